@@ -1,0 +1,1 @@
+//! Criterion benchmarks live in this package's bench targets.

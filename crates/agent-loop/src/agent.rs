@@ -1,0 +1,222 @@
+//! The `AgentLoop` trait (seed 001), the context a loop runs in, and its errors.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::compaction::CompactionConfig;
+use crate::event::Emitter;
+use crate::message::Message;
+use crate::model::{LanguageModel, RequestOptions};
+use crate::permission::PermissionGate;
+use crate::registry::ToolRegistry;
+use crate::usage::Usage;
+
+/// What a loop implementation supports (seed 001, plus the WIT's sub-context and
+/// custom-tool flags).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopCapabilities {
+    /// Streams responses.
+    pub streaming: bool,
+    /// Handles extended thinking.
+    pub extended_thinking: bool,
+    /// Runs several tool calls at once.
+    pub parallel_tools: bool,
+    /// Shows tool results to the user before continuing.
+    pub tool_observation: bool,
+    /// Largest context it handles (0 = unlimited).
+    pub max_context: usize,
+    /// Compacts long conversations by itself.
+    pub auto_compaction: bool,
+    /// Spawns child contexts.
+    pub supports_sub_contexts: bool,
+    /// Registers its own tools.
+    pub supports_custom_tools: bool,
+    /// Anything else, for extensions.
+    pub custom: HashMap<String, String>,
+}
+
+/// A tool call a suspended run is waiting on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingCall {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as the model sent them.
+    pub arguments: String,
+}
+
+/// Why a run did not complete. Seed 001's variants, plus the two non-error endings of seed
+/// 002 (`Suspended`, `MaxIterations`) so that `run_prompt` can keep seed 001's
+/// `Result<String, LoopError>` signature (see `docs/decisions.md`).
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum LoopError {
+    /// The model provider failed.
+    #[error("provider error: {0}")]
+    Provider(String),
+    /// A tool failed in a way the loop could not hand back to the model.
+    #[error("tool execution failed: {0}")]
+    ToolExecution(String),
+    /// A permission was refused and the run cannot go on.
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
+    /// The model repeated the same call.
+    #[error("doom loop detected: {0}")]
+    DoomLoop(String),
+    /// The run was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The conversation no longer fits the model.
+    #[error("context limit exceeded")]
+    ContextLimitExceeded,
+    /// The run stopped to wait for answers to these calls; `resume` continues it.
+    #[error("suspended: {reason}")]
+    Suspended {
+        /// The calls without answers.
+        pending: Vec<PendingCall>,
+        /// Why.
+        reason: String,
+    },
+    /// The iteration limit was reached while the model still wanted tools.
+    #[error("reached the limit of {limit} iterations")]
+    MaxIterations {
+        /// The limit.
+        limit: u32,
+    },
+    /// The loop does not implement this operation.
+    #[error("not supported by this loop: {0}")]
+    Unsupported(String),
+    /// A bug or an unexpected state.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Settings of one loop run.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    /// Model requests allowed per prompt (default 50).
+    pub max_iterations: u32,
+    /// Identical consecutive tool calls that count as a doom loop (default 3).
+    pub doom_loop_threshold: usize,
+    /// System prompt sent with every request.
+    pub system_prompt: Option<String>,
+    /// Generation options.
+    pub request: RequestOptions,
+    /// When and how to compact.
+    pub compaction: CompactionConfig,
+    /// Longest wait for the next chunk of a model stream.
+    pub stream_idle_timeout: std::time::Duration,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        Self {
+            max_iterations: 50,
+            doom_loop_threshold: 3,
+            system_prompt: None,
+            request: RequestOptions::default(),
+            compaction: CompactionConfig::default(),
+            stream_idle_timeout: std::time::Duration::from_secs(300),
+        }
+    }
+}
+
+/// Counters a loop keeps while it runs; the caller reads them into the `LoopResult`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Tokens and cost so far.
+    pub usage: Usage,
+    /// Model requests made so far.
+    pub iterations: u32,
+}
+
+/// Everything a loop needs to run a prompt. The loop never writes storage: it changes
+/// `messages` and emits `message.created` events, and the consumer persists them (seed 002).
+pub struct LoopContext<'a> {
+    /// Workspace root (canonical); file tools are confined to it.
+    pub cwd: &'a Path,
+    /// Conversation history.
+    pub messages: &'a mut Vec<Message>,
+    /// The model.
+    pub provider: &'a dyn LanguageModel,
+    /// Available tools.
+    pub tools: &'a ToolRegistry,
+    /// Permission policy.
+    pub permissions: &'a dyn PermissionGate,
+    /// Limits and options.
+    pub config: &'a LoopConfig,
+    /// Cancels the run, its stream and its tools.
+    pub cancel: &'a CancellationToken,
+    /// Where events go, stamped with this context's path.
+    pub events: &'a Emitter,
+    /// Session id.
+    pub session_id: String,
+    /// Counters of the current run.
+    pub stats: RunStats,
+}
+
+impl LoopContext<'_> {
+    /// Appends a message to the history and announces it to the consumer.
+    pub fn push_message(&mut self, message: Message) {
+        self.events
+            .emit(crate::event::EventKind::MessageCreated { message: message.clone() });
+        self.messages.push(message);
+    }
+}
+
+/// An agent loop: the strategy that turns a prompt into model requests and tool calls.
+/// Implemented natively by `StandardLoop` and, in the WebAssembly host, by guest components.
+#[async_trait]
+pub trait AgentLoop: Send + Sync {
+    /// Executes a single prompt, returning the final response. Non-complete endings are
+    /// `LoopError::Suspended`, `LoopError::MaxIterations` and `LoopError::Cancelled`.
+    async fn run_prompt(
+        &self,
+        ctx: &mut LoopContext<'_>,
+        user_input: &str,
+    ) -> Result<String, LoopError>;
+
+    /// Called when the loop starts (before the first prompt).
+    async fn on_start(&self, _ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
+        Ok(())
+    }
+
+    /// Called when a prompt completes successfully.
+    async fn on_complete(
+        &self,
+        _ctx: &mut LoopContext<'_>,
+        _result: &str,
+    ) -> Result<(), LoopError> {
+        Ok(())
+    }
+
+    /// Called when a prompt is cancelled.
+    async fn on_cancel(&self, _ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
+        Ok(())
+    }
+
+    /// Name of this loop implementation.
+    fn name(&self) -> &'static str;
+
+    /// Capabilities of this loop implementation.
+    fn capabilities(&self) -> LoopCapabilities {
+        LoopCapabilities::default()
+    }
+
+    /// Continues a suspended run. `answers` are tool results for pending calls (as
+    /// `(call_id, content, is_error)`); pending calls without an answer are executed now.
+    async fn resume(
+        &self,
+        _ctx: &mut LoopContext<'_>,
+        _answers: Vec<(String, String, bool)>,
+    ) -> Result<String, LoopError> {
+        Err(LoopError::Unsupported(format!(
+            "`{}` cannot resume a suspended run",
+            self.name()
+        )))
+    }
+}

@@ -1,0 +1,341 @@
+//! The event stream every loop emits: one typed enum, serialized one JSON object per line
+//! for `--json`, rendered by the terminal otherwise. The schema is documented in
+//! `docs/events.md`; a test keeps the two in step.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::context_path::ContextPath;
+use crate::message::Message;
+use crate::result::LoopStatus;
+use crate::usage::Usage;
+
+/// Version of the JSONL event schema; bumped on any incompatible change.
+pub const EVENT_SCHEMA_VERSION: u32 = 1;
+
+/// One event, stamped with the context it comes from and the time it was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Event {
+    /// Context path (`0` is the root context).
+    pub context: ContextPath,
+    /// RFC 3339 UTC timestamp with milliseconds.
+    pub ts: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// Serializes the event as one JSON line (without the newline).
+    pub fn to_json_line(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+}
+
+/// What happened. Internally tagged with dotted names, like Codex's `exec --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type")]
+pub enum EventKind {
+    /// A session begins (once per process, before any turn).
+    #[serde(rename = "session.started")]
+    SessionStarted {
+        /// Session id, stable across resumes of the same history.
+        session_id: String,
+        /// The loop running the session.
+        loop_name: String,
+        /// The model in use.
+        model: String,
+        /// Schema version of this event stream.
+        schema_version: u32,
+    },
+    /// A user prompt starts being processed.
+    #[serde(rename = "turn.started")]
+    TurnStarted,
+    /// The prompt was processed; `status` says how it ended.
+    #[serde(rename = "turn.completed")]
+    TurnCompleted {
+        /// `complete`, `suspended` or `max_iterations`.
+        status: LoopStatus,
+        /// Model requests made.
+        iterations: u32,
+        /// Tokens and cost of this turn.
+        usage: Usage,
+    },
+    /// The prompt could not be processed.
+    #[serde(rename = "turn.failed")]
+    TurnFailed {
+        /// `error` or `cancelled`.
+        status: LoopStatus,
+        /// One line saying what went wrong.
+        error: String,
+        /// Model requests made.
+        iterations: u32,
+        /// Tokens and cost spent before the failure.
+        usage: Usage,
+    },
+    /// An item (message, reasoning, tool call, todo list, error) begins.
+    #[serde(rename = "item.started")]
+    ItemStarted {
+        /// The item as it is now.
+        item: Item,
+    },
+    /// Streamed text of an `agent_message` or `reasoning` item.
+    #[serde(rename = "item.delta")]
+    ItemDelta {
+        /// The item the text belongs to.
+        item_id: String,
+        /// The new text only.
+        text: String,
+    },
+    /// An item changed (a todo list was rewritten, a tool call's status moved).
+    #[serde(rename = "item.updated")]
+    ItemUpdated {
+        /// The whole item as it is now.
+        item: Item,
+    },
+    /// An item is final.
+    #[serde(rename = "item.completed")]
+    ItemCompleted {
+        /// The whole final item.
+        item: Item,
+    },
+    /// A message was added to the history; consumers persist these.
+    #[serde(rename = "message.created")]
+    MessageCreated {
+        /// The message.
+        message: Message,
+    },
+    /// The history was compacted; it now holds exactly `messages`.
+    #[serde(rename = "context.compacted")]
+    ContextCompacted {
+        /// `prune_tool_outputs` or `summarize`.
+        strategy: String,
+        /// Estimated tokens before.
+        tokens_before: u64,
+        /// Estimated tokens after.
+        tokens_after: u64,
+        /// The whole history after compaction.
+        messages: Vec<Message>,
+    },
+}
+
+/// Status of an item with a lifetime (tool calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// Running.
+    InProgress,
+    /// Finished successfully.
+    Completed,
+    /// Finished with an error (the model is told).
+    Failed,
+    /// Not run: denied by the permission policy.
+    Declined,
+}
+
+/// A unit of work shown to the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Item {
+    /// Id unique within its context (`item_0`, `item_1`, ...).
+    pub id: String,
+    /// The item's kind and details.
+    #[serde(flatten)]
+    pub details: ItemDetails,
+}
+
+/// The kinds of items.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ItemDetails {
+    /// Text the model addressed to the user.
+    AgentMessage {
+        /// The text (complete on `item.completed`, empty on `item.started`).
+        text: String,
+    },
+    /// The model's visible reasoning.
+    Reasoning {
+        /// The text (complete on `item.completed`, empty on `item.started`).
+        text: String,
+    },
+    /// A tool call.
+    ToolCall(ToolCallItem),
+    /// The model's todo list.
+    TodoList {
+        /// The items in order.
+        items: Vec<TodoItem>,
+    },
+    /// A non-fatal error shown to the user.
+    Error {
+        /// One line.
+        message: String,
+    },
+}
+
+/// Details of a tool-call item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallItem {
+    /// The model's call id.
+    pub call_id: String,
+    /// The tool.
+    pub name: String,
+    /// Arguments as the model sent them.
+    pub arguments: String,
+    /// Where the call is.
+    pub status: ItemStatus,
+    /// Output given to the model (after truncation), once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// Wall time, once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// For process tools: the command and its exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandDetails>,
+    /// For file-writing tools: what changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_change: Option<FileChange>,
+}
+
+/// A command a tool ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandDetails {
+    /// The command line.
+    pub command: String,
+    /// Exit code, when the process exited on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+/// A file a tool changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileChange {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// `add` for a new file, `update` for an existing one.
+    pub kind: FileChangeKind,
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileChangeKind {
+    /// Created.
+    Add,
+    /// Modified.
+    Update,
+}
+
+/// One entry of a todo list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TodoItem {
+    /// What to do.
+    pub content: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: TodoStatus,
+}
+
+/// State of a todo entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// Where events go. Implemented by channels, renderers and test collectors.
+pub trait EventSink: Send + Sync {
+    /// Delivers one event. Must not block for long: loops call it while streaming.
+    fn emit(&self, event: Event);
+}
+
+impl EventSink for tokio::sync::mpsc::UnboundedSender<Event> {
+    fn emit(&self, event: Event) {
+        // A closed receiver means nobody listens any more; the run goes on regardless.
+        let _ = self.send(event);
+    }
+}
+
+/// A sink that drops everything (benchmarks, embedders without a UI).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _event: Event) {}
+}
+
+/// Stamps events with a context path and the time, and hands out item ids.
+#[derive(Clone)]
+pub struct Emitter {
+    sink: Arc<dyn EventSink>,
+    context: ContextPath,
+    next_item: Arc<AtomicU64>,
+}
+
+impl Emitter {
+    /// An emitter for `context` writing to `sink`.
+    pub fn new(sink: Arc<dyn EventSink>, context: ContextPath) -> Self {
+        Self {
+            sink,
+            context,
+            next_item: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The context this emitter stamps.
+    pub fn context(&self) -> &ContextPath {
+        &self.context
+    }
+
+    /// Emits an event now.
+    pub fn emit(&self, kind: EventKind) {
+        self.sink.emit(Event {
+            context: self.context.clone(),
+            ts: now_rfc3339(),
+            kind,
+        });
+    }
+
+    /// A fresh item id, unique within this context.
+    pub fn next_item_id(&self) -> String {
+        format!("item_{}", self.next_item.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// The current time as RFC 3339 UTC with milliseconds.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_with_dotted_type_and_flat_item() {
+        let event = Event {
+            context: ContextPath::root(),
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            kind: EventKind::ItemCompleted {
+                item: Item {
+                    id: "item_0".into(),
+                    details: ItemDetails::AgentMessage { text: "hi".into() },
+                },
+            },
+        };
+        let line = event.to_json_line().unwrap();
+        assert_eq!(
+            line,
+            r#"{"context":"0","ts":"2026-01-01T00:00:00.000Z","type":"item.completed","item":{"id":"item_0","kind":"agent_message","text":"hi"}}"#
+        );
+        let back: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, event);
+    }
+}

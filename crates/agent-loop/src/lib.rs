@@ -1,0 +1,34 @@
+//! Core of wonopcode: messages, usage, the `LanguageModel` and `AgentLoop` traits, the
+//! native `StandardLoop`, the tool registry's dispatch path and the event stream.
+//!
+//! Everything here is free of WebAssembly and I/O beyond what tools do, so the native loop,
+//! the WebAssembly host and embedders share one set of types.
+
+#![deny(missing_docs)]
+
+pub mod agent;
+pub mod compaction;
+pub mod context_path;
+pub mod doom_loop;
+pub mod event;
+pub mod message;
+pub mod model;
+pub mod permission;
+pub mod registry;
+pub mod result;
+pub mod standard;
+pub mod tool;
+pub mod truncate;
+pub mod usage;
+
+pub use agent::{AgentLoop, LoopCapabilities, LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
+pub use context_path::ContextPath;
+pub use event::{Emitter, Event, EventKind, EventSink};
+pub use message::{Message, Part, Role};
+pub use model::{ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, StopReason, StreamChunk, ToolSchema};
+pub use permission::{AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
+pub use registry::{Dispatch, DispatchLimits, ToolRegistry};
+pub use result::{LoopResult, LoopStatus, resume_turn, run_turn};
+pub use standard::StandardLoop;
+pub use tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+pub use usage::{ModelInfo, Pricing, Usage};

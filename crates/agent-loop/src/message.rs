@@ -1,0 +1,199 @@
+//! Conversation messages: the history a loop sends to the model and the consumer persists.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Who authored a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions from the host or the loop.
+    System,
+    /// The person (or parent context) asking.
+    User,
+    /// The model.
+    Assistant,
+    /// Results of tool calls, answering the previous assistant message.
+    Tool,
+}
+
+/// One piece of a message. Provider-specific data (thinking signatures, redacted thinking) is
+/// kept opaque so it can be sent back verbatim where the provider requires it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// Extended thinking, with the provider's signature when it gave one.
+    Thinking {
+        /// The reasoning text.
+        text: String,
+        /// Opaque signature the provider needs to accept the block back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Thinking the provider returned encrypted; never shown, only sent back.
+    RedactedThinking {
+        /// Opaque provider data.
+        data: String,
+    },
+    /// The model asks for a tool to run.
+    ToolCall {
+        /// Provider-assigned call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as the model produced them (JSON text, possibly invalid).
+        arguments: String,
+    },
+    /// The answer to one tool call.
+    ToolResult {
+        /// The call this answers.
+        call_id: String,
+        /// Output shown to the model.
+        content: String,
+        /// True when the call failed; the model is expected to correct itself.
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+/// A message in the conversation history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Message {
+    /// The author.
+    pub role: Role,
+    /// The content, in order.
+    pub parts: Vec<Part>,
+}
+
+impl Message {
+    /// A message holding one text part.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            parts: vec![Part::Text { text: text.into() }],
+        }
+    }
+
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::text(Role::User, text)
+    }
+
+    /// All text parts joined, without thinking or tool parts.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            if let Part::Text { text } = part {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls this message makes, as `(id, name, arguments)`.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } => Some((id.as_str(), name.as_str(), arguments.as_str())),
+            _ => None,
+        })
+    }
+
+    /// The ids of the tool calls this message answers.
+    pub fn answered_call_ids(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// A rough token estimate (4 bytes per token), used for compaction decisions.
+    pub fn estimated_tokens(&self) -> usize {
+        let bytes: usize = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Text { text } | Part::Thinking { text, .. } => text.len(),
+                Part::RedactedThinking { data } => data.len(),
+                Part::ToolCall {
+                    name, arguments, ..
+                } => name.len() + arguments.len(),
+                Part::ToolResult { content, .. } => content.len(),
+            })
+            .sum();
+        bytes.div_ceil(4) + 4
+    }
+}
+
+/// Tool calls of the last assistant message that no later tool message answers. A history
+/// ending with such calls is a suspended (or interrupted) run.
+pub fn pending_tool_calls(messages: &[Message]) -> Vec<(String, String, String)> {
+    let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
+        return Vec::new();
+    };
+    let answered: std::collections::HashSet<&str> = messages[last_assistant + 1..]
+        .iter()
+        .flat_map(|m| m.answered_call_ids())
+        .collect();
+    messages[last_assistant]
+        .tool_calls()
+        .filter(|(id, _, _)| !answered.contains(id))
+        .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_calls_are_the_unanswered_ones() {
+        let history = vec![
+            Message::user("hi"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::ToolCall {
+                        id: "a".into(),
+                        name: "read".into(),
+                        arguments: "{}".into(),
+                    },
+                    Part::ToolCall {
+                        id: "b".into(),
+                        name: "bash".into(),
+                        arguments: "{}".into(),
+                    },
+                ],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult {
+                    call_id: "a".into(),
+                    content: "ok".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let pending = pending_tool_calls(&history);
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].0, "b");
+    }
+
+    #[test]
+    fn part_serializes_tagged() {
+        let json = serde_json::to_string(&Part::Thinking {
+            text: "hm".into(),
+            signature: Some("sig".into()),
+        })
+        .unwrap_or_default();
+        assert_eq!(json, r#"{"type":"thinking","text":"hm","signature":"sig"}"#);
+    }
+}

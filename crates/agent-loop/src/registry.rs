@@ -1,0 +1,313 @@
+//! The tool registry and its single dispatch path: look up, parse, validate against the
+//! schema, ask the permission gate, run under a timeout and the cancellation token, truncate.
+//! The native loop and the WebAssembly host both execute tools through here, so policy and
+//! truncation are the same whichever loop runs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::Instrument;
+
+use crate::event::ItemStatus;
+use crate::model::ToolSchema;
+use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
+use crate::tool::{Tool, ToolEnv, ToolError, ToolOutput};
+use crate::truncate::{DEFAULT_MAX_OUTPUT_BYTES, truncate_middle};
+
+/// Errors registering a tool.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RegistryError {
+    /// Another tool already has the name.
+    #[error("a tool named `{0}` is already registered")]
+    Duplicate(String),
+    /// The tool's parameter schema is not a valid JSON Schema.
+    #[error("tool `{name}` has an invalid parameter schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// What the schema compiler said.
+        reason: String,
+    },
+}
+
+struct Registered {
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+/// How a dispatched call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dispatch {
+    /// The call finished (successfully or not); `output` goes to the model.
+    Finished {
+        /// The (truncated) output.
+        output: ToolOutput,
+        /// Item status for the event stream.
+        status: ItemStatus,
+        /// Wall time.
+        duration: Duration,
+    },
+    /// The permission gate suspended the run; the call stays pending.
+    Suspended {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Limits applied to every call.
+#[derive(Debug, Clone, Copy)]
+pub struct DispatchLimits {
+    /// Outer bound on one call; tools with their own timeout (bash) stop sooner.
+    pub timeout: Duration,
+    /// Output cap in bytes.
+    pub max_output_bytes: usize,
+}
+
+impl Default for DispatchLimits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(600),
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+}
+
+/// Tools by name.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Registered>,
+    limits: DispatchLimits,
+}
+
+impl ToolRegistry {
+    /// An empty registry with default limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the limits applied to every call.
+    pub fn with_limits(mut self, limits: DispatchLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Adds a tool, compiling its schema. Fails on a duplicate name or an invalid schema.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let name = tool.spec().name.clone();
+        if self.tools.contains_key(&name) {
+            return Err(RegistryError::Duplicate(name));
+        }
+        let validator = jsonschema::validator_for(&tool.spec().parameters).map_err(|e| {
+            RegistryError::InvalidSchema {
+                name: name.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        self.tools.insert(name, Registered { tool, validator });
+        Ok(())
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name).map(|r| &r.tool)
+    }
+
+    /// Tool names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// Schemas of every tool, sorted by name, for the model.
+    pub fn schemas(&self) -> Vec<ToolSchema> {
+        self.tools
+            .values()
+            .map(|r| {
+                let spec = r.tool.spec();
+                ToolSchema {
+                    name: spec.name.clone(),
+                    description: spec.description.clone(),
+                    parameters: spec.parameters.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Checks arguments: they must parse as JSON and fit the schema. The error names the tool
+    /// and the offending field, and goes back to the model.
+    pub fn validate(&self, name: &str, arguments: &str) -> Result<serde_json::Value, String> {
+        let Some(registered) = self.tools.get(name) else {
+            let known: Vec<&str> = self.names().collect();
+            return Err(format!(
+                "unknown tool `{name}`; available tools: {}",
+                known.join(", ")
+            ));
+        };
+        let text = if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        };
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("arguments for `{name}` are not valid JSON: {e}"))?;
+        let problems: Vec<String> = registered
+            .validator
+            .iter_errors(&value)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let field = if path.is_empty() {
+                    "arguments".to_owned()
+                } else {
+                    format!("field `{path}`")
+                };
+                format!("{field}: {e}")
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(value)
+        } else {
+            Err(format!(
+                "invalid arguments for `{name}`: {}",
+                problems.join("; ")
+            ))
+        }
+    }
+
+    /// Runs one call through the whole path. Never fails: every problem becomes an error
+    /// output for the model, except a suspension.
+    pub async fn dispatch(
+        &self,
+        name: &str,
+        arguments: &str,
+        env: &ToolEnv,
+        gate: &dyn PermissionGate,
+    ) -> Dispatch {
+        let started = Instant::now();
+        let span = tracing::info_span!("tool", context = %env.context, depth = env.context.depth(), tool = name);
+        async move {
+            let finished = |output: ToolOutput, status: ItemStatus| Dispatch::Finished {
+                output,
+                status,
+                duration: started.elapsed(),
+            };
+            let value = match self.validate(name, arguments) {
+                Ok(v) => v,
+                Err(message) => return finished(ToolOutput::error(message), ItemStatus::Failed),
+            };
+            let Some(registered) = self.tools.get(name) else {
+                return finished(ToolOutput::error(format!("unknown tool `{name}`")), ItemStatus::Failed);
+            };
+            let tool = &registered.tool;
+            let request = PermissionRequest {
+                tool: name.to_owned(),
+                kind: tool.spec().kind,
+                subject: tool.permission_subject(&value),
+            };
+            match gate.decide(&request).await {
+                PermissionDecision::Allow => {}
+                PermissionDecision::Deny(reason) => {
+                    return finished(
+                        ToolOutput::error(format!("permission denied for `{name}`: {reason}")),
+                        ItemStatus::Declined,
+                    );
+                }
+                PermissionDecision::Suspend(reason) => return Dispatch::Suspended { reason },
+            }
+            let result = tokio::select! {
+                biased;
+                () = env.cancel.cancelled() => Err(ToolError::Cancelled),
+                r = tokio::time::timeout(self.limits.timeout, tool.run(value, env)) => match r {
+                    Ok(r) => r,
+                    Err(_) => Err(ToolError::Timeout { after_ms: u64::try_from(self.limits.timeout.as_millis()).unwrap_or(u64::MAX) }),
+                },
+            };
+            let (mut output, status) = match result {
+                Ok(out) if out.is_error => (out, ItemStatus::Failed),
+                Ok(out) => (out, ItemStatus::Completed),
+                Err(e) => (ToolOutput::error(format!("`{name}` failed: {e}")), ItemStatus::Failed),
+            };
+            output.content = truncate_middle(&output.content, self.limits.max_output_bytes);
+            tracing::debug!(latency_ms = started.elapsed().as_millis() as u64, ?status, "tool finished");
+            finished(output, status)
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permission::AllowAll;
+    use crate::tool::{ToolCategory, ToolKind, ToolSpec};
+    use async_trait::async_trait;
+    use tokio_util::sync::CancellationToken;
+
+    struct Echo(ToolSpec);
+
+    #[async_trait]
+    impl Tool for Echo {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn run(&self, args: serde_json::Value, _env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default().repeat(3000)))
+        }
+    }
+
+    fn registry() -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        r.register(Arc::new(Echo(ToolSpec {
+            name: "echo".into(),
+            description: "echo".into(),
+            parameters: serde_json::json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
+            kind: ToolKind::ReadOnly,
+            category: ToolCategory::Internal,
+        })))
+        .unwrap();
+        r
+    }
+
+    fn env() -> ToolEnv {
+        ToolEnv { workspace_root: std::env::temp_dir(), cancel: CancellationToken::new(), context: Default::default() }
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let r = registry();
+        let err = r.validate("echo", r#"{"text": 5}"#).unwrap_err();
+        assert!(err.contains("field `/text`"), "{err}");
+        let err = r.validate("echo", r#"{}"#).unwrap_err();
+        assert!(err.contains("text"), "{err}");
+        let err = r.validate("echo", r#"{"text": "#).unwrap_err();
+        assert!(err.contains("not valid JSON"), "{err}");
+        let err = r.validate("nope", "{}").unwrap_err();
+        assert!(err.contains("unknown tool `nope`; available tools: echo"), "{err}");
+    }
+
+    #[test]
+    fn invalid_schema_is_refused() {
+        let mut r = registry();
+        let err = r
+            .register(Arc::new(Echo(ToolSpec {
+                name: "bad".into(),
+                description: String::new(),
+                parameters: serde_json::json!({"type": "no-such-type"}),
+                kind: ToolKind::ReadOnly,
+                category: ToolCategory::Custom,
+            })))
+            .unwrap_err();
+        assert!(matches!(err, RegistryError::InvalidSchema { .. }));
+    }
+
+    #[tokio::test]
+    async fn output_is_truncated() {
+        let r = registry();
+        let Dispatch::Finished { output, status, .. } = r.dispatch("echo", r#"{"text":"abcd"}"#, &env(), &AllowAll).await else {
+            panic!("suspended");
+        };
+        assert_eq!(status, ItemStatus::Completed);
+        assert!(output.content.len() < 10_200);
+        assert!(output.content.contains("cut from the middle"));
+    }
+}

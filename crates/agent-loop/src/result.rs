@@ -1,0 +1,148 @@
+//! How a run ended (seed 002's statuses), and the wrapper that turns any `AgentLoop`'s
+//! `Result<String, LoopError>` into one, emitting the turn lifecycle events.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{AgentLoop, LoopContext, LoopError, PendingCall, RunStats};
+use crate::event::EventKind;
+use crate::usage::Usage;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopStatus {
+    /// The model gave its answer.
+    Complete,
+    /// Waiting on answers to pending tool calls.
+    Suspended,
+    /// Failed.
+    Error,
+    /// The iteration limit was reached.
+    MaxIterations,
+    /// Cancelled by the user or a parent.
+    Cancelled,
+}
+
+/// The outcome of one prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopResult {
+    /// How it ended.
+    pub status: LoopStatus,
+    /// The final response, when complete.
+    pub response: Option<String>,
+    /// One line saying what went wrong, when it did.
+    pub error: Option<String>,
+    /// Calls waiting for answers, when suspended.
+    pub pending: Vec<PendingCall>,
+    /// Tokens and cost of this run.
+    pub usage: Usage,
+    /// Model requests made.
+    pub iterations: u32,
+}
+
+impl LoopResult {
+    /// Classifies a loop's return value.
+    pub fn from_outcome(outcome: Result<String, LoopError>, stats: RunStats) -> Self {
+        let base = Self {
+            status: LoopStatus::Complete,
+            response: None,
+            error: None,
+            pending: Vec::new(),
+            usage: stats.usage,
+            iterations: stats.iterations,
+        };
+        match outcome {
+            Ok(response) => Self {
+                response: Some(response),
+                ..base
+            },
+            Err(LoopError::Suspended { pending, reason }) => Self {
+                status: LoopStatus::Suspended,
+                pending,
+                error: Some(reason),
+                ..base
+            },
+            Err(e @ LoopError::MaxIterations { .. }) => Self {
+                status: LoopStatus::MaxIterations,
+                error: Some(e.to_string()),
+                ..base
+            },
+            Err(LoopError::Cancelled) => Self {
+                status: LoopStatus::Cancelled,
+                error: Some("cancelled".to_owned()),
+                ..base
+            },
+            Err(e) => Self {
+                status: LoopStatus::Error,
+                error: Some(e.to_string()),
+                ..base
+            },
+        }
+    }
+}
+
+/// Runs one prompt through any loop: emits `turn.started`, calls `run_prompt`, then
+/// `on_complete` or `on_cancel`, and emits `turn.completed` or `turn.failed`.
+pub async fn run_turn(
+    agent: &dyn AgentLoop,
+    ctx: &mut LoopContext<'_>,
+    user_input: &str,
+) -> LoopResult {
+    ctx.stats = RunStats::default();
+    ctx.events.emit(EventKind::TurnStarted);
+    let outcome = agent.run_prompt(ctx, user_input).await;
+    finish_turn(agent, ctx, outcome).await
+}
+
+/// Continues a suspended run through any loop, with the same events as `run_turn`.
+pub async fn resume_turn(
+    agent: &dyn AgentLoop,
+    ctx: &mut LoopContext<'_>,
+    answers: Vec<(String, String, bool)>,
+) -> LoopResult {
+    ctx.stats = RunStats::default();
+    ctx.events.emit(EventKind::TurnStarted);
+    let outcome = agent.resume(ctx, answers).await;
+    finish_turn(agent, ctx, outcome).await
+}
+
+async fn finish_turn(
+    agent: &dyn AgentLoop,
+    ctx: &mut LoopContext<'_>,
+    mut outcome: Result<String, LoopError>,
+) -> LoopResult {
+    match &outcome {
+        Ok(text) => {
+            let text = text.clone();
+            if let Err(e) = agent.on_complete(ctx, &text).await {
+                outcome = Err(e);
+            }
+        }
+        Err(LoopError::Cancelled) => {
+            if let Err(e) = agent.on_cancel(ctx).await {
+                tracing::warn!(error = %e, "on_cancel failed");
+            }
+        }
+        Err(_) => {}
+    }
+    let result = LoopResult::from_outcome(outcome, ctx.stats);
+    match result.status {
+        LoopStatus::Complete | LoopStatus::Suspended | LoopStatus::MaxIterations => {
+            ctx.events.emit(EventKind::TurnCompleted {
+                status: result.status,
+                iterations: result.iterations,
+                usage: result.usage,
+            });
+        }
+        LoopStatus::Error | LoopStatus::Cancelled => {
+            ctx.events.emit(EventKind::TurnFailed {
+                status: result.status,
+                error: result.error.clone().unwrap_or_default(),
+                iterations: result.iterations,
+                usage: result.usage,
+            });
+        }
+    }
+    result
+}

@@ -1,0 +1,157 @@
+//! The `Tool` trait: what a built-in (or, later, guest-registered) tool implements.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::context_path::ContextPath;
+use crate::event::{CommandDetails, FileChange, TodoItem};
+
+/// Whether a tool may run alongside others. Read-only tools of one turn run concurrently;
+/// a mutating tool runs alone (a read/write lock, as Codex does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Only observes.
+    ReadOnly,
+    /// Changes files, runs processes, or otherwise has effects.
+    Mutating,
+}
+
+/// Broad grouping, mirrored by the WIT `tool-category` enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolCategory {
+    /// Reads or writes files.
+    FileSystem,
+    /// Runs processes.
+    Process,
+    /// Talks to the network.
+    Network,
+    /// Provided by an MCP server.
+    Mcp,
+    /// Bookkeeping inside wonopcode (todo list).
+    Internal,
+    /// Registered by a guest.
+    Custom,
+}
+
+/// What a tool is, as the registry and the model see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Unique name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+    /// Read-only or mutating.
+    pub kind: ToolKind,
+    /// Category.
+    pub category: ToolCategory,
+}
+
+/// What a tool gets besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolEnv {
+    /// Canonical workspace root; file tools are confined to it.
+    pub workspace_root: PathBuf,
+    /// Cancelled when the run is; tools stop (and kill their processes) promptly.
+    pub cancel: CancellationToken,
+    /// The context calling.
+    pub context: ContextPath,
+}
+
+/// How a tool asks the loop to stop (seed 002's `breakLoop`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BreakLoop {
+    /// Stop with status `suspended`; the call stays pending until resumed with an answer.
+    Suspend,
+    /// Stop with status `complete`, answering with `return_value` when given.
+    Complete {
+        /// The run's answer.
+        return_value: Option<String>,
+    },
+}
+
+/// A tool's result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// Text given to the model.
+    pub content: String,
+    /// True when the tool failed in a way the model should see and correct.
+    pub is_error: bool,
+    /// Process details, for the event stream.
+    pub command: Option<CommandDetails>,
+    /// File change, for the event stream.
+    pub file_change: Option<FileChange>,
+    /// The todo list as rewritten by this call.
+    pub todo: Option<Vec<TodoItem>>,
+    /// A request to end the run.
+    pub break_loop: Option<BreakLoop>,
+}
+
+impl ToolOutput {
+    /// A successful text output.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A failed output the model is told about.
+    pub fn error(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            is_error: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a tool could not produce output. Every variant goes back to the model as an error
+/// result (fail-open, seed 004); none ends the run.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum ToolError {
+    /// Arguments do not fit the tool (beyond what the schema catches).
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A path leaves the workspace.
+    #[error("path `{path}` is outside the workspace")]
+    OutsideWorkspace {
+        /// The path as given.
+        path: String,
+    },
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The tool ran out of time.
+    #[error("timed out after {after_ms} ms")]
+    Timeout {
+        /// The limit.
+        after_ms: u64,
+    },
+    /// The run was cancelled while the tool ran.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A tool the loop can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name, description, schema, kind and category.
+    fn spec(&self) -> &ToolSpec;
+
+    /// What a call acts on, for permission rules and approval caching (a path, a command).
+    fn permission_subject(&self, _arguments: &serde_json::Value) -> Option<String> {
+        None
+    }
+
+    /// Runs the tool. Arguments have already been validated against the schema.
+    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv)
+    -> Result<ToolOutput, ToolError>;
+}

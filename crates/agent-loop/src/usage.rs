@@ -1,0 +1,154 @@
+//! Token usage, cost and model metadata.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Tokens consumed by one or more model requests, and what they cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    /// Prompt tokens billed at the normal input rate.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Generated tokens (including reasoning when the provider counts it there).
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    /// Reasoning tokens, when the provider reports them separately.
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    /// Cost in micro-cents (1e-8 USD), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_cents: Option<u64>,
+}
+
+impl Usage {
+    /// Adds another usage to this one. A known cost plus an unknown one stays known for the
+    /// part that is known; the sum is unknown only when both are.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.cost_micro_cents = match (self.cost_micro_cents, other.cost_micro_cents) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+    }
+
+    /// All tokens counted, of every kind.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+}
+
+/// Prices per million tokens, in micro-cents (so $3.00 / Mtok is 300_000_000).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Pricing {
+    /// Input price per million tokens.
+    pub input_per_mtok: u64,
+    /// Output price per million tokens.
+    pub output_per_mtok: u64,
+    /// Cache-read price per million tokens.
+    #[serde(default)]
+    pub cache_read_per_mtok: u64,
+    /// Cache-write price per million tokens.
+    #[serde(default)]
+    pub cache_write_per_mtok: u64,
+}
+
+impl Pricing {
+    /// The cost of a usage at these prices, in micro-cents.
+    pub fn cost(&self, usage: &Usage) -> u64 {
+        let part = |tokens: u64, price: u64| u128::from(tokens) * u128::from(price) / 1_000_000;
+        let total = part(usage.input_tokens, self.input_per_mtok)
+            + part(usage.output_tokens, self.output_per_mtok)
+            + part(usage.cache_read_tokens, self.cache_read_per_mtok)
+            + part(usage.cache_write_tokens, self.cache_write_per_mtok);
+        u64::try_from(total).unwrap_or(u64::MAX)
+    }
+}
+
+/// What a model can do, as far as the loop needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelCapabilities {
+    /// Accepts tool schemas and emits tool calls.
+    pub tools: bool,
+    /// Emits extended thinking.
+    pub thinking: bool,
+    /// Requires thinking blocks (with signatures) to be sent back on later requests.
+    pub thinking_must_be_returned: bool,
+    /// Accepts images.
+    pub vision: bool,
+}
+
+impl Default for ModelCapabilities {
+    fn default() -> Self {
+        Self {
+            tools: true,
+            thinking: false,
+            thinking_must_be_returned: false,
+            vision: false,
+        }
+    }
+}
+
+/// Metadata about a model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelInfo {
+    /// Provider's model id.
+    pub id: String,
+    /// Provider id this model belongs to.
+    pub provider: String,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Maximum output tokens per request.
+    pub max_output: u64,
+    /// Prices, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pricing: Option<Pricing>,
+    /// Capabilities.
+    #[serde(default)]
+    pub capabilities: ModelCapabilities,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_is_computed_per_million() {
+        let pricing = Pricing {
+            input_per_mtok: 300_000_000,
+            output_per_mtok: 1_500_000_000,
+            ..Pricing::default()
+        };
+        let usage = Usage {
+            input_tokens: 1000,
+            output_tokens: 100,
+            ..Usage::default()
+        };
+        // $0.003 + $0.0015 = $0.0045 = 450_000 micro-cents
+        assert_eq!(pricing.cost(&usage), 450_000);
+    }
+
+    #[test]
+    fn add_keeps_known_cost() {
+        let mut a = Usage {
+            input_tokens: 1,
+            cost_micro_cents: Some(5),
+            ..Usage::default()
+        };
+        a.add(&Usage {
+            output_tokens: 2,
+            ..Usage::default()
+        });
+        assert_eq!(a.cost_micro_cents, Some(5));
+        assert_eq!(a.total_tokens(), 3);
+    }
+}

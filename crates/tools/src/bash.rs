@@ -1,0 +1,229 @@
+//! `bash`: run a shell command in the workspace. The command runs in its own process group,
+//! which is killed as a whole on timeout or cancellation, so no grandchild outlives the call.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use wonopcode_agent_loop::event::CommandDetails;
+use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+
+use crate::spec::{args, spec};
+
+/// Default limit on one command.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Largest limit a call may ask for.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes kept of each of stdout and stderr (the registry truncates further for the model).
+const CAPTURE_LIMIT: usize = 1 << 20;
+
+/// Runs shell commands.
+pub struct BashTool {
+    spec: ToolSpec,
+    default_timeout: Duration,
+}
+
+impl Default for BashTool {
+    fn default() -> Self {
+        Self::with_timeout(Duration::from_millis(DEFAULT_TIMEOUT_MS))
+    }
+}
+
+impl BashTool {
+    /// A bash tool whose calls time out after `default_timeout` unless they ask otherwise.
+    pub fn with_timeout(default_timeout: Duration) -> Self {
+        Self {
+            spec: spec(
+                "bash",
+                "Run a bash command in the workspace root. Returns the exit code, stdout and stderr. The command is killed after timeout_ms (default 120000).",
+                ToolKind::Mutating,
+                ToolCategory::Process,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "minLength": 1},
+                        "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
+                    },
+                    "required": ["command"],
+                    "additionalProperties": false
+                }),
+            ),
+            default_timeout,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    timeout_ms: Option<u64>,
+}
+
+/// Reads a pipe to its end, keeping the first `CAPTURE_LIMIT` bytes.
+async fn capture(mut pipe: impl AsyncRead + Unpin) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = CAPTURE_LIMIT.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    kept
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // The group may already be gone; nothing else to do then.
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut(Duration),
+    Cancelled,
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
+        arguments["command"].as_str().map(str::to_owned)
+    }
+
+    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        let a: Args = args(arguments)?;
+        let timeout = a.timeout_ms.map_or(self.default_timeout, Duration::from_millis);
+        let mut child = tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(&a.command)
+            .current_dir(&env.workspace_root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
+        let pid = child.id();
+        let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
+        let stderr = child.stderr.take().map(|p| tokio::spawn(capture(p)));
+        let ending = tokio::select! {
+            biased;
+            () = env.cancel.cancelled() => Ending::Cancelled,
+            status = tokio::time::timeout(timeout, child.wait()) => match status {
+                Ok(Ok(status)) => Ending::Exited(status),
+                Ok(Err(e)) => return Err(ToolError::Failed(format!("waiting for bash failed: {e}"))),
+                Err(_) => Ending::TimedOut(timeout),
+            },
+        };
+        if !matches!(ending, Ending::Exited(_)) {
+            kill_group(pid);
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+        } else {
+            // Background jobs the command left behind would hold the pipes open.
+            kill_group(pid);
+        }
+        let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
+            match task {
+                Some(t) => tokio::time::timeout(Duration::from_secs(2), t)
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            }
+        };
+        let out = String::from_utf8_lossy(&collect(stdout).await).into_owned();
+        let err = String::from_utf8_lossy(&collect(stderr).await).into_owned();
+        let (exit_code, headline, is_error) = match ending {
+            Ending::Cancelled => return Err(ToolError::Cancelled),
+            Ending::TimedOut(after) => (
+                None,
+                format!("timed out after {} ms; the command was killed", after.as_millis()),
+                true,
+            ),
+            Ending::Exited(status) => match status.code() {
+                Some(code) => (Some(code), format!("exit code: {code}"), code != 0),
+                None => (None, "killed by a signal".to_owned(), true),
+            },
+        };
+        let mut content = headline;
+        if !out.is_empty() {
+            content.push_str("\nstdout:\n");
+            content.push_str(&out);
+        }
+        if !err.is_empty() {
+            content.push_str("\nstderr:\n");
+            content.push_str(&err);
+        }
+        Ok(ToolOutput {
+            content,
+            is_error,
+            command: Some(CommandDetails { command: a.command, exit_code }),
+            ..ToolOutput::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    fn env() -> ToolEnv {
+        ToolEnv {
+            workspace_root: std::env::temp_dir(),
+            cancel: CancellationToken::new(),
+            context: Default::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn captures_exit_code_and_streams() {
+        let out = BashTool::default()
+            .run(json!({"command": "echo hi; echo oops >&2; exit 3"}), &env())
+            .await
+            .unwrap();
+        assert!(out.is_error);
+        assert!(out.content.starts_with("exit code: 3"), "{}", out.content);
+        assert!(out.content.contains("stdout:\nhi"));
+        assert!(out.content.contains("stderr:\noops"));
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let started = std::time::Instant::now();
+        let out = BashTool::default()
+            .run(json!({"command": "sleep 30 & sleep 30; echo never", "timeout_ms": 200}), &env())
+            .await
+            .unwrap();
+        assert!(out.is_error);
+        assert!(out.content.contains("timed out after 200 ms"), "{}", out.content);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_the_command() {
+        let e = env();
+        let cancel = e.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cancel.cancel();
+        });
+        let started = std::time::Instant::now();
+        let r = BashTool::default().run(json!({"command": "sleep 30"}), &e).await;
+        assert_eq!(r, Err(ToolError::Cancelled));
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+}

@@ -1,0 +1,80 @@
+//! `edit`: exact string replacement in a file.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
+use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+
+use crate::spec::{args, spec};
+use crate::workspace::{describe, display, resolve};
+
+/// Replaces an exact string in a file.
+pub struct EditTool(ToolSpec);
+
+impl Default for EditTool {
+    fn default() -> Self {
+        Self(spec(
+            "edit",
+            "Replace an exact string in a file. old_string must match exactly once unless replace_all is true.",
+            ToolKind::Mutating,
+            ToolCategory::FileSystem,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "old_string": {"type": "string", "minLength": 1},
+                    "new_string": {"type": "string"},
+                    "replace_all": {"type": "boolean", "default": false}
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+#[async_trait]
+impl Tool for EditTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
+        arguments["path"].as_str().map(str::to_owned)
+    }
+
+    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        let a: Args = args(arguments)?;
+        let path = resolve(&env.workspace_root, &a.path)?;
+        let rel = display(&env.workspace_root, &path);
+        let text = tokio::fs::read_to_string(&path)
+            .await
+            .map_err(|e| ToolError::Failed(format!("cannot read `{rel}`: {}", describe(&e))))?;
+        let matches = text.matches(&a.old_string).count();
+        let updated = match (matches, a.replace_all) {
+            (0, _) => return Err(ToolError::Failed(format!("old_string was not found in `{rel}`; read the file and copy the text exactly"))),
+            (1, _) | (_, true) => text.replace(&a.old_string, &a.new_string),
+            (n, false) => {
+                return Err(ToolError::Failed(format!(
+                    "old_string matches {n} places in `{rel}`; add surrounding lines to make it unique, or set replace_all"
+                )));
+            }
+        };
+        tokio::fs::write(&path, updated.as_bytes())
+            .await
+            .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
+        let mut out = ToolOutput::text(format!("replaced {matches} occurrence(s) in {rel}"));
+        out.file_change = Some(FileChange { path: rel, kind: FileChangeKind::Update });
+        Ok(out)
+    }
+}

@@ -1,0 +1,88 @@
+//! `glob`: files whose workspace-relative path matches a glob pattern.
+
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use serde::Deserialize;
+use serde_json::json;
+use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+
+use crate::spec::{args, spec};
+use crate::walk::walk;
+use crate::workspace::{display, resolve};
+
+const LIMIT: usize = 1000;
+
+/// Finds files by glob.
+pub struct GlobTool(ToolSpec);
+
+impl Default for GlobTool {
+    fn default() -> Self {
+        Self(spec(
+            "glob",
+            "Find files whose path (relative to the search directory) matches a glob such as **/*.rs. Ignored and hidden files are skipped.",
+            ToolKind::ReadOnly,
+            ToolCategory::FileSystem,
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "minLength": 1},
+                    "path": {"type": "string", "default": "."}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+}
+
+#[async_trait]
+impl Tool for GlobTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
+        Some(arguments["path"].as_str().unwrap_or(".").to_owned())
+    }
+
+    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        let a: Args = args(arguments)?;
+        let matcher = GlobBuilder::new(&a.pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| ToolError::InvalidArguments(format!("bad glob `{}`: {e}", a.pattern)))?
+            .compile_matcher();
+        let start = resolve(&env.workspace_root, a.path.as_deref().unwrap_or("."))?;
+        let root = env.workspace_root.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let (entries, _) = walk(&start, None, usize::MAX);
+            let mut hits = Vec::new();
+            for (path, is_dir) in entries {
+                if is_dir {
+                    continue;
+                }
+                let rel = path.strip_prefix(&start).unwrap_or(&path);
+                if matcher.is_match(rel) {
+                    hits.push(display(&root, &path));
+                }
+            }
+            hits
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("glob failed: {e}")))?;
+        let mut out = found.iter().take(LIMIT).map(|p| format!("{p}\n")).collect::<String>();
+        if found.len() > LIMIT {
+            out.push_str(&format!("[{} more matches not shown]\n", found.len() - LIMIT));
+        }
+        if found.is_empty() {
+            out.push_str("no files match\n");
+        }
+        Ok(ToolOutput::text(out))
+    }
+}

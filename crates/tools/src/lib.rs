@@ -1,0 +1,67 @@
+//! Built-in tools of wonopcode and the permission policy every loop shares.
+//!
+//! File tools are confined to the workspace root (`workspace::resolve`); directory walks are
+//! gitignore-aware (ripgrep's `ignore` and `grep` crates); `bash` kills its whole process
+//! group on timeout or cancellation.
+
+mod bash;
+mod edit;
+mod glob;
+mod grep;
+mod list;
+pub mod permission;
+mod read;
+mod spec;
+mod todo;
+mod walk;
+pub mod workspace;
+mod write;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wonopcode_agent_loop::{Tool, ToolRegistry, registry::RegistryError};
+
+pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+pub use edit::EditTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
+pub use list::ListTool;
+pub use read::ReadTool;
+pub use todo::TodoTool;
+pub use write::WriteTool;
+
+/// Options for the built-in tool set.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltinOptions {
+    /// Default timeout of `bash` calls.
+    pub bash_timeout: Duration,
+}
+
+impl Default for BuiltinOptions {
+    fn default() -> Self {
+        Self { bash_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS) }
+    }
+}
+
+/// Every built-in tool.
+pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadTool::default()),
+        Arc::new(WriteTool::default()),
+        Arc::new(EditTool::default()),
+        Arc::new(ListTool::default()),
+        Arc::new(GlobTool::default()),
+        Arc::new(GrepTool::default()),
+        Arc::new(BashTool::with_timeout(options.bash_timeout)),
+        Arc::new(TodoTool::default()),
+    ]
+}
+
+/// Adds every built-in tool to `registry`.
+pub fn register_builtins(registry: &mut ToolRegistry, options: BuiltinOptions) -> Result<(), RegistryError> {
+    for tool in builtin_tools(options) {
+        registry.register(tool)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! The path guard: every file tool resolves its paths here, so `..`, absolute paths and
+//! symlinks cannot reach outside the workspace root.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use wonopcode_agent_loop::ToolError;
+
+/// Resolves `input` (relative to `root`, or absolute) to a path inside `root`. `root` must be
+/// canonical. The longest existing prefix is canonicalized, so symlinks are followed before
+/// the check; a dangling symlink is refused because its target cannot be checked.
+pub fn resolve(root: &Path, input: &str) -> Result<PathBuf, ToolError> {
+    let given = Path::new(input);
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        root.join(given)
+    };
+    let mut normalized = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                normalized.pop();
+            }
+            Component::CurDir => {}
+            other => normalized.push(other),
+        }
+    }
+    let mut existing = normalized.clone();
+    let mut missing = Vec::new();
+    while std::fs::symlink_metadata(&existing).is_err() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name.to_owned());
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut full = existing.canonicalize().map_err(|e| {
+        ToolError::Failed(format!("cannot resolve path `{input}`: {}", describe(&e)))
+    })?;
+    for name in missing.into_iter().rev() {
+        full.push(name);
+    }
+    if full.starts_with(root) {
+        Ok(full)
+    } else {
+        Err(ToolError::OutsideWorkspace {
+            path: input.to_owned(),
+        })
+    }
+}
+
+/// `path` relative to `root`, for output the model sees (and that replays the same on every
+/// machine). `.` for the root itself.
+pub fn display(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// A short description of an I/O error, without the OS error code noise.
+pub fn describe(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
+        let root = root.canonicalize().unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn inside_paths_resolve() {
+        let (_d, root) = setup();
+        assert_eq!(resolve(&root, "sub/new.txt").unwrap(), root.join("sub/new.txt"));
+        assert_eq!(resolve(&root, "sub/../a.txt").unwrap(), root.join("a.txt"));
+        assert_eq!(resolve(&root, "deep/new/file").unwrap(), root.join("deep/new/file"));
+    }
+
+    #[test]
+    fn dotdot_escape_is_refused() {
+        let (_d, root) = setup();
+        let err = resolve(&root, "../secret.txt").unwrap_err();
+        assert_eq!(err, ToolError::OutsideWorkspace { path: "../secret.txt".into() });
+        assert!(resolve(&root, "/etc/passwd").is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_escape_is_refused() {
+        let (dir, root) = setup();
+        std::os::unix::fs::symlink(dir.path(), root.join("link")).unwrap();
+        assert!(matches!(resolve(&root, "link/secret.txt"), Err(ToolError::OutsideWorkspace { .. })));
+        assert!(matches!(resolve(&root, "link/new.txt"), Err(ToolError::OutsideWorkspace { .. })));
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), root.join("dangling")).unwrap();
+        assert!(resolve(&root, "dangling").is_err());
+    }
+}

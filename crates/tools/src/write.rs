@@ -1,0 +1,72 @@
+//! `write`: create or overwrite a file.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
+use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+
+use crate::spec::{args, spec};
+use crate::workspace::{describe, display, resolve};
+
+/// Writes a file, creating parent directories.
+pub struct WriteTool(ToolSpec);
+
+impl Default for WriteTool {
+    fn default() -> Self {
+        Self(spec(
+            "write",
+            "Create or overwrite a file of the workspace with the given content. Parent directories are created.",
+            ToolKind::Mutating,
+            ToolCategory::FileSystem,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path, relative to the workspace root"},
+                    "content": {"type": "string"}
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+#[async_trait]
+impl Tool for WriteTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
+        arguments["path"].as_str().map(str::to_owned)
+    }
+
+    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        let a: Args = args(arguments)?;
+        let path = resolve(&env.workspace_root, &a.path)?;
+        let rel = display(&env.workspace_root, &path);
+        let kind = if tokio::fs::try_exists(&path).await.unwrap_or(false) {
+            FileChangeKind::Update
+        } else {
+            FileChangeKind::Add
+        };
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent)
+                .await
+                .map_err(|e| ToolError::Failed(format!("cannot create the directory of `{rel}`: {}", describe(&e))))?;
+        }
+        tokio::fs::write(&path, a.content.as_bytes())
+            .await
+            .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
+        let mut out = ToolOutput::text(format!("wrote {} bytes to {rel}", a.content.len()));
+        out.file_change = Some(FileChange { path: rel, kind });
+        Ok(out)
+    }
+}
