@@ -162,8 +162,9 @@ pub struct LoopContext<'a> {
 impl LoopContext<'_> {
     /// Appends a message to the history and announces it to the consumer.
     pub fn push_message(&mut self, message: Message) {
-        self.events
-            .emit(crate::event::EventKind::MessageCreated { message: message.clone() });
+        self.events.emit(crate::event::EventKind::MessageCreated {
+            message: message.clone(),
+        });
         self.messages.push(message);
     }
 }

@@ -40,7 +40,11 @@ pub const SUMMARY_PROMPT: &str = "Summarize the conversation so far for your own
 
 /// Estimated tokens of a history plus system prompt.
 pub fn estimate_tokens(system: Option<&str>, messages: &[Message]) -> usize {
-    system.map_or(0, |s| s.len().div_ceil(4)) + messages.iter().map(Message::estimated_tokens).sum::<usize>()
+    system.map_or(0, |s| s.len().div_ceil(4))
+        + messages
+            .iter()
+            .map(Message::estimated_tokens)
+            .sum::<usize>()
 }
 
 impl CompactionConfig {
@@ -158,7 +162,10 @@ mod tests {
 
     #[test]
     fn threshold_is_a_share_of_the_window() {
-        let cfg = CompactionConfig { max_messages: Some(10), ..Default::default() };
+        let cfg = CompactionConfig {
+            max_messages: Some(10),
+            ..Default::default()
+        };
         assert!(!cfg.needs_compaction(899, 1, 1000));
         assert!(cfg.needs_compaction(901, 1, 1000));
         assert!(cfg.needs_compaction(1, 11, 1000));

@@ -21,12 +21,19 @@ pub mod tool;
 pub mod truncate;
 pub mod usage;
 
-pub use agent::{AgentLoop, LoopCapabilities, LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
+pub use agent::{
+    AgentLoop, LoopCapabilities, LoopConfig, LoopContext, LoopError, PendingCall, RunStats,
+};
 pub use context_path::ContextPath;
 pub use event::{Emitter, Event, EventKind, EventSink};
 pub use message::{Message, Part, Role};
-pub use model::{ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, StopReason, StreamChunk, ToolSchema};
-pub use permission::{AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
+pub use model::{
+    ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, StopReason, StreamChunk,
+    ToolSchema,
+};
+pub use permission::{
+    AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus,
+};
 pub use registry::{Dispatch, DispatchLimits, ToolRegistry};
 pub use result::{LoopResult, LoopStatus, resume_turn, run_turn};
 pub use standard::StandardLoop;

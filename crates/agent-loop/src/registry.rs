@@ -250,8 +250,14 @@ mod tests {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        async fn run(&self, args: serde_json::Value, _env: &ToolEnv) -> Result<ToolOutput, ToolError> {
-            Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default().repeat(3000)))
+        async fn run(
+            &self,
+            args: serde_json::Value,
+            _env: &ToolEnv,
+        ) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(
+                args["text"].as_str().unwrap_or_default().repeat(3000),
+            ))
         }
     }
 
@@ -269,7 +275,11 @@ mod tests {
     }
 
     fn env() -> ToolEnv {
-        ToolEnv { workspace_root: std::env::temp_dir(), cancel: CancellationToken::new(), context: Default::default() }
+        ToolEnv {
+            workspace_root: std::env::temp_dir(),
+            cancel: CancellationToken::new(),
+            context: Default::default(),
+        }
     }
 
     #[test]
@@ -282,7 +292,10 @@ mod tests {
         let err = r.validate("echo", r#"{"text": "#).unwrap_err();
         assert!(err.contains("not valid JSON"), "{err}");
         let err = r.validate("nope", "{}").unwrap_err();
-        assert!(err.contains("unknown tool `nope`; available tools: echo"), "{err}");
+        assert!(
+            err.contains("unknown tool `nope`; available tools: echo"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -303,7 +316,10 @@ mod tests {
     #[tokio::test]
     async fn output_is_truncated() {
         let r = registry();
-        let Dispatch::Finished { output, status, .. } = r.dispatch("echo", r#"{"text":"abcd"}"#, &env(), &AllowAll).await else {
+        let Dispatch::Finished { output, status, .. } = r
+            .dispatch("echo", r#"{"text":"abcd"}"#, &env(), &AllowAll)
+            .await
+        else {
             panic!("suspended");
         };
         assert_eq!(status, ItemStatus::Completed);

@@ -152,6 +152,9 @@ pub trait Tool: Send + Sync {
     }
 
     /// Runs the tool. Arguments have already been validated against the schema.
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv)
-    -> Result<ToolOutput, ToolError>;
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError>;
 }

@@ -1,1 +1,74 @@
-fn main() {}
+//! The `wonopcode` binary: parses flags, runs a session, maps the outcome to an exit code.
+//! All logic lives in the library crates; this is wiring and rendering.
+
+mod args;
+mod config;
+mod exit;
+mod history;
+mod prompter;
+mod render;
+mod session;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches};
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("WONOPCODE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let matches = match args::Args::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            });
+        }
+    };
+    let args = match args::Args::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        console::set_colors_enabled(false);
+        console::set_colors_enabled_stderr(false);
+    }
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::ERROR);
+        }
+    };
+    let outcome = runtime.block_on(session::run(args, matches));
+    // Blocking stdin readers (REPL, prompts) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            let code = if e.downcast_ref::<session::UsageError>().is_some() {
+                exit::USAGE
+            } else {
+                exit::ERROR
+            };
+            ExitCode::from(code)
+        }
+    }
+}

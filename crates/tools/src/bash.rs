@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use wonopcode_agent_loop::event::CommandDetails;
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 
@@ -81,7 +83,10 @@ async fn capture(mut pipe: impl AsyncRead + Unpin) -> Vec<u8> {
 fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // The group may already be gone; nothing else to do then.
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
 }
 
@@ -101,9 +106,15 @@ impl Tool for BashTool {
         arguments["command"].as_str().map(str::to_owned)
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let timeout = a.timeout_ms.map_or(self.default_timeout, Duration::from_millis);
+        let timeout = a
+            .timeout_ms
+            .map_or(self.default_timeout, Duration::from_millis);
         let mut child = tokio::process::Command::new("bash")
             .arg("-c")
             .arg(&a.command)
@@ -150,7 +161,10 @@ impl Tool for BashTool {
             Ending::Cancelled => return Err(ToolError::Cancelled),
             Ending::TimedOut(after) => (
                 None,
-                format!("timed out after {} ms; the command was killed", after.as_millis()),
+                format!(
+                    "timed out after {} ms; the command was killed",
+                    after.as_millis()
+                ),
                 true,
             ),
             Ending::Exited(status) => match status.code() {
@@ -170,7 +184,10 @@ impl Tool for BashTool {
         Ok(ToolOutput {
             content,
             is_error,
-            command: Some(CommandDetails { command: a.command, exit_code }),
+            command: Some(CommandDetails {
+                command: a.command,
+                exit_code,
+            }),
             ..ToolOutput::default()
         })
     }
@@ -205,11 +222,18 @@ mod tests {
     async fn timeout_kills_the_whole_group() {
         let started = std::time::Instant::now();
         let out = BashTool::default()
-            .run(json!({"command": "sleep 30 & sleep 30; echo never", "timeout_ms": 200}), &env())
+            .run(
+                json!({"command": "sleep 30 & sleep 30; echo never", "timeout_ms": 200}),
+                &env(),
+            )
             .await
             .unwrap();
         assert!(out.is_error);
-        assert!(out.content.contains("timed out after 200 ms"), "{}", out.content);
+        assert!(
+            out.content.contains("timed out after 200 ms"),
+            "{}",
+            out.content
+        );
         assert!(started.elapsed() < Duration::from_secs(5));
     }
 
@@ -222,7 +246,9 @@ mod tests {
             cancel.cancel();
         });
         let started = std::time::Instant::now();
-        let r = BashTool::default().run(json!({"command": "sleep 30"}), &e).await;
+        let r = BashTool::default()
+            .run(json!({"command": "sleep 30"}), &e)
+            .await;
         assert_eq!(r, Err(ToolError::Cancelled));
         assert!(started.elapsed() < Duration::from_secs(3));
     }

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, resolve};
@@ -53,7 +55,11 @@ impl Tool for EditTool {
         arguments["path"].as_str().map(str::to_owned)
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
         let rel = display(&env.workspace_root, &path);
@@ -62,7 +68,11 @@ impl Tool for EditTool {
             .map_err(|e| ToolError::Failed(format!("cannot read `{rel}`: {}", describe(&e))))?;
         let matches = text.matches(&a.old_string).count();
         let updated = match (matches, a.replace_all) {
-            (0, _) => return Err(ToolError::Failed(format!("old_string was not found in `{rel}`; read the file and copy the text exactly"))),
+            (0, _) => {
+                return Err(ToolError::Failed(format!(
+                    "old_string was not found in `{rel}`; read the file and copy the text exactly"
+                )));
+            }
             (1, _) | (_, true) => text.replace(&a.old_string, &a.new_string),
             (n, false) => {
                 return Err(ToolError::Failed(format!(
@@ -74,7 +84,10 @@ impl Tool for EditTool {
             .await
             .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
         let mut out = ToolOutput::text(format!("replaced {matches} occurrence(s) in {rel}"));
-        out.file_change = Some(FileChange { path: rel, kind: FileChangeKind::Update });
+        out.file_change = Some(FileChange {
+            path: rel,
+            kind: FileChangeKind::Update,
+        });
         Ok(out)
     }
 }

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use globset::GlobBuilder;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 use crate::walk::walk;
@@ -51,7 +53,11 @@ impl Tool for GlobTool {
         Some(arguments["path"].as_str().unwrap_or(".").to_owned())
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let matcher = GlobBuilder::new(&a.pattern)
             .literal_separator(true)
@@ -76,9 +82,16 @@ impl Tool for GlobTool {
         })
         .await
         .map_err(|e| ToolError::Failed(format!("glob failed: {e}")))?;
-        let mut out = found.iter().take(LIMIT).map(|p| format!("{p}\n")).collect::<String>();
+        let mut out = found
+            .iter()
+            .take(LIMIT)
+            .map(|p| format!("{p}\n"))
+            .collect::<String>();
         if found.len() > LIMIT {
-            out.push_str(&format!("[{} more matches not shown]\n", found.len() - LIMIT));
+            out.push_str(&format!(
+                "[{} more matches not shown]\n",
+                found.len() - LIMIT
+            ));
         }
         if found.is_empty() {
             out.push_str("no files match\n");

@@ -7,7 +7,9 @@ use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 use crate::walk::walk;
@@ -59,7 +61,11 @@ impl Tool for GrepTool {
         Some(arguments["path"].as_str().unwrap_or(".").to_owned())
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(a.case_insensitive)
@@ -114,7 +120,10 @@ impl Tool for GrepTool {
                             more = true;
                             return Ok(false);
                         }
-                        lines.push(format!("{shown}:{line_number}:{}", text.trim_end_matches(['\n', '\r'])));
+                        lines.push(format!(
+                            "{shown}:{line_number}:{}",
+                            text.trim_end_matches(['\n', '\r'])
+                        ));
                         Ok(true)
                     }),
                 );

@@ -40,7 +40,9 @@ pub struct BuiltinOptions {
 
 impl Default for BuiltinOptions {
     fn default() -> Self {
-        Self { bash_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS) }
+        Self {
+            bash_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
+        }
     }
 }
 
@@ -59,7 +61,10 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
 }
 
 /// Adds every built-in tool to `registry`.
-pub fn register_builtins(registry: &mut ToolRegistry, options: BuiltinOptions) -> Result<(), RegistryError> {
+pub fn register_builtins(
+    registry: &mut ToolRegistry,
+    options: BuiltinOptions,
+) -> Result<(), RegistryError> {
     for tool in builtin_tools(options) {
         registry.register(tool)?;
     }

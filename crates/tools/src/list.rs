@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 use crate::walk::walk;
@@ -49,7 +51,11 @@ impl Tool for ListTool {
         Some(arguments["path"].as_str().unwrap_or(".").to_owned())
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let given = a.path.unwrap_or_else(|| ".".to_owned());
         let start = resolve(&env.workspace_root, &given)?;

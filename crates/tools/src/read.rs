@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, resolve};
@@ -52,12 +54,16 @@ impl Tool for ReadTool {
         arguments["path"].as_str().map(str::to_owned)
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot read `{}`: {}", a.path, describe(&e))))?;
+        let bytes = tokio::fs::read(&path).await.map_err(|e| {
+            ToolError::Failed(format!("cannot read `{}`: {}", a.path, describe(&e)))
+        })?;
         if bytes.contains(&0) {
             return Err(ToolError::Failed(format!("`{}` is a binary file", a.path)));
         }
@@ -65,11 +71,18 @@ impl Tool for ReadTool {
         let start = a.start_line.unwrap_or(1);
         let end = a.end_line.unwrap_or(start + DEFAULT_LINES - 1);
         if end < start {
-            return Err(ToolError::InvalidArguments(format!("end_line {end} is before start_line {start}")));
+            return Err(ToolError::InvalidArguments(format!(
+                "end_line {end} is before start_line {start}"
+            )));
         }
         let total = text.lines().count();
         let mut out = String::new();
-        for (i, line) in text.lines().enumerate().skip(start - 1).take(end - start + 1) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .skip(start - 1)
+            .take(end - start + 1)
+        {
             out.push_str(&format!("{:>6}\t{line}\n", i + 1));
         }
         if out.is_empty() && total > 0 {
@@ -79,7 +92,11 @@ impl Tool for ReadTool {
             )));
         }
         if end < total {
-            out.push_str(&format!("[{} more lines; read from start_line {}]\n", total - end, end + 1));
+            out.push_str(&format!(
+                "[{} more lines; read from start_line {}]\n",
+                total - end,
+                end + 1
+            ));
         }
         Ok(ToolOutput::text(out))
     }

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::event::{TodoItem, TodoStatus};
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 
@@ -52,10 +54,21 @@ impl Tool for TodoTool {
         &self.0
     }
 
-    async fn run(&self, arguments: serde_json::Value, _env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        _env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let done = a.todos.iter().filter(|t| t.status == TodoStatus::Completed).count();
-        let mut out = ToolOutput::text(format!("todo list updated: {done} of {} completed", a.todos.len()));
+        let done = a
+            .todos
+            .iter()
+            .filter(|t| t.status == TodoStatus::Completed)
+            .count();
+        let mut out = ToolOutput::text(format!(
+            "todo list updated: {done} of {} completed",
+            a.todos.len()
+        ));
         out.todo = Some(a.todos);
         Ok(out)
     }

@@ -6,7 +6,11 @@ use ignore::WalkBuilder;
 
 /// Files and directories under `start`, honouring `.gitignore`, `.ignore` and hidden-file
 /// rules, sorted by path, at most `limit` of them (the flag says whether more existed).
-pub(crate) fn walk(start: &Path, max_depth: Option<usize>, limit: usize) -> (Vec<(PathBuf, bool)>, bool) {
+pub(crate) fn walk(
+    start: &Path,
+    max_depth: Option<usize>,
+    limit: usize,
+) -> (Vec<(PathBuf, bool)>, bool) {
     let mut out = Vec::new();
     let mut more = false;
     let walker = WalkBuilder::new(start)

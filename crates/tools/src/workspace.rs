@@ -87,16 +87,27 @@ mod tests {
     #[test]
     fn inside_paths_resolve() {
         let (_d, root) = setup();
-        assert_eq!(resolve(&root, "sub/new.txt").unwrap(), root.join("sub/new.txt"));
+        assert_eq!(
+            resolve(&root, "sub/new.txt").unwrap(),
+            root.join("sub/new.txt")
+        );
         assert_eq!(resolve(&root, "sub/../a.txt").unwrap(), root.join("a.txt"));
-        assert_eq!(resolve(&root, "deep/new/file").unwrap(), root.join("deep/new/file"));
+        assert_eq!(
+            resolve(&root, "deep/new/file").unwrap(),
+            root.join("deep/new/file")
+        );
     }
 
     #[test]
     fn dotdot_escape_is_refused() {
         let (_d, root) = setup();
         let err = resolve(&root, "../secret.txt").unwrap_err();
-        assert_eq!(err, ToolError::OutsideWorkspace { path: "../secret.txt".into() });
+        assert_eq!(
+            err,
+            ToolError::OutsideWorkspace {
+                path: "../secret.txt".into()
+            }
+        );
         assert!(resolve(&root, "/etc/passwd").is_err());
     }
 
@@ -105,8 +116,14 @@ mod tests {
     fn symlink_escape_is_refused() {
         let (dir, root) = setup();
         std::os::unix::fs::symlink(dir.path(), root.join("link")).unwrap();
-        assert!(matches!(resolve(&root, "link/secret.txt"), Err(ToolError::OutsideWorkspace { .. })));
-        assert!(matches!(resolve(&root, "link/new.txt"), Err(ToolError::OutsideWorkspace { .. })));
+        assert!(matches!(
+            resolve(&root, "link/secret.txt"),
+            Err(ToolError::OutsideWorkspace { .. })
+        ));
+        assert!(matches!(
+            resolve(&root, "link/new.txt"),
+            Err(ToolError::OutsideWorkspace { .. })
+        ));
         std::os::unix::fs::symlink(dir.path().join("nowhere"), root.join("dangling")).unwrap();
         assert!(resolve(&root, "dangling").is_err());
     }

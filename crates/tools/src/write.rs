@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
-use wonopcode_agent_loop::{Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, resolve};
@@ -48,7 +50,11 @@ impl Tool for WriteTool {
         arguments["path"].as_str().map(str::to_owned)
     }
 
-    async fn run(&self, arguments: serde_json::Value, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
         let rel = display(&env.workspace_root, &path);
@@ -58,9 +64,12 @@ impl Tool for WriteTool {
             FileChangeKind::Add
         };
         if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| ToolError::Failed(format!("cannot create the directory of `{rel}`: {}", describe(&e))))?;
+            tokio::fs::create_dir_all(parent).await.map_err(|e| {
+                ToolError::Failed(format!(
+                    "cannot create the directory of `{rel}`: {}",
+                    describe(&e)
+                ))
+            })?;
         }
         tokio::fs::write(&path, a.content.as_bytes())
             .await

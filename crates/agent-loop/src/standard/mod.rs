@@ -78,7 +78,11 @@ impl AgentLoop for StandardLoop {
                     content: content.clone(),
                     is_error: *is_error,
                 }),
-                None => to_run.push(Call { id, name, arguments }),
+                None => to_run.push(Call {
+                    id,
+                    name,
+                    arguments,
+                }),
             }
         }
         let mut todo = TodoTracker::default();
@@ -106,7 +110,10 @@ fn close_interrupted_calls(ctx: &mut LoopContext<'_>) {
             is_error: true,
         })
         .collect();
-    ctx.push_message(Message { role: Role::Tool, parts });
+    ctx.push_message(Message {
+        role: Role::Tool,
+        parts,
+    });
 }
 
 /// The todo-list item of one run: started on the first update, updated after, completed at
@@ -122,13 +129,21 @@ impl TodoTracker {
             Some((id, list)) => {
                 *list = items.clone();
                 events.emit(EventKind::ItemUpdated {
-                    item: Item { id: id.clone(), details: ItemDetails::TodoList { items } },
+                    item: Item {
+                        id: id.clone(),
+                        details: ItemDetails::TodoList { items },
+                    },
                 });
             }
             None => {
                 let id = events.next_item_id();
                 events.emit(EventKind::ItemStarted {
-                    item: Item { id: id.clone(), details: ItemDetails::TodoList { items: items.clone() } },
+                    item: Item {
+                        id: id.clone(),
+                        details: ItemDetails::TodoList {
+                            items: items.clone(),
+                        },
+                    },
                 });
                 self.current = Some((id, items));
             }
@@ -138,7 +153,10 @@ impl TodoTracker {
     fn finish(self, events: &Emitter) {
         if let Some((id, items)) = self.current {
             events.emit(EventKind::ItemCompleted {
-                item: Item { id, details: ItemDetails::TodoList { items } },
+                item: Item {
+                    id,
+                    details: ItemDetails::TodoList { items },
+                },
             });
         }
     }
@@ -170,7 +188,9 @@ async fn drive_inner(
             return Err(LoopError::Cancelled);
         }
         if ctx.stats.iterations >= ctx.config.max_iterations {
-            return Err(LoopError::MaxIterations { limit: ctx.config.max_iterations });
+            return Err(LoopError::MaxIterations {
+                limit: ctx.config.max_iterations,
+            });
         }
         compact_if_needed(ctx).await;
         ctx.stats.iterations += 1;
@@ -192,24 +212,39 @@ async fn drive_inner(
             // Keep what the model said before the failure; drop half-streamed tool calls.
             let kept: Vec<Part> = parts
                 .into_iter()
-                .filter(|p| matches!(p, Part::Text { .. } | Part::Thinking { signature: Some(_), .. }))
+                .filter(|p| {
+                    matches!(
+                        p,
+                        Part::Text { .. }
+                            | Part::Thinking {
+                                signature: Some(_),
+                                ..
+                            }
+                    )
+                })
                 .collect();
             if !kept.is_empty() {
-                ctx.push_message(Message { role: Role::Assistant, parts: kept });
+                ctx.push_message(Message {
+                    role: Role::Assistant,
+                    parts: kept,
+                });
             }
             return Err(match failure {
                 StreamFailure::Cancelled => LoopError::Cancelled,
                 StreamFailure::Provider(message) => LoopError::Provider(message),
-                StreamFailure::Timeout(after) => LoopError::Provider(format!(
-                    "no data from the model for {} s",
-                    after.as_secs()
-                )),
+                StreamFailure::Timeout(after) => {
+                    LoopError::Provider(format!("no data from the model for {} s", after.as_secs()))
+                }
             });
         }
         let calls: Vec<Call> = parts
             .iter()
             .filter_map(|p| match p {
-                Part::ToolCall { id, name, arguments } => Some(Call {
+                Part::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => Some(Call {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments.clone(),
@@ -217,7 +252,10 @@ async fn drive_inner(
                 _ => None,
             })
             .collect();
-        let message = Message { role: Role::Assistant, parts };
+        let message = Message {
+            role: Role::Assistant,
+            parts,
+        };
         let text = message.text_content();
         ctx.push_message(message);
         if calls.is_empty() {
@@ -289,9 +327,17 @@ async fn check_doom_loop(
                 is_error: true,
             })
             .collect();
-        ctx.push_message(Message { role: Role::Tool, parts });
+        ctx.push_message(Message {
+            role: Role::Tool,
+            parts,
+        });
         ctx.events.emit(EventKind::ItemCompleted {
-            item: Item { id: ctx.events.next_item_id(), details: ItemDetails::Error { message: format!("doom loop: {reason}") } },
+            item: Item {
+                id: ctx.events.next_item_id(),
+                details: ItemDetails::Error {
+                    message: format!("doom loop: {reason}"),
+                },
+            },
         });
         return Some(Err(LoopError::DoomLoop(reason)));
     }
@@ -316,14 +362,20 @@ async fn run_tool_round(
     let mut complete = None;
     for (call, outcome) in calls.iter().zip(outcomes) {
         match outcome {
-            CallOutcome::Answered { part, break_loop, todo: list } => {
+            CallOutcome::Answered {
+                part,
+                break_loop,
+                todo: list,
+            } => {
                 if let Some(items) = list {
                     todo.update(ctx.events, items);
                 }
                 match break_loop {
                     Some(BreakLoop::Suspend) => {
                         pending.push(call.clone());
-                        suspend_reason.get_or_insert_with(|| format!("`{}` asked to wait for an answer", call.name));
+                        suspend_reason.get_or_insert_with(|| {
+                            format!("`{}` asked to wait for an answer", call.name)
+                        });
                     }
                     Some(BreakLoop::Complete { return_value }) => {
                         complete.get_or_insert(return_value);
@@ -339,7 +391,10 @@ async fn run_tool_round(
         }
     }
     if !answered.is_empty() {
-        ctx.push_message(Message { role: Role::Tool, parts: answered });
+        ctx.push_message(Message {
+            role: Role::Tool,
+            parts: answered,
+        });
     }
     if ctx.cancel.is_cancelled() {
         return RoundEnd::Stop(Err(LoopError::Cancelled));
@@ -347,7 +402,11 @@ async fn run_tool_round(
     if let Some(reason) = suspend_reason {
         let pending = pending
             .into_iter()
-            .map(|c| PendingCall { id: c.id, name: c.name, arguments: c.arguments })
+            .map(|c| PendingCall {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+            })
             .collect();
         return RoundEnd::Stop(Err(LoopError::Suspended { pending, reason }));
     }
@@ -428,7 +487,9 @@ fn warn_compaction(events: &Emitter, why: &str) {
     events.emit(EventKind::ItemCompleted {
         item: Item {
             id: events.next_item_id(),
-            details: ItemDetails::Error { message: format!("compaction by summary failed: {why}") },
+            details: ItemDetails::Error {
+                message: format!("compaction by summary failed: {why}"),
+            },
         },
     });
 }

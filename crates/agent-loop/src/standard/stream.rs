@@ -65,7 +65,10 @@ impl<'a> Assembler<'a> {
             OpenKind::Thinking => ItemDetails::Reasoning { text },
         };
         self.emitter.emit(EventKind::ItemCompleted {
-            item: Item { id: open.id, details },
+            item: Item {
+                id: open.id,
+                details,
+            },
         });
     }
 
@@ -74,29 +77,47 @@ impl<'a> Assembler<'a> {
             self.close_open();
             let id = self.emitter.next_item_id();
             let details = match kind {
-                OpenKind::Text => ItemDetails::AgentMessage { text: String::new() },
-                OpenKind::Thinking => ItemDetails::Reasoning { text: String::new() },
+                OpenKind::Text => ItemDetails::AgentMessage {
+                    text: String::new(),
+                },
+                OpenKind::Thinking => ItemDetails::Reasoning {
+                    text: String::new(),
+                },
             };
             self.emitter.emit(EventKind::ItemStarted {
-                item: Item { id: id.clone(), details },
+                item: Item {
+                    id: id.clone(),
+                    details,
+                },
             });
             self.turn.parts.push(match kind {
-                OpenKind::Text => Part::Text { text: String::new() },
-                OpenKind::Thinking => Part::Thinking { text: String::new(), signature: None },
+                OpenKind::Text => Part::Text {
+                    text: String::new(),
+                },
+                OpenKind::Thinking => Part::Thinking {
+                    text: String::new(),
+                    signature: None,
+                },
             });
             self.open = Some(OpenItem { kind, id });
         }
-        if let Some(Part::Text { text } | Part::Thinking { text, .. }) = self.turn.parts.last_mut() {
+        if let Some(Part::Text { text } | Part::Thinking { text, .. }) = self.turn.parts.last_mut()
+        {
             text.push_str(&delta);
         }
         if let Some(open) = &self.open {
-            self.emitter.emit(EventKind::ItemDelta { item_id: open.id.clone(), text: delta });
+            self.emitter.emit(EventKind::ItemDelta {
+                item_id: open.id.clone(),
+                text: delta,
+            });
         }
     }
 
     fn tool_call_mut(&mut self, id: &str) -> Option<&mut String> {
         self.turn.parts.iter_mut().rev().find_map(|p| match p {
-            Part::ToolCall { id: pid, arguments, .. } if pid == id => Some(arguments),
+            Part::ToolCall {
+                id: pid, arguments, ..
+            } if pid == id => Some(arguments),
             _ => None,
         })
     }
@@ -112,7 +133,10 @@ impl<'a> Assembler<'a> {
                 });
                 match target {
                     Some(slot) => *slot = Some(signature),
-                    None => self.turn.parts.push(Part::Thinking { text: String::new(), signature: Some(signature) }),
+                    None => self.turn.parts.push(Part::Thinking {
+                        text: String::new(),
+                        signature: Some(signature),
+                    }),
                 }
             }
             StreamChunk::RedactedThinking { data } => {
@@ -121,13 +145,24 @@ impl<'a> Assembler<'a> {
             }
             StreamChunk::ToolCallStart { id, name } => {
                 self.close_open();
-                self.turn.parts.push(Part::ToolCall { id, name, arguments: String::new() });
+                self.turn.parts.push(Part::ToolCall {
+                    id,
+                    name,
+                    arguments: String::new(),
+                });
             }
-            StreamChunk::ToolCallDelta { id, arguments_delta } => match self.tool_call_mut(&id) {
+            StreamChunk::ToolCallDelta {
+                id,
+                arguments_delta,
+            } => match self.tool_call_mut(&id) {
                 Some(args) => args.push_str(&arguments_delta),
                 // A fragment for a call never started: keep it, the tool name is empty and the
                 // registry will report it to the model as an unknown tool.
-                None => self.turn.parts.push(Part::ToolCall { id, name: String::new(), arguments: arguments_delta }),
+                None => self.turn.parts.push(Part::ToolCall {
+                    id,
+                    name: String::new(),
+                    arguments: arguments_delta,
+                }),
             },
             StreamChunk::ToolCallEnd { .. } => {}
             StreamChunk::Usage { usage } => self.turn.usage.add(&usage),
@@ -151,7 +186,11 @@ pub(crate) async fn consume(
     cancel: &CancellationToken,
     idle_timeout: Duration,
 ) -> AssembledTurn {
-    let mut asm = Assembler { emitter, turn: AssembledTurn::default(), open: None };
+    let mut asm = Assembler {
+        emitter,
+        turn: AssembledTurn::default(),
+        open: None,
+    };
     loop {
         let next = tokio::select! {
             biased;

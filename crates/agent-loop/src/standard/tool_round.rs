@@ -20,7 +20,11 @@ pub(crate) struct Call {
 /// The outcome of one call.
 pub(crate) enum CallOutcome {
     /// A result to send back.
-    Answered { part: Part, break_loop: Option<BreakLoop>, todo: Option<Vec<TodoItem>> },
+    Answered {
+        part: Part,
+        break_loop: Option<BreakLoop>,
+        todo: Option<Vec<TodoItem>>,
+    },
     /// The permission gate suspended the run on this call.
     Suspended { reason: String },
 }
@@ -34,7 +38,9 @@ pub(crate) async fn run_calls(
     emitter: &Emitter,
 ) -> Vec<CallOutcome> {
     let lock = RwLock::new(());
-    let futures = calls.iter().map(|call| run_one(call, registry, gate, env, emitter, &lock));
+    let futures = calls
+        .iter()
+        .map(|call| run_one(call, registry, gate, env, emitter, &lock));
     futures::future::join_all(futures).await
 }
 
@@ -46,7 +52,9 @@ async fn run_one(
     emitter: &Emitter,
     lock: &RwLock<()>,
 ) -> CallOutcome {
-    let kind = registry.get(&call.name).map_or(ToolKind::ReadOnly, |t| t.spec().kind);
+    let kind = registry
+        .get(&call.name)
+        .map_or(ToolKind::ReadOnly, |t| t.spec().kind);
     let item_id = emitter.next_item_id();
     let mut item = ToolCallItem {
         call_id: call.id.clone(),
@@ -66,22 +74,38 @@ async fn run_one(
             ToolKind::Mutating => _write = Some(lock.write().await),
         }
         emitter.emit(EventKind::ItemStarted {
-            item: Item { id: item_id.clone(), details: ItemDetails::ToolCall(item.clone()) },
+            item: Item {
+                id: item_id.clone(),
+                details: ItemDetails::ToolCall(item.clone()),
+            },
         });
-        registry.dispatch(&call.name, &call.arguments, env, gate).await
+        registry
+            .dispatch(&call.name, &call.arguments, env, gate)
+            .await
     };
     match dispatch {
-        Dispatch::Finished { output, status, duration } => {
+        Dispatch::Finished {
+            output,
+            status,
+            duration,
+        } => {
             item.status = status;
             item.output = Some(output.content.clone());
             item.duration_ms = Some(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));
             item.command = output.command;
             item.file_change = output.file_change;
             emitter.emit(EventKind::ItemCompleted {
-                item: Item { id: item_id, details: ItemDetails::ToolCall(item) },
+                item: Item {
+                    id: item_id,
+                    details: ItemDetails::ToolCall(item),
+                },
             });
             CallOutcome::Answered {
-                part: Part::ToolResult { call_id: call.id.clone(), content: output.content, is_error: output.is_error },
+                part: Part::ToolResult {
+                    call_id: call.id.clone(),
+                    content: output.content,
+                    is_error: output.is_error,
+                },
                 break_loop: output.break_loop,
                 todo: output.todo,
             }
@@ -90,7 +114,10 @@ async fn run_one(
             item.status = ItemStatus::Declined;
             item.output = Some(format!("suspended: {reason}"));
             emitter.emit(EventKind::ItemCompleted {
-                item: Item { id: item_id, details: ItemDetails::ToolCall(item) },
+                item: Item {
+                    id: item_id,
+                    details: ItemDetails::ToolCall(item),
+                },
             });
             CallOutcome::Suspended { reason }
         }

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, ToolKind};
+use wonopcode_agent_loop::{
+    PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, ToolKind,
+};
 
 pub use rules::{Action, Rule, RuleParseError};
 
@@ -62,7 +64,12 @@ pub struct PolicyConfig {
 
 impl Default for PolicyConfig {
     fn default() -> Self {
-        Self { read_only: Action::Allow, mutating: Action::Ask, rules: Vec::new(), unattended: Unattended::Deny }
+        Self {
+            read_only: Action::Allow,
+            mutating: Action::Ask,
+            rules: Vec::new(),
+            unattended: Unattended::Deny,
+        }
     }
 }
 
@@ -78,7 +85,13 @@ pub struct PermissionPolicy {
 impl PermissionPolicy {
     /// A policy from config. `yes` turns every `ask` into `allow`; `prompter` is who to ask.
     pub fn new(config: PolicyConfig, yes: bool, prompter: Option<Arc<dyn Prompter>>) -> Self {
-        Self { config, yes, prompter, approved: Mutex::new(HashSet::new()), prompt_lock: tokio::sync::Mutex::new(()) }
+        Self {
+            config,
+            yes,
+            prompter,
+            approved: Mutex::new(HashSet::new()),
+            prompt_lock: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// The action rules give a call, before prompts and cached approvals.
@@ -99,12 +112,19 @@ impl PermissionPolicy {
     /// first word; for other tools, the subject.
     pub fn approval_key(request: &PermissionRequest) -> String {
         let subject = request.subject.as_deref().unwrap_or("");
-        let key = if request.tool == "bash" { subject.split_whitespace().next().unwrap_or("") } else { subject };
+        let key = if request.tool == "bash" {
+            subject.split_whitespace().next().unwrap_or("")
+        } else {
+            subject
+        };
         format!("{}:{key}", request.tool)
     }
 
     fn is_approved(&self, key: &str) -> bool {
-        self.approved.lock().map(|set| set.contains(key)).unwrap_or(false)
+        self.approved
+            .lock()
+            .map(|set| set.contains(key))
+            .unwrap_or(false)
     }
 
     fn approve(&self, key: String) {
@@ -136,7 +156,12 @@ impl PermissionGate for PermissionPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         match self.action(request) {
             Action::Allow => return PermissionDecision::Allow,
-            Action::Deny => return PermissionDecision::Deny(format!("{} is denied by the permission policy", describe(request))),
+            Action::Deny => {
+                return PermissionDecision::Deny(format!(
+                    "{} is denied by the permission policy",
+                    describe(request)
+                ));
+            }
             Action::Ask => {}
         }
         if self.yes {
@@ -154,13 +179,18 @@ impl PermissionGate for PermissionPolicy {
         if self.is_approved(&key) {
             return PermissionDecision::Allow;
         }
-        match prompter.ask(&request.tool, request.subject.as_deref()).await {
+        match prompter
+            .ask(&request.tool, request.subject.as_deref())
+            .await
+        {
             Answer::Once => PermissionDecision::Allow,
             Answer::Always => {
                 self.approve(key);
                 PermissionDecision::Allow
             }
-            Answer::Deny => PermissionDecision::Deny(format!("the user refused {}", describe(request))),
+            Answer::Deny => {
+                PermissionDecision::Deny(format!("the user refused {}", describe(request)))
+            }
         }
     }
 
@@ -168,7 +198,9 @@ impl PermissionGate for PermissionPolicy {
         match self.action(request) {
             Action::Allow => PermissionStatus::Allowed,
             Action::Deny => PermissionStatus::Denied,
-            Action::Ask if self.yes || self.is_approved(&Self::approval_key(request)) => PermissionStatus::Allowed,
+            Action::Ask if self.yes || self.is_approved(&Self::approval_key(request)) => {
+                PermissionStatus::Allowed
+            }
             Action::Ask => PermissionStatus::NeedsApproval,
         }
     }
@@ -189,7 +221,11 @@ mod tests {
     use super::*;
 
     fn req(tool: &str, kind: ToolKind, subject: &str) -> PermissionRequest {
-        PermissionRequest { tool: tool.into(), kind, subject: Some(subject.into()) }
+        PermissionRequest {
+            tool: tool.into(),
+            kind,
+            subject: Some(subject.into()),
+        }
     }
 
     struct Always;
@@ -206,34 +242,67 @@ mod tests {
     #[tokio::test]
     async fn defaults_allow_reads_and_deny_unattended_writes() {
         let p = PermissionPolicy::new(PolicyConfig::default(), false, None);
-        assert_eq!(p.decide(&req("read", ToolKind::ReadOnly, "a")).await, PermissionDecision::Allow);
-        assert!(matches!(p.decide(&req("write", ToolKind::Mutating, "a")).await, PermissionDecision::Deny(m) if m.contains("--yes")));
-        assert_eq!(p.status(&req("write", ToolKind::Mutating, "a")), PermissionStatus::NeedsApproval);
+        assert_eq!(
+            p.decide(&req("read", ToolKind::ReadOnly, "a")).await,
+            PermissionDecision::Allow
+        );
+        assert!(
+            matches!(p.decide(&req("write", ToolKind::Mutating, "a")).await, PermissionDecision::Deny(m) if m.contains("--yes"))
+        );
+        assert_eq!(
+            p.status(&req("write", ToolKind::Mutating, "a")),
+            PermissionStatus::NeedsApproval
+        );
     }
 
     #[tokio::test]
     async fn rules_match_first_and_yes_only_lifts_ask() {
         let cfg = PolicyConfig {
-            rules: vec![Rule::parse("bash:rm", Action::Deny).unwrap(), Rule::parse("bash", Action::Ask).unwrap()],
+            rules: vec![
+                Rule::parse("bash:rm", Action::Deny).unwrap(),
+                Rule::parse("bash", Action::Ask).unwrap(),
+            ],
             ..PolicyConfig::default()
         };
         let p = PermissionPolicy::new(cfg, true, None);
-        assert!(matches!(p.decide(&req("bash", ToolKind::Mutating, "rm -rf x")).await, PermissionDecision::Deny(_)));
-        assert_eq!(p.decide(&req("bash", ToolKind::Mutating, "ls")).await, PermissionDecision::Allow);
+        assert!(matches!(
+            p.decide(&req("bash", ToolKind::Mutating, "rm -rf x")).await,
+            PermissionDecision::Deny(_)
+        ));
+        assert_eq!(
+            p.decide(&req("bash", ToolKind::Mutating, "ls")).await,
+            PermissionDecision::Allow
+        );
     }
 
     #[tokio::test]
     async fn always_answers_are_cached_per_key() {
         let p = PermissionPolicy::new(PolicyConfig::default(), false, Some(Arc::new(Always)));
-        assert_eq!(p.decide(&req("bash", ToolKind::Mutating, "cargo build")).await, PermissionDecision::Allow);
-        assert_eq!(p.status(&req("bash", ToolKind::Mutating, "cargo test")), PermissionStatus::Allowed);
-        assert_eq!(p.status(&req("bash", ToolKind::Mutating, "rm x")), PermissionStatus::NeedsApproval);
+        assert_eq!(
+            p.decide(&req("bash", ToolKind::Mutating, "cargo build"))
+                .await,
+            PermissionDecision::Allow
+        );
+        assert_eq!(
+            p.status(&req("bash", ToolKind::Mutating, "cargo test")),
+            PermissionStatus::Allowed
+        );
+        assert_eq!(
+            p.status(&req("bash", ToolKind::Mutating, "rm x")),
+            PermissionStatus::NeedsApproval
+        );
     }
 
     #[tokio::test]
     async fn unattended_suspend_suspends() {
-        let cfg = PolicyConfig { unattended: Unattended::Suspend, ..PolicyConfig::default() };
+        let cfg = PolicyConfig {
+            unattended: Unattended::Suspend,
+            ..PolicyConfig::default()
+        };
         let p = PermissionPolicy::new(cfg, false, None);
-        assert!(matches!(p.decide(&req("write", ToolKind::Mutating, "a")).await, PermissionDecision::Suspend(_)));
+        assert!(matches!(
+            p.decide(&req("write", ToolKind::Mutating, "a")).await,
+            PermissionDecision::Suspend(_)
+        ));
     }
 }

@@ -48,7 +48,11 @@ impl Rule {
         if tool.is_empty() || pattern.as_deref() == Some("") {
             return Err(RuleParseError(text.to_owned()));
         }
-        Ok(Self { tool: tool.to_owned(), pattern, action })
+        Ok(Self {
+            tool: tool.to_owned(),
+            pattern,
+            action,
+        })
     }
 
     /// Whether this rule applies to a call of `tool` acting on `subject`.
@@ -56,15 +60,21 @@ impl Rule {
         if self.tool != "*" && self.tool != tool {
             return false;
         }
-        let Some(pattern) = &self.pattern else { return true };
+        let Some(pattern) = &self.pattern else {
+            return true;
+        };
         let Some(subject) = subject else { return false };
         if tool == "bash" {
             let subject = subject.trim_start();
             subject == pattern
-                || subject.strip_prefix(pattern.as_str()).is_some_and(|rest| rest.starts_with(char::is_whitespace))
+                || subject
+                    .strip_prefix(pattern.as_str())
+                    .is_some_and(|rest| rest.starts_with(char::is_whitespace))
         } else {
             let subject = subject.trim_start_matches("./");
-            Glob::new(pattern).map(|g| g.compile_matcher().is_match(subject)).unwrap_or(false)
+            Glob::new(pattern)
+                .map(|g| g.compile_matcher().is_match(subject))
+                .unwrap_or(false)
         }
     }
 }
@@ -86,7 +96,9 @@ impl FromStr for Action {
             "allow" => Ok(Self::Allow),
             "ask" => Ok(Self::Ask),
             "deny" => Ok(Self::Deny),
-            other => Err(format!("unknown permission action `{other}` (allow, ask or deny)")),
+            other => Err(format!(
+                "unknown permission action `{other}` (allow, ask or deny)"
+            )),
         }
     }
 }
@@ -110,7 +122,11 @@ mod tests {
         let rule = Rule::parse("write:src/**", Action::Deny).unwrap();
         assert!(rule.matches("write", Some("src/a/b.rs")));
         assert!(!rule.matches("write", Some("docs/a.md")));
-        assert!(Rule::parse("*", Action::Ask).unwrap().matches("anything", None));
+        assert!(
+            Rule::parse("*", Action::Ask)
+                .unwrap()
+                .matches("anything", None)
+        );
     }
 
     #[test]

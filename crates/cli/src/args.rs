@@ -1,0 +1,79 @@
+//! Command-line flags.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// wonopcode: an agent-loop host. Give it a prompt; a loop streams model output, runs the
+/// tools the model asks for on your workspace, and repeats until the model is done.
+#[derive(Debug, Parser)]
+#[command(name = "wonopcode", version, about, long_about = None)]
+pub struct Args {
+    /// The prompt. Without it: read from stdin when piped, or start an interactive session.
+    pub prompt: Option<String>,
+
+    /// Answer model requests from a recorded transcript (offline, deterministic).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+
+    /// Record every model request and answer to a transcript that --replay can read.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Print the event stream as JSON Lines on stdout, and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Append every message to this JSONL file (fsync'd); an existing file resumes its session.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+
+    /// Continue a suspended run from --history instead of sending a new prompt.
+    #[arg(long, requires = "history", conflicts_with = "prompt")]
+    pub resume: bool,
+
+    /// Model requests allowed per prompt.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+
+    /// Workspace root: tools run here and cannot reach outside it.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Allow every tool call that the permission policy would ask about.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+
+    /// Allow a tool without asking: TOOL or TOOL:PATTERN (bash: command prefix; files: glob).
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+
+    /// Ask before a tool runs: TOOL or TOOL:PATTERN.
+    #[arg(long, value_name = "RULE")]
+    pub ask: Vec<String>,
+
+    /// Never run a tool: TOOL or TOOL:PATTERN.
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
+
+    /// What a call needing approval becomes when nobody can be asked.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub unattended: Option<UnattendedArg>,
+
+    /// Config file (default: wonopcode/config.yaml in the user's config directory, if present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Default timeout of bash commands, in milliseconds.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub bash_timeout_ms: Option<u64>,
+}
+
+/// `--unattended` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnattendedArg {
+    /// Refuse the call and tell the model.
+    Deny,
+    /// Stop the run with status suspended (exit code 3); continue with --resume.
+    Suspend,
+}

@@ -1,0 +1,48 @@
+//! The config file (`wonopcode/config.yaml` in the user's config directory, or `--config`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use wonopcode_tools::permission::PolicyConfig;
+
+/// Everything the config file may set.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Replaces the default system prompt.
+    pub system_prompt: Option<String>,
+    /// Model requests allowed per prompt.
+    pub max_iterations: Option<u32>,
+    /// Permission rules and defaults.
+    pub permissions: PolicyConfig,
+}
+
+/// The default config path, when the user has a config directory.
+pub fn default_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("wonopcode").join("config.yaml"))
+}
+
+/// Loads the config: the explicit file (which must exist), else the default one if present,
+/// else defaults.
+pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
+    let path = match explicit {
+        Some(p) => p.to_path_buf(),
+        None => match default_path() {
+            Some(p) if p.is_file() => p,
+            _ => return Ok(Config::default()),
+        },
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read config file {}", path.display()))?;
+    if text.trim().is_empty() {
+        return Ok(Config::default());
+    }
+    match serde_yaml::from_str(&text) {
+        Ok(config) => Ok(config),
+        Err(e) => match e.location() {
+            Some(loc) => bail!("{}:{}:{}: {}", path.display(), loc.line(), loc.column(), e),
+            None => bail!("{}: {}", path.display(), e),
+        },
+    }
+}

@@ -1,0 +1,27 @@
+//! Exit codes, documented in the README.
+
+use wonopcode_agent_loop::LoopStatus;
+
+/// The prompt completed.
+pub const SUCCESS: u8 = 0;
+/// The run failed (provider, transcript, history, configuration).
+pub const ERROR: u8 = 1;
+/// Bad flags or arguments.
+pub const USAGE: u8 = 2;
+/// The run is suspended waiting for approval or an answer; `--resume` continues it.
+pub const SUSPENDED: u8 = 3;
+/// The iteration limit was reached.
+pub const MAX_ITERATIONS: u8 = 4;
+/// Cancelled with Ctrl-C.
+pub const CANCELLED: u8 = 130;
+
+/// The exit code for a run's status.
+pub fn for_status(status: LoopStatus) -> u8 {
+    match status {
+        LoopStatus::Complete => SUCCESS,
+        LoopStatus::Error => ERROR,
+        LoopStatus::Suspended => SUSPENDED,
+        LoopStatus::MaxIterations => MAX_ITERATIONS,
+        LoopStatus::Cancelled => CANCELLED,
+    }
+}

@@ -1,0 +1,132 @@
+//! The `--history` file: the conversation as JSON Lines, appended and fsync'd message by
+//! message, so a crash or Ctrl-C never loses a stored message and the file always parses.
+//!
+//! Records: `{"type":"session",...}` first, then `{"type":"message","message":...}` per
+//! message, and `{"type":"reset","messages":[...]}` when compaction replaced the history.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+use wonopcode_agent_loop::Message;
+use wonopcode_agent_loop::event::now_rfc3339;
+
+/// One line of the history file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Record {
+    Session {
+        session_id: String,
+        created: String,
+        version: u32,
+    },
+    Message {
+        message: Message,
+    },
+    Reset {
+        messages: Vec<Message>,
+    },
+}
+
+/// An open history file.
+pub struct History {
+    path: PathBuf,
+    file: File,
+    /// Session id read from, or written to, the file.
+    pub session_id: String,
+}
+
+impl History {
+    /// Opens `path` for appending, creating it with a session record if it does not exist;
+    /// returns the messages it already holds.
+    pub fn open(path: &Path, new_session_id: &str) -> anyhow::Result<(Self, Vec<Message>)> {
+        let existing = match std::fs::read_to_string(path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => bail!("cannot read history file {}: {e}", path.display()),
+        };
+        let (session_id, messages) = match &existing {
+            Some(text) if !text.trim().is_empty() => parse(text, path)?,
+            _ => (new_session_id.to_owned(), Vec::new()),
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open history file {} for writing", path.display()))?;
+        let mut history = Self {
+            path: path.to_path_buf(),
+            file,
+            session_id,
+        };
+        if existing.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            history.append_record(&Record::Session {
+                session_id: history.session_id.clone(),
+                created: now_rfc3339(),
+                version: 1,
+            })?;
+        }
+        Ok((history, messages))
+    }
+
+    /// Appends a message and syncs it to disk.
+    pub fn append(&mut self, message: &Message) -> anyhow::Result<()> {
+        self.append_record(&Record::Message {
+            message: message.clone(),
+        })
+    }
+
+    /// Records that the history is now exactly `messages` (after compaction).
+    pub fn reset(&mut self, messages: &[Message]) -> anyhow::Result<()> {
+        self.append_record(&Record::Reset {
+            messages: messages.to_vec(),
+        })
+    }
+
+    fn append_record(&mut self, record: &Record) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(record)?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .with_context(|| format!("cannot write history file {}", self.path.display()))
+    }
+}
+
+fn parse(text: &str, path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
+    let mut session_id = None;
+    let mut messages = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (index, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Record = match serde_json::from_str(line) {
+            Ok(r) => r,
+            // A last line cut short by a crash mid-write: everything before it is intact.
+            Err(e) if index + 1 == lines.len() && !text.ends_with('\n') => {
+                tracing::warn!(line = index + 1, error = %e, "ignoring an incomplete last line in the history file");
+                break;
+            }
+            Err(e) => bail!(
+                "{}:{}: invalid history record: {e}",
+                path.display(),
+                index + 1
+            ),
+        };
+        match record {
+            Record::Session { session_id: id, .. } => session_id = Some(id),
+            Record::Message { message } => messages.push(message),
+            Record::Reset { messages: all } => messages = all,
+        }
+    }
+    let Some(session_id) = session_id else {
+        bail!(
+            "{}:1: not a wonopcode history file (no session record)",
+            path.display()
+        );
+    };
+    Ok((session_id, messages))
+}

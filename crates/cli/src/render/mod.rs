@@ -1,0 +1,79 @@
+//! The consumer of the event stream: persists messages to the history file and renders
+//! events, either for a person (terminal) or for machines (JSONL).
+
+mod jsonl;
+mod terminal;
+
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::{Event, EventKind, EventSink};
+
+pub use jsonl::JsonlRenderer;
+pub use terminal::TerminalRenderer;
+
+use crate::history::History;
+
+/// Shows events to someone.
+pub trait Renderer: Send {
+    /// Renders one event.
+    fn render(&mut self, event: &Event);
+}
+
+struct State {
+    history: Option<History>,
+    renderer: Box<dyn Renderer>,
+    failure: Option<String>,
+}
+
+/// The CLI's event sink. Synchronous, so a message is on disk before the loop goes on; a
+/// history write failure cancels the session (`abort`) and is reported by `failure`.
+pub struct CliSink {
+    state: Mutex<State>,
+    abort: CancellationToken,
+}
+
+impl CliSink {
+    /// A sink persisting to `history` (if any) and rendering with `renderer`.
+    pub fn new(
+        history: Option<History>,
+        renderer: Box<dyn Renderer>,
+        abort: CancellationToken,
+    ) -> Self {
+        Self {
+            state: Mutex::new(State {
+                history,
+                renderer,
+                failure: None,
+            }),
+            abort,
+        }
+    }
+
+    /// The history write failure that stopped the session, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.state.lock().ok().and_then(|s| s.failure.clone())
+    }
+}
+
+impl EventSink for CliSink {
+    fn emit(&self, event: Event) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if state.failure.is_none()
+            && let Some(history) = &mut state.history
+        {
+            let written = match &event.kind {
+                EventKind::MessageCreated { message } => history.append(message),
+                EventKind::ContextCompacted { messages, .. } => history.reset(messages),
+                _ => Ok(()),
+            };
+            if let Err(e) = written {
+                state.failure = Some(format!("{e:#}"));
+                self.abort.cancel();
+            }
+        }
+        state.renderer.render(&event);
+    }
+}

@@ -1,0 +1,238 @@
+//! The human renderer: streamed answer text on stdout; reasoning (dimmed), tool calls (a
+//! spinner while they run, one line after), todo lists and usage on stderr. Colors follow
+//! `NO_COLOR` and whether the stream is a terminal.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+use console::style;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem};
+use wonopcode_agent_loop::{Event, EventKind, LoopStatus};
+
+use super::Renderer;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TextKind {
+    Answer,
+    Reasoning,
+}
+
+/// Renders for a person.
+pub struct TerminalRenderer {
+    progress: MultiProgress,
+    spinners: HashMap<String, ProgressBar>,
+    text_items: HashMap<String, TextKind>,
+    stdout_mid_line: bool,
+    stderr_mid_line: bool,
+}
+
+impl TerminalRenderer {
+    /// A renderer drawing spinners through `progress`.
+    pub fn new(progress: MultiProgress) -> Self {
+        Self {
+            progress,
+            spinners: HashMap::new(),
+            text_items: HashMap::new(),
+            stdout_mid_line: false,
+            stderr_mid_line: false,
+        }
+    }
+
+    fn out(&mut self, text: &str) {
+        self.progress.suspend(|| {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        });
+        if !text.is_empty() {
+            self.stdout_mid_line = !text.ends_with('\n');
+        }
+    }
+
+    fn err_line(&mut self, line: &str) {
+        if self.stdout_mid_line {
+            self.out("\n");
+        }
+        let prefix = if self.stderr_mid_line { "\n" } else { "" };
+        self.stderr_mid_line = false;
+        self.progress.suspend(|| eprintln!("{prefix}{line}"));
+    }
+
+    fn todo_list(&mut self, items: &[TodoItem]) {
+        let mut lines = vec![style("todo:").bold().to_string()];
+        for t in items {
+            let mark = match t.status {
+                TodoStatus::Completed => style("[x]").green(),
+                TodoStatus::InProgress => style("[~]").yellow(),
+                TodoStatus::Pending => style("[ ]").dim(),
+            };
+            lines.push(format!("  {mark} {}", t.content));
+        }
+        self.err_line(&lines.join("\n"));
+    }
+
+    fn tool_started(&mut self, id: &str, item: &ToolCallItem) {
+        if self.stdout_mid_line {
+            self.out("\n");
+        }
+        let bar = self.progress.add(ProgressBar::new_spinner());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner:.cyan} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_message(summary(item));
+        bar.enable_steady_tick(Duration::from_millis(80));
+        self.spinners.insert(id.to_owned(), bar);
+    }
+
+    fn tool_finished(&mut self, id: &str, item: &ToolCallItem) {
+        if let Some(bar) = self.spinners.remove(id) {
+            bar.finish_and_clear();
+            self.progress.remove(&bar);
+        }
+        let took = item
+            .duration_ms
+            .map(|ms| format!(" · {ms} ms"))
+            .unwrap_or_default();
+        let line = match item.status {
+            ItemStatus::Completed => format!(
+                "{} {}{}",
+                style("✓").green(),
+                summary(item),
+                style(took).dim()
+            ),
+            ItemStatus::Declined => format!(
+                "{} {} {}",
+                style("⊘").yellow(),
+                summary(item),
+                style("(not run)").dim()
+            ),
+            _ => {
+                let first = item
+                    .output
+                    .as_deref()
+                    .and_then(|o| o.lines().next())
+                    .unwrap_or("");
+                format!(
+                    "{} {}{} {}",
+                    style("✗").red(),
+                    summary(item),
+                    style(took).dim(),
+                    style(first).red()
+                )
+            }
+        };
+        self.err_line(&line);
+    }
+}
+
+/// A one-line description of a tool call: the tool and its main argument.
+fn summary(item: &ToolCallItem) -> String {
+    let args: serde_json::Value = serde_json::from_str(&item.arguments).unwrap_or_default();
+    if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
+        return format!("{} {} item(s)", style(&item.name).bold(), todos.len());
+    }
+    let main = ["command", "path", "pattern"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
+        .map(str::to_owned)
+        .unwrap_or_else(|| item.arguments.clone());
+    let main: String = main.lines().next().unwrap_or("").chars().take(80).collect();
+    format!("{} {}", style(&item.name).bold(), main)
+}
+
+impl Renderer for TerminalRenderer {
+    fn render(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::ItemStarted { item } => match &item.details {
+                ItemDetails::AgentMessage { .. } => {
+                    self.text_items.insert(item.id.clone(), TextKind::Answer);
+                }
+                ItemDetails::Reasoning { .. } => {
+                    self.text_items.insert(item.id.clone(), TextKind::Reasoning);
+                }
+                ItemDetails::ToolCall(call) => self.tool_started(&item.id, call),
+                ItemDetails::TodoList { items } => self.todo_list(items),
+                ItemDetails::Error { .. } => {}
+            },
+            EventKind::ItemDelta { item_id, text } => match self.text_items.get(item_id) {
+                Some(TextKind::Answer) => self.out(text),
+                Some(TextKind::Reasoning) => {
+                    let dimmed = style(text).dim().italic().to_string();
+                    self.progress.suspend(|| eprint!("{dimmed}"));
+                    self.stderr_mid_line = !text.ends_with('\n');
+                }
+                None => {}
+            },
+            EventKind::ItemCompleted { item } => match &item.details {
+                ItemDetails::ToolCall(call) => self.tool_finished(&item.id, call),
+                ItemDetails::AgentMessage { .. } => {
+                    if self.stdout_mid_line {
+                        self.out("\n");
+                    }
+                }
+                ItemDetails::Reasoning { .. } => {
+                    if self.stderr_mid_line {
+                        self.err_line("");
+                    }
+                }
+                ItemDetails::Error { message } => {
+                    self.err_line(&format!("{} {message}", style("!").red().bold()))
+                }
+                ItemDetails::TodoList { .. } => {}
+            },
+            EventKind::ItemUpdated { item } => {
+                if let ItemDetails::TodoList { items } = &item.details {
+                    self.todo_list(items);
+                }
+            }
+            EventKind::ContextCompacted {
+                strategy,
+                tokens_before,
+                tokens_after,
+                ..
+            } => {
+                self.err_line(&style(format!("· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens")).dim().to_string());
+            }
+            EventKind::TurnCompleted {
+                status,
+                iterations,
+                usage,
+            }
+            | EventKind::TurnFailed {
+                status,
+                iterations,
+                usage,
+                ..
+            } => {
+                for (_, bar) in self.spinners.drain() {
+                    bar.finish_and_clear();
+                }
+                let cost = usage
+                    .cost_micro_cents
+                    .map(|c| format!(" · ${:.4}", c as f64 / 1e8))
+                    .unwrap_or_default();
+                let what = match status {
+                    LoopStatus::Complete => "done",
+                    LoopStatus::Suspended => "suspended",
+                    LoopStatus::MaxIterations => "stopped at the iteration limit",
+                    LoopStatus::Error => "failed",
+                    LoopStatus::Cancelled => "cancelled",
+                };
+                self.err_line(
+                    &style(format!(
+                        "· {what} · {iterations} model request(s) · {} in / {} out tokens{cost}",
+                        usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+                        usage.output_tokens
+                    ))
+                    .dim()
+                    .to_string(),
+                );
+            }
+            EventKind::SessionStarted { .. }
+            | EventKind::TurnStarted
+            | EventKind::MessageCreated { .. } => {}
+        }
+    }
+}

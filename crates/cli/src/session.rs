@@ -1,0 +1,378 @@
+//! One wonopcode session: builds the loop context from flags and config, runs prompts
+//! (one-shot, piped, or an interactive REPL), and handles Ctrl-C.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, bail};
+use clap::ArgMatches;
+use indicatif::{MultiProgress, ProgressDrawTarget};
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::{
+    AgentLoop, Emitter, EventKind, LanguageModel, LoopConfig, LoopContext, LoopResult, LoopStatus,
+    Message, RunStats, StandardLoop, ToolRegistry, resume_turn, run_turn,
+};
+use wonopcode_providers::{RecordingModel, ReplayProvider};
+use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
+use wonopcode_tools::{BuiltinOptions, register_builtins};
+
+use crate::args::{Args, UnattendedArg};
+use crate::config::{self, Config};
+use crate::exit;
+use crate::history::History;
+use crate::prompter::TerminalPrompter;
+use crate::render::{CliSink, JsonlRenderer, Renderer, TerminalRenderer};
+
+/// The system prompt of the standard loop unless the config replaces it. It names no
+/// absolute path, so recorded transcripts replay on any machine.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are wonopcode, a coding agent working in the user's workspace. \
+Use the tools to inspect and change files; paths are relative to the workspace root. \
+Read before you edit, keep changes minimal, and finish with a short summary of what you did.";
+
+/// A mistake in how wonopcode was invoked (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+/// Where prompts come from.
+enum Input {
+    One(String),
+    Resume,
+    Repl,
+}
+
+/// Permission rules from flags, in the order they were given (first match wins).
+fn flag_rules(args: &Args, matches: &ArgMatches) -> anyhow::Result<Vec<Rule>> {
+    let mut indexed = Vec::new();
+    for (id, values, action) in [
+        ("allow", &args.allow, Action::Allow),
+        ("ask", &args.ask, Action::Ask),
+        ("deny", &args.deny, Action::Deny),
+    ] {
+        let indices = matches
+            .indices_of(id)
+            .map(Iterator::collect::<Vec<_>>)
+            .unwrap_or_default();
+        for (value, index) in values.iter().zip(indices) {
+            let rule = Rule::parse(value, action).map_err(|e| usage(format!("--{id}: {e}")))?;
+            indexed.push((index, rule));
+        }
+    }
+    indexed.sort_by_key(|(i, _)| *i);
+    Ok(indexed.into_iter().map(|(_, r)| r).collect())
+}
+
+fn workspace_root(args: &Args) -> anyhow::Result<PathBuf> {
+    let dir = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("cannot determine the current directory")?,
+    };
+    let canonical = dir.canonicalize().map_err(|e| {
+        usage(format!(
+            "-C/--cwd: workspace directory {} is not usable: {e}",
+            dir.display()
+        ))
+    })?;
+    if !canonical.is_dir() {
+        return Err(usage(format!(
+            "-C/--cwd: {} is not a directory",
+            dir.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+fn model(args: &Args) -> anyhow::Result<Arc<dyn LanguageModel>> {
+    let Some(path) = &args.replay else {
+        return Err(usage(
+            "no model provider: pass --replay FILE to answer from a recorded transcript (see examples/)",
+        ));
+    };
+    let replay: Arc<dyn LanguageModel> = Arc::new(ReplayProvider::from_file(path)?);
+    match &args.record {
+        Some(out) => Ok(Arc::new(RecordingModel::create(replay, out).with_context(
+            || format!("cannot create transcript {}", out.display()),
+        )?)),
+        None => Ok(replay),
+    }
+}
+
+fn input(args: &Args) -> anyhow::Result<Input> {
+    if args.resume {
+        return Ok(Input::Resume);
+    }
+    if let Some(prompt) = &args.prompt {
+        if prompt.trim().is_empty() {
+            return Err(usage("the prompt is empty"));
+        }
+        return Ok(Input::One(prompt.clone()));
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(Input::Repl);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .context("cannot read the prompt from stdin")?;
+    if text.trim().is_empty() {
+        return Err(usage("no prompt: give one as an argument or on stdin"));
+    }
+    Ok(Input::One(text.trim_end().to_owned()))
+}
+
+fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("s{nanos:x}{:x}", std::process::id())
+}
+
+/// Runs the session; returns the exit code.
+pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
+    let root = workspace_root(&args)?;
+    let config: Config = config::load(args.config.as_deref())?;
+    let mut policy_config = config.permissions.clone();
+    let mut rules = flag_rules(&args, &matches)?;
+    rules.append(&mut policy_config.rules);
+    policy_config.rules = rules;
+    if let Some(mode) = args.unattended {
+        policy_config.unattended = match mode {
+            UnattendedArg::Deny => Unattended::Deny,
+            UnattendedArg::Suspend => Unattended::Suspend,
+        };
+    }
+    let input = input(&args)?;
+    let provider = model(&args)?;
+
+    let mut tools = ToolRegistry::new();
+    let mut options = BuiltinOptions::default();
+    if let Some(ms) = args.bash_timeout_ms {
+        options.bash_timeout = std::time::Duration::from_millis(ms);
+    }
+    register_builtins(&mut tools, options)?;
+
+    let (history, mut messages) = match &args.history {
+        Some(path) => {
+            let (h, m) = History::open(path, &new_session_id())?;
+            (Some(h), m)
+        }
+        None => (None, Vec::new()),
+    };
+    let session_id = history
+        .as_ref()
+        .map_or_else(new_session_id, |h| h.session_id.clone());
+
+    let interactive =
+        std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());
+    let progress = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
+    let prompter: Option<Arc<dyn Prompter>> = interactive.then(|| {
+        Arc::new(TerminalPrompter {
+            progress: progress.clone(),
+        }) as Arc<dyn Prompter>
+    });
+    let policy = PermissionPolicy::new(policy_config, args.yes, prompter);
+
+    let renderer: Box<dyn Renderer> = if args.json {
+        Box::new(JsonlRenderer)
+    } else {
+        Box::new(TerminalRenderer::new(progress.clone()))
+    };
+    let session_token = CancellationToken::new();
+    let sink = Arc::new(CliSink::new(history, renderer, session_token.clone()));
+    let events = Emitter::new(sink.clone(), wonopcode_agent_loop::ContextPath::root());
+
+    let loop_config = LoopConfig {
+        max_iterations: args.max_iterations.or(config.max_iterations).unwrap_or(50),
+        system_prompt: Some(
+            config
+                .system_prompt
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+        ),
+        ..LoopConfig::default()
+    };
+    let agent = StandardLoop::new();
+    events.emit(EventKind::SessionStarted {
+        session_id: session_id.clone(),
+        loop_name: agent.name().to_owned(),
+        model: provider.info().id.clone(),
+        schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
+    });
+
+    let current_turn: Arc<Mutex<Option<CancellationToken>>> = Arc::new(Mutex::new(None));
+    spawn_ctrl_c_handler(current_turn.clone());
+
+    let mut session = Session {
+        root,
+        messages: &mut messages,
+        provider: provider.as_ref(),
+        tools: &tools,
+        policy: &policy,
+        config: &loop_config,
+        events: &events,
+        session_id,
+        session_token,
+        current_turn,
+        agent: &agent,
+        json: args.json,
+        can_resume: args.history.is_some(),
+        sink: &sink,
+    };
+    session.start().await?;
+    match input {
+        Input::One(prompt) => Ok(session.prompt(Some(&prompt)).await),
+        Input::Resume => Ok(session.prompt(None).await),
+        Input::Repl => session.repl().await,
+    }
+}
+
+fn spawn_ctrl_c_handler(current_turn: Arc<Mutex<Option<CancellationToken>>>) {
+    tokio::spawn(async move {
+        loop {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            let active = current_turn.lock().ok().and_then(|t| t.clone());
+            match active {
+                Some(token) if !token.is_cancelled() => {
+                    token.cancel();
+                    eprintln!("\ncancelling the turn (Ctrl-C again quits)");
+                }
+                // Every stored message is already synced, so quitting keeps the history valid.
+                _ => std::process::exit(i32::from(exit::CANCELLED)),
+            }
+        }
+    });
+}
+
+struct Session<'a> {
+    root: PathBuf,
+    messages: &'a mut Vec<Message>,
+    provider: &'a dyn LanguageModel,
+    tools: &'a ToolRegistry,
+    policy: &'a PermissionPolicy,
+    config: &'a LoopConfig,
+    events: &'a Emitter,
+    session_id: String,
+    session_token: CancellationToken,
+    current_turn: Arc<Mutex<Option<CancellationToken>>>,
+    agent: &'a StandardLoop,
+    json: bool,
+    can_resume: bool,
+    sink: &'a CliSink,
+}
+
+impl Session<'_> {
+    fn context<'b>(&'b mut self, cancel: &'b CancellationToken) -> LoopContext<'b> {
+        LoopContext {
+            cwd: &self.root,
+            messages: self.messages,
+            provider: self.provider,
+            tools: self.tools,
+            permissions: self.policy,
+            config: self.config,
+            cancel,
+            events: self.events,
+            session_id: self.session_id.clone(),
+            stats: RunStats::default(),
+        }
+    }
+
+    async fn start(&mut self) -> anyhow::Result<()> {
+        let token = self.session_token.child_token();
+        let agent = self.agent;
+        let mut ctx = self.context(&token);
+        agent
+            .on_start(&mut ctx)
+            .await
+            .context("the loop failed to start")?;
+        Ok(())
+    }
+
+    /// Runs one prompt (or resumes, with `None`) and returns its exit code.
+    async fn prompt(&mut self, prompt: Option<&str>) -> u8 {
+        let token = self.session_token.child_token();
+        if let Ok(mut slot) = self.current_turn.lock() {
+            *slot = Some(token.clone());
+        }
+        let agent = self.agent;
+        let result = {
+            let mut ctx = self.context(&token);
+            match prompt {
+                Some(p) => run_turn(agent, &mut ctx, p).await,
+                None => resume_turn(agent, &mut ctx, Vec::new()).await,
+            }
+        };
+        if let Ok(mut slot) = self.current_turn.lock() {
+            *slot = None;
+        }
+        if let Some(failure) = self.sink.failure() {
+            eprintln!("error: {failure}");
+            return exit::ERROR;
+        }
+        self.report(&result);
+        exit::for_status(result.status)
+    }
+
+    fn report(&self, result: &LoopResult) {
+        let error = result.error.as_deref().unwrap_or("");
+        match result.status {
+            LoopStatus::Complete => {}
+            LoopStatus::Error => eprintln!("error: {error}"),
+            LoopStatus::MaxIterations => {
+                eprintln!("error: {error} (raise it with --max-iterations)")
+            }
+            LoopStatus::Cancelled => eprintln!("cancelled"),
+            LoopStatus::Suspended => {
+                let how = if self.can_resume {
+                    "continue with --resume (with --yes or an --allow rule to approve it)"
+                } else {
+                    "run with --history FILE to be able to resume"
+                };
+                eprintln!("suspended: {error}; {how}");
+            }
+        }
+        let _ = self.json;
+    }
+
+    async fn repl(&mut self) -> anyhow::Result<u8> {
+        eprintln!(
+            "wonopcode · workspace {} · Ctrl-D or /exit to quit",
+            self.root.display()
+        );
+        loop {
+            let line = tokio::task::spawn_blocking(|| {
+                eprint!("{} ", console::style(">").cyan().bold());
+                let mut line = String::new();
+                match std::io::stdin().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                }
+            })
+            .await
+            .unwrap_or(None);
+            let Some(line) = line else {
+                return Ok(exit::SUCCESS);
+            };
+            let prompt = line.trim();
+            match prompt {
+                "" => continue,
+                "/exit" | "/quit" => return Ok(exit::SUCCESS),
+                _ => {}
+            }
+            let code = self.prompt(Some(prompt)).await;
+            if code == exit::ERROR && self.sink.failure().is_some() {
+                bail!("stopping: the history file can no longer be written");
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `RecordingModel`: wraps any model and appends every request and its streamed answer to a
+//! transcript, in the format `ReplayProvider` reads. Each record is written (and flushed)
+//! when its stream ends, so an interrupted run keeps every finished turn.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use wonopcode_agent_loop::{
+    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
+};
+
+use crate::transcript::{FORMAT, Fingerprint, Record, RecordedError, TurnRecord, VERSION, to_line};
+
+/// Records a model's answers.
+pub struct RecordingModel {
+    inner: Arc<dyn LanguageModel>,
+    out: Arc<Mutex<File>>,
+    next_turn: Mutex<HashMap<ContextPath, u32>>,
+}
+
+impl RecordingModel {
+    /// Creates (or truncates) `path` and writes the header.
+    pub fn create(inner: Arc<dyn LanguageModel>, path: &Path) -> std::io::Result<Self> {
+        let mut file = File::create(path)?;
+        let header = Record::Header {
+            format: FORMAT.to_owned(),
+            version: VERSION,
+            model: inner.info().clone(),
+        };
+        file.write_all(to_line(&header).as_bytes())?;
+        file.sync_data()?;
+        Ok(Self {
+            inner,
+            out: Arc::new(Mutex::new(file)),
+            next_turn: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn take_turn_index(&self, context: &ContextPath) -> u32 {
+        let Ok(mut next) = self.next_turn.lock() else {
+            return u32::MAX;
+        };
+        let slot = next.entry(context.clone()).or_insert(0);
+        let turn = *slot;
+        *slot += 1;
+        turn
+    }
+}
+
+fn write_record(out: &Mutex<File>, record: TurnRecord) {
+    let line = to_line(&Record::Turn(record));
+    match out.lock() {
+        Ok(mut file) => {
+            if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
+                tracing::warn!(error = %e, "cannot write the transcript");
+            }
+        }
+        Err(_) => tracing::warn!("cannot write the transcript: writer poisoned"),
+    }
+}
+
+#[async_trait]
+impl LanguageModel for RecordingModel {
+    fn info(&self) -> &ModelInfo {
+        self.inner.info()
+    }
+
+    async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
+        let turn = self.take_turn_index(&request.context);
+        let mut record = TurnRecord {
+            context: request.context.clone(),
+            turn,
+            request: Some(Fingerprint::of(&request)),
+            chunks: Vec::new(),
+            error: None,
+        };
+        let inner = match self.inner.stream(request).await {
+            Ok(s) => s,
+            Err(e) => {
+                let (status, message) = match &e {
+                    ModelError::Provider { status, message } => (*status, message.clone()),
+                    other => (None, other.to_string()),
+                };
+                record.error = Some(RecordedError { status, message });
+                write_record(&self.out, record);
+                return Err(e);
+            }
+        };
+        let out = Arc::clone(&self.out);
+        let recorder = Recorder {
+            record: Some(record),
+            out,
+        };
+        Ok(Box::pin(futures::stream::unfold(
+            (inner, recorder),
+            |(mut inner, mut recorder)| async move {
+                let chunk: StreamChunk = inner.next().await?;
+                recorder.push(chunk.clone());
+                Some((chunk, (inner, recorder)))
+            },
+        )))
+    }
+}
+
+/// Collects a stream's chunks and writes the record when the stream is dropped (ended,
+/// failed or abandoned).
+struct Recorder {
+    record: Option<TurnRecord>,
+    out: Arc<Mutex<File>>,
+}
+
+impl Recorder {
+    fn push(&mut self, chunk: StreamChunk) {
+        if let Some(r) = &mut self.record {
+            r.chunks.push(chunk);
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if let Some(record) = self.record.take() {
+            write_record(&self.out, record);
+        }
+    }
+}

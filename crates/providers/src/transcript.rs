@@ -1,0 +1,276 @@
+//! The transcript format: JSONL, one header line, then one record per model request keyed by
+//! (context path, turn index), holding the chunks the model streamed (or the error that
+//! refused the request) and a fingerprint of the request that produced them. `--replay`
+//! reads it; `--record` writes it. Documented in `docs/replay.md`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use wonopcode_agent_loop::{ContextPath, ModelInfo, ModelRequest, Role, StreamChunk};
+
+/// The `format` value of the header.
+pub const FORMAT: &str = "wonopcode-transcript";
+/// The version this build reads and writes.
+pub const VERSION: u32 = 1;
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Record {
+    /// First line: format, version and the model the turns came from.
+    Header {
+        /// Always `wonopcode-transcript`.
+        format: String,
+        /// Format version.
+        version: u32,
+        /// The recorded model.
+        model: ModelInfo,
+    },
+    /// One model request and what came back.
+    Turn(TurnRecord),
+}
+
+/// One model request and its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnRecord {
+    /// Context that made the request.
+    pub context: ContextPath,
+    /// Index of the request within that context (0-based, counting every request).
+    pub turn: u32,
+    /// Fingerprint of the request; when absent, any request matches (hand-written files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Fingerprint>,
+    /// The streamed chunks, in order.
+    #[serde(default)]
+    pub chunks: Vec<StreamChunk>,
+    /// Set when the provider refused the request instead of streaming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RecordedError>,
+}
+
+/// A provider refusal (HTTP 4xx/5xx).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedError {
+    /// HTTP status, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The provider's message.
+    pub message: String,
+}
+
+/// What identifies a request, with enough detail to say what differed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fingerprint {
+    /// Hash of everything below.
+    pub hash: String,
+    /// Hash of the system prompt, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// `role:hash` of each message.
+    pub messages: Vec<String>,
+    /// Tool names offered.
+    pub tools: Vec<String>,
+    /// Hash of the generation options.
+    pub options: String,
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+fn short_hash(bytes: &[u8]) -> String {
+    hex::encode(&Sha256::digest(bytes)[..8])
+}
+
+fn json_hash<T: Serialize>(value: &T) -> String {
+    short_hash(serde_json::to_string(value).unwrap_or_default().as_bytes())
+}
+
+impl Fingerprint {
+    /// Fingerprints a request.
+    pub fn of(request: &ModelRequest) -> Self {
+        let system = request.system.as_deref().map(|s| short_hash(s.as_bytes()));
+        let messages: Vec<String> = request
+            .messages
+            .iter()
+            .map(|m| format!("{}:{}", role_name(m.role), json_hash(m)))
+            .collect();
+        let tools: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
+        let options = json_hash(&(
+            &request.options,
+            request
+                .tools
+                .iter()
+                .map(|t| &t.parameters)
+                .collect::<Vec<_>>(),
+        ));
+        let hash = json_hash(&(&system, &messages, &tools, &options));
+        Self {
+            hash,
+            system,
+            messages,
+            tools,
+            options,
+        }
+    }
+
+    /// Says what differs between a recorded fingerprint (`self`) and a live one, or `None`.
+    pub fn difference(&self, live: &Fingerprint) -> Option<String> {
+        if self.hash == live.hash {
+            return None;
+        }
+        if self.system != live.system {
+            return Some("the system prompt differs".to_owned());
+        }
+        if self.tools != live.tools {
+            return Some(format!(
+                "the tools differ: recorded [{}], requested [{}]",
+                self.tools.join(", "),
+                live.tools.join(", ")
+            ));
+        }
+        for (i, (rec, now)) in self.messages.iter().zip(&live.messages).enumerate() {
+            if rec != now {
+                let role = now.split_once(':').map_or("?", |(r, _)| r);
+                return Some(format!("message {i} ({role}) differs from the recording"));
+            }
+        }
+        if self.messages.len() != live.messages.len() {
+            return Some(format!(
+                "the recording has {} messages, the request has {}",
+                self.messages.len(),
+                live.messages.len()
+            ));
+        }
+        Some("the generation options or tool schemas differ".to_owned())
+    }
+}
+
+/// Errors reading a transcript.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    /// The file could not be read.
+    #[error("cannot read transcript {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not a valid record.
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A parsed transcript.
+#[derive(Debug, Clone)]
+pub struct Transcript {
+    /// The recorded model.
+    pub model: ModelInfo,
+    /// Turns in file order.
+    pub turns: Vec<TurnRecord>,
+}
+
+impl Transcript {
+    /// Reads and checks a transcript file: header first, valid records, no duplicate keys.
+    pub fn load(path: &Path) -> Result<Self, TranscriptError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| TranscriptError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::parse(&text, &shown)
+    }
+
+    /// Parses transcript text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &str) -> Result<Self, TranscriptError> {
+        let invalid = |line: usize, message: String| TranscriptError::Invalid {
+            path: path.to_owned(),
+            line,
+            message,
+        };
+        let mut model = None;
+        let mut turns: Vec<TurnRecord> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (index, raw) in text.lines().enumerate() {
+            let line = index + 1;
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let record: Record = serde_json::from_str(raw)
+                .map_err(|e| invalid(line, format!("invalid transcript record: {e}")))?;
+            match record {
+                Record::Header {
+                    format,
+                    version,
+                    model: m,
+                } => {
+                    if model.is_some() || !turns.is_empty() {
+                        return Err(invalid(
+                            line,
+                            "the header must be the first record, and only one".to_owned(),
+                        ));
+                    }
+                    if format != FORMAT {
+                        return Err(invalid(
+                            line,
+                            format!("not a wonopcode transcript (format `{format}`)"),
+                        ));
+                    }
+                    if version != VERSION {
+                        return Err(invalid(
+                            line,
+                            format!(
+                                "transcript version {version} is not supported (this build reads {VERSION})"
+                            ),
+                        ));
+                    }
+                    model = Some(m);
+                }
+                Record::Turn(turn) => {
+                    if model.is_none() {
+                        return Err(invalid(
+                            line,
+                            "the first record must be the header".to_owned(),
+                        ));
+                    }
+                    if !seen.insert((turn.context.clone(), turn.turn)) {
+                        return Err(invalid(
+                            line,
+                            format!(
+                                "duplicate record for context {} turn {}",
+                                turn.context, turn.turn
+                            ),
+                        ));
+                    }
+                    turns.push(turn);
+                }
+            }
+        }
+        let model = model.ok_or_else(|| invalid(1, "empty transcript: no header".to_owned()))?;
+        Ok(Self { model, turns })
+    }
+}
+
+/// Serializes a record as one line (with the newline).
+pub fn to_line(record: &Record) -> String {
+    let mut line = serde_json::to_string(record).unwrap_or_default();
+    line.push('\n');
+    line
+}
