@@ -1,1 +1,11 @@
-//! e2e
+//! End-to-end tests: the real `wonopcode` binary, real tools on real files, replayed
+//! transcripts. One test binary (as Codex does) so it links once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod cli_errors;
+mod demo;
+mod events_doc;
+mod runs;
+mod support;
+mod tool_errors;

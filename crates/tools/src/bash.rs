@@ -90,6 +90,16 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
+/// Kills the command's process group when dropped: on every way out of `run`, including the
+/// registry dropping the call's future on cancellation.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
 enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut(Duration),
@@ -127,6 +137,7 @@ impl Tool for BashTool {
             .spawn()
             .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
         let pid = child.id();
+        let _guard = GroupGuard(pid);
         let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
         let stderr = child.stderr.take().map(|p| tokio::spawn(capture(p)));
         let ending = tokio::select! {
@@ -138,12 +149,10 @@ impl Tool for BashTool {
                 Err(_) => Ending::TimedOut(timeout),
             },
         };
+        // Kill what is left (background jobs would hold the pipes open), then reap.
+        kill_group(pid);
         if !matches!(ending, Ending::Exited(_)) {
-            kill_group(pid);
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-        } else {
-            // Background jobs the command left behind would hold the pipes open.
-            kill_group(pid);
         }
         let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
             match task {

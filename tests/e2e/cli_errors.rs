@@ -1,0 +1,181 @@
+//! Bad invocations and bad input files: one clear line, the right exit code, nothing lost.
+
+use crate::support::{Scratch, call, done, events, header, repo_root, stderr, text, wonopcode};
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let out = wonopcode().arg("--frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unexpected argument '--frobnicate'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn no_provider_is_a_usage_error() {
+    let s = Scratch::new();
+    let out = wonopcode()
+        .arg("-C")
+        .arg(s.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no model provider: pass --replay FILE"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn missing_transcript_names_the_file() {
+    let s = Scratch::new();
+    let missing = s.outside("nope.jsonl");
+    let out = s.run_json(&missing, &[], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot read transcript") && err.contains("nope.jsonl"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing on stdout when the run cannot start"
+    );
+}
+
+#[test]
+fn unreadable_transcript_names_the_file() {
+    let s = Scratch::new();
+    let dir = s.outside("a-directory.jsonl");
+    std::fs::create_dir(&dir).unwrap();
+    let out = s.run_json(&dir, &[], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("cannot read transcript"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn malformed_transcript_line_names_the_line() {
+    let s = Scratch::new();
+    let path = s.outside("bad.jsonl");
+    let good = serde_json::json!({"type":"turn","context":"0","turn":0,"chunks":[text("hi"), done("end_turn")]});
+    std::fs::write(
+        &path,
+        format!("{}\n{}\n{{\"type\":\"turn\",\"context\":\n", header(), good),
+    )
+    .unwrap();
+    let out = s.run_json(&path, &[], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.jsonl:3: invalid transcript record"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn transcript_divergence_says_what_differed_and_keeps_the_history() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let demo = repo_root().join("examples/demo/transcript.jsonl");
+    let out = s.run_json(
+        &demo,
+        &["--history", history.to_str().unwrap()],
+        "a different prompt",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("transcript divergence at context 0 turn 0"),
+        "{err}"
+    );
+    assert!(err.contains("message 0 (user) differs"), "{err}");
+    let stored = std::fs::read_to_string(&history).unwrap();
+    assert!(
+        stored.contains("a different prompt"),
+        "the user message is kept: {stored}"
+    );
+    let last = events(&out).pop().unwrap();
+    assert_eq!(last["type"], "turn.failed");
+}
+
+#[test]
+fn running_past_the_transcript_names_the_missing_key() {
+    let s = Scratch::new();
+    let mut turn0 = call("c1", "list", "{}");
+    turn0.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn0]);
+    let out = s.run_json(&t, &[], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("has no record for context 0 turn 1"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unwritable_history_is_refused_before_the_run() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("hi"), done("end_turn")]]);
+    let dir_as_file = s.outside("history-dir");
+    std::fs::create_dir(&dir_as_file).unwrap();
+    let out = s.run_json(&t, &["--history", dir_as_file.to_str().unwrap()], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("history file"), "{}", stderr(&out));
+    let out = s.run_json(&t, &["--history", "/proc/version/not-here.jsonl"], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("history file"), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_permission_rule_is_a_usage_error() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("hi"), done("end_turn")]]);
+    let out = s.run_json(&t, &["--allow", "bash:"], "hi");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--allow: invalid permission rule `bash:`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn malformed_config_names_line_and_column() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("hi"), done("end_turn")]]);
+    let cfg = s.outside("config.yaml");
+    std::fs::write(&cfg, "permissions:\n  mutating: allow\n  colour: blue\n").unwrap();
+    let out = s.run_json(&t, &["--config", cfg.to_str().unwrap()], "hi");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("config.yaml:3:3") && err.contains("unknown field `colour`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_workspace_is_a_usage_error() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("hi"), done("end_turn")]]);
+    let out = wonopcode()
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.outside("no-such-dir"))
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("-C/--cwd"), "{}", stderr(&out));
+}

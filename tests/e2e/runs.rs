@@ -1,0 +1,270 @@
+//! Whole runs: interruption and resumption, suspension, doom loops, limits, piped prompts.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{Scratch, bin, call, done, events, stderr, text, tool_results, wonopcode};
+
+fn history_records(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("history line is not JSON ({e}): {l}"))
+        })
+        .collect()
+}
+
+#[test]
+fn sigint_during_a_tool_keeps_a_valid_history_that_resumes() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let mut turn0 = vec![text("Running the slow command.")];
+    turn0.extend(call("c1", "bash", r#"{"command": "sleep 30 & sleep 30"}"#));
+    turn0.push(done("tool_use"));
+    let first = s.transcript("first.jsonl", &[turn0]);
+    let mut child = Command::new(bin())
+        .args(["--json", "--yes", "--replay"])
+        .arg(&first)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("--history")
+        .arg(&history)
+        .arg("run the slow thing")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines
+            .next()
+            .expect("bash started before stdout closed")
+            .unwrap();
+        if line.contains(r#""type":"item.started""#) && line.contains(r#""name":"bash""#) {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let interrupted = Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            interrupted.elapsed() < Duration::from_secs(10),
+            "wonopcode did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(130));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|l| l.contains(r#""type":"turn.failed""#) && l.contains(r#""status":"cancelled""#)), "{rest:?}");
+
+    let records = history_records(&history);
+    assert_eq!(records[0]["type"], "session");
+    let last = records.last().unwrap();
+    assert_eq!(
+        last["message"]["role"], "tool",
+        "the cancelled call is answered: {last}"
+    );
+    assert_eq!(last["message"]["parts"][0]["is_error"], true);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["message"]["parts"][0]["text"] == "Running the slow command."),
+        "partial assistant text kept"
+    );
+
+    let second = s.transcript(
+        "second.jsonl",
+        &[vec![text("Back again."), done("end_turn")]],
+    );
+    let out = s.run_json(
+        &second,
+        &["--history", history.to_str().unwrap()],
+        "carry on",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = history_records(&history);
+    let users: Vec<_> = records
+        .iter()
+        .filter(|r| r["message"]["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2);
+    assert_eq!(
+        records.last().unwrap()["message"]["parts"][0]["text"],
+        "Back again."
+    );
+    assert_eq!(
+        records.iter().filter(|r| r["type"] == "session").count(),
+        1,
+        "same session"
+    );
+}
+
+#[test]
+fn unattended_suspend_exits_3_and_resume_runs_the_pending_call() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let mut turn0 = call("w1", "write", r#"{"path": "out.txt", "content": "hello"}"#);
+    turn0.push(done("tool_use"));
+    let first = s.transcript("first.jsonl", &[turn0]);
+    let out = s.run_json(
+        &first,
+        &[
+            "--unattended",
+            "suspend",
+            "--history",
+            history.to_str().unwrap(),
+        ],
+        "write it",
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("suspended: `write` on `out.txt` needs approval; continue with --resume"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!s.ws().join("out.txt").exists());
+    let last = events(&out).pop().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["status"].as_str()),
+        (Some("turn.completed"), Some("suspended"))
+    );
+
+    let second = s.transcript("second.jsonl", &[vec![text("Written."), done("end_turn")]]);
+    let out = wonopcode()
+        .args(["--json", "--yes", "--resume", "--history"])
+        .arg(&history)
+        .arg("--replay")
+        .arg(&second)
+        .arg("-C")
+        .arg(s.ws())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("out.txt")).unwrap(),
+        "hello"
+    );
+}
+
+#[test]
+fn resume_without_history_is_a_usage_error() {
+    let out = wonopcode().arg("--resume").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_same_call_three_times_stops_the_run() {
+    let s = Scratch::new();
+    let turn = |id: &str| {
+        let mut t = call(id, "list", r#"{"path": "."}"#);
+        t.push(done("tool_use"));
+        t
+    };
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            turn("a"),
+            turn("b"),
+            turn("c"),
+            vec![text("never"), done("end_turn")],
+        ],
+    );
+    let out = s.run_json(&t, &[], "loop");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "doom loop detected: `list` was called 3 times in a row with the same arguments"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        tool_results(&events(&out)).len(),
+        2,
+        "the third call did not run"
+    );
+}
+
+#[test]
+fn iteration_limit_ends_with_exit_4() {
+    let s = Scratch::new();
+    let turn = |id: &str, depth: u32| {
+        let mut t = call(id, "list", &format!(r#"{{"depth": {depth}}}"#));
+        t.push(done("tool_use"));
+        t
+    };
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            turn("a", 1),
+            turn("b", 2),
+            vec![text("never"), done("end_turn")],
+        ],
+    );
+    let out = s.run_json(&t, &["--max-iterations", "2"], "go");
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        stderr(&out).contains("reached the limit of 2 iterations"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn prompt_is_read_from_piped_stdin() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("Hello."), done("end_turn")]]);
+    let out = wonopcode()
+        .arg("--json")
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .write_stdin("hello from a pipe\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let user = evs.iter().find(|e| e["type"] == "message.created").unwrap();
+    assert_eq!(user["message"]["parts"][0]["text"], "hello from a pipe");
+}
+
+#[test]
+fn terminal_output_streams_text_and_reports_tools_without_color() {
+    let s = Scratch::new();
+    s.file("notes.txt", "one\ntwo\n");
+    let mut turn0 = vec![text("Reading.")];
+    turn0.extend(call("r", "read", r#"{"path": "notes.txt"}"#));
+    turn0.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[turn0, vec![text("It has two lines."), done("end_turn")]],
+    );
+    let out = wonopcode()
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("read notes")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout, "Reading.\nIt has two lines.\n");
+    let err = stderr(&out);
+    assert!(err.contains("✓ read notes.txt"), "{err}");
+    assert!(!err.contains('\u{1b}'), "NO_COLOR honoured: {err:?}");
+}

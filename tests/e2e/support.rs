@@ -1,0 +1,167 @@
+//! Helpers: build the real binary once, write transcripts, run wonopcode in a scratch
+//! workspace, read its JSONL events.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+/// The workspace root (parent of `tests/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Path of the `wonopcode` binary, built once per test run from the workspace.
+pub fn bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        escargot::CargoBuild::new()
+            .package("wonopcode")
+            .bin("wonopcode")
+            .manifest_path(repo_root().join("Cargo.toml"))
+            .run()
+            .expect("building the wonopcode binary")
+            .path()
+            .to_path_buf()
+    })
+}
+
+/// A `wonopcode` command with a clean environment for deterministic output.
+pub fn wonopcode() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(bin());
+    cmd.env("NO_COLOR", "1")
+        .env_remove("WONOPCODE_LOG")
+        .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config");
+    cmd
+}
+
+/// The header every transcript starts with.
+pub fn header() -> Value {
+    json!({"type":"header","format":"wonopcode-transcript","version":1,
+           "model":{"id":"test-model","provider":"test","context_window":200000,"max_output":8192}})
+}
+
+/// A text delta chunk.
+pub fn text(t: &str) -> Value {
+    json!({"type":"text_delta","text":t})
+}
+
+/// The chunks of one tool call whose raw argument text is `args`.
+pub fn call(id: &str, name: &str, args: &str) -> Vec<Value> {
+    vec![
+        json!({"type":"tool_call_start","id":id,"name":name}),
+        json!({"type":"tool_call_delta","id":id,"arguments_delta":args}),
+        json!({"type":"tool_call_end","id":id}),
+    ]
+}
+
+/// A `done` chunk.
+pub fn done(reason: &str) -> Value {
+    json!({"type":"done","stop_reason":reason})
+}
+
+/// A transcript for context 0 with one record per turn (no request fingerprints).
+pub fn transcript(turns: &[Vec<Value>]) -> String {
+    let mut out = header().to_string();
+    out.push('\n');
+    for (i, chunks) in turns.iter().enumerate() {
+        out.push_str(&json!({"type":"turn","context":"0","turn":i,"chunks":chunks}).to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// A scratch workspace plus a place for transcripts and history files.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        Self { dir }
+    }
+
+    /// The workspace root.
+    pub fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    /// A path outside the workspace (in the scratch dir).
+    pub fn outside(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Writes a file inside the workspace.
+    pub fn file(&self, rel: &str, content: &str) -> PathBuf {
+        let path = self.ws().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// Writes a transcript outside the workspace and returns its path.
+    pub fn transcript(&self, name: &str, turns: &[Vec<Value>]) -> PathBuf {
+        let path = self.outside(name);
+        std::fs::write(&path, transcript(turns)).unwrap();
+        path
+    }
+
+    /// Runs `wonopcode --json` with the transcript, in the workspace, with extra flags.
+    pub fn run_json(&self, transcript: &Path, extra: &[&str], prompt: &str) -> Output {
+        let mut cmd = wonopcode();
+        cmd.arg("--json")
+            .arg("--replay")
+            .arg(transcript)
+            .arg("-C")
+            .arg(self.ws());
+        cmd.args(extra).arg(prompt);
+        cmd.output().unwrap()
+    }
+}
+
+/// Parses stdout as JSON Lines; panics on any line that is not JSON.
+pub fn events(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l}"))
+        })
+        .collect()
+}
+
+/// The completed tool-call items, in order.
+pub fn tool_results(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .map(|e| e["item"].clone())
+        .collect()
+}
+
+/// Runs one turn holding a single tool call, then a final answer; returns the call's item.
+pub fn single_call(scratch: &Scratch, name: &str, args: &str, extra: &[&str]) -> Value {
+    let mut turn0 = call("c1", name, args);
+    turn0.push(done("tool_use"));
+    let t = scratch.transcript("t.jsonl", &[turn0, vec![text("ok"), done("end_turn")]]);
+    let out = scratch.run_json(&t, extra, "go");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&events(&out));
+    assert_eq!(results.len(), 1, "{results:?}");
+    results[0].clone()
+}
+
+/// stderr as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

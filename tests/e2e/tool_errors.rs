@@ -1,0 +1,171 @@
+//! Bad tool calls from the model go back to the model as error results (fail-open): the run
+//! goes on and completes.
+
+use crate::support::{Scratch, single_call};
+
+fn output(item: &serde_json::Value) -> &str {
+    item["output"].as_str().unwrap()
+}
+
+#[test]
+fn invalid_json_arguments_are_reported_to_the_model() {
+    let s = Scratch::new();
+    let item = single_call(&s, "read", r#"{"path": "a.txt""#, &[]);
+    assert_eq!(item["status"], "failed");
+    assert!(
+        output(&item).contains("arguments for `read` are not valid JSON"),
+        "{item}"
+    );
+}
+
+#[test]
+fn unknown_tool_lists_the_available_ones() {
+    let s = Scratch::new();
+    let item = single_call(&s, "teleport", "{}", &[]);
+    assert_eq!(item["status"], "failed");
+    assert!(output(&item).contains("unknown tool `teleport`; available tools: bash, edit, glob, grep, list, read, todo, write"), "{item}");
+}
+
+#[test]
+fn schema_violation_names_the_field() {
+    let s = Scratch::new();
+    let item = single_call(&s, "read", r#"{"path": "a.txt", "start_line": "ten"}"#, &[]);
+    assert_eq!(item["status"], "failed");
+    assert!(
+        output(&item).contains("invalid arguments for `read`: field `/start_line`"),
+        "{item}"
+    );
+    let item = single_call(&s, "write", r#"{"path": "a.txt"}"#, &["--yes"]);
+    assert!(
+        output(&item).contains("\"content\" is a required property"),
+        "{item}"
+    );
+}
+
+#[test]
+fn paths_outside_the_workspace_are_refused() {
+    let s = Scratch::new();
+    std::fs::write(s.outside("secret.txt"), "secret").unwrap();
+    let item = single_call(&s, "read", r#"{"path": "../secret.txt"}"#, &[]);
+    assert!(
+        output(&item).contains("path `../secret.txt` is outside the workspace"),
+        "{item}"
+    );
+    let abs = format!(r#"{{"path": "{}"}}"#, s.outside("secret.txt").display());
+    let item = single_call(&s, "read", &abs, &[]);
+    assert!(output(&item).contains("is outside the workspace"), "{item}");
+    assert!(!output(&item).contains("secret\n"));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_out_of_the_workspace_are_refused() {
+    let s = Scratch::new();
+    std::fs::write(s.outside("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(s.dir.path(), s.ws().join("escape")).unwrap();
+    let item = single_call(&s, "read", r#"{"path": "escape/secret.txt"}"#, &[]);
+    assert!(output(&item).contains("is outside the workspace"), "{item}");
+    let item = single_call(
+        &s,
+        "write",
+        r#"{"path": "escape/planted.txt", "content": "x"}"#,
+        &["--yes"],
+    );
+    assert!(output(&item).contains("is outside the workspace"), "{item}");
+    assert!(!s.outside("planted.txt").exists());
+}
+
+#[test]
+fn edit_without_a_match_says_so() {
+    let s = Scratch::new();
+    s.file("a.txt", "alpha\nbeta\n");
+    let item = single_call(
+        &s,
+        "edit",
+        r#"{"path": "a.txt", "old_string": "gamma", "new_string": "delta"}"#,
+        &["--yes"],
+    );
+    assert_eq!(item["status"], "failed");
+    assert!(
+        output(&item).contains("old_string was not found in `a.txt`"),
+        "{item}"
+    );
+}
+
+#[test]
+fn edit_with_several_matches_says_how_many() {
+    let s = Scratch::new();
+    let path = s.file("a.txt", "x = 1\nx = 1\n");
+    let item = single_call(
+        &s,
+        "edit",
+        r#"{"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}"#,
+        &["--yes"],
+    );
+    assert!(
+        output(&item).contains("old_string matches 2 places in `a.txt`"),
+        "{item}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(path).unwrap(),
+        "x = 1\nx = 1\n",
+        "file untouched"
+    );
+}
+
+#[test]
+fn edit_with_one_match_changes_the_file() {
+    let s = Scratch::new();
+    let path = s.file("a.txt", "x = 1\ny = 1\n");
+    let item = single_call(
+        &s,
+        "edit",
+        r#"{"path": "a.txt", "old_string": "x = 1", "new_string": "x = 2"}"#,
+        &["--yes"],
+    );
+    assert_eq!(item["status"], "completed");
+    assert_eq!(item["file_change"]["kind"], "update");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "x = 2\ny = 1\n");
+}
+
+#[test]
+fn bash_timeout_kills_the_command() {
+    let s = Scratch::new();
+    let started = std::time::Instant::now();
+    let item = single_call(
+        &s,
+        "bash",
+        r#"{"command": "echo started; sleep 20; echo never", "timeout_ms": 300}"#,
+        &["--yes"],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(item["status"], "failed");
+    assert!(
+        output(&item).contains("timed out after 300 ms; the command was killed"),
+        "{item}"
+    );
+    assert!(output(&item).contains("started"));
+    assert!(!output(&item).contains("never"));
+}
+
+#[test]
+fn denied_calls_are_declined_and_explained() {
+    let s = Scratch::new();
+    let item = single_call(&s, "write", r#"{"path": "a.txt", "content": "x"}"#, &[]);
+    assert_eq!(item["status"], "declined");
+    assert!(
+        output(&item).contains("needs approval and nobody can be asked"),
+        "{item}"
+    );
+    assert!(!s.ws().join("a.txt").exists());
+    let item = single_call(
+        &s,
+        "bash",
+        r#"{"command": "rm -f x"}"#,
+        &["--yes", "--deny", "bash:rm"],
+    );
+    assert!(
+        output(&item).contains("denied by the permission policy"),
+        "{item}"
+    );
+}
