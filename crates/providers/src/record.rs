@@ -129,3 +129,51 @@ impl Drop for Recorder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::ReplayProvider;
+    use wonopcode_agent_loop::{Message, RequestOptions, StopReason, Usage};
+
+    fn request(prompt: &str) -> ModelRequest {
+        ModelRequest {
+            context: ContextPath::root(),
+            system: None,
+            messages: vec![Message::user(prompt)],
+            tools: Vec::new(),
+            options: RequestOptions::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_recording_replays_and_checks_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source.jsonl");
+        std::fs::write(
+            &source,
+            concat!(
+                r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#, "\n",
+                r#"{"type":"turn","context":"0","turn":0,"chunks":[{"type":"text_delta","text":"hi"},{"type":"usage","usage":{"input_tokens":5,"output_tokens":1}},{"type":"done","stop_reason":"end_turn"}]}"#, "\n",
+                r#"{"type":"turn","context":"0","turn":1,"error":{"status":429,"message":"slow down"}}"#, "\n",
+            ),
+        )
+        .unwrap();
+        let recorded = dir.path().join("recorded.jsonl");
+        let replay: Arc<dyn LanguageModel> = Arc::new(ReplayProvider::from_file(&source).unwrap());
+        let recorder = RecordingModel::create(replay, &recorded).unwrap();
+        let chunks: Vec<StreamChunk> = recorder.stream(request("hello")).await.unwrap().collect().await;
+        assert_eq!(chunks.len(), 3);
+        let err = recorder.stream(request("again")).await.err().unwrap();
+        assert_eq!(err, ModelError::Provider { status: Some(429), message: "slow down".into() });
+        drop(recorder);
+
+        let again = ReplayProvider::from_file(&recorded).unwrap();
+        let chunks: Vec<StreamChunk> = again.stream(request("hello")).await.unwrap().collect().await;
+        assert_eq!(chunks[1], StreamChunk::Usage { usage: Usage { input_tokens: 5, output_tokens: 1, ..Usage::default() } });
+        assert_eq!(chunks[2], StreamChunk::Done { stop_reason: StopReason::EndTurn });
+        let diverged = again.stream(request("not again")).await.err().unwrap().to_string();
+        assert!(diverged.contains("transcript divergence at context 0 turn 1"), "{diverged}");
+        assert!(diverged.contains("message 0 (user) differs"), "{diverged}");
+    }
+}

@@ -299,14 +299,17 @@ async fn stream_request(
     Ok(turn)
 }
 
-/// Stops the run when one call repeats `doom_loop_threshold` times in a row, unless the
-/// permission gate lets it go on. The calls are answered so the history stays valid.
+/// Stops the run when one call repeats `doom_loop_threshold` times in a row (across turns),
+/// unless the permission gate lets it go on. The calls are answered so the history stays valid.
 async fn check_doom_loop(
     ctx: &mut LoopContext<'_>,
     doom: &mut DoomLoopDetector,
     calls: &[Call],
 ) -> Option<Result<String, LoopError>> {
-    for call in calls {
+    // Identical calls within one turn are one request run in parallel, not a loop: each
+    // distinct call of a turn is observed once.
+    let mut seen = std::collections::HashSet::new();
+    for call in calls.iter().filter(|c| seen.insert((c.name.as_str(), c.arguments.as_str()))) {
         let count = doom.observe(&call.name, &call.arguments);
         if count < ctx.config.doom_loop_threshold {
             continue;
@@ -493,3 +496,6 @@ fn warn_compaction(events: &Emitter, why: &str) {
         },
     });
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,381 @@
+//! StandardLoop behaviour against a scripted model and instrumented tools.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{AgentLoop, LoopConfig, LoopContext, LoopError, RunStats};
+use crate::compaction::CompactionConfig;
+use crate::event::{Emitter, Event, EventKind, EventSink};
+use crate::message::{Message, Part, Role};
+use crate::model::{ChunkStream, LanguageModel, ModelError, ModelRequest, StopReason, StreamChunk};
+use crate::permission::AllowAll;
+use crate::registry::ToolRegistry;
+use crate::tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use crate::usage::ModelInfo;
+
+use super::StandardLoop;
+
+enum Script {
+    Chunks(Vec<StreamChunk>),
+    ChunksThenHang(Vec<StreamChunk>),
+}
+
+struct Scripted {
+    info: ModelInfo,
+    turns: Mutex<VecDeque<Script>>,
+    requests: Mutex<Vec<ModelRequest>>,
+}
+
+impl Scripted {
+    fn new(window: u64, turns: Vec<Script>) -> Self {
+        Self {
+            info: ModelInfo {
+                id: "scripted".into(),
+                provider: "test".into(),
+                context_window: window,
+                max_output: 1000,
+                pricing: None,
+                capabilities: Default::default(),
+            },
+            turns: Mutex::new(turns.into()),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+#[async_trait]
+impl LanguageModel for Scripted {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+    async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
+        self.requests.lock().unwrap().push(request);
+        match self.turns.lock().unwrap().pop_front() {
+            Some(Script::Chunks(c)) => Ok(Box::pin(futures::stream::iter(c))),
+            Some(Script::ChunksThenHang(c)) => Ok(Box::pin(futures::stream::iter(c).chain(futures::stream::pending()))),
+            None => Err(ModelError::Other("script exhausted".into())),
+        }
+    }
+}
+
+fn text(t: &str) -> StreamChunk {
+    StreamChunk::TextDelta { text: t.into() }
+}
+
+fn call(id: &str, name: &str, args: &str) -> Vec<StreamChunk> {
+    vec![
+        StreamChunk::ToolCallStart { id: id.into(), name: name.into() },
+        StreamChunk::ToolCallDelta { id: id.into(), arguments_delta: args.into() },
+        StreamChunk::ToolCallEnd { id: id.into() },
+    ]
+}
+
+fn done(reason: StopReason) -> StreamChunk {
+    StreamChunk::Done { stop_reason: reason }
+}
+
+/// A tool that sleeps and tracks how many of its kind run at once.
+struct Probe {
+    spec: ToolSpec,
+    sleep: Duration,
+    running: Arc<AtomicUsize>,
+    max_running: Arc<AtomicUsize>,
+    outcome: Option<BreakLoop>,
+}
+
+impl Probe {
+    fn new(name: &str, kind: ToolKind, sleep_ms: u64) -> Self {
+        Self {
+            spec: ToolSpec {
+                name: name.into(),
+                description: name.into(),
+                parameters: serde_json::json!({"type": "object"}),
+                kind,
+                category: ToolCategory::Internal,
+            },
+            sleep: Duration::from_millis(sleep_ms),
+            running: Arc::default(),
+            max_running: Arc::default(),
+            outcome: None,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Probe {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    async fn run(&self, _args: serde_json::Value, _env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_running.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(self.sleep).await;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        let mut out = ToolOutput::text(format!("{} done", self.spec.name));
+        out.break_loop = self.outcome.clone();
+        Ok(out)
+    }
+}
+
+#[derive(Default)]
+struct Collect(Mutex<Vec<Event>>);
+
+impl EventSink for Collect {
+    fn emit(&self, event: Event) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+struct Harness {
+    model: Scripted,
+    tools: ToolRegistry,
+    config: LoopConfig,
+    cancel: CancellationToken,
+    sink: Arc<Collect>,
+    events: Emitter,
+    messages: Vec<Message>,
+}
+
+impl Harness {
+    fn new(model: Scripted, tools: Vec<Arc<dyn Tool>>) -> Self {
+        let mut registry = ToolRegistry::new();
+        for t in tools {
+            registry.register(t).unwrap();
+        }
+        let sink = Arc::new(Collect::default());
+        Self {
+            model,
+            tools: registry,
+            config: LoopConfig::default(),
+            cancel: CancellationToken::new(),
+            events: Emitter::new(sink.clone(), Default::default()),
+            sink,
+            messages: Vec::new(),
+        }
+    }
+
+    async fn run(&mut self, prompt: &str) -> Result<String, LoopError> {
+        let cwd = std::env::temp_dir();
+        let mut ctx = LoopContext {
+            cwd: &cwd,
+            messages: &mut self.messages,
+            provider: &self.model,
+            tools: &self.tools,
+            permissions: &AllowAll,
+            config: &self.config,
+            cancel: &self.cancel,
+            events: &self.events,
+            session_id: "t".into(),
+            stats: RunStats::default(),
+        };
+        StandardLoop.run_prompt(&mut ctx, prompt).await
+    }
+
+    async fn resume(&mut self, answers: Vec<(String, String, bool)>) -> Result<String, LoopError> {
+        let cwd = std::env::temp_dir();
+        let mut ctx = LoopContext {
+            cwd: &cwd,
+            messages: &mut self.messages,
+            provider: &self.model,
+            tools: &self.tools,
+            permissions: &AllowAll,
+            config: &self.config,
+            cancel: &self.cancel,
+            events: &self.events,
+            session_id: "t".into(),
+            stats: RunStats::default(),
+        };
+        StandardLoop.resume(&mut ctx, answers).await
+    }
+
+    fn event_types(&self) -> Vec<String> {
+        self.sink.0.lock().unwrap().iter().map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned()).collect()
+    }
+}
+
+#[tokio::test]
+async fn read_only_calls_overlap_and_mutating_calls_do_not() {
+    let reader = Probe::new("peek", ToolKind::ReadOnly, 100);
+    let readers_max = reader.max_running.clone();
+    let writer = Probe::new("poke", ToolKind::Mutating, 30);
+    let writers_max = writer.max_running.clone();
+    let mut first = Vec::new();
+    for i in 0..4 {
+        first.extend(call(&format!("r{i}"), "peek", "{}"));
+    }
+    first.push(done(StopReason::ToolUse));
+    let mut second = Vec::new();
+    for i in 0..3 {
+        second.extend(call(&format!("w{i}"), "poke", &format!("{{\"n\":{i}}}")));
+    }
+    second.push(done(StopReason::ToolUse));
+    let model = Scripted::new(100_000, vec![Script::Chunks(first), Script::Chunks(second), Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let mut h = Harness::new(model, vec![Arc::new(reader), Arc::new(writer)]);
+    let started = Instant::now();
+    assert_eq!(h.run("go").await, Ok("ok".into()));
+    assert_eq!(readers_max.load(Ordering::SeqCst), 4, "the four reads ran together");
+    assert_eq!(writers_max.load(Ordering::SeqCst), 1, "writes ran one at a time");
+    assert!(started.elapsed() < Duration::from_millis(390), "{:?}", started.elapsed());
+    // Results are in call order whatever order they finished in.
+    let tool_msg = &h.messages[2];
+    let ids: Vec<&str> = tool_msg.answered_call_ids().collect();
+    assert_eq!(ids, ["r0", "r1", "r2", "r3"]);
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_hanging_stream_and_keeps_partial_text() {
+    let model = Scripted::new(100_000, vec![Script::ChunksThenHang(vec![text("half an ans")])]);
+    let mut h = Harness::new(model, vec![]);
+    let cancel = h.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    assert_eq!(h.run("go").await, Err(LoopError::Cancelled));
+    assert!(started.elapsed() < Duration::from_millis(150), "{:?}", started.elapsed());
+    let last = h.messages.last().unwrap();
+    assert_eq!(last.role, Role::Assistant);
+    assert_eq!(last.text_content(), "half an ans");
+}
+
+#[tokio::test]
+async fn cancellation_during_a_tool_answers_the_call() {
+    let mut turn = call("slow", "peek", "{}");
+    turn.push(done(StopReason::ToolUse));
+    let model = Scripted::new(100_000, vec![Script::Chunks(turn)]);
+    let mut h = Harness::new(model, vec![Arc::new(Probe::new("peek", ToolKind::ReadOnly, 10_000))]);
+    let cancel = h.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    assert_eq!(h.run("go").await, Err(LoopError::Cancelled));
+    assert!(started.elapsed() < Duration::from_millis(150));
+    let last = h.messages.last().unwrap();
+    assert_eq!(last.role, Role::Tool);
+    assert!(matches!(&last.parts[0], Part::ToolResult { is_error: true, content, .. } if content.contains("cancelled")));
+}
+
+#[tokio::test]
+async fn a_suspending_tool_suspends_and_resume_continues_the_same_run() {
+    let mut asker = Probe::new("ask_user", ToolKind::ReadOnly, 1);
+    asker.outcome = Some(BreakLoop::Suspend);
+    let mut turn = call("q1", "ask_user", "{}");
+    turn.extend(call("p1", "peek", "{}"));
+    turn.push(done(StopReason::ToolUse));
+    let model = Scripted::new(100_000, vec![Script::Chunks(turn), Script::Chunks(vec![text("thanks"), done(StopReason::EndTurn)])]);
+    let mut h = Harness::new(model, vec![Arc::new(asker), Arc::new(Probe::new("peek", ToolKind::ReadOnly, 1))]);
+    let Err(LoopError::Suspended { pending, .. }) = h.run("go").await else { panic!("not suspended") };
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, "q1");
+    // The other call's result is kept; the suspended one has none yet.
+    assert_eq!(crate::message::pending_tool_calls(&h.messages).len(), 1);
+    assert_eq!(h.resume(vec![("q1".into(), "blue".into(), false)]).await, Ok("thanks".into()));
+    let requests = h.model.requests.lock().unwrap();
+    let last_request = requests.last().unwrap();
+    assert!(last_request.messages.iter().any(|m| m.parts.iter().any(|p| matches!(p, Part::ToolResult { call_id, content, .. } if call_id == "q1" && content == "blue"))));
+}
+
+#[tokio::test]
+async fn provider_errors_end_the_run_and_keep_what_was_said() {
+    let model = Scripted::new(100_000, vec![Script::Chunks(vec![text("partial"), StreamChunk::Error { message: "overloaded".into() }])]);
+    let mut h = Harness::new(model, vec![]);
+    assert_eq!(h.run("go").await, Err(LoopError::Provider("overloaded".into())));
+    assert_eq!(h.messages.last().unwrap().text_content(), "partial");
+}
+
+#[tokio::test]
+async fn thinking_with_its_signature_is_sent_back() {
+    let mut first = vec![
+        StreamChunk::ThinkingDelta { text: "hmm".into() },
+        StreamChunk::ThinkingSignature { signature: "sig".into() },
+    ];
+    first.extend(call("p", "peek", "{}"));
+    first.push(done(StopReason::ToolUse));
+    let model = Scripted::new(100_000, vec![Script::Chunks(first), Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let mut h = Harness::new(model, vec![Arc::new(Probe::new("peek", ToolKind::ReadOnly, 1))]);
+    h.run("go").await.unwrap();
+    let requests = h.model.requests.lock().unwrap();
+    let assistant = requests[1].messages.iter().find(|m| m.role == Role::Assistant).unwrap();
+    assert_eq!(assistant.parts[0], Part::Thinking { text: "hmm".into(), signature: Some("sig".into()) });
+}
+
+#[tokio::test]
+async fn old_tool_outputs_are_pruned_when_the_context_fills() {
+    let model = Scripted::new(1_000, vec![Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let mut h = Harness::new(model, vec![]);
+    h.config.compaction = CompactionConfig { protect_tool_tokens: 100, min_prune_tokens: 50, ..CompactionConfig::default() };
+    for i in 0..3 {
+        h.messages.push(Message { role: Role::Assistant, parts: vec![Part::ToolCall { id: format!("c{i}"), name: "peek".into(), arguments: "{}".into() }] });
+        h.messages.push(Message { role: Role::Tool, parts: vec![Part::ToolResult { call_id: format!("c{i}"), content: "x".repeat(2_000), is_error: false }] });
+    }
+    h.run("go").await.unwrap();
+    assert!(h.event_types().contains(&"context.compacted".to_owned()));
+    let sent = &h.model.requests.lock().unwrap()[0];
+    let pruned = sent.messages.iter().flat_map(|m| &m.parts).filter(|p| matches!(p, Part::ToolResult { content, .. } if content == crate::compaction::PRUNED_MARKER)).count();
+    assert_eq!(pruned, 2, "the newest output is protected");
+}
+
+#[tokio::test]
+async fn long_histories_are_summarized_keeping_the_last_two_user_turns() {
+    let model = Scripted::new(1_000_000, vec![
+        Script::Chunks(vec![text("SUMMARY"), done(StopReason::EndTurn)]),
+        Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
+    ]);
+    let mut h = Harness::new(model, vec![]);
+    h.config.compaction = CompactionConfig { max_messages: Some(4), ..CompactionConfig::default() };
+    for i in 0..3 {
+        h.messages.push(Message::user(format!("q{i}")));
+        h.messages.push(Message::text(Role::Assistant, format!("a{i}")));
+    }
+    h.run("q3").await.unwrap();
+    let requests = h.model.requests.lock().unwrap();
+    assert!(requests[0].tools.is_empty(), "the summary request offers no tools");
+    let texts: Vec<String> = requests[1].messages.iter().map(Message::text_content).collect();
+    assert_eq!(texts, ["[Summary of the earlier conversation]\nSUMMARY", "q2", "a2", "q3"]);
+    assert!(h.event_types().contains(&"context.compacted".to_owned()));
+}
+
+#[tokio::test]
+async fn calls_left_open_by_an_interrupted_run_are_closed_first() {
+    let model = Scripted::new(100_000, vec![Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let mut h = Harness::new(model, vec![]);
+    h.messages.push(Message::user("earlier"));
+    h.messages.push(Message { role: Role::Assistant, parts: vec![Part::ToolCall { id: "x".into(), name: "bash".into(), arguments: "{}".into() }] });
+    h.run("again").await.unwrap();
+    assert_eq!(h.messages[2].role, Role::Tool);
+    assert_eq!(h.messages[3], Message::user("again"));
+}
+
+#[tokio::test]
+async fn turn_lifecycle_events_wrap_the_run() {
+    let model = Scripted::new(100_000, vec![Script::Chunks(vec![text("hi"), StreamChunk::Usage { usage: crate::Usage { input_tokens: 3, output_tokens: 1, ..Default::default() } }, done(StopReason::EndTurn)])]);
+    let mut h = Harness::new(model, vec![]);
+    let cwd = std::env::temp_dir();
+    let mut ctx = LoopContext {
+        cwd: &cwd,
+        messages: &mut h.messages,
+        provider: &h.model,
+        tools: &h.tools,
+        permissions: &AllowAll,
+        config: &h.config,
+        cancel: &h.cancel,
+        events: &h.events,
+        session_id: "t".into(),
+        stats: RunStats::default(),
+    };
+    let result = crate::run_turn(&StandardLoop, &mut ctx, "hello").await;
+    assert_eq!(result.status, crate::LoopStatus::Complete);
+    assert_eq!(result.usage.input_tokens, 3);
+    let events = h.sink.0.lock().unwrap();
+    assert!(matches!(events.first().map(|e| &e.kind), Some(EventKind::TurnStarted)));
+    assert!(matches!(events.last().map(|e| &e.kind), Some(EventKind::TurnCompleted { iterations: 1, .. })));
+}
