@@ -34,6 +34,7 @@ fn sigint_during_a_tool_keeps_a_valid_history_that_resumes() {
         .arg(&history)
         .arg("run the slow thing")
         .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

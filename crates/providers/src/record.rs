@@ -162,18 +162,56 @@ mod tests {
         let recorded = dir.path().join("recorded.jsonl");
         let replay: Arc<dyn LanguageModel> = Arc::new(ReplayProvider::from_file(&source).unwrap());
         let recorder = RecordingModel::create(replay, &recorded).unwrap();
-        let chunks: Vec<StreamChunk> = recorder.stream(request("hello")).await.unwrap().collect().await;
+        let chunks: Vec<StreamChunk> = recorder
+            .stream(request("hello"))
+            .await
+            .unwrap()
+            .collect()
+            .await;
         assert_eq!(chunks.len(), 3);
         let err = recorder.stream(request("again")).await.err().unwrap();
-        assert_eq!(err, ModelError::Provider { status: Some(429), message: "slow down".into() });
+        assert_eq!(
+            err,
+            ModelError::Provider {
+                status: Some(429),
+                message: "slow down".into()
+            }
+        );
         drop(recorder);
 
         let again = ReplayProvider::from_file(&recorded).unwrap();
-        let chunks: Vec<StreamChunk> = again.stream(request("hello")).await.unwrap().collect().await;
-        assert_eq!(chunks[1], StreamChunk::Usage { usage: Usage { input_tokens: 5, output_tokens: 1, ..Usage::default() } });
-        assert_eq!(chunks[2], StreamChunk::Done { stop_reason: StopReason::EndTurn });
-        let diverged = again.stream(request("not again")).await.err().unwrap().to_string();
-        assert!(diverged.contains("transcript divergence at context 0 turn 1"), "{diverged}");
+        let chunks: Vec<StreamChunk> = again
+            .stream(request("hello"))
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert_eq!(
+            chunks[1],
+            StreamChunk::Usage {
+                usage: Usage {
+                    input_tokens: 5,
+                    output_tokens: 1,
+                    ..Usage::default()
+                }
+            }
+        );
+        assert_eq!(
+            chunks[2],
+            StreamChunk::Done {
+                stop_reason: StopReason::EndTurn
+            }
+        );
+        let diverged = again
+            .stream(request("not again"))
+            .await
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            diverged.contains("transcript divergence at context 0 turn 1"),
+            "{diverged}"
+        );
         assert!(diverged.contains("message 0 (user) differs"), "{diverged}");
     }
 }

@@ -298,30 +298,57 @@ mod tests {
         let err = Transcript::parse(turn, "t").unwrap_err().to_string();
         assert_eq!(err, "t:1: the first record must be the header");
         let bad = HEADER.replace("\"version\":1", "\"version\":9");
-        assert!(Transcript::parse(&bad, "t").unwrap_err().to_string().contains("version 9 is not supported"));
-        assert!(Transcript::parse("", "t").unwrap_err().to_string().contains("no header"));
+        assert!(
+            Transcript::parse(&bad, "t")
+                .unwrap_err()
+                .to_string()
+                .contains("version 9 is not supported")
+        );
+        assert!(
+            Transcript::parse("", "t")
+                .unwrap_err()
+                .to_string()
+                .contains("no header")
+        );
     }
 
     #[test]
     fn duplicates_and_unknown_fields_name_the_line() {
         let turn = r#"{"type":"turn","context":"0","turn":0,"chunks":[]}"#;
         let text = format!("{HEADER}\n{turn}\n{turn}\n");
-        assert_eq!(Transcript::parse(&text, "t").unwrap_err().to_string(), "t:3: duplicate record for context 0 turn 0");
+        assert_eq!(
+            Transcript::parse(&text, "t").unwrap_err().to_string(),
+            "t:3: duplicate record for context 0 turn 0"
+        );
         let odd = r#"{"type":"turn","context":"0","turn":1,"chunks":[],"colour":"red"}"#;
         let text = format!("{HEADER}\n{odd}\n");
-        assert!(Transcript::parse(&text, "t").unwrap_err().to_string().starts_with("t:2: invalid transcript record: unknown field `colour`"));
+        assert!(
+            Transcript::parse(&text, "t")
+                .unwrap_err()
+                .to_string()
+                .starts_with("t:2: invalid transcript record: unknown field `colour`")
+        );
     }
 
     #[test]
     fn fingerprints_say_what_differs() {
         let a = Fingerprint::of(&request("one"));
         assert_eq!(a.difference(&Fingerprint::of(&request("one"))), None);
-        assert_eq!(a.difference(&Fingerprint::of(&request("two"))).unwrap(), "message 0 (user) differs from the recording");
+        assert_eq!(
+            a.difference(&Fingerprint::of(&request("two"))).unwrap(),
+            "message 0 (user) differs from the recording"
+        );
         let mut longer = request("one");
         longer.messages.push(Message::user("more"));
-        assert_eq!(a.difference(&Fingerprint::of(&longer)).unwrap(), "the recording has 1 messages, the request has 2");
+        assert_eq!(
+            a.difference(&Fingerprint::of(&longer)).unwrap(),
+            "the recording has 1 messages, the request has 2"
+        );
         let mut other_system = request("one");
         other_system.system = None;
-        assert_eq!(a.difference(&Fingerprint::of(&other_system)).unwrap(), "the system prompt differs");
+        assert_eq!(
+            a.difference(&Fingerprint::of(&other_system)).unwrap(),
+            "the system prompt differs"
+        );
     }
 }

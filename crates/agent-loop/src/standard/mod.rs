@@ -309,7 +309,10 @@ async fn check_doom_loop(
     // Identical calls within one turn are one request run in parallel, not a loop: each
     // distinct call of a turn is observed once.
     let mut seen = std::collections::HashSet::new();
-    for call in calls.iter().filter(|c| seen.insert((c.name.as_str(), c.arguments.as_str()))) {
+    for call in calls
+        .iter()
+        .filter(|c| seen.insert((c.name.as_str(), c.arguments.as_str())))
+    {
         let count = doom.observe(&call.name, &call.arguments);
         if count < ctx.config.doom_loop_threshold {
             continue;

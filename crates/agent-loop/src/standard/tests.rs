@@ -16,7 +16,9 @@ use crate::message::{Message, Part, Role};
 use crate::model::{ChunkStream, LanguageModel, ModelError, ModelRequest, StopReason, StreamChunk};
 use crate::permission::AllowAll;
 use crate::registry::ToolRegistry;
-use crate::tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
+use crate::tool::{
+    BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
 use crate::usage::ModelInfo;
 
 use super::StandardLoop;
@@ -58,7 +60,9 @@ impl LanguageModel for Scripted {
         self.requests.lock().unwrap().push(request);
         match self.turns.lock().unwrap().pop_front() {
             Some(Script::Chunks(c)) => Ok(Box::pin(futures::stream::iter(c))),
-            Some(Script::ChunksThenHang(c)) => Ok(Box::pin(futures::stream::iter(c).chain(futures::stream::pending()))),
+            Some(Script::ChunksThenHang(c)) => Ok(Box::pin(
+                futures::stream::iter(c).chain(futures::stream::pending()),
+            )),
             None => Err(ModelError::Other("script exhausted".into())),
         }
     }
@@ -70,14 +74,22 @@ fn text(t: &str) -> StreamChunk {
 
 fn call(id: &str, name: &str, args: &str) -> Vec<StreamChunk> {
     vec![
-        StreamChunk::ToolCallStart { id: id.into(), name: name.into() },
-        StreamChunk::ToolCallDelta { id: id.into(), arguments_delta: args.into() },
+        StreamChunk::ToolCallStart {
+            id: id.into(),
+            name: name.into(),
+        },
+        StreamChunk::ToolCallDelta {
+            id: id.into(),
+            arguments_delta: args.into(),
+        },
         StreamChunk::ToolCallEnd { id: id.into() },
     ]
 }
 
 fn done(reason: StopReason) -> StreamChunk {
-    StreamChunk::Done { stop_reason: reason }
+    StreamChunk::Done {
+        stop_reason: reason,
+    }
 }
 
 /// A tool that sleeps and tracks how many of its kind run at once.
@@ -195,7 +207,18 @@ impl Harness {
     }
 
     fn event_types(&self) -> Vec<String> {
-        self.sink.0.lock().unwrap().iter().map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned()).collect()
+        self.sink
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
     }
 }
 
@@ -215,13 +238,32 @@ async fn read_only_calls_overlap_and_mutating_calls_do_not() {
         second.extend(call(&format!("w{i}"), "poke", &format!("{{\"n\":{i}}}")));
     }
     second.push(done(StopReason::ToolUse));
-    let model = Scripted::new(100_000, vec![Script::Chunks(first), Script::Chunks(second), Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let model = Scripted::new(
+        100_000,
+        vec![
+            Script::Chunks(first),
+            Script::Chunks(second),
+            Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
+        ],
+    );
     let mut h = Harness::new(model, vec![Arc::new(reader), Arc::new(writer)]);
     let started = Instant::now();
     assert_eq!(h.run("go").await, Ok("ok".into()));
-    assert_eq!(readers_max.load(Ordering::SeqCst), 4, "the four reads ran together");
-    assert_eq!(writers_max.load(Ordering::SeqCst), 1, "writes ran one at a time");
-    assert!(started.elapsed() < Duration::from_millis(390), "{:?}", started.elapsed());
+    assert_eq!(
+        readers_max.load(Ordering::SeqCst),
+        4,
+        "the four reads ran together"
+    );
+    assert_eq!(
+        writers_max.load(Ordering::SeqCst),
+        1,
+        "writes ran one at a time"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(390),
+        "{:?}",
+        started.elapsed()
+    );
     // Results are in call order whatever order they finished in.
     let tool_msg = &h.messages[2];
     let ids: Vec<&str> = tool_msg.answered_call_ids().collect();
@@ -230,7 +272,10 @@ async fn read_only_calls_overlap_and_mutating_calls_do_not() {
 
 #[tokio::test]
 async fn cancellation_stops_a_hanging_stream_and_keeps_partial_text() {
-    let model = Scripted::new(100_000, vec![Script::ChunksThenHang(vec![text("half an ans")])]);
+    let model = Scripted::new(
+        100_000,
+        vec![Script::ChunksThenHang(vec![text("half an ans")])],
+    );
     let mut h = Harness::new(model, vec![]);
     let cancel = h.cancel.clone();
     tokio::spawn(async move {
@@ -239,7 +284,11 @@ async fn cancellation_stops_a_hanging_stream_and_keeps_partial_text() {
     });
     let started = Instant::now();
     assert_eq!(h.run("go").await, Err(LoopError::Cancelled));
-    assert!(started.elapsed() < Duration::from_millis(150), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(150),
+        "{:?}",
+        started.elapsed()
+    );
     let last = h.messages.last().unwrap();
     assert_eq!(last.role, Role::Assistant);
     assert_eq!(last.text_content(), "half an ans");
@@ -250,7 +299,10 @@ async fn cancellation_during_a_tool_answers_the_call() {
     let mut turn = call("slow", "peek", "{}");
     turn.push(done(StopReason::ToolUse));
     let model = Scripted::new(100_000, vec![Script::Chunks(turn)]);
-    let mut h = Harness::new(model, vec![Arc::new(Probe::new("peek", ToolKind::ReadOnly, 10_000))]);
+    let mut h = Harness::new(
+        model,
+        vec![Arc::new(Probe::new("peek", ToolKind::ReadOnly, 10_000))],
+    );
     let cancel = h.cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -261,7 +313,9 @@ async fn cancellation_during_a_tool_answers_the_call() {
     assert!(started.elapsed() < Duration::from_millis(150));
     let last = h.messages.last().unwrap();
     assert_eq!(last.role, Role::Tool);
-    assert!(matches!(&last.parts[0], Part::ToolResult { is_error: true, content, .. } if content.contains("cancelled")));
+    assert!(
+        matches!(&last.parts[0], Part::ToolResult { is_error: true, content, .. } if content.contains("cancelled"))
+    );
 }
 
 #[tokio::test]
@@ -271,14 +325,31 @@ async fn a_suspending_tool_suspends_and_resume_continues_the_same_run() {
     let mut turn = call("q1", "ask_user", "{}");
     turn.extend(call("p1", "peek", "{}"));
     turn.push(done(StopReason::ToolUse));
-    let model = Scripted::new(100_000, vec![Script::Chunks(turn), Script::Chunks(vec![text("thanks"), done(StopReason::EndTurn)])]);
-    let mut h = Harness::new(model, vec![Arc::new(asker), Arc::new(Probe::new("peek", ToolKind::ReadOnly, 1))]);
-    let Err(LoopError::Suspended { pending, .. }) = h.run("go").await else { panic!("not suspended") };
+    let model = Scripted::new(
+        100_000,
+        vec![
+            Script::Chunks(turn),
+            Script::Chunks(vec![text("thanks"), done(StopReason::EndTurn)]),
+        ],
+    );
+    let mut h = Harness::new(
+        model,
+        vec![
+            Arc::new(asker),
+            Arc::new(Probe::new("peek", ToolKind::ReadOnly, 1)),
+        ],
+    );
+    let Err(LoopError::Suspended { pending, .. }) = h.run("go").await else {
+        panic!("not suspended")
+    };
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, "q1");
     // The other call's result is kept; the suspended one has none yet.
     assert_eq!(crate::message::pending_tool_calls(&h.messages).len(), 1);
-    assert_eq!(h.resume(vec![("q1".into(), "blue".into(), false)]).await, Ok("thanks".into()));
+    assert_eq!(
+        h.resume(vec![("q1".into(), "blue".into(), false)]).await,
+        Ok("thanks".into())
+    );
     let requests = h.model.requests.lock().unwrap();
     let last_request = requests.last().unwrap();
     assert!(last_request.messages.iter().any(|m| m.parts.iter().any(|p| matches!(p, Part::ToolResult { call_id, content, .. } if call_id == "q1" && content == "blue"))));
@@ -286,9 +357,20 @@ async fn a_suspending_tool_suspends_and_resume_continues_the_same_run() {
 
 #[tokio::test]
 async fn provider_errors_end_the_run_and_keep_what_was_said() {
-    let model = Scripted::new(100_000, vec![Script::Chunks(vec![text("partial"), StreamChunk::Error { message: "overloaded".into() }])]);
+    let model = Scripted::new(
+        100_000,
+        vec![Script::Chunks(vec![
+            text("partial"),
+            StreamChunk::Error {
+                message: "overloaded".into(),
+            },
+        ])],
+    );
     let mut h = Harness::new(model, vec![]);
-    assert_eq!(h.run("go").await, Err(LoopError::Provider("overloaded".into())));
+    assert_eq!(
+        h.run("go").await,
+        Err(LoopError::Provider("overloaded".into()))
+    );
     assert_eq!(h.messages.last().unwrap().text_content(), "partial");
 }
 
@@ -296,26 +378,68 @@ async fn provider_errors_end_the_run_and_keep_what_was_said() {
 async fn thinking_with_its_signature_is_sent_back() {
     let mut first = vec![
         StreamChunk::ThinkingDelta { text: "hmm".into() },
-        StreamChunk::ThinkingSignature { signature: "sig".into() },
+        StreamChunk::ThinkingSignature {
+            signature: "sig".into(),
+        },
     ];
     first.extend(call("p", "peek", "{}"));
     first.push(done(StopReason::ToolUse));
-    let model = Scripted::new(100_000, vec![Script::Chunks(first), Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
-    let mut h = Harness::new(model, vec![Arc::new(Probe::new("peek", ToolKind::ReadOnly, 1))]);
+    let model = Scripted::new(
+        100_000,
+        vec![
+            Script::Chunks(first),
+            Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
+        ],
+    );
+    let mut h = Harness::new(
+        model,
+        vec![Arc::new(Probe::new("peek", ToolKind::ReadOnly, 1))],
+    );
     h.run("go").await.unwrap();
     let requests = h.model.requests.lock().unwrap();
-    let assistant = requests[1].messages.iter().find(|m| m.role == Role::Assistant).unwrap();
-    assert_eq!(assistant.parts[0], Part::Thinking { text: "hmm".into(), signature: Some("sig".into()) });
+    let assistant = requests[1]
+        .messages
+        .iter()
+        .find(|m| m.role == Role::Assistant)
+        .unwrap();
+    assert_eq!(
+        assistant.parts[0],
+        Part::Thinking {
+            text: "hmm".into(),
+            signature: Some("sig".into())
+        }
+    );
 }
 
 #[tokio::test]
 async fn old_tool_outputs_are_pruned_when_the_context_fills() {
-    let model = Scripted::new(1_000, vec![Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let model = Scripted::new(
+        1_000,
+        vec![Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])],
+    );
     let mut h = Harness::new(model, vec![]);
-    h.config.compaction = CompactionConfig { protect_tool_tokens: 100, min_prune_tokens: 50, ..CompactionConfig::default() };
+    h.config.compaction = CompactionConfig {
+        protect_tool_tokens: 100,
+        min_prune_tokens: 50,
+        ..CompactionConfig::default()
+    };
     for i in 0..3 {
-        h.messages.push(Message { role: Role::Assistant, parts: vec![Part::ToolCall { id: format!("c{i}"), name: "peek".into(), arguments: "{}".into() }] });
-        h.messages.push(Message { role: Role::Tool, parts: vec![Part::ToolResult { call_id: format!("c{i}"), content: "x".repeat(2_000), is_error: false }] });
+        h.messages.push(Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall {
+                id: format!("c{i}"),
+                name: "peek".into(),
+                arguments: "{}".into(),
+            }],
+        });
+        h.messages.push(Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult {
+                call_id: format!("c{i}"),
+                content: "x".repeat(2_000),
+                is_error: false,
+            }],
+        });
     }
     h.run("go").await.unwrap();
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
@@ -326,30 +450,62 @@ async fn old_tool_outputs_are_pruned_when_the_context_fills() {
 
 #[tokio::test]
 async fn long_histories_are_summarized_keeping_the_last_two_user_turns() {
-    let model = Scripted::new(1_000_000, vec![
-        Script::Chunks(vec![text("SUMMARY"), done(StopReason::EndTurn)]),
-        Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
-    ]);
+    let model = Scripted::new(
+        1_000_000,
+        vec![
+            Script::Chunks(vec![text("SUMMARY"), done(StopReason::EndTurn)]),
+            Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
+        ],
+    );
     let mut h = Harness::new(model, vec![]);
-    h.config.compaction = CompactionConfig { max_messages: Some(4), ..CompactionConfig::default() };
+    h.config.compaction = CompactionConfig {
+        max_messages: Some(4),
+        ..CompactionConfig::default()
+    };
     for i in 0..3 {
         h.messages.push(Message::user(format!("q{i}")));
-        h.messages.push(Message::text(Role::Assistant, format!("a{i}")));
+        h.messages
+            .push(Message::text(Role::Assistant, format!("a{i}")));
     }
     h.run("q3").await.unwrap();
     let requests = h.model.requests.lock().unwrap();
-    assert!(requests[0].tools.is_empty(), "the summary request offers no tools");
-    let texts: Vec<String> = requests[1].messages.iter().map(Message::text_content).collect();
-    assert_eq!(texts, ["[Summary of the earlier conversation]\nSUMMARY", "q2", "a2", "q3"]);
+    assert!(
+        requests[0].tools.is_empty(),
+        "the summary request offers no tools"
+    );
+    let texts: Vec<String> = requests[1]
+        .messages
+        .iter()
+        .map(Message::text_content)
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "[Summary of the earlier conversation]\nSUMMARY",
+            "q2",
+            "a2",
+            "q3"
+        ]
+    );
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
 }
 
 #[tokio::test]
 async fn calls_left_open_by_an_interrupted_run_are_closed_first() {
-    let model = Scripted::new(100_000, vec![Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])]);
+    let model = Scripted::new(
+        100_000,
+        vec![Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)])],
+    );
     let mut h = Harness::new(model, vec![]);
     h.messages.push(Message::user("earlier"));
-    h.messages.push(Message { role: Role::Assistant, parts: vec![Part::ToolCall { id: "x".into(), name: "bash".into(), arguments: "{}".into() }] });
+    h.messages.push(Message {
+        role: Role::Assistant,
+        parts: vec![Part::ToolCall {
+            id: "x".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }],
+    });
     h.run("again").await.unwrap();
     assert_eq!(h.messages[2].role, Role::Tool);
     assert_eq!(h.messages[3], Message::user("again"));
@@ -357,7 +513,20 @@ async fn calls_left_open_by_an_interrupted_run_are_closed_first() {
 
 #[tokio::test]
 async fn turn_lifecycle_events_wrap_the_run() {
-    let model = Scripted::new(100_000, vec![Script::Chunks(vec![text("hi"), StreamChunk::Usage { usage: crate::Usage { input_tokens: 3, output_tokens: 1, ..Default::default() } }, done(StopReason::EndTurn)])]);
+    let model = Scripted::new(
+        100_000,
+        vec![Script::Chunks(vec![
+            text("hi"),
+            StreamChunk::Usage {
+                usage: crate::Usage {
+                    input_tokens: 3,
+                    output_tokens: 1,
+                    ..Default::default()
+                },
+            },
+            done(StopReason::EndTurn),
+        ])],
+    );
     let mut h = Harness::new(model, vec![]);
     let cwd = std::env::temp_dir();
     let mut ctx = LoopContext {
@@ -376,6 +545,12 @@ async fn turn_lifecycle_events_wrap_the_run() {
     assert_eq!(result.status, crate::LoopStatus::Complete);
     assert_eq!(result.usage.input_tokens, 3);
     let events = h.sink.0.lock().unwrap();
-    assert!(matches!(events.first().map(|e| &e.kind), Some(EventKind::TurnStarted)));
-    assert!(matches!(events.last().map(|e| &e.kind), Some(EventKind::TurnCompleted { iterations: 1, .. })));
+    assert!(matches!(
+        events.first().map(|e| &e.kind),
+        Some(EventKind::TurnStarted)
+    ));
+    assert!(matches!(
+        events.last().map(|e| &e.kind),
+        Some(EventKind::TurnCompleted { iterations: 1, .. })
+    ));
 }
