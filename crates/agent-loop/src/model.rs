@@ -135,7 +135,7 @@ pub type ChunkStream = Pin<Box<dyn Stream<Item = StreamChunk> + Send>>;
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ModelError {
     /// The provider refused the request (HTTP 4xx/5xx or equivalent).
-    #[error("provider error{}: {message}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    #[error("{message}{}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
     Provider {
         /// HTTP status, when there was one.
         status: Option<u16>,

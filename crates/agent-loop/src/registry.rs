@@ -182,20 +182,20 @@ impl ToolRegistry {
         env: &ToolEnv,
         gate: &dyn PermissionGate,
     ) -> Dispatch {
-        let started = Instant::now();
+        let mut started = Instant::now();
         let span = tracing::info_span!("tool", context = %env.context, depth = env.context.depth(), tool = name);
         async move {
-            let finished = |output: ToolOutput, status: ItemStatus| Dispatch::Finished {
+            let finished = |output: ToolOutput, status: ItemStatus, started: Instant| Dispatch::Finished {
                 output,
                 status,
                 duration: started.elapsed(),
             };
             let value = match self.validate(name, arguments) {
                 Ok(v) => v,
-                Err(message) => return finished(ToolOutput::error(message), ItemStatus::Failed),
+                Err(message) => return finished(ToolOutput::error(message), ItemStatus::Failed, started),
             };
             let Some(registered) = self.tools.get(name) else {
-                return finished(ToolOutput::error(format!("unknown tool `{name}`")), ItemStatus::Failed);
+                return finished(ToolOutput::error(format!("unknown tool `{name}`")), ItemStatus::Failed, started);
             };
             let tool = &registered.tool;
             let request = PermissionRequest {
@@ -209,10 +209,13 @@ impl ToolRegistry {
                     return finished(
                         ToolOutput::error(format!("permission denied for `{name}`: {reason}")),
                         ItemStatus::Declined,
+                        started,
                     );
                 }
                 PermissionDecision::Suspend(reason) => return Dispatch::Suspended { reason },
             }
+            // The call's duration is its run time, not the time someone took to approve it.
+            started = Instant::now();
             let result = tokio::select! {
                 biased;
                 () = env.cancel.cancelled() => Err(ToolError::Cancelled),
@@ -228,7 +231,7 @@ impl ToolRegistry {
             };
             output.content = truncate_middle(&output.content, self.limits.max_output_bytes);
             tracing::debug!(latency_ms = started.elapsed().as_millis() as u64, ?status, "tool finished");
-            finished(output, status)
+            finished(output, status, started)
         }
         .instrument(span)
         .await

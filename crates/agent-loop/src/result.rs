@@ -3,6 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tracing::Instrument;
 
 use crate::agent::{AgentLoop, LoopContext, LoopError, PendingCall, RunStats};
 use crate::event::EventKind;
@@ -91,7 +92,8 @@ pub async fn run_turn(
 ) -> LoopResult {
     ctx.stats = RunStats::default();
     ctx.events.emit(EventKind::TurnStarted);
-    let outcome = agent.run_prompt(ctx, user_input).await;
+    let span = turn_span(agent, ctx);
+    let outcome = agent.run_prompt(ctx, user_input).instrument(span).await;
     finish_turn(agent, ctx, outcome).await
 }
 
@@ -103,8 +105,14 @@ pub async fn resume_turn(
 ) -> LoopResult {
     ctx.stats = RunStats::default();
     ctx.events.emit(EventKind::TurnStarted);
-    let outcome = agent.resume(ctx, answers).await;
+    let span = turn_span(agent, ctx);
+    let outcome = agent.resume(ctx, answers).instrument(span).await;
     finish_turn(agent, ctx, outcome).await
+}
+
+fn turn_span(agent: &dyn AgentLoop, ctx: &LoopContext<'_>) -> tracing::Span {
+    let context = ctx.events.context();
+    tracing::info_span!("turn", context = %context, depth = context.depth(), session = %ctx.session_id, agent_loop = agent.name())
 }
 
 async fn finish_turn(
@@ -127,6 +135,7 @@ async fn finish_turn(
         Err(_) => {}
     }
     let result = LoopResult::from_outcome(outcome, ctx.stats);
+    tracing::info!(context = %ctx.events.context(), status = ?result.status, iterations = result.iterations, tokens = result.usage.total_tokens(), "turn finished");
     match result.status {
         LoopStatus::Complete | LoopStatus::Suspended | LoopStatus::MaxIterations => {
             ctx.events.emit(EventKind::TurnCompleted {

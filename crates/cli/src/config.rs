@@ -14,6 +14,9 @@ pub struct Config {
     pub system_prompt: Option<String>,
     /// Model requests allowed per prompt.
     pub max_iterations: Option<u32>,
+    /// Compact the history when it holds more messages than this (besides the 90%-of-window
+    /// rule).
+    pub compact_after_messages: Option<usize>,
     /// Permission rules and defaults.
     pub permissions: PolicyConfig,
 }

@@ -190,7 +190,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     let sink = Arc::new(CliSink::new(history, renderer, session_token.clone()));
     let events = Emitter::new(sink.clone(), wonopcode_agent_loop::ContextPath::root());
 
-    let loop_config = LoopConfig {
+    let mut loop_config = LoopConfig {
         max_iterations: args.max_iterations.or(config.max_iterations).unwrap_or(50),
         system_prompt: Some(
             config
@@ -200,6 +200,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         ),
         ..LoopConfig::default()
     };
+    loop_config.compaction.max_messages = config.compact_after_messages;
     let agent = StandardLoop::new();
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),
@@ -223,7 +224,6 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         session_token,
         current_turn,
         agent: &agent,
-        json: args.json,
         can_resume: args.history.is_some(),
         sink: &sink,
     };
@@ -266,7 +266,6 @@ struct Session<'a> {
     session_token: CancellationToken,
     current_turn: Arc<Mutex<Option<CancellationToken>>>,
     agent: &'a StandardLoop,
-    json: bool,
     can_resume: bool,
     sink: &'a CliSink,
 }
@@ -341,7 +340,6 @@ impl Session<'_> {
                 eprintln!("suspended: {error}; {how}");
             }
         }
-        let _ = self.json;
     }
 
     async fn repl(&mut self) -> anyhow::Result<u8> {

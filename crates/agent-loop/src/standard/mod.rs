@@ -8,6 +8,7 @@ mod tool_round;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use tracing::Instrument;
 
 use crate::agent::{AgentLoop, LoopCapabilities, LoopContext, LoopError, PendingCall};
 use crate::compaction::{SUMMARY_PROMPT, estimate_tokens, summarized_history};
@@ -201,7 +202,21 @@ async fn drive_inner(
             tools: ctx.tools.schemas(),
             options: ctx.config.request.clone(),
         };
-        let turn = stream_request(ctx, request, ctx.events).await?;
+        let started = std::time::Instant::now();
+        let span = tracing::debug_span!(
+            "model_request",
+            iteration = ctx.stats.iterations,
+            messages = request.messages.len()
+        );
+        let turn = stream_request(ctx, request, ctx.events)
+            .instrument(span)
+            .await?;
+        tracing::debug!(
+            iteration = ctx.stats.iterations,
+            latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            stop_reason = ?turn.stop_reason,
+            "model request finished"
+        );
         let failure = turn.failure;
         let parts: Vec<Part> = turn
             .parts
