@@ -130,3 +130,67 @@ fn parse(text: &str, path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
     };
     Ok((session_id, messages))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_reopens_and_folds_resets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        let (mut h, existing) = History::open(&path, "s1").unwrap();
+        assert!(existing.is_empty());
+        h.append(&Message::user("one")).unwrap();
+        h.append(&Message::user("two")).unwrap();
+        h.reset(&[Message::user("summary")]).unwrap();
+        h.append(&Message::user("three")).unwrap();
+        drop(h);
+        let (h, messages) = History::open(&path, "ignored").unwrap();
+        assert_eq!(h.session_id, "s1");
+        let texts: Vec<String> = messages.iter().map(Message::text_content).collect();
+        assert_eq!(texts, ["summary", "three"]);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ignored_but_a_bad_middle_line_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        let (mut h, _) = History::open(&path, "s").unwrap();
+        h.append(&Message::user("kept")).unwrap();
+        drop(h);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(r#"{"type":"message","mess"#);
+        std::fs::write(&path, &text).unwrap();
+        let (_, messages) = History::open(&path, "s").unwrap();
+        assert_eq!(messages.len(), 1);
+
+        std::fs::write(
+            &path,
+            format!(
+                "{}\nnot json\n{}\n",
+                text.lines().next().unwrap(),
+                text.lines().nth(1).unwrap()
+            ),
+        )
+        .unwrap();
+        let err = History::open(&path, "s").err().unwrap().to_string();
+        assert!(
+            err.ends_with(":2: invalid history record: expected ident at line 1 column 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_history_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"parts\":[]}}\n",
+        )
+        .unwrap();
+        let err = History::open(&path, "s").err().unwrap().to_string();
+        assert!(err.contains("not a wonopcode history file"), "{err}");
+    }
+}
