@@ -2,7 +2,6 @@
 //! transcript, in the format `ReplayProvider` reads. Each record is written (and flushed)
 //! when its stream ends, so an interrupted run keeps every finished turn.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -11,16 +10,18 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::StreamExt;
 use wonopcode_agent_loop::{
-    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
+    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
 
-use crate::transcript::{FORMAT, Fingerprint, Record, RecordedError, TurnRecord, VERSION, to_line};
+use crate::transcript::{
+    FORMAT, Fingerprint, Record, RecordedError, TurnCounter, TurnRecord, VERSION, to_line,
+};
 
 /// Records a model's answers.
 pub struct RecordingModel {
     inner: Arc<dyn LanguageModel>,
     out: Arc<Mutex<File>>,
-    next_turn: Mutex<HashMap<ContextPath, u32>>,
+    turns_made: TurnCounter,
 }
 
 impl RecordingModel {
@@ -37,18 +38,8 @@ impl RecordingModel {
         Ok(Self {
             inner,
             out: Arc::new(Mutex::new(file)),
-            next_turn: Mutex::new(HashMap::new()),
+            turns_made: TurnCounter::default(),
         })
-    }
-
-    fn take_turn_index(&self, context: &ContextPath) -> u32 {
-        let Ok(mut next) = self.next_turn.lock() else {
-            return u32::MAX;
-        };
-        let slot = next.entry(context.clone()).or_insert(0);
-        let turn = *slot;
-        *slot += 1;
-        turn
     }
 }
 
@@ -71,7 +62,7 @@ impl LanguageModel for RecordingModel {
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
-        let turn = self.take_turn_index(&request.context);
+        let turn = self.turns_made.next(&request.context);
         let mut record = TurnRecord {
             context: request.context.clone(),
             turn,
@@ -134,7 +125,7 @@ impl Drop for Recorder {
 mod tests {
     use super::*;
     use crate::replay::ReplayProvider;
-    use wonopcode_agent_loop::{Message, RequestOptions, StopReason, Usage};
+    use wonopcode_agent_loop::{ContextPath, Message, RequestOptions, StopReason, Usage};
 
     fn request(prompt: &str) -> ModelRequest {
         ModelRequest {

@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use async_trait::async_trait;
 use wonopcode_agent_loop::{
     ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest,
 };
 
-use crate::transcript::{Fingerprint, Transcript, TranscriptError, TurnRecord};
+use crate::transcript::{Fingerprint, Transcript, TranscriptError, TurnCounter, TurnRecord};
 
 /// Replays a transcript. Each context's requests are numbered from 0 in the order they are
 /// made; request `n` of context `c` gets the record keyed `(c, n)`.
@@ -18,7 +17,7 @@ pub struct ReplayProvider {
     source: PathBuf,
     model: ModelInfo,
     turns: HashMap<(ContextPath, u32), TurnRecord>,
-    next_turn: Mutex<HashMap<ContextPath, u32>>,
+    turns_made: TurnCounter,
 }
 
 impl ReplayProvider {
@@ -38,18 +37,8 @@ impl ReplayProvider {
             source: source.to_path_buf(),
             model: transcript.model,
             turns,
-            next_turn: Mutex::new(HashMap::new()),
+            turns_made: TurnCounter::default(),
         }
-    }
-
-    fn take_turn_index(&self, context: &ContextPath) -> u32 {
-        let Ok(mut next) = self.next_turn.lock() else {
-            return u32::MAX;
-        };
-        let slot = next.entry(context.clone()).or_insert(0);
-        let turn = *slot;
-        *slot += 1;
-        turn
     }
 }
 
@@ -60,7 +49,7 @@ impl LanguageModel for ReplayProvider {
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
-        let turn = self.take_turn_index(&request.context);
+        let turn = self.turns_made.next(&request.context);
         let key = (request.context.clone(), turn);
         let Some(record) = self.turns.get(&key) else {
             let recorded = self

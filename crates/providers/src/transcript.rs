@@ -268,6 +268,26 @@ impl Transcript {
     }
 }
 
+/// Numbers each context's requests from 0 in the order they are made: the `turn` of the
+/// transcript key. Shared by replay and recording so both count the same way.
+#[derive(Debug, Default)]
+pub struct TurnCounter(std::sync::Mutex<std::collections::HashMap<ContextPath, u32>>);
+
+impl TurnCounter {
+    /// The index of the next request of `context`.
+    pub fn next(&self, context: &ContextPath) -> u32 {
+        let mut counts = match self.0.lock() {
+            Ok(guard) => guard,
+            // A panic elsewhere cannot leave a count half-updated; keep counting.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let slot = counts.entry(context.clone()).or_insert(0);
+        let turn = *slot;
+        *slot += 1;
+        turn
+    }
+}
+
 /// Serializes a record as one line (with the newline).
 pub fn to_line(record: &Record) -> String {
     let mut line = serde_json::to_string(record).unwrap_or_default();

@@ -152,6 +152,7 @@ struct Harness {
     sink: Arc<Collect>,
     events: Emitter,
     messages: Vec<Message>,
+    cwd: std::path::PathBuf,
 }
 
 impl Harness {
@@ -169,41 +170,31 @@ impl Harness {
             events: Emitter::new(sink.clone(), Default::default()),
             sink,
             messages: Vec::new(),
+            cwd: std::env::temp_dir(),
+        }
+    }
+
+    fn context(&mut self) -> LoopContext<'_> {
+        LoopContext {
+            cwd: &self.cwd,
+            messages: &mut self.messages,
+            provider: &self.model,
+            tools: &self.tools,
+            permissions: &AllowAll,
+            config: &self.config,
+            cancel: &self.cancel,
+            events: &self.events,
+            session_id: "t".into(),
+            stats: RunStats::default(),
         }
     }
 
     async fn run(&mut self, prompt: &str) -> Result<String, LoopError> {
-        let cwd = std::env::temp_dir();
-        let mut ctx = LoopContext {
-            cwd: &cwd,
-            messages: &mut self.messages,
-            provider: &self.model,
-            tools: &self.tools,
-            permissions: &AllowAll,
-            config: &self.config,
-            cancel: &self.cancel,
-            events: &self.events,
-            session_id: "t".into(),
-            stats: RunStats::default(),
-        };
-        StandardLoop.run_prompt(&mut ctx, prompt).await
+        StandardLoop.run_prompt(&mut self.context(), prompt).await
     }
 
     async fn resume(&mut self, answers: Vec<(String, String, bool)>) -> Result<String, LoopError> {
-        let cwd = std::env::temp_dir();
-        let mut ctx = LoopContext {
-            cwd: &cwd,
-            messages: &mut self.messages,
-            provider: &self.model,
-            tools: &self.tools,
-            permissions: &AllowAll,
-            config: &self.config,
-            cancel: &self.cancel,
-            events: &self.events,
-            session_id: "t".into(),
-            stats: RunStats::default(),
-        };
-        StandardLoop.resume(&mut ctx, answers).await
+        StandardLoop.resume(&mut self.context(), answers).await
     }
 
     fn event_types(&self) -> Vec<String> {
@@ -528,20 +519,9 @@ async fn turn_lifecycle_events_wrap_the_run() {
         ])],
     );
     let mut h = Harness::new(model, vec![]);
-    let cwd = std::env::temp_dir();
-    let mut ctx = LoopContext {
-        cwd: &cwd,
-        messages: &mut h.messages,
-        provider: &h.model,
-        tools: &h.tools,
-        permissions: &AllowAll,
-        config: &h.config,
-        cancel: &h.cancel,
-        events: &h.events,
-        session_id: "t".into(),
-        stats: RunStats::default(),
-    };
+    let mut ctx = h.context();
     let result = crate::run_turn(&StandardLoop, &mut ctx, "hello").await;
+    drop(ctx);
     assert_eq!(result.status, crate::LoopStatus::Complete);
     assert_eq!(result.usage.input_tokens, 3);
     let events = h.sink.0.lock().unwrap();
