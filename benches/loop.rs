@@ -17,8 +17,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::event::NullSink;
 use wonopcode_agent_loop::{
-    AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, RunStats, StandardLoop,
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry, ToolSpec,
+    AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, RunStats, SharedGate,
+    SharedModel, StandardLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput,
+    ToolRegistry, ToolSpec,
 };
 use wonopcode_providers::{ReplayProvider, Transcript};
 
@@ -82,6 +83,8 @@ fn transcript(tool: &str, tool_turns: usize, calls_per_turn: usize) -> Transcrip
 }
 
 async fn run_once(provider: ReplayProvider, tools: &ToolRegistry) {
+    let provider: SharedModel = Arc::new(provider);
+    let gate: SharedGate = Arc::new(AllowAll);
     let cwd = std::env::temp_dir();
     let mut messages = Vec::new();
     let config = LoopConfig::default();
@@ -92,7 +95,7 @@ async fn run_once(provider: ReplayProvider, tools: &ToolRegistry) {
         messages: &mut messages,
         provider: &provider,
         tools,
-        permissions: &AllowAll,
+        permissions: &gate,
         config: &config,
         cancel: &cancel,
         events: &events,

@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 use crate::compaction::CompactionConfig;
 use crate::event::Emitter;
 use crate::message::Message;
-use crate::model::{LanguageModel, RequestOptions};
-use crate::permission::PermissionGate;
+use crate::model::{RequestOptions, SharedModel};
+use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
 use crate::usage::Usage;
 
@@ -142,11 +142,11 @@ pub struct LoopContext<'a> {
     /// Conversation history.
     pub messages: &'a mut Vec<Message>,
     /// The model.
-    pub provider: &'a dyn LanguageModel,
+    pub provider: &'a SharedModel,
     /// Available tools.
     pub tools: &'a ToolRegistry,
     /// Permission policy.
-    pub permissions: &'a dyn PermissionGate,
+    pub permissions: &'a SharedGate,
     /// Limits and options.
     pub config: &'a LoopConfig,
     /// Cancels the run, its stream and its tools.

@@ -28,11 +28,11 @@ pub use context_path::ContextPath;
 pub use event::{Emitter, Event, EventKind, EventSink};
 pub use message::{Message, Part, Role};
 pub use model::{
-    ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, StopReason, StreamChunk,
-    ToolSchema,
+    ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, SharedModel, StopReason,
+    StreamChunk, ToolSchema,
 };
 pub use permission::{
-    AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus,
+    AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, SharedGate,
 };
 pub use registry::{Dispatch, DispatchLimits, ToolRegistry};
 pub use result::{LoopResult, LoopStatus, resume_turn, run_turn};

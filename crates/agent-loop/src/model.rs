@@ -150,6 +150,10 @@ pub enum ModelError {
     Other(String),
 }
 
+/// A model shared between the loop, the host and sub-contexts (seed 001's
+/// `BoxedLanguageModel`).
+pub type SharedModel = std::sync::Arc<dyn LanguageModel>;
+
 /// A model provider the loop can stream from. Implementations: replay (offline), Anthropic,
 /// OpenAI-compatible; a recorder wraps any of them.
 #[async_trait]

@@ -41,6 +41,9 @@ pub enum PermissionStatus {
     NeedsApproval,
 }
 
+/// A permission gate shared between loops and contexts.
+pub type SharedGate = std::sync::Arc<dyn PermissionGate>;
+
 /// Decides whether a tool call may run.
 #[async_trait]
 pub trait PermissionGate: Send + Sync {

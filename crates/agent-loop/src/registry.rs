@@ -73,10 +73,11 @@ impl Default for DispatchLimits {
     }
 }
 
-/// Tools by name.
-#[derive(Default)]
+/// Tools by name. Cloning is cheap (the tools are shared), so a context can take its own copy
+/// and add tools of its own.
+#[derive(Default, Clone)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, Registered>,
+    tools: BTreeMap<String, Arc<Registered>>,
     limits: DispatchLimits,
 }
 
@@ -104,7 +105,8 @@ impl ToolRegistry {
                 reason: e.to_string(),
             }
         })?;
-        self.tools.insert(name, Registered { tool, validator });
+        self.tools
+            .insert(name, Arc::new(Registered { tool, validator }));
         Ok(())
     }
 

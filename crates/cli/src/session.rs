@@ -10,8 +10,8 @@ use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{
-    AgentLoop, Emitter, EventKind, LanguageModel, LoopConfig, LoopContext, LoopResult, LoopStatus,
-    Message, RunStats, StandardLoop, ToolRegistry, resume_turn, run_turn,
+    AgentLoop, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus, Message,
+    RunStats, SharedGate, SharedModel, StandardLoop, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_providers::{RecordingModel, ReplayProvider};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
@@ -87,13 +87,13 @@ fn workspace_root(args: &Args) -> anyhow::Result<PathBuf> {
     Ok(canonical)
 }
 
-fn model(args: &Args) -> anyhow::Result<Arc<dyn LanguageModel>> {
+fn model(args: &Args) -> anyhow::Result<SharedModel> {
     let Some(path) = &args.replay else {
         return Err(usage(
             "no model provider: pass --replay FILE to answer from a recorded transcript (see examples/)",
         ));
     };
-    let replay: Arc<dyn LanguageModel> = Arc::new(ReplayProvider::from_file(path)?);
+    let replay: SharedModel = Arc::new(ReplayProvider::from_file(path)?);
     match &args.record {
         Some(out) => Ok(Arc::new(RecordingModel::create(replay, out).with_context(
             || format!("cannot create transcript {}", out.display()),
@@ -179,7 +179,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
             progress: progress.clone(),
         }) as Arc<dyn Prompter>
     });
-    let policy = PermissionPolicy::new(policy_config, args.yes, prompter);
+    let policy: SharedGate = Arc::new(PermissionPolicy::new(policy_config, args.yes, prompter));
 
     let renderer: Box<dyn Renderer> = if args.json {
         Box::new(JsonlRenderer)
@@ -215,7 +215,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     let mut session = Session {
         root,
         messages: &mut messages,
-        provider: provider.as_ref(),
+        provider: &provider,
         tools: &tools,
         policy: &policy,
         config: &loop_config,
@@ -257,9 +257,9 @@ fn spawn_ctrl_c_handler(current_turn: Arc<Mutex<Option<CancellationToken>>>) {
 struct Session<'a> {
     root: PathBuf,
     messages: &'a mut Vec<Message>,
-    provider: &'a dyn LanguageModel,
+    provider: &'a SharedModel,
     tools: &'a ToolRegistry,
-    policy: &'a PermissionPolicy,
+    policy: &'a SharedGate,
     config: &'a LoopConfig,
     events: &'a Emitter,
     session_id: String,

@@ -377,7 +377,7 @@ async fn run_tool_round(
         cancel: ctx.cancel.clone(),
         context: ctx.events.context().clone(),
     };
-    let outcomes = run_calls(calls, ctx.tools, ctx.permissions, &env, ctx.events).await;
+    let outcomes = run_calls(calls, ctx.tools, ctx.permissions.as_ref(), &env, ctx.events).await;
     let mut pending = Vec::new();
     let mut suspend_reason = None;
     let mut complete = None;

@@ -145,7 +145,9 @@ impl EventSink for Collect {
 }
 
 struct Harness {
-    model: Scripted,
+    model: Arc<Scripted>,
+    shared_model: crate::SharedModel,
+    gate: crate::SharedGate,
     tools: ToolRegistry,
     config: LoopConfig,
     cancel: CancellationToken,
@@ -162,7 +164,10 @@ impl Harness {
             registry.register(t).unwrap();
         }
         let sink = Arc::new(Collect::default());
+        let model = Arc::new(model);
         Self {
+            shared_model: model.clone(),
+            gate: Arc::new(AllowAll),
             model,
             tools: registry,
             config: LoopConfig::default(),
@@ -178,9 +183,9 @@ impl Harness {
         LoopContext {
             cwd: &self.cwd,
             messages: &mut self.messages,
-            provider: &self.model,
+            provider: &self.shared_model,
             tools: &self.tools,
-            permissions: &AllowAll,
+            permissions: &self.gate,
             config: &self.config,
             cancel: &self.cancel,
             events: &self.events,
