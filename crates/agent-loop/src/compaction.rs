@@ -3,7 +3,16 @@
 //! enough, summarize the older conversation with the model, keeping the most recent user
 //! turns verbatim.
 
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::LoopConfig;
+use crate::assemble::stream_request;
+use crate::event::{Emitter, EventKind, Item, ItemDetails, NullSink};
 use crate::message::{Message, Part, Role};
+use crate::model::{ModelRequest, SharedModel};
+use crate::usage::Usage;
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -108,6 +117,107 @@ pub fn summarized_history(summary: &str, tail: &[Message]) -> Vec<Message> {
     )));
     out.extend_from_slice(tail);
     out
+}
+
+/// What compaction needs from a run: the model (to summarize), the settings, where to report,
+/// and the cancellation token. The native loop and the WebAssembly host's
+/// `storage.compact-if-needed` both compact through here.
+pub struct Compactor<'a> {
+    /// The run's model.
+    pub provider: &'a SharedModel,
+    /// The run's settings (compaction thresholds, system prompt, request options).
+    pub config: &'a LoopConfig,
+    /// Where `context.compacted` goes.
+    pub events: &'a Emitter,
+    /// Cancels the summary request.
+    pub cancel: &'a CancellationToken,
+}
+
+impl Compactor<'_> {
+    /// Compacts `messages` when they pass the configured share of the model's window (or the
+    /// message count): prune old tool outputs first, then summarize with the model if that was
+    /// not enough. The summary's usage is added to `usage`. Returns whether anything changed.
+    pub async fn compact_if_needed(&self, messages: &mut Vec<Message>, usage: &mut Usage) -> bool {
+        let cfg = &self.config.compaction;
+        let window = self.provider.info().context_window;
+        let system = self.config.system_prompt.as_deref();
+        let before = estimate_tokens(system, messages);
+        if !cfg.needs_compaction(before, messages.len(), window) {
+            return false;
+        }
+        let freed = cfg.prune_tool_outputs(messages);
+        let mut strategy = "prune_tool_outputs";
+        let still = estimate_tokens(system, messages);
+        if (freed == 0 || cfg.needs_compaction(still, messages.len(), window))
+            && let Some(split) = cfg.summary_split(messages)
+        {
+            let mut prefix = messages[..split].to_vec();
+            prefix.push(Message::user(SUMMARY_PROMPT));
+            let request = ModelRequest {
+                context: self.events.context().clone(),
+                system: self.config.system_prompt.clone(),
+                messages: prefix,
+                tools: Vec::new(),
+                options: self.config.request.clone(),
+            };
+            // The summary is not shown to the user as an agent message.
+            let quiet = Emitter::new(Arc::new(NullSink), self.events.context().clone());
+            match stream_request(
+                self.provider,
+                request,
+                &quiet,
+                self.cancel,
+                self.config.stream_idle_timeout,
+            )
+            .await
+            {
+                Ok(turn) => {
+                    usage.add(&turn.usage);
+                    match turn.error() {
+                        None => {
+                            let summary: String = turn
+                                .parts
+                                .iter()
+                                .filter_map(|p| match p {
+                                    Part::Text { text } => Some(text.as_str()),
+                                    _ => None,
+                                })
+                                .collect();
+                            let tail = messages[split..].to_vec();
+                            *messages = summarized_history(&summary, &tail);
+                            strategy = "summarize";
+                        }
+                        Some(e) => self.warn(&e.to_string()),
+                    }
+                }
+                Err(e) => self.warn(&e.to_string()),
+            }
+        } else if freed == 0 {
+            return false;
+        }
+        let after = estimate_tokens(system, messages);
+        if after >= before {
+            return false;
+        }
+        self.events.emit(EventKind::ContextCompacted {
+            strategy: strategy.to_owned(),
+            tokens_before: before as u64,
+            tokens_after: after as u64,
+            messages: messages.clone(),
+        });
+        true
+    }
+
+    fn warn(&self, why: &str) {
+        self.events.emit(EventKind::ItemCompleted {
+            item: Item {
+                id: self.events.next_item_id(),
+                details: ItemDetails::Error {
+                    message: format!("compaction by summary failed: {why}"),
+                },
+            },
+        });
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod assemble;
 pub mod compaction;
 pub mod context_path;
 pub mod doom_loop;
@@ -18,6 +19,7 @@ pub mod registry;
 pub mod result;
 pub mod standard;
 pub mod tool;
+pub mod tool_round;
 pub mod truncate;
 pub mod usage;
 

@@ -2,23 +2,18 @@
 //! feed results back, repeat until the model answers; with doom-loop detection, fail-open
 //! tool errors, cancellation, suspension and compaction.
 
-mod stream;
-mod tool_round;
-
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use tracing::Instrument;
 
 use crate::agent::{AgentLoop, LoopCapabilities, LoopContext, LoopError, PendingCall};
-use crate::compaction::{SUMMARY_PROMPT, estimate_tokens, summarized_history};
+use crate::assemble::{AssembledTurn, stream_request as request_stream};
+use crate::compaction::Compactor;
 use crate::doom_loop::DoomLoopDetector;
-use crate::event::{Emitter, EventKind, Item, ItemDetails, NullSink, TodoItem};
+use crate::event::{Emitter, EventKind, Item, ItemDetails};
 use crate::message::{Message, Part, Role, pending_tool_calls};
 use crate::model::ModelRequest;
 use crate::tool::{BreakLoop, ToolEnv};
-use stream::{AssembledTurn, StreamFailure, consume};
-use tool_round::{Call, CallOutcome, run_calls};
+use crate::tool_round::{Call, CallOutcome, TodoTracker, run_calls};
 
 /// The built-in loop: fast, no WebAssembly.
 #[derive(Debug, Default, Clone, Copy)]
@@ -98,7 +93,7 @@ impl AgentLoop for StandardLoop {
 
 /// Answers tool calls a previous, interrupted run left without results, so the history is
 /// one every provider accepts.
-fn close_interrupted_calls(ctx: &mut LoopContext<'_>) {
+pub fn close_interrupted_calls(ctx: &mut LoopContext<'_>) {
     let pending = pending_tool_calls(ctx.messages);
     if pending.is_empty() {
         return;
@@ -115,52 +110,6 @@ fn close_interrupted_calls(ctx: &mut LoopContext<'_>) {
         role: Role::Tool,
         parts,
     });
-}
-
-/// The todo-list item of one run: started on the first update, updated after, completed at
-/// the end.
-#[derive(Default)]
-struct TodoTracker {
-    current: Option<(String, Vec<TodoItem>)>,
-}
-
-impl TodoTracker {
-    fn update(&mut self, events: &Emitter, items: Vec<TodoItem>) {
-        match &mut self.current {
-            Some((id, list)) => {
-                *list = items.clone();
-                events.emit(EventKind::ItemUpdated {
-                    item: Item {
-                        id: id.clone(),
-                        details: ItemDetails::TodoList { items },
-                    },
-                });
-            }
-            None => {
-                let id = events.next_item_id();
-                events.emit(EventKind::ItemStarted {
-                    item: Item {
-                        id: id.clone(),
-                        details: ItemDetails::TodoList {
-                            items: items.clone(),
-                        },
-                    },
-                });
-                self.current = Some((id, items));
-            }
-        }
-    }
-
-    fn finish(self, events: &Emitter) {
-        if let Some((id, items)) = self.current {
-            events.emit(EventKind::ItemCompleted {
-                item: Item {
-                    id,
-                    details: ItemDetails::TodoList { items },
-                },
-            });
-        }
-    }
 }
 
 /// What a tool round decided.
@@ -217,41 +166,14 @@ async fn drive_inner(
             stop_reason = ?turn.stop_reason,
             "model request finished"
         );
-        let failure = turn.failure;
-        let parts: Vec<Part> = turn
-            .parts
-            .into_iter()
-            .filter(|p| !matches!(p, Part::Text { text } if text.is_empty()))
-            .collect();
-        if let Some(failure) = failure {
+        if let Some(error) = turn.error() {
             // Keep what the model said before the failure; drop half-streamed tool calls.
-            let kept: Vec<Part> = parts
-                .into_iter()
-                .filter(|p| {
-                    matches!(
-                        p,
-                        Part::Text { .. }
-                            | Part::Thinking {
-                                signature: Some(_),
-                                ..
-                            }
-                    )
-                })
-                .collect();
-            if !kept.is_empty() {
-                ctx.push_message(Message {
-                    role: Role::Assistant,
-                    parts: kept,
-                });
+            if let Some(kept) = turn.message() {
+                ctx.push_message(kept);
             }
-            return Err(match failure {
-                StreamFailure::Cancelled => LoopError::Cancelled,
-                StreamFailure::Provider(message) => LoopError::Provider(message),
-                StreamFailure::Timeout(after) => {
-                    LoopError::Provider(format!("no data from the model for {} s", after.as_secs()))
-                }
-            });
+            return Err(error);
         }
+        let parts = turn.stored_parts();
         let calls: Vec<Call> = parts
             .iter()
             .filter_map(|p| match p {
@@ -292,24 +214,14 @@ async fn stream_request(
     request: ModelRequest,
     events: &Emitter,
 ) -> Result<AssembledTurn, LoopError> {
-    let stream = tokio::select! {
-        biased;
-        () = ctx.cancel.cancelled() => return Err(LoopError::Cancelled),
-        s = tokio::time::timeout(ctx.config.stream_idle_timeout, ctx.provider.stream(request)) => match s {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => return Err(LoopError::Provider(e.to_string())),
-            Err(_) => return Err(LoopError::Provider(format!(
-                "the model did not start answering within {} s",
-                ctx.config.stream_idle_timeout.as_secs()
-            ))),
-        },
-    };
-    let mut turn = consume(stream, events, ctx.cancel, ctx.config.stream_idle_timeout).await;
-    if turn.usage.cost_micro_cents.is_none()
-        && let Some(pricing) = &ctx.provider.info().pricing
-    {
-        turn.usage.cost_micro_cents = Some(pricing.cost(&turn.usage));
-    }
+    let turn = request_stream(
+        ctx.provider,
+        request,
+        events,
+        ctx.cancel,
+        ctx.config.stream_idle_timeout,
+    )
+    .await?;
     ctx.stats.usage.add(&turn.usage);
     Ok(turn)
 }
@@ -445,74 +357,16 @@ async fn run_tool_round(
     RoundEnd::Continue
 }
 
-/// Compacts the history when it passes the configured share of the model's window: prune old
-/// tool outputs first, then summarize with the model if that was not enough.
 async fn compact_if_needed(ctx: &mut LoopContext<'_>) {
-    let cfg = &ctx.config.compaction;
-    let window = ctx.provider.info().context_window;
-    let system = ctx.config.system_prompt.as_deref();
-    let before = estimate_tokens(system, ctx.messages);
-    if !cfg.needs_compaction(before, ctx.messages.len(), window) {
-        return;
-    }
-    let freed = cfg.prune_tool_outputs(ctx.messages);
-    let mut strategy = "prune_tool_outputs";
-    let still = estimate_tokens(system, ctx.messages);
-    if (freed == 0 || cfg.needs_compaction(still, ctx.messages.len(), window))
-        && let Some(split) = cfg.summary_split(ctx.messages)
-    {
-        let mut prefix = ctx.messages[..split].to_vec();
-        prefix.push(Message::user(SUMMARY_PROMPT));
-        let request = ModelRequest {
-            context: ctx.events.context().clone(),
-            system: ctx.config.system_prompt.clone(),
-            messages: prefix,
-            tools: Vec::new(),
-            options: ctx.config.request.clone(),
-        };
-        // The summary is not shown to the user as an agent message.
-        let quiet = Emitter::new(Arc::new(NullSink), ctx.events.context().clone());
-        match stream_request(ctx, request, &quiet).await {
-            Ok(turn) if turn.failure.is_none() => {
-                let summary: String = turn
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let tail = ctx.messages[split..].to_vec();
-                *ctx.messages = summarized_history(&summary, &tail);
-                strategy = "summarize";
-            }
-            Ok(turn) => warn_compaction(ctx.events, &format!("{:?}", turn.failure)),
-            Err(e) => warn_compaction(ctx.events, &e.to_string()),
-        }
-    } else if freed == 0 {
-        return;
-    }
-    let after = estimate_tokens(system, ctx.messages);
-    if after >= before {
-        return;
-    }
-    ctx.events.emit(EventKind::ContextCompacted {
-        strategy: strategy.to_owned(),
-        tokens_before: before as u64,
-        tokens_after: after as u64,
-        messages: ctx.messages.clone(),
-    });
-}
-
-fn warn_compaction(events: &Emitter, why: &str) {
-    events.emit(EventKind::ItemCompleted {
-        item: Item {
-            id: events.next_item_id(),
-            details: ItemDetails::Error {
-                message: format!("compaction by summary failed: {why}"),
-            },
-        },
-    });
+    let compactor = Compactor {
+        provider: ctx.provider,
+        config: ctx.config,
+        events: ctx.events,
+        cancel: ctx.cancel,
+    };
+    compactor
+        .compact_if_needed(ctx.messages, &mut ctx.stats.usage)
+        .await;
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Running the tool calls of one model turn: read-only tools concurrently, mutating tools one
-//! at a time (a read/write lock, as Codex does), results in call order.
+//! at a time (a read/write lock, as Codex does), results in call order, each shown as a
+//! `tool_call` item. Shared by the native loop and the WebAssembly host.
 
 use tokio::sync::RwLock;
 
@@ -11,26 +12,35 @@ use crate::tool::{BreakLoop, ToolEnv, ToolKind};
 
 /// A call to run.
 #[derive(Debug, Clone)]
-pub(crate) struct Call {
+pub struct Call {
+    /// Call id.
     pub id: String,
+    /// Tool name.
     pub name: String,
+    /// Arguments as the model sent them.
     pub arguments: String,
 }
 
 /// The outcome of one call.
-pub(crate) enum CallOutcome {
+pub enum CallOutcome {
     /// A result to send back.
     Answered {
+        /// The tool result.
         part: Part,
+        /// The tool's request to end the run.
         break_loop: Option<BreakLoop>,
+        /// The todo list, when the tool rewrote it.
         todo: Option<Vec<TodoItem>>,
     },
     /// The permission gate suspended the run on this call.
-    Suspended { reason: String },
+    Suspended {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Runs `calls`, emitting a `tool_call` item for each. Outcomes come back in call order.
-pub(crate) async fn run_calls(
+pub async fn run_calls(
     calls: &[Call],
     registry: &ToolRegistry,
     gate: &dyn PermissionGate,
@@ -120,6 +130,54 @@ async fn run_one(
                 },
             });
             CallOutcome::Suspended { reason }
+        }
+    }
+}
+
+/// The todo-list item of one run: started on the first update, updated after, completed at
+/// the end.
+#[derive(Default)]
+pub struct TodoTracker {
+    current: Option<(String, Vec<TodoItem>)>,
+}
+
+impl TodoTracker {
+    /// Shows a rewritten todo list.
+    pub fn update(&mut self, events: &Emitter, items: Vec<TodoItem>) {
+        match &mut self.current {
+            Some((id, list)) => {
+                *list = items.clone();
+                events.emit(EventKind::ItemUpdated {
+                    item: Item {
+                        id: id.clone(),
+                        details: ItemDetails::TodoList { items },
+                    },
+                });
+            }
+            None => {
+                let id = events.next_item_id();
+                events.emit(EventKind::ItemStarted {
+                    item: Item {
+                        id: id.clone(),
+                        details: ItemDetails::TodoList {
+                            items: items.clone(),
+                        },
+                    },
+                });
+                self.current = Some((id, items));
+            }
+        }
+    }
+
+    /// Completes the todo-list item, if the run had one.
+    pub fn finish(self, events: &Emitter) {
+        if let Some((id, items)) = self.current {
+            events.emit(EventKind::ItemCompleted {
+                item: Item {
+                    id,
+                    details: ItemDetails::TodoList { items },
+                },
+            });
         }
     }
 }

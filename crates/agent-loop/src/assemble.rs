@@ -1,19 +1,22 @@
-//! Consuming one model stream: assembling text, thinking and tool calls from fragments,
-//! emitting `agent_message` and `reasoning` items as they stream.
+//! Assembling one model response from its stream: text, thinking (with signatures) and tool
+//! calls from fragments, emitting `agent_message` and `reasoning` items as they stream. The
+//! native loop and the WebAssembly host both assemble through here, so the events and the
+//! stored message are the same whichever loop runs.
 
 use std::time::Duration;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::LoopError;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
-use crate::message::Part;
-use crate::model::{ChunkStream, StopReason, StreamChunk};
+use crate::message::{Message, Part, Role};
+use crate::model::{ChunkStream, ModelRequest, SharedModel, StopReason, StreamChunk};
 use crate::usage::Usage;
 
 /// What one model response amounted to.
-#[derive(Debug, Default)]
-pub(crate) struct AssembledTurn {
+#[derive(Debug, Default, Clone)]
+pub struct AssembledTurn {
     /// Parts in the order they streamed.
     pub parts: Vec<Part>,
     /// Usage reported during the stream.
@@ -25,8 +28,8 @@ pub(crate) struct AssembledTurn {
 }
 
 /// How a stream ended early.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum StreamFailure {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamFailure {
     /// The provider sent an error.
     Provider(String),
     /// No chunk arrived within the idle timeout.
@@ -47,13 +50,39 @@ struct OpenItem {
     id: String,
 }
 
-struct Assembler<'a> {
-    emitter: &'a Emitter,
+/// Assembles a response chunk by chunk, emitting its items.
+pub struct TurnAssembler {
+    emitter: Emitter,
     turn: AssembledTurn,
     open: Option<OpenItem>,
 }
 
-impl<'a> Assembler<'a> {
+impl TurnAssembler {
+    /// An assembler emitting through `emitter`.
+    pub fn new(emitter: Emitter) -> Self {
+        Self {
+            emitter,
+            turn: AssembledTurn::default(),
+            open: None,
+        }
+    }
+
+    /// Records that the stream failed.
+    pub fn fail(&mut self, failure: StreamFailure) {
+        self.turn.failure = Some(failure);
+    }
+
+    /// Usage reported so far.
+    pub fn usage(&self) -> &Usage {
+        &self.turn.usage
+    }
+
+    /// Closes the open item and returns the response.
+    pub fn finish(mut self) -> AssembledTurn {
+        self.close_open();
+        self.turn
+    }
+
     fn close_open(&mut self) {
         let Some(open) = self.open.take() else { return };
         let text = match self.turn.parts.last() {
@@ -122,7 +151,8 @@ impl<'a> Assembler<'a> {
         })
     }
 
-    fn apply(&mut self, chunk: StreamChunk) -> bool {
+    /// Applies one chunk; returns `false` when the stream is over (done or failed).
+    pub fn apply(&mut self, chunk: StreamChunk) -> bool {
         match chunk {
             StreamChunk::TextDelta { text } => self.append_text(OpenKind::Text, text),
             StreamChunk::ThinkingDelta { text } => self.append_text(OpenKind::Thinking, text),
@@ -179,18 +209,59 @@ impl<'a> Assembler<'a> {
     }
 }
 
+/// Starts a request and reads its stream to the end, under the idle timeout and the
+/// cancellation token; fills in the cost from the model's prices when the provider did not.
+pub async fn stream_request(
+    provider: &SharedModel,
+    request: ModelRequest,
+    events: &Emitter,
+    cancel: &CancellationToken,
+    idle_timeout: Duration,
+) -> Result<AssembledTurn, LoopError> {
+    let stream = start_stream(provider, request, cancel, idle_timeout).await?;
+    let mut turn = consume(stream, events, cancel, idle_timeout).await;
+    price(provider, &mut turn.usage);
+    Ok(turn)
+}
+
+/// Starts a request under the idle timeout and the cancellation token.
+pub async fn start_stream(
+    provider: &SharedModel,
+    request: ModelRequest,
+    cancel: &CancellationToken,
+    idle_timeout: Duration,
+) -> Result<ChunkStream, LoopError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(LoopError::Cancelled),
+        s = tokio::time::timeout(idle_timeout, provider.stream(request)) => match s {
+            Ok(Ok(stream)) => Ok(stream),
+            Ok(Err(e)) => Err(LoopError::Provider(e.to_string())),
+            Err(_) => Err(LoopError::Provider(format!(
+                "the model did not start answering within {} s",
+                idle_timeout.as_secs()
+            ))),
+        },
+    }
+}
+
+/// Fills in a usage's cost from the model's prices when the provider did not report one.
+pub fn price(provider: &SharedModel, usage: &mut Usage) {
+    if usage.cost_micro_cents.is_none()
+        && let Some(pricing) = &provider.info().pricing
+    {
+        usage.cost_micro_cents = Some(pricing.cost(usage));
+    }
+}
+
 /// Reads a stream to its end (or failure), under an idle timeout and the cancellation token.
-pub(crate) async fn consume(
+pub async fn consume(
     mut stream: ChunkStream,
     emitter: &Emitter,
     cancel: &CancellationToken,
     idle_timeout: Duration,
 ) -> AssembledTurn {
-    let mut asm = Assembler {
-        emitter,
-        turn: AssembledTurn::default(),
-        open: None,
-    };
+    let mut asm = TurnAssembler::new(emitter.clone());
     loop {
         let next = tokio::select! {
             biased;
@@ -214,6 +285,48 @@ pub(crate) async fn consume(
             }
         }
     }
-    asm.close_open();
-    asm.turn
+    asm.finish()
+}
+
+impl AssembledTurn {
+    /// The parts to store: every part (empty text dropped) when the stream finished, or only
+    /// what was said (text, signed thinking) when it failed.
+    pub fn stored_parts(&self) -> Vec<Part> {
+        self.parts
+            .iter()
+            .filter(|p| !matches!(p, Part::Text { text } if text.is_empty()))
+            .filter(|p| {
+                self.failure.is_none()
+                    || matches!(
+                        p,
+                        Part::Text { .. }
+                            | Part::Thinking {
+                                signature: Some(_),
+                                ..
+                            }
+                    )
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The assistant message to store, `None` when a failed stream said nothing.
+    pub fn message(&self) -> Option<Message> {
+        let parts = self.stored_parts();
+        (self.failure.is_none() || !parts.is_empty()).then_some(Message {
+            role: Role::Assistant,
+            parts,
+        })
+    }
+
+    /// The error a failed stream ends the run with.
+    pub fn error(&self) -> Option<LoopError> {
+        self.failure.as_ref().map(|f| match f {
+            StreamFailure::Cancelled => LoopError::Cancelled,
+            StreamFailure::Provider(message) => LoopError::Provider(message.clone()),
+            StreamFailure::Timeout(after) => {
+                LoopError::Provider(format!("no data from the model for {} s", after.as_secs()))
+            }
+        })
+    }
 }

@@ -1,0 +1,50 @@
+//! Custom tools a guest registers with the host and runs itself (in-guest dispatch, so the
+//! host never calls back into an instance that is waiting on it).
+
+use crate::bindings::wonopcode::agent_loop::custom_tools::{self, CustomToolDefinition};
+
+/// A tool implemented by the guest.
+pub struct CustomTool {
+    /// Name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub parameters_schema: String,
+    /// The implementation: arguments JSON in, output text or an error out.
+    pub run: fn(&str) -> Result<String, String>,
+}
+
+/// The guest's custom tools.
+#[derive(Default)]
+pub struct CustomTools {
+    tools: Vec<CustomTool>,
+}
+
+impl CustomTools {
+    /// Registers `tool` with the host (which checks the name and schema) and keeps it here.
+    pub fn register(&mut self, tool: CustomTool) -> Result<(), String> {
+        custom_tools::register_tool(&CustomToolDefinition {
+            id: tool.name.clone(),
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            parameters_schema: tool.parameters_schema.clone(),
+            enabled_by_default: true,
+        })?;
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// Whether `name` is one of these tools.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.name == name)
+    }
+
+    /// Runs a call of one of these tools, in the guest.
+    pub fn dispatch(&self, name: &str, arguments: &str) -> Result<String, String> {
+        match self.tools.iter().find(|t| t.name == name) {
+            Some(tool) => (tool.run)(arguments),
+            None => Err(format!("no custom tool `{name}`")),
+        }
+    }
+}

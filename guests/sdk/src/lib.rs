@@ -1,0 +1,134 @@
+//! The Rust guest SDK of wonopcode: write an agent loop as a WebAssembly component.
+//!
+//! A guest *is the brain*: it decides which model to ask, which tools to offer and run, and
+//! when it is done. The host is *the hands*: providers, tools, permissions, storage, events
+//! and limits. Implement [`Loop`], export it with [`export_loop!`], and build with
+//! `cargo build --release --target wasm32-wasip2`; the result is a component that
+//! `wonopcode --agent-loop=path.wasm` runs.
+//!
+//! # Re-entrancy
+//!
+//! The component model traps if the host calls into an instance that is already inside a host
+//! call. So a guest's *own* custom tools are dispatched inside the guest ([`CustomTools`]),
+//! never through the host while the guest waits on it. The `custom-tool-handler` export exists
+//! for calls the host starts itself (another context, the CLI, validation).
+
+#![deny(missing_docs)]
+
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "agent-loop-world",
+        pub_export_macro: true,
+        export_macro_name: "export_bindings",
+        default_bindings_module: "wonopcode_guest_sdk::bindings",
+        generate_all,
+    });
+}
+
+mod custom_tools;
+mod doom_loop;
+mod turn;
+
+pub use bindings::wonopcode::agent_loop::providers::{
+    Message, MessageRole, StreamOptions, ToolCall, ToolResult,
+};
+pub use bindings::wonopcode::agent_loop::tools::{ToolExecutionRequest, ToolExecutionResult};
+pub use bindings::wonopcode::agent_loop::types::{LoopCapabilities, LoopError};
+pub use bindings::wonopcode::agent_loop::{
+    config, context, custom_tools as custom_tools_host, providers, storage, system, tools, ui,
+};
+pub use custom_tools::{CustomTool, CustomTools};
+pub use doom_loop::DoomLoop;
+pub use turn::{Turn, stream_turn};
+
+/// An agent loop. The methods mirror the WIT `agent-loop` export.
+pub trait Loop {
+    /// Runs one prompt and returns the final answer.
+    fn run_prompt(input: String) -> Result<String, LoopError>;
+
+    /// Called once before the first prompt.
+    fn on_start() -> Result<(), LoopError> {
+        Ok(())
+    }
+
+    /// Called when a prompt completed.
+    fn on_complete(_result: String) -> Result<(), LoopError> {
+        Ok(())
+    }
+
+    /// Called when a prompt was cancelled.
+    fn on_cancel() -> Result<(), LoopError> {
+        Ok(())
+    }
+
+    /// The loop's name.
+    fn name() -> String;
+
+    /// What the loop supports.
+    fn capabilities() -> LoopCapabilities {
+        LoopCapabilities {
+            streaming: true,
+            extended_thinking: true,
+            parallel_tools: true,
+            tool_observation: true,
+            max_context: 0,
+            auto_compaction: false,
+            supports_sub_contexts: false,
+            supports_custom_tools: false,
+        }
+    }
+
+    /// Handles a call of one of this loop's custom tools that the host started.
+    fn handle_tool_call(tool_id: String, _arguments: String) -> Result<String, String> {
+        Err(format!("this loop has no custom tool `{tool_id}`"))
+    }
+}
+
+/// Exports a [`Loop`] implementation as the component's `agent-loop` and
+/// `custom-tool-handler`.
+#[macro_export]
+macro_rules! export_loop {
+    ($ty:ident) => {
+        const _: () = {
+            struct __WonopcodeExport;
+            impl $crate::bindings::exports::wonopcode::agent_loop::agent_loop::Guest for __WonopcodeExport {
+                fn run_prompt(input: String) -> Result<String, $crate::LoopError> {
+                    <$ty as $crate::Loop>::run_prompt(input)
+                }
+                fn on_start() -> Result<(), $crate::LoopError> {
+                    <$ty as $crate::Loop>::on_start()
+                }
+                fn on_complete(result: String) -> Result<(), $crate::LoopError> {
+                    <$ty as $crate::Loop>::on_complete(result)
+                }
+                fn on_cancel() -> Result<(), $crate::LoopError> {
+                    <$ty as $crate::Loop>::on_cancel()
+                }
+                fn get_name() -> String {
+                    <$ty as $crate::Loop>::name()
+                }
+                fn get_capabilities() -> $crate::LoopCapabilities {
+                    <$ty as $crate::Loop>::capabilities()
+                }
+            }
+            impl $crate::bindings::exports::wonopcode::agent_loop::custom_tool_handler::Guest for __WonopcodeExport {
+                fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
+                    <$ty as $crate::Loop>::handle_tool_call(tool_id, arguments)
+                }
+            }
+            $crate::bindings::export_bindings!(__WonopcodeExport);
+        };
+    };
+}
+
+/// A user message with `text`.
+pub fn user_message(text: impl Into<String>) -> Message {
+    Message { role: MessageRole::User, content: text.into(), tool_calls: None, tool_results: None }
+}
+
+/// A tool message answering calls.
+pub fn tool_message(results: Vec<ToolResult>) -> Message {
+    Message { role: MessageRole::Tool, content: String::new(), tool_calls: None, tool_results: Some(results) }
+}
