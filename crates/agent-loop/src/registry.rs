@@ -110,6 +110,28 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// A registry holding only the tools named in `names` (a context's enabled set). Calls
+    /// of any other tool are then unknown tools, reported to the model as such.
+    pub fn filtered<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        let mut tools = BTreeMap::new();
+        for name in names {
+            if let Some(entry) = self.tools.get(name) {
+                tools.insert(name.to_owned(), Arc::clone(entry));
+            }
+        }
+        Self {
+            tools,
+            limits: self.limits,
+        }
+    }
+
+    /// Checks that `schema` is a valid JSON Schema (for tools registered by guests).
+    pub fn check_schema(schema: &serde_json::Value) -> Result<(), String> {
+        jsonschema::validator_for(schema)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name).map(|r| &r.tool)

@@ -31,6 +31,8 @@ pub enum CallOutcome {
         break_loop: Option<BreakLoop>,
         /// The todo list, when the tool rewrote it.
         todo: Option<Vec<TodoItem>>,
+        /// How long the call ran.
+        duration: std::time::Duration,
     },
     /// The permission gate suspended the run on this call.
     Suspended {
@@ -118,6 +120,7 @@ async fn run_one(
                 },
                 break_loop: output.break_loop,
                 todo: output.todo,
+                duration,
             }
         }
         Dispatch::Suspended { reason } => {

@@ -64,9 +64,33 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Which loop runs the prompt: the native loop, the embedded default guest, or a guest
+    /// file (`custom`, with --agent-loop).
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub loop_type: Option<LoopType>,
+
+    /// Run this guest component as the loop (implies --loop-type=custom).
+    #[arg(long, value_name = "PATH")]
+    pub agent_loop: Option<PathBuf>,
+
+    /// Do not read or write the cache of compiled guest components.
+    #[arg(long)]
+    pub no_cache: bool,
+
     /// Default timeout of bash commands, in milliseconds.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub bash_timeout_ms: Option<u64>,
+}
+
+/// `--loop-type` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoopType {
+    /// The native StandardLoop (default).
+    Standard,
+    /// The embedded default guest: the same algorithm as a WebAssembly component.
+    Wasm,
+    /// A guest component given with --agent-loop.
+    Custom,
 }
 
 /// `--unattended` values.

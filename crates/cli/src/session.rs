@@ -16,8 +16,9 @@ use wonopcode_agent_loop::{
 use wonopcode_providers::{RecordingModel, ReplayProvider};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
+use wonopcode_wasm_host::{DEFAULT_LOOP, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine};
 
-use crate::args::{Args, UnattendedArg};
+use crate::args::{Args, LoopType, UnattendedArg};
 use crate::config::{self, Config};
 use crate::exit;
 use crate::history::History;
@@ -99,6 +100,42 @@ fn model(args: &Args) -> anyhow::Result<SharedModel> {
             || format!("cannot create transcript {}", out.display()),
         )?)),
         None => Ok(replay),
+    }
+}
+
+/// The loop the flags ask for. `--agent-loop` implies `custom`; contradictions are usage
+/// errors naming both flags.
+async fn agent_loop(args: &Args) -> anyhow::Result<Box<dyn AgentLoop>> {
+    let engine = || {
+        let mut options = EngineOptions::default();
+        if args.no_cache {
+            options.cache_dir = None;
+        }
+        WasmEngine::new(options)
+    };
+    match (args.loop_type, &args.agent_loop) {
+        (Some(kind @ (LoopType::Standard | LoopType::Wasm)), Some(_)) => Err(usage(format!(
+            "--agent-loop runs a custom guest and cannot be combined with --loop-type={}",
+            if kind == LoopType::Standard {
+                "standard"
+            } else {
+                "wasm"
+            }
+        ))),
+        (Some(LoopType::Custom), None) => Err(usage("--loop-type=custom needs --agent-loop PATH")),
+        (_, Some(path)) => Ok(Box::new(
+            WasmAgentLoop::from_file(engine()?, path, HostConfig::default()).await?,
+        )),
+        (Some(LoopType::Wasm), None) => Ok(Box::new(
+            WasmAgentLoop::from_bytes(
+                engine()?,
+                DEFAULT_LOOP,
+                "the default guest",
+                HostConfig::default(),
+            )
+            .await?,
+        )),
+        (Some(LoopType::Standard) | None, None) => Ok(Box::new(StandardLoop::new())),
     }
 }
 
@@ -201,7 +238,8 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         ..LoopConfig::default()
     };
     loop_config.compaction.max_messages = config.compact_after_messages;
-    let agent = StandardLoop::new();
+    let agent = agent_loop(&args).await?;
+    let agent = agent.as_ref();
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),
         loop_name: agent.name().to_owned(),
@@ -223,7 +261,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         session_id,
         session_token,
         current_turn,
-        agent: &agent,
+        agent,
         can_resume: args.history.is_some(),
         sink: &sink,
     };
@@ -265,7 +303,7 @@ struct Session<'a> {
     session_id: String,
     session_token: CancellationToken,
     current_turn: Arc<Mutex<Option<CancellationToken>>>,
-    agent: &'a StandardLoop,
+    agent: &'a dyn AgentLoop,
     can_resume: bool,
     sink: &'a CliSink,
 }

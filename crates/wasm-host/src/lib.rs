@@ -1,1 +1,33 @@
-//! wasm host
+//! The WebAssembly host of wonopcode: runs agent loops written as components of the
+//! `wonopcode:agent-loop` world (`wit/`) with Wasmtime. The guest is the brain (which model,
+//! which tools, when to stop); the host is the hands: it gives the guest the same providers,
+//! tools, permissions, events and limits as the native loop, through one module per WIT
+//! interface in `host/`.
+
+#![deny(missing_docs)]
+
+mod bindings;
+pub mod engine;
+pub mod error;
+mod host;
+pub mod limits;
+pub mod loader;
+pub mod state;
+mod wasm_loop;
+
+pub use engine::{EngineOptions, WasmEngine};
+pub use error::WasmError;
+pub use limits::GuestLimits;
+pub use loader::{ModuleInfo, validate};
+pub use state::HostConfig;
+pub use wasm_loop::WasmAgentLoop;
+
+/// The default guest loop (`guests/default-loop`), built by `build.rs` and embedded so
+/// `--loop-type=wasm` needs no files.
+pub const DEFAULT_LOOP: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/default_loop.wasm"));
+
+/// Paths of the guest components built from `guests/`, for tests, benchmarks and examples.
+#[doc(hidden)]
+pub mod guest_paths {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}

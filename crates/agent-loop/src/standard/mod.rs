@@ -299,6 +299,7 @@ async fn run_tool_round(
                 part,
                 break_loop,
                 todo: list,
+                ..
             } => {
                 if let Some(items) = list {
                     todo.update(ctx.events, items);

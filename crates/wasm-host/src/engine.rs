@@ -1,0 +1,191 @@
+//! The process-wide Wasmtime engine: component model, async, epoch interruption with a
+//! ticker thread, the pooling allocator where the OS allows it, one linker with WASI and the
+//! `wonopcode:agent-loop` imports, and an on-disk cache of compiled components.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
+use crate::error::WasmError;
+use crate::limits::{EPOCH_TICK, GuestLimits};
+use crate::state::HostState;
+
+/// How to build the engine.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Limits for every guest.
+    pub limits: GuestLimits,
+    /// Where compiled components are cached; `None` disables the cache (`--no-cache`).
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            limits: GuestLimits::default(),
+            cache_dir: dirs::cache_dir().map(|d| d.join("wonopcode").join("components")),
+        }
+    }
+}
+
+/// The engine, its linker and its cache. Create one per process and share it.
+pub struct WasmEngine {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+    pub(crate) limits: GuestLimits,
+    cache_dir: Option<PathBuf>,
+    /// Whether the pooling allocator is in use (it falls back to on-demand).
+    pub pooling: bool,
+}
+
+fn config(limits: &GuestLimits, pooling: bool) -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.max_wasm_stack(1 << 20);
+    config.async_stack_size(4 << 20);
+    if pooling {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(1000);
+        pool.total_core_instances(2000);
+        pool.total_memories(1000);
+        pool.total_tables(2000);
+        pool.max_memory_size(limits.memory_bytes);
+        pool.table_elements(limits.table_elements);
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
+impl WasmEngine {
+    /// Builds the engine (pooling if possible), starts the epoch ticker and links the host.
+    pub fn new(options: EngineOptions) -> Result<Arc<Self>, WasmError> {
+        let (engine, pooling) = match Engine::new(&config(&options.limits, true)) {
+            Ok(engine) => (engine, true),
+            Err(e) => {
+                tracing::debug!(error = %e, "pooling allocator unavailable; using on-demand allocation");
+                (
+                    Engine::new(&config(&options.limits, false))
+                        .map_err(|e| WasmError::Engine(e.to_string()))?,
+                    false,
+                )
+            }
+        };
+        start_ticker(&engine);
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| WasmError::Engine(e.to_string()))?;
+        AgentLoopWorld::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
+            .map_err(|e| WasmError::Engine(e.to_string()))?;
+        Ok(Arc::new(Self {
+            engine,
+            linker,
+            limits: options.limits,
+            cache_dir: options.cache_dir,
+            pooling,
+        }))
+    }
+
+    /// Compiles a component, or loads it from the cache when this engine compiled the same
+    /// bytes before. A corrupt cache entry is recompiled with a warning.
+    pub fn compile(&self, bytes: &[u8], origin: &str) -> Result<Component, WasmError> {
+        let Some(path) = self.cache_path(bytes) else {
+            return self.compile_fresh(bytes, origin);
+        };
+        if path.is_file() {
+            match self.load_cached(&path) {
+                Ok(component) => return Ok(component),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "ignoring a corrupt compiled-component cache entry")
+                }
+            }
+        }
+        let component = self.compile_fresh(bytes, origin)?;
+        if let Err(e) = self.store_cached(&component, &path) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot cache the compiled component");
+        }
+        Ok(component)
+    }
+
+    /// Links a compiled component: fails when it imports something the host lacks or lacks
+    /// the world's exports.
+    pub(crate) fn instance_pre(
+        &self,
+        component: &Component,
+        origin: &str,
+    ) -> Result<AgentLoopWorldPre<HostState>, WasmError> {
+        let pre =
+            self.linker
+                .instantiate_pre(component)
+                .map_err(|e| WasmError::UnsatisfiedImport {
+                    origin: origin.to_owned(),
+                    reason: format!("{e:#}"),
+                })?;
+        AgentLoopWorldPre::new(pre).map_err(|e| crate::loader::missing_export(origin, &e))
+    }
+
+    fn compile_fresh(&self, bytes: &[u8], origin: &str) -> Result<Component, WasmError> {
+        Component::new(&self.engine, bytes).map_err(|e| WasmError::Compile {
+            origin: origin.to_owned(),
+            reason: format!("{e:#}"),
+        })
+    }
+
+    /// The cache file for these bytes under this engine's settings and Wasmtime version.
+    fn cache_path(&self, bytes: &[u8]) -> Option<PathBuf> {
+        let dir = self.cache_dir.as_ref()?;
+        let mut settings = std::collections::hash_map::DefaultHasher::new();
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut settings);
+        let mut hasher = Sha256::new();
+        hasher.update(bytes);
+        hasher.update(settings.finish().to_le_bytes());
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        Some(dir.join(format!("{}.cwasm", hex::encode(hasher.finalize()))))
+    }
+
+    #[allow(unsafe_code)]
+    fn load_cached(&self, path: &Path) -> wasmtime::Result<Component> {
+        // SAFETY: `deserialize_file` trusts its input to be a component this Wasmtime version
+        // compiled. Only files this host wrote are read: the cache directory is the user's own,
+        // entries are named by the SHA-256 of the source bytes and the engine's settings, and
+        // are written whole by `store_cached` (temporary file, then rename). Wasmtime checks
+        // the header's version and settings and refuses a mismatch.
+        unsafe { Component::deserialize_file(&self.engine, path) }
+    }
+
+    fn store_cached(&self, component: &Component, path: &Path) -> std::io::Result<()> {
+        let bytes = component.serialize().map_err(std::io::Error::other)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// Advances the engine's epoch every `EPOCH_TICK` until the engine is dropped.
+fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    let spawned = std::thread::Builder::new()
+        .name("wonopcode-epoch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(EPOCH_TICK);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => return,
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the epoch ticker; guests will not be interrupted");
+    }
+}

@@ -1,0 +1,69 @@
+//! `custom-tools`: tools a guest defines and runs itself. The host checks the name (no
+//! collision with a host tool) and the JSON Schema, and offers them to the model.
+
+use wonopcode_agent_loop::ToolRegistry;
+
+use crate::bindings::custom_tools::{CustomToolDefinition, Host};
+use crate::state::{CustomTool, HostState};
+
+impl Host for HostState {
+    async fn register_tool(
+        &mut self,
+        definition: CustomToolDefinition,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let name = definition.name.clone();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Ok(Err(format!(
+                "invalid tool name `{name}`: use letters, digits, `_` and `-`"
+            )));
+        }
+        if self.env()?.tools.get(&name).is_some() {
+            return Ok(Err(format!("`{name}` is a host tool; choose another name")));
+        }
+        if self.custom.contains_key(&name) {
+            return Ok(Err(format!(
+                "a custom tool named `{name}` is already registered"
+            )));
+        }
+        let schema: serde_json::Value = match serde_json::from_str(&definition.parameters_schema) {
+            Ok(v) => v,
+            Err(e) => {
+                return Ok(Err(format!(
+                    "the parameter schema of `{name}` is not JSON: {e}"
+                )));
+            }
+        };
+        if let Err(e) = ToolRegistry::check_schema(&schema) {
+            return Ok(Err(format!(
+                "the parameter schema of `{name}` is not a valid JSON Schema: {e}"
+            )));
+        }
+        if definition.enabled_by_default {
+            self.custom_enabled.insert(name.clone());
+        }
+        self.custom.insert(
+            name,
+            CustomTool {
+                description: definition.description,
+                schema: definition.parameters_schema,
+            },
+        );
+        Ok(Ok(()))
+    }
+
+    async fn unregister_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
+        self.custom_enabled.remove(&tool_id);
+        Ok(match self.custom.remove(&tool_id) {
+            Some(_) => Ok(()),
+            None => Err(format!("no custom tool named `{tool_id}`")),
+        })
+    }
+
+    async fn list_custom_tools(&mut self) -> wasmtime::Result<Vec<String>> {
+        Ok(self.custom.keys().cloned().collect())
+    }
+}

@@ -1,0 +1,429 @@
+//! `providers`: the host's models and streaming. `stream-prompt` starts the model stream on a
+//! tokio task feeding a bounded channel; `read-stream-chunk` awaits the next chunk under the
+//! idle timeout and the cancellation token, and assembles it with the native loop's
+//! assembler, so items, usage and the stored message are the same as the native loop's.
+//! The host enforces the iteration limit here: a request past it is refused.
+
+use tokio::sync::mpsc;
+use wonopcode_agent_loop::assemble::{
+    AssembledTurn, StreamFailure, TurnAssembler, price, start_stream,
+};
+use wonopcode_agent_loop::{
+    Message, ModelRequest, Part, RequestOptions, Role, StreamChunk as Chunk, ToolSchema, Usage,
+};
+
+use crate::bindings::providers::{
+    self as wit, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle, StreamOptions,
+    ToolCallDeltaData, ToolCallStartData, UsageData, UsageDetails,
+};
+use crate::state::HostState;
+
+/// Chunks buffered between the provider task and the guest.
+const CHANNEL_CAPACITY: usize = 64;
+
+/// A stream the guest opened.
+pub(crate) struct OpenStream {
+    rx: mpsc::Receiver<Chunk>,
+    task: tokio::task::JoinHandle<()>,
+    assembler: Option<TurnAssembler>,
+    finished: Option<AssembledTurn>,
+}
+
+impl OpenStream {
+    /// The finished response, once the stream is over.
+    pub(crate) fn finished(&self) -> Option<&AssembledTurn> {
+        self.finished.as_ref()
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A core message as the WIT `message` (text, tool calls, tool results; thinking is kept by
+/// the host only).
+pub(crate) fn to_wit(message: &Message) -> wit::Message {
+    let calls: Vec<wit::ToolCall> = message
+        .tool_calls()
+        .map(|(id, name, arguments)| wit::ToolCall {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: arguments.to_owned(),
+        })
+        .collect();
+    let results: Vec<wit::ToolResult> = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => Some(wit::ToolResult {
+                call_id: call_id.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+            }),
+            _ => None,
+        })
+        .collect();
+    wit::Message {
+        role: match message.role {
+            Role::System => wit::MessageRole::System,
+            Role::User => wit::MessageRole::User,
+            Role::Assistant => wit::MessageRole::Assistant,
+            Role::Tool => wit::MessageRole::Tool,
+        },
+        content: message.text_content(),
+        tool_calls: (!calls.is_empty()).then_some(calls),
+        tool_results: (!results.is_empty()).then_some(results),
+    }
+}
+
+/// A WIT message as a core message.
+pub(crate) fn from_wit(message: &wit::Message) -> Message {
+    let mut parts = Vec::new();
+    if !message.content.is_empty() {
+        parts.push(Part::Text {
+            text: message.content.clone(),
+        });
+    }
+    for call in message.tool_calls.iter().flatten() {
+        parts.push(Part::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+    }
+    for result in message.tool_results.iter().flatten() {
+        parts.push(Part::ToolResult {
+            call_id: result.call_id.clone(),
+            content: result.content.clone(),
+            is_error: result.is_error,
+        });
+    }
+    let role = match message.role {
+        wit::MessageRole::System => Role::System,
+        wit::MessageRole::User => Role::User,
+        wit::MessageRole::Assistant => Role::Assistant,
+        wit::MessageRole::Tool => Role::Tool,
+    };
+    Message { role, parts }
+}
+
+fn wit_chunk(chunk: &Chunk) -> Option<StreamChunk> {
+    Some(match chunk {
+        Chunk::TextDelta { text } => StreamChunk::TextDelta(text.clone()),
+        Chunk::ThinkingDelta { text } => StreamChunk::ThinkingDelta(text.clone()),
+        Chunk::ToolCallStart { id, name } => StreamChunk::ToolCallStart(ToolCallStartData {
+            id: id.clone(),
+            name: name.clone(),
+        }),
+        Chunk::ToolCallDelta {
+            id,
+            arguments_delta,
+        } => StreamChunk::ToolCallDelta(ToolCallDeltaData {
+            id: id.clone(),
+            arguments_delta: arguments_delta.clone(),
+        }),
+        Chunk::ToolCallEnd { id } => StreamChunk::ToolCallEnd(id.clone()),
+        Chunk::Usage { usage } => StreamChunk::Usage(UsageData {
+            input_tokens: u32::try_from(usage.input_tokens).unwrap_or(u32::MAX),
+            output_tokens: u32::try_from(usage.output_tokens).unwrap_or(u32::MAX),
+        }),
+        Chunk::Done { .. } => StreamChunk::Done,
+        Chunk::Error { message } => StreamChunk::Error(message.clone()),
+        // Signatures and redacted thinking stay with the host (see `add-streamed-message`).
+        Chunk::ThinkingSignature { .. } | Chunk::RedactedThinking { .. } => return None,
+    })
+}
+
+fn details(usage: &Usage) -> UsageDetails {
+    UsageDetails {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+        cost_microcents: usage.cost_micro_cents,
+    }
+}
+
+impl HostState {
+    /// Ends a stream: closes its items, prices its usage and adds it to the run.
+    fn finish_stream(&mut self, handle: StreamHandle, failure: Option<StreamFailure>) {
+        let Some(env) = self.env.as_ref() else { return };
+        let provider = env.provider.clone();
+        let Some(stream) = self.streams.get_mut(&handle) else {
+            return;
+        };
+        let Some(mut assembler) = stream.assembler.take() else {
+            return;
+        };
+        if let Some(f) = failure {
+            assembler.fail(f);
+        }
+        let mut turn = assembler.finish();
+        price(&provider, &mut turn.usage);
+        self.run.usage.add(&turn.usage);
+        stream.finished = Some(turn);
+    }
+
+    /// The messages of a request: the host's own history when the guest passes it back
+    /// unchanged (so thinking signatures survive), else the guest's messages. A leading system
+    /// message becomes the system prompt.
+    fn request_messages(&self, messages: &[wit::Message]) -> (Option<String>, Vec<Message>) {
+        let config_system = self
+            .env
+            .as_ref()
+            .and_then(|e| e.config.system_prompt.clone());
+        let unchanged = messages.len() == self.messages.len()
+            && self
+                .messages
+                .iter()
+                .zip(messages)
+                .all(|(m, w)| to_wit(m) == *w);
+        if unchanged {
+            return (config_system, self.messages.clone());
+        }
+        let mut converted: Vec<Message> = messages.iter().map(from_wit).collect();
+        if converted.first().is_some_and(|m| m.role == Role::System) {
+            let system = converted.remove(0).text_content();
+            return (Some(system), converted);
+        }
+        (config_system, converted)
+    }
+}
+
+impl Host for HostState {
+    async fn list_providers(&mut self) -> wasmtime::Result<Vec<ProviderInfo>> {
+        let info = self.env()?.provider.info();
+        Ok(vec![ProviderInfo {
+            id: info.provider.clone(),
+            name: info.provider.clone(),
+            models: vec![info.id.clone()],
+            supports_streaming: true,
+            supports_tools: info.capabilities.tools,
+            supports_thinking: info.capabilities.thinking,
+        }])
+    }
+
+    async fn get_current_provider(&mut self) -> wasmtime::Result<Option<String>> {
+        Ok(Some(self.env()?.provider.info().provider.clone()))
+    }
+
+    async fn get_current_model(&mut self) -> wasmtime::Result<Option<String>> {
+        Ok(Some(self.env()?.provider.info().id.clone()))
+    }
+
+    async fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
+        let current = &self.env()?.provider.info().provider;
+        Ok(if provider_id == *current {
+            Ok(())
+        } else {
+            Err(format!(
+                "unknown provider `{provider_id}`; available: {current}"
+            ))
+        })
+    }
+
+    async fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
+        let current = &self.env()?.provider.info().id;
+        Ok(if model_id == *current {
+            Ok(())
+        } else {
+            Err(format!("unknown model `{model_id}`; available: {current}"))
+        })
+    }
+
+    async fn stream_prompt(
+        &mut self,
+        messages: Vec<wit::Message>,
+        tools: Vec<String>,
+        options: StreamOptions,
+    ) -> wasmtime::Result<Result<StreamHandle, String>> {
+        let env = self.env()?;
+        if env.cancel.is_cancelled() {
+            return Ok(Err("cancelled".to_owned()));
+        }
+        let limit = env.config.max_iterations;
+        if self.run.iterations >= limit {
+            self.run.max_iterations_hit = true;
+            return Ok(Err(format!("reached the limit of {limit} iterations")));
+        }
+        let registry = self.effective_registry()?;
+        let mut schemas = Vec::with_capacity(tools.len());
+        for name in &tools {
+            if let Some(tool) = registry.get(name) {
+                let spec = tool.spec();
+                schemas.push(ToolSchema {
+                    name: spec.name.clone(),
+                    description: spec.description.clone(),
+                    parameters: spec.parameters.clone(),
+                });
+            } else if let Some(custom) = self
+                .custom
+                .get(name)
+                .filter(|_| self.custom_enabled.contains(name))
+            {
+                let parameters = serde_json::from_str(&custom.schema).unwrap_or_default();
+                schemas.push(ToolSchema {
+                    name: name.clone(),
+                    description: custom.description.clone(),
+                    parameters,
+                });
+            } else {
+                return Ok(Err(format!("tool `{name}` is not enabled in this context")));
+            }
+        }
+        let (system, history) = self.request_messages(&messages);
+        let env = self.env()?;
+        let (provider, cancel, idle, events) = (
+            env.provider.clone(),
+            env.cancel.clone(),
+            env.config.stream_idle_timeout,
+            env.events.clone(),
+        );
+        let defaults = &env.config.request;
+        let request = ModelRequest {
+            context: env.events.context().clone(),
+            system,
+            messages: history,
+            tools: schemas,
+            options: RequestOptions {
+                max_tokens: options.max_tokens.or(defaults.max_tokens),
+                temperature: options.temperature.or(defaults.temperature),
+                thinking_budget: options.thinking_budget.or(defaults.thinking_budget),
+            },
+        };
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let task = tokio::spawn(async move {
+            match start_stream(&provider, request, &cancel, idle).await {
+                Ok(mut stream) => {
+                    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+                        if tx.send(chunk).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = tx
+                        .send(Chunk::Error {
+                            message: e.to_string(),
+                        })
+                        .await;
+                }
+            }
+        });
+        self.run.iterations += 1;
+        let handle = self.next_stream;
+        self.next_stream += 1;
+        let assembler = TurnAssembler::new(events);
+        self.streams.insert(
+            handle,
+            OpenStream {
+                rx,
+                task,
+                assembler: Some(assembler),
+                finished: None,
+            },
+        );
+        Ok(Ok(handle))
+    }
+
+    async fn read_stream_chunk(
+        &mut self,
+        handle: StreamHandle,
+    ) -> wasmtime::Result<Option<StreamChunk>> {
+        let env = self.env()?;
+        let (cancel, idle) = (env.cancel.clone(), env.config.stream_idle_timeout);
+        loop {
+            let Some(stream) = self.streams.get_mut(&handle) else {
+                return Ok(Some(StreamChunk::Error(format!(
+                    "unknown stream handle {handle}"
+                ))));
+            };
+            if stream.assembler.is_none() {
+                return Ok(None);
+            }
+            let next = tokio::select! {
+                biased;
+                () = cancel.cancelled() => Err(StreamFailure::Cancelled),
+                next = tokio::time::timeout(idle, stream.rx.recv()) => next.map_err(|_| StreamFailure::Timeout(idle)),
+            };
+            match next {
+                Ok(Some(chunk)) => {
+                    let visible = wit_chunk(&chunk);
+                    let more = stream.assembler.as_mut().is_some_and(|a| a.apply(chunk));
+                    if !more {
+                        self.finish_stream(handle, None);
+                    }
+                    match visible {
+                        Some(c) => return Ok(Some(c)),
+                        None if more => continue,
+                        None => return Ok(None),
+                    }
+                }
+                // A stream that ends without `done` ended all the same.
+                Ok(None) => {
+                    self.finish_stream(handle, None);
+                    return Ok(None);
+                }
+                Err(failure) => {
+                    let message = match &failure {
+                        StreamFailure::Cancelled => "cancelled".to_owned(),
+                        StreamFailure::Timeout(after) => {
+                            format!("no data from the model for {} s", after.as_secs())
+                        }
+                        StreamFailure::Provider(m) => m.clone(),
+                    };
+                    self.finish_stream(handle, Some(failure));
+                    return Ok(Some(StreamChunk::Error(message)));
+                }
+            }
+        }
+    }
+
+    async fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
+        if let Some(stream) = self.streams.get(&handle) {
+            stream.task.abort();
+        }
+        self.finish_stream(
+            handle,
+            Some(StreamFailure::Provider(
+                "the loop closed the stream".to_owned(),
+            )),
+        );
+        Ok(())
+    }
+
+    async fn get_stream_usage(
+        &mut self,
+        handle: StreamHandle,
+    ) -> wasmtime::Result<Option<UsageDetails>> {
+        Ok(self
+            .streams
+            .get(&handle)
+            .map(|s| match (&s.finished, &s.assembler) {
+                (Some(turn), _) => details(&turn.usage),
+                (None, Some(a)) => details(a.usage()),
+                (None, None) => details(&Usage::default()),
+            }))
+    }
+
+    async fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {
+        Ok(details(&self.run.usage))
+    }
+
+    async fn get_model_details(&mut self) -> wasmtime::Result<Option<ModelDetails>> {
+        let info = self.env()?.provider.info();
+        Ok(Some(ModelDetails {
+            id: info.id.clone(),
+            context_window: info.context_window,
+            max_output: info.max_output,
+            supports_thinking: info.capabilities.thinking,
+        }))
+    }
+}

@@ -1,0 +1,183 @@
+//! `storage`: the context's history and key/value state. Every change to the history is
+//! announced as an event (`message.created`, `context.compacted`), so the consumer persists
+//! it exactly as for the native loop; compaction uses the core's compaction code.
+
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
+use wonopcode_agent_loop::{Emitter, EventKind, LoopConfig, Message, Role, SharedModel};
+
+use crate::bindings::providers::{Message as WitMessage, StreamHandle};
+use crate::bindings::storage::{CompactionStrategy, Host};
+use crate::host::providers::{from_wit, to_wit};
+use crate::state::HostState;
+
+impl HostState {
+    fn push_message(&mut self, message: Message) -> wasmtime::Result<()> {
+        self.env()?.events.emit(EventKind::MessageCreated {
+            message: message.clone(),
+        });
+        self.messages.push(message);
+        Ok(())
+    }
+
+    fn announce_reset(&self, strategy: &str, before: usize) -> wasmtime::Result<()> {
+        let env = self.env()?;
+        let system = env.config.system_prompt.as_deref();
+        env.events.emit(EventKind::ContextCompacted {
+            strategy: strategy.to_owned(),
+            tokens_before: before as u64,
+            tokens_after: estimate_tokens(system, &self.messages) as u64,
+            messages: self.messages.clone(),
+        });
+        Ok(())
+    }
+
+    /// Owned handles on the run's services, for calls that also change the history.
+    fn run_services(
+        &self,
+    ) -> wasmtime::Result<(SharedModel, LoopConfig, Emitter, CancellationToken)> {
+        let env = self.env()?;
+        Ok((
+            env.provider.clone(),
+            env.config.clone(),
+            env.events.clone(),
+            env.cancel.clone(),
+        ))
+    }
+
+    fn tokens(&self) -> wasmtime::Result<usize> {
+        Ok(estimate_tokens(
+            self.env()?.config.system_prompt.as_deref(),
+            &self.messages,
+        ))
+    }
+}
+
+impl Host for HostState {
+    async fn get_messages(&mut self) -> wasmtime::Result<Vec<WitMessage>> {
+        Ok(self.messages.iter().map(to_wit).collect())
+    }
+
+    async fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {
+        self.push_message(from_wit(&message))
+    }
+
+    async fn clear_messages(&mut self) -> wasmtime::Result<()> {
+        let before = self.tokens()?;
+        self.messages.clear();
+        self.announce_reset("clear", before)
+    }
+
+    async fn get_token_count(&mut self) -> wasmtime::Result<u64> {
+        Ok(self.tokens()? as u64)
+    }
+
+    async fn compact_messages(
+        &mut self,
+        strategy: CompactionStrategy,
+    ) -> wasmtime::Result<Result<u32, String>> {
+        let before_len = self.messages.len();
+        let before = self.tokens()?;
+        let name = match strategy {
+            CompactionStrategy::KeepLast(n) => {
+                let mut start = self.messages.len().saturating_sub(n as usize);
+                // Never start with tool results whose calls were dropped.
+                while self
+                    .messages
+                    .get(start)
+                    .is_some_and(|m| m.role == Role::Tool)
+                {
+                    start += 1;
+                }
+                self.messages.drain(..start);
+                "keep_last"
+            }
+            CompactionStrategy::TokenLimit(limit) => {
+                while self.tokens()? > limit as usize && !self.messages.is_empty() {
+                    self.messages.remove(0);
+                    while self.messages.first().is_some_and(|m| m.role == Role::Tool) {
+                        self.messages.remove(0);
+                    }
+                }
+                "token_limit"
+            }
+            CompactionStrategy::Summarize => {
+                let (provider, mut config, events, cancel) = self.run_services()?;
+                // Force the summary: any size counts as too big, and pruning is skipped.
+                config.compaction.max_messages = Some(0);
+                config.compaction.min_prune_tokens = usize::MAX;
+                let compactor = Compactor {
+                    provider: &provider,
+                    config: &config,
+                    events: &events,
+                    cancel: &cancel,
+                };
+                let mut messages = std::mem::take(&mut self.messages);
+                compactor
+                    .compact_if_needed(&mut messages, &mut self.run.usage)
+                    .await;
+                self.messages = messages;
+                return Ok(Ok(u32::try_from(
+                    before_len.saturating_sub(self.messages.len()),
+                )
+                .unwrap_or(u32::MAX)));
+            }
+        };
+        let removed = before_len - self.messages.len();
+        if removed > 0 {
+            self.announce_reset(name, before)?;
+        }
+        Ok(Ok(u32::try_from(removed).unwrap_or(u32::MAX)))
+    }
+
+    async fn get_state(&mut self, key: String) -> wasmtime::Result<Option<String>> {
+        Ok(self.kv.get(&key).cloned())
+    }
+
+    async fn set_state(&mut self, key: String, value: String) -> wasmtime::Result<()> {
+        self.kv.insert(key, value);
+        Ok(())
+    }
+
+    async fn delete_state(&mut self, key: String) -> wasmtime::Result<()> {
+        self.kv.remove(&key);
+        Ok(())
+    }
+
+    async fn add_streamed_message(
+        &mut self,
+        handle: StreamHandle,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let Some(stream) = self.streams.get(&handle) else {
+            return Ok(Err(format!("unknown stream handle {handle}")));
+        };
+        let Some(turn) = stream.finished() else {
+            return Ok(Err(format!(
+                "stream {handle} is still open: read it to the end first"
+            )));
+        };
+        if let Some(message) = turn.message() {
+            self.push_message(message)?;
+        }
+        Ok(Ok(()))
+    }
+
+    async fn compact_if_needed(&mut self) -> wasmtime::Result<Result<bool, String>> {
+        let (provider, config, events, cancel) = self.run_services()?;
+        if self.run.iterations >= config.max_iterations {
+            return Ok(Ok(false));
+        }
+        let compactor = Compactor {
+            provider: &provider,
+            config: &config,
+            events: &events,
+            cancel: &cancel,
+        };
+        let mut messages = std::mem::take(&mut self.messages);
+        let changed = compactor
+            .compact_if_needed(&mut messages, &mut self.run.usage)
+            .await;
+        self.messages = messages;
+        Ok(Ok(changed))
+    }
+}

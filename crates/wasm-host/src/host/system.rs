@@ -1,0 +1,52 @@
+//! `system`: logging into `tracing` (with the context and depth), time, cancellation, the
+//! workspace root, and a cancellable sleep.
+
+use std::time::Duration;
+
+use crate::bindings::system::{Host, LogLevel};
+use crate::state::HostState;
+
+impl Host for HostState {
+    async fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
+        let context = self
+            .env
+            .as_ref()
+            .map(|e| e.events.context().to_string())
+            .unwrap_or_default();
+        let depth = self.env.as_ref().map_or(0, |e| e.events.context().depth());
+        let guest = self.loop_name.as_str();
+        match level {
+            LogLevel::Trace => tracing::trace!(context, depth, guest, "{message}"),
+            LogLevel::Debug => tracing::debug!(context, depth, guest, "{message}"),
+            LogLevel::Info => tracing::info!(context, depth, guest, "{message}"),
+            LogLevel::Warn => tracing::warn!(context, depth, guest, "{message}"),
+            LogLevel::Error => tracing::error!(context, depth, guest, "{message}"),
+        }
+        Ok(())
+    }
+
+    async fn current_time_ms(&mut self) -> wasmtime::Result<u64> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(u64::try_from(now.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    async fn is_cancelled(&mut self) -> wasmtime::Result<bool> {
+        Ok(self.env()?.cancel.is_cancelled())
+    }
+
+    async fn get_cwd(&mut self) -> wasmtime::Result<String> {
+        Ok(self.env()?.cwd.display().to_string())
+    }
+
+    async fn sleep_ms(&mut self, ms: u64) -> wasmtime::Result<()> {
+        let wait = Duration::from_millis(ms).min(self.limits.max_sleep);
+        let cancel = self.env()?.cancel.clone();
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+        Ok(())
+    }
+}

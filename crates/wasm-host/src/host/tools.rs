@@ -1,0 +1,289 @@
+//! `tools`: the host's tools, the context's enabled set, and execution through the same
+//! dispatch path as the native loop (schema validation, permissions, timeouts, truncation,
+//! `tool_call` items).
+
+use std::collections::BTreeSet;
+
+use wonopcode_agent_loop::tool_round::{Call, CallOutcome, run_calls};
+use wonopcode_agent_loop::{
+    Part, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory, ToolEnv,
+};
+
+use crate::bindings::tools::{
+    Host, PermissionStatus, ToolCategory as WitCategory, ToolExecutionRequest, ToolExecutionResult,
+    ToolInfo,
+};
+use crate::state::HostState;
+
+fn category(c: ToolCategory) -> WitCategory {
+    match c {
+        ToolCategory::FileSystem => WitCategory::FileSystem,
+        ToolCategory::Process => WitCategory::Process,
+        ToolCategory::Network => WitCategory::Network,
+        ToolCategory::Mcp => WitCategory::Mcp,
+        ToolCategory::Internal => WitCategory::Internal,
+        ToolCategory::Custom => WitCategory::Custom,
+    }
+}
+
+impl HostState {
+    fn permission_request(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> wasmtime::Result<Option<PermissionRequest>> {
+        let Some(tool) = self.env()?.tools.get(name) else {
+            return Ok(None);
+        };
+        let value: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
+        Ok(Some(PermissionRequest {
+            tool: name.to_owned(),
+            kind: tool.spec().kind,
+            subject: tool.permission_subject(&value),
+        }))
+    }
+
+    fn all_tools(&self) -> wasmtime::Result<Vec<ToolInfo>> {
+        let env = self.env()?;
+        let mut out = Vec::new();
+        for name in env.tools.names() {
+            let Some(tool) = env.tools.get(name) else {
+                continue;
+            };
+            let spec = tool.spec();
+            let request = PermissionRequest {
+                tool: name.to_owned(),
+                kind: spec.kind,
+                subject: None,
+            };
+            out.push(ToolInfo {
+                id: name.to_owned(),
+                name: name.to_owned(),
+                description: spec.description.clone(),
+                parameters_schema: spec.parameters.to_string(),
+                category: category(spec.category),
+                requires_permission: env.gate.status(&request) != Status::Allowed,
+                is_custom: false,
+            });
+        }
+        for (name, tool) in &self.custom {
+            out.push(ToolInfo {
+                id: name.clone(),
+                name: name.clone(),
+                description: tool.description.clone(),
+                parameters_schema: tool.schema.clone(),
+                category: WitCategory::Custom,
+                requires_permission: false,
+                is_custom: true,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Runs calls through the shared dispatch path, restricted to the enabled host tools.
+    async fn execute(
+        &mut self,
+        requests: Vec<ToolExecutionRequest>,
+    ) -> wasmtime::Result<Vec<ToolExecutionResult>> {
+        let registry = self.effective_registry()?;
+        let env = self.env()?;
+        let tool_env = ToolEnv {
+            workspace_root: env.cwd.clone(),
+            cancel: env.cancel.clone(),
+            context: env.events.context().clone(),
+        };
+        let calls: Vec<Call> = requests
+            .into_iter()
+            .map(|r| Call {
+                id: r.id,
+                name: r.name,
+                arguments: r.arguments,
+            })
+            .collect();
+        let events = env.events.clone();
+        let outcomes = run_calls(&calls, &registry, env.gate.as_ref(), &tool_env, &events).await;
+        let mut results = Vec::with_capacity(calls.len());
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            results.push(match outcome {
+                CallOutcome::Answered {
+                    part:
+                        Part::ToolResult {
+                            content, is_error, ..
+                        },
+                    todo,
+                    duration,
+                    ..
+                } => {
+                    if let Some(items) = todo {
+                        self.run.todo.update(&events, items);
+                    }
+                    ToolExecutionResult {
+                        call_id: call.id.clone(),
+                        success: !is_error,
+                        error: is_error.then(|| content.clone()),
+                        content,
+                        duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+                    }
+                }
+                CallOutcome::Answered { .. } => ToolExecutionResult {
+                    call_id: call.id.clone(),
+                    success: false,
+                    content: String::new(),
+                    error: Some("the tool gave no result".to_owned()),
+                    duration_ms: 0,
+                },
+                CallOutcome::Suspended { reason } => {
+                    let content =
+                        format!("not run: {reason} (guest loops cannot suspend a run yet)");
+                    ToolExecutionResult {
+                        call_id: call.id.clone(),
+                        success: false,
+                        error: Some(content.clone()),
+                        content,
+                        duration_ms: 0,
+                    }
+                }
+            });
+        }
+        Ok(results)
+    }
+
+    fn known_tool(&self, id: &str) -> wasmtime::Result<bool> {
+        Ok(self.env()?.tools.get(id).is_some() || self.custom.contains_key(id))
+    }
+}
+
+impl Host for HostState {
+    async fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
+        self.all_tools()
+    }
+
+    async fn get_tools_by_category(
+        &mut self,
+        wanted: WitCategory,
+    ) -> wasmtime::Result<Vec<ToolInfo>> {
+        Ok(self
+            .all_tools()?
+            .into_iter()
+            .filter(|t| t.category == wanted)
+            .collect())
+    }
+
+    async fn enable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
+        if self.custom.contains_key(&tool_id) {
+            self.custom_enabled.insert(tool_id);
+            return Ok(Ok(()));
+        }
+        if self.env()?.tools.get(&tool_id).is_none() {
+            return Ok(Err(format!("unknown tool `{tool_id}`")));
+        }
+        if let Some(set) = &mut self.enabled {
+            set.insert(tool_id);
+        }
+        Ok(Ok(()))
+    }
+
+    async fn disable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
+        if self.custom.contains_key(&tool_id) {
+            self.custom_enabled.remove(&tool_id);
+            return Ok(Ok(()));
+        }
+        if self.env()?.tools.get(&tool_id).is_none() {
+            return Ok(Err(format!("unknown tool `{tool_id}`")));
+        }
+        let mut set: BTreeSet<String> = self.enabled_host_tools()?.into_iter().collect();
+        set.remove(&tool_id);
+        self.enabled = Some(set);
+        Ok(Ok(()))
+    }
+
+    async fn get_enabled_tools(&mut self) -> wasmtime::Result<Vec<String>> {
+        let mut names = self.enabled_host_tools()?;
+        names.extend(self.custom_enabled.iter().cloned());
+        names.sort();
+        Ok(names)
+    }
+
+    async fn set_enabled_tools(
+        &mut self,
+        tool_ids: Vec<String>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        for id in &tool_ids {
+            if !self.known_tool(id)? {
+                return Ok(Err(format!("unknown tool `{id}`")));
+            }
+        }
+        let env = self.env()?;
+        let host: BTreeSet<String> = tool_ids
+            .iter()
+            .filter(|id| env.tools.get(id).is_some())
+            .cloned()
+            .collect();
+        self.custom_enabled = tool_ids
+            .into_iter()
+            .filter(|id| self.custom.contains_key(id))
+            .collect();
+        self.enabled = Some(host);
+        Ok(Ok(()))
+    }
+
+    async fn is_tool_enabled(&mut self, tool_id: String) -> wasmtime::Result<bool> {
+        Ok(self.enabled_host_tools()?.contains(&tool_id) || self.custom_enabled.contains(&tool_id))
+    }
+
+    async fn execute_tool(
+        &mut self,
+        name: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<ToolExecutionResult, String>> {
+        if self.custom.contains_key(&name) {
+            return Ok(Err(format!(
+                "`{name}` is a custom tool of this loop: run it in the guest (the host cannot call back into a guest that is waiting on it)"
+            )));
+        }
+        let mut results = self
+            .execute(vec![ToolExecutionRequest {
+                id: "call".to_owned(),
+                name,
+                arguments,
+            }])
+            .await?;
+        Ok(results
+            .pop()
+            .ok_or_else(|| "the tool gave no result".to_owned()))
+    }
+
+    async fn execute_tools_parallel(
+        &mut self,
+        calls: Vec<ToolExecutionRequest>,
+    ) -> wasmtime::Result<Vec<ToolExecutionResult>> {
+        self.execute(calls).await
+    }
+
+    async fn check_permission(
+        &mut self,
+        tool_name: String,
+        arguments: String,
+    ) -> wasmtime::Result<PermissionStatus> {
+        let Some(request) = self.permission_request(&tool_name, &arguments)? else {
+            return Ok(PermissionStatus::Denied);
+        };
+        Ok(match self.env()?.gate.status(&request) {
+            Status::Allowed => PermissionStatus::Allowed,
+            Status::Denied => PermissionStatus::Denied,
+            Status::NeedsApproval => PermissionStatus::NeedsApproval,
+        })
+    }
+
+    async fn request_permission(
+        &mut self,
+        tool_name: String,
+        arguments: String,
+    ) -> wasmtime::Result<bool> {
+        let Some(request) = self.permission_request(&tool_name, &arguments)? else {
+            return Ok(false);
+        };
+        let gate = self.env()?.gate.clone();
+        Ok(gate.decide(&request).await == PermissionDecision::Allow)
+    }
+}

@@ -1,0 +1,145 @@
+//! `ui`: what a guest shows goes into the same event stream the native loop emits, so the
+//! terminal and `--json` look the same for both. (Streamed model output and host tool calls
+//! are shown by the host itself; these calls are for anything else the guest wants to show.)
+
+use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
+use wonopcode_agent_loop::{EventKind, event::Item};
+
+use crate::bindings::ui::{Host, MessageLevel};
+use crate::state::HostState;
+
+impl HostState {
+    fn emit_text_item(
+        &self,
+        details: fn(String) -> ItemDetails,
+        text: String,
+    ) -> wasmtime::Result<()> {
+        let events = &self.env()?.events;
+        let id = events.next_item_id();
+        events.emit(EventKind::ItemStarted {
+            item: Item {
+                id: id.clone(),
+                details: details(String::new()),
+            },
+        });
+        events.emit(EventKind::ItemDelta {
+            item_id: id.clone(),
+            text: text.clone(),
+        });
+        events.emit(EventKind::ItemCompleted {
+            item: Item {
+                id,
+                details: details(text),
+            },
+        });
+        Ok(())
+    }
+}
+
+impl Host for HostState {
+    async fn send_text(&mut self, text: String) -> wasmtime::Result<()> {
+        self.emit_text_item(|text| ItemDetails::AgentMessage { text }, text)
+    }
+
+    async fn send_thinking(&mut self, text: String) -> wasmtime::Result<()> {
+        self.emit_text_item(|text| ItemDetails::Reasoning { text }, text)
+    }
+
+    async fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
+        let events = &self.env()?.events;
+        let id = events.next_item_id();
+        let item = ToolCallItem {
+            call_id: call_id.clone(),
+            name: tool_name,
+            arguments: String::new(),
+            status: ItemStatus::InProgress,
+            output: None,
+            duration_ms: None,
+            command: None,
+            file_change: None,
+        };
+        events.emit(EventKind::ItemStarted {
+            item: Item {
+                id: id.clone(),
+                details: ItemDetails::ToolCall(item),
+            },
+        });
+        self.ui_items.insert(call_id, id);
+        Ok(())
+    }
+
+    async fn tool_result(
+        &mut self,
+        call_id: String,
+        result: String,
+        is_error: bool,
+    ) -> wasmtime::Result<()> {
+        let known = self.ui_items.remove(&call_id);
+        let events = &self.env()?.events;
+        let id = known.unwrap_or_else(|| events.next_item_id());
+        let item = ToolCallItem {
+            call_id,
+            name: String::new(),
+            arguments: String::new(),
+            status: if is_error {
+                ItemStatus::Failed
+            } else {
+                ItemStatus::Completed
+            },
+            output: Some(result),
+            duration_ms: None,
+            command: None,
+            file_change: None,
+        };
+        events.emit(EventKind::ItemCompleted {
+            item: Item {
+                id,
+                details: ItemDetails::ToolCall(item),
+            },
+        });
+        Ok(())
+    }
+
+    async fn show_progress(
+        &mut self,
+        message: String,
+        progress: Option<f32>,
+    ) -> wasmtime::Result<()> {
+        tracing::info!(guest = %self.loop_name, ?progress, "{message}");
+        Ok(())
+    }
+
+    async fn hide_progress(&mut self) -> wasmtime::Result<()> {
+        Ok(())
+    }
+
+    async fn show_message(&mut self, level: MessageLevel, message: String) -> wasmtime::Result<()> {
+        match level {
+            MessageLevel::Info => {
+                tracing::info!(guest = %self.loop_name, "{message}");
+                Ok(())
+            }
+            MessageLevel::Warning | MessageLevel::Error => {
+                let events = &self.env()?.events;
+                events.emit(EventKind::ItemCompleted {
+                    item: Item {
+                        id: events.next_item_id(),
+                        details: ItemDetails::Error { message },
+                    },
+                });
+                Ok(())
+            }
+        }
+    }
+
+    async fn request_input(&mut self, prompt: String) -> wasmtime::Result<Option<String>> {
+        // No interactive channel reaches guests yet; they are told nobody answered.
+        tracing::info!(guest = %self.loop_name, "guest asked for input nobody can give: {prompt}");
+        Ok(None)
+    }
+
+    async fn request_confirmation(&mut self, message: String) -> wasmtime::Result<bool> {
+        tracing::info!(guest = %self.loop_name, "guest asked for a confirmation nobody can give: {message}");
+        Ok(false)
+    }
+}

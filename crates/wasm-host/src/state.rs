@@ -1,0 +1,172 @@
+//! The data of one guest's store: WASI, limits, and the context the guest runs in (history,
+//! enabled tools, custom tools, key/value state, open streams, the run's counters).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::StoreLimits;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wonopcode_agent_loop::tool_round::TodoTracker;
+use wonopcode_agent_loop::{
+    Emitter, LoopConfig, Message, SharedGate, SharedModel, ToolRegistry, Usage,
+};
+
+use crate::host::providers::OpenStream;
+use crate::limits::GuestLimits;
+
+/// What the host's config tells guests (`config` interface): the user's choices.
+#[derive(Debug, Clone, Default)]
+pub struct HostConfig {
+    /// The provider the user chose (flags, then config file).
+    pub preferred_provider: Option<String>,
+    /// The model the user chose.
+    pub preferred_model: Option<String>,
+    /// Arbitrary keys from the host config, readable with `config.get-config`.
+    pub values: BTreeMap<String, String>,
+}
+
+/// The services of the run in progress, taken from the `LoopContext`.
+pub(crate) struct RunEnv {
+    pub provider: SharedModel,
+    pub tools: ToolRegistry,
+    pub gate: SharedGate,
+    pub config: LoopConfig,
+    pub events: Emitter,
+    pub cancel: CancellationToken,
+    pub cwd: PathBuf,
+    pub started: Instant,
+    pub started_ms: u64,
+}
+
+/// Counters of the run in progress.
+#[derive(Default)]
+pub(crate) struct RunCounters {
+    pub usage: Usage,
+    pub iterations: u32,
+    pub max_iterations_hit: bool,
+    pub todo: TodoTracker,
+}
+
+/// A guest-registered tool.
+#[derive(Debug, Clone)]
+pub(crate) struct CustomTool {
+    pub description: String,
+    pub schema: String,
+}
+
+/// Everything a guest's store holds.
+pub struct HostState {
+    pub(crate) table: ResourceTable,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) stdout: MemoryOutputPipe,
+    pub(crate) stderr: MemoryOutputPipe,
+    /// Bytes of stdout and stderr already logged.
+    pub(crate) logged: [usize; 2],
+    pub(crate) limiter: StoreLimits,
+    pub(crate) limits: GuestLimits,
+    pub(crate) host_config: HostConfig,
+    pub(crate) loop_name: String,
+    pub(crate) env: Option<RunEnv>,
+    /// Host tools this context may use (`None`: all of the registry's).
+    pub(crate) enabled: Option<BTreeSet<String>>,
+    pub(crate) custom: BTreeMap<String, CustomTool>,
+    pub(crate) custom_enabled: BTreeSet<String>,
+    pub(crate) kv: BTreeMap<String, String>,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) streams: HashMap<u64, OpenStream>,
+    pub(crate) next_stream: u64,
+    pub(crate) run: RunCounters,
+    pub(crate) ui_items: HashMap<String, String>,
+    /// Epoch ticks of guest computation since it last returned from the host.
+    pub(crate) compute_ticks: u64,
+}
+
+/// Bytes of guest stdout/stderr kept between log flushes.
+const PIPE_CAPACITY: usize = 1 << 20;
+
+impl HostState {
+    pub(crate) fn new(limits: GuestLimits, host_config: HostConfig) -> Self {
+        let stdout = MemoryOutputPipe::new(PIPE_CAPACITY);
+        let stderr = MemoryOutputPipe::new(PIPE_CAPACITY);
+        // Minimal WASI: no preopened directories, no environment, no sockets, no stdin.
+        let wasi = WasiCtxBuilder::new()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_ip_name_lookup(false)
+            .build();
+        Self {
+            table: ResourceTable::new(),
+            wasi,
+            stdout,
+            stderr,
+            logged: [0, 0],
+            limiter: limits.store_limits(),
+            limits,
+            host_config,
+            loop_name: String::new(),
+            env: None,
+            enabled: None,
+            custom: BTreeMap::new(),
+            custom_enabled: BTreeSet::new(),
+            kv: BTreeMap::new(),
+            messages: Vec::new(),
+            streams: HashMap::new(),
+            next_stream: 1,
+            run: RunCounters::default(),
+            ui_items: HashMap::new(),
+            compute_ticks: 0,
+        }
+    }
+
+    /// The run in progress; a host call outside a run traps.
+    pub(crate) fn env(&self) -> wasmtime::Result<&RunEnv> {
+        self.env
+            .as_ref()
+            .ok_or_else(|| wasmtime::Error::msg("host call outside of a run"))
+    }
+
+    /// Names of the host tools this context has enabled, sorted.
+    pub(crate) fn enabled_host_tools(&self) -> wasmtime::Result<Vec<String>> {
+        let env = self.env()?;
+        Ok(env
+            .tools
+            .names()
+            .filter(|n| self.enabled.as_ref().is_none_or(|set| set.contains(*n)))
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// The registry of tools this context may execute through the host.
+    pub(crate) fn effective_registry(&self) -> wasmtime::Result<ToolRegistry> {
+        let names = self.enabled_host_tools()?;
+        Ok(self.env()?.tools.filtered(names.iter().map(String::as_str)))
+    }
+
+    /// Sends what the guest wrote to stdout and stderr to the log.
+    pub(crate) fn flush_output(&mut self) {
+        for (i, (stream, pipe)) in [("stdout", &self.stdout), ("stderr", &self.stderr)]
+            .into_iter()
+            .enumerate()
+        {
+            let bytes = pipe.contents();
+            let new = bytes.get(self.logged[i]..).unwrap_or_default();
+            self.logged[i] = bytes.len();
+            for line in String::from_utf8_lossy(new).lines() {
+                tracing::info!(guest = %self.loop_name, stream, "{line}");
+            }
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}

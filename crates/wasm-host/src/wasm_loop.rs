@@ -1,0 +1,388 @@
+//! `WasmAgentLoop`: an `AgentLoop` whose decisions a guest component makes. The CLI treats it
+//! like `StandardLoop`. One instance serves a session (its custom tools and key/value state
+//! persist between prompts); a trap, timeout or limit ends the run with a status and one
+//! line, drops the instance, and the next prompt starts a fresh one.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tokio::sync::Mutex;
+use wasmtime::{CallHook, Store, UpdateDeadline};
+use wonopcode_agent_loop::standard::close_interrupted_calls;
+use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError};
+
+use crate::bindings::types::LoopError as WitError;
+use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
+use crate::engine::WasmEngine;
+use crate::error::WasmError;
+use crate::loader::{ModuleInfo, validate};
+use crate::state::{HostConfig, HostState, RunEnv};
+
+/// A live instance and its store.
+struct Live {
+    store: Store<HostState>,
+    world: AgentLoopWorld,
+    started: bool,
+}
+
+/// A guest loop.
+pub struct WasmAgentLoop {
+    engine: Arc<WasmEngine>,
+    pre: AgentLoopWorldPre<HostState>,
+    origin: String,
+    info: ModuleInfo,
+    name: &'static str,
+    capabilities: LoopCapabilities,
+    host_config: HostConfig,
+    live: Mutex<Option<Live>>,
+}
+
+impl WasmAgentLoop {
+    /// Loads a guest from a file.
+    pub async fn from_file(
+        engine: Arc<WasmEngine>,
+        path: &Path,
+        host_config: HostConfig,
+    ) -> Result<Self, WasmError> {
+        let bytes = std::fs::read(path).map_err(|e| WasmError::Read {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Self::from_bytes(engine, &bytes, &path.display().to_string(), host_config).await
+    }
+
+    /// Loads a guest from bytes; `origin` names it in messages.
+    pub async fn from_bytes(
+        engine: Arc<WasmEngine>,
+        bytes: &[u8],
+        origin: &str,
+        host_config: HostConfig,
+    ) -> Result<Self, WasmError> {
+        let info = validate(bytes, origin)?;
+        let component = engine.compile(bytes, origin)?;
+        let pre = engine.instance_pre(&component, origin)?;
+        // A first instance answers get-name and get-capabilities, and proves it instantiates.
+        let mut live = instantiate(&engine, &pre, origin, &host_config).await?;
+        let agent = live.world.wonopcode_agent_loop_agent_loop();
+        let name =
+            agent
+                .call_get_name(&mut live.store)
+                .await
+                .map_err(|e| WasmError::Instantiate {
+                    origin: origin.to_owned(),
+                    reason: format!("get-name trapped: {}", trap_line(&e)),
+                })?;
+        let caps = agent
+            .call_get_capabilities(&mut live.store)
+            .await
+            .map_err(|e| WasmError::Instantiate {
+                origin: origin.to_owned(),
+                reason: format!("get-capabilities trapped: {}", trap_line(&e)),
+            })?;
+        live.store.data_mut().loop_name = name.clone();
+        let capabilities = LoopCapabilities {
+            streaming: caps.streaming,
+            extended_thinking: caps.extended_thinking,
+            parallel_tools: caps.parallel_tools,
+            tool_observation: caps.tool_observation,
+            max_context: caps.max_context as usize,
+            auto_compaction: caps.auto_compaction,
+            supports_sub_contexts: caps.supports_sub_contexts,
+            supports_custom_tools: caps.supports_custom_tools,
+            custom: Default::default(),
+        };
+        Ok(Self {
+            engine,
+            pre,
+            origin: origin.to_owned(),
+            info,
+            // `AgentLoop::name` is `&'static str` (seed 001); one small string per loaded guest.
+            name: Box::leak(name.into_boxed_str()),
+            capabilities,
+            host_config,
+            live: Mutex::new(Some(live)),
+        })
+    }
+
+    /// What validation found about the guest.
+    pub fn info(&self) -> &ModuleInfo {
+        &self.info
+    }
+
+    async fn with_instance<F, T>(&self, ctx: &mut LoopContext<'_>, call: F) -> Result<T, LoopError>
+    where
+        F: for<'a> FnOnce(
+            &'a AgentLoopWorld,
+            &'a mut Store<HostState>,
+        ) -> futures::future::BoxFuture<'a, wasmtime::Result<T>>,
+    {
+        let mut guard = self.live.lock().await;
+        if guard.is_none() {
+            let fresh = instantiate(&self.engine, &self.pre, &self.origin, &self.host_config)
+                .await
+                .map_err(|e| LoopError::Internal(e.to_string()))?;
+            *guard = Some(fresh);
+        }
+        let Some(live) = guard.as_mut() else {
+            return Err(LoopError::Internal("no guest instance".to_owned()));
+        };
+        live.store.data_mut().loop_name = self.name.to_owned();
+        begin_run(live.store.data_mut(), ctx);
+        live.store.set_epoch_deadline(1);
+        let limits = self.engine.limits;
+        let future = call(&live.world, &mut live.store);
+        let outcome = match limits.run_timeout {
+            Some(limit) => match tokio::time::timeout(limit, future).await {
+                Ok(r) => r.map_err(Some),
+                Err(_) => Err(None),
+            },
+            None => future.await.map_err(Some),
+        };
+        end_run(live.store.data_mut(), ctx);
+        match outcome {
+            Ok(value) => Ok(value),
+            Err(trap) => {
+                // The instance cannot be entered again after a trap; the next call starts anew.
+                *guard = None;
+                Err(LoopError::Internal(match trap {
+                    Some(e) => {
+                        tracing::debug!(guest = self.name, error = ?e, "guest trapped");
+                        format!(
+                            "guest `{}` ({}) trapped: {}",
+                            self.name,
+                            self.origin,
+                            trap_line(&e)
+                        )
+                    }
+                    None => format!(
+                        "guest `{}` did not finish within {} s",
+                        self.name,
+                        limits.run_timeout.map_or(0, |t| t.as_secs())
+                    ),
+                }))
+            }
+        }
+    }
+
+    async fn ensure_started(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
+        let needs_start = self.live.lock().await.as_ref().is_none_or(|l| !l.started);
+        if !needs_start {
+            return Ok(());
+        }
+        let result = self
+            .with_instance(ctx, |world, store| {
+                Box::pin(async move {
+                    world
+                        .wonopcode_agent_loop_agent_loop()
+                        .call_on_start(store)
+                        .await
+                })
+            })
+            .await?;
+        if let Some(live) = self.live.lock().await.as_mut() {
+            live.started = true;
+        }
+        result.map_err(from_wit)
+    }
+}
+
+async fn instantiate(
+    engine: &WasmEngine,
+    pre: &AgentLoopWorldPre<HostState>,
+    origin: &str,
+    host_config: &HostConfig,
+) -> Result<Live, WasmError> {
+    let limits = engine.limits;
+    let mut store = Store::new(&engine.engine, HostState::new(limits, host_config.clone()));
+    store.limiter(|state| &mut state.limiter);
+    let budget = limits.compute_ticks();
+    let budget_secs = limits.compute_budget.as_secs();
+    store.epoch_deadline_callback(move |mut ctx| {
+        let state = ctx.data_mut();
+        state.compute_ticks += 1;
+        if state.compute_ticks > budget {
+            return Err(wasmtime::Error::msg(format!(
+                "the guest computed for more than {budget_secs} s without calling the host"
+            )));
+        }
+        Ok(UpdateDeadline::Yield(1))
+    });
+    store.call_hook(|mut ctx, hook| {
+        if matches!(hook, CallHook::ReturningFromHost | CallHook::CallingWasm) {
+            ctx.data_mut().compute_ticks = 0;
+        }
+        Ok(())
+    });
+    store.set_epoch_deadline(1);
+    let world = pre
+        .instantiate_async(&mut store)
+        .await
+        .map_err(|e| WasmError::Instantiate {
+            origin: origin.to_owned(),
+            reason: trap_line(&e),
+        })?;
+    Ok(Live {
+        store,
+        world,
+        started: false,
+    })
+}
+
+/// Moves the loop context's services and history into the store for one call.
+fn begin_run(state: &mut HostState, ctx: &LoopContext<'_>) {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    state.env = Some(RunEnv {
+        provider: ctx.provider.clone(),
+        tools: ctx.tools.clone(),
+        gate: ctx.permissions.clone(),
+        config: ctx.config.clone(),
+        events: ctx.events.clone(),
+        cancel: ctx.cancel.clone(),
+        cwd: ctx.cwd.to_path_buf(),
+        started: Instant::now(),
+        started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
+    });
+    state.messages = ctx.messages.clone();
+    state.run = Default::default();
+    state.streams.clear();
+    state.compute_ticks = 0;
+}
+
+/// Hands the history and the counters back to the loop context.
+fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
+    let todo = std::mem::take(&mut state.run.todo);
+    if let Some(env) = &state.env {
+        todo.finish(&env.events);
+        tracing::debug!(guest = %state.loop_name, elapsed_ms = env.started.elapsed().as_millis() as u64, "guest call finished");
+    }
+    *ctx.messages = std::mem::take(&mut state.messages);
+    ctx.stats.usage.add(&state.run.usage);
+    ctx.stats.iterations += state.run.iterations;
+    state.streams.clear();
+    state.flush_output();
+    state.env = None;
+}
+
+/// The first line of a trap, with the guest's backtrace left to the debug log.
+fn trap_line(error: &wasmtime::Error) -> String {
+    let text = if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
+        match trap {
+            wasmtime::Trap::StackOverflow => {
+                "stack overflow (the guest recursed too deeply)".to_owned()
+            }
+            wasmtime::Trap::UnreachableCodeReached => {
+                "unreachable code reached (a panic in the guest)".to_owned()
+            }
+            other => other.to_string(),
+        }
+    } else {
+        format!("{error:#}")
+    };
+    let text = if text.contains("forcing trap when growing memory")
+        || text.contains("memory") && text.contains("limit")
+    {
+        "the guest exceeded its memory limit".to_owned()
+    } else {
+        text
+    };
+    text.lines().next().unwrap_or("trap").to_owned()
+}
+
+/// A WIT loop error as the core one.
+fn from_wit(error: WitError) -> LoopError {
+    match error {
+        WitError::ProviderError(m) => LoopError::Provider(m),
+        WitError::ToolError(m) => LoopError::ToolExecution(m),
+        WitError::PermissionDenied(m) => LoopError::PermissionDenied(m),
+        WitError::DoomLoop(m) => LoopError::DoomLoop(m),
+        WitError::Cancelled => LoopError::Cancelled,
+        WitError::ContextLimitExceeded => LoopError::ContextLimitExceeded,
+        WitError::ContextSpawnFailed(m) => {
+            LoopError::Internal(format!("context spawn failed: {m}"))
+        }
+        WitError::Internal(m) => LoopError::Internal(m),
+    }
+}
+
+#[async_trait]
+impl AgentLoop for WasmAgentLoop {
+    async fn run_prompt(
+        &self,
+        ctx: &mut LoopContext<'_>,
+        user_input: &str,
+    ) -> Result<String, LoopError> {
+        self.ensure_started(ctx).await?;
+        close_interrupted_calls(ctx);
+        let input = user_input.to_owned();
+        let limit = ctx.config.max_iterations;
+        let iterations_before = ctx.stats.iterations;
+        let result = self
+            .with_instance(ctx, |world, store| {
+                Box::pin(async move {
+                    world
+                        .wonopcode_agent_loop_agent_loop()
+                        .call_run_prompt(store, &input)
+                        .await
+                })
+            })
+            .await;
+        // The host refused a request past the limit: that is how the run ended, whatever
+        // error the guest made of it.
+        let hit_limit = ctx.stats.iterations - iterations_before >= limit
+            && self
+                .live
+                .lock()
+                .await
+                .as_ref()
+                .is_some_and(|l| l.store.data().run.max_iterations_hit);
+        match result? {
+            Ok(text) => Ok(text),
+            Err(_) if hit_limit => Err(LoopError::MaxIterations { limit }),
+            Err(e) => Err(from_wit(e)),
+        }
+    }
+
+    async fn on_start(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
+        self.ensure_started(ctx).await
+    }
+
+    async fn on_complete(&self, ctx: &mut LoopContext<'_>, result: &str) -> Result<(), LoopError> {
+        let result = result.to_owned();
+        self.with_instance(ctx, |world, store| {
+            Box::pin(async move {
+                world
+                    .wonopcode_agent_loop_agent_loop()
+                    .call_on_complete(store, &result)
+                    .await
+            })
+        })
+        .await?
+        .map_err(from_wit)
+    }
+
+    async fn on_cancel(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
+        self.with_instance(ctx, |world, store| {
+            Box::pin(async move {
+                world
+                    .wonopcode_agent_loop_agent_loop()
+                    .call_on_cancel(store)
+                    .await
+            })
+        })
+        .await?
+        .map_err(from_wit)
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn capabilities(&self) -> LoopCapabilities {
+        self.capabilities.clone()
+    }
+}
