@@ -83,6 +83,8 @@ pub struct HostState {
     pub(crate) ui_items: HashMap<String, String>,
     /// Epoch ticks of guest computation since it last returned from the host.
     pub(crate) compute_ticks: u64,
+    /// Set by the epoch callback just before it yields to the executor.
+    pub(crate) yielding: bool,
 }
 
 /// Bytes of guest stdout/stderr kept between log flushes.
@@ -119,6 +121,7 @@ impl HostState {
             run: RunCounters::default(),
             ui_items: HashMap::new(),
             compute_ticks: 0,
+            yielding: false,
         }
     }
 

@@ -207,11 +207,17 @@ async fn instantiate(
                 "the guest computed for more than {budget_secs} s without calling the host"
             )));
         }
+        state.yielding = true;
         Ok(UpdateDeadline::Yield(1))
     });
+    // Only a real host call renews the budget: the epoch yield itself also shows up as a
+    // return from the host, right after the deadline callback, and must not.
     store.call_hook(|mut ctx, hook| {
-        if matches!(hook, CallHook::ReturningFromHost | CallHook::CallingWasm) {
-            ctx.data_mut().compute_ticks = 0;
+        let state = ctx.data_mut();
+        match hook {
+            CallHook::ReturningFromHost if state.yielding => state.yielding = false,
+            CallHook::ReturningFromHost | CallHook::CallingWasm => state.compute_ticks = 0,
+            _ => {}
         }
         Ok(())
     });
@@ -270,22 +276,26 @@ fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
 
 /// The first line of a trap, with the guest's backtrace left to the debug log.
 fn trap_line(error: &wasmtime::Error) -> String {
-    let text = if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
-        match trap {
-            wasmtime::Trap::StackOverflow => {
-                "stack overflow (the guest recursed too deeply)".to_owned()
-            }
-            wasmtime::Trap::UnreachableCodeReached => {
-                "unreachable code reached (a panic in the guest)".to_owned()
-            }
-            other => other.to_string(),
+    let trap = error
+        .chain()
+        .find_map(|e| e.downcast_ref::<wasmtime::Trap>());
+    let text = match trap {
+        Some(wasmtime::Trap::StackOverflow) => {
+            "stack overflow (the guest recursed too deeply)".to_owned()
         }
-    } else {
-        format!("{error:#}")
+        Some(wasmtime::Trap::UnreachableCodeReached) => {
+            "unreachable code reached (a panic in the guest)".to_owned()
+        }
+        // Rust and C guests keep their stack in linear memory; running off it is the usual
+        // cause of this trap.
+        Some(wasmtime::Trap::MemoryOutOfBounds) => {
+            "out of bounds memory access (a stack overflow in the guest, or a bad pointer)"
+                .to_owned()
+        }
+        Some(other) => other.to_string(),
+        None => error.root_cause().to_string(),
     };
-    let text = if text.contains("forcing trap when growing memory")
-        || text.contains("memory") && text.contains("limit")
-    {
+    let text = if text.contains("forcing trap when growing memory") {
         "the guest exceeded its memory limit".to_owned()
     } else {
         text

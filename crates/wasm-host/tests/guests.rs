@@ -1,0 +1,293 @@
+//! Real guest components on the real host: bad modules are refused with one clear line, bad
+//! guests end their run with a status while the same loop runs the next prompt, and a guest
+//! built against the seed's 0.2.0 text still runs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::event::NullSink;
+use wonopcode_agent_loop::{
+    AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, LoopError, Message,
+    RunStats, SharedGate, SharedModel, ToolRegistry,
+};
+use wonopcode_providers::{ReplayProvider, Transcript};
+use wonopcode_wasm_host::guest_paths as guests;
+use wonopcode_wasm_host::{
+    EngineOptions, GuestLimits, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
+};
+
+/// One engine for the whole test binary, with tight limits so runaway guests stop quickly.
+fn engine() -> Arc<WasmEngine> {
+    static ENGINE: OnceLock<Arc<WasmEngine>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let limits = GuestLimits {
+                memory_bytes: 64 << 20,
+                compute_budget: Duration::from_secs(1),
+                ..GuestLimits::default()
+            };
+            WasmEngine::new(EngineOptions {
+                limits,
+                cache_dir: None,
+            })
+            .unwrap()
+        })
+        .clone()
+}
+
+async fn load(path: &str) -> Result<WasmAgentLoop, WasmError> {
+    WasmAgentLoop::from_file(engine(), Path::new(path), HostConfig::default()).await
+}
+
+fn transcript(turns: &[serde_json::Value]) -> SharedModel {
+    let mut text = r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":100000,"max_output":1000,"pricing":{"input_per_mtok":100000000,"output_per_mtok":100000000}}}"#.to_owned();
+    text.push('\n');
+    for (i, chunks) in turns.iter().enumerate() {
+        text.push_str(
+            &serde_json::json!({"type":"turn","context":"0","turn":i,"chunks":chunks}).to_string(),
+        );
+        text.push('\n');
+    }
+    Arc::new(ReplayProvider::new(
+        Transcript::parse(&text, "test").unwrap(),
+        Path::new("test"),
+    ))
+}
+
+struct World {
+    dir: tempfile::TempDir,
+    provider: SharedModel,
+    tools: ToolRegistry,
+    gate: SharedGate,
+    config: LoopConfig,
+    cancel: CancellationToken,
+    events: Emitter,
+    messages: Vec<Message>,
+}
+
+impl World {
+    fn new(provider: SharedModel) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "secret").unwrap();
+        std::fs::write(dir.path().join("ws/a.txt"), "alpha\n").unwrap();
+        let mut tools = ToolRegistry::new();
+        wonopcode_tools::register_builtins(&mut tools, Default::default()).unwrap();
+        Self {
+            dir,
+            provider,
+            tools,
+            gate: Arc::new(AllowAll),
+            config: LoopConfig::default(),
+            cancel: CancellationToken::new(),
+            events: Emitter::new(Arc::new(NullSink), ContextPath::root()),
+            messages: Vec::new(),
+        }
+    }
+
+    async fn run(
+        &mut self,
+        agent: &WasmAgentLoop,
+        prompt: &str,
+    ) -> (Result<String, LoopError>, RunStats) {
+        let root = self.dir.path().join("ws").canonicalize().unwrap();
+        let mut ctx = LoopContext {
+            cwd: &root,
+            messages: &mut self.messages,
+            provider: &self.provider,
+            tools: &self.tools,
+            permissions: &self.gate,
+            config: &self.config,
+            cancel: &self.cancel,
+            events: &self.events,
+            session_id: "test".into(),
+            stats: RunStats::default(),
+        };
+        let result = agent.run_prompt(&mut ctx, prompt).await;
+        (result, ctx.stats)
+    }
+}
+
+#[tokio::test]
+async fn modules_that_are_not_guests_are_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.display().to_string()
+    };
+    let text = write("notes.wasm", b"just some text\n");
+    assert!(matches!(load(&text).await, Err(WasmError::NotWasm { .. })));
+    let half = write(
+        "half.wasm",
+        &wonopcode_wasm_host::DEFAULT_LOOP[..wonopcode_wasm_host::DEFAULT_LOOP.len() / 2],
+    );
+    let err = load(&half).await.err().unwrap();
+    assert!(matches!(err, WasmError::Malformed { .. }), "{err}");
+    let core = write("core.wasm", b"\0asm\x01\0\0\0");
+    let err = load(&core).await.err().unwrap().to_string();
+    assert!(
+        err.contains("is a core WebAssembly module, not a component"),
+        "{err}"
+    );
+    let err = load(guests::OTHER_WORLD).await.err().unwrap().to_string();
+    assert!(err.contains("is a component of another world"), "{err}");
+    let err = load(guests::MISSING_EXPORT)
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("does not export `wonopcode:agent-loop/custom-tool-handler`"),
+        "{err}"
+    );
+    let err = load(guests::VERSION_0_1).await.err().unwrap().to_string();
+    assert!(
+        err.contains("wonopcode:agent-loop@0.1.0, which is not compatible"),
+        "{err}"
+    );
+    let err = load(guests::VERSION_1_0).await.err().unwrap().to_string();
+    assert!(
+        err.contains("wonopcode:agent-loop@1.0.0, which is not compatible"),
+        "{err}"
+    );
+    let missing = dir.path().join("nope.wasm");
+    let err = load(&missing.display().to_string())
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.starts_with("cannot read") && err.contains("nope.wasm"),
+        "{err}"
+    );
+}
+
+/// Runs a misbehaving prompt, expects an error containing `needle`, then checks that the
+/// same loop answers the next prompt.
+async fn misbehave_then_recover(prompt: &str, needle: &str) {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = World::new(transcript(&[]));
+    let (result, _) = world.run(&agent, prompt).await;
+    match result {
+        Err(LoopError::Internal(m)) => assert!(m.contains(needle), "expected `{needle}` in: {m}"),
+        other => panic!("expected an error containing `{needle}`, got {other:?}"),
+    }
+    let (next, _) = world.run(&agent, "still alive?").await;
+    assert_eq!(next.unwrap(), "echo: still alive?", "after `{prompt}`");
+}
+
+#[tokio::test]
+async fn a_trap_in_run_prompt_ends_the_run() {
+    misbehave_then_recover("trap", "unreachable code reached (a panic in the guest)").await;
+}
+
+#[tokio::test]
+async fn an_endless_loop_is_stopped_by_the_compute_budget() {
+    misbehave_then_recover(
+        "spin",
+        "computed for more than 1 s without calling the host",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_memory_limit() {
+    misbehave_then_recover("alloc", "exceeded its memory limit").await;
+}
+
+#[tokio::test]
+async fn deep_recursion_overflows_the_stack() {
+    misbehave_then_recover("recurse", "stack overflow").await;
+}
+
+#[tokio::test]
+async fn host_calls_with_bad_input_get_error_values() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = World::new(transcript(&[]));
+    let (out, _) = world.run(&agent, "bad-handle").await;
+    assert!(out.unwrap().contains("unknown stream handle 9999"));
+    let (out, _) = world.run(&agent, "outside").await;
+    let out = out.unwrap();
+    assert!(
+        out.starts_with("success=false") && out.contains("outside the workspace"),
+        "{out}"
+    );
+    let (out, _) = world.run(&agent, "disabled-tool").await;
+    let out = out.unwrap();
+    assert!(
+        out.starts_with("success=false") && out.contains("unknown tool `read`"),
+        "{out}"
+    );
+    let (out, _) = world.run(&agent, "custom-invalid-json").await;
+    assert!(
+        out.unwrap()
+            .contains("the parameter schema of `shout` is not JSON")
+    );
+    let (out, _) = world.run(&agent, "custom-invalid-schema").await;
+    assert!(out.unwrap().contains("is not a valid JSON Schema"));
+    let (out, _) = world.run(&agent, "custom-collides").await;
+    assert!(out.unwrap().contains("`read` is a host tool"));
+}
+
+#[tokio::test]
+async fn a_guest_built_against_the_seed_text_runs_and_the_host_counts_its_usage() {
+    let agent = load(guests::SEED_0_2_0).await.unwrap();
+    assert_eq!(agent.name(), "seed-0.2.0");
+    let provider = transcript(&[
+        serde_json::json!([
+            {"type":"tool_call_start","id":"c1","name":"read"},
+            {"type":"tool_call_delta","id":"c1","arguments_delta":"{\"path\":\"a.txt\"}"},
+            {"type":"usage","usage":{"input_tokens":1000,"output_tokens":10}},
+            {"type":"done","stop_reason":"tool_use"}
+        ]),
+        serde_json::json!([
+            {"type":"text_delta","text":"It says alpha."},
+            {"type":"usage","usage":{"input_tokens":1200,"output_tokens":5}},
+            {"type":"done","stop_reason":"end_turn"}
+        ]),
+    ]);
+    let mut world = World::new(provider);
+    let (out, stats) = world.run(&agent, "what is in a.txt?").await;
+    assert_eq!(out.unwrap(), "It says alpha.");
+    assert_eq!(stats.iterations, 2);
+    assert_eq!(stats.usage.input_tokens, 2200);
+    assert_eq!(stats.usage.cost_micro_cents, Some(221_500));
+    let tool_result = world
+        .messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .find_map(|p| match p {
+            wonopcode_agent_loop::Part::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        });
+    assert!(tool_result.unwrap().contains("alpha"));
+}
+
+#[tokio::test]
+async fn the_host_enforces_the_iteration_limit() {
+    let turn = |i: u32| {
+        serde_json::json!([
+            {"type":"tool_call_start","id":format!("c{i}"),"name":"list"},
+            {"type":"tool_call_delta","id":format!("c{i}"),"arguments_delta":format!("{{\"depth\":{}}}", i + 1)},
+            {"type":"done","stop_reason":"tool_use"}
+        ])
+    };
+    let agent = WasmAgentLoop::from_bytes(
+        engine(),
+        wonopcode_wasm_host::DEFAULT_LOOP,
+        "the default guest",
+        HostConfig::default(),
+    )
+    .await
+    .unwrap();
+    let mut world = World::new(transcript(&[turn(0), turn(1), turn(2)]));
+    world.config.max_iterations = 2;
+    let (out, stats) = world.run(&agent, "go").await;
+    assert_eq!(out, Err(LoopError::MaxIterations { limit: 2 }));
+    assert_eq!(stats.iterations, 2);
+}
