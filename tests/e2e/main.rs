@@ -9,3 +9,4 @@ mod events_doc;
 mod runs;
 mod support;
 mod tool_errors;
+mod wasm;

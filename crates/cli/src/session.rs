@@ -105,14 +105,7 @@ fn model(args: &Args) -> anyhow::Result<SharedModel> {
 
 /// The loop the flags ask for. `--agent-loop` implies `custom`; contradictions are usage
 /// errors naming both flags.
-async fn agent_loop(args: &Args) -> anyhow::Result<Box<dyn AgentLoop>> {
-    let engine = || {
-        let mut options = EngineOptions::default();
-        if args.no_cache {
-            options.cache_dir = None;
-        }
-        WasmEngine::new(options)
-    };
+fn loop_choice(args: &Args) -> anyhow::Result<LoopChoice> {
     match (args.loop_type, &args.agent_loop) {
         (Some(kind @ (LoopType::Standard | LoopType::Wasm)), Some(_)) => Err(usage(format!(
             "--agent-loop runs a custom guest and cannot be combined with --loop-type={}",
@@ -123,10 +116,30 @@ async fn agent_loop(args: &Args) -> anyhow::Result<Box<dyn AgentLoop>> {
             }
         ))),
         (Some(LoopType::Custom), None) => Err(usage("--loop-type=custom needs --agent-loop PATH")),
-        (_, Some(path)) => Ok(Box::new(
-            WasmAgentLoop::from_file(engine()?, path, HostConfig::default()).await?,
-        )),
-        (Some(LoopType::Wasm), None) => Ok(Box::new(
+        (_, Some(path)) => Ok(LoopChoice::Guest(path.clone())),
+        (Some(LoopType::Wasm), None) => Ok(LoopChoice::DefaultGuest),
+        (Some(LoopType::Standard) | None, None) => Ok(LoopChoice::Standard),
+    }
+}
+
+/// Which loop runs the session, decided from the flags before anything is loaded.
+enum LoopChoice {
+    Standard,
+    DefaultGuest,
+    Guest(PathBuf),
+}
+
+async fn agent_loop(choice: LoopChoice, no_cache: bool) -> anyhow::Result<Box<dyn AgentLoop>> {
+    let engine = || {
+        let mut options = EngineOptions::default();
+        if no_cache {
+            options.cache_dir = None;
+        }
+        WasmEngine::new(options)
+    };
+    Ok(match choice {
+        LoopChoice::Standard => Box::new(StandardLoop::new()),
+        LoopChoice::DefaultGuest => Box::new(
             WasmAgentLoop::from_bytes(
                 engine()?,
                 DEFAULT_LOOP,
@@ -134,9 +147,11 @@ async fn agent_loop(args: &Args) -> anyhow::Result<Box<dyn AgentLoop>> {
                 HostConfig::default(),
             )
             .await?,
-        )),
-        (Some(LoopType::Standard) | None, None) => Ok(Box::new(StandardLoop::new())),
-    }
+        ),
+        LoopChoice::Guest(path) => {
+            Box::new(WasmAgentLoop::from_file(engine()?, &path, HostConfig::default()).await?)
+        }
+    })
 }
 
 fn input(args: &Args) -> anyhow::Result<Input> {
@@ -171,6 +186,7 @@ fn new_session_id() -> String {
 
 /// Runs the session; returns the exit code.
 pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
+    let choice = loop_choice(&args)?;
     let root = workspace_root(&args)?;
     let config: Config = config::load(args.config.as_deref())?;
     let mut policy_config = config.permissions.clone();
@@ -238,7 +254,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         ..LoopConfig::default()
     };
     loop_config.compaction.max_messages = config.compact_after_messages;
-    let agent = agent_loop(&args).await?;
+    let agent = agent_loop(choice, args.no_cache).await?;
     let agent = agent.as_ref();
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),

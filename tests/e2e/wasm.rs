@@ -1,0 +1,234 @@
+//! The WebAssembly loops through the real binary: the embedded default guest and guest files
+//! give the same run as the native loop (the differential test), and bad modules or
+//! contradictory flags get one clear line.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use wonopcode_wasm_host::guest_paths;
+
+use crate::support::{Scratch, events, repo_root, stderr, wonopcode};
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every recorded run: the examples and the test fixtures (transcript, prompt, extra flags).
+fn recorded_runs() -> Vec<(String, PathBuf, String, Vec<String>)> {
+    let mut runs = Vec::new();
+    let demo = repo_root().join("examples/demo");
+    runs.push((
+        "examples/demo".to_owned(),
+        demo.join("transcript.jsonl"),
+        read(&demo.join("prompt.txt")),
+        vec!["--yes".to_owned()],
+    ));
+    let fixtures = repo_root().join("tests/fixtures/transcripts");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let args = read(&dir.join("args.txt"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        runs.push((
+            dir.display().to_string(),
+            dir.join("transcript.jsonl"),
+            read(&dir.join("prompt.txt")),
+            args,
+        ));
+    }
+    runs
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap().trim_end().to_owned()
+}
+
+/// Runs one recorded run on a fresh copy of the demo workspace; returns the normalized
+/// events, the exit code and the workspace's files.
+fn run(
+    transcript: &Path,
+    prompt: &str,
+    args: &[String],
+    loop_flags: &[&str],
+) -> (Vec<Value>, Option<i32>, Vec<(String, String)>) {
+    let s = Scratch::new();
+    copy_dir(&repo_root().join("examples/demo/workspace"), &s.ws());
+    let mut extra: Vec<&str> = args.iter().map(String::as_str).collect();
+    extra.extend_from_slice(loop_flags);
+    let out = s.run_json(transcript, &extra, prompt);
+    let mut evs = events(&out);
+    for e in &mut evs {
+        let obj = e.as_object_mut().unwrap();
+        obj.remove("ts");
+        obj.remove("session_id");
+        obj.remove("loop_name");
+        if let Some(item) = obj.get_mut("item").and_then(Value::as_object_mut) {
+            item.remove("duration_ms");
+        }
+    }
+    // Read-only tools of one turn run concurrently, so their items may interleave in any
+    // order (docs/events.md); compare each such run of tool-call items sorted.
+    let is_tool_item = |e: &Value| e["item"]["kind"] == "tool_call";
+    let mut i = 0;
+    while i < evs.len() {
+        let start = i;
+        while i < evs.len() && is_tool_item(&evs[i]) {
+            i += 1;
+        }
+        evs[start..i].sort_by_key(|e| {
+            (
+                e["item"]["id"].as_str().unwrap_or("").to_owned(),
+                e["type"].as_str().unwrap_or("").to_owned(),
+            )
+        });
+        i = i.max(start + 1);
+    }
+    let mut files = Vec::new();
+    for rel in ["TODO_REPORT.md", "src/inventory.py"] {
+        files.push((
+            rel.to_owned(),
+            std::fs::read_to_string(s.ws().join(rel)).unwrap_or_default(),
+        ));
+    }
+    (evs, out.status.code(), files)
+}
+
+#[test]
+fn native_and_wasm_loops_produce_the_same_runs() {
+    let default_guest = guest_paths::DEFAULT_LOOP.to_owned();
+    for (name, transcript, prompt, args) in recorded_runs() {
+        let native = run(&transcript, &prompt, &args, &[]);
+        let embedded = run(&transcript, &prompt, &args, &["--loop-type=wasm"]);
+        let from_file = run(
+            &transcript,
+            &prompt,
+            &args,
+            &["--agent-loop", &default_guest],
+        );
+        for (label, other) in [
+            ("--loop-type=wasm", &embedded),
+            ("--agent-loop", &from_file),
+        ] {
+            assert_eq!(native.1, other.1, "{name}: exit codes differ for {label}");
+            assert_eq!(
+                native.2, other.2,
+                "{name}: workspace files differ for {label}"
+            );
+            assert_eq!(
+                native.0.len(),
+                other.0.len(),
+                "{name}: event counts differ for {label}"
+            );
+            for (i, (a, b)) in native.0.iter().zip(&other.0).enumerate() {
+                assert_eq!(a, b, "{name}: event {i} differs for {label}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_demo_report_is_written_by_the_wasm_loop() {
+    let demo = repo_root().join("examples/demo");
+    let (_, code, files) = run(
+        &demo.join("transcript.jsonl"),
+        &read(&demo.join("prompt.txt")),
+        &["--yes".to_owned()],
+        &["--loop-type=wasm"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        files[0].1.contains("- line 8: sort by author, then title"),
+        "{}",
+        files[0].1
+    );
+}
+
+#[test]
+fn bad_guest_files_get_one_clear_line() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[vec![
+            crate::support::text("hi"),
+            crate::support::done("end_turn"),
+        ]],
+    );
+    let notes = s.outside("notes.wasm");
+    std::fs::write(&notes, "not a module").unwrap();
+    for (path, needle) in [
+        (notes.display().to_string(), "is not a WebAssembly file"),
+        (
+            guest_paths::OTHER_WORLD.to_owned(),
+            "is a component of another world",
+        ),
+        (
+            guest_paths::VERSION_1_0.to_owned(),
+            "wonopcode:agent-loop@1.0.0, which is not compatible",
+        ),
+    ] {
+        let out = s.run_json(&t, &["--agent-loop", &path], "hi");
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        let err = stderr(&out);
+        assert!(err.contains(needle), "{err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn contradictory_loop_flags_are_usage_errors() {
+    let out = wonopcode()
+        .args(["--loop-type=standard", "--agent-loop", "x.wasm", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "--agent-loop runs a custom guest and cannot be combined with --loop-type=standard"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = wonopcode()
+        .args(["--loop-type=custom", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--loop-type=custom needs --agent-loop PATH"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_trapping_guest_fails_the_turn_and_the_session_goes_on() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[]);
+    let out = s.run_json(&t, &["--agent-loop", guest_paths::MISBEHAVE], "trap");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("trapped: unreachable code reached (a panic in the guest)"),
+        "{err}"
+    );
+    let last = events(&out).pop().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["status"].as_str()),
+        (Some("turn.failed"), Some("error"))
+    );
+}
