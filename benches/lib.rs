@@ -1,1 +1,182 @@
-//! Criterion benchmarks live in this package's bench targets.
+//! Shared set-up of the criterion benchmarks: replayed transcripts of tool turns, a no-op
+//! (or sleeping) read-only tool, and one run of any loop on them.
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::event::NullSink;
+use wonopcode_agent_loop::{
+    AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, RunStats, SharedGate,
+    SharedModel, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry,
+    ToolSpec,
+};
+use wonopcode_providers::{ReplayProvider, Transcript};
+
+/// A read-only tool that optionally sleeps.
+pub struct Nap(ToolSpec, Duration);
+
+impl Nap {
+    /// A tool named `name` that sleeps `ms` milliseconds.
+    pub fn new(name: &str, ms: u64) -> Self {
+        Self(
+            ToolSpec {
+                name: name.into(),
+                description: "does nothing".into(),
+                parameters: json!({"type": "object", "properties": {"i": {"type": "integer"}}}),
+                kind: ToolKind::ReadOnly,
+                category: ToolCategory::Internal,
+            },
+            Duration::from_millis(ms),
+        )
+    }
+}
+
+#[async_trait]
+impl Tool for Nap {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn run(&self, _args: serde_json::Value, _env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        if !self.1.is_zero() {
+            tokio::time::sleep(self.1).await;
+        }
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+/// A transcript: `tool_turns` turns each calling `tool` `calls_per_turn` times, then an answer.
+pub fn transcript(tool: &str, tool_turns: usize, calls_per_turn: usize) -> Transcript {
+    let mut text = json!({"type":"header","format":"wonopcode-transcript","version":1,
+        "model":{"id":"bench","provider":"bench","context_window":1_000_000,"max_output":1000}})
+    .to_string();
+    text.push('\n');
+    for turn in 0..tool_turns {
+        let mut chunks = vec![json!({"type":"text_delta","text":"Checking."})];
+        for c in 0..calls_per_turn {
+            let id = format!("t{turn}c{c}");
+            chunks.push(json!({"type":"tool_call_start","id":id,"name":tool}));
+            chunks.push(json!({"type":"tool_call_delta","id":id,"arguments_delta":format!("{{\"i\":{}}}", turn * 100 + c)}));
+            chunks.push(json!({"type":"tool_call_end","id":id}));
+        }
+        chunks.push(json!({"type":"usage","usage":{"input_tokens":100,"output_tokens":20}}));
+        chunks.push(json!({"type":"done","stop_reason":"tool_use"}));
+        text.push_str(
+            &json!({"type":"turn","context":"0","turn":turn,"chunks":chunks}).to_string(),
+        );
+        text.push('\n');
+    }
+    let last = json!({"type":"turn","context":"0","turn":tool_turns,"chunks":[
+        {"type":"text_delta","text":"Done."},{"type":"done","stop_reason":"end_turn"}]});
+    text.push_str(&last.to_string());
+    text.push('\n');
+    Transcript::parse(&text, "bench").expect("bench transcript parses")
+}
+
+pub async fn run_once(agent: &dyn AgentLoop, provider: ReplayProvider, tools: &ToolRegistry) {
+    let provider: SharedModel = Arc::new(provider);
+    let gate: SharedGate = Arc::new(AllowAll);
+    let cwd = std::env::temp_dir();
+    let mut messages = Vec::new();
+    let config = LoopConfig {
+        max_iterations: 10_000,
+        ..LoopConfig::default()
+    };
+    let cancel = CancellationToken::new();
+    let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
+    let mut ctx = LoopContext {
+        cwd: &cwd,
+        messages: &mut messages,
+        provider: &provider,
+        tools,
+        permissions: &gate,
+        config: &config,
+        cancel: &cancel,
+        events: &events,
+        session_id: "bench".into(),
+        stats: RunStats::default(),
+    };
+    let answer = agent.run_prompt(&mut ctx, "go").await;
+    assert_eq!(answer.as_deref(), Ok("Done."));
+}
+
+/// A registry holding one tool.
+pub fn registry_with(tool: Nap) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(Arc::new(tool)).expect("register");
+    registry
+}
+
+/// A replay provider for a transcript.
+pub fn replay(transcript: &Transcript) -> ReplayProvider {
+    ReplayProvider::new(transcript.clone(), Path::new("bench"))
+}
+
+/// Runs one prompt through any loop on an empty history, whatever it answers.
+pub async fn run_prompt(
+    agent: &dyn AgentLoop,
+    provider: ReplayProvider,
+    tools: &ToolRegistry,
+    prompt: &str,
+) -> String {
+    let provider: SharedModel = Arc::new(provider);
+    let gate: SharedGate = Arc::new(AllowAll);
+    let cwd = std::env::temp_dir();
+    let mut messages = Vec::new();
+    let config = LoopConfig::default();
+    let cancel = CancellationToken::new();
+    let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
+    let mut ctx = LoopContext {
+        cwd: &cwd,
+        messages: &mut messages,
+        provider: &provider,
+        tools,
+        permissions: &gate,
+        config: &config,
+        cancel: &cancel,
+        events: &events,
+        session_id: "bench".into(),
+        stats: RunStats::default(),
+    };
+    agent
+        .run_prompt(&mut ctx, prompt)
+        .await
+        .expect("the prompt runs")
+}
+
+/// A transcript of `turns` tool turns making `calls` tool calls in all (spread as evenly as
+/// possible), then an answer.
+pub fn mixed_transcript(tool: &str, turns: usize, calls: usize) -> Transcript {
+    let mut text = json!({"type":"header","format":"wonopcode-transcript","version":1,
+        "model":{"id":"bench","provider":"bench","context_window":100_000_000,"max_output":1000}})
+    .to_string();
+    text.push('\n');
+    let mut made = 0;
+    for turn in 0..turns {
+        let here = (calls - made) / (turns - turn);
+        let mut chunks = vec![json!({"type":"text_delta","text":"Checking."})];
+        for c in 0..here {
+            let id = format!("t{turn}c{c}");
+            chunks.push(json!({"type":"tool_call_start","id":id,"name":tool}));
+            chunks.push(json!({"type":"tool_call_delta","id":id,"arguments_delta":format!("{{\"i\":{}}}", made + c)}));
+            chunks.push(json!({"type":"tool_call_end","id":id}));
+        }
+        made += here;
+        chunks.push(json!({"type":"done","stop_reason":"tool_use"}));
+        text.push_str(
+            &json!({"type":"turn","context":"0","turn":turn,"chunks":chunks}).to_string(),
+        );
+        text.push('\n');
+    }
+    let last = json!({"type":"turn","context":"0","turn":turns,"chunks":[
+        {"type":"text_delta","text":"Done."},{"type":"done","stop_reason":"end_turn"}]});
+    text.push_str(&last.to_string());
+    text.push('\n');
+    Transcript::parse(&text, "bench").expect("bench transcript parses")
+}

@@ -106,6 +106,14 @@ impl WasmAgentLoop {
         })
     }
 
+    /// Instantiates a fresh store from the prepared component, for benchmarks and checks.
+    #[doc(hidden)]
+    pub async fn instantiate_fresh(&self) -> Result<(), WasmError> {
+        instantiate(&self.engine, &self.pre, &self.origin, &self.host_config)
+            .await
+            .map(drop)
+    }
+
     /// What validation found about the guest.
     pub fn info(&self) -> &ModuleInfo {
         &self.info

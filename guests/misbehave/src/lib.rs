@@ -59,7 +59,17 @@ impl Loop for Misbehave {
             "custom-invalid-json" => Ok(format!("{:?}", custom("shout", "{not json"))),
             "custom-invalid-schema" => Ok(format!("{:?}", custom("shout", r#"{"type": "no-such-type"}"#))),
             "custom-collides" => Ok(format!("{:?}", custom("read", r#"{"type": "object"}"#))),
-            other => Ok(format!("echo: {other}")),
+            other => match other.strip_prefix("calls ").and_then(|n| n.parse::<u32>().ok()) {
+                // For benchmarks: `calls N` makes N trivial host calls.
+                Some(n) => {
+                    let mut cancelled = 0u32;
+                    for _ in 0..n {
+                        cancelled += u32::from(wonopcode_guest_sdk::system::is_cancelled());
+                    }
+                    Ok(cancelled.to_string())
+                }
+                None => Ok(format!("echo: {other}")),
+            },
         }
     }
 }

@@ -1,0 +1,158 @@
+//! WebAssembly host benchmarks:
+//! - `wasm/import_call`: a trivial guest->host import call (`system.is-cancelled`, async, through
+//!   the generated bindings) vs a raw Wasmtime no-op import called from a core module loop,
+//!   per call (goal: ratio <= 2 and <= 100 ns).
+//! - `wasm/instantiate`: a store and instance of the default guest from its `InstancePre`
+//!   (goal <= 50 us).
+//! - `wasm/compile_cold` vs `wasm/load_cached`: the default guest compiled by Cranelift vs
+//!   loaded from the on-disk cache.
+//! - `loops/standard_200x500` vs `loops/wasm_200x500`: the same replayed transcript of 200 turns
+//!   and 500 no-op tool calls through StandardLoop and the default guest (goal ratio <= 1.10).
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use wasmtime::{Engine, Linker, Module, Store};
+use wonopcode_agent_loop::StandardLoop;
+use wonopcode_benches::{Nap, registry_with, replay, run_once};
+use wonopcode_wasm_host::{
+    DEFAULT_LOOP, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, guest_paths,
+};
+
+const CALLS: u32 = 100_000;
+
+/// A core module calling a no-op host import `n` times.
+const RAW_LOOP: &str = r#"(module
+  (import "env" "noop" (func $noop))
+  (func (export "run") (param $n i32)
+    (loop $l
+      (call $noop)
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (br_if $l (local.get $n)))))"#;
+
+fn bench_wasm(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let engine = WasmEngine::new(EngineOptions {
+        cache_dir: None,
+        ..EngineOptions::default()
+    })
+    .expect("engine");
+    let mut group = c.benchmark_group("wasm");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+
+    // Guest -> host: `calls N` in the misbehave guest makes N `system.is-cancelled` calls.
+    let guest = rt
+        .block_on(WasmAgentLoop::from_file(
+            engine.clone(),
+            Path::new(guest_paths::MISBEHAVE),
+            HostConfig::default(),
+        ))
+        .expect("guest loads");
+    let empty = wonopcode_providers::Transcript::parse(
+        r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#,
+        "bench",
+    )
+    .expect("transcript");
+    let tools = registry_with(Nap::new("noop", 0));
+    group.bench_function("import_call_x100k", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let (guest, tools, empty) = (&guest, &tools, &empty);
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let started = Instant::now();
+                    wonopcode_benches::run_prompt(
+                        guest,
+                        replay(empty),
+                        tools,
+                        &format!("calls {CALLS}"),
+                    )
+                    .await;
+                    total += started.elapsed();
+                }
+                total
+            }
+        })
+    });
+
+    // The same number of calls to a raw no-op import, same engine settings (sync, no bindings).
+    let raw_engine = Engine::default();
+    let module = Module::new(&raw_engine, RAW_LOOP).expect("raw module");
+    let mut linker = Linker::new(&raw_engine);
+    linker.func_wrap("env", "noop", || {}).expect("noop import");
+    let mut store = Store::new(&raw_engine, ());
+    let instance = linker
+        .instantiate(&mut store, &module)
+        .expect("raw instance");
+    let run = instance
+        .get_typed_func::<i32, ()>(&mut store, "run")
+        .expect("run export");
+    group.bench_function("raw_import_call_x100k", |b| {
+        b.iter(|| run.call(&mut store, CALLS as i32).expect("raw run"))
+    });
+
+    let default = rt
+        .block_on(WasmAgentLoop::from_bytes(
+            engine.clone(),
+            DEFAULT_LOOP,
+            "the default guest",
+            HostConfig::default(),
+        ))
+        .expect("default guest");
+    group.bench_function("instantiate", |b| {
+        b.to_async(&rt)
+            .iter(|| async { default.instantiate_fresh().await.expect("instantiate") })
+    });
+
+    group.bench_function("compile_cold", |b| {
+        b.iter(|| engine.compile(DEFAULT_LOOP, "bench").expect("compile"))
+    });
+    let cache = tempfile::tempdir().expect("cache dir");
+    let cached = WasmEngine::new(EngineOptions {
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..EngineOptions::default()
+    })
+    .expect("engine");
+    cached
+        .compile(DEFAULT_LOOP, "bench")
+        .expect("warm the cache");
+    group.bench_function("load_cached", |b| {
+        b.iter(|| cached.compile(DEFAULT_LOOP, "bench").expect("load"))
+    });
+    group.finish();
+
+    // 200 turns, 500 tool calls: 100 turns of 3 calls and 100 of 2.
+    let mut loops = c.benchmark_group("loops");
+    loops.sample_size(10);
+    loops.measurement_time(Duration::from_secs(8));
+    let noop = registry_with(Nap::new("noop", 0));
+    let long = wonopcode_benches::mixed_transcript("noop", 200, 500);
+    loops.bench_function("standard_200x500", |b| {
+        b.to_async(&rt).iter_batched(
+            || replay(&long),
+            |p| run_once(&StandardLoop, p, &noop),
+            BatchSize::SmallInput,
+        )
+    });
+    let wasm = Arc::new(default);
+    loops.bench_function("wasm_200x500", |b| {
+        b.to_async(&rt).iter_batched(
+            || replay(&long),
+            |p| run_once(wasm.as_ref(), p, &noop),
+            BatchSize::SmallInput,
+        )
+    });
+    loops.finish();
+}
+
+criterion_group!(benches, bench_wasm);
+criterion_main!(benches);
