@@ -232,3 +232,57 @@ fn a_trapping_guest_fails_the_turn_and_the_session_goes_on() {
         (Some("turn.failed"), Some("error"))
     );
 }
+
+#[test]
+fn the_example_guest_runs_its_own_tool_and_the_hosts() {
+    let s = Scratch::new();
+    s.file("notes.txt", "alpha beta\n");
+    let mut turn0 = crate::support::call("w1", "word_count", r#"{"text": "one two three"}"#);
+    turn0.extend(crate::support::call(
+        "r1",
+        "read",
+        r#"{"path": "notes.txt"}"#,
+    ));
+    turn0.push(crate::support::done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            turn0,
+            vec![
+                crate::support::text("Three words; notes say alpha beta."),
+                crate::support::done("end_turn"),
+            ],
+        ],
+    );
+    let history = s.outside("h.jsonl");
+    let out = s.run_json(
+        &t,
+        &[
+            "--agent-loop",
+            guest_paths::GUEST_HELLO,
+            "--history",
+            history.to_str().unwrap(),
+        ],
+        "count and read",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let completed: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .collect();
+    assert_eq!(completed.len(), 2);
+    assert!(
+        completed
+            .iter()
+            .any(|e| e["item"]["call_id"] == "w1" && e["item"]["output"] == "3"),
+        "{completed:?}"
+    );
+    assert!(completed.iter().any(|e| e["item"]["call_id"] == "r1"
+        && e["item"]["output"].as_str().unwrap().contains("alpha beta")));
+    let stored = std::fs::read_to_string(&history).unwrap();
+    assert!(
+        stored.contains(r#""call_id":"w1","content":"3""#),
+        "{stored}"
+    );
+}

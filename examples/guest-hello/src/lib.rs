@@ -1,0 +1,91 @@
+//! An example orchestrator guest. It registers its own tool, `word_count`, which it runs
+//! itself (in-guest dispatch: the host never calls back into a guest that is waiting on it),
+//! lets the host run every other tool with the user's permissions, and stops after a fixed
+//! number of rounds of its own choosing.
+
+use std::cell::RefCell;
+
+use wonopcode_guest_sdk::{
+    CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult, export_loop, storage,
+    stream_turn, system, tool_message, tools, ui, user_message,
+};
+
+/// Rounds of tool use this loop allows itself before it insists on an answer.
+const MAX_ROUNDS: usize = 8;
+
+thread_local! {
+    static TOOLS: RefCell<CustomTools> = RefCell::new(CustomTools::default());
+}
+
+fn word_count(arguments: &str) -> Result<String, String> {
+    let value: serde_json::Value = serde_json::from_str(arguments).map_err(|e| format!("bad arguments: {e}"))?;
+    let text = value["text"].as_str().ok_or("`text` (a string) is required")?;
+    Ok(text.split_whitespace().count().to_string())
+}
+
+struct Hello;
+
+impl Loop for Hello {
+    fn name() -> String {
+        "hello".to_owned()
+    }
+
+    fn on_start() -> Result<(), LoopError> {
+        TOOLS.with(|t| {
+            t.borrow_mut().register(CustomTool {
+                name: "word_count".to_owned(),
+                description: "Count the words of a text.".to_owned(),
+                parameters_schema: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#.to_owned(),
+                run: word_count,
+            })
+        })
+        .map_err(LoopError::ToolError)
+    }
+
+    fn run_prompt(input: String) -> Result<String, LoopError> {
+        storage::add_message(&user_message(input));
+        let options = StreamOptions { max_tokens: None, temperature: None, thinking_budget: None };
+        for _ in 0..MAX_ROUNDS {
+            if system::is_cancelled() {
+                return Err(LoopError::Cancelled);
+            }
+            let turn = stream_turn(&storage::get_messages(), &tools::get_enabled_tools(), &options)
+                .map_err(LoopError::ProviderError)?;
+            storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
+            if let Some(error) = turn.error {
+                return Err(LoopError::ProviderError(error));
+            }
+            if turn.tool_calls.is_empty() {
+                return Ok(turn.text);
+            }
+            // Our own tools run here; the host runs the rest.
+            let (own, host): (Vec<_>, Vec<_>) = turn.tool_calls.into_iter().partition(|c| TOOLS.with(|t| t.borrow().contains(&c.name)));
+            let mut results: Vec<ToolResult> = own
+                .iter()
+                .map(|call| {
+                    ui::tool_start(&call.id, &call.name);
+                    let outcome = TOOLS.with(|t| t.borrow().dispatch(&call.name, &call.arguments));
+                    let (content, is_error) = match outcome {
+                        Ok(out) => (out, false),
+                        Err(e) => (e, true),
+                    };
+                    ui::tool_result(&call.id, &content, is_error);
+                    ToolResult { call_id: call.id.clone(), content, is_error }
+                })
+                .collect();
+            let requests: Vec<ToolExecutionRequest> = host
+                .iter()
+                .map(|c| ToolExecutionRequest { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                .collect();
+            results.extend(
+                tools::execute_tools_parallel(&requests)
+                    .into_iter()
+                    .map(|r| ToolResult { call_id: r.call_id, content: r.content, is_error: !r.success }),
+            );
+            storage::add_message(&tool_message(results));
+        }
+        Err(LoopError::Internal(format!("no answer after {MAX_ROUNDS} rounds of tools")))
+    }
+}
+
+export_loop!(Hello);
