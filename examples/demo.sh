@@ -8,7 +8,7 @@ scratch="$here/demo/scratch"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cp -R "$here/demo/workspace/." "$scratch/"
-cargo run --quiet -p wonopcode -- \
+cargo run --quiet -p wonopcode -- "$@" \
   --replay "$here/demo/transcript.jsonl" \
   -C "$scratch" \
   --yes \
