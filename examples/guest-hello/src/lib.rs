@@ -6,8 +6,8 @@
 use std::cell::RefCell;
 
 use wonopcode_guest_sdk::{
-    CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult, export_loop, storage,
-    stream_turn, system, tool_message, tools, ui, user_message,
+    CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult,
+    export_loop, storage, stream_turn, system, tool_message, tools, ui, user_message,
 };
 
 /// Rounds of tool use this loop allows itself before it insists on an answer.
@@ -18,8 +18,11 @@ thread_local! {
 }
 
 fn word_count(arguments: &str) -> Result<String, String> {
-    let value: serde_json::Value = serde_json::from_str(arguments).map_err(|e| format!("bad arguments: {e}"))?;
-    let text = value["text"].as_str().ok_or("`text` (a string) is required")?;
+    let value: serde_json::Value =
+        serde_json::from_str(arguments).map_err(|e| format!("bad arguments: {e}"))?;
+    let text = value["text"]
+        .as_str()
+        .ok_or("`text` (a string) is required")?;
     Ok(text.split_whitespace().count().to_string())
 }
 
@@ -44,13 +47,21 @@ impl Loop for Hello {
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));
-        let options = StreamOptions { max_tokens: None, temperature: None, thinking_budget: None };
+        let options = StreamOptions {
+            max_tokens: None,
+            temperature: None,
+            thinking_budget: None,
+        };
         for _ in 0..MAX_ROUNDS {
             if system::is_cancelled() {
                 return Err(LoopError::Cancelled);
             }
-            let turn = stream_turn(&storage::get_messages(), &tools::get_enabled_tools(), &options)
-                .map_err(LoopError::ProviderError)?;
+            let turn = stream_turn(
+                &storage::get_messages(),
+                &tools::get_enabled_tools(),
+                &options,
+            )
+            .map_err(LoopError::ProviderError)?;
             storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
             if let Some(error) = turn.error {
                 return Err(LoopError::ProviderError(error));
@@ -59,7 +70,10 @@ impl Loop for Hello {
                 return Ok(turn.text);
             }
             // Our own tools run here; the host runs the rest.
-            let (own, host): (Vec<_>, Vec<_>) = turn.tool_calls.into_iter().partition(|c| TOOLS.with(|t| t.borrow().contains(&c.name)));
+            let (own, host): (Vec<_>, Vec<_>) = turn
+                .tool_calls
+                .into_iter()
+                .partition(|c| TOOLS.with(|t| t.borrow().contains(&c.name)));
             let mut results: Vec<ToolResult> = own
                 .iter()
                 .map(|call| {
@@ -70,21 +84,35 @@ impl Loop for Hello {
                         Err(e) => (e, true),
                     };
                     ui::tool_result(&call.id, &content, is_error);
-                    ToolResult { call_id: call.id.clone(), content, is_error }
+                    ToolResult {
+                        call_id: call.id.clone(),
+                        content,
+                        is_error,
+                    }
                 })
                 .collect();
             let requests: Vec<ToolExecutionRequest> = host
                 .iter()
-                .map(|c| ToolExecutionRequest { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                .map(|c| ToolExecutionRequest {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
                 .collect();
             results.extend(
                 tools::execute_tools_parallel(&requests)
                     .into_iter()
-                    .map(|r| ToolResult { call_id: r.call_id, content: r.content, is_error: !r.success }),
+                    .map(|r| ToolResult {
+                        call_id: r.call_id,
+                        content: r.content,
+                        is_error: !r.success,
+                    }),
             );
             storage::add_message(&tool_message(results));
         }
-        Err(LoopError::Internal(format!("no answer after {MAX_ROUNDS} rounds of tools")))
+        Err(LoopError::Internal(format!(
+            "no answer after {MAX_ROUNDS} rounds of tools"
+        )))
     }
 }
 

@@ -6,8 +6,8 @@
 //! compaction runs in the host through `storage.compact-if-needed`.
 
 use wonopcode_guest_sdk::{
-    DoomLoop, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult, export_loop, storage,
-    stream_turn, system, tool_message, tools, ui, user_message,
+    DoomLoop, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult, export_loop,
+    storage, stream_turn, system, tool_message, tools, ui, user_message,
 };
 
 /// Identical consecutive calls that stop the run (seed 001).
@@ -23,27 +23,41 @@ impl Loop for DefaultLoop {
     fn run_prompt(input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));
         let mut doom = DoomLoop::default();
-        let options = StreamOptions { max_tokens: None, temperature: None, thinking_budget: None };
+        let options = StreamOptions {
+            max_tokens: None,
+            temperature: None,
+            thinking_budget: None,
+        };
         loop {
             if system::is_cancelled() {
                 return Err(LoopError::Cancelled);
             }
             storage::compact_if_needed().map_err(LoopError::Internal)?;
             let enabled = tools::get_enabled_tools();
-            let turn = stream_turn(&storage::get_messages(), &enabled, &options).map_err(LoopError::ProviderError)?;
+            let turn = stream_turn(&storage::get_messages(), &enabled, &options)
+                .map_err(LoopError::ProviderError)?;
             storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
             if let Some(error) = turn.error {
-                return Err(if system::is_cancelled() { LoopError::Cancelled } else { LoopError::ProviderError(error) });
+                return Err(if system::is_cancelled() {
+                    LoopError::Cancelled
+                } else {
+                    LoopError::ProviderError(error)
+                });
             }
             if turn.tool_calls.is_empty() {
                 return Ok(turn.text);
             }
             if let Some((name, count)) = doom.observe(&turn.tool_calls, DOOM_LOOP_THRESHOLD) {
-                let reason = format!("`{name}` was called {count} times in a row with the same arguments");
+                let reason =
+                    format!("`{name}` was called {count} times in a row with the same arguments");
                 let answers = turn
                     .tool_calls
                     .iter()
-                    .map(|c| ToolResult { call_id: c.id.clone(), content: format!("not run: {reason}"), is_error: true })
+                    .map(|c| ToolResult {
+                        call_id: c.id.clone(),
+                        content: format!("not run: {reason}"),
+                        is_error: true,
+                    })
                     .collect();
                 storage::add_message(&tool_message(answers));
                 ui::show_message(ui::MessageLevel::Error, &format!("doom loop: {reason}"));
@@ -52,11 +66,19 @@ impl Loop for DefaultLoop {
             let requests: Vec<ToolExecutionRequest> = turn
                 .tool_calls
                 .iter()
-                .map(|c| ToolExecutionRequest { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                .map(|c| ToolExecutionRequest {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
                 .collect();
             let results = tools::execute_tools_parallel(&requests)
                 .into_iter()
-                .map(|r| ToolResult { call_id: r.call_id, content: r.content, is_error: !r.success })
+                .map(|r| ToolResult {
+                    call_id: r.call_id,
+                    content: r.content,
+                    is_error: !r.success,
+                })
                 .collect();
             storage::add_message(&tool_message(results));
             if system::is_cancelled() {

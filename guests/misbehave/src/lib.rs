@@ -57,9 +57,15 @@ impl Loop for Misbehave {
             }
             "outside" => Ok(run_tool("read", r#"{"path": "../secret.txt"}"#)),
             "custom-invalid-json" => Ok(format!("{:?}", custom("shout", "{not json"))),
-            "custom-invalid-schema" => Ok(format!("{:?}", custom("shout", r#"{"type": "no-such-type"}"#))),
+            "custom-invalid-schema" => Ok(format!(
+                "{:?}",
+                custom("shout", r#"{"type": "no-such-type"}"#)
+            )),
             "custom-collides" => Ok(format!("{:?}", custom("read", r#"{"type": "object"}"#))),
-            other => match other.strip_prefix("calls ").and_then(|n| n.parse::<u32>().ok()) {
+            other => match other
+                .strip_prefix("calls ")
+                .and_then(|n| n.parse::<u32>().ok())
+            {
                 // For benchmarks: `calls N` makes N trivial host calls.
                 Some(n) => {
                     let mut cancelled = 0u32;

@@ -37,5 +37,7 @@ impl DoomLoop {
 }
 
 fn canonical(arguments: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(arguments).map(|v| v.to_string()).unwrap_or_else(|_| arguments.to_owned())
+    serde_json::from_str::<serde_json::Value>(arguments)
+        .map(|v| v.to_string())
+        .unwrap_or_else(|_| arguments.to_owned())
 }

@@ -93,7 +93,9 @@ macro_rules! export_loop {
     ($ty:ident) => {
         const _: () = {
             struct __WonopcodeExport;
-            impl $crate::bindings::exports::wonopcode::agent_loop::agent_loop::Guest for __WonopcodeExport {
+            impl $crate::bindings::exports::wonopcode::agent_loop::agent_loop::Guest
+                for __WonopcodeExport
+            {
                 fn run_prompt(input: String) -> Result<String, $crate::LoopError> {
                     <$ty as $crate::Loop>::run_prompt(input)
                 }
@@ -113,7 +115,9 @@ macro_rules! export_loop {
                     <$ty as $crate::Loop>::capabilities()
                 }
             }
-            impl $crate::bindings::exports::wonopcode::agent_loop::custom_tool_handler::Guest for __WonopcodeExport {
+            impl $crate::bindings::exports::wonopcode::agent_loop::custom_tool_handler::Guest
+                for __WonopcodeExport
+            {
                 fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
                     <$ty as $crate::Loop>::handle_tool_call(tool_id, arguments)
                 }
@@ -125,10 +129,20 @@ macro_rules! export_loop {
 
 /// A user message with `text`.
 pub fn user_message(text: impl Into<String>) -> Message {
-    Message { role: MessageRole::User, content: text.into(), tool_calls: None, tool_results: None }
+    Message {
+        role: MessageRole::User,
+        content: text.into(),
+        tool_calls: None,
+        tool_results: None,
+    }
 }
 
 /// A tool message answering calls.
 pub fn tool_message(results: Vec<ToolResult>) -> Message {
-    Message { role: MessageRole::Tool, content: String::new(), tool_calls: None, tool_results: Some(results) }
+    Message {
+        role: MessageRole::Tool,
+        content: String::new(),
+        tool_calls: None,
+        tool_results: Some(results),
+    }
 }

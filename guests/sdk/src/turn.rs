@@ -20,20 +20,33 @@ pub struct Turn {
 
 /// Streams one request and collects it. The host shows the text and thinking to the user
 /// and counts usage as the chunks are read; the guest only decides what to do next.
-pub fn stream_turn(messages: &[Message], tools: &[String], options: &StreamOptions) -> Result<Turn, String> {
+pub fn stream_turn(
+    messages: &[Message],
+    tools: &[String],
+    options: &StreamOptions,
+) -> Result<Turn, String> {
     let handle = providers::stream_prompt(messages, tools, *options)?;
-    let mut turn = Turn { handle, ..Turn::default() };
+    let mut turn = Turn {
+        handle,
+        ..Turn::default()
+    };
     while let Some(chunk) = providers::read_stream_chunk(handle) {
         match chunk {
             StreamChunk::TextDelta(t) => turn.text.push_str(&t),
             StreamChunk::ThinkingDelta(t) => turn.thinking.push_str(&t),
-            StreamChunk::ToolCallStart(start) => {
-                turn.tool_calls.push(ToolCall { id: start.id, name: start.name, arguments: String::new() })
-            }
+            StreamChunk::ToolCallStart(start) => turn.tool_calls.push(ToolCall {
+                id: start.id,
+                name: start.name,
+                arguments: String::new(),
+            }),
             StreamChunk::ToolCallDelta(delta) => {
                 match turn.tool_calls.iter_mut().rev().find(|c| c.id == delta.id) {
                     Some(call) => call.arguments.push_str(&delta.arguments_delta),
-                    None => turn.tool_calls.push(ToolCall { id: delta.id, name: String::new(), arguments: delta.arguments_delta }),
+                    None => turn.tool_calls.push(ToolCall {
+                        id: delta.id,
+                        name: String::new(),
+                        arguments: delta.arguments_delta,
+                    }),
                 }
             }
             StreamChunk::ToolCallEnd(_) | StreamChunk::Usage(_) => {}
