@@ -15,7 +15,10 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
     println!("cargo:rerun-if-changed={}", guests.display());
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
-    println!("cargo:rerun-if-changed={}", root.join("examples/guest-hello").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("examples/guest-hello").display()
+    );
     println!("cargo:rerun-if-env-changed=WONOPCODE_GUESTS_DIR");
 
     // A prebuilt set of guests (packagers, offline builds) skips the nested build.

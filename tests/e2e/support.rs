@@ -15,18 +15,37 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Path of the `wonopcode` binary, built once per test run from the workspace.
+/// Path of the `wonopcode` binary, built once per test run from the workspace by the same
+/// cargo that built the tests (so the toolchain and target directory are the same; after
+/// `cargo build -p wonopcode` this only checks that the binary is fresh).
 pub fn bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        escargot::CargoBuild::new()
-            .package("wonopcode")
-            .bin("wonopcode")
-            .manifest_path(repo_root().join("Cargo.toml"))
-            .run()
-            .expect("building the wonopcode binary")
-            .path()
-            .to_path_buf()
+        let out = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--package",
+                "wonopcode",
+                "--bin",
+                "wonopcode",
+                "--message-format=json",
+            ])
+            .arg("--manifest-path")
+            .arg(repo_root().join("Cargo.toml"))
+            .output()
+            .expect("running cargo build");
+        assert!(
+            out.status.success(),
+            "building wonopcode failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "wonopcode")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reported the wonopcode executable")
     })
 }
 
