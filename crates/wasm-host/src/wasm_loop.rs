@@ -106,6 +106,14 @@ impl WasmAgentLoop {
         })
     }
 
+    /// Checks a guest file without keeping it: header, component, world, version, exports,
+    /// imports, instantiation, `get-name` and `get-capabilities`.
+    pub async fn validate(engine: Arc<WasmEngine>, path: &Path) -> Result<ModuleInfo, WasmError> {
+        Ok(Self::from_file(engine, path, HostConfig::default())
+            .await?
+            .info)
+    }
+
     /// Instantiates a fresh store from the prepared component, for benchmarks and checks.
     #[doc(hidden)]
     pub async fn instantiate_fresh(&self) -> Result<(), WasmError> {

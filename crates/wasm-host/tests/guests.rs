@@ -291,3 +291,44 @@ async fn the_host_enforces_the_iteration_limit() {
     assert_eq!(out, Err(LoopError::MaxIterations { limit: 2 }));
     assert_eq!(stats.iterations, 2);
 }
+
+#[tokio::test]
+async fn compiled_guests_are_cached_and_a_corrupt_entry_is_recompiled() {
+    let cache = tempfile::tempdir().unwrap();
+    let engine = WasmEngine::new(EngineOptions {
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..EngineOptions::default()
+    })
+    .unwrap();
+    let bytes = std::fs::read(guests::MISBEHAVE).unwrap();
+    engine.compile(&bytes, "misbehave").unwrap();
+    let entries: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "one cache entry: {entries:?}");
+    assert!(entries[0].extension().is_some_and(|x| x == "cwasm"));
+    // A corrupt entry is replaced, not trusted.
+    std::fs::write(&entries[0], b"garbage").unwrap();
+    engine.compile(&bytes, "misbehave").unwrap();
+    assert!(
+        std::fs::metadata(&entries[0]).unwrap().len() > 1000,
+        "recompiled and rewritten"
+    );
+    let loaded = WasmAgentLoop::from_bytes(engine, &bytes, "misbehave", HostConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(loaded.name(), "misbehave");
+}
+
+#[tokio::test]
+async fn validate_reports_the_api_version() {
+    let info = WasmAgentLoop::validate(engine(), Path::new(guests::SEED_0_2_0))
+        .await
+        .unwrap();
+    assert_eq!(info.api_version, "0.2.0");
+    let info = WasmAgentLoop::validate(engine(), Path::new(guests::DEFAULT_LOOP))
+        .await
+        .unwrap();
+    assert_eq!(info.api_version, "0.2.1");
+}
