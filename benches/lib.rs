@@ -51,35 +51,31 @@ impl Tool for Nap {
     }
 }
 
-/// A transcript: `tool_turns` turns each calling `tool` `calls_per_turn` times, then an answer.
-pub fn transcript(tool: &str, tool_turns: usize, calls_per_turn: usize) -> Transcript {
-    let mut text = json!({"type":"header","format":"wonopcode-transcript","version":1,
-        "model":{"id":"bench","provider":"bench","context_window":1_000_000,"max_output":1000}})
-    .to_string();
-    text.push('\n');
-    for turn in 0..tool_turns {
-        let mut chunks = vec![json!({"type":"text_delta","text":"Checking."})];
-        for c in 0..calls_per_turn {
-            let id = format!("t{turn}c{c}");
-            chunks.push(json!({"type":"tool_call_start","id":id,"name":tool}));
-            chunks.push(json!({"type":"tool_call_delta","id":id,"arguments_delta":format!("{{\"i\":{}}}", turn * 100 + c)}));
-            chunks.push(json!({"type":"tool_call_end","id":id}));
-        }
-        chunks.push(json!({"type":"usage","usage":{"input_tokens":100,"output_tokens":20}}));
-        chunks.push(json!({"type":"done","stop_reason":"tool_use"}));
-        text.push_str(
-            &json!({"type":"turn","context":"0","turn":turn,"chunks":chunks}).to_string(),
-        );
-        text.push('\n');
-    }
-    let last = json!({"type":"turn","context":"0","turn":tool_turns,"chunks":[
-        {"type":"text_delta","text":"Done."},{"type":"done","stop_reason":"end_turn"}]});
-    text.push_str(&last.to_string());
-    text.push('\n');
-    Transcript::parse(&text, "bench").expect("bench transcript parses")
+/// Runs "go" through a loop on a replayed transcript and checks it answers "Done.".
+pub async fn run_once(agent: &dyn AgentLoop, provider: ReplayProvider, tools: &ToolRegistry) {
+    assert_eq!(run_prompt(agent, provider, tools, "go").await, "Done.");
 }
 
-pub async fn run_once(agent: &dyn AgentLoop, provider: ReplayProvider, tools: &ToolRegistry) {
+/// A registry holding one tool.
+pub fn registry_with(tool: Nap) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(Arc::new(tool)).expect("register");
+    registry
+}
+
+/// A replay provider for a transcript.
+pub fn replay(transcript: &Transcript) -> ReplayProvider {
+    ReplayProvider::new(transcript.clone(), Path::new("bench"))
+}
+
+/// Runs one prompt through any loop on an empty history (iteration limit 10,000) and
+/// returns its answer.
+pub async fn run_prompt(
+    agent: &dyn AgentLoop,
+    provider: ReplayProvider,
+    tools: &ToolRegistry,
+    prompt: &str,
+) -> String {
     let provider: SharedModel = Arc::new(provider);
     let gate: SharedGate = Arc::new(AllowAll);
     let cwd = std::env::temp_dir();
@@ -102,48 +98,6 @@ pub async fn run_once(agent: &dyn AgentLoop, provider: ReplayProvider, tools: &T
         session_id: "bench".into(),
         stats: RunStats::default(),
     };
-    let answer = agent.run_prompt(&mut ctx, "go").await;
-    assert_eq!(answer.as_deref(), Ok("Done."));
-}
-
-/// A registry holding one tool.
-pub fn registry_with(tool: Nap) -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    registry.register(Arc::new(tool)).expect("register");
-    registry
-}
-
-/// A replay provider for a transcript.
-pub fn replay(transcript: &Transcript) -> ReplayProvider {
-    ReplayProvider::new(transcript.clone(), Path::new("bench"))
-}
-
-/// Runs one prompt through any loop on an empty history, whatever it answers.
-pub async fn run_prompt(
-    agent: &dyn AgentLoop,
-    provider: ReplayProvider,
-    tools: &ToolRegistry,
-    prompt: &str,
-) -> String {
-    let provider: SharedModel = Arc::new(provider);
-    let gate: SharedGate = Arc::new(AllowAll);
-    let cwd = std::env::temp_dir();
-    let mut messages = Vec::new();
-    let config = LoopConfig::default();
-    let cancel = CancellationToken::new();
-    let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
-    let mut ctx = LoopContext {
-        cwd: &cwd,
-        messages: &mut messages,
-        provider: &provider,
-        tools,
-        permissions: &gate,
-        config: &config,
-        cancel: &cancel,
-        events: &events,
-        session_id: "bench".into(),
-        stats: RunStats::default(),
-    };
     agent
         .run_prompt(&mut ctx, prompt)
         .await
@@ -152,7 +106,7 @@ pub async fn run_prompt(
 
 /// A transcript of `turns` tool turns making `calls` tool calls in all (spread as evenly as
 /// possible), then an answer.
-pub fn mixed_transcript(tool: &str, turns: usize, calls: usize) -> Transcript {
+pub fn transcript(tool: &str, turns: usize, calls: usize) -> Transcript {
     let mut text = json!({"type":"header","format":"wonopcode-transcript","version":1,
         "model":{"id":"bench","provider":"bench","context_window":100_000_000,"max_output":1000}})
     .to_string();

@@ -21,7 +21,7 @@ fn bench_loop(c: &mut Criterion) {
     let mut group = c.benchmark_group("standard_loop");
 
     let noop = registry_with(Nap::new("noop", 0));
-    let turns = transcript("noop", 20, 1);
+    let turns = transcript("noop", 20, 20);
     group.throughput(Throughput::Elements(21));
     group.bench_function("turn_overhead", |b| {
         b.to_async(&rt).iter_batched(

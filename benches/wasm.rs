@@ -135,7 +135,7 @@ fn bench_wasm(c: &mut Criterion) {
     loops.sample_size(10);
     loops.measurement_time(Duration::from_secs(8));
     let noop = registry_with(Nap::new("noop", 0));
-    let long = wonopcode_benches::mixed_transcript("noop", 200, 500);
+    let long = wonopcode_benches::transcript("noop", 200, 500);
     loops.bench_function("standard_200x500", |b| {
         b.to_async(&rt).iter_batched(
             || replay(&long),

@@ -1,20 +1,7 @@
 //! The README's main job: the demo transcript, replayed through the real loop and tools.
 
 use crate::events_doc::{documented_schema, documented_sequence};
-use crate::support::{Scratch, events, repo_root, stderr};
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+use crate::support::{Scratch, copy_dir, events, repo_root, stderr};
 
 #[test]
 fn demo_replays_and_writes_the_report_with_documented_events() {

@@ -7,20 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use wonopcode_wasm_host::guest_paths;
 
-use crate::support::{Scratch, events, repo_root, stderr, wonopcode};
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+use crate::support::{Scratch, copy_dir, events, repo_root, stderr, wonopcode};
 
 /// Every recorded run: the examples and the test fixtures (transcript, prompt, extra flags).
 fn recorded_runs() -> Vec<(String, PathBuf, String, Vec<String>)> {

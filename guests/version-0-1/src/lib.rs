@@ -2,42 +2,7 @@
 
 wit_bindgen::generate!({ path: "wit", world: "agent-loop-world" });
 
-struct Probe;
-
-impl exports::wonopcode::agent_loop::agent_loop::Guest for Probe {
-    fn run_prompt(input: String) -> Result<String, wonopcode::agent_loop::types::LoopError> {
-        Ok(input)
-    }
-    fn on_start() -> Result<(), wonopcode::agent_loop::types::LoopError> {
-        Ok(())
-    }
-    fn on_complete(_result: String) -> Result<(), wonopcode::agent_loop::types::LoopError> {
-        Ok(())
-    }
-    fn on_cancel() -> Result<(), wonopcode::agent_loop::types::LoopError> {
-        Ok(())
-    }
-    fn get_name() -> String {
-        "probe".to_owned()
-    }
-    fn get_capabilities() -> wonopcode::agent_loop::types::LoopCapabilities {
-        wonopcode::agent_loop::types::LoopCapabilities {
-            streaming: false,
-            extended_thinking: false,
-            parallel_tools: false,
-            tool_observation: false,
-            max_context: 0,
-            auto_compaction: false,
-            supports_sub_contexts: false,
-            supports_custom_tools: false,
-        }
-    }
-}
-
-impl exports::wonopcode::agent_loop::custom_tool_handler::Guest for Probe {
-    fn handle_tool_call(tool_id: String, _arguments: String) -> Result<String, String> {
-        Err(format!("no tool {tool_id}"))
-    }
-}
+include!("../../probe/agent_loop.rs");
+include!("../../probe/custom_tool_handler.rs");
 
 export!(Probe);

@@ -45,6 +45,24 @@ impl HostState {
         ))
     }
 
+    /// Compacts the history with the core's compaction under `config`, adding the summary's
+    /// usage to the run.
+    async fn compact_with(&mut self, config: &LoopConfig) -> wasmtime::Result<bool> {
+        let (provider, _, events, cancel) = self.run_services()?;
+        let compactor = Compactor {
+            provider: &provider,
+            config,
+            events: &events,
+            cancel: &cancel,
+        };
+        let mut messages = std::mem::take(&mut self.messages);
+        let changed = compactor
+            .compact_if_needed(&mut messages, &mut self.run.usage)
+            .await;
+        self.messages = messages;
+        Ok(changed)
+    }
+
     fn tokens(&self) -> wasmtime::Result<usize> {
         Ok(estimate_tokens(
             self.env()?.config.system_prompt.as_deref(),
@@ -102,21 +120,11 @@ impl Host for HostState {
                 "token_limit"
             }
             CompactionStrategy::Summarize => {
-                let (provider, mut config, events, cancel) = self.run_services()?;
+                let mut config = self.env()?.config.clone();
                 // Force the summary: any size counts as too big, and pruning is skipped.
                 config.compaction.max_messages = Some(0);
                 config.compaction.min_prune_tokens = usize::MAX;
-                let compactor = Compactor {
-                    provider: &provider,
-                    config: &config,
-                    events: &events,
-                    cancel: &cancel,
-                };
-                let mut messages = std::mem::take(&mut self.messages);
-                compactor
-                    .compact_if_needed(&mut messages, &mut self.run.usage)
-                    .await;
-                self.messages = messages;
+                self.compact_with(&config).await?;
                 return Ok(Ok(u32::try_from(
                     before_len.saturating_sub(self.messages.len()),
                 )
@@ -163,21 +171,11 @@ impl Host for HostState {
     }
 
     async fn compact_if_needed(&mut self) -> wasmtime::Result<Result<bool, String>> {
-        let (provider, config, events, cancel) = self.run_services()?;
+        let config = self.env()?.config.clone();
         if self.run.iterations >= config.max_iterations {
             return Ok(Ok(false));
         }
-        let compactor = Compactor {
-            provider: &provider,
-            config: &config,
-            events: &events,
-            cancel: &cancel,
-        };
-        let mut messages = std::mem::take(&mut self.messages);
-        let changed = compactor
-            .compact_if_needed(&mut messages, &mut self.run.usage)
-            .await;
-        self.messages = messages;
+        let changed = self.compact_with(&config).await?;
         Ok(Ok(changed))
     }
 }
