@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use wonopcode_guest_sdk::{
-    CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult,
+    CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolResult, execute_on_host,
     export_loop, storage, stream_turn, system, tool_message, tools, ui, user_message,
 };
 
@@ -91,23 +91,7 @@ impl Loop for Hello {
                     }
                 })
                 .collect();
-            let requests: Vec<ToolExecutionRequest> = host
-                .iter()
-                .map(|c| ToolExecutionRequest {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                })
-                .collect();
-            results.extend(
-                tools::execute_tools_parallel(&requests)
-                    .into_iter()
-                    .map(|r| ToolResult {
-                        call_id: r.call_id,
-                        content: r.content,
-                        is_error: !r.success,
-                    }),
-            );
+            results.extend(execute_on_host(&host));
             storage::add_message(&tool_message(results));
         }
         Err(LoopError::Internal(format!(

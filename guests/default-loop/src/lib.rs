@@ -6,8 +6,8 @@
 //! compaction runs in the host through `storage.compact-if-needed`.
 
 use wonopcode_guest_sdk::{
-    DoomLoop, Loop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult, export_loop,
-    storage, stream_turn, system, tool_message, tools, ui, user_message,
+    DoomLoop, Loop, LoopError, StreamOptions, ToolResult, execute_on_host, export_loop, storage,
+    stream_turn, system, tool_message, tools, ui, user_message,
 };
 
 /// Identical consecutive calls that stop the run (seed 001).
@@ -63,23 +63,7 @@ impl Loop for DefaultLoop {
                 ui::show_message(ui::MessageLevel::Error, &format!("doom loop: {reason}"));
                 return Err(LoopError::DoomLoop(reason));
             }
-            let requests: Vec<ToolExecutionRequest> = turn
-                .tool_calls
-                .iter()
-                .map(|c| ToolExecutionRequest {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
-                })
-                .collect();
-            let results = tools::execute_tools_parallel(&requests)
-                .into_iter()
-                .map(|r| ToolResult {
-                    call_id: r.call_id,
-                    content: r.content,
-                    is_error: !r.success,
-                })
-                .collect();
+            let results = execute_on_host(&turn.tool_calls);
             storage::add_message(&tool_message(results));
             if system::is_cancelled() {
                 return Err(LoopError::Cancelled);

@@ -127,6 +127,27 @@ macro_rules! export_loop {
     };
 }
 
+/// Runs calls through the host's tools (in parallel where safe) and returns their results,
+/// failures included, ready for a tool message.
+pub fn execute_on_host(calls: &[ToolCall]) -> Vec<ToolResult> {
+    let requests: Vec<ToolExecutionRequest> = calls
+        .iter()
+        .map(|c| ToolExecutionRequest {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: c.arguments.clone(),
+        })
+        .collect();
+    tools::execute_tools_parallel(&requests)
+        .into_iter()
+        .map(|r| ToolResult {
+            call_id: r.call_id,
+            content: r.content,
+            is_error: !r.success,
+        })
+        .collect()
+}
+
 /// A user message with `text`.
 pub fn user_message(text: impl Into<String>) -> Message {
     Message {
