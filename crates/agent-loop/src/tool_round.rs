@@ -5,7 +5,6 @@
 use tokio::sync::RwLock;
 
 use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
-use crate::message::Part;
 use crate::permission::PermissionGate;
 use crate::registry::{Dispatch, ToolRegistry};
 use crate::tool::{BreakLoop, ToolEnv, ToolKind};
@@ -25,8 +24,10 @@ pub struct Call {
 pub enum CallOutcome {
     /// A result to send back.
     Answered {
-        /// The tool result.
-        part: Part,
+        /// Output for the model.
+        content: String,
+        /// True when the call failed.
+        is_error: bool,
         /// The tool's request to end the run.
         break_loop: Option<BreakLoop>,
         /// The todo list, when the tool rewrote it.
@@ -113,11 +114,8 @@ async fn run_one(
                 },
             });
             CallOutcome::Answered {
-                part: Part::ToolResult {
-                    call_id: call.id.clone(),
-                    content: output.content,
-                    is_error: output.is_error,
-                },
+                content: output.content,
+                is_error: output.is_error,
                 break_loop: output.break_loop,
                 todo: output.todo,
                 duration,

@@ -346,7 +346,6 @@ impl AgentLoop for WasmAgentLoop {
         close_interrupted_calls(ctx);
         let input = user_input.to_owned();
         let limit = ctx.config.max_iterations;
-        let iterations_before = ctx.stats.iterations;
         let result = self
             .with_instance(ctx, |world, store| {
                 Box::pin(async move {
@@ -359,13 +358,13 @@ impl AgentLoop for WasmAgentLoop {
             .await;
         // The host refused a request past the limit: that is how the run ended, whatever
         // error the guest made of it.
-        let hit_limit = ctx.stats.iterations - iterations_before >= limit
-            && self
-                .live
-                .lock()
-                .await
-                .as_ref()
-                .is_some_and(|l| l.store.data().run.max_iterations_hit);
+        // (`begin_run` resets the flag, so it speaks of this run only.)
+        let hit_limit = self
+            .live
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|l| l.store.data().run.max_iterations_hit);
         match result? {
             Ok(text) => Ok(text),
             Err(_) if hit_limit => Err(LoopError::MaxIterations { limit }),

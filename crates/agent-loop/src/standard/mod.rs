@@ -296,11 +296,17 @@ async fn run_tool_round(
     for (call, outcome) in calls.iter().zip(outcomes) {
         match outcome {
             CallOutcome::Answered {
-                part,
+                content,
+                is_error,
                 break_loop,
                 todo: list,
                 ..
             } => {
+                let part = Part::ToolResult {
+                    call_id: call.id.clone(),
+                    content,
+                    is_error,
+                };
                 if let Some(items) = list {
                     todo.update(ctx.events, items);
                 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use wonopcode_agent_loop::tool_round::{Call, CallOutcome, run_calls};
 use wonopcode_agent_loop::{
-    Part, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory, ToolEnv,
+    PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory, ToolEnv,
 };
 
 use crate::bindings::tools::{
@@ -106,10 +106,8 @@ impl HostState {
         for (call, outcome) in calls.iter().zip(outcomes) {
             results.push(match outcome {
                 CallOutcome::Answered {
-                    part:
-                        Part::ToolResult {
-                            content, is_error, ..
-                        },
+                    content,
+                    is_error,
                     todo,
                     duration,
                     ..
@@ -125,13 +123,6 @@ impl HostState {
                         duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
                     }
                 }
-                CallOutcome::Answered { .. } => ToolExecutionResult {
-                    call_id: call.id.clone(),
-                    success: false,
-                    content: String::new(),
-                    error: Some("the tool gave no result".to_owned()),
-                    duration_ms: 0,
-                },
                 CallOutcome::Suspended { reason } => {
                     let content =
                         format!("not run: {reason} (guest loops cannot suspend a run yet)");
