@@ -1,5 +1,6 @@
 //! The config file (`wonopcode/config.yaml` in the user's config directory, or `--config`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -19,6 +20,8 @@ pub struct Config {
     pub compact_after_messages: Option<usize>,
     /// Permission rules and defaults.
     pub permissions: PolicyConfig,
+    /// Keys guest loops read with `config.get-config` (and `get-user-preferences`).
+    pub guest: BTreeMap<String, String>,
 }
 
 /// The default config path, when the user has a config directory.

@@ -1,30 +1,45 @@
-//! Permission prompts on the terminal: once / always for this key / deny.
+//! Questions on the terminal: permission prompts (once / always for this key / deny), and the
+//! questions guest loops ask (`ui.request-input`, `ui.request-confirmation`).
 
 use std::io::Write;
 
 use async_trait::async_trait;
 use indicatif::MultiProgress;
 use wonopcode_tools::permission::{Answer, Prompter};
+use wonopcode_wasm_host::GuestPrompter;
 
-/// Asks on stderr and reads the answer from stdin (a terminal).
+/// Asks on stderr and reads the answer from stdin (a terminal). Serves the permission policy
+/// and guest loops alike.
 pub struct TerminalPrompter {
     /// Spinners to hide while asking.
     pub progress: MultiProgress,
 }
 
-async fn read_answer(question: String, progress: MultiProgress) -> String {
+/// Writes `question` and reads one line; `None` at the end of input.
+async fn read_line(question: String, progress: MultiProgress) -> Option<String> {
     tokio::task::spawn_blocking(move || {
         progress.suspend(|| {
             let mut stderr = std::io::stderr();
             let _ = write!(stderr, "{question}");
             let _ = stderr.flush();
             let mut line = String::new();
-            let _ = std::io::stdin().read_line(&mut line);
-            line.trim().to_lowercase()
+            match std::io::stdin().read_line(&mut line) {
+                Ok(0) | Err(_) => None,
+                Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
+            }
         })
     })
     .await
-    .unwrap_or_default()
+    .ok()
+    .flatten()
+}
+
+/// A short answer, trimmed and lower-cased (empty at the end of input).
+async fn read_answer(question: String, progress: MultiProgress) -> String {
+    read_line(question, progress)
+        .await
+        .map(|l| l.trim().to_lowercase())
+        .unwrap_or_default()
 }
 
 #[async_trait]
@@ -49,6 +64,25 @@ impl Prompter for TerminalPrompter {
         let question = format!(
             "{} the model called `{tool}` {count} times in a row with the same arguments. Let it go on? [y/N]: ",
             console::style("?").yellow().bold()
+        );
+        matches!(
+            read_answer(question, self.progress.clone()).await.as_str(),
+            "y" | "yes"
+        )
+    }
+}
+
+#[async_trait]
+impl GuestPrompter for TerminalPrompter {
+    async fn input(&self, guest: &str, prompt: &str) -> Option<String> {
+        let question = format!("{} [{guest}] {prompt} ", console::style("?").cyan().bold());
+        read_line(question, self.progress.clone()).await
+    }
+
+    async fn confirm(&self, guest: &str, message: &str) -> bool {
+        let question = format!(
+            "{} [{guest}] {message} [y/N]: ",
+            console::style("?").cyan().bold()
         );
         matches!(
             read_answer(question, self.progress.clone()).await.as_str(),

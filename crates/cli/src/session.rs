@@ -16,7 +16,9 @@ use wonopcode_agent_loop::{
 use wonopcode_providers::{RecordingModel, ReplayProvider};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
-use wonopcode_wasm_host::{DEFAULT_LOOP, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine};
+use wonopcode_wasm_host::{
+    DEFAULT_LOOP, EngineOptions, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine,
+};
 
 use crate::args::{Args, LoopType, UnattendedArg};
 use crate::config::{self, Config};
@@ -129,7 +131,11 @@ enum LoopChoice {
     Guest(PathBuf),
 }
 
-async fn agent_loop(choice: LoopChoice, no_cache: bool) -> anyhow::Result<Box<dyn AgentLoop>> {
+async fn agent_loop(
+    choice: LoopChoice,
+    no_cache: bool,
+    host_config: HostConfig,
+) -> anyhow::Result<Box<dyn AgentLoop>> {
     let engine = || {
         let mut options = EngineOptions::default();
         if no_cache {
@@ -140,16 +146,11 @@ async fn agent_loop(choice: LoopChoice, no_cache: bool) -> anyhow::Result<Box<dy
     Ok(match choice {
         LoopChoice::Standard => Box::new(StandardLoop::new()),
         LoopChoice::DefaultGuest => Box::new(
-            WasmAgentLoop::from_bytes(
-                engine()?,
-                DEFAULT_LOOP,
-                "the default guest",
-                HostConfig::default(),
-            )
-            .await?,
+            WasmAgentLoop::from_bytes(engine()?, DEFAULT_LOOP, "the default guest", host_config)
+                .await?,
         ),
         LoopChoice::Guest(path) => {
-            Box::new(WasmAgentLoop::from_file(engine()?, &path, HostConfig::default()).await?)
+            Box::new(WasmAgentLoop::from_file(engine()?, &path, host_config).await?)
         }
     })
 }
@@ -227,11 +228,12 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     } else {
         ProgressDrawTarget::hidden()
     });
-    let prompter: Option<Arc<dyn Prompter>> = interactive.then(|| {
+    let terminal = interactive.then(|| {
         Arc::new(TerminalPrompter {
             progress: progress.clone(),
-        }) as Arc<dyn Prompter>
+        })
     });
+    let prompter = terminal.clone().map(|t| t as Arc<dyn Prompter>);
     let policy: SharedGate = Arc::new(PermissionPolicy::new(policy_config, args.yes, prompter));
 
     let renderer: Box<dyn Renderer> = if args.json {
@@ -254,7 +256,12 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         ..LoopConfig::default()
     };
     loop_config.compaction.max_messages = config.compact_after_messages;
-    let agent = agent_loop(choice, args.no_cache).await?;
+    let host_config = HostConfig {
+        values: config.guest.clone(),
+        prompter: terminal.map(|t| t as Arc<dyn GuestPrompter>),
+        ..HostConfig::default()
+    };
+    let agent = agent_loop(choice, args.no_cache, host_config).await?;
     let agent = agent.as_ref();
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),

@@ -80,8 +80,14 @@ impl WasmEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| WasmError::Engine(e.to_string()))?;
-        AgentLoopWorld::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| state)
-            .map_err(|e| WasmError::Engine(e.to_string()))?;
+        // Every call into the host renews the guest's compute budget: the budget limits
+        // computation *between* host calls. Doing it in the getter the bindings call anyway
+        // costs nothing; a store call hook would cost every host call a second callback.
+        AgentLoopWorld::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| {
+            state.compute_ticks = 0;
+            state
+        })
+        .map_err(|e| WasmError::Engine(e.to_string()))?;
         Ok(Arc::new(Self {
             engine,
             linker,

@@ -12,6 +12,7 @@ pub mod error;
 mod host;
 pub mod limits;
 pub mod loader;
+pub mod prompter;
 pub mod state;
 mod wasm_loop;
 
@@ -19,6 +20,7 @@ pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
 pub use limits::GuestLimits;
 pub use loader::{ModuleInfo, validate};
+pub use prompter::GuestPrompter;
 pub use state::HostConfig;
 pub use wasm_loop::WasmAgentLoop;
 

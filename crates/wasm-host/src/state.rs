@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
@@ -17,9 +18,11 @@ use wonopcode_agent_loop::{
 
 use crate::host::providers::OpenStream;
 use crate::limits::GuestLimits;
+use crate::prompter::GuestPrompter;
 
-/// What the host's config tells guests (`config` interface): the user's choices.
-#[derive(Debug, Clone, Default)]
+/// What the host's config tells guests (`config` interface): the user's choices, and who
+/// answers their questions (`ui` interface).
+#[derive(Clone, Default)]
 pub struct HostConfig {
     /// The provider the user chose (flags, then config file).
     pub preferred_provider: Option<String>,
@@ -27,6 +30,19 @@ pub struct HostConfig {
     pub preferred_model: Option<String>,
     /// Arbitrary keys from the host config, readable with `config.get-config`.
     pub values: BTreeMap<String, String>,
+    /// Asks the user for guests; `None`: nobody can answer, so guests hear `none` / `false`.
+    pub prompter: Option<Arc<dyn GuestPrompter>>,
+}
+
+impl std::fmt::Debug for HostConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostConfig")
+            .field("preferred_provider", &self.preferred_provider)
+            .field("preferred_model", &self.preferred_model)
+            .field("values", &self.values)
+            .field("prompter", &self.prompter.is_some())
+            .finish()
+    }
 }
 
 /// The services of the run in progress, taken from the `LoopContext`.
@@ -81,10 +97,9 @@ pub struct HostState {
     pub(crate) next_stream: u64,
     pub(crate) run: RunCounters,
     pub(crate) ui_items: HashMap<String, String>,
-    /// Epoch ticks of guest computation since it last returned from the host.
+    /// Epoch ticks of guest computation since its last call into the host (reset by the
+    /// linker's getter on every host call).
     pub(crate) compute_ticks: u64,
-    /// Set by the epoch callback just before it yields to the executor.
-    pub(crate) yielding: bool,
 }
 
 /// Bytes of guest stdout/stderr kept between log flushes.
@@ -121,7 +136,6 @@ impl HostState {
             run: RunCounters::default(),
             ui_items: HashMap::new(),
             compute_ticks: 0,
-            yielding: false,
         }
     }
 

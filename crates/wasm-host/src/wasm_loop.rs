@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use tokio::sync::Mutex;
-use wasmtime::{CallHook, Store, UpdateDeadline};
+use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::standard::close_interrupted_calls;
 use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError};
 
@@ -223,19 +223,7 @@ async fn instantiate(
                 "the guest computed for more than {budget_secs} s without calling the host"
             )));
         }
-        state.yielding = true;
         Ok(UpdateDeadline::Yield(1))
-    });
-    // Only a real host call renews the budget: the epoch yield itself also shows up as a
-    // return from the host, right after the deadline callback, and must not.
-    store.call_hook(|mut ctx, hook| {
-        let state = ctx.data_mut();
-        match hook {
-            CallHook::ReturningFromHost if state.yielding => state.yielding = false,
-            CallHook::ReturningFromHost | CallHook::CallingWasm => state.compute_ticks = 0,
-            _ => {}
-        }
-        Ok(())
     });
     store.set_epoch_deadline(1);
     let world = pre

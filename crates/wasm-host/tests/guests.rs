@@ -17,7 +17,7 @@ use wonopcode_agent_loop::{
 use wonopcode_providers::{ReplayProvider, Transcript};
 use wonopcode_wasm_host::guest_paths as guests;
 use wonopcode_wasm_host::{
-    EngineOptions, GuestLimits, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
+    EngineOptions, GuestLimits, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
 };
 
 /// One engine for the whole test binary, with tight limits so runaway guests stop quickly.
@@ -193,6 +193,51 @@ async fn an_endless_loop_is_stopped_by_the_compute_budget() {
         "computed for more than 1 s without calling the host",
     )
     .await;
+}
+
+#[tokio::test]
+async fn host_calls_renew_the_compute_budget() {
+    // Three times the 1 s budget of computation, but with a host call in every round.
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = World::new(transcript(&[]));
+    let (result, _) = world.run(&agent, "busy 3000").await;
+    let text = result.unwrap();
+    assert!(text.starts_with("busy for 3000 ms"), "{text}");
+}
+
+/// Answers guests' questions as a person at the terminal would.
+struct Person;
+
+#[async_trait::async_trait]
+impl GuestPrompter for Person {
+    async fn input(&self, guest: &str, prompt: &str) -> Option<String> {
+        Some(format!("Ada (asked by {guest}: {prompt})"))
+    }
+
+    async fn confirm(&self, _guest: &str, message: &str) -> bool {
+        message == "go on?"
+    }
+}
+
+#[tokio::test]
+async fn guest_questions_reach_the_prompter_or_get_no_answer() {
+    let mut world = World::new(transcript(&[]));
+    let alone = load(guests::MISBEHAVE).await.unwrap();
+    let (result, _) = world.run(&alone, "ask").await;
+    assert_eq!(result.unwrap(), "None false");
+
+    let config = HostConfig {
+        prompter: Some(Arc::new(Person)),
+        ..HostConfig::default()
+    };
+    let attended = WasmAgentLoop::from_file(engine(), Path::new(guests::MISBEHAVE), config)
+        .await
+        .unwrap();
+    let (result, _) = world.run(&attended, "ask").await;
+    assert_eq!(
+        result.unwrap(),
+        r#"Some("Ada (asked by misbehave: your name?)") true"#
+    );
 }
 
 #[tokio::test]

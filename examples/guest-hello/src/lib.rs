@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use wonopcode_guest_sdk::{
     CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolResult, execute_on_host,
-    export_loop, storage, stream_turn, system, tool_message, tools, ui, user_message,
+    export_loop, storage, stream_history, system, tool_message, tools, ui, user_message,
 };
 
 /// Rounds of tool use this loop allows itself before it insists on an answer.
@@ -56,12 +56,8 @@ impl Loop for Hello {
             if system::is_cancelled() {
                 return Err(LoopError::Cancelled);
             }
-            let turn = stream_turn(
-                &storage::get_messages(),
-                &tools::get_enabled_tools(),
-                &options,
-            )
-            .map_err(LoopError::ProviderError)?;
+            let turn = stream_history(&tools::get_enabled_tools(), &options)
+                .map_err(LoopError::ProviderError)?;
             storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
             if let Some(error) = turn.error {
                 return Err(LoopError::ProviderError(error));

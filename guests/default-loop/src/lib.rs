@@ -7,7 +7,7 @@
 
 use wonopcode_guest_sdk::{
     DoomLoop, Loop, LoopError, StreamOptions, ToolResult, execute_on_host, export_loop, storage,
-    stream_turn, system, tool_message, tools, ui, user_message,
+    stream_history, system, tool_message, tools, ui, user_message,
 };
 
 /// Identical consecutive calls that stop the run (seed 001).
@@ -34,8 +34,7 @@ impl Loop for DefaultLoop {
             }
             storage::compact_if_needed().map_err(LoopError::Internal)?;
             let enabled = tools::get_enabled_tools();
-            let turn = stream_turn(&storage::get_messages(), &enabled, &options)
-                .map_err(LoopError::ProviderError)?;
+            let turn = stream_history(&enabled, &options).map_err(LoopError::ProviderError)?;
             storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
             if let Some(error) = turn.error {
                 return Err(if system::is_cancelled() {

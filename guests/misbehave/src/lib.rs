@@ -3,7 +3,9 @@
 
 use std::hint::black_box;
 
-use wonopcode_guest_sdk::{Loop, LoopError, custom_tools_host, export_loop, providers, tools};
+use wonopcode_guest_sdk::{
+    Loop, LoopError, custom_tools_host, export_loop, providers, system, tools, ui,
+};
 
 struct Misbehave;
 
@@ -61,6 +63,11 @@ impl Loop for Misbehave {
                 "{:?}",
                 custom("shout", r#"{"type": "no-such-type"}"#)
             )),
+            "ask" => Ok(format!(
+                "{:?} {}",
+                ui::request_input("your name?"),
+                ui::request_confirmation("go on?")
+            )),
             "custom-collides" => Ok(format!("{:?}", custom("read", r#"{"type": "object"}"#))),
             other => match other
                 .strip_prefix("calls ")
@@ -74,7 +81,21 @@ impl Loop for Misbehave {
                     }
                     Ok(cancelled.to_string())
                 }
-                None => Ok(format!("echo: {other}")),
+                None => match other
+                    .strip_prefix("busy ")
+                    .and_then(|n| n.parse::<u64>().ok())
+                {
+                    // `busy MS`: computes for MS milliseconds, calling the host all along.
+                    Some(ms) => {
+                        let until = system::current_time_ms() + ms;
+                        let mut rounds = 0u64;
+                        while system::current_time_ms() < until {
+                            rounds += black_box(1);
+                        }
+                        Ok(format!("busy for {ms} ms, {rounds} rounds"))
+                    }
+                    None => Ok(format!("echo: {other}")),
+                },
             },
         }
     }

@@ -41,7 +41,7 @@ pub use bindings::wonopcode::agent_loop::{
 };
 pub use custom_tools::{CustomTool, CustomTools};
 pub use doom_loop::DoomLoop;
-pub use turn::{Turn, stream_turn};
+pub use turn::{Turn, stream_history, stream_turn};
 
 /// An agent loop. The methods mirror the WIT `agent-loop` export.
 pub trait Loop {

@@ -18,14 +18,26 @@ pub struct Turn {
     pub error: Option<String>,
 }
 
-/// Streams one request and collects it. The host shows the text and thinking to the user
-/// and counts usage as the chunks are read; the guest only decides what to do next.
+/// Streams one request made of `messages` and collects it. The host shows the text and
+/// thinking to the user and counts usage as the chunks are read; the guest only decides what
+/// to do next.
 pub fn stream_turn(
     messages: &[Message],
     tools: &[String],
     options: &StreamOptions,
 ) -> Result<Turn, String> {
-    let handle = providers::stream_prompt(messages, tools, *options)?;
+    collect(providers::stream_prompt(messages, tools, *options)?)
+}
+
+/// Streams one request made of this context's stored history and collects it. Prefer it to
+/// [`stream_turn`] whenever the request is the history as stored: the conversation does not
+/// cross the boundary, and the host keeps thinking signatures intact.
+pub fn stream_history(tools: &[String], options: &StreamOptions) -> Result<Turn, String> {
+    collect(providers::stream_history(tools, *options)?)
+}
+
+/// Reads a stream to its end.
+fn collect(handle: providers::StreamHandle) -> Result<Turn, String> {
     let mut turn = Turn {
         handle,
         ..Turn::default()

@@ -12,7 +12,7 @@ impl Host for HostState {
         Ok(Err("this host cannot spawn sub-contexts yet: context.spawn is not available in this version of wonopcode".to_owned()))
     }
 
-    async fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
+    fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
         let env = self.env()?;
         let path = env.events.context();
         Ok(ContextInfo {
@@ -24,11 +24,11 @@ impl Host for HostState {
         })
     }
 
-    async fn get_context_depth(&mut self) -> wasmtime::Result<u32> {
+    fn get_context_depth(&mut self) -> wasmtime::Result<u32> {
         Ok(u32::try_from(self.env()?.events.context().depth()).unwrap_or(u32::MAX))
     }
 
-    async fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
+    fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
         // The root context was not spawned, so it has no spawn parameters.
         Ok(None)
     }

@@ -7,7 +7,7 @@ use crate::bindings::custom_tools::{CustomToolDefinition, Host};
 use crate::state::{CustomTool, HostState};
 
 impl Host for HostState {
-    async fn register_tool(
+    fn register_tool(
         &mut self,
         definition: CustomToolDefinition,
     ) -> wasmtime::Result<Result<(), String>> {
@@ -55,7 +55,7 @@ impl Host for HostState {
         Ok(Ok(()))
     }
 
-    async fn unregister_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
+    fn unregister_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
         self.custom_enabled.remove(&tool_id);
         Ok(match self.custom.remove(&tool_id) {
             Some(_) => Ok(()),
@@ -63,7 +63,7 @@ impl Host for HostState {
         })
     }
 
-    async fn list_custom_tools(&mut self) -> wasmtime::Result<Vec<String>> {
+    fn list_custom_tools(&mut self) -> wasmtime::Result<Vec<String>> {
         Ok(self.custom.keys().cloned().collect())
     }
 }

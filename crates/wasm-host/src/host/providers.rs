@@ -195,53 +195,13 @@ impl HostState {
         }
         (config_system, converted)
     }
-}
-
-impl Host for HostState {
-    async fn list_providers(&mut self) -> wasmtime::Result<Vec<ProviderInfo>> {
-        let info = self.env()?.provider.info();
-        Ok(vec![ProviderInfo {
-            id: info.provider.clone(),
-            name: info.provider.clone(),
-            models: vec![info.id.clone()],
-            supports_streaming: true,
-            supports_tools: info.capabilities.tools,
-            supports_thinking: info.capabilities.thinking,
-        }])
-    }
-
-    async fn get_current_provider(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(Some(self.env()?.provider.info().provider.clone()))
-    }
-
-    async fn get_current_model(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(Some(self.env()?.provider.info().id.clone()))
-    }
-
-    async fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
-        let current = &self.env()?.provider.info().provider;
-        Ok(if provider_id == *current {
-            Ok(())
-        } else {
-            Err(format!(
-                "unknown provider `{provider_id}`; available: {current}"
-            ))
-        })
-    }
-
-    async fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
-        let current = &self.env()?.provider.info().id;
-        Ok(if model_id == *current {
-            Ok(())
-        } else {
-            Err(format!("unknown model `{model_id}`; available: {current}"))
-        })
-    }
-
-    async fn stream_prompt(
+    /// Starts a model stream on a tokio task feeding a bounded channel, after checking the
+    /// iteration limit and that every tool offered is enabled in this context.
+    fn open_stream(
         &mut self,
-        messages: Vec<wit::Message>,
-        tools: Vec<String>,
+        system: Option<String>,
+        history: Vec<Message>,
+        tools: &[String],
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
         let env = self.env()?;
@@ -253,32 +213,10 @@ impl Host for HostState {
             self.run.max_iterations_hit = true;
             return Ok(Err(format!("reached the limit of {limit} iterations")));
         }
-        let registry = self.effective_registry()?;
-        let mut schemas = Vec::with_capacity(tools.len());
-        for name in &tools {
-            if let Some(tool) = registry.get(name) {
-                let spec = tool.spec();
-                schemas.push(ToolSchema {
-                    name: spec.name.clone(),
-                    description: spec.description.clone(),
-                    parameters: spec.parameters.clone(),
-                });
-            } else if let Some(custom) = self
-                .custom
-                .get(name)
-                .filter(|_| self.custom_enabled.contains(name))
-            {
-                let parameters = serde_json::from_str(&custom.schema).unwrap_or_default();
-                schemas.push(ToolSchema {
-                    name: name.clone(),
-                    description: custom.description.clone(),
-                    parameters,
-                });
-            } else {
-                return Ok(Err(format!("tool `{name}` is not enabled in this context")));
-            }
-        }
-        let (system, history) = self.request_messages(&messages);
+        let schemas = match self.offered_schemas(tools)? {
+            Ok(schemas) => schemas,
+            Err(e) => return Ok(Err(e)),
+        };
         let env = self.env()?;
         let (provider, cancel, idle, events) = (
             env.provider.clone(),
@@ -320,17 +258,112 @@ impl Host for HostState {
         self.run.iterations += 1;
         let handle = self.next_stream;
         self.next_stream += 1;
-        let assembler = TurnAssembler::new(events);
         self.streams.insert(
             handle,
             OpenStream {
                 rx,
                 task,
-                assembler: Some(assembler),
+                assembler: Some(TurnAssembler::new(events)),
                 finished: None,
             },
         );
         Ok(Ok(handle))
+    }
+
+    /// The schemas of the tools a request offers: enabled host tools and enabled custom tools.
+    fn offered_schemas(
+        &self,
+        tools: &[String],
+    ) -> wasmtime::Result<Result<Vec<ToolSchema>, String>> {
+        let env = self.env()?;
+        let enabled = |name: &str| self.enabled.as_ref().is_none_or(|set| set.contains(name));
+        let mut schemas = Vec::with_capacity(tools.len());
+        for name in tools {
+            if let Some(tool) = env.tools.get(name).filter(|_| enabled(name)) {
+                let spec = tool.spec();
+                schemas.push(ToolSchema {
+                    name: spec.name.clone(),
+                    description: spec.description.clone(),
+                    parameters: spec.parameters.clone(),
+                });
+            } else if let Some(custom) = self
+                .custom
+                .get(name)
+                .filter(|_| self.custom_enabled.contains(name))
+            {
+                let parameters = serde_json::from_str(&custom.schema).unwrap_or_default();
+                schemas.push(ToolSchema {
+                    name: name.clone(),
+                    description: custom.description.clone(),
+                    parameters,
+                });
+            } else {
+                return Ok(Err(format!("tool `{name}` is not enabled in this context")));
+            }
+        }
+        Ok(Ok(schemas))
+    }
+}
+
+impl Host for HostState {
+    fn list_providers(&mut self) -> wasmtime::Result<Vec<ProviderInfo>> {
+        let info = self.env()?.provider.info();
+        Ok(vec![ProviderInfo {
+            id: info.provider.clone(),
+            name: info.provider.clone(),
+            models: vec![info.id.clone()],
+            supports_streaming: true,
+            supports_tools: info.capabilities.tools,
+            supports_thinking: info.capabilities.thinking,
+        }])
+    }
+
+    fn get_current_provider(&mut self) -> wasmtime::Result<Option<String>> {
+        Ok(Some(self.env()?.provider.info().provider.clone()))
+    }
+
+    fn get_current_model(&mut self) -> wasmtime::Result<Option<String>> {
+        Ok(Some(self.env()?.provider.info().id.clone()))
+    }
+
+    fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
+        let current = &self.env()?.provider.info().provider;
+        Ok(if provider_id == *current {
+            Ok(())
+        } else {
+            Err(format!(
+                "unknown provider `{provider_id}`; available: {current}"
+            ))
+        })
+    }
+
+    fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
+        let current = &self.env()?.provider.info().id;
+        Ok(if model_id == *current {
+            Ok(())
+        } else {
+            Err(format!("unknown model `{model_id}`; available: {current}"))
+        })
+    }
+
+    async fn stream_prompt(
+        &mut self,
+        messages: Vec<wit::Message>,
+        tools: Vec<String>,
+        options: StreamOptions,
+    ) -> wasmtime::Result<Result<StreamHandle, String>> {
+        let (system, history) = self.request_messages(&messages);
+        self.open_stream(system, history, &tools, options)
+    }
+
+    async fn stream_history(
+        &mut self,
+        tools: Vec<String>,
+        options: StreamOptions,
+    ) -> wasmtime::Result<Result<StreamHandle, String>> {
+        let system = self.env()?.config.system_prompt.clone();
+        let history = self.messages.clone();
+        self.open_stream(system, history, &tools, options)
     }
 
     async fn read_stream_chunk(
@@ -386,7 +419,7 @@ impl Host for HostState {
         }
     }
 
-    async fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
+    fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
         if let Some(stream) = self.streams.get(&handle) {
             stream.task.abort();
         }
@@ -399,10 +432,7 @@ impl Host for HostState {
         Ok(())
     }
 
-    async fn get_stream_usage(
-        &mut self,
-        handle: StreamHandle,
-    ) -> wasmtime::Result<Option<UsageDetails>> {
+    fn get_stream_usage(&mut self, handle: StreamHandle) -> wasmtime::Result<Option<UsageDetails>> {
         Ok(self
             .streams
             .get(&handle)
@@ -413,11 +443,11 @@ impl Host for HostState {
             }))
     }
 
-    async fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {
+    fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {
         Ok(details(&self.run.usage))
     }
 
-    async fn get_model_details(&mut self) -> wasmtime::Result<Option<ModelDetails>> {
+    fn get_model_details(&mut self) -> wasmtime::Result<Option<ModelDetails>> {
         let info = self.env()?.provider.info();
         Ok(Some(ModelDetails {
             id: info.id.clone(),

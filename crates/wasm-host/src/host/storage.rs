@@ -72,21 +72,21 @@ impl HostState {
 }
 
 impl Host for HostState {
-    async fn get_messages(&mut self) -> wasmtime::Result<Vec<WitMessage>> {
+    fn get_messages(&mut self) -> wasmtime::Result<Vec<WitMessage>> {
         Ok(self.messages.iter().map(to_wit).collect())
     }
 
-    async fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {
+    fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {
         self.push_message(from_wit(&message))
     }
 
-    async fn clear_messages(&mut self) -> wasmtime::Result<()> {
+    fn clear_messages(&mut self) -> wasmtime::Result<()> {
         let before = self.tokens()?;
         self.messages.clear();
         self.announce_reset("clear", before)
     }
 
-    async fn get_token_count(&mut self) -> wasmtime::Result<u64> {
+    fn get_token_count(&mut self) -> wasmtime::Result<u64> {
         Ok(self.tokens()? as u64)
     }
 
@@ -138,21 +138,21 @@ impl Host for HostState {
         Ok(Ok(u32::try_from(removed).unwrap_or(u32::MAX)))
     }
 
-    async fn get_state(&mut self, key: String) -> wasmtime::Result<Option<String>> {
+    fn get_state(&mut self, key: String) -> wasmtime::Result<Option<String>> {
         Ok(self.kv.get(&key).cloned())
     }
 
-    async fn set_state(&mut self, key: String, value: String) -> wasmtime::Result<()> {
+    fn set_state(&mut self, key: String, value: String) -> wasmtime::Result<()> {
         self.kv.insert(key, value);
         Ok(())
     }
 
-    async fn delete_state(&mut self, key: String) -> wasmtime::Result<()> {
+    fn delete_state(&mut self, key: String) -> wasmtime::Result<()> {
         self.kv.remove(&key);
         Ok(())
     }
 
-    async fn add_streamed_message(
+    fn add_streamed_message(
         &mut self,
         handle: StreamHandle,
     ) -> wasmtime::Result<Result<(), String>> {

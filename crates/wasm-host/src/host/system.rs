@@ -7,7 +7,7 @@ use crate::bindings::system::{Host, LogLevel};
 use crate::state::HostState;
 
 impl Host for HostState {
-    async fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
+    fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
         let context = self
             .env
             .as_ref()
@@ -25,18 +25,18 @@ impl Host for HostState {
         Ok(())
     }
 
-    async fn current_time_ms(&mut self) -> wasmtime::Result<u64> {
+    fn current_time_ms(&mut self) -> wasmtime::Result<u64> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         Ok(u64::try_from(now.as_millis()).unwrap_or(u64::MAX))
     }
 
-    async fn is_cancelled(&mut self) -> wasmtime::Result<bool> {
+    fn is_cancelled(&mut self) -> wasmtime::Result<bool> {
         Ok(self.env()?.cancel.is_cancelled())
     }
 
-    async fn get_cwd(&mut self) -> wasmtime::Result<String> {
+    fn get_cwd(&mut self) -> wasmtime::Result<String> {
         Ok(self.env()?.cwd.display().to_string())
     }
 

@@ -145,14 +145,11 @@ impl HostState {
 }
 
 impl Host for HostState {
-    async fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
+    fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
         self.all_tools()
     }
 
-    async fn get_tools_by_category(
-        &mut self,
-        wanted: WitCategory,
-    ) -> wasmtime::Result<Vec<ToolInfo>> {
+    fn get_tools_by_category(&mut self, wanted: WitCategory) -> wasmtime::Result<Vec<ToolInfo>> {
         Ok(self
             .all_tools()?
             .into_iter()
@@ -160,7 +157,7 @@ impl Host for HostState {
             .collect())
     }
 
-    async fn enable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
+    fn enable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
         if self.custom.contains_key(&tool_id) {
             self.custom_enabled.insert(tool_id);
             return Ok(Ok(()));
@@ -174,7 +171,7 @@ impl Host for HostState {
         Ok(Ok(()))
     }
 
-    async fn disable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
+    fn disable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
         if self.custom.contains_key(&tool_id) {
             self.custom_enabled.remove(&tool_id);
             return Ok(Ok(()));
@@ -188,17 +185,14 @@ impl Host for HostState {
         Ok(Ok(()))
     }
 
-    async fn get_enabled_tools(&mut self) -> wasmtime::Result<Vec<String>> {
+    fn get_enabled_tools(&mut self) -> wasmtime::Result<Vec<String>> {
         let mut names = self.enabled_host_tools()?;
         names.extend(self.custom_enabled.iter().cloned());
         names.sort();
         Ok(names)
     }
 
-    async fn set_enabled_tools(
-        &mut self,
-        tool_ids: Vec<String>,
-    ) -> wasmtime::Result<Result<(), String>> {
+    fn set_enabled_tools(&mut self, tool_ids: Vec<String>) -> wasmtime::Result<Result<(), String>> {
         for id in &tool_ids {
             if !self.known_tool(id)? {
                 return Ok(Err(format!("unknown tool `{id}`")));
@@ -218,7 +212,7 @@ impl Host for HostState {
         Ok(Ok(()))
     }
 
-    async fn is_tool_enabled(&mut self, tool_id: String) -> wasmtime::Result<bool> {
+    fn is_tool_enabled(&mut self, tool_id: String) -> wasmtime::Result<bool> {
         Ok(self.enabled_host_tools()?.contains(&tool_id) || self.custom_enabled.contains(&tool_id))
     }
 
@@ -251,7 +245,7 @@ impl Host for HostState {
         self.execute(calls).await
     }
 
-    async fn check_permission(
+    fn check_permission(
         &mut self,
         tool_name: String,
         arguments: String,

@@ -1,6 +1,7 @@
 //! `ui`: what a guest shows goes into the same event stream the native loop emits, so the
 //! terminal and `--json` look the same for both. (Streamed model output and host tool calls
 //! are shown by the host itself; these calls are for anything else the guest wants to show.)
+//! Questions go to the embedder's `GuestPrompter`, and give up when the run is cancelled.
 
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
 use wonopcode_agent_loop::{EventKind, event::Item};
@@ -37,15 +38,15 @@ impl HostState {
 }
 
 impl Host for HostState {
-    async fn send_text(&mut self, text: String) -> wasmtime::Result<()> {
+    fn send_text(&mut self, text: String) -> wasmtime::Result<()> {
         self.emit_text_item(|text| ItemDetails::AgentMessage { text }, text)
     }
 
-    async fn send_thinking(&mut self, text: String) -> wasmtime::Result<()> {
+    fn send_thinking(&mut self, text: String) -> wasmtime::Result<()> {
         self.emit_text_item(|text| ItemDetails::Reasoning { text }, text)
     }
 
-    async fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
+    fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
         let events = &self.env()?.events;
         let id = events.next_item_id();
         let item = ToolCallItem {
@@ -68,7 +69,7 @@ impl Host for HostState {
         Ok(())
     }
 
-    async fn tool_result(
+    fn tool_result(
         &mut self,
         call_id: String,
         result: String,
@@ -100,20 +101,16 @@ impl Host for HostState {
         Ok(())
     }
 
-    async fn show_progress(
-        &mut self,
-        message: String,
-        progress: Option<f32>,
-    ) -> wasmtime::Result<()> {
+    fn show_progress(&mut self, message: String, progress: Option<f32>) -> wasmtime::Result<()> {
         tracing::info!(guest = %self.loop_name, ?progress, "{message}");
         Ok(())
     }
 
-    async fn hide_progress(&mut self) -> wasmtime::Result<()> {
+    fn hide_progress(&mut self) -> wasmtime::Result<()> {
         Ok(())
     }
 
-    async fn show_message(&mut self, level: MessageLevel, message: String) -> wasmtime::Result<()> {
+    fn show_message(&mut self, level: MessageLevel, message: String) -> wasmtime::Result<()> {
         match level {
             MessageLevel::Info => {
                 tracing::info!(guest = %self.loop_name, "{message}");
@@ -133,13 +130,28 @@ impl Host for HostState {
     }
 
     async fn request_input(&mut self, prompt: String) -> wasmtime::Result<Option<String>> {
-        // No interactive channel reaches guests yet; they are told nobody answered.
-        tracing::info!(guest = %self.loop_name, "guest asked for input nobody can give: {prompt}");
-        Ok(None)
+        let Some(prompter) = self.host_config.prompter.clone() else {
+            tracing::info!(guest = %self.loop_name, "guest asked for input nobody can give: {prompt}");
+            return Ok(None);
+        };
+        let cancel = self.env()?.cancel.clone();
+        let guest = self.loop_name.clone();
+        Ok(tokio::select! {
+            () = cancel.cancelled() => None,
+            answer = prompter.input(&guest, &prompt) => answer,
+        })
     }
 
     async fn request_confirmation(&mut self, message: String) -> wasmtime::Result<bool> {
-        tracing::info!(guest = %self.loop_name, "guest asked for a confirmation nobody can give: {message}");
-        Ok(false)
+        let Some(prompter) = self.host_config.prompter.clone() else {
+            tracing::info!(guest = %self.loop_name, "guest asked for a confirmation nobody can give: {message}");
+            return Ok(false);
+        };
+        let cancel = self.env()?.cancel.clone();
+        let guest = self.loop_name.clone();
+        Ok(tokio::select! {
+            () = cancel.cancelled() => false,
+            answer = prompter.confirm(&guest, &message) => answer,
+        })
     }
 }
