@@ -6,6 +6,7 @@
 mod cli_errors;
 mod demo;
 mod events_doc;
+mod registry;
 mod runs;
 mod support;
 mod tool_errors;

@@ -54,7 +54,8 @@ pub fn wonopcode() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(bin());
     cmd.env("NO_COLOR", "1")
         .env_remove("WONOPCODE_LOG")
-        .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config");
+        .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
+        .env_remove("WONOPCODE_AGENT_LOOPS_PATH");
     cmd
 }
 

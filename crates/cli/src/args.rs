@@ -73,6 +73,23 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub agent_loop: Option<PathBuf>,
 
+    /// Run the loop registered under this name (see --list-loops; implies --loop-type=custom).
+    #[arg(long, value_name = "NAME")]
+    pub agent_loop_name: Option<String>,
+
+    /// Also look for named loops in this directory (searched first; repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub loops_dir: Vec<PathBuf>,
+
+    /// List the named loops (built-in, registry.yaml, directories) and exit.
+    #[arg(long, conflicts_with_all = ["prompt", "validate_module", "resume"])]
+    pub list_loops: bool,
+
+    /// Check the guest given with --agent-loop or --agent-loop-name, report each check, and
+    /// exit (0 when all pass).
+    #[arg(long, conflicts_with_all = ["prompt", "resume"])]
+    pub validate_module: bool,
+
     /// Do not read or write the cache of compiled guest components.
     #[arg(long)]
     pub no_cache: bool,
@@ -89,7 +106,7 @@ pub enum LoopType {
     Standard,
     /// The embedded default guest: the same algorithm as a WebAssembly component.
     Wasm,
-    /// A guest component given with --agent-loop.
+    /// A guest component given with --agent-loop or --agent-loop-name.
     Custom,
 }
 

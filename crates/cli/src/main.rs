@@ -5,6 +5,7 @@ mod args;
 mod config;
 mod exit;
 mod history;
+mod loops;
 mod prompter;
 mod render;
 mod session;

@@ -11,19 +11,18 @@ use indicatif::{MultiProgress, ProgressDrawTarget};
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{
     AgentLoop, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus, Message,
-    RunStats, SharedGate, SharedModel, StandardLoop, ToolRegistry, resume_turn, run_turn,
+    RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_providers::{RecordingModel, ReplayProvider};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
-use wonopcode_wasm_host::{
-    DEFAULT_LOOP, EngineOptions, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine,
-};
+use wonopcode_wasm_host::{GuestPrompter, HostConfig};
 
-use crate::args::{Args, LoopType, UnattendedArg};
+use crate::args::{Args, UnattendedArg};
 use crate::config::{self, Config};
 use crate::exit;
 use crate::history::History;
+use crate::loops;
 use crate::prompter::TerminalPrompter;
 use crate::render::{CliSink, JsonlRenderer, Renderer, TerminalRenderer};
 
@@ -38,7 +37,8 @@ Read before you edit, keep changes minimal, and finish with a short summary of w
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-fn usage(message: impl Into<String>) -> anyhow::Error {
+/// A usage error (exit code 2) saying `message`.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
 }
 
@@ -105,56 +105,6 @@ fn model(args: &Args) -> anyhow::Result<SharedModel> {
     }
 }
 
-/// The loop the flags ask for. `--agent-loop` implies `custom`; contradictions are usage
-/// errors naming both flags.
-fn loop_choice(args: &Args) -> anyhow::Result<LoopChoice> {
-    match (args.loop_type, &args.agent_loop) {
-        (Some(kind @ (LoopType::Standard | LoopType::Wasm)), Some(_)) => Err(usage(format!(
-            "--agent-loop runs a custom guest and cannot be combined with --loop-type={}",
-            if kind == LoopType::Standard {
-                "standard"
-            } else {
-                "wasm"
-            }
-        ))),
-        (Some(LoopType::Custom), None) => Err(usage("--loop-type=custom needs --agent-loop PATH")),
-        (_, Some(path)) => Ok(LoopChoice::Guest(path.clone())),
-        (Some(LoopType::Wasm), None) => Ok(LoopChoice::DefaultGuest),
-        (Some(LoopType::Standard) | None, None) => Ok(LoopChoice::Standard),
-    }
-}
-
-/// Which loop runs the session, decided from the flags before anything is loaded.
-enum LoopChoice {
-    Standard,
-    DefaultGuest,
-    Guest(PathBuf),
-}
-
-async fn agent_loop(
-    choice: LoopChoice,
-    no_cache: bool,
-    host_config: HostConfig,
-) -> anyhow::Result<Box<dyn AgentLoop>> {
-    let engine = || {
-        let mut options = EngineOptions::default();
-        if no_cache {
-            options.cache_dir = None;
-        }
-        WasmEngine::new(options)
-    };
-    Ok(match choice {
-        LoopChoice::Standard => Box::new(StandardLoop::new()),
-        LoopChoice::DefaultGuest => Box::new(
-            WasmAgentLoop::from_bytes(engine()?, DEFAULT_LOOP, "the default guest", host_config)
-                .await?,
-        ),
-        LoopChoice::Guest(path) => {
-            Box::new(WasmAgentLoop::from_file(engine()?, &path, host_config).await?)
-        }
-    })
-}
-
 fn input(args: &Args) -> anyhow::Result<Input> {
     if args.resume {
         return Ok(Input::Resume);
@@ -187,7 +137,13 @@ fn new_session_id() -> String {
 
 /// Runs the session; returns the exit code.
 pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
-    let choice = loop_choice(&args)?;
+    if args.list_loops {
+        return loops::list(&args).await;
+    }
+    if args.validate_module {
+        return loops::validate(&args).await;
+    }
+    let choice = loops::loop_choice(&args)?;
     let root = workspace_root(&args)?;
     let config: Config = config::load(args.config.as_deref())?;
     let mut policy_config = config.permissions.clone();
@@ -261,7 +217,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         prompter: terminal.map(|t| t as Arc<dyn GuestPrompter>),
         ..HostConfig::default()
     };
-    let agent = agent_loop(choice, args.no_cache, host_config).await?;
+    let agent = loops::agent_loop(choice, args.no_cache, host_config).await?;
     let agent = agent.as_ref();
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),

@@ -89,4 +89,14 @@ pub enum WasmError {
         /// Why.
         reason: String,
     },
+    /// One of the guest's metadata exports (`get-name`, `get-capabilities`) trapped.
+    #[error("{origin}: {export} trapped: {reason}")]
+    GuestCall {
+        /// Where the bytes came from.
+        origin: String,
+        /// The export called.
+        export: &'static str,
+        /// The trap's first line.
+        reason: String,
+    },
 }

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 mod bindings;
+pub mod check;
 pub mod engine;
 pub mod error;
 mod host;

@@ -70,16 +70,18 @@ impl WasmAgentLoop {
             agent
                 .call_get_name(&mut live.store)
                 .await
-                .map_err(|e| WasmError::Instantiate {
+                .map_err(|e| WasmError::GuestCall {
                     origin: origin.to_owned(),
-                    reason: format!("get-name trapped: {}", trap_line(&e)),
+                    export: "get-name",
+                    reason: trap_line(&e),
                 })?;
         let caps = agent
             .call_get_capabilities(&mut live.store)
             .await
-            .map_err(|e| WasmError::Instantiate {
+            .map_err(|e| WasmError::GuestCall {
                 origin: origin.to_owned(),
-                reason: format!("get-capabilities trapped: {}", trap_line(&e)),
+                export: "get-capabilities",
+                reason: trap_line(&e),
             })?;
         live.store.data_mut().loop_name = name.clone();
         let capabilities = LoopCapabilities {

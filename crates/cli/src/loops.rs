@@ -1,0 +1,364 @@
+//! Which loop runs, on the command line: `--loop-type`, `--agent-loop`, `--agent-loop-name`
+//! (resolved through the registry crate), `--list-loops` and `--validate-module`. The logic
+//! lives in the registry and host crates; this is flag handling and printing.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::json;
+use wonopcode_agent_loop::{AgentLoop, StandardLoop};
+use wonopcode_registry::{Catalog, Entry, Location, Metadata, MetadataCache, SearchPath, Status};
+use wonopcode_wasm_host::check::{Outcome, check, short_capabilities};
+use wonopcode_wasm_host::{
+    DEFAULT_LOOP, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
+};
+
+use crate::args::{Args, LoopType};
+use crate::exit;
+use crate::session::usage;
+
+/// Which loop runs the session, decided from the flags before anything is loaded.
+pub enum LoopChoice {
+    /// The native StandardLoop.
+    Standard,
+    /// The embedded default guest.
+    DefaultGuest,
+    /// A guest component file.
+    Guest(PathBuf),
+}
+
+fn loop_type_name(kind: LoopType) -> &'static str {
+    match kind {
+        LoopType::Standard => "standard",
+        LoopType::Wasm => "wasm",
+        LoopType::Custom => "custom",
+    }
+}
+
+/// The loop the flags ask for. `--agent-loop` and `--agent-loop-name` imply `custom`;
+/// contradictions are usage errors naming both flags.
+pub fn loop_choice(args: &Args) -> anyhow::Result<LoopChoice> {
+    let name = args.agent_loop_name.as_deref();
+    match (args.loop_type, &args.agent_loop, name) {
+        (_, Some(_), Some(_)) => Err(usage(
+            "--agent-loop and --agent-loop-name both choose the loop; give only one of them",
+        )),
+        (Some(kind @ (LoopType::Standard | LoopType::Wasm)), Some(_), None) => Err(usage(format!(
+            "--agent-loop runs a custom guest and cannot be combined with --loop-type={}",
+            loop_type_name(kind)
+        ))),
+        (Some(kind @ (LoopType::Standard | LoopType::Wasm)), None, Some(_)) => Err(usage(format!(
+            "--agent-loop-name runs a named loop and cannot be combined with --loop-type={}",
+            loop_type_name(kind)
+        ))),
+        (Some(LoopType::Custom), None, None) => Err(usage(
+            "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
+        )),
+        (_, Some(path), None) => Ok(LoopChoice::Guest(path.clone())),
+        (_, None, Some(name)) => Ok(match resolve(args, name)?.location {
+            Location::Native => LoopChoice::Standard,
+            Location::Embedded => LoopChoice::DefaultGuest,
+            Location::File(path) => LoopChoice::Guest(path),
+        }),
+        (Some(LoopType::Wasm), None, None) => Ok(LoopChoice::DefaultGuest),
+        (Some(LoopType::Standard) | None, None, None) => Ok(LoopChoice::Standard),
+    }
+}
+
+/// Discovers the named loops, printing what went wrong while looking.
+fn catalog(args: &Args) -> Catalog {
+    let catalog = Catalog::discover(&SearchPath::standard(&args.loops_dir));
+    if !args.json {
+        for warning in &catalog.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    catalog
+}
+
+/// The entry named `name`; an unknown name is a usage error listing the closest names.
+fn resolve(args: &Args, name: &str) -> anyhow::Result<Entry> {
+    catalog(args)
+        .find(name)
+        .cloned()
+        .map_err(|e| usage(e.to_string()))
+}
+
+/// The WebAssembly engine, honouring `--no-cache`.
+pub fn engine(no_cache: bool) -> Result<Arc<WasmEngine>, WasmError> {
+    let mut options = EngineOptions::default();
+    if no_cache {
+        options.cache_dir = None;
+    }
+    WasmEngine::new(options)
+}
+
+/// The engine, built on first use only (a warm listing needs none).
+struct LazyEngine {
+    engine: OnceLock<Arc<WasmEngine>>,
+    no_cache: bool,
+}
+
+impl LazyEngine {
+    fn get(&self) -> Result<Arc<WasmEngine>, WasmError> {
+        if let Some(engine) = self.engine.get() {
+            return Ok(engine.clone());
+        }
+        let engine = engine(self.no_cache)?;
+        Ok(self.engine.get_or_init(|| engine).clone())
+    }
+}
+
+/// Loads the chosen loop.
+pub async fn agent_loop(
+    choice: LoopChoice,
+    no_cache: bool,
+    host_config: HostConfig,
+) -> anyhow::Result<Box<dyn AgentLoop>> {
+    Ok(match choice {
+        LoopChoice::Standard => Box::new(StandardLoop::new()),
+        LoopChoice::DefaultGuest => Box::new(
+            WasmAgentLoop::from_bytes(
+                engine(no_cache)?,
+                DEFAULT_LOOP,
+                "the default guest",
+                host_config,
+            )
+            .await?,
+        ),
+        LoopChoice::Guest(path) => {
+            Box::new(WasmAgentLoop::from_file(engine(no_cache)?, &path, host_config).await?)
+        }
+    })
+}
+
+/// A listing row: an entry (or a shadowed one) and what validation says about it.
+struct Row {
+    name: String,
+    source: &'static str,
+    path: String,
+    metadata: Option<Metadata>,
+    note: Option<String>,
+}
+
+async fn describe(
+    location: &Location,
+    cache: &MetadataCache,
+    engine: &LazyEngine,
+) -> Option<Metadata> {
+    match location {
+        Location::Native => None,
+        Location::Embedded => Some(
+            cache
+                .describe(|| engine.get(), DEFAULT_LOOP, "the default guest")
+                .await,
+        ),
+        Location::File(path) => Some(cache.describe_file(|| engine.get(), path).await),
+    }
+}
+
+fn location_text(location: &Location) -> String {
+    match location {
+        Location::Native => "(native)".to_owned(),
+        Location::Embedded => "(embedded)".to_owned(),
+        Location::File(path) => path.display().to_string(),
+    }
+}
+
+/// `--list-loops`: a table, or JSON with `--json`.
+pub async fn list(args: &Args) -> anyhow::Result<u8> {
+    let catalog = catalog(args);
+    let cache = if args.no_cache {
+        MetadataCache::at(None)
+    } else {
+        MetadataCache::standard()
+    };
+    let engine = LazyEngine {
+        engine: OnceLock::new(),
+        no_cache: args.no_cache,
+    };
+    let standard_caps = short_capabilities(&StandardLoop::new().capabilities());
+    let mut rows = Vec::new();
+    let mut json_entries = Vec::new();
+    for entry in &catalog.entries {
+        let metadata = describe(&entry.location, &cache, &engine).await;
+        let mut shadows = Vec::new();
+        for shadow in &entry.shadows {
+            let shadow_metadata = describe(&shadow.location, &cache, &engine).await;
+            shadows.push(json!({
+                "source": shadow.source,
+                "location": shadow.location,
+                "metadata": shadow_metadata,
+            }));
+            rows.push(Row {
+                name: entry.name.clone(),
+                source: shadow.source.label(),
+                path: location_text(&shadow.location),
+                metadata: shadow_metadata,
+                note: Some(format!(
+                    "shadowed by the {} entry above",
+                    entry.source.label()
+                )),
+            });
+        }
+        json_entries.push(json!({
+            "name": entry.name,
+            "source": entry.source,
+            "location": entry.location,
+            "description": entry.description,
+            "version": entry.version,
+            "metadata": metadata,
+            "shadows": shadows,
+        }));
+        let at = rows.len() - entry.shadows.len();
+        rows.insert(
+            at,
+            Row {
+                name: entry.name.clone(),
+                source: entry.source.label(),
+                path: location_text(&entry.location),
+                metadata,
+                note: None,
+            },
+        );
+    }
+    if args.json {
+        let out = json!({ "loops": json_entries, "warnings": catalog.warnings });
+        println!("{out}");
+        return Ok(exit::SUCCESS);
+    }
+    let table: Vec<[String; 6]> = rows
+        .iter()
+        .map(|row| {
+            let (wit, caps, status) = match &row.metadata {
+                None => ("-".to_owned(), standard_caps.clone(), "ok".to_owned()),
+                Some(m) => (
+                    m.wit_version.clone().unwrap_or_else(|| "-".to_owned()),
+                    m.capabilities.clone().unwrap_or_else(|| "-".to_owned()),
+                    match &m.status {
+                        Status::Ok => "ok".to_owned(),
+                        Status::Invalid(reason) => format!("invalid: {reason}"),
+                    },
+                ),
+            };
+            let status = match &row.note {
+                Some(note) => format!("{status} ({note})"),
+                None => status,
+            };
+            [
+                row.name.clone(),
+                row.source.to_owned(),
+                row.path.clone(),
+                wit,
+                caps,
+                status,
+            ]
+        })
+        .collect();
+    print_table(
+        ["NAME", "SOURCE", "PATH", "WIT", "CAPABILITIES", "STATUS"],
+        &table,
+    );
+    Ok(exit::SUCCESS)
+}
+
+fn print_table(header: [&str; 6], rows: &[[String; 6]]) {
+    let mut widths = header.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        println!("{}", out.trim_end());
+    };
+    line(header);
+    for row in rows {
+        line(row.each_ref().map(String::as_str));
+    }
+}
+
+/// `--validate-module`: runs every check on the guest and reports each; exit 0 when all pass.
+pub async fn validate(args: &Args) -> anyhow::Result<u8> {
+    let (bytes, origin) = match (&args.agent_loop, &args.agent_loop_name) {
+        (Some(_), Some(_)) => {
+            return Err(usage(
+                "--validate-module checks one guest: give --agent-loop PATH or --agent-loop-name NAME, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(usage(
+                "--validate-module needs the guest to check: --agent-loop PATH or --agent-loop-name NAME",
+            ));
+        }
+        (Some(path), None) => (read_guest(path)?, path.display().to_string()),
+        (None, Some(name)) => match resolve(args, name)?.location {
+            Location::Native => {
+                println!("`{name}` is the native loop: there is no module to validate");
+                return Ok(exit::SUCCESS);
+            }
+            Location::Embedded => (DEFAULT_LOOP.to_vec(), "the default guest".to_owned()),
+            Location::File(path) => (read_guest(&path)?, path.display().to_string()),
+        },
+    };
+    let report = check(engine(args.no_cache)?, &bytes, &origin).await;
+    if args.json {
+        let checks: Vec<_> = report
+            .checks
+            .iter()
+            .map(|(check, outcome)| {
+                let (status, detail) = match outcome {
+                    Outcome::Ok(detail) => ("ok", Some(detail)),
+                    Outcome::Failed(reason) => ("failed", Some(reason)),
+                    Outcome::Skipped => ("skipped", None),
+                };
+                json!({ "check": check.label(), "status": status, "detail": detail })
+            })
+            .collect();
+        let out = json!({
+            "module": origin,
+            "valid": report.passed(),
+            "name": report.name,
+            "wit_version": report.wit_version,
+            "capabilities": report.capabilities.as_ref().map(short_capabilities),
+            "size": report.size,
+            "sha256": report.sha256,
+            "checks": checks,
+        });
+        println!("{out}");
+    } else {
+        println!("validating {origin}");
+        for (check, outcome) in &report.checks {
+            let (mark, detail) = match outcome {
+                Outcome::Ok(detail) => ("ok  ", detail.as_str()),
+                Outcome::Failed(reason) => ("FAIL", reason.as_str()),
+                Outcome::Skipped => ("skip", "an earlier check failed"),
+            };
+            println!("  {mark}  {:<16}  {detail}", check.label());
+        }
+        match (report.passed(), &report.name) {
+            (true, Some(name)) => println!(
+                "valid: loop `{name}`, wonopcode:agent-loop@{}",
+                report.wit_version.as_deref().unwrap_or("?")
+            ),
+            _ => println!("invalid"),
+        }
+    }
+    Ok(if report.passed() {
+        exit::SUCCESS
+    } else {
+        exit::ERROR
+    })
+}
+
+fn read_guest(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+}

@@ -1,0 +1,233 @@
+//! `registry.yaml`, exactly as seed 001 shows it:
+//!
+//! ```yaml
+//! modules:
+//!   my-loop:
+//!     path: /path/to/my-loop.wasm
+//!     description: "My custom agent loop"
+//!     version: "1.0.0"
+//! ```
+//!
+//! Relative paths resolve against the file's directory. Unknown keys are reported as
+//! warnings, never silently ignored; a file that does not parse is an error naming the file,
+//! line and column.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::RegistryError;
+
+/// The file name looked for in each directory.
+pub const FILE_NAME: &str = "registry.yaml";
+
+/// The names under `modules` in file order, refused when one repeats. (A map deserializes
+/// with the last duplicate winning, and `flatten` hides the position; this pass streams, so
+/// a duplicate is reported with a position.)
+struct UniqueNames(Vec<String>);
+
+impl<'de> Deserialize<'de> for UniqueNames {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl<'de> serde::de::Visitor<'de> for Names {
+            type Value = UniqueNames;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of module names")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UniqueNames, A::Error> {
+                let mut seen = Vec::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    if seen.contains(&name) {
+                        return Err(serde::de::Error::custom(format!(
+                            "module `{name}` is defined twice"
+                        )));
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    seen.push(name);
+                }
+                Ok(UniqueNames(seen))
+            }
+        }
+        deserializer.deserialize_map(Names)
+    }
+}
+
+#[derive(Deserialize)]
+struct NameCheck {
+    #[serde(default)]
+    modules: Option<UniqueNames>,
+}
+
+#[derive(Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    modules: BTreeMap<String, RawModule>,
+    #[serde(flatten)]
+    unknown: BTreeMap<String, serde_yaml::Value>,
+}
+
+#[derive(Deserialize)]
+struct RawModule {
+    path: PathBuf,
+    description: Option<String>,
+    version: Option<String>,
+    #[serde(flatten)]
+    unknown: BTreeMap<String, serde_yaml::Value>,
+}
+
+/// One module of a registry file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Its name (the key under `modules`).
+    pub name: String,
+    /// The component, resolved against the file's directory.
+    pub path: PathBuf,
+    /// What it does.
+    pub description: Option<String>,
+    /// Its version, as the author gave it.
+    pub version: Option<String>,
+}
+
+/// A parsed registry file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RegistryFile {
+    /// Modules, in file order.
+    pub modules: Vec<FileEntry>,
+    /// Unknown keys, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl RegistryFile {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> Result<Self, RegistryError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RegistryError::File {
+            at: path.display().to_string(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses registry text; `path` locates it (relative module paths resolve against its
+    /// directory) and names it in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, RegistryError> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        let error = |e: serde_yaml::Error| RegistryError::File {
+            at: match e.location() {
+                Some(l) => format!("{}:{}:{}", path.display(), l.line(), l.column()),
+                None => path.display().to_string(),
+            },
+            // The position is in `at`; serde_yaml repeats it at the end of its message.
+            reason: match (e.location(), e.to_string()) {
+                (Some(l), text) => text
+                    .trim_end_matches(&format!(" at line {} column {}", l.line(), l.column()))
+                    .to_owned(),
+                (None, text) => text,
+            },
+        };
+        let order = serde_yaml::from_str::<NameCheck>(text)
+            .map_err(error)?
+            .modules
+            .map(|names| names.0)
+            .unwrap_or_default();
+        let mut raw: RawFile = serde_yaml::from_str(text).map_err(error)?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut warnings: Vec<String> = raw
+            .unknown
+            .keys()
+            .map(|k| format!("{}: unknown key `{k}` ignored", path.display()))
+            .collect();
+        let mut modules = Vec::with_capacity(raw.modules.len());
+        for name in order {
+            let Some(module) = raw.modules.remove(&name) else {
+                continue;
+            };
+            warnings.extend(module.unknown.keys().map(|k| {
+                format!(
+                    "{}: module `{name}`: unknown key `{k}` ignored",
+                    path.display()
+                )
+            }));
+            modules.push(FileEntry {
+                path: base.join(&module.path),
+                name,
+                description: module.description,
+                version: module.version,
+            });
+        }
+        Ok(Self { modules, warnings })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seed_format() {
+        let file = RegistryFile::parse(
+            "modules:\n  my-loop:\n    path: loops/my-loop.wasm\n    description: \"My custom agent loop\"\n    version: \"1.0.0\"\n  abs:\n    path: /opt/abs.wasm\n",
+            Path::new("/cfg/registry.yaml"),
+        )
+        .unwrap();
+        assert_eq!(file.warnings, Vec::<String>::new());
+        assert_eq!(file.modules[0].name, "my-loop");
+        assert_eq!(
+            file.modules[0].path,
+            PathBuf::from("/cfg/loops/my-loop.wasm")
+        );
+        assert_eq!(file.modules[0].version.as_deref(), Some("1.0.0"));
+        assert_eq!(file.modules[1].path, PathBuf::from("/opt/abs.wasm"));
+    }
+
+    #[test]
+    fn unknown_keys_are_warnings() {
+        let file = RegistryFile::parse(
+            "modules:\n  a:\n    path: a.wasm\n    colour: blue\nextra: 1\n",
+            Path::new("r.yaml"),
+        )
+        .unwrap();
+        assert_eq!(
+            file.warnings,
+            vec![
+                "r.yaml: unknown key `extra` ignored",
+                "r.yaml: module `a`: unknown key `colour` ignored"
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_yaml_names_file_line_and_column() {
+        let err = RegistryFile::parse("modules:\n  a:\n    path: [unclosed\n", Path::new("r.yaml"))
+            .unwrap_err();
+        let RegistryError::File { at, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(at.starts_with("r.yaml:"), "{at}");
+        assert_eq!(at.matches(':').count(), 2, "{at}");
+    }
+
+    #[test]
+    fn duplicate_names_are_an_error() {
+        let err = RegistryFile::parse(
+            "modules:\n  a:\n    path: a.wasm\n  a:\n    path: b.wasm\n",
+            Path::new("r.yaml"),
+        )
+        .unwrap_err();
+        // The position is the map's: serde reports errors of a map where it starts.
+        assert!(err.to_string().starts_with("r.yaml:2:3: "), "{err}");
+        assert!(err.to_string().contains("`a` is defined twice"), "{err}");
+    }
+
+    #[test]
+    fn a_module_without_a_path_is_an_error() {
+        let err = RegistryFile::parse("modules:\n  a:\n    version: '1'\n", Path::new("r.yaml"))
+            .unwrap_err();
+        assert!(err.to_string().contains("path"), "{err}");
+    }
+}

@@ -1,0 +1,18 @@
+//! Named agent loops. Users collect guest loops — their own, their team's, the samples — and
+//! pick one by name. This crate finds them (seed 001's discovery order, `registry.yaml` and
+//! loose `*.wasm` files), resolves names with "did you mean" suggestions, and describes each
+//! module through the host's validation, cached by content hash so a listing recompiles
+//! nothing that has not changed.
+
+#![deny(missing_docs)]
+
+pub mod catalog;
+pub mod error;
+pub mod file;
+pub mod metadata;
+pub mod paths;
+
+pub use catalog::{Catalog, Entry, Location, Shadowed, Source};
+pub use error::RegistryError;
+pub use metadata::{Metadata, MetadataCache, Status};
+pub use paths::{SearchDir, SearchPath};

@@ -1,0 +1,117 @@
+//! Where loops are looked for, in order: directories from `--loops-dir`, then from
+//! `WONOPCODE_AGENT_LOOPS_PATH` (colon-separated), then seed 001's: the config directory's
+//! `wonopcode/agent-loops/`, the data directory's, and `/usr/share/wonopcode/agent-loops/`.
+//! `dirs` honours `XDG_CONFIG_HOME` and `XDG_DATA_HOME`. In each directory `registry.yaml`
+//! is read before the `*.wasm` files.
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable with extra directories.
+pub const PATH_VARIABLE: &str = "WONOPCODE_AGENT_LOOPS_PATH";
+
+/// Why a directory is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirKind {
+    /// `--loops-dir`.
+    Flag,
+    /// `WONOPCODE_AGENT_LOOPS_PATH`.
+    Environment,
+    /// The user's config directory.
+    Config,
+    /// The user's data directory.
+    Data,
+    /// The system-wide directory.
+    System,
+}
+
+/// One directory to search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// Why it is searched.
+    pub kind: DirKind,
+}
+
+/// The directories to search, first wins.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchPath {
+    /// In search order.
+    pub dirs: Vec<SearchDir>,
+}
+
+/// The sub-directory of the config, data and system directories that holds loops.
+const SUBDIR: &str = "wonopcode/agent-loops";
+
+impl SearchPath {
+    /// The standard search path: `flag_dirs`, then the environment's, then seed 001's.
+    pub fn standard(flag_dirs: &[PathBuf]) -> Self {
+        let env = std::env::var_os(PATH_VARIABLE);
+        Self::from_parts(
+            flag_dirs,
+            env.as_deref()
+                .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
+                .unwrap_or_default(),
+            dirs::config_dir().map(|d| d.join(SUBDIR)),
+            dirs::data_dir().map(|d| d.join(SUBDIR)),
+            Some(Path::new("/usr/share").join(SUBDIR)),
+        )
+    }
+
+    /// A search path from its parts (for tests and embedders). Empty entries and repeats
+    /// are dropped.
+    pub fn from_parts(
+        flag_dirs: &[PathBuf],
+        env_dirs: Vec<PathBuf>,
+        config: Option<PathBuf>,
+        data: Option<PathBuf>,
+        system: Option<PathBuf>,
+    ) -> Self {
+        let mut path = Self::default();
+        let candidates = flag_dirs
+            .iter()
+            .cloned()
+            .map(|p| (p, DirKind::Flag))
+            .chain(env_dirs.into_iter().map(|p| (p, DirKind::Environment)))
+            .chain(config.map(|p| (p, DirKind::Config)))
+            .chain(data.map(|p| (p, DirKind::Data)))
+            .chain(system.map(|p| (p, DirKind::System)));
+        for (dir, kind) in candidates {
+            if dir.as_os_str().is_empty() || path.dirs.iter().any(|d| d.path == dir) {
+                continue;
+            }
+            path.dirs.push(SearchDir { path: dir, kind });
+        }
+        path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_and_dedup() {
+        let path = SearchPath::from_parts(
+            &[PathBuf::from("/flag")],
+            vec![
+                PathBuf::from(""),
+                PathBuf::from("/env"),
+                PathBuf::from("/flag"),
+            ],
+            Some(PathBuf::from("/cfg")),
+            None,
+            Some(PathBuf::from("/sys")),
+        );
+        let got: Vec<_> = path.dirs.iter().map(|d| (d.path.clone(), d.kind)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (PathBuf::from("/flag"), DirKind::Flag),
+                (PathBuf::from("/env"), DirKind::Environment),
+                (PathBuf::from("/cfg"), DirKind::Config),
+                (PathBuf::from("/sys"), DirKind::System),
+            ]
+        );
+    }
+}
