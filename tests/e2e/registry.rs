@@ -240,6 +240,14 @@ fn validate_module_reports_every_check() {
         );
     }
     assert!(text.contains("valid: loop `hello`"), "{text}");
+    // The smoke call of the guest's own tool reached it through custom-tool-handler; its
+    // refusal of `{}` is reported without failing validation.
+    assert!(
+        text.lines().any(|l| l.contains("FAIL")
+            && l.contains("word_count")
+            && l.contains("`text` (a string) is required")),
+        "{text}"
+    );
 
     let out = home
         .cmd()

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_registry::{Catalog, Entry, Location, Metadata, MetadataCache, SearchPath, Status};
-use wonopcode_wasm_host::check::{Outcome, check, short_capabilities};
+use wonopcode_wasm_host::check::{Outcome, check, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{
     DEFAULT_LOOP, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
 };
@@ -309,7 +309,14 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             Location::File(path) => (read_guest(&path)?, path.display().to_string()),
         },
     };
-    let report = check(engine(args.no_cache)?, &bytes, &origin).await;
+    let engine = engine(args.no_cache)?;
+    let report = check(engine.clone(), &bytes, &origin).await;
+    // The guest's own tools get a smoke call with `{}`: reported, never fatal.
+    let smoke = if report.passed() {
+        Some(smoke_custom_tools(engine, &bytes, &origin).await)
+    } else {
+        None
+    };
     if args.json {
         let checks: Vec<_> = report
             .checks
@@ -332,6 +339,13 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             "size": report.size,
             "sha256": report.sha256,
             "checks": checks,
+            "custom_tools": smoke.as_ref().map(|s| match s {
+                Ok(tools) => json!(tools.iter().map(|t| match &t.outcome {
+                    Ok(answer) => json!({ "tool": t.tool, "status": "ok", "detail": answer }),
+                    Err(error) => json!({ "tool": t.tool, "status": "failed", "detail": error }),
+                }).collect::<Vec<_>>()),
+                Err(error) => json!({ "status": "failed", "detail": error }),
+            }),
         });
         println!("{out}");
     } else {
@@ -343,6 +357,23 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
                 Outcome::Skipped => ("skip", "an earlier check failed"),
             };
             println!("  {mark}  {:<16}  {detail}", check.label());
+        }
+        match &smoke {
+            Some(Ok(tools)) if tools.is_empty() => {
+                println!("  custom tools: none registered in on-start");
+            }
+            Some(Ok(tools)) => {
+                println!("  custom tools, called with {{}} (not fatal):");
+                for t in tools {
+                    let (mark, detail) = match &t.outcome {
+                        Ok(answer) => ("ok  ", answer),
+                        Err(error) => ("FAIL", error),
+                    };
+                    println!("    {mark}  {:<14}  {}", t.tool, one_line(detail));
+                }
+            }
+            Some(Err(error)) => println!("  custom tools: cannot start the guest: {error}"),
+            None => {}
         }
         match (report.passed(), &report.name) {
             (true, Some(name)) => println!(
@@ -357,6 +388,15 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
     } else {
         exit::ERROR
     })
+}
+
+/// The first line of `text`, cut to 100 characters.
+fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
 }
 
 fn read_guest(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {

@@ -217,3 +217,88 @@ pub fn short_capabilities(caps: &LoopCapabilities) -> String {
         set.join(",")
     }
 }
+
+/// How a smoke call of one custom tool went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolSmoke {
+    /// The tool.
+    pub tool: String,
+    /// Its answer, or its error (a trap included).
+    pub outcome: Result<String, String>,
+}
+
+/// A model for validation runs: there is none, and a guest that asks gets an error.
+struct NoModel(wonopcode_agent_loop::ModelInfo);
+
+#[async_trait::async_trait]
+impl wonopcode_agent_loop::LanguageModel for NoModel {
+    fn info(&self) -> &wonopcode_agent_loop::ModelInfo {
+        &self.0
+    }
+
+    async fn stream(
+        &self,
+        _request: wonopcode_agent_loop::ModelRequest,
+    ) -> Result<wonopcode_agent_loop::ChunkStream, wonopcode_agent_loop::ModelError> {
+        Err(wonopcode_agent_loop::ModelError::Other(
+            "validation runs no model".to_owned(),
+        ))
+    }
+}
+
+/// Starts the guest (`on-start`, where guests register their tools) in an empty world — no
+/// model, no host tools, no workspace — and calls each custom tool it registered with `{}`
+/// arguments through `custom-tool-handler`. The outer `Err` says why the guest could not be
+/// started at all.
+pub async fn smoke_custom_tools(
+    engine: Arc<WasmEngine>,
+    bytes: &[u8],
+    origin: &str,
+) -> Result<Vec<ToolSmoke>, String> {
+    use wonopcode_agent_loop::{
+        AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, ModelInfo, RunStats, SharedGate,
+        SharedModel, ToolRegistry, event::NullSink,
+    };
+    let guest = WasmAgentLoop::from_bytes(engine, bytes, origin, HostConfig::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let provider: SharedModel = Arc::new(NoModel(ModelInfo {
+        id: "none".to_owned(),
+        provider: "none".to_owned(),
+        context_window: 0,
+        max_output: 0,
+        pricing: None,
+        capabilities: Default::default(),
+    }));
+    let gate: SharedGate = Arc::new(AllowAll);
+    let (tools, config) = (ToolRegistry::new(), LoopConfig::default());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
+    let cwd = std::env::temp_dir();
+    let mut messages = Vec::new();
+    let mut ctx = LoopContext {
+        cwd: &cwd,
+        messages: &mut messages,
+        provider: &provider,
+        tools: &tools,
+        permissions: &gate,
+        config: &config,
+        cancel: &cancel,
+        events: &events,
+        session_id: "validate".to_owned(),
+        stats: RunStats::default(),
+    };
+    guest
+        .on_start(&mut ctx)
+        .await
+        .map_err(|e| format!("on-start failed: {e}"))?;
+    let mut results = Vec::new();
+    for tool in guest.custom_tool_names().await {
+        let outcome = match guest.call_custom_tool(&mut ctx, &tool, "{}").await {
+            Ok(answer) => answer,
+            Err(trap) => Err(trap.to_string()),
+        };
+        results.push(ToolSmoke { tool, outcome });
+    }
+    Ok(results)
+}

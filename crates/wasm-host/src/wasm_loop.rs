@@ -129,6 +129,40 @@ impl WasmAgentLoop {
         &self.info
     }
 
+    /// Names of the custom tools the guest has registered (in `on-start` or since).
+    pub async fn custom_tool_names(&self) -> Vec<String> {
+        self.live
+            .lock()
+            .await
+            .as_ref()
+            .map(|l| l.store.data().custom.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Calls the guest's `custom-tool-handler` for a call the host starts itself (the CLI's
+    /// validation, another context). Never from inside one of this guest's own host calls:
+    /// the component model forbids re-entering an instance, which is why guests dispatch
+    /// their own tools in the guest (see the SDK's docs). The outer `Err` is a trap or a
+    /// timeout; the inner one the tool's own error.
+    pub async fn call_custom_tool(
+        &self,
+        ctx: &mut LoopContext<'_>,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Result<String, String>, LoopError> {
+        self.ensure_started(ctx).await?;
+        let (name, arguments) = (name.to_owned(), arguments.to_owned());
+        self.with_instance(ctx, |world, store| {
+            Box::pin(async move {
+                world
+                    .wonopcode_agent_loop_custom_tool_handler()
+                    .call_handle_tool_call(store, &name, &arguments)
+                    .await
+            })
+        })
+        .await
+    }
+
     async fn with_instance<F, T>(&self, ctx: &mut LoopContext<'_>, call: F) -> Result<T, LoopError>
     where
         F: for<'a> FnOnce(

@@ -45,6 +45,11 @@ impl Loop for Hello {
         .map_err(LoopError::ToolError)
     }
 
+    /// Calls the host starts itself (validation, another context) reach the same tools.
+    fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
+        TOOLS.with(|t| t.borrow().dispatch(&tool_id, &arguments))
+    }
+
     fn run_prompt(input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));
         let options = StreamOptions {
