@@ -52,6 +52,18 @@ pub enum EventKind {
         /// Schema version of this event stream.
         schema_version: u32,
     },
+    /// Between prompts, the guest loop's file changed on disk and its new version was
+    /// validated and loaded (hot reload). The history carries over; the guest's own state
+    /// (key/value pairs, custom tools) starts afresh with `on-start`.
+    #[serde(rename = "loop.reloaded")]
+    LoopReloaded {
+        /// The new version's loop name.
+        loop_name: String,
+        /// The file it was loaded from.
+        module: String,
+        /// SHA-256 of the new version, hex.
+        sha256: String,
+    },
     /// A user prompt starts being processed.
     #[serde(rename = "turn.started")]
     TurnStarted,

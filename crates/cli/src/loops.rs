@@ -10,7 +10,7 @@ use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_registry::{Catalog, Entry, Location, Metadata, MetadataCache, SearchPath, Status};
 use wonopcode_wasm_host::check::{Outcome, check, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{
-    DEFAULT_LOOP, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
+    DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
 };
 
 use crate::args::{Args, LoopType};
@@ -109,25 +109,93 @@ impl LazyEngine {
     }
 }
 
-/// Loads the chosen loop.
+/// A guest file watched between prompts, and what reloading it takes.
+pub struct Reloader {
+    file: GuestFile,
+    engine: Arc<WasmEngine>,
+    host_config: HostConfig,
+}
+
+/// A newly loaded version of the guest.
+pub struct Reloaded {
+    /// The loop.
+    pub agent: Arc<dyn AgentLoop>,
+    /// Its file.
+    pub module: String,
+    /// SHA-256 of its bytes.
+    pub sha256: String,
+}
+
+impl Reloader {
+    /// The new version of the guest when its file changed and the new version is valid. An
+    /// unreadable or invalid new version keeps the running one, with a warning.
+    pub async fn check(&mut self) -> Option<Reloaded> {
+        let module = self.file.path().display().to_string();
+        let bytes = match self.file.changed() {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return None,
+            Err(e) => {
+                eprintln!("warning: {e}; the running version of the loop stays");
+                return None;
+            }
+        };
+        match WasmAgentLoop::from_bytes(
+            self.engine.clone(),
+            &bytes,
+            &module,
+            self.host_config.clone(),
+        )
+        .await
+        {
+            Ok(agent) => Some(Reloaded {
+                agent: Arc::new(agent),
+                module,
+                sha256: self.file.sha256().to_owned(),
+            }),
+            Err(e) => {
+                eprintln!("warning: the new version is not valid, the running one stays: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// Loads the chosen loop; a guest file comes with a [`Reloader`] for hot reload.
 pub async fn agent_loop(
     choice: LoopChoice,
     no_cache: bool,
     host_config: HostConfig,
-) -> anyhow::Result<Box<dyn AgentLoop>> {
+) -> anyhow::Result<(Arc<dyn AgentLoop>, Option<Reloader>)> {
     Ok(match choice {
-        LoopChoice::Standard => Box::new(StandardLoop::new()),
-        LoopChoice::DefaultGuest => Box::new(
-            WasmAgentLoop::from_bytes(
-                engine(no_cache)?,
-                DEFAULT_LOOP,
-                "the default guest",
-                host_config,
-            )
-            .await?,
+        LoopChoice::Standard => (Arc::new(StandardLoop::new()), None),
+        LoopChoice::DefaultGuest => (
+            Arc::new(
+                WasmAgentLoop::from_bytes(
+                    engine(no_cache)?,
+                    DEFAULT_LOOP,
+                    "the default guest",
+                    host_config,
+                )
+                .await?,
+            ),
+            None,
         ),
         LoopChoice::Guest(path) => {
-            Box::new(WasmAgentLoop::from_file(engine(no_cache)?, &path, host_config).await?)
+            let engine = engine(no_cache)?;
+            let bytes = read_guest(&path)?;
+            let agent = WasmAgentLoop::from_bytes(
+                engine.clone(),
+                &bytes,
+                &path.display().to_string(),
+                host_config.clone(),
+            )
+            .await?;
+            let reloader = Reloader {
+                file: GuestFile::new(&path, &bytes),
+                engine,
+                host_config,
+            };
+            (Arc::new(agent), Some(reloader))
         }
     })
 }
@@ -401,4 +469,39 @@ fn one_line(text: &str) -> String {
 
 fn read_guest(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wonopcode_wasm_host::guest_paths;
+
+    #[tokio::test]
+    async fn a_changed_guest_file_is_reloaded_and_an_invalid_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("loop.wasm");
+        std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
+        let (agent, reloader) =
+            agent_loop(LoopChoice::Guest(path.clone()), true, HostConfig::default())
+                .await
+                .unwrap();
+        assert_eq!(agent.name(), "misbehave");
+        let mut reloader = reloader.unwrap();
+        assert!(reloader.check().await.is_none(), "nothing changed yet");
+
+        std::fs::copy(guest_paths::GUEST_HELLO, &path).unwrap();
+        let reloaded = reloader.check().await.unwrap();
+        assert_eq!(reloaded.agent.name(), "hello");
+        assert_eq!(reloaded.module, path.display().to_string());
+        assert!(reloader.check().await.is_none(), "each change loads once");
+
+        std::fs::write(&path, b"\0asm broken").unwrap();
+        assert!(
+            reloader.check().await.is_none(),
+            "an invalid version is not loaded"
+        );
+        std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
+        let fixed = reloader.check().await.unwrap();
+        assert_eq!(fixed.agent.name(), "misbehave");
+    }
 }

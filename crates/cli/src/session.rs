@@ -217,8 +217,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         prompter: terminal.map(|t| t as Arc<dyn GuestPrompter>),
         ..HostConfig::default()
     };
-    let agent = loops::agent_loop(choice, args.no_cache, host_config).await?;
-    let agent = agent.as_ref();
+    let (agent, reloader) = loops::agent_loop(choice, args.no_cache, host_config).await?;
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),
         loop_name: agent.name().to_owned(),
@@ -241,6 +240,8 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         session_token,
         current_turn,
         agent,
+        // Only an interactive session has a "next prompt" to reload before.
+        reloader: reloader.filter(|_| matches!(input, Input::Repl)),
         can_resume: args.history.is_some(),
         sink: &sink,
     };
@@ -282,7 +283,9 @@ struct Session<'a> {
     session_id: String,
     session_token: CancellationToken,
     current_turn: Arc<Mutex<Option<CancellationToken>>>,
-    agent: &'a dyn AgentLoop,
+    agent: Arc<dyn AgentLoop>,
+    /// Watches a guest file for changes between REPL prompts.
+    reloader: Option<loops::Reloader>,
     can_resume: bool,
     sink: &'a CliSink,
 }
@@ -305,7 +308,7 @@ impl Session<'_> {
 
     async fn start(&mut self) -> anyhow::Result<()> {
         let token = self.session_token.child_token();
-        let agent = self.agent;
+        let agent = self.agent.clone();
         let mut ctx = self.context(&token);
         agent
             .on_start(&mut ctx)
@@ -320,12 +323,12 @@ impl Session<'_> {
         if let Ok(mut slot) = self.current_turn.lock() {
             *slot = Some(token.clone());
         }
-        let agent = self.agent;
+        let agent = self.agent.clone();
         let result = {
             let mut ctx = self.context(&token);
             match prompt {
-                Some(p) => run_turn(agent, &mut ctx, p).await,
-                None => resume_turn(agent, &mut ctx, Vec::new()).await,
+                Some(p) => run_turn(agent.as_ref(), &mut ctx, p).await,
+                None => resume_turn(agent.as_ref(), &mut ctx, Vec::new()).await,
             }
         };
         if let Ok(mut slot) = self.current_turn.lock() {
@@ -359,6 +362,23 @@ impl Session<'_> {
         }
     }
 
+    /// Hot reload: a guest file that changed since the last prompt is validated and loaded;
+    /// the history carries over, since it lives in the session, not in the guest.
+    async fn reload_if_changed(&mut self) {
+        let Some(reloader) = self.reloader.as_mut() else {
+            return;
+        };
+        let Some(reloaded) = reloader.check().await else {
+            return;
+        };
+        self.events.emit(EventKind::LoopReloaded {
+            loop_name: reloaded.agent.name().to_owned(),
+            module: reloaded.module,
+            sha256: reloaded.sha256,
+        });
+        self.agent = reloaded.agent;
+    }
+
     async fn repl(&mut self) -> anyhow::Result<u8> {
         eprintln!(
             "wonopcode · workspace {} · Ctrl-D or /exit to quit",
@@ -384,6 +404,7 @@ impl Session<'_> {
                 "/exit" | "/quit" => return Ok(exit::SUCCESS),
                 _ => {}
             }
+            self.reload_if_changed().await;
             let code = self.prompt(Some(prompt)).await;
             if code == exit::ERROR && self.sink.failure().is_some() {
                 bail!("stopping: the history file can no longer be written");

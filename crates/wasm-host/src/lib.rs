@@ -14,6 +14,7 @@ mod host;
 pub mod limits;
 pub mod loader;
 pub mod prompter;
+pub mod reload;
 pub mod state;
 mod wasm_loop;
 
@@ -22,6 +23,7 @@ pub use error::WasmError;
 pub use limits::GuestLimits;
 pub use loader::{ModuleInfo, validate};
 pub use prompter::GuestPrompter;
+pub use reload::GuestFile;
 pub use state::HostConfig;
 pub use wasm_loop::WasmAgentLoop;
 

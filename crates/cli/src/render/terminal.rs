@@ -230,6 +230,15 @@ impl Renderer for TerminalRenderer {
                     .to_string(),
                 );
             }
+            EventKind::LoopReloaded {
+                loop_name, module, ..
+            } => {
+                self.err_line(
+                    &style(format!("· reloaded loop `{loop_name}` from {module}"))
+                        .dim()
+                        .to_string(),
+                );
+            }
             EventKind::SessionStarted { .. }
             | EventKind::TurnStarted
             | EventKind::MessageCreated { .. } => {}
