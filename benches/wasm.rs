@@ -1,5 +1,5 @@
 //! WebAssembly host benchmarks:
-//! - `wasm/import_call`: a trivial guest->host import call (`system.is-cancelled`, async, through
+//! - `wasm/import_call`: a trivial guest->host import call (`system.is-cancelled`, synchronous, through
 //!   the generated bindings) vs a raw Wasmtime no-op import called from a core module loop,
 //!   per call (goal: ratio <= 2 and <= 100 ns).
 //! - `wasm/instantiate`: a store and instance of the default guest from its `InstancePre`
