@@ -203,6 +203,37 @@ fn contradictory_loop_flags_are_usage_errors() {
 }
 
 #[test]
+fn guests_read_the_guest_section_of_the_config_file() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[]);
+    let config = s.outside("config.yaml");
+    std::fs::write(&config, "guest:\n  greeting: hello there\n").unwrap();
+    let out = s.run_json(
+        &t,
+        &[
+            "--agent-loop",
+            guest_paths::MISBEHAVE,
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        "config",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The guest answers without a model; its answer is shown all the same.
+    let answers: Vec<String> = events(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
+        .map(|e| e["item"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert!(
+        answers[0].starts_with(r#"Some("hello there") [("greeting", "hello there")"#),
+        "{}",
+        answers[0]
+    );
+}
+
+#[test]
 fn a_trapping_guest_fails_the_turn_and_the_session_goes_on() {
     let s = Scratch::new();
     let t = s.transcript("t.jsonl", &[]);

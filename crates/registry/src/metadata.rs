@@ -38,6 +38,20 @@ pub struct Metadata {
     pub status: Status,
 }
 
+impl Metadata {
+    /// A module nothing is known about but why it cannot run.
+    fn invalid(size: u64, sha256: String, reason: String) -> Self {
+        Self {
+            loop_name: None,
+            wit_version: None,
+            capabilities: None,
+            size,
+            sha256,
+            status: Status::Invalid(reason),
+        }
+    }
+}
+
 /// The on-disk cache of module metadata.
 #[derive(Debug, Clone)]
 pub struct MetadataCache {
@@ -66,14 +80,11 @@ impl MetadataCache {
                 self.describe(engine, &bytes, &path.display().to_string())
                     .await
             }
-            Err(e) => Metadata {
-                loop_name: None,
-                wit_version: None,
-                capabilities: None,
-                size: 0,
-                sha256: String::new(),
-                status: Status::Invalid(format!("cannot read {}: {e}", path.display())),
-            },
+            Err(e) => Metadata::invalid(
+                0,
+                String::new(),
+                format!("cannot read {}: {e}", path.display()),
+            ),
         }
     }
 
@@ -93,16 +104,7 @@ impl MetadataCache {
         }
         let engine = match engine() {
             Ok(engine) => engine,
-            Err(e) => {
-                return Metadata {
-                    loop_name: None,
-                    wit_version: None,
-                    capabilities: None,
-                    size: bytes.len() as u64,
-                    sha256,
-                    status: Status::Invalid(e.to_string()),
-                };
-            }
+            Err(e) => return Metadata::invalid(bytes.len() as u64, sha256, e.to_string()),
         };
         let report = check(engine, bytes, origin).await;
         let metadata = Metadata {

@@ -65,6 +65,8 @@ pub(crate) struct RunCounters {
     pub iterations: u32,
     pub max_iterations_hit: bool,
     pub todo: TodoTracker,
+    /// The last answer text the user saw (a stream's text or `ui.send-text`).
+    pub shown: String,
 }
 
 /// A guest-registered tool.

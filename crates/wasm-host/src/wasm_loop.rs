@@ -10,6 +10,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 use wasmtime::{Store, UpdateDeadline};
+use wonopcode_agent_loop::event::ItemDetails;
 use wonopcode_agent_loop::standard::close_interrupted_calls;
 use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError};
 
@@ -17,6 +18,7 @@ use crate::bindings::types::LoopError as WitError;
 use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
+use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, validate};
 use crate::state::{HostConfig, HostState, RunEnv};
 
@@ -383,14 +385,29 @@ impl AgentLoop for WasmAgentLoop {
         // The host refused a request past the limit: that is how the run ended, whatever
         // error the guest made of it.
         // (`begin_run` resets the flag, so it speaks of this run only.)
-        let hit_limit = self
+        let (hit_limit, shown) = self
             .live
             .lock()
             .await
             .as_ref()
-            .is_some_and(|l| l.store.data().run.max_iterations_hit);
+            .map(|l| {
+                let run = &l.store.data().run;
+                (run.max_iterations_hit, run.shown.clone())
+            })
+            .unwrap_or_default();
         match result? {
-            Ok(text) => Ok(text),
+            Ok(text) => {
+                // An answer the user has not seen (not streamed, not sent with `ui`) is shown,
+                // so a guest's result never goes missing.
+                if !text.is_empty() && text != shown {
+                    emit_text_item(
+                        ctx.events,
+                        |text| ItemDetails::AgentMessage { text },
+                        text.clone(),
+                    );
+                }
+                Ok(text)
+            }
             Err(_) if hit_limit => Err(LoopError::MaxIterations { limit }),
             Err(e) => Err(from_wit(e)),
         }

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use wonopcode_guest_sdk::{
-    Loop, LoopError, custom_tools_host, export_loop, providers, system, tools, ui,
+    Loop, LoopError, config, custom_tools_host, export_loop, providers, system, tools, ui,
 };
 
 struct Misbehave;
@@ -62,6 +62,11 @@ impl Loop for Misbehave {
             "custom-invalid-schema" => Ok(format!(
                 "{:?}",
                 custom("shout", r#"{"type": "no-such-type"}"#)
+            )),
+            "config" => Ok(format!(
+                "{:?} {:?}",
+                config::get_config("greeting"),
+                config::get_user_preferences()
             )),
             "ask" => Ok(format!(
                 "{:?} {}",

@@ -168,6 +168,10 @@ impl HostState {
         let mut turn = assembler.finish();
         price(&provider, &mut turn.usage);
         self.run.usage.add(&turn.usage);
+        let text = turn.message().map(|m| m.text_content()).unwrap_or_default();
+        if !text.is_empty() {
+            self.run.shown = text;
+        }
         stream.finished = Some(turn);
     }
 

@@ -4,46 +4,50 @@
 //! Questions go to the embedder's `GuestPrompter`, and give up when the run is cancelled.
 
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
-use wonopcode_agent_loop::{EventKind, event::Item};
+use wonopcode_agent_loop::{Emitter, EventKind, event::Item};
 
 use crate::bindings::ui::{Host, MessageLevel};
 use crate::state::HostState;
 
-impl HostState {
-    fn emit_text_item(
-        &self,
-        details: fn(String) -> ItemDetails,
-        text: String,
-    ) -> wasmtime::Result<()> {
-        let events = &self.env()?.events;
-        let id = events.next_item_id();
-        events.emit(EventKind::ItemStarted {
-            item: Item {
-                id: id.clone(),
-                details: details(String::new()),
-            },
-        });
-        events.emit(EventKind::ItemDelta {
-            item_id: id.clone(),
-            text: text.clone(),
-        });
-        events.emit(EventKind::ItemCompleted {
-            item: Item {
-                id,
-                details: details(text),
-            },
-        });
-        Ok(())
-    }
+/// Shows `text` as one whole item (started, one delta, completed), as a stream would.
+pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetails, text: String) {
+    let id = events.next_item_id();
+    events.emit(EventKind::ItemStarted {
+        item: Item {
+            id: id.clone(),
+            details: details(String::new()),
+        },
+    });
+    events.emit(EventKind::ItemDelta {
+        item_id: id.clone(),
+        text: text.clone(),
+    });
+    events.emit(EventKind::ItemCompleted {
+        item: Item {
+            id,
+            details: details(text),
+        },
+    });
 }
 
 impl Host for HostState {
     fn send_text(&mut self, text: String) -> wasmtime::Result<()> {
-        self.emit_text_item(|text| ItemDetails::AgentMessage { text }, text)
+        emit_text_item(
+            &self.env()?.events,
+            |text| ItemDetails::AgentMessage { text },
+            text.clone(),
+        );
+        self.run.shown = text;
+        Ok(())
     }
 
     fn send_thinking(&mut self, text: String) -> wasmtime::Result<()> {
-        self.emit_text_item(|text| ItemDetails::Reasoning { text }, text)
+        emit_text_item(
+            &self.env()?.events,
+            |text| ItemDetails::Reasoning { text },
+            text,
+        );
+        Ok(())
     }
 
     fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
