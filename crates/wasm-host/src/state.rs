@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
@@ -54,7 +53,6 @@ pub(crate) struct RunEnv {
     pub events: Emitter,
     pub cancel: CancellationToken,
     pub cwd: PathBuf,
-    pub started: Instant,
     pub started_ms: u64,
 }
 

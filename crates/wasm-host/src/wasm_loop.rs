@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use tokio::sync::Mutex;
+use tracing::Instrument;
 use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::event::ItemDetails;
 use wonopcode_agent_loop::standard::close_interrupted_calls;
@@ -186,14 +187,33 @@ impl WasmAgentLoop {
         begin_run(live.store.data_mut(), ctx);
         live.store.set_epoch_deadline(1);
         let limits = self.engine.limits;
+        // Everything the guest logs, and every host call it makes, is inside this span.
+        let context = ctx.events.context();
+        let span = tracing::info_span!(
+            "guest",
+            guest = self.name,
+            context = %context,
+            depth = context.depth()
+        );
+        let started = Instant::now();
         let future = call(&live.world, &mut live.store);
         let outcome = match limits.run_timeout {
-            Some(limit) => match tokio::time::timeout(limit, future).await {
+            Some(limit) => match tokio::time::timeout(limit, future)
+                .instrument(span.clone())
+                .await
+            {
                 Ok(r) => r.map_err(Some),
                 Err(_) => Err(None),
             },
-            None => future.await.map_err(Some),
+            None => future.instrument(span.clone()).await.map_err(Some),
         };
+        span.in_scope(|| {
+            tracing::debug!(
+                latency_ms = started.elapsed().as_millis() as u64,
+                ok = outcome.is_ok(),
+                "guest call returned"
+            );
+        });
         end_run(live.store.data_mut(), ctx);
         match outcome {
             Ok(value) => Ok(value),
@@ -292,7 +312,6 @@ fn begin_run(state: &mut HostState, ctx: &LoopContext<'_>) {
         events: ctx.events.clone(),
         cancel: ctx.cancel.clone(),
         cwd: ctx.cwd.to_path_buf(),
-        started: Instant::now(),
         started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
     });
     state.messages = ctx.messages.clone();
@@ -306,7 +325,6 @@ fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
     let todo = std::mem::take(&mut state.run.todo);
     if let Some(env) = &state.env {
         todo.finish(&env.events);
-        tracing::debug!(guest = %state.loop_name, elapsed_ms = env.started.elapsed().as_millis() as u64, "guest call finished");
     }
     *ctx.messages = std::mem::take(&mut state.messages);
     ctx.stats.usage.add(&state.run.usage);
