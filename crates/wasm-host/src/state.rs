@@ -71,7 +71,10 @@ pub(crate) struct RunCounters {
 #[derive(Debug, Clone)]
 pub(crate) struct CustomTool {
     pub description: String,
+    /// The parameter schema as the guest wrote it (for `list-tools`).
     pub schema: String,
+    /// The same, parsed once at registration (for every request that offers the tool).
+    pub parameters: serde_json::Value,
 }
 
 /// Everything a guest's store holds.

@@ -50,6 +50,7 @@ impl Host for HostState {
             CustomTool {
                 description: definition.description,
                 schema: definition.parameters_schema,
+                parameters: schema,
             },
         );
         Ok(Ok(()))

@@ -168,7 +168,14 @@ impl HostState {
         let mut turn = assembler.finish();
         price(&provider, &mut turn.usage);
         self.run.usage.add(&turn.usage);
-        let text = turn.message().map(|m| m.text_content()).unwrap_or_default();
+        let text: String = turn
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
         if !text.is_empty() {
             self.run.shown = text;
         }
@@ -295,11 +302,10 @@ impl HostState {
                 .get(name)
                 .filter(|_| self.custom_enabled.contains(name))
             {
-                let parameters = serde_json::from_str(&custom.schema).unwrap_or_default();
                 schemas.push(ToolSchema {
                     name: name.clone(),
                     description: custom.description.clone(),
-                    parameters,
+                    parameters: custom.parameters.clone(),
                 });
             } else {
                 return Ok(Err(format!("tool `{name}` is not enabled in this context")));
