@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_registry::{Catalog, Entry, Location, Metadata, MetadataCache, SearchPath, Status};
-use wonopcode_wasm_host::check::{Outcome, check, short_capabilities, smoke_custom_tools};
+use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{
     DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
 };
@@ -66,9 +66,10 @@ pub fn loop_choice(args: &Args) -> anyhow::Result<LoopChoice> {
 }
 
 /// Discovers the named loops, printing what went wrong while looking.
-fn catalog(args: &Args) -> Catalog {
+/// With `quiet`, the caller reports the warnings itself (`--list-loops --json`).
+fn catalog(args: &Args, quiet: bool) -> Catalog {
     let catalog = Catalog::discover(&SearchPath::standard(&args.loops_dir));
-    if !args.json {
+    if !quiet {
         for warning in &catalog.warnings {
             eprintln!("warning: {warning}");
         }
@@ -78,7 +79,7 @@ fn catalog(args: &Args) -> Catalog {
 
 /// The entry named `name`; an unknown name is a usage error listing the closest names.
 fn resolve(args: &Args, name: &str) -> anyhow::Result<Entry> {
-    catalog(args)
+    catalog(args, false)
         .find(name)
         .cloned()
         .map_err(|e| usage(e.to_string()))
@@ -235,7 +236,7 @@ fn location_text(location: &Location) -> String {
 
 /// `--list-loops`: a table, or JSON with `--json`.
 pub async fn list(args: &Args) -> anyhow::Result<u8> {
-    let catalog = catalog(args);
+    let catalog = catalog(args, args.json);
     let cache = if args.no_cache {
         MetadataCache::at(None)
     } else {
@@ -250,6 +251,13 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
     let mut json_entries = Vec::new();
     for entry in &catalog.entries {
         let metadata = describe(&entry.location, &cache, &engine).await;
+        rows.push(Row {
+            name: entry.name.clone(),
+            source: entry.source.label(),
+            path: location_text(&entry.location),
+            metadata: metadata.clone(),
+            note: None,
+        });
         let mut shadows = Vec::new();
         for shadow in &entry.shadows {
             let shadow_metadata = describe(&shadow.location, &cache, &engine).await;
@@ -278,17 +286,6 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
             "metadata": metadata,
             "shadows": shadows,
         }));
-        let at = rows.len() - entry.shadows.len();
-        rows.insert(
-            at,
-            Row {
-                name: entry.name.clone(),
-                source: entry.source.label(),
-                path: location_text(&entry.location),
-                metadata,
-                note: None,
-            },
-        );
     }
     if args.json {
         let out = json!({ "loops": json_entries, "warnings": catalog.warnings });
@@ -377,13 +374,11 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             Location::File(path) => (read_guest(&path)?, path.display().to_string()),
         },
     };
-    let engine = engine(args.no_cache)?;
-    let report = check(engine.clone(), &bytes, &origin).await;
+    let (report, guest) = load_checked(engine(args.no_cache)?, &bytes, &origin).await;
     // The guest's own tools get a smoke call with `{}`: reported, never fatal.
-    let smoke = if report.passed() {
-        Some(smoke_custom_tools(engine, &bytes, &origin).await)
-    } else {
-        None
+    let smoke = match &guest {
+        Some(guest) => Some(smoke_custom_tools(guest).await),
+        None => None,
     };
     if args.json {
         let checks: Vec<_> = report

@@ -42,6 +42,11 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
         .unwrap_or_default()
 }
 
+/// A yes/no question: only an explicit yes is yes.
+async fn confirm(question: String, progress: MultiProgress) -> bool {
+    matches!(read_answer(question, progress).await.as_str(), "y" | "yes")
+}
+
 #[async_trait]
 impl Prompter for TerminalPrompter {
     async fn ask(&self, tool: &str, subject: Option<&str>) -> Answer {
@@ -65,10 +70,7 @@ impl Prompter for TerminalPrompter {
             "{} the model called `{tool}` {count} times in a row with the same arguments. Let it go on? [y/N]: ",
             console::style("?").yellow().bold()
         );
-        matches!(
-            read_answer(question, self.progress.clone()).await.as_str(),
-            "y" | "yes"
-        )
+        confirm(question, self.progress.clone()).await
     }
 }
 
@@ -84,9 +86,6 @@ impl GuestPrompter for TerminalPrompter {
             "{} [{guest}] {message} [y/N]: ",
             console::style("?").cyan().bold()
         );
-        matches!(
-            read_answer(question, self.progress.clone()).await.as_str(),
-            "y" | "yes"
-        )
+        confirm(question, self.progress.clone()).await
     }
 }

@@ -137,11 +137,16 @@ impl Report {
 
 /// Runs every check on `bytes`; `origin` names them in messages.
 pub async fn check(engine: Arc<WasmEngine>, bytes: &[u8], origin: &str) -> Report {
-    use sha2::Digest;
-    let sha256 = hex::encode(sha2::Sha256::digest(bytes));
-    let wit_version = crate::loader::validate(bytes, origin)
-        .ok()
-        .map(|info| info.api_version);
+    load_checked(engine, bytes, origin).await.0
+}
+
+/// Runs every check and keeps the loaded guest when they all pass, so a caller that goes on
+/// (to smoke-call its tools) does not load it twice.
+pub async fn load_checked(
+    engine: Arc<WasmEngine>,
+    bytes: &[u8],
+    origin: &str,
+) -> (Report, Option<WasmAgentLoop>) {
     match WasmAgentLoop::from_bytes(engine, bytes, origin, HostConfig::default()).await {
         Ok(guest) => {
             let info = guest.info();
@@ -158,19 +163,21 @@ pub async fn check(engine: Arc<WasmEngine>, bytes: &[u8], origin: &str) -> Repor
                 guest.name().to_owned(),
                 short_capabilities(&capabilities),
             ];
-            Report {
+            let report = Report {
                 checks: Check::ALL
                     .into_iter()
                     .zip(details.map(Outcome::Ok))
                     .collect(),
                 name: Some(guest.name().to_owned()),
-                wit_version,
+                wit_version: Some(info.api_version.clone()),
                 capabilities: Some(capabilities),
-                size: bytes.len(),
-                sha256,
-            }
+                size: info.size,
+                sha256: info.sha256.clone(),
+            };
+            (report, Some(guest))
         }
         Err(error) => {
+            use sha2::Digest;
             let failed = Check::of(&error).unwrap_or(Check::Instantiate);
             let checks = Check::ALL
                 .into_iter()
@@ -183,14 +190,20 @@ pub async fn check(engine: Arc<WasmEngine>, bytes: &[u8], origin: &str) -> Repor
                     (check, outcome)
                 })
                 .collect();
-            Report {
+            // Past the header checks the version is known, though a later check failed.
+            let wit_version = ((failed as u8) > (Check::Exports as u8))
+                .then(|| crate::loader::validate(bytes, origin).ok())
+                .flatten()
+                .map(|info| info.api_version);
+            let report = Report {
                 checks,
                 name: None,
                 wit_version,
                 capabilities: None,
                 size: bytes.len(),
-                sha256,
-            }
+                sha256: hex::encode(sha2::Sha256::digest(bytes)),
+            };
+            (report, None)
         }
     }
 }
@@ -250,18 +263,11 @@ impl wonopcode_agent_loop::LanguageModel for NoModel {
 /// model, no host tools, no workspace — and calls each custom tool it registered with `{}`
 /// arguments through `custom-tool-handler`. The outer `Err` says why the guest could not be
 /// started at all.
-pub async fn smoke_custom_tools(
-    engine: Arc<WasmEngine>,
-    bytes: &[u8],
-    origin: &str,
-) -> Result<Vec<ToolSmoke>, String> {
+pub async fn smoke_custom_tools(guest: &WasmAgentLoop) -> Result<Vec<ToolSmoke>, String> {
     use wonopcode_agent_loop::{
         AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, ModelInfo, RunStats, SharedGate,
         SharedModel, ToolRegistry, event::NullSink,
     };
-    let guest = WasmAgentLoop::from_bytes(engine, bytes, origin, HostConfig::default())
-        .await
-        .map_err(|e| e.to_string())?;
     let provider: SharedModel = Arc::new(NoModel(ModelInfo {
         id: "none".to_owned(),
         provider: "none".to_owned(),
