@@ -1,7 +1,8 @@
 //! WebAssembly host benchmarks:
 //! - `wasm/import_call`: a trivial guest->host import call (`system.is-cancelled`, synchronous, through
 //!   the generated bindings) vs a raw Wasmtime no-op import called from a core module loop,
-//!   per call (goal: ratio <= 2 and <= 100 ns).
+//!   per call (goal: ratio <= 2 and <= 100 ns), and vs a raw no-op component-model import (the
+//!   canonical ABI without bindings, WASI or limits), which is the floor for any component.
 //! - `wasm/instantiate`: a store and instance of the default guest from its `InstancePre`
 //!   (goal <= 50 us).
 //! - `wasm/compile_cold` vs `wasm/load_cached`: the default guest compiled by Cranelift vs
@@ -34,6 +35,22 @@ const RAW_LOOP: &str = r#"(module
       (call $noop)
       (local.set $n (i32.sub (local.get $n) (i32.const 1)))
       (br_if $l (local.get $n)))))"#;
+
+/// The same loop as a component: a no-op component-model import (canonical ABI, no WIT
+/// bindings, no WASI, no limits) called `n` times from one exported function.
+const RAW_COMPONENT_LOOP: &str = r#"(component
+  (import "noop" (func $noop))
+  (core func $lowered (canon lower (func $noop)))
+  (core module $m
+    (import "host" "noop" (func $noop))
+    (func (export "run") (param $n i32)
+      (loop $l
+        (call $noop)
+        (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+        (br_if $l (local.get $n)))))
+  (core instance $host (export "noop" (func $lowered)))
+  (core instance $i (instantiate $m (with "host" (instance $host))))
+  (func (export "run") (param "n" u32) (canon lift (core func $i "run"))))"#;
 
 fn bench_wasm(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -98,6 +115,27 @@ fn bench_wasm(c: &mut Criterion) {
         .expect("run export");
     group.bench_function("raw_import_call_x100k", |b| {
         b.iter(|| run.call(&mut store, CALLS as i32).expect("raw run"))
+    });
+
+    // The same calls to a no-op component-model import: what the canonical ABI itself costs.
+    let component = wasmtime::component::Component::new(&raw_engine, RAW_COMPONENT_LOOP)
+        .expect("raw component");
+    let mut linker = wasmtime::component::Linker::<()>::new(&raw_engine);
+    linker
+        .root()
+        .func_wrap("noop", |_, (): ()| Ok(()))
+        .expect("noop component import");
+    let mut store = Store::new(&raw_engine, ());
+    let instance = linker
+        .instantiate(&mut store, &component)
+        .expect("raw component instance");
+    let run = instance
+        .get_typed_func::<(u32,), ()>(&mut store, "run")
+        .expect("run export");
+    group.bench_function("raw_component_import_call_x100k", |b| {
+        b.iter(|| {
+            run.call(&mut store, (CALLS,)).expect("raw component run");
+        })
     });
 
     let default = rt
