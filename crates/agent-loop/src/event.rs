@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context_path::ContextPath;
 use crate::message::Message;
-use crate::result::LoopStatus;
+use crate::result::{ContextStatus, LoopStatus};
 use crate::usage::Usage;
 
 /// Version of the JSONL event schema; bumped on any incompatible change.
@@ -63,6 +63,33 @@ pub enum EventKind {
         module: String,
         /// SHA-256 of the new version, hex.
         sha256: String,
+    },
+    /// A sub-context was spawned; the event's `context` is the child's path, whose parent
+    /// is the path without its last number.
+    #[serde(rename = "context.started")]
+    ContextStarted {
+        /// The child's loop name (a guest's `get-name`, or `standard`).
+        module: String,
+        /// The task the parent gave it.
+        task: String,
+    },
+    /// A sub-context ended; its parent goes on whatever the status.
+    #[serde(rename = "context.completed")]
+    ContextCompleted {
+        /// The child's loop name.
+        module: String,
+        /// How it ended.
+        status: ContextStatus,
+        /// One line saying what went wrong, when it did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Wall time from spawn to end.
+        duration_ms: u64,
+        /// Tokens and cost of the child and all its descendants.
+        usage: Usage,
+        /// Files the child's tools (and its descendants') wrote or edited, relative to the
+        /// workspace.
+        modified_files: Vec<String>,
     },
     /// A user prompt starts being processed.
     #[serde(rename = "turn.started")]
@@ -299,6 +326,11 @@ impl Emitter {
             context,
             next_item: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Where this emitter writes, so a child context's emitter can forward to it.
+    pub fn sink(&self) -> &Arc<dyn EventSink> {
+        &self.sink
     }
 
     /// The context this emitter stamps.

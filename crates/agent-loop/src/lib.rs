@@ -37,7 +37,7 @@ pub use permission::{
     AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, SharedGate,
 };
 pub use registry::{Dispatch, DispatchLimits, ToolRegistry};
-pub use result::{LoopResult, LoopStatus, resume_turn, run_turn};
+pub use result::{ContextStatus, LoopResult, LoopStatus, resume_turn, run_turn};
 pub use standard::StandardLoop;
 pub use tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
 pub use usage::{ModelInfo, Pricing, Usage};

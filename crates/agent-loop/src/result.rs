@@ -25,6 +25,38 @@ pub enum LoopStatus {
     Cancelled,
 }
 
+/// How a sub-context ended (seed 000's `context-status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextStatus {
+    /// The child gave its answer.
+    Completed,
+    /// Cancelled by its parent or the user.
+    Cancelled,
+    /// Its `max-iterations` was reached.
+    MaxIterationsReached,
+    /// Its `max-tokens` (counted over it and its descendants) was reached.
+    TokenLimitReached,
+    /// Its `timeout-ms` passed.
+    Timeout,
+    /// It failed: a trap, a guest error, a provider error.
+    Error,
+}
+
+impl ContextStatus {
+    /// The status as it is written in events and the summary tree.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Cancelled => "cancelled",
+            Self::MaxIterationsReached => "max_iterations_reached",
+            Self::TokenLimitReached => "token_limit_reached",
+            Self::Timeout => "timeout",
+            Self::Error => "error",
+        }
+    }
+}
+
 /// The outcome of one prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopResult {

@@ -18,6 +18,7 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/tools.execute-tools-parallel": async | trappable,
         "wonopcode:agent-loop/tools.request-permission": async | trappable,
         "wonopcode:agent-loop/context.spawn": async | trappable,
+        "wonopcode:agent-loop/context.spawn-parallel": async | trappable,
         "wonopcode:agent-loop/system.sleep-ms": async | trappable,
         "wonopcode:agent-loop/ui.request-input": async | trappable,
         "wonopcode:agent-loop/ui.request-confirmation": async | trappable,

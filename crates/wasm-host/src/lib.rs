@@ -7,9 +7,14 @@
 #![deny(missing_docs)]
 
 mod bindings;
+mod budget;
 pub mod check;
+mod child;
+pub mod context_tree;
 pub mod engine;
 pub mod error;
+mod file_changes;
+mod frame;
 mod host;
 pub mod limits;
 pub mod loader;
@@ -18,6 +23,7 @@ pub mod reload;
 pub mod state;
 mod wasm_loop;
 
+pub use context_tree::{ContextLimits, ModuleResolver, ResolvedModule};
 pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
 pub use limits::GuestLimits;

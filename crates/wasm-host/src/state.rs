@@ -15,6 +15,8 @@ use wonopcode_agent_loop::{
     Emitter, LoopConfig, Message, SharedGate, SharedModel, ToolRegistry, Usage,
 };
 
+use crate::context_tree::{ContextLimits, ModuleResolver};
+use crate::frame::Frame;
 use crate::host::providers::OpenStream;
 use crate::limits::GuestLimits;
 use crate::prompter::GuestPrompter;
@@ -31,6 +33,10 @@ pub struct HostConfig {
     pub values: BTreeMap<String, String>,
     /// Asks the user for guests; `None`: nobody can answer, so guests hear `none` / `false`.
     pub prompter: Option<Arc<dyn GuestPrompter>>,
+    /// Limits on the tree of contexts a guest spawns.
+    pub contexts: ContextLimits,
+    /// Where `context-module::named` modules come from; `None`: only `same` and `path` work.
+    pub resolver: Option<Arc<dyn ModuleResolver>>,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -40,6 +46,8 @@ impl std::fmt::Debug for HostConfig {
             .field("preferred_model", &self.preferred_model)
             .field("values", &self.values)
             .field("prompter", &self.prompter.is_some())
+            .field("contexts", &self.contexts)
+            .field("resolver", &self.resolver.is_some())
             .finish()
     }
 }
@@ -53,6 +61,7 @@ pub(crate) struct RunEnv {
     pub events: Emitter,
     pub cancel: CancellationToken,
     pub cwd: PathBuf,
+    pub session_id: String,
     pub started_ms: u64,
 }
 
@@ -103,6 +112,10 @@ pub struct HostState {
     /// Epoch ticks of guest computation since its last call into the host (reset by the
     /// linker's getter on every host call).
     pub(crate) compute_ticks: u64,
+    /// The guest this store runs and where its context sits in the tree.
+    pub(crate) frame: Option<Arc<Frame>>,
+    /// Children spawned so far (over the whole session): the next one is `<path>.<n+1>`.
+    pub(crate) children: u32,
 }
 
 /// Bytes of guest stdout/stderr kept between log flushes.
@@ -139,6 +152,8 @@ impl HostState {
             run: RunCounters::default(),
             ui_items: HashMap::new(),
             compute_ticks: 0,
+            frame: None,
+            children: 0,
         }
     }
 
@@ -147,6 +162,11 @@ impl HostState {
         self.env
             .as_ref()
             .ok_or_else(|| wasmtime::Error::msg("host call outside of a run"))
+    }
+
+    /// The parameters this context was spawned with; `None` for a root.
+    pub(crate) fn spawn_params(&self) -> Option<&crate::bindings::context::ContextParams> {
+        self.frame.as_ref().and_then(|f| f.params.as_ref())
     }
 
     /// Names of the host tools this context has enabled, sorted.

@@ -20,11 +20,13 @@ use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
 use crate::host::ui::emit_text_item;
+use crate::context_tree::ContextTree;
+use crate::frame::{Frame, Template};
 use crate::loader::{ModuleInfo, validate};
 use crate::state::{HostConfig, HostState, RunEnv};
 
 /// A live instance and its store.
-struct Live {
+pub(crate) struct Live {
     store: Store<HostState>,
     world: AgentLoopWorld,
     started: bool,
@@ -32,13 +34,7 @@ struct Live {
 
 /// A guest loop.
 pub struct WasmAgentLoop {
-    engine: Arc<WasmEngine>,
-    pre: AgentLoopWorldPre<HostState>,
-    origin: String,
-    info: ModuleInfo,
-    name: &'static str,
-    capabilities: LoopCapabilities,
-    host_config: HostConfig,
+    frame: Arc<Frame>,
     live: Mutex<Option<Live>>,
 }
 
@@ -63,52 +59,41 @@ impl WasmAgentLoop {
         origin: &str,
         host_config: HostConfig,
     ) -> Result<Self, WasmError> {
-        let info = validate(bytes, origin)?;
-        let component = engine.compile(bytes, origin)?;
-        let pre = engine.instance_pre(&component, origin)?;
-        // A first instance answers get-name and get-capabilities, and proves it instantiates.
-        let mut live = instantiate(&engine, &pre, origin, &host_config).await?;
-        let agent = live.world.wonopcode_agent_loop_agent_loop();
-        let name =
-            agent
-                .call_get_name(&mut live.store)
-                .await
-                .map_err(|e| WasmError::GuestCall {
-                    origin: origin.to_owned(),
-                    export: "get-name",
-                    reason: trap_line(&e),
-                })?;
-        let caps = agent
-            .call_get_capabilities(&mut live.store)
-            .await
-            .map_err(|e| WasmError::GuestCall {
-                origin: origin.to_owned(),
-                export: "get-capabilities",
-                reason: trap_line(&e),
-            })?;
-        live.store.data_mut().loop_name = name.clone();
-        let capabilities = LoopCapabilities {
-            streaming: caps.streaming,
-            extended_thinking: caps.extended_thinking,
-            parallel_tools: caps.parallel_tools,
-            tool_observation: caps.tool_observation,
-            max_context: caps.max_context as usize,
-            auto_compaction: caps.auto_compaction,
-            supports_sub_contexts: caps.supports_sub_contexts,
-            supports_custom_tools: caps.supports_custom_tools,
-            custom: Default::default(),
-        };
+        let (template, live) = load_template(engine, bytes, origin, host_config).await?;
+        let tree = ContextTree::new(
+            template.host_config.contexts,
+            template.host_config.resolver.clone(),
+        );
+        let frame = Arc::new(Frame {
+            template: Arc::new(template),
+            tree,
+            params: None,
+            parent_id: None,
+        });
+        let mut live = live;
+        live.store.data_mut().frame = Some(frame.clone());
         Ok(Self {
-            engine,
-            pre,
-            origin: origin.to_owned(),
-            info,
-            // `AgentLoop::name` is `&'static str` (seed 001); one small string per loaded guest.
-            name: Box::leak(name.into_boxed_str()),
-            capabilities,
-            host_config,
+            frame,
             live: Mutex::new(Some(live)),
         })
+    }
+
+    /// A loop of a child context: its own instance (made on first use) of a loaded guest.
+    pub(crate) fn child(frame: Frame) -> Self {
+        Self {
+            frame: Arc::new(frame),
+            live: Mutex::new(None),
+        }
+    }
+
+    /// A value of the guest's key/value state (`storage.set-state`), such as
+    /// `__result_data__`, which a child context returns as its result's `data`.
+    pub async fn state_value(&self, key: &str) -> Option<String> {
+        self.live
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|l| l.store.data().kv.get(key).cloned())
     }
 
     /// Checks a guest file without keeping it: header, component, world, version, exports,
@@ -116,20 +101,19 @@ impl WasmAgentLoop {
     pub async fn validate(engine: Arc<WasmEngine>, path: &Path) -> Result<ModuleInfo, WasmError> {
         Ok(Self::from_file(engine, path, HostConfig::default())
             .await?
-            .info)
+            .info()
+            .clone())
     }
 
     /// Instantiates a fresh store from the prepared component, for benchmarks and checks.
     #[doc(hidden)]
     pub async fn instantiate_fresh(&self) -> Result<(), WasmError> {
-        instantiate(&self.engine, &self.pre, &self.origin, &self.host_config)
-            .await
-            .map(drop)
+        instantiate(&self.frame).await.map(drop)
     }
 
     /// What validation found about the guest.
     pub fn info(&self) -> &ModuleInfo {
-        &self.info
+        &self.frame.template.info
     }
 
     /// Names of the custom tools the guest has registered (in `on-start` or since).
@@ -175,7 +159,7 @@ impl WasmAgentLoop {
     {
         let mut guard = self.live.lock().await;
         if guard.is_none() {
-            let fresh = instantiate(&self.engine, &self.pre, &self.origin, &self.host_config)
+            let fresh = instantiate(&self.frame)
                 .await
                 .map_err(|e| LoopError::Internal(e.to_string()))?;
             *guard = Some(fresh);
@@ -183,15 +167,15 @@ impl WasmAgentLoop {
         let Some(live) = guard.as_mut() else {
             return Err(LoopError::Internal("no guest instance".to_owned()));
         };
-        live.store.data_mut().loop_name = self.name.to_owned();
+        let template = &self.frame.template;
         begin_run(live.store.data_mut(), ctx);
         live.store.set_epoch_deadline(1);
-        let limits = self.engine.limits;
+        let limits = template.engine.limits;
         // Everything the guest logs, and every host call it makes, is inside this span.
         let context = ctx.events.context();
         let span = tracing::info_span!(
             "guest",
-            guest = self.name,
+            guest = template.name,
             context = %context,
             depth = context.depth()
         );
@@ -222,17 +206,17 @@ impl WasmAgentLoop {
                 *guard = None;
                 Err(LoopError::Internal(match trap {
                     Some(e) => {
-                        tracing::debug!(guest = self.name, error = ?e, "guest trapped");
+                        tracing::debug!(guest = template.name, error = ?e, "guest trapped");
                         format!(
                             "guest `{}` ({}) trapped: {}",
-                            self.name,
-                            self.origin,
+                            template.name,
+                            template.origin,
                             trap_line(&e)
                         )
                     }
                     None => format!(
                         "guest `{}` did not finish within {} s",
-                        self.name,
+                        template.name,
                         limits.run_timeout.map_or(0, |t| t.as_secs())
                     ),
                 }))
@@ -262,7 +246,69 @@ impl WasmAgentLoop {
     }
 }
 
-async fn instantiate(
+/// Compiles (or loads from the cache), links and instantiates a guest, and asks it its name
+/// and capabilities, which proves it runs. The instance is returned for a first use.
+pub(crate) async fn load_template(
+    engine: Arc<WasmEngine>,
+    bytes: &[u8],
+    origin: &str,
+    host_config: HostConfig,
+) -> Result<(Template, Live), WasmError> {
+    let info = validate(bytes, origin)?;
+    let component = engine.compile(bytes, origin)?;
+    let pre = engine.instance_pre(&component, origin)?;
+    let mut live = new_instance(&engine, &pre, origin, &host_config).await?;
+    let agent = live.world.wonopcode_agent_loop_agent_loop();
+    let call_error = |export: &'static str| {
+        move |e: wasmtime::Error| WasmError::GuestCall {
+            origin: origin.to_owned(),
+            export,
+            reason: trap_line(&e),
+        }
+    };
+    let name = agent
+        .call_get_name(&mut live.store)
+        .await
+        .map_err(call_error("get-name"))?;
+    let caps = agent
+        .call_get_capabilities(&mut live.store)
+        .await
+        .map_err(call_error("get-capabilities"))?;
+    live.store.data_mut().loop_name = name.clone();
+    let capabilities = LoopCapabilities {
+        streaming: caps.streaming,
+        extended_thinking: caps.extended_thinking,
+        parallel_tools: caps.parallel_tools,
+        tool_observation: caps.tool_observation,
+        max_context: caps.max_context as usize,
+        auto_compaction: caps.auto_compaction,
+        supports_sub_contexts: caps.supports_sub_contexts,
+        supports_custom_tools: caps.supports_custom_tools,
+        custom: Default::default(),
+    };
+    let template = Template {
+        engine,
+        pre,
+        origin: origin.to_owned(),
+        info,
+        name: Box::leak(name.into_boxed_str()),
+        capabilities,
+        host_config,
+    };
+    Ok((template, live))
+}
+
+/// A fresh store and instance for a context of this frame.
+async fn instantiate(frame: &Arc<Frame>) -> Result<Live, WasmError> {
+    let t = &frame.template;
+    let mut live = new_instance(&t.engine, &t.pre, &t.origin, &t.host_config).await?;
+    let state = live.store.data_mut();
+    state.loop_name = t.name.to_owned();
+    state.frame = Some(frame.clone());
+    Ok(live)
+}
+
+async fn new_instance(
     engine: &WasmEngine,
     pre: &AgentLoopWorldPre<HostState>,
     origin: &str,
@@ -312,6 +358,7 @@ fn begin_run(state: &mut HostState, ctx: &LoopContext<'_>) {
         events: ctx.events.clone(),
         cancel: ctx.cancel.clone(),
         cwd: ctx.cwd.to_path_buf(),
+        session_id: ctx.session_id.clone(),
         started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
     });
     state.messages = ctx.messages.clone();
@@ -463,10 +510,10 @@ impl AgentLoop for WasmAgentLoop {
     }
 
     fn name(&self) -> &'static str {
-        self.name
+        self.frame.template.name
     }
 
     fn capabilities(&self) -> LoopCapabilities {
-        self.capabilities.clone()
+        self.frame.template.capabilities.clone()
     }
 }

@@ -1,11 +1,16 @@
 //! `config`: what the user chose — preferred provider and model (flags, then config file) —
-//! and arbitrary keys of the host config.
+//! and arbitrary keys of the host config. In a child context, the preferred provider and
+//! model are those of its `context-params` when given.
 
 use crate::bindings::config::Host;
 use crate::state::HostState;
 
 impl Host for HostState {
+    // A child context's preferences are what its parent asked for in `context-params`.
     fn get_user_preferred_provider(&mut self) -> wasmtime::Result<Option<String>> {
+        if let Some(p) = self.spawn_params().and_then(|p| p.preferred_provider.clone()) {
+            return Ok(Some(p));
+        }
         Ok(match &self.host_config.preferred_provider {
             Some(p) => Some(p.clone()),
             None => self
@@ -16,6 +21,9 @@ impl Host for HostState {
     }
 
     fn get_user_preferred_model(&mut self) -> wasmtime::Result<Option<String>> {
+        if let Some(m) = self.spawn_params().and_then(|p| p.preferred_model.clone()) {
+            return Ok(Some(m));
+        }
         Ok(match &self.host_config.preferred_model {
             Some(m) => Some(m.clone()),
             None => self.env.as_ref().map(|e| e.provider.info().id.clone()),

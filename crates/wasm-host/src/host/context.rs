@@ -1,15 +1,66 @@
-//! `context`: where this context sits in the tree. Spawning children arrives with the context
-//! stack; until then `spawn` answers with an error value the guest can handle.
+//! `context`: where this context sits in the tree, and spawning children — one at a time
+//! (`spawn`) or a batch run concurrently under a limit (`spawn-parallel`, 0.2.2). The running
+//! of a child is in `crate::child`; here the parent's side: paths, the batch's concurrency,
+//! and adding each child's usage to the parent's, so usage rolls up to the root.
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
 
 use crate::bindings::context::{ContextInfo, ContextParams, ContextResult, Host};
+use crate::child::run_child;
 use crate::state::HostState;
 
 impl Host for HostState {
     async fn spawn(
         &mut self,
-        _params: ContextParams,
+        params: ContextParams,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
-        Ok(Err("this host cannot spawn sub-contexts yet: context.spawn is not available in this version of wonopcode".to_owned()))
+        let parent = Arc::new(self.parent_view(params.inherit_messages)?);
+        let path = self.next_child_path()?;
+        Ok(match run_child(parent, path, params).await {
+            Ok((result, usage)) => {
+                self.run.usage.add(&usage);
+                Ok(result)
+            }
+            Err(e) => Err(e),
+        })
+    }
+
+    async fn spawn_parallel(
+        &mut self,
+        params: Vec<ContextParams>,
+        max_concurrent: Option<u32>,
+    ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
+        let inherit = params.iter().any(|p| p.inherit_messages);
+        let parent = Arc::new(self.parent_view(inherit)?);
+        let host_limit = parent_limit(self);
+        let limit = max_concurrent
+            .map_or(host_limit, |n| usize::try_from(n).unwrap_or(usize::MAX))
+            .clamp(1, host_limit);
+        let gate = Arc::new(Semaphore::new(limit));
+        // Paths are given in input order before anything runs, so a replayed run finds each
+        // child's recorded turns under the same path however the children interleave.
+        let mut batch = Vec::with_capacity(params.len());
+        for p in params {
+            let path = self.next_child_path()?;
+            let (parent, gate) = (parent.clone(), gate.clone());
+            batch.push(async move {
+                let _permit = gate
+                    .acquire()
+                    .await
+                    .map_err(|_| "the spawn batch was closed".to_owned())?;
+                run_child(parent, path, p).await
+            });
+        }
+        let mut results = Vec::with_capacity(batch.len());
+        for outcome in futures::future::join_all(batch).await {
+            results.push(outcome.map(|(result, usage)| {
+                self.run.usage.add(&usage);
+                result
+            }));
+        }
+        Ok(results)
     }
 
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
@@ -19,7 +70,7 @@ impl Host for HostState {
             id: path.to_string(),
             depth: u32::try_from(path.depth()).unwrap_or(u32::MAX),
             module: self.loop_name.clone(),
-            parent_id: None,
+            parent_id: self.frame.as_ref().and_then(|f| f.parent_id.clone()),
             started_at: env.started_ms,
         })
     }
@@ -29,7 +80,14 @@ impl Host for HostState {
     }
 
     fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
-        // The root context was not spawned, so it has no spawn parameters.
-        Ok(None)
+        Ok(self.spawn_params().cloned())
     }
+}
+
+/// The host's cap on a batch's concurrency.
+fn parent_limit(state: &HostState) -> usize {
+    state
+        .frame
+        .as_ref()
+        .map_or(1, |f| f.tree.limits.max_parallel.max(1))
 }

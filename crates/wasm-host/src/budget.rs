@@ -1,0 +1,111 @@
+//! `max-tokens` of a child context: a model wrapper that counts the tokens of every response
+//! passing through it and refuses new requests once the budget is spent. A grandchild's
+//! model wraps its parent's, so a descendant's tokens count against every ancestor's budget.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use wonopcode_agent_loop::assemble::price;
+use wonopcode_agent_loop::{
+    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, SharedModel, StreamChunk,
+    Usage,
+};
+
+/// Tokens (input, cached input and output) a context and its descendants may spend, and what
+/// they spent: the context's rolled-up usage, priced, whatever became of its run.
+#[derive(Debug, Default)]
+pub(crate) struct TokenBudget {
+    limit: Option<u64>,
+    used: Mutex<Usage>,
+}
+
+impl TokenBudget {
+    pub fn new(limit: Option<u64>) -> Arc<Self> {
+        Arc::new(Self {
+            limit,
+            used: Mutex::new(Usage::default()),
+        })
+    }
+
+    fn spend(&self, usage: &Usage) {
+        if let Ok(mut used) = self.used.lock() {
+            used.add(usage);
+        }
+    }
+
+    /// Everything spent so far.
+    pub fn usage(&self) -> Usage {
+        self.used.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// Whether the limit is reached.
+    pub fn exhausted(&self) -> bool {
+        let Some(limit) = self.limit else {
+            return false;
+        };
+        let used = self.usage();
+        used.input_tokens + used.cache_read_tokens + used.cache_write_tokens + used.output_tokens
+            >= limit
+    }
+}
+
+/// A model whose requests draw on a [`TokenBudget`].
+pub(crate) struct BudgetedModel {
+    inner: SharedModel,
+    budget: Arc<TokenBudget>,
+}
+
+impl BudgetedModel {
+    pub fn new(inner: SharedModel, budget: Arc<TokenBudget>) -> Self {
+        Self { inner, budget }
+    }
+}
+
+#[async_trait]
+impl LanguageModel for BudgetedModel {
+    fn info(&self) -> &ModelInfo {
+        self.inner.info()
+    }
+
+    async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
+        if self.budget.exhausted() {
+            return Err(ModelError::Other(format!(
+                "the context's limit of {} tokens is reached",
+                self.budget.limit.unwrap_or(0)
+            )));
+        }
+        let stream = self.inner.stream(request).await?;
+        let (budget, model) = (self.budget.clone(), self.inner.clone());
+        Ok(Box::pin(stream.inspect(move |chunk| {
+            if let StreamChunk::Usage { usage } = chunk {
+                let mut usage = usage.clone();
+                price(&model, &mut usage);
+                budget.spend(&usage);
+            }
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_without_a_limit_is_never_spent() {
+        let tokens = |input_tokens, output_tokens| Usage {
+            input_tokens,
+            output_tokens,
+            ..Usage::default()
+        };
+        let budget = TokenBudget::new(None);
+        budget.spend(&tokens(u64::MAX / 4, 1));
+        assert!(!budget.exhausted());
+        let budget = TokenBudget::new(Some(10));
+        budget.spend(&tokens(5, 4));
+        assert!(!budget.exhausted());
+        budget.spend(&tokens(0, 1));
+        assert!(budget.exhausted());
+        assert_eq!(budget.usage().input_tokens, 5);
+    }
+}

@@ -1,0 +1,371 @@
+//! Running a child context (`context.spawn`, `context.spawn-parallel`), per seed 000's
+//! isolation table. Shared with the parent: host tools (narrowed), files, the provider
+//! connection, cancellation (a child token of the parent's), read-only preferences, the
+//! event stream. Isolated: the instance and its memory, history (a copy when
+//! `inherit-messages`), provider/model preference, enabled tools, custom tools, key/value
+//! state. Every limit ends the child with a status; the parent always gets a result.
+//!
+//! Each child runs on its own tokio task, in its own store, so a child never re-enters its
+//! parent's instance and a parallel batch really runs concurrently.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use wonopcode_agent_loop::{
+    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopConfig, LoopContext,
+    LoopResult, LoopStatus, Message, SharedGate, SharedModel, StandardLoop, ToolRegistry, Usage,
+    run_turn,
+};
+
+use crate::bindings::context::{
+    ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus, TokenUsage,
+};
+use crate::budget::{BudgetedModel, TokenBudget};
+use crate::context_tree::ResolvedModule;
+use crate::file_changes::FileChanges;
+use crate::frame::Frame;
+use crate::state::HostState;
+use crate::wasm_loop::{WasmAgentLoop, load_template};
+
+/// The state key whose value a child returns as its result's `data` (seed 000).
+pub(crate) const RESULT_DATA_KEY: &str = "__result_data__";
+
+/// What a parent lends its children: taken from its store before they start, so children
+/// of one `spawn-parallel` call share it.
+pub(crate) struct ParentView {
+    frame: Arc<Frame>,
+    provider: SharedModel,
+    tools: ToolRegistry,
+    gate: SharedGate,
+    config: LoopConfig,
+    events: Emitter,
+    cancel: CancellationToken,
+    cwd: PathBuf,
+    session_id: String,
+    messages: Vec<Message>,
+}
+
+impl HostState {
+    /// The parent's side of a spawn; `inherit` copies the history (only when a child asks).
+    pub(crate) fn parent_view(&self, inherit: bool) -> wasmtime::Result<ParentView> {
+        let frame = self
+            .frame
+            .clone()
+            .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
+        let tools = self.effective_registry()?;
+        let env = self.env()?;
+        Ok(ParentView {
+            frame,
+            provider: env.provider.clone(),
+            tools,
+            gate: env.gate.clone(),
+            config: env.config.clone(),
+            events: env.events.clone(),
+            cancel: env.cancel.clone(),
+            cwd: env.cwd.clone(),
+            session_id: env.session_id.clone(),
+            messages: if inherit {
+                self.messages.clone()
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    /// The path of the next child of this context.
+    pub(crate) fn next_child_path(&mut self) -> wasmtime::Result<ContextPath> {
+        self.children += 1;
+        Ok(self.env()?.events.context().child(self.children))
+    }
+}
+
+/// A child's loop: a guest instance, or the native loop (`named("standard")`).
+enum ChildLoop {
+    Guest(WasmAgentLoop),
+    Native(StandardLoop),
+}
+
+impl ChildLoop {
+    fn agent(&self) -> &dyn AgentLoop {
+        match self {
+            Self::Guest(g) => g,
+            Self::Native(n) => n,
+        }
+    }
+
+    async fn result_data(&self) -> Option<String> {
+        match self {
+            Self::Guest(g) => g.state_value(RESULT_DATA_KEY).await,
+            Self::Native(_) => None,
+        }
+    }
+}
+
+/// Aborts a child's task when the parent stops waiting (its own timeout, a trap, a cancel).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs one child to its end; with the result comes its whole usage (descendants included),
+/// which the parent adds to its own. `Err` only when it could not start (depth, live
+/// contexts, an unknown or broken module); every ending after that is a result with a status.
+pub(crate) async fn run_child(
+    parent: Arc<ParentView>,
+    path: ContextPath,
+    params: ContextParams,
+) -> Result<(ContextResult, Usage), String> {
+    let tree = parent.frame.tree.clone();
+    if path.depth() > tree.limits.max_depth {
+        return Err(format!(
+            "context {path} would be at depth {}, past the limit of {}",
+            path.depth(),
+            tree.limits.max_depth
+        ));
+    }
+    let slot = tree.enter()?;
+    let child = Arc::new(load_child(&parent, &path, &params).await?);
+    let module = child.agent().name().to_owned();
+
+    let budget = TokenBudget::new(params.max_tokens);
+    let provider: SharedModel = Arc::new(BudgetedModel::new(
+        parent.provider.clone(),
+        budget.clone(),
+    ));
+    let mut config = parent.config.clone();
+    if let Some(limit) = params.max_iterations {
+        config.max_iterations = limit;
+    }
+    if let Some(prompt) = &params.system_prompt {
+        config.system_prompt = Some(prompt.clone());
+    }
+    let files = FileChanges::new(parent.events.sink().clone());
+    let events = Emitter::new(files.clone(), path.clone());
+    let cancel = parent.cancel.child_token();
+    events.emit(EventKind::ContextStarted {
+        module: module.clone(),
+        task: params.task.clone(),
+    });
+    let started = Instant::now();
+
+    let run = {
+        let (child, events, cancel) = (child.clone(), events.clone(), cancel.clone());
+        let tools = restrict(
+            &parent.tools,
+            params.allowed_tools.as_deref(),
+            params.denied_tools.as_deref(),
+        );
+        let (gate, cwd, session_id) = (
+            parent.gate.clone(),
+            parent.cwd.clone(),
+            parent.session_id.clone(),
+        );
+        let mut messages = if params.inherit_messages {
+            parent.messages.clone()
+        } else {
+            Vec::new()
+        };
+        let task = params.task.clone();
+        let span = tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
+        tokio::spawn(
+            async move {
+                let mut ctx = LoopContext {
+                    cwd: &cwd,
+                    messages: &mut messages,
+                    provider: &provider,
+                    tools: &tools,
+                    permissions: &gate,
+                    config: &config,
+                    cancel: &cancel,
+                    events: &events,
+                    session_id,
+                    stats: Default::default(),
+                };
+                run_turn(child.agent(), &mut ctx, &task).await
+            }
+            .instrument(span),
+        )
+    };
+    let _abort = AbortOnDrop(run.abort_handle());
+    let timeout = params.timeout_ms.map(Duration::from_millis);
+    let ended = match timeout {
+        Some(limit) => tokio::time::timeout(limit, run).await.ok(),
+        None => Some(run.await),
+    };
+    let (status, response, error) = match ended {
+        None => {
+            cancel.cancel();
+            let ms = params.timeout_ms.unwrap_or(0);
+            (
+                ContextStatus::Timeout,
+                String::new(),
+                Some(format!("did not finish within {ms} ms")),
+            )
+        }
+        Some(Err(e)) => (
+            ContextStatus::Error,
+            String::new(),
+            Some(format!("the context's task failed: {e}")),
+        ),
+        Some(Ok(result)) => classify(result, &budget, &cancel),
+    };
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let usage = budget.usage();
+    let modified_files = files.paths();
+    events.emit(EventKind::ContextCompleted {
+        module,
+        status,
+        error: error.clone(),
+        duration_ms,
+        usage: usage.clone(),
+        modified_files: modified_files.clone(),
+    });
+    drop(slot);
+    let result = ContextResult {
+        response,
+        data: child.result_data().await,
+        usage: TokenUsage {
+            input_tokens: usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+            output_tokens: usage.output_tokens,
+            total_cost_microcents: usage.cost_micro_cents,
+        },
+        status: wit_status(status, error),
+        modified_files,
+        duration_ms,
+    };
+    Ok((result, usage))
+}
+
+/// The child's loop: `same` is a fresh instance of the parent's guest, `named` goes through
+/// the resolver, `path` is a component file (relative to the workspace).
+async fn load_child(
+    parent: &ParentView,
+    path: &ContextPath,
+    params: &ContextParams,
+) -> Result<ChildLoop, String> {
+    let tree = &parent.frame.tree;
+    let file = match &params.module {
+        ContextModule::Same => None,
+        ContextModule::Named(name) => {
+            let resolver = tree.resolver.as_ref().ok_or_else(|| {
+                format!("cannot load module `{name}`: this host has no module registry")
+            })?;
+            match resolver.resolve(name)? {
+                ResolvedModule::Standard => return Ok(ChildLoop::Native(StandardLoop)),
+                ResolvedModule::EmbeddedDefault => Some(PathBuf::new()),
+                ResolvedModule::File(file) => Some(file),
+            }
+        }
+        ContextModule::Path(file) => Some(parent.cwd.join(file)),
+    };
+    let template = match file {
+        None => parent.frame.template.clone(),
+        Some(file) => match tree.template(&file) {
+            Some(template) => template,
+            None => {
+                let (bytes, origin) = if file.as_os_str().is_empty() {
+                    (crate::DEFAULT_LOOP.to_vec(), "the default guest".to_owned())
+                } else {
+                    let bytes = std::fs::read(&file)
+                        .map_err(|e| format!("cannot read module {}: {e}", file.display()))?;
+                    (bytes, file.display().to_string())
+                };
+                let base = &parent.frame.template;
+                let (engine, host_config) = (base.engine.clone(), base.host_config.clone());
+                // On a task of its own: loading calls into the new guest (`get-name`), which
+                // is not done from inside the parent guest's host call.
+                let loaded = tokio::spawn(async move {
+                    load_template(engine, &bytes, &origin, host_config)
+                        .await
+                        .map(|(template, _first_instance)| template)
+                })
+                .await
+                .map_err(|e| format!("loading the module failed: {e}"))?;
+                let template = loaded.map_err(|e| e.to_string())?;
+                let template = Arc::new(template);
+                tree.keep_template(file, template.clone());
+                template
+            }
+        },
+    };
+    Ok(ChildLoop::Guest(WasmAgentLoop::child(Frame {
+        template,
+        tree: tree.clone(),
+        params: Some(params.clone()),
+        parent_id: Some(parent_of(path)),
+    })))
+}
+
+/// The parent's path of a child path (`0.1.2` → `0.1`).
+fn parent_of(path: &ContextPath) -> String {
+    let text = path.as_str();
+    text.rsplit_once('.')
+        .map_or(text, |(parent, _)| parent)
+        .to_owned()
+}
+
+/// The parent's enabled host tools ∩ `allowed` − `denied`: a child never has more.
+fn restrict(
+    tools: &ToolRegistry,
+    allowed: Option<&[String]>,
+    denied: Option<&[String]>,
+) -> ToolRegistry {
+    let listed = |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));
+    let names: Vec<&str> = tools
+        .names()
+        .filter(|n| allowed.is_none() || listed(allowed, n))
+        .filter(|n| !listed(denied, n))
+        .collect();
+    tools.filtered(names)
+}
+
+/// How the child's run ended, as a context status.
+fn classify(
+    result: LoopResult,
+    budget: &TokenBudget,
+    cancel: &CancellationToken,
+) -> (ContextStatus, String, Option<String>) {
+    let status = match result.status {
+        LoopStatus::Complete => ContextStatus::Completed,
+        _ if budget.exhausted() => ContextStatus::TokenLimitReached,
+        LoopStatus::MaxIterations => ContextStatus::MaxIterationsReached,
+        LoopStatus::Cancelled => ContextStatus::Cancelled,
+        _ if cancel.is_cancelled() => ContextStatus::Cancelled,
+        LoopStatus::Error | LoopStatus::Suspended => ContextStatus::Error,
+    };
+    let error = (status != ContextStatus::Completed).then(|| {
+        result
+            .error
+            .unwrap_or_else(|| status.as_str().replace('_', " "))
+    });
+    (status, result.response.unwrap_or_default(), error)
+}
+
+fn wit_status(status: ContextStatus, error: Option<String>) -> WitStatus {
+    match status {
+        ContextStatus::Completed => WitStatus::Completed,
+        ContextStatus::Cancelled => WitStatus::Cancelled,
+        ContextStatus::MaxIterationsReached => WitStatus::MaxIterationsReached,
+        ContextStatus::TokenLimitReached => WitStatus::TokenLimitReached,
+        ContextStatus::Timeout => WitStatus::Timeout,
+        ContextStatus::Error => WitStatus::Error(error.unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parents_of_paths() {
+        let path = ContextPath::root().child(1).child(2);
+        assert_eq!(parent_of(&path), "0.1");
+        assert_eq!(parent_of(&ContextPath::root().child(3)), "0");
+    }
+}

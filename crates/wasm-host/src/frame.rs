@@ -1,0 +1,36 @@
+//! What a context's loop is made of: the loaded guest (`Template`: compiled, linked, named),
+//! shared by every context running it, and the context's place in its tree (`Frame`: the
+//! tree, the parameters it was spawned with, its parent).
+
+use std::sync::Arc;
+
+use wonopcode_agent_loop::LoopCapabilities;
+
+use crate::bindings::AgentLoopWorldPre;
+use crate::bindings::context::ContextParams;
+use crate::context_tree::ContextTree;
+use crate::engine::WasmEngine;
+use crate::loader::ModuleInfo;
+use crate::state::{HostConfig, HostState};
+
+/// A guest ready to instantiate: each context gets its own store and instance from `pre`.
+pub(crate) struct Template {
+    pub engine: Arc<WasmEngine>,
+    pub pre: AgentLoopWorldPre<HostState>,
+    pub origin: String,
+    pub info: ModuleInfo,
+    /// `get-name`; `&'static` because `AgentLoop::name` is (seed 001). One per loaded guest.
+    pub name: &'static str,
+    pub capabilities: LoopCapabilities,
+    pub host_config: HostConfig,
+}
+
+/// Where a loop runs: its tree, and for a child, what its parent gave it.
+pub(crate) struct Frame {
+    pub template: Arc<Template>,
+    pub tree: Arc<ContextTree>,
+    /// The spawn parameters (`context.get-context-params`); `None` for a root.
+    pub params: Option<ContextParams>,
+    /// The parent's context path; `None` for a root.
+    pub parent_id: Option<String>,
+}
