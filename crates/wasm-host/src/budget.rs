@@ -36,7 +36,7 @@ impl TokenBudget {
 
     /// Everything spent so far.
     pub fn usage(&self) -> Usage {
-        self.used.lock().map(|u| u.clone()).unwrap_or_default()
+        self.used.lock().map(|u| *u).unwrap_or_default()
     }
 
     /// Whether the limit is reached.
@@ -79,7 +79,7 @@ impl LanguageModel for BudgetedModel {
         let (budget, model) = (self.budget.clone(), self.inner.clone());
         Ok(Box::pin(stream.inspect(move |chunk| {
             if let StreamChunk::Usage { usage } = chunk {
-                let mut usage = usage.clone();
+                let mut usage = *usage;
                 price(&model, &mut usage);
                 budget.spend(&usage);
             }

@@ -15,9 +15,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopConfig, LoopContext,
-    LoopResult, LoopStatus, Message, SharedGate, SharedModel, StandardLoop, ToolRegistry, Usage,
-    run_turn,
+    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopConfig, LoopContext, LoopResult,
+    LoopStatus, Message, SharedGate, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
 };
 
 use crate::bindings::context::{
@@ -84,21 +83,21 @@ impl HostState {
 
 /// A child's loop: a guest instance, or the native loop (`named("standard")`).
 enum ChildLoop {
-    Guest(WasmAgentLoop),
+    Guest(Box<WasmAgentLoop>),
     Native(StandardLoop),
 }
 
 impl ChildLoop {
     fn agent(&self) -> &dyn AgentLoop {
         match self {
-            Self::Guest(g) => g,
+            Self::Guest(g) => g.as_ref(),
             Self::Native(n) => n,
         }
     }
 
-    async fn result_data(&self) -> Option<String> {
+    fn result_data(&self) -> Option<String> {
         match self {
-            Self::Guest(g) => g.state_value(RESULT_DATA_KEY).await,
+            Self::Guest(g) => g.state_value(RESULT_DATA_KEY),
             Self::Native(_) => None,
         }
     }
@@ -130,14 +129,14 @@ pub(crate) async fn run_child(
         ));
     }
     let slot = tree.enter()?;
-    let child = Arc::new(load_child(&parent, &path, &params).await?);
+    let budget = TokenBudget::new(params.max_tokens);
+    let mut budgets = parent.frame.budgets.clone();
+    budgets.push(budget.clone());
+    let child = Arc::new(load_child(&parent, &path, &params, budgets.clone()).await?);
     let module = child.agent().name().to_owned();
 
-    let budget = TokenBudget::new(params.max_tokens);
-    let provider: SharedModel = Arc::new(BudgetedModel::new(
-        parent.provider.clone(),
-        budget.clone(),
-    ));
+    let provider: SharedModel =
+        Arc::new(BudgetedModel::new(parent.provider.clone(), budget.clone()));
     let mut config = parent.config.clone();
     if let Some(limit) = params.max_iterations {
         config.max_iterations = limit;
@@ -172,7 +171,8 @@ pub(crate) async fn run_child(
             Vec::new()
         };
         let task = params.task.clone();
-        let span = tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
+        let span =
+            tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
         tokio::spawn(
             async move {
                 let mut ctx = LoopContext {
@@ -192,7 +192,7 @@ pub(crate) async fn run_child(
             .instrument(span),
         )
     };
-    let _abort = AbortOnDrop(run.abort_handle());
+    let abort = AbortOnDrop(run.abort_handle());
     let timeout = params.timeout_ms.map(Duration::from_millis);
     let ended = match timeout {
         Some(limit) => tokio::time::timeout(limit, run).await.ok(),
@@ -201,6 +201,7 @@ pub(crate) async fn run_child(
     let (status, response, error) = match ended {
         None => {
             cancel.cancel();
+            drop(abort);
             let ms = params.timeout_ms.unwrap_or(0);
             (
                 ContextStatus::Timeout,
@@ -213,7 +214,7 @@ pub(crate) async fn run_child(
             String::new(),
             Some(format!("the context's task failed: {e}")),
         ),
-        Some(Ok(result)) => classify(result, &budget, &cancel),
+        Some(Ok(result)) => classify(result, &budgets, &cancel),
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let usage = budget.usage();
@@ -223,13 +224,13 @@ pub(crate) async fn run_child(
         status,
         error: error.clone(),
         duration_ms,
-        usage: usage.clone(),
+        usage,
         modified_files: modified_files.clone(),
     });
     drop(slot);
     let result = ContextResult {
         response,
-        data: child.result_data().await,
+        data: child.result_data(),
         usage: TokenUsage {
             input_tokens: usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
             output_tokens: usage.output_tokens,
@@ -248,6 +249,7 @@ async fn load_child(
     parent: &ParentView,
     path: &ContextPath,
     params: &ContextParams,
+    budgets: Vec<Arc<TokenBudget>>,
 ) -> Result<ChildLoop, String> {
     let tree = &parent.frame.tree;
     let file = match &params.module {
@@ -294,12 +296,13 @@ async fn load_child(
             }
         },
     };
-    Ok(ChildLoop::Guest(WasmAgentLoop::child(Frame {
+    Ok(ChildLoop::Guest(Box::new(WasmAgentLoop::child(Frame {
         template,
         tree: tree.clone(),
         params: Some(params.clone()),
         parent_id: Some(parent_of(path)),
-    })))
+        budgets,
+    }))))
 }
 
 /// The parent's path of a child path (`0.1.2` → `0.1`).
@@ -316,7 +319,8 @@ fn restrict(
     allowed: Option<&[String]>,
     denied: Option<&[String]>,
 ) -> ToolRegistry {
-    let listed = |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));
+    let listed =
+        |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));
     let names: Vec<&str> = tools
         .names()
         .filter(|n| allowed.is_none() || listed(allowed, n))
@@ -328,12 +332,12 @@ fn restrict(
 /// How the child's run ended, as a context status.
 fn classify(
     result: LoopResult,
-    budget: &TokenBudget,
+    budgets: &[Arc<TokenBudget>],
     cancel: &CancellationToken,
 ) -> (ContextStatus, String, Option<String>) {
     let status = match result.status {
         LoopStatus::Complete => ContextStatus::Completed,
-        _ if budget.exhausted() => ContextStatus::TokenLimitReached,
+        _ if budgets.iter().any(|b| b.exhausted()) => ContextStatus::TokenLimitReached,
         LoopStatus::MaxIterations => ContextStatus::MaxIterationsReached,
         LoopStatus::Cancelled => ContextStatus::Cancelled,
         _ if cancel.is_cancelled() => ContextStatus::Cancelled,

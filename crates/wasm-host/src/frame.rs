@@ -8,6 +8,7 @@ use wonopcode_agent_loop::LoopCapabilities;
 
 use crate::bindings::AgentLoopWorldPre;
 use crate::bindings::context::ContextParams;
+use crate::budget::TokenBudget;
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
 use crate::loader::ModuleInfo;
@@ -33,4 +34,7 @@ pub(crate) struct Frame {
     pub params: Option<ContextParams>,
     /// The parent's context path; `None` for a root.
     pub parent_id: Option<String>,
+    /// The token budgets this context draws on: its ancestors', then its own (empty for a
+    /// root). A child reached the limit when any of them is spent.
+    pub budgets: Vec<Arc<TokenBudget>>,
 }

@@ -17,11 +17,11 @@ use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError};
 
 use crate::bindings::types::LoopError as WitError;
 use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
+use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
-use crate::host::ui::emit_text_item;
-use crate::context_tree::ContextTree;
 use crate::frame::{Frame, Template};
+use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, validate};
 use crate::state::{HostConfig, HostState, RunEnv};
 
@@ -69,6 +69,7 @@ impl WasmAgentLoop {
             tree,
             params: None,
             parent_id: None,
+            budgets: Vec::new(),
         });
         let mut live = live;
         live.store.data_mut().frame = Some(frame.clone());
@@ -87,11 +88,12 @@ impl WasmAgentLoop {
     }
 
     /// A value of the guest's key/value state (`storage.set-state`), such as
-    /// `__result_data__`, which a child context returns as its result's `data`.
-    pub async fn state_value(&self, key: &str) -> Option<String> {
+    /// `__result_data__`, which a child context returns as its result's `data`. `None` while
+    /// the guest is running (never waits for it).
+    pub fn state_value(&self, key: &str) -> Option<String> {
         self.live
-            .lock()
-            .await
+            .try_lock()
+            .ok()?
             .as_ref()
             .and_then(|l| l.store.data().kv.get(key).cloned())
     }

@@ -4,113 +4,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+mod support;
 
-use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::event::NullSink;
-use wonopcode_agent_loop::{
-    AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, LoopError, Message,
-    RunStats, SharedGate, SharedModel, ToolRegistry,
-};
-use wonopcode_providers::{ReplayProvider, Transcript};
+use std::path::Path;
+use std::sync::Arc;
+
+use support::{World, engine, load, transcript};
+use wonopcode_agent_loop::{AgentLoop, LoopError};
 use wonopcode_wasm_host::guest_paths as guests;
 use wonopcode_wasm_host::{
-    EngineOptions, GuestLimits, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
+    EngineOptions, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
 };
-
-/// One engine for the whole test binary, with tight limits so runaway guests stop quickly.
-fn engine() -> Arc<WasmEngine> {
-    static ENGINE: OnceLock<Arc<WasmEngine>> = OnceLock::new();
-    ENGINE
-        .get_or_init(|| {
-            let limits = GuestLimits {
-                memory_bytes: 64 << 20,
-                compute_budget: Duration::from_secs(1),
-                ..GuestLimits::default()
-            };
-            WasmEngine::new(EngineOptions {
-                limits,
-                cache_dir: None,
-            })
-            .unwrap()
-        })
-        .clone()
-}
-
-async fn load(path: &str) -> Result<WasmAgentLoop, WasmError> {
-    WasmAgentLoop::from_file(engine(), Path::new(path), HostConfig::default()).await
-}
-
-fn transcript(turns: &[serde_json::Value]) -> SharedModel {
-    let mut text = r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":100000,"max_output":1000,"pricing":{"input_per_mtok":100000000,"output_per_mtok":100000000}}}"#.to_owned();
-    text.push('\n');
-    for (i, chunks) in turns.iter().enumerate() {
-        text.push_str(
-            &serde_json::json!({"type":"turn","context":"0","turn":i,"chunks":chunks}).to_string(),
-        );
-        text.push('\n');
-    }
-    Arc::new(ReplayProvider::new(
-        Transcript::parse(&text, "test").unwrap(),
-        Path::new("test"),
-    ))
-}
-
-struct World {
-    dir: tempfile::TempDir,
-    provider: SharedModel,
-    tools: ToolRegistry,
-    gate: SharedGate,
-    config: LoopConfig,
-    cancel: CancellationToken,
-    events: Emitter,
-    messages: Vec<Message>,
-}
-
-impl World {
-    fn new(provider: SharedModel) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("ws")).unwrap();
-        std::fs::write(dir.path().join("secret.txt"), "secret").unwrap();
-        std::fs::write(dir.path().join("ws/a.txt"), "alpha\n").unwrap();
-        let mut tools = ToolRegistry::new();
-        wonopcode_tools::register_builtins(&mut tools, Default::default()).unwrap();
-        Self {
-            dir,
-            provider,
-            tools,
-            gate: Arc::new(AllowAll),
-            config: LoopConfig::default(),
-            cancel: CancellationToken::new(),
-            events: Emitter::new(Arc::new(NullSink), ContextPath::root()),
-            messages: Vec::new(),
-        }
-    }
-
-    async fn run(
-        &mut self,
-        agent: &WasmAgentLoop,
-        prompt: &str,
-    ) -> (Result<String, LoopError>, RunStats) {
-        let root = self.dir.path().join("ws").canonicalize().unwrap();
-        let mut ctx = LoopContext {
-            cwd: &root,
-            messages: &mut self.messages,
-            provider: &self.provider,
-            tools: &self.tools,
-            permissions: &self.gate,
-            config: &self.config,
-            cancel: &self.cancel,
-            events: &self.events,
-            session_id: "test".into(),
-            stats: RunStats::default(),
-        };
-        let result = agent.run_prompt(&mut ctx, prompt).await;
-        (result, ctx.stats)
-    }
-}
 
 #[tokio::test]
 async fn modules_that_are_not_guests_are_refused_with_one_line() {

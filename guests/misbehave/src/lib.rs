@@ -3,11 +3,118 @@
 
 use std::hint::black_box;
 
+use serde_json::Value;
 use wonopcode_guest_sdk::{
-    Loop, LoopError, config, custom_tools_host, export_loop, providers, system, tools, ui,
+    Loop, LoopError, Spawn, config, context, custom_tools_host, describe, export_loop, providers,
+    set_result_data, spawn_all, storage, system, tools, ui,
 };
 
 struct Misbehave;
+
+/// A child described as JSON: `{"module": "same" | {"named": N} | {"path": P}, "task": T,
+/// "allow": [..], "deny": [..], "max_iterations": N, "max_tokens": N, "timeout_ms": N,
+/// "inherit": true, "data": "..."}`.
+fn child(spec: &Value) -> Spawn {
+    let task = spec["task"].as_str().unwrap_or_default();
+    let mut child = match &spec["module"] {
+        Value::Object(m) if m.contains_key("named") => {
+            Spawn::named(m["named"].as_str().unwrap_or_default(), task)
+        }
+        Value::Object(m) if m.contains_key("path") => {
+            Spawn::path(m["path"].as_str().unwrap_or_default(), task)
+        }
+        _ => Spawn::same(task),
+    };
+    let names = |key: &str| -> Option<Vec<String>> {
+        spec[key].as_array().map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+    };
+    if let Some(allow) = names("allow") {
+        child = child.allow(&allow.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    if let Some(deny) = names("deny") {
+        child = child.deny(&deny.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    if let Some(n) = spec["max_iterations"].as_u64() {
+        child = child.max_iterations(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    if let Some(n) = spec["max_tokens"].as_u64() {
+        child = child.max_tokens(n);
+    }
+    if let Some(n) = spec["timeout_ms"].as_u64() {
+        child = child.timeout_ms(n);
+    }
+    if spec["inherit"].as_bool() == Some(true) {
+        child = child.inherit_messages();
+    }
+    if let Some(data) = spec["data"].as_str() {
+        child = child.custom_data(data);
+    }
+    child
+}
+
+/// Runs the spawn commands: `spawn JSON`, `spawn-all MAX JSON-ARRAY`, `bomb` (spawns itself
+/// until the host refuses), `fanout N` (every child spawns N more, in parallel).
+fn spawning(input: &str) -> Option<String> {
+    if let Some(spec) = input.strip_prefix("spawn ") {
+        let spec: Value = serde_json::from_str(spec).unwrap_or_default();
+        return Some(match child(&spec).run() {
+            Ok(result) => describe(&result),
+            Err(e) => format!("spawn failed: {e}"),
+        });
+    }
+    if let Some(rest) = input.strip_prefix("spawn-all ") {
+        let (max, specs) = rest.split_once(' ').unwrap_or(("0", "[]"));
+        let specs: Vec<Value> = serde_json::from_str(specs).unwrap_or_default();
+        let children: Vec<Spawn> = specs.iter().map(child).collect();
+        let max = max.parse::<u32>().ok().filter(|m| *m > 0);
+        let results = spawn_all(&children, max);
+        return Some(
+            results
+                .iter()
+                .enumerate()
+                .map(|(i, r)| match r {
+                    Ok(result) => format!("[{i}] {}", describe(result)),
+                    Err(e) => format!("[{i}] spawn failed: {e}\n"),
+                })
+                .collect(),
+        );
+    }
+    if input == "bomb" {
+        return Some(match Spawn::same("bomb").run() {
+            Ok(result) => format!(
+                "depth {}: {}",
+                context::get_context_depth(),
+                describe(&result)
+            ),
+            Err(e) => format!("depth {}: spawn failed: {e}", context::get_context_depth()),
+        });
+    }
+    if let Some(n) = input
+        .strip_prefix("fanout ")
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        // Refusals of this context's spawns plus those its children reported.
+        let children = vec![Spawn::same(format!("fanout {n}")); n];
+        let refused: usize = spawn_all(&children, None)
+            .iter()
+            .map(|r| match r {
+                Err(_) => 1,
+                Ok(result) => result
+                    .response
+                    .strip_prefix("fanout: ")
+                    .and_then(|rest| rest.split(' ').next())
+                    .and_then(|k| k.parse().ok())
+                    .unwrap_or(0),
+            })
+            .sum();
+        return Some(format!("fanout: {refused} refused"));
+    }
+    None
+}
 
 fn recurse(depth: u64) -> u64 {
     if black_box(depth) == u64::MAX {
@@ -40,6 +147,9 @@ impl Loop for Misbehave {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
+        if let Some(out) = spawning(&input) {
+            return Ok(out);
+        }
         match input.as_str() {
             "trap" => panic!("deliberate failure in run-prompt"),
             "spin" => loop {
@@ -74,6 +184,29 @@ impl Loop for Misbehave {
                 ui::request_confirmation("go on?")
             )),
             "custom-collides" => Ok(format!("{:?}", custom("read", r#"{"type": "object"}"#))),
+            "tools" => Ok(tools::get_enabled_tools().join(",")),
+            "history" => Ok(format!("{} messages", storage::get_messages().len())),
+            "widen" => Ok(format!(
+                "{:?} {}",
+                tools::enable_tool("bash"),
+                tools::get_enabled_tools().join(",")
+            )),
+            "whoami" => {
+                let me = context::get_current_context();
+                let params = context::get_context_params();
+                Ok(format!(
+                    "id={} depth={} parent={:?} data={:?} provider={:?}",
+                    me.id,
+                    me.depth,
+                    me.parent_id,
+                    params.and_then(|p| p.custom_data),
+                    config::get_user_preferred_provider()
+                ))
+            }
+            other if other.starts_with("result-data ") => {
+                set_result_data(&other["result-data ".len()..]);
+                Ok("data set".to_owned())
+            }
             other => match other
                 .strip_prefix("calls ")
                 .and_then(|n| n.parse::<u32>().ok())
@@ -85,6 +218,14 @@ impl Loop for Misbehave {
                         cancelled += u32::from(wonopcode_guest_sdk::system::is_cancelled());
                     }
                     Ok(cancelled.to_string())
+                }
+                None if other.starts_with("sleep ") => {
+                    let ms = other["sleep ".len()..].parse::<u64>().unwrap_or(0);
+                    system::sleep_ms(ms);
+                    if system::is_cancelled() {
+                        return Err(LoopError::Cancelled);
+                    }
+                    Ok(format!("slept {ms} ms"))
                 }
                 None => match other
                     .strip_prefix("busy ")

@@ -1,7 +1,9 @@
 //! Custom tools a guest registers with the host and runs itself (in-guest dispatch, so the
 //! host never calls back into an instance that is waiting on it).
 
+use crate::ToolCall;
 use crate::bindings::wonopcode::agent_loop::custom_tools::{self, CustomToolDefinition};
+use crate::bindings::wonopcode::agent_loop::ui;
 
 /// A tool implemented by the guest.
 pub struct CustomTool {
@@ -46,5 +48,17 @@ impl CustomTools {
             Some(tool) => (tool.run)(arguments),
             None => Err(format!("no custom tool `{name}`")),
         }
+    }
+
+    /// Runs a call of one of these tools and shows it as a tool call (`ui.tool-start` and
+    /// `ui.tool-result`), as the host shows its own; returns the output and whether it failed.
+    pub fn run_shown(&self, call: &ToolCall) -> (String, bool) {
+        ui::tool_start(&call.id, &call.name);
+        let (content, is_error) = match self.dispatch(&call.name, &call.arguments) {
+            Ok(out) => (out, false),
+            Err(e) => (e, true),
+        };
+        ui::tool_result(&call.id, &content, is_error);
+        (content, is_error)
     }
 }

@@ -27,10 +27,16 @@ pub mod bindings {
     });
 }
 
+mod agent;
 mod custom_tools;
 mod doom_loop;
+mod spawn;
 mod turn;
 
+pub use agent::{Agent, DOOM_LOOP_THRESHOLD};
+pub use bindings::wonopcode::agent_loop::context::{
+    ContextModule, ContextParams, ContextResult, ContextStatus,
+};
 pub use bindings::wonopcode::agent_loop::providers::{
     Message, MessageRole, StreamOptions, ToolCall, ToolResult,
 };
@@ -41,6 +47,7 @@ pub use bindings::wonopcode::agent_loop::{
 };
 pub use custom_tools::{CustomTool, CustomTools};
 pub use doom_loop::DoomLoop;
+pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
 pub use turn::{Turn, stream_history, stream_turn};
 
 /// An agent loop. The methods mirror the WIT `agent-loop` export.

@@ -8,7 +8,10 @@ use crate::state::HostState;
 impl Host for HostState {
     // A child context's preferences are what its parent asked for in `context-params`.
     fn get_user_preferred_provider(&mut self) -> wasmtime::Result<Option<String>> {
-        if let Some(p) = self.spawn_params().and_then(|p| p.preferred_provider.clone()) {
+        if let Some(p) = self
+            .spawn_params()
+            .and_then(|p| p.preferred_provider.clone())
+        {
             return Ok(Some(p));
         }
         Ok(match &self.host_config.preferred_provider {

@@ -1,0 +1,129 @@
+//! The standard agentic loop, for guests that do not need their own: stream a turn from the
+//! stored history, store it, stop when the model asks for no tools, otherwise check for a doom
+//! loop, run the calls (the guest's own custom tools in the guest, the rest on the host) and
+//! go again. Tool failures go back to the model (fail-open). The host enforces the iteration
+//! limit, counts usage and shows everything streamed.
+//!
+//! The embedded default loop is exactly `Agent::default().run(input)`; specialists set a few
+//! fields (their custom tools, a round limit of their own).
+
+use crate::bindings::wonopcode::agent_loop::{storage, system, tools, ui};
+use crate::{
+    CustomTools, DoomLoop, LoopError, StreamOptions, ToolResult, execute_on_host, stream_history,
+    tool_message, user_message,
+};
+
+/// Identical consecutive calls that stop the run (seed 001).
+pub const DOOM_LOOP_THRESHOLD: usize = 3;
+
+/// How the loop runs.
+pub struct Agent<'a> {
+    /// The guest's own tools, dispatched in the guest; calls of other tools go to the host.
+    pub custom: Option<&'a CustomTools>,
+    /// Model turns this loop allows itself (the host's `--max-iterations` applies anyway).
+    pub max_rounds: Option<usize>,
+    /// Generation options of every request.
+    pub options: StreamOptions,
+}
+
+impl Default for Agent<'_> {
+    fn default() -> Self {
+        Self {
+            custom: None,
+            max_rounds: None,
+            options: StreamOptions {
+                max_tokens: None,
+                temperature: None,
+                thinking_budget: None,
+            },
+        }
+    }
+}
+
+impl Agent<'_> {
+    /// Runs `input` to the model's answer.
+    pub fn run(&self, input: String) -> Result<String, LoopError> {
+        storage::add_message(&user_message(input));
+        let mut doom = DoomLoop::default();
+        let mut rounds = 0usize;
+        loop {
+            if system::is_cancelled() {
+                return Err(LoopError::Cancelled);
+            }
+            if self.max_rounds.is_some_and(|max| rounds >= max) {
+                return Err(LoopError::Internal(format!(
+                    "no answer after {rounds} rounds of tool use"
+                )));
+            }
+            rounds += 1;
+            storage::compact_if_needed().map_err(LoopError::Internal)?;
+            let enabled = tools::get_enabled_tools();
+            let turn = stream_history(&enabled, &self.options).map_err(LoopError::ProviderError)?;
+            storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
+            if let Some(error) = turn.error {
+                return Err(if system::is_cancelled() {
+                    LoopError::Cancelled
+                } else {
+                    LoopError::ProviderError(error)
+                });
+            }
+            if turn.tool_calls.is_empty() {
+                return Ok(turn.text);
+            }
+            if let Some((name, count)) = doom.observe(&turn.tool_calls, DOOM_LOOP_THRESHOLD) {
+                let reason =
+                    format!("`{name}` was called {count} times in a row with the same arguments");
+                let answers = turn
+                    .tool_calls
+                    .iter()
+                    .map(|c| ToolResult {
+                        call_id: c.id.clone(),
+                        content: format!("not run: {reason}"),
+                        is_error: true,
+                    })
+                    .collect();
+                storage::add_message(&tool_message(answers));
+                ui::show_message(ui::MessageLevel::Error, &format!("doom loop: {reason}"));
+                return Err(LoopError::DoomLoop(reason));
+            }
+            let results = self.execute(&turn.tool_calls);
+            storage::add_message(&tool_message(results));
+            if system::is_cancelled() {
+                return Err(LoopError::Cancelled);
+            }
+        }
+    }
+
+    /// Runs a turn's calls: custom tools here, in call order, the rest on the host in parallel;
+    /// the results come back in the order of the calls.
+    fn execute(&self, calls: &[crate::ToolCall]) -> Vec<ToolResult> {
+        let Some(custom) = self.custom else {
+            return execute_on_host(calls);
+        };
+        let on_host: Vec<crate::ToolCall> = calls
+            .iter()
+            .filter(|c| !custom.contains(&c.name))
+            .cloned()
+            .collect();
+        let mut host_results = execute_on_host(&on_host).into_iter();
+        calls
+            .iter()
+            .map(|call| {
+                if custom.contains(&call.name) {
+                    let (content, is_error) = custom.run_shown(call);
+                    ToolResult {
+                        call_id: call.id.clone(),
+                        content,
+                        is_error,
+                    }
+                } else {
+                    host_results.next().unwrap_or_else(|| ToolResult {
+                        call_id: call.id.clone(),
+                        content: "the host returned no result".to_owned(),
+                        is_error: true,
+                    })
+                }
+            })
+            .collect()
+    }
+}

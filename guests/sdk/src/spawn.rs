@@ -1,0 +1,160 @@
+//! Delegation: spawn child contexts (a specialist guest, the same guest, a file) and read
+//! their results. A child gets its own instance, history and state, and at most the tools of
+//! its parent; the host enforces its limits and rolls its usage up into the parent's.
+
+use crate::bindings::wonopcode::agent_loop::context::{
+    self, ContextModule, ContextParams, ContextResult, ContextStatus,
+};
+use crate::bindings::wonopcode::agent_loop::storage;
+
+/// The state key a child sets to return structured data (seed 000): its value arrives in the
+/// parent as the result's `data`.
+pub const RESULT_DATA_KEY: &str = "__result_data__";
+
+/// A child context to spawn, built up field by field.
+#[derive(Clone)]
+pub struct Spawn(ContextParams);
+
+impl Spawn {
+    fn new(module: ContextModule, task: impl Into<String>) -> Self {
+        Self(ContextParams {
+            module,
+            task: task.into(),
+            allowed_tools: None,
+            denied_tools: None,
+            preferred_provider: None,
+            preferred_model: None,
+            max_iterations: None,
+            max_tokens: None,
+            timeout_ms: None,
+            inherit_messages: false,
+            custom_data: None,
+            system_prompt: None,
+        })
+    }
+
+    /// A module the host's registry knows by `name` (`coder`, `coder.wasm`, `standard`).
+    pub fn named(name: &str, task: impl Into<String>) -> Self {
+        Self::new(ContextModule::Named(name.to_owned()), task)
+    }
+
+    /// A fresh instance of the calling guest.
+    pub fn same(task: impl Into<String>) -> Self {
+        Self::new(ContextModule::Same, task)
+    }
+
+    /// A component file (relative to the workspace).
+    pub fn path(path: &str, task: impl Into<String>) -> Self {
+        Self::new(ContextModule::Path(path.to_owned()), task)
+    }
+
+    /// Only these of the parent's tools.
+    pub fn allow(mut self, tools: &[&str]) -> Self {
+        self.0.allowed_tools = Some(tools.iter().map(|t| (*t).to_owned()).collect());
+        self
+    }
+
+    /// None of these tools.
+    pub fn deny(mut self, tools: &[&str]) -> Self {
+        self.0.denied_tools = Some(tools.iter().map(|t| (*t).to_owned()).collect());
+        self
+    }
+
+    /// The model requests the child may make.
+    pub fn max_iterations(mut self, n: u32) -> Self {
+        self.0.max_iterations = Some(n);
+        self
+    }
+
+    /// Tokens the child and its descendants may spend.
+    pub fn max_tokens(mut self, n: u64) -> Self {
+        self.0.max_tokens = Some(n);
+        self
+    }
+
+    /// Wall time the child may take.
+    pub fn timeout_ms(mut self, ms: u64) -> Self {
+        self.0.timeout_ms = Some(ms);
+        self
+    }
+
+    /// The provider and model the child should prefer.
+    pub fn prefer(mut self, provider: Option<&str>, model: Option<&str>) -> Self {
+        self.0.preferred_provider = provider.map(str::to_owned);
+        self.0.preferred_model = model.map(str::to_owned);
+        self
+    }
+
+    /// Starts the child with a copy of this context's history.
+    pub fn inherit_messages(mut self) -> Self {
+        self.0.inherit_messages = true;
+        self
+    }
+
+    /// JSON the child reads with `context::get_context_params`.
+    pub fn custom_data(mut self, json: impl Into<String>) -> Self {
+        self.0.custom_data = Some(json.into());
+        self
+    }
+
+    /// The child's system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.0.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The WIT parameters.
+    pub fn params(&self) -> &ContextParams {
+        &self.0
+    }
+
+    /// Spawns the child and waits for it. `Err`: it could not start.
+    pub fn run(&self) -> Result<ContextResult, String> {
+        context::spawn(&self.0)
+    }
+}
+
+/// Spawns `children` concurrently (at most `max_concurrent` at once, and never more than the
+/// host allows) and waits for all; results in the order given.
+pub fn spawn_all(
+    children: &[Spawn],
+    max_concurrent: Option<u32>,
+) -> Vec<Result<ContextResult, String>> {
+    let params: Vec<ContextParams> = children.iter().map(|c| c.0.clone()).collect();
+    context::spawn_parallel(&params, max_concurrent)
+}
+
+/// Returns structured data to the parent (as its result's `data`).
+pub fn set_result_data(json: &str) {
+    storage::set_state(RESULT_DATA_KEY, json);
+}
+
+/// The status as one word, and the child's error when it had one.
+pub fn status_text(status: &ContextStatus) -> String {
+    match status {
+        ContextStatus::Completed => "completed".to_owned(),
+        ContextStatus::Cancelled => "cancelled".to_owned(),
+        ContextStatus::MaxIterationsReached => "max_iterations_reached".to_owned(),
+        ContextStatus::TokenLimitReached => "token_limit_reached".to_owned(),
+        ContextStatus::Timeout => "timeout".to_owned(),
+        ContextStatus::Error(e) => format!("error: {e}"),
+    }
+}
+
+/// A child's result as text a model can read: status, answer, data and changed files.
+pub fn describe(result: &ContextResult) -> String {
+    let mut out = format!("status: {}\n", status_text(&result.status));
+    if !result.response.is_empty() {
+        out.push_str(&format!("answer:\n{}\n", result.response));
+    }
+    if let Some(data) = &result.data {
+        out.push_str(&format!("data: {data}\n"));
+    }
+    if !result.modified_files.is_empty() {
+        out.push_str(&format!(
+            "modified files: {}\n",
+            result.modified_files.join(", ")
+        ));
+    }
+    out
+}
