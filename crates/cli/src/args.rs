@@ -94,6 +94,14 @@ pub struct Args {
     #[arg(long)]
     pub no_cache: bool,
 
+    /// Run at most N child contexts of one parallel spawn at once (default 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_parallel: Option<u32>,
+
+    /// Write the run's contexts, turns and tool calls as Chrome trace-event JSON (Perfetto).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
     /// Default timeout of bash commands, in milliseconds.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub bash_timeout_ms: Option<u64>,

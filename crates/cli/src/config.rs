@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use wonopcode_tools::permission::PolicyConfig;
+use wonopcode_wasm_host::ContextLimits;
 
 /// Everything the config file may set.
 #[derive(Debug, Default, Deserialize)]
@@ -22,6 +23,36 @@ pub struct Config {
     pub permissions: PolicyConfig,
     /// Keys guest loops read with `config.get-config` (and `get-user-preferences`).
     pub guest: BTreeMap<String, String>,
+    /// Limits on the contexts guests spawn.
+    pub contexts: ContextsConfig,
+}
+
+/// `contexts:` in the config file; each key defaults to the host's limit.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextsConfig {
+    /// Deepest context (the root is 0; default 100).
+    pub max_depth: Option<usize>,
+    /// Contexts alive at once in a run's tree (default 1,000).
+    pub max_live: Option<usize>,
+    /// Children of one parallel spawn running at once (default 4).
+    pub max_parallel: Option<usize>,
+}
+
+impl ContextsConfig {
+    /// The limits, with `max_parallel` from the command line taking precedence.
+    pub fn limits(&self, max_parallel: Option<u32>) -> ContextLimits {
+        let base = ContextLimits::default();
+        ContextLimits {
+            max_depth: self.max_depth.unwrap_or(base.max_depth),
+            max_live: self.max_live.unwrap_or(base.max_live).max(1),
+            max_parallel: max_parallel
+                .map(|n| n as usize)
+                .or(self.max_parallel)
+                .unwrap_or(base.max_parallel)
+                .max(1),
+        }
+    }
 }
 
 /// The default config path, when the user has a config directory.

@@ -9,6 +9,7 @@ mod loops;
 mod prompter;
 mod render;
 mod session;
+mod trace;
 
 use std::process::ExitCode;
 

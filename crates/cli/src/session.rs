@@ -14,6 +14,7 @@ use wonopcode_agent_loop::{
     RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_providers::{RecordingModel, ReplayProvider};
+use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
 use wonopcode_wasm_host::{GuestPrompter, HostConfig};
@@ -198,7 +199,12 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         Box::new(TerminalRenderer::new(progress.clone()))
     };
     let session_token = CancellationToken::new();
-    let sink = Arc::new(CliSink::new(history, renderer, session_token.clone()));
+    let sink = Arc::new(CliSink::new(
+        history,
+        renderer,
+        session_token.clone(),
+        args.trace.is_some(),
+    ));
     let events = Emitter::new(sink.clone(), wonopcode_agent_loop::ContextPath::root());
 
     let mut loop_config = LoopConfig {
@@ -215,6 +221,10 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     let host_config = HostConfig {
         values: config.guest.clone(),
         prompter: terminal.map(|t| t as Arc<dyn GuestPrompter>),
+        contexts: config.contexts.limits(args.max_parallel),
+        resolver: Some(Arc::new(CatalogResolver::new(SearchPath::standard(
+            &args.loops_dir,
+        )))),
         ..HostConfig::default()
     };
     let (agent, reloader) = loops::agent_loop(choice, args.no_cache, host_config).await?;
@@ -246,11 +256,16 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         sink: &sink,
     };
     session.start().await?;
-    match input {
-        Input::One(prompt) => Ok(session.prompt(Some(&prompt)).await),
-        Input::Resume => Ok(session.prompt(None).await),
-        Input::Repl => session.repl().await,
+    let code = match input {
+        Input::One(prompt) => session.prompt(Some(&prompt)).await,
+        Input::Resume => session.prompt(None).await,
+        Input::Repl => session.repl().await?,
+    };
+    if let Some(path) = &args.trace {
+        sink.write_trace(path)
+            .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
+    Ok(code)
 }
 
 fn spawn_ctrl_c_handler(current_turn: Arc<Mutex<Option<CancellationToken>>>) {

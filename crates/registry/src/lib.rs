@@ -11,8 +11,10 @@ pub mod error;
 pub mod file;
 pub mod metadata;
 pub mod paths;
+pub mod resolver;
 
 pub use catalog::{Catalog, Entry, Location, Shadowed, Source};
 pub use error::RegistryError;
 pub use metadata::{Metadata, MetadataCache, Status};
 pub use paths::{SearchDir, SearchPath};
+pub use resolver::CatalogResolver;

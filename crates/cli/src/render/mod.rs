@@ -3,6 +3,7 @@
 
 mod jsonl;
 mod terminal;
+mod tree;
 
 use std::sync::Mutex;
 
@@ -13,6 +14,7 @@ pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;
 
 use crate::history::History;
+use crate::trace::TraceRecorder;
 
 /// Shows events to someone.
 pub trait Renderer: Send {
@@ -24,6 +26,7 @@ struct State {
     history: Option<History>,
     renderer: Box<dyn Renderer>,
     failure: Option<String>,
+    trace: Option<TraceRecorder>,
 }
 
 /// The CLI's event sink. Synchronous, so a message is on disk before the loop goes on; a
@@ -39,14 +42,27 @@ impl CliSink {
         history: Option<History>,
         renderer: Box<dyn Renderer>,
         abort: CancellationToken,
+        trace: bool,
     ) -> Self {
         Self {
             state: Mutex::new(State {
                 history,
                 renderer,
                 failure: None,
+                trace: trace.then(TraceRecorder::default),
             }),
             abort,
+        }
+    }
+
+    /// Writes the trace recorded so far (`--trace`) to `path`.
+    pub fn write_trace(&self, path: &std::path::Path) -> std::io::Result<()> {
+        match self.state.lock() {
+            Ok(state) => match &state.trace {
+                Some(trace) => trace.write(path),
+                None => Ok(()),
+            },
+            Err(_) => Err(std::io::Error::other("the event sink failed")),
         }
     }
 
@@ -61,7 +77,9 @@ impl EventSink for CliSink {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
+        // The history file is the root context's; children keep theirs in their own stores.
         if state.failure.is_none()
+            && event.context.depth() == 0
             && let Some(history) = &mut state.history
         {
             let written = match &event.kind {
@@ -73,6 +91,9 @@ impl EventSink for CliSink {
                 state.failure = Some(format!("{e:#}"));
                 self.abort.cancel();
             }
+        }
+        if let Some(trace) = &mut state.trace {
+            trace.record(&event);
         }
         state.renderer.render(&event);
     }

@@ -1,6 +1,8 @@
 //! The human renderer: streamed answer text on stdout; reasoning (dimmed), tool calls (a
-//! spinner while they run, one line after), todo lists and usage on stderr. Colors follow
-//! `NO_COLOR` and whether the stream is a terminal.
+//! spinner while they run, one line after), todo lists and usage on stderr. Sub-contexts are
+//! shown on stderr, indented by depth and labelled with their module: when they start and
+//! end, their tool calls and their answers; after a turn that spawned any, a summary tree.
+//! Colors follow `NO_COLOR` and whether the stream is a terminal.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -9,9 +11,13 @@ use std::time::Duration;
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem};
-use wonopcode_agent_loop::{Event, EventKind, LoopStatus};
+use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
+use super::tree::{TurnContexts, cost, seconds, tokens};
+
+/// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
+const CHILD_ANSWER_LINES: usize = 4;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum TextKind {
@@ -26,6 +32,8 @@ pub struct TerminalRenderer {
     text_items: HashMap<String, TextKind>,
     stdout_mid_line: bool,
     stderr_mid_line: bool,
+    contexts: TurnContexts,
+    root_module: String,
 }
 
 impl TerminalRenderer {
@@ -37,6 +45,92 @@ impl TerminalRenderer {
             text_items: HashMap::new(),
             stdout_mid_line: false,
             stderr_mid_line: false,
+            contexts: TurnContexts::default(),
+            root_module: String::new(),
+        }
+    }
+
+    /// An event of a sub-context: one indented, labelled line on stderr for what matters.
+    fn render_child(&mut self, event: &Event) {
+        let path = &event.context;
+        let indent = "  ".repeat(path.depth());
+        let label = |module: &str| style(format!("[{path} {module}]")).cyan().to_string();
+        match &event.kind {
+            EventKind::ContextStarted { module, task } => {
+                self.contexts.started(path, module);
+                let task: String = task.lines().next().unwrap_or("").chars().take(80).collect();
+                self.err_line(&format!(
+                    "{indent}{} {} {task}",
+                    style("▸").cyan(),
+                    label(module)
+                ));
+            }
+            EventKind::ContextCompleted {
+                module,
+                status,
+                error,
+                duration_ms,
+                usage,
+                ..
+            } => {
+                self.contexts.ended(path, *status, *duration_ms, *usage);
+                let mark = match status {
+                    ContextStatus::Completed => style("◂").green(),
+                    _ => style("◂").red(),
+                };
+                let why = error
+                    .as_deref()
+                    .map(|e| format!(": {}", e.lines().next().unwrap_or("")))
+                    .unwrap_or_default();
+                let line = format!(
+                    "{indent}{mark} {} {}{why} {}",
+                    label(module),
+                    status.as_str(),
+                    style(format!(
+                        "· {} · {} · {}",
+                        seconds(*duration_ms),
+                        tokens(usage),
+                        cost(usage)
+                    ))
+                    .dim()
+                );
+                self.err_line(&line);
+            }
+            EventKind::ItemCompleted { item } => {
+                let module = self.contexts.module(path).unwrap_or("").to_owned();
+                match &item.details {
+                    ItemDetails::ToolCall(call) => {
+                        let line = tool_line(call);
+                        self.err_line(&format!("{indent}  {} {line}", label(&module)));
+                    }
+                    ItemDetails::AgentMessage { text } => {
+                        let mut lines: Vec<String> = text
+                            .lines()
+                            .filter(|l| !l.trim().is_empty())
+                            .take(CHILD_ANSWER_LINES + 1)
+                            .map(|l| format!("{indent}  {} {}", label(&module), style(l).dim()))
+                            .collect();
+                        if lines.len() > CHILD_ANSWER_LINES {
+                            lines.truncate(CHILD_ANSWER_LINES);
+                            lines.push(format!(
+                                "{indent}  {} {}",
+                                label(&module),
+                                style("…").dim()
+                            ));
+                        }
+                        for line in lines {
+                            self.err_line(&line);
+                        }
+                    }
+                    ItemDetails::Error { message } => self.err_line(&format!(
+                        "{indent}  {} {} {message}",
+                        label(&module),
+                        style("!").red().bold()
+                    )),
+                    ItemDetails::Reasoning { .. } | ItemDetails::TodoList { .. } => {}
+                }
+            }
+            _ => {}
         }
     }
 
@@ -91,39 +185,44 @@ impl TerminalRenderer {
             bar.finish_and_clear();
             self.progress.remove(&bar);
         }
-        let took = item
-            .duration_ms
-            .map(|ms| format!(" · {ms} ms"))
-            .unwrap_or_default();
-        let line = match item.status {
-            ItemStatus::Completed => format!(
-                "{} {}{}",
-                style("✓").green(),
-                summary(item),
-                style(took).dim()
-            ),
-            ItemStatus::Declined => format!(
-                "{} {} {}",
-                style("⊘").yellow(),
-                summary(item),
-                style("(not run)").dim()
-            ),
-            _ => {
-                let first = item
-                    .output
-                    .as_deref()
-                    .and_then(|o| o.lines().next())
-                    .unwrap_or("");
-                format!(
-                    "{} {}{} {}",
-                    style("✗").red(),
-                    summary(item),
-                    style(took).dim(),
-                    style(first).red()
-                )
-            }
-        };
+        let line = tool_line(item);
         self.err_line(&line);
+    }
+}
+
+/// The line of a finished tool call: a mark, the call, its time or its first error line.
+fn tool_line(item: &ToolCallItem) -> String {
+    let took = item
+        .duration_ms
+        .map(|ms| format!(" · {ms} ms"))
+        .unwrap_or_default();
+    match item.status {
+        ItemStatus::Completed => format!(
+            "{} {}{}",
+            style("✓").green(),
+            summary(item),
+            style(took).dim()
+        ),
+        ItemStatus::Declined => format!(
+            "{} {} {}",
+            style("⊘").yellow(),
+            summary(item),
+            style("(not run)").dim()
+        ),
+        _ => {
+            let first = item
+                .output
+                .as_deref()
+                .and_then(|o| o.lines().next())
+                .unwrap_or("");
+            format!(
+                "{} {}{} {}",
+                style("✗").red(),
+                summary(item),
+                style(took).dim(),
+                style(first).red()
+            )
+        }
     }
 }
 
@@ -144,6 +243,10 @@ fn summary(item: &ToolCallItem) -> String {
 
 impl Renderer for TerminalRenderer {
     fn render(&mut self, event: &Event) {
+        if event.context.depth() > 0 {
+            self.render_child(event);
+            return;
+        }
         match &event.kind {
             EventKind::ItemStarted { item } => match &item.details {
                 ItemDetails::AgentMessage { .. } => {
@@ -229,18 +332,24 @@ impl Renderer for TerminalRenderer {
                     .dim()
                     .to_string(),
                 );
+                for line in self.contexts.summary(&self.root_module, *status, usage) {
+                    self.err_line(&style(line).dim().to_string());
+                }
             }
             EventKind::LoopReloaded {
                 loop_name, module, ..
             } => {
+                self.root_module.clone_from(loop_name);
                 self.err_line(
                     &style(format!("· reloaded loop `{loop_name}` from {module}"))
                         .dim()
                         .to_string(),
                 );
             }
-            EventKind::SessionStarted { .. }
-            | EventKind::TurnStarted
+            EventKind::SessionStarted { loop_name, .. } => self.root_module.clone_from(loop_name),
+            EventKind::TurnStarted => self.contexts.begin(),
+            EventKind::ContextStarted { .. }
+            | EventKind::ContextCompleted { .. }
             | EventKind::MessageCreated { .. } => {}
         }
     }

@@ -1,0 +1,76 @@
+//! Names in `context-module::named` resolved through the catalog, so a guest spawns
+//! `named("coder")` (or `named("coder.wasm")`, as seed 000's example writes it) from the
+//! same registry files and directories `--agent-loop-name` uses. The catalog is discovered
+//! on the first spawn by name, so a run that spawns nothing by name never reads the registry.
+
+use std::sync::OnceLock;
+
+use wonopcode_wasm_host::{ModuleResolver, ResolvedModule};
+
+use crate::catalog::{Catalog, Location};
+use crate::paths::SearchPath;
+
+/// A resolver over the catalog of a search path, discovered on first use.
+pub struct CatalogResolver {
+    search: SearchPath,
+    catalog: OnceLock<Catalog>,
+}
+
+impl CatalogResolver {
+    /// A resolver over `search`.
+    pub fn new(search: SearchPath) -> Self {
+        Self {
+            search,
+            catalog: OnceLock::new(),
+        }
+    }
+}
+
+impl ModuleResolver for CatalogResolver {
+    fn resolve(&self, name: &str) -> Result<ResolvedModule, String> {
+        let catalog = self.catalog.get_or_init(|| {
+            let catalog = Catalog::discover(&self.search);
+            for warning in &catalog.warnings {
+                tracing::warn!("{warning}");
+            }
+            catalog
+        });
+        resolve(catalog, name)
+    }
+}
+
+/// `name`, else `name` without its `.wasm`.
+fn resolve(catalog: &Catalog, name: &str) -> Result<ResolvedModule, String> {
+    let entry = catalog
+        .find(name)
+        .or_else(|e| match name.strip_suffix(".wasm") {
+            Some(stem) => catalog.find(stem),
+            None => Err(e),
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(match &entry.location {
+        Location::Native => ResolvedModule::Standard,
+        Location::Embedded => ResolvedModule::EmbeddedDefault,
+        Location::File(path) => ResolvedModule::File(path.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_with_or_without_their_extension() {
+        let catalog = Catalog {
+            entries: Catalog::builtins(),
+            ..Catalog::default()
+        };
+        assert_eq!(resolve(&catalog, "standard"), Ok(ResolvedModule::Standard));
+        assert_eq!(
+            resolve(&catalog, "default.wasm"),
+            Ok(ResolvedModule::EmbeddedDefault)
+        );
+        let unknown = resolve(&catalog, "standrd").unwrap_err();
+        assert!(unknown.contains("standard"), "{unknown}");
+    }
+}
