@@ -86,6 +86,13 @@ pub(crate) struct CustomTool {
     pub parameters: serde_json::Value,
 }
 
+/// A tool call a guest announced with `ui.tool-start`, until its `ui.tool-result`.
+pub(crate) struct ShownCall {
+    pub item_id: String,
+    pub name: String,
+    pub started: std::time::Instant,
+}
+
 /// Everything a guest's store holds.
 pub struct HostState {
     pub(crate) table: ResourceTable,
@@ -108,7 +115,8 @@ pub struct HostState {
     pub(crate) streams: HashMap<u64, OpenStream>,
     pub(crate) next_stream: u64,
     pub(crate) run: RunCounters,
-    pub(crate) ui_items: HashMap<String, String>,
+    /// Tool calls the guest shows itself (`ui.tool-start`), by call id.
+    pub(crate) ui_items: HashMap<String, ShownCall>,
     /// Epoch ticks of guest computation since its last call into the host (reset by the
     /// linker's getter on every host call).
     pub(crate) compute_ticks: u64,

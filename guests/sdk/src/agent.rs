@@ -22,6 +22,9 @@ pub struct Agent<'a> {
     pub custom: Option<&'a CustomTools>,
     /// Model turns this loop allows itself (the host's `--max-iterations` applies anyway).
     pub max_rounds: Option<usize>,
+    /// The enabled tools offered to the model, when not all of them: an orchestrator keeps
+    /// `write` enabled for the children it spawns without offering it to its own model.
+    pub offered: Option<&'a [&'a str]>,
     /// Generation options of every request.
     pub options: StreamOptions,
 }
@@ -31,6 +34,7 @@ impl Default for Agent<'_> {
         Self {
             custom: None,
             max_rounds: None,
+            offered: None,
             options: StreamOptions {
                 max_tokens: None,
                 temperature: None,
@@ -57,7 +61,10 @@ impl Agent<'_> {
             }
             rounds += 1;
             storage::compact_if_needed().map_err(LoopError::Internal)?;
-            let enabled = tools::get_enabled_tools();
+            let mut enabled = tools::get_enabled_tools();
+            if let Some(offered) = self.offered {
+                enabled.retain(|t| offered.contains(&t.as_str()));
+            }
             let turn = stream_history(&enabled, &self.options).map_err(LoopError::ProviderError)?;
             storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
             if let Some(error) = turn.error {

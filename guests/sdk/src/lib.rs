@@ -30,6 +30,7 @@ pub mod bindings {
 mod agent;
 mod custom_tools;
 mod doom_loop;
+mod json_answer;
 mod spawn;
 mod turn;
 
@@ -47,6 +48,7 @@ pub use bindings::wonopcode::agent_loop::{
 };
 pub use custom_tools::{CustomTool, CustomTools};
 pub use doom_loop::DoomLoop;
+pub use json_answer::{json_object, run_for_json};
 pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
 pub use turn::{Turn, stream_history, stream_turn};
 
@@ -153,6 +155,17 @@ pub fn execute_on_host(calls: &[ToolCall]) -> Vec<ToolResult> {
             is_error: !r.success,
         })
         .collect()
+}
+
+/// Narrows this context's enabled tools to those of `names` it has: a specialist keeps to
+/// its trade (a reviewer never writes) whatever its parent allowed it.
+pub fn keep_only_tools(names: &[&str]) -> Result<Vec<String>, String> {
+    let kept: Vec<String> = tools::get_enabled_tools()
+        .into_iter()
+        .filter(|t| names.contains(&t.as_str()))
+        .collect();
+    tools::set_enabled_tools(&kept)?;
+    Ok(kept)
 }
 
 /// A user message with `text`.

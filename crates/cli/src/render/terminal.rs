@@ -19,6 +19,9 @@ use super::tree::{TurnContexts, cost, seconds, tokens};
 /// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
 const CHILD_ANSWER_LINES: usize = 4;
 
+/// Characters of each of those lines shown.
+const CHILD_LINE_CHARS: usize = 160;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum TextKind {
     Answer,
@@ -71,7 +74,7 @@ impl TerminalRenderer {
                 error,
                 duration_ms,
                 usage,
-                ..
+                modified_files,
             } => {
                 self.contexts.ended(path, *status, *duration_ms, *usage);
                 let mark = match status {
@@ -87,10 +90,15 @@ impl TerminalRenderer {
                     label(module),
                     status.as_str(),
                     style(format!(
-                        "· {} · {} · {}",
+                        "· {} · {} · {}{}",
                         seconds(*duration_ms),
                         tokens(usage),
-                        cost(usage)
+                        cost(usage),
+                        if modified_files.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" · changed {}", modified_files.join(", "))
+                        }
                     ))
                     .dim()
                 );
@@ -108,7 +116,10 @@ impl TerminalRenderer {
                             .lines()
                             .filter(|l| !l.trim().is_empty())
                             .take(CHILD_ANSWER_LINES + 1)
-                            .map(|l| format!("{indent}  {} {}", label(&module), style(l).dim()))
+                            .map(|l| {
+                                let l: String = l.chars().take(CHILD_LINE_CHARS).collect();
+                                format!("{indent}  {} {}", label(&module), style(l).dim())
+                            })
                             .collect();
                         if lines.len() > CHILD_ANSWER_LINES {
                             lines.truncate(CHILD_ANSWER_LINES);

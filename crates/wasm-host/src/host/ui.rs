@@ -3,11 +3,13 @@
 //! are shown by the host itself; these calls are for anything else the guest wants to show.)
 //! Questions go to the embedder's `GuestPrompter`, and give up when the run is cancelled.
 
+use std::time::Instant;
+
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
 use wonopcode_agent_loop::{Emitter, EventKind, event::Item};
 
 use crate::bindings::ui::{Host, MessageLevel};
-use crate::state::HostState;
+use crate::state::{HostState, ShownCall};
 
 /// Shows `text` as one whole item (started, one delta, completed), as a stream would.
 pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetails, text: String) {
@@ -55,7 +57,7 @@ impl Host for HostState {
         let id = events.next_item_id();
         let item = ToolCallItem {
             call_id: call_id.clone(),
-            name: tool_name,
+            name: tool_name.clone(),
             arguments: String::new(),
             status: ItemStatus::InProgress,
             output: None,
@@ -69,7 +71,14 @@ impl Host for HostState {
                 details: ItemDetails::ToolCall(item),
             },
         });
-        self.ui_items.insert(call_id, id);
+        self.ui_items.insert(
+            call_id,
+            ShownCall {
+                item_id: id,
+                name: tool_name,
+                started: Instant::now(),
+            },
+        );
         Ok(())
     }
 
@@ -81,10 +90,17 @@ impl Host for HostState {
     ) -> wasmtime::Result<()> {
         let known = self.ui_items.remove(&call_id);
         let events = &self.env()?.events;
-        let id = known.unwrap_or_else(|| events.next_item_id());
+        let (id, name, duration_ms) = match known {
+            Some(shown) => (
+                shown.item_id,
+                shown.name,
+                Some(u64::try_from(shown.started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            ),
+            None => (events.next_item_id(), String::new(), None),
+        };
         let item = ToolCallItem {
             call_id,
-            name: String::new(),
+            name,
             arguments: String::new(),
             status: if is_error {
                 ItemStatus::Failed
@@ -92,7 +108,7 @@ impl Host for HostState {
                 ItemStatus::Completed
             },
             output: Some(result),
-            duration_ms: None,
+            duration_ms,
             command: None,
             file_change: None,
         };

@@ -1,0 +1,29 @@
+//! A researcher specialist: answers questions about the workspace with read-only tools
+//! (`read`, `glob`, `grep`, `list`). It cannot change a file even when its parent would let it.
+
+use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, keep_only_tools};
+
+/// Read-only tools.
+const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
+
+/// Model turns a question may take.
+const MAX_ROUNDS: usize = 20;
+
+struct Researcher;
+
+impl Loop for Researcher {
+    fn name() -> String {
+        "researcher".to_owned()
+    }
+
+    fn run_prompt(input: String) -> Result<String, LoopError> {
+        keep_only_tools(TOOLS).map_err(LoopError::Internal)?;
+        Agent {
+            max_rounds: Some(MAX_ROUNDS),
+            ..Agent::default()
+        }
+        .run(input)
+    }
+}
+
+export_loop!(Researcher);
