@@ -11,6 +11,8 @@ const START: &str = "<!-- schema:start -->\n```json\n";
 const END: &str = "```\n<!-- schema:end -->";
 const SEQ_START: &str = "<!-- sequence:start -->\n```text\n";
 const SEQ_END: &str = "```\n<!-- sequence:end -->";
+const CHILD_SEQ_START: &str = "<!-- child-sequence:start -->\n```text\n";
+const CHILD_SEQ_END: &str = "```\n<!-- child-sequence:end -->";
 
 fn doc() -> String {
     std::fs::read_to_string(repo_root().join("docs/events.md")).unwrap()
@@ -38,18 +40,27 @@ pub fn documented_schema() -> Value {
     serde_json::from_str(between(&doc(), START, END)).unwrap()
 }
 
-/// The documented grammar of a run's event types, as a regex over the space-joined types.
+/// The documented grammar of the root context's event types, as a regex over the
+/// space-joined types.
 pub fn documented_sequence() -> regex::Regex {
-    let grammar: String = between(&doc(), SEQ_START, SEQ_END)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join("");
-    // In the grammar, `a.b` names an event type, each followed by one space in the input.
+    grammar(SEQ_START, SEQ_END)
+}
+
+/// The documented grammar of one sub-context's event types.
+pub fn documented_child_sequence() -> regex::Regex {
+    grammar(CHILD_SEQ_START, CHILD_SEQ_END)
+}
+
+fn grammar(start: &str, end: &str) -> regex::Regex {
+    // In the grammar, `a.b` names an event type, each followed by one space in the input;
+    // whitespace only separates.
+    let text = doc();
     let pattern = regex::Regex::new(r"[a-z_]+\.[a-z_]+")
         .unwrap()
-        .replace_all(&grammar, |c: &regex::Captures| {
-            format!("(?:{} )", regex::escape(&c[0]))
+        .replace_all(between(&text, start, end), |c: &regex::Captures| {
+            format!(r"(?:{}\x20)", regex::escape(&c[0]))
         });
+    let pattern: String = pattern.split_whitespace().collect();
     regex::Regex::new(&format!("^(?:{pattern})$")).unwrap()
 }
 

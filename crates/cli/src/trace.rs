@@ -58,7 +58,6 @@ impl TraceRecorder {
         self.tracks.insert(context.clone(), tid);
         let module = module.unwrap_or(&self.root_module);
         self.events.push(json!({"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": format!("{context} {module}")}}));
-        self.events.push(json!({"ph": "M", "pid": 1, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}));
         tid
     }
 
@@ -159,9 +158,27 @@ impl TraceRecorder {
         }
     }
 
-    /// Writes the trace (spans still open are left out).
+    /// Writes the trace (spans still open are left out), the tracks in path order (`0`,
+    /// `0.1`, `0.1.1`, `0.2`, …) whatever order concurrent children started in.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let doc = json!({"traceEvents": self.events, "displayTimeUnit": "ms"});
+        let mut order: Vec<(Vec<u64>, u64)> = self
+            .tracks
+            .iter()
+            .map(|(context, tid)| {
+                let key = context
+                    .as_str()
+                    .split('.')
+                    .map(|n| n.parse().unwrap_or(0))
+                    .collect();
+                (key, *tid)
+            })
+            .collect();
+        order.sort();
+        let mut events = self.events.clone();
+        for (index, (_, tid)) in order.iter().enumerate() {
+            events.push(json!({"ph": "M", "pid": 1, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": index}}));
+        }
+        let doc = json!({"traceEvents": events, "displayTimeUnit": "ms"});
         let text = serde_json::to_string(&doc).map_err(std::io::Error::other)?;
         std::fs::write(path, text)
     }
