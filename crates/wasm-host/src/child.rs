@@ -335,12 +335,14 @@ fn classify(
     budgets: &[Arc<TokenBudget>],
     cancel: &CancellationToken,
 ) -> (ContextStatus, String, Option<String>) {
+    // A cancelled context is reported cancelled even when its guest went on to return: the
+    // cascade is what the parent needs to see.
     let status = match result.status {
+        _ if cancel.is_cancelled() => ContextStatus::Cancelled,
         LoopStatus::Complete => ContextStatus::Completed,
         _ if budgets.iter().any(|b| b.exhausted()) => ContextStatus::TokenLimitReached,
         LoopStatus::MaxIterations => ContextStatus::MaxIterationsReached,
         LoopStatus::Cancelled => ContextStatus::Cancelled,
-        _ if cancel.is_cancelled() => ContextStatus::Cancelled,
         LoopStatus::Error | LoopStatus::Suspended => ContextStatus::Error,
     };
     let error = (status != ContextStatus::Completed).then(|| {

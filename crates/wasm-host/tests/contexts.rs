@@ -403,3 +403,111 @@ async fn iteration_and_token_limits_end_the_child() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_depth_100_chain_completes_and_depth_101_is_refused() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = no_model();
+    let (answer, _) = world.run(&agent, "bomb").await;
+    let answer = answer.unwrap();
+    let deepest = format!("0{}", ".1".repeat(101));
+    assert!(
+        answer.contains(&format!(
+            "depth 100: spawn failed: context {deepest} would be at depth 101, past the limit of 100"
+        )),
+        "{}",
+        &answer[..answer.len().min(400)]
+    );
+    let done = completed(&world);
+    assert_eq!(done.len(), 100);
+    assert!(done.iter().all(|c| c.1 == ContextStatus::Completed));
+}
+
+#[tokio::test]
+async fn a_guest_spawning_in_a_loop_frees_each_place_it_takes() {
+    let config = HostConfig {
+        contexts: ContextLimits {
+            max_live: 2,
+            ..ContextLimits::default()
+        },
+        ..HostConfig::default()
+    };
+    let agent = load_with(guests::MISBEHAVE, config).await.unwrap();
+    let mut world = no_model();
+    let (answer, _) = world.run(&agent, "spawn-seq 50").await;
+    assert_eq!(answer.unwrap(), "50 children completed");
+    // With the one place taken, a second level is refused with the cap's reason.
+    let (answer, _) = world.run(&agent, "nest 2 echo").await;
+    assert!(
+        answer
+            .unwrap()
+            .contains("spawn failed: the limit of 2 live contexts in this run is reached")
+    );
+}
+
+#[tokio::test]
+async fn a_child_that_exhausts_its_memory_ends_with_an_error() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = no_model();
+    let (answer, _) = world.run(&agent, &spawn(json!({"task": "alloc"}))).await;
+    let answer = answer.unwrap();
+    assert!(
+        answer.contains("status: error") && answer.contains("memory limit"),
+        "{answer}"
+    );
+    let (answer, _) = world.run(&agent, "after").await;
+    assert_eq!(answer.unwrap(), "echo: after");
+}
+
+#[tokio::test]
+async fn a_child_cannot_run_a_tool_its_parent_did_not_give_it() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = no_model();
+    let run_bash = r#"run-tool bash {"command": "echo leaked > leak.txt"}"#;
+    let (answer, _) = world
+        .run(&agent, &spawn(json!({"task": run_bash, "allow": ["read"]})))
+        .await;
+    let answer = answer.unwrap();
+    assert!(answer.contains("success=false"), "{answer}");
+    assert!(!world.workspace().join("leak.txt").exists());
+    // Not after `enable-tool` either.
+    let widen_then_run = spawn(json!({"task": "widen", "allow": ["read"]}));
+    let (answer, _) = world.run(&agent, &widen_then_run).await;
+    assert!(answer.unwrap().contains("Err("));
+    let (answer, _) = world
+        .run(&agent, &spawn(json!({"task": run_bash, "deny": ["bash"]})))
+        .await;
+    assert!(answer.unwrap().contains("success=false"));
+    assert!(!world.workspace().join("leak.txt").exists());
+}
+
+#[tokio::test]
+async fn cancelling_the_root_cancels_every_descendant() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = no_model();
+    let cancel = world.cancel.clone();
+    let cancelled_at = Arc::new(std::sync::Mutex::new(None));
+    let at = cancelled_at.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        *at.lock().unwrap() = Some(std::time::Instant::now());
+        cancel.cancel();
+    });
+    let (answer, _) = world.run(&agent, "nest 3 sleep 30000").await;
+    let waited = cancelled_at.lock().unwrap().unwrap().elapsed();
+    assert!(answer.unwrap().contains("status: cancelled"));
+    let statuses: Vec<(String, ContextStatus)> =
+        completed(&world).into_iter().map(|c| (c.0, c.1)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("0.1.1.1".to_owned(), ContextStatus::Cancelled),
+            ("0.1.1".to_owned(), ContextStatus::Cancelled),
+            ("0.1".to_owned(), ContextStatus::Cancelled),
+        ]
+    );
+    // Not a speed target (that is the benchmark's job): the cascade must not wait on the
+    // 30 s sleep.
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    eprintln!("the root's run returned {waited:?} after the cancel");
+}

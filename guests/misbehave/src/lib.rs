@@ -83,6 +83,37 @@ fn spawning(input: &str) -> Option<String> {
                 .collect(),
         );
     }
+    if let Some(n) = input
+        .strip_prefix("spawn-seq ")
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        // N children one after another, each echoing: a guest spawning in a loop.
+        let mut completed = 0u32;
+        for i in 0..n {
+            match Spawn::same(format!("child {i}")).run() {
+                Ok(_) => completed += 1,
+                Err(e) => return Some(format!("spawn {i} failed: {e}")),
+            }
+        }
+        return Some(format!("{completed} children completed"));
+    }
+    if let Some(rest) = input.strip_prefix("nest ") {
+        // `nest K TASK`: a chain K children deep whose last child runs TASK.
+        let (k, task) = rest.split_once(' ').unwrap_or((rest, ""));
+        let k = k.parse::<u32>().unwrap_or(0);
+        if k == 0 {
+            return None;
+        }
+        let inner = if k == 1 {
+            task.to_owned()
+        } else {
+            format!("nest {} {task}", k - 1)
+        };
+        return Some(match Spawn::same(inner).run() {
+            Ok(result) => describe(&result),
+            Err(e) => format!("spawn failed: {e}"),
+        });
+    }
     if input == "bomb" {
         return Some(match Spawn::same("bomb").run() {
             Ok(result) => format!(
@@ -185,6 +216,12 @@ impl Loop for Misbehave {
             )),
             "custom-collides" => Ok(format!("{:?}", custom("read", r#"{"type": "object"}"#))),
             "tools" => Ok(tools::get_enabled_tools().join(",")),
+            other if other.starts_with("run-tool ") => {
+                let (name, arguments) = other["run-tool ".len()..]
+                    .split_once(' ')
+                    .unwrap_or(("", "{}"));
+                Ok(run_tool(name, arguments))
+            }
             "history" => Ok(format!("{} messages", storage::get_messages().len())),
             "widen" => Ok(format!(
                 "{:?} {}",
