@@ -5,8 +5,12 @@
 //! `inherit-messages`), provider/model preference, enabled tools, custom tools, key/value
 //! state. Every limit ends the child with a status; the parent always gets a result.
 //!
-//! Each child runs on its own tokio task, in its own store, so a child never re-enters its
-//! parent's instance and a parallel batch really runs concurrently.
+//! Each child runs in its own store and instance, as a future the parent's host call awaits:
+//! the child's guest runs on a fiber of its own, nested in the parent's, so a child never
+//! re-enters its parent's instance. A parallel batch's children are polled together by the
+//! parent's task: concurrent (their model streams and tools, which do the waiting, run on
+//! tasks of their own), not spread over cores. Dropping the future (a timeout, the parent's
+//! cancellation) drops the child's store.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -103,15 +107,6 @@ impl ChildLoop {
     }
 }
 
-/// Aborts a child's task when the parent stops waiting (its own timeout, a trap, a cancel).
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// Runs one child to its end; with the result comes its whole usage (descendants included),
 /// which the parent adds to its own. `Err` only when it could not start (depth, live
 /// contexts, an unknown or broken module); every ending after that is a result with a status.
@@ -132,7 +127,7 @@ pub(crate) async fn run_child(
     let budget = TokenBudget::new(params.max_tokens);
     let mut budgets = parent.frame.budgets.clone();
     budgets.push(budget.clone());
-    let child = Arc::new(load_child(&parent, &path, &params, budgets.clone()).await?);
+    let child = load_child(&parent, &path, &params, budgets.clone()).await?;
     let module = child.agent().name().to_owned();
 
     let provider: SharedModel =
@@ -153,46 +148,34 @@ pub(crate) async fn run_child(
     });
     let started = Instant::now();
 
-    let run = {
-        let (child, events, cancel) = (child.clone(), events.clone(), cancel.clone());
-        let tools = restrict(
-            &parent.tools,
-            params.allowed_tools.as_deref(),
-            params.denied_tools.as_deref(),
-        );
-        let (gate, cwd, session_id) = (
-            parent.gate.clone(),
-            parent.cwd.clone(),
-            parent.session_id.clone(),
-        );
-        let mut messages = if params.inherit_messages {
-            parent.messages.clone()
-        } else {
-            Vec::new()
-        };
-        let task = params.task.clone();
-        let span =
-            tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
-        tokio::spawn(
-            async move {
-                let mut ctx = LoopContext {
-                    cwd: &cwd,
-                    messages: &mut messages,
-                    provider: &provider,
-                    tools: &tools,
-                    permissions: &gate,
-                    config: &config,
-                    cancel: &cancel,
-                    events: &events,
-                    session_id,
-                    stats: Default::default(),
-                };
-                run_turn(child.agent(), &mut ctx, &task).await
-            }
-            .instrument(span),
-        )
+    let tools = restrict(
+        &parent.tools,
+        params.allowed_tools.as_deref(),
+        params.denied_tools.as_deref(),
+    );
+    let mut messages = if params.inherit_messages {
+        parent.messages.clone()
+    } else {
+        Vec::new()
     };
-    let abort = AbortOnDrop(run.abort_handle());
+    let span =
+        tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
+    let run = async {
+        let mut ctx = LoopContext {
+            cwd: &parent.cwd,
+            messages: &mut messages,
+            provider: &provider,
+            tools: &tools,
+            permissions: &parent.gate,
+            config: &config,
+            cancel: &cancel,
+            events: &events,
+            session_id: parent.session_id.clone(),
+            stats: Default::default(),
+        };
+        run_turn(child.agent(), &mut ctx, &params.task).await
+    }
+    .instrument(span);
     let timeout = params.timeout_ms.map(Duration::from_millis);
     let ended = match timeout {
         Some(limit) => tokio::time::timeout(limit, run).await.ok(),
@@ -201,7 +184,6 @@ pub(crate) async fn run_child(
     let (status, response, error) = match ended {
         None => {
             cancel.cancel();
-            drop(abort);
             let ms = params.timeout_ms.unwrap_or(0);
             (
                 ContextStatus::Timeout,
@@ -209,12 +191,7 @@ pub(crate) async fn run_child(
                 Some(format!("did not finish within {ms} ms")),
             )
         }
-        Some(Err(e)) => (
-            ContextStatus::Error,
-            String::new(),
-            Some(format!("the context's task failed: {e}")),
-        ),
-        Some(Ok(result)) => classify(result, &budgets, &cancel),
+        Some(result) => classify(result, &budgets, &cancel),
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let usage = budget.usage();
@@ -279,17 +256,14 @@ async fn load_child(
                     (bytes, file.display().to_string())
                 };
                 let base = &parent.frame.template;
-                let (engine, host_config) = (base.engine.clone(), base.host_config.clone());
-                // On a task of its own: loading calls into the new guest (`get-name`), which
-                // is not done from inside the parent guest's host call.
-                let loaded = tokio::spawn(async move {
-                    load_template(engine, &bytes, &origin, host_config)
-                        .await
-                        .map(|(template, _first_instance)| template)
-                })
+                let (template, _first_instance) = load_template(
+                    base.engine.clone(),
+                    &bytes,
+                    &origin,
+                    base.host_config.clone(),
+                )
                 .await
-                .map_err(|e| format!("loading the module failed: {e}"))?;
-                let template = loaded.map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?;
                 let template = Arc::new(template);
                 tree.keep_template(file, template.clone());
                 template

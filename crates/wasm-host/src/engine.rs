@@ -43,6 +43,9 @@ pub struct WasmEngine {
     pub pooling: bool,
 }
 
+/// Component instances the pooling allocator holds slots for.
+const POOL_COMPONENTS: u32 = 1100;
+
 fn config(limits: &GuestLimits, pooling: bool) -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
@@ -50,11 +53,17 @@ fn config(limits: &GuestLimits, pooling: bool) -> Config {
     config.max_wasm_stack(1 << 20);
     config.async_stack_size(4 << 20);
     if pooling {
+        // Room for a full context tree (1,000 live contexts by default) plus validation and
+        // reload instances; an exhausted pool fails that one instantiation with an error.
         let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(1000);
-        pool.total_core_instances(2000);
-        pool.total_memories(1000);
-        pool.total_tables(2000);
+        // A Rust guest is three core instances (its code, WASI's adapter, the shims) with
+        // up to two memories and a few tables.
+        pool.total_component_instances(POOL_COMPONENTS);
+        pool.total_core_instances(POOL_COMPONENTS * 4);
+        pool.total_memories(POOL_COMPONENTS * 2);
+        pool.total_tables(POOL_COMPONENTS * 4);
+        pool.total_stacks(POOL_COMPONENTS);
+        pool.decommit_batch_size(128);
         pool.max_memory_size(limits.memory_bytes);
         pool.table_elements(limits.table_elements);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));

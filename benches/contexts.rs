@@ -1,0 +1,120 @@
+//! Context stack benchmarks:
+//! - `contexts/spawn_x100`: a guest spawns 100 trivial children one after another (each a
+//!   fresh instance of the same guest that answers at once); time per spawn + run + return
+//!   (goal <= 50 us).
+//! - `contexts/depth_100_chain`: a chain of 100 nested children, the last refused at depth
+//!   101 (goal <= 10 ms).
+//! - Before them, once: the peak resident memory of 1,000 concurrent idle children (goal
+//!   <= 1 GiB), printed, since criterion measures time only.
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use wonopcode_benches::{Nap, registry_with, replay, run_prompt};
+use wonopcode_providers::Transcript;
+use wonopcode_wasm_host::{
+    ContextLimits, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, guest_paths,
+};
+
+/// Resident memory of this process, in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn bench_contexts(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let engine = WasmEngine::new(EngineOptions {
+        cache_dir: None,
+        ..EngineOptions::default()
+    })
+    .expect("engine");
+    let config = HostConfig {
+        // The root and its 1,000 children.
+        contexts: ContextLimits {
+            max_parallel: 1000,
+            max_live: 1001,
+            ..ContextLimits::default()
+        },
+        ..HostConfig::default()
+    };
+    let guest = rt
+        .block_on(WasmAgentLoop::from_file(
+            engine.clone(),
+            Path::new(guest_paths::MISBEHAVE),
+            config,
+        ))
+        .expect("guest loads");
+    let none = Transcript::parse(
+        r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#,
+        "bench",
+    )
+    .expect("transcript");
+    let tools = registry_with(Nap::new("noop", 0));
+
+    // 1,000 children alive at once, each sleeping 2 s in a host call.
+    let idle: Vec<serde_json::Value> = (0..1000)
+        .map(|_| serde_json::json!({"task": "sleep 2000"}))
+        .collect();
+    let prompt = format!("spawn-all 1000 {}", serde_json::Value::from(idle));
+    let before = rss_kib();
+    let peak = Arc::new(AtomicU64::new(before));
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (peak.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(rss_kib(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let started = Instant::now();
+    let answer = rt.block_on(run_prompt(&guest, replay(&none), &tools, &prompt));
+    done.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let completed = answer.matches("status: completed").count();
+    println!(
+        "contexts/idle_1000: {completed} children completed in {:.2} s; resident memory {} MiB before, peak {} MiB (+{} MiB)",
+        started.elapsed().as_secs_f64(),
+        before / 1024,
+        peak.load(Ordering::Relaxed) / 1024,
+        (peak.load(Ordering::Relaxed) - before) / 1024
+    );
+    let failure = answer
+        .lines()
+        .find(|l| l.contains("spawn failed") || l.contains("status: error"));
+    assert_eq!(completed, 1000, "every idle child completes: {failure:?}");
+
+    let mut group = c.benchmark_group("contexts");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(8));
+    group.bench_function("spawn_x100", |b| {
+        b.to_async(&rt)
+            .iter(|| run_prompt(&guest, replay(&none), &tools, "spawn-seq 100"))
+    });
+    group.bench_function("depth_100_chain", |b| {
+        b.to_async(&rt)
+            .iter(|| run_prompt(&guest, replay(&none), &tools, "bomb"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_contexts);
+criterion_main!(benches);
