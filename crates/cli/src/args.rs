@@ -20,6 +20,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
+    /// With --replay, stream each chunk MS milliseconds after the previous one, as a model would.
+    #[arg(long, value_name = "MS", requires = "replay", value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub replay_pace: Option<u64>,
+
     /// Print the event stream as JSON Lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,

@@ -97,7 +97,11 @@ fn model(args: &Args) -> anyhow::Result<SharedModel> {
             "no model provider: pass --replay FILE to answer from a recorded transcript (see examples/)",
         ));
     };
-    let replay: SharedModel = Arc::new(ReplayProvider::from_file(path)?);
+    let mut replay = ReplayProvider::from_file(path)?;
+    if let Some(ms) = args.replay_pace {
+        replay = replay.paced(std::time::Duration::from_millis(ms));
+    }
+    let replay: SharedModel = Arc::new(replay);
     match &args.record {
         Some(out) => Ok(Arc::new(RecordingModel::create(replay, out).with_context(
             || format!("cannot create transcript {}", out.display()),

@@ -18,6 +18,7 @@ pub struct ReplayProvider {
     model: ModelInfo,
     turns: HashMap<(ContextPath, u32), TurnRecord>,
     turns_made: TurnCounter,
+    pace: Option<std::time::Duration>,
 }
 
 impl ReplayProvider {
@@ -38,7 +39,15 @@ impl ReplayProvider {
             model: transcript.model,
             turns,
             turns_made: TurnCounter::default(),
+            pace: None,
         }
+    }
+
+    /// Streams each chunk `pace` after the previous one, as a model would, so a replayed
+    /// run shows streaming, concurrency and timing (`--replay-pace`); the chunks are the same.
+    pub fn paced(mut self, pace: std::time::Duration) -> Self {
+        self.pace = Some(pace).filter(|p| !p.is_zero());
+        self
     }
 }
 
@@ -78,6 +87,49 @@ impl LanguageModel for ReplayProvider {
                 message: error.message.clone(),
             });
         }
-        Ok(Box::pin(futures::stream::iter(record.chunks.clone())))
+        let chunks = futures::stream::iter(record.chunks.clone());
+        Ok(match self.pace {
+            None => Box::pin(chunks),
+            Some(pace) => Box::pin(futures::StreamExt::then(chunks, move |chunk| async move {
+                tokio::time::sleep(pace).await;
+                chunk
+            })),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+    use wonopcode_agent_loop::{Message, RequestOptions, StreamChunk};
+
+    use super::*;
+
+    const TRANSCRIPT: &str = r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}
+{"type":"turn","context":"0","turn":0,"chunks":[{"type":"text_delta","text":"a"},{"type":"text_delta","text":"b"},{"type":"done","stop_reason":"end_turn"}]}"#;
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            context: ContextPath::root(),
+            system: None,
+            messages: vec![Message::user("hi")],
+            tools: Vec::new(),
+            options: RequestOptions::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_paced_replay_streams_the_same_chunks_later() {
+        let transcript = Transcript::parse(TRANSCRIPT, "t").unwrap();
+        let plain = ReplayProvider::new(transcript.clone(), Path::new("t"));
+        let paced = ReplayProvider::new(transcript, Path::new("t"))
+            .paced(std::time::Duration::from_millis(20));
+        let a: Vec<StreamChunk> = plain.stream(request()).await.unwrap().collect().await;
+        let started = std::time::Instant::now();
+        let b: Vec<StreamChunk> = paced.stream(request()).await.unwrap().collect().await;
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 3);
+        // Three chunks, each after a 20 ms pause: never sooner than that.
+        assert!(started.elapsed() >= std::time::Duration::from_millis(60));
     }
 }
