@@ -83,3 +83,22 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_limits_default_and_the_flag_wins_over_the_file() {
+        let config: Config =
+            serde_yaml::from_str("contexts:\n  max_depth: 5\n  max_parallel: 2\n").unwrap();
+        let limits = config.contexts.limits(None);
+        assert_eq!(
+            (limits.max_depth, limits.max_live, limits.max_parallel),
+            (5, 1000, 2)
+        );
+        assert_eq!(config.contexts.limits(Some(8)).max_parallel, 8);
+        let bad = serde_yaml::from_str::<Config>("contexts:\n  max_width: 5\n");
+        assert!(bad.is_err());
+    }
+}
