@@ -36,8 +36,8 @@ use crate::wasm_loop::{WasmAgentLoop, load_template};
 /// The state key whose value a child returns as its result's `data` (seed 000).
 pub(crate) const RESULT_DATA_KEY: &str = "__result_data__";
 
-/// What a parent lends its children: taken from its store before they start, so children
-/// of one `spawn-parallel` call share it.
+/// What a parent lends its children: taken from its store before they start, so the
+/// children of one `spawn-parallel` call share it.
 pub(crate) struct ParentView {
     frame: Arc<Frame>,
     provider: SharedModel,
@@ -111,7 +111,7 @@ impl ChildLoop {
 /// which the parent adds to its own. `Err` only when it could not start (depth, live
 /// contexts, an unknown or broken module); every ending after that is a result with a status.
 pub(crate) async fn run_child(
-    parent: Arc<ParentView>,
+    parent: &ParentView,
     path: ContextPath,
     params: ContextParams,
 ) -> Result<(ContextResult, Usage), String> {
@@ -127,7 +127,7 @@ pub(crate) async fn run_child(
     let budget = TokenBudget::new(params.max_tokens);
     let mut budgets = parent.frame.budgets.clone();
     budgets.push(budget.clone());
-    let child = load_child(&parent, &path, &params, budgets.clone()).await?;
+    let child = load_child(parent, &path, &params, budgets.clone()).await?;
     let module = child.agent().name().to_owned();
 
     let provider: SharedModel =

@@ -63,7 +63,8 @@ fn config(limits: &GuestLimits, pooling: bool) -> Config {
         pool.total_memories(POOL_COMPONENTS * 2);
         pool.total_tables(POOL_COMPONENTS * 4);
         pool.total_stacks(POOL_COMPONENTS);
-        pool.decommit_batch_size(128);
+        // Freed slots are decommitted 32 at a time: one madvise and TLB flush instead of 32.
+        pool.decommit_batch_size(32);
         pool.max_memory_size(limits.memory_bytes);
         pool.table_elements(limits.table_elements);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));

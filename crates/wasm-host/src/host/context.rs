@@ -3,9 +3,8 @@
 //! of a child is in `crate::child`; here the parent's side: paths, the batch's concurrency,
 //! and adding each child's usage to the parent's, so usage rolls up to the root.
 
-use std::sync::Arc;
-
 use tokio::sync::Semaphore;
+use wonopcode_agent_loop::Usage;
 
 use crate::bindings::context::{ContextInfo, ContextParams, ContextResult, Host};
 use crate::child::run_child;
@@ -16,15 +15,10 @@ impl Host for HostState {
         &mut self,
         params: ContextParams,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
-        let parent = Arc::new(self.parent_view(params.inherit_messages)?);
+        let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        Ok(match run_child(parent, path, params).await {
-            Ok((result, usage)) => {
-                self.run.usage.add(&usage);
-                Ok(result)
-            }
-            Err(e) => Err(e),
-        })
+        let outcome = run_child(&parent, path, params).await;
+        Ok(self.roll_up(outcome))
     }
 
     async fn spawn_parallel(
@@ -33,18 +27,18 @@ impl Host for HostState {
         max_concurrent: Option<u32>,
     ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
         let inherit = params.iter().any(|p| p.inherit_messages);
-        let parent = Arc::new(self.parent_view(inherit)?);
+        let parent = self.parent_view(inherit)?;
         let host_limit = parent_limit(self);
         let limit = max_concurrent
             .map_or(host_limit, |n| usize::try_from(n).unwrap_or(usize::MAX))
             .clamp(1, host_limit);
-        let gate = Arc::new(Semaphore::new(limit));
+        let gate = Semaphore::new(limit);
         // Paths are given in input order before anything runs, so a replayed run finds each
         // child's recorded turns under the same path however the children interleave.
         let mut batch = Vec::with_capacity(params.len());
         for p in params {
             let path = self.next_child_path()?;
-            let (parent, gate) = (parent.clone(), gate.clone());
+            let (parent, gate) = (&parent, &gate);
             batch.push(async move {
                 let _permit = gate
                     .acquire()
@@ -53,13 +47,8 @@ impl Host for HostState {
                 run_child(parent, path, p).await
             });
         }
-        let mut results = Vec::with_capacity(batch.len());
-        for outcome in futures::future::join_all(batch).await {
-            results.push(outcome.map(|(result, usage)| {
-                self.run.usage.add(&usage);
-                result
-            }));
-        }
+        let outcomes = futures::future::join_all(batch).await;
+        let results = outcomes.into_iter().map(|o| self.roll_up(o)).collect();
         Ok(results)
     }
 
@@ -81,6 +70,19 @@ impl Host for HostState {
 
     fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
         Ok(self.spawn_params().cloned())
+    }
+}
+
+impl HostState {
+    /// Adds a child's usage (its descendants' included) to this context's run.
+    fn roll_up(
+        &mut self,
+        outcome: Result<(ContextResult, Usage), String>,
+    ) -> Result<ContextResult, String> {
+        outcome.map(|(result, usage)| {
+            self.run.usage.add(&usage);
+            result
+        })
     }
 }
 
