@@ -2,7 +2,7 @@
 //! (and the search tools), through the SDK's standard loop. Whatever its parent allowed, it
 //! uses only these; the files it changes come back to the parent as `modified-files`.
 
-use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, keep_only_tools};
+use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop};
 
 /// The coder's tools.
 const TOOLS: &[&str] = &["read", "edit", "write", "bash", "glob", "grep", "list"];
@@ -18,12 +18,7 @@ impl Loop for Coder {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        keep_only_tools(TOOLS).map_err(LoopError::Internal)?;
-        Agent {
-            max_rounds: Some(MAX_ROUNDS),
-            ..Agent::default()
-        }
-        .run(input)
+        Agent::specialist(TOOLS, MAX_ROUNDS)?.run(input)
     }
 }
 

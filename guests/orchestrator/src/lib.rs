@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use serde_json::Value;
 use wonopcode_guest_sdk::{
     Agent, ContextResult, ContextStatus, CustomTool, CustomTools, Loop, LoopCapabilities,
-    LoopError, Spawn, config, describe, export_loop, spawn_all,
+    LoopError, Spawn, config, describe, export_loop, spawn_all, standard_capabilities,
 };
 
 /// What the orchestrator's own model may call besides its custom tools.
@@ -129,14 +129,9 @@ impl Loop for Orchestrator {
 
     fn capabilities() -> LoopCapabilities {
         LoopCapabilities {
-            streaming: true,
-            extended_thinking: true,
-            parallel_tools: true,
-            tool_observation: true,
-            max_context: 0,
-            auto_compaction: false,
             supports_sub_contexts: true,
             supports_custom_tools: true,
+            ..standard_capabilities()
         }
     }
 

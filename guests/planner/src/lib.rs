@@ -3,9 +3,7 @@
 //! `{"steps": [{"specialist": "coder" | "researcher" | "reviewer", "task": "..."}]}`.
 
 use serde_json::Value;
-use wonopcode_guest_sdk::{
-    Agent, Loop, LoopError, export_loop, keep_only_tools, run_for_json, set_result_data,
-};
+use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, run_for_json, set_result_data};
 
 /// Read-only tools.
 const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
@@ -50,11 +48,7 @@ impl Loop for Planner {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        keep_only_tools(TOOLS).map_err(LoopError::Internal)?;
-        let agent = Agent {
-            max_rounds: Some(MAX_ROUNDS),
-            ..Agent::default()
-        };
+        let agent = Agent::specialist(TOOLS, MAX_ROUNDS)?;
         let (_, plan) = run_for_json(&agent, format!("{input}\n\n{FORMAT}"), check)?;
         let plan = plan.to_string();
         set_result_data(&plan);

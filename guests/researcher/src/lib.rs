@@ -1,7 +1,7 @@
 //! A researcher specialist: answers questions about the workspace with read-only tools
 //! (`read`, `glob`, `grep`, `list`). It cannot change a file even when its parent would let it.
 
-use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, keep_only_tools};
+use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop};
 
 /// Read-only tools.
 const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
@@ -17,12 +17,7 @@ impl Loop for Researcher {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        keep_only_tools(TOOLS).map_err(LoopError::Internal)?;
-        Agent {
-            max_rounds: Some(MAX_ROUNDS),
-            ..Agent::default()
-        }
-        .run(input)
+        Agent::specialist(TOOLS, MAX_ROUNDS)?.run(input)
     }
 }
 

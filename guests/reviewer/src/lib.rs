@@ -3,9 +3,7 @@
 //! Its parent reads the verdict as data instead of parsing prose.
 
 use serde_json::Value;
-use wonopcode_guest_sdk::{
-    Agent, Loop, LoopError, export_loop, keep_only_tools, run_for_json, set_result_data,
-};
+use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, run_for_json, set_result_data};
 
 /// Read-only tools.
 const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
@@ -37,11 +35,7 @@ impl Loop for Reviewer {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        keep_only_tools(TOOLS).map_err(LoopError::Internal)?;
-        let agent = Agent {
-            max_rounds: Some(MAX_ROUNDS),
-            ..Agent::default()
-        };
+        let agent = Agent::specialist(TOOLS, MAX_ROUNDS)?;
         let (answer, verdict) = run_for_json(&agent, format!("{input}\n\n{FORMAT}"), check)?;
         set_result_data(&verdict.to_string());
         Ok(answer)

@@ -45,6 +45,17 @@ impl Default for Agent<'_> {
 }
 
 impl Agent<'_> {
+    /// The loop of a specialist: this context's enabled tools narrowed to those of `tools` it
+    /// has (a reviewer never writes, whatever its parent allowed it), at most `max_rounds`
+    /// model turns.
+    pub fn specialist(tools: &[&str], max_rounds: usize) -> Result<Self, LoopError> {
+        crate::keep_only_tools(tools).map_err(LoopError::Internal)?;
+        Ok(Self {
+            max_rounds: Some(max_rounds),
+            ..Self::default()
+        })
+    }
+
     /// Runs `input` to the model's answer.
     pub fn run(&self, input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));

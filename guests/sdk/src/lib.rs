@@ -77,21 +77,27 @@ pub trait Loop {
 
     /// What the loop supports.
     fn capabilities() -> LoopCapabilities {
-        LoopCapabilities {
-            streaming: true,
-            extended_thinking: true,
-            parallel_tools: true,
-            tool_observation: true,
-            max_context: 0,
-            auto_compaction: false,
-            supports_sub_contexts: false,
-            supports_custom_tools: false,
-        }
+        standard_capabilities()
     }
 
     /// Handles a call of one of this loop's custom tools that the host started.
     fn handle_tool_call(tool_id: String, _arguments: String) -> Result<String, String> {
         Err(format!("this loop has no custom tool `{tool_id}`"))
+    }
+}
+
+/// What a loop built on [`Agent`] supports; loops that spawn or register tools say so on top:
+/// `LoopCapabilities { supports_sub_contexts: true, ..standard_capabilities() }`.
+pub fn standard_capabilities() -> LoopCapabilities {
+    LoopCapabilities {
+        streaming: true,
+        extended_thinking: true,
+        parallel_tools: true,
+        tool_observation: true,
+        max_context: 0,
+        auto_compaction: false,
+        supports_sub_contexts: false,
+        supports_custom_tools: false,
     }
 }
 
