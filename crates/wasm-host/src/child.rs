@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopConfig, LoopContext, LoopResult,
-    LoopStatus, Message, SharedGate, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
+    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopConfig, LoopContext,
+    LoopResult, LoopStatus, Message, SharedGate, SharedModel, StandardLoop, ToolRegistry, Usage,
+    run_turn,
 };
 
 use crate::bindings::context::{
@@ -28,7 +29,7 @@ use crate::bindings::context::{
 };
 use crate::budget::{BudgetedModel, TokenBudget};
 use crate::context_tree::ResolvedModule;
-use crate::file_changes::FileChanges;
+use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::Frame;
 use crate::state::HostState;
 use crate::wasm_loop::{WasmAgentLoop, load_template};
@@ -127,7 +128,20 @@ pub(crate) async fn run_child(
     let budget = TokenBudget::new(params.max_tokens);
     let mut budgets = parent.frame.budgets.clone();
     budgets.push(budget.clone());
-    let child = load_child(parent, &path, &params, budgets.clone()).await?;
+    let files = Arc::new(FileChanges::default());
+    let mut changes = parent.frame.changes.clone();
+    changes.push(files.clone());
+    let root_sink = parent
+        .frame
+        .root_sink
+        .clone()
+        .unwrap_or_else(|| parent.events.sink().clone());
+    let lineage = Lineage {
+        budgets: budgets.clone(),
+        changes: changes.clone(),
+        root_sink: root_sink.clone(),
+    };
+    let child = load_child(parent, &path, &params, lineage).await?;
     let module = child.agent().name().to_owned();
 
     let provider: SharedModel =
@@ -139,8 +153,13 @@ pub(crate) async fn run_child(
     if let Some(prompt) = &params.system_prompt {
         config.system_prompt = Some(prompt.clone());
     }
-    let files = FileChanges::new(parent.events.sink().clone());
-    let events = Emitter::new(files.clone(), path.clone());
+    let events = Emitter::new(
+        Arc::new(ChildSink {
+            root: root_sink,
+            changes,
+        }),
+        path.clone(),
+    );
     let cancel = parent.cancel.child_token();
     events.emit(EventKind::ContextStarted {
         module: module.clone(),
@@ -222,11 +241,18 @@ pub(crate) async fn run_child(
 
 /// The child's loop: `same` is a fresh instance of the parent's guest, `named` goes through
 /// the resolver, `path` is a component file (relative to the workspace).
+/// What a child inherits from its ancestors' frames, with its own parts added.
+struct Lineage {
+    budgets: Vec<Arc<TokenBudget>>,
+    changes: Vec<Arc<FileChanges>>,
+    root_sink: Arc<dyn EventSink>,
+}
+
 async fn load_child(
     parent: &ParentView,
     path: &ContextPath,
     params: &ContextParams,
-    budgets: Vec<Arc<TokenBudget>>,
+    lineage: Lineage,
 ) -> Result<ChildLoop, String> {
     let tree = &parent.frame.tree;
     let file = match &params.module {
@@ -275,7 +301,9 @@ async fn load_child(
         tree: tree.clone(),
         params: Some(params.clone()),
         parent_id: Some(parent_of(path)),
-        budgets,
+        budgets: lineage.budgets,
+        changes: lineage.changes,
+        root_sink: Some(lineage.root_sink),
     }))))
 }
 

@@ -1,6 +1,7 @@
-//! `modified-files` of a child context: an event sink between the child's emitter and its
-//! parent's that notes the file of every completed tool call that wrote or edited one. A
-//! grandchild's events pass through its parent's sink too, so the list covers descendants.
+//! `modified-files` of a child context. Each child has a `FileChanges` set; its events go
+//! through a `ChildSink` straight to the root's sink, noting the file of every completed tool
+//! call that wrote or edited one in the sets of the child and of all its ancestors, so each
+//! list covers descendants, and an event costs one sink call however deep its context is.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -8,39 +9,44 @@ use std::sync::{Arc, Mutex};
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus};
 use wonopcode_agent_loop::{Event, EventKind, EventSink};
 
-/// Forwards events to the parent's sink, keeping the paths of changed files.
-pub(crate) struct FileChanges {
-    inner: Arc<dyn EventSink>,
-    paths: Mutex<BTreeSet<String>>,
-}
+/// The files one context and its descendants changed.
+#[derive(Default)]
+pub(crate) struct FileChanges(Mutex<BTreeSet<String>>);
 
 impl FileChanges {
-    pub fn new(inner: Arc<dyn EventSink>) -> Arc<Self> {
-        Arc::new(Self {
-            inner,
-            paths: Mutex::new(BTreeSet::new()),
-        })
-    }
-
     /// The changed files so far, relative to the workspace, sorted.
     pub fn paths(&self) -> Vec<String> {
-        self.paths
+        self.0
             .lock()
             .map(|p| p.iter().cloned().collect())
             .unwrap_or_default()
     }
+
+    fn note(&self, path: &str) {
+        if let Ok(mut paths) = self.0.lock() {
+            paths.insert(path.to_owned());
+        }
+    }
 }
 
-impl EventSink for FileChanges {
+/// A child context's sink: notes changed files, then hands the event to the root's sink.
+pub(crate) struct ChildSink {
+    pub root: Arc<dyn EventSink>,
+    /// The child's set and its ancestors' (the root has none).
+    pub changes: Vec<Arc<FileChanges>>,
+}
+
+impl EventSink for ChildSink {
     fn emit(&self, event: Event) {
         if let EventKind::ItemCompleted { item } = &event.kind
             && let ItemDetails::ToolCall(call) = &item.details
             && call.status == ItemStatus::Completed
             && let Some(change) = &call.file_change
-            && let Ok(mut paths) = self.paths.lock()
         {
-            paths.insert(change.path.clone());
+            for set in &self.changes {
+                set.note(&change.path);
+            }
         }
-        self.inner.emit(event);
+        self.root.emit(event);
     }
 }

@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
-use wonopcode_agent_loop::LoopCapabilities;
+use wonopcode_agent_loop::{EventSink, LoopCapabilities};
 
 use crate::bindings::AgentLoopWorldPre;
 use crate::bindings::context::ContextParams;
 use crate::budget::TokenBudget;
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
+use crate::file_changes::FileChanges;
 use crate::loader::ModuleInfo;
 use crate::state::{HostConfig, HostState};
 
@@ -37,4 +38,10 @@ pub(crate) struct Frame {
     /// The token budgets this context draws on: its ancestors', then its own (empty for a
     /// root). A child reached the limit when any of them is spent.
     pub budgets: Vec<Arc<TokenBudget>>,
+    /// The changed-file sets this context adds to: its ancestors', then its own (empty for a
+    /// root).
+    pub changes: Vec<Arc<FileChanges>>,
+    /// The root context's event sink, which every descendant writes to directly; `None` for
+    /// a root (it writes to its own).
+    pub root_sink: Option<Arc<dyn EventSink>>,
 }

@@ -70,6 +70,8 @@ impl WasmAgentLoop {
             params: None,
             parent_id: None,
             budgets: Vec::new(),
+            changes: Vec::new(),
+            root_sink: None,
         });
         let mut live = live;
         live.store.data_mut().frame = Some(frame.clone());
