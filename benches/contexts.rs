@@ -17,10 +17,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use wonopcode_benches::{Nap, registry_with, replay, run_prompt};
-use wonopcode_providers::Transcript;
-use wonopcode_wasm_host::{
-    ContextLimits, EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, guest_paths,
-};
+use wonopcode_wasm_host::{ContextLimits, HostConfig, WasmAgentLoop, guest_paths};
 
 /// Resident memory of this process, in KiB.
 fn rss_kib() -> u64 {
@@ -36,15 +33,7 @@ fn rss_kib() -> u64 {
 }
 
 fn bench_contexts(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let engine = WasmEngine::new(EngineOptions {
-        cache_dir: None,
-        ..EngineOptions::default()
-    })
-    .expect("engine");
+    let (rt, engine) = wonopcode_benches::runtime_and_engine();
     let config = HostConfig {
         // The root and its 1,000 children.
         contexts: ContextLimits {
@@ -61,11 +50,7 @@ fn bench_contexts(c: &mut Criterion) {
             config,
         ))
         .expect("guest loads");
-    let none = Transcript::parse(
-        r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#,
-        "bench",
-    )
-    .expect("transcript");
+    let none = wonopcode_benches::no_turns();
     let tools = registry_with(Nap::new("noop", 0));
 
     // 1,000 children alive at once, each sleeping 2 s in a host call.

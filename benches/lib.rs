@@ -134,3 +134,29 @@ pub fn transcript(tool: &str, turns: usize, calls: usize) -> Transcript {
     text.push('\n');
     Transcript::parse(&text, "bench").expect("bench transcript parses")
 }
+
+/// The multi-threaded runtime and an uncached engine the WebAssembly benchmarks run on.
+pub fn runtime_and_engine() -> (
+    tokio::runtime::Runtime,
+    Arc<wonopcode_wasm_host::WasmEngine>,
+) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let engine = wonopcode_wasm_host::WasmEngine::new(wonopcode_wasm_host::EngineOptions {
+        cache_dir: None,
+        ..wonopcode_wasm_host::EngineOptions::default()
+    })
+    .expect("engine");
+    (rt, engine)
+}
+
+/// A transcript with no turns, for guests that never ask the model.
+pub fn no_turns() -> Transcript {
+    Transcript::parse(
+        r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#,
+        "bench",
+    )
+    .expect("transcript")
+}

@@ -53,15 +53,7 @@ const RAW_COMPONENT_LOOP: &str = r#"(component
   (func (export "run") (param "n" u32) (canon lift (core func $i "run"))))"#;
 
 fn bench_wasm(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let engine = WasmEngine::new(EngineOptions {
-        cache_dir: None,
-        ..EngineOptions::default()
-    })
-    .expect("engine");
+    let (rt, engine) = wonopcode_benches::runtime_and_engine();
     let mut group = c.benchmark_group("wasm");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(5));
@@ -74,11 +66,7 @@ fn bench_wasm(c: &mut Criterion) {
             HostConfig::default(),
         ))
         .expect("guest loads");
-    let empty = wonopcode_providers::Transcript::parse(
-        r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#,
-        "bench",
-    )
-    .expect("transcript");
+    let empty = wonopcode_benches::no_turns();
     let tools = registry_with(Nap::new("noop", 0));
     group.bench_function("import_call_x100k", |b| {
         b.to_async(&rt).iter_custom(|iters| {
