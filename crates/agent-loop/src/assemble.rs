@@ -289,6 +289,17 @@ pub async fn consume(
 }
 
 impl AssembledTurn {
+    /// The visible text of the turn, its text parts joined.
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The parts to store: every part (empty text dropped) when the stream finished, or only
     /// what was said (text, signed thinking) when it failed.
     pub fn stored_parts(&self) -> Vec<Part> {

@@ -175,14 +175,7 @@ impl Compactor<'_> {
                     usage.add(&turn.usage);
                     match turn.error() {
                         None => {
-                            let summary: String = turn
-                                .parts
-                                .iter()
-                                .filter_map(|p| match p {
-                                    Part::Text { text } => Some(text.as_str()),
-                                    _ => None,
-                                })
-                                .collect();
+                            let summary = turn.text();
                             let tail = messages[split..].to_vec();
                             *messages = summarized_history(&summary, &tail);
                             strategy = "summarize";

@@ -168,14 +168,7 @@ impl HostState {
         let mut turn = assembler.finish();
         price(&provider, &mut turn.usage);
         self.run.usage.add(&turn.usage);
-        let text: String = turn
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = turn.text();
         if !text.is_empty() {
             self.run.shown = text;
         }
