@@ -324,10 +324,7 @@ impl AssembledTurn {
     /// The assistant message to store, `None` when a failed stream said nothing.
     pub fn message(&self) -> Option<Message> {
         let parts = self.stored_parts();
-        (self.failure.is_none() || !parts.is_empty()).then_some(Message {
-            role: Role::Assistant,
-            parts,
-        })
+        (self.failure.is_none() || !parts.is_empty()).then(|| Message::new(Role::Assistant, parts))
     }
 
     /// The error a failed stream ends the run with.

@@ -86,7 +86,8 @@ impl CompactionConfig {
             return 0;
         }
         for (mi, pi) in victims {
-            if let Some(Part::ToolResult { content, .. }) = messages[mi].parts.get_mut(pi) {
+            let parts = Arc::make_mut(&mut messages[mi].parts);
+            if let Some(Part::ToolResult { content, .. }) = parts.get_mut(pi) {
                 *content = PRUNED_MARKER.to_owned();
             }
         }
@@ -224,7 +225,8 @@ mod tests {
                 call_id: "c".into(),
                 content: "x".repeat(bytes),
                 is_error: false,
-            }],
+            }]
+            .into(),
         }
     }
 

@@ -1,5 +1,7 @@
 //! Conversation messages: the history a loop sends to the model and the consumer persists.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -66,17 +68,25 @@ pub enum Part {
 pub struct Message {
     /// The author.
     pub role: Role,
+    // Shared (`Arc`): copying a history into a request, which every turn does, copies
+    // pointers rather than every text of the conversation. A message is immutable once made;
+    // compaction replaces parts through `Arc::make_mut`.
     /// The content, in order.
-    pub parts: Vec<Part>,
+    pub parts: Arc<[Part]>,
 }
 
 impl Message {
-    /// A message holding one text part.
-    pub fn text(role: Role, text: impl Into<String>) -> Self {
+    /// A message made of these parts.
+    pub fn new(role: Role, parts: Vec<Part>) -> Self {
         Self {
             role,
-            parts: vec![Part::Text { text: text.into() }],
+            parts: parts.into(),
         }
+    }
+
+    /// A message holding one text part.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Self::new(role, vec![Part::Text { text: text.into() }])
     }
 
     /// A user message.
@@ -87,7 +97,7 @@ impl Message {
     /// All text parts joined, without thinking or tool parts.
     pub fn text_content(&self) -> String {
         let mut out = String::new();
-        for part in &self.parts {
+        for part in self.parts.iter() {
             if let Part::Text { text } = part {
                 out.push_str(text);
             }
@@ -171,7 +181,8 @@ mod tests {
                         name: "bash".into(),
                         arguments: "{}".into(),
                     },
-                ],
+                ]
+                .into(),
             },
             Message {
                 role: Role::Tool,
@@ -179,7 +190,8 @@ mod tests {
                     call_id: "a".into(),
                     content: "ok".into(),
                     is_error: false,
-                }],
+                }]
+                .into(),
             },
         ];
         let pending = pending_tool_calls(&history);

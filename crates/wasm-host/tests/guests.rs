@@ -209,7 +209,7 @@ async fn a_guest_built_against_the_seed_text_runs_and_the_host_counts_its_usage(
     let tool_result = world
         .messages
         .iter()
-        .flat_map(|m| &m.parts)
+        .flat_map(|m| m.parts.iter())
         .find_map(|p| match p {
             wonopcode_agent_loop::Part::ToolResult { content, .. } => Some(content.clone()),
             _ => None,

@@ -189,10 +189,7 @@ async fn drive_inner(
                 _ => None,
             })
             .collect();
-        let message = Message {
-            role: Role::Assistant,
-            parts,
-        };
+        let message = Message::new(Role::Assistant, parts);
         let text = message.text_content();
         ctx.push_message(message);
         if calls.is_empty() {
@@ -333,7 +330,7 @@ async fn run_tool_round(
     if !answered.is_empty() {
         ctx.push_message(Message {
             role: Role::Tool,
-            parts: answered,
+            parts: answered.into(),
         });
     }
     if ctx.cancel.is_cancelled() {

@@ -426,7 +426,8 @@ async fn old_tool_outputs_are_pruned_when_the_context_fills() {
                 id: format!("c{i}"),
                 name: "peek".into(),
                 arguments: "{}".into(),
-            }],
+            }]
+            .into(),
         });
         h.messages.push(Message {
             role: Role::Tool,
@@ -434,13 +435,14 @@ async fn old_tool_outputs_are_pruned_when_the_context_fills() {
                 call_id: format!("c{i}"),
                 content: "x".repeat(2_000),
                 is_error: false,
-            }],
+            }]
+            .into(),
         });
     }
     h.run("go").await.unwrap();
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
     let sent = &h.model.requests.lock().unwrap()[0];
-    let pruned = sent.messages.iter().flat_map(|m| &m.parts).filter(|p| matches!(p, Part::ToolResult { content, .. } if content == crate::compaction::PRUNED_MARKER)).count();
+    let pruned = sent.messages.iter().flat_map(|m| m.parts.iter()).filter(|p| matches!(p, Part::ToolResult { content, .. } if content == crate::compaction::PRUNED_MARKER)).count();
     assert_eq!(pruned, 2, "the newest output is protected");
 }
 
@@ -500,7 +502,8 @@ async fn calls_left_open_by_an_interrupted_run_are_closed_first() {
             id: "x".into(),
             name: "bash".into(),
             arguments: "{}".into(),
-        }],
+        }]
+        .into(),
     });
     h.run("again").await.unwrap();
     assert_eq!(h.messages[2].role, Role::Tool);

@@ -110,7 +110,7 @@ pub(crate) fn from_wit(message: &wit::Message) -> Message {
         wit::MessageRole::Assistant => Role::Assistant,
         wit::MessageRole::Tool => Role::Tool,
     };
-    Message { role, parts }
+    Message::new(role, parts)
 }
 
 fn wit_chunk(chunk: &Chunk) -> Option<StreamChunk> {
@@ -384,10 +384,17 @@ impl Host for HostState {
             if stream.assembler.is_none() {
                 return Ok(None);
             }
-            let next = tokio::select! {
-                biased;
-                () = cancel.cancelled() => Err(StreamFailure::Cancelled),
-                next = tokio::time::timeout(idle, stream.rx.recv()) => next.map_err(|_| StreamFailure::Timeout(idle)),
+            // A chunk already buffered is taken at once: arming a timer and a cancellation
+            // waiter for every chunk costs more than the rest of this call.
+            let next = match stream.rx.try_recv() {
+                _ if cancel.is_cancelled() => Err(StreamFailure::Cancelled),
+                Ok(chunk) => Ok(Some(chunk)),
+                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => Ok(None),
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Err(StreamFailure::Cancelled),
+                    next = tokio::time::timeout(idle, stream.rx.recv()) => next.map_err(|_| StreamFailure::Timeout(idle)),
+                },
             };
             match next {
                 Ok(Some(chunk)) => {
