@@ -32,6 +32,8 @@ pub struct AssembledTurn {
 pub enum StreamFailure {
     /// The provider sent an error.
     Provider(String),
+    /// The conversation does not fit the model's context window.
+    ContextOverflow(String),
     /// No chunk arrived within the idle timeout.
     Timeout(Duration),
     /// The run was cancelled.
@@ -204,6 +206,19 @@ impl TurnAssembler {
                 self.turn.failure = Some(StreamFailure::Provider(message));
                 return false;
             }
+            StreamChunk::ContextOverflow { message } => {
+                self.turn.failure = Some(StreamFailure::ContextOverflow(message));
+                return false;
+            }
+            StreamChunk::Retry {
+                attempt,
+                delay_ms,
+                reason,
+            } => self.emitter.emit(EventKind::ModelRetry {
+                attempt,
+                delay_ms,
+                reason,
+            }),
         }
         true
     }
@@ -331,7 +346,9 @@ impl AssembledTurn {
     pub fn error(&self) -> Option<LoopError> {
         self.failure.as_ref().map(|f| match f {
             StreamFailure::Cancelled => LoopError::Cancelled,
-            StreamFailure::Provider(message) => LoopError::Provider(message.clone()),
+            StreamFailure::Provider(message) | StreamFailure::ContextOverflow(message) => {
+                LoopError::Provider(message.clone())
+            }
             StreamFailure::Timeout(after) => {
                 LoopError::Provider(format!("no data from the model for {} s", after.as_secs()))
             }

@@ -91,6 +91,17 @@ pub enum EventKind {
         /// workspace.
         modified_files: Vec<String>,
     },
+    /// A model request failed before the model said anything and is tried again after a
+    /// wait (rate limit, overload, server error, dropped connection).
+    #[serde(rename = "model.retry")]
+    ModelRetry {
+        /// The attempt about to be made (2 for the first retry).
+        attempt: u32,
+        /// The wait before it, in milliseconds.
+        delay_ms: u64,
+        /// Why the previous attempt failed.
+        reason: String,
+    },
     /// A user prompt starts being processed.
     #[serde(rename = "turn.started")]
     TurnStarted,

@@ -126,6 +126,22 @@ pub enum StreamChunk {
         /// What the provider said.
         message: String,
     },
+    /// The request was refused because the conversation does not fit the model's context
+    /// window; the loop compacts the history and tries once more.
+    ContextOverflow {
+        /// What the provider said.
+        message: String,
+    },
+    /// The provider is retrying a failed attempt after a wait; nothing was shown yet. A
+    /// notice for the user, not part of the answer.
+    Retry {
+        /// The attempt about to be made (2 for the first retry).
+        attempt: u32,
+        /// How long the provider waits before it.
+        delay_ms: u64,
+        /// Why the previous attempt failed.
+        reason: String,
+    },
 }
 
 /// A stream of chunks.

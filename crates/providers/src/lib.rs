@@ -1,11 +1,19 @@
-//! Language-model providers of wonopcode. For now: `ReplayProvider`, which answers from a
-//! recorded transcript (the offline default), and `RecordingModel`, which writes that same
+//! Language-model providers of wonopcode: `HttpModel`, which streams from the Anthropic
+//! Messages API or any OpenAI-compatible Chat Completions server; the preset catalog that
+//! picks one from flags, config and the environment; `ReplayProvider`, which answers from a
+//! recorded transcript (the offline default); and `RecordingModel`, which writes that same
 //! format from any model. The transcript format is in `transcript` and `docs/replay.md`.
 
+pub mod anthropic;
+pub mod catalog;
+pub mod http;
+pub mod openai;
 pub mod record;
 pub mod replay;
 pub mod transcript;
 
+pub use catalog::{Catalog, CatalogError, Choice, ProviderEntry};
+pub use http::{Api, HttpModel, HttpModelError, HttpSettings};
 pub use record::RecordingModel;
 pub use replay::ReplayProvider;
 pub use transcript::{Fingerprint, Transcript, TranscriptError};

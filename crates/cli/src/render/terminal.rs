@@ -301,6 +301,20 @@ impl Renderer for TerminalRenderer {
                     self.todo_list(items);
                 }
             }
+            EventKind::ModelRetry {
+                attempt,
+                delay_ms,
+                reason,
+            } => {
+                let wait = *delay_ms as f64 / 1000.0;
+                self.err_line(
+                    &style(format!(
+                        "· {reason}; retrying in {wait:.1} s (attempt {attempt})"
+                    ))
+                    .yellow()
+                    .to_string(),
+                );
+            }
             EventKind::ContextCompacted {
                 strategy,
                 tokens_before,

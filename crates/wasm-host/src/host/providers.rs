@@ -134,9 +134,14 @@ fn wit_chunk(chunk: &Chunk) -> Option<StreamChunk> {
             output_tokens: u32::try_from(usage.output_tokens).unwrap_or(u32::MAX),
         }),
         Chunk::Done { .. } => StreamChunk::Done,
-        Chunk::Error { message } => StreamChunk::Error(message.clone()),
-        // Signatures and redacted thinking stay with the host (see `add-streamed-message`).
-        Chunk::ThinkingSignature { .. } | Chunk::RedactedThinking { .. } => return None,
+        Chunk::Error { message } | Chunk::ContextOverflow { message } => {
+            StreamChunk::Error(message.clone())
+        }
+        // Signatures and redacted thinking stay with the host (see `add-streamed-message`);
+        // retry notices go to the event stream only.
+        Chunk::ThinkingSignature { .. } | Chunk::RedactedThinking { .. } | Chunk::Retry { .. } => {
+            return None;
+        }
     })
 }
 
@@ -420,7 +425,7 @@ impl Host for HostState {
                         StreamFailure::Timeout(after) => {
                             format!("no data from the model for {} s", after.as_secs())
                         }
-                        StreamFailure::Provider(m) => m.clone(),
+                        StreamFailure::Provider(m) | StreamFailure::ContextOverflow(m) => m.clone(),
                     };
                     self.finish_stream(handle, Some(failure));
                     return Ok(Some(StreamChunk::Error(message)));

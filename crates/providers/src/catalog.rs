@@ -1,0 +1,573 @@
+//! Which provider and model a run talks to: the built-in presets (`data/catalog.yaml`:
+//! endpoints, key variables, windows, output caps, prices), the user's additions and
+//! overrides from the config file, and the choice made from `--provider`, `--model`,
+//! `--base-url` and the keys present in the environment.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+use wonopcode_agent_loop::usage::ModelCapabilities;
+use wonopcode_agent_loop::{ModelInfo, Pricing};
+
+use crate::http::retry::RetryPolicy;
+use crate::http::{Api, HttpSettings};
+use crate::openai::MaxTokensField;
+
+/// The built-in presets, embedded at build time.
+const BUILTIN: &str = include_str!("../data/catalog.yaml");
+
+/// Providers tried, in this order, when no `--provider` is given: the first whose key is
+/// set wins. Local servers are never picked silently.
+const AUTO_ORDER: &[&str] = &["anthropic", "openai", "openrouter", "deepseek", "groq"];
+
+/// How long a `key_command` may run.
+const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A provider's wire format, as the catalog and config name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiName {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI-compatible Chat Completions.
+    Openai,
+}
+
+/// How the output cap is named in Chat Completions requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapField {
+    /// `max_tokens`.
+    MaxTokens,
+    /// `max_completion_tokens`.
+    MaxCompletionTokens,
+}
+
+/// One provider: a built-in preset, or an entry of the config file's `providers:` (which
+/// overrides the preset of the same id field by field, or adds a new provider).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderEntry {
+    /// Wire format (required for a provider that is not built in).
+    pub api: Option<ApiName>,
+    /// Base URL up to the API version.
+    pub base_url: Option<String>,
+    /// Environment variable holding the key.
+    pub key_env: Option<String>,
+    /// Shell command printing the key (used when the variable is unset).
+    pub key_command: Option<String>,
+    /// The server works without a key.
+    pub key_optional: Option<bool>,
+    /// A local server: requests cost nothing, and no key is needed.
+    pub local: Option<bool>,
+    /// Model used when `--model` is not given.
+    pub default_model: Option<String>,
+    /// How Chat Completions requests name the output cap (default `max_tokens`).
+    pub max_tokens_field: Option<CapField>,
+    /// Connection timeout in milliseconds (default 10,000).
+    pub connect_timeout_ms: Option<u64>,
+    /// Longest silence from the server, in milliseconds (default 300,000).
+    pub idle_timeout_ms: Option<u64>,
+    /// Attempts per request, the first included (default 5).
+    pub max_attempts: Option<u32>,
+    /// Models with their window, cap and prices.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelEntry>,
+}
+
+/// What the catalog knows of a model. Prices are USD per million tokens.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelEntry {
+    /// Context window in tokens (default 128,000).
+    pub context_window: Option<u64>,
+    /// Output cap per request (default 8,192).
+    pub max_output: Option<u64>,
+    /// Input price.
+    pub input: Option<f64>,
+    /// Output price.
+    pub output: Option<f64>,
+    /// Cache-read price (default: the input price).
+    pub cache_read: Option<f64>,
+    /// Cache-write price (default: the input price).
+    pub cache_write: Option<f64>,
+    /// Emits extended thinking.
+    #[serde(default)]
+    pub thinking: bool,
+}
+
+/// Errors choosing or configuring a provider; each says what to do.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CatalogError {
+    /// `--provider` names no known provider.
+    #[error("unknown provider `{id}`; known: {known}")]
+    UnknownProvider {
+        /// The id given.
+        id: String,
+        /// The ids that exist.
+        known: String,
+    },
+    /// No provider was chosen and none has a key.
+    #[error(
+        "no model provider: set one of ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, DEEPSEEK_API_KEY, GROQ_API_KEY, pass --provider ollama (or vllm, llamacpp) for a local server, or --replay FILE to answer from a recorded transcript"
+    )]
+    NoProvider,
+    /// The provider needs a key and none was found.
+    #[error(
+        "{provider} needs an API key: set {var}, or `key_command` under providers.{provider} in the config file"
+    )]
+    MissingKey {
+        /// Provider id.
+        provider: String,
+        /// The variable to set.
+        var: String,
+    },
+    /// The key command failed.
+    #[error("the key_command of {provider} failed: {reason}")]
+    KeyCommand {
+        /// Provider id.
+        provider: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The provider has no base URL.
+    #[error("{0} has no base URL: pass --base-url URL (e.g. http://127.0.0.1:8000/v1)")]
+    MissingBaseUrl(String),
+    /// No model was chosen.
+    #[error("{0} has no default model: pass --model ID")]
+    NoModel(String),
+    /// A config entry cannot be used.
+    #[error("providers.{provider} in the config file: {reason}")]
+    Invalid {
+        /// Provider id.
+        provider: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Every provider wonopcode can talk to in this run.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    providers: BTreeMap<String, ProviderEntry>,
+}
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Choice<'a> {
+    /// `--provider`.
+    pub provider: Option<&'a str>,
+    /// `--model`.
+    pub model: Option<&'a str>,
+    /// `--base-url`.
+    pub base_url: Option<&'a str>,
+}
+
+impl Catalog {
+    /// The built-in presets.
+    pub fn builtin() -> Result<Self, CatalogError> {
+        let providers = serde_yaml::from_str(BUILTIN).map_err(|e| CatalogError::Invalid {
+            provider: "(built-in catalog)".to_owned(),
+            reason: e.to_string(),
+        })?;
+        Ok(Self { providers })
+    }
+
+    /// The presets with the config file's entries laid over them.
+    pub fn with_overrides(
+        mut self,
+        overrides: &BTreeMap<String, ProviderEntry>,
+    ) -> Result<Self, CatalogError> {
+        for (id, entry) in overrides {
+            let merged = match self.providers.remove(id) {
+                Some(base) => merge(base, entry.clone()),
+                None => {
+                    if entry.api.is_none() {
+                        return Err(CatalogError::Invalid {
+                            provider: id.clone(),
+                            reason: "a new provider needs `api: anthropic` or `api: openai`"
+                                .to_owned(),
+                        });
+                    }
+                    entry.clone()
+                }
+            };
+            self.providers.insert(id.clone(), merged);
+        }
+        Ok(self)
+    }
+
+    /// Provider ids, sorted.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.providers.keys().map(String::as_str)
+    }
+
+    /// The provider entry with this id.
+    pub fn get(&self, id: &str) -> Option<&ProviderEntry> {
+        self.providers.get(id)
+    }
+
+    /// Settings for the provider and model chosen on the command line, or the first
+    /// provider with a key. `env` reads environment variables (a parameter so tests and
+    /// embedders choose what it sees).
+    pub async fn resolve(
+        &self,
+        choice: Choice<'_>,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<HttpSettings, CatalogError> {
+        let id = match choice.provider {
+            Some(id) => id.to_owned(),
+            None => self.auto_pick(env).ok_or(CatalogError::NoProvider)?,
+        };
+        let Some(entry) = self.providers.get(&id) else {
+            return Err(CatalogError::UnknownProvider {
+                id,
+                known: self.ids().collect::<Vec<_>>().join(", "),
+            });
+        };
+        let api = match entry.api {
+            Some(ApiName::Anthropic) => Api::Anthropic,
+            Some(ApiName::Openai) | None => Api::OpenAi(match entry.max_tokens_field {
+                Some(CapField::MaxCompletionTokens) => MaxTokensField::MaxCompletionTokens,
+                _ => MaxTokensField::MaxTokens,
+            }),
+        };
+        let base_url = choice
+            .base_url
+            .map(str::to_owned)
+            .or_else(|| entry.base_url.clone())
+            .ok_or_else(|| CatalogError::MissingBaseUrl(id.clone()))?;
+        let model_id = choice
+            .model
+            .map(str::to_owned)
+            .or_else(|| entry.default_model.clone())
+            .ok_or_else(|| CatalogError::NoModel(id.clone()))?;
+        let local = entry.local.unwrap_or(false);
+        let api_key = self.key(&id, entry, env).await?;
+        if api_key.is_none() && !local && !entry.key_optional.unwrap_or(false) {
+            return Err(CatalogError::MissingKey {
+                provider: id.clone(),
+                var: entry.key_env.clone().unwrap_or_else(|| "a key".to_owned()),
+            });
+        }
+        let model = model_info(&id, &model_id, entry.models.get(&model_id), local);
+        Ok(HttpSettings {
+            api,
+            base_url,
+            api_key,
+            key_env: entry.key_env.clone(),
+            model,
+            connect_timeout: entry
+                .connect_timeout_ms
+                .map_or(HttpSettings::DEFAULT_CONNECT_TIMEOUT, Duration::from_millis),
+            idle_timeout: entry
+                .idle_timeout_ms
+                .map_or(HttpSettings::DEFAULT_IDLE_TIMEOUT, Duration::from_millis),
+            retry: RetryPolicy {
+                max_attempts: entry.max_attempts.unwrap_or(5).max(1),
+                ..RetryPolicy::default()
+            },
+        })
+    }
+
+    /// The first provider (presets in `AUTO_ORDER`, then the config's own) with a key.
+    fn auto_pick(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
+        let has_key = |entry: &ProviderEntry| {
+            entry.key_command.is_some()
+                || entry
+                    .key_env
+                    .as_deref()
+                    .and_then(env)
+                    .is_some_and(|k| !k.trim().is_empty())
+        };
+        let presets = AUTO_ORDER.iter().map(|id| id.to_string());
+        let own = self
+            .providers
+            .keys()
+            .filter(|id| !AUTO_ORDER.contains(&id.as_str()))
+            .cloned();
+        presets.chain(own).find(|id| {
+            self.providers
+                .get(id)
+                .is_some_and(|e| !e.local.unwrap_or(false) && has_key(e))
+        })
+    }
+
+    async fn key(
+        &self,
+        id: &str,
+        entry: &ProviderEntry,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<Option<String>, CatalogError> {
+        if let Some(key) = entry.key_env.as_deref().and_then(env) {
+            let key = key.trim().to_owned();
+            if !key.is_empty() {
+                return Ok(Some(key));
+            }
+        }
+        match &entry.key_command {
+            Some(command) => run_key_command(id, command).await.map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Lays `over` on `base`, field by field; models merge by id.
+fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
+    let mut models = base.models;
+    models.extend(over.models);
+    ProviderEntry {
+        api: over.api.or(base.api),
+        base_url: over.base_url.or(base.base_url),
+        key_env: over.key_env.or(base.key_env),
+        key_command: over.key_command.or(base.key_command),
+        key_optional: over.key_optional.or(base.key_optional),
+        local: over.local.or(base.local),
+        default_model: over.default_model.or(base.default_model),
+        max_tokens_field: over.max_tokens_field.or(base.max_tokens_field),
+        connect_timeout_ms: over.connect_timeout_ms.or(base.connect_timeout_ms),
+        idle_timeout_ms: over.idle_timeout_ms.or(base.idle_timeout_ms),
+        max_attempts: over.max_attempts.or(base.max_attempts),
+        models,
+    }
+}
+
+/// USD per million tokens to micro-cents per million tokens.
+fn micro_cents(usd: f64) -> u64 {
+    // Prices are small positive numbers; the cast saturates on anything absurd.
+    (usd.max(0.0) * 1e8).round() as u64
+}
+
+/// The model's metadata: the catalog's numbers, or defaults and an unknown price.
+fn model_info(provider: &str, id: &str, entry: Option<&ModelEntry>, local: bool) -> ModelInfo {
+    let entry = entry.cloned().unwrap_or_default();
+    let pricing = match (entry.input, entry.output) {
+        (Some(input), Some(output)) => Some(Pricing {
+            input_per_mtok: micro_cents(input),
+            output_per_mtok: micro_cents(output),
+            cache_read_per_mtok: micro_cents(entry.cache_read.unwrap_or(input)),
+            cache_write_per_mtok: micro_cents(entry.cache_write.unwrap_or(input)),
+        }),
+        _ if local => Some(Pricing::default()),
+        _ => None,
+    };
+    ModelInfo {
+        id: id.to_owned(),
+        provider: provider.to_owned(),
+        context_window: entry.context_window.unwrap_or(128_000),
+        max_output: entry.max_output.unwrap_or(8_192),
+        pricing,
+        capabilities: ModelCapabilities {
+            thinking: entry.thinking,
+            thinking_must_be_returned: entry.thinking && provider == "anthropic",
+            ..ModelCapabilities::default()
+        },
+    }
+}
+
+/// Runs a key command through the shell under a timeout; its trimmed stdout is the key.
+async fn run_key_command(provider: &str, command: &str) -> Result<String, CatalogError> {
+    let fail = |reason: String| CatalogError::KeyCommand {
+        provider: provider.to_owned(),
+        reason,
+    };
+    let child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(KEY_COMMAND_TIMEOUT, child)
+        .await
+        .map_err(|_| {
+            fail(format!(
+                "no answer within {} s",
+                KEY_COMMAND_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| fail(e.to_string()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let first = stderr.lines().next().unwrap_or("").trim();
+        return Err(fail(format!("{} {first}", output.status)));
+    }
+    let key = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if key.is_empty() {
+        return Err(fail("it printed nothing".to_owned()));
+    }
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<String> + Sync {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[tokio::test]
+    async fn builtin_catalog_parses_and_prices_known_models() {
+        let catalog = Catalog::builtin().unwrap();
+        let settings = catalog
+            .resolve(
+                Choice {
+                    provider: Some("anthropic"),
+                    model: Some("claude-sonnet-4-5"),
+                    ..Choice::default()
+                },
+                &env_with(&[("ANTHROPIC_API_KEY", "k")]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(settings.api, Api::Anthropic);
+        let pricing = settings.model.pricing.unwrap();
+        assert_eq!(pricing.input_per_mtok, 300_000_000);
+        assert_eq!(pricing.cache_read_per_mtok, 30_000_000);
+        assert!(settings.model.capabilities.thinking_must_be_returned);
+    }
+
+    #[tokio::test]
+    async fn unknown_models_have_an_unknown_price_but_local_ones_are_free() {
+        let catalog = Catalog::builtin().unwrap();
+        let env = env_with(&[("OPENAI_API_KEY", "k")]);
+        let remote = catalog
+            .resolve(
+                Choice {
+                    provider: Some("openai"),
+                    model: Some("gpt-unreleased"),
+                    ..Choice::default()
+                },
+                &env,
+            )
+            .await
+            .unwrap();
+        assert_eq!(remote.model.pricing, None);
+        let local = catalog
+            .resolve(
+                Choice {
+                    provider: Some("ollama"),
+                    model: Some("llama3"),
+                    ..Choice::default()
+                },
+                &env,
+            )
+            .await
+            .unwrap();
+        assert_eq!(local.model.pricing, Some(Pricing::default()));
+        assert_eq!(local.api_key, None);
+    }
+
+    #[tokio::test]
+    async fn the_first_provider_with_a_key_is_picked() {
+        let catalog = Catalog::builtin().unwrap();
+        let picked = catalog
+            .resolve(
+                Choice::default(),
+                &env_with(&[("DEEPSEEK_API_KEY", "k"), ("GROQ_API_KEY", "g")]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(picked.model.provider, "deepseek");
+        assert_eq!(picked.api_key.as_deref(), Some("k"));
+        let none = catalog.resolve(Choice::default(), &env_with(&[])).await;
+        assert_eq!(none.err(), Some(CatalogError::NoProvider));
+    }
+
+    #[tokio::test]
+    async fn missing_key_and_base_url_say_what_to_do() {
+        let catalog = Catalog::builtin().unwrap();
+        let err = catalog
+            .resolve(
+                Choice {
+                    provider: Some("groq"),
+                    ..Choice::default()
+                },
+                &env_with(&[]),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("GROQ_API_KEY"), "{err}");
+        let err = catalog
+            .resolve(
+                Choice {
+                    provider: Some("openai-compatible"),
+                    model: Some("m"),
+                    ..Choice::default()
+                },
+                &env_with(&[]),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CatalogError::MissingBaseUrl("openai-compatible".into())
+        );
+        let err = catalog
+            .resolve(
+                Choice {
+                    provider: Some("nope"),
+                    ..Choice::default()
+                },
+                &env_with(&[]),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("unknown provider `nope`; known: anthropic,"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn config_entries_add_providers_and_run_key_commands() {
+        let overrides: BTreeMap<String, ProviderEntry> = serde_yaml::from_str(
+            r#"
+mine:
+  api: openai
+  base_url: http://127.0.0.1:9/v1
+  key_command: "printf ' secret \n'"
+  default_model: tiny
+  models:
+    tiny: { context_window: 4096, max_output: 512, input: 0.1, output: 0.2 }
+anthropic:
+  idle_timeout_ms: 1000
+"#,
+        )
+        .unwrap();
+        let catalog = Catalog::builtin()
+            .unwrap()
+            .with_overrides(&overrides)
+            .unwrap();
+        let mine = catalog
+            .resolve(
+                Choice {
+                    provider: Some("mine"),
+                    ..Choice::default()
+                },
+                &env_with(&[]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(mine.api_key.as_deref(), Some("secret"));
+        assert_eq!(mine.model.context_window, 4096);
+        assert_eq!(mine.model.pricing.unwrap().output_per_mtok, 20_000_000);
+        let anthropic = catalog.get("anthropic").unwrap();
+        assert_eq!(anthropic.idle_timeout_ms, Some(1000));
+        assert!(anthropic.models.contains_key("claude-haiku-4-5"));
+
+        let bad: BTreeMap<String, ProviderEntry> =
+            serde_yaml::from_str("x:\n  base_url: http://h/v1\n").unwrap();
+        assert!(Catalog::builtin().unwrap().with_overrides(&bad).is_err());
+    }
+}

@@ -1,0 +1,510 @@
+//! `HttpModel`: a `LanguageModel` that streams from a real provider over HTTP. One request
+//! runs on its own task: it sends, retries what failed before anything was shown (with a
+//! `Retry` notice per wait), reads server-sent events under the idle timeout, and hands the
+//! decoded chunks over a bounded channel. Dropping the stream aborts the task.
+
+pub mod decoder;
+pub mod failure;
+pub mod retry;
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::mpsc;
+use tracing::Instrument;
+use wonopcode_agent_loop::{
+    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
+};
+
+use crate::anthropic::{self, decode::AnthropicDecoder};
+use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
+use decoder::Decoder;
+use failure::{Failure, RequestSite};
+use retry::RetryPolicy;
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages (`POST {base}/messages`).
+    Anthropic,
+    /// OpenAI-compatible Chat Completions (`POST {base}/chat/completions`).
+    OpenAi(MaxTokensField),
+}
+
+/// Everything an `HttpModel` needs: where, who, which model, and how patiently.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// The wire format.
+    pub api: Api,
+    /// Base URL up to the version (`https://api.anthropic.com/v1`).
+    pub base_url: String,
+    /// The API key, when the server needs one.
+    pub api_key: Option<String>,
+    /// The environment variable the key came from, named in authentication errors.
+    pub key_env: Option<String>,
+    /// The model requests go to, with its window, output cap and prices.
+    pub model: ModelInfo,
+    /// Longest wait for a TCP/TLS connection.
+    pub connect_timeout: Duration,
+    /// Longest wait for the response head and between two chunks of the body.
+    pub idle_timeout: Duration,
+    /// Attempts and backoff.
+    pub retry: RetryPolicy,
+}
+
+impl HttpSettings {
+    /// Default timeouts: connect 10 s, idle 300 s.
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// See `DEFAULT_CONNECT_TIMEOUT`.
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+}
+
+/// Errors building an `HttpModel`.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpModelError {
+    /// The base URL does not parse.
+    #[error("invalid base URL `{url}`: {reason}")]
+    BaseUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The key holds characters no HTTP header can carry.
+    #[error("the API key for {0} is not a valid header value (a stray newline?)")]
+    Key(String),
+    /// The HTTP client could not be built (TLS set-up).
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+/// A model provider reached over HTTP.
+pub struct HttpModel {
+    settings: HttpSettings,
+    endpoint: String,
+    headers: HeaderMap,
+    client: reqwest::Client,
+}
+
+impl HttpModel {
+    /// A client for these settings; no request is made yet.
+    pub fn new(settings: HttpSettings) -> Result<Self, HttpModelError> {
+        let base = settings.base_url.trim_end_matches('/');
+        let parsed = reqwest::Url::parse(base).map_err(|e| HttpModelError::BaseUrl {
+            url: settings.base_url.clone(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(HttpModelError::BaseUrl {
+                url: settings.base_url.clone(),
+                reason: "the scheme must be http or https".to_owned(),
+            });
+        }
+        let endpoint = match settings.api {
+            Api::Anthropic => format!("{base}/messages"),
+            Api::OpenAi(_) => format!("{base}/chat/completions"),
+        };
+        let headers = headers(&settings)?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(settings.connect_timeout)
+            .build()
+            .map_err(|e| HttpModelError::Client(e.to_string()))?;
+        Ok(Self {
+            settings,
+            endpoint,
+            headers,
+            client,
+        })
+    }
+
+    /// The URL requests are posted to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn body(&self, request: &ModelRequest) -> String {
+        let model = &self.settings.model;
+        let body = match self.settings.api {
+            Api::Anthropic => anthropic::request_body(&model.id, model.max_output, request),
+            Api::OpenAi(field) => openai::request_body(&model.id, model.max_output, field, request),
+        };
+        body.to_string()
+    }
+}
+
+fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        reqwest::header::ACCEPT,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    let key_error = || HttpModelError::Key(settings.model.provider.clone());
+    match (settings.api, &settings.api_key) {
+        (Api::Anthropic, key) => {
+            headers.insert(
+                HeaderName::from_static("anthropic-version"),
+                HeaderValue::from_static(anthropic::API_VERSION),
+            );
+            if let Some(key) = key {
+                let mut value = HeaderValue::from_str(key).map_err(|_| key_error())?;
+                value.set_sensitive(true);
+                headers.insert(HeaderName::from_static("x-api-key"), value);
+            }
+        }
+        (Api::OpenAi(_), Some(key)) => {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| key_error())?;
+            value.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        (Api::OpenAi(_), None) => {}
+    }
+    Ok(headers)
+}
+
+/// Aborts the request task when the stream is dropped (cancellation, or the loop is done).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[async_trait]
+impl LanguageModel for HttpModel {
+    fn info(&self) -> &ModelInfo {
+        &self.settings.model
+    }
+
+    async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
+        let (tx, mut rx) = mpsc::channel(256);
+        let span = tracing::info_span!(
+            "provider_request",
+            context = %request.context,
+            provider = %self.settings.model.provider,
+            model = %self.settings.model.id,
+        );
+        let job = Request {
+            client: self.client.clone(),
+            endpoint: self.endpoint.clone(),
+            headers: self.headers.clone(),
+            body: self.body(&request),
+            settings: self.settings.clone(),
+            decoder: match self.settings.api {
+                Api::Anthropic => DecoderKind::Anthropic,
+                Api::OpenAi(_) => DecoderKind::OpenAi,
+            },
+        };
+        let task = tokio::spawn(job.run(tx).instrument(span));
+        let guard = AbortOnDrop(task);
+        Ok(Box::pin(futures::stream::poll_fn(move |cx| {
+            let _keep = &guard;
+            rx.poll_recv(cx)
+        })))
+    }
+}
+
+/// Which decoder a request's attempts start with.
+#[derive(Clone, Copy)]
+enum DecoderKind {
+    Anthropic,
+    OpenAi,
+}
+
+impl DecoderKind {
+    fn fresh(self) -> Box<dyn Decoder> {
+        match self {
+            DecoderKind::Anthropic => Box::<AnthropicDecoder>::default(),
+            DecoderKind::OpenAi => Box::<OpenAiDecoder>::default(),
+        }
+    }
+}
+
+/// One request, owned by its task.
+struct Request {
+    client: reqwest::Client,
+    endpoint: String,
+    headers: HeaderMap,
+    body: String,
+    settings: HttpSettings,
+    decoder: DecoderKind,
+}
+
+/// How an attempt ended.
+enum Attempt {
+    /// The stream finished (or nobody listens any more).
+    Finished,
+    /// It failed; `shown` says whether content had already gone out.
+    Failed { failure: Failure, shown: bool },
+}
+
+/// True for chunks the user sees: once one went out, a failure is no longer retried.
+fn is_content(chunk: &StreamChunk) -> bool {
+    !matches!(chunk, StreamChunk::Usage { .. } | StreamChunk::Retry { .. })
+}
+
+impl Request {
+    async fn run(self, tx: mpsc::Sender<StreamChunk>) {
+        let mut attempt = 1;
+        loop {
+            let started = Instant::now();
+            let outcome = self.attempt(&tx).await;
+            let (failure, shown) = match outcome {
+                Attempt::Finished => {
+                    tracing::debug!(
+                        attempt,
+                        latency_ms = ms(started.elapsed()),
+                        "stream finished"
+                    );
+                    return;
+                }
+                Attempt::Failed { failure, shown } => (failure, shown),
+            };
+            tracing::debug!(attempt, latency_ms = ms(started.elapsed()), error = %failure.message, "attempt failed");
+            let retry = (failure.retryable && !shown)
+                .then(|| self.settings.retry.delay(attempt + 1, failure.retry_after))
+                .flatten();
+            if let Some(delay) = retry {
+                attempt += 1;
+                let notice = StreamChunk::Retry {
+                    attempt,
+                    delay_ms: ms(delay),
+                    reason: failure.message,
+                };
+                if tx.send(notice).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+            let chunk = if failure.overflow && !shown {
+                StreamChunk::ContextOverflow {
+                    message: failure.message,
+                }
+            } else if shown {
+                StreamChunk::Error {
+                    message: format!(
+                        "the response broke off after it had started: {}",
+                        failure.message
+                    ),
+                }
+            } else if attempt > 1 {
+                StreamChunk::Error {
+                    message: format!("{} (after {attempt} attempts)", failure.message),
+                }
+            } else {
+                StreamChunk::Error {
+                    message: failure.message,
+                }
+            };
+            let _ = tx.send(chunk).await;
+            return;
+        }
+    }
+
+    fn site(&self) -> RequestSite<'_> {
+        RequestSite {
+            provider: &self.settings.model.provider,
+            model: &self.settings.model.id,
+            url: &self.endpoint,
+            key_env: self.settings.key_env.as_deref(),
+        }
+    }
+
+    async fn attempt(&self, tx: &mpsc::Sender<StreamChunk>) -> Attempt {
+        let idle = self.settings.idle_timeout;
+        let failed = |failure| Attempt::Failed {
+            failure,
+            shown: false,
+        };
+        let send = self
+            .client
+            .post(&self.endpoint)
+            .headers(self.headers.clone())
+            .body(self.body.clone())
+            .send();
+        let response = match tokio::time::timeout(idle, send).await {
+            Err(_) => {
+                return failed(Failure::transient(format!(
+                    "{} did not answer within {} s",
+                    self.endpoint,
+                    idle.as_secs()
+                )));
+            }
+            Ok(Err(e)) => return failed(Failure::transient(describe(&e, &self.endpoint))),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            let retry_after = retry::server_delay(response.headers());
+            let body = read_text(response, idle).await;
+            return failed(failure::from_status(
+                status,
+                &body,
+                retry_after,
+                &self.site(),
+            ));
+        }
+        if let Some(wrong) = self.not_a_stream(&response) {
+            let body = read_text(response, idle).await;
+            return failed(self.explain_non_stream(status, &wrong, &body));
+        }
+        self.read_events(response, tx).await
+    }
+
+    /// The content type of a success that is not an event stream, when it is not.
+    fn not_a_stream(&self, response: &reqwest::Response) -> Option<String> {
+        let kind = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        // Servers that send no content type (or a generic one) are given the benefit of the
+        // doubt; the events decide.
+        let stream = kind.is_empty()
+            || kind.contains("event-stream")
+            || kind.contains("octet-stream")
+            || kind.starts_with("text/plain");
+        (!stream).then_some(kind)
+    }
+
+    fn explain_non_stream(&self, status: u16, kind: &str, body: &str) -> Failure {
+        if kind.contains("json") {
+            // An error object with HTTP 200 (some proxies), or a server ignoring `stream`.
+            let said = failure::provider_message(body);
+            let mut f = Failure::fatal(format!(
+                "{} answered HTTP {status} with JSON instead of an event stream: {said}",
+                self.settings.model.provider
+            ));
+            f.overflow = failure::is_overflow(&said);
+            return f;
+        }
+        let what = if failure::looks_like_html(body) || kind.contains("html") {
+            "an HTML page".to_owned()
+        } else {
+            format!("`{kind}`")
+        };
+        Failure::fatal(format!(
+            "{} answered HTTP {status} with {what}, not an event stream; check --base-url",
+            self.endpoint
+        ))
+    }
+
+    async fn read_events(
+        &self,
+        response: reqwest::Response,
+        tx: &mpsc::Sender<StreamChunk>,
+    ) -> Attempt {
+        let idle = self.settings.idle_timeout;
+        // A last blank line closes an event the server did not terminate (the stream's
+        // final `data:` line without its empty line).
+        let bytes =
+            response
+                .bytes_stream()
+                .chain(futures::stream::iter([Ok(bytes::Bytes::from_static(
+                    b"\n\n",
+                ))]));
+        let mut events = bytes.eventsource();
+        let mut decoder = self.decoder.fresh();
+        let mut out = Vec::new();
+        let mut shown = false;
+        loop {
+            let event = match tokio::time::timeout(idle, events.next()).await {
+                Err(_) => Err(Failure::transient(format!(
+                    "no data from the model for {} s",
+                    idle.as_secs()
+                ))),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => Err(Failure::transient(format!(
+                    "the connection broke: {}",
+                    chain(&e)
+                ))),
+                Ok(Some(Ok(event))) => decoder.event(&event.event, &event.data, &mut out),
+            };
+            if !forward(&mut out, tx, &mut shown).await {
+                return Attempt::Finished;
+            }
+            if let Err(failure) = event {
+                return Attempt::Failed { failure, shown };
+            }
+            if decoder.is_done() {
+                break;
+            }
+        }
+        let end = decoder.finish(&mut out);
+        if !forward(&mut out, tx, &mut shown).await {
+            return Attempt::Finished;
+        }
+        match end {
+            Ok(()) => Attempt::Finished,
+            Err(failure) => Attempt::Failed { failure, shown },
+        }
+    }
+}
+
+/// Sends the decoded chunks on; `false` when nobody listens any more.
+async fn forward(
+    out: &mut Vec<StreamChunk>,
+    tx: &mpsc::Sender<StreamChunk>,
+    shown: &mut bool,
+) -> bool {
+    for chunk in out.drain(..) {
+        *shown |= is_content(&chunk);
+        if tx.send(chunk).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// An error body, read under the idle timeout and cut at 64 KiB.
+async fn read_text(response: reqwest::Response, idle: Duration) -> String {
+    let read = async {
+        let mut text = Vec::new();
+        let mut body = response.bytes_stream();
+        while let Some(Ok(piece)) = body.next().await {
+            text.extend_from_slice(&piece);
+            if text.len() > 64 * 1024 {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    };
+    tokio::time::timeout(idle, read).await.unwrap_or_default()
+}
+
+/// One line for a transport error: what failed, then its causes.
+fn describe(error: &reqwest::Error, url: &str) -> String {
+    let what = if error.is_connect() {
+        "cannot connect to"
+    } else if error.is_timeout() {
+        "timed out reaching"
+    } else {
+        "request failed to"
+    };
+    format!("{what} {url}: {}", chain(error))
+}
+
+/// An error and its sources, joined by `: `, without repeats.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = vec![error.to_string()];
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = cause.source();
+    }
+    parts.join(": ")
+}
+
+fn ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

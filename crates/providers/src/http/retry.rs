@@ -1,0 +1,144 @@
+//! When to try a failed request again: attempts, exponential backoff with jitter, and the
+//! server's own `Retry-After` / `retry-after-ms`.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+
+/// Retry settings of a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// Wait before the first retry; each further retry doubles it.
+    pub initial_delay: Duration,
+    /// The longest backoff wait (a server's `Retry-After` may ask for longer, up to
+    /// `max_server_delay`).
+    pub max_delay: Duration,
+    /// The longest wait a server's `Retry-After` is honoured for; past it the failure is
+    /// reported instead of waiting.
+    pub max_server_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 5,
+            initial_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(30),
+            max_server_delay: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before attempt `next` (2 for the first retry), or `None` when no attempt is
+    /// left or the server asks for a longer wait than is honoured.
+    pub fn delay(&self, next: u32, server: Option<Duration>) -> Option<Duration> {
+        if next > self.max_attempts {
+            return None;
+        }
+        if let Some(asked) = server {
+            return (asked <= self.max_server_delay).then_some(asked);
+        }
+        let doublings = next.saturating_sub(2).min(16);
+        let backoff = self
+            .initial_delay
+            .saturating_mul(1 << doublings)
+            .min(self.max_delay);
+        // Jitter: between 80% and 100% of the backoff, so clients that failed together do not
+        // come back together.
+        Some(backoff.mul_f64(0.8 + 0.2 * fastrand::f64()))
+    }
+}
+
+/// The wait a server asked for: `retry-after-ms` (milliseconds, Anthropic and OpenAI), else
+/// `Retry-After` as seconds or as an HTTP date.
+pub fn server_delay(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = text("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_the_cap_with_jitter() {
+        let policy = RetryPolicy::default();
+        let d2 = policy.delay(2, None).unwrap();
+        assert!(
+            d2 >= Duration::from_millis(1600) && d2 <= Duration::from_secs(2),
+            "{d2:?}"
+        );
+        let d3 = policy.delay(3, None).unwrap();
+        assert!(
+            d3 >= Duration::from_millis(3200) && d3 <= Duration::from_secs(4),
+            "{d3:?}"
+        );
+        let big = RetryPolicy {
+            max_attempts: 20,
+            ..policy
+        };
+        let d10 = big.delay(10, None).unwrap();
+        assert!(
+            d10 >= Duration::from_secs(24) && d10 <= Duration::from_secs(30),
+            "{d10:?}"
+        );
+        assert_eq!(policy.delay(6, None), None, "five attempts in all");
+    }
+
+    #[test]
+    fn the_server_wait_wins_unless_it_is_too_long() {
+        let policy = RetryPolicy::default();
+        assert_eq!(
+            policy.delay(2, Some(Duration::from_secs(7))),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(policy.delay(2, Some(Duration::from_secs(3600))), None);
+    }
+
+    #[test]
+    fn retry_after_forms_are_read() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "3".parse().unwrap());
+        assert_eq!(server_delay(&headers), Some(Duration::from_secs(3)));
+        headers.insert("retry-after-ms", "1500".parse().unwrap());
+        assert_eq!(server_delay(&headers), Some(Duration::from_millis(1500)));
+
+        let mut dated = HeaderMap::new();
+        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(20));
+        dated.insert("retry-after", later.parse().unwrap());
+        let wait = server_delay(&dated).unwrap();
+        assert!(
+            wait > Duration::from_secs(15) && wait <= Duration::from_secs(20),
+            "{wait:?}"
+        );
+
+        let mut past = HeaderMap::new();
+        past.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(server_delay(&past), Some(Duration::ZERO));
+    }
+}
