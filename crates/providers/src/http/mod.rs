@@ -331,9 +331,9 @@ impl Request {
         let response = match tokio::time::timeout(idle, send).await {
             Err(_) => {
                 return failed(Failure::transient(format!(
-                    "{} did not answer within {} s",
+                    "{} did not answer within {}",
                     self.endpoint,
-                    idle.as_secs()
+                    human(idle)
                 )));
             }
             Ok(Err(e)) => return failed(Failure::transient(describe(&e, &self.endpoint))),
@@ -417,8 +417,8 @@ impl Request {
         loop {
             let event = match tokio::time::timeout(idle, events.next()).await {
                 Err(_) => Err(Failure::transient(format!(
-                    "no data from the model for {} s",
-                    idle.as_secs()
+                    "no data from the model for {}",
+                    human(idle)
                 ))),
                 Ok(None) => break,
                 Ok(Some(Err(e))) => Err(Failure::transient(format!(
@@ -503,6 +503,15 @@ fn chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     parts.join(": ")
+}
+
+/// `300 ms` below a second, `12 s` from there.
+fn human(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{} s", duration.as_secs())
+    }
 }
 
 fn ms(duration: Duration) -> u64 {

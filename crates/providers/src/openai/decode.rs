@@ -60,6 +60,15 @@ impl OpenAiDecoder {
             reasoning_tokens: reasoning,
             ..Usage::default()
         });
+        // OpenRouter reports what the request cost, in USD.
+        if let (Some(usage_out), Some(cost)) = (
+            self.usage.as_mut(),
+            usage.get("cost").and_then(|c| c.as_f64()),
+        ) && cost.is_finite()
+            && cost >= 0.0
+        {
+            usage_out.cost_micro_cents = Some((cost * 1e8).round() as u64);
+        }
     }
 
     /// Usage seen so far, pushed once: at the end, or before a failure so billed tokens
@@ -235,7 +244,12 @@ impl Decoder for OpenAiDecoder {
             return Ok(());
         }
         let chunk = parse_json(name, data)?;
-        if let Some(usage) = chunk.get("usage") {
+        // Groq reports usage under `x_groq`.
+        let usage = chunk
+            .get("usage")
+            .filter(|u| u.is_object())
+            .or_else(|| chunk.get("x_groq").and_then(|x| x.get("usage")));
+        if let Some(usage) = usage {
             self.take_usage(usage);
         }
         let error = chunk.get("error").filter(|e| !e.is_null());
