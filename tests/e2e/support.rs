@@ -56,6 +56,15 @@ pub fn wonopcode() -> assert_cmd::Command {
         .env_remove("WONOPCODE_LOG")
         .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
         .env_remove("WONOPCODE_AGENT_LOOPS_PATH");
+    for key in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "GROQ_API_KEY",
+    ] {
+        cmd.env_remove(key);
+    }
     cmd
 }
 

@@ -27,6 +27,9 @@ pub struct AssembledTurn {
     pub failure: Option<StreamFailure>,
 }
 
+/// Opens the text part that marks a stored answer as cut off (`[incomplete: why]`).
+pub const INCOMPLETE_MARK: &str = "\n\n[incomplete: ";
+
 /// How a stream ended early.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamFailure {
@@ -336,10 +339,22 @@ impl AssembledTurn {
             .collect()
     }
 
-    /// The assistant message to store, `None` when a failed stream said nothing.
+    /// The assistant message to store, `None` when a failed stream said nothing. What a
+    /// failed stream said is kept, marked as cut off so neither the user reading the history
+    /// nor the model on the next request takes it for a whole answer.
     pub fn message(&self) -> Option<Message> {
-        let parts = self.stored_parts();
+        let mut parts = self.stored_parts();
+        if let Some(error) = self.error().filter(|_| !parts.is_empty()) {
+            parts.push(Part::Text {
+                text: format!("{INCOMPLETE_MARK}{error}]"),
+            });
+        }
         (self.failure.is_none() || !parts.is_empty()).then(|| Message::new(Role::Assistant, parts))
+    }
+
+    /// True when the stream was refused because the conversation is too long.
+    pub fn overflowed(&self) -> bool {
+        matches!(self.failure, Some(StreamFailure::ContextOverflow(_)))
     }
 
     /// The error a failed stream ends the run with.

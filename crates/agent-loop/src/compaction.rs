@@ -139,17 +139,27 @@ impl Compactor<'_> {
     /// message count): prune old tool outputs first, then summarize with the model if that was
     /// not enough. The summary's usage is added to `usage`. Returns whether anything changed.
     pub async fn compact_if_needed(&self, messages: &mut Vec<Message>, usage: &mut Usage) -> bool {
+        self.compact(messages, usage, false).await
+    }
+
+    /// Compacts `messages` whatever their estimated size: the provider said they do not fit
+    /// (its count beats the estimate). Prunes old tool outputs and summarizes.
+    pub async fn compact_now(&self, messages: &mut Vec<Message>, usage: &mut Usage) -> bool {
+        self.compact(messages, usage, true).await
+    }
+
+    async fn compact(&self, messages: &mut Vec<Message>, usage: &mut Usage, force: bool) -> bool {
         let cfg = &self.config.compaction;
         let window = self.provider.info().context_window;
         let system = self.config.system_prompt.as_deref();
         let before = estimate_tokens(system, messages);
-        if !cfg.needs_compaction(before, messages.len(), window) {
+        if !force && !cfg.needs_compaction(before, messages.len(), window) {
             return false;
         }
         let freed = cfg.prune_tool_outputs(messages);
         let mut strategy = "prune_tool_outputs";
         let still = estimate_tokens(system, messages);
-        if (freed == 0 || cfg.needs_compaction(still, messages.len(), window))
+        if (force || freed == 0 || cfg.needs_compaction(still, messages.len(), window))
             && let Some(split) = cfg.summary_split(messages)
         {
             let mut prefix = messages[..split].to_vec();

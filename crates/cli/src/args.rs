@@ -20,6 +20,20 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
+    /// Provider to talk to: anthropic, openai, openrouter, deepseek, groq, ollama, vllm,
+    /// llamacpp, openai-compatible, or one defined in the config file. Default: the config's
+    /// `provider`, else the first provider whose key is set.
+    #[arg(long, value_name = "ID", conflicts_with = "replay")]
+    pub provider: Option<String>,
+
+    /// Model id at the provider (default: the config's `model`, else the provider's default).
+    #[arg(long, value_name = "ID", conflicts_with = "replay")]
+    pub model: Option<String>,
+
+    /// Base URL of the provider's API up to the version, e.g. http://127.0.0.1:8000/v1.
+    #[arg(long, value_name = "URL", conflicts_with = "replay")]
+    pub base_url: Option<String>,
+
     /// With --replay, stream each chunk MS milliseconds after the previous one, as a model would.
     #[arg(long, value_name = "MS", requires = "replay", value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub replay_pace: Option<u64>,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
+use wonopcode_providers::ProviderEntry;
 use wonopcode_tools::permission::PolicyConfig;
 use wonopcode_wasm_host::ContextLimits;
 
@@ -25,6 +26,13 @@ pub struct Config {
     pub guest: BTreeMap<String, String>,
     /// Limits on the contexts guests spawn.
     pub contexts: ContextsConfig,
+    /// Provider used when `--provider` is not given.
+    pub provider: Option<String>,
+    /// Model used when `--model` is not given.
+    pub model: Option<String>,
+    /// Provider overrides and additions (base URL, key variable or command, timeouts,
+    /// models with windows and prices), laid over the built-in presets.
+    pub providers: BTreeMap<String, ProviderEntry>,
 }
 
 /// `contexts:` in the config file; each key defaults to the host's limit.

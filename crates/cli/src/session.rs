@@ -13,7 +13,7 @@ use wonopcode_agent_loop::{
     AgentLoop, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus, Message,
     RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_providers::{RecordingModel, ReplayProvider};
+use wonopcode_providers::{Catalog, Choice, HttpModel, RecordingModel, ReplayProvider};
 use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
@@ -91,22 +91,52 @@ fn workspace_root(args: &Args) -> anyhow::Result<PathBuf> {
     Ok(canonical)
 }
 
-fn model(args: &Args) -> anyhow::Result<SharedModel> {
-    let Some(path) = &args.replay else {
-        return Err(usage(
-            "no model provider: pass --replay FILE to answer from a recorded transcript (see examples/)",
-        ));
+/// The model: a recorded transcript with --replay, else a real provider chosen from the
+/// flags, the config file and the keys in the environment; wrapped in a recorder with
+/// --record.
+async fn model(args: &Args, config: &Config) -> anyhow::Result<SharedModel> {
+    let model: SharedModel = match &args.replay {
+        Some(path) => {
+            let mut replay = ReplayProvider::from_file(path)?;
+            if let Some(ms) = args.replay_pace {
+                replay = replay.paced(std::time::Duration::from_millis(ms));
+            }
+            Arc::new(replay)
+        }
+        None => {
+            let catalog = Catalog::builtin()?.with_overrides(&config.providers)?;
+            // A model in the config belongs to the config's provider; with another
+            // --provider, that provider's default applies.
+            let model = args
+                .model
+                .as_deref()
+                .or(match (&args.provider, &config.provider) {
+                    (Some(flag), Some(own)) if flag != own => None,
+                    _ => config.model.as_deref(),
+                });
+            let choice = Choice {
+                // A bare --base-url means an OpenAI-compatible server.
+                provider: args
+                    .provider
+                    .as_deref()
+                    .or(config.provider.as_deref())
+                    .or(args.base_url.as_ref().map(|_| "openai-compatible")),
+                model,
+                base_url: args.base_url.as_deref(),
+            };
+            let env = |name: &str| std::env::var(name).ok();
+            let settings = catalog
+                .resolve(choice, &env)
+                .await
+                .map_err(|e| usage(e.to_string()))?;
+            Arc::new(HttpModel::new(settings).map_err(|e| usage(e.to_string()))?)
+        }
     };
-    let mut replay = ReplayProvider::from_file(path)?;
-    if let Some(ms) = args.replay_pace {
-        replay = replay.paced(std::time::Duration::from_millis(ms));
-    }
-    let replay: SharedModel = Arc::new(replay);
     match &args.record {
-        Some(out) => Ok(Arc::new(RecordingModel::create(replay, out).with_context(
+        Some(out) => Ok(Arc::new(RecordingModel::create(model, out).with_context(
             || format!("cannot create transcript {}", out.display()),
         )?)),
-        None => Ok(replay),
+        None => Ok(model),
     }
 }
 
@@ -162,7 +192,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         };
     }
     let input = input(&args)?;
-    let provider = model(&args)?;
+    let provider = model(&args, &config).await?;
 
     let mut tools = ToolRegistry::new();
     let mut options = BuiltinOptions::default();

@@ -1,6 +1,8 @@
 //! Every fixture in `tests/fixtures` served by a loopback server through the real client:
 //! the assembled text, thinking, tool calls, usage and errors are what the provider meant.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use serde_json::{Value, json};

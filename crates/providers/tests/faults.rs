@@ -1,6 +1,8 @@
 //! Faults against the loopback server: every one ends in the answer or in one clear line,
 //! with nothing shown twice and the retries visible.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::{Duration, Instant};

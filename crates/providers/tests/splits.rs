@@ -2,6 +2,8 @@
 //! every fixture, split at random byte offsets (inside UTF-8 characters, CRLFs and JSON
 //! included), against the same fixture sent whole.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::time::Duration;

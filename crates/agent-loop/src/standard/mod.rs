@@ -133,6 +133,7 @@ async fn drive_inner(
     doom: &mut DoomLoopDetector,
     todo: &mut TodoTracker,
 ) -> Result<String, LoopError> {
+    let mut overflow_retried = false;
     loop {
         if ctx.cancel.is_cancelled() {
             return Err(LoopError::Cancelled);
@@ -142,7 +143,7 @@ async fn drive_inner(
                 limit: ctx.config.max_iterations,
             });
         }
-        compact_if_needed(ctx).await;
+        compact(ctx, false).await;
         ctx.stats.iterations += 1;
         let request = ModelRequest {
             context: ctx.events.context().clone(),
@@ -166,6 +167,13 @@ async fn drive_inner(
             stop_reason = ?turn.stop_reason,
             "model request finished"
         );
+        // The provider counted the history past the window: compact and try once more.
+        if turn.overflowed() && !overflow_retried {
+            overflow_retried = true;
+            if compact(ctx, true).await {
+                continue;
+            }
+        }
         if let Some(error) = turn.error() {
             // Keep what the model said before the failure; drop half-streamed tool calls.
             if let Some(kept) = turn.message() {
@@ -361,16 +369,24 @@ async fn run_tool_round(
     RoundEnd::Continue
 }
 
-async fn compact_if_needed(ctx: &mut LoopContext<'_>) {
+/// Compacts the history when it is past the threshold, or at once when `force` (the
+/// provider said it does not fit); returns whether it changed.
+async fn compact(ctx: &mut LoopContext<'_>, force: bool) -> bool {
     let compactor = Compactor {
         provider: ctx.provider,
         config: ctx.config,
         events: ctx.events,
         cancel: ctx.cancel,
     };
-    compactor
-        .compact_if_needed(ctx.messages, &mut ctx.stats.usage)
-        .await;
+    if force {
+        compactor
+            .compact_now(ctx.messages, &mut ctx.stats.usage)
+            .await
+    } else {
+        compactor
+            .compact_if_needed(ctx.messages, &mut ctx.stats.usage)
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -287,7 +287,10 @@ async fn cancellation_stops_a_hanging_stream_and_keeps_partial_text() {
     );
     let last = h.messages.last().unwrap();
     assert_eq!(last.role, Role::Assistant);
-    assert_eq!(last.text_content(), "half an ans");
+    assert_eq!(
+        last.text_content(),
+        "half an ans\n\n[incomplete: cancelled]"
+    );
 }
 
 #[tokio::test]
@@ -367,7 +370,59 @@ async fn provider_errors_end_the_run_and_keep_what_was_said() {
         h.run("go").await,
         Err(LoopError::Provider("overloaded".into()))
     );
-    assert_eq!(h.messages.last().unwrap().text_content(), "partial");
+    let kept = h.messages.last().unwrap();
+    assert_eq!(kept.parts.len(), 2, "the partial text, then the mark");
+    assert_eq!(
+        kept.text_content(),
+        "partial\n\n[incomplete: provider error: overloaded]"
+    );
+}
+
+#[tokio::test]
+async fn a_context_overflow_compacts_and_retries_once() {
+    let overflow = || {
+        Script::Chunks(vec![StreamChunk::ContextOverflow {
+            message: "prompt is too long".into(),
+        }])
+    };
+    let model = Scripted::new(
+        1_000_000,
+        vec![
+            overflow(),
+            Script::Chunks(vec![text("SUMMARY"), done(StopReason::EndTurn)]),
+            Script::Chunks(vec![text("fits now"), done(StopReason::EndTurn)]),
+        ],
+    );
+    let mut h = Harness::new(model, vec![]);
+    for i in 0..3 {
+        h.messages.push(Message::user(format!("q{i}")));
+        h.messages
+            .push(Message::text(Role::Assistant, format!("a{i}")));
+    }
+    assert_eq!(h.run("q3").await.unwrap(), "fits now");
+    let requests = h.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 3, "refused, summary, retry");
+    assert!(requests[2].messages.len() < requests[0].messages.len());
+    assert!(h.event_types().contains(&"context.compacted".to_owned()));
+    drop(requests);
+
+    // A second overflow in the same run is an error, not another compaction.
+    let model = Scripted::new(
+        1_000_000,
+        vec![
+            overflow(),
+            Script::Chunks(vec![text("SUMMARY"), done(StopReason::EndTurn)]),
+            overflow(),
+        ],
+    );
+    let mut h = Harness::new(model, vec![]);
+    for i in 0..3 {
+        h.messages.push(Message::user(format!("q{i}")));
+        h.messages
+            .push(Message::text(Role::Assistant, format!("a{i}")));
+    }
+    let err = h.run("q3").await.unwrap_err();
+    assert_eq!(err, LoopError::Provider("prompt is too long".into()));
 }
 
 #[tokio::test]

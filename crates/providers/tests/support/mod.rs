@@ -2,7 +2,7 @@
 //! (full bodies, pieces, cuts, silence), and a collector that folds a model's chunks into
 //! what the loop would assemble.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

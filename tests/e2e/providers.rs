@@ -1,0 +1,327 @@
+//! The real binary against real HTTP: a loopback server speaks the Anthropic and OpenAI
+//! stream formats, the run calls a real tool on a real file, `--record` writes the
+//! transcript and `--replay` reproduces the same event log offline.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::support::{Scratch, events, stderr, wonopcode};
+
+/// A server answering each connection with the next (status, extra headers, body).
+struct Loopback {
+    base_url: String,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        for (reply, stream) in replies.into_iter().zip(listener.incoming()) {
+            let mut stream = stream.unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 8192];
+            let body_start = loop {
+                let n = stream.read(&mut chunk).unwrap();
+                buf.extend_from_slice(&chunk[..n]);
+                if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break at + 4;
+                }
+            };
+            let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map(|v| v.trim().parse().unwrap())
+                .unwrap_or(0);
+            while buf.len() < body_start + length {
+                let n = stream.read(&mut chunk).unwrap();
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[body_start..]).into_owned());
+            let (status, headers, body) = reply;
+            let kind = if status == 200 {
+                "text/event-stream"
+            } else {
+                "application/json"
+            };
+            let response = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\n{headers}connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(response.as_bytes()).unwrap();
+        }
+    });
+    Loopback { base_url, requests }
+}
+
+fn openai_chunk(delta: &str, finish: Option<&str>) -> String {
+    let finish = finish.map_or("null".to_owned(), |f| format!("\"{f}\""));
+    format!(
+        "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+    )
+}
+
+/// Turn 1 reads `notes.txt` (arguments split mid-key), turn 2 answers.
+fn openai_turns() -> Vec<String> {
+    let first = [
+        openai_chunk(r#"{"role":"assistant","content":"Reading."}"#, None),
+        openai_chunk(r#"{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}"#, None),
+        openai_chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"notes.txt\"}"}}]}"#, None),
+        openai_chunk("{}", Some("tool_calls")),
+        "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":20}}\n\n".to_owned(),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let second = [
+        openai_chunk(r#"{"content":"The notes say: remember the milk."}"#, None),
+        openai_chunk("{}", Some("stop")),
+        "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":150,\"completion_tokens\":9}}\n\n".to_owned(),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    vec![first, second]
+}
+
+fn anthropic_turns() -> Vec<String> {
+    let event = |name: &str, data: &str| format!("event: {name}\ndata: {data}\n\n");
+    let first = [
+        event("message_start", r#"{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":100,"output_tokens":1}}}"#),
+        event("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#),
+        event("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Read the notes first."}}"#),
+        event("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG-abc"}}"#),
+        event("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+        event("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#),
+        event("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"no"}}"#),
+        event("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"tes.txt\"}"}}"#),
+        event("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+        event("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#),
+        event("message_stop", r#"{"type":"message_stop"}"#),
+    ]
+    .concat();
+    let second = [
+        event("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":160,"cache_read_input_tokens":40,"output_tokens":1}}}"#),
+        event("ping", r#"{"type": "ping"}"#),
+        event("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#),
+        event("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The notes say: remember the milk."}}"#),
+        event("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+        event("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#),
+        event("message_stop", r#"{"type":"message_stop"}"#),
+    ]
+    .concat();
+    vec![first, second]
+}
+
+/// Events without their timestamps and session id, for comparing two runs.
+fn comparable(events: &[Value]) -> Vec<Value> {
+    events
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            let map = e.as_object_mut().unwrap();
+            map.remove("ts");
+            map.remove("session_id");
+            if let Some(item) = map.get_mut("item").and_then(|i| i.as_object_mut()) {
+                item.remove("duration_ms");
+            }
+            e
+        })
+        .collect()
+}
+
+/// Runs a live turn against the server, then replays its recording; returns the live
+/// events and the requests the server saw.
+fn live_then_replay(
+    provider: &str,
+    key: &str,
+    replies: Vec<(u16, &'static str, String)>,
+) -> (Vec<Value>, Vec<String>) {
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let server = serve(replies);
+    let recorded = scratch.outside("recorded.jsonl");
+    let live = wonopcode()
+        .env(key, "test-key")
+        .args([
+            "--json",
+            "-y",
+            "--provider",
+            provider,
+            "--model",
+            "test-model",
+            "--base-url",
+        ])
+        .arg(&server.base_url)
+        .arg("--record")
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
+    let live_events = events(&live);
+
+    let replayed = wonopcode()
+        .args(["--json", "-y", "--replay"])
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "stderr: {}",
+        stderr(&replayed)
+    );
+    assert_eq!(
+        comparable(&events(&replayed)),
+        comparable(&live_events),
+        "replay reproduces the run"
+    );
+    let requests = server.requests.lock().unwrap().clone();
+    (live_events, requests)
+}
+
+fn final_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
+        .map(|e| e["item"]["text"].as_str().unwrap().to_owned())
+        .next_back()
+        .unwrap()
+}
+
+fn tool_output(events: &[Value]) -> String {
+    let call = events
+        .iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .expect("a tool call ran");
+    call["item"].to_string()
+}
+
+#[test]
+fn openai_compatible_tool_turn_records_and_replays() {
+    let replies = openai_turns().into_iter().map(|b| (200, "", b)).collect();
+    let (events, requests) = live_then_replay("openai", "OPENAI_API_KEY", replies);
+    assert_eq!(final_text(&events), "The notes say: remember the milk.");
+    assert!(tool_output(&events).contains("remember the milk"));
+    assert_eq!(requests.len(), 2);
+    let second: Value = serde_json::from_str(&requests[1]).unwrap();
+    let messages = second["messages"].as_array().unwrap();
+    let tool = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the tool result went back");
+    assert_eq!(tool["tool_call_id"], "call_1");
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("remember the milk")
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["usage"]["input_tokens"], 250);
+    assert_eq!(done["usage"]["output_tokens"], 29);
+}
+
+#[test]
+fn anthropic_tool_turn_sends_the_signed_thinking_back_and_replays() {
+    let replies = anthropic_turns()
+        .into_iter()
+        .map(|b| (200, "", b))
+        .collect();
+    let (events, requests) = live_then_replay("anthropic", "ANTHROPIC_API_KEY", replies);
+    assert_eq!(final_text(&events), "The notes say: remember the milk.");
+    assert!(tool_output(&events).contains("remember the milk"));
+    let second: Value = serde_json::from_str(&requests[1]).unwrap();
+    let assistant = &second["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["content"][0]["type"], "thinking");
+    assert_eq!(assistant["content"][0]["signature"], "SIG-abc");
+    assert_eq!(assistant["content"][1]["input"]["path"], "notes.txt");
+    assert_eq!(second["messages"][2]["content"][0]["type"], "tool_result");
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["usage"]["cache_read_tokens"], 40);
+}
+
+#[test]
+fn a_rate_limit_is_retried_and_the_retry_is_visible() {
+    let mut replies = vec![(
+        429,
+        "retry-after: 0\r\n",
+        r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#.to_owned(),
+    )];
+    replies.extend(openai_turns().into_iter().map(|b| (200, "", b)));
+    let (events, requests) = live_then_replay("openai", "OPENAI_API_KEY", replies);
+    assert_eq!(requests.len(), 3);
+    let retry = events
+        .iter()
+        .find(|e| e["type"] == "model.retry")
+        .expect("a model.retry event");
+    assert_eq!(retry["attempt"], 2);
+    assert!(
+        retry["reason"].as_str().unwrap().contains("HTTP 429"),
+        "{retry}"
+    );
+    assert_eq!(final_text(&events), "The notes say: remember the milk.");
+}
+
+#[test]
+fn no_key_and_no_replay_says_how_to_set_one() {
+    let scratch = Scratch::new();
+    let out = wonopcode()
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("ANTHROPIC_API_KEY") && err.contains("--replay FILE"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_wrong_key_names_the_variable_and_fails_the_run() {
+    let scratch = Scratch::new();
+    let server = serve(vec![(
+        401,
+        "",
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+            .to_owned(),
+    )]);
+    let out = wonopcode()
+        .env("ANTHROPIC_API_KEY", "wrong")
+        .args(["--provider", "anthropic", "--base-url"])
+        .arg(&server.base_url)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("invalid x-api-key") && err.contains("check the key in ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+}
