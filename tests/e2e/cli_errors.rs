@@ -14,23 +14,6 @@ fn unknown_flag_is_a_usage_error() {
 }
 
 #[test]
-fn no_provider_is_a_usage_error() {
-    let s = Scratch::new();
-    let out = wonopcode()
-        .arg("-C")
-        .arg(s.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("no model provider: pass --replay FILE"),
-        "{}",
-        stderr(&out)
-    );
-}
-
-#[test]
 fn missing_transcript_names_the_file() {
     let s = Scratch::new();
     let missing = s.outside("nope.jsonl");

@@ -337,10 +337,7 @@ impl Renderer for TerminalRenderer {
                 for (_, bar) in self.spinners.drain() {
                     bar.finish_and_clear();
                 }
-                let cost = usage
-                    .cost_micro_cents
-                    .map(|c| format!(" · ${:.4}", c as f64 / 1e8))
-                    .unwrap_or_default();
+                let cost = cost(usage);
                 let what = match status {
                     LoopStatus::Complete => "done",
                     LoopStatus::Suspended => "suspended",
@@ -350,7 +347,7 @@ impl Renderer for TerminalRenderer {
                 };
                 self.err_line(
                     &style(format!(
-                        "· {what} · {iterations} model request(s) · {} in / {} out tokens{cost}",
+                        "· {what} · {iterations} model request(s) · {} in / {} out tokens · {cost}",
                         usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
                         usage.output_tokens
                     ))

@@ -1,0 +1,184 @@
+//! Provider client benchmarks over a loopback HTTP server:
+//! - `providers/sse_assemble_1mb`: an Anthropic stream of about 1 MB (the recorded thinking
+//!   stream's events, its text deltas repeated) parsed and assembled through the real client;
+//!   reported as MB/s and, with 1 element per delta, time per chunk.
+//! - `providers/first_text_delta`: a request to the first text delta, the server answering at
+//!   once with one text event (goal <= 1 ms from first byte; this includes the connection and
+//!   the request, so it bounds that from above).
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use futures::StreamExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use wonopcode_agent_loop::{
+    ContextPath, LanguageModel, Message, ModelInfo, ModelRequest, RequestOptions, StreamChunk,
+};
+use wonopcode_providers::http::retry::RetryPolicy;
+use wonopcode_providers::{Api, HttpModel, HttpSettings};
+
+const RECORDED: &str =
+    include_str!("../crates/providers/tests/fixtures/anthropic/thinking-signature-text.sse");
+
+/// The recorded stream with its text deltas repeated until the body is about 1 MB.
+fn long_stream() -> (String, u64) {
+    let events: Vec<&str> = RECORDED
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .collect();
+    let is_text = |e: &&str| e.contains("\"text_delta\"");
+    let text: Vec<&str> = events.iter().copied().filter(is_text).collect();
+    let last_text = events.iter().rposition(is_text).expect("text deltas");
+    let mut body = String::new();
+    let mut deltas = 0;
+    for e in &events[..=last_text] {
+        body.push_str(e);
+        body.push_str("\n\n");
+    }
+    while body.len() < 1_000_000 {
+        for e in &text {
+            body.push_str(e);
+            body.push_str("\n\n");
+            deltas += 1;
+        }
+    }
+    for e in &events[last_text + 1..] {
+        body.push_str(e);
+        body.push_str("\n\n");
+    }
+    (body, deltas + text.len() as u64)
+}
+
+/// Serves `body` as an event stream to every connection.
+async fn serve(body: Arc<String>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let body = body.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut seen = Vec::new();
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&seen);
+                    if let Some(head_end) = text.find("\r\n\r\n") {
+                        let length: usize = text[..head_end]
+                            .to_ascii_lowercase()
+                            .lines()
+                            .find_map(|l| {
+                                l.strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if seen.len() >= head_end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(body.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+fn model(base_url: &str) -> HttpModel {
+    HttpModel::new(HttpSettings {
+        api: Api::Anthropic,
+        base_url: base_url.to_owned(),
+        api_key: Some("bench".into()),
+        key_env: None,
+        model: ModelInfo {
+            id: "bench".into(),
+            provider: "anthropic".into(),
+            context_window: 200_000,
+            max_output: 1024,
+            pricing: None,
+            capabilities: Default::default(),
+        },
+        connect_timeout: Duration::from_secs(5),
+        idle_timeout: Duration::from_secs(30),
+        retry: RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        },
+    })
+    .expect("model")
+}
+
+fn request() -> ModelRequest {
+    ModelRequest {
+        context: ContextPath::root(),
+        system: None,
+        messages: vec![Message::user("hello")],
+        tools: Vec::new(),
+        options: RequestOptions::default(),
+    }
+}
+
+fn bench_providers(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut group = c.benchmark_group("providers");
+
+    let (body, deltas) = long_stream();
+    let bytes = body.len() as u64;
+    let long = rt.block_on(serve(Arc::new(body)));
+    let long_model = model(&long);
+    group.throughput(Throughput::Bytes(bytes));
+    group.bench_function("sse_assemble_1mb", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut stream = long_model.stream(request()).await.expect("stream");
+            let mut text = 0usize;
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    StreamChunk::TextDelta { text: t } => text += t.len(),
+                    StreamChunk::Error { message } => panic!("{message}"),
+                    _ => {}
+                }
+            }
+            assert!(text > 0);
+        })
+    });
+    println!("providers/sse_assemble_1mb: {bytes} bytes, {deltas} text deltas per run");
+
+    let first = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n";
+    let short = rt.block_on(serve(Arc::new(first.to_owned())));
+    let short_model = model(&short);
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("first_text_delta", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut stream = short_model.stream(request()).await.expect("stream");
+            loop {
+                match stream.next().await {
+                    Some(StreamChunk::TextDelta { .. }) => break,
+                    Some(_) => {}
+                    None => panic!("no text delta"),
+                }
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_providers);
+criterion_main!(benches);
