@@ -400,11 +400,12 @@ async fn a_context_overflow_compacts_and_retries_once() {
             .push(Message::text(Role::Assistant, format!("a{i}")));
     }
     assert_eq!(h.run("q3").await.unwrap(), "fits now");
-    let requests = h.model.requests.lock().unwrap();
-    assert_eq!(requests.len(), 3, "refused, summary, retry");
-    assert!(requests[2].messages.len() < requests[0].messages.len());
+    {
+        let requests = h.model.requests.lock().unwrap();
+        assert_eq!(requests.len(), 3, "refused, summary, retry");
+        assert!(requests[2].messages.len() < requests[0].messages.len());
+    }
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
-    drop(requests);
 
     // A second overflow in the same run is an error, not another compaction.
     let model = Scripted::new(
