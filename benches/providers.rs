@@ -88,7 +88,7 @@ async fn serve(body: Arc<String>) -> String {
                     }
                 }
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
                     body.len()
                 );
                 let _ = socket.write_all(head.as_bytes()).await;
@@ -171,6 +171,7 @@ fn bench_providers(c: &mut Criterion) {
             loop {
                 match stream.next().await {
                     Some(StreamChunk::TextDelta { .. }) => break,
+                    Some(StreamChunk::Error { message }) => panic!("{message}"),
                     Some(_) => {}
                     None => panic!("no text delta"),
                 }

@@ -404,12 +404,15 @@ impl Request {
         let idle = self.settings.idle_timeout;
         // A last blank line closes an event the server did not terminate (the stream's
         // final `data:` line without its empty line).
-        let bytes =
-            response
-                .bytes_stream()
-                .chain(futures::stream::iter([Ok(bytes::Bytes::from_static(
-                    b"\n\n",
-                ))]));
+        //
+        // The SSE framing copies its buffer's remainder after each line, so a large network
+        // read costs time quadratic in its size; handing it over in small zero-copy slices
+        // keeps that buffer short.
+        let end = futures::stream::iter([Ok(bytes::Bytes::from_static(b"\n\n"))]);
+        let bytes = response
+            .bytes_stream()
+            .flat_map(|read| futures::stream::iter(slices(read)))
+            .chain(end);
         let mut events = bytes.eventsource();
         let mut decoder = self.decoder.fresh();
         let mut out = Vec::new();
@@ -445,6 +448,20 @@ impl Request {
             Ok(()) => Attempt::Finished,
             Err(failure) => Attempt::Failed { failure, shown },
         }
+    }
+}
+
+/// Largest piece of a network read handed to the SSE framing at once.
+const SLICE: usize = 1024;
+
+/// A network read cut into `SLICE`-byte pieces (an error passes through whole).
+fn slices(read: Result<bytes::Bytes, reqwest::Error>) -> Vec<Result<bytes::Bytes, reqwest::Error>> {
+    match read {
+        Ok(bytes) if bytes.len() > SLICE => (0..bytes.len())
+            .step_by(SLICE)
+            .map(|at| Ok(bytes.slice(at..(at + SLICE).min(bytes.len()))))
+            .collect(),
+        other => vec![other],
     }
 }
 
