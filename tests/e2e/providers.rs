@@ -143,12 +143,23 @@ fn live_then_replay(
     key: &str,
     replies: Vec<(u16, &'static str, String)>,
 ) -> (Vec<Value>, Vec<String>) {
+    live_then_replay_with(&[], provider, key, replies)
+}
+
+/// The same, with extra flags on both runs.
+fn live_then_replay_with(
+    flags: &[&str],
+    provider: &str,
+    key: &str,
+    replies: Vec<(u16, &'static str, String)>,
+) -> (Vec<Value>, Vec<String>) {
     let scratch = Scratch::new();
     scratch.file("notes.txt", "remember the milk\n");
     let server = serve(replies);
     let recorded = scratch.outside("recorded.jsonl");
     let live = wonopcode()
         .env(key, "test-key")
+        .args(flags)
         .args([
             "--json",
             "-y",
@@ -170,6 +181,7 @@ fn live_then_replay(
     let live_events = events(&live);
 
     let replayed = wonopcode()
+        .args(flags)
         .args(["--json", "-y", "--replay"])
         .arg(&recorded)
         .arg("-C")
@@ -324,4 +336,22 @@ fn a_wrong_key_names_the_variable_and_fails_the_run() {
         err.contains("invalid x-api-key") && err.contains("check the key in ANTHROPIC_API_KEY"),
         "{err}"
     );
+}
+
+#[test]
+fn the_wasm_loop_runs_the_same_turn_against_a_real_provider() {
+    let replies = anthropic_turns()
+        .into_iter()
+        .map(|b| (200, "", b))
+        .collect();
+    let (events, requests) = live_then_replay_with(
+        &["--loop-type", "wasm"],
+        "anthropic",
+        "ANTHROPIC_API_KEY",
+        replies,
+    );
+    assert_eq!(final_text(&events), "The notes say: remember the milk.");
+    assert!(tool_output(&events).contains("remember the milk"));
+    let second: Value = serde_json::from_str(&requests[1]).unwrap();
+    assert_eq!(second["messages"][1]["content"][0]["signature"], "SIG-abc");
 }
