@@ -281,3 +281,41 @@ async fn validate_reports_the_api_version() {
         .unwrap();
     assert_eq!(info.api_version, "0.2.2");
 }
+
+#[tokio::test]
+async fn a_context_overflow_is_compacted_and_retried_by_the_host() {
+    let agent = WasmAgentLoop::from_bytes(
+        engine(),
+        wonopcode_wasm_host::DEFAULT_LOOP,
+        "the default guest",
+        HostConfig::default(),
+    )
+    .await
+    .unwrap();
+    let provider = transcript(&[
+        serde_json::json!([{"type":"context_overflow","message":"prompt is too long"}]),
+        serde_json::json!([{"type":"text_delta","text":"SUMMARY"},{"type":"done","stop_reason":"end_turn"}]),
+        serde_json::json!([{"type":"text_delta","text":"fits now"},{"type":"done","stop_reason":"end_turn"}]),
+    ]);
+    let mut world = World::new(provider);
+    for i in 0..3 {
+        world
+            .messages
+            .push(wonopcode_agent_loop::Message::user(format!("q{i}")));
+        world.messages.push(wonopcode_agent_loop::Message::text(
+            wonopcode_agent_loop::Role::Assistant,
+            format!("a{i}"),
+        ));
+    }
+    let (out, stats) = world.run(&agent, "q3").await;
+    assert_eq!(out.unwrap(), "fits now");
+    assert_eq!(stats.iterations, 2, "the refused request and its retry");
+    let compacted = world.events().iter().any(|e| {
+        matches!(
+            e.kind,
+            wonopcode_agent_loop::EventKind::ContextCompacted { .. }
+        )
+    });
+    assert!(compacted);
+    assert!(world.messages[0].text_content().contains("SUMMARY"));
+}

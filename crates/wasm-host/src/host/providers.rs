@@ -27,6 +27,9 @@ pub(crate) struct OpenStream {
     task: tokio::task::JoinHandle<()>,
     assembler: Option<TurnAssembler>,
     finished: Option<AssembledTurn>,
+    /// For a stream of the host's own history (`stream-history`) not yet retried: how to
+    /// open it again after compacting, should the provider say the history does not fit.
+    reopen: Option<(Vec<String>, StreamOptions)>,
 }
 
 impl OpenStream {
@@ -274,9 +277,35 @@ impl HostState {
                 task,
                 assembler: Some(TurnAssembler::new(events)),
                 finished: None,
+                reopen: None,
             },
         );
         Ok(Ok(handle))
+    }
+
+    /// The provider refused the host's history as too long: compact it and open the same
+    /// request again under the same handle, once (as the native loop does). False when
+    /// compaction changed nothing or the stream cannot be reopened.
+    async fn retry_after_overflow(&mut self, handle: StreamHandle) -> wasmtime::Result<bool> {
+        let Some((tools, options)) = self.streams.get_mut(&handle).and_then(|s| s.reopen.take())
+        else {
+            return Ok(false);
+        };
+        if !self.compact_now().await? {
+            return Ok(false);
+        }
+        let system = self.env()?.config.system_prompt.clone();
+        let history = self.messages.clone();
+        let Ok(fresh) = self.open_stream(system, history, &tools, options)? else {
+            return Ok(false);
+        };
+        match self.streams.remove(&fresh) {
+            Some(stream) => {
+                self.streams.insert(handle, stream);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     /// The schemas of the tools a request offers: enabled host tools and enabled custom tools.
@@ -371,7 +400,13 @@ impl Host for HostState {
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
         let system = self.env()?.config.system_prompt.clone();
         let history = self.messages.clone();
-        self.open_stream(system, history, &tools, options)
+        let opened = self.open_stream(system, history, &tools, options.clone())?;
+        if let Ok(handle) = opened
+            && let Some(stream) = self.streams.get_mut(&handle)
+        {
+            stream.reopen = Some((tools, options));
+        }
+        Ok(opened)
     }
 
     async fn read_stream_chunk(
@@ -400,6 +435,19 @@ impl Host for HostState {
                     () = cancel.cancelled() => Err(StreamFailure::Cancelled),
                     next = tokio::time::timeout(idle, stream.rx.recv()) => next.map_err(|_| StreamFailure::Timeout(idle)),
                 },
+            };
+            let overflow =
+                matches!(next, Ok(Some(Chunk::ContextOverflow { .. }))) && stream.reopen.is_some();
+            let stream = if overflow {
+                if self.retry_after_overflow(handle).await? {
+                    continue;
+                }
+                match self.streams.get_mut(&handle) {
+                    Some(stream) => stream,
+                    None => return Ok(None),
+                }
+            } else {
+                stream
             };
             match next {
                 Ok(Some(chunk)) => {

@@ -45,6 +45,24 @@ impl HostState {
         ))
     }
 
+    /// Compacts the history whatever its estimated size (the provider said it does not
+    /// fit), adding the summary's usage to the run.
+    pub(crate) async fn compact_now(&mut self) -> wasmtime::Result<bool> {
+        let (provider, config, events, cancel) = self.run_services()?;
+        let compactor = Compactor {
+            provider: &provider,
+            config: &config,
+            events: &events,
+            cancel: &cancel,
+        };
+        let mut messages = std::mem::take(&mut self.messages);
+        let changed = compactor
+            .compact_now(&mut messages, &mut self.run.usage)
+            .await;
+        self.messages = messages;
+        Ok(changed)
+    }
+
     /// Compacts the history with the core's compaction under `config`, adding the summary's
     /// usage to the run.
     async fn compact_with(&mut self, config: &LoopConfig) -> wasmtime::Result<bool> {
