@@ -400,7 +400,7 @@ impl Host for HostState {
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
         let system = self.env()?.config.system_prompt.clone();
         let history = self.messages.clone();
-        let opened = self.open_stream(system, history, &tools, options.clone())?;
+        let opened = self.open_stream(system, history, &tools, options)?;
         if let Ok(handle) = opened
             && let Some(stream) = self.streams.get_mut(&handle)
         {
