@@ -203,6 +203,7 @@ impl LanguageModel for HttpModel {
         let task = tokio::spawn(job.run(tx).instrument(span));
         let guard = AbortOnDrop(task);
         Ok(Box::pin(futures::stream::poll_fn(move |cx| {
+            // The stream owns the guard: dropping the stream aborts the request task.
             let _keep = &guard;
             rx.poll_recv(cx)
         })))
