@@ -7,6 +7,7 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use wonopcode_wasm_host::guest_paths;
 
 use crate::support::{Scratch, events, stderr, wonopcode};
 
@@ -354,4 +355,67 @@ fn the_wasm_loop_runs_the_same_turn_against_a_real_provider() {
     assert!(tool_output(&events).contains("remember the milk"));
     let second: Value = serde_json::from_str(&requests[1]).unwrap();
     assert_eq!(second["messages"][1]["content"][0]["signature"], "SIG-abc");
+}
+
+#[test]
+fn a_guest_switches_to_another_configured_provider_and_the_replay_follows() {
+    let scratch = Scratch::new();
+    let openai = serve(Vec::new());
+    let anthropic_text = anthropic_turns().pop().unwrap();
+    let anthropic = serve(vec![(200, "", anthropic_text)]);
+    let config = scratch.outside("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "providers:\n  anthropic:\n    base_url: {}\n    models:\n      claude-test: {{input: 3, output: 15}}\n",
+            anthropic.base_url
+        ),
+    )
+    .unwrap();
+    let recorded = scratch.outside("recorded.jsonl");
+    let run = |extra: &[&std::ffi::OsStr]| {
+        wonopcode()
+            .env("OPENAI_API_KEY", "openai-key")
+            .env("ANTHROPIC_API_KEY", "anthropic-key")
+            .arg("--config")
+            .arg(&config)
+            .args(["--json", "--agent-loop", guest_paths::MISBEHAVE])
+            .args(extra)
+            .arg("-C")
+            .arg(scratch.ws())
+            .arg("switch anthropic claude-test")
+            .output()
+            .unwrap()
+    };
+    let live = run(&[
+        "--provider".as_ref(),
+        "openai".as_ref(),
+        "--base-url".as_ref(),
+        openai.base_url.as_ref(),
+        "--record".as_ref(),
+        recorded.as_os_str(),
+    ]);
+    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
+    let live_events = events(&live);
+    assert_eq!(
+        final_text(&live_events),
+        "anthropic/claude-test: The notes say: remember the milk."
+    );
+    // The switched-to provider got the request, with its own key; the first one none.
+    assert_eq!(anthropic.requests.lock().unwrap().len(), 1);
+    assert!(openai.requests.lock().unwrap().is_empty());
+    let transcript = std::fs::read_to_string(&recorded).unwrap();
+    assert!(
+        transcript.contains(r#""model":{"id":"claude-test","provider":"anthropic""#),
+        "{transcript}"
+    );
+
+    let replayed = run(&["--replay".as_ref(), recorded.as_os_str()]);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "stderr: {}",
+        stderr(&replayed)
+    );
+    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
 }

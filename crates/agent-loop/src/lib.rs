@@ -14,6 +14,7 @@ pub mod doom_loop;
 pub mod event;
 pub mod message;
 pub mod model;
+pub mod model_source;
 pub mod permission;
 pub mod registry;
 pub mod result;
@@ -33,6 +34,7 @@ pub use model::{
     ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, SharedModel, StopReason,
     StreamChunk, ToolSchema,
 };
+pub use model_source::{ModelSource, ProviderListing, SingleModel};
 pub use permission::{
     AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, SharedGate,
 };

@@ -11,9 +11,12 @@ use indicatif::{MultiProgress, ProgressDrawTarget};
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{
     AgentLoop, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus, Message,
-    RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
+    ModelSource, RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_providers::{Catalog, Choice, HttpModel, RecordingModel, ReplayProvider};
+use wonopcode_providers::{
+    Catalog, CatalogSource, Choice, EnvReader, HttpModel, RecordingModel, RecordingSource,
+    ReplayProvider, ReplaySource,
+};
 use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_tools::permission::{Action, PermissionPolicy, Prompter, Rule, Unattended};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
@@ -91,17 +94,22 @@ fn workspace_root(args: &Args) -> anyhow::Result<PathBuf> {
     Ok(canonical)
 }
 
-/// The model: a recorded transcript with --replay, else a real provider chosen from the
-/// flags, the config file and the keys in the environment; wrapped in a recorder with
+/// The model and the models guests may switch to: a recorded transcript (and the models it
+/// recorded) with --replay, else a real provider chosen from the flags, the config file and
+/// the keys in the environment (and the catalog's other providers); all of them recorded with
 /// --record.
-async fn model(args: &Args, config: &Config) -> anyhow::Result<SharedModel> {
-    let model: SharedModel = match &args.replay {
+async fn model(
+    args: &Args,
+    config: &Config,
+) -> anyhow::Result<(SharedModel, Arc<dyn ModelSource>)> {
+    let (model, models): (SharedModel, Arc<dyn ModelSource>) = match &args.replay {
         Some(path) => {
             let mut replay = ReplayProvider::from_file(path)?;
             if let Some(ms) = args.replay_pace {
                 replay = replay.paced(std::time::Duration::from_millis(ms));
             }
-            Arc::new(replay)
+            let replay = Arc::new(replay);
+            (replay.clone(), Arc::new(ReplaySource(replay)))
         }
         None => {
             let catalog = Catalog::builtin()?.with_overrides(&config.providers)?;
@@ -124,19 +132,27 @@ async fn model(args: &Args, config: &Config) -> anyhow::Result<SharedModel> {
                 model,
                 base_url: args.base_url.as_deref(),
             };
-            let env = |name: &str| std::env::var(name).ok();
+            let env: EnvReader = Arc::new(|name: &str| std::env::var(name).ok());
             let settings = catalog
-                .resolve(choice, &env)
+                .resolve(choice, &*env)
                 .await
                 .map_err(|e| usage(e.to_string()))?;
-            Arc::new(HttpModel::new(settings).map_err(|e| usage(e.to_string()))?)
+            let first: SharedModel =
+                Arc::new(HttpModel::new(settings).map_err(|e| usage(e.to_string()))?);
+            let models = CatalogSource::new(catalog, env, first.clone(), args.base_url.clone());
+            (first, Arc::new(models))
         }
     };
     match &args.record {
-        Some(out) => Ok(Arc::new(RecordingModel::create(model, out).with_context(
-            || format!("cannot create transcript {}", out.display()),
-        )?)),
-        None => Ok(model),
+        Some(out) => {
+            let recorder = Arc::new(
+                RecordingModel::create(model, out)
+                    .with_context(|| format!("cannot create transcript {}", out.display()))?,
+            );
+            let models = RecordingSource::new(models, recorder.clone());
+            Ok((recorder, Arc::new(models)))
+        }
+        None => Ok((model, models)),
     }
 }
 
@@ -192,7 +208,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         };
     }
     let input = input(&args)?;
-    let provider = model(&args, &config).await?;
+    let (provider, models) = model(&args, &config).await?;
 
     let mut tools = ToolRegistry::new();
     let mut options = BuiltinOptions::default();
@@ -259,6 +275,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         resolver: Some(Arc::new(CatalogResolver::new(SearchPath::standard(
             &args.loops_dir,
         )))),
+        models: Some(models),
         ..HostConfig::default()
     };
     let (agent, reloader) = loops::agent_loop(choice, args.no_cache, host_config).await?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use wonopcode_agent_loop::usage::ModelCapabilities;
-use wonopcode_agent_loop::{ModelInfo, Pricing};
+use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
 use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings};
@@ -271,16 +271,36 @@ impl Catalog {
         })
     }
 
+    /// The providers a run can open a model from without asking for anything: local
+    /// servers, servers that need no key, and those whose key is set or has a command.
+    pub fn listings(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Vec<ProviderListing> {
+        self.providers
+            .iter()
+            .filter(|(_, e)| {
+                e.local.unwrap_or(false) || e.key_optional.unwrap_or(false) || has_key(e, env)
+            })
+            .map(|(id, e)| {
+                let mut models: Vec<String> = e.models.keys().cloned().collect();
+                if let Some(m) = &e.default_model
+                    && !models.contains(m)
+                {
+                    models.push(m.clone());
+                }
+                models.sort();
+                ProviderListing {
+                    id: id.clone(),
+                    models,
+                    default_model: e.default_model.clone(),
+                    supports_tools: true,
+                    supports_thinking: e.models.values().any(|m| m.thinking),
+                }
+            })
+            .collect()
+    }
+
     /// The first provider (presets in `AUTO_ORDER`, then the config's own) with a key.
     fn auto_pick(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
-        let has_key = |entry: &ProviderEntry| {
-            entry.key_command.is_some()
-                || entry
-                    .key_env
-                    .as_deref()
-                    .and_then(env)
-                    .is_some_and(|k| !k.trim().is_empty())
-        };
+        let has_key = |entry: &ProviderEntry| has_key(entry, env);
         let presets = AUTO_ORDER.iter().map(|id| id.to_string());
         let own = self
             .providers
@@ -311,6 +331,16 @@ impl Catalog {
             None => Ok(None),
         }
     }
+}
+
+/// Whether a key for the provider is at hand: set in its variable, or a command to print it.
+fn has_key(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> bool {
+    entry.key_command.is_some()
+        || entry
+            .key_env
+            .as_deref()
+            .and_then(env)
+            .is_some_and(|k| !k.trim().is_empty())
 }
 
 /// Lays `over` on `base`, field by field; models merge by id.

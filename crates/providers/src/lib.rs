@@ -10,10 +10,12 @@ pub mod http;
 pub mod openai;
 pub mod record;
 pub mod replay;
+pub mod source;
 pub mod transcript;
 
 pub use catalog::{Catalog, CatalogError, Choice, ProviderEntry};
 pub use http::{Api, HttpModel, HttpModelError, HttpSettings};
-pub use record::RecordingModel;
-pub use replay::ReplayProvider;
+pub use record::{RecordingModel, RecordingSource};
+pub use replay::{ReplayProvider, ReplaySource};
+pub use source::{CatalogSource, EnvReader};
 pub use transcript::{Fingerprint, Transcript, TranscriptError};

@@ -10,18 +10,26 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::StreamExt;
 use wonopcode_agent_loop::{
-    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
+    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource, ProviderListing,
+    SharedModel, StreamChunk,
 };
 
 use crate::transcript::{
     FORMAT, Fingerprint, Record, RecordedError, TurnCounter, TurnRecord, VERSION, to_line,
 };
 
+/// The transcript file and turn numbering every recorded model of a run shares.
+struct Sink {
+    out: Arc<Mutex<File>>,
+    turns_made: TurnCounter,
+    /// The header's model: a turn answered by another model names its own.
+    header: ModelInfo,
+}
+
 /// Records a model's answers.
 pub struct RecordingModel {
     inner: Arc<dyn LanguageModel>,
-    out: Arc<Mutex<File>>,
-    turns_made: TurnCounter,
+    sink: Arc<Sink>,
 }
 
 impl RecordingModel {
@@ -36,10 +44,50 @@ impl RecordingModel {
         file.write_all(to_line(&header).as_bytes())?;
         file.sync_data()?;
         Ok(Self {
+            sink: Arc::new(Sink {
+                out: Arc::new(Mutex::new(file)),
+                turns_made: TurnCounter::default(),
+                header: inner.info().clone(),
+            }),
             inner,
-            out: Arc::new(Mutex::new(file)),
-            turns_made: TurnCounter::default(),
         })
+    }
+
+    /// Records `other` into the same transcript, numbering its turns with this model's (a
+    /// guest switched models mid-run).
+    pub fn sharing(&self, other: Arc<dyn LanguageModel>) -> Self {
+        Self {
+            inner: other,
+            sink: self.sink.clone(),
+        }
+    }
+}
+
+/// A `ModelSource` whose models all record into one transcript.
+pub struct RecordingSource {
+    inner: Arc<dyn ModelSource>,
+    first: Arc<RecordingModel>,
+}
+
+impl RecordingSource {
+    /// Records every model `inner` opens alongside `first`, the run's own recorder.
+    pub fn new(inner: Arc<dyn ModelSource>, first: Arc<RecordingModel>) -> Self {
+        Self { inner, first }
+    }
+}
+
+#[async_trait]
+impl ModelSource for RecordingSource {
+    fn providers(&self) -> Vec<ProviderListing> {
+        self.inner.providers()
+    }
+
+    async fn open(&self, provider: &str, model: Option<&str>) -> Result<SharedModel, ModelError> {
+        let opened = self.inner.open(provider, model).await?;
+        if std::ptr::addr_eq(Arc::as_ptr(&opened), Arc::as_ptr(&self.first.inner)) {
+            return Ok(self.first.clone());
+        }
+        Ok(Arc::new(self.first.sharing(opened)))
     }
 }
 
@@ -62,10 +110,14 @@ impl LanguageModel for RecordingModel {
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
-        let turn = self.turns_made.next(&request.context);
+        let turn = self.sink.turns_made.next(&request.context);
+        let info = self.inner.info();
+        let own_model =
+            info.id != self.sink.header.id || info.provider != self.sink.header.provider;
         let mut record = TurnRecord {
             context: request.context.clone(),
             turn,
+            model: own_model.then(|| info.clone()),
             request: Some(Fingerprint::of(&request)),
             chunks: Vec::new(),
             error: None,
@@ -78,11 +130,11 @@ impl LanguageModel for RecordingModel {
                     other => (None, other.to_string()),
                 };
                 record.error = Some(RecordedError { status, message });
-                write_record(&self.out, record);
+                write_record(&self.sink.out, record);
                 return Err(e);
             }
         };
-        let out = Arc::clone(&self.out);
+        let out = Arc::clone(&self.sink.out);
         let recorder = Recorder {
             record: Some(record),
             out,
@@ -204,5 +256,39 @@ mod tests {
             "{diverged}"
         );
         assert!(diverged.contains("message 0 (user) differs"), "{diverged}");
+    }
+
+    #[tokio::test]
+    async fn models_a_guest_switches_to_record_into_the_same_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source.jsonl");
+        std::fs::write(
+            &source,
+            concat!(
+                r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#, "\n",
+                r#"{"type":"turn","context":"0","turn":0,"chunks":[{"type":"text_delta","text":"a"},{"type":"done","stop_reason":"end_turn"}]}"#, "\n",
+                r#"{"type":"turn","context":"0","turn":1,"model":{"id":"big","provider":"q","context_window":9000,"max_output":900},"chunks":[{"type":"text_delta","text":"b"},{"type":"done","stop_reason":"end_turn"}]}"#, "\n",
+            ),
+        )
+        .unwrap();
+        let replay = Arc::new(ReplayProvider::from_file(&source).unwrap());
+        let recorded = dir.path().join("recorded.jsonl");
+        let first = Arc::new(RecordingModel::create(replay.clone(), &recorded).unwrap());
+        let models = RecordingSource::new(Arc::new(crate::ReplaySource(replay)), first.clone());
+        let same = models.open("p", None).await.unwrap();
+        assert!(std::ptr::addr_eq(Arc::as_ptr(&same), Arc::as_ptr(&first)));
+        let _: Vec<StreamChunk> = same.stream(request("one")).await.unwrap().collect().await;
+        let big = models.open("q", Some("big")).await.unwrap();
+        let _: Vec<StreamChunk> = big.stream(request("two")).await.unwrap().collect().await;
+        drop((same, big, first, models));
+
+        let text = std::fs::read_to_string(&recorded).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(!lines[1].contains(r#""model""#), "{text}");
+        assert!(
+            lines[2].contains(r#""turn":1,"model":{"id":"big","provider":"q""#),
+            "{text}"
+        );
     }
 }

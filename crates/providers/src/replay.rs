@@ -3,21 +3,33 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::{
-    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest,
+    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource,
+    ProviderListing, SharedModel,
 };
 
 use crate::transcript::{Fingerprint, Transcript, TranscriptError, TurnCounter, TurnRecord};
 
-/// Replays a transcript. Each context's requests are numbered from 0 in the order they are
-/// made; request `n` of context `c` gets the record keyed `(c, n)`.
-pub struct ReplayProvider {
+/// The recording every view of one replay shares.
+struct Recording {
     source: PathBuf,
-    model: ModelInfo,
+    /// The header's model.
+    header: ModelInfo,
     turns: HashMap<(ContextPath, u32), TurnRecord>,
     turns_made: TurnCounter,
+}
+
+/// Replays a transcript. Each context's requests are numbered from 0 in the order they are
+/// made; request `n` of context `c` gets the record keyed `(c, n)`, and must go to the model
+/// that answered it when it was recorded.
+pub struct ReplayProvider {
+    recording: Arc<Recording>,
+    /// The model this view stands for (the header's, or one a guest switched to).
+    model: ModelInfo,
     pace: Option<std::time::Duration>,
 }
 
@@ -35,10 +47,13 @@ impl ReplayProvider {
             .map(|t| ((t.context.clone(), t.turn), t))
             .collect();
         Self {
-            source: source.to_path_buf(),
+            recording: Arc::new(Recording {
+                source: source.to_path_buf(),
+                header: transcript.model.clone(),
+                turns,
+                turns_made: TurnCounter::default(),
+            }),
             model: transcript.model,
-            turns,
-            turns_made: TurnCounter::default(),
             pace: None,
         }
     }
@@ -49,6 +64,33 @@ impl ReplayProvider {
         self.pace = Some(pace).filter(|p| !p.is_zero());
         self
     }
+
+    /// Every model the transcript recorded answers from: the header's first.
+    pub fn models(&self) -> Vec<ModelInfo> {
+        let mut models = vec![self.recording.header.clone()];
+        let mut turns: Vec<&TurnRecord> = self.recording.turns.values().collect();
+        turns.sort_by(|a, b| (&a.context, a.turn).cmp(&(&b.context, b.turn)));
+        for info in turns.into_iter().filter_map(|t| t.model.as_ref()) {
+            if !models.iter().any(|m| same_model(m, info)) {
+                models.push(info.clone());
+            }
+        }
+        models
+    }
+
+    /// The same replay standing for another recorded model: the turns and their numbering
+    /// are shared.
+    fn as_model(&self, model: ModelInfo) -> Self {
+        Self {
+            recording: self.recording.clone(),
+            model,
+            pace: self.pace,
+        }
+    }
+}
+
+fn same_model(a: &ModelInfo, b: &ModelInfo) -> bool {
+    a.id == b.id && a.provider == b.provider
 }
 
 #[async_trait]
@@ -58,27 +100,40 @@ impl LanguageModel for ReplayProvider {
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
-        let turn = self.turns_made.next(&request.context);
+        let recording = &self.recording;
+        let turn = recording.turns_made.next(&request.context);
         let key = (request.context.clone(), turn);
-        let Some(record) = self.turns.get(&key) else {
-            let recorded = self
+        let Some(record) = recording.turns.get(&key) else {
+            let recorded = recording
                 .turns
                 .keys()
                 .filter(|(c, _)| *c == request.context)
                 .count();
             return Err(ModelError::Replay(format!(
                 "transcript {} has no record for context {} turn {turn} (it has {recorded} for that context): the run asked the model more than was recorded",
-                self.source.display(),
+                recording.source.display(),
                 request.context
             )));
         };
+        let answered = record.model.as_ref().unwrap_or(&recording.header);
+        if !same_model(answered, &self.model) {
+            return Err(ModelError::Replay(format!(
+                "transcript divergence at context {} turn {turn} of {}: recorded from {}/{}, the run asked {}/{}",
+                request.context,
+                recording.source.display(),
+                answered.provider,
+                answered.id,
+                self.model.provider,
+                self.model.id
+            )));
+        }
         if let Some(recorded) = &record.request
             && let Some(diff) = recorded.difference(&Fingerprint::of(&request))
         {
             return Err(ModelError::Replay(format!(
                 "transcript divergence at context {} turn {turn} of {}: {diff}",
                 request.context,
-                self.source.display()
+                recording.source.display()
             )));
         }
         if let Some(error) = &record.error {
@@ -95,6 +150,48 @@ impl LanguageModel for ReplayProvider {
                 chunk
             })),
         })
+    }
+}
+
+/// The replay's `ModelSource`: the models the transcript recorded, and only those.
+pub struct ReplaySource(pub Arc<ReplayProvider>);
+
+#[async_trait]
+impl ModelSource for ReplaySource {
+    fn providers(&self) -> Vec<ProviderListing> {
+        let mut list: Vec<ProviderListing> = Vec::new();
+        for info in self.0.models() {
+            match list.iter_mut().find(|l| l.id == info.provider) {
+                Some(listing) => {
+                    listing.models.push(info.id.clone());
+                    listing.supports_thinking |= info.capabilities.thinking;
+                }
+                None => list.push(listing_of(&info)),
+            }
+        }
+        list.sort_by(|a, b| a.id.cmp(&b.id));
+        list
+    }
+
+    async fn open(&self, provider: &str, model: Option<&str>) -> Result<SharedModel, ModelError> {
+        let models = self.0.models();
+        let found = models
+            .iter()
+            .find(|m| m.provider == provider && model.is_none_or(|id| id == m.id));
+        match found {
+            Some(info) if same_model(info, &self.0.model) => Ok(self.0.clone()),
+            Some(info) => Ok(Arc::new(self.0.as_model(info.clone()))),
+            None => Err(ModelError::Replay(format!(
+                "transcript {} has no turns from provider `{provider}`{}; it has {}",
+                self.0.recording.source.display(),
+                model.map(|m| format!(" model `{m}`")).unwrap_or_default(),
+                models
+                    .iter()
+                    .map(|m| format!("{}/{}", m.provider, m.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 }
 
@@ -131,5 +228,50 @@ mod tests {
         assert_eq!(a.len(), 3);
         // Three chunks, each after a 20 ms pause: never sooner than that.
         assert!(started.elapsed() >= std::time::Duration::from_millis(60));
+    }
+
+    const SWITCHED: &str = r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}
+{"type":"turn","context":"0","turn":0,"chunks":[{"type":"text_delta","text":"a"},{"type":"done","stop_reason":"end_turn"}]}
+{"type":"turn","context":"0","turn":1,"model":{"id":"big","provider":"q","context_window":9000,"max_output":900},"chunks":[{"type":"text_delta","text":"b"},{"type":"done","stop_reason":"end_turn"}]}"#;
+
+    #[tokio::test]
+    async fn a_switched_model_replays_only_where_it_was_recorded() {
+        let transcript = Transcript::parse(SWITCHED, "t").unwrap();
+        let source = ReplaySource(Arc::new(ReplayProvider::new(transcript, Path::new("t"))));
+        let ids: Vec<(String, Vec<String>)> = source
+            .providers()
+            .into_iter()
+            .map(|l| (l.id, l.models))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                ("p".to_owned(), vec!["m".to_owned()]),
+                ("q".to_owned(), vec!["big".to_owned()])
+            ]
+        );
+        let big = source.open("q", Some("big")).await.unwrap();
+        assert_eq!(big.info().context_window, 9000);
+        // Turn 0 was answered by p/m: asking q/big for it is a divergence that names both.
+        let e = big.stream(request()).await.err().unwrap().to_string();
+        assert!(e.contains("recorded from p/m, the run asked q/big"), "{e}");
+        // Turn 1 (the views share the numbering) was answered by q/big.
+        let chunks: Vec<StreamChunk> = big.stream(request()).await.unwrap().collect().await;
+        assert_eq!(
+            chunks.first(),
+            Some(&StreamChunk::TextDelta {
+                text: "b".to_owned()
+            })
+        );
+        let e = source
+            .open("q", Some("small"))
+            .await
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("no turns from provider `q` model `small`; it has p/m, q/big"),
+            "{e}"
+        );
     }
 }

@@ -39,6 +39,9 @@ pub struct TurnRecord {
     pub context: ContextPath,
     /// Index of the request within that context (0-based, counting every request).
     pub turn: u32,
+    /// The model that answered, when it is not the header's (a guest switched models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelInfo>,
     /// Fingerprint of the request; when absent, any request matches (hand-written files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Fingerprint>,

@@ -9,6 +9,8 @@ wasmtime::component::bindgen!({
     path: "../../wit",
     world: "agent-loop-world",
     imports: {
+        "wonopcode:agent-loop/providers.set-provider": async | trappable,
+        "wonopcode:agent-loop/providers.set-model": async | trappable,
         "wonopcode:agent-loop/providers.stream-prompt": async | trappable,
         "wonopcode:agent-loop/providers.stream-history": async | trappable,
         "wonopcode:agent-loop/providers.read-stream-chunk": async | trappable,

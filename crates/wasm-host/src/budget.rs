@@ -50,6 +50,14 @@ impl TokenBudget {
     }
 }
 
+/// `model` drawing on every budget of a context's lineage (ancestors' first): what a model a
+/// context opens itself must be wrapped in, as its given model already is.
+pub(crate) fn draw_on(model: SharedModel, budgets: &[Arc<TokenBudget>]) -> SharedModel {
+    budgets.iter().fold(model, |inner, budget| {
+        Arc::new(BudgetedModel::new(inner, budget.clone()))
+    })
+}
+
 /// A model whose requests draw on a [`TokenBudget`].
 pub(crate) struct BudgetedModel {
     inner: SharedModel,

@@ -31,6 +31,7 @@ use crate::budget::{BudgetedModel, TokenBudget};
 use crate::context_tree::ResolvedModule;
 use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::Frame;
+use crate::host::providers::open_model;
 use crate::state::HostState;
 use crate::wasm_loop::{WasmAgentLoop, load_template};
 
@@ -144,8 +145,8 @@ pub(crate) async fn run_child(
     let child = load_child(parent, &path, &params, lineage).await?;
     let module = child.agent().name().to_owned();
 
-    let provider: SharedModel =
-        Arc::new(BudgetedModel::new(parent.provider.clone(), budget.clone()));
+    let given = preferred_model(parent, &params).await?;
+    let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
     let mut config = parent.config.clone();
     if let Some(limit) = params.max_iterations {
         config.max_iterations = limit;
@@ -305,6 +306,34 @@ async fn load_child(
         changes: lineage.changes,
         root_sink: Some(lineage.root_sink),
     }))))
+}
+
+/// The model a child starts with: the one its `preferred-provider` / `preferred-model` name
+/// (a model alone is one of the parent's provider), else its parent's current model. Drawing
+/// on the ancestors' budgets; the child's own is added by the caller.
+async fn preferred_model(
+    parent: &ParentView,
+    params: &ContextParams,
+) -> Result<SharedModel, String> {
+    let (provider, model) = match (&params.preferred_provider, &params.preferred_model) {
+        (None, None) => return Ok(parent.provider.clone()),
+        (provider, model) => (
+            provider
+                .clone()
+                .unwrap_or_else(|| parent.provider.info().provider.clone()),
+            model.as_deref(),
+        ),
+    };
+    let source = parent.frame.template.host_config.models.clone();
+    open_model(
+        source.as_deref(),
+        &parent.provider,
+        &parent.frame.budgets,
+        &provider,
+        model,
+    )
+    .await
+    .map_err(|e| format!("the child's preferred model: {e}"))
 }
 
 /// The parent's path of a child path (`0.1.2` → `0.1`).

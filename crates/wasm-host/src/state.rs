@@ -12,7 +12,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wonopcode_agent_loop::tool_round::TodoTracker;
 use wonopcode_agent_loop::{
-    Emitter, LoopConfig, Message, SharedGate, SharedModel, ToolRegistry, Usage,
+    Emitter, LoopConfig, Message, ModelSource, SharedGate, SharedModel, ToolRegistry, Usage,
 };
 
 use crate::context_tree::{ContextLimits, ModuleResolver};
@@ -37,6 +37,9 @@ pub struct HostConfig {
     pub contexts: ContextLimits,
     /// Where `context-module::named` modules come from; `None`: only `same` and `path` work.
     pub resolver: Option<Arc<dyn ModuleResolver>>,
+    /// The providers and models guests may switch to (`set-provider`, `set-model`,
+    /// `preferred-provider` / `preferred-model` of a child); `None`: only the run's model.
+    pub models: Option<Arc<dyn ModelSource>>,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -48,6 +51,7 @@ impl std::fmt::Debug for HostConfig {
             .field("prompter", &self.prompter.is_some())
             .field("contexts", &self.contexts)
             .field("resolver", &self.resolver.is_some())
+            .field("models", &self.models.is_some())
             .finish()
     }
 }
@@ -111,6 +115,9 @@ pub struct HostState {
     pub(crate) custom: BTreeMap<String, CustomTool>,
     pub(crate) custom_enabled: BTreeSet<String>,
     pub(crate) kv: BTreeMap<String, String>,
+    /// The model this context switched to (`set-provider` / `set-model`), kept across its
+    /// prompts; `None`: the model its runs are given.
+    pub(crate) model: Option<SharedModel>,
     pub(crate) messages: Vec<Message>,
     pub(crate) streams: HashMap<u64, OpenStream>,
     pub(crate) next_stream: u64,
@@ -154,6 +161,7 @@ impl HostState {
             custom: BTreeMap::new(),
             custom_enabled: BTreeSet::new(),
             kv: BTreeMap::new(),
+            model: None,
             messages: Vec::new(),
             streams: HashMap::new(),
             next_stream: 1,

@@ -355,7 +355,7 @@ fn begin_run(state: &mut HostState, ctx: &LoopContext<'_>) {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     state.env = Some(RunEnv {
-        provider: ctx.provider.clone(),
+        provider: state.model.clone().unwrap_or_else(|| ctx.provider.clone()),
         tools: ctx.tools.clone(),
         gate: ctx.permissions.clone(),
         config: ctx.config.clone(),

@@ -319,3 +319,59 @@ async fn a_context_overflow_is_compacted_and_retried_by_the_host() {
     assert!(compacted);
     assert!(world.messages[0].text_content().contains("SUMMARY"));
 }
+
+/// A transcript whose turns came from two models: `p/m` (the header's, free) and `q/big`
+/// (a dollar per million tokens each way).
+const TWO_MODELS: &str = concat!(
+    r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100,"pricing":{"input_per_mtok":0,"output_per_mtok":0}}}"#,
+    "\n",
+    r#"{"type":"turn","context":"0","turn":0,"model":{"id":"big","provider":"q","context_window":9000,"max_output":900,"pricing":{"input_per_mtok":100000000,"output_per_mtok":100000000}},"chunks":[{"type":"text_delta","text":"from big"},{"type":"usage","usage":{"input_tokens":1000000,"output_tokens":0}},{"type":"done","stop_reason":"end_turn"}]}"#,
+    "\n",
+    r#"{"type":"turn","context":"0","turn":1,"model":{"id":"big","provider":"q","context_window":9000,"max_output":900,"pricing":{"input_per_mtok":100000000,"output_per_mtok":100000000}},"chunks":[{"type":"text_delta","text":"still big"},{"type":"done","stop_reason":"end_turn"}]}"#,
+    "\n",
+    r#"{"type":"turn","context":"0.1","turn":0,"chunks":[{"type":"text_delta","text":"child from m"},{"type":"done","stop_reason":"end_turn"}]}"#,
+    "\n",
+);
+
+#[tokio::test]
+async fn guests_switch_between_the_hosts_models_and_children_start_on_their_preferred_one() {
+    let replay = Arc::new(wonopcode_providers::ReplayProvider::new(
+        wonopcode_providers::Transcript::parse(TWO_MODELS, "two-models").unwrap(),
+        Path::new("two-models"),
+    ));
+    let config = HostConfig {
+        models: Some(Arc::new(wonopcode_providers::ReplaySource(replay.clone()))),
+        ..HostConfig::default()
+    };
+    let agent = support::load_with(guests::MISBEHAVE, config).await.unwrap();
+    let mut world = World::new(replay);
+
+    let (out, _) = world.run(&agent, "providers").await;
+    assert_eq!(out.unwrap(), "p[m] q[big]");
+    let (out, stats) = world.run(&agent, "switch q big").await;
+    assert_eq!(out.unwrap(), "q/big: from big");
+    // Priced at the model that answered: a million input tokens at a dollar.
+    assert_eq!(stats.usage.cost_micro_cents, Some(100_000_000));
+    // The switch lasts into the next prompt.
+    let (out, _) = world.run(&agent, "answer").await;
+    assert_eq!(out.unwrap(), "q/big: still big");
+    // A child preferring `p` starts on p/m, whatever its parent switched to.
+    let (out, _) = world
+        .run(&agent, r#"spawn {"task": "answer", "provider": "p"}"#)
+        .await;
+    let out = out.unwrap();
+    assert!(out.contains("p/m: child from m"), "{out}");
+    let (out, _) = world.run(&agent, "switch nope").await;
+    assert_eq!(
+        out.unwrap(),
+        "set-provider refused: transcript two-models has no turns from provider `nope`; it has p/m, q/big"
+    );
+    let (out, _) = world
+        .run(&agent, r#"spawn {"task": "answer", "model": "tiny"}"#)
+        .await;
+    let out = out.unwrap();
+    assert!(
+        out.contains("spawn failed: the child's preferred model: transcript two-models has no turns from provider `q` model `tiny`"),
+        "{out}"
+    );
+}

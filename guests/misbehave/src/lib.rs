@@ -13,7 +13,7 @@ struct Misbehave;
 
 /// A child described as JSON: `{"module": "same" | {"named": N} | {"path": P}, "task": T,
 /// "allow": [..], "deny": [..], "max_iterations": N, "max_tokens": N, "timeout_ms": N,
-/// "inherit": true, "data": "..."}`.
+/// "inherit": true, "data": "...", "provider": P, "model": M}`.
 fn child(spec: &Value) -> Spawn {
     let task = spec["task"].as_str().unwrap_or_default();
     let mut child = match &spec["module"] {
@@ -52,6 +52,10 @@ fn child(spec: &Value) -> Spawn {
     }
     if let Some(data) = spec["data"].as_str() {
         child = child.custom_data(data);
+    }
+    let (provider, model) = (spec["provider"].as_str(), spec["model"].as_str());
+    if provider.is_some() || model.is_some() {
+        child = child.prefer(provider, model);
     }
     child
 }
@@ -165,6 +169,41 @@ fn custom(name: &str, schema: &str) -> Result<(), String> {
     })
 }
 
+/// `switch PROVIDER [MODEL]`: switches, then answers.
+fn switch(spec: &str) -> String {
+    let mut words = spec.split_whitespace();
+    let provider = words.next().unwrap_or_default();
+    if let Err(e) = providers::set_provider(provider) {
+        return format!("set-provider refused: {e}");
+    }
+    if let Some(model) = words.next()
+        && let Err(e) = providers::set_model(model)
+    {
+        return format!("set-model refused: {e}");
+    }
+    answer()
+}
+
+/// `answer`: streams one turn from the history and says which model answered.
+fn answer() -> String {
+    let who = format!(
+        "{}/{}",
+        providers::get_current_provider().unwrap_or_default(),
+        providers::get_current_model().unwrap_or_default()
+    );
+    match wonopcode_guest_sdk::stream_history(
+        &[],
+        &wonopcode_guest_sdk::StreamOptions {
+            max_tokens: None,
+            temperature: None,
+            thinking_budget: None,
+        },
+    ) {
+        Ok(turn) => format!("{who}: {}", turn.text),
+        Err(e) => format!("{who}: stream refused: {e}"),
+    }
+}
+
 fn run_tool(name: &str, arguments: &str) -> String {
     match tools::execute_tool(name, arguments) {
         Ok(result) => format!("success={} {}", result.success, result.content),
@@ -216,6 +255,13 @@ impl Loop for Misbehave {
             )),
             "custom-collides" => Ok(format!("{:?}", custom("read", r#"{"type": "object"}"#))),
             "tools" => Ok(tools::get_enabled_tools().join(",")),
+            "providers" => Ok(providers::list_providers()
+                .iter()
+                .map(|p| format!("{}[{}]", p.id, p.models.join(",")))
+                .collect::<Vec<_>>()
+                .join(" ")),
+            other if other.starts_with("switch ") => Ok(switch(&other["switch ".len()..])),
+            "answer" => Ok(answer()),
             other if other.starts_with("run-tool ") => {
                 let (name, arguments) = other["run-tool ".len()..]
                     .split_once(' ')

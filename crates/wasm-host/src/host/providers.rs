@@ -4,18 +4,23 @@
 //! assembler, so items, usage and the stored message are the same as the native loop's.
 //! The host enforces the iteration limit here: a request past it is refused.
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 use wonopcode_agent_loop::assemble::{
     AssembledTurn, StreamFailure, TurnAssembler, price, start_stream,
 };
+use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::{
-    Message, ModelRequest, Part, RequestOptions, Role, StreamChunk as Chunk, ToolSchema, Usage,
+    Message, ModelRequest, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
+    StreamChunk as Chunk, ToolSchema, Usage,
 };
 
 use crate::bindings::providers::{
     self as wit, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle, StreamOptions,
     ToolCallDeltaData, ToolCallStartData, UsageData, UsageDetails,
 };
+use crate::budget::{TokenBudget, draw_on};
 use crate::state::HostState;
 
 /// Chunks buffered between the provider task and the guest.
@@ -27,6 +32,8 @@ pub(crate) struct OpenStream {
     task: tokio::task::JoinHandle<()>,
     assembler: Option<TurnAssembler>,
     finished: Option<AssembledTurn>,
+    /// The model the request went to, whose prices its usage is counted at.
+    model: SharedModel,
     /// For a stream of the host's own history (`stream-history`) not yet retried: how to
     /// open it again after compacting, should the provider say the history does not fit.
     reopen: Option<(Vec<String>, StreamOptions)>,
@@ -43,6 +50,25 @@ impl Drop for OpenStream {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// Opens a model for a context: from the host's source, drawing on the context's token
+/// budgets; without a source, only the context's current model can be "opened".
+pub(crate) async fn open_model(
+    source: Option<&dyn ModelSource>,
+    current: &SharedModel,
+    budgets: &[Arc<TokenBudget>],
+    provider: &str,
+    model: Option<&str>,
+) -> Result<SharedModel, String> {
+    let opened = match source {
+        Some(source) => source
+            .open(provider, model)
+            .await
+            .map(|m| draw_on(m, budgets)),
+        None => SingleModel(current.clone()).open(provider, model).await,
+    };
+    opened.map_err(|e| e.to_string())
 }
 
 /// A core message as the WIT `message` (text, tool calls, tool results; thinking is kept by
@@ -162,8 +188,6 @@ fn details(usage: &Usage) -> UsageDetails {
 impl HostState {
     /// Ends a stream: closes its items, prices its usage and adds it to the run.
     fn finish_stream(&mut self, handle: StreamHandle, failure: Option<StreamFailure>) {
-        let Some(env) = self.env.as_ref() else { return };
-        let provider = env.provider.clone();
         let Some(stream) = self.streams.get_mut(&handle) else {
             return;
         };
@@ -174,7 +198,7 @@ impl HostState {
             assembler.fail(f);
         }
         let mut turn = assembler.finish();
-        price(&provider, &mut turn.usage);
+        price(&stream.model, &mut turn.usage);
         self.run.usage.add(&turn.usage);
         let text = turn.text();
         if !text.is_empty() {
@@ -249,6 +273,7 @@ impl HostState {
             },
         };
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let model = provider.clone();
         let task = tokio::spawn(async move {
             match start_stream(&provider, request, &cancel, idle).await {
                 Ok(mut stream) => {
@@ -277,6 +302,7 @@ impl HostState {
                 task,
                 assembler: Some(TurnAssembler::new(events)),
                 finished: None,
+                model,
                 reopen: None,
             },
         );
@@ -305,6 +331,31 @@ impl HostState {
                 Ok(true)
             }
             None => Ok(false),
+        }
+    }
+
+    /// Makes `model` of `provider` this context's model, for this run and the next ones.
+    async fn switch_model(
+        &mut self,
+        provider: &str,
+        model: Option<&str>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let current = self.env()?.provider.clone();
+        let budgets = self
+            .frame
+            .as_ref()
+            .map(|f| f.budgets.clone())
+            .unwrap_or_default();
+        let source = self.host_config.models.clone();
+        match open_model(source.as_deref(), &current, &budgets, provider, model).await {
+            Ok(opened) => {
+                if let Some(env) = self.env.as_mut() {
+                    env.provider = opened.clone();
+                }
+                self.model = Some(opened);
+                Ok(Ok(()))
+            }
+            Err(e) => Ok(Err(e)),
         }
     }
 
@@ -344,15 +395,21 @@ impl HostState {
 
 impl Host for HostState {
     fn list_providers(&mut self) -> wasmtime::Result<Vec<ProviderInfo>> {
-        let info = self.env()?.provider.info();
-        Ok(vec![ProviderInfo {
-            id: info.provider.clone(),
-            name: info.provider.clone(),
-            models: vec![info.id.clone()],
-            supports_streaming: true,
-            supports_tools: info.capabilities.tools,
-            supports_thinking: info.capabilities.thinking,
-        }])
+        let listings = match &self.host_config.models {
+            Some(source) => source.providers(),
+            None => vec![listing_of(self.env()?.provider.info())],
+        };
+        Ok(listings
+            .into_iter()
+            .map(|l| ProviderInfo {
+                name: l.id.clone(),
+                id: l.id,
+                models: l.models,
+                supports_streaming: true,
+                supports_tools: l.supports_tools,
+                supports_thinking: l.supports_thinking,
+            })
+            .collect())
     }
 
     fn get_current_provider(&mut self) -> wasmtime::Result<Option<String>> {
@@ -363,24 +420,13 @@ impl Host for HostState {
         Ok(Some(self.env()?.provider.info().id.clone()))
     }
 
-    fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
-        let current = &self.env()?.provider.info().provider;
-        Ok(if provider_id == *current {
-            Ok(())
-        } else {
-            Err(format!(
-                "unknown provider `{provider_id}`; available: {current}"
-            ))
-        })
+    async fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
+        self.switch_model(&provider_id, None).await
     }
 
-    fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
-        let current = &self.env()?.provider.info().id;
-        Ok(if model_id == *current {
-            Ok(())
-        } else {
-            Err(format!("unknown model `{model_id}`; available: {current}"))
-        })
+    async fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
+        let provider = self.env()?.provider.info().provider.clone();
+        self.switch_model(&provider, Some(&model_id)).await
     }
 
     async fn stream_prompt(
