@@ -82,9 +82,28 @@ impl TurnAssembler {
         &self.turn.usage
     }
 
-    /// Closes the open item and returns the response.
+    /// Closes the open item and returns the response. A stream cut after it showed something
+    /// ends with an error item saying the answer is incomplete, so the user (and a `--json`
+    /// reader) does not take what was shown for a whole answer.
     pub fn finish(mut self) -> AssembledTurn {
         self.close_open();
+        let cut = match &self.turn.failure {
+            Some(StreamFailure::Cancelled) | None => None,
+            Some(_) => self
+                .turn
+                .error()
+                .filter(|_| !self.turn.stored_parts().is_empty()),
+        };
+        if let Some(error) = cut {
+            self.emitter.emit(EventKind::ItemCompleted {
+                item: Item {
+                    id: self.emitter.next_item_id(),
+                    details: ItemDetails::Error {
+                        message: format!("the answer above is incomplete: {error}"),
+                    },
+                },
+            });
+        }
         self.turn
     }
 

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentLoop, LoopConfig, LoopContext, LoopError, RunStats};
 use crate::compaction::CompactionConfig;
-use crate::event::{Emitter, Event, EventKind, EventSink};
+use crate::event::{Emitter, Event, EventKind, EventSink, ItemDetails};
 use crate::message::{Message, Part, Role};
 use crate::model::{ChunkStream, LanguageModel, ModelError, ModelRequest, StopReason, StreamChunk};
 use crate::permission::AllowAll;
@@ -375,6 +375,22 @@ async fn provider_errors_end_the_run_and_keep_what_was_said() {
     assert_eq!(
         kept.text_content(),
         "partial\n\n[incomplete: provider error: overloaded]"
+    );
+    // The cut shows as an error item after the partial text.
+    let events = h.sink.0.lock().unwrap();
+    let last_item = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::ItemCompleted { item } => Some(item.details.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        last_item,
+        ItemDetails::Error {
+            message: "the answer above is incomplete: provider error: overloaded".into()
+        }
     );
 }
 
