@@ -105,6 +105,8 @@ pub struct HostState {
     pub(crate) stderr: MemoryOutputPipe,
     /// Bytes of stdout and stderr already logged.
     pub(crate) logged: [usize; 2],
+    /// Bytes of stderr written before the current call into the guest.
+    pub(crate) stderr_mark: usize,
     pub(crate) limiter: StoreLimits,
     pub(crate) limits: GuestLimits,
     pub(crate) host_config: HostConfig,
@@ -152,6 +154,7 @@ impl HostState {
             stdout,
             stderr,
             logged: [0, 0],
+            stderr_mark: 0,
             limiter: limits.store_limits(),
             limits,
             host_config,
@@ -202,6 +205,14 @@ impl HostState {
         Ok(self.env()?.tools.filtered(names.iter().map(String::as_str)))
     }
 
+    /// What the guest last said on stderr during the current call, if anything.
+    pub(crate) fn last_stderr_line(&self) -> Option<String> {
+        let bytes = self.stderr.contents();
+        last_words(&String::from_utf8_lossy(
+            bytes.get(self.stderr_mark..).unwrap_or_default(),
+        ))
+    }
+
     /// Sends what the guest wrote to stdout and stderr to the log.
     pub(crate) fn flush_output(&mut self) {
         for (i, (stream, pipe)) in [("stdout", &self.stdout), ("stderr", &self.stderr)]
@@ -224,5 +235,46 @@ impl WasiView for HostState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
+    }
+}
+
+/// The line of a guest's stderr that says why it failed (cut to 300 bytes): the exception
+/// line of the last Python traceback, else the last non-empty line.
+fn last_words(text: &str) -> Option<String> {
+    // Rust's panic hook ends with a hint about backtraces, which says nothing here.
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect();
+    // componentize-py prints the traceback, then its runtime panics with a generic line.
+    let exception = lines
+        .iter()
+        .rposition(|l| l.starts_with("Traceback (most recent call last)"))
+        .and_then(|at| lines[at + 1..].iter().find(|l| !l.starts_with(' ')));
+    let line = exception.or(lines.last())?.trim();
+    let mut end = line.len().min(300);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(line[..end].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_words;
+
+    #[test]
+    fn a_python_traceback_gives_its_exception_line() {
+        let text = "Traceback (most recent call last):\n  File \"app.py\", line 3, in run_prompt\n    raise ReviewFailed(\"no JSON\")\napp.ReviewFailed: no JSON\nthread '<unnamed>' panicked at src/lib.rs:9:5:\nPython function threw an unexpected exception\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(last_words(text).unwrap(), "app.ReviewFailed: no JSON");
+    }
+
+    #[test]
+    fn otherwise_the_last_line_that_says_something() {
+        let text = "thread '<unnamed>' panicked at src/lib.rs:1:1:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n";
+        assert_eq!(last_words(text).unwrap(), "boom");
+        assert_eq!(last_words("\n \n"), None);
+        assert_eq!(last_words(&"é".repeat(400)).unwrap().len(), 300);
     }
 }

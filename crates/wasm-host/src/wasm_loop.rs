@@ -206,18 +206,17 @@ impl WasmAgentLoop {
         match outcome {
             Ok(value) => Ok(value),
             Err(trap) => {
+                let report = trap.as_ref().map(|e| trap_report(live.store.data(), e));
                 // The instance cannot be entered again after a trap; the next call starts anew.
                 *guard = None;
-                Err(LoopError::Internal(match trap {
-                    Some(e) => {
-                        tracing::debug!(guest = template.name, error = ?e, "guest trapped");
-                        format!(
-                            "guest `{}` ({}) trapped: {}",
-                            template.name,
-                            template.origin,
-                            trap_line(&e)
-                        )
-                    }
+                if let Some(e) = &trap {
+                    tracing::debug!(guest = template.name, error = ?e, "guest trapped");
+                }
+                Err(LoopError::Internal(match report {
+                    Some(report) => format!(
+                        "guest `{}` ({}) trapped: {report}",
+                        template.name, template.origin
+                    ),
                     None => format!(
                         "guest `{}` did not finish within {} s",
                         template.name,
@@ -263,21 +262,19 @@ pub(crate) async fn load_template(
     let pre = engine.instance_pre(&component, origin)?;
     let mut live = new_instance(&engine, &pre, origin, &host_config).await?;
     let agent = live.world.wonopcode_agent_loop_agent_loop();
-    let call_error = |export: &'static str| {
-        move |e: wasmtime::Error| WasmError::GuestCall {
-            origin: origin.to_owned(),
-            export,
-            reason: trap_line(&e),
-        }
+    let call_error = |live: &Live, export: &'static str, e: wasmtime::Error| WasmError::GuestCall {
+        origin: origin.to_owned(),
+        export,
+        reason: trap_report(live.store.data(), &e),
     };
-    let name = agent
-        .call_get_name(&mut live.store)
-        .await
-        .map_err(call_error("get-name"))?;
-    let caps = agent
-        .call_get_capabilities(&mut live.store)
-        .await
-        .map_err(call_error("get-capabilities"))?;
+    let name = match agent.call_get_name(&mut live.store).await {
+        Ok(name) => name,
+        Err(e) => return Err(call_error(&live, "get-name", e)),
+    };
+    let caps = match agent.call_get_capabilities(&mut live.store).await {
+        Ok(caps) => caps,
+        Err(e) => return Err(call_error(&live, "get-capabilities", e)),
+    };
     live.store.data_mut().loop_name = name.clone();
     let capabilities = LoopCapabilities {
         streaming: caps.streaming,
@@ -366,6 +363,7 @@ fn begin_run(state: &mut HostState, ctx: &LoopContext<'_>) {
         started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
     });
     state.messages = ctx.messages.clone();
+    state.stderr_mark = state.stderr.contents().len();
     state.run = Default::default();
     state.streams.clear();
     state.compute_ticks = 0;
@@ -412,6 +410,17 @@ fn trap_line(error: &wasmtime::Error) -> String {
         text
     };
     text.lines().next().unwrap_or("trap").to_owned()
+}
+
+/// The trap's line, with the last line the guest wrote to stderr when there is one: an
+/// interpreter (Python, JavaScript) prints the exception there before it traps, and that
+/// line says more than "unreachable".
+fn trap_report(state: &HostState, error: &wasmtime::Error) -> String {
+    let line = trap_line(error);
+    match state.last_stderr_line() {
+        Some(said) => format!("{line}; the guest's last words: {said}"),
+        None => line,
+    }
 }
 
 /// A WIT loop error as the core one.
