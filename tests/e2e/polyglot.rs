@@ -1,9 +1,10 @@
-//! Guests in other languages than Rust, on the real binary: a Rust guest delegates to the
-//! Python reviewer through the registry, and a Python exception ends that child with its
-//! message while the parent goes on.
+//! Guests in other languages than Rust, on the real binary: the three-language example (a
+//! Rust orchestrator, a JavaScript researcher and a Python reviewer), a Python exception that
+//! ends its child with its message while the parent goes on, and broken JavaScript guests
+//! refused by `--validate-module` with the reason.
 //!
-//! The Python component is built by `scripts/build-polyglot-guests.sh` (it needs
-//! componentize-py). Without it these tests say how to build it and skip, unless
+//! The components are built by `scripts/build-polyglot-guests.sh` (it needs componentize-py
+//! and componentize-js). Without it these tests say how to build it and skip, unless
 //! `WONOPCODE_REQUIRE_POLYGLOT` is set (as `.ci/run` does), where a missing component fails.
 
 use std::path::PathBuf;
@@ -25,7 +26,7 @@ fn polyglot_dir(guests: &[&str]) -> Option<PathBuf> {
         return Some(dir);
     }
     let how = format!(
-        "{} not built: run `python3 -m pip install -r guests/python-reviewer/requirements.txt && bash scripts/build-polyglot-guests.sh`",
+        "{} not built: run `python3 -m pip install -r guests/python-reviewer/requirements.txt && npm ci --prefix guests/js-researcher && bash scripts/build-polyglot-guests.sh`",
         missing.join(", ")
     );
     if std::env::var_os("WONOPCODE_REQUIRE_POLYGLOT").is_some() {
@@ -151,13 +152,111 @@ fn the_python_guest_validates() {
     let Some(loops) = polyglot_dir(&["python-reviewer"]) else {
         return;
     };
+    let (code, said) = validate(&loops.join("python-reviewer.wasm"));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("valid: loop `python-reviewer`"), "{said}");
+}
+
+/// `--validate-module` on a file: (exit code, everything it printed).
+fn validate(path: &std::path::Path) -> (Option<i32>, String) {
     let out = wonopcode()
         .arg("--validate-module")
         .arg("--agent-loop")
-        .arg(loops.join("python-reviewer.wasm"))
+        .arg(path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
-    assert!(said.contains("valid: loop `python-reviewer`"), "{said}");
+    (out.status.code(), said)
+}
+
+#[test]
+fn the_three_language_example_delegates_and_answers_from_both() {
+    let Some(_) = polyglot_dir(&["js-researcher", "python-reviewer"]) else {
+        return;
+    };
+    let example = repo_root().join("examples/polyglot");
+    let scratch = Scratch::new();
+    crate::support::copy_dir(
+        &repo_root().join("examples/agents/workspace"),
+        &scratch.ws(),
+    );
+    let prompt = std::fs::read_to_string(example.join("prompt.txt")).unwrap();
+    let out = wonopcode()
+        .arg("--loops-dir")
+        .arg(&example)
+        .args(["--agent-loop-name", "polyglot-orchestrator", "--replay"])
+        .arg(example.join("transcript.jsonl"))
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("--yes")
+        .arg(prompt.trim())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("The researcher (JavaScript)"), "{answer}");
+    assert!(
+        answer.contains("The reviewer (Python) approves"),
+        "{answer}"
+    );
+    // Both specialists read the real file in their own contexts, at the same time.
+    assert!(err.contains("[0.1 js-researcher] ✓ read greet.sh"), "{err}");
+    assert!(
+        err.contains("[0.2 python-reviewer] ✓ read greet.sh"),
+        "{err}"
+    );
+    // The summary tree: the Rust root and its JavaScript and Python children, all done.
+    let tree: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.starts_with("contexts:"))
+        .collect();
+    for (path, module) in [
+        ("0 ", "polyglot-orchestrator"),
+        ("0.1", "js-researcher"),
+        ("0.2", "python-reviewer"),
+    ] {
+        assert!(
+            tree.iter().any(|l| l.trim_start().starts_with(path)
+                && l.contains(module)
+                && l.contains("completed")),
+            "no completed {module} at {path} in: {tree:?}"
+        );
+    }
+}
+
+#[test]
+fn a_js_guest_without_the_custom_tool_handler_is_refused_with_the_missing_export() {
+    let Some(dir) = polyglot_dir(&["bad/js-missing-export"]) else {
+        return;
+    };
+    let (code, said) = validate(&dir.join("bad/js-missing-export.wasm"));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("does not export `wonopcode:agent-loop/custom-tool-handler`"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_js_guest_built_against_an_incompatible_wit_version_is_refused_naming_both() {
+    let Some(dir) = polyglot_dir(&["bad/js-version-0-3"]) else {
+        return;
+    };
+    let (code, said) = validate(&dir.join("bad/js-version-0-3.wasm"));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains("built against wonopcode:agent-loop@0.3.0, which is not compatible with the host's wonopcode:agent-loop@0.2.2"),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_js_guest_validates() {
+    let Some(dir) = polyglot_dir(&["js-researcher"]) else {
+        return;
+    };
+    let (code, said) = validate(&dir.join("js-researcher.wasm"));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("valid: loop `js-researcher`"), "{said}");
 }

@@ -1,0 +1,69 @@
+// Builds researcher.js into a component with componentize-js (its JavaScript API: the jco
+// 1.35 command line bundles an older componentize-js that cannot read a WIT directory here),
+// plus two broken guests the tests feed to `--validate-module`: one that lacks the
+// `custom-tool-handler` export, one built against an incompatible WIT version (0.3.0).
+// Usage: node build.mjs [OUT_DIR]   (default: ../../target/polyglot)
+import { componentize } from '@bytecodealliance/componentize-js';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const wit = resolve(here, '../../wit');
+const outDir = resolve(process.argv[2] ?? resolve(here, '../../target/polyglot'));
+
+// The host gives guests stdio, clocks and random through WASI, and no network.
+const disableFeatures = ['http', 'fetch-event'];
+
+async function build(sourcePath, witPath, worldName, out) {
+  const { component } = await componentize({ sourcePath, witPath, worldName, disableFeatures });
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, component);
+  console.log(`built ${out}`);
+}
+
+// A WIT directory with `world` as its own package and wonopcode's interfaces as a dependency,
+// their version replaced by `version` when given.
+async function witWith(world, version) {
+  const dir = await mkdtemp(join(tmpdir(), 'wonopcode-wit-'));
+  const dep = join(dir, 'deps', 'agent-loop');
+  await mkdir(dep, { recursive: true });
+  for (const name of await readdir(wit)) {
+    if (!name.endsWith('.wit') || name === 'world.wit') continue;
+    let text = await readFile(join(wit, name), 'utf8');
+    if (version) text = text.replaceAll('@0.2.2', `@${version}`);
+    await writeFile(join(dep, name), text);
+  }
+  await writeFile(join(dir, 'world.wit'), world);
+  return dir;
+}
+
+await build(join(here, 'researcher.js'), wit, 'agent-loop-world', join(outDir, 'js-researcher.wasm'));
+
+const bad = join(outDir, 'bad');
+const missing = await witWith(`package wonopcode:bad-guests;
+world agent-loop-only {
+  import wonopcode:agent-loop/providers@0.2.2;
+  export wonopcode:agent-loop/agent-loop@0.2.2;
+}
+`);
+const version = await witWith(
+  `package wonopcode:bad-guests;
+world agent-loop-world {
+  import wonopcode:agent-loop/providers@0.3.0;
+  export wonopcode:agent-loop/agent-loop@0.3.0;
+  export wonopcode:agent-loop/custom-tool-handler@0.3.0;
+}
+`,
+  '0.3.0',
+);
+try {
+  const minimal = join(here, 'test-guests', 'minimal.js');
+  await build(minimal, missing, 'agent-loop-only', join(bad, 'js-missing-export.wasm'));
+  const both = join(here, 'test-guests', 'minimal-with-handler.js');
+  await build(both, version, 'agent-loop-world', join(bad, 'js-version-0-3.wasm'));
+} finally {
+  await rm(missing, { recursive: true, force: true });
+  await rm(version, { recursive: true, force: true });
+}
