@@ -12,5 +12,6 @@ mod providers;
 mod registry;
 mod runs;
 mod support;
+mod templates;
 mod tool_errors;
 mod wasm;

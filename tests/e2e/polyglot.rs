@@ -25,15 +25,23 @@ fn polyglot_dir(guests: &[&str]) -> Option<PathBuf> {
     if missing.is_empty() {
         return Some(dir);
     }
-    let how = format!(
-        "{} not built: run `python3 -m pip install -r guests/python-reviewer/requirements.txt && npm ci --prefix guests/js-researcher && bash scripts/build-polyglot-guests.sh`",
+    missing_tool(&format!(
+        "{} not built: run `{INSTALL} && bash scripts/build-polyglot-guests.sh`",
         missing.join(", ")
-    );
+    ));
+    None
+}
+
+/// How to install the componentizers.
+pub const INSTALL: &str = "python3 -m pip install -r guests/python-reviewer/requirements.txt && npm ci --prefix guests/js-researcher";
+
+/// Something a test needs is missing: a failure when `WONOPCODE_REQUIRE_POLYGLOT` is set,
+/// else a message saying how to get it (the caller then skips).
+pub fn missing_tool(how: &str) {
     if std::env::var_os("WONOPCODE_REQUIRE_POLYGLOT").is_some() {
         panic!("{how}");
     }
     eprintln!("skipped: {how}");
-    None
 }
 
 /// A transcript of the child context `0.1`'s turns.
@@ -158,7 +166,7 @@ fn the_python_guest_validates() {
 }
 
 /// `--validate-module` on a file: (exit code, everything it printed).
-fn validate(path: &std::path::Path) -> (Option<i32>, String) {
+pub fn validate(path: &std::path::Path) -> (Option<i32>, String) {
     let out = wonopcode()
         .arg("--validate-module")
         .arg("--agent-loop")

@@ -108,6 +108,15 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["prompt", "resume"])]
     pub validate_module: bool,
 
+    /// Create a new guest project in DIR (named after its last component) from a template,
+    /// with the host's WIT, and exit. Needs --lang.
+    #[arg(long, value_name = "DIR", requires = "lang", conflicts_with_all = ["prompt", "list_loops", "validate_module", "resume"])]
+    pub new_guest: Option<PathBuf>,
+
+    /// The language of --new-guest.
+    #[arg(long, value_enum, value_name = "LANG", requires = "new_guest")]
+    pub lang: Option<GuestLang>,
+
     /// Do not read or write the cache of compiled guest components.
     #[arg(long)]
     pub no_cache: bool,
@@ -143,4 +152,15 @@ pub enum UnattendedArg {
     Deny,
     /// Stop the run with status suspended (exit code 3); continue with --resume.
     Suspend,
+}
+
+/// Languages `--new-guest` has a template for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuestLang {
+    /// Rust with wit-bindgen.
+    Rust,
+    /// Python with componentize-py.
+    Python,
+    /// JavaScript with componentize-js.
+    Js,
 }

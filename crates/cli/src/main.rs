@@ -6,6 +6,7 @@ mod config;
 mod exit;
 mod history;
 mod loops;
+mod new_guest;
 mod prompter;
 mod render;
 mod session;

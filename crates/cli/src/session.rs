@@ -194,6 +194,9 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     if args.validate_module {
         return loops::validate(&args).await;
     }
+    if let (Some(dir), Some(lang)) = (&args.new_guest, args.lang) {
+        return crate::new_guest::create(dir, lang);
+    }
     let choice = loops::loop_choice(&args)?;
     let root = workspace_root(&args)?;
     let config: Config = config::load(args.config.as_deref())?;

@@ -1,0 +1,143 @@
+//! `--new-guest DIR --lang LANG`: each template builds with its language's documented command,
+//! passes `--validate-module`, and runs a tool turn. The Python and JavaScript ones need the
+//! componentizers (skipped without them, unless `WONOPCODE_REQUIRE_POLYGLOT` is set).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::polyglot::{INSTALL, missing_tool, validate};
+use crate::support::{Scratch, call, done, repo_root, stderr, text, transcript, wonopcode};
+
+/// Creates the project `name` in a scratch directory.
+fn new_guest(scratch: &Scratch, name: &str, lang: &str) -> std::path::PathBuf {
+    let dir = scratch.outside(name);
+    let out = wonopcode()
+        .arg("--new-guest")
+        .arg(&dir)
+        .args(["--lang", lang])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("build:") && said.contains("check:"), "{said}");
+    assert!(dir.join("wit/world.wit").is_file());
+    dir
+}
+
+fn run(command: &mut Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Validates the component and runs a turn that reads a file and answers.
+fn validates_and_runs(scratch: &Scratch, wasm: &Path, name: &str) {
+    let (code, said) = validate(wasm);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains(&format!("valid: loop `{name}`")), "{said}");
+    scratch.file("a.txt", "hello\n");
+    let mut first = call("c1", "read", r#"{"path": "a.txt"}"#);
+    first.push(done("tool_use"));
+    let turns = [first, vec![text("It says hello."), done("end_turn")]];
+    let t = scratch.outside("t.jsonl");
+    std::fs::write(&t, transcript(&turns)).unwrap();
+    let out = wonopcode()
+        .arg("--agent-loop")
+        .arg(wasm)
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what does a.txt say?")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "It says hello."
+    );
+    assert!(stderr(&out).contains("read a.txt"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_rust_template_builds_validates_and_runs() {
+    let scratch = Scratch::new();
+    let dir = new_guest(&scratch, "my-rust-loop", "rust");
+    // A target directory kept between runs, so only the first one compiles everything.
+    let target = repo_root().join("target/template-guest");
+    run(Command::new("cargo")
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&dir));
+    let wasm = target.join("wasm32-wasip2/release/my_rust_loop.wasm");
+    validates_and_runs(&scratch, &wasm, "my-rust-loop");
+}
+
+#[test]
+fn the_python_template_builds_validates_and_runs() {
+    if Command::new("componentize-py")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        missing_tool(&format!(
+            "componentize-py is not installed: run `{INSTALL}`"
+        ));
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = new_guest(&scratch, "my-python-loop", "python");
+    run(Command::new("sh").arg("build.sh").current_dir(&dir));
+    validates_and_runs(&scratch, &dir.join("my-python-loop.wasm"), "my-python-loop");
+}
+
+#[test]
+fn the_js_template_builds_validates_and_runs() {
+    let modules = repo_root().join("guests/js-researcher/node_modules");
+    if !modules.join("@bytecodealliance/componentize-js").is_dir() {
+        missing_tool(&format!(
+            "componentize-js is not installed: run `{INSTALL}`"
+        ));
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = new_guest(&scratch, "my-js-loop", "js");
+    // The same pinned componentize-js as the repository's JavaScript guest (the template's
+    // own `npm install` would fetch it again).
+    std::os::unix::fs::symlink(&modules, dir.join("node_modules")).unwrap();
+    run(Command::new("node").arg("build.mjs").current_dir(&dir));
+    validates_and_runs(&scratch, &dir.join("my-js-loop.wasm"), "my-js-loop");
+}
+
+#[test]
+fn new_guest_never_writes_into_a_directory_with_files_and_checks_the_name() {
+    let scratch = Scratch::new();
+    let taken = scratch.outside("taken");
+    std::fs::create_dir(&taken).unwrap();
+    std::fs::write(taken.join("keep.txt"), "mine").unwrap();
+    let out = wonopcode()
+        .arg("--new-guest")
+        .arg(&taken)
+        .args(["--lang", "rust"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("exists and is not empty; nothing was written"));
+    assert_eq!(
+        std::fs::read_to_string(taken.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&taken).unwrap().count(), 1);
+    let out = wonopcode()
+        .arg("--new-guest")
+        .arg(scratch.outside("My Loop"))
+        .args(["--lang", "js"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("must be lower-case letters, digits and dashes"));
+}
