@@ -21,6 +21,15 @@ fn main() {
     );
     println!("cargo:rerun-if-env-changed=WONOPCODE_GUESTS_DIR");
 
+    // The Wasmtime version goes into compile-cache keys.
+    let lock = root.join("Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let wasmtime = std::fs::read_to_string(&lock)
+        .ok()
+        .and_then(|text| locked_version(&text, "wasmtime"))
+        .unwrap_or_else(|| fail("cannot find the wasmtime version in Cargo.lock"));
+    println!("cargo:rustc-env=WONOPCODE_WASMTIME_VERSION={wasmtime}");
+
     // A prebuilt set of guests (packagers, offline builds) skips the nested build.
     let built = match std::env::var_os("WONOPCODE_GUESTS_DIR") {
         Some(dir) => PathBuf::from(dir),
@@ -131,4 +140,16 @@ fn copy(from: &Path, to: &Path) {
 fn fail(message: &str) -> ! {
     eprintln!("error: {message}");
     std::process::exit(1)
+}
+
+/// The version of package `name` in a `Cargo.lock`.
+fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == format!("name = \"{name}\"") {
+            let version = lines.next()?.trim().strip_prefix("version = ")?;
+            return Some(version.trim_matches('"').to_owned());
+        }
+    }
+    None
 }

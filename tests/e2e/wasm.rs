@@ -304,3 +304,77 @@ fn the_example_guest_runs_its_own_tool_and_the_hosts() {
         "{stored}"
     );
 }
+
+/// The `.cwasm` entries of a compile cache, by name.
+fn cache_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".cwasm"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn validation_fills_the_compile_cache_and_a_store_prunes_what_is_old() {
+    let s = Scratch::new();
+    let home = s.outside("cache-home");
+    let cache = home.join("wonopcode/components");
+    let config = s.outside("config.yaml");
+    std::fs::write(&config, "cache:\n  max_age_days: 7\n").unwrap();
+    let validate = |guest: &str| {
+        let out = wonopcode()
+            .env("XDG_CACHE_HOME", &home)
+            .arg("--config")
+            .arg(&config)
+            .args(["--validate-module", "--agent-loop", guest])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    };
+    validate(guest_paths::MISBEHAVE);
+    let first = cache_entries(&cache);
+    assert_eq!(first.len(), 1, "{first:?}");
+    // The same guest again loads the entry: nothing new is written.
+    validate(guest_paths::MISBEHAVE);
+    assert_eq!(cache_entries(&cache), first);
+
+    // An entry unused for 60 days, and a file the cache did not write.
+    let old = cache.join("0000.cwasm");
+    std::fs::write(&old, b"stale").unwrap();
+    let sixty_days = std::time::Duration::from_secs(60 * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - sixty_days)
+        .unwrap();
+    let foreign = cache.join("README.txt");
+    std::fs::write(&foreign, b"mine").unwrap();
+    // Storing another guest prunes: the old entry goes, the rest stays.
+    validate(guest_paths::GUEST_HELLO);
+    let now = cache_entries(&cache);
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(
+        now.contains(&first[0]) && !old.exists() && foreign.exists(),
+        "{now:?}"
+    );
+
+    // `--no-cache` neither reads nor writes it.
+    let out = wonopcode()
+        .env("XDG_CACHE_HOME", s.outside("other-home"))
+        .args([
+            "--no-cache",
+            "--validate-module",
+            "--agent-loop",
+            guest_paths::MISBEHAVE,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert!(!s.outside("other-home/wonopcode/components").exists());
+}

@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
 use wonopcode_providers::ProviderEntry;
 use wonopcode_tools::permission::PolicyConfig;
-use wonopcode_wasm_host::ContextLimits;
+use wonopcode_wasm_host::{CachePolicy, ContextLimits};
 
 /// Everything the config file may set.
 #[derive(Debug, Default, Deserialize)]
@@ -26,6 +27,8 @@ pub struct Config {
     pub guest: BTreeMap<String, String>,
     /// Limits on the contexts guests spawn.
     pub contexts: ContextsConfig,
+    /// Limits of the compiled-component cache.
+    pub cache: CacheConfig,
     /// Provider used when `--provider` is not given.
     pub provider: Option<String>,
     /// Model used when `--model` is not given.
@@ -33,6 +36,33 @@ pub struct Config {
     /// Provider overrides and additions (base URL, key variable or command, timeouts,
     /// models with windows and prices), laid over the built-in presets.
     pub providers: BTreeMap<String, ProviderEntry>,
+}
+
+/// `cache:` in the config file: how big and old the compiled-component cache may grow.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    /// Total size of the compiled-component cache after a prune, in MiB (default 1024).
+    pub max_size_mb: Option<u64>,
+    /// Entries unused for this many days are removed (default 30; 0: no age limit).
+    pub max_age_days: Option<u64>,
+}
+
+impl CacheConfig {
+    /// The policy, defaults filled in.
+    pub fn policy(&self) -> CachePolicy {
+        let base = CachePolicy::default();
+        CachePolicy {
+            max_bytes: self
+                .max_size_mb
+                .map_or(base.max_bytes, |mb| mb.saturating_mul(1 << 20)),
+            max_age: match self.max_age_days {
+                Some(0) => None,
+                Some(days) => Some(Duration::from_secs(days.saturating_mul(24 * 3600))),
+                None => base.max_age,
+            },
+        }
+    }
 }
 
 /// `contexts:` in the config file; each key defaults to the host's limit.
@@ -95,6 +125,18 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_limits_default_to_a_gibibyte_and_thirty_days_and_zero_days_means_none() {
+        let default = CacheConfig::default().policy();
+        assert_eq!(default, CachePolicy::default());
+        assert_eq!(default.max_bytes, 1 << 30);
+        let set: Config =
+            serde_yaml::from_str("cache:\n  max_size_mb: 10\n  max_age_days: 0\n").unwrap();
+        let policy = set.cache.policy();
+        assert_eq!(policy.max_bytes, 10 << 20);
+        assert_eq!(policy.max_age, None);
+    }
 
     #[test]
     fn context_limits_default_and_the_flag_wins_over_the_file() {

@@ -10,10 +10,12 @@ use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_registry::{Catalog, Entry, Location, Metadata, MetadataCache, SearchPath, Status};
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{
-    DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
+    CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine,
+    WasmError,
 };
 
 use crate::args::{Args, LoopType};
+use crate::config::{self, Config};
 use crate::exit;
 use crate::session::usage;
 
@@ -85,11 +87,22 @@ fn resolve(args: &Args, name: &str) -> anyhow::Result<Entry> {
         .map_err(|e| usage(e.to_string()))
 }
 
-/// The WebAssembly engine, honouring `--no-cache`.
-pub fn engine(no_cache: bool) -> Result<Arc<WasmEngine>, WasmError> {
+/// The compile cache's policy from the config file, or `None` with `--no-cache`.
+pub fn cache_policy(args: &Args, config: &Config) -> Option<CachePolicy> {
+    (!args.no_cache).then(|| config.cache.policy())
+}
+
+/// The compile cache's policy for commands that have not read the config file yet.
+fn cache_policy_of(args: &Args) -> anyhow::Result<Option<CachePolicy>> {
+    Ok(cache_policy(args, &config::load(args.config.as_deref())?))
+}
+
+/// The WebAssembly engine with the compile cache under `cache` (`None`: no cache).
+pub fn engine(cache: Option<CachePolicy>) -> Result<Arc<WasmEngine>, WasmError> {
     let mut options = EngineOptions::default();
-    if no_cache {
-        options.cache_dir = None;
+    match cache {
+        Some(policy) => options.cache_policy = policy,
+        None => options.cache_dir = None,
     }
     WasmEngine::new(options)
 }
@@ -97,7 +110,7 @@ pub fn engine(no_cache: bool) -> Result<Arc<WasmEngine>, WasmError> {
 /// The engine, built on first use only (a warm listing needs none).
 struct LazyEngine {
     engine: OnceLock<Arc<WasmEngine>>,
-    no_cache: bool,
+    cache: Option<CachePolicy>,
 }
 
 impl LazyEngine {
@@ -105,7 +118,7 @@ impl LazyEngine {
         if let Some(engine) = self.engine.get() {
             return Ok(engine.clone());
         }
-        let engine = engine(self.no_cache)?;
+        let engine = engine(self.cache)?;
         Ok(self.engine.get_or_init(|| engine).clone())
     }
 }
@@ -164,7 +177,7 @@ impl Reloader {
 /// Loads the chosen loop; a guest file comes with a [`Reloader`] for hot reload.
 pub async fn agent_loop(
     choice: LoopChoice,
-    no_cache: bool,
+    cache: Option<CachePolicy>,
     host_config: HostConfig,
 ) -> anyhow::Result<(Arc<dyn AgentLoop>, Option<Reloader>)> {
     Ok(match choice {
@@ -172,7 +185,7 @@ pub async fn agent_loop(
         LoopChoice::DefaultGuest => (
             Arc::new(
                 WasmAgentLoop::from_bytes(
-                    engine(no_cache)?,
+                    engine(cache)?,
                     DEFAULT_LOOP,
                     "the default guest",
                     host_config,
@@ -182,7 +195,7 @@ pub async fn agent_loop(
             None,
         ),
         LoopChoice::Guest(path) => {
-            let engine = engine(no_cache)?;
+            let engine = engine(cache)?;
             let bytes = read_guest(&path)?;
             let agent = WasmAgentLoop::from_bytes(
                 engine.clone(),
@@ -244,7 +257,7 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
     };
     let engine = LazyEngine {
         engine: OnceLock::new(),
-        no_cache: args.no_cache,
+        cache: cache_policy_of(args)?,
     };
     let standard_caps = short_capabilities(&StandardLoop::new().capabilities());
     let mut rows = Vec::new();
@@ -374,7 +387,7 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             Location::File(path) => (read_guest(&path)?, path.display().to_string()),
         },
     };
-    let (report, guest) = load_checked(engine(args.no_cache)?, &bytes, &origin).await;
+    let (report, guest) = load_checked(engine(cache_policy_of(args)?)?, &bytes, &origin).await;
     // The guest's own tools get a smoke call with `{}`: reported, never fatal.
     let smoke = match &guest {
         Some(guest) => Some(smoke_custom_tools(guest).await),
@@ -477,7 +490,7 @@ mod tests {
         let path = dir.path().join("loop.wasm");
         std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
         let (agent, reloader) =
-            agent_loop(LoopChoice::Guest(path.clone()), true, HostConfig::default())
+            agent_loop(LoopChoice::Guest(path.clone()), None, HostConfig::default())
                 .await
                 .unwrap();
         assert_eq!(agent.name(), "misbehave");

@@ -281,7 +281,8 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         models: Some(models),
         ..HostConfig::default()
     };
-    let (agent, reloader) = loops::agent_loop(choice, args.no_cache, host_config).await?;
+    let (agent, reloader) =
+        loops::agent_loop(choice, loops::cache_policy(&args, &config), host_config).await?;
     events.emit(EventKind::SessionStarted {
         session_id: session_id.clone(),
         loop_name: agent.name().to_owned(),

@@ -1,16 +1,15 @@
 //! The process-wide Wasmtime engine: component model, async, epoch interruption with a
 //! ticker thread, the pooling allocator where the OS allows it, one linker with WASI and the
-//! `wonopcode:agent-loop` imports, and an on-disk cache of compiled components.
+//! `wonopcode:agent-loop` imports, and the on-disk cache of compiled components (`cache`).
 
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
+use crate::cache::{CachePolicy, CompileCache};
 use crate::error::WasmError;
 use crate::limits::{EPOCH_TICK, GuestLimits};
 use crate::state::HostState;
@@ -22,6 +21,8 @@ pub struct EngineOptions {
     pub limits: GuestLimits,
     /// Where compiled components are cached; `None` disables the cache (`--no-cache`).
     pub cache_dir: Option<PathBuf>,
+    /// How big and old the cache may grow.
+    pub cache_policy: CachePolicy,
 }
 
 impl Default for EngineOptions {
@@ -29,6 +30,7 @@ impl Default for EngineOptions {
         Self {
             limits: GuestLimits::default(),
             cache_dir: dirs::cache_dir().map(|d| d.join("wonopcode").join("components")),
+            cache_policy: CachePolicy::default(),
         }
     }
 }
@@ -38,7 +40,7 @@ pub struct WasmEngine {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<HostState>,
     pub(crate) limits: GuestLimits,
-    cache_dir: Option<PathBuf>,
+    cache: Option<CompileCache>,
     /// Whether the pooling allocator is in use (it falls back to on-demand).
     pub pooling: bool,
 }
@@ -102,7 +104,9 @@ impl WasmEngine {
             engine,
             linker,
             limits: options.limits,
-            cache_dir: options.cache_dir,
+            cache: options
+                .cache_dir
+                .map(|dir| CompileCache::new(dir, options.cache_policy)),
             pooling,
         }))
     }
@@ -110,11 +114,12 @@ impl WasmEngine {
     /// Compiles a component, or loads it from the cache when this engine compiled the same
     /// bytes before. A corrupt cache entry is recompiled with a warning.
     pub fn compile(&self, bytes: &[u8], origin: &str) -> Result<Component, WasmError> {
-        let Some(path) = self.cache_path(bytes) else {
+        let Some(cache) = &self.cache else {
             return self.compile_fresh(bytes, origin);
         };
+        let path = cache.entry_path(&self.engine, bytes);
         if path.is_file() {
-            match self.load_cached(&path) {
+            match cache.load(&self.engine, &path) {
                 Ok(component) => return Ok(component),
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "ignoring a corrupt compiled-component cache entry")
@@ -122,7 +127,7 @@ impl WasmEngine {
             }
         }
         let component = self.compile_fresh(bytes, origin)?;
-        if let Err(e) = self.store_cached(&component, &path) {
+        if let Err(e) = cache.store(&component, &path) {
             tracing::warn!(path = %path.display(), error = %e, "cannot cache the compiled component");
         }
         Ok(component)
@@ -150,40 +155,6 @@ impl WasmEngine {
             origin: origin.to_owned(),
             reason: format!("{e:#}"),
         })
-    }
-
-    /// The cache file for these bytes under this engine's settings and Wasmtime version.
-    fn cache_path(&self, bytes: &[u8]) -> Option<PathBuf> {
-        let dir = self.cache_dir.as_ref()?;
-        let mut settings = std::collections::hash_map::DefaultHasher::new();
-        self.engine
-            .precompile_compatibility_hash()
-            .hash(&mut settings);
-        let mut hasher = Sha256::new();
-        hasher.update(bytes);
-        hasher.update(settings.finish().to_le_bytes());
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        Some(dir.join(format!("{}.cwasm", hex::encode(hasher.finalize()))))
-    }
-
-    #[allow(unsafe_code)]
-    fn load_cached(&self, path: &Path) -> wasmtime::Result<Component> {
-        // SAFETY: `deserialize_file` trusts its input to be a component this Wasmtime version
-        // compiled. Only files this host wrote are read: the cache directory is the user's own,
-        // entries are named by the SHA-256 of the source bytes and the engine's settings, and
-        // are written whole by `store_cached` (temporary file, then rename). Wasmtime checks
-        // the header's version and settings and refuses a mismatch.
-        unsafe { Component::deserialize_file(&self.engine, path) }
-    }
-
-    fn store_cached(&self, component: &Component, path: &Path) -> std::io::Result<()> {
-        let bytes = component.serialize().map_err(std::io::Error::other)?;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, path)
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod bindings;
 mod budget;
+pub mod cache;
 pub mod check;
 mod child;
 pub mod context_tree;
@@ -23,6 +24,7 @@ pub mod reload;
 pub mod state;
 mod wasm_loop;
 
+pub use cache::{CachePolicy, CompileCache};
 pub use context_tree::{ContextLimits, ModuleResolver, ResolvedModule};
 pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
