@@ -76,7 +76,16 @@ pub async fn run_prompt(
     tools: &ToolRegistry,
     prompt: &str,
 ) -> String {
-    let provider: SharedModel = Arc::new(provider);
+    run_prompt_on(agent, Arc::new(provider), tools, prompt).await
+}
+
+/// The same with any model.
+pub async fn run_prompt_on(
+    agent: &dyn AgentLoop,
+    provider: SharedModel,
+    tools: &ToolRegistry,
+    prompt: &str,
+) -> String {
     let gate: SharedGate = Arc::new(AllowAll);
     let cwd = std::env::temp_dir();
     let mut messages = Vec::new();

@@ -8,7 +8,7 @@
 #
 # The JavaScript and Python guests need their componentizers once (see the README):
 #   python3 -m pip install -r guests/python-reviewer/requirements.txt
-#   npm ci --prefix guests/js-researcher
+#   npm install --prefix guests/js-researcher
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$here/.."

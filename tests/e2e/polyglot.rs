@@ -33,7 +33,7 @@ fn polyglot_dir(guests: &[&str]) -> Option<PathBuf> {
 }
 
 /// How to install the componentizers.
-pub const INSTALL: &str = "python3 -m pip install -r guests/python-reviewer/requirements.txt && npm ci --prefix guests/js-researcher";
+pub const INSTALL: &str = "python3 -m pip install -r guests/python-reviewer/requirements.txt && npm install --prefix guests/js-researcher";
 
 /// Something a test needs is missing: a failure when `WONOPCODE_REQUIRE_POLYGLOT` is set,
 /// else a message saying how to get it (the caller then skips).
