@@ -35,8 +35,8 @@ pub trait ModelSource: Send + Sync {
     async fn open(&self, provider: &str, model: Option<&str>) -> Result<SharedModel, ModelError>;
 }
 
-/// A source of exactly one model: what a run has when nothing else is configured (an
-/// embedder's own model, `--validate-module`).
+/// A source of exactly one model: what a context can switch to when the host has no source
+/// (an embedder that gives only its own model).
 pub struct SingleModel(pub SharedModel);
 
 /// The listing of one model's provider.

@@ -117,6 +117,13 @@ pub struct ModelInfo {
     pub capabilities: ModelCapabilities,
 }
 
+impl ModelInfo {
+    /// Whether `other` names the same model of the same provider (whatever the metadata).
+    pub fn same_model(&self, other: &ModelInfo) -> bool {
+        self.id == other.id && self.provider == other.provider
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,8 +112,7 @@ impl LanguageModel for RecordingModel {
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let turn = self.sink.turns_made.next(&request.context);
         let info = self.inner.info();
-        let own_model =
-            info.id != self.sink.header.id || info.provider != self.sink.header.provider;
+        let own_model = !info.same_model(&self.sink.header);
         let mut record = TurnRecord {
             context: request.context.clone(),
             turn,

@@ -71,7 +71,7 @@ impl ReplayProvider {
         let mut turns: Vec<&TurnRecord> = self.recording.turns.values().collect();
         turns.sort_by(|a, b| (&a.context, a.turn).cmp(&(&b.context, b.turn)));
         for info in turns.into_iter().filter_map(|t| t.model.as_ref()) {
-            if !models.iter().any(|m| same_model(m, info)) {
+            if !models.iter().any(|m| m.same_model(info)) {
                 models.push(info.clone());
             }
         }
@@ -87,10 +87,6 @@ impl ReplayProvider {
             pace: self.pace,
         }
     }
-}
-
-fn same_model(a: &ModelInfo, b: &ModelInfo) -> bool {
-    a.id == b.id && a.provider == b.provider
 }
 
 #[async_trait]
@@ -116,7 +112,7 @@ impl LanguageModel for ReplayProvider {
             )));
         };
         let answered = record.model.as_ref().unwrap_or(&recording.header);
-        if !same_model(answered, &self.model) {
+        if !answered.same_model(&self.model) {
             return Err(ModelError::Replay(format!(
                 "transcript divergence at context {} turn {turn} of {}: recorded from {}/{}, the run asked {}/{}",
                 request.context,
@@ -179,7 +175,7 @@ impl ModelSource for ReplaySource {
             .iter()
             .find(|m| m.provider == provider && model.is_none_or(|id| id == m.id));
         match found {
-            Some(info) if same_model(info, &self.0.model) => Ok(self.0.clone()),
+            Some(info) if info.same_model(&self.0.model) => Ok(self.0.clone()),
             Some(info) => Ok(Arc::new(self.0.as_model(info.clone()))),
             None => Err(ModelError::Replay(format!(
                 "transcript {} has no turns from provider `{provider}`{}; it has {}",

@@ -127,10 +127,15 @@ impl CompileCache {
             let path = entry.path();
             let Ok(meta) = entry.metadata() else { continue };
             let modified = meta.modified().unwrap_or(now);
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let is_entry = path.extension().is_some_and(|e| e == EXTENSION);
-            let is_tmp = name.contains(".tmp");
+            let extension = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or_default();
+            let is_entry = extension == EXTENSION;
+            // `store`'s temporary files end in `.tmp<pid>`.
+            let is_tmp = extension
+                .strip_prefix("tmp")
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
             let expired = match (is_entry, is_tmp) {
                 (true, _) => self.policy.max_age.is_some_and(|max| age(modified) > max),
                 (false, true) => age(modified) > Duration::from_secs(3600),
@@ -194,6 +199,7 @@ mod tests {
         let stale_tmp = file(d, "e.cwasm.tmp123", 50, 7200);
         let fresh_tmp = file(d, "f.cwasm.tmp124", 50, 10);
         let foreign = file(d, "notes.txt", 5000, 90 * 24 * 3600);
+        let lookalike = file(d, "notes.tmp", 5, 7200);
         let cache = CompileCache::new(
             d.to_path_buf(),
             CachePolicy {
@@ -210,7 +216,8 @@ mod tests {
             }
         );
         assert!(!ancient.exists() && !old.exists() && !stale_tmp.exists());
-        assert!(recent.exists() && newest.exists() && fresh_tmp.exists() && foreign.exists());
+        assert!(recent.exists() && newest.exists() && fresh_tmp.exists());
+        assert!(foreign.exists() && lookalike.exists());
         // Within the limits, nothing goes.
         assert_eq!(cache.prune().unwrap(), Pruned::default());
     }
