@@ -30,6 +30,7 @@ pub fn engine() -> Arc<WasmEngine> {
             WasmEngine::new(EngineOptions {
                 limits,
                 cache_dir: None,
+                ..EngineOptions::default()
             })
             .unwrap()
         })
