@@ -16,8 +16,6 @@ pub struct ProviderListing {
     pub id: String,
     /// Model ids known for it (any other id may still work on an OpenAI-compatible server).
     pub models: Vec<String>,
-    /// Its default model, opened by `set-provider`.
-    pub default_model: Option<String>,
     /// Whether requests may offer tools.
     pub supports_tools: bool,
     /// Whether it streams thinking.
@@ -44,7 +42,6 @@ pub fn listing_of(info: &ModelInfo) -> ProviderListing {
     ProviderListing {
         id: info.provider.clone(),
         models: vec![info.id.clone()],
-        default_model: Some(info.id.clone()),
         supports_tools: info.capabilities.tools,
         supports_thinking: info.capabilities.thinking,
     }

@@ -290,7 +290,6 @@ impl Catalog {
                 ProviderListing {
                     id: id.clone(),
                     models,
-                    default_model: e.default_model.clone(),
                     supports_tools: true,
                     supports_thinking: e.models.values().any(|m| m.thinking),
                 }

@@ -17,10 +17,17 @@ use crate::transcript::{Fingerprint, Transcript, TranscriptError, TurnCounter, T
 /// The recording every view of one replay shares.
 struct Recording {
     source: PathBuf,
-    /// The header's model.
-    header: ModelInfo,
+    /// Every model the turns came from, the header's first, then in file order.
+    models: Vec<ModelInfo>,
     turns: HashMap<(ContextPath, u32), TurnRecord>,
     turns_made: TurnCounter,
+}
+
+impl Recording {
+    /// The header's model: the one a turn without its own `model` came from.
+    fn header(&self) -> &ModelInfo {
+        &self.models[0]
+    }
 }
 
 /// Replays a transcript. Each context's requests are numbered from 0 in the order they are
@@ -41,6 +48,12 @@ impl ReplayProvider {
 
     /// Replays an already parsed transcript; `source` names it in messages.
     pub fn new(transcript: Transcript, source: &Path) -> Self {
+        let mut models = vec![transcript.model.clone()];
+        for info in transcript.turns.iter().filter_map(|t| t.model.as_ref()) {
+            if !models.iter().any(|m| m.same_model(info)) {
+                models.push(info.clone());
+            }
+        }
         let turns = transcript
             .turns
             .into_iter()
@@ -49,7 +62,7 @@ impl ReplayProvider {
         Self {
             recording: Arc::new(Recording {
                 source: source.to_path_buf(),
-                header: transcript.model.clone(),
+                models,
                 turns,
                 turns_made: TurnCounter::default(),
             }),
@@ -66,16 +79,8 @@ impl ReplayProvider {
     }
 
     /// Every model the transcript recorded answers from: the header's first.
-    pub fn models(&self) -> Vec<ModelInfo> {
-        let mut models = vec![self.recording.header.clone()];
-        let mut turns: Vec<&TurnRecord> = self.recording.turns.values().collect();
-        turns.sort_by(|a, b| (&a.context, a.turn).cmp(&(&b.context, b.turn)));
-        for info in turns.into_iter().filter_map(|t| t.model.as_ref()) {
-            if !models.iter().any(|m| m.same_model(info)) {
-                models.push(info.clone());
-            }
-        }
-        models
+    pub fn models(&self) -> &[ModelInfo] {
+        &self.recording.models
     }
 
     /// The same replay standing for another recorded model: the turns and their numbering
@@ -111,7 +116,7 @@ impl LanguageModel for ReplayProvider {
                 request.context
             )));
         };
-        let answered = record.model.as_ref().unwrap_or(&recording.header);
+        let answered = record.model.as_ref().unwrap_or(recording.header());
         if !answered.same_model(&self.model) {
             return Err(ModelError::Replay(format!(
                 "transcript divergence at context {} turn {turn} of {}: recorded from {}/{}, the run asked {}/{}",
@@ -162,7 +167,7 @@ impl ModelSource for ReplaySource {
                     listing.models.push(info.id.clone());
                     listing.supports_thinking |= info.capabilities.thinking;
                 }
-                None => list.push(listing_of(&info)),
+                None => list.push(listing_of(info)),
             }
         }
         list.sort_by(|a, b| a.id.cmp(&b.id));

@@ -47,8 +47,7 @@ impl CatalogSource {
 #[async_trait]
 impl ModelSource for CatalogSource {
     fn providers(&self) -> Vec<ProviderListing> {
-        let env = |name: &str| (self.env)(name);
-        let mut list = self.catalog.listings(&env);
+        let mut list = self.catalog.listings(&*self.env);
         let first = self.first.info();
         match list.iter_mut().find(|l| l.id == first.provider) {
             Some(own) if !own.models.contains(&first.id) => {
@@ -96,10 +95,9 @@ impl ModelSource for CatalogSource {
                 .as_deref()
                 .filter(|_| provider == first.provider),
         };
-        let env = |name: &str| (self.env)(name);
         let settings = self
             .catalog
-            .resolve(choice, &env)
+            .resolve(choice, &*self.env)
             .await
             .map_err(|e| ModelError::Other(e.to_string()))?;
         let opened: SharedModel =
