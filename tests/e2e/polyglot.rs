@@ -9,10 +9,12 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use wonopcode_wasm_host::guest_paths;
 
-use crate::support::{Scratch, call, done, events, header, repo_root, stderr, text, wonopcode};
+use crate::support::{
+    Scratch, call, done, events, repo_root, stderr, text, transcript_of, wonopcode,
+};
 
 /// The directory of the built polyglot guests, or `None` (with a message) when one is missing.
 fn polyglot_dir(guests: &[&str]) -> Option<PathBuf> {
@@ -46,14 +48,8 @@ pub fn missing_tool(how: &str) {
 
 /// A transcript of the child context `0.1`'s turns.
 fn child_transcript(scratch: &Scratch, turns: &[Vec<Value>]) -> PathBuf {
-    let mut out = header().to_string();
-    out.push('\n');
-    for (i, chunks) in turns.iter().enumerate() {
-        out.push_str(&json!({"type":"turn","context":"0.1","turn":i,"chunks":chunks}).to_string());
-        out.push('\n');
-    }
     let path = scratch.outside("t.jsonl");
-    std::fs::write(&path, out).unwrap();
+    std::fs::write(&path, transcript_of("0.1", turns)).unwrap();
     path
 }
 

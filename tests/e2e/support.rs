@@ -95,10 +95,17 @@ pub fn done(reason: &str) -> Value {
 
 /// A transcript for context 0 with one record per turn (no request fingerprints).
 pub fn transcript(turns: &[Vec<Value>]) -> String {
+    transcript_of("0", turns)
+}
+
+/// A transcript of one context's turns, one record per turn (no request fingerprints).
+pub fn transcript_of(context: &str, turns: &[Vec<Value>]) -> String {
     let mut out = header().to_string();
     out.push('\n');
     for (i, chunks) in turns.iter().enumerate() {
-        out.push_str(&json!({"type":"turn","context":"0","turn":i,"chunks":chunks}).to_string());
+        out.push_str(
+            &json!({"type":"turn","context":context,"turn":i,"chunks":chunks}).to_string(),
+        );
         out.push('\n');
     }
     out
