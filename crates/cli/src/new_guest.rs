@@ -161,6 +161,19 @@ mod tests {
     }
 
     #[test]
+    fn the_embedded_wit_is_every_file_of_the_package() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../wit");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".wit"))
+            .collect();
+        on_disk.sort();
+        let embedded: Vec<&str> = WIT.iter().map(|(name, _)| *name).collect();
+        assert_eq!(on_disk, embedded);
+    }
+
+    #[test]
     fn every_template_file_names_the_guest() {
         for files in [RUST, PYTHON, JS] {
             assert!(files.iter().any(|(_, text)| text.contains("{{name}}")));
