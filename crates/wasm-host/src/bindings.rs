@@ -14,6 +14,7 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/providers.stream-prompt": async | trappable,
         "wonopcode:agent-loop/providers.stream-history": async | trappable,
         "wonopcode:agent-loop/providers.read-stream-chunk": async | trappable,
+        "wonopcode:agent-loop/providers.run-turn": async | trappable,
         "wonopcode:agent-loop/storage.compact-messages": async | trappable,
         "wonopcode:agent-loop/storage.compact-if-needed": async | trappable,
         "wonopcode:agent-loop/tools.execute-tool": async | trappable,

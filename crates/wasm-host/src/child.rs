@@ -60,7 +60,7 @@ impl HostState {
             .frame
             .clone()
             .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
-        let tools = self.effective_registry()?;
+        let tools = self.effective_registry()?.into_owned();
         let env = self.env()?;
         Ok(ParentView {
             frame,

@@ -1,6 +1,7 @@
 //! The data of one guest's store: WASI, limits, and the context the guest runs in (history,
 //! enabled tools, custom tools, key/value state, open streams, the run's counters).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -138,6 +139,11 @@ pub struct HostState {
 /// Bytes of guest stdout/stderr kept between log flushes.
 const PIPE_CAPACITY: usize = 1 << 20;
 
+/// The trap of a host call made when no run is in progress.
+pub(crate) fn outside_a_run() -> wasmtime::Error {
+    wasmtime::Error::msg("host call outside of a run")
+}
+
 impl HostState {
     pub(crate) fn new(limits: GuestLimits, host_config: HostConfig) -> Self {
         let stdout = MemoryOutputPipe::new(PIPE_CAPACITY);
@@ -178,9 +184,7 @@ impl HostState {
 
     /// The run in progress; a host call outside a run traps.
     pub(crate) fn env(&self) -> wasmtime::Result<&RunEnv> {
-        self.env
-            .as_ref()
-            .ok_or_else(|| wasmtime::Error::msg("host call outside of a run"))
+        self.env.as_ref().ok_or_else(outside_a_run)
     }
 
     /// The parameters this context was spawned with; `None` for a root.
@@ -199,10 +203,14 @@ impl HostState {
             .collect())
     }
 
-    /// The registry of tools this context may execute through the host.
-    pub(crate) fn effective_registry(&self) -> wasmtime::Result<ToolRegistry> {
-        let names = self.enabled_host_tools()?;
-        Ok(self.env()?.tools.filtered(names.iter().map(String::as_str)))
+    /// The registry of tools this context may execute through the host: the run's own
+    /// while every tool is enabled (most roots), so a tool round copies nothing.
+    pub(crate) fn effective_registry(&self) -> wasmtime::Result<Cow<'_, ToolRegistry>> {
+        let env = self.env()?;
+        Ok(match &self.enabled {
+            None => Cow::Borrowed(&env.tools),
+            Some(set) => Cow::Owned(env.tools.filtered(set.iter().map(String::as_str))),
+        })
     }
 
     /// What the guest last said on stderr during the current call, if anything.

@@ -9,8 +9,8 @@
 
 use crate::bindings::wonopcode::agent_loop::{storage, system, tools, ui};
 use crate::{
-    CustomTools, DoomLoop, LoopError, StreamOptions, ToolResult, execute_on_host, stream_history,
-    tool_message, user_message,
+    CustomTools, DoomLoop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult,
+    host_request, run_on_host, run_turn, tool_message, user_message,
 };
 
 /// Identical consecutive calls that stop the run (seed 001).
@@ -61,6 +61,9 @@ impl Agent<'_> {
         storage::add_message(&user_message(input));
         let mut doom = DoomLoop::default();
         let mut rounds = 0usize;
+        // Only this guest changes its enabled set, and only in its own code: the set is read
+        // once, and again after the guest's custom tools ran.
+        let mut offered: Option<Vec<String>> = None;
         loop {
             if system::is_cancelled() {
                 return Err(LoopError::Cancelled);
@@ -71,13 +74,8 @@ impl Agent<'_> {
                 )));
             }
             rounds += 1;
-            storage::compact_if_needed().map_err(LoopError::Internal)?;
-            let mut enabled = tools::get_enabled_tools();
-            if let Some(offered) = self.offered {
-                enabled.retain(|t| offered.contains(&t.as_str()));
-            }
-            let turn = stream_history(&enabled, &self.options).map_err(LoopError::ProviderError)?;
-            storage::add_streamed_message(turn.handle).map_err(LoopError::Internal)?;
+            let enabled = offered.get_or_insert_with(|| self.offered_tools());
+            let turn = run_turn(enabled, &self.options).map_err(LoopError::ProviderError)?;
             if let Some(error) = turn.error {
                 return Err(if system::is_cancelled() {
                     LoopError::Cancelled
@@ -104,7 +102,13 @@ impl Agent<'_> {
                 ui::show_message(ui::MessageLevel::Error, &format!("doom loop: {reason}"));
                 return Err(LoopError::DoomLoop(reason));
             }
-            let results = self.execute(&turn.tool_calls);
+            if self
+                .custom
+                .is_some_and(|c| turn.tool_calls.iter().any(|call| c.contains(&call.name)))
+            {
+                offered = None;
+            }
+            let results = self.execute(turn.tool_calls);
             storage::add_message(&tool_message(results));
             if system::is_cancelled() {
                 return Err(LoopError::Cancelled);
@@ -112,18 +116,28 @@ impl Agent<'_> {
         }
     }
 
+    /// The enabled tools this loop offers its model.
+    fn offered_tools(&self) -> Vec<String> {
+        let mut enabled = tools::get_enabled_tools();
+        if let Some(offered) = self.offered {
+            enabled.retain(|t| offered.contains(&t.as_str()));
+        }
+        enabled
+    }
+
     /// Runs a turn's calls: custom tools here, in call order, the rest on the host in parallel;
     /// the results come back in the order of the calls.
-    fn execute(&self, calls: &[crate::ToolCall]) -> Vec<ToolResult> {
+    fn execute(&self, calls: Vec<crate::ToolCall>) -> Vec<ToolResult> {
         let Some(custom) = self.custom else {
-            return execute_on_host(calls);
+            return run_on_host(&calls.into_iter().map(host_request).collect::<Vec<_>>());
         };
-        let on_host: Vec<crate::ToolCall> = calls
+        let on_host: Vec<ToolExecutionRequest> = calls
             .iter()
             .filter(|c| !custom.contains(&c.name))
             .cloned()
+            .map(host_request)
             .collect();
-        let mut host_results = execute_on_host(&on_host).into_iter();
+        let mut host_results = run_on_host(&on_host).into_iter();
         calls
             .iter()
             .map(|call| {

@@ -50,7 +50,7 @@ pub use custom_tools::{CustomTool, CustomTools};
 pub use doom_loop::DoomLoop;
 pub use json_answer::{json_object, run_for_json};
 pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
-pub use turn::{Turn, stream_history, stream_turn};
+pub use turn::{Turn, run_turn, stream_history, stream_turn};
 
 /// An agent loop. The methods mirror the WIT `agent-loop` export.
 pub trait Loop {
@@ -145,15 +145,21 @@ macro_rules! export_loop {
 /// Runs calls through the host's tools (in parallel where safe) and returns their results,
 /// failures included, ready for a tool message.
 pub fn execute_on_host(calls: &[ToolCall]) -> Vec<ToolResult> {
-    let requests: Vec<ToolExecutionRequest> = calls
-        .iter()
-        .map(|c| ToolExecutionRequest {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            arguments: c.arguments.clone(),
-        })
-        .collect();
-    tools::execute_tools_parallel(&requests)
+    run_on_host(&calls.iter().cloned().map(host_request).collect::<Vec<_>>())
+}
+
+/// A tool call as a request to the host.
+pub(crate) fn host_request(call: ToolCall) -> ToolExecutionRequest {
+    ToolExecutionRequest {
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+    }
+}
+
+/// Runs requests through the host's tools and returns their results, ready for a tool message.
+pub(crate) fn run_on_host(requests: &[ToolExecutionRequest]) -> Vec<ToolResult> {
+    tools::execute_tools_parallel(requests)
         .into_iter()
         .map(|r| ToolResult {
             call_id: r.call_id,

@@ -36,6 +36,21 @@ pub fn stream_history(tools: &[String], options: &StreamOptions) -> Result<Turn,
     collect(providers::stream_history(tools, *options)?)
 }
 
+/// Runs one whole turn on the host: compacts the stored history if it needs it, streams a
+/// request made of it, stores the answer and returns it. The same as
+/// `storage::compact_if_needed`, [`stream_history`] and `storage::add_streamed_message` in
+/// one host call instead of one per chunk; use [`stream_history`] to see chunks as they come.
+pub fn run_turn(tools: &[String], options: &StreamOptions) -> Result<Turn, String> {
+    let turn = providers::run_turn(tools, *options)?;
+    Ok(Turn {
+        handle: turn.handle,
+        text: turn.text,
+        thinking: turn.thinking,
+        tool_calls: turn.tool_calls,
+        error: turn.error,
+    })
+}
+
 /// Reads a stream to its end.
 fn collect(handle: providers::StreamHandle) -> Result<Turn, String> {
     let mut turn = Turn {

@@ -1,35 +1,36 @@
-//! `providers`: the host's models and streaming. `stream-prompt` starts the model stream on a
-//! tokio task feeding a bounded channel; `read-stream-chunk` awaits the next chunk under the
-//! idle timeout and the cancellation token, and assembles it with the native loop's
+//! `providers`: the host's models and streaming. `stream-prompt` starts the model stream
+//! (an HTTP model runs its request on its own tokio task feeding a bounded channel, so the
+//! network is read while the guest works); `read-stream-chunk` awaits the next chunk under
+//! the idle timeout and the cancellation token, and assembles it with the native loop's
 //! assembler, so items, usage and the stored message are the same as the native loop's.
-//! The host enforces the iteration limit here: a request past it is refused.
+//! The stream is read inline, on the guest's own task, as the native loop reads it: a second
+//! task and channel here would only copy every chunk across threads once more (see
+//! docs/decisions.md). The host enforces the iteration limit here: a request past it is
+//! refused.
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use futures::{FutureExt, StreamExt};
 use wonopcode_agent_loop::assemble::{
     AssembledTurn, StreamFailure, TurnAssembler, price, start_stream,
 };
 use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::{
-    Message, ModelRequest, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
-    StreamChunk as Chunk, ToolSchema, Usage,
+    ChunkStream, Message, ModelRequest, ModelSource, Part, RequestOptions, Role, SharedModel,
+    SingleModel, StreamChunk as Chunk, ToolSchema, Usage,
 };
 
 use crate::bindings::providers::{
-    self as wit, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle, StreamOptions,
-    ToolCallDeltaData, ToolCallStartData, UsageData, UsageDetails,
+    self as wit, CollectedTurn, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle,
+    StreamOptions, ToolCallDeltaData, ToolCallStartData, UsageData, UsageDetails,
 };
 use crate::budget::{TokenBudget, draw_on};
-use crate::state::HostState;
-
-/// Chunks buffered between the provider task and the guest.
-const CHANNEL_CAPACITY: usize = 64;
+use crate::state::{HostState, outside_a_run};
 
 /// A stream the guest opened.
 pub(crate) struct OpenStream {
-    rx: mpsc::Receiver<Chunk>,
-    task: tokio::task::JoinHandle<()>,
+    /// The model's chunks; dropping it ends the request.
+    chunks: ChunkStream,
     assembler: Option<TurnAssembler>,
     finished: Option<AssembledTurn>,
     /// The model the request went to, whose prices its usage is counted at.
@@ -43,12 +44,6 @@ impl OpenStream {
     /// The finished response, once the stream is over.
     pub(crate) fn finished(&self) -> Option<&AssembledTurn> {
         self.finished.as_ref()
-    }
-}
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 
@@ -174,6 +169,34 @@ fn wit_chunk(chunk: &Chunk) -> Option<StreamChunk> {
     })
 }
 
+/// A finished turn's parts as the guest's `collected-turn`.
+fn collected(handle: StreamHandle, parts: &[Part], error: Option<String>) -> CollectedTurn {
+    let mut turn = CollectedTurn {
+        handle,
+        text: String::new(),
+        thinking: String::new(),
+        tool_calls: Vec::new(),
+        error,
+    };
+    for part in parts {
+        match part {
+            Part::Text { text } => turn.text.push_str(text),
+            Part::Thinking { text, .. } => turn.thinking.push_str(text),
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } => turn.tool_calls.push(wit::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            }),
+            Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
+        }
+    }
+    turn
+}
+
 fn details(usage: &Usage) -> UsageDetails {
     UsageDetails {
         input_tokens: usage.input_tokens,
@@ -231,9 +254,10 @@ impl HostState {
         }
         (config_system, converted)
     }
-    /// Starts a model stream on a tokio task feeding a bounded channel, after checking the
-    /// iteration limit and that every tool offered is enabled in this context.
-    fn open_stream(
+    /// Starts a model stream, after checking the iteration limit and that every tool offered
+    /// is enabled in this context. A request the model refuses to start becomes a stream of
+    /// one error chunk, so the guest reads the failure where it reads everything else.
+    async fn open_stream(
         &mut self,
         system: Option<String>,
         history: Vec<Message>,
@@ -272,37 +296,22 @@ impl HostState {
                 thinking_budget: options.thinking_budget.or(defaults.thinking_budget),
             },
         };
-        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-        let model = provider.clone();
-        let task = tokio::spawn(async move {
-            match start_stream(&provider, request, &cancel, idle).await {
-                Ok(mut stream) => {
-                    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
-                        if tx.send(chunk).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-                Err(e) => {
-                    let _ = tx
-                        .send(Chunk::Error {
-                            message: e.to_string(),
-                        })
-                        .await;
-                }
-            }
-        });
         self.run.iterations += 1;
+        let chunks = match start_stream(&provider, request, &cancel, idle).await {
+            Ok(stream) => stream,
+            Err(e) => Box::pin(futures::stream::iter([Chunk::Error {
+                message: e.to_string(),
+            }])),
+        };
         let handle = self.next_stream;
         self.next_stream += 1;
         self.streams.insert(
             handle,
             OpenStream {
-                rx,
-                task,
+                chunks,
                 assembler: Some(TurnAssembler::new(events)),
                 finished: None,
-                model,
+                model: provider,
                 reopen: None,
             },
         );
@@ -322,7 +331,7 @@ impl HostState {
         }
         let system = self.env()?.config.system_prompt.clone();
         let history = self.messages.clone();
-        let Ok(fresh) = self.open_stream(system, history, &tools, options)? else {
+        let Ok(fresh) = self.open_stream(system, history, &tools, options).await? else {
             return Ok(false);
         };
         match self.streams.remove(&fresh) {
@@ -436,7 +445,7 @@ impl Host for HostState {
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
         let (system, history) = self.request_messages(&messages);
-        self.open_stream(system, history, &tools, options)
+        self.open_stream(system, history, &tools, options).await
     }
 
     async fn stream_history(
@@ -446,7 +455,7 @@ impl Host for HostState {
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
         let system = self.env()?.config.system_prompt.clone();
         let history = self.messages.clone();
-        let opened = self.open_stream(system, history, &tools, options)?;
+        let opened = self.open_stream(system, history, &tools, options).await?;
         if let Ok(handle) = opened
             && let Some(stream) = self.streams.get_mut(&handle)
         {
@@ -459,9 +468,10 @@ impl Host for HostState {
         &mut self,
         handle: StreamHandle,
     ) -> wasmtime::Result<Option<StreamChunk>> {
-        let env = self.env()?;
-        let (cancel, idle) = (env.cancel.clone(), env.config.stream_idle_timeout);
         loop {
+            // The token is borrowed, not cloned: a clone takes the token tree's lock.
+            let env = self.env.as_ref().ok_or_else(outside_a_run)?;
+            let (cancel, idle) = (&env.cancel, env.config.stream_idle_timeout);
             let Some(stream) = self.streams.get_mut(&handle) else {
                 return Ok(Some(StreamChunk::Error(format!(
                     "unknown stream handle {handle}"
@@ -472,14 +482,17 @@ impl Host for HostState {
             }
             // A chunk already buffered is taken at once: arming a timer and a cancellation
             // waiter for every chunk costs more than the rest of this call.
-            let next = match stream.rx.try_recv() {
-                _ if cancel.is_cancelled() => Err(StreamFailure::Cancelled),
-                Ok(chunk) => Ok(Some(chunk)),
-                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => Ok(None),
-                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => tokio::select! {
+            let ready = if cancel.is_cancelled() {
+                Some(Err(StreamFailure::Cancelled))
+            } else {
+                stream.chunks.next().now_or_never().map(Ok)
+            };
+            let next = match ready {
+                Some(next) => next,
+                None => tokio::select! {
                     biased;
                     () = cancel.cancelled() => Err(StreamFailure::Cancelled),
-                    next = tokio::time::timeout(idle, stream.rx.recv()) => next.map_err(|_| StreamFailure::Timeout(idle)),
+                    next = tokio::time::timeout(idle, stream.chunks.next()) => next.map_err(|_| StreamFailure::Timeout(idle)),
                 },
             };
             let overflow =
@@ -529,8 +542,8 @@ impl Host for HostState {
     }
 
     fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
-        if let Some(stream) = self.streams.get(&handle) {
-            stream.task.abort();
+        if let Some(stream) = self.streams.get_mut(&handle) {
+            stream.chunks = Box::pin(futures::stream::empty());
         }
         self.finish_stream(
             handle,
@@ -554,6 +567,39 @@ impl Host for HostState {
 
     fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {
         Ok(details(&self.run.usage))
+    }
+
+    async fn run_turn(
+        &mut self,
+        tools: Vec<String>,
+        options: StreamOptions,
+    ) -> wasmtime::Result<Result<CollectedTurn, String>> {
+        self.compact_before_request().await?;
+        let handle = match self.stream_history(tools, options).await? {
+            Ok(handle) => handle,
+            Err(e) => return Ok(Err(e)),
+        };
+        let mut error = None;
+        while let Some(chunk) = self.read_stream_chunk(handle).await? {
+            match chunk {
+                StreamChunk::Done => break,
+                StreamChunk::Error(message) => {
+                    error = Some(message);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Err(e) = self.store_streamed(handle)? {
+            return Ok(Err(e));
+        }
+        let parts = self
+            .streams
+            .get(&handle)
+            .and_then(OpenStream::finished)
+            .map(|turn| turn.parts.as_slice())
+            .unwrap_or_default();
+        Ok(Ok(collected(handle, parts, error)))
     }
 
     fn get_model_details(&mut self) -> wasmtime::Result<Option<ModelDetails>> {

@@ -63,15 +63,31 @@ impl HostState {
         Ok(changed)
     }
 
+    /// Compacts the history before a request when it needs it, as the native loop does
+    /// (never past the iteration limit, where no request follows). True when it changed.
+    pub(crate) async fn compact_before_request(&mut self) -> wasmtime::Result<bool> {
+        let (provider, config, events, cancel) = self.run_services()?;
+        if self.run.iterations >= config.max_iterations {
+            return Ok(false);
+        }
+        self.compact_with(&provider, &config, &events, &cancel)
+            .await
+    }
+
     /// Compacts the history with the core's compaction under `config`, adding the summary's
     /// usage to the run.
-    async fn compact_with(&mut self, config: &LoopConfig) -> wasmtime::Result<bool> {
-        let (provider, _, events, cancel) = self.run_services()?;
+    async fn compact_with(
+        &mut self,
+        provider: &SharedModel,
+        config: &LoopConfig,
+        events: &Emitter,
+        cancel: &CancellationToken,
+    ) -> wasmtime::Result<bool> {
         let compactor = Compactor {
-            provider: &provider,
+            provider,
             config,
-            events: &events,
-            cancel: &cancel,
+            events,
+            cancel,
         };
         let mut messages = std::mem::take(&mut self.messages);
         let changed = compactor
@@ -79,6 +95,25 @@ impl HostState {
             .await;
         self.messages = messages;
         Ok(changed)
+    }
+
+    /// Appends the assistant message the host assembled from a finished stream.
+    pub(crate) fn store_streamed(
+        &mut self,
+        handle: StreamHandle,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let Some(stream) = self.streams.get(&handle) else {
+            return Ok(Err(format!("unknown stream handle {handle}")));
+        };
+        let Some(turn) = stream.finished() else {
+            return Ok(Err(format!(
+                "stream {handle} is still open: read it to the end first"
+            )));
+        };
+        if let Some(message) = turn.message() {
+            self.push_message(message)?;
+        }
+        Ok(Ok(()))
     }
 
     fn tokens(&self) -> wasmtime::Result<usize> {
@@ -138,11 +173,12 @@ impl Host for HostState {
                 "token_limit"
             }
             CompactionStrategy::Summarize => {
-                let mut config = self.env()?.config.clone();
+                let (provider, mut config, events, cancel) = self.run_services()?;
                 // Force the summary: any size counts as too big, and pruning is skipped.
                 config.compaction.max_messages = Some(0);
                 config.compaction.min_prune_tokens = usize::MAX;
-                self.compact_with(&config).await?;
+                self.compact_with(&provider, &config, &events, &cancel)
+                    .await?;
                 return Ok(Ok(u32::try_from(
                     before_len.saturating_sub(self.messages.len()),
                 )
@@ -174,26 +210,10 @@ impl Host for HostState {
         &mut self,
         handle: StreamHandle,
     ) -> wasmtime::Result<Result<(), String>> {
-        let Some(stream) = self.streams.get(&handle) else {
-            return Ok(Err(format!("unknown stream handle {handle}")));
-        };
-        let Some(turn) = stream.finished() else {
-            return Ok(Err(format!(
-                "stream {handle} is still open: read it to the end first"
-            )));
-        };
-        if let Some(message) = turn.message() {
-            self.push_message(message)?;
-        }
-        Ok(Ok(()))
+        self.store_streamed(handle)
     }
 
     async fn compact_if_needed(&mut self) -> wasmtime::Result<Result<bool, String>> {
-        let config = self.env()?.config.clone();
-        if self.run.iterations >= config.max_iterations {
-            return Ok(Ok(false));
-        }
-        let changed = self.compact_with(&config).await?;
-        Ok(Ok(changed))
+        Ok(Ok(self.compact_before_request().await?))
     }
 }
