@@ -324,6 +324,48 @@ async fn a_context_overflow_is_compacted_and_retried_by_the_host() {
     assert!(world.messages[0].text_content().contains("SUMMARY"));
 }
 
+/// A stream cut after some text: the default guest's `run-turn` stores the partial answer with
+/// its `[incomplete: ...]` mark and the run fails with the provider's error, exactly as the
+/// native loop does.
+#[tokio::test]
+async fn a_turn_cut_short_is_stored_marked_and_fails_the_run_as_natively() {
+    let cut = || {
+        transcript(&[serde_json::json!([
+            {"type":"text_delta","text":"half an ans"},
+            {"type":"error","message":"connection reset"}
+        ])])
+    };
+    let guest = WasmAgentLoop::from_bytes(
+        engine(),
+        wonopcode_wasm_host::DEFAULT_LOOP,
+        "the default guest",
+        HostConfig::default(),
+    )
+    .await
+    .unwrap();
+    let mut in_guest = World::new(cut());
+    let (out, stats) = in_guest.run(&guest, "q").await;
+    let err = out.unwrap_err().to_string();
+    assert!(err.contains("connection reset"), "{err}");
+    assert_eq!(stats.iterations, 1);
+
+    let mut native = World::new(cut());
+    let (out, _) = native.run(&wonopcode_agent_loop::StandardLoop, "q").await;
+    assert!(out.is_err());
+    let stored = |w: &World| {
+        w.messages
+            .iter()
+            .map(|m| (m.role, m.text_content()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(stored(&in_guest), stored(&native));
+    let answer = in_guest.messages.last().unwrap().text_content();
+    assert!(
+        answer.starts_with("half an ans") && answer.contains("[incomplete: "),
+        "{answer}"
+    );
+}
+
 /// A transcript whose turns came from two models: `p/m` (the header's, free) and `q/big`
 /// (a dollar per million tokens each way).
 const TWO_MODELS: &str = concat!(

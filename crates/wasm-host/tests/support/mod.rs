@@ -121,7 +121,7 @@ impl World {
 
     pub async fn run(
         &mut self,
-        agent: &WasmAgentLoop,
+        agent: &dyn AgentLoop,
         prompt: &str,
     ) -> (Result<String, LoopError>, RunStats) {
         let root = self.workspace();
