@@ -106,25 +106,25 @@ pub(crate) fn to_wit(message: &Message) -> wit::Message {
     }
 }
 
-/// A WIT message as a core message.
-pub(crate) fn from_wit(message: &wit::Message) -> Message {
+/// A WIT message as a core message (its strings moved, not copied).
+pub(crate) fn from_wit(message: wit::Message) -> Message {
     let mut parts = Vec::new();
     if !message.content.is_empty() {
         parts.push(Part::Text {
-            text: message.content.clone(),
+            text: message.content,
         });
     }
-    for call in message.tool_calls.iter().flatten() {
+    for call in message.tool_calls.into_iter().flatten() {
         parts.push(Part::ToolCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
         });
     }
-    for result in message.tool_results.iter().flatten() {
+    for result in message.tool_results.into_iter().flatten() {
         parts.push(Part::ToolResult {
-            call_id: result.call_id.clone(),
-            content: result.content.clone(),
+            call_id: result.call_id,
+            content: result.content,
             is_error: result.is_error,
         });
     }
@@ -167,6 +167,16 @@ fn wit_chunk(chunk: &Chunk) -> Option<StreamChunk> {
             return None;
         }
     })
+}
+
+/// How a chunk read for `run-turn` bears on the turn: `Ok(true)` it is done, `Err` it failed
+/// (what `read-stream-chunk` would hand out as `done` and `error`).
+fn ending(chunk: &Chunk) -> Option<Result<bool, String>> {
+    match chunk {
+        Chunk::Done { .. } => Some(Ok(true)),
+        Chunk::Error { message } | Chunk::ContextOverflow { message } => Some(Err(message.clone())),
+        _ => Some(Ok(false)),
+    }
 }
 
 /// A finished turn's parts as the guest's `collected-turn`.
@@ -233,7 +243,7 @@ impl HostState {
     /// The messages of a request: the host's own history when the guest passes it back
     /// unchanged (so thinking signatures survive), else the guest's messages. A leading system
     /// message becomes the system prompt.
-    fn request_messages(&self, messages: &[wit::Message]) -> (Option<String>, Vec<Message>) {
+    fn request_messages(&self, messages: Vec<wit::Message>) -> (Option<String>, Vec<Message>) {
         let config_system = self
             .env
             .as_ref()
@@ -242,12 +252,12 @@ impl HostState {
             && self
                 .messages
                 .iter()
-                .zip(messages)
+                .zip(&messages)
                 .all(|(m, w)| to_wit(m) == *w);
         if unchanged {
             return (config_system, self.messages.clone());
         }
-        let mut converted: Vec<Message> = messages.iter().map(from_wit).collect();
+        let mut converted: Vec<Message> = messages.into_iter().map(from_wit).collect();
         if converted.first().is_some_and(|m| m.role == Role::System) {
             let system = converted.remove(0).text_content();
             return (Some(system), converted);
@@ -340,6 +350,86 @@ impl HostState {
                 Ok(true)
             }
             None => Ok(false),
+        }
+    }
+
+    /// Reads a stream's next chunk into its assembler and gives the guest's view of it:
+    /// `see` maps a chunk (`None`: the guest does not see it, read on), `failed` an error
+    /// message. `None` once the stream is over.
+    async fn read_next<T>(
+        &mut self,
+        handle: StreamHandle,
+        see: impl Fn(&Chunk) -> Option<T>,
+        failed: impl Fn(String) -> T,
+    ) -> wasmtime::Result<Option<T>> {
+        loop {
+            // The token is borrowed, not cloned: a clone takes the token tree's lock.
+            let env = self.env.as_ref().ok_or_else(outside_a_run)?;
+            let (cancel, idle) = (&env.cancel, env.config.stream_idle_timeout);
+            let Some(stream) = self.streams.get_mut(&handle) else {
+                return Ok(Some(failed(format!("unknown stream handle {handle}"))));
+            };
+            if stream.assembler.is_none() {
+                return Ok(None);
+            }
+            // A chunk already buffered is taken at once: arming a timer and a cancellation
+            // waiter for every chunk costs more than the rest of this call.
+            let ready = if cancel.is_cancelled() {
+                Some(Err(StreamFailure::Cancelled))
+            } else {
+                stream.chunks.next().now_or_never().map(Ok)
+            };
+            let next = match ready {
+                Some(next) => next,
+                None => tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Err(StreamFailure::Cancelled),
+                    next = tokio::time::timeout(idle, stream.chunks.next()) => next.map_err(|_| StreamFailure::Timeout(idle)),
+                },
+            };
+            let overflow =
+                matches!(next, Ok(Some(Chunk::ContextOverflow { .. }))) && stream.reopen.is_some();
+            let stream = if overflow {
+                if self.retry_after_overflow(handle).await? {
+                    continue;
+                }
+                match self.streams.get_mut(&handle) {
+                    Some(stream) => stream,
+                    None => return Ok(None),
+                }
+            } else {
+                stream
+            };
+            match next {
+                Ok(Some(chunk)) => {
+                    let visible = see(&chunk);
+                    let more = stream.assembler.as_mut().is_some_and(|a| a.apply(chunk));
+                    if !more {
+                        self.finish_stream(handle, None);
+                    }
+                    match visible {
+                        Some(c) => return Ok(Some(c)),
+                        None if more => continue,
+                        None => return Ok(None),
+                    }
+                }
+                // A stream that ends without `done` ended all the same.
+                Ok(None) => {
+                    self.finish_stream(handle, None);
+                    return Ok(None);
+                }
+                Err(failure) => {
+                    let message = match &failure {
+                        StreamFailure::Cancelled => "cancelled".to_owned(),
+                        StreamFailure::Timeout(after) => {
+                            format!("no data from the model for {} s", after.as_secs())
+                        }
+                        StreamFailure::Provider(m) | StreamFailure::ContextOverflow(m) => m.clone(),
+                    };
+                    self.finish_stream(handle, Some(failure));
+                    return Ok(Some(failed(message)));
+                }
+            }
         }
     }
 
@@ -444,7 +534,7 @@ impl Host for HostState {
         tools: Vec<String>,
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
-        let (system, history) = self.request_messages(&messages);
+        let (system, history) = self.request_messages(messages);
         self.open_stream(system, history, &tools, options).await
     }
 
@@ -468,77 +558,7 @@ impl Host for HostState {
         &mut self,
         handle: StreamHandle,
     ) -> wasmtime::Result<Option<StreamChunk>> {
-        loop {
-            // The token is borrowed, not cloned: a clone takes the token tree's lock.
-            let env = self.env.as_ref().ok_or_else(outside_a_run)?;
-            let (cancel, idle) = (&env.cancel, env.config.stream_idle_timeout);
-            let Some(stream) = self.streams.get_mut(&handle) else {
-                return Ok(Some(StreamChunk::Error(format!(
-                    "unknown stream handle {handle}"
-                ))));
-            };
-            if stream.assembler.is_none() {
-                return Ok(None);
-            }
-            // A chunk already buffered is taken at once: arming a timer and a cancellation
-            // waiter for every chunk costs more than the rest of this call.
-            let ready = if cancel.is_cancelled() {
-                Some(Err(StreamFailure::Cancelled))
-            } else {
-                stream.chunks.next().now_or_never().map(Ok)
-            };
-            let next = match ready {
-                Some(next) => next,
-                None => tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => Err(StreamFailure::Cancelled),
-                    next = tokio::time::timeout(idle, stream.chunks.next()) => next.map_err(|_| StreamFailure::Timeout(idle)),
-                },
-            };
-            let overflow =
-                matches!(next, Ok(Some(Chunk::ContextOverflow { .. }))) && stream.reopen.is_some();
-            let stream = if overflow {
-                if self.retry_after_overflow(handle).await? {
-                    continue;
-                }
-                match self.streams.get_mut(&handle) {
-                    Some(stream) => stream,
-                    None => return Ok(None),
-                }
-            } else {
-                stream
-            };
-            match next {
-                Ok(Some(chunk)) => {
-                    let visible = wit_chunk(&chunk);
-                    let more = stream.assembler.as_mut().is_some_and(|a| a.apply(chunk));
-                    if !more {
-                        self.finish_stream(handle, None);
-                    }
-                    match visible {
-                        Some(c) => return Ok(Some(c)),
-                        None if more => continue,
-                        None => return Ok(None),
-                    }
-                }
-                // A stream that ends without `done` ended all the same.
-                Ok(None) => {
-                    self.finish_stream(handle, None);
-                    return Ok(None);
-                }
-                Err(failure) => {
-                    let message = match &failure {
-                        StreamFailure::Cancelled => "cancelled".to_owned(),
-                        StreamFailure::Timeout(after) => {
-                            format!("no data from the model for {} s", after.as_secs())
-                        }
-                        StreamFailure::Provider(m) | StreamFailure::ContextOverflow(m) => m.clone(),
-                    };
-                    self.finish_stream(handle, Some(failure));
-                    return Ok(Some(StreamChunk::Error(message)));
-                }
-            }
-        }
+        self.read_next(handle, wit_chunk, StreamChunk::Error).await
     }
 
     fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
@@ -579,15 +599,16 @@ impl Host for HostState {
             Ok(handle) => handle,
             Err(e) => return Ok(Err(e)),
         };
+        // The chunks are not converted for the guest: only how the stream ended matters here.
         let mut error = None;
-        while let Some(chunk) = self.read_stream_chunk(handle).await? {
-            match chunk {
-                StreamChunk::Done => break,
-                StreamChunk::Error(message) => {
+        while let Some(read) = self.read_next(handle, ending, Err).await? {
+            match read {
+                Ok(false) => {}
+                Ok(true) => break,
+                Err(message) => {
                     error = Some(message);
                     break;
                 }
-                _ => {}
             }
         }
         if let Err(e) = self.store_streamed(handle)? {

@@ -130,7 +130,7 @@ impl Host for HostState {
     }
 
     fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {
-        self.push_message(from_wit(&message))
+        self.push_message(from_wit(message))
     }
 
     fn clear_messages(&mut self) -> wasmtime::Result<()> {
