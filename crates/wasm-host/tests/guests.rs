@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::sync::Arc;
 
-use support::{World, engine, load, transcript};
+use support::{World, default_guest, engine, load, transcript};
 use wonopcode_agent_loop::{AgentLoop, LoopError};
 use wonopcode_wasm_host::guest_paths as guests;
 use wonopcode_wasm_host::{
@@ -230,14 +230,7 @@ async fn the_host_enforces_the_iteration_limit() {
             {"type":"done","stop_reason":"tool_use"}
         ])
     };
-    let agent = WasmAgentLoop::from_bytes(
-        engine(),
-        wonopcode_wasm_host::DEFAULT_LOOP,
-        "the default guest",
-        HostConfig::default(),
-    )
-    .await
-    .unwrap();
+    let agent = default_guest().await;
     let mut world = World::new(transcript(&[turn(0), turn(1), turn(2)]));
     world.config.max_iterations = 2;
     let (out, stats) = world.run(&agent, "go").await;
@@ -288,14 +281,7 @@ async fn validate_reports_the_api_version() {
 
 #[tokio::test]
 async fn a_context_overflow_is_compacted_and_retried_by_the_host() {
-    let agent = WasmAgentLoop::from_bytes(
-        engine(),
-        wonopcode_wasm_host::DEFAULT_LOOP,
-        "the default guest",
-        HostConfig::default(),
-    )
-    .await
-    .unwrap();
+    let agent = default_guest().await;
     let provider = transcript(&[
         serde_json::json!([{"type":"context_overflow","message":"prompt is too long"}]),
         serde_json::json!([{"type":"text_delta","text":"SUMMARY"},{"type":"done","stop_reason":"end_turn"}]),
@@ -335,14 +321,7 @@ async fn a_turn_cut_short_is_stored_marked_and_fails_the_run_as_natively() {
             {"type":"error","message":"connection reset"}
         ])])
     };
-    let guest = WasmAgentLoop::from_bytes(
-        engine(),
-        wonopcode_wasm_host::DEFAULT_LOOP,
-        "the default guest",
-        HostConfig::default(),
-    )
-    .await
-    .unwrap();
+    let guest = default_guest().await;
     let mut in_guest = World::new(cut());
     let (out, stats) = in_guest.run(&guest, "q").await;
     let err = out.unwrap_err().to_string();

@@ -41,6 +41,18 @@ pub async fn load(path: &str) -> Result<WasmAgentLoop, WasmError> {
     load_with(path, HostConfig::default()).await
 }
 
+/// The embedded default guest, with the default host configuration.
+pub async fn default_guest() -> WasmAgentLoop {
+    WasmAgentLoop::from_bytes(
+        engine(),
+        wonopcode_wasm_host::DEFAULT_LOOP,
+        "the default guest",
+        HostConfig::default(),
+    )
+    .await
+    .unwrap()
+}
+
 pub async fn load_with(path: &str, config: HostConfig) -> Result<WasmAgentLoop, WasmError> {
     WasmAgentLoop::from_file(engine(), Path::new(path), config).await
 }
