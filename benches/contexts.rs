@@ -32,6 +32,18 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Minor page faults of this process so far (`/proc/self/stat`, field 10).
+fn minor_faults() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // The command name may hold spaces; the fields after it are plain numbers.
+            let rest = s.rsplit_once(')')?.1.to_owned();
+            rest.split_whitespace().nth(7)?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
 fn bench_contexts(c: &mut Criterion) {
     let (rt, engine) = wonopcode_benches::runtime_and_engine();
     let config = HostConfig {
@@ -86,6 +98,15 @@ fn bench_contexts(c: &mut Criterion) {
         .lines()
         .find(|l| l.contains("spawn failed") || l.contains("status: error"));
     assert_eq!(completed, 1000, "every idle child completes: {failure:?}");
+
+    // Page faults dominate a spawn (each child's memory starts decommitted), and unlike time
+    // they do not drift with the machine: counted once, per child.
+    let faults = minor_faults();
+    rt.block_on(run_prompt(&guest, replay(&none), &tools, "spawn-seq 1000"));
+    println!(
+        "contexts/spawn_page_faults: {:.1} minor page faults per spawned child",
+        (minor_faults() - faults) as f64 / 1000.0
+    );
 
     let mut group = c.benchmark_group("contexts");
     group.sample_size(20);

@@ -48,6 +48,9 @@ pub struct WasmEngine {
 /// Component instances the pooling allocator holds slots for.
 const POOL_COMPONENTS: u32 = 1100;
 
+/// Bytes of a freed slot's memory (and of its tables) kept resident for the next instance.
+const KEEP_RESIDENT: usize = 1 << 20;
+
 fn config(limits: &GuestLimits, pooling: bool) -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
@@ -67,6 +70,12 @@ fn config(limits: &GuestLimits, pooling: bool) -> Config {
         pool.total_stacks(POOL_COMPONENTS);
         // Freed slots are decommitted 32 at a time: one madvise and TLB flush instead of 32.
         pool.decommit_batch_size(32);
+        // Where the kernel can say which pages a freed instance dirtied (`PAGEMAP_SCAN`,
+        // Linux 6.7+), only those are reset, by copy, and stay resident: the next instance in
+        // the slot takes no page faults on them. Elsewhere this changes nothing.
+        pool.pagemap_scan(wasmtime::Enabled::Auto);
+        pool.linear_memory_keep_resident(KEEP_RESIDENT);
+        pool.table_keep_resident(KEEP_RESIDENT);
         pool.max_memory_size(limits.memory_bytes);
         pool.table_elements(limits.table_elements);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
