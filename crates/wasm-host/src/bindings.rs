@@ -19,6 +19,7 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/storage.compact-if-needed": async | trappable,
         "wonopcode:agent-loop/tools.execute-tool": async | trappable,
         "wonopcode:agent-loop/tools.execute-tools-parallel": async | trappable,
+        "wonopcode:agent-loop/tools.run-tool-round": async | trappable,
         "wonopcode:agent-loop/tools.request-permission": async | trappable,
         "wonopcode:agent-loop/context.spawn": async | trappable,
         "wonopcode:agent-loop/context.spawn-parallel": async | trappable,

@@ -188,6 +188,51 @@ async fn host_calls_with_bad_input_get_error_values() {
 }
 
 #[tokio::test]
+async fn a_tool_round_runs_once_for_a_stored_turn_of_host_tools() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = World::new(transcript(&[
+        serde_json::json!([
+            {"type":"tool_call_start","id":"c1","name":"read"},
+            {"type":"tool_call_delta","id":"c1","arguments_delta":"{\"path\":\"a.txt\"}"},
+            {"type":"done","stop_reason":"tool_use"}
+        ]),
+        serde_json::json!([
+            {"type":"tool_call_start","id":"c2","name":"shout"},
+            {"type":"tool_call_delta","id":"c2","arguments_delta":"{}"},
+            {"type":"done","stop_reason":"tool_use"}
+        ]),
+    ]));
+    let (out, _) = world.run(&agent, "round-misuse").await;
+    let out = out.unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines[0], r#"Err("unknown turn 9999")"#);
+    assert!(lines[1].contains("is not in the history"), "{out}");
+    assert_eq!(lines[2], "Ok(())");
+    assert_eq!(lines[3], "Ok([true])");
+    assert!(lines[4].contains("has had its tool round"), "{out}");
+    assert!(
+        lines[5].contains("`shout` is a custom tool of this loop"),
+        "{out}"
+    );
+    // The round stored one tool message answering `c1` with the file, after the call.
+    let results: Vec<(&str, &str)> = world
+        .messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter_map(|p| match p {
+            wonopcode_agent_loop::Part::ToolResult {
+                call_id, content, ..
+            } => Some((call_id.as_str(), content.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1, "{:?}", world.messages);
+    assert_eq!(results[0].0, "c1");
+    assert!(results[0].1.contains("alpha"), "{}", results[0].1);
+}
+
+#[tokio::test]
 async fn a_guest_built_against_the_seed_text_runs_and_the_host_counts_its_usage() {
     let agent = load(guests::SEED_0_2_0).await.unwrap();
     assert_eq!(agent.name(), "seed-0.2.0");
@@ -276,7 +321,7 @@ async fn validate_reports_the_api_version() {
     let info = WasmAgentLoop::validate(engine(), Path::new(guests::DEFAULT_LOOP))
         .await
         .unwrap();
-    assert_eq!(info.api_version, "0.2.3");
+    assert_eq!(info.api_version, "0.2.4");
 }
 
 #[tokio::test]

@@ -169,6 +169,35 @@ fn custom(name: &str, schema: &str) -> Result<(), String> {
     })
 }
 
+/// `tools.run-tool-round` on an unknown turn, an unstored one, a stored one twice, and a turn
+/// that calls one of this guest's own tools: one line per answer. The model's first turn
+/// should call `read`, its second `shout`.
+fn round_misuse() -> String {
+    let options = wonopcode_guest_sdk::StreamOptions {
+        max_tokens: None,
+        temperature: None,
+        thinking_budget: None,
+    };
+    let mut said = vec![format!("{:?}", tools::run_tool_round(9999))];
+    match wonopcode_guest_sdk::stream_history(&["read".to_owned()], &options) {
+        Ok(turn) => {
+            said.push(format!("{:?}", tools::run_tool_round(turn.handle)));
+            said.push(format!("{:?}", storage::add_streamed_message(turn.handle)));
+            said.push(format!("{:?}", tools::run_tool_round(turn.handle)));
+            said.push(format!("{:?}", tools::run_tool_round(turn.handle)));
+        }
+        Err(e) => said.push(e),
+    }
+    if let Err(e) = custom("shout", r#"{"type": "object"}"#) {
+        said.push(e);
+    }
+    match wonopcode_guest_sdk::run_turn(&["shout".to_owned()], &options) {
+        Ok(turn) => said.push(format!("{:?}", tools::run_tool_round(turn.handle))),
+        Err(e) => said.push(e),
+    }
+    said.join("\n")
+}
+
 /// `switch PROVIDER [MODEL]`: switches, then answers.
 fn switch(spec: &str) -> String {
     let mut words = spec.split_whitespace();
@@ -238,6 +267,7 @@ impl Loop for Misbehave {
                 Ok(run_tool("read", r#"{"path": "a.txt"}"#))
             }
             "outside" => Ok(run_tool("read", r#"{"path": "../secret.txt"}"#)),
+            "round-misuse" => Ok(round_misuse()),
             "custom-invalid-json" => Ok(format!("{:?}", custom("shout", "{not json"))),
             "custom-invalid-schema" => Ok(format!(
                 "{:?}",

@@ -65,9 +65,6 @@ impl Agent<'_> {
         // once, and again after the guest's custom tools ran.
         let mut offered: Option<Vec<String>> = None;
         loop {
-            if system::is_cancelled() {
-                return Err(LoopError::Cancelled);
-            }
             if self.max_rounds.is_some_and(|max| rounds >= max) {
                 return Err(LoopError::Internal(format!(
                     "no answer after {rounds} rounds of tool use"
@@ -75,13 +72,12 @@ impl Agent<'_> {
             }
             rounds += 1;
             let enabled = offered.get_or_insert_with(|| self.offered_tools());
-            let turn = run_turn(enabled, &self.options).map_err(LoopError::ProviderError)?;
+            // The host refuses a turn of a cancelled run, so cancellation is asked about only
+            // when a turn fails: one host call per turn fewer than checking every time.
+            let turn = run_turn(enabled, &self.options)
+                .map_err(|e| stopped(LoopError::ProviderError(e)))?;
             if let Some(error) = turn.error {
-                return Err(if system::is_cancelled() {
-                    LoopError::Cancelled
-                } else {
-                    LoopError::ProviderError(error)
-                });
+                return Err(stopped(LoopError::ProviderError(error)));
             }
             if turn.tool_calls.is_empty() {
                 return Ok(turn.text);
@@ -102,16 +98,19 @@ impl Agent<'_> {
                 ui::show_message(ui::MessageLevel::Error, &format!("doom loop: {reason}"));
                 return Err(LoopError::DoomLoop(reason));
             }
-            if self
+            let custom = self
                 .custom
-                .is_some_and(|c| turn.tool_calls.iter().any(|call| c.contains(&call.name)))
-            {
-                offered = None;
-            }
-            let results = self.execute(turn.tool_calls);
-            storage::add_message(&tool_message(results));
-            if system::is_cancelled() {
-                return Err(LoopError::Cancelled);
+                .filter(|c| turn.tool_calls.iter().any(|call| c.contains(&call.name)));
+            match custom {
+                // Only host tools: the host runs the round and stores its results.
+                None => {
+                    tools::run_tool_round(turn.handle).map_err(LoopError::ToolError)?;
+                }
+                Some(custom) => {
+                    let results = execute_mixed(custom, turn.tool_calls);
+                    storage::add_message(&tool_message(results));
+                    offered = None;
+                }
             }
         }
     }
@@ -124,38 +123,44 @@ impl Agent<'_> {
         }
         enabled
     }
+}
 
-    /// Runs a turn's calls: custom tools here, in call order, the rest on the host in parallel;
-    /// the results come back in the order of the calls.
-    fn execute(&self, calls: Vec<crate::ToolCall>) -> Vec<ToolResult> {
-        let Some(custom) = self.custom else {
-            return run_on_host(&calls.into_iter().map(host_request).collect::<Vec<_>>());
-        };
-        let on_host: Vec<ToolExecutionRequest> = calls
-            .iter()
-            .filter(|c| !custom.contains(&c.name))
-            .cloned()
-            .map(host_request)
-            .collect();
-        let mut host_results = run_on_host(&on_host).into_iter();
-        calls
-            .iter()
-            .map(|call| {
-                if custom.contains(&call.name) {
-                    let (content, is_error) = custom.run_shown(call);
-                    ToolResult {
-                        call_id: call.id.clone(),
-                        content,
-                        is_error,
-                    }
-                } else {
-                    host_results.next().unwrap_or_else(|| ToolResult {
-                        call_id: call.id.clone(),
-                        content: "the host returned no result".to_owned(),
-                        is_error: true,
-                    })
-                }
-            })
-            .collect()
+/// `error`, or `cancelled` when the run was cancelled (which is why a turn failed).
+fn stopped(error: LoopError) -> LoopError {
+    if system::is_cancelled() {
+        LoopError::Cancelled
+    } else {
+        error
     }
+}
+
+/// Runs a turn's calls when some are the guest's own: those here, in call order, the rest on
+/// the host in parallel; the results come back in the order of the calls.
+fn execute_mixed(custom: &CustomTools, calls: Vec<crate::ToolCall>) -> Vec<ToolResult> {
+    let on_host: Vec<ToolExecutionRequest> = calls
+        .iter()
+        .filter(|c| !custom.contains(&c.name))
+        .cloned()
+        .map(host_request)
+        .collect();
+    let mut host_results = run_on_host(&on_host).into_iter();
+    calls
+        .iter()
+        .map(|call| {
+            if custom.contains(&call.name) {
+                let (content, is_error) = custom.run_shown(call);
+                ToolResult {
+                    call_id: call.id.clone(),
+                    content,
+                    is_error,
+                }
+            } else {
+                host_results.next().unwrap_or_else(|| ToolResult {
+                    call_id: call.id.clone(),
+                    content: "the host returned no result".to_owned(),
+                    is_error: true,
+                })
+            }
+        })
+        .collect()
 }

@@ -15,6 +15,7 @@ use wonopcode_agent_loop::assemble::{
     AssembledTurn, StreamFailure, TurnAssembler, price, start_stream,
 };
 use wonopcode_agent_loop::model_source::listing_of;
+use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_agent_loop::{
     ChunkStream, Message, ModelRequest, ModelSource, Part, RequestOptions, Role, SharedModel,
     SingleModel, StreamChunk as Chunk, ToolSchema, Usage,
@@ -38,12 +39,72 @@ pub(crate) struct OpenStream {
     /// For a stream of the host's own history (`stream-history`) not yet retried: how to
     /// open it again after compacting, should the provider say the history does not fit.
     reopen: Option<(Vec<String>, StreamOptions)>,
+    /// Where the finished turn is in its life: stored in the history, its tools run.
+    stage: TurnStage,
+}
+
+/// How far a finished turn has come: a tool round needs the turn stored (the results answer
+/// its calls) and runs once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnStage {
+    Streamed,
+    Stored,
+    RoundRun,
 }
 
 impl OpenStream {
     /// The finished response, once the stream is over.
     pub(crate) fn finished(&self) -> Option<&AssembledTurn> {
         self.finished.as_ref()
+    }
+
+    /// Notes that the finished turn is now in the history.
+    pub(crate) fn mark_stored(&mut self) {
+        if self.stage == TurnStage::Streamed {
+            self.stage = TurnStage::Stored;
+        }
+    }
+
+    /// The tool calls of a stored turn, once: its tool round starts. `Err` says why the
+    /// round cannot run.
+    pub(crate) fn start_round(&mut self, handle: StreamHandle) -> Result<Vec<Call>, String> {
+        let Some(turn) = &self.finished else {
+            return Err(format!(
+                "turn {handle} is still streaming: read it to the end first"
+            ));
+        };
+        match self.stage {
+            TurnStage::Streamed => {
+                return Err(format!(
+                    "turn {handle} is not in the history: store it first (storage.add-streamed-message)"
+                ));
+            }
+            TurnStage::RoundRun => return Err(format!("turn {handle} has had its tool round")),
+            TurnStage::Stored => {}
+        }
+        // A failed turn is stored without its tool calls, so it has none to run.
+        let parts = if turn.failure.is_none() {
+            turn.parts.as_slice()
+        } else {
+            &[]
+        };
+        let calls = parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => Some(Call {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        self.stage = TurnStage::RoundRun;
+        Ok(calls)
     }
 }
 
@@ -323,6 +384,7 @@ impl HostState {
                 finished: None,
                 model: provider,
                 reopen: None,
+                stage: TurnStage::Streamed,
             },
         );
         Ok(Ok(handle))
@@ -594,6 +656,10 @@ impl Host for HostState {
         tools: Vec<String>,
         options: StreamOptions,
     ) -> wasmtime::Result<Result<CollectedTurn, String>> {
+        // Nothing of a cancelled run is compacted or sent: a loop learns it here.
+        if self.env()?.cancel.is_cancelled() {
+            return Ok(Err("cancelled".to_owned()));
+        }
         self.compact_before_request().await?;
         let handle = match self.stream_history(tools, options).await? {
             Ok(handle) => handle,

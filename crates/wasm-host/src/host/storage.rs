@@ -12,7 +12,7 @@ use crate::host::providers::{from_wit, to_wit};
 use crate::state::HostState;
 
 impl HostState {
-    fn push_message(&mut self, message: Message) -> wasmtime::Result<()> {
+    pub(crate) fn push_message(&mut self, message: Message) -> wasmtime::Result<()> {
         self.env()?.events.emit(EventKind::MessageCreated {
             message: message.clone(),
         });
@@ -102,7 +102,7 @@ impl HostState {
         &mut self,
         handle: StreamHandle,
     ) -> wasmtime::Result<Result<(), String>> {
-        let Some(stream) = self.streams.get(&handle) else {
+        let Some(stream) = self.streams.get_mut(&handle) else {
             return Ok(Err(format!("unknown stream handle {handle}")));
         };
         let Some(turn) = stream.finished() else {
@@ -110,7 +110,9 @@ impl HostState {
                 "stream {handle} is still open: read it to the end first"
             )));
         };
-        if let Some(message) = turn.message() {
+        let message = turn.message();
+        stream.mark_stored();
+        if let Some(message) = message {
             self.push_message(message)?;
         }
         Ok(Ok(()))

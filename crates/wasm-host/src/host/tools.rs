@@ -6,9 +6,11 @@ use std::collections::BTreeSet;
 
 use wonopcode_agent_loop::tool_round::{Call, CallOutcome, run_calls};
 use wonopcode_agent_loop::{
-    PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory, ToolEnv,
+    Message, Part, PermissionDecision, PermissionRequest, PermissionStatus as Status, Role,
+    ToolCategory, ToolEnv,
 };
 
+use crate::bindings::providers::StreamHandle;
 use crate::bindings::tools::{
     Host, PermissionStatus, ToolCategory as WitCategory, ToolExecutionRequest, ToolExecutionResult,
     ToolInfo,
@@ -24,6 +26,13 @@ fn category(c: ToolCategory) -> WitCategory {
         ToolCategory::Internal => WitCategory::Internal,
         ToolCategory::Custom => WitCategory::Custom,
     }
+}
+
+/// What one call answered, before it is shaped for the guest or the history.
+struct Answer {
+    content: String,
+    is_error: bool,
+    duration_ms: u64,
 }
 
 impl HostState {
@@ -80,11 +89,9 @@ impl HostState {
         Ok(out)
     }
 
-    /// Runs calls through the shared dispatch path, restricted to the enabled host tools.
-    async fn execute(
-        &mut self,
-        requests: Vec<ToolExecutionRequest>,
-    ) -> wasmtime::Result<Vec<ToolExecutionResult>> {
+    /// Runs calls through the shared dispatch path, restricted to the enabled host tools;
+    /// the answers come in call order.
+    async fn answer(&mut self, calls: &[Call]) -> wasmtime::Result<Vec<Answer>> {
         let registry = self.effective_registry()?;
         let env = self.env()?;
         let tool_env = ToolEnv {
@@ -92,19 +99,11 @@ impl HostState {
             cancel: env.cancel.clone(),
             context: env.events.context().clone(),
         };
-        let calls: Vec<Call> = requests
-            .into_iter()
-            .map(|r| Call {
-                id: r.id,
-                name: r.name,
-                arguments: r.arguments,
-            })
-            .collect();
         let events = env.events.clone();
-        let outcomes = run_calls(&calls, &registry, env.gate.as_ref(), &tool_env, &events).await;
-        let mut results = Vec::with_capacity(calls.len());
-        for (call, outcome) in calls.iter().zip(outcomes) {
-            results.push(match outcome {
+        let outcomes = run_calls(calls, &registry, env.gate.as_ref(), &tool_env, &events).await;
+        let mut answers = Vec::with_capacity(calls.len());
+        for outcome in outcomes {
+            answers.push(match outcome {
                 CallOutcome::Answered {
                     content,
                     is_error,
@@ -115,28 +114,47 @@ impl HostState {
                     if let Some(items) = todo {
                         self.run.todo.update(&events, items);
                     }
-                    ToolExecutionResult {
-                        call_id: call.id.clone(),
-                        success: !is_error,
-                        error: is_error.then(|| content.clone()),
+                    Answer {
                         content,
+                        is_error,
                         duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
                     }
                 }
-                CallOutcome::Suspended { reason } => {
-                    let content =
-                        format!("not run: {reason} (guest loops cannot suspend a run yet)");
-                    ToolExecutionResult {
-                        call_id: call.id.clone(),
-                        success: false,
-                        error: Some(content.clone()),
-                        content,
-                        duration_ms: 0,
-                    }
-                }
+                CallOutcome::Suspended { reason } => Answer {
+                    content: format!("not run: {reason} (guest loops cannot suspend a run yet)"),
+                    is_error: true,
+                    duration_ms: 0,
+                },
             });
         }
-        Ok(results)
+        Ok(answers)
+    }
+
+    /// `execute-tool(s)`: the answers as the guest sees them.
+    async fn execute(
+        &mut self,
+        requests: Vec<ToolExecutionRequest>,
+    ) -> wasmtime::Result<Vec<ToolExecutionResult>> {
+        let calls: Vec<Call> = requests
+            .into_iter()
+            .map(|r| Call {
+                id: r.id,
+                name: r.name,
+                arguments: r.arguments,
+            })
+            .collect();
+        let answers = self.answer(&calls).await?;
+        Ok(calls
+            .into_iter()
+            .zip(answers)
+            .map(|(call, a)| ToolExecutionResult {
+                call_id: call.id,
+                success: !a.is_error,
+                error: a.is_error.then(|| a.content.clone()),
+                content: a.content,
+                duration_ms: a.duration_ms,
+            })
+            .collect())
     }
 
     fn known_tool(&self, id: &str) -> wasmtime::Result<bool> {
@@ -243,6 +261,46 @@ impl Host for HostState {
         calls: Vec<ToolExecutionRequest>,
     ) -> wasmtime::Result<Vec<ToolExecutionResult>> {
         self.execute(calls).await
+    }
+
+    async fn run_tool_round(
+        &mut self,
+        turn: StreamHandle,
+    ) -> wasmtime::Result<Result<Vec<bool>, String>> {
+        let Some(stream) = self.streams.get_mut(&turn) else {
+            return Ok(Err(format!("unknown turn {turn}")));
+        };
+        // A custom tool is refused before anything runs or the turn is marked.
+        let custom = stream.finished().and_then(|t| {
+            t.parts.iter().find_map(|p| match p {
+                Part::ToolCall { name, .. } if self.custom.contains_key(name) => Some(name),
+                _ => None,
+            })
+        });
+        if let Some(name) = custom {
+            return Ok(Err(format!(
+                "`{name}` is a custom tool of this loop: run it in the guest, and the rest with execute-tools-parallel"
+            )));
+        }
+        let calls = match stream.start_round(turn) {
+            Ok(calls) => calls,
+            Err(e) => return Ok(Err(e)),
+        };
+        let answers = self.answer(&calls).await?;
+        let succeeded = answers.iter().map(|a| !a.is_error).collect();
+        let parts: Vec<Part> = calls
+            .into_iter()
+            .zip(answers)
+            .map(|(call, a)| Part::ToolResult {
+                call_id: call.id,
+                content: a.content,
+                is_error: a.is_error,
+            })
+            .collect();
+        if !parts.is_empty() {
+            self.push_message(Message::new(Role::Tool, parts))?;
+        }
+        Ok(Ok(succeeded))
     }
 
     fn check_permission(
