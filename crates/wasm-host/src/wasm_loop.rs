@@ -122,8 +122,7 @@ impl WasmAgentLoop {
 
     /// Names of the custom tools the guest has registered (in `on-start` or since).
     pub async fn custom_tool_names(&self) -> Vec<String> {
-        self.live
-            .lock()
+        self.lock_live()
             .await
             .as_ref()
             .map(|l| l.store.data().custom.keys().cloned().collect())
@@ -154,6 +153,17 @@ impl WasmAgentLoop {
         .await
     }
 
+    /// The instance, locked. Taken without waiting when nobody holds it, which is always
+    /// the case but for concurrent calls: an awaited lock spends the task's tokio budget, and
+    /// a chain of nested children (each locking its instance several times) would run it
+    /// out, forcing a yield that re-enters every level of the chain.
+    async fn lock_live(&self) -> tokio::sync::MutexGuard<'_, Option<Live>> {
+        match self.live.try_lock() {
+            Ok(guard) => guard,
+            Err(_) => self.live.lock().await,
+        }
+    }
+
     async fn with_instance<F, T>(&self, ctx: &mut LoopContext<'_>, call: F) -> Result<T, LoopError>
     where
         F: for<'a> FnOnce(
@@ -161,7 +171,7 @@ impl WasmAgentLoop {
             &'a mut Store<HostState>,
         ) -> futures::future::BoxFuture<'a, wasmtime::Result<T>>,
     {
-        let mut guard = self.live.lock().await;
+        let mut guard = self.lock_live().await;
         if guard.is_none() {
             let fresh = instantiate(&self.frame)
                 .await
@@ -228,7 +238,7 @@ impl WasmAgentLoop {
     }
 
     async fn ensure_started(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
-        let needs_start = self.live.lock().await.as_ref().is_none_or(|l| !l.started);
+        let needs_start = self.lock_live().await.as_ref().is_none_or(|l| !l.started);
         if !needs_start {
             return Ok(());
         }
@@ -242,7 +252,7 @@ impl WasmAgentLoop {
                 })
             })
             .await?;
-        if let Some(live) = self.live.lock().await.as_mut() {
+        if let Some(live) = self.lock_live().await.as_mut() {
             live.started = true;
         }
         result.map_err(from_wit)
@@ -464,8 +474,7 @@ impl AgentLoop for WasmAgentLoop {
         // error the guest made of it.
         // (`begin_run` resets the flag, so it speaks of this run only.)
         let (hit_limit, shown) = self
-            .live
-            .lock()
+            .lock_live()
             .await
             .as_ref()
             .map(|l| {

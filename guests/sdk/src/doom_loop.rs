@@ -102,7 +102,10 @@ mod tests {
     fn repeats_count_across_turns_whatever_the_spacing_and_key_order() {
         let mut doom = DoomLoop::default();
         assert_eq!(doom.observe(&[call("read", r#"{"a":1,"b":2}"#)], 3), None);
-        assert_eq!(doom.observe(&[call("read", r#"{ "b": 2, "a": 1 }"#)], 3), None);
+        assert_eq!(
+            doom.observe(&[call("read", r#"{ "b": 2, "a": 1 }"#)], 3),
+            None
+        );
         assert_eq!(
             doom.observe(&[call("read", r#"{"a":1,"b":2}"#)], 3),
             Some(("read".to_owned(), 3))
@@ -127,7 +130,10 @@ mod tests {
     fn identical_calls_of_one_turn_count_once_and_text_that_is_not_json_compares_as_text() {
         let mut doom = DoomLoop::default();
         let same = call("bash", "not json");
-        assert_eq!(doom.observe(&[same.clone(), same.clone(), same.clone()], 3), None);
+        assert_eq!(
+            doom.observe(&[same.clone(), same.clone(), same.clone()], 3),
+            None
+        );
         assert_eq!(doom.observe(&[call("bash", "not json!")], 3), None);
         assert_eq!(doom.observe(&[call("bash", "not json!")], 3), None);
     }
