@@ -5,6 +5,7 @@
 use tokio::sync::RwLock;
 
 use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
+use crate::message::Part;
 use crate::permission::PermissionGate;
 use crate::registry::{Dispatch, ToolRegistry};
 use crate::tool::{BreakLoop, ToolEnv, ToolKind};
@@ -18,6 +19,25 @@ pub struct Call {
     pub name: String,
     /// Arguments as the model sent them.
     pub arguments: String,
+}
+
+/// The tool calls among a turn's parts, in order: what its tool round runs.
+pub fn calls_in(parts: &[Part]) -> Vec<Call> {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } => Some(Call {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The outcome of one call.

@@ -13,7 +13,7 @@ use crate::event::{Emitter, EventKind, Item, ItemDetails};
 use crate::message::{Message, Part, Role, pending_tool_calls};
 use crate::model::ModelRequest;
 use crate::tool::{BreakLoop, ToolEnv};
-use crate::tool_round::{Call, CallOutcome, TodoTracker, run_calls};
+use crate::tool_round::{Call, CallOutcome, TodoTracker, calls_in, run_calls};
 
 /// The built-in loop: fast, no WebAssembly.
 #[derive(Debug, Default, Clone, Copy)]
@@ -182,21 +182,7 @@ async fn drive_inner(
             return Err(error);
         }
         let parts = turn.stored_parts();
-        let calls: Vec<Call> = parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => Some(Call {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: arguments.clone(),
-                }),
-                _ => None,
-            })
-            .collect();
+        let calls = calls_in(&parts);
         let message = Message::new(Role::Assistant, parts);
         let text = message.text_content();
         ctx.push_message(message);

@@ -15,7 +15,7 @@ use wonopcode_agent_loop::assemble::{
     AssembledTurn, StreamFailure, TurnAssembler, price, start_stream,
 };
 use wonopcode_agent_loop::model_source::listing_of;
-use wonopcode_agent_loop::tool_round::Call;
+use wonopcode_agent_loop::tool_round::{Call, calls_in};
 use wonopcode_agent_loop::{
     ChunkStream, Message, ModelRequest, ModelSource, Part, RequestOptions, Role, SharedModel,
     SingleModel, StreamChunk as Chunk, ToolSchema, Usage,
@@ -88,21 +88,7 @@ impl OpenStream {
         } else {
             &[]
         };
-        let calls = parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => Some(Call {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: arguments.clone(),
-                }),
-                _ => None,
-            })
-            .collect();
+        let calls = calls_in(parts);
         self.stage = TurnStage::RoundRun;
         Ok(calls)
     }
