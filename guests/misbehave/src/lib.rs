@@ -173,11 +173,7 @@ fn custom(name: &str, schema: &str) -> Result<(), String> {
 /// that calls one of this guest's own tools: one line per answer. The model's first turn
 /// should call `read`, its second `shout`.
 fn round_misuse() -> String {
-    let options = wonopcode_guest_sdk::StreamOptions {
-        max_tokens: None,
-        temperature: None,
-        thinking_budget: None,
-    };
+    let options = wonopcode_guest_sdk::HOST_OPTIONS;
     let mut said = vec![format!("{:?}", tools::run_tool_round(9999))];
     match wonopcode_guest_sdk::stream_history(&["read".to_owned()], &options) {
         Ok(turn) => {
@@ -220,14 +216,7 @@ fn answer() -> String {
         providers::get_current_provider().unwrap_or_default(),
         providers::get_current_model().unwrap_or_default()
     );
-    match wonopcode_guest_sdk::stream_history(
-        &[],
-        &wonopcode_guest_sdk::StreamOptions {
-            max_tokens: None,
-            temperature: None,
-            thinking_budget: None,
-        },
-    ) {
+    match wonopcode_guest_sdk::stream_history(&[], &wonopcode_guest_sdk::HOST_OPTIONS) {
         Ok(turn) => format!("{who}: {}", turn.text),
         Err(e) => format!("{who}: stream refused: {e}"),
     }

@@ -9,8 +9,8 @@
 
 use crate::bindings::wonopcode::agent_loop::{storage, system, tools, ui};
 use crate::{
-    CustomTools, DoomLoop, LoopError, StreamOptions, ToolExecutionRequest, ToolResult,
-    host_request, run_on_host, run_turn, tool_message, user_message,
+    CustomTools, DoomLoop, HOST_OPTIONS, LoopError, StreamOptions, ToolExecutionRequest,
+    ToolResult, host_request, run_on_host, run_turn, tool_message, user_message,
 };
 
 /// Identical consecutive calls that stop the run (seed 001).
@@ -35,11 +35,7 @@ impl Default for Agent<'_> {
             custom: None,
             max_rounds: None,
             offered: None,
-            options: StreamOptions {
-                max_tokens: None,
-                temperature: None,
-                thinking_budget: None,
-            },
+            options: HOST_OPTIONS,
         }
     }
 }
@@ -66,9 +62,9 @@ impl Agent<'_> {
         let mut offered: Option<Vec<String>> = None;
         loop {
             if self.max_rounds.is_some_and(|max| rounds >= max) {
-                return Err(LoopError::Internal(format!(
+                return Err(stopped(LoopError::Internal(format!(
                     "no answer after {rounds} rounds of tool use"
-                )));
+                ))));
             }
             rounds += 1;
             let enabled = offered.get_or_insert_with(|| self.offered_tools());

@@ -52,6 +52,14 @@ pub use json_answer::{json_object, run_for_json};
 pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};
 
+/// Generation options that leave the output limit, temperature and thinking budget to the
+/// host's configuration: what a loop passes when it has no preference.
+pub const HOST_OPTIONS: StreamOptions = StreamOptions {
+    max_tokens: None,
+    temperature: None,
+    thinking_budget: None,
+};
+
 /// An agent loop. The methods mirror the WIT `agent-loop` export.
 pub trait Loop {
     /// Runs one prompt and returns the final answer.

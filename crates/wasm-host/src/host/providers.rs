@@ -65,32 +65,28 @@ impl OpenStream {
         }
     }
 
-    /// The tool calls of a stored turn, once: its tool round starts. `Err` says why the
-    /// round cannot run.
-    pub(crate) fn start_round(&mut self, handle: StreamHandle) -> Result<Vec<Call>, String> {
+    /// The tool calls of a stored turn whose round has not run. `Err` says why the round
+    /// cannot run.
+    pub(crate) fn round_calls(&self, handle: StreamHandle) -> Result<Vec<Call>, String> {
         let Some(turn) = &self.finished else {
             return Err(format!(
                 "turn {handle} is still streaming: read it to the end first"
             ));
         };
         match self.stage {
-            TurnStage::Streamed => {
-                return Err(format!(
-                    "turn {handle} is not in the history: store it first (storage.add-streamed-message)"
-                ));
-            }
-            TurnStage::RoundRun => return Err(format!("turn {handle} has had its tool round")),
-            TurnStage::Stored => {}
+            TurnStage::Streamed => Err(format!(
+                "turn {handle} is not in the history: store it first (storage.add-streamed-message)"
+            )),
+            TurnStage::RoundRun => Err(format!("turn {handle} has had its tool round")),
+            // A failed turn is stored without its tool calls, so it has none to run.
+            TurnStage::Stored if turn.failure.is_some() => Ok(Vec::new()),
+            TurnStage::Stored => Ok(calls_in(&turn.parts)),
         }
-        // A failed turn is stored without its tool calls, so it has none to run.
-        let parts = if turn.failure.is_none() {
-            turn.parts.as_slice()
-        } else {
-            &[]
-        };
-        let calls = calls_in(parts);
+    }
+
+    /// Notes that the turn's tool round has run (it runs once).
+    pub(crate) fn mark_round_run(&mut self) {
         self.stage = TurnStage::RoundRun;
-        Ok(calls)
     }
 }
 

@@ -270,22 +270,18 @@ impl Host for HostState {
         let Some(stream) = self.streams.get_mut(&turn) else {
             return Ok(Err(format!("unknown turn {turn}")));
         };
-        // A custom tool is refused before anything runs or the turn is marked.
-        let custom = stream.finished().and_then(|t| {
-            t.parts.iter().find_map(|p| match p {
-                Part::ToolCall { name, .. } if self.custom.contains_key(name) => Some(name),
-                _ => None,
-            })
-        });
-        if let Some(name) = custom {
-            return Ok(Err(format!(
-                "`{name}` is a custom tool of this loop: run it in the guest, and the rest with execute-tools-parallel"
-            )));
-        }
-        let calls = match stream.start_round(turn) {
+        let calls = match stream.round_calls(turn) {
             Ok(calls) => calls,
             Err(e) => return Ok(Err(e)),
         };
+        // A custom tool is refused before anything runs or the turn is marked.
+        if let Some(call) = calls.iter().find(|c| self.custom.contains_key(&c.name)) {
+            return Ok(Err(format!(
+                "`{}` is a custom tool of this loop: run it in the guest, and the rest with execute-tools-parallel",
+                call.name
+            )));
+        }
+        stream.mark_round_run();
         let answers = self.answer(&calls).await?;
         let succeeded = answers.iter().map(|a| !a.is_error).collect();
         let parts: Vec<Part> = calls
