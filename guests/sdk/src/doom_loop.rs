@@ -1,53 +1,24 @@
 //! Doom-loop detection inside a guest: the same tool with the same arguments several times in
 //! a row (across turns; identical calls within one turn count once).
+//!
+//! A call is remembered as a 64-bit fingerprint of its tool name and its arguments' JSON
+//! value, computed while parsing, so a turn's check allocates nothing. The fingerprint is
+//! what the native loop's detector compares as a SHA-256 of the canonical JSON: spacing,
+//! key order, escapes and number spelling (`1.0`, `1.00`) do not change it; `1` and `1.0`
+//! differ, as they do for `serde_json::Value`. One difference: an object that repeats a
+//! key counts every copy, where a parsed value keeps the last.
 
-use serde_json::Value;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::ToolCall;
 
 /// Counts consecutive identical calls.
 #[derive(Debug, Default)]
 pub struct DoomLoop {
-    last: Option<Observed>,
+    last: Option<u64>,
     count: usize,
-}
-
-/// The last call seen: its arguments as written, and parsed once a comparison needed them.
-#[derive(Debug)]
-struct Observed {
-    name: String,
-    raw: String,
-    parsed: Option<Arguments>,
-}
-
-/// A call's arguments as compared: parsed JSON (so spacing and key order do not matter), or
-/// the raw text when it is not JSON. Values are compared as parsed, never re-serialized.
-#[derive(Debug, PartialEq)]
-enum Arguments {
-    Json(Value),
-    Raw(String),
-}
-
-impl Arguments {
-    fn of(text: &str) -> Self {
-        serde_json::from_str(text).map_or_else(|_| Self::Raw(text.to_owned()), Self::Json)
-    }
-}
-
-impl Observed {
-    /// Whether `call` is the same call. Parses only when the names match and the texts
-    /// differ: another tool, or the same text, needs no JSON. `parsed` receives the call's
-    /// parsed arguments when they were needed.
-    fn same_as(&mut self, call: &ToolCall, parsed: &mut Option<Arguments>) -> bool {
-        if self.name != call.name {
-            return false;
-        }
-        if self.raw == call.arguments {
-            return true;
-        }
-        let mine = self.parsed.get_or_insert_with(|| Arguments::of(&self.raw));
-        *mine == *parsed.insert(Arguments::of(&call.arguments))
-    }
 }
 
 impl DoomLoop {
@@ -63,19 +34,11 @@ impl DoomLoop {
             {
                 continue;
             }
-            let mut parsed = None;
-            let repeated = self
-                .last
-                .as_mut()
-                .is_some_and(|last| last.same_as(call, &mut parsed));
-            if repeated {
+            let signature = signature(&call.name, &call.arguments);
+            if self.last == Some(signature) {
                 self.count += 1;
             } else {
-                self.last = Some(Observed {
-                    name: call.name.clone(),
-                    raw: call.arguments.clone(),
-                    parsed,
-                });
+                self.last = Some(signature);
                 self.count = 1;
             }
             if self.count >= threshold {
@@ -83,6 +46,107 @@ impl DoomLoop {
             }
         }
         None
+    }
+}
+
+/// A call's fingerprint: its tool's name and its arguments' JSON value, or their text when
+/// they are not JSON.
+fn signature(name: &str, arguments: &str) -> u64 {
+    match serde_json::from_str::<Fingerprint>(arguments) {
+        Ok(Fingerprint(value)) => mix(Tag::Call, (name, value)),
+        Err(_) => mix(Tag::Text, (name, arguments)),
+    }
+}
+
+/// What a hashed value was, so that values of different kinds never share a fingerprint.
+#[derive(Hash, Clone, Copy)]
+enum Tag {
+    Bool,
+    Unsigned,
+    Negative,
+    Float,
+    Str,
+    Null,
+    Array,
+    Object,
+    Entry,
+    Call,
+    Text,
+}
+
+fn mix(tag: Tag, value: impl Hash) -> u64 {
+    // `DefaultHasher::new` has fixed keys: the same value hashes the same in every run.
+    let mut hasher = DefaultHasher::new();
+    tag.hash(&mut hasher);
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The fingerprint of a JSON value, built by a visitor as the parser reads it.
+struct Fingerprint(u64);
+
+impl<'de> Deserialize<'de> for Fingerprint {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(FingerprintVisitor)
+    }
+}
+
+struct FingerprintVisitor;
+
+impl<'de> Visitor<'de> for FingerprintVisitor {
+    type Value = Fingerprint;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Fingerprint, E> {
+        Ok(Fingerprint(mix(Tag::Bool, v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Fingerprint, E> {
+        Ok(Fingerprint(mix(Tag::Unsigned, v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Fingerprint, E> {
+        // As in `serde_json::Number`, a non-negative integer is the same number however read.
+        Ok(Fingerprint(match u64::try_from(v) {
+            Ok(unsigned) => mix(Tag::Unsigned, unsigned),
+            Err(_) => mix(Tag::Negative, v),
+        }))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Fingerprint, E> {
+        // -0.0 == 0.0, as floats compare.
+        let v = if v == 0.0 { 0.0f64 } else { v };
+        Ok(Fingerprint(mix(Tag::Float, v.to_bits())))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Fingerprint, E> {
+        Ok(Fingerprint(mix(Tag::Str, v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Fingerprint, E> {
+        Ok(Fingerprint(mix(Tag::Null, ())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Fingerprint, A::Error> {
+        let mut hasher = DefaultHasher::new();
+        Tag::Array.hash(&mut hasher);
+        while let Some(Fingerprint(item)) = seq.next_element()? {
+            item.hash(&mut hasher);
+        }
+        Ok(Fingerprint(hasher.finish()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fingerprint, A::Error> {
+        // Entries are summed, so their order does not matter.
+        let (mut sum, mut entries) = (0u64, 0usize);
+        while let Some((Fingerprint(key), Fingerprint(value))) = map.next_entry()? {
+            sum = sum.wrapping_add(mix(Tag::Entry, (key, value)));
+            entries += 1;
+        }
+        Ok(Fingerprint(mix(Tag::Object, (sum, entries))))
     }
 }
 
@@ -124,6 +188,25 @@ mod tests {
             doom.observe(&[call("grep", r#"{"a":2}"#)], 3),
             Some(("grep".to_owned(), 3))
         );
+    }
+
+    #[test]
+    fn arguments_compare_as_json_values() {
+        let same = |a: &str, b: &str| signature("t", a) == signature("t", b);
+        assert!(same(
+            r#"{"a":[1,"x"],"b":{"c":null}}"#,
+            r#"{ "b": {"c": null}, "a": [1, "x"] }"#
+        ));
+        assert!(same(r#"{"a":"\u0041"}"#, r#"{"a":"A"}"#));
+        assert!(same(r#"{"a":1.0}"#, r#"{"a":1.00}"#));
+        assert!(same(r#"{"a":-0}"#, r#"{"a":0.0}"#));
+        assert!(!same(r#"{"a":1}"#, r#"{"a":1.0}"#));
+        assert!(!same(r#"{"a":[1,2]}"#, r#"{"a":[2,1]}"#));
+        assert!(!same(r#"{"a":"1"}"#, r#"{"a":1}"#));
+        assert!(!same(r#"{"a":1}"#, r#"{"a":1,"b":1}"#));
+        assert!(!same(r#"{"a":{}}"#, r#"{"a":[]}"#));
+        assert!(!same(r#"{"a":1}"#, r#"{"a":1} x"#));
+        assert_ne!(signature("t", "{}"), signature("u", "{}"));
     }
 
     #[test]

@@ -2,14 +2,22 @@
 //! announced as an event (`message.created`, `context.compacted`), so the consumer persists
 //! it exactly as for the native loop; compaction uses the core's compaction code.
 
-use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
-use wonopcode_agent_loop::{Emitter, EventKind, LoopConfig, Message, Role, SharedModel};
+use wonopcode_agent_loop::{EventKind, LoopConfig, Message, Role};
 
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
 use crate::bindings::storage::{CompactionStrategy, Host};
 use crate::host::providers::{from_wit, to_wit};
-use crate::state::HostState;
+use crate::state::{HostState, outside_a_run};
+
+/// When a compaction runs.
+#[derive(Clone, Copy)]
+enum Compaction {
+    /// Only when the history is over the compaction threshold.
+    IfNeeded,
+    /// Whatever its size.
+    Forced,
+}
 
 impl HostState {
     pub(crate) fn push_message(&mut self, message: Message) -> wasmtime::Result<()> {
@@ -32,69 +40,41 @@ impl HostState {
         Ok(())
     }
 
-    /// Owned handles on the run's services, for calls that also change the history.
-    fn run_services(
-        &self,
-    ) -> wasmtime::Result<(SharedModel, LoopConfig, Emitter, CancellationToken)> {
-        let env = self.env()?;
-        Ok((
-            env.provider.clone(),
-            env.config.clone(),
-            env.events.clone(),
-            env.cancel.clone(),
-        ))
-    }
-
     /// Compacts the history whatever its estimated size (the provider said it does not
     /// fit), adding the summary's usage to the run.
     pub(crate) async fn compact_now(&mut self) -> wasmtime::Result<bool> {
-        let (provider, config, events, cancel) = self.run_services()?;
-        let compactor = Compactor {
-            provider: &provider,
-            config: &config,
-            events: &events,
-            cancel: &cancel,
-        };
-        let mut messages = std::mem::take(&mut self.messages);
-        let changed = compactor
-            .compact_now(&mut messages, &mut self.run.usage)
-            .await;
-        self.messages = messages;
-        Ok(changed)
+        self.compact(Compaction::Forced, None).await
     }
 
     /// Compacts the history before a request when it needs it, as the native loop does
     /// (never past the iteration limit, where no request follows). True when it changed.
     pub(crate) async fn compact_before_request(&mut self) -> wasmtime::Result<bool> {
-        let (provider, config, events, cancel) = self.run_services()?;
-        if self.run.iterations >= config.max_iterations {
+        if self.run.iterations >= self.env()?.config.max_iterations {
             return Ok(false);
         }
-        self.compact_with(&provider, &config, &events, &cancel)
-            .await
+        self.compact(Compaction::IfNeeded, None).await
     }
 
-    /// Compacts the history with the core's compaction under `config`, adding the summary's
-    /// usage to the run.
-    async fn compact_with(
+    /// Compacts the history with the core's compaction, under `config` or the run's own,
+    /// adding the summary's usage to the run. The run's services are borrowed, not cloned:
+    /// this runs before every request.
+    async fn compact(
         &mut self,
-        provider: &SharedModel,
-        config: &LoopConfig,
-        events: &Emitter,
-        cancel: &CancellationToken,
+        when: Compaction,
+        config: Option<&LoopConfig>,
     ) -> wasmtime::Result<bool> {
+        let env = self.env.as_ref().ok_or_else(outside_a_run)?;
         let compactor = Compactor {
-            provider,
-            config,
-            events,
-            cancel,
+            provider: &env.provider,
+            config: config.unwrap_or(&env.config),
+            events: &env.events,
+            cancel: &env.cancel,
         };
-        let mut messages = std::mem::take(&mut self.messages);
-        let changed = compactor
-            .compact_if_needed(&mut messages, &mut self.run.usage)
-            .await;
-        self.messages = messages;
-        Ok(changed)
+        let (messages, usage) = (&mut self.messages, &mut self.run.usage);
+        Ok(match when {
+            Compaction::IfNeeded => compactor.compact_if_needed(messages, usage).await,
+            Compaction::Forced => compactor.compact_now(messages, usage).await,
+        })
     }
 
     /// Appends the assistant message the host assembled from a finished stream.
@@ -175,12 +155,11 @@ impl Host for HostState {
                 "token_limit"
             }
             CompactionStrategy::Summarize => {
-                let (provider, mut config, events, cancel) = self.run_services()?;
+                let mut config = self.env()?.config.clone();
                 // Force the summary: any size counts as too big, and pruning is skipped.
                 config.compaction.max_messages = Some(0);
                 config.compaction.min_prune_tokens = usize::MAX;
-                self.compact_with(&provider, &config, &events, &cancel)
-                    .await?;
+                self.compact(Compaction::IfNeeded, Some(&config)).await?;
                 return Ok(Ok(u32::try_from(
                     before_len.saturating_sub(self.messages.len()),
                 )
