@@ -205,17 +205,26 @@ async fn a_tool_round_runs_once_for_a_stored_turn_of_host_tools() {
     let (out, _) = world.run(&agent, "round-misuse").await;
     let out = out.unwrap();
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(lines.len(), 7, "{out}");
     assert_eq!(lines[0], r#"Err("unknown turn 9999")"#);
     assert!(lines[1].contains("is not in the history"), "{out}");
     assert_eq!(lines[2], "Ok(())");
-    assert_eq!(lines[3], "Ok([true])");
-    assert!(lines[4].contains("has had its tool round"), "{out}");
+    assert!(lines[3].contains("is already in the history"), "{out}");
+    assert_eq!(lines[4], "Ok([true])");
+    assert!(lines[5].contains("has had its tool round"), "{out}");
     assert!(
-        lines[5].contains("`shout` is a custom tool of this loop"),
+        lines[6].contains("`shout` is a custom tool of this loop"),
         "{out}"
     );
-    // The round stored one tool message answering `c1` with the file, after the call.
+    // The turn was stored once, and the round stored one tool message answering `c1` with
+    // the file, after the call.
+    let calls = world
+        .messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter(|p| matches!(p, wonopcode_agent_loop::Part::ToolCall { .. }))
+        .count();
+    assert_eq!(calls, 2, "{:?}", world.messages);
     let results: Vec<(&str, &str)> = world
         .messages
         .iter()

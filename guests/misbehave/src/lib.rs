@@ -170,7 +170,8 @@ fn custom(name: &str, schema: &str) -> Result<(), String> {
 }
 
 /// `tools.run-tool-round` on an unknown turn, an unstored one, a stored one twice, and a turn
-/// that calls one of this guest's own tools: one line per answer. The model's first turn
+/// that calls one of this guest's own tools, with the turn stored twice between: one line
+/// per answer. The model's first turn
 /// should call `read`, its second `shout`.
 fn round_misuse() -> String {
     let options = wonopcode_guest_sdk::HOST_OPTIONS;
@@ -178,6 +179,7 @@ fn round_misuse() -> String {
     match wonopcode_guest_sdk::stream_history(&["read".to_owned()], &options) {
         Ok(turn) => {
             said.push(format!("{:?}", tools::run_tool_round(turn.handle)));
+            said.push(format!("{:?}", storage::add_streamed_message(turn.handle)));
             said.push(format!("{:?}", storage::add_streamed_message(turn.handle)));
             said.push(format!("{:?}", tools::run_tool_round(turn.handle)));
             said.push(format!("{:?}", tools::run_tool_round(turn.handle)));

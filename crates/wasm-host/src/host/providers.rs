@@ -45,10 +45,12 @@ pub(crate) struct OpenStream {
 
 /// How far a finished turn has come: a tool round needs the turn stored (the results answer
 /// its calls) and runs once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum TurnStage {
     Streamed,
-    Stored,
+    /// In the history, with the parts stored there (shared with the history's message):
+    /// the calls a tool round answers. A failed turn is stored without its calls.
+    Stored(Arc<[Part]>),
     RoundRun,
 }
 
@@ -58,29 +60,34 @@ impl OpenStream {
         self.finished.as_ref()
     }
 
-    /// Notes that the finished turn is now in the history.
-    pub(crate) fn mark_stored(&mut self) {
-        if self.stage == TurnStage::Streamed {
-            self.stage = TurnStage::Stored;
+    /// Notes that the finished turn is now in the history, as `stored` (`None`: a failed
+    /// turn with nothing to keep). `Err` when it already was: a turn is stored once.
+    pub(crate) fn mark_stored(
+        &mut self,
+        handle: StreamHandle,
+        stored: Option<&Message>,
+    ) -> Result<(), String> {
+        if !matches!(self.stage, TurnStage::Streamed) {
+            return Err(format!("turn {handle} is already in the history"));
         }
+        self.stage = TurnStage::Stored(stored.map_or_else(|| Arc::from([]), |m| m.parts.clone()));
+        Ok(())
     }
 
     /// The tool calls of a stored turn whose round has not run. `Err` says why the round
     /// cannot run.
     pub(crate) fn round_calls(&self, handle: StreamHandle) -> Result<Vec<Call>, String> {
-        let Some(turn) = &self.finished else {
+        if self.finished.is_none() {
             return Err(format!(
                 "turn {handle} is still streaming: read it to the end first"
             ));
-        };
-        match self.stage {
+        }
+        match &self.stage {
             TurnStage::Streamed => Err(format!(
                 "turn {handle} is not in the history: store it first (storage.add-streamed-message)"
             )),
             TurnStage::RoundRun => Err(format!("turn {handle} has had its tool round")),
-            // A failed turn is stored without its tool calls, so it has none to run.
-            TurnStage::Stored if turn.failure.is_some() => Ok(Vec::new()),
-            TurnStage::Stored => Ok(calls_in(&turn.parts)),
+            TurnStage::Stored(parts) => Ok(calls_in(parts)),
         }
     }
 
@@ -222,8 +229,8 @@ fn ending(chunk: &Chunk) -> Option<Result<bool, String>> {
     }
 }
 
-/// A finished turn's parts as the guest's `collected-turn`.
-fn collected(handle: StreamHandle, parts: &[Part], error: Option<String>) -> CollectedTurn {
+/// A finished turn's parts as the guest's `collected-turn`, their strings moved.
+fn collected(handle: StreamHandle, parts: Vec<Part>, error: Option<String>) -> CollectedTurn {
     let mut turn = CollectedTurn {
         handle,
         text: String::new(),
@@ -231,18 +238,25 @@ fn collected(handle: StreamHandle, parts: &[Part], error: Option<String>) -> Col
         tool_calls: Vec::new(),
         error,
     };
+    let join = |into: &mut String, text: String| {
+        if into.is_empty() {
+            *into = text;
+        } else {
+            into.push_str(&text);
+        }
+    };
     for part in parts {
         match part {
-            Part::Text { text } => turn.text.push_str(text),
-            Part::Thinking { text, .. } => turn.thinking.push_str(text),
+            Part::Text { text } => join(&mut turn.text, text),
+            Part::Thinking { text, .. } => join(&mut turn.thinking, text),
             Part::ToolCall {
                 id,
                 name,
                 arguments,
             } => turn.tool_calls.push(wit::ToolCall {
-                id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
+                id,
+                name,
+                arguments,
             }),
             Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
         }
@@ -662,11 +676,13 @@ impl Host for HostState {
         if let Err(e) = self.store_streamed(handle)? {
             return Ok(Err(e));
         }
+        // The turn is in the history and its calls are kept for the tool round, so the
+        // assembled parts are the guest's to have: moved, not copied.
         let parts = self
             .streams
-            .get(&handle)
-            .and_then(OpenStream::finished)
-            .map(|turn| turn.parts.as_slice())
+            .get_mut(&handle)
+            .and_then(|s| s.finished.as_mut())
+            .map(|turn| std::mem::take(&mut turn.parts))
             .unwrap_or_default();
         Ok(Ok(collected(handle, parts, error)))
     }

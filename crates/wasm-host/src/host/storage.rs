@@ -91,7 +91,9 @@ impl HostState {
             )));
         };
         let message = turn.message();
-        stream.mark_stored();
+        if let Err(e) = stream.mark_stored(handle, message.as_ref()) {
+            return Ok(Err(e));
+        }
         if let Some(message) = message {
             self.push_message(message)?;
         }
