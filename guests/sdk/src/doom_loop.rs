@@ -8,7 +8,9 @@
 //! differ, as they do for `serde_json::Value`. One difference: an object that repeats a
 //! key counts every copy, where a parsed value keeps the last.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use foldhash::quality::{FixedState, FoldHasher};
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -74,10 +76,16 @@ enum Tag {
     Text,
 }
 
-fn mix(tag: Tag, value: impl Hash) -> u64 {
-    // `DefaultHasher::new` has fixed keys: the same value hashes the same in every run.
-    let mut hasher = DefaultHasher::new();
+/// A hasher with a fixed seed: the same value hashes the same in every run. foldhash's
+/// `quality` variant, because object entries are summed and need well-mixed hashes.
+fn hasher(tag: Tag) -> FoldHasher<'static> {
+    let mut hasher = FixedState::default().build_hasher();
     tag.hash(&mut hasher);
+    hasher
+}
+
+fn mix(tag: Tag, value: impl Hash) -> u64 {
+    let mut hasher = hasher(tag);
     value.hash(&mut hasher);
     hasher.finish()
 }
@@ -131,8 +139,7 @@ impl<'de> Visitor<'de> for FingerprintVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Fingerprint, A::Error> {
-        let mut hasher = DefaultHasher::new();
-        Tag::Array.hash(&mut hasher);
+        let mut hasher = hasher(Tag::Array);
         while let Some(Fingerprint(item)) = seq.next_element()? {
             item.hash(&mut hasher);
         }
