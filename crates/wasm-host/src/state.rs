@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
@@ -122,7 +123,9 @@ pub struct HostState {
     /// prompts; `None`: the model its runs are given.
     pub(crate) model: Option<SharedModel>,
     pub(crate) messages: Vec<Message>,
-    pub(crate) streams: HashMap<u64, OpenStream>,
+    /// Every stream of the run, by handle; looked up for every chunk read, hence the cheap
+    /// hash (handles are the host's own counter, so a guest cannot choose colliding keys).
+    pub(crate) streams: FxHashMap<u64, OpenStream>,
     pub(crate) next_stream: u64,
     pub(crate) run: RunCounters,
     /// Tool calls the guest shows itself (`ui.tool-start`), by call id.
@@ -172,7 +175,7 @@ impl HostState {
             kv: BTreeMap::new(),
             model: None,
             messages: Vec::new(),
-            streams: HashMap::new(),
+            streams: FxHashMap::default(),
             next_stream: 1,
             run: RunCounters::default(),
             ui_items: HashMap::new(),

@@ -344,13 +344,9 @@ impl HostState {
             Ok(schemas) => schemas,
             Err(e) => return Ok(Err(e)),
         };
-        let env = self.env()?;
-        let (provider, cancel, idle, events) = (
-            env.provider.clone(),
-            env.cancel.clone(),
-            env.config.stream_idle_timeout,
-            env.events.clone(),
-        );
+        self.run.iterations += 1;
+        // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
+        let env = self.env.as_ref().ok_or_else(outside_a_run)?;
         let defaults = &env.config.request;
         let request = ModelRequest {
             context: env.events.context().clone(),
@@ -363,13 +359,14 @@ impl HostState {
                 thinking_budget: options.thinking_budget.or(defaults.thinking_budget),
             },
         };
-        self.run.iterations += 1;
-        let chunks = match start_stream(&provider, request, &cancel, idle).await {
+        let idle = env.config.stream_idle_timeout;
+        let chunks = match start_stream(&env.provider, request, &env.cancel, idle).await {
             Ok(stream) => stream,
             Err(e) => Box::pin(futures::stream::iter([Chunk::Error {
                 message: e.to_string(),
             }])),
         };
+        let (provider, events) = (env.provider.clone(), env.events.clone());
         let handle = self.next_stream;
         self.next_stream += 1;
         self.streams.insert(
