@@ -1,12 +1,13 @@
 //! Doom-loop detection inside a guest: the same tool with the same arguments several times in
 //! a row (across turns; identical calls within one turn count once).
 //!
-//! A call is remembered as a 64-bit fingerprint of its tool name and its arguments' JSON
-//! value, computed while parsing, so a turn's check allocates nothing. The fingerprint is
-//! what the native loop's detector compares as a SHA-256 of the canonical JSON: spacing,
-//! key order, escapes and number spelling (`1.0`, `1.00`) do not change it; `1` and `1.0`
-//! differ, as they do for `serde_json::Value`. One difference: an object that repeats a
-//! key counts every copy, where a parsed value keeps the last.
+//! A call is remembered as a 64-bit fingerprint of its tool's name and its arguments' JSON
+//! value, computed by a serde visitor while parsing: no copy of the call and no parsed tree
+//! is kept or built. Calls compare as JSON values, as in the native loop's detector (which
+//! hashes the canonical JSON with SHA-256): spacing, key order, escapes and number spelling
+//! (`1.0`, `1.00`) do not matter; `1` and `1.0` differ, as they do for `serde_json::Value`.
+//! One difference: an object that repeats a key counts every copy, where a parsed value
+//! keeps the last.
 
 use std::hash::{BuildHasher, Hash, Hasher};
 
