@@ -170,9 +170,8 @@ fn custom(name: &str, schema: &str) -> Result<(), String> {
 }
 
 /// `tools.run-tool-round` on an unknown turn, an unstored one, a stored one twice, and a turn
-/// that calls one of this guest's own tools, with the turn stored twice between: one line
-/// per answer. The model's first turn
-/// should call `read`, its second `shout`.
+/// that calls one of this guest's own tools, with the first turn stored twice between: one
+/// line per answer. The model's first turn should call `read`, its second `shout`.
 fn round_misuse() -> String {
     let options = wonopcode_guest_sdk::HOST_OPTIONS;
     let mut said = vec![format!("{:?}", tools::run_tool_round(9999))];

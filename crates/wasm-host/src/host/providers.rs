@@ -45,7 +45,7 @@ pub(crate) struct OpenStream {
 
 /// How far a finished turn has come: a tool round needs the turn stored (the results answer
 /// its calls) and runs once.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum TurnStage {
     Streamed,
     /// In the history, with the parts stored there (shared with the history's message):
