@@ -55,23 +55,28 @@ enum TurnStage {
 }
 
 impl OpenStream {
-    /// The finished response, once the stream is over.
-    pub(crate) fn finished(&self) -> Option<&AssembledTurn> {
-        self.finished.as_ref()
-    }
-
-    /// Notes that the finished turn is now in the history, as `stored` (`None`: a failed
-    /// turn with nothing to keep). `Err` when it already was: a turn is stored once.
-    pub(crate) fn mark_stored(
+    /// Takes the finished turn into the history: gives the message to store (`None`: a
+    /// failed turn with nothing worth keeping) and the assembled parts, which the stream no
+    /// longer needs (its tool round reads the stored message's). A long run so keeps each
+    /// turn once, in its history. `Err` while still streaming, and once stored.
+    pub(crate) fn store(
         &mut self,
         handle: StreamHandle,
-        stored: Option<&Message>,
-    ) -> Result<(), String> {
+    ) -> Result<(Option<Message>, Vec<Part>), String> {
+        let Some(turn) = self.finished.as_mut() else {
+            return Err(format!(
+                "stream {handle} is still open: read it to the end first"
+            ));
+        };
         if !matches!(self.stage, TurnStage::Streamed) {
             return Err(format!("turn {handle} is already in the history"));
         }
-        self.stage = TurnStage::Stored(stored.map_or_else(|| Arc::from([]), |m| m.parts.clone()));
-        Ok(())
+        let message = turn.message();
+        let stored = message
+            .as_ref()
+            .map_or_else(|| Arc::from([]), |m| m.parts.clone());
+        self.stage = TurnStage::Stored(stored);
+        Ok((message, std::mem::take(&mut turn.parts)))
     }
 
     /// The tool calls of a stored turn whose round has not run. `Err` says why the round
@@ -670,17 +675,12 @@ impl Host for HostState {
                 }
             }
         }
-        if let Err(e) = self.store_streamed(handle)? {
-            return Ok(Err(e));
-        }
-        // The turn is in the history and its calls are kept for the tool round, so the
-        // assembled parts are the guest's to have: moved, not copied.
-        let parts = self
-            .streams
-            .get_mut(&handle)
-            .and_then(|s| s.finished.as_mut())
-            .map(|turn| std::mem::take(&mut turn.parts))
-            .unwrap_or_default();
+        // Once the turn is in the history, its assembled parts are the guest's to have:
+        // moved, not copied.
+        let parts = match self.store_streamed(handle)? {
+            Ok(parts) => parts,
+            Err(e) => return Ok(Err(e)),
+        };
         Ok(Ok(collected(handle, parts, error)))
     }
 

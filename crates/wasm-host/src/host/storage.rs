@@ -3,7 +3,7 @@
 //! it exactly as for the native loop; compaction uses the core's compaction code.
 
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
-use wonopcode_agent_loop::{EventKind, LoopConfig, Message, Role};
+use wonopcode_agent_loop::{EventKind, LoopConfig, Message, Part, Role};
 
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
 use crate::bindings::storage::{CompactionStrategy, Host};
@@ -77,27 +77,23 @@ impl HostState {
         })
     }
 
-    /// Appends the assistant message the host assembled from a finished stream.
+    /// Appends the assistant message the host assembled from a finished stream, and hands
+    /// back the stream's assembled parts (see `OpenStream::store`).
     pub(crate) fn store_streamed(
         &mut self,
         handle: StreamHandle,
-    ) -> wasmtime::Result<Result<(), String>> {
+    ) -> wasmtime::Result<Result<Vec<Part>, String>> {
         let Some(stream) = self.streams.get_mut(&handle) else {
             return Ok(Err(format!("unknown stream handle {handle}")));
         };
-        let Some(turn) = stream.finished() else {
-            return Ok(Err(format!(
-                "stream {handle} is still open: read it to the end first"
-            )));
+        let (message, parts) = match stream.store(handle) {
+            Ok(stored) => stored,
+            Err(e) => return Ok(Err(e)),
         };
-        let message = turn.message();
-        if let Err(e) = stream.mark_stored(handle, message.as_ref()) {
-            return Ok(Err(e));
-        }
         if let Some(message) = message {
             self.push_message(message)?;
         }
-        Ok(Ok(()))
+        Ok(Ok(parts))
     }
 
     fn tokens(&self) -> wasmtime::Result<usize> {
@@ -193,7 +189,8 @@ impl Host for HostState {
         &mut self,
         handle: StreamHandle,
     ) -> wasmtime::Result<Result<(), String>> {
-        self.store_streamed(handle)
+        // The parts are dropped here: the history holds the turn.
+        Ok(self.store_streamed(handle)?.map(drop))
     }
 
     async fn compact_if_needed(&mut self) -> wasmtime::Result<Result<bool, String>> {
