@@ -82,17 +82,15 @@ impl OpenStream {
     /// The tool calls of a stored turn whose round has not run. `Err` says why the round
     /// cannot run.
     pub(crate) fn round_calls(&self, handle: StreamHandle) -> Result<Vec<Call>, String> {
-        if self.finished.is_none() {
-            return Err(format!(
-                "turn {handle} is still streaming: read it to the end first"
-            ));
-        }
         match &self.stage {
+            TurnStage::Stored(parts) => Ok(calls_in(parts)),
+            TurnStage::RoundRun => Err(format!("turn {handle} has had its tool round")),
+            TurnStage::Streamed if self.finished.is_none() => Err(format!(
+                "turn {handle} is still streaming: read it to the end first"
+            )),
             TurnStage::Streamed => Err(format!(
                 "turn {handle} is not in the history: store it first (storage.add-streamed-message)"
             )),
-            TurnStage::RoundRun => Err(format!("turn {handle} has had its tool round")),
-            TurnStage::Stored(parts) => Ok(calls_in(parts)),
         }
     }
 
@@ -351,7 +349,7 @@ impl HostState {
         };
         self.run.iterations += 1;
         // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
-        let env = self.env.as_ref().ok_or_else(outside_a_run)?;
+        let env = self.env()?;
         let defaults = &env.config.request;
         let request = ModelRequest {
             context: env.events.context().clone(),
