@@ -18,6 +18,7 @@ pub mod model_source;
 pub mod permission;
 pub mod registry;
 pub mod result;
+pub mod run;
 pub mod standard;
 pub mod tool;
 pub mod tool_round;
@@ -40,6 +41,7 @@ pub use permission::{
 };
 pub use registry::{Dispatch, DispatchLimits, ToolRegistry};
 pub use result::{ContextStatus, LoopResult, LoopStatus, resume_turn, run_turn};
+pub use run::{Next, Response, Run, RunServices};
 pub use standard::StandardLoop;
 pub use tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
 pub use usage::{ModelInfo, Pricing, Usage};

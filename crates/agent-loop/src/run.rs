@@ -1,0 +1,516 @@
+//! `Run`: one prompt's run, owned in one place. It holds the history, the services, the
+//! counters, the todo list and the doom-loop detector, and its step methods are the rules of
+//! a run: request a response (cancellation, the iteration limit, compaction, one retry after
+//! the provider says the history does not fit), store it, check it for repetition, run its
+//! tool round (break-loop and suspension). `StandardLoop` is a short loop over these steps;
+//! the WebAssembly host keeps a `Run` in the guest's store and maps each WIT call to a step,
+//! so a guest's run obeys the same rules as the native one.
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
+use crate::assemble::{AssembledTurn, stream_request};
+use crate::compaction::Compactor;
+use crate::doom_loop::DoomLoopDetector;
+use crate::event::{Emitter, EventKind, Item, ItemDetails};
+use crate::message::{Message, Part, Role, pending_tool_calls};
+use crate::model::{ModelRequest, RequestOptions, SharedModel, ToolSchema};
+use crate::permission::SharedGate;
+use crate::registry::ToolRegistry;
+use crate::tool::{BreakLoop, ToolEnv};
+use crate::tool_round::{Call, CallOutcome, TodoTracker, calls_in, run_calls};
+
+/// The services a run uses: owned handles (each cheap to clone), so a run can live where a
+/// borrow cannot, such as a guest's store.
+#[derive(Clone)]
+pub struct RunServices {
+    /// Workspace root (canonical); file tools are confined to it.
+    pub cwd: PathBuf,
+    /// The model requests go to.
+    pub provider: SharedModel,
+    /// The tools the run may execute.
+    pub tools: ToolRegistry,
+    /// The permission policy, which also confirms repeated calls.
+    pub gate: SharedGate,
+    /// Limits and options.
+    pub config: LoopConfig,
+    /// Where events go, stamped with the context's path.
+    pub events: Emitter,
+    /// Cancels the run, its streams and its tools.
+    pub cancel: CancellationToken,
+    /// Session id.
+    pub session_id: String,
+}
+
+/// What a step decided: go on, or the run ends with this outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// The run goes on.
+    Continue,
+    /// The run ends: the answer, or why not (including `Suspended` and `MaxIterations`).
+    Stop(Result<String, LoopError>),
+}
+
+/// A stored response: its text, and the calls its tool round runs (none: it is the answer).
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The visible text.
+    pub text: String,
+    /// The tool calls, in order.
+    pub calls: Vec<Call>,
+}
+
+/// One prompt's run. See the module documentation.
+pub struct Run {
+    /// The services.
+    pub services: RunServices,
+    /// The conversation history.
+    pub messages: Vec<Message>,
+    /// Usage and requests of this run.
+    pub stats: RunStats,
+    doom: DoomLoopDetector,
+    todo: TodoTracker,
+    /// Set once a step ended the run: later steps refuse to go on.
+    ending: Option<Result<String, LoopError>>,
+}
+
+impl Run {
+    /// A run over `messages` with `services`.
+    pub fn new(services: RunServices, messages: Vec<Message>) -> Self {
+        Self {
+            services,
+            messages,
+            stats: RunStats::default(),
+            doom: DoomLoopDetector::default(),
+            todo: TodoTracker::default(),
+            ending: None,
+        }
+    }
+
+    /// A run over a loop context: its history is moved (not copied) into the run, its
+    /// services' handles cloned. `give_back` returns the history and adds the counters.
+    pub fn take_from(ctx: &mut LoopContext<'_>) -> Self {
+        let services = RunServices {
+            cwd: ctx.cwd.to_path_buf(),
+            provider: ctx.provider.clone(),
+            tools: ctx.tools.clone(),
+            gate: ctx.permissions.clone(),
+            config: ctx.config.clone(),
+            events: ctx.events.clone(),
+            cancel: ctx.cancel.clone(),
+            session_id: ctx.session_id.clone(),
+        };
+        Self::new(services, std::mem::take(ctx.messages))
+    }
+
+    /// Hands the history back to the loop context, adds this run's counters to its stats and
+    /// completes the todo-list item.
+    pub fn give_back(self, ctx: &mut LoopContext<'_>) {
+        self.todo.finish(&self.services.events);
+        *ctx.messages = self.messages;
+        ctx.stats.usage.add(&self.stats.usage);
+        ctx.stats.iterations += self.stats.iterations;
+    }
+
+    /// How the run ended, once a step ended it.
+    pub fn ending(&self) -> Option<&Result<String, LoopError>> {
+        self.ending.as_ref()
+    }
+
+    /// Takes the outcome a step ended the run with.
+    pub fn take_ending(&mut self) -> Option<Result<String, LoopError>> {
+        self.ending.take()
+    }
+
+    /// Records how the run ends (the first ending wins) and returns it.
+    fn end(&mut self, outcome: Result<String, LoopError>) -> Result<String, LoopError> {
+        self.ending.get_or_insert(outcome).clone()
+    }
+
+    /// Ends the run with `error` (unless it had ended already) and returns the error.
+    fn fail(&mut self, error: LoopError) -> LoopError {
+        self.ending.get_or_insert_with(|| Err(error.clone()));
+        error
+    }
+
+    /// Appends a message to the history and announces it to the consumer.
+    pub fn push_message(&mut self, message: Message) {
+        self.services.events.emit(EventKind::MessageCreated {
+            message: message.clone(),
+        });
+        self.messages.push(message);
+    }
+
+    /// Answers tool calls a previous, interrupted run left without results, so the history is
+    /// one every provider accepts.
+    pub fn close_interrupted_calls(&mut self) {
+        let pending = pending_tool_calls(&self.messages);
+        if pending.is_empty() {
+            return;
+        }
+        let parts = pending
+            .into_iter()
+            .map(|(id, _, _)| Part::ToolResult {
+                call_id: id,
+                content: "not run: the previous run stopped before this call finished".to_owned(),
+                is_error: true,
+            })
+            .collect();
+        self.push_message(Message {
+            role: Role::Tool,
+            parts,
+        });
+    }
+
+    /// Counts a model request, or says why none may be made: the run ended, was cancelled,
+    /// or reached its iteration limit (which ends it).
+    pub fn begin_request(&mut self) -> Result<(), LoopError> {
+        if let Some(ended) = &self.ending {
+            return Err(match ended {
+                Err(e) => e.clone(),
+                Ok(_) => LoopError::Internal("the run has already ended".to_owned()),
+            });
+        }
+        if self.services.cancel.is_cancelled() {
+            return Err(LoopError::Cancelled);
+        }
+        let limit = self.services.config.max_iterations;
+        if self.stats.iterations >= limit {
+            return Err(self.fail(LoopError::MaxIterations { limit }));
+        }
+        self.stats.iterations += 1;
+        Ok(())
+    }
+
+    /// A request of the run's history with these tools, under the run's system prompt and
+    /// generation options overridden by `options` where it sets them.
+    pub fn request(&self, tools: Vec<ToolSchema>, options: &RequestOptions) -> ModelRequest {
+        let defaults = &self.services.config.request;
+        ModelRequest {
+            context: self.services.events.context().clone(),
+            system: self.services.config.system_prompt.clone(),
+            messages: self.messages.clone(),
+            tools,
+            options: RequestOptions {
+                max_tokens: options.max_tokens.or(defaults.max_tokens),
+                temperature: options.temperature.or(defaults.temperature),
+                thinking_budget: options.thinking_budget.or(defaults.thinking_budget),
+            },
+        }
+    }
+
+    /// Compacts the history when it is past the threshold, before a request (never past the
+    /// iteration limit, where no request follows). True when it changed.
+    pub async fn compact_if_needed(&mut self) -> bool {
+        if self.stats.iterations >= self.services.config.max_iterations {
+            return false;
+        }
+        self.compact(false).await
+    }
+
+    /// Compacts the history whatever its estimated size: the provider said it does not fit.
+    /// True when it changed.
+    pub async fn compact_now(&mut self) -> bool {
+        self.compact(true).await
+    }
+
+    async fn compact(&mut self, force: bool) -> bool {
+        let s = &self.services;
+        let compactor = Compactor {
+            provider: &s.provider,
+            config: &s.config,
+            events: &s.events,
+            cancel: &s.cancel,
+        };
+        let (messages, usage) = (&mut self.messages, &mut self.stats.usage);
+        if force {
+            compactor.compact_now(messages, usage).await
+        } else {
+            compactor.compact_if_needed(messages, usage).await
+        }
+    }
+
+    /// One response to the history, with every tool of the run offered: compaction, the
+    /// request's checks, the stream, and one more try after compacting should the provider
+    /// say the history does not fit.
+    pub async fn respond(&mut self) -> Result<AssembledTurn, LoopError> {
+        let mut overflow_retried = false;
+        loop {
+            self.compact_if_needed().await;
+            self.begin_request()?;
+            let request = self.request(
+                self.services.tools.schemas(),
+                &RequestOptions::default(),
+            );
+            let started = std::time::Instant::now();
+            let span = tracing::debug_span!(
+                "model_request",
+                iteration = self.stats.iterations,
+                messages = request.messages.len()
+            );
+            let s = &self.services;
+            let turn = stream_request(
+                &s.provider,
+                request,
+                &s.events,
+                &s.cancel,
+                s.config.stream_idle_timeout,
+            )
+            .instrument(span)
+            .await?;
+            self.stats.usage.add(&turn.usage);
+            tracing::debug!(
+                iteration = self.stats.iterations,
+                latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                stop_reason = ?turn.stop_reason,
+                "model request finished"
+            );
+            if turn.overflowed() && !overflow_retried {
+                overflow_retried = true;
+                if self.compact_now().await {
+                    continue;
+                }
+            }
+            return Ok(turn);
+        }
+    }
+
+    /// Stores a response. A failed one keeps what the model said (half-streamed calls
+    /// dropped) and ends the run with its error; otherwise its calls are checked for
+    /// repetition before anything runs.
+    pub async fn store_response(&mut self, turn: AssembledTurn) -> Result<Response, LoopError> {
+        if let Some(error) = turn.error() {
+            if let Some(kept) = turn.message() {
+                self.push_message(kept);
+            }
+            return Err(self.fail(error));
+        }
+        let parts = turn.stored_parts();
+        let calls = calls_in(&parts);
+        let message = Message::new(Role::Assistant, parts);
+        let text = message.text_content();
+        self.push_message(message);
+        self.check_repetition(&calls).await?;
+        Ok(Response { text, calls })
+    }
+
+    /// Stops the run when one call repeats `doom_loop_threshold` times in a row (across
+    /// responses), unless the permission gate lets it go on. The calls are answered so the
+    /// history stays valid. Identical calls within one response are one request run in
+    /// parallel, not a loop: each distinct call of a response is observed once.
+    pub async fn check_repetition(&mut self, calls: &[Call]) -> Result<(), LoopError> {
+        let mut seen = HashSet::new();
+        for call in calls
+            .iter()
+            .filter(|c| seen.insert((c.name.as_str(), c.arguments.as_str())))
+        {
+            let count = self.doom.observe(&call.name, &call.arguments);
+            if count < self.services.config.doom_loop_threshold {
+                continue;
+            }
+            if self
+                .services
+                .gate
+                .confirm_repetition(&call.name, count)
+                .await
+            {
+                self.doom.reset();
+                continue;
+            }
+            let reason = format!(
+                "`{}` was called {count} times in a row with the same arguments",
+                call.name
+            );
+            let parts = calls
+                .iter()
+                .map(|c| Part::ToolResult {
+                    call_id: c.id.clone(),
+                    content: format!("not run: {reason}"),
+                    is_error: true,
+                })
+                .collect();
+            self.push_message(Message {
+                role: Role::Tool,
+                parts,
+            });
+            let events = &self.services.events;
+            events.emit(EventKind::ItemCompleted {
+                item: Item {
+                    id: events.next_item_id(),
+                    details: ItemDetails::Error {
+                        message: format!("doom loop: {reason}"),
+                    },
+                },
+            });
+            return Err(self.fail(LoopError::DoomLoop(reason)));
+        }
+        Ok(())
+    }
+
+    /// Runs calls through the run's tools (only those named in `enabled`, when given), each
+    /// shown as a `tool_call` item, and keeps the todo list a call rewrote. Outcomes come in
+    /// call order.
+    pub async fn execute(
+        &mut self,
+        calls: &[Call],
+        enabled: Option<&BTreeSet<String>>,
+    ) -> Vec<CallOutcome> {
+        let s = &self.services;
+        let registry = match enabled {
+            None => Cow::Borrowed(&s.tools),
+            Some(set) => Cow::Owned(s.tools.filtered(set.iter().map(String::as_str))),
+        };
+        let env = ToolEnv {
+            workspace_root: s.cwd.clone(),
+            cancel: s.cancel.clone(),
+            context: s.events.context().clone(),
+        };
+        let mut outcomes = run_calls(calls, &registry, s.gate.as_ref(), &env, &s.events).await;
+        for outcome in &mut outcomes {
+            if let CallOutcome::Answered { todo, .. } = outcome
+                && let Some(items) = todo.take()
+            {
+                self.todo.update(&self.services.events, items);
+            }
+        }
+        outcomes
+    }
+
+    /// A response's tool round: runs `calls`, stores their results after `answered` (answers
+    /// given by a resume), and decides whether the run goes on. A call the permission gate
+    /// suspended, or whose tool asked to wait, stays pending (no result) and the run ends
+    /// `Suspended`; a tool that completes the run ends it with its value.
+    pub async fn tool_round(
+        &mut self,
+        calls: &[Call],
+        mut answered: Vec<Part>,
+        enabled: Option<&BTreeSet<String>>,
+    ) -> Next {
+        let outcomes = self.execute(calls, enabled).await;
+        let mut pending = Vec::new();
+        let mut suspend_reason = None;
+        let mut complete = None;
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            match verdict_of(call, outcome) {
+                CallVerdict::Answered(part) => answered.push(part),
+                CallVerdict::Completes(part, value) => {
+                    complete.get_or_insert(value);
+                    answered.push(part);
+                }
+                CallVerdict::Waits(reason) => {
+                    pending.push(PendingCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    });
+                    suspend_reason.get_or_insert(reason);
+                }
+            }
+        }
+        if !answered.is_empty() {
+            self.push_message(Message {
+                role: Role::Tool,
+                parts: answered.into(),
+            });
+        }
+        if self.services.cancel.is_cancelled() {
+            return Next::Stop(self.end(Err(LoopError::Cancelled)));
+        }
+        if let Some(reason) = suspend_reason {
+            return Next::Stop(self.end(Err(LoopError::Suspended { pending, reason })));
+        }
+        if let Some(value) = complete {
+            let text = value.unwrap_or_else(|| self.last_answer_text());
+            return Next::Stop(self.end(Ok(text)));
+        }
+        Next::Continue
+    }
+
+    /// Answers the calls a suspended run waits on: from `answers` (`(call id, content,
+    /// is_error)`) where given, by running them now otherwise; then the run goes on as after
+    /// any tool round. Errors when nothing is pending.
+    pub async fn resume_pending(
+        &mut self,
+        answers: &[(String, String, bool)],
+        enabled: Option<&BTreeSet<String>>,
+    ) -> Result<Next, LoopError> {
+        let pending = pending_tool_calls(&self.messages);
+        if pending.is_empty() {
+            return Err(LoopError::Internal(
+                "there is no suspended tool call to resume".to_owned(),
+            ));
+        }
+        let mut parts = Vec::new();
+        let mut to_run = Vec::new();
+        for (id, name, arguments) in pending {
+            match answers.iter().find(|(call_id, _, _)| *call_id == id) {
+                Some((_, content, is_error)) => parts.push(Part::ToolResult {
+                    call_id: id,
+                    content: content.clone(),
+                    is_error: *is_error,
+                }),
+                None => to_run.push(Call {
+                    id,
+                    name,
+                    arguments,
+                }),
+            }
+        }
+        Ok(self.tool_round(&to_run, parts, enabled).await)
+    }
+
+    /// The text of the last assistant message: the answer of a run a tool completed without
+    /// a value of its own.
+    fn last_answer_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(Message::text_content)
+            .unwrap_or_default()
+    }
+}
+
+/// What one call's outcome means for the run.
+pub enum CallVerdict {
+    /// Its result goes to the model.
+    Answered(Part),
+    /// Its result goes to the model and the run ends with this value (`None`: the last
+    /// answer's text).
+    Completes(Part, Option<String>),
+    /// It waits for an answer from outside the run: no result, the run suspends.
+    Waits(String),
+}
+
+/// Classifies a call's outcome (break-loop requests and suspensions included).
+pub fn verdict_of(call: &Call, outcome: CallOutcome) -> CallVerdict {
+    match outcome {
+        CallOutcome::Answered {
+            content,
+            is_error,
+            break_loop,
+            ..
+        } => {
+            let part = Part::ToolResult {
+                call_id: call.id.clone(),
+                content,
+                is_error,
+            };
+            match break_loop {
+                Some(BreakLoop::Suspend) => {
+                    CallVerdict::Waits(format!("`{}` asked to wait for an answer", call.name))
+                }
+                Some(BreakLoop::Complete { return_value }) => {
+                    CallVerdict::Completes(part, return_value)
+                }
+                None => CallVerdict::Answered(part),
+            }
+        }
+        CallOutcome::Suspended { reason } => CallVerdict::Waits(reason),
+    }
+}
