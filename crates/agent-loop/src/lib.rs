@@ -41,7 +41,7 @@ pub use permission::{
 };
 pub use registry::{Dispatch, DispatchLimits, ToolRegistry};
 pub use result::{ContextStatus, LoopResult, LoopStatus, resume_turn, run_turn};
-pub use run::{Next, Response, Run, RunServices};
+pub use run::{Next, Response, Round, Run, RunServices};
 pub use standard::StandardLoop;
 pub use tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
 pub use usage::{ModelInfo, Pricing, Usage};

@@ -56,6 +56,27 @@ pub enum Next {
     Stop(Result<String, LoopError>),
 }
 
+/// What a tool round did: whether the run goes on, and which calls succeeded (in call order;
+/// a call left pending did not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Round {
+    /// Whether the run goes on.
+    pub next: Next,
+    /// Per call, true when it ran and did not fail.
+    pub succeeded: Vec<bool>,
+}
+
+/// The result of a call a loop ran itself (`Run::execute_for_loop`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopCallResult {
+    /// Output for the model.
+    pub content: String,
+    /// True when the call failed or did not run.
+    pub is_error: bool,
+    /// How long it ran.
+    pub duration: std::time::Duration,
+}
+
 /// A stored response: its text, and the calls its tool round runs (none: it is the answer).
 #[derive(Debug, Clone)]
 pub struct Response {
@@ -138,8 +159,24 @@ impl Run {
         error
     }
 
-    /// Appends a message to the history and announces it to the consumer.
-    pub fn push_message(&mut self, message: Message) {
+    /// Appends a message to the history and announces it to the consumer. While the run is
+    /// suspended, results for the calls it waits on are left out: only a resume answers them.
+    pub fn push_message(&mut self, mut message: Message) {
+        if let Some(Err(LoopError::Suspended { pending, .. })) = &self.ending
+            && message.role == Role::Tool
+        {
+            let waiting = |id: &str| pending.iter().any(|p| p.id == id);
+            let kept: Vec<Part> = message
+                .parts
+                .iter()
+                .filter(|p| !matches!(p, Part::ToolResult { call_id, .. } if waiting(call_id)))
+                .cloned()
+                .collect();
+            if kept.is_empty() {
+                return;
+            }
+            message.parts = kept.into();
+        }
         self.services.events.emit(EventKind::MessageCreated {
             message: message.clone(),
         });
@@ -190,11 +227,24 @@ impl Run {
     /// A request of the run's history with these tools, under the run's system prompt and
     /// generation options overridden by `options` where it sets them.
     pub fn request(&self, tools: Vec<ToolSchema>, options: &RequestOptions) -> ModelRequest {
+        let system = self.services.config.system_prompt.clone();
+        self.request_of(system, self.messages.clone(), tools, options)
+    }
+
+    /// A request of other messages (a loop that keeps its own conversation), under the
+    /// run's generation options overridden by `options` where it sets them.
+    pub fn request_of(
+        &self,
+        system: Option<String>,
+        messages: Vec<Message>,
+        tools: Vec<ToolSchema>,
+        options: &RequestOptions,
+    ) -> ModelRequest {
         let defaults = &self.services.config.request;
         ModelRequest {
             context: self.services.events.context().clone(),
-            system: self.services.config.system_prompt.clone(),
-            messages: self.messages.clone(),
+            system,
+            messages,
             tools,
             options: RequestOptions {
                 max_tokens: options.max_tokens.or(defaults.max_tokens),
@@ -219,20 +269,28 @@ impl Run {
         self.compact(true).await
     }
 
-    async fn compact(&mut self, force: bool) -> bool {
+    /// Summarizes the history now, whatever its size and without pruning tool outputs
+    /// first (a loop asked for a summary). True when it changed.
+    pub async fn summarize(&mut self) -> bool {
+        let mut config = self.services.config.clone();
+        // Any size counts as too big, and pruning frees nothing worth keeping.
+        config.compaction.max_messages = Some(0);
+        config.compaction.min_prune_tokens = usize::MAX;
         let s = &self.services;
-        let compactor = Compactor {
-            provider: &s.provider,
-            config: &s.config,
-            events: &s.events,
-            cancel: &s.cancel,
-        };
-        let (messages, usage) = (&mut self.messages, &mut self.stats.usage);
-        if force {
-            compactor.compact_now(messages, usage).await
-        } else {
-            compactor.compact_if_needed(messages, usage).await
-        }
+        compact(s, &config, &mut self.messages, &mut self.stats.usage, false).await
+    }
+
+    async fn compact(&mut self, force: bool) -> bool {
+        // The services are borrowed, not cloned: this runs before every request.
+        let s = &self.services;
+        compact(
+            s,
+            &s.config,
+            &mut self.messages,
+            &mut self.stats.usage,
+            force,
+        )
+        .await
     }
 
     /// One response to the history, with every tool of the run offered: compaction, the
@@ -243,10 +301,7 @@ impl Run {
         loop {
             self.compact_if_needed().await;
             self.begin_request()?;
-            let request = self.request(
-                self.services.tools.schemas(),
-                &RequestOptions::default(),
-            );
+            let request = self.request(self.services.tools.schemas(), &RequestOptions::default());
             let started = std::time::Instant::now();
             let span = tracing::debug_span!(
                 "model_request",
@@ -390,13 +445,16 @@ impl Run {
         calls: &[Call],
         mut answered: Vec<Part>,
         enabled: Option<&BTreeSet<String>>,
-    ) -> Next {
+    ) -> Round {
         let outcomes = self.execute(calls, enabled).await;
         let mut pending = Vec::new();
         let mut suspend_reason = None;
         let mut complete = None;
+        let mut succeeded = Vec::with_capacity(calls.len());
         for (call, outcome) in calls.iter().zip(outcomes) {
-            match verdict_of(call, outcome) {
+            let verdict = verdict_of(call, outcome);
+            succeeded.push(verdict.succeeded());
+            match verdict {
                 CallVerdict::Answered(part) => answered.push(part),
                 CallVerdict::Completes(part, value) => {
                     complete.get_or_insert(value);
@@ -418,6 +476,18 @@ impl Run {
                 parts: answered.into(),
             });
         }
+        let next = self.after_calls(pending, suspend_reason, complete);
+        Round { next, succeeded }
+    }
+
+    /// How the run goes on after calls ran: cancelled, suspended on the pending calls,
+    /// completed by a tool, or on.
+    fn after_calls(
+        &mut self,
+        pending: Vec<PendingCall>,
+        suspend_reason: Option<String>,
+        complete: Option<Option<String>>,
+    ) -> Next {
         if self.services.cancel.is_cancelled() {
             return Next::Stop(self.end(Err(LoopError::Cancelled)));
         }
@@ -429,6 +499,59 @@ impl Run {
             return Next::Stop(self.end(Ok(text)));
         }
         Next::Continue
+    }
+
+    /// Calls a loop runs itself, outside a stored response's tool round (it keeps its own
+    /// conversation, or mixes in tools of its own): their results go back to the loop, as
+    /// in call order. A call that waits for an answer or completes the
+    /// run ends the run as in a tool round; a waiting call's result says so, and is not
+    /// stored should the loop store it (`push_message`), so a resume can answer it.
+    pub async fn execute_for_loop(
+        &mut self,
+        calls: &[Call],
+        enabled: Option<&BTreeSet<String>>,
+    ) -> Vec<LoopCallResult> {
+        let outcomes = self.execute(calls, enabled).await;
+        let mut results = Vec::with_capacity(calls.len());
+        let mut pending = Vec::new();
+        let mut suspend_reason = None;
+        let mut complete = None;
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            let duration = match &outcome {
+                CallOutcome::Answered { duration, .. } => *duration,
+                CallOutcome::Suspended { .. } => std::time::Duration::ZERO,
+            };
+            let result = |part| {
+                let (content, is_error) = result_of(part);
+                LoopCallResult {
+                    content,
+                    is_error,
+                    duration,
+                }
+            };
+            match verdict_of(call, outcome) {
+                CallVerdict::Answered(part) => results.push(result(part)),
+                CallVerdict::Completes(part, value) => {
+                    complete.get_or_insert(value);
+                    results.push(result(part));
+                }
+                CallVerdict::Waits(reason) => {
+                    results.push(LoopCallResult {
+                        content: format!("not run: {reason}; the run is suspended"),
+                        is_error: true,
+                        duration,
+                    });
+                    pending.push(PendingCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    });
+                    suspend_reason.get_or_insert(reason);
+                }
+            }
+        }
+        self.after_calls(pending, suspend_reason, complete);
+        results
     }
 
     /// Answers the calls a suspended run waits on: from `answers` (`(call id, content,
@@ -461,7 +584,7 @@ impl Run {
                 }),
             }
         }
-        Ok(self.tool_round(&to_run, parts, enabled).await)
+        Ok(self.tool_round(&to_run, parts, enabled).await.next)
     }
 
     /// The text of the last assistant message: the answer of a run a tool completed without
@@ -476,6 +599,27 @@ impl Run {
     }
 }
 
+/// Compacts `messages` under `config` with the run's model, adding the summary's usage.
+async fn compact(
+    s: &RunServices,
+    config: &LoopConfig,
+    messages: &mut Vec<Message>,
+    usage: &mut crate::usage::Usage,
+    force: bool,
+) -> bool {
+    let compactor = Compactor {
+        provider: &s.provider,
+        config,
+        events: &s.events,
+        cancel: &s.cancel,
+    };
+    if force {
+        compactor.compact_now(messages, usage).await
+    } else {
+        compactor.compact_if_needed(messages, usage).await
+    }
+}
+
 /// What one call's outcome means for the run.
 pub enum CallVerdict {
     /// Its result goes to the model.
@@ -485,6 +629,28 @@ pub enum CallVerdict {
     Completes(Part, Option<String>),
     /// It waits for an answer from outside the run: no result, the run suspends.
     Waits(String),
+}
+
+impl CallVerdict {
+    /// True when the call ran and did not fail.
+    fn succeeded(&self) -> bool {
+        match self {
+            Self::Answered(part) | Self::Completes(part, _) => {
+                !matches!(part, Part::ToolResult { is_error: true, .. })
+            }
+            Self::Waits(_) => false,
+        }
+    }
+}
+
+/// A result part's content and error flag.
+fn result_of(part: Part) -> (String, bool) {
+    match part {
+        Part::ToolResult {
+            content, is_error, ..
+        } => (content, is_error),
+        _ => (String::new(), true),
+    }
 }
 
 /// Classifies a call's outcome (break-loop requests and suspensions included).

@@ -16,6 +16,8 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/providers.read-stream-chunk": async | trappable,
         "wonopcode:agent-loop/providers.run-turn": async | trappable,
         "wonopcode:agent-loop/storage.compact-messages": async | trappable,
+        // Storing a response checks it for repetition, which may ask the user.
+        "wonopcode:agent-loop/storage.add-streamed-message": async | trappable,
         "wonopcode:agent-loop/storage.compact-if-needed": async | trappable,
         "wonopcode:agent-loop/tools.execute-tool": async | trappable,
         "wonopcode:agent-loop/tools.execute-tools-parallel": async | trappable,

@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopConfig, LoopContext,
-    LoopResult, LoopStatus, Message, SharedGate, SharedModel, StandardLoop, ToolRegistry, Usage,
-    run_turn,
+    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopContext, LoopResult,
+    LoopStatus, Message, RunServices, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
 };
 
 use crate::bindings::context::{
@@ -42,14 +41,8 @@ pub(crate) const RESULT_DATA_KEY: &str = "__result_data__";
 /// children of one `spawn-parallel` call share it.
 pub(crate) struct ParentView {
     frame: Arc<Frame>,
-    provider: SharedModel,
-    tools: ToolRegistry,
-    gate: SharedGate,
-    config: LoopConfig,
-    events: Emitter,
-    cancel: CancellationToken,
-    cwd: PathBuf,
-    session_id: String,
+    /// The parent run's services, its tools narrowed to those the parent has enabled.
+    services: RunServices,
     messages: Vec<Message>,
 }
 
@@ -60,20 +53,16 @@ impl HostState {
             .frame
             .clone()
             .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
-        let tools = self.effective_registry()?.into_owned();
-        let env = self.env()?;
+        let run = self.run()?;
+        let mut services = run.services.clone();
+        if let Some(enabled) = &self.enabled {
+            services.tools = services.tools.filtered(enabled.iter().map(String::as_str));
+        }
         Ok(ParentView {
             frame,
-            provider: env.provider.clone(),
-            tools,
-            gate: env.gate.clone(),
-            config: env.config.clone(),
-            events: env.events.clone(),
-            cancel: env.cancel.clone(),
-            cwd: env.cwd.clone(),
-            session_id: env.session_id.clone(),
+            services,
             messages: if inherit {
-                self.messages.clone()
+                run.messages.clone()
             } else {
                 Vec::new()
             },
@@ -83,7 +72,7 @@ impl HostState {
     /// The path of the next child of this context.
     pub(crate) fn next_child_path(&mut self) -> wasmtime::Result<ContextPath> {
         self.children += 1;
-        Ok(self.env()?.events.context().child(self.children))
+        Ok(self.services()?.events.context().child(self.children))
     }
 }
 
@@ -136,7 +125,7 @@ pub(crate) async fn run_child(
         .frame
         .root_sink
         .clone()
-        .unwrap_or_else(|| parent.events.sink().clone());
+        .unwrap_or_else(|| parent.services.events.sink().clone());
     let lineage = Lineage {
         budgets: budgets.clone(),
         changes: changes.clone(),
@@ -147,7 +136,7 @@ pub(crate) async fn run_child(
 
     let given = preferred_model(parent, &params).await?;
     let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
-    let mut config = parent.config.clone();
+    let mut config = parent.services.config.clone();
     if let Some(limit) = params.max_iterations {
         config.max_iterations = limit;
     }
@@ -161,7 +150,7 @@ pub(crate) async fn run_child(
         }),
         path.clone(),
     );
-    let cancel = parent.cancel.child_token();
+    let cancel = parent.services.cancel.child_token();
     events.emit(EventKind::ContextStarted {
         module: module.clone(),
         task: params.task.clone(),
@@ -169,7 +158,7 @@ pub(crate) async fn run_child(
     let started = Instant::now();
 
     let tools = restrict(
-        &parent.tools,
+        &parent.services.tools,
         params.allowed_tools.as_deref(),
         params.denied_tools.as_deref(),
     );
@@ -182,15 +171,15 @@ pub(crate) async fn run_child(
         tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
     let run = async {
         let mut ctx = LoopContext {
-            cwd: &parent.cwd,
+            cwd: &parent.services.cwd,
             messages: &mut messages,
             provider: &provider,
             tools: &tools,
-            permissions: &parent.gate,
+            permissions: &parent.services.gate,
             config: &config,
             cancel: &cancel,
             events: &events,
-            session_id: parent.session_id.clone(),
+            session_id: parent.services.session_id.clone(),
             stats: Default::default(),
         };
         run_turn(child.agent(), &mut ctx, &params.task).await
@@ -268,7 +257,7 @@ async fn load_child(
                 ResolvedModule::File(file) => Some(file),
             }
         }
-        ContextModule::Path(file) => Some(parent.cwd.join(file)),
+        ContextModule::Path(file) => Some(parent.services.cwd.join(file)),
     };
     let template = match file {
         None => parent.frame.template.clone(),
@@ -316,18 +305,18 @@ async fn preferred_model(
     params: &ContextParams,
 ) -> Result<SharedModel, String> {
     let (provider, model) = match (&params.preferred_provider, &params.preferred_model) {
-        (None, None) => return Ok(parent.provider.clone()),
+        (None, None) => return Ok(parent.services.provider.clone()),
         (provider, model) => (
             provider
                 .clone()
-                .unwrap_or_else(|| parent.provider.info().provider.clone()),
+                .unwrap_or_else(|| parent.services.provider.info().provider.clone()),
             model.as_deref(),
         ),
     };
     let source = parent.frame.template.host_config.models.clone();
     open_model(
         source.as_deref(),
-        &parent.provider,
+        &parent.services.provider,
         &parent.frame.budgets,
         &provider,
         model,

@@ -1,21 +1,15 @@
 //! The data of one guest's store: WASI, limits, and the context the guest runs in (history,
 //! enabled tools, custom tools, key/value state, open streams, the run's counters).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wonopcode_agent_loop::tool_round::TodoTracker;
-use wonopcode_agent_loop::{
-    Emitter, LoopConfig, Message, ModelSource, SharedGate, SharedModel, ToolRegistry, Usage,
-};
+use wonopcode_agent_loop::{ModelSource, Run, RunServices, SharedModel};
 
 use crate::context_tree::{ContextLimits, ModuleResolver};
 use crate::frame::Frame;
@@ -58,30 +52,6 @@ impl std::fmt::Debug for HostConfig {
     }
 }
 
-/// The services of the run in progress, taken from the `LoopContext`.
-pub(crate) struct RunEnv {
-    pub provider: SharedModel,
-    pub tools: ToolRegistry,
-    pub gate: SharedGate,
-    pub config: LoopConfig,
-    pub events: Emitter,
-    pub cancel: CancellationToken,
-    pub cwd: PathBuf,
-    pub session_id: String,
-    pub started_ms: u64,
-}
-
-/// Counters of the run in progress.
-#[derive(Default)]
-pub(crate) struct RunCounters {
-    pub usage: Usage,
-    pub iterations: u32,
-    pub max_iterations_hit: bool,
-    pub todo: TodoTracker,
-    /// The last answer text the user saw (a stream's text or `ui.send-text`).
-    pub shown: String,
-}
-
 /// A guest-registered tool.
 #[derive(Debug, Clone)]
 pub(crate) struct CustomTool {
@@ -113,7 +83,15 @@ pub struct HostState {
     pub(crate) limits: GuestLimits,
     pub(crate) host_config: HostConfig,
     pub(crate) loop_name: String,
-    pub(crate) env: Option<RunEnv>,
+    /// The run in progress, moved into the store for each call into the guest (its history
+    /// moved, not copied) and back out after it; `None` between calls.
+    pub(crate) run: Option<Run>,
+    /// When the current call into the guest started (`context.get-current-context`).
+    pub(crate) started_ms: u64,
+    /// The last answer text the user saw (a stream's text or `ui.send-text`).
+    pub(crate) shown: String,
+    /// How a step of the last run ended it, when one did (kept after the run is handed back).
+    pub(crate) ended: Option<Result<String, wonopcode_agent_loop::LoopError>>,
     /// Host tools this context may use (`None`: all of the registry's).
     pub(crate) enabled: Option<BTreeSet<String>>,
     pub(crate) custom: BTreeMap<String, CustomTool>,
@@ -122,12 +100,10 @@ pub struct HostState {
     /// The model this context switched to (`set-provider` / `set-model`), kept across its
     /// prompts; `None`: the model its runs are given.
     pub(crate) model: Option<SharedModel>,
-    pub(crate) messages: Vec<Message>,
     /// Every stream of the run, by handle; looked up for every chunk read, hence the cheap
     /// hash (handles are the host's own counter, so a guest cannot choose colliding keys).
     pub(crate) streams: FxHashMap<u64, OpenStream>,
     pub(crate) next_stream: u64,
-    pub(crate) run: RunCounters,
     /// Tool calls the guest shows itself (`ui.tool-start`), by call id.
     pub(crate) ui_items: HashMap<String, ShownCall>,
     /// Epoch ticks of guest computation since its last call into the host (reset by the
@@ -168,16 +144,17 @@ impl HostState {
             limits,
             host_config,
             loop_name: String::new(),
-            env: None,
+            run: None,
+            started_ms: 0,
+            shown: String::new(),
+            ended: None,
             enabled: None,
             custom: BTreeMap::new(),
             custom_enabled: BTreeSet::new(),
             kv: BTreeMap::new(),
             model: None,
-            messages: Vec::new(),
             streams: FxHashMap::default(),
             next_stream: 1,
-            run: RunCounters::default(),
             ui_items: HashMap::new(),
             compute_ticks: 0,
             frame: None,
@@ -186,8 +163,18 @@ impl HostState {
     }
 
     /// The run in progress; a host call outside a run traps.
-    pub(crate) fn env(&self) -> wasmtime::Result<&RunEnv> {
-        self.env.as_ref().ok_or_else(outside_a_run)
+    pub(crate) fn run(&self) -> wasmtime::Result<&Run> {
+        self.run.as_ref().ok_or_else(outside_a_run)
+    }
+
+    /// The run in progress, to change; a host call outside a run traps.
+    pub(crate) fn run_mut(&mut self) -> wasmtime::Result<&mut Run> {
+        self.run.as_mut().ok_or_else(outside_a_run)
+    }
+
+    /// The services of the run in progress.
+    pub(crate) fn services(&self) -> wasmtime::Result<&RunServices> {
+        Ok(&self.run()?.services)
     }
 
     /// The parameters this context was spawned with; `None` for a root.
@@ -197,23 +184,13 @@ impl HostState {
 
     /// Names of the host tools this context has enabled, sorted.
     pub(crate) fn enabled_host_tools(&self) -> wasmtime::Result<Vec<String>> {
-        let env = self.env()?;
+        let env = self.services()?;
         Ok(env
             .tools
             .names()
             .filter(|n| self.enabled.as_ref().is_none_or(|set| set.contains(*n)))
             .map(str::to_owned)
             .collect())
-    }
-
-    /// The registry of tools this context may execute through the host: the run's own
-    /// while every tool is enabled (most roots), so a tool round copies nothing.
-    pub(crate) fn effective_registry(&self) -> wasmtime::Result<Cow<'_, ToolRegistry>> {
-        let env = self.env()?;
-        Ok(match &self.enabled {
-            None => Cow::Borrowed(&env.tools),
-            Some(set) => Cow::Owned(env.tools.filtered(set.iter().map(String::as_str))),
-        })
     }
 
     /// What the guest last said on stderr during the current call, if anything.

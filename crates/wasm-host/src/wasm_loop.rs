@@ -12,8 +12,7 @@ use tokio::sync::Mutex;
 use tracing::Instrument;
 use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::event::ItemDetails;
-use wonopcode_agent_loop::standard::close_interrupted_calls;
-use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError};
+use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError, Run};
 
 use crate::bindings::types::LoopError as WitError;
 use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
@@ -23,7 +22,7 @@ use crate::error::WasmError;
 use crate::frame::{Frame, Template};
 use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, validate};
-use crate::state::{HostConfig, HostState, RunEnv};
+use crate::state::{HostConfig, HostState};
 
 /// A live instance and its store.
 pub(crate) struct Live {
@@ -355,42 +354,35 @@ async fn new_instance(
     })
 }
 
-/// Moves the loop context's services and history into the store for one call.
-fn begin_run(state: &mut HostState, ctx: &LoopContext<'_>) {
+/// Moves the loop context's run into the store for one call: its history is moved, not
+/// copied, and the model this context switched to (if any) replaces the context's.
+fn begin_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    state.env = Some(RunEnv {
-        provider: state.model.clone().unwrap_or_else(|| ctx.provider.clone()),
-        tools: ctx.tools.clone(),
-        gate: ctx.permissions.clone(),
-        config: ctx.config.clone(),
-        events: ctx.events.clone(),
-        cancel: ctx.cancel.clone(),
-        cwd: ctx.cwd.to_path_buf(),
-        session_id: ctx.session_id.clone(),
-        started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
-    });
-    state.messages = ctx.messages.clone();
+    let mut run = Run::take_from(ctx);
+    if let Some(model) = &state.model {
+        run.services.provider = model.clone();
+    }
+    state.run = Some(run);
+    state.started_ms = u64::try_from(now_ms).unwrap_or(u64::MAX);
     state.stderr_mark = state.stderr.contents().len();
-    state.run = Default::default();
+    state.shown.clear();
+    state.ended = None;
     state.streams.clear();
     state.compute_ticks = 0;
 }
 
-/// Hands the history and the counters back to the loop context.
+/// Hands the run back to the loop context (history and counters), keeping how a step of the
+/// run ended it, if one did.
 fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
-    let todo = std::mem::take(&mut state.run.todo);
-    if let Some(env) = &state.env {
-        todo.finish(&env.events);
+    if let Some(mut run) = state.run.take() {
+        state.ended = run.take_ending();
+        run.give_back(ctx);
     }
-    *ctx.messages = std::mem::take(&mut state.messages);
-    ctx.stats.usage.add(&state.run.usage);
-    ctx.stats.iterations += state.run.iterations;
     state.streams.clear();
     state.flush_output();
-    state.env = None;
 }
 
 /// The first line of a trap, with the guest's backtrace left to the debug log.
@@ -457,9 +449,10 @@ impl AgentLoop for WasmAgentLoop {
         user_input: &str,
     ) -> Result<String, LoopError> {
         self.ensure_started(ctx).await?;
-        close_interrupted_calls(ctx);
+        let mut run = Run::take_from(ctx);
+        run.close_interrupted_calls();
+        run.give_back(ctx);
         let input = user_input.to_owned();
-        let limit = ctx.config.max_iterations;
         let result = self
             .with_instance(ctx, |world, store| {
                 Box::pin(async move {
@@ -470,34 +463,35 @@ impl AgentLoop for WasmAgentLoop {
                 })
             })
             .await;
-        // The host refused a request past the limit: that is how the run ended, whatever
-        // error the guest made of it.
-        // (`begin_run` resets the flag, so it speaks of this run only.)
-        let (hit_limit, shown) = self
+        let (ended, shown) = self
             .lock_live()
             .await
-            .as_ref()
+            .as_mut()
             .map(|l| {
-                let run = &l.store.data().run;
-                (run.max_iterations_hit, run.shown.clone())
+                let state = l.store.data_mut();
+                (state.ended.take(), std::mem::take(&mut state.shown))
             })
             .unwrap_or_default();
-        match result? {
-            Ok(text) => {
-                // An answer the user has not seen (not streamed, not sent with `ui`) is shown,
-                // so a guest's result never goes missing.
-                if !text.is_empty() && text != shown {
-                    emit_text_item(
-                        ctx.events,
-                        |text| ItemDetails::AgentMessage { text },
-                        text.clone(),
-                    );
-                }
-                Ok(text)
-            }
-            Err(_) if hit_limit => Err(LoopError::MaxIterations { limit }),
-            Err(e) => Err(from_wit(e)),
+        // A step of the run ended it (the iteration limit, a doom loop, a suspension, a tool
+        // that completes the run): that is how the run ended, whatever the guest made of it.
+        let outcome = match (ended, result?) {
+            (Some(ended), _) => ended,
+            (None, Ok(text)) => Ok(text),
+            (None, Err(e)) => Err(from_wit(e)),
+        };
+        // An answer the user has not seen (not streamed, not sent with `ui`) is shown, so a
+        // guest's result never goes missing.
+        if let Ok(text) = &outcome
+            && !text.is_empty()
+            && *text != shown
+        {
+            emit_text_item(
+                ctx.events,
+                |text| ItemDetails::AgentMessage { text },
+                text.clone(),
+            );
         }
+        outcome
     }
 
     async fn on_start(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {

@@ -1,10 +1,9 @@
 //! The default guest loop: the native StandardLoop's algorithm, written against the
-//! `wonopcode:agent-loop` world. It is the SDK's [`Agent`] with nothing changed: stream a
-//! turn; store it; if the model asked for tools, check for a doom loop, run them in parallel
-//! through the host (which applies permissions, validation and truncation, and shows them),
-//! store the results, and go again. Tool failures go back to the model (fail-open). The host
-//! enforces the iteration limit and counts usage; compaction runs in the host through
-//! `storage.compact-if-needed`.
+//! `wonopcode:agent-loop` world. It is the SDK's [`Agent`] with nothing changed: run a turn
+//! (the host compacts if needed, streams and stores it, and checks it for a doom loop); if
+//! the model asked for tools, run its tool round on the host (permissions, validation,
+//! truncation, suspension; the results stored), and go again. Tool failures go back to the
+//! model (fail-open). The rules of the run are the host's, the same as for StandardLoop.
 
 use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop};
 

@@ -1,20 +1,20 @@
 //! The standard agentic loop, for guests that do not need their own: stream a turn from the
-//! stored history, store it, stop when the model asks for no tools, otherwise check for a doom
-//! loop, run the calls (the guest's own custom tools in the guest, the rest on the host) and
-//! go again. Tool failures go back to the model (fail-open). The host enforces the iteration
-//! limit, counts usage and shows everything streamed.
+//! stored history, store it, stop when the model asks for no tools, otherwise run the calls
+//! (the guest's own custom tools in the guest, the rest on the host) and go again. Tool
+//! failures go back to the model (fail-open). The host holds the rules of the run: it checks
+//! every stored turn for a doom loop (asking the user where someone can answer), enforces the
+//! iteration limit, suspends the run on a call that waits for an answer, counts usage and
+//! shows everything streamed; when it ends the run, the call that learns it fails and this
+//! loop stops.
 //!
 //! The embedded default loop is exactly `Agent::default().run(input)`; specialists set a few
 //! fields (their custom tools, a round limit of their own).
 
-use crate::bindings::wonopcode::agent_loop::{storage, system, tools, ui};
+use crate::bindings::wonopcode::agent_loop::{storage, system, tools};
 use crate::{
-    CustomTools, DoomLoop, HOST_OPTIONS, LoopError, StreamOptions, ToolExecutionRequest,
-    ToolResult, host_request, run_on_host, run_turn, tool_message, user_message,
+    CustomTools, HOST_OPTIONS, LoopError, StreamOptions, ToolExecutionRequest, ToolResult,
+    host_request, run_on_host, run_turn, tool_message, user_message,
 };
-
-/// Identical consecutive calls that stop the run (seed 001).
-pub const DOOM_LOOP_THRESHOLD: usize = 3;
 
 /// How the loop runs.
 pub struct Agent<'a> {
@@ -55,7 +55,6 @@ impl Agent<'_> {
     /// Runs `input` to the model's answer.
     pub fn run(&self, input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));
-        let mut doom = DoomLoop::default();
         let mut rounds = 0usize;
         // Only this guest changes its enabled set, and only in its own code: the set is read
         // once, and again after the guest's custom tools ran.
@@ -77,22 +76,6 @@ impl Agent<'_> {
             }
             if turn.tool_calls.is_empty() {
                 return Ok(turn.text);
-            }
-            if let Some((name, count)) = doom.observe(&turn.tool_calls, DOOM_LOOP_THRESHOLD) {
-                let reason =
-                    format!("`{name}` was called {count} times in a row with the same arguments");
-                let answers = turn
-                    .tool_calls
-                    .iter()
-                    .map(|c| ToolResult {
-                        call_id: c.id.clone(),
-                        content: format!("not run: {reason}"),
-                        is_error: true,
-                    })
-                    .collect();
-                storage::add_message(&tool_message(answers));
-                ui::show_message(ui::MessageLevel::Error, &format!("doom loop: {reason}"));
-                return Err(LoopError::DoomLoop(reason));
             }
             let custom = self
                 .custom

@@ -29,12 +29,11 @@ pub mod bindings {
 
 mod agent;
 mod custom_tools;
-mod doom_loop;
 mod json_answer;
 mod spawn;
 mod turn;
 
-pub use agent::{Agent, DOOM_LOOP_THRESHOLD};
+pub use agent::Agent;
 pub use bindings::wonopcode::agent_loop::context::{
     ContextModule, ContextParams, ContextResult, ContextStatus,
 };
@@ -47,7 +46,6 @@ pub use bindings::wonopcode::agent_loop::{
     config, context, custom_tools as custom_tools_host, providers, storage, system, tools, ui,
 };
 pub use custom_tools::{CustomTool, CustomTools};
-pub use doom_loop::DoomLoop;
 pub use json_answer::{json_object, run_for_json};
 pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};

@@ -66,14 +66,6 @@ impl AgentLoop for StandardLoop {
     }
 }
 
-/// Answers tool calls a previous, interrupted run left without results, so the history is
-/// one every provider accepts.
-pub fn close_interrupted_calls(ctx: &mut LoopContext<'_>) {
-    let mut run = Run::take_from(ctx);
-    run.close_interrupted_calls();
-    run.give_back(ctx);
-}
-
 /// The native loop: respond, store, stop at an answer, otherwise run the tool round.
 async fn drive(run: &mut Run) -> Result<String, LoopError> {
     loop {
@@ -82,7 +74,8 @@ async fn drive(run: &mut Run) -> Result<String, LoopError> {
         if response.calls.is_empty() {
             return Ok(response.text);
         }
-        if let Next::Stop(outcome) = run.tool_round(&response.calls, Vec::new(), None).await {
+        let round = run.tool_round(&response.calls, Vec::new(), None).await;
+        if let Next::Stop(outcome) = round.next {
             return outcome;
         }
     }

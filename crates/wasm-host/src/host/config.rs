@@ -17,9 +17,9 @@ impl Host for HostState {
         Ok(match &self.host_config.preferred_provider {
             Some(p) => Some(p.clone()),
             None => self
-                .env
+                .run
                 .as_ref()
-                .map(|e| e.provider.info().provider.clone()),
+                .map(|r| r.services.provider.info().provider.clone()),
         })
     }
 
@@ -29,7 +29,10 @@ impl Host for HostState {
         }
         Ok(match &self.host_config.preferred_model {
             Some(m) => Some(m.clone()),
-            None => self.env.as_ref().map(|e| e.provider.info().id.clone()),
+            None => self
+                .run
+                .as_ref()
+                .map(|r| r.services.provider.info().id.clone()),
         })
     }
 

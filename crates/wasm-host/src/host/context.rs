@@ -53,19 +53,19 @@ impl Host for HostState {
     }
 
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
-        let env = self.env()?;
+        let env = self.services()?;
         let path = env.events.context();
         Ok(ContextInfo {
             id: path.to_string(),
             depth: u32::try_from(path.depth()).unwrap_or(u32::MAX),
             module: self.loop_name.clone(),
             parent_id: self.frame.as_ref().and_then(|f| f.parent_id.clone()),
-            started_at: env.started_ms,
+            started_at: self.started_ms,
         })
     }
 
     fn get_context_depth(&mut self) -> wasmtime::Result<u32> {
-        Ok(u32::try_from(self.env()?.events.context().depth()).unwrap_or(u32::MAX))
+        Ok(u32::try_from(self.services()?.events.context().depth()).unwrap_or(u32::MAX))
     }
 
     fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
@@ -80,7 +80,9 @@ impl HostState {
         outcome: Result<(ContextResult, Usage), String>,
     ) -> Result<ContextResult, String> {
         outcome.map(|(result, usage)| {
-            self.run.usage.add(&usage);
+            if let Some(run) = &mut self.run {
+                run.stats.usage.add(&usage);
+            }
             result
         })
     }

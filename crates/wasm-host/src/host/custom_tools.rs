@@ -21,7 +21,7 @@ impl Host for HostState {
                 "invalid tool name `{name}`: use letters, digits, `_` and `-`"
             )));
         }
-        if self.env()?.tools.get(&name).is_some() {
+        if self.services()?.tools.get(&name).is_some() {
             return Ok(Err(format!("`{name}` is a host tool; choose another name")));
         }
         if self.custom.contains_key(&name) {

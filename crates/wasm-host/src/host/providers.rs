@@ -17,8 +17,8 @@ use wonopcode_agent_loop::assemble::{
 use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
 use wonopcode_agent_loop::{
-    ChunkStream, Message, ModelRequest, ModelSource, Part, RequestOptions, Role, SharedModel,
-    SingleModel, StreamChunk as Chunk, ToolSchema, Usage,
+    ChunkStream, Message, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
+    StreamChunk as Chunk, ToolSchema, Usage,
 };
 
 use crate::bindings::providers::{
@@ -292,10 +292,12 @@ impl HostState {
         }
         let mut turn = assembler.finish();
         price(&stream.model, &mut turn.usage);
-        self.run.usage.add(&turn.usage);
+        if let Some(run) = &mut self.run {
+            run.stats.usage.add(&turn.usage);
+        }
         let text = turn.text();
         if !text.is_empty() {
-            self.run.shown = text;
+            self.shown = text;
         }
         stream.finished = Some(turn);
     }
@@ -303,73 +305,67 @@ impl HostState {
     /// The messages of a request: the host's own history when the guest passes it back
     /// unchanged (so thinking signatures survive), else the guest's messages. A leading system
     /// message becomes the system prompt.
-    fn request_messages(&self, messages: Vec<wit::Message>) -> (Option<String>, Vec<Message>) {
-        let config_system = self
-            .env
-            .as_ref()
-            .and_then(|e| e.config.system_prompt.clone());
-        let unchanged = messages.len() == self.messages.len()
-            && self
+    fn request_messages(
+        &self,
+        messages: Vec<wit::Message>,
+    ) -> wasmtime::Result<Option<(Option<String>, Vec<Message>)>> {
+        let run = self.run()?;
+        let unchanged = messages.len() == run.messages.len()
+            && run
                 .messages
                 .iter()
                 .zip(&messages)
                 .all(|(m, w)| to_wit(m) == *w);
         if unchanged {
-            return (config_system, self.messages.clone());
+            return Ok(None);
         }
+        let config_system = run.services.config.system_prompt.clone();
         let mut converted: Vec<Message> = messages.into_iter().map(from_wit).collect();
         if converted.first().is_some_and(|m| m.role == Role::System) {
             let system = converted.remove(0).text_content();
-            return (Some(system), converted);
+            return Ok(Some((Some(system), converted)));
         }
-        (config_system, converted)
+        Ok(Some((config_system, converted)))
     }
-    /// Starts a model stream, after checking the iteration limit and that every tool offered
-    /// is enabled in this context. A request the model refuses to start becomes a stream of
-    /// one error chunk, so the guest reads the failure where it reads everything else.
+
+    /// Starts a model stream of the run's history (`own` = `None`) or of the guest's own
+    /// messages, after checking that every tool offered is enabled in this context and the
+    /// run's request step (cancellation, the iteration limit). A request the model refuses
+    /// to start becomes a stream of one error chunk, so the guest reads the failure where it
+    /// reads everything else.
     async fn open_stream(
         &mut self,
-        system: Option<String>,
-        history: Vec<Message>,
+        own: Option<(Option<String>, Vec<Message>)>,
         tools: &[String],
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
-        let env = self.env()?;
-        if env.cancel.is_cancelled() {
-            return Ok(Err("cancelled".to_owned()));
-        }
-        let limit = env.config.max_iterations;
-        if self.run.iterations >= limit {
-            self.run.max_iterations_hit = true;
-            return Ok(Err(format!("reached the limit of {limit} iterations")));
-        }
         let schemas = match self.offered_schemas(tools)? {
             Ok(schemas) => schemas,
             Err(e) => return Ok(Err(e)),
         };
-        self.run.iterations += 1;
-        // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
-        let env = self.env()?;
-        let defaults = &env.config.request;
-        let request = ModelRequest {
-            context: env.events.context().clone(),
-            system,
-            messages: history,
-            tools: schemas,
-            options: RequestOptions {
-                max_tokens: options.max_tokens.or(defaults.max_tokens),
-                temperature: options.temperature.or(defaults.temperature),
-                thinking_budget: options.thinking_budget.or(defaults.thinking_budget),
-            },
+        let run = self.run.as_mut().ok_or_else(outside_a_run)?;
+        if let Err(e) = run.begin_request() {
+            return Ok(Err(e.to_string()));
+        }
+        let options = RequestOptions {
+            max_tokens: options.max_tokens,
+            temperature: options.temperature,
+            thinking_budget: options.thinking_budget,
         };
-        let idle = env.config.stream_idle_timeout;
-        let chunks = match start_stream(&env.provider, request, &env.cancel, idle).await {
+        let request = match own {
+            None => run.request(schemas, &options),
+            Some((system, messages)) => run.request_of(system, messages, schemas, &options),
+        };
+        // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
+        let s = &run.services;
+        let idle = s.config.stream_idle_timeout;
+        let chunks = match start_stream(&s.provider, request, &s.cancel, idle).await {
             Ok(stream) => stream,
             Err(e) => Box::pin(futures::stream::iter([Chunk::Error {
                 message: e.to_string(),
             }])),
         };
-        let (provider, events) = (env.provider.clone(), env.events.clone());
+        let (provider, events) = (s.provider.clone(), s.events.clone());
         let handle = self.next_stream;
         self.next_stream += 1;
         self.streams.insert(
@@ -394,12 +390,10 @@ impl HostState {
         else {
             return Ok(false);
         };
-        if !self.compact_now().await? {
+        if !self.run_mut()?.compact_now().await {
             return Ok(false);
         }
-        let system = self.env()?.config.system_prompt.clone();
-        let history = self.messages.clone();
-        let Ok(fresh) = self.open_stream(system, history, &tools, options).await? else {
+        let Ok(fresh) = self.open_stream(None, &tools, options).await? else {
             return Ok(false);
         };
         match self.streams.remove(&fresh) {
@@ -422,7 +416,7 @@ impl HostState {
     ) -> wasmtime::Result<Option<T>> {
         loop {
             // The token is borrowed, not cloned: a clone takes the token tree's lock.
-            let env = self.env.as_ref().ok_or_else(outside_a_run)?;
+            let env = &self.run.as_ref().ok_or_else(outside_a_run)?.services;
             let (cancel, idle) = (&env.cancel, env.config.stream_idle_timeout);
             let Some(stream) = self.streams.get_mut(&handle) else {
                 return Ok(Some(failed(format!("unknown stream handle {handle}"))));
@@ -497,7 +491,7 @@ impl HostState {
         provider: &str,
         model: Option<&str>,
     ) -> wasmtime::Result<Result<(), String>> {
-        let current = self.env()?.provider.clone();
+        let current = self.services()?.provider.clone();
         let budgets = self
             .frame
             .as_ref()
@@ -506,8 +500,8 @@ impl HostState {
         let source = self.host_config.models.clone();
         match open_model(source.as_deref(), &current, &budgets, provider, model).await {
             Ok(opened) => {
-                if let Some(env) = self.env.as_mut() {
-                    env.provider = opened.clone();
+                if let Some(run) = self.run.as_mut() {
+                    run.services.provider = opened.clone();
                 }
                 self.model = Some(opened);
                 Ok(Ok(()))
@@ -521,7 +515,7 @@ impl HostState {
         &self,
         tools: &[String],
     ) -> wasmtime::Result<Result<Vec<ToolSchema>, String>> {
-        let env = self.env()?;
+        let env = self.services()?;
         let enabled = |name: &str| self.enabled.as_ref().is_none_or(|set| set.contains(name));
         let mut schemas = Vec::with_capacity(tools.len());
         for name in tools {
@@ -554,7 +548,7 @@ impl Host for HostState {
     fn list_providers(&mut self) -> wasmtime::Result<Vec<ProviderInfo>> {
         let listings = match &self.host_config.models {
             Some(source) => source.providers(),
-            None => vec![listing_of(self.env()?.provider.info())],
+            None => vec![listing_of(self.services()?.provider.info())],
         };
         Ok(listings
             .into_iter()
@@ -570,11 +564,11 @@ impl Host for HostState {
     }
 
     fn get_current_provider(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(Some(self.env()?.provider.info().provider.clone()))
+        Ok(Some(self.services()?.provider.info().provider.clone()))
     }
 
     fn get_current_model(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(Some(self.env()?.provider.info().id.clone()))
+        Ok(Some(self.services()?.provider.info().id.clone()))
     }
 
     async fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
@@ -582,7 +576,7 @@ impl Host for HostState {
     }
 
     async fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
-        let provider = self.env()?.provider.info().provider.clone();
+        let provider = self.services()?.provider.info().provider.clone();
         self.switch_model(&provider, Some(&model_id)).await
     }
 
@@ -592,8 +586,8 @@ impl Host for HostState {
         tools: Vec<String>,
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
-        let (system, history) = self.request_messages(messages);
-        self.open_stream(system, history, &tools, options).await
+        let own = self.request_messages(messages)?;
+        self.open_stream(own, &tools, options).await
     }
 
     async fn stream_history(
@@ -601,9 +595,7 @@ impl Host for HostState {
         tools: Vec<String>,
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
-        let system = self.env()?.config.system_prompt.clone();
-        let history = self.messages.clone();
-        let opened = self.open_stream(system, history, &tools, options).await?;
+        let opened = self.open_stream(None, &tools, options).await?;
         if let Ok(handle) = opened
             && let Some(stream) = self.streams.get_mut(&handle)
         {
@@ -644,7 +636,7 @@ impl Host for HostState {
     }
 
     fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {
-        Ok(details(&self.run.usage))
+        Ok(details(&self.run()?.stats.usage))
     }
 
     async fn run_turn(
@@ -653,10 +645,10 @@ impl Host for HostState {
         options: StreamOptions,
     ) -> wasmtime::Result<Result<CollectedTurn, String>> {
         // Nothing of a cancelled run is compacted or sent: a loop learns it here.
-        if self.env()?.cancel.is_cancelled() {
+        if self.services()?.cancel.is_cancelled() {
             return Ok(Err("cancelled".to_owned()));
         }
-        self.compact_before_request().await?;
+        self.run_mut()?.compact_if_needed().await;
         let handle = match self.stream_history(tools, options).await? {
             Ok(handle) => handle,
             Err(e) => return Ok(Err(e)),
@@ -675,7 +667,7 @@ impl Host for HostState {
         }
         // Once the turn is in the history, its assembled parts are the guest's to have:
         // moved, not copied.
-        let parts = match self.store_streamed(handle)? {
+        let parts = match self.store_streamed(handle).await? {
             Ok(parts) => parts,
             Err(e) => return Ok(Err(e)),
         };
@@ -683,7 +675,7 @@ impl Host for HostState {
     }
 
     fn get_model_details(&mut self) -> wasmtime::Result<Option<ModelDetails>> {
-        let info = self.env()?.provider.info();
+        let info = self.services()?.provider.info();
         Ok(Some(ModelDetails {
             id: info.id.clone(),
             context_window: info.context_window,

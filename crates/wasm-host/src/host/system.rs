@@ -8,12 +8,9 @@ use crate::state::HostState;
 
 impl Host for HostState {
     fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
-        let context = self
-            .env
-            .as_ref()
-            .map(|e| e.events.context().to_string())
-            .unwrap_or_default();
-        let depth = self.env.as_ref().map_or(0, |e| e.events.context().depth());
+        let path = self.run.as_ref().map(|r| r.services.events.context());
+        let context = path.map(ToString::to_string).unwrap_or_default();
+        let depth = path.map_or(0, |p| p.depth());
         let guest = self.loop_name.as_str();
         match level {
             LogLevel::Trace => tracing::trace!(context, depth, guest, "{message}"),
@@ -33,16 +30,16 @@ impl Host for HostState {
     }
 
     fn is_cancelled(&mut self) -> wasmtime::Result<bool> {
-        Ok(self.env()?.cancel.is_cancelled())
+        Ok(self.services()?.cancel.is_cancelled())
     }
 
     fn get_cwd(&mut self) -> wasmtime::Result<String> {
-        Ok(self.env()?.cwd.display().to_string())
+        Ok(self.services()?.cwd.display().to_string())
     }
 
     async fn sleep_ms(&mut self, ms: u64) -> wasmtime::Result<()> {
         let wait = Duration::from_millis(ms).min(self.limits.max_sleep);
-        let cancel = self.env()?.cancel.clone();
+        let cancel = self.services()?.cancel.clone();
         tokio::select! {
             () = cancel.cancelled() => {}
             () = tokio::time::sleep(wait) => {}

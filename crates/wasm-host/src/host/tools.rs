@@ -4,10 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use wonopcode_agent_loop::tool_round::{Call, CallOutcome, run_calls};
+use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_agent_loop::{
-    Message, Part, PermissionDecision, PermissionRequest, PermissionStatus as Status, Role,
-    ToolCategory, ToolEnv,
+    Next, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory,
 };
 
 use crate::bindings::providers::StreamHandle;
@@ -15,7 +14,7 @@ use crate::bindings::tools::{
     Host, PermissionStatus, ToolCategory as WitCategory, ToolExecutionRequest, ToolExecutionResult,
     ToolInfo,
 };
-use crate::state::HostState;
+use crate::state::{HostState, outside_a_run};
 
 fn category(c: ToolCategory) -> WitCategory {
     match c {
@@ -28,20 +27,13 @@ fn category(c: ToolCategory) -> WitCategory {
     }
 }
 
-/// What one call answered, before it is shaped for the guest or the history.
-struct Answer {
-    content: String,
-    is_error: bool,
-    duration_ms: u64,
-}
-
 impl HostState {
     fn permission_request(
         &self,
         name: &str,
         arguments: &str,
     ) -> wasmtime::Result<Option<PermissionRequest>> {
-        let Some(tool) = self.env()?.tools.get(name) else {
+        let Some(tool) = self.services()?.tools.get(name) else {
             return Ok(None);
         };
         let value: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
@@ -53,7 +45,7 @@ impl HostState {
     }
 
     fn all_tools(&self) -> wasmtime::Result<Vec<ToolInfo>> {
-        let env = self.env()?;
+        let env = self.services()?;
         let mut out = Vec::new();
         for name in env.tools.names() {
             let Some(tool) = env.tools.get(name) else {
@@ -89,48 +81,9 @@ impl HostState {
         Ok(out)
     }
 
-    /// Runs calls through the shared dispatch path, restricted to the enabled host tools;
-    /// the answers come in call order.
-    async fn answer(&mut self, calls: &[Call]) -> wasmtime::Result<Vec<Answer>> {
-        let registry = self.effective_registry()?;
-        let env = self.env()?;
-        let tool_env = ToolEnv {
-            workspace_root: env.cwd.clone(),
-            cancel: env.cancel.clone(),
-            context: env.events.context().clone(),
-        };
-        let events = env.events.clone();
-        let outcomes = run_calls(calls, &registry, env.gate.as_ref(), &tool_env, &events).await;
-        let mut answers = Vec::with_capacity(calls.len());
-        for outcome in outcomes {
-            answers.push(match outcome {
-                CallOutcome::Answered {
-                    content,
-                    is_error,
-                    todo,
-                    duration,
-                    ..
-                } => {
-                    if let Some(items) = todo {
-                        self.run.todo.update(&events, items);
-                    }
-                    Answer {
-                        content,
-                        is_error,
-                        duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-                    }
-                }
-                CallOutcome::Suspended { reason } => Answer {
-                    content: format!("not run: {reason} (guest loops cannot suspend a run yet)"),
-                    is_error: true,
-                    duration_ms: 0,
-                },
-            });
-        }
-        Ok(answers)
-    }
-
-    /// `execute-tool(s)`: the answers as the guest sees them.
+    /// `execute-tool(s)`: calls the guest runs itself, through the run's step for them (the
+    /// shared dispatch path, restricted to the enabled host tools); the answers come in call
+    /// order, as the guest sees them.
     async fn execute(
         &mut self,
         requests: Vec<ToolExecutionRequest>,
@@ -143,22 +96,23 @@ impl HostState {
                 arguments: r.arguments,
             })
             .collect();
-        let answers = self.answer(&calls).await?;
+        let run = self.run.as_mut().ok_or_else(outside_a_run)?;
+        let results = run.execute_for_loop(&calls, self.enabled.as_ref()).await;
         Ok(calls
             .into_iter()
-            .zip(answers)
-            .map(|(call, a)| ToolExecutionResult {
+            .zip(results)
+            .map(|(call, r)| ToolExecutionResult {
                 call_id: call.id,
-                success: !a.is_error,
-                error: a.is_error.then(|| a.content.clone()),
-                content: a.content,
-                duration_ms: a.duration_ms,
+                success: !r.is_error,
+                error: r.is_error.then(|| r.content.clone()),
+                content: r.content,
+                duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
             })
             .collect())
     }
 
     fn known_tool(&self, id: &str) -> wasmtime::Result<bool> {
-        Ok(self.env()?.tools.get(id).is_some() || self.custom.contains_key(id))
+        Ok(self.services()?.tools.get(id).is_some() || self.custom.contains_key(id))
     }
 }
 
@@ -180,7 +134,7 @@ impl Host for HostState {
             self.custom_enabled.insert(tool_id);
             return Ok(Ok(()));
         }
-        if self.env()?.tools.get(&tool_id).is_none() {
+        if self.services()?.tools.get(&tool_id).is_none() {
             return Ok(Err(format!("unknown tool `{tool_id}`")));
         }
         if let Some(set) = &mut self.enabled {
@@ -194,7 +148,7 @@ impl Host for HostState {
             self.custom_enabled.remove(&tool_id);
             return Ok(Ok(()));
         }
-        if self.env()?.tools.get(&tool_id).is_none() {
+        if self.services()?.tools.get(&tool_id).is_none() {
             return Ok(Err(format!("unknown tool `{tool_id}`")));
         }
         let mut set: BTreeSet<String> = self.enabled_host_tools()?.into_iter().collect();
@@ -216,7 +170,7 @@ impl Host for HostState {
                 return Ok(Err(format!("unknown tool `{id}`")));
             }
         }
-        let env = self.env()?;
+        let env = self.services()?;
         let host: BTreeSet<String> = tool_ids
             .iter()
             .filter(|id| env.tools.get(id).is_some())
@@ -282,21 +236,17 @@ impl Host for HostState {
             )));
         }
         stream.mark_round_run();
-        let answers = self.answer(&calls).await?;
-        let succeeded = answers.iter().map(|a| !a.is_error).collect();
-        let parts: Vec<Part> = calls
-            .into_iter()
-            .zip(answers)
-            .map(|(call, a)| Part::ToolResult {
-                call_id: call.id,
-                content: a.content,
-                is_error: a.is_error,
-            })
-            .collect();
-        if !parts.is_empty() {
-            self.push_message(Message::new(Role::Tool, parts))?;
-        }
-        Ok(Ok(succeeded))
+        let run = self.run.as_mut().ok_or_else(outside_a_run)?;
+        let round = run
+            .tool_round(&calls, Vec::new(), self.enabled.as_ref())
+            .await;
+        Ok(match round.next {
+            Next::Continue => Ok(round.succeeded),
+            // The run has ended (suspended, completed by a tool, cancelled): the guest hears
+            // why and stops; the host reports the run's own outcome.
+            Next::Stop(Ok(_)) => Err("a tool completed the run: stop here".to_owned()),
+            Next::Stop(Err(e)) => Err(e.to_string()),
+        })
     }
 
     fn check_permission(
@@ -307,7 +257,7 @@ impl Host for HostState {
         let Some(request) = self.permission_request(&tool_name, &arguments)? else {
             return Ok(PermissionStatus::Denied);
         };
-        Ok(match self.env()?.gate.status(&request) {
+        Ok(match self.services()?.gate.status(&request) {
             Status::Allowed => PermissionStatus::Allowed,
             Status::Denied => PermissionStatus::Denied,
             Status::NeedsApproval => PermissionStatus::NeedsApproval,
@@ -322,7 +272,7 @@ impl Host for HostState {
         let Some(request) = self.permission_request(&tool_name, &arguments)? else {
             return Ok(false);
         };
-        let gate = self.env()?.gate.clone();
+        let gate = self.services()?.gate.clone();
         Ok(gate.decide(&request).await == PermissionDecision::Allow)
     }
 }

@@ -35,17 +35,17 @@ pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetail
 impl Host for HostState {
     fn send_text(&mut self, text: String) -> wasmtime::Result<()> {
         emit_text_item(
-            &self.env()?.events,
+            &self.services()?.events,
             |text| ItemDetails::AgentMessage { text },
             text.clone(),
         );
-        self.run.shown = text;
+        self.shown = text;
         Ok(())
     }
 
     fn send_thinking(&mut self, text: String) -> wasmtime::Result<()> {
         emit_text_item(
-            &self.env()?.events,
+            &self.services()?.events,
             |text| ItemDetails::Reasoning { text },
             text,
         );
@@ -53,7 +53,7 @@ impl Host for HostState {
     }
 
     fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
-        let events = &self.env()?.events;
+        let events = &self.services()?.events;
         let id = events.next_item_id();
         let item = ToolCallItem {
             call_id: call_id.clone(),
@@ -89,7 +89,7 @@ impl Host for HostState {
         is_error: bool,
     ) -> wasmtime::Result<()> {
         let known = self.ui_items.remove(&call_id);
-        let events = &self.env()?.events;
+        let events = &self.services()?.events;
         let (id, name, duration_ms) = match known {
             Some(shown) => (
                 shown.item_id,
@@ -137,7 +137,7 @@ impl Host for HostState {
                 Ok(())
             }
             MessageLevel::Warning | MessageLevel::Error => {
-                let events = &self.env()?.events;
+                let events = &self.services()?.events;
                 events.emit(EventKind::ItemCompleted {
                     item: Item {
                         id: events.next_item_id(),
@@ -154,7 +154,7 @@ impl Host for HostState {
             tracing::info!(guest = %self.loop_name, "guest asked for input nobody can give: {prompt}");
             return Ok(None);
         };
-        let cancel = self.env()?.cancel.clone();
+        let cancel = self.services()?.cancel.clone();
         let guest = self.loop_name.clone();
         Ok(tokio::select! {
             () = cancel.cancelled() => None,
@@ -167,7 +167,7 @@ impl Host for HostState {
             tracing::info!(guest = %self.loop_name, "guest asked for a confirmation nobody can give: {message}");
             return Ok(false);
         };
-        let cancel = self.env()?.cancel.clone();
+        let cancel = self.services()?.cancel.clone();
         let guest = self.loop_name.clone();
         Ok(tokio::select! {
             () = cancel.cancelled() => false,
