@@ -32,7 +32,7 @@ async function witWith(world, version) {
   for (const name of await readdir(wit)) {
     if (!name.endsWith('.wit') || name === 'world.wit') continue;
     let text = await readFile(join(wit, name), 'utf8');
-    if (version) text = text.replaceAll('@0.2.4', `@${version}`);
+    if (version) text = text.replaceAll('@0.2.5', `@${version}`);
     await writeFile(join(dep, name), text);
   }
   await writeFile(join(dir, 'world.wit'), world);
@@ -44,8 +44,8 @@ await build(join(here, 'researcher.js'), wit, 'agent-loop-world', join(outDir, '
 const bad = join(outDir, 'bad');
 const missing = await witWith(`package wonopcode:bad-guests;
 world agent-loop-only {
-  import wonopcode:agent-loop/providers@0.2.4;
-  export wonopcode:agent-loop/agent-loop@0.2.4;
+  import wonopcode:agent-loop/providers@0.2.5;
+  export wonopcode:agent-loop/agent-loop@0.2.5;
 }
 `);
 const version = await witWith(

@@ -51,7 +51,12 @@ pub fn bin() -> &'static Path {
 
 /// A `wonopcode` command with a clean environment for deterministic output.
 pub fn wonopcode() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::new(bin());
+    assert_cmd::Command::from_std(command())
+}
+
+/// The same, as a plain process command (for a pseudo-terminal).
+pub fn command() -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin());
     cmd.env("NO_COLOR", "1")
         .env_remove("WONOPCODE_LOG")
         .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")

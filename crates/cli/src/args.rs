@@ -50,6 +50,11 @@ pub struct Args {
     #[arg(long, requires = "history", conflicts_with = "prompt")]
     pub resume: bool,
 
+    /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
+    /// (repeatable). Pending calls without an answer run, under the permissions of this run.
+    #[arg(long, value_name = "CALL_ID=TEXT", requires = "resume", value_parser = parse_answer)]
+    pub answer: Vec<(String, String)>,
+
     /// Model requests allowed per prompt.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
@@ -163,4 +168,14 @@ pub enum GuestLang {
     Python,
     /// JavaScript with componentize-js.
     Js,
+}
+
+/// `CALL_ID=TEXT` of `--answer`.
+fn parse_answer(value: &str) -> Result<(String, String), String> {
+    match value.split_once('=') {
+        Some((id, text)) if !id.trim().is_empty() => Ok((id.trim().to_owned(), text.to_owned())),
+        _ => Err(format!(
+            "`{value}` is not CALL_ID=TEXT (the call ids a run waits on are printed when it suspends)"
+        )),
+    }
 }

@@ -28,6 +28,7 @@ const WIT: &[(&str, &str)] = &[
         include_str!("../../../wit/custom-tools.wit"),
     ),
     ("providers.wit", include_str!("../../../wit/providers.wit")),
+    ("resumable.wit", include_str!("../../../wit/resumable.wit")),
     ("storage.wit", include_str!("../../../wit/storage.wit")),
     ("system.wit", include_str!("../../../wit/system.wit")),
     ("tools.wit", include_str!("../../../wit/tools.wit")),

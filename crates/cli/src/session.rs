@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus, Message,
     ModelSource, RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
@@ -49,7 +50,8 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 /// Where prompts come from.
 enum Input {
     One(String),
-    Resume,
+    /// Continue a suspended run, answering these pending calls (`(call id, text)`).
+    Resume(Vec<(String, String)>),
     Repl,
 }
 
@@ -158,7 +160,7 @@ async fn model(
 
 fn input(args: &Args) -> anyhow::Result<Input> {
     if args.resume {
-        return Ok(Input::Resume);
+        return Ok(Input::Resume(args.answer.clone()));
     }
     if let Some(prompt) = &args.prompt {
         if prompt.trim().is_empty() {
@@ -312,8 +314,11 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     };
     session.start().await?;
     let code = match input {
-        Input::One(prompt) => session.prompt(Some(&prompt)).await,
-        Input::Resume => session.prompt(None).await,
+        Input::One(prompt) => session.prompt(&prompt).await,
+        Input::Resume(answers) => {
+            check_answers(session.messages, &answers)?;
+            session.resume(answers).await
+        }
         Input::Repl => session.repl().await?,
     };
     if let Some(path) = &args.trace {
@@ -340,6 +345,37 @@ fn spawn_ctrl_c_handler(current_turn: Arc<Mutex<Option<CancellationToken>>>) {
             }
         }
     });
+}
+
+/// What a turn starts from.
+enum Turn<'p> {
+    /// A new prompt.
+    Prompt(&'p str),
+    /// The answers to a suspended run's pending calls (`(call id, content, is_error)`).
+    Resume(Vec<(String, String, bool)>),
+}
+
+/// Each `--answer` must name a call the suspended run waits on.
+fn check_answers(messages: &[Message], answers: &[(String, String)]) -> anyhow::Result<()> {
+    let pending = pending_tool_calls(messages);
+    if pending.is_empty() {
+        return Err(usage(
+            "--resume: the history has no suspended run (no tool call waits for an answer)",
+        ));
+    }
+    for (id, _) in answers {
+        if !pending.iter().any(|(p, _, _)| p == id) {
+            let waiting: Vec<String> = pending
+                .iter()
+                .map(|(id, name, _)| format!("{id} ({name})"))
+                .collect();
+            return Err(usage(format!(
+                "--answer {id}=...: no pending call has that id; the run waits on {}",
+                waiting.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 struct Session<'a> {
@@ -387,8 +423,21 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// Runs one prompt (or resumes, with `None`) and returns its exit code.
-    async fn prompt(&mut self, prompt: Option<&str>) -> u8 {
+    /// Runs one prompt and returns its exit code.
+    async fn prompt(&mut self, prompt: &str) -> u8 {
+        self.turn(Turn::Prompt(prompt)).await
+    }
+
+    /// Continues a suspended run with answers to pending calls; returns its exit code.
+    async fn resume(&mut self, answers: Vec<(String, String)>) -> u8 {
+        let answers = answers
+            .into_iter()
+            .map(|(id, text)| (id, text, false))
+            .collect();
+        self.turn(Turn::Resume(answers)).await
+    }
+
+    async fn turn(&mut self, turn: Turn<'_>) -> u8 {
         let token = self.session_token.child_token();
         if let Ok(mut slot) = self.current_turn.lock() {
             *slot = Some(token.clone());
@@ -396,9 +445,9 @@ impl Session<'_> {
         let agent = self.agent.clone();
         let result = {
             let mut ctx = self.context(&token);
-            match prompt {
-                Some(p) => run_turn(agent.as_ref(), &mut ctx, p).await,
-                None => resume_turn(agent.as_ref(), &mut ctx, Vec::new()).await,
+            match turn {
+                Turn::Prompt(p) => run_turn(agent.as_ref(), &mut ctx, p).await,
+                Turn::Resume(answers) => resume_turn(agent.as_ref(), &mut ctx, answers).await,
             }
         };
         if let Ok(mut slot) = self.current_turn.lock() {
@@ -422,10 +471,18 @@ impl Session<'_> {
             }
             LoopStatus::Cancelled => eprintln!("cancelled"),
             LoopStatus::Suspended => {
+                let waiting: Vec<String> = result
+                    .pending
+                    .iter()
+                    .map(|p| format!("{} ({})", p.id, p.name))
+                    .collect();
                 let how = if self.can_resume {
-                    "continue with --resume (with --yes or an --allow rule to approve it)"
+                    format!(
+                        "continue with --resume (with --yes or an --allow rule to approve it, or --answer CALL_ID=TEXT; waiting: {})",
+                        waiting.join(", ")
+                    )
                 } else {
-                    "run with --history FILE to be able to resume"
+                    "run with --history FILE to be able to resume".to_owned()
                 };
                 eprintln!("suspended: {error}; {how}");
             }
@@ -475,7 +532,7 @@ impl Session<'_> {
                 _ => {}
             }
             self.reload_if_changed().await;
-            let code = self.prompt(Some(prompt)).await;
+            let code = self.prompt(prompt).await;
             if code == exit::ERROR && self.sink.failure().is_some() {
                 bail!("stopping: the history file can no longer be written");
             }

@@ -10,9 +10,11 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 use tracing::Instrument;
+use wasmtime::component::{Instance, TypedFunc};
 use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::event::ItemDetails;
-use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError, Run};
+use wonopcode_agent_loop::message::pending_tool_calls;
+use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError, Next, Run};
 
 use crate::bindings::types::LoopError as WitError;
 use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
@@ -22,14 +24,41 @@ use crate::error::WasmError;
 use crate::frame::{Frame, Template};
 use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, validate};
-use crate::state::{HostConfig, HostState};
+use crate::state::{HostConfig, HostState, outside_a_run};
 
 /// A live instance and its store.
 pub(crate) struct Live {
     store: Store<HostState>,
-    world: AgentLoopWorld,
+    guest: Guest,
     started: bool,
 }
+
+/// What the host calls in a live instance: the world's exports, and through the instance
+/// itself `resumable.resume`, where the guest exports it (0.2.5; older guests and loops that
+/// never suspend do not). It is looked up only when a run resumes.
+pub(crate) struct Guest {
+    world: AgentLoopWorld,
+    instance: Instance,
+}
+
+impl Guest {
+    /// The guest's `resumable.resume`, if it exports one.
+    fn resume_func(
+        &self,
+        store: &mut Store<HostState>,
+    ) -> Option<TypedFunc<(), (Result<String, WitError>,)>> {
+        let interface = self
+            .instance
+            .get_export_index(&mut *store, None, RESUMABLE_EXPORT)?;
+        let func = self
+            .instance
+            .get_export_index(&mut *store, Some(&interface), "resume")?;
+        self.instance.get_typed_func(store, &func).ok()
+    }
+}
+
+/// The export that holds `resume`, as components built against 0.2.5 name it.
+const RESUMABLE_EXPORT: &str = "wonopcode:agent-loop/resumable@0.2.5";
 
 /// A guest loop.
 pub struct WasmAgentLoop {
@@ -141,15 +170,53 @@ impl WasmAgentLoop {
     ) -> Result<Result<String, String>, LoopError> {
         self.ensure_started(ctx).await?;
         let (name, arguments) = (name.to_owned(), arguments.to_owned());
-        self.with_instance(ctx, |world, store| {
+        self.with_instance(ctx, |guest, store| {
             Box::pin(async move {
-                world
+                guest
+                    .world
                     .wonopcode_agent_loop_custom_tool_handler()
                     .call_handle_tool_call(store, &name, &arguments)
                     .await
             })
         })
         .await
+    }
+
+    /// How a call into the guest that runs a prompt ended the run. When a step of the run
+    /// ended it (the iteration limit, a doom loop, a suspension, a tool that completes the
+    /// run), that is the outcome, whatever the guest made of it. An answer the user has not
+    /// seen (not streamed, not sent with `ui`) is shown, so a guest's result never goes
+    /// missing.
+    async fn outcome(
+        &self,
+        ctx: &LoopContext<'_>,
+        returned: Result<String, WitError>,
+    ) -> Result<String, LoopError> {
+        let (ended, shown) = self
+            .lock_live()
+            .await
+            .as_mut()
+            .map(|l| {
+                let state = l.store.data_mut();
+                (state.ended.take(), std::mem::take(&mut state.shown))
+            })
+            .unwrap_or_default();
+        let outcome = match (ended, returned) {
+            (Some(ended), _) => ended,
+            (None, Ok(text)) => Ok(text),
+            (None, Err(e)) => Err(from_wit(e)),
+        };
+        if let Ok(text) = &outcome
+            && !text.is_empty()
+            && *text != shown
+        {
+            emit_text_item(
+                ctx.events,
+                |text| ItemDetails::AgentMessage { text },
+                text.clone(),
+            );
+        }
+        outcome
     }
 
     /// The instance, locked. Taken without waiting when nobody holds it, which is always
@@ -166,7 +233,7 @@ impl WasmAgentLoop {
     async fn with_instance<F, T>(&self, ctx: &mut LoopContext<'_>, call: F) -> Result<T, LoopError>
     where
         F: for<'a> FnOnce(
-            &'a AgentLoopWorld,
+            &'a Guest,
             &'a mut Store<HostState>,
         ) -> futures::future::BoxFuture<'a, wasmtime::Result<T>>,
     {
@@ -193,7 +260,7 @@ impl WasmAgentLoop {
             depth = context.depth()
         );
         let started = Instant::now();
-        let future = call(&live.world, &mut live.store);
+        let future = call(&live.guest, &mut live.store);
         let outcome = match limits.run_timeout {
             Some(limit) => match tokio::time::timeout(limit, future)
                 .instrument(span.clone())
@@ -242,9 +309,10 @@ impl WasmAgentLoop {
             return Ok(());
         }
         let result = self
-            .with_instance(ctx, |world, store| {
+            .with_instance(ctx, |guest, store| {
                 Box::pin(async move {
-                    world
+                    guest
+                        .world
                         .wonopcode_agent_loop_agent_loop()
                         .call_on_start(store)
                         .await
@@ -270,7 +338,7 @@ pub(crate) async fn load_template(
     let component = engine.compile(bytes, origin)?;
     let pre = engine.instance_pre(&component, origin)?;
     let mut live = new_instance(&engine, &pre, origin, &host_config).await?;
-    let agent = live.world.wonopcode_agent_loop_agent_loop();
+    let agent = live.guest.world.wonopcode_agent_loop_agent_loop();
     let call_error = |live: &Live, export: &'static str, e: wasmtime::Error| WasmError::GuestCall {
         origin: origin.to_owned(),
         export,
@@ -340,16 +408,19 @@ async fn new_instance(
         Ok(UpdateDeadline::Yield(1))
     });
     store.set_epoch_deadline(1);
-    let world = pre
+    let failed = |e: wasmtime::Error| WasmError::Instantiate {
+        origin: origin.to_owned(),
+        reason: trap_line(&e),
+    };
+    let instance = pre
+        .instance_pre()
         .instantiate_async(&mut store)
         .await
-        .map_err(|e| WasmError::Instantiate {
-            origin: origin.to_owned(),
-            reason: trap_line(&e),
-        })?;
+        .map_err(failed)?;
+    let world = AgentLoopWorld::new(&mut store, &instance).map_err(failed)?;
     Ok(Live {
         store,
-        world,
+        guest: Guest { world, instance },
         started: false,
     })
 }
@@ -454,55 +525,70 @@ impl AgentLoop for WasmAgentLoop {
         run.give_back(ctx);
         let input = user_input.to_owned();
         let result = self
-            .with_instance(ctx, |world, store| {
+            .with_instance(ctx, |guest, store| {
                 Box::pin(async move {
-                    world
+                    guest
+                        .world
                         .wonopcode_agent_loop_agent_loop()
                         .call_run_prompt(store, &input)
                         .await
                 })
             })
             .await;
-        let (ended, shown) = self
-            .lock_live()
-            .await
-            .as_mut()
-            .map(|l| {
-                let state = l.store.data_mut();
-                (state.ended.take(), std::mem::take(&mut state.shown))
-            })
-            .unwrap_or_default();
-        // A step of the run ended it (the iteration limit, a doom loop, a suspension, a tool
-        // that completes the run): that is how the run ended, whatever the guest made of it.
-        let outcome = match (ended, result?) {
-            (Some(ended), _) => ended,
-            (None, Ok(text)) => Ok(text),
-            (None, Err(e)) => Err(from_wit(e)),
-        };
-        // An answer the user has not seen (not streamed, not sent with `ui`) is shown, so a
-        // guest's result never goes missing.
-        if let Ok(text) = &outcome
-            && !text.is_empty()
-            && *text != shown
-        {
-            emit_text_item(
-                ctx.events,
-                |text| ItemDetails::AgentMessage { text },
-                text.clone(),
-            );
-        }
-        outcome
+        self.outcome(ctx, result?).await
     }
 
+    async fn resume(
+        &self,
+        ctx: &mut LoopContext<'_>,
+        answers: Vec<(String, String, bool)>,
+    ) -> Result<String, LoopError> {
+        if pending_tool_calls(ctx.messages).is_empty() {
+            return Err(LoopError::Internal(
+                "there is no suspended tool call to resume".to_owned(),
+            ));
+        }
+        self.ensure_started(ctx).await?;
+        let result = self
+            .with_instance(ctx, |guest, store| {
+                Box::pin(async move {
+                    let Some(resume) = guest.resume_func(store) else {
+                        return Ok(None);
+                    };
+                    let state = store.data_mut();
+                    let enabled = state.enabled.clone();
+                    let run = state.run.as_mut().ok_or_else(outside_a_run)?;
+                    match run.resume_pending(&answers, enabled.as_ref()).await {
+                        Ok(Next::Continue) => {}
+                        // The resumed round ended the run (it recorded how).
+                        Ok(Next::Stop(_)) => {
+                            return Ok(Some(Err(WitError::Internal("ended".to_owned()))));
+                        }
+                        Err(e) => return Ok(Some(Err(WitError::Internal(e.to_string())))),
+                    }
+                    let (result,) = resume.call_async(&mut *store, ()).await?;
+                    Ok(Some(result))
+                })
+            })
+            .await?;
+        match result {
+            Some(result) => self.outcome(ctx, result).await,
+            None => Err(LoopError::Unsupported(format!(
+                "the loop `{}` ({}) does not export `resumable` (WIT 0.2.5), so it cannot continue a suspended run",
+                self.frame.template.name, self.frame.template.origin
+            ))),
+        }
+    }
     async fn on_start(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
         self.ensure_started(ctx).await
     }
 
     async fn on_complete(&self, ctx: &mut LoopContext<'_>, result: &str) -> Result<(), LoopError> {
         let result = result.to_owned();
-        self.with_instance(ctx, |world, store| {
+        self.with_instance(ctx, |guest, store| {
             Box::pin(async move {
-                world
+                guest
+                    .world
                     .wonopcode_agent_loop_agent_loop()
                     .call_on_complete(store, &result)
                     .await
@@ -513,9 +599,10 @@ impl AgentLoop for WasmAgentLoop {
     }
 
     async fn on_cancel(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
-        self.with_instance(ctx, |world, store| {
+        self.with_instance(ctx, |guest, store| {
             Box::pin(async move {
-                world
+                guest
+                    .world
                     .wonopcode_agent_loop_agent_loop()
                     .call_on_cancel(store)
                     .await

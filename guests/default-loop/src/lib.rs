@@ -17,6 +17,10 @@ impl Loop for DefaultLoop {
     fn run_prompt(input: String) -> Result<String, LoopError> {
         Agent::default().run(input)
     }
+
+    fn resume() -> Result<String, LoopError> {
+        Agent::default().resume()
+    }
 }
 
 export_loop!(DefaultLoop);

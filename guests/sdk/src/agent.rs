@@ -55,6 +55,17 @@ impl Agent<'_> {
     /// Runs `input` to the model's answer.
     pub fn run(&self, input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));
+        self.go_on()
+    }
+
+    /// Continues a suspended run to the model's answer: the host has stored the answers to
+    /// the calls it waited on.
+    pub fn resume(&self) -> Result<String, LoopError> {
+        self.go_on()
+    }
+
+    /// The loop, from the history as it stands.
+    fn go_on(&self) -> Result<String, LoopError> {
         let mut rounds = 0usize;
         // Only this guest changes its enabled set, and only in its own code: the set is read
         // once, and again after the guest's custom tools ran.

@@ -19,7 +19,7 @@
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",
-        world: "agent-loop-world",
+        world: "resumable-agent-loop-world",
         pub_export_macro: true,
         export_macro_name: "export_bindings",
         default_bindings_module: "wonopcode_guest_sdk::bindings",
@@ -86,6 +86,15 @@ pub trait Loop {
         standard_capabilities()
     }
 
+    /// Continues a suspended run from the history as it stands (the host stored the answers
+    /// to the calls it waited on). Loops built on [`Agent`] resume with [`Agent::resume`].
+    fn resume() -> Result<String, LoopError> {
+        Err(LoopError::Internal(format!(
+            "the loop `{}` cannot continue a suspended run",
+            Self::name()
+        )))
+    }
+
     /// Handles a call of one of this loop's custom tools that the host started.
     fn handle_tool_call(tool_id: String, _arguments: String) -> Result<String, String> {
         Err(format!("this loop has no custom tool `{tool_id}`"))
@@ -107,8 +116,8 @@ pub fn standard_capabilities() -> LoopCapabilities {
     }
 }
 
-/// Exports a [`Loop`] implementation as the component's `agent-loop` and
-/// `custom-tool-handler`.
+/// Exports a [`Loop`] implementation as the component's `agent-loop`, `custom-tool-handler`
+/// and `resumable`.
 #[macro_export]
 macro_rules! export_loop {
     ($ty:ident) => {
@@ -134,6 +143,13 @@ macro_rules! export_loop {
                 }
                 fn get_capabilities() -> $crate::LoopCapabilities {
                     <$ty as $crate::Loop>::capabilities()
+                }
+            }
+            impl $crate::bindings::exports::wonopcode::agent_loop::resumable::Guest
+                for __WonopcodeExport
+            {
+                fn resume() -> Result<String, $crate::LoopError> {
+                    <$ty as $crate::Loop>::resume()
                 }
             }
             impl $crate::bindings::exports::wonopcode::agent_loop::custom_tool_handler::Guest
