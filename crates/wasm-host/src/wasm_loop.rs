@@ -53,7 +53,7 @@ impl Guest {
         let func = self
             .instance
             .get_export_index(&mut *store, Some(&interface), "resume")?;
-        self.instance.get_typed_func(store, &func).ok()
+        self.instance.get_typed_func(store, func).ok()
     }
 }
 
