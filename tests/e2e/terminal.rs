@@ -1,0 +1,78 @@
+//! Interactive runs on a real pseudo-terminal, answered the way a person types: the
+//! questions a run asks (a repeated call) are asked and honoured the same way by every loop.
+
+use std::path::Path;
+
+use rexpect::process::WaitStatus;
+use rexpect::session::{PtySession, spawn_command};
+
+use crate::parity::three_loops;
+use crate::support::{Scratch, command, repo_root};
+
+/// Starts wonopcode in a pseudo-terminal on a recorded run (30 s for each expectation).
+fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtySession {
+    let mut cmd = command();
+    cmd.arg("--replay")
+        .arg(transcript)
+        .arg("-C")
+        .arg(s.ws())
+        .args(flags)
+        .arg(prompt);
+    spawn_command(cmd, Some(30_000)).unwrap()
+}
+
+/// Reads the rest of the session and its exit code.
+fn finish(mut session: PtySession) -> (String, i32) {
+    let rest = session.exp_eof().unwrap();
+    let code = match session.process().wait().unwrap() {
+        WaitStatus::Exited(_, code) => code,
+        other => panic!("wonopcode did not exit normally: {other:?}"),
+    };
+    (rest, code)
+}
+
+fn doom_loop_transcript() -> std::path::PathBuf {
+    repo_root().join("tests/fixtures/transcripts/doom-loop/transcript.jsonl")
+}
+
+const QUESTION: &str =
+    "the model called `list` 3 times in a row with the same arguments. Let it go on? [y/N]: ";
+
+#[test]
+fn every_loop_asks_before_a_repeated_call_and_no_stops_the_run() {
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        s.file("a.txt", "a");
+        let mut session = spawn(&s, &doom_loop_transcript(), &flags, "List the files.");
+        session
+            .exp_string(QUESTION)
+            .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
+        session.send_line("n").unwrap();
+        let (rest, code) = finish(session);
+        assert_eq!(code, 1, "{label}: {rest}");
+        assert!(
+            rest.contains(
+                "doom loop detected: `list` was called 3 times in a row with the same arguments"
+            ),
+            "{label}: {rest}"
+        );
+        assert!(!rest.contains("never reached"), "{label}: {rest}");
+    }
+}
+
+#[test]
+fn every_loop_goes_on_after_a_yes() {
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        s.file("a.txt", "a");
+        let mut session = spawn(&s, &doom_loop_transcript(), &flags, "List the files.");
+        session
+            .exp_string(QUESTION)
+            .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
+        session.send_line("y").unwrap();
+        let (rest, code) = finish(session);
+        assert_eq!(code, 0, "{label}: {rest}");
+        assert!(rest.contains("never reached"), "{label}: {rest}");
+        assert!(!rest.contains("doom loop"), "{label}: {rest}");
+    }
+}
