@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 use wonopcode_wasm_host::guest_paths;
 
-use crate::support::{Scratch, call, done, events, stderr, text, wonopcode};
+use crate::support::{Scratch, call, done, events, stderr, text, transcript_of, wonopcode};
 
 /// The three ways to run the same loop: native, the embedded default guest, the same guest
 /// loaded from its file.
@@ -209,6 +209,49 @@ fn a_guest_of_the_seed_version_suspends_but_cannot_resume() {
         ),
         "{}",
         stderr(&out)
+    );
+    assert!(!s.ws().join("SUMMARY.md").exists());
+}
+
+#[test]
+fn a_child_that_waits_for_an_answer_is_reported_suspended_with_its_question() {
+    let s = Scratch::new();
+    let mut turn = call("w", "write", r#"{"path": "SUMMARY.md", "content": "milk"}"#);
+    turn.push(done("tool_use"));
+    let transcript = s.outside("t.jsonl");
+    std::fs::write(&transcript, transcript_of("0.1", &[turn])).unwrap();
+    let spec = serde_json::json!({
+        "module": {"path": guest_paths::DEFAULT_LOOP},
+        "task": "Write the summary.",
+    });
+    let out = s.run_json(
+        &transcript,
+        &[
+            "--unattended",
+            "suspend",
+            "--agent-loop",
+            guest_paths::MISBEHAVE,
+        ],
+        &format!("spawn {spec}"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let child = evs
+        .iter()
+        .find(|e| e["type"] == "context.completed")
+        .expect("the child ended");
+    assert_eq!(child["status"], "suspended", "{child}");
+    assert!(
+        child["error"].as_str().unwrap().ends_with(
+            r#"needs approval; waiting: w `write` {"path": "SUMMARY.md", "content": "milk"}"#
+        ),
+        "{child}"
+    );
+    // The parent heard it through the 0.2 status, as an error that says so.
+    let answer = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        answer.contains("status: error: suspended: `write` on `SUMMARY.md` needs approval"),
+        "{answer}"
     );
     assert!(!s.ws().join("SUMMARY.md").exists());
 }

@@ -25,7 +25,7 @@ pub enum LoopStatus {
     Cancelled,
 }
 
-/// How a sub-context ended (seed 000's `context-status`).
+/// How a sub-context ended (seed 000's `context-status`, plus `suspended`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ContextStatus {
@@ -41,6 +41,9 @@ pub enum ContextStatus {
     Timeout,
     /// It failed: a trap, a guest error, a provider error.
     Error,
+    /// It waits for an answer to a tool call (the WIT `context-status` of 0.2.x has no such
+    /// case: a guest sees `error("suspended: ...")`, naming the calls it waits on).
+    Suspended,
 }
 
 impl ContextStatus {
@@ -53,6 +56,7 @@ impl ContextStatus {
             Self::TokenLimitReached => "token_limit_reached",
             Self::Timeout => "timeout",
             Self::Error => "error",
+            Self::Suspended => "suspended",
         }
     }
 }

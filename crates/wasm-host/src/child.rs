@@ -363,12 +363,23 @@ fn classify(
         _ if budgets.iter().any(|b| b.exhausted()) => ContextStatus::TokenLimitReached,
         LoopStatus::MaxIterations => ContextStatus::MaxIterationsReached,
         LoopStatus::Cancelled => ContextStatus::Cancelled,
-        LoopStatus::Error | LoopStatus::Suspended => ContextStatus::Error,
+        LoopStatus::Suspended => ContextStatus::Suspended,
+        LoopStatus::Error => ContextStatus::Error,
     };
     let error = (status != ContextStatus::Completed).then(|| {
-        result
+        let line = result
             .error
-            .unwrap_or_else(|| status.as_str().replace('_', " "))
+            .unwrap_or_else(|| status.as_str().replace('_', " "));
+        if status != ContextStatus::Suspended {
+            return line;
+        }
+        // What the child waits on, so the parent can say (or ask) what it needs.
+        let waiting: Vec<String> = result
+            .pending
+            .iter()
+            .map(|p| format!("{} `{}` {}", p.id, p.name, p.arguments))
+            .collect();
+        format!("{line}; waiting: {}", waiting.join(", "))
     });
     (status, result.response.unwrap_or_default(), error)
 }
@@ -381,6 +392,11 @@ fn wit_status(status: ContextStatus, error: Option<String>) -> WitStatus {
         ContextStatus::TokenLimitReached => WitStatus::TokenLimitReached,
         ContextStatus::Timeout => WitStatus::Timeout,
         ContextStatus::Error => WitStatus::Error(error.unwrap_or_default()),
+        // The 0.2 WIT cannot change `context-status`: a suspended child is an error whose
+        // text says so.
+        ContextStatus::Suspended => {
+            WitStatus::Error(format!("suspended: {}", error.unwrap_or_default()))
+        }
     }
 }
 
