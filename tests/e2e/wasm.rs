@@ -252,6 +252,53 @@ fn a_trapping_guest_fails_the_turn_and_the_session_goes_on() {
 }
 
 #[test]
+fn a_guests_progress_and_notes_reach_the_terminal_and_the_event_stream() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[]);
+    let out = s.run_json(&t, &["--agent-loop", guest_paths::MISBEHAVE], "progress");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen: Vec<(String, String, String)> = events(&out)
+        .iter()
+        .filter(|e| matches!(e["item"]["kind"].as_str(), Some("progress" | "info")))
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["item"]["kind"].as_str().unwrap().to_owned(),
+                format!(
+                    "{} {}",
+                    e["item"]["message"].as_str().unwrap(),
+                    e["item"]["fraction"]
+                ),
+            )
+        })
+        .collect();
+    let expected = [
+        ("item.started", "progress", "reading the notes 0.25"),
+        ("item.updated", "progress", "reading the notes 0.75"),
+        ("item.completed", "info", "found 3 notes null"),
+        ("item.completed", "progress", "reading the notes 0.75"),
+        ("item.started", "progress", "left open null"),
+        // A progress left open ends with the run.
+        ("item.completed", "progress", "left open null"),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+        .collect();
+    assert_eq!(seen, expected);
+
+    let out = wonopcode()
+        .args(["--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .args(["--agent-loop", guest_paths::MISBEHAVE, "progress"])
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("· found 3 notes"), "{}", stderr(&out));
+}
+
+#[test]
 fn the_example_guest_runs_its_own_tool_and_the_hosts() {
     let s = Scratch::new();
     s.file("notes.txt", "alpha beta\n");

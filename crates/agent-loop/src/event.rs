@@ -223,6 +223,20 @@ pub enum ItemDetails {
         /// One line.
         message: String,
     },
+    /// What a loop says it is doing (a guest's `ui.show-progress`): started when it first
+    /// says so, updated as it goes on, completed when it hides it or its run ends.
+    Progress {
+        /// What it is doing, one line.
+        message: String,
+        /// How far along, from 0 to 1, when it says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fraction: Option<f32>,
+    },
+    /// Something a loop tells the user (a guest's `ui.show-message` at level info).
+    Info {
+        /// One line.
+        message: String,
+    },
 }
 
 /// Details of a tool-call item.

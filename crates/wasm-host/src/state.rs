@@ -104,6 +104,9 @@ pub struct HostState {
     /// hash (handles are the host's own counter, so a guest cannot choose colliding keys).
     pub(crate) streams: FxHashMap<u64, OpenStream>,
     pub(crate) next_stream: u64,
+    /// The progress item the guest shows (`ui.show-progress`) as it last said it, until it
+    /// hides it.
+    pub(crate) progress_item: Option<wonopcode_agent_loop::event::Item>,
     /// Tool calls the guest shows itself (`ui.tool-start`), by call id.
     pub(crate) ui_items: HashMap<String, ShownCall>,
     /// Epoch ticks of guest computation since its last call into the host (reset by the
@@ -155,6 +158,7 @@ impl HostState {
             model: None,
             streams: FxHashMap::default(),
             next_stream: 1,
+            progress_item: None,
             ui_items: HashMap::new(),
             compute_ticks: 0,
             frame: None,

@@ -448,6 +448,7 @@ fn begin_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
 /// Hands the run back to the loop context (history and counters), keeping how a step of the
 /// run ended it, if one did.
 fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
+    state.end_progress();
     if let Some(mut run) = state.run.take() {
         state.ended = run.take_ending();
         run.give_back(ctx);

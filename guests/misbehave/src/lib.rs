@@ -289,6 +289,14 @@ impl Loop for Misbehave {
                 Ok(run_tool(name, arguments))
             }
             "history" => Ok(format!("{} messages", storage::get_messages().len())),
+            "progress" => {
+                ui::show_progress("reading the notes", Some(0.25));
+                ui::show_progress("reading the notes", Some(0.75));
+                ui::show_message(ui::MessageLevel::Info, "found 3 notes");
+                ui::hide_progress();
+                ui::show_progress("left open", None);
+                Ok("shown".to_owned())
+            }
             "widen" => Ok(format!(
                 "{:?} {}",
                 tools::enable_tool("bash"),

@@ -138,7 +138,25 @@ impl TerminalRenderer {
                         label(&module),
                         style("!").red().bold()
                     )),
-                    ItemDetails::Reasoning { .. } | ItemDetails::TodoList { .. } => {}
+                    ItemDetails::Info { message } => self.err_line(&format!(
+                        "{indent}  {} {}",
+                        label(&module),
+                        style(format!("· {message}")).dim()
+                    )),
+                    ItemDetails::Reasoning { .. }
+                    | ItemDetails::TodoList { .. }
+                    | ItemDetails::Progress { .. } => {}
+                }
+            }
+            // A child's progress: one line under its label each time it says more.
+            EventKind::ItemStarted { item } | EventKind::ItemUpdated { item } => {
+                if let ItemDetails::Progress { message, fraction } = &item.details {
+                    let module = self.contexts.module(path).unwrap_or("").to_owned();
+                    self.err_line(&format!(
+                        "{indent}  {} {}",
+                        label(&module),
+                        style(format!("… {}", progress_text(message, *fraction))).dim()
+                    ));
                 }
             }
             _ => {}
@@ -177,7 +195,8 @@ impl TerminalRenderer {
         self.err_line(&lines.join("\n"));
     }
 
-    fn tool_started(&mut self, id: &str, item: &ToolCallItem) {
+    /// A spinner for an item while it lasts: a running tool, a loop's progress.
+    fn spinner(&mut self, id: &str, message: String) {
         if self.stdout_mid_line {
             self.out("\n");
         }
@@ -186,18 +205,41 @@ impl TerminalRenderer {
             ProgressStyle::with_template("{spinner:.cyan} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        bar.set_message(summary(item));
+        bar.set_message(message);
         bar.enable_steady_tick(Duration::from_millis(80));
         self.spinners.insert(id.to_owned(), bar);
     }
 
-    fn tool_finished(&mut self, id: &str, item: &ToolCallItem) {
+    fn clear_spinner(&mut self, id: &str) {
         if let Some(bar) = self.spinners.remove(id) {
             bar.finish_and_clear();
             self.progress.remove(&bar);
         }
+    }
+
+    fn tool_started(&mut self, id: &str, item: &ToolCallItem) {
+        self.spinner(id, summary(item));
+    }
+
+    fn tool_finished(&mut self, id: &str, item: &ToolCallItem) {
+        self.clear_spinner(id);
         let line = tool_line(item);
         self.err_line(&line);
+    }
+}
+
+/// A loop's progress as one line: its message, and how far along when it says.
+fn progress_text(message: &str, fraction: Option<f32>) -> String {
+    let message: String = message
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(100)
+        .collect();
+    match fraction {
+        Some(f) => format!("{message} ({:.0}%)", f * 100.0),
+        None => message,
     }
 }
 
@@ -268,7 +310,10 @@ impl Renderer for TerminalRenderer {
                 }
                 ItemDetails::ToolCall(call) => self.tool_started(&item.id, call),
                 ItemDetails::TodoList { items } => self.todo_list(items),
-                ItemDetails::Error { .. } => {}
+                ItemDetails::Progress { message, fraction } => {
+                    self.spinner(&item.id, progress_text(message, *fraction));
+                }
+                ItemDetails::Error { .. } | ItemDetails::Info { .. } => {}
             },
             EventKind::ItemDelta { item_id, text } => match self.text_items.get(item_id) {
                 Some(TextKind::Answer) => self.out(text),
@@ -294,13 +339,21 @@ impl Renderer for TerminalRenderer {
                 ItemDetails::Error { message } => {
                     self.err_line(&format!("{} {message}", style("!").red().bold()))
                 }
+                ItemDetails::Info { message } => {
+                    self.err_line(&style(format!("· {message}")).dim().to_string());
+                }
+                ItemDetails::Progress { .. } => self.clear_spinner(&item.id),
                 ItemDetails::TodoList { .. } => {}
             },
-            EventKind::ItemUpdated { item } => {
-                if let ItemDetails::TodoList { items } = &item.details {
-                    self.todo_list(items);
+            EventKind::ItemUpdated { item } => match &item.details {
+                ItemDetails::TodoList { items } => self.todo_list(items),
+                ItemDetails::Progress { message, fraction } => {
+                    if let Some(bar) = self.spinners.get(&item.id) {
+                        bar.set_message(progress_text(message, *fraction));
+                    }
                 }
-            }
+                _ => {}
+            },
             EventKind::ModelRetry {
                 attempt,
                 delay_ms,

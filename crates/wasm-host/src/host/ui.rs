@@ -9,7 +9,7 @@ use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
 use wonopcode_agent_loop::{Emitter, EventKind, event::Item};
 
 use crate::bindings::ui::{Host, MessageLevel};
-use crate::state::{HostState, ShownCall};
+use crate::state::{HostState, ShownCall, outside_a_run};
 
 /// Shows `text` as one whole item (started, one delta, completed), as a stream would.
 pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetails, text: String) {
@@ -30,6 +30,16 @@ pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetail
             details: details(text),
         },
     });
+}
+
+impl HostState {
+    /// Completes the progress item the guest showed, if one is open (it hid it, or its
+    /// run ends).
+    pub(crate) fn end_progress(&mut self) {
+        if let (Some(item), Some(run)) = (self.progress_item.take(), &self.run) {
+            run.services.events.emit(EventKind::ItemCompleted { item });
+        }
+    }
 }
 
 impl Host for HostState {
@@ -122,31 +132,43 @@ impl Host for HostState {
     }
 
     fn show_progress(&mut self, message: String, progress: Option<f32>) -> wasmtime::Result<()> {
-        tracing::info!(guest = %self.loop_name, ?progress, "{message}");
+        let events = &self.run.as_ref().ok_or_else(outside_a_run)?.services.events;
+        let fraction = progress
+            .filter(|f| f.is_finite())
+            .map(|f| f.clamp(0.0, 1.0));
+        let item = Item {
+            id: match &self.progress_item {
+                Some(open) => open.id.clone(),
+                None => events.next_item_id(),
+            },
+            details: ItemDetails::Progress { message, fraction },
+        };
+        events.emit(match self.progress_item {
+            Some(_) => EventKind::ItemUpdated { item: item.clone() },
+            None => EventKind::ItemStarted { item: item.clone() },
+        });
+        self.progress_item = Some(item);
         Ok(())
     }
 
     fn hide_progress(&mut self) -> wasmtime::Result<()> {
+        self.end_progress();
         Ok(())
     }
 
     fn show_message(&mut self, level: MessageLevel, message: String) -> wasmtime::Result<()> {
-        match level {
-            MessageLevel::Info => {
-                tracing::info!(guest = %self.loop_name, "{message}");
-                Ok(())
-            }
-            MessageLevel::Warning | MessageLevel::Error => {
-                let events = &self.services()?.events;
-                events.emit(EventKind::ItemCompleted {
-                    item: Item {
-                        id: events.next_item_id(),
-                        details: ItemDetails::Error { message },
-                    },
-                });
-                Ok(())
-            }
-        }
+        let details = match level {
+            MessageLevel::Info => ItemDetails::Info { message },
+            MessageLevel::Warning | MessageLevel::Error => ItemDetails::Error { message },
+        };
+        let events = &self.services()?.events;
+        events.emit(EventKind::ItemCompleted {
+            item: Item {
+                id: events.next_item_id(),
+                details,
+            },
+        });
+        Ok(())
     }
 
     async fn request_input(&mut self, prompt: String) -> wasmtime::Result<Option<String>> {
