@@ -3,7 +3,9 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use anyhow::{Context, bail};
 use clap::ArgMatches;
@@ -334,7 +336,7 @@ fn spawn_ctrl_c_handler(current_turn: Arc<Mutex<Option<CancellationToken>>>) {
             if tokio::signal::ctrl_c().await.is_err() {
                 return;
             }
-            let active = current_turn.lock().ok().and_then(|t| t.clone());
+            let active = current_turn.lock().clone();
             match active {
                 Some(token) if !token.is_cancelled() => {
                     token.cancel();
@@ -439,9 +441,7 @@ impl Session<'_> {
 
     async fn turn(&mut self, turn: Turn<'_>) -> u8 {
         let token = self.session_token.child_token();
-        if let Ok(mut slot) = self.current_turn.lock() {
-            *slot = Some(token.clone());
-        }
+        *self.current_turn.lock() = Some(token.clone());
         let agent = self.agent.clone();
         let result = {
             let mut ctx = self.context(&token);
@@ -450,9 +450,7 @@ impl Session<'_> {
                 Turn::Resume(answers) => resume_turn(agent.as_ref(), &mut ctx, answers).await,
             }
         };
-        if let Ok(mut slot) = self.current_turn.lock() {
-            *slot = None;
-        }
+        *self.current_turn.lock() = None;
         if let Some(failure) = self.sink.failure() {
             eprintln!("error: {failure}");
             return exit::ERROR;

@@ -5,7 +5,9 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -93,13 +95,9 @@ impl ModelSource for RecordingSource {
 
 fn write_record(out: &Mutex<File>, record: TurnRecord) {
     let line = to_line(&Record::Turn(record));
-    match out.lock() {
-        Ok(mut file) => {
-            if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
-                tracing::warn!(error = %e, "cannot write the transcript");
-            }
-        }
-        Err(_) => tracing::warn!("cannot write the transcript: writer poisoned"),
+    let mut file = out.lock();
+    if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
+        tracing::warn!(error = %e, "cannot write the transcript");
     }
 }
 

@@ -3,7 +3,9 @@
 //! once and kept, so switching back reuses its connections.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use wonopcode_agent_loop::{ModelError, ModelSource, ProviderListing, SharedModel};
@@ -84,7 +86,7 @@ impl ModelSource for CatalogSource {
             return Ok(self.first.clone());
         }
         let key = (provider.to_owned(), model.clone());
-        if let Some(open) = self.opened.lock().ok().and_then(|o| o.get(&key).cloned()) {
+        if let Some(open) = self.opened.lock().get(&key).cloned() {
             return Ok(open);
         }
         let choice = Choice {
@@ -102,9 +104,7 @@ impl ModelSource for CatalogSource {
             .map_err(|e| ModelError::Other(e.to_string()))?;
         let opened: SharedModel =
             Arc::new(HttpModel::new(settings).map_err(|e| ModelError::Other(e.to_string()))?);
-        if let Ok(mut cache) = self.opened.lock() {
-            cache.insert(key, opened.clone());
-        }
+        self.opened.lock().insert(key, opened.clone());
         Ok(opened)
     }
 }

@@ -274,16 +274,12 @@ impl Transcript {
 /// Numbers each context's requests from 0 in the order they are made: the `turn` of the
 /// transcript key. Shared by replay and recording so both count the same way.
 #[derive(Debug, Default)]
-pub struct TurnCounter(std::sync::Mutex<std::collections::HashMap<ContextPath, u32>>);
+pub struct TurnCounter(parking_lot::Mutex<std::collections::HashMap<ContextPath, u32>>);
 
 impl TurnCounter {
     /// The index of the next request of `context`.
     pub fn next(&self, context: &ContextPath) -> u32 {
-        let mut counts = match self.0.lock() {
-            Ok(guard) => guard,
-            // A panic elsewhere cannot leave a count half-updated; keep counting.
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut counts = self.0.lock();
         let slot = counts.entry(context.clone()).or_insert(0);
         let turn = *slot;
         *slot += 1;

@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+
+use parking_lot::Mutex;
 
 use crate::frame::Template;
 
@@ -94,14 +96,12 @@ impl ContextTree {
 
     /// A guest loaded before for this key (a file path, or the embedded default).
     pub fn template(&self, key: &PathBuf) -> Option<Arc<Template>> {
-        self.templates.lock().ok()?.get(key).cloned()
+        self.templates.lock().get(key).cloned()
     }
 
     /// Keeps a loaded guest for the next spawn of the same module.
     pub fn keep_template(&self, key: PathBuf, template: Arc<Template>) {
-        if let Ok(mut map) = self.templates.lock() {
-            map.insert(key, template);
-        }
+        self.templates.lock().insert(key, template);
     }
 }
 

@@ -4,7 +4,9 @@
 //! list covers descendants, and an event costs one sink call however deep its context is.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus};
 use wonopcode_agent_loop::{Event, EventKind, EventSink};
@@ -16,16 +18,11 @@ pub(crate) struct FileChanges(Mutex<BTreeSet<String>>);
 impl FileChanges {
     /// The changed files so far, relative to the workspace, sorted.
     pub fn paths(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .map(|p| p.iter().cloned().collect())
-            .unwrap_or_default()
+        self.0.lock().iter().cloned().collect()
     }
 
     fn note(&self, path: &str) {
-        if let Ok(mut paths) = self.0.lock() {
-            paths.insert(path.to_owned());
-        }
+        self.0.lock().insert(path.to_owned());
     }
 }
 

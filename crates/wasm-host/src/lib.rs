@@ -19,6 +19,7 @@ mod frame;
 mod host;
 pub mod limits;
 pub mod loader;
+mod loop_name;
 pub mod prompter;
 pub mod reload;
 pub mod state;

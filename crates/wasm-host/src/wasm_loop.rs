@@ -24,6 +24,7 @@ use crate::error::WasmError;
 use crate::frame::{Frame, Template};
 use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, validate};
+use crate::loop_name::interned;
 use crate::state::{HostConfig, HostState, outside_a_run};
 
 /// A live instance and its store.
@@ -369,7 +370,7 @@ pub(crate) async fn load_template(
         pre,
         origin: origin.to_owned(),
         info,
-        name: Box::leak(name.into_boxed_str()),
+        name: interned(&name),
         capabilities,
         host_config,
     };

@@ -5,8 +5,7 @@ mod jsonl;
 mod terminal;
 mod tree;
 
-use std::sync::Mutex;
-
+use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{Event, EventKind, EventSink};
 
@@ -57,26 +56,21 @@ impl CliSink {
 
     /// Writes the trace recorded so far (`--trace`) to `path`.
     pub fn write_trace(&self, path: &std::path::Path) -> std::io::Result<()> {
-        match self.state.lock() {
-            Ok(state) => match &state.trace {
-                Some(trace) => trace.write(path),
-                None => Ok(()),
-            },
-            Err(_) => Err(std::io::Error::other("the event sink failed")),
+        match &self.state.lock().trace {
+            Some(trace) => trace.write(path),
+            None => Ok(()),
         }
     }
 
     /// The history write failure that stopped the session, if any.
     pub fn failure(&self) -> Option<String> {
-        self.state.lock().ok().and_then(|s| s.failure.clone())
+        self.state.lock().failure.clone()
     }
 }
 
 impl EventSink for CliSink {
     fn emit(&self, event: Event) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
+        let mut state = self.state.lock();
         // The history file is the root context's; children keep theirs in their own stores.
         if state.failure.is_none()
             && event.context.depth() == 0

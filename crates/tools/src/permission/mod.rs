@@ -6,7 +6,9 @@
 mod rules;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -121,16 +123,11 @@ impl PermissionPolicy {
     }
 
     fn is_approved(&self, key: &str) -> bool {
-        self.approved
-            .lock()
-            .map(|set| set.contains(key))
-            .unwrap_or(false)
+        self.approved.lock().contains(key)
     }
 
     fn approve(&self, key: String) {
-        if let Ok(mut set) = self.approved.lock() {
-            set.insert(key);
-        }
+        self.approved.lock().insert(key);
     }
 
     fn unattended(&self, request: &PermissionRequest) -> PermissionDecision {
