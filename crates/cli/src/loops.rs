@@ -2,32 +2,21 @@
 //! (resolved through the registry crate), `--list-loops` and `--validate-module`. The logic
 //! lives in the registry and host crates; this is flag handling and printing.
 
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
-use wonopcode_registry::{Catalog, Entry, Location, Metadata, MetadataCache, SearchPath, Status};
+use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath, Status};
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{
-    CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine,
-    WasmError,
+    CachePolicy, Component, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, LoopSource,
+    WasmAgentLoop, WasmEngine, WasmError,
 };
 
 use crate::args::{Args, LoopType};
 use crate::config::{self, Config};
 use crate::exit;
 use crate::session::usage;
-
-/// Which loop runs the session, decided from the flags before anything is loaded.
-pub enum LoopChoice {
-    /// The native StandardLoop.
-    Standard,
-    /// The embedded default guest.
-    DefaultGuest,
-    /// A guest component file.
-    Guest(PathBuf),
-}
 
 fn loop_type_name(kind: LoopType) -> &'static str {
     match kind {
@@ -39,7 +28,7 @@ fn loop_type_name(kind: LoopType) -> &'static str {
 
 /// The loop the flags ask for. `--agent-loop` and `--agent-loop-name` imply `custom`;
 /// contradictions are usage errors naming both flags.
-pub fn loop_choice(args: &Args) -> anyhow::Result<LoopChoice> {
+pub fn loop_choice(args: &Args) -> anyhow::Result<LoopSource> {
     let name = args.agent_loop_name.as_deref();
     match (args.loop_type, &args.agent_loop, name) {
         (_, Some(_), Some(_)) => Err(usage(
@@ -56,14 +45,10 @@ pub fn loop_choice(args: &Args) -> anyhow::Result<LoopChoice> {
         (Some(LoopType::Custom), None, None) => Err(usage(
             "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
         )),
-        (_, Some(path), None) => Ok(LoopChoice::Guest(path.clone())),
-        (_, None, Some(name)) => Ok(match resolve(args, name)?.location {
-            Location::Native => LoopChoice::Standard,
-            Location::Embedded => LoopChoice::DefaultGuest,
-            Location::File(path) => LoopChoice::Guest(path),
-        }),
-        (Some(LoopType::Wasm), None, None) => Ok(LoopChoice::DefaultGuest),
-        (Some(LoopType::Standard) | None, None, None) => Ok(LoopChoice::Standard),
+        (_, Some(path), None) => Ok(LoopSource::File(path.clone())),
+        (_, None, Some(name)) => Ok(resolve(args, name)?.location),
+        (Some(LoopType::Wasm), None, None) => Ok(LoopSource::Embedded),
+        (Some(LoopType::Standard) | None, None, None) => Ok(LoopSource::Native),
     }
 }
 
@@ -176,42 +161,30 @@ impl Reloader {
 
 /// Loads the chosen loop; a guest file comes with a [`Reloader`] for hot reload.
 pub async fn agent_loop(
-    choice: LoopChoice,
+    source: LoopSource,
     cache: Option<CachePolicy>,
     host_config: HostConfig,
 ) -> anyhow::Result<(Arc<dyn AgentLoop>, Option<Reloader>)> {
-    Ok(match choice {
-        LoopChoice::Standard => (Arc::new(StandardLoop::new()), None),
-        LoopChoice::DefaultGuest => (
-            Arc::new(
-                WasmAgentLoop::from_bytes(
-                    engine(cache)?,
-                    DEFAULT_LOOP,
-                    "the default guest",
-                    host_config,
-                )
-                .await?,
-            ),
-            None,
-        ),
-        LoopChoice::Guest(path) => {
-            let engine = engine(cache)?;
-            let bytes = read_guest(&path)?;
-            let agent = WasmAgentLoop::from_bytes(
-                engine.clone(),
-                &bytes,
-                &path.display().to_string(),
-                host_config.clone(),
-            )
-            .await?;
-            let reloader = Reloader {
-                file: GuestFile::new(&path, &bytes),
-                engine,
-                host_config,
-            };
-            (Arc::new(agent), Some(reloader))
-        }
-    })
+    let Some(component) = source.component()? else {
+        return Ok((Arc::new(StandardLoop::new()), None));
+    };
+    let engine = engine(cache)?;
+    let agent = WasmAgentLoop::from_bytes(
+        engine.clone(),
+        &component.bytes,
+        &component.origin,
+        host_config.clone(),
+    )
+    .await?;
+    let reloader = match &source {
+        LoopSource::File(path) => Some(Reloader {
+            file: GuestFile::new(path, &component.bytes),
+            engine,
+            host_config,
+        }),
+        LoopSource::Native | LoopSource::Embedded => None,
+    };
+    Ok((Arc::new(agent), reloader))
 }
 
 /// A listing row: an entry (or a shadowed one) and what validation says about it.
@@ -224,26 +197,26 @@ struct Row {
 }
 
 async fn describe(
-    location: &Location,
+    location: &LoopSource,
     cache: &MetadataCache,
     engine: &LazyEngine,
 ) -> Option<Metadata> {
     match location {
-        Location::Native => None,
-        Location::Embedded => Some(
+        LoopSource::Native => None,
+        LoopSource::Embedded => Some(
             cache
                 .describe(|| engine.get(), DEFAULT_LOOP, "the default guest")
                 .await,
         ),
-        Location::File(path) => Some(cache.describe_file(|| engine.get(), path).await),
+        LoopSource::File(path) => Some(cache.describe_file(|| engine.get(), path).await),
     }
 }
 
-fn location_text(location: &Location) -> String {
+fn location_text(location: &LoopSource) -> String {
     match location {
-        Location::Native => "(native)".to_owned(),
-        Location::Embedded => "(embedded)".to_owned(),
-        Location::File(path) => path.display().to_string(),
+        LoopSource::Native => "(native)".to_owned(),
+        LoopSource::Embedded => "(embedded)".to_owned(),
+        LoopSource::File(path) => path.display().to_string(),
     }
 }
 
@@ -366,7 +339,7 @@ fn print_table(header: [&str; 6], rows: &[[String; 6]]) {
 
 /// `--validate-module`: runs every check on the guest and reports each; exit 0 when all pass.
 pub async fn validate(args: &Args) -> anyhow::Result<u8> {
-    let (bytes, origin) = match (&args.agent_loop, &args.agent_loop_name) {
+    let source = match (&args.agent_loop, &args.agent_loop_name) {
         (Some(_), Some(_)) => {
             return Err(usage(
                 "--validate-module checks one guest: give --agent-loop PATH or --agent-loop-name NAME, not both",
@@ -377,15 +350,13 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
                 "--validate-module needs the guest to check: --agent-loop PATH or --agent-loop-name NAME",
             ));
         }
-        (Some(path), None) => (read_guest(path)?, path.display().to_string()),
-        (None, Some(name)) => match resolve(args, name)?.location {
-            Location::Native => {
-                println!("`{name}` is the native loop: there is no module to validate");
-                return Ok(exit::SUCCESS);
-            }
-            Location::Embedded => (DEFAULT_LOOP.to_vec(), "the default guest".to_owned()),
-            Location::File(path) => (read_guest(&path)?, path.display().to_string()),
-        },
+        (Some(path), None) => LoopSource::File(path.clone()),
+        (None, Some(name)) => resolve(args, name)?.location,
+    };
+    let Some(Component { bytes, origin }) = source.component()? else {
+        let name = args.agent_loop_name.as_deref().unwrap_or("standard");
+        println!("`{name}` is the native loop: there is no module to validate");
+        return Ok(exit::SUCCESS);
     };
     let (report, guest) = load_checked(engine(cache_policy_of(args)?)?, &bytes, &origin).await;
     // The guest's own tools get a smoke call with `{}`: reported, never fatal.
@@ -475,10 +446,6 @@ fn one_line(text: &str) -> String {
     }
 }
 
-fn read_guest(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,7 +457,7 @@ mod tests {
         let path = dir.path().join("loop.wasm");
         std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
         let (agent, reloader) =
-            agent_loop(LoopChoice::Guest(path.clone()), None, HostConfig::default())
+            agent_loop(LoopSource::File(path.clone()), None, HostConfig::default())
                 .await
                 .unwrap();
         assert_eq!(agent.name(), "misbehave");

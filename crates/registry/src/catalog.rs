@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::error::RegistryError;
 use crate::file::{FILE_NAME, RegistryFile};
 use crate::paths::SearchPath;
+use wonopcode_wasm_host::LoopSource;
 
 /// Where an entry was found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,25 +42,13 @@ impl Source {
     }
 }
 
-/// What runs when the entry is chosen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "path", rename_all = "snake_case")]
-pub enum Location {
-    /// The native StandardLoop.
-    Native,
-    /// The default guest embedded in the binary.
-    Embedded,
-    /// A component file.
-    File(PathBuf),
-}
-
 /// An entry that lost its name to an earlier one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Shadowed {
     /// Where it was found.
     pub source: Source,
     /// What it would have run.
-    pub location: Location,
+    pub location: LoopSource,
 }
 
 /// A named loop.
@@ -70,7 +59,7 @@ pub struct Entry {
     /// Where it was found.
     pub source: Source,
     /// What runs.
-    pub location: Location,
+    pub location: LoopSource,
     /// What it does, when known.
     pub description: Option<String>,
     /// Its version, when the registry gives one.
@@ -95,7 +84,7 @@ impl Catalog {
             Entry {
                 name: "standard".to_owned(),
                 source: Source::BuiltIn,
-                location: Location::Native,
+                location: LoopSource::Native,
                 description: Some("the native StandardLoop".to_owned()),
                 version: None,
                 shadows: Vec::new(),
@@ -103,7 +92,7 @@ impl Catalog {
             Entry {
                 name: "default".to_owned(),
                 source: Source::BuiltIn,
-                location: Location::Embedded,
+                location: LoopSource::Embedded,
                 description: Some(
                     "the StandardLoop algorithm as the embedded WebAssembly guest".to_owned(),
                 ),
@@ -128,7 +117,7 @@ impl Catalog {
     /// Adds `entry`, or records it as shadowed by an earlier entry of the same name.
     fn add(&mut self, entry: Entry) {
         let same_file = |e: &Entry| match (&e.location, &entry.location) {
-            (Location::File(a), Location::File(b)) => same_path(a, b),
+            (LoopSource::File(a), LoopSource::File(b)) => same_path(a, b),
             _ => false,
         };
         match self.entries.iter_mut().find(|e| e.name == entry.name) {
@@ -161,7 +150,7 @@ impl Catalog {
                             source: Source::Registry {
                                 file: registry.clone(),
                             },
-                            location: Location::File(module.path),
+                            location: LoopSource::File(module.path),
                             description: module.description,
                             version: module.version,
                             shadows: Vec::new(),
@@ -200,7 +189,7 @@ impl Catalog {
                 source: Source::Directory {
                     dir: dir.to_path_buf(),
                 },
-                location: Location::File(path),
+                location: LoopSource::File(path),
                 description: None,
                 version: None,
                 shadows: Vec::new(),
@@ -281,7 +270,7 @@ mod tests {
                 source: Source::Directory {
                     dir: second.path().to_path_buf()
                 },
-                location: Location::File(second.path().join("reviewer.wasm")),
+                location: LoopSource::File(second.path().join("reviewer.wasm")),
             }]
         );
         let err = catalog.find("reviewr").unwrap_err();

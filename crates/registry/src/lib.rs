@@ -13,8 +13,9 @@ pub mod metadata;
 pub mod paths;
 pub mod resolver;
 
-pub use catalog::{Catalog, Entry, Location, Shadowed, Source};
+pub use catalog::{Catalog, Entry, Shadowed, Source};
 pub use error::RegistryError;
 pub use metadata::{Metadata, MetadataCache, Status};
 pub use paths::{SearchDir, SearchPath};
 pub use resolver::CatalogResolver;
+pub use wonopcode_wasm_host::LoopSource;

@@ -5,9 +5,9 @@
 
 use std::sync::OnceLock;
 
-use wonopcode_wasm_host::{ModuleResolver, ResolvedModule};
+use wonopcode_wasm_host::{LoopSource, ModuleResolver};
 
-use crate::catalog::{Catalog, Location};
+use crate::catalog::Catalog;
 use crate::paths::SearchPath;
 
 /// A resolver over the catalog of a search path, discovered on first use.
@@ -27,7 +27,7 @@ impl CatalogResolver {
 }
 
 impl ModuleResolver for CatalogResolver {
-    fn resolve(&self, name: &str) -> Result<ResolvedModule, String> {
+    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
         let catalog = self.catalog.get_or_init(|| {
             let catalog = Catalog::discover(&self.search);
             for warning in &catalog.warnings {
@@ -40,7 +40,7 @@ impl ModuleResolver for CatalogResolver {
 }
 
 /// `name`, else `name` without its `.wasm`.
-fn resolve(catalog: &Catalog, name: &str) -> Result<ResolvedModule, String> {
+fn resolve(catalog: &Catalog, name: &str) -> Result<LoopSource, String> {
     let entry = catalog
         .find(name)
         .or_else(|e| match name.strip_suffix(".wasm") {
@@ -48,11 +48,7 @@ fn resolve(catalog: &Catalog, name: &str) -> Result<ResolvedModule, String> {
             None => Err(e),
         })
         .map_err(|e| e.to_string())?;
-    Ok(match &entry.location {
-        Location::Native => ResolvedModule::Standard,
-        Location::Embedded => ResolvedModule::EmbeddedDefault,
-        Location::File(path) => ResolvedModule::File(path.clone()),
-    })
+    Ok(entry.location.clone())
 }
 
 #[cfg(test)]
@@ -65,11 +61,8 @@ mod tests {
             entries: Catalog::builtins(),
             ..Catalog::default()
         };
-        assert_eq!(resolve(&catalog, "standard"), Ok(ResolvedModule::Standard));
-        assert_eq!(
-            resolve(&catalog, "default.wasm"),
-            Ok(ResolvedModule::EmbeddedDefault)
-        );
+        assert_eq!(resolve(&catalog, "standard"), Ok(LoopSource::Native));
+        assert_eq!(resolve(&catalog, "default.wasm"), Ok(LoopSource::Embedded));
         let unknown = resolve(&catalog, "standrd").unwrap_err();
         assert!(unknown.contains("standard"), "{unknown}");
     }

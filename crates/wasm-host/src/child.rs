@@ -12,7 +12,6 @@
 //! tasks of their own), not spread over cores. Dropping the future (a timeout, the parent's
 //! cancellation) drops the child's store.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,10 +26,10 @@ use crate::bindings::context::{
     ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus, TokenUsage,
 };
 use crate::budget::{BudgetedModel, TokenBudget};
-use crate::context_tree::ResolvedModule;
 use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::Frame;
 use crate::host::providers::open_model;
+use crate::loop_source::LoopSource;
 use crate::state::HostState;
 use crate::wasm_loop::{WasmAgentLoop, load_template};
 
@@ -245,48 +244,44 @@ async fn load_child(
     lineage: Lineage,
 ) -> Result<ChildLoop, String> {
     let tree = &parent.frame.tree;
-    let file = match &params.module {
+    let source = match &params.module {
         ContextModule::Same => None,
-        ContextModule::Named(name) => {
-            let resolver = tree.resolver.as_ref().ok_or_else(|| {
-                format!("cannot load module `{name}`: this host has no module registry")
-            })?;
-            match resolver.resolve(name)? {
-                ResolvedModule::Standard => return Ok(ChildLoop::Native(StandardLoop)),
-                ResolvedModule::EmbeddedDefault => Some(PathBuf::new()),
-                ResolvedModule::File(file) => Some(file),
-            }
-        }
-        ContextModule::Path(file) => Some(parent.services.cwd.join(file)),
+        ContextModule::Named(name) => Some(
+            tree.resolver
+                .as_ref()
+                .ok_or_else(|| {
+                    format!("cannot load module `{name}`: this host has no module registry")
+                })?
+                .resolve(name)?,
+        ),
+        ContextModule::Path(file) => Some(LoopSource::File(parent.services.cwd.join(file))),
     };
-    let template = match file {
-        None => parent.frame.template.clone(),
-        Some(file) => match tree.template(&file) {
-            Some(template) => template,
+    // A module loaded for the first time in this tree comes with an instance proven to run
+    // (its name and capabilities read): the child uses it instead of making another.
+    let (template, first) = match source {
+        None => (parent.frame.template.clone(), None),
+        Some(source) => match tree.template(&source) {
+            Some(template) => (template, None),
             None => {
-                let (bytes, origin) = if file.as_os_str().is_empty() {
-                    (crate::DEFAULT_LOOP.to_vec(), "the default guest".to_owned())
-                } else {
-                    let bytes = std::fs::read(&file)
-                        .map_err(|e| format!("cannot read module {}: {e}", file.display()))?;
-                    (bytes, file.display().to_string())
+                let Some(component) = source.component().map_err(|e| e.to_string())? else {
+                    return Ok(ChildLoop::Native(StandardLoop));
                 };
                 let base = &parent.frame.template;
-                let (template, _first_instance) = load_template(
+                let (template, first) = load_template(
                     base.engine.clone(),
-                    &bytes,
-                    &origin,
+                    &component.bytes,
+                    &component.origin,
                     base.host_config.clone(),
                 )
                 .await
                 .map_err(|e| e.to_string())?;
                 let template = Arc::new(template);
-                tree.keep_template(file, template.clone());
-                template
+                tree.keep_template(source, template.clone());
+                (template, Some(first))
             }
         },
     };
-    Ok(ChildLoop::Guest(Box::new(WasmAgentLoop::child(Frame {
+    let frame = Frame {
         template,
         tree: tree.clone(),
         params: Some(params.clone()),
@@ -294,7 +289,10 @@ async fn load_child(
         budgets: lineage.budgets,
         changes: lineage.changes,
         root_sink: Some(lineage.root_sink),
-    }))))
+    };
+    Ok(ChildLoop::Guest(Box::new(WasmAgentLoop::child(
+        frame, first,
+    ))))
 }
 
 /// The model a child starts with: the one its `preferred-provider` / `preferred-model` name

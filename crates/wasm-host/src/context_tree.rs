@@ -2,8 +2,8 @@
 //! contexts, concurrency), where named modules come from, and the guests already loaded for
 //! it, so a specialist spawned a hundred times is compiled and linked once.
 
+use crate::loop_source::LoopSource;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -36,18 +36,7 @@ impl Default for ContextLimits {
 /// (`registry.yaml`, loop directories, built-ins); a library embedder may answer as it likes.
 pub trait ModuleResolver: Send + Sync {
     /// The module called `name` (with or without `.wasm`), or one line saying why not.
-    fn resolve(&self, name: &str) -> Result<ResolvedModule, String>;
-}
-
-/// What a module name stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResolvedModule {
-    /// The native StandardLoop.
-    Standard,
-    /// The default guest embedded in the binary.
-    EmbeddedDefault,
-    /// A component file.
-    File(PathBuf),
+    fn resolve(&self, name: &str) -> Result<LoopSource, String>;
 }
 
 /// One root run's tree.
@@ -55,7 +44,7 @@ pub(crate) struct ContextTree {
     pub limits: ContextLimits,
     pub resolver: Option<Arc<dyn ModuleResolver>>,
     live: AtomicUsize,
-    templates: Mutex<HashMap<PathBuf, Arc<Template>>>,
+    templates: Mutex<HashMap<LoopSource, Arc<Template>>>,
 }
 
 /// A live context's place in the count; dropping it frees the place.
@@ -94,13 +83,13 @@ impl ContextTree {
         }
     }
 
-    /// A guest loaded before for this key (a file path, or the embedded default).
-    pub fn template(&self, key: &PathBuf) -> Option<Arc<Template>> {
+    /// A guest loaded before from this source.
+    pub fn template(&self, key: &LoopSource) -> Option<Arc<Template>> {
         self.templates.lock().get(key).cloned()
     }
 
     /// Keeps a loaded guest for the next spawn of the same module.
-    pub fn keep_template(&self, key: PathBuf, template: Arc<Template>) {
+    pub fn keep_template(&self, key: LoopSource, template: Arc<Template>) {
         self.templates.lock().insert(key, template);
     }
 }

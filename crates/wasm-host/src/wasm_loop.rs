@@ -110,11 +110,17 @@ impl WasmAgentLoop {
         })
     }
 
-    /// A loop of a child context: its own instance (made on first use) of a loaded guest.
-    pub(crate) fn child(frame: Frame) -> Self {
+    /// A loop of a child context: its own instance of a loaded guest, `first` when loading
+    /// the guest made one, else made on first use.
+    pub(crate) fn child(frame: Frame, first: Option<Live>) -> Self {
+        let frame = Arc::new(frame);
+        let live = first.map(|mut live| {
+            live.store.data_mut().frame = Some(frame.clone());
+            live
+        });
         Self {
-            frame: Arc::new(frame),
-            live: Mutex::new(None),
+            frame,
+            live: Mutex::new(live),
         }
     }
 

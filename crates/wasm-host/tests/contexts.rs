@@ -14,7 +14,7 @@ use serde_json::json;
 use support::{World, keyed_transcript, load, load_with};
 use wonopcode_agent_loop::{ContextStatus, EventKind, Message};
 use wonopcode_wasm_host::guest_paths as guests;
-use wonopcode_wasm_host::{ContextLimits, HostConfig, ModuleResolver, ResolvedModule};
+use wonopcode_wasm_host::{ContextLimits, HostConfig, LoopSource, ModuleResolver};
 
 /// `spawn JSON` for the misbehave guest.
 fn spawn(spec: serde_json::Value) -> String {
@@ -270,11 +270,11 @@ async fn parallel_children_answer_in_input_order_and_one_failure_fails_none_else
 struct Names;
 
 impl ModuleResolver for Names {
-    fn resolve(&self, name: &str) -> Result<ResolvedModule, String> {
+    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
         match name.trim_end_matches(".wasm") {
-            "helper" => Ok(ResolvedModule::File(PathBuf::from(guests::MISBEHAVE))),
-            "default" => Ok(ResolvedModule::EmbeddedDefault),
-            "standard" => Ok(ResolvedModule::Standard),
+            "helper" => Ok(LoopSource::File(PathBuf::from(guests::MISBEHAVE))),
+            "default" => Ok(LoopSource::Embedded),
+            "standard" => Ok(LoopSource::Native),
             other => Err(format!("no module named `{other}`")),
         }
     }

@@ -1,0 +1,51 @@
+//! Which loop runs a context. One type for every place that chooses one: the command line
+//! (`--loop-type`, `--agent-loop`, `--agent-loop-name`), the registry's entries, hot reload
+//! and `context-module::named` spawns.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::error::WasmError;
+
+/// Which loop runs a context.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", content = "path", rename_all = "snake_case")]
+pub enum LoopSource {
+    /// The native StandardLoop.
+    Native,
+    /// The default guest embedded in the binary.
+    Embedded,
+    /// A component file.
+    File(PathBuf),
+}
+
+/// A guest component's bytes and the name messages give it.
+pub struct Component {
+    /// The component.
+    pub bytes: Cow<'static, [u8]>,
+    /// Its file, or "the default guest".
+    pub origin: String,
+}
+
+impl LoopSource {
+    /// The guest component this source names, read from its file; `None` for the native
+    /// loop.
+    pub fn component(&self) -> Result<Option<Component>, WasmError> {
+        Ok(match self {
+            Self::Native => None,
+            Self::Embedded => Some(Component {
+                bytes: Cow::Borrowed(crate::DEFAULT_LOOP),
+                origin: "the default guest".to_owned(),
+            }),
+            Self::File(path) => Some(Component {
+                bytes: Cow::Owned(std::fs::read(path).map_err(|e| WasmError::Read {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                })?),
+                origin: path.display().to_string(),
+            }),
+        })
+    }
+}
