@@ -128,7 +128,7 @@ fn a_suspended_run_resumes_with_the_users_answer_in_every_loop() {
         assert_eq!(out.status.code(), Some(2), "{label}: {}", stderr(&out));
         assert!(
             stderr(&out).contains(
-                "--answer x=...: no pending call has that id; the run waits on w (write)"
+                "the answer for `x`: no pending call has that id; the run waits on w (write)"
             ),
             "{label}: {}",
             stderr(&out)

@@ -9,14 +9,14 @@ use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath, Status};
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{
-    CachePolicy, Component, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, LoopSource,
-    WasmAgentLoop, WasmEngine, WasmError,
+    CachePolicy, Component, DEFAULT_LOOP, LoopSource, WasmEngine, WasmError,
 };
 
 use crate::args::{Args, LoopType};
-use crate::config::{self, Config};
 use crate::exit;
 use crate::session::usage;
+use wonopcode_session::config::{self, Config};
+use wonopcode_session::loops::engine;
 
 fn loop_type_name(kind: LoopType) -> &'static str {
     match kind {
@@ -82,16 +82,6 @@ fn cache_policy_of(args: &Args) -> anyhow::Result<Option<CachePolicy>> {
     Ok(cache_policy(args, &config::load(args.config.as_deref())?))
 }
 
-/// The WebAssembly engine with the compile cache under `cache` (`None`: no cache).
-pub fn engine(cache: Option<CachePolicy>) -> Result<Arc<WasmEngine>, WasmError> {
-    let mut options = EngineOptions::default();
-    match cache {
-        Some(policy) => options.cache_policy = policy,
-        None => options.cache_dir = None,
-    }
-    WasmEngine::new(options)
-}
-
 /// The engine, built on first use only (a warm listing needs none).
 struct LazyEngine {
     engine: OnceLock<Arc<WasmEngine>>,
@@ -106,85 +96,6 @@ impl LazyEngine {
         let engine = engine(self.cache)?;
         Ok(self.engine.get_or_init(|| engine).clone())
     }
-}
-
-/// A guest file watched between prompts, and what reloading it takes.
-pub struct Reloader {
-    file: GuestFile,
-    engine: Arc<WasmEngine>,
-    host_config: HostConfig,
-}
-
-/// A newly loaded version of the guest.
-pub struct Reloaded {
-    /// The loop.
-    pub agent: Arc<dyn AgentLoop>,
-    /// Its file.
-    pub module: String,
-    /// SHA-256 of its bytes.
-    pub sha256: String,
-}
-
-impl Reloader {
-    /// The new version of the guest when its file changed and the new version is valid. An
-    /// unreadable or invalid new version keeps the running one, with a warning.
-    pub async fn check(&mut self) -> Option<Reloaded> {
-        let module = self.file.path().display().to_string();
-        let bytes = match self.file.changed() {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return None,
-            Err(e) => {
-                eprintln!("warning: {e}; the running version of the loop stays");
-                return None;
-            }
-        };
-        match WasmAgentLoop::from_bytes(
-            self.engine.clone(),
-            &bytes,
-            &module,
-            self.host_config.clone(),
-        )
-        .await
-        {
-            Ok(agent) => Some(Reloaded {
-                agent: Arc::new(agent),
-                module,
-                sha256: self.file.sha256().to_owned(),
-            }),
-            Err(e) => {
-                eprintln!("warning: the new version is not valid, the running one stays: {e}");
-                None
-            }
-        }
-    }
-}
-
-/// Loads the chosen loop; a guest file comes with a [`Reloader`] for hot reload.
-pub async fn agent_loop(
-    source: LoopSource,
-    cache: Option<CachePolicy>,
-    host_config: HostConfig,
-) -> anyhow::Result<(Arc<dyn AgentLoop>, Option<Reloader>)> {
-    let Some(component) = source.component()? else {
-        return Ok((Arc::new(StandardLoop::new()), None));
-    };
-    let engine = engine(cache)?;
-    let agent = WasmAgentLoop::from_bytes(
-        engine.clone(),
-        &component.bytes,
-        &component.origin,
-        host_config.clone(),
-    )
-    .await?;
-    let reloader = match &source {
-        LoopSource::File(path) => Some(Reloader {
-            file: GuestFile::new(path, &component.bytes),
-            engine,
-            host_config,
-        }),
-        LoopSource::Native | LoopSource::Embedded => None,
-    };
-    Ok((Arc::new(agent), reloader))
 }
 
 /// A listing row: an entry (or a shadowed one) and what validation says about it.
@@ -443,40 +354,5 @@ fn one_line(text: &str) -> String {
     match line.char_indices().nth(100) {
         Some((cut, _)) => format!("{}…", &line[..cut]),
         None => line.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wonopcode_wasm_host::guest_paths;
-
-    #[tokio::test]
-    async fn a_changed_guest_file_is_reloaded_and_an_invalid_one_is_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("loop.wasm");
-        std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
-        let (agent, reloader) =
-            agent_loop(LoopSource::File(path.clone()), None, HostConfig::default())
-                .await
-                .unwrap();
-        assert_eq!(agent.name(), "misbehave");
-        let mut reloader = reloader.unwrap();
-        assert!(reloader.check().await.is_none(), "nothing changed yet");
-
-        std::fs::copy(guest_paths::GUEST_HELLO, &path).unwrap();
-        let reloaded = reloader.check().await.unwrap();
-        assert_eq!(reloaded.agent.name(), "hello");
-        assert_eq!(reloaded.module, path.display().to_string());
-        assert!(reloader.check().await.is_none(), "each change loads once");
-
-        std::fs::write(&path, b"\0asm broken").unwrap();
-        assert!(
-            reloader.check().await.is_none(),
-            "an invalid version is not loaded"
-        );
-        std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
-        let fixed = reloader.check().await.unwrap();
-        assert_eq!(fixed.agent.name(), "misbehave");
     }
 }

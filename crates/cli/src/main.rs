@@ -2,15 +2,12 @@
 //! All logic lives in the library crates; this is wiring and rendering.
 
 mod args;
-mod config;
 mod exit;
-mod history;
 mod loops;
 mod new_guest;
 mod prompter;
 mod render;
 mod session;
-mod trace;
 
 use std::process::ExitCode;
 

@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, bail};
 use serde::Deserialize;
 use wonopcode_providers::ProviderEntry;
 use wonopcode_tools::permission::PolicyConfig;
 use wonopcode_wasm_host::{CachePolicy, ContextLimits};
+
+use crate::error::SessionError;
 
 /// Everything the config file may set.
 #[derive(Debug, Default, Deserialize)]
@@ -100,7 +101,7 @@ pub fn default_path() -> Option<PathBuf> {
 
 /// Loads the config: the explicit file (which must exist), else the default one if present,
 /// else defaults.
-pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
+pub fn load(explicit: Option<&Path>) -> Result<Config, SessionError> {
     let path = match explicit {
         Some(p) => p.to_path_buf(),
         None => match default_path() {
@@ -108,18 +109,18 @@ pub fn load(explicit: Option<&Path>) -> anyhow::Result<Config> {
             _ => return Ok(Config::default()),
         },
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read config file {}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        SessionError::Config(format!("cannot read config file {}: {e}", path.display()))
+    })?;
     if text.trim().is_empty() {
         return Ok(Config::default());
     }
-    match serde_yaml::from_str(&text) {
-        Ok(config) => Ok(config),
-        Err(e) => match e.location() {
-            Some(loc) => bail!("{}:{}:{}: {}", path.display(), loc.line(), loc.column(), e),
-            None => bail!("{}: {}", path.display(), e),
-        },
-    }
+    serde_yaml::from_str(&text).map_err(|e| {
+        SessionError::Config(match e.location() {
+            Some(loc) => format!("{}:{}:{}: {}", path.display(), loc.line(), loc.column(), e),
+            None => format!("{}: {}", path.display(), e),
+        })
+    })
 }
 
 #[cfg(test)]

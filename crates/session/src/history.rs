@@ -8,10 +8,16 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use wonopcode_agent_loop::Message;
 use wonopcode_agent_loop::event::now_rfc3339;
+
+use crate::error::SessionError;
+
+/// A history error saying `message`.
+fn error(message: String) -> SessionError {
+    SessionError::History(message)
+}
 
 /// One line of the history file.
 #[derive(Debug, Serialize, Deserialize)]
@@ -41,11 +47,16 @@ pub struct History {
 impl History {
     /// Opens `path` for appending, creating it with a session record if it does not exist;
     /// returns the messages it already holds.
-    pub fn open(path: &Path, new_session_id: &str) -> anyhow::Result<(Self, Vec<Message>)> {
+    pub fn open(path: &Path, new_session_id: &str) -> Result<(Self, Vec<Message>), SessionError> {
         let existing = match std::fs::read_to_string(path) {
             Ok(text) => Some(text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => bail!("cannot read history file {}: {e}", path.display()),
+            Err(e) => {
+                return Err(error(format!(
+                    "cannot read history file {}: {e}",
+                    path.display()
+                )));
+            }
         };
         let (session_id, messages) = match &existing {
             Some(text) if !text.trim().is_empty() => parse(text, path)?,
@@ -55,7 +66,12 @@ impl History {
             .create(true)
             .append(true)
             .open(path)
-            .with_context(|| format!("cannot open history file {} for writing", path.display()))?;
+            .map_err(|e| {
+                error(format!(
+                    "cannot open history file {} for writing: {e}",
+                    path.display()
+                ))
+            })?;
         let mut history = Self {
             path: path.to_path_buf(),
             file,
@@ -72,30 +88,37 @@ impl History {
     }
 
     /// Appends a message and syncs it to disk.
-    pub fn append(&mut self, message: &Message) -> anyhow::Result<()> {
+    pub fn append(&mut self, message: &Message) -> Result<(), SessionError> {
         self.append_record(&Record::Message {
             message: message.clone(),
         })
     }
 
     /// Records that the history is now exactly `messages` (after compaction).
-    pub fn reset(&mut self, messages: &[Message]) -> anyhow::Result<()> {
+    pub fn reset(&mut self, messages: &[Message]) -> Result<(), SessionError> {
         self.append_record(&Record::Reset {
             messages: messages.to_vec(),
         })
     }
 
-    fn append_record(&mut self, record: &Record) -> anyhow::Result<()> {
-        let mut line = serde_json::to_string(record)?;
-        line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.sync_data())
-            .with_context(|| format!("cannot write history file {}", self.path.display()))
+    fn append_record(&mut self, record: &Record) -> Result<(), SessionError> {
+        let written = serde_json::to_string(record)
+            .map_err(std::io::Error::other)
+            .and_then(|mut line| {
+                line.push('\n');
+                self.file.write_all(line.as_bytes())?;
+                self.file.sync_data()
+            });
+        written.map_err(|e| {
+            error(format!(
+                "cannot write history file {}: {e}",
+                self.path.display()
+            ))
+        })
     }
 }
 
-fn parse(text: &str, path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
+fn parse(text: &str, path: &Path) -> Result<(String, Vec<Message>), SessionError> {
     let mut session_id = None;
     let mut messages = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -110,11 +133,13 @@ fn parse(text: &str, path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
                 tracing::warn!(line = index + 1, error = %e, "ignoring an incomplete last line in the history file");
                 break;
             }
-            Err(e) => bail!(
-                "{}:{}: invalid history record: {e}",
-                path.display(),
-                index + 1
-            ),
+            Err(e) => {
+                return Err(error(format!(
+                    "{}:{}: invalid history record: {e}",
+                    path.display(),
+                    index + 1
+                )));
+            }
         };
         match record {
             Record::Session { session_id: id, .. } => session_id = Some(id),
@@ -123,10 +148,10 @@ fn parse(text: &str, path: &Path) -> anyhow::Result<(String, Vec<Message>)> {
         }
     }
     let Some(session_id) = session_id else {
-        bail!(
+        return Err(error(format!(
             "{}:1: not a wonopcode history file (no session record)",
             path.display()
-        );
+        )));
     };
     Ok((session_id, messages))
 }

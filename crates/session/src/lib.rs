@@ -1,0 +1,42 @@
+//! What an embedder of wonopcode needs between its own program and the libraries, and what
+//! the `wonopcode` binary is built on: the config file, the choice of model with record and
+//! replay, the history file, the trace, loading the loop (and reloading a guest file), and a
+//! [`Session`] that runs prompts through it all.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), wonopcode_session::SessionError> {
+//! use wonopcode_session::{LoopSource, ModelChoice, Session};
+//!
+//! let mut session = Session::builder("path/to/workspace")
+//!     .model_choice(ModelChoice {
+//!         replay: Some("transcript.jsonl".into()),
+//!         ..ModelChoice::default()
+//!     })
+//!     .loop_source(LoopSource::Embedded)
+//!     .build()
+//!     .await?;
+//! let result = session.prompt("Summarize the README.").await;
+//! println!("{:?}: {}", result.status, result.response.unwrap_or_default());
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod config;
+mod error;
+pub mod history;
+pub mod loops;
+pub mod models;
+mod session;
+mod sink;
+pub mod trace;
+
+pub use config::Config;
+pub use error::SessionError;
+pub use models::ModelChoice;
+pub use session::{
+    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Session, SessionBuilder, TurnCanceller,
+};
+pub use sink::{NoRenderer, Renderer, SessionSink};
+pub use wonopcode_wasm_host::LoopSource;

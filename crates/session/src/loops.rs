@@ -1,0 +1,149 @@
+//! Loading the loop a session runs, from its [`LoopSource`], and reloading a guest file that
+//! changed between prompts (hot reload).
+
+use std::sync::Arc;
+
+use wonopcode_agent_loop::{AgentLoop, StandardLoop};
+use wonopcode_wasm_host::{
+    CachePolicy, EngineOptions, GuestFile, HostConfig, LoopSource, WasmAgentLoop, WasmEngine,
+    WasmError,
+};
+
+/// The WebAssembly engine with the compile cache under `cache` (`None`: no cache).
+pub fn engine(cache: Option<CachePolicy>) -> Result<Arc<WasmEngine>, WasmError> {
+    let mut options = EngineOptions::default();
+    match cache {
+        Some(policy) => options.cache_policy = policy,
+        None => options.cache_dir = None,
+    }
+    WasmEngine::new(options)
+}
+
+/// Loads the loop `source` names; a guest file comes with a [`Reloader`] for hot reload.
+pub async fn load(
+    source: &LoopSource,
+    cache: Option<CachePolicy>,
+    host_config: HostConfig,
+) -> Result<(Arc<dyn AgentLoop>, Option<Reloader>), WasmError> {
+    let Some(component) = source.component()? else {
+        return Ok((Arc::new(StandardLoop::new()), None));
+    };
+    let engine = engine(cache)?;
+    let agent = WasmAgentLoop::from_bytes(
+        engine.clone(),
+        &component.bytes,
+        &component.origin,
+        host_config.clone(),
+    )
+    .await?;
+    let reloader = match source {
+        LoopSource::File(path) => Some(Reloader {
+            file: GuestFile::new(path, &component.bytes),
+            engine,
+            host_config,
+        }),
+        LoopSource::Native | LoopSource::Embedded => None,
+    };
+    Ok((Arc::new(agent), reloader))
+}
+
+/// A guest file watched between prompts, and what reloading it takes.
+pub struct Reloader {
+    file: GuestFile,
+    engine: Arc<WasmEngine>,
+    host_config: HostConfig,
+}
+
+/// What a look at the guest file found.
+pub enum Reload {
+    /// The file has not changed.
+    Unchanged,
+    /// It changed and its new version is valid: run this from now on.
+    Loaded(Reloaded),
+    /// It changed but cannot be read or is not valid: the running version stays.
+    Rejected(String),
+}
+
+/// A newly loaded version of the guest.
+pub struct Reloaded {
+    /// The loop.
+    pub agent: Arc<dyn AgentLoop>,
+    /// Its file.
+    pub module: String,
+    /// SHA-256 of its bytes.
+    pub sha256: String,
+}
+
+impl Reloader {
+    /// Looks at the guest file: a new valid version is loaded, an unreadable or invalid one
+    /// is rejected with the reason (the running version stays).
+    pub async fn check(&mut self) -> Reload {
+        let module = self.file.path().display().to_string();
+        let bytes = match self.file.changed() {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Reload::Unchanged,
+            Err(e) => return Reload::Rejected(e.to_string()),
+        };
+        match WasmAgentLoop::from_bytes(
+            self.engine.clone(),
+            &bytes,
+            &module,
+            self.host_config.clone(),
+        )
+        .await
+        {
+            Ok(agent) => Reload::Loaded(Reloaded {
+                agent: Arc::new(agent),
+                module,
+                sha256: self.file.sha256().to_owned(),
+            }),
+            Err(e) => Reload::Rejected(format!("the new version is not valid: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wonopcode_wasm_host::guest_paths;
+
+    fn loaded(reload: Reload) -> Reloaded {
+        match reload {
+            Reload::Loaded(reloaded) => reloaded,
+            Reload::Unchanged => panic!("expected a new version, the file is unchanged"),
+            Reload::Rejected(why) => panic!("expected a new version, it was rejected: {why}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_changed_guest_file_is_reloaded_and_an_invalid_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("loop.wasm");
+        std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
+        let (agent, reloader) = load(&LoopSource::File(path.clone()), None, HostConfig::default())
+            .await
+            .unwrap();
+        assert_eq!(agent.name(), "misbehave");
+        let mut reloader = reloader.unwrap();
+        assert!(matches!(reloader.check().await, Reload::Unchanged));
+
+        std::fs::copy(guest_paths::GUEST_HELLO, &path).unwrap();
+        let reloaded = loaded(reloader.check().await);
+        assert_eq!(reloaded.agent.name(), "hello");
+        assert_eq!(reloaded.module, path.display().to_string());
+        assert!(
+            matches!(reloader.check().await, Reload::Unchanged),
+            "each change loads once"
+        );
+
+        std::fs::write(&path, b"\0asm broken").unwrap();
+        match reloader.check().await {
+            Reload::Rejected(why) => {
+                assert!(why.starts_with("the new version is not valid"), "{why}")
+            }
+            _ => panic!("an invalid version is not loaded"),
+        }
+        std::fs::copy(guest_paths::MISBEHAVE, &path).unwrap();
+        assert_eq!(loaded(reloader.check().await).agent.name(), "misbehave");
+    }
+}

@@ -1,0 +1,101 @@
+//! Which model a session talks to: a recorded transcript (`--replay`), or a real provider
+//! chosen from the caller's choice, the config file and the keys in the environment; either
+//! one recorded to a transcript on request (`--record`). With it, the models guests may
+//! switch to (the transcript's, or the catalog's other providers).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wonopcode_agent_loop::{ModelSource, SharedModel};
+use wonopcode_providers::{
+    Catalog, CatalogSource, Choice, EnvReader, HttpModel, RecordingModel, RecordingSource,
+    ReplayProvider, ReplaySource,
+};
+
+use crate::config::Config;
+use crate::error::SessionError;
+
+/// What the caller chose (flags, in the binary); unset fields fall back to the config file.
+#[derive(Debug, Clone, Default)]
+pub struct ModelChoice {
+    /// Replay this transcript instead of calling a provider.
+    pub replay: Option<PathBuf>,
+    /// Wait this long between replayed chunks (to watch a replay stream).
+    pub replay_pace: Option<Duration>,
+    /// A provider of the catalog (`anthropic`, `openai`, `ollama`, ...).
+    pub provider: Option<String>,
+    /// A model of that provider.
+    pub model: Option<String>,
+    /// The base URL of an OpenAI-compatible server.
+    pub base_url: Option<String>,
+    /// Record every response to this transcript.
+    pub record: Option<PathBuf>,
+}
+
+/// The session's model and the models its guests may switch to.
+pub async fn open(
+    choice: &ModelChoice,
+    config: &Config,
+) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
+    let (model, models): (SharedModel, Arc<dyn ModelSource>) = match &choice.replay {
+        Some(path) => {
+            let mut replay = ReplayProvider::from_file(path)
+                .map_err(|e| SessionError::Transcript(e.to_string()))?;
+            if let Some(pace) = choice.replay_pace {
+                replay = replay.paced(pace);
+            }
+            let replay = Arc::new(replay);
+            (replay.clone(), Arc::new(ReplaySource(replay)))
+        }
+        None => provider(choice, config).await?,
+    };
+    match &choice.record {
+        Some(out) => {
+            let recorder = Arc::new(RecordingModel::create(model, out).map_err(|e| {
+                SessionError::Transcript(format!("cannot create transcript {}: {e}", out.display()))
+            })?);
+            let models = RecordingSource::new(models, recorder.clone());
+            Ok((recorder, Arc::new(models)))
+        }
+        None => Ok((model, models)),
+    }
+}
+
+/// A real provider from the catalog (with the config's overrides), and the catalog's others.
+async fn provider(
+    choice: &ModelChoice,
+    config: &Config,
+) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
+    let catalog = Catalog::builtin()
+        .and_then(|c| c.with_overrides(&config.providers))
+        .map_err(|e| SessionError::Config(e.to_string()))?;
+    // A model in the config belongs to the config's provider; with another provider
+    // chosen, that provider's default applies.
+    let model = choice
+        .model
+        .as_deref()
+        .or(match (&choice.provider, &config.provider) {
+            (Some(chosen), Some(own)) if chosen != own => None,
+            _ => config.model.as_deref(),
+        });
+    let wanted = Choice {
+        // A bare base URL means an OpenAI-compatible server.
+        provider: choice
+            .provider
+            .as_deref()
+            .or(config.provider.as_deref())
+            .or(choice.base_url.as_ref().map(|_| "openai-compatible")),
+        model,
+        base_url: choice.base_url.as_deref(),
+    };
+    let env: EnvReader = Arc::new(|name: &str| std::env::var(name).ok());
+    let settings = catalog
+        .resolve(wanted, &*env)
+        .await
+        .map_err(|e| SessionError::Choice(e.to_string()))?;
+    let first: SharedModel =
+        Arc::new(HttpModel::new(settings).map_err(|e| SessionError::Choice(e.to_string()))?);
+    let models = CatalogSource::new(catalog, env, first.clone(), choice.base_url.clone());
+    Ok((first, Arc::new(models)))
+}

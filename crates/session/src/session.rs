@@ -1,0 +1,460 @@
+//! A session: one conversation's history, services and loop, and the prompts run through it.
+//! The binary builds one from its flags; an embedder builds one in a few lines
+//! (`examples/embed.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::message::pending_tool_calls;
+use wonopcode_agent_loop::{
+    AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, Message,
+    ModelSource, RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
+};
+use wonopcode_registry::{CatalogResolver, SearchPath};
+use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
+use wonopcode_tools::{BuiltinOptions, register_builtins};
+use wonopcode_wasm_host::{CachePolicy, GuestPrompter, HostConfig, LoopSource};
+
+use crate::config::Config;
+use crate::error::SessionError;
+use crate::history::History;
+use crate::loops::{self, Reload, Reloader};
+use crate::models::{self, ModelChoice};
+use crate::sink::{NoRenderer, Renderer, SessionSink};
+
+/// The system prompt unless the config replaces it. It names no absolute path, so recorded
+/// transcripts replay on any machine.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are wonopcode, a coding agent working in the user's workspace. \
+Use the tools to inspect and change files; paths are relative to the workspace root. \
+Read before you edit, keep changes minimal, and finish with a short summary of what you did.";
+
+/// Model requests allowed per prompt unless the caller or the config says otherwise.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
+
+/// Builds a [`Session`]; every setting has a default but the workspace.
+pub struct SessionBuilder {
+    workspace: PathBuf,
+    config: Config,
+    model: Option<(SharedModel, Arc<dyn ModelSource>)>,
+    model_choice: ModelChoice,
+    source: LoopSource,
+    history: Option<PathBuf>,
+    renderer: Box<dyn Renderer>,
+    trace: bool,
+    permissions: Option<PolicyConfig>,
+    yes: bool,
+    prompter: Option<Arc<dyn Prompter>>,
+    guest_prompter: Option<Arc<dyn GuestPrompter>>,
+    max_iterations: Option<u32>,
+    max_parallel: Option<u32>,
+    loops_dirs: Vec<PathBuf>,
+    cache: Option<CachePolicy>,
+    bash_timeout: Option<Duration>,
+    hot_reload: bool,
+}
+
+impl SessionBuilder {
+    /// The settings of the config file (default: none).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The model and the models guests may switch to, opened by the caller.
+    pub fn model(mut self, model: SharedModel, models: Arc<dyn ModelSource>) -> Self {
+        self.model = Some((model, models));
+        self
+    }
+
+    /// Which model to open (a transcript to replay, a provider, a model, a recording).
+    pub fn model_choice(mut self, choice: ModelChoice) -> Self {
+        self.model_choice = choice;
+        self
+    }
+
+    /// Which loop runs the prompts (default: the native StandardLoop).
+    pub fn loop_source(mut self, source: LoopSource) -> Self {
+        self.source = source;
+        self
+    }
+
+    /// Appends the conversation to this file, and continues the one it holds.
+    pub fn history(mut self, path: impl Into<PathBuf>) -> Self {
+        self.history = Some(path.into());
+        self
+    }
+
+    /// Shows the events (default: nothing is shown).
+    pub fn renderer(mut self, renderer: Box<dyn Renderer>) -> Self {
+        self.renderer = renderer;
+        self
+    }
+
+    /// Records a trace of the run (`Session::write_trace`).
+    pub fn trace(mut self, trace: bool) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// The permission policy (default: the config file's).
+    pub fn permissions(mut self, policy: PolicyConfig) -> Self {
+        self.permissions = Some(policy);
+        self
+    }
+
+    /// Approves every `ask` without asking.
+    pub fn yes(mut self, yes: bool) -> Self {
+        self.yes = yes;
+        self
+    }
+
+    /// Who answers permission questions and guests' questions (default: nobody).
+    pub fn prompters(
+        mut self,
+        permissions: Arc<dyn Prompter>,
+        guests: Arc<dyn GuestPrompter>,
+    ) -> Self {
+        self.prompter = Some(permissions);
+        self.guest_prompter = Some(guests);
+        self
+    }
+
+    /// Model requests allowed per prompt (default: the config's, else 50).
+    pub fn max_iterations(mut self, limit: Option<u32>) -> Self {
+        self.max_iterations = limit;
+        self
+    }
+
+    /// Children of one parallel spawn running at once (default: the config's).
+    pub fn max_parallel(mut self, limit: Option<u32>) -> Self {
+        self.max_parallel = limit;
+        self
+    }
+
+    /// Directories searched first for named loops.
+    pub fn loops_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.loops_dirs = dirs;
+        self
+    }
+
+    /// The compile cache's policy (`None`: no cache; default: the config's).
+    pub fn cache(mut self, cache: Option<CachePolicy>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The `bash` tool's timeout (default 2 minutes).
+    pub fn bash_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.bash_timeout = timeout;
+        self
+    }
+
+    /// Reloads a guest file that changed, before each prompt (`Session::reload_if_changed`).
+    pub fn hot_reload(mut self, on: bool) -> Self {
+        self.hot_reload = on;
+        self
+    }
+
+    /// Opens the model, the history and the loop, and announces the session.
+    pub async fn build(self) -> Result<Session, SessionError> {
+        let root = self.workspace.canonicalize().map_err(|e| {
+            SessionError::Choice(format!(
+                "workspace directory {} is not usable: {e}",
+                self.workspace.display()
+            ))
+        })?;
+        if !root.is_dir() {
+            return Err(SessionError::Choice(format!(
+                "{} is not a directory",
+                self.workspace.display()
+            )));
+        }
+        let config = self.config;
+        let (provider, models) = match self.model {
+            Some(opened) => opened,
+            None => models::open(&self.model_choice, &config).await?,
+        };
+        let mut tools = ToolRegistry::new();
+        let mut options = BuiltinOptions::default();
+        if let Some(timeout) = self.bash_timeout {
+            options.bash_timeout = timeout;
+        }
+        register_builtins(&mut tools, options)
+            .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
+        let (history, messages) = match &self.history {
+            Some(path) => {
+                let (history, messages) = History::open(path, &new_session_id())?;
+                (Some(history), messages)
+            }
+            None => (None, Vec::new()),
+        };
+        let session_id = history
+            .as_ref()
+            .map_or_else(new_session_id, |h| h.session_id.clone());
+        let permissions = self
+            .permissions
+            .unwrap_or_else(|| config.permissions.clone());
+        let policy: SharedGate =
+            Arc::new(PermissionPolicy::new(permissions, self.yes, self.prompter));
+        let token = CancellationToken::new();
+        let sink = Arc::new(SessionSink::new(
+            history,
+            self.renderer,
+            token.clone(),
+            self.trace,
+        ));
+        let events = Emitter::new(sink.clone(), ContextPath::root());
+        let mut loop_config = LoopConfig {
+            max_iterations: self
+                .max_iterations
+                .or(config.max_iterations)
+                .unwrap_or(DEFAULT_MAX_ITERATIONS),
+            system_prompt: Some(
+                config
+                    .system_prompt
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+            ),
+            ..LoopConfig::default()
+        };
+        loop_config.compaction.max_messages = config.compact_after_messages;
+        let host_config = HostConfig {
+            values: config.guest.clone(),
+            prompter: self.guest_prompter,
+            contexts: config.contexts.limits(self.max_parallel),
+            resolver: Some(Arc::new(CatalogResolver::new(SearchPath::standard(
+                &self.loops_dirs,
+            )))),
+            models: Some(models),
+            ..HostConfig::default()
+        };
+        let (agent, reloader) = loops::load(&self.source, self.cache, host_config).await?;
+        events.emit(EventKind::SessionStarted {
+            session_id: session_id.clone(),
+            loop_name: agent.name().to_owned(),
+            model: provider.info().id.clone(),
+            schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
+        });
+        Ok(Session {
+            root,
+            messages,
+            provider,
+            tools,
+            policy,
+            config: loop_config,
+            events,
+            session_id,
+            token,
+            current_turn: TurnCanceller::default(),
+            agent,
+            reloader: reloader.filter(|_| self.hot_reload),
+            sink,
+        })
+    }
+}
+
+/// Cancels the turn in progress, from another task (a Ctrl-C handler).
+#[derive(Clone, Default)]
+pub struct TurnCanceller(Arc<Mutex<Option<CancellationToken>>>);
+
+impl TurnCanceller {
+    /// Cancels the running turn; false when no turn is running (or it is cancelled already).
+    pub fn cancel(&self) -> bool {
+        match &*self.0.lock() {
+            Some(token) if !token.is_cancelled() => {
+                token.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// One conversation: run prompts with [`Session::prompt`], continue a suspended run with
+/// [`Session::resume`].
+pub struct Session {
+    root: PathBuf,
+    messages: Vec<Message>,
+    provider: SharedModel,
+    tools: ToolRegistry,
+    policy: SharedGate,
+    config: LoopConfig,
+    events: Emitter,
+    session_id: String,
+    token: CancellationToken,
+    current_turn: TurnCanceller,
+    agent: Arc<dyn AgentLoop>,
+    reloader: Option<Reloader>,
+    sink: Arc<SessionSink>,
+}
+
+/// What a turn starts from.
+enum Turn<'p> {
+    Prompt(&'p str),
+    Resume(Vec<(String, String, bool)>),
+}
+
+impl Session {
+    /// A builder for a session working in `workspace`.
+    pub fn builder(workspace: impl Into<PathBuf>) -> SessionBuilder {
+        SessionBuilder {
+            workspace: workspace.into(),
+            config: Config::default(),
+            model: None,
+            model_choice: ModelChoice::default(),
+            source: LoopSource::Native,
+            history: None,
+            renderer: Box::new(NoRenderer),
+            trace: false,
+            permissions: None,
+            yes: false,
+            prompter: None,
+            guest_prompter: None,
+            max_iterations: None,
+            max_parallel: None,
+            loops_dirs: Vec::new(),
+            cache: Some(CachePolicy::default()),
+            bash_timeout: None,
+            hot_reload: false,
+        }
+    }
+
+    /// Starts the loop (`on_start`), before the first prompt.
+    pub async fn start(&mut self) -> Result<(), SessionError> {
+        let token = self.token.child_token();
+        let agent = self.agent.clone();
+        agent
+            .on_start(&mut self.context(&token))
+            .await
+            .map_err(SessionError::Start)
+    }
+
+    /// Runs one prompt to its end.
+    pub async fn prompt(&mut self, prompt: &str) -> LoopResult {
+        self.turn(Turn::Prompt(prompt)).await
+    }
+
+    /// Continues a suspended run: `answers` (`(call id, text)`) answer the calls it waits
+    /// on, the others run under the session's permissions. An answer for a call nobody
+    /// waits on, or a history with no suspended run, is refused before anything runs.
+    pub async fn resume(
+        &mut self,
+        answers: Vec<(String, String)>,
+    ) -> Result<LoopResult, SessionError> {
+        check_answers(&self.messages, &answers)?;
+        let answers = answers
+            .into_iter()
+            .map(|(id, text)| (id, text, false))
+            .collect();
+        Ok(self.turn(Turn::Resume(answers)).await)
+    }
+
+    async fn turn(&mut self, turn: Turn<'_>) -> LoopResult {
+        let token = self.token.child_token();
+        *self.current_turn.0.lock() = Some(token.clone());
+        let agent = self.agent.clone();
+        let result = {
+            let mut ctx = self.context(&token);
+            match turn {
+                Turn::Prompt(p) => run_turn(agent.as_ref(), &mut ctx, p).await,
+                Turn::Resume(answers) => resume_turn(agent.as_ref(), &mut ctx, answers).await,
+            }
+        };
+        *self.current_turn.0.lock() = None;
+        result
+    }
+
+    fn context<'b>(&'b mut self, cancel: &'b CancellationToken) -> LoopContext<'b> {
+        LoopContext {
+            cwd: &self.root,
+            messages: &mut self.messages,
+            provider: &self.provider,
+            tools: &self.tools,
+            permissions: &self.policy,
+            config: &self.config,
+            cancel,
+            events: &self.events,
+            session_id: self.session_id.clone(),
+            stats: RunStats::default(),
+        }
+    }
+
+    /// Hot reload: a guest file that changed since the last prompt is validated and loaded
+    /// (`loop.reloaded`); the history carries over, since it lives in the session. Returns
+    /// why a changed file was not loaded, if it was not.
+    pub async fn reload_if_changed(&mut self) -> Option<String> {
+        let reloader = self.reloader.as_mut()?;
+        match reloader.check().await {
+            Reload::Unchanged => None,
+            Reload::Rejected(why) => Some(why),
+            Reload::Loaded(reloaded) => {
+                self.events.emit(EventKind::LoopReloaded {
+                    loop_name: reloaded.agent.name().to_owned(),
+                    module: reloaded.module,
+                    sha256: reloaded.sha256,
+                });
+                self.agent = reloaded.agent;
+                None
+            }
+        }
+    }
+
+    /// Cancels the turn in progress from elsewhere.
+    pub fn canceller(&self) -> TurnCanceller {
+        self.current_turn.clone()
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The workspace root (canonical).
+    pub fn workspace(&self) -> &Path {
+        &self.root
+    }
+
+    /// The history write failure that stopped the session, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.sink.failure()
+    }
+
+    /// Writes the trace recorded so far (with `SessionBuilder::trace`) to `path`.
+    pub fn write_trace(&self, path: &Path) -> std::io::Result<()> {
+        self.sink.write_trace(path)
+    }
+}
+
+/// Each answer must name a call the suspended run waits on.
+fn check_answers(messages: &[Message], answers: &[(String, String)]) -> Result<(), SessionError> {
+    let pending = pending_tool_calls(messages);
+    if pending.is_empty() {
+        return Err(SessionError::Choice(
+            "the history has no suspended run (no tool call waits for an answer)".to_owned(),
+        ));
+    }
+    for (id, _) in answers {
+        if !pending.iter().any(|(p, _, _)| p == id) {
+            let waiting: Vec<String> = pending
+                .iter()
+                .map(|(id, name, _)| format!("{id} ({name})"))
+                .collect();
+            return Err(SessionError::Choice(format!(
+                "the answer for `{id}`: no pending call has that id; the run waits on {}",
+                waiting.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("s{nanos:x}{:x}", std::process::id())
+}

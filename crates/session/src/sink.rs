@@ -1,0 +1,96 @@
+//! A session's event sink: persists the root context's messages to the history file, records
+//! the trace, and hands every event to a renderer. Synchronous, so a message is on disk before
+//! the loop goes on; a history write failure cancels the session (`abort`) and is reported by
+//! `failure`, so nothing already stored is lost and nothing after it is silently dropped.
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::{Event, EventKind, EventSink};
+
+use crate::history::History;
+use crate::trace::TraceRecorder;
+
+/// Shows events to someone (a terminal, a JSON Lines stream, an embedder's own view).
+pub trait Renderer: Send {
+    /// Renders one event.
+    fn render(&mut self, event: &Event);
+}
+
+/// A renderer that shows nothing (an embedder that reads results, not events).
+pub struct NoRenderer;
+
+impl Renderer for NoRenderer {
+    fn render(&mut self, _event: &Event) {}
+}
+
+struct State {
+    history: Option<History>,
+    renderer: Box<dyn Renderer>,
+    failure: Option<String>,
+    trace: Option<TraceRecorder>,
+}
+
+/// The session's event sink.
+pub struct SessionSink {
+    state: Mutex<State>,
+    abort: CancellationToken,
+}
+
+impl SessionSink {
+    /// A sink persisting to `history` (if any), recording a trace when `trace`, and rendering
+    /// with `renderer`; a failed history write cancels `abort`.
+    pub fn new(
+        history: Option<History>,
+        renderer: Box<dyn Renderer>,
+        abort: CancellationToken,
+        trace: bool,
+    ) -> Self {
+        Self {
+            state: Mutex::new(State {
+                history,
+                renderer,
+                failure: None,
+                trace: trace.then(TraceRecorder::default),
+            }),
+            abort,
+        }
+    }
+
+    /// Writes the trace recorded so far to `path` (nothing when no trace is recorded).
+    pub fn write_trace(&self, path: &std::path::Path) -> std::io::Result<()> {
+        match &self.state.lock().trace {
+            Some(trace) => trace.write(path),
+            None => Ok(()),
+        }
+    }
+
+    /// The history write failure that stopped the session, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.state.lock().failure.clone()
+    }
+}
+
+impl EventSink for SessionSink {
+    fn emit(&self, event: Event) {
+        let mut state = self.state.lock();
+        // The history file is the root context's; children keep theirs in their own stores.
+        if state.failure.is_none()
+            && event.context.depth() == 0
+            && let Some(history) = &mut state.history
+        {
+            let written = match &event.kind {
+                EventKind::MessageCreated { message } => history.append(message),
+                EventKind::ContextCompacted { messages, .. } => history.reset(messages),
+                _ => Ok(()),
+            };
+            if let Err(e) = written {
+                state.failure = Some(e.to_string());
+                self.abort.cancel();
+            }
+        }
+        if let Some(trace) = &mut state.trace {
+            trace.record(&event);
+        }
+        state.renderer.render(&event);
+    }
+}
