@@ -1,4 +1,4 @@
-//! The `AgentLoop` trait (seed 001), the context a loop runs in, and its errors.
+//! The `AgentLoop` trait, the context a loop runs in, and its errors.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,8 +15,8 @@ use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
 use crate::usage::Usage;
 
-/// What a loop implementation supports (seed 001, plus the WIT's sub-context and
-/// custom-tool flags).
+/// What a loop implementation supports, the WIT's sub-context and custom-tool flags
+/// included.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopCapabilities {
     /// Streams responses.
@@ -50,8 +50,8 @@ pub struct PendingCall {
     pub arguments: String,
 }
 
-/// Why a run did not complete. Seed 001's variants, plus the two non-error endings of seed
-/// 002 (`Suspended`, `MaxIterations`) so that `run_prompt` can keep seed 001's
+/// Why a run did not complete, including the two endings that are not failures
+/// (`Suspended`, `MaxIterations`), so that `run_prompt` keeps its
 /// `Result<String, LoopError>` signature (see `docs/decisions.md`).
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum LoopError {
@@ -135,7 +135,7 @@ pub struct RunStats {
 }
 
 /// Everything a loop needs to run a prompt. The loop never writes storage: it changes
-/// `messages` and emits `message.created` events, and the consumer persists them (seed 002).
+/// `messages` and emits `message.created` events, and the consumer persists them.
 pub struct LoopContext<'a> {
     /// Workspace root (canonical); file tools are confined to it.
     pub cwd: &'a Path,
@@ -157,16 +157,6 @@ pub struct LoopContext<'a> {
     pub session_id: String,
     /// Counters of the current run.
     pub stats: RunStats,
-}
-
-impl LoopContext<'_> {
-    /// Appends a message to the history and announces it to the consumer.
-    pub fn push_message(&mut self, message: Message) {
-        self.events.emit(crate::event::EventKind::MessageCreated {
-            message: message.clone(),
-        });
-        self.messages.push(message);
-    }
 }
 
 /// An agent loop: the strategy that turns a prompt into model requests and tool calls.

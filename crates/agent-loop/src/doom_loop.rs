@@ -1,5 +1,5 @@
 //! Doom-loop detection: the same tool with the same arguments several times in a row means
-//! the model is stuck (seed 001: threshold 3).
+//! the model is stuck (3 times by default: `LoopConfig::doom_loop_threshold`).
 
 use sha2::{Digest, Sha256};
 

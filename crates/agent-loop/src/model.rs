@@ -166,8 +166,7 @@ pub enum ModelError {
     Other(String),
 }
 
-/// A model shared between the loop, the host and sub-contexts (seed 001's
-/// `BoxedLanguageModel`).
+/// A model shared between the loop, the host and sub-contexts.
 pub type SharedModel = std::sync::Arc<dyn LanguageModel>;
 
 /// A model provider the loop can stream from. Implementations: replay (offline), Anthropic,

@@ -1,4 +1,4 @@
-//! How a run ended (seed 002's statuses), and the wrapper that turns any `AgentLoop`'s
+//! How a run ended, and the wrapper that turns any `AgentLoop`'s
 //! `Result<String, LoopError>` into one, emitting the turn lifecycle events.
 
 use schemars::JsonSchema;
@@ -25,7 +25,7 @@ pub enum LoopStatus {
     Cancelled,
 }
 
-/// How a sub-context ended (seed 000's `context-status`, plus `suspended`).
+/// How a sub-context ended: the WIT's `context-status`, plus `suspended`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ContextStatus {

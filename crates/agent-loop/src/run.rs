@@ -299,6 +299,10 @@ impl Run {
     pub async fn respond(&mut self) -> Result<AssembledTurn, LoopError> {
         let mut overflow_retried = false;
         loop {
+            // Nothing of a cancelled run is compacted or sent.
+            if self.services.cancel.is_cancelled() {
+                return Err(LoopError::Cancelled);
+            }
             self.compact_if_needed().await;
             self.begin_request()?;
             let request = self.request(self.services.tools.schemas(), &RequestOptions::default());
@@ -447,27 +451,13 @@ impl Run {
         enabled: Option<&BTreeSet<String>>,
     ) -> Round {
         let outcomes = self.execute(calls, enabled).await;
-        let mut pending = Vec::new();
-        let mut suspend_reason = None;
-        let mut complete = None;
+        let mut ending = Ending::default();
         let mut succeeded = Vec::with_capacity(calls.len());
         for (call, outcome) in calls.iter().zip(outcomes) {
             let verdict = verdict_of(call, outcome);
             succeeded.push(verdict.succeeded());
-            match verdict {
-                CallVerdict::Answered(part) => answered.push(part),
-                CallVerdict::Completes(part, value) => {
-                    complete.get_or_insert(value);
-                    answered.push(part);
-                }
-                CallVerdict::Waits(reason) => {
-                    pending.push(PendingCall {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    });
-                    suspend_reason.get_or_insert(reason);
-                }
+            if let Ok(part) = ending.note(call, verdict) {
+                answered.push(part);
             }
         }
         if !answered.is_empty() {
@@ -476,25 +466,21 @@ impl Run {
                 parts: answered.into(),
             });
         }
-        let next = self.after_calls(pending, suspend_reason, complete);
+        let next = self.after_calls(ending);
         Round { next, succeeded }
     }
 
     /// How the run goes on after calls ran: cancelled, suspended on the pending calls,
     /// completed by a tool, or on.
-    fn after_calls(
-        &mut self,
-        pending: Vec<PendingCall>,
-        suspend_reason: Option<String>,
-        complete: Option<Option<String>>,
-    ) -> Next {
+    fn after_calls(&mut self, ending: Ending) -> Next {
         if self.services.cancel.is_cancelled() {
             return Next::Stop(self.end(Err(LoopError::Cancelled)));
         }
-        if let Some(reason) = suspend_reason {
+        if let Some(reason) = ending.suspend_reason {
+            let pending = ending.pending;
             return Next::Stop(self.end(Err(LoopError::Suspended { pending, reason })));
         }
-        if let Some(value) = complete {
+        if let Some(value) = ending.complete {
             let text = value.unwrap_or_else(|| self.last_answer_text());
             return Next::Stop(self.end(Ok(text)));
         }
@@ -512,45 +498,24 @@ impl Run {
         enabled: Option<&BTreeSet<String>>,
     ) -> Vec<LoopCallResult> {
         let outcomes = self.execute(calls, enabled).await;
+        let mut ending = Ending::default();
         let mut results = Vec::with_capacity(calls.len());
-        let mut pending = Vec::new();
-        let mut suspend_reason = None;
-        let mut complete = None;
         for (call, outcome) in calls.iter().zip(outcomes) {
             let duration = match &outcome {
                 CallOutcome::Answered { duration, .. } => *duration,
                 CallOutcome::Suspended { .. } => std::time::Duration::ZERO,
             };
-            let result = |part| {
-                let (content, is_error) = result_of(part);
-                LoopCallResult {
-                    content,
-                    is_error,
-                    duration,
-                }
+            let (content, is_error) = match ending.note(call, verdict_of(call, outcome)) {
+                Ok(part) => result_of(part),
+                Err(reason) => (format!("not run: {reason}; the run is suspended"), true),
             };
-            match verdict_of(call, outcome) {
-                CallVerdict::Answered(part) => results.push(result(part)),
-                CallVerdict::Completes(part, value) => {
-                    complete.get_or_insert(value);
-                    results.push(result(part));
-                }
-                CallVerdict::Waits(reason) => {
-                    results.push(LoopCallResult {
-                        content: format!("not run: {reason}; the run is suspended"),
-                        is_error: true,
-                        duration,
-                    });
-                    pending.push(PendingCall {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    });
-                    suspend_reason.get_or_insert(reason);
-                }
-            }
+            results.push(LoopCallResult {
+                content,
+                is_error,
+                duration,
+            });
         }
-        self.after_calls(pending, suspend_reason, complete);
+        self.after_calls(ending);
         results
     }
 
@@ -620,8 +585,39 @@ async fn compact(
     }
 }
 
+/// What the calls of one round mean for the run, gathered call by call: the calls that wait
+/// (the first one's reason), the value a tool completed the run with.
+#[derive(Default)]
+struct Ending {
+    pending: Vec<PendingCall>,
+    suspend_reason: Option<String>,
+    complete: Option<Option<String>>,
+}
+
+impl Ending {
+    /// Notes one call's verdict; returns its result part, or why it waits.
+    fn note(&mut self, call: &Call, verdict: CallVerdict) -> Result<Part, String> {
+        match verdict {
+            CallVerdict::Answered(part) => Ok(part),
+            CallVerdict::Completes(part, value) => {
+                self.complete.get_or_insert(value);
+                Ok(part)
+            }
+            CallVerdict::Waits(reason) => {
+                self.pending.push(PendingCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                });
+                self.suspend_reason.get_or_insert_with(|| reason.clone());
+                Err(reason)
+            }
+        }
+    }
+}
+
 /// What one call's outcome means for the run.
-pub enum CallVerdict {
+enum CallVerdict {
     /// Its result goes to the model.
     Answered(Part),
     /// Its result goes to the model and the run ends with this value (`None`: the last
@@ -654,7 +650,7 @@ fn result_of(part: Part) -> (String, bool) {
 }
 
 /// Classifies a call's outcome (break-loop requests and suspensions included).
-pub fn verdict_of(call: &Call, outcome: CallOutcome) -> CallVerdict {
+fn verdict_of(call: &Call, outcome: CallOutcome) -> CallVerdict {
     match outcome {
         CallOutcome::Answered {
             content,

@@ -65,7 +65,8 @@ pub struct ToolEnv {
     pub context: ContextPath,
 }
 
-/// How a tool asks the loop to stop (seed 002's `breakLoop`).
+/// How a tool asks the loop to stop: to wait for an answer from outside the run, or to end
+/// it with a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BreakLoop {
     /// Stop with status `suspended`; the call stays pending until resumed with an answer.
@@ -114,7 +115,7 @@ impl ToolOutput {
 }
 
 /// Why a tool could not produce output. Every variant goes back to the model as an error
-/// result (fail-open, seed 004); none ends the run.
+/// result (fail-open); none ends the run.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum ToolError {
     /// Arguments do not fit the tool (beyond what the schema catches).

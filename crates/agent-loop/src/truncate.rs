@@ -1,5 +1,5 @@
 //! Truncation of tool output: long output keeps its head and tail with a marker between, so
-//! the model sees how a command started and how it ended (seed 003).
+//! the model sees how a command started and how it ended.
 
 /// Default cap on tool output given to the model, in bytes.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 10_000;

@@ -1,4 +1,4 @@
-//! `registry.yaml`, exactly as seed 001 shows it:
+//! `registry.yaml`:
 //!
 //! ```yaml
 //! modules:

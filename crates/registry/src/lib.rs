@@ -1,5 +1,5 @@
 //! Named agent loops. Users collect guest loops — their own, their team's, the samples — and
-//! pick one by name. This crate finds them (seed 001's discovery order, `registry.yaml` and
+//! pick one by name. This crate finds them (in search-path order, `registry.yaml` and
 //! loose `*.wasm` files), resolves names with "did you mean" suggestions, and describes each
 //! module through the host's validation, cached by content hash so a listing recompiles
 //! nothing that has not changed.

@@ -1,5 +1,5 @@
 //! Where loops are looked for, in order: directories from `--loops-dir`, then from
-//! `WONOPCODE_AGENT_LOOPS_PATH` (colon-separated), then seed 001's: the config directory's
+//! `WONOPCODE_AGENT_LOOPS_PATH` (colon-separated), then the config directory's
 //! `wonopcode/agent-loops/`, the data directory's, and `/usr/share/wonopcode/agent-loops/`.
 //! `dirs` honours `XDG_CONFIG_HOME` and `XDG_DATA_HOME`. In each directory `registry.yaml`
 //! is read before the `*.wasm` files.
@@ -44,7 +44,7 @@ pub struct SearchPath {
 const SUBDIR: &str = "wonopcode/agent-loops";
 
 impl SearchPath {
-    /// The standard search path: `flag_dirs`, then the environment's, then seed 001's.
+    /// The standard search path: `flag_dirs`, then the environment's, then the user's and the system's.
     pub fn standard(flag_dirs: &[PathBuf]) -> Self {
         let env = std::env::var_os(PATH_VARIABLE);
         Self::from_parts(

@@ -1,5 +1,5 @@
 //! Names in `context-module::named` resolved through the catalog, so a guest spawns
-//! `named("coder")` (or `named("coder.wasm")`, as seed 000's example writes it) from the
+//! `named("coder")` (or `named("coder.wasm")`: a name resolves with or without its `.wasm`) from the
 //! same registry files and directories `--agent-loop-name` uses. The catalog is discovered
 //! on the first spawn by name, so a run that spawns nothing by name never reads the registry.
 

@@ -1,5 +1,4 @@
-//! Running a child context (`context.spawn`, `context.spawn-parallel`), per seed 000's
-//! isolation table. Shared with the parent: host tools (narrowed), files, the provider
+//! Running a child context (`context.spawn`, `context.spawn-parallel`). Shared with the parent: host tools (narrowed), files, the provider
 //! connection, cancellation (a child token of the parent's), read-only preferences, the
 //! event stream. Isolated: the instance and its memory, history (a copy when
 //! `inherit-messages`), provider/model preference, enabled tools, custom tools, key/value
@@ -33,7 +32,7 @@ use crate::loop_source::LoopSource;
 use crate::state::HostState;
 use crate::wasm_loop::{WasmAgentLoop, load_template};
 
-/// The state key whose value a child returns as its result's `data` (seed 000).
+/// The state key whose value a child returns as its result's `data`.
 pub(crate) const RESULT_DATA_KEY: &str = "__result_data__";
 
 /// What a parent lends its children: taken from its store before they start, so the

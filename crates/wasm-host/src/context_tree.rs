@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 
 use crate::frame::Template;
 
-/// Limits on the context tree, with seed 000's defaults.
+/// Limits on the context tree: depth 100, 1,000 live contexts, 4 children of a batch at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextLimits {
     /// Deepest context allowed (the root is depth 0).

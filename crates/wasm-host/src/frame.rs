@@ -21,7 +21,7 @@ pub(crate) struct Template {
     pub pre: AgentLoopWorldPre<HostState>,
     pub origin: String,
     pub info: ModuleInfo,
-    /// `get-name`; `&'static` because `AgentLoop::name` is (seed 001). One per loaded guest.
+    /// `get-name`; `&'static` because `AgentLoop::name` is (interned). One per loaded guest.
     pub name: &'static str,
     pub capabilities: LoopCapabilities,
     pub host_config: HostConfig,

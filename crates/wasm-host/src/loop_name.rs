@@ -1,4 +1,4 @@
-//! Guest loop names as `&'static str`, which the seed's `AgentLoop::name` returns. Each
+//! Guest loop names as `&'static str`, which `AgentLoop::name` returns. Each
 //! distinct name is allocated once for the life of the process, however often guests with
 //! that name are loaded (hot reload, validation, every spawn of a new module), so loading
 //! never grows memory by itself.

@@ -7,7 +7,7 @@ use crate::bindings::wonopcode::agent_loop::context::{
 };
 use crate::bindings::wonopcode::agent_loop::storage;
 
-/// The state key a child sets to return structured data (seed 000): its value arrives in the
+/// The state key a child sets to return structured data: its value arrives in the
 /// parent as the result's `data`.
 pub const RESULT_DATA_KEY: &str = "__result_data__";
 
