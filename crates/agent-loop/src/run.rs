@@ -7,7 +7,7 @@
 //! so a guest's run obeys the same rules as the native one.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
@@ -353,42 +353,39 @@ impl Run {
         let calls = calls_in(&parts);
         let message = Message::new(Role::Assistant, parts);
         let text = message.text_content();
-        self.push_message(message);
-        self.check_repetition(&calls).await?;
+        self.push_message(message.clone());
+        self.check_repetition(&message).await?;
         Ok(Response { text, calls })
     }
 
-    /// Stops the run when one call repeats `doom_loop_threshold` times in a row (across
-    /// responses), unless the permission gate lets it go on. The calls are answered so the
-    /// history stays valid. Identical calls within one response are one request run in
-    /// parallel, not a loop: each distinct call of a response is observed once.
-    pub async fn check_repetition(&mut self, calls: &[Call]) -> Result<(), LoopError> {
-        let mut seen = HashSet::new();
-        for call in calls
-            .iter()
-            .filter(|c| seen.insert((c.name.as_str(), c.arguments.as_str())))
-        {
-            let count = self.doom.observe(&call.name, &call.arguments);
+    /// Stops the run when one call of a stored response (`response`, the assistant message
+    /// just stored) repeats `doom_loop_threshold` times in a row (across responses), unless
+    /// the permission gate lets it go on. The calls are answered so the history stays valid.
+    /// Identical calls within one response are one request run in parallel, not a loop:
+    /// each distinct call of a response is observed once.
+    pub async fn check_repetition(&mut self, response: &Message) -> Result<(), LoopError> {
+        let calls: Vec<(&str, &str, &str)> = response.tool_calls().collect();
+        for (i, &(_, name, arguments)) in calls.iter().enumerate() {
+            if calls[..i]
+                .iter()
+                .any(|&(_, n, a)| n == name && a == arguments)
+            {
+                continue;
+            }
+            let count = self.doom.observe(name, arguments);
             if count < self.services.config.doom_loop_threshold {
                 continue;
             }
-            if self
-                .services
-                .gate
-                .confirm_repetition(&call.name, count)
-                .await
-            {
+            if self.services.gate.confirm_repetition(name, count).await {
                 self.doom.reset();
                 continue;
             }
-            let reason = format!(
-                "`{}` was called {count} times in a row with the same arguments",
-                call.name
-            );
+            let reason =
+                format!("`{name}` was called {count} times in a row with the same arguments");
             let parts = calls
                 .iter()
-                .map(|c| Part::ToolResult {
-                    call_id: c.id.clone(),
+                .map(|&(id, _, _)| Part::ToolResult {
+                    call_id: id.to_owned(),
                     content: format!("not run: {reason}"),
                     is_error: true,
                 })

@@ -4,7 +4,6 @@
 //! stored response is checked for repetition by the run's own step.
 
 use wonopcode_agent_loop::compaction::estimate_tokens;
-use wonopcode_agent_loop::tool_round::calls_in;
 use wonopcode_agent_loop::{EventKind, Part, Role};
 
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
@@ -43,9 +42,8 @@ impl HostState {
         let Some(message) = message else {
             return Ok(Ok(parts));
         };
-        let calls = calls_in(&message.parts);
-        run.push_message(message);
-        Ok(match run.check_repetition(&calls).await {
+        run.push_message(message.clone());
+        Ok(match run.check_repetition(&message).await {
             Ok(()) => Ok(parts),
             Err(e) => Err(e.to_string()),
         })
