@@ -38,17 +38,23 @@ fn doom_loop_transcript() -> std::path::PathBuf {
 const QUESTION: &str =
     "the model called `list` 3 times in a row with the same arguments. Let it go on? [y/N]: ";
 
+/// Runs the doom-loop recording in `flags`' loop, answers its question with `answer`, and
+/// returns the rest of the screen and the exit code.
+fn answer_the_repetition_question(label: &str, flags: &[String], answer: &str) -> (String, i32) {
+    let s = Scratch::new();
+    s.file("a.txt", "a");
+    let mut session = spawn(&s, &doom_loop_transcript(), flags, "List the files.");
+    session
+        .exp_string(QUESTION)
+        .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
+    session.send_line(answer).unwrap();
+    finish(session)
+}
+
 #[test]
 fn every_loop_asks_before_a_repeated_call_and_no_stops_the_run() {
     for (label, flags) in three_loops() {
-        let s = Scratch::new();
-        s.file("a.txt", "a");
-        let mut session = spawn(&s, &doom_loop_transcript(), &flags, "List the files.");
-        session
-            .exp_string(QUESTION)
-            .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
-        session.send_line("n").unwrap();
-        let (rest, code) = finish(session);
+        let (rest, code) = answer_the_repetition_question(label, &flags, "n");
         assert_eq!(code, 1, "{label}: {rest}");
         assert!(
             rest.contains(
@@ -63,14 +69,7 @@ fn every_loop_asks_before_a_repeated_call_and_no_stops_the_run() {
 #[test]
 fn every_loop_goes_on_after_a_yes() {
     for (label, flags) in three_loops() {
-        let s = Scratch::new();
-        s.file("a.txt", "a");
-        let mut session = spawn(&s, &doom_loop_transcript(), &flags, "List the files.");
-        session
-            .exp_string(QUESTION)
-            .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
-        session.send_line("y").unwrap();
-        let (rest, code) = finish(session);
+        let (rest, code) = answer_the_repetition_question(label, &flags, "y");
         assert_eq!(code, 0, "{label}: {rest}");
         assert!(rest.contains("never reached"), "{label}: {rest}");
         assert!(!rest.contains("doom loop"), "{label}: {rest}");
