@@ -255,3 +255,30 @@ fn a_child_that_waits_for_an_answer_is_reported_suspended_with_its_question() {
     );
     assert!(!s.ws().join("SUMMARY.md").exists());
 }
+
+#[test]
+fn a_new_prompt_after_a_suspension_closes_the_waiting_call_in_every_loop() {
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        let history = s.outside("h.jsonl");
+        let out = suspend(&s, &history, &flags);
+        assert_eq!(out.status.code(), Some(3), "{label}: {}", stderr(&out));
+        let next = s.transcript(
+            "next.jsonl",
+            &[vec![text("Something else."), done("end_turn")]],
+        );
+        let mut args = vec!["--history", history.to_str().unwrap()];
+        args.extend(flags.iter().map(String::as_str));
+        let out = s.run_json(&next, &args, "Never mind, do something else.");
+        assert_eq!(out.status.code(), Some(0), "{label}: {}", stderr(&out));
+        let stored = results(&history_messages(&history));
+        assert_eq!(
+            stored.last().unwrap(),
+            &(
+                "w".to_owned(),
+                "not run: the previous run stopped before this call finished".to_owned()
+            ),
+            "{label}"
+        );
+    }
+}

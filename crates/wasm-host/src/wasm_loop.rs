@@ -528,13 +528,13 @@ impl AgentLoop for WasmAgentLoop {
         user_input: &str,
     ) -> Result<String, LoopError> {
         self.ensure_started(ctx).await?;
-        let mut run = Run::take_from(ctx);
-        run.close_interrupted_calls();
-        run.give_back(ctx);
         let input = user_input.to_owned();
         let result = self
             .with_instance(ctx, |guest, store| {
                 Box::pin(async move {
+                    // A new prompt answers what an interrupted run left open.
+                    let run = store.data_mut().run.as_mut().ok_or_else(outside_a_run)?;
+                    run.close_interrupted_calls();
                     guest
                         .world
                         .wonopcode_agent_loop_agent_loop()
@@ -587,6 +587,7 @@ impl AgentLoop for WasmAgentLoop {
             ))),
         }
     }
+
     async fn on_start(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
         self.ensure_started(ctx).await
     }
