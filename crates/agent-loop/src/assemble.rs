@@ -16,7 +16,7 @@ use crate::usage::Usage;
 
 /// What one model response amounted to.
 #[derive(Debug, Default, Clone)]
-pub struct AssembledTurn {
+pub struct AssembledResponse {
     /// Parts in the order they streamed.
     pub parts: Vec<Part>,
     /// Usage reported during the stream.
@@ -56,18 +56,18 @@ struct OpenItem {
 }
 
 /// Assembles a response chunk by chunk, emitting its items.
-pub struct TurnAssembler {
+pub struct ResponseAssembler {
     emitter: Emitter,
-    turn: AssembledTurn,
+    turn: AssembledResponse,
     open: Option<OpenItem>,
 }
 
-impl TurnAssembler {
+impl ResponseAssembler {
     /// An assembler emitting through `emitter`.
     pub fn new(emitter: Emitter) -> Self {
         Self {
             emitter,
-            turn: AssembledTurn::default(),
+            turn: AssembledResponse::default(),
             open: None,
         }
     }
@@ -85,7 +85,7 @@ impl TurnAssembler {
     /// Closes the open item and returns the response. A stream cut after it showed something
     /// ends with an error item saying the answer is incomplete, so the user (and a `--json`
     /// reader) does not take what was shown for a whole answer.
-    pub fn finish(mut self) -> AssembledTurn {
+    pub fn finish(mut self) -> AssembledResponse {
         self.close_open();
         let cut = match &self.turn.failure {
             Some(StreamFailure::Cancelled) | None => None,
@@ -254,7 +254,7 @@ pub async fn stream_request(
     events: &Emitter,
     cancel: &CancellationToken,
     idle_timeout: Duration,
-) -> Result<AssembledTurn, LoopError> {
+) -> Result<AssembledResponse, LoopError> {
     let stream = start_stream(provider, request, cancel, idle_timeout).await?;
     let mut turn = consume(stream, events, cancel, idle_timeout).await;
     price(provider, &mut turn.usage);
@@ -297,8 +297,8 @@ pub async fn consume(
     emitter: &Emitter,
     cancel: &CancellationToken,
     idle_timeout: Duration,
-) -> AssembledTurn {
-    let mut asm = TurnAssembler::new(emitter.clone());
+) -> AssembledResponse {
+    let mut asm = ResponseAssembler::new(emitter.clone());
     loop {
         let next = tokio::select! {
             biased;
@@ -325,7 +325,7 @@ pub async fn consume(
     asm.finish()
 }
 
-impl AssembledTurn {
+impl AssembledResponse {
     /// The visible text of the turn, its text parts joined.
     pub fn text(&self) -> String {
         self.parts

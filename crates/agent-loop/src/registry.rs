@@ -157,9 +157,13 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// Checks arguments: they must parse as JSON and fit the schema. The error names the tool
+    /// Parses a call's arguments: they must be JSON that fits the tool's schema. The error names the tool
     /// and the offending field, and goes back to the model.
-    pub fn validate(&self, name: &str, arguments: &str) -> Result<serde_json::Value, String> {
+    pub fn parse_arguments(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> Result<serde_json::Value, String> {
         let Some(registered) = self.tools.get(name) else {
             let known: Vec<&str> = self.names().collect();
             return Err(format!(
@@ -214,7 +218,7 @@ impl ToolRegistry {
                 status,
                 duration: started.elapsed(),
             };
-            let value = match self.validate(name, arguments) {
+            let value = match self.parse_arguments(name, arguments) {
                 Ok(v) => v,
                 Err(message) => return finished(ToolOutput::error(message), ItemStatus::Failed, started),
             };
@@ -312,13 +316,13 @@ mod tests {
     #[test]
     fn validation_names_the_field() {
         let r = registry();
-        let err = r.validate("echo", r#"{"text": 5}"#).unwrap_err();
+        let err = r.parse_arguments("echo", r#"{"text": 5}"#).unwrap_err();
         assert!(err.contains("field `/text`"), "{err}");
-        let err = r.validate("echo", r#"{}"#).unwrap_err();
+        let err = r.parse_arguments("echo", r#"{}"#).unwrap_err();
         assert!(err.contains("text"), "{err}");
-        let err = r.validate("echo", r#"{"text": "#).unwrap_err();
+        let err = r.parse_arguments("echo", r#"{"text": "#).unwrap_err();
         assert!(err.contains("not valid JSON"), "{err}");
-        let err = r.validate("nope", "{}").unwrap_err();
+        let err = r.parse_arguments("nope", "{}").unwrap_err();
         assert!(
             err.contains("unknown tool `nope`; available tools: echo"),
             "{err}"

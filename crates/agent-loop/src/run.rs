@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
-use crate::assemble::{AssembledTurn, stream_request};
+use crate::assemble::{AssembledResponse, stream_request};
 use crate::compaction::Compactor;
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
@@ -296,7 +296,7 @@ impl Run {
     /// One response to the history, with every tool of the run offered: compaction, the
     /// request's checks, the stream, and one more try after compacting should the provider
     /// say the history does not fit.
-    pub async fn respond(&mut self) -> Result<AssembledTurn, LoopError> {
+    pub async fn respond(&mut self) -> Result<AssembledResponse, LoopError> {
         let mut overflow_retried = false;
         loop {
             // Nothing of a cancelled run is compacted or sent.
@@ -342,7 +342,7 @@ impl Run {
     /// Stores a response. A failed one keeps what the model said (half-streamed calls
     /// dropped) and ends the run with its error; otherwise its calls are checked for
     /// repetition before anything runs.
-    pub async fn store_response(&mut self, turn: AssembledTurn) -> Result<Response, LoopError> {
+    pub async fn store_response(&mut self, turn: AssembledResponse) -> Result<Response, LoopError> {
         if let Some(error) = turn.error() {
             if let Some(kept) = turn.message() {
                 self.push_message(kept);

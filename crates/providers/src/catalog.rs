@@ -149,7 +149,7 @@ pub enum CatalogError {
 
 /// Every provider wonopcode can talk to in this run.
 #[derive(Debug, Clone)]
-pub struct Catalog {
+pub struct ModelCatalog {
     providers: BTreeMap<String, ProviderEntry>,
 }
 
@@ -164,7 +164,7 @@ pub struct Choice<'a> {
     pub base_url: Option<&'a str>,
 }
 
-impl Catalog {
+impl ModelCatalog {
     /// The built-in presets.
     pub fn builtin() -> Result<Self, CatalogError> {
         let providers = serde_yaml::from_str(BUILTIN).map_err(|e| CatalogError::Invalid {
@@ -445,7 +445,7 @@ mod tests {
 
     #[tokio::test]
     async fn builtin_catalog_parses_and_prices_known_models() {
-        let catalog = Catalog::builtin().unwrap();
+        let catalog = ModelCatalog::builtin().unwrap();
         let settings = catalog
             .resolve(
                 Choice {
@@ -466,7 +466,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_models_have_an_unknown_price_but_local_ones_are_free() {
-        let catalog = Catalog::builtin().unwrap();
+        let catalog = ModelCatalog::builtin().unwrap();
         let env = env_with(&[("OPENAI_API_KEY", "k")]);
         let remote = catalog
             .resolve(
@@ -497,7 +497,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_first_provider_with_a_key_is_picked() {
-        let catalog = Catalog::builtin().unwrap();
+        let catalog = ModelCatalog::builtin().unwrap();
         let picked = catalog
             .resolve(
                 Choice::default(),
@@ -513,7 +513,7 @@ mod tests {
 
     #[tokio::test]
     async fn missing_key_and_base_url_say_what_to_do() {
-        let catalog = Catalog::builtin().unwrap();
+        let catalog = ModelCatalog::builtin().unwrap();
         let err = catalog
             .resolve(
                 Choice {
@@ -574,7 +574,7 @@ anthropic:
 "#,
         )
         .unwrap();
-        let catalog = Catalog::builtin()
+        let catalog = ModelCatalog::builtin()
             .unwrap()
             .with_overrides(&overrides)
             .unwrap();
@@ -597,6 +597,11 @@ anthropic:
 
         let bad: BTreeMap<String, ProviderEntry> =
             serde_yaml::from_str("x:\n  base_url: http://h/v1\n").unwrap();
-        assert!(Catalog::builtin().unwrap().with_overrides(&bad).is_err());
+        assert!(
+            ModelCatalog::builtin()
+                .unwrap()
+                .with_overrides(&bad)
+                .is_err()
+        );
     }
 }

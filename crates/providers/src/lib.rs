@@ -13,7 +13,7 @@ pub mod replay;
 pub mod source;
 pub mod transcript;
 
-pub use catalog::{Catalog, CatalogError, Choice, ProviderEntry};
+pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry};
 pub use http::{Api, HttpModel, HttpModelError, HttpSettings};
 pub use record::{RecordingModel, RecordingSource};
 pub use replay::{ReplayProvider, ReplaySource};

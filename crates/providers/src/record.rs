@@ -17,13 +17,13 @@ use wonopcode_agent_loop::{
 };
 
 use crate::transcript::{
-    FORMAT, Fingerprint, Record, RecordedError, TurnCounter, TurnRecord, VERSION, to_line,
+    FORMAT, Fingerprint, Record, RecordedError, ResponseCounter, ResponseRecord, VERSION, to_line,
 };
 
 /// The transcript file and turn numbering every recorded model of a run shares.
 struct Sink {
     out: Arc<Mutex<File>>,
-    turns_made: TurnCounter,
+    responses_made: ResponseCounter,
     /// The header's model: a turn answered by another model names its own.
     header: ModelInfo,
 }
@@ -48,7 +48,7 @@ impl RecordingModel {
         Ok(Self {
             sink: Arc::new(Sink {
                 out: Arc::new(Mutex::new(file)),
-                turns_made: TurnCounter::default(),
+                responses_made: ResponseCounter::default(),
                 header: inner.info().clone(),
             }),
             inner,
@@ -93,8 +93,8 @@ impl ModelSource for RecordingSource {
     }
 }
 
-fn write_record(out: &Mutex<File>, record: TurnRecord) {
-    let line = to_line(&Record::Turn(record));
+fn write_record(out: &Mutex<File>, record: ResponseRecord) {
+    let line = to_line(&Record::Response(record));
     let mut file = out.lock();
     if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
         tracing::warn!(error = %e, "cannot write the transcript");
@@ -108,12 +108,12 @@ impl LanguageModel for RecordingModel {
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
-        let turn = self.sink.turns_made.next(&request.context);
+        let index = self.sink.responses_made.next(&request.context);
         let info = self.inner.info();
         let own_model = !info.same_model(&self.sink.header);
-        let mut record = TurnRecord {
+        let mut record = ResponseRecord {
             context: request.context.clone(),
-            turn,
+            index,
             model: own_model.then(|| info.clone()),
             request: Some(Fingerprint::of(&request)),
             chunks: Vec::new(),
@@ -150,7 +150,7 @@ impl LanguageModel for RecordingModel {
 /// Collects a stream's chunks and writes the record when the stream is dropped (ended,
 /// failed or abandoned).
 struct Recorder {
-    record: Option<TurnRecord>,
+    record: Option<ResponseRecord>,
     out: Arc<Mutex<File>>,
 }
 

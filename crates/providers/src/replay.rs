@@ -12,15 +12,17 @@ use wonopcode_agent_loop::{
     ProviderListing, SharedModel,
 };
 
-use crate::transcript::{Fingerprint, Transcript, TranscriptError, TurnCounter, TurnRecord};
+use crate::transcript::{
+    Fingerprint, ResponseCounter, ResponseRecord, Transcript, TranscriptError,
+};
 
 /// The recording every view of one replay shares.
 struct Recording {
     source: PathBuf,
     /// Every model the turns came from, the header's first, then in file order.
     models: Vec<ModelInfo>,
-    turns: HashMap<(ContextPath, u32), TurnRecord>,
-    turns_made: TurnCounter,
+    turns: HashMap<(ContextPath, u32), ResponseRecord>,
+    responses_made: ResponseCounter,
 }
 
 impl Recording {
@@ -57,14 +59,14 @@ impl ReplayProvider {
         let turns = transcript
             .turns
             .into_iter()
-            .map(|t| ((t.context.clone(), t.turn), t))
+            .map(|t| ((t.context.clone(), t.index), t))
             .collect();
         Self {
             recording: Arc::new(Recording {
                 source: source.to_path_buf(),
                 models,
                 turns,
-                turns_made: TurnCounter::default(),
+                responses_made: ResponseCounter::default(),
             }),
             model: transcript.model,
             pace: None,
@@ -102,7 +104,7 @@ impl LanguageModel for ReplayProvider {
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let recording = &self.recording;
-        let turn = recording.turns_made.next(&request.context);
+        let turn = recording.responses_made.next(&request.context);
         let key = (request.context.clone(), turn);
         let Some(record) = recording.turns.get(&key) else {
             let recorded = recording

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use async_trait::async_trait;
 use wonopcode_agent_loop::{ModelError, ModelSource, ProviderListing, SharedModel};
 
-use crate::catalog::{Catalog, Choice};
+use crate::catalog::{Choice, ModelCatalog};
 use crate::http::HttpModel;
 
 /// Reads an environment variable (a parameter so tests and embedders choose what it sees).
@@ -18,7 +18,7 @@ pub type EnvReader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The catalog's providers, opened on demand.
 pub struct CatalogSource {
-    catalog: Catalog,
+    catalog: ModelCatalog,
     env: EnvReader,
     /// The run's model: what the command line chose.
     first: SharedModel,
@@ -31,7 +31,7 @@ impl CatalogSource {
     /// A source over `catalog` whose run started with `first` (opened from `base_url`
     /// when the command line gave one).
     pub fn new(
-        catalog: Catalog,
+        catalog: ModelCatalog,
         env: EnvReader,
         first: SharedModel,
         base_url: Option<String>,
@@ -140,7 +140,7 @@ mod tests {
                 .find(|(k, _)| *k == name)
                 .map(|(_, v)| (*v).to_owned())
         });
-        CatalogSource::new(Catalog::builtin().unwrap(), env, first(), None)
+        CatalogSource::new(ModelCatalog::builtin().unwrap(), env, first(), None)
     }
 
     #[test]

@@ -27,18 +27,21 @@ pub enum Record {
         /// The recorded model.
         model: ModelInfo,
     },
-    /// One model request and what came back.
-    Turn(TurnRecord),
+    /// One model request and what came back (the file calls it a `turn`, as it did before
+    /// wonopcode's words settled: a turn is now a prompt and its run).
+    #[serde(rename = "turn")]
+    Response(ResponseRecord),
 }
 
 /// One model request and its answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TurnRecord {
+pub struct ResponseRecord {
     /// Context that made the request.
     pub context: ContextPath,
     /// Index of the request within that context (0-based, counting every request).
-    pub turn: u32,
+    #[serde(rename = "turn")]
+    pub index: u32,
     /// The model that answered, when it is not the header's (a guest switched models).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelInfo>,
@@ -187,7 +190,7 @@ pub struct Transcript {
     /// The recorded model.
     pub model: ModelInfo,
     /// Turns in file order.
-    pub turns: Vec<TurnRecord>,
+    pub turns: Vec<ResponseRecord>,
 }
 
 impl Transcript {
@@ -209,7 +212,7 @@ impl Transcript {
             message,
         };
         let mut model = None;
-        let mut turns: Vec<TurnRecord> = Vec::new();
+        let mut turns: Vec<ResponseRecord> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for (index, raw) in text.lines().enumerate() {
             let line = index + 1;
@@ -246,19 +249,19 @@ impl Transcript {
                     }
                     model = Some(m);
                 }
-                Record::Turn(turn) => {
+                Record::Response(turn) => {
                     if model.is_none() {
                         return Err(invalid(
                             line,
                             "the first record must be the header".to_owned(),
                         ));
                     }
-                    if !seen.insert((turn.context.clone(), turn.turn)) {
+                    if !seen.insert((turn.context.clone(), turn.index)) {
                         return Err(invalid(
                             line,
                             format!(
                                 "duplicate record for context {} turn {}",
-                                turn.context, turn.turn
+                                turn.context, turn.index
                             ),
                         ));
                     }
@@ -274,9 +277,9 @@ impl Transcript {
 /// Numbers each context's requests from 0 in the order they are made: the `turn` of the
 /// transcript key. Shared by replay and recording so both count the same way.
 #[derive(Debug, Default)]
-pub struct TurnCounter(parking_lot::Mutex<std::collections::HashMap<ContextPath, u32>>);
+pub struct ResponseCounter(parking_lot::Mutex<std::collections::HashMap<ContextPath, u32>>);
 
-impl TurnCounter {
+impl ResponseCounter {
     /// The index of the next request of `context`.
     pub fn next(&self, context: &ContextPath) -> u32 {
         let mut counts = self.0.lock();

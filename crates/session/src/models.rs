@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use wonopcode_agent_loop::{ModelSource, SharedModel};
 use wonopcode_providers::{
-    Catalog, CatalogSource, Choice, EnvReader, HttpModel, RecordingModel, RecordingSource,
+    CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, RecordingModel, RecordingSource,
     ReplayProvider, ReplaySource,
 };
 
@@ -67,7 +67,7 @@ async fn provider(
     choice: &ModelChoice,
     config: &Config,
 ) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
-    let catalog = Catalog::builtin()
+    let catalog = ModelCatalog::builtin()
         .and_then(|c| c.with_overrides(&config.providers))
         .map_err(|e| SessionError::Config(e.to_string()))?;
     // A model in the config belongs to the config's provider; with another provider

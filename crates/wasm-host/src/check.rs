@@ -192,7 +192,7 @@ pub async fn load_checked(
                 .collect();
             // Past the header checks the version is known, though a later check failed.
             let wit_version = ((failed as u8) > (Check::Exports as u8))
-                .then(|| crate::loader::validate(bytes, origin).ok())
+                .then(|| crate::loader::inspect(bytes, origin).ok())
                 .flatten()
                 .map(|info| info.api_version);
             let report = Report {

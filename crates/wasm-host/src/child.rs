@@ -27,10 +27,10 @@ use crate::bindings::context::{
 use crate::budget::{BudgetedModel, TokenBudget};
 use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::Frame;
+use crate::host::context::ContextView;
 use crate::host::providers::open_model;
 use crate::loop_source::LoopSource;
-use crate::state::HostState;
-use crate::wasm_loop::{WasmAgentLoop, load_template};
+use crate::wasm_loop::{WasmAgentLoop, load_guest};
 
 /// The state key whose value a child returns as its result's `data`.
 pub(crate) const RESULT_DATA_KEY: &str = "__result_data__";
@@ -44,16 +44,17 @@ pub(crate) struct ParentView {
     messages: Vec<Message>,
 }
 
-impl HostState {
+impl ContextView<'_> {
     /// The parent's side of a spawn; `inherit` copies the history (only when a child asks).
     pub(crate) fn parent_view(&self, inherit: bool) -> wasmtime::Result<ParentView> {
         let frame = self
+            .place
             .frame
             .clone()
             .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
-        let run = self.run()?;
+        let run = self.run.get()?;
         let mut services = run.services.clone();
-        if let Some(enabled) = &self.enabled {
+        if let Some(enabled) = &self.tools.enabled {
             services.tools = services.tools.filtered(enabled.iter().map(String::as_str));
         }
         Ok(ParentView {
@@ -69,8 +70,13 @@ impl HostState {
 
     /// The path of the next child of this context.
     pub(crate) fn next_child_path(&mut self) -> wasmtime::Result<ContextPath> {
-        self.children += 1;
-        Ok(self.services()?.events.context().child(self.children))
+        self.place.children += 1;
+        Ok(self
+            .run
+            .services()?
+            .events
+            .context()
+            .child(self.place.children))
     }
 }
 
@@ -257,16 +263,16 @@ async fn load_child(
     };
     // A module loaded for the first time in this tree comes with an instance proven to run
     // (its name and capabilities read): the child uses it instead of making another.
-    let (template, first) = match source {
-        None => (parent.frame.template.clone(), None),
-        Some(source) => match tree.template(&source) {
-            Some(template) => (template, None),
+    let (loaded, first) = match source {
+        None => (parent.frame.loaded.clone(), None),
+        Some(source) => match tree.loaded(&source) {
+            Some(loaded) => (loaded, None),
             None => {
                 let Some(component) = source.component().map_err(|e| e.to_string())? else {
                     return Ok(ChildLoop::Native(StandardLoop));
                 };
-                let base = &parent.frame.template;
-                let (template, first) = load_template(
+                let base = &parent.frame.loaded;
+                let (loaded, first) = load_guest(
                     base.engine.clone(),
                     &component.bytes,
                     &component.origin,
@@ -274,14 +280,14 @@ async fn load_child(
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-                let template = Arc::new(template);
-                tree.keep_template(source, template.clone());
-                (template, Some(first))
+                let loaded = Arc::new(loaded);
+                tree.keep_loaded(source, loaded.clone());
+                (loaded, Some(first))
             }
         },
     };
     let frame = Frame {
-        template,
+        loaded,
         tree: tree.clone(),
         params: Some(params.clone()),
         parent_id: Some(parent_of(path)),
@@ -310,7 +316,7 @@ async fn preferred_model(
             model.as_deref(),
         ),
     };
-    let source = parent.frame.template.host_config.models.clone();
+    let source = parent.frame.loaded.host_config.models.clone();
     open_model(
         source.as_deref(),
         &parent.services.provider,

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::frame::Template;
+use crate::frame::LoadedGuest;
 
 /// Limits on the context tree: depth 100, 1,000 live contexts, 4 children of a batch at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub(crate) struct ContextTree {
     pub limits: ContextLimits,
     pub resolver: Option<Arc<dyn ModuleResolver>>,
     live: AtomicUsize,
-    templates: Mutex<HashMap<LoopSource, Arc<Template>>>,
+    loaded: Mutex<HashMap<LoopSource, Arc<LoadedGuest>>>,
 }
 
 /// A live context's place in the count; dropping it frees the place.
@@ -63,7 +63,7 @@ impl ContextTree {
             resolver,
             // The root context is alive for as long as the tree.
             live: AtomicUsize::new(1),
-            templates: Mutex::new(HashMap::new()),
+            loaded: Mutex::new(HashMap::new()),
         })
     }
 
@@ -84,13 +84,13 @@ impl ContextTree {
     }
 
     /// A guest loaded before from this source.
-    pub fn template(&self, key: &LoopSource) -> Option<Arc<Template>> {
-        self.templates.lock().get(key).cloned()
+    pub fn loaded(&self, key: &LoopSource) -> Option<Arc<LoadedGuest>> {
+        self.loaded.lock().get(key).cloned()
     }
 
     /// Keeps a loaded guest for the next spawn of the same module.
-    pub fn keep_template(&self, key: LoopSource, template: Arc<Template>) {
-        self.templates.lock().insert(key, template);
+    pub fn keep_loaded(&self, key: LoopSource, loaded: Arc<LoadedGuest>) {
+        self.loaded.lock().insert(key, loaded);
     }
 }
 

@@ -8,9 +8,18 @@ use std::sync::Arc;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
+use crate::bindings::{
+    AgentLoopWorldPre, config, context, custom_tools, providers, storage, system, tools, types, ui,
+};
 use crate::cache::{CachePolicy, CompileCache};
 use crate::error::WasmError;
+use crate::host::config::{ConfigData, ConfigView};
+use crate::host::context::{ContextData, ContextView};
+use crate::host::providers::{ProvidersData, ProvidersView};
+use crate::host::storage::{StorageData, StorageView};
+use crate::host::system::{SystemData, SystemView};
+use crate::host::tools::{ToolsData, ToolsView};
+use crate::host::ui::{UiData, UiView};
 use crate::limits::{EPOCH_TICK, GuestLimits};
 use crate::state::HostState;
 
@@ -83,6 +92,29 @@ fn config(limits: &GuestLimits, pooling: bool) -> Config {
     config
 }
 
+/// Links each `wonopcode:agent-loop` interface on its own view of the store (`crate::host`).
+///
+/// Every call into the host renews the guest's compute budget: the budget limits computation
+/// *between* host calls. Doing it in the getters the bindings call anyway costs nothing; a
+/// store call hook would cost every host call a second callback.
+fn link_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    fn renewed(state: &mut HostState) -> &mut HostState {
+        state.guard.compute_ticks = 0;
+        state
+    }
+    config::add_to_linker::<_, ConfigData>(linker, |s| ConfigView::of(renewed(s)))?;
+    context::add_to_linker::<_, ContextData>(linker, |s| ContextView::of(renewed(s)))?;
+    custom_tools::add_to_linker::<_, ToolsData>(linker, |s| ToolsView::of(renewed(s)))?;
+    providers::add_to_linker::<_, ProvidersData>(linker, |s| ProvidersView::of(renewed(s)))?;
+    storage::add_to_linker::<_, StorageData>(linker, |s| StorageView::of(renewed(s)))?;
+    system::add_to_linker::<_, SystemData>(linker, |s| SystemView::of(renewed(s)))?;
+    tools::add_to_linker::<_, ToolsData>(linker, |s| ToolsView::of(renewed(s)))?;
+    ui::add_to_linker::<_, UiData>(linker, |s| UiView::of(renewed(s)))?;
+    // `types` declares types only; linked all the same, as the world's own linking would.
+    types::add_to_linker::<_, HasSelf<HostState>>(linker, |s| s)?;
+    Ok(())
+}
+
 impl WasmEngine {
     /// Builds the engine (pooling if possible), starts the epoch ticker and links the host.
     pub fn new(options: EngineOptions) -> Result<Arc<Self>, WasmError> {
@@ -101,14 +133,7 @@ impl WasmEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| WasmError::Engine(e.to_string()))?;
-        // Every call into the host renews the guest's compute budget: the budget limits
-        // computation *between* host calls. Doing it in the getter the bindings call anyway
-        // costs nothing; a store call hook would cost every host call a second callback.
-        AgentLoopWorld::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |state| {
-            state.compute_ticks = 0;
-            state
-        })
-        .map_err(|e| WasmError::Engine(e.to_string()))?;
+        link_imports(&mut linker).map_err(|e| WasmError::Engine(e.to_string()))?;
         Ok(Arc::new(Self {
             engine,
             linker,

@@ -1,4 +1,4 @@
-//! What a context's loop is made of: the loaded guest (`Template`: compiled, linked, named),
+//! What a context's loop is made of: the loaded guest (`LoadedGuest`: compiled, linked, named),
 //! shared by every context running it, and the context's place in its tree (`Frame`: the
 //! tree, the parameters it was spawned with, its parent).
 
@@ -16,7 +16,7 @@ use crate::loader::ModuleInfo;
 use crate::state::{HostConfig, HostState};
 
 /// A guest ready to instantiate: each context gets its own store and instance from `pre`.
-pub(crate) struct Template {
+pub(crate) struct LoadedGuest {
     pub engine: Arc<WasmEngine>,
     pub pre: AgentLoopWorldPre<HostState>,
     pub origin: String,
@@ -29,7 +29,7 @@ pub(crate) struct Template {
 
 /// Where a loop runs: its tree, and for a child, what its parent gave it.
 pub(crate) struct Frame {
-    pub template: Arc<Template>,
+    pub loaded: Arc<LoadedGuest>,
     pub tree: Arc<ContextTree>,
     /// The spawn parameters (`context.get-context-params`); `None` for a root.
     pub params: Option<ContextParams>,

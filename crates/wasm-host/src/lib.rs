@@ -31,7 +31,7 @@ pub use context_tree::{ContextLimits, ModuleResolver};
 pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
 pub use limits::GuestLimits;
-pub use loader::{ModuleInfo, validate};
+pub use loader::{ModuleInfo, inspect};
 pub use loop_source::{Component, LoopSource};
 pub use prompter::GuestPrompter;
 pub use reload::GuestFile;

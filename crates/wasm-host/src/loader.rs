@@ -30,8 +30,10 @@ pub struct ModuleInfo {
     pub sha256: String,
 }
 
-/// Checks a guest's bytes; `origin` names them in errors (a path, or "the default guest").
-pub fn validate(bytes: &[u8], origin: &str) -> Result<ModuleInfo, WasmError> {
+/// Reads what a guest's bytes are (a component of a WIT version this host runs, its
+/// exports and imports) without running them; `origin` names them in errors (a path, or
+/// "the default guest").
+pub fn inspect(bytes: &[u8], origin: &str) -> Result<ModuleInfo, WasmError> {
     let origin_s = origin.to_owned();
     if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
         return Err(WasmError::NotWasm { origin: origin_s });
@@ -154,15 +156,15 @@ mod tests {
     #[test]
     fn header_checks() {
         assert!(matches!(
-            validate(b"hello world", "x"),
+            inspect(b"hello world", "x"),
             Err(WasmError::NotWasm { .. })
         ));
         assert!(matches!(
-            validate(b"\0asm\x01\0\0\0", "x"),
+            inspect(b"\0asm\x01\0\0\0", "x"),
             Err(WasmError::CoreModule { .. })
         ));
         assert!(matches!(
-            validate(b"\0asm\x0d\0\x01\0\x07", "x"),
+            inspect(b"\0asm\x0d\0\x01\0\x07", "x"),
             Err(WasmError::Malformed { .. })
         ));
     }
@@ -180,7 +182,7 @@ mod tests {
 
     #[test]
     fn the_default_guest_validates() {
-        let info = validate(crate::DEFAULT_LOOP, "the default guest").unwrap();
+        let info = inspect(crate::DEFAULT_LOOP, "the default guest").unwrap();
         assert_eq!(info.api_version, HOST_VERSION);
         assert!(
             info.exports
@@ -193,7 +195,7 @@ mod tests {
     fn truncated_components_are_malformed() {
         let half = &crate::DEFAULT_LOOP[..crate::DEFAULT_LOOP.len() / 2];
         assert!(matches!(
-            validate(half, "x"),
+            inspect(half, "x"),
             Err(WasmError::Malformed { .. })
         ));
     }

@@ -1,5 +1,6 @@
-//! The data of one guest's store: WASI, limits, and the context the guest runs in (history,
-//! enabled tools, custom tools, key/value state, open streams, the run's counters).
+//! The data of one guest's store, in parts by concern: WASI and output, limits, the guest's
+//! place in the tree, the run, the context's tools, its model and streams, what it shows,
+//! and its key/value state.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wonopcode_agent_loop::{ModelSource, Run, RunServices, SharedModel};
+use wonopcode_agent_loop::{ModelSource, Run, RunServices, SharedModel, ToolRegistry};
 
 use crate::context_tree::{ContextLimits, ModuleResolver};
 use crate::frame::Frame;
@@ -69,53 +70,142 @@ pub(crate) struct ShownCall {
     pub started: std::time::Instant,
 }
 
-/// Everything a guest's store holds.
+/// Everything a guest's store holds, one part per concern. Each WIT interface is
+/// implemented on a view that borrows only the parts it needs (`crate::host`), the way
+/// `wasmtime-wasi` gives each interface its own view of a store.
 pub struct HostState {
-    pub(crate) table: ResourceTable,
-    pub(crate) wasi: WasiCtx,
-    pub(crate) stdout: MemoryOutputPipe,
-    pub(crate) stderr: MemoryOutputPipe,
-    /// Bytes of stdout and stderr already logged.
-    pub(crate) logged: [usize; 2],
-    /// Bytes of stderr written before the current call into the guest.
-    pub(crate) stderr_mark: usize,
-    pub(crate) limiter: StoreLimits,
-    pub(crate) limits: GuestLimits,
-    pub(crate) host_config: HostConfig,
-    pub(crate) loop_name: String,
-    /// The run in progress, moved into the store for each call into the guest (its history
-    /// moved, not copied) and back out after it; `None` between calls.
-    pub(crate) run: Option<Run>,
-    /// When the current call into the guest started (`context.get-current-context`).
-    pub(crate) started_ms: u64,
-    /// The last answer text the user saw (a stream's text or `ui.send-text`).
-    pub(crate) shown: String,
-    /// How a step of the last run ended it, when one did (kept after the run is handed back).
-    pub(crate) ended: Option<Result<String, wonopcode_agent_loop::LoopError>>,
-    /// Host tools this context may use (`None`: all of the registry's).
-    pub(crate) enabled: Option<BTreeSet<String>>,
-    pub(crate) custom: BTreeMap<String, CustomTool>,
-    pub(crate) custom_enabled: BTreeSet<String>,
+    /// WASI and what the guest printed.
+    pub(crate) io: GuestIo,
+    /// The store's limits and the guest's compute budget.
+    pub(crate) guard: Guard,
+    /// Which guest this is and where its context sits.
+    pub(crate) place: Place,
+    /// The run in progress and what it showed.
+    pub(crate) run: RunSlot,
+    /// The tools this context may use, the guest's own among them.
+    pub(crate) tools: ContextTools,
+    /// The context's model and the responses it streams.
+    pub(crate) responses: Responses,
+    /// Items the guest shows itself (`ui`).
+    pub(crate) items: ShownItems,
+    /// The guest's key/value state (`storage.get-state` and friends).
     pub(crate) kv: BTreeMap<String, String>,
+}
+
+/// WASI for the guest (no files, no environment, no sockets) and its captured output.
+pub(crate) struct GuestIo {
+    pub table: ResourceTable,
+    pub wasi: WasiCtx,
+    pub stdout: MemoryOutputPipe,
+    pub stderr: MemoryOutputPipe,
+    /// Bytes of stdout and stderr already logged.
+    pub logged: [usize; 2],
+    /// Bytes of stderr written before the current call into the guest.
+    pub stderr_mark: usize,
+}
+
+/// What stops a guest from taking more than it may: memory and tables (the store's
+/// limiter), and computation between host calls (epoch ticks).
+pub(crate) struct Guard {
+    pub limiter: StoreLimits,
+    pub limits: GuestLimits,
+    /// Epoch ticks of guest computation since its last call into the host (reset by the
+    /// linker's getters on every host call).
+    pub compute_ticks: u64,
+}
+
+/// Which guest runs in the store and where its context sits in the tree.
+pub(crate) struct Place {
+    pub loop_name: String,
+    pub host_config: HostConfig,
+    /// The guest this store runs and where its context sits in the tree.
+    pub frame: Option<Arc<Frame>>,
+    /// Children spawned so far (over the whole session): the next one is `<path>.<n+1>`.
+    pub children: u32,
+}
+
+impl Place {
+    /// The parameters this context was spawned with; `None` for a root.
+    pub(crate) fn spawn_params(&self) -> Option<&crate::bindings::context::ContextParams> {
+        self.frame.as_ref().and_then(|f| f.params.as_ref())
+    }
+}
+
+/// The run in progress, moved into the store for each call into the guest (its history
+/// moved, not copied) and back out after it, with what the call showed and how it ended.
+#[derive(Default)]
+pub(crate) struct RunSlot {
+    /// `None` between calls into the guest.
+    pub run: Option<Run>,
+    /// When the current call into the guest started (`context.get-current-context`).
+    pub started_ms: u64,
+    /// The last answer text the user saw (a stream's text or `ui.send-text`).
+    pub shown: String,
+    /// How a step of the last run ended it, when one did (kept after the run is handed back).
+    pub ended: Option<Result<String, wonopcode_agent_loop::LoopError>>,
+}
+
+impl RunSlot {
+    /// The run in progress; a host call outside a run traps.
+    pub(crate) fn get(&self) -> wasmtime::Result<&Run> {
+        self.run.as_ref().ok_or_else(outside_a_run)
+    }
+
+    /// The run in progress, to change; a host call outside a run traps.
+    pub(crate) fn get_mut(&mut self) -> wasmtime::Result<&mut Run> {
+        self.run.as_mut().ok_or_else(outside_a_run)
+    }
+
+    /// The services of the run in progress.
+    pub(crate) fn services(&self) -> wasmtime::Result<&RunServices> {
+        Ok(&self.get()?.services)
+    }
+}
+
+/// The tools a context may use: which host tools it enabled, and the tools the guest
+/// registered and runs itself.
+#[derive(Default)]
+pub(crate) struct ContextTools {
+    /// Host tools this context may use (`None`: all of the registry's).
+    pub enabled: Option<BTreeSet<String>>,
+    pub custom: BTreeMap<String, CustomTool>,
+    pub custom_enabled: BTreeSet<String>,
+}
+
+impl ContextTools {
+    /// Whether the host tool `name` is enabled here.
+    pub(crate) fn host_enabled(&self, name: &str) -> bool {
+        self.enabled.as_ref().is_none_or(|set| set.contains(name))
+    }
+
+    /// Names of the host tools of `registry` this context has enabled, sorted.
+    pub(crate) fn enabled_host_tools(&self, registry: &ToolRegistry) -> Vec<String> {
+        registry
+            .names()
+            .filter(|n| self.host_enabled(n))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// The model this context talks to and the responses it is streaming.
+pub(crate) struct Responses {
     /// The model this context switched to (`set-provider` / `set-model`), kept across its
     /// prompts; `None`: the model its runs are given.
-    pub(crate) model: Option<SharedModel>,
+    pub model: Option<SharedModel>,
     /// Every stream of the run, by handle; looked up for every chunk read, hence the cheap
     /// hash (handles are the host's own counter, so a guest cannot choose colliding keys).
-    pub(crate) streams: FxHashMap<u64, OpenStream>,
-    pub(crate) next_stream: u64,
-    /// The progress item the guest shows (`ui.show-progress`) as it last said it, until it
-    /// hides it.
-    pub(crate) progress_item: Option<wonopcode_agent_loop::event::Item>,
+    pub streams: FxHashMap<u64, OpenStream>,
+    pub next_stream: u64,
+}
+
+/// What the guest shows itself: its progress item and the tool calls it announced.
+#[derive(Default)]
+pub(crate) struct ShownItems {
+    /// The progress item as the guest last said it, until it hides it.
+    pub progress: Option<wonopcode_agent_loop::event::Item>,
     /// Tool calls the guest shows itself (`ui.tool-start`), by call id.
-    pub(crate) ui_items: HashMap<String, ShownCall>,
-    /// Epoch ticks of guest computation since its last call into the host (reset by the
-    /// linker's getter on every host call).
-    pub(crate) compute_ticks: u64,
-    /// The guest this store runs and where its context sits in the tree.
-    pub(crate) frame: Option<Arc<Frame>>,
-    /// Children spawned so far (over the whole session): the next one is `<path>.<n+1>`.
-    pub(crate) children: u32,
+    pub calls: HashMap<String, ShownCall>,
 }
 
 /// Bytes of guest stdout/stderr kept between log flushes.
@@ -137,85 +227,57 @@ impl HostState {
             .allow_ip_name_lookup(false)
             .build();
         Self {
-            table: ResourceTable::new(),
-            wasi,
-            stdout,
-            stderr,
-            logged: [0, 0],
-            stderr_mark: 0,
-            limiter: limits.store_limits(),
-            limits,
-            host_config,
-            loop_name: String::new(),
-            run: None,
-            started_ms: 0,
-            shown: String::new(),
-            ended: None,
-            enabled: None,
-            custom: BTreeMap::new(),
-            custom_enabled: BTreeSet::new(),
+            io: GuestIo {
+                table: ResourceTable::new(),
+                wasi,
+                stdout,
+                stderr,
+                logged: [0, 0],
+                stderr_mark: 0,
+            },
+            guard: Guard {
+                limiter: limits.store_limits(),
+                limits,
+                compute_ticks: 0,
+            },
+            place: Place {
+                loop_name: String::new(),
+                host_config,
+                frame: None,
+                children: 0,
+            },
+            run: RunSlot::default(),
+            tools: ContextTools::default(),
+            responses: Responses {
+                model: None,
+                streams: FxHashMap::default(),
+                next_stream: 1,
+            },
+            items: ShownItems::default(),
             kv: BTreeMap::new(),
-            model: None,
-            streams: FxHashMap::default(),
-            next_stream: 1,
-            progress_item: None,
-            ui_items: HashMap::new(),
-            compute_ticks: 0,
-            frame: None,
-            children: 0,
         }
-    }
-
-    /// The run in progress; a host call outside a run traps.
-    pub(crate) fn run(&self) -> wasmtime::Result<&Run> {
-        self.run.as_ref().ok_or_else(outside_a_run)
-    }
-
-    /// The run in progress, to change; a host call outside a run traps.
-    pub(crate) fn run_mut(&mut self) -> wasmtime::Result<&mut Run> {
-        self.run.as_mut().ok_or_else(outside_a_run)
-    }
-
-    /// The services of the run in progress.
-    pub(crate) fn services(&self) -> wasmtime::Result<&RunServices> {
-        Ok(&self.run()?.services)
-    }
-
-    /// The parameters this context was spawned with; `None` for a root.
-    pub(crate) fn spawn_params(&self) -> Option<&crate::bindings::context::ContextParams> {
-        self.frame.as_ref().and_then(|f| f.params.as_ref())
-    }
-
-    /// Names of the host tools this context has enabled, sorted.
-    pub(crate) fn enabled_host_tools(&self) -> wasmtime::Result<Vec<String>> {
-        let env = self.services()?;
-        Ok(env
-            .tools
-            .names()
-            .filter(|n| self.enabled.as_ref().is_none_or(|set| set.contains(*n)))
-            .map(str::to_owned)
-            .collect())
     }
 
     /// What the guest last said on stderr during the current call, if anything.
     pub(crate) fn last_stderr_line(&self) -> Option<String> {
-        let bytes = self.stderr.contents();
+        let bytes = self.io.stderr.contents();
         last_words(&String::from_utf8_lossy(
-            bytes.get(self.stderr_mark..).unwrap_or_default(),
+            bytes.get(self.io.stderr_mark..).unwrap_or_default(),
         ))
     }
 
     /// Sends what the guest wrote to stdout and stderr to the log.
     pub(crate) fn flush_output(&mut self) {
-        for (i, (stream, pipe)) in [("stdout", &self.stdout), ("stderr", &self.stderr)]
+        let io = &mut self.io;
+        for (i, (stream, pipe)) in [("stdout", &io.stdout), ("stderr", &io.stderr)]
             .into_iter()
             .enumerate()
         {
             let bytes = pipe.contents();
-            let new = bytes.get(self.logged[i]..).unwrap_or_default();
-            self.logged[i] = bytes.len();
+            let new = bytes.get(io.logged[i]..).unwrap_or_default();
+            io.logged[i] = bytes.len();
             for line in String::from_utf8_lossy(new).lines() {
-                tracing::info!(guest = %self.loop_name, stream, "{line}");
+                tracing::info!(guest = %self.place.loop_name, stream, "{line}");
             }
         }
     }
@@ -224,8 +286,8 @@ impl HostState {
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
+            ctx: &mut self.io.wasi,
+            table: &mut self.io.table,
         }
     }
 }

@@ -21,11 +21,12 @@ use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
-use crate::frame::{Frame, Template};
+use crate::frame::{Frame, LoadedGuest};
+use crate::host::ui::UiView;
 use crate::host::ui::emit_text_item;
-use crate::loader::{ModuleInfo, validate};
+use crate::loader::{ModuleInfo, inspect};
 use crate::loop_name::interned;
-use crate::state::{HostConfig, HostState, outside_a_run};
+use crate::state::{HostConfig, HostState, RunSlot};
 
 /// A live instance and its store.
 pub(crate) struct Live {
@@ -88,13 +89,13 @@ impl WasmAgentLoop {
         origin: &str,
         host_config: HostConfig,
     ) -> Result<Self, WasmError> {
-        let (template, live) = load_template(engine, bytes, origin, host_config).await?;
+        let (loaded, live) = load_guest(engine, bytes, origin, host_config).await?;
         let tree = ContextTree::new(
-            template.host_config.contexts,
-            template.host_config.resolver.clone(),
+            loaded.host_config.contexts,
+            loaded.host_config.resolver.clone(),
         );
         let frame = Arc::new(Frame {
-            template: Arc::new(template),
+            loaded: Arc::new(loaded),
             tree,
             params: None,
             parent_id: None,
@@ -103,7 +104,7 @@ impl WasmAgentLoop {
             root_sink: None,
         });
         let mut live = live;
-        live.store.data_mut().frame = Some(frame.clone());
+        live.store.data_mut().place.frame = Some(frame.clone());
         Ok(Self {
             frame,
             live: Mutex::new(Some(live)),
@@ -115,7 +116,7 @@ impl WasmAgentLoop {
     pub(crate) fn child(frame: Frame, first: Option<Live>) -> Self {
         let frame = Arc::new(frame);
         let live = first.map(|mut live| {
-            live.store.data_mut().frame = Some(frame.clone());
+            live.store.data_mut().place.frame = Some(frame.clone());
             live
         });
         Self {
@@ -152,7 +153,7 @@ impl WasmAgentLoop {
 
     /// What validation found about the guest.
     pub fn info(&self) -> &ModuleInfo {
-        &self.frame.template.info
+        &self.frame.loaded.info
     }
 
     /// Names of the custom tools the guest has registered (in `on-start` or since).
@@ -160,7 +161,7 @@ impl WasmAgentLoop {
         self.lock_live()
             .await
             .as_ref()
-            .map(|l| l.store.data().custom.keys().cloned().collect())
+            .map(|l| l.store.data().tools.custom.keys().cloned().collect())
             .unwrap_or_default()
     }
 
@@ -205,13 +206,13 @@ impl WasmAgentLoop {
             .as_mut()
             .map(|l| {
                 let state = l.store.data_mut();
-                (state.ended.take(), std::mem::take(&mut state.shown))
+                (state.run.ended.take(), std::mem::take(&mut state.run.shown))
             })
             .unwrap_or_default();
         let outcome = match (ended, returned) {
             (Some(ended), _) => ended,
             (None, Ok(text)) => Ok(text),
-            (None, Err(e)) => Err(from_wit(e)),
+            (None, Err(e)) => Err(loop_error(e)),
         };
         if let Ok(text) = &outcome
             && !text.is_empty()
@@ -254,15 +255,15 @@ impl WasmAgentLoop {
         let Some(live) = guard.as_mut() else {
             return Err(LoopError::Internal("no guest instance".to_owned()));
         };
-        let template = &self.frame.template;
+        let loaded = &self.frame.loaded;
         begin_run(live.store.data_mut(), ctx);
         live.store.set_epoch_deadline(1);
-        let limits = template.engine.limits;
+        let limits = loaded.engine.limits;
         // Everything the guest logs, and every host call it makes, is inside this span.
         let context = ctx.events.context();
         let span = tracing::info_span!(
             "guest",
-            guest = template.name,
+            guest = loaded.name,
             context = %context,
             depth = context.depth()
         );
@@ -293,16 +294,16 @@ impl WasmAgentLoop {
                 // The instance cannot be entered again after a trap; the next call starts anew.
                 *guard = None;
                 if let Some(e) = &trap {
-                    tracing::debug!(guest = template.name, error = ?e, "guest trapped");
+                    tracing::debug!(guest = loaded.name, error = ?e, "guest trapped");
                 }
                 Err(LoopError::Internal(match report {
                     Some(report) => format!(
                         "guest `{}` ({}) trapped: {report}",
-                        template.name, template.origin
+                        loaded.name, loaded.origin
                     ),
                     None => format!(
                         "guest `{}` did not finish within {} s",
-                        template.name,
+                        loaded.name,
                         limits.run_timeout.map_or(0, |t| t.as_secs())
                     ),
                 }))
@@ -329,19 +330,19 @@ impl WasmAgentLoop {
         if let Some(live) = self.lock_live().await.as_mut() {
             live.started = true;
         }
-        result.map_err(from_wit)
+        result.map_err(loop_error)
     }
 }
 
 /// Compiles (or loads from the cache), links and instantiates a guest, and asks it its name
 /// and capabilities, which proves it runs. The instance is returned for a first use.
-pub(crate) async fn load_template(
+pub(crate) async fn load_guest(
     engine: Arc<WasmEngine>,
     bytes: &[u8],
     origin: &str,
     host_config: HostConfig,
-) -> Result<(Template, Live), WasmError> {
-    let info = validate(bytes, origin)?;
+) -> Result<(LoadedGuest, Live), WasmError> {
+    let info = inspect(bytes, origin)?;
     let component = engine.compile(bytes, origin)?;
     let pre = engine.instance_pre(&component, origin)?;
     let mut live = new_instance(&engine, &pre, origin, &host_config).await?;
@@ -359,7 +360,7 @@ pub(crate) async fn load_template(
         Ok(caps) => caps,
         Err(e) => return Err(call_error(&live, "get-capabilities", e)),
     };
-    live.store.data_mut().loop_name = name.clone();
+    live.store.data_mut().place.loop_name = name.clone();
     let capabilities = LoopCapabilities {
         streaming: caps.streaming,
         extended_thinking: caps.extended_thinking,
@@ -371,7 +372,7 @@ pub(crate) async fn load_template(
         supports_custom_tools: caps.supports_custom_tools,
         custom: Default::default(),
     };
-    let template = Template {
+    let loaded = LoadedGuest {
         engine,
         pre,
         origin: origin.to_owned(),
@@ -380,16 +381,16 @@ pub(crate) async fn load_template(
         capabilities,
         host_config,
     };
-    Ok((template, live))
+    Ok((loaded, live))
 }
 
 /// A fresh store and instance for a context of this frame.
 async fn instantiate(frame: &Arc<Frame>) -> Result<Live, WasmError> {
-    let t = &frame.template;
+    let t = &frame.loaded;
     let mut live = new_instance(&t.engine, &t.pre, &t.origin, &t.host_config).await?;
     let state = live.store.data_mut();
-    state.loop_name = t.name.to_owned();
-    state.frame = Some(frame.clone());
+    state.place.loop_name = t.name.to_owned();
+    state.place.frame = Some(frame.clone());
     Ok(live)
 }
 
@@ -401,13 +402,13 @@ async fn new_instance(
 ) -> Result<Live, WasmError> {
     let limits = engine.limits;
     let mut store = Store::new(&engine.engine, HostState::new(limits, host_config.clone()));
-    store.limiter(|state| &mut state.limiter);
+    store.limiter(|state| &mut state.guard.limiter);
     let budget = limits.compute_ticks();
     let budget_secs = limits.compute_budget.as_secs();
     store.epoch_deadline_callback(move |mut ctx| {
-        let state = ctx.data_mut();
-        state.compute_ticks += 1;
-        if state.compute_ticks > budget {
+        let guard = &mut ctx.data_mut().guard;
+        guard.compute_ticks += 1;
+        if guard.compute_ticks > budget {
             return Err(wasmtime::Error::msg(format!(
                 "the guest computed for more than {budget_secs} s without calling the host"
             )));
@@ -440,27 +441,29 @@ fn begin_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     let mut run = Run::take_from(ctx);
-    if let Some(model) = &state.model {
+    if let Some(model) = &state.responses.model {
         run.services.provider = model.clone();
     }
-    state.run = Some(run);
-    state.started_ms = u64::try_from(now_ms).unwrap_or(u64::MAX);
-    state.stderr_mark = state.stderr.contents().len();
-    state.shown.clear();
-    state.ended = None;
-    state.streams.clear();
-    state.compute_ticks = 0;
+    state.run = RunSlot {
+        run: Some(run),
+        started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
+        shown: String::new(),
+        ended: None,
+    };
+    state.io.stderr_mark = state.io.stderr.contents().len();
+    state.responses.streams.clear();
+    state.guard.compute_ticks = 0;
 }
 
 /// Hands the run back to the loop context (history and counters), keeping how a step of the
 /// run ended it, if one did.
 fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
-    state.end_progress();
-    if let Some(mut run) = state.run.take() {
-        state.ended = run.take_ending();
+    UiView::of(state).end_progress();
+    if let Some(mut run) = state.run.run.take() {
+        state.run.ended = run.take_ending();
         run.give_back(ctx);
     }
-    state.streams.clear();
+    state.responses.streams.clear();
     state.flush_output();
 }
 
@@ -505,7 +508,7 @@ fn trap_report(state: &HostState, error: &wasmtime::Error) -> String {
 }
 
 /// A WIT loop error as the core one.
-fn from_wit(error: WitError) -> LoopError {
+fn loop_error(error: WitError) -> LoopError {
     match error {
         WitError::ProviderError(m) => LoopError::Provider(m),
         WitError::ToolError(m) => LoopError::ToolExecution(m),
@@ -533,8 +536,7 @@ impl AgentLoop for WasmAgentLoop {
             .with_instance(ctx, |guest, store| {
                 Box::pin(async move {
                     // A new prompt answers what an interrupted run left open.
-                    let run = store.data_mut().run.as_mut().ok_or_else(outside_a_run)?;
-                    run.close_interrupted_calls();
+                    store.data_mut().run.get_mut()?.close_interrupted_calls();
                     guest
                         .world
                         .wonopcode_agent_loop_agent_loop()
@@ -564,9 +566,8 @@ impl AgentLoop for WasmAgentLoop {
                         return Ok(None);
                     };
                     let state = store.data_mut();
-                    let enabled = state.enabled.clone();
-                    let run = state.run.as_mut().ok_or_else(outside_a_run)?;
-                    match run.resume_pending(&answers, enabled.as_ref()).await {
+                    let enabled = state.tools.enabled.as_ref();
+                    match state.run.get_mut()?.resume_pending(&answers, enabled).await {
                         Ok(Next::Continue) => {}
                         // The resumed round ended the run (it recorded how).
                         Ok(Next::Stop(_)) => {
@@ -583,7 +584,7 @@ impl AgentLoop for WasmAgentLoop {
             Some(result) => self.outcome(ctx, result).await,
             None => Err(LoopError::Unsupported(format!(
                 "the loop `{}` ({}) does not export `resumable` (WIT 0.2.5), so it cannot continue a suspended run",
-                self.frame.template.name, self.frame.template.origin
+                self.frame.loaded.name, self.frame.loaded.origin
             ))),
         }
     }
@@ -604,7 +605,7 @@ impl AgentLoop for WasmAgentLoop {
             })
         })
         .await?
-        .map_err(from_wit)
+        .map_err(loop_error)
     }
 
     async fn on_cancel(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
@@ -618,14 +619,14 @@ impl AgentLoop for WasmAgentLoop {
             })
         })
         .await?
-        .map_err(from_wit)
+        .map_err(loop_error)
     }
 
     fn name(&self) -> &'static str {
-        self.frame.template.name
+        self.frame.loaded.name
     }
 
     fn capabilities(&self) -> LoopCapabilities {
-        self.frame.template.capabilities.clone()
+        self.frame.loaded.capabilities.clone()
     }
 }

@@ -2,21 +2,48 @@
 //! and arbitrary keys of the host config. In a child context, the preferred provider and
 //! model are those of its `context-params` when given.
 
-use crate::bindings::config::Host;
-use crate::state::HostState;
+use wasmtime::component::HasData;
 
-impl Host for HostState {
+use crate::bindings::config::Host;
+use crate::state::{HostState, Place, RunSlot};
+
+/// What `config` sees of a store: the guest's place (the host config, its spawn
+/// parameters) and the run (its model, the fallback preference).
+pub(crate) struct ConfigView<'a> {
+    place: &'a Place,
+    run: &'a RunSlot,
+}
+
+impl<'a> ConfigView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            place: &state.place,
+            run: &state.run,
+        }
+    }
+}
+
+/// Links `config` on [`ConfigView`].
+pub(crate) struct ConfigData;
+
+impl HasData for ConfigData {
+    type Data<'a> = ConfigView<'a>;
+}
+
+impl Host for ConfigView<'_> {
     // A child context's preferences are what its parent asked for in `context-params`.
     fn get_user_preferred_provider(&mut self) -> wasmtime::Result<Option<String>> {
         if let Some(p) = self
+            .place
             .spawn_params()
             .and_then(|p| p.preferred_provider.clone())
         {
             return Ok(Some(p));
         }
-        Ok(match &self.host_config.preferred_provider {
+        Ok(match &self.place.host_config.preferred_provider {
             Some(p) => Some(p.clone()),
             None => self
+                .run
                 .run
                 .as_ref()
                 .map(|r| r.services.provider.info().provider.clone()),
@@ -24,12 +51,17 @@ impl Host for HostState {
     }
 
     fn get_user_preferred_model(&mut self) -> wasmtime::Result<Option<String>> {
-        if let Some(m) = self.spawn_params().and_then(|p| p.preferred_model.clone()) {
+        if let Some(m) = self
+            .place
+            .spawn_params()
+            .and_then(|p| p.preferred_model.clone())
+        {
             return Ok(Some(m));
         }
-        Ok(match &self.host_config.preferred_model {
+        Ok(match &self.place.host_config.preferred_model {
             Some(m) => Some(m.clone()),
             None => self
+                .run
                 .run
                 .as_ref()
                 .map(|r| r.services.provider.info().id.clone()),
@@ -37,11 +69,12 @@ impl Host for HostState {
     }
 
     fn get_config(&mut self, key: String) -> wasmtime::Result<Option<String>> {
-        Ok(self.host_config.values.get(&key).cloned())
+        Ok(self.place.host_config.values.get(&key).cloned())
     }
 
     fn get_user_preferences(&mut self) -> wasmtime::Result<Vec<(String, String)>> {
         let mut prefs: Vec<(String, String)> = self
+            .place
             .host_config
             .values
             .iter()

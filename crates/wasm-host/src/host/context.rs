@@ -4,13 +4,39 @@
 //! and adding each child's usage to the parent's, so usage rolls up to the root.
 
 use tokio::sync::Semaphore;
+use wasmtime::component::HasData;
 use wonopcode_agent_loop::Usage;
 
 use crate::bindings::context::{ContextInfo, ContextParams, ContextResult, Host};
 use crate::child::run_child;
-use crate::state::HostState;
+use crate::state::{ContextTools, HostState, Place, RunSlot};
 
-impl Host for HostState {
+/// What `context` sees of a store: the run (its services and usage), the guest's place in
+/// the tree (which it extends with children), and the tools it lends them.
+pub(crate) struct ContextView<'a> {
+    pub(crate) run: &'a mut RunSlot,
+    pub(crate) place: &'a mut Place,
+    pub(crate) tools: &'a ContextTools,
+}
+
+impl<'a> ContextView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            run: &mut state.run,
+            place: &mut state.place,
+            tools: &state.tools,
+        }
+    }
+}
+
+/// Links `context` on [`ContextView`].
+pub(crate) struct ContextData;
+
+impl HasData for ContextData {
+    type Data<'a> = ContextView<'a>;
+}
+
+impl Host for ContextView<'_> {
     async fn spawn(
         &mut self,
         params: ContextParams,
@@ -28,7 +54,7 @@ impl Host for HostState {
     ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
         let inherit = params.iter().any(|p| p.inherit_messages);
         let parent = self.parent_view(inherit)?;
-        let host_limit = parent_limit(self);
+        let host_limit = parent_limit(self.place);
         let limit = max_concurrent
             .map_or(host_limit, |n| usize::try_from(n).unwrap_or(usize::MAX))
             .clamp(1, host_limit);
@@ -53,34 +79,34 @@ impl Host for HostState {
     }
 
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
-        let env = self.services()?;
+        let env = self.run.services()?;
         let path = env.events.context();
         Ok(ContextInfo {
             id: path.to_string(),
             depth: u32::try_from(path.depth()).unwrap_or(u32::MAX),
-            module: self.loop_name.clone(),
-            parent_id: self.frame.as_ref().and_then(|f| f.parent_id.clone()),
-            started_at: self.started_ms,
+            module: self.place.loop_name.clone(),
+            parent_id: self.place.frame.as_ref().and_then(|f| f.parent_id.clone()),
+            started_at: self.run.started_ms,
         })
     }
 
     fn get_context_depth(&mut self) -> wasmtime::Result<u32> {
-        Ok(u32::try_from(self.services()?.events.context().depth()).unwrap_or(u32::MAX))
+        Ok(u32::try_from(self.run.services()?.events.context().depth()).unwrap_or(u32::MAX))
     }
 
     fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
-        Ok(self.spawn_params().cloned())
+        Ok(self.place.spawn_params().cloned())
     }
 }
 
-impl HostState {
+impl ContextView<'_> {
     /// Adds a child's usage (its descendants' included) to this context's run.
     fn roll_up(
         &mut self,
         outcome: Result<(ContextResult, Usage), String>,
     ) -> Result<ContextResult, String> {
         outcome.map(|(result, usage)| {
-            if let Some(run) = &mut self.run {
+            if let Some(run) = &mut self.run.run {
                 run.stats.usage.add(&usage);
             }
             result
@@ -89,8 +115,8 @@ impl HostState {
 }
 
 /// The host's cap on a batch's concurrency.
-fn parent_limit(state: &HostState) -> usize {
-    state
+fn parent_limit(place: &Place) -> usize {
+    place
         .frame
         .as_ref()
         .map_or(1, |f| f.tree.limits.max_parallel.max(1))

@@ -4,9 +4,10 @@
 use wonopcode_agent_loop::ToolRegistry;
 
 use crate::bindings::custom_tools::{CustomToolDefinition, Host};
-use crate::state::{CustomTool, HostState};
+use crate::host::tools::ToolsView;
+use crate::state::CustomTool;
 
-impl Host for HostState {
+impl Host for ToolsView<'_> {
     fn register_tool(
         &mut self,
         definition: CustomToolDefinition,
@@ -21,10 +22,10 @@ impl Host for HostState {
                 "invalid tool name `{name}`: use letters, digits, `_` and `-`"
             )));
         }
-        if self.services()?.tools.get(&name).is_some() {
+        if self.run.services()?.tools.get(&name).is_some() {
             return Ok(Err(format!("`{name}` is a host tool; choose another name")));
         }
-        if self.custom.contains_key(&name) {
+        if self.tools.custom.contains_key(&name) {
             return Ok(Err(format!(
                 "a custom tool named `{name}` is already registered"
             )));
@@ -43,9 +44,9 @@ impl Host for HostState {
             )));
         }
         if definition.enabled_by_default {
-            self.custom_enabled.insert(name.clone());
+            self.tools.custom_enabled.insert(name.clone());
         }
-        self.custom.insert(
+        self.tools.custom.insert(
             name,
             CustomTool {
                 description: definition.description,
@@ -57,14 +58,14 @@ impl Host for HostState {
     }
 
     fn unregister_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
-        self.custom_enabled.remove(&tool_id);
-        Ok(match self.custom.remove(&tool_id) {
+        self.tools.custom_enabled.remove(&tool_id);
+        Ok(match self.tools.custom.remove(&tool_id) {
             Some(_) => Ok(()),
             None => Err(format!("no custom tool named `{tool_id}`")),
         })
     }
 
     fn list_custom_tools(&mut self) -> wasmtime::Result<Vec<String>> {
-        Ok(self.custom.keys().cloned().collect())
+        Ok(self.tools.custom.keys().cloned().collect())
     }
 }

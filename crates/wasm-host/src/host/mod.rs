@@ -1,5 +1,5 @@
-//! One module per WIT interface, each implementing that interface's `Host` trait on
-//! `HostState`. Expected failures (unknown provider, denied permission, bad schema) are WIT
+//! One module per WIT interface, each implementing that interface's `Host` trait on its own
+//! view of `HostState` (the parts it needs, borrowed), linked in `crate::engine`. Expected failures (unknown provider, denied permission, bad schema) are WIT
 //! error values the guest handles; only broken invariants (a host call outside a run) trap.
 
 pub(crate) mod config;

@@ -11,8 +11,9 @@
 use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
+use wasmtime::component::HasData;
 use wonopcode_agent_loop::assemble::{
-    AssembledTurn, StreamFailure, TurnAssembler, price, start_stream,
+    AssembledResponse, ResponseAssembler, StreamFailure, price, start_stream,
 };
 use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
@@ -26,32 +27,67 @@ use crate::bindings::providers::{
     StreamOptions, ToolCallDeltaData, ToolCallStartData, UsageData, UsageDetails,
 };
 use crate::budget::{TokenBudget, draw_on};
-use crate::state::{HostState, outside_a_run};
+use crate::host::storage::store_streamed;
+use crate::state::{ContextTools, HostState, Place, Responses, RunSlot};
+
+/// What `providers` sees of a store: the run (its model, history and steps), the
+/// context's model and streams, the tools a request may offer, and the guest's place (the
+/// models it may switch to, the budgets it draws on).
+pub(crate) struct ProvidersView<'a> {
+    run: &'a mut RunSlot,
+    responses: &'a mut Responses,
+    tools: &'a ContextTools,
+    place: &'a Place,
+}
+
+impl<'a> ProvidersView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            run: &mut state.run,
+            responses: &mut state.responses,
+            tools: &state.tools,
+            place: &state.place,
+        }
+    }
+}
+
+/// Links `providers` on [`ProvidersView`].
+pub(crate) struct ProvidersData;
+
+impl HasData for ProvidersData {
+    type Data<'a> = ProvidersView<'a>;
+}
 
 /// A stream the guest opened.
 pub(crate) struct OpenStream {
     /// The model's chunks; dropping it ends the request.
     chunks: ChunkStream,
-    assembler: Option<TurnAssembler>,
-    finished: Option<AssembledTurn>,
+    assembler: Option<ResponseAssembler>,
+    finished: Option<AssembledResponse>,
     /// The model the request went to, whose prices its usage is counted at.
     model: SharedModel,
     /// For a stream of the host's own history (`stream-history`) not yet retried: how to
     /// open it again after compacting, should the provider say the history does not fit.
     reopen: Option<(Vec<String>, StreamOptions)>,
     /// Where the finished turn is in its life: stored in the history, its tools run.
-    stage: TurnStage,
+    stage: ResponseStage,
 }
 
-/// How far a finished turn has come: a tool round needs the turn stored (the results answer
-/// its calls) and runs once.
+/// How far a finished response has come: a tool round needs it stored (the results answer
+/// its calls) and runs once. Once stored, the stream keeps only its usage: the response
+/// lives in the history, the request's connection is dropped.
 #[derive(Debug)]
-enum TurnStage {
+enum ResponseStage {
     Streamed,
     /// In the history, with the parts stored there (shared with the history's message):
-    /// the calls a tool round answers. A failed turn is stored without its calls.
-    Stored(Arc<[Part]>),
-    RoundRun,
+    /// the calls a tool round answers. A failed response is stored without its calls.
+    Stored {
+        parts: Arc<[Part]>,
+        usage: Usage,
+    },
+    RoundRun {
+        usage: Usage,
+    },
 }
 
 impl OpenStream {
@@ -63,32 +99,36 @@ impl OpenStream {
         &mut self,
         handle: StreamHandle,
     ) -> Result<(Option<Message>, Vec<Part>), String> {
-        let Some(turn) = self.finished.as_mut() else {
+        if !matches!(self.stage, ResponseStage::Streamed) {
+            return Err(format!("turn {handle} is already in the history"));
+        }
+        let Some(turn) = self.finished.take() else {
             return Err(format!(
                 "stream {handle} is still open: read it to the end first"
             ));
         };
-        if !matches!(self.stage, TurnStage::Streamed) {
-            return Err(format!("turn {handle} is already in the history"));
-        }
         let message = turn.message();
-        let stored = message
+        let parts = message
             .as_ref()
             .map_or_else(|| Arc::from([]), |m| m.parts.clone());
-        self.stage = TurnStage::Stored(stored);
-        Ok((message, std::mem::take(&mut turn.parts)))
+        self.stage = ResponseStage::Stored {
+            parts,
+            usage: turn.usage,
+        };
+        self.chunks = Box::pin(futures::stream::empty());
+        Ok((message, turn.parts))
     }
 
     /// The tool calls of a stored turn whose round has not run. `Err` says why the round
     /// cannot run.
     pub(crate) fn round_calls(&self, handle: StreamHandle) -> Result<Vec<Call>, String> {
         match &self.stage {
-            TurnStage::Stored(parts) => Ok(calls_in(parts)),
-            TurnStage::RoundRun => Err(format!("turn {handle} has had its tool round")),
-            TurnStage::Streamed if self.finished.is_none() => Err(format!(
+            ResponseStage::Stored { parts, .. } => Ok(calls_in(parts)),
+            ResponseStage::RoundRun { .. } => Err(format!("turn {handle} has had its tool round")),
+            ResponseStage::Streamed if self.finished.is_none() => Err(format!(
                 "turn {handle} is still streaming: read it to the end first"
             )),
-            TurnStage::Streamed => Err(format!(
+            ResponseStage::Streamed => Err(format!(
                 "turn {handle} is not in the history: store it first (storage.add-streamed-message)"
             )),
         }
@@ -96,7 +136,21 @@ impl OpenStream {
 
     /// Notes that the turn's tool round has run (it runs once).
     pub(crate) fn mark_round_run(&mut self) {
-        self.stage = TurnStage::RoundRun;
+        if let ResponseStage::Stored { usage, .. } = &self.stage {
+            self.stage = ResponseStage::RoundRun { usage: *usage };
+        }
+    }
+
+    /// The usage of the response so far (all of it once the stream ended).
+    fn usage(&self) -> Usage {
+        match (&self.stage, &self.finished, &self.assembler) {
+            (ResponseStage::Stored { usage, .. } | ResponseStage::RoundRun { usage }, _, _) => {
+                *usage
+            }
+            (ResponseStage::Streamed, Some(turn), _) => turn.usage,
+            (ResponseStage::Streamed, None, Some(assembler)) => *assembler.usage(),
+            (ResponseStage::Streamed, None, None) => Usage::default(),
+        }
     }
 }
 
@@ -121,7 +175,7 @@ pub(crate) async fn open_model(
 
 /// A core message as the WIT `message` (text, tool calls, tool results; thinking is kept by
 /// the host only).
-pub(crate) fn to_wit(message: &Message) -> wit::Message {
+pub(crate) fn message_to_wit(message: &Message) -> wit::Message {
     let calls: Vec<wit::ToolCall> = message
         .tool_calls()
         .map(|(id, name, arguments)| wit::ToolCall {
@@ -160,7 +214,7 @@ pub(crate) fn to_wit(message: &Message) -> wit::Message {
 }
 
 /// A WIT message as a core message (its strings moved, not copied).
-pub(crate) fn from_wit(message: wit::Message) -> Message {
+pub(crate) fn message_from_wit(message: wit::Message) -> Message {
     let mut parts = Vec::new();
     if !message.content.is_empty() {
         parts.push(Part::Text {
@@ -278,10 +332,10 @@ fn details(usage: &Usage) -> UsageDetails {
     }
 }
 
-impl HostState {
+impl ProvidersView<'_> {
     /// Ends a stream: closes its items, prices its usage and adds it to the run.
     fn finish_stream(&mut self, handle: StreamHandle, failure: Option<StreamFailure>) {
-        let Some(stream) = self.streams.get_mut(&handle) else {
+        let Some(stream) = self.responses.streams.get_mut(&handle) else {
             return;
         };
         let Some(mut assembler) = stream.assembler.take() else {
@@ -292,12 +346,12 @@ impl HostState {
         }
         let mut turn = assembler.finish();
         price(&stream.model, &mut turn.usage);
-        if let Some(run) = &mut self.run {
+        if let Some(run) = &mut self.run.run {
             run.stats.usage.add(&turn.usage);
         }
         let text = turn.text();
         if !text.is_empty() {
-            self.shown = text;
+            self.run.shown = text;
         }
         stream.finished = Some(turn);
     }
@@ -309,18 +363,18 @@ impl HostState {
         &self,
         messages: Vec<wit::Message>,
     ) -> wasmtime::Result<Option<(Option<String>, Vec<Message>)>> {
-        let run = self.run()?;
+        let run = self.run.get()?;
         let unchanged = messages.len() == run.messages.len()
             && run
                 .messages
                 .iter()
                 .zip(&messages)
-                .all(|(m, w)| to_wit(m) == *w);
+                .all(|(m, w)| message_to_wit(m) == *w);
         if unchanged {
             return Ok(None);
         }
         let config_system = run.services.config.system_prompt.clone();
-        let mut converted: Vec<Message> = messages.into_iter().map(from_wit).collect();
+        let mut converted: Vec<Message> = messages.into_iter().map(message_from_wit).collect();
         if converted.first().is_some_and(|m| m.role == Role::System) {
             let system = converted.remove(0).text_content();
             return Ok(Some((Some(system), converted)));
@@ -343,7 +397,7 @@ impl HostState {
             Ok(schemas) => schemas,
             Err(e) => return Ok(Err(e)),
         };
-        let run = self.run.as_mut().ok_or_else(outside_a_run)?;
+        let run = self.run.get_mut()?;
         if let Err(e) = run.begin_request() {
             return Ok(Err(e.to_string()));
         }
@@ -366,17 +420,17 @@ impl HostState {
             }])),
         };
         let (provider, events) = (s.provider.clone(), s.events.clone());
-        let handle = self.next_stream;
-        self.next_stream += 1;
-        self.streams.insert(
+        let handle = self.responses.next_stream;
+        self.responses.next_stream += 1;
+        self.responses.streams.insert(
             handle,
             OpenStream {
                 chunks,
-                assembler: Some(TurnAssembler::new(events)),
+                assembler: Some(ResponseAssembler::new(events)),
                 finished: None,
                 model: provider,
                 reopen: None,
-                stage: TurnStage::Streamed,
+                stage: ResponseStage::Streamed,
             },
         );
         Ok(Ok(handle))
@@ -386,19 +440,23 @@ impl HostState {
     /// request again under the same handle, once (as the native loop does). False when
     /// compaction changed nothing or the stream cannot be reopened.
     async fn retry_after_overflow(&mut self, handle: StreamHandle) -> wasmtime::Result<bool> {
-        let Some((tools, options)) = self.streams.get_mut(&handle).and_then(|s| s.reopen.take())
+        let Some((tools, options)) = self
+            .responses
+            .streams
+            .get_mut(&handle)
+            .and_then(|s| s.reopen.take())
         else {
             return Ok(false);
         };
-        if !self.run_mut()?.compact_now().await {
+        if !self.run.get_mut()?.compact_now().await {
             return Ok(false);
         }
         let Ok(fresh) = self.open_stream(None, &tools, options).await? else {
             return Ok(false);
         };
-        match self.streams.remove(&fresh) {
+        match self.responses.streams.remove(&fresh) {
             Some(stream) => {
-                self.streams.insert(handle, stream);
+                self.responses.streams.insert(handle, stream);
                 Ok(true)
             }
             None => Ok(false),
@@ -416,9 +474,9 @@ impl HostState {
     ) -> wasmtime::Result<Option<T>> {
         loop {
             // The token is borrowed, not cloned: a clone takes the token tree's lock.
-            let env = &self.run.as_ref().ok_or_else(outside_a_run)?.services;
+            let env = self.run.services()?;
             let (cancel, idle) = (&env.cancel, env.config.stream_idle_timeout);
-            let Some(stream) = self.streams.get_mut(&handle) else {
+            let Some(stream) = self.responses.streams.get_mut(&handle) else {
                 return Ok(Some(failed(format!("unknown stream handle {handle}"))));
             };
             if stream.assembler.is_none() {
@@ -445,7 +503,7 @@ impl HostState {
                 if self.retry_after_overflow(handle).await? {
                     continue;
                 }
-                match self.streams.get_mut(&handle) {
+                match self.responses.streams.get_mut(&handle) {
                     Some(stream) => stream,
                     None => return Ok(None),
                 }
@@ -491,19 +549,20 @@ impl HostState {
         provider: &str,
         model: Option<&str>,
     ) -> wasmtime::Result<Result<(), String>> {
-        let current = self.services()?.provider.clone();
+        let current = self.run.services()?.provider.clone();
         let budgets = self
+            .place
             .frame
             .as_ref()
             .map(|f| f.budgets.clone())
             .unwrap_or_default();
-        let source = self.host_config.models.clone();
+        let source = self.place.host_config.models.clone();
         match open_model(source.as_deref(), &current, &budgets, provider, model).await {
             Ok(opened) => {
-                if let Some(run) = self.run.as_mut() {
+                if let Some(run) = self.run.run.as_mut() {
                     run.services.provider = opened.clone();
                 }
-                self.model = Some(opened);
+                self.responses.model = Some(opened);
                 Ok(Ok(()))
             }
             Err(e) => Ok(Err(e)),
@@ -515,11 +574,14 @@ impl HostState {
         &self,
         tools: &[String],
     ) -> wasmtime::Result<Result<Vec<ToolSchema>, String>> {
-        let env = self.services()?;
-        let enabled = |name: &str| self.enabled.as_ref().is_none_or(|set| set.contains(name));
+        let env = self.run.services()?;
         let mut schemas = Vec::with_capacity(tools.len());
         for name in tools {
-            if let Some(tool) = env.tools.get(name).filter(|_| enabled(name)) {
+            if let Some(tool) = env
+                .tools
+                .get(name)
+                .filter(|_| self.tools.host_enabled(name))
+            {
                 let spec = tool.spec();
                 schemas.push(ToolSchema {
                     name: spec.name.clone(),
@@ -527,9 +589,10 @@ impl HostState {
                     parameters: spec.parameters.clone(),
                 });
             } else if let Some(custom) = self
+                .tools
                 .custom
                 .get(name)
-                .filter(|_| self.custom_enabled.contains(name))
+                .filter(|_| self.tools.custom_enabled.contains(name))
             {
                 schemas.push(ToolSchema {
                     name: name.clone(),
@@ -544,11 +607,11 @@ impl HostState {
     }
 }
 
-impl Host for HostState {
+impl Host for ProvidersView<'_> {
     fn list_providers(&mut self) -> wasmtime::Result<Vec<ProviderInfo>> {
-        let listings = match &self.host_config.models {
+        let listings = match &self.place.host_config.models {
             Some(source) => source.providers(),
-            None => vec![listing_of(self.services()?.provider.info())],
+            None => vec![listing_of(self.run.services()?.provider.info())],
         };
         Ok(listings
             .into_iter()
@@ -564,11 +627,11 @@ impl Host for HostState {
     }
 
     fn get_current_provider(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(Some(self.services()?.provider.info().provider.clone()))
+        Ok(Some(self.run.services()?.provider.info().provider.clone()))
     }
 
     fn get_current_model(&mut self) -> wasmtime::Result<Option<String>> {
-        Ok(Some(self.services()?.provider.info().id.clone()))
+        Ok(Some(self.run.services()?.provider.info().id.clone()))
     }
 
     async fn set_provider(&mut self, provider_id: String) -> wasmtime::Result<Result<(), String>> {
@@ -576,7 +639,7 @@ impl Host for HostState {
     }
 
     async fn set_model(&mut self, model_id: String) -> wasmtime::Result<Result<(), String>> {
-        let provider = self.services()?.provider.info().provider.clone();
+        let provider = self.run.services()?.provider.info().provider.clone();
         self.switch_model(&provider, Some(&model_id)).await
     }
 
@@ -597,7 +660,7 @@ impl Host for HostState {
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
         let opened = self.open_stream(None, &tools, options).await?;
         if let Ok(handle) = opened
-            && let Some(stream) = self.streams.get_mut(&handle)
+            && let Some(stream) = self.responses.streams.get_mut(&handle)
         {
             stream.reopen = Some((tools, options));
         }
@@ -612,7 +675,7 @@ impl Host for HostState {
     }
 
     fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
-        if let Some(stream) = self.streams.get_mut(&handle) {
+        if let Some(stream) = self.responses.streams.get_mut(&handle) {
             stream.chunks = Box::pin(futures::stream::empty());
         }
         self.finish_stream(
@@ -626,17 +689,14 @@ impl Host for HostState {
 
     fn get_stream_usage(&mut self, handle: StreamHandle) -> wasmtime::Result<Option<UsageDetails>> {
         Ok(self
+            .responses
             .streams
             .get(&handle)
-            .map(|s| match (&s.finished, &s.assembler) {
-                (Some(turn), _) => details(&turn.usage),
-                (None, Some(a)) => details(a.usage()),
-                (None, None) => details(&Usage::default()),
-            }))
+            .map(|s| details(&s.usage())))
     }
 
     fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {
-        Ok(details(&self.run()?.stats.usage))
+        Ok(details(&self.run.get()?.stats.usage))
     }
 
     async fn run_turn(
@@ -645,10 +705,10 @@ impl Host for HostState {
         options: StreamOptions,
     ) -> wasmtime::Result<Result<CollectedTurn, String>> {
         // Nothing of a cancelled run is compacted or sent: a loop learns it here.
-        if self.services()?.cancel.is_cancelled() {
+        if self.run.services()?.cancel.is_cancelled() {
             return Ok(Err("cancelled".to_owned()));
         }
-        self.run_mut()?.compact_if_needed().await;
+        self.run.get_mut()?.compact_if_needed().await;
         let handle = match self.stream_history(tools, options).await? {
             Ok(handle) => handle,
             Err(e) => return Ok(Err(e)),
@@ -667,7 +727,7 @@ impl Host for HostState {
         }
         // Once the turn is in the history, its assembled parts are the guest's to have:
         // moved, not copied.
-        let parts = match self.store_streamed(handle).await? {
+        let parts = match store_streamed(self.run, self.responses, handle).await? {
             Ok(parts) => parts,
             Err(e) => return Ok(Err(e)),
         };
@@ -675,7 +735,7 @@ impl Host for HostState {
     }
 
     fn get_model_details(&mut self) -> wasmtime::Result<Option<ModelDetails>> {
-        let info = self.services()?.provider.info();
+        let info = self.run.services()?.provider.info();
         Ok(Some(ModelDetails {
             id: info.id.clone(),
             context_window: info.context_window,

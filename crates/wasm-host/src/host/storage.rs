@@ -6,14 +6,70 @@
 use wonopcode_agent_loop::compaction::estimate_tokens;
 use wonopcode_agent_loop::{EventKind, Part, Role};
 
+use std::collections::BTreeMap;
+
+use wasmtime::component::HasData;
+
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
 use crate::bindings::storage::{CompactionStrategy, Host};
-use crate::host::providers::{from_wit, to_wit};
-use crate::state::HostState;
+use crate::host::providers::{message_from_wit, message_to_wit};
+use crate::state::{HostState, Responses, RunSlot};
 
-impl HostState {
+/// What `storage` sees of a store: the run (its history), the streamed responses it
+/// stores, and the key/value state.
+pub(crate) struct StorageView<'a> {
+    run: &'a mut RunSlot,
+    responses: &'a mut Responses,
+    kv: &'a mut BTreeMap<String, String>,
+}
+
+impl<'a> StorageView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            run: &mut state.run,
+            responses: &mut state.responses,
+            kv: &mut state.kv,
+        }
+    }
+}
+
+/// Links `storage` on [`StorageView`].
+pub(crate) struct StorageData;
+
+impl HasData for StorageData {
+    type Data<'a> = StorageView<'a>;
+}
+
+/// Appends the assistant message the host assembled from a finished stream, checks its
+/// calls for repetition (which may end the run), and hands back the stream's assembled
+/// parts (see `OpenStream::store`). Shared by `storage.add-streamed-message` and
+/// `providers.run-turn`.
+pub(crate) async fn store_streamed(
+    run: &mut RunSlot,
+    responses: &mut Responses,
+    handle: StreamHandle,
+) -> wasmtime::Result<Result<Vec<Part>, String>> {
+    let Some(stream) = responses.streams.get_mut(&handle) else {
+        return Ok(Err(format!("unknown stream handle {handle}")));
+    };
+    let (message, parts) = match stream.store(handle) {
+        Ok(stored) => stored,
+        Err(e) => return Ok(Err(e)),
+    };
+    let run = run.get_mut()?;
+    let Some(message) = message else {
+        return Ok(Ok(parts));
+    };
+    run.push_message(message.clone());
+    Ok(match run.check_repetition(&message).await {
+        Ok(()) => Ok(parts),
+        Err(e) => Err(e.to_string()),
+    })
+}
+
+impl StorageView<'_> {
     fn announce_reset(&self, strategy: &str, before: usize) -> wasmtime::Result<()> {
-        let run = self.run()?;
+        let run = self.run.get()?;
         let system = run.services.config.system_prompt.as_deref();
         run.services.events.emit(EventKind::ContextCompacted {
             strategy: strategy.to_owned(),
@@ -24,33 +80,8 @@ impl HostState {
         Ok(())
     }
 
-    /// Appends the assistant message the host assembled from a finished stream, checks its
-    /// calls for repetition (which may end the run), and hands back the stream's assembled
-    /// parts (see `OpenStream::store`).
-    pub(crate) async fn store_streamed(
-        &mut self,
-        handle: StreamHandle,
-    ) -> wasmtime::Result<Result<Vec<Part>, String>> {
-        let Some(stream) = self.streams.get_mut(&handle) else {
-            return Ok(Err(format!("unknown stream handle {handle}")));
-        };
-        let (message, parts) = match stream.store(handle) {
-            Ok(stored) => stored,
-            Err(e) => return Ok(Err(e)),
-        };
-        let run = self.run_mut()?;
-        let Some(message) = message else {
-            return Ok(Ok(parts));
-        };
-        run.push_message(message.clone());
-        Ok(match run.check_repetition(&message).await {
-            Ok(()) => Ok(parts),
-            Err(e) => Err(e.to_string()),
-        })
-    }
-
     fn tokens(&self) -> wasmtime::Result<usize> {
-        let run = self.run()?;
+        let run = self.run.get()?;
         Ok(estimate_tokens(
             run.services.config.system_prompt.as_deref(),
             &run.messages,
@@ -58,19 +89,25 @@ impl HostState {
     }
 }
 
-impl Host for HostState {
+impl Host for StorageView<'_> {
     fn get_messages(&mut self) -> wasmtime::Result<Vec<WitMessage>> {
-        Ok(self.run()?.messages.iter().map(to_wit).collect())
+        Ok(self
+            .run
+            .get()?
+            .messages
+            .iter()
+            .map(message_to_wit)
+            .collect())
     }
 
     fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {
-        self.run_mut()?.push_message(from_wit(message));
+        self.run.get_mut()?.push_message(message_from_wit(message));
         Ok(())
     }
 
     fn clear_messages(&mut self) -> wasmtime::Result<()> {
         let before = self.tokens()?;
-        self.run_mut()?.messages.clear();
+        self.run.get_mut()?.messages.clear();
         self.announce_reset("clear", before)
     }
 
@@ -83,7 +120,7 @@ impl Host for HostState {
         strategy: CompactionStrategy,
     ) -> wasmtime::Result<Result<u32, String>> {
         let before = self.tokens()?;
-        let run = self.run_mut()?;
+        let run = self.run.get_mut()?;
         let before_len = run.messages.len();
         let name = match strategy {
             CompactionStrategy::KeepLast(n) => {
@@ -98,7 +135,7 @@ impl Host for HostState {
             }
             CompactionStrategy::TokenLimit(limit) => {
                 while self.tokens()? > limit as usize {
-                    let messages = &mut self.run_mut()?.messages;
+                    let messages = &mut self.run.get_mut()?.messages;
                     if messages.is_empty() {
                         break;
                     }
@@ -115,7 +152,7 @@ impl Host for HostState {
                 return Ok(Ok(u32::try_from(removed).unwrap_or(u32::MAX)));
             }
         };
-        let removed = before_len - self.run()?.messages.len();
+        let removed = before_len - self.run.get()?.messages.len();
         if removed > 0 {
             self.announce_reset(name, before)?;
         }
@@ -141,10 +178,12 @@ impl Host for HostState {
         handle: StreamHandle,
     ) -> wasmtime::Result<Result<(), String>> {
         // The parts are dropped here: the history holds the turn.
-        Ok(self.store_streamed(handle).await?.map(drop))
+        Ok(store_streamed(self.run, self.responses, handle)
+            .await?
+            .map(drop))
     }
 
     async fn compact_if_needed(&mut self) -> wasmtime::Result<Result<bool, String>> {
-        Ok(Ok(self.run_mut()?.compact_if_needed().await))
+        Ok(Ok(self.run.get_mut()?.compact_if_needed().await))
     }
 }

@@ -3,15 +3,43 @@
 
 use std::time::Duration;
 
-use crate::bindings::system::{Host, LogLevel};
-use crate::state::HostState;
+use wasmtime::component::HasData;
 
-impl Host for HostState {
+use crate::bindings::system::{Host, LogLevel};
+use crate::limits::GuestLimits;
+use crate::state::{HostState, Place, RunSlot};
+
+/// What `system` sees of a store: the run (its context, cancellation, workspace), the
+/// guest's name and its limits.
+pub(crate) struct SystemView<'a> {
+    run: &'a RunSlot,
+    place: &'a Place,
+    limits: &'a GuestLimits,
+}
+
+impl<'a> SystemView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            run: &state.run,
+            place: &state.place,
+            limits: &state.guard.limits,
+        }
+    }
+}
+
+/// Links `system` on [`SystemView`].
+pub(crate) struct SystemData;
+
+impl HasData for SystemData {
+    type Data<'a> = SystemView<'a>;
+}
+
+impl Host for SystemView<'_> {
     fn log(&mut self, level: LogLevel, message: String) -> wasmtime::Result<()> {
-        let path = self.run.as_ref().map(|r| r.services.events.context());
+        let path = self.run.run.as_ref().map(|r| r.services.events.context());
         let context = path.map(ToString::to_string).unwrap_or_default();
         let depth = path.map_or(0, |p| p.depth());
-        let guest = self.loop_name.as_str();
+        let guest = self.place.loop_name.as_str();
         match level {
             LogLevel::Trace => tracing::trace!(context, depth, guest, "{message}"),
             LogLevel::Debug => tracing::debug!(context, depth, guest, "{message}"),
@@ -30,16 +58,16 @@ impl Host for HostState {
     }
 
     fn is_cancelled(&mut self) -> wasmtime::Result<bool> {
-        Ok(self.services()?.cancel.is_cancelled())
+        Ok(self.run.services()?.cancel.is_cancelled())
     }
 
     fn get_cwd(&mut self) -> wasmtime::Result<String> {
-        Ok(self.services()?.cwd.display().to_string())
+        Ok(self.run.services()?.cwd.display().to_string())
     }
 
     async fn sleep_ms(&mut self, ms: u64) -> wasmtime::Result<()> {
         let wait = Duration::from_millis(ms).min(self.limits.max_sleep);
-        let cancel = self.services()?.cancel.clone();
+        let cancel = self.run.services()?.cancel.clone();
         tokio::select! {
             () = cancel.cancelled() => {}
             () = tokio::time::sleep(wait) => {}

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use wasmtime::component::HasData;
+
 use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_agent_loop::{
     Next, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory,
@@ -14,7 +16,32 @@ use crate::bindings::tools::{
     Host, PermissionStatus, ToolCategory as WitCategory, ToolExecutionRequest, ToolExecutionResult,
     ToolInfo,
 };
-use crate::state::{HostState, outside_a_run};
+use crate::state::{ContextTools, HostState, Responses, RunSlot};
+
+/// What `tools` and `custom-tools` see of a store: the run (its tools, gate and steps), the
+/// context's tools, and the streamed responses whose tool rounds run here.
+pub(crate) struct ToolsView<'a> {
+    pub(crate) run: &'a mut RunSlot,
+    pub(crate) responses: &'a mut Responses,
+    pub(crate) tools: &'a mut ContextTools,
+}
+
+impl<'a> ToolsView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            run: &mut state.run,
+            responses: &mut state.responses,
+            tools: &mut state.tools,
+        }
+    }
+}
+
+/// Links `tools` and `custom-tools` on [`ToolsView`].
+pub(crate) struct ToolsData;
+
+impl HasData for ToolsData {
+    type Data<'a> = ToolsView<'a>;
+}
 
 fn category(c: ToolCategory) -> WitCategory {
     match c {
@@ -27,13 +54,13 @@ fn category(c: ToolCategory) -> WitCategory {
     }
 }
 
-impl HostState {
+impl ToolsView<'_> {
     fn permission_request(
         &self,
         name: &str,
         arguments: &str,
     ) -> wasmtime::Result<Option<PermissionRequest>> {
-        let Some(tool) = self.services()?.tools.get(name) else {
+        let Some(tool) = self.run.services()?.tools.get(name) else {
             return Ok(None);
         };
         let value: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
@@ -45,7 +72,7 @@ impl HostState {
     }
 
     fn all_tools(&self) -> wasmtime::Result<Vec<ToolInfo>> {
-        let env = self.services()?;
+        let env = self.run.services()?;
         let mut out = Vec::new();
         for name in env.tools.names() {
             let Some(tool) = env.tools.get(name) else {
@@ -67,7 +94,7 @@ impl HostState {
                 is_custom: false,
             });
         }
-        for (name, tool) in &self.custom {
+        for (name, tool) in &self.tools.custom {
             out.push(ToolInfo {
                 id: name.clone(),
                 name: name.clone(),
@@ -96,8 +123,10 @@ impl HostState {
                 arguments: r.arguments,
             })
             .collect();
-        let run = self.run.as_mut().ok_or_else(outside_a_run)?;
-        let results = run.execute_for_loop(&calls, self.enabled.as_ref()).await;
+        let run = self.run.get_mut()?;
+        let results = run
+            .execute_for_loop(&calls, self.tools.enabled.as_ref())
+            .await;
         Ok(calls
             .into_iter()
             .zip(results)
@@ -112,11 +141,11 @@ impl HostState {
     }
 
     fn known_tool(&self, id: &str) -> wasmtime::Result<bool> {
-        Ok(self.services()?.tools.get(id).is_some() || self.custom.contains_key(id))
+        Ok(self.run.services()?.tools.get(id).is_some() || self.tools.custom.contains_key(id))
     }
 }
 
-impl Host for HostState {
+impl Host for ToolsView<'_> {
     fn list_tools(&mut self) -> wasmtime::Result<Vec<ToolInfo>> {
         self.all_tools()
     }
@@ -130,36 +159,40 @@ impl Host for HostState {
     }
 
     fn enable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
-        if self.custom.contains_key(&tool_id) {
-            self.custom_enabled.insert(tool_id);
+        if self.tools.custom.contains_key(&tool_id) {
+            self.tools.custom_enabled.insert(tool_id);
             return Ok(Ok(()));
         }
-        if self.services()?.tools.get(&tool_id).is_none() {
+        if self.run.services()?.tools.get(&tool_id).is_none() {
             return Ok(Err(format!("unknown tool `{tool_id}`")));
         }
-        if let Some(set) = &mut self.enabled {
+        if let Some(set) = &mut self.tools.enabled {
             set.insert(tool_id);
         }
         Ok(Ok(()))
     }
 
     fn disable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
-        if self.custom.contains_key(&tool_id) {
-            self.custom_enabled.remove(&tool_id);
+        if self.tools.custom.contains_key(&tool_id) {
+            self.tools.custom_enabled.remove(&tool_id);
             return Ok(Ok(()));
         }
-        if self.services()?.tools.get(&tool_id).is_none() {
+        if self.run.services()?.tools.get(&tool_id).is_none() {
             return Ok(Err(format!("unknown tool `{tool_id}`")));
         }
-        let mut set: BTreeSet<String> = self.enabled_host_tools()?.into_iter().collect();
+        let mut set: BTreeSet<String> = self
+            .tools
+            .enabled_host_tools(&self.run.services()?.tools)
+            .into_iter()
+            .collect();
         set.remove(&tool_id);
-        self.enabled = Some(set);
+        self.tools.enabled = Some(set);
         Ok(Ok(()))
     }
 
     fn get_enabled_tools(&mut self) -> wasmtime::Result<Vec<String>> {
-        let mut names = self.enabled_host_tools()?;
-        names.extend(self.custom_enabled.iter().cloned());
+        let mut names = self.tools.enabled_host_tools(&self.run.services()?.tools);
+        names.extend(self.tools.custom_enabled.iter().cloned());
         names.sort();
         Ok(names)
     }
@@ -170,22 +203,26 @@ impl Host for HostState {
                 return Ok(Err(format!("unknown tool `{id}`")));
             }
         }
-        let env = self.services()?;
+        let env = self.run.services()?;
         let host: BTreeSet<String> = tool_ids
             .iter()
             .filter(|id| env.tools.get(id).is_some())
             .cloned()
             .collect();
-        self.custom_enabled = tool_ids
+        self.tools.custom_enabled = tool_ids
             .into_iter()
-            .filter(|id| self.custom.contains_key(id))
+            .filter(|id| self.tools.custom.contains_key(id))
             .collect();
-        self.enabled = Some(host);
+        self.tools.enabled = Some(host);
         Ok(Ok(()))
     }
 
     fn is_tool_enabled(&mut self, tool_id: String) -> wasmtime::Result<bool> {
-        Ok(self.enabled_host_tools()?.contains(&tool_id) || self.custom_enabled.contains(&tool_id))
+        Ok(self
+            .tools
+            .enabled_host_tools(&self.run.services()?.tools)
+            .contains(&tool_id)
+            || self.tools.custom_enabled.contains(&tool_id))
     }
 
     async fn execute_tool(
@@ -193,7 +230,7 @@ impl Host for HostState {
         name: String,
         arguments: String,
     ) -> wasmtime::Result<Result<ToolExecutionResult, String>> {
-        if self.custom.contains_key(&name) {
+        if self.tools.custom.contains_key(&name) {
             return Ok(Err(format!(
                 "`{name}` is a custom tool of this loop: run it in the guest (the host cannot call back into a guest that is waiting on it)"
             )));
@@ -221,7 +258,7 @@ impl Host for HostState {
         &mut self,
         turn: StreamHandle,
     ) -> wasmtime::Result<Result<Vec<bool>, String>> {
-        let Some(stream) = self.streams.get_mut(&turn) else {
+        let Some(stream) = self.responses.streams.get_mut(&turn) else {
             return Ok(Err(format!("unknown turn {turn}")));
         };
         let calls = match stream.round_calls(turn) {
@@ -229,16 +266,19 @@ impl Host for HostState {
             Err(e) => return Ok(Err(e)),
         };
         // A custom tool is refused before anything runs or the turn is marked.
-        if let Some(call) = calls.iter().find(|c| self.custom.contains_key(&c.name)) {
+        if let Some(call) = calls
+            .iter()
+            .find(|c| self.tools.custom.contains_key(&c.name))
+        {
             return Ok(Err(format!(
                 "`{}` is a custom tool of this loop: run it in the guest, and the rest with execute-tools-parallel",
                 call.name
             )));
         }
         stream.mark_round_run();
-        let run = self.run.as_mut().ok_or_else(outside_a_run)?;
+        let run = self.run.get_mut()?;
         let round = run
-            .tool_round(&calls, Vec::new(), self.enabled.as_ref())
+            .tool_round(&calls, Vec::new(), self.tools.enabled.as_ref())
             .await;
         Ok(match round.next {
             Next::Continue => Ok(round.succeeded),
@@ -257,7 +297,7 @@ impl Host for HostState {
         let Some(request) = self.permission_request(&tool_name, &arguments)? else {
             return Ok(PermissionStatus::Denied);
         };
-        Ok(match self.services()?.gate.status(&request) {
+        Ok(match self.run.services()?.gate.status(&request) {
             Status::Allowed => PermissionStatus::Allowed,
             Status::Denied => PermissionStatus::Denied,
             Status::NeedsApproval => PermissionStatus::NeedsApproval,
@@ -272,7 +312,7 @@ impl Host for HostState {
         let Some(request) = self.permission_request(&tool_name, &arguments)? else {
             return Ok(false);
         };
-        let gate = self.services()?.gate.clone();
+        let gate = self.run.services()?.gate.clone();
         Ok(gate.decide(&request).await == PermissionDecision::Allow)
     }
 }

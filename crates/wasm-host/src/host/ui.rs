@@ -5,11 +5,38 @@
 
 use std::time::Instant;
 
+use wasmtime::component::HasData;
+
 use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
 use wonopcode_agent_loop::{Emitter, EventKind, event::Item};
 
 use crate::bindings::ui::{Host, MessageLevel};
-use crate::state::{HostState, ShownCall, outside_a_run};
+use crate::state::{HostState, Place, RunSlot, ShownCall, ShownItems};
+
+/// What `ui` sees of a store: the run (its events, cancellation, the answer shown), the
+/// items the guest shows, and its place (who answers questions, its name).
+pub(crate) struct UiView<'a> {
+    run: &'a mut RunSlot,
+    items: &'a mut ShownItems,
+    place: &'a Place,
+}
+
+impl<'a> UiView<'a> {
+    pub(crate) fn of(state: &'a mut HostState) -> Self {
+        Self {
+            run: &mut state.run,
+            items: &mut state.items,
+            place: &state.place,
+        }
+    }
+}
+
+/// Links `ui` on [`UiView`].
+pub(crate) struct UiData;
+
+impl HasData for UiData {
+    type Data<'a> = UiView<'a>;
+}
 
 /// Shows `text` as one whole item (started, one delta, completed), as a stream would.
 pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetails, text: String) {
@@ -32,30 +59,30 @@ pub(crate) fn emit_text_item(events: &Emitter, details: fn(String) -> ItemDetail
     });
 }
 
-impl HostState {
+impl UiView<'_> {
     /// Completes the progress item the guest showed, if one is open (it hid it, or its
     /// run ends).
     pub(crate) fn end_progress(&mut self) {
-        if let (Some(item), Some(run)) = (self.progress_item.take(), &self.run) {
+        if let (Some(item), Some(run)) = (self.items.progress.take(), &self.run.run) {
             run.services.events.emit(EventKind::ItemCompleted { item });
         }
     }
 }
 
-impl Host for HostState {
+impl Host for UiView<'_> {
     fn send_text(&mut self, text: String) -> wasmtime::Result<()> {
         emit_text_item(
-            &self.services()?.events,
+            &self.run.services()?.events,
             |text| ItemDetails::AgentMessage { text },
             text.clone(),
         );
-        self.shown = text;
+        self.run.shown = text;
         Ok(())
     }
 
     fn send_thinking(&mut self, text: String) -> wasmtime::Result<()> {
         emit_text_item(
-            &self.services()?.events,
+            &self.run.services()?.events,
             |text| ItemDetails::Reasoning { text },
             text,
         );
@@ -63,7 +90,7 @@ impl Host for HostState {
     }
 
     fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
-        let events = &self.services()?.events;
+        let events = &self.run.services()?.events;
         let id = events.next_item_id();
         let item = ToolCallItem {
             call_id: call_id.clone(),
@@ -81,7 +108,7 @@ impl Host for HostState {
                 details: ItemDetails::ToolCall(item),
             },
         });
-        self.ui_items.insert(
+        self.items.calls.insert(
             call_id,
             ShownCall {
                 item_id: id,
@@ -98,8 +125,8 @@ impl Host for HostState {
         result: String,
         is_error: bool,
     ) -> wasmtime::Result<()> {
-        let known = self.ui_items.remove(&call_id);
-        let events = &self.services()?.events;
+        let known = self.items.calls.remove(&call_id);
+        let events = &self.run.services()?.events;
         let (id, name, duration_ms) = match known {
             Some(shown) => (
                 shown.item_id,
@@ -132,22 +159,22 @@ impl Host for HostState {
     }
 
     fn show_progress(&mut self, message: String, progress: Option<f32>) -> wasmtime::Result<()> {
-        let events = &self.run.as_ref().ok_or_else(outside_a_run)?.services.events;
+        let events = &self.run.services()?.events;
         let fraction = progress
             .filter(|f| f.is_finite())
             .map(|f| f.clamp(0.0, 1.0));
         let item = Item {
-            id: match &self.progress_item {
+            id: match &self.items.progress {
                 Some(open) => open.id.clone(),
                 None => events.next_item_id(),
             },
             details: ItemDetails::Progress { message, fraction },
         };
-        events.emit(match self.progress_item {
+        events.emit(match self.items.progress {
             Some(_) => EventKind::ItemUpdated { item: item.clone() },
             None => EventKind::ItemStarted { item: item.clone() },
         });
-        self.progress_item = Some(item);
+        self.items.progress = Some(item);
         Ok(())
     }
 
@@ -161,7 +188,7 @@ impl Host for HostState {
             MessageLevel::Info => ItemDetails::Info { message },
             MessageLevel::Warning | MessageLevel::Error => ItemDetails::Error { message },
         };
-        let events = &self.services()?.events;
+        let events = &self.run.services()?.events;
         events.emit(EventKind::ItemCompleted {
             item: Item {
                 id: events.next_item_id(),
@@ -172,12 +199,12 @@ impl Host for HostState {
     }
 
     async fn request_input(&mut self, prompt: String) -> wasmtime::Result<Option<String>> {
-        let Some(prompter) = self.host_config.prompter.clone() else {
-            tracing::info!(guest = %self.loop_name, "guest asked for input nobody can give: {prompt}");
+        let Some(prompter) = self.place.host_config.prompter.clone() else {
+            tracing::info!(guest = %self.place.loop_name, "guest asked for input nobody can give: {prompt}");
             return Ok(None);
         };
-        let cancel = self.services()?.cancel.clone();
-        let guest = self.loop_name.clone();
+        let cancel = self.run.services()?.cancel.clone();
+        let guest = self.place.loop_name.clone();
         Ok(tokio::select! {
             () = cancel.cancelled() => None,
             answer = prompter.input(&guest, &prompt) => answer,
@@ -185,12 +212,12 @@ impl Host for HostState {
     }
 
     async fn request_confirmation(&mut self, message: String) -> wasmtime::Result<bool> {
-        let Some(prompter) = self.host_config.prompter.clone() else {
-            tracing::info!(guest = %self.loop_name, "guest asked for a confirmation nobody can give: {message}");
+        let Some(prompter) = self.place.host_config.prompter.clone() else {
+            tracing::info!(guest = %self.place.loop_name, "guest asked for a confirmation nobody can give: {message}");
             return Ok(false);
         };
-        let cancel = self.services()?.cancel.clone();
-        let guest = self.loop_name.clone();
+        let cancel = self.run.services()?.cancel.clone();
+        let guest = self.place.loop_name.clone();
         Ok(tokio::select! {
             () = cancel.cancelled() => false,
             answer = prompter.confirm(&guest, &message) => answer,
