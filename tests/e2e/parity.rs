@@ -41,7 +41,7 @@ fn read_then_write(s: &Scratch) -> std::path::PathBuf {
     s.transcript("first.jsonl", &[turn])
 }
 
-fn suspend(s: &Scratch, history: &Path, loop_flags: &[String]) -> std::process::Output {
+pub(crate) fn suspend(s: &Scratch, history: &Path, loop_flags: &[String]) -> std::process::Output {
     let first = read_then_write(s);
     let mut args = vec![
         "--unattended",
@@ -73,7 +73,7 @@ fn resume(
         .unwrap()
 }
 
-fn history_messages(path: &Path) -> Vec<Value> {
+pub(crate) fn history_messages(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -84,7 +84,7 @@ fn history_messages(path: &Path) -> Vec<Value> {
 }
 
 /// The tool results of a history, as `(call id, content)`.
-fn results(messages: &[Value]) -> Vec<(String, String)> {
+pub(crate) fn results(messages: &[Value]) -> Vec<(String, String)> {
     messages
         .iter()
         .filter(|m| m["role"] == "tool")

@@ -6,8 +6,9 @@ use std::path::Path;
 use rexpect::process::WaitStatus;
 use rexpect::session::{PtySession, spawn_command};
 
-use crate::parity::three_loops;
+use crate::parity::{history_messages, results, suspend, three_loops};
 use crate::support::{Scratch, command, repo_root};
+use crate::support::{done, text};
 
 /// Starts wonopcode in a pseudo-terminal on a recorded run (30 s for each expectation).
 fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtySession {
@@ -73,5 +74,53 @@ fn every_loop_goes_on_after_a_yes() {
         assert_eq!(code, 0, "{label}: {rest}");
         assert!(rest.contains("never reached"), "{label}: {rest}");
         assert!(!rest.contains("doom loop"), "{label}: {rest}");
+    }
+}
+
+#[test]
+fn the_repl_shows_what_a_suspended_run_waits_on_and_the_typed_line_answers_it() {
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        let history = s.outside("h.jsonl");
+        let out = suspend(&s, &history, &flags);
+        assert_eq!(out.status.code(), Some(3), "{label}");
+        let second = s.transcript(
+            "second.jsonl",
+            &[vec![text("Fine, no summary file."), done("end_turn")]],
+        );
+
+        // No prompt and a terminal on stdin: the REPL, on the suspended history.
+        let mut cmd = command();
+        cmd.arg("--replay")
+            .arg(&second)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("--history")
+            .arg(&history)
+            .args(&flags);
+        let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+        session
+            .exp_string(r#"the run waits on `write` (w): {\"path\": \"SUMMARY.md\""#)
+            .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
+        session
+            .exp_string("answer w (Enter: let it run) >")
+            .unwrap_or_else(|e| panic!("{label}: no answer prompt: {e}"));
+        session.send_line("No file, thanks.").unwrap();
+        session
+            .exp_string("Fine, no summary file.")
+            .unwrap_or_else(|e| panic!("{label}: the run did not go on: {e}"));
+        session.send_line("/exit").unwrap();
+        let (rest, code) = finish(session);
+        assert_eq!(code, 0, "{label}: {rest}");
+        assert!(
+            !s.ws().join("SUMMARY.md").exists(),
+            "{label}: answered, not run"
+        );
+        let stored = results(&history_messages(&history));
+        assert_eq!(
+            stored.last().unwrap(),
+            &("w".to_owned(), "No file, thanks.".to_owned()),
+            "{label}"
+        );
     }
 }

@@ -2,21 +2,17 @@
 //! (resolved through the registry crate), `--list-loops` and `--validate-module`. The logic
 //! lives in the registry and host crates; this is flag handling and printing.
 
-use std::sync::{Arc, OnceLock};
-
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath, Status};
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
-use wonopcode_wasm_host::{
-    CachePolicy, Component, DEFAULT_LOOP, LoopSource, WasmEngine, WasmError,
-};
+use wonopcode_wasm_host::{CachePolicy, Component, LoopSource};
 
 use crate::args::{Args, LoopType};
 use crate::exit;
 use crate::session::usage;
 use wonopcode_session::config::{self, Config};
-use wonopcode_session::loops::engine;
+use wonopcode_session::loops::{self, ListedLoop, engine};
 
 fn loop_type_name(kind: LoopType) -> &'static str {
     match kind {
@@ -82,22 +78,6 @@ fn cache_policy_of(args: &Args) -> anyhow::Result<Option<CachePolicy>> {
     Ok(cache_policy(args, &config::load(args.config.as_deref())?))
 }
 
-/// The engine, built on first use only (a warm listing needs none).
-struct LazyEngine {
-    engine: OnceLock<Arc<WasmEngine>>,
-    cache: Option<CachePolicy>,
-}
-
-impl LazyEngine {
-    fn get(&self) -> Result<Arc<WasmEngine>, WasmError> {
-        if let Some(engine) = self.engine.get() {
-            return Ok(engine.clone());
-        }
-        let engine = engine(self.cache)?;
-        Ok(self.engine.get_or_init(|| engine).clone())
-    }
-}
-
 /// A listing row: an entry (or a shadowed one) and what validation says about it.
 struct Row {
     name: String,
@@ -105,22 +85,6 @@ struct Row {
     path: String,
     metadata: Option<Metadata>,
     note: Option<String>,
-}
-
-async fn describe(
-    location: &LoopSource,
-    cache: &MetadataCache,
-    engine: &LazyEngine,
-) -> Option<Metadata> {
-    match location {
-        LoopSource::Native => None,
-        LoopSource::Embedded => Some(
-            cache
-                .describe(|| engine.get(), DEFAULT_LOOP, "the default guest")
-                .await,
-        ),
-        LoopSource::File(path) => Some(cache.describe_file(|| engine.get(), path).await),
-    }
 }
 
 fn location_text(location: &LoopSource) -> String {
@@ -133,21 +97,22 @@ fn location_text(location: &LoopSource) -> String {
 
 /// `--list-loops`: a table, or JSON with `--json`.
 pub async fn list(args: &Args) -> anyhow::Result<u8> {
-    let catalog = catalog(args, args.json);
-    let cache = if args.no_cache {
-        MetadataCache::at(None)
-    } else {
-        MetadataCache::standard()
-    };
-    let engine = LazyEngine {
-        engine: OnceLock::new(),
-        cache: cache_policy_of(args)?,
-    };
+    let cache = (!args.no_cache).then(MetadataCache::standard);
+    let (listed, warnings) = loops::list(&args.loops_dir, cache, cache_policy_of(args)?).await;
+    if !args.json {
+        for warning in &warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
     let standard_caps = short_capabilities(&StandardLoop::new().capabilities());
     let mut rows = Vec::new();
     let mut json_entries = Vec::new();
-    for entry in &catalog.entries {
-        let metadata = describe(&entry.location, &cache, &engine).await;
+    for ListedLoop {
+        entry,
+        metadata,
+        shadows,
+    } in listed
+    {
         rows.push(Row {
             name: entry.name.clone(),
             source: entry.source.label(),
@@ -155,10 +120,9 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
             metadata: metadata.clone(),
             note: None,
         });
-        let mut shadows = Vec::new();
-        for shadow in &entry.shadows {
-            let shadow_metadata = describe(&shadow.location, &cache, &engine).await;
-            shadows.push(json!({
+        let mut shadows_json = Vec::new();
+        for (shadow, shadow_metadata) in entry.shadows.iter().zip(shadows) {
+            shadows_json.push(json!({
                 "source": shadow.source,
                 "location": shadow.location,
                 "metadata": shadow_metadata,
@@ -181,11 +145,11 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
             "description": entry.description,
             "version": entry.version,
             "metadata": metadata,
-            "shadows": shadows,
+            "shadows": shadows_json,
         }));
     }
     if args.json {
-        let out = json!({ "loops": json_entries, "warnings": catalog.warnings });
+        let out = json!({ "loops": json_entries, "warnings": warnings });
         println!("{out}");
         return Ok(exit::SUCCESS);
     }

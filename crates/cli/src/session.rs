@@ -195,6 +195,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     let mut cli = Cli {
         session,
         can_resume: args.history.is_some(),
+        in_repl: false,
     };
     let code = match input {
         Input::One(prompt) => {
@@ -235,6 +236,8 @@ fn spawn_ctrl_c_handler(canceller: TurnCanceller) {
 struct Cli {
     session: Session,
     can_resume: bool,
+    /// A suspended run is answered at the REPL's next line, not with `--resume`.
+    in_repl: bool,
 }
 
 impl Cli {
@@ -263,7 +266,9 @@ impl Cli {
                     .iter()
                     .map(|p| format!("{} ({})", p.id, p.name))
                     .collect();
-                let how = if self.can_resume {
+                let how = if self.in_repl {
+                    "answer below".to_owned()
+                } else if self.can_resume {
                     format!(
                         "continue with --resume (with --yes or an --allow rule to approve it, or --answer CALL_ID=TEXT; waiting: {})",
                         waiting.join(", ")
@@ -281,34 +286,76 @@ impl Cli {
             "wonopcode · workspace {} · Ctrl-D or /exit to quit",
             self.session.workspace().display()
         );
+        self.in_repl = true;
+        // After a resume that failed (a guest that cannot resume), the next line is a new
+        // prompt, which closes the waiting calls as not run.
+        let mut offer_answers = true;
         loop {
-            let line = tokio::task::spawn_blocking(|| {
-                eprint!("{} ", console::style(">").cyan().bold());
-                let mut line = String::new();
-                match std::io::stdin().read_line(&mut line) {
-                    Ok(0) | Err(_) => None,
-                    Ok(_) => Some(line),
+            let result = if !offer_answers || self.session.pending().is_empty() {
+                let Some(line) = read_line(console::style(">").cyan().bold().to_string()).await
+                else {
+                    return Ok(exit::SUCCESS);
+                };
+                let prompt = line.trim();
+                match prompt {
+                    "" => continue,
+                    "/exit" | "/quit" => return Ok(exit::SUCCESS),
+                    _ => {}
                 }
-            })
-            .await
-            .unwrap_or(None);
-            let Some(line) = line else {
-                return Ok(exit::SUCCESS);
+                if let Some(why) = self.session.reload_if_changed().await {
+                    eprintln!("warning: {why}; the running version of the loop stays");
+                }
+                offer_answers = true;
+                self.session.prompt(prompt).await
+            } else {
+                let Some(answers) = self.answer_pending().await else {
+                    return Ok(exit::SUCCESS);
+                };
+                let result = self.session.resume(answers).await?;
+                offer_answers = result.status != LoopStatus::Error;
+                result
             };
-            let prompt = line.trim();
-            match prompt {
-                "" => continue,
-                "/exit" | "/quit" => return Ok(exit::SUCCESS),
-                _ => {}
-            }
-            if let Some(why) = self.session.reload_if_changed().await {
-                eprintln!("warning: {why}; the running version of the loop stays");
-            }
-            let result = self.session.prompt(prompt).await;
             let code = self.finish(&result);
             if code == exit::ERROR && self.session.failure().is_some() {
                 bail!("stopping: the history file can no longer be written");
             }
         }
     }
+
+    /// Shows each call the suspended run waits on and reads its answer: a typed line
+    /// answers the call, an empty line lets it run (asking for approval as usual). `None`:
+    /// the user quit.
+    async fn answer_pending(&self) -> Option<Vec<(String, String)>> {
+        let mut answers = Vec::new();
+        for call in self.session.pending() {
+            eprintln!(
+                "the run waits on `{}` ({}): {}",
+                call.name,
+                call.id,
+                call.arguments.escape_debug()
+            );
+            let label = format!("answer {} (Enter: let it run) >", call.id);
+            let line = read_line(console::style(label).yellow().bold().to_string()).await?;
+            match line.trim() {
+                "/exit" | "/quit" => return None,
+                "" => {}
+                text => answers.push((call.id, text.to_owned())),
+            }
+        }
+        Some(answers)
+    }
+}
+
+/// One line typed at the terminal after `prompt`; `None` at the end of input.
+async fn read_line(prompt: String) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        eprint!("{prompt} ");
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line),
+        }
+    })
+    .await
+    .unwrap_or(None)
 }

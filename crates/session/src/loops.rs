@@ -1,12 +1,15 @@
-//! Loading the loop a session runs, from its [`LoopSource`], and reloading a guest file that
-//! changed between prompts (hot reload).
+//! Loading the loop a session runs, from its [`LoopSource`], reloading a guest file that
+//! changed between prompts (hot reload), and listing the named loops with what checking
+//! each one found.
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
+use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath};
 use wonopcode_wasm_host::{
-    CachePolicy, EngineOptions, GuestFile, HostConfig, LoopSource, WasmAgentLoop, WasmEngine,
-    WasmError,
+    CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, LoopSource, WasmAgentLoop,
+    WasmEngine, WasmError,
 };
 
 /// The WebAssembly engine with the compile cache under `cache` (`None`: no cache).
@@ -99,6 +102,80 @@ impl Reloader {
             }),
             Err(e) => Reload::Rejected(format!("the new version is not valid: {e}")),
         }
+    }
+}
+
+/// A named loop and what checking it found (`None` for the native loop, which needs no
+/// check), with the same for each entry it shadows, in order.
+pub struct ListedLoop {
+    /// The registry's entry.
+    pub entry: Entry,
+    /// What the entry's module is (WIT version, capabilities, whether it loads).
+    pub metadata: Option<Metadata>,
+    /// The metadata of `entry.shadows`, one for each.
+    pub shadows: Vec<Option<Metadata>>,
+}
+
+/// Every named loop on the search path (the standard directories after `dirs`), checked;
+/// what went wrong while looking comes back as warnings. Modules are checked through the
+/// metadata cache (`cache`: `None` checks afresh each time) and the compile cache under
+/// `compile` (`None`: none); a warm cache needs no engine at all.
+pub async fn list(
+    dirs: &[PathBuf],
+    cache: Option<MetadataCache>,
+    compile: Option<CachePolicy>,
+) -> (Vec<ListedLoop>, Vec<String>) {
+    let catalog = Catalog::discover(&SearchPath::standard(dirs));
+    let cache = cache.unwrap_or_else(|| MetadataCache::at(None));
+    let engine = LazyEngine {
+        engine: OnceLock::new(),
+        cache: compile,
+    };
+    let mut listed = Vec::with_capacity(catalog.entries.len());
+    for entry in catalog.entries {
+        let metadata = describe(&entry.location, &cache, &engine).await;
+        let mut shadows = Vec::with_capacity(entry.shadows.len());
+        for shadow in &entry.shadows {
+            shadows.push(describe(&shadow.location, &cache, &engine).await);
+        }
+        listed.push(ListedLoop {
+            entry,
+            metadata,
+            shadows,
+        });
+    }
+    (listed, catalog.warnings)
+}
+
+/// The engine, built on first use only.
+struct LazyEngine {
+    engine: OnceLock<Arc<WasmEngine>>,
+    cache: Option<CachePolicy>,
+}
+
+impl LazyEngine {
+    fn get(&self) -> Result<Arc<WasmEngine>, WasmError> {
+        if let Some(engine) = self.engine.get() {
+            return Ok(engine.clone());
+        }
+        let engine = engine(self.cache)?;
+        Ok(self.engine.get_or_init(|| engine).clone())
+    }
+}
+
+async fn describe(
+    location: &LoopSource,
+    cache: &MetadataCache,
+    engine: &LazyEngine,
+) -> Option<Metadata> {
+    match location {
+        LoopSource::Native => None,
+        LoopSource::Embedded => Some(
+            cache
+                .describe(|| engine.get(), DEFAULT_LOOP, "the default guest")
+                .await,
+        ),
+        LoopSource::File(path) => Some(cache.describe_file(|| engine.get(), path).await),
     }
 }
 

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, Message,
-    ModelSource, RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
+    ModelSource, PendingCall, RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn,
+    run_turn,
 };
 use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -410,6 +411,19 @@ impl Session {
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The calls a suspended run waits on (empty when no run is suspended): what
+    /// [`Session::resume`] answers or runs.
+    pub fn pending(&self) -> Vec<PendingCall> {
+        pending_tool_calls(&self.messages)
+            .into_iter()
+            .map(|(id, name, arguments)| PendingCall {
+                id,
+                name,
+                arguments,
+            })
+            .collect()
     }
 
     /// The workspace root (canonical).
