@@ -1,11 +1,13 @@
-//! One run, two drivers: the rules of a run that take more than one process or a person's
-//! answer (suspension, resume with answers) hold the same for the native loop, the embedded
+//! One run, two drivers: the rules of a run that take more than one process, a signal or a
+//! person's answer (suspension, resume with answers, compaction of a long history, a context
+//! overflow retried, cancellation mid-stream) hold the same for the native loop, the embedded
 //! guest and a guest file. The single-process scenarios are recorded runs of the
-//! differential test (`wasm.rs`, `tests/fixtures/transcripts`).
+//! differential test (`wasm.rs`, `tests/fixtures/transcripts`); the interactive ones are in
+//! `terminal.rs`.
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths;
 
 use crate::support::{Scratch, call, done, events, stderr, text, transcript_of, wonopcode};
@@ -73,14 +75,19 @@ fn resume(
         .unwrap()
 }
 
+/// The history a file holds, read as wonopcode reads it: messages appended, a `reset`
+/// (compaction) replacing all before it.
 pub(crate) fn history_messages(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|r| r["type"] == "message")
-        .map(|r| r["message"].clone())
-        .collect()
+    let mut messages = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        match record["type"].as_str() {
+            Some("message") => messages.push(record["message"].clone()),
+            Some("reset") => messages = record["messages"].as_array().unwrap().clone(),
+            _ => {}
+        }
+    }
+    messages
 }
 
 /// The tool results of a history, as `(call id, content)`.
@@ -280,5 +287,197 @@ fn a_new_prompt_after_a_suspension_closes_the_waiting_call_in_every_loop() {
             ),
             "{label}"
         );
+    }
+}
+
+/// Two answered prompts in `history`, then a third run on `third` (a transcript file's text):
+/// the third run's comparable events, exit code and the history it leaves.
+fn third_prompt(loop_flags: &[String], third: &str) -> (Vec<Value>, Option<i32>, Vec<Value>) {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let history_flag = ["--history", history.to_str().unwrap()];
+    let mut flags: Vec<&str> = history_flag.to_vec();
+    flags.extend(loop_flags.iter().map(String::as_str));
+    for (i, answer) in [
+        "The first answer, with enough words to take room in a window.",
+        "The second answer, again with enough words to take room in a window.",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let t = s.transcript(
+            &format!("{i}.jsonl"),
+            &[vec![text(answer), done("end_turn")]],
+        );
+        let out = s.run_json(&t, &flags, &format!("Question {i}?"));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let path = s.outside("third.jsonl");
+    std::fs::write(&path, third).unwrap();
+    let out = s.run_json(&path, &flags, "Question 2?");
+    (
+        crate::wasm::comparable_events(&out),
+        out.status.code(),
+        history_messages(&history),
+    )
+}
+
+/// Runs `third_prompt` in every loop, checks they agree, and gives the native run's.
+fn same_in_every_loop(third: &str) -> (Vec<Value>, Option<i32>, Vec<Value>) {
+    let [(_, native_flags), others @ ..] = three_loops();
+    let native = third_prompt(&native_flags, third);
+    for (label, flags) in others {
+        let other = third_prompt(&flags, third);
+        assert_eq!(native.1, other.1, "{label}: exit codes differ");
+        assert_eq!(native.2, other.2, "{label}: histories differ");
+        assert_eq!(
+            native.0.len(),
+            other.0.len(),
+            "{label}: event counts differ"
+        );
+        for (i, (a, b)) in native.0.iter().zip(&other.0).enumerate() {
+            assert_eq!(a, b, "{label}: event {i} differs");
+        }
+    }
+    native
+}
+
+/// The summary record of a compaction, then the answer.
+fn summary_then_answer() -> Vec<Vec<Value>> {
+    vec![
+        vec![
+            text("The user asked two questions; both were answered."),
+            done("end_turn"),
+        ],
+        vec![text("The third answer."), done("end_turn")],
+    ]
+}
+
+fn assert_summarized(events: &[Value], history: &[Value]) {
+    let compacted: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "context.compacted")
+        .collect();
+    assert_eq!(compacted.len(), 1, "{events:?}");
+    assert_eq!(compacted[0]["strategy"], "summarize", "{:?}", compacted[0]);
+    let first = history[0]["parts"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        first.starts_with("[Summary of the earlier conversation]\nThe user asked two questions"),
+        "{first}"
+    );
+    let last = history.last().unwrap();
+    assert_eq!(last["parts"][0]["text"], "The third answer.");
+}
+
+#[test]
+fn a_history_past_the_window_is_summarized_the_same_in_every_loop() {
+    // A window of 60 tokens: the third prompt's history is past 90 % of it.
+    let third = transcript_of("0", &summary_then_answer()).replacen(
+        r#""context_window":200000"#,
+        r#""context_window":60"#,
+        1,
+    );
+    assert!(third.contains(r#""context_window":60"#));
+    let (events, code, history) = same_in_every_loop(&third);
+    assert_eq!(code, Some(0), "{events:?}");
+    assert_summarized(&events, &history);
+}
+
+#[test]
+fn a_context_overflow_is_compacted_and_retried_the_same_in_every_loop() {
+    let mut responses = vec![vec![
+        json!({"type": "context_overflow", "message": "prompt is too long"}),
+    ]];
+    responses.extend(summary_then_answer());
+    let (events, code, history) = same_in_every_loop(&transcript_of("0", &responses));
+    assert_eq!(code, Some(0), "{events:?}");
+    assert_summarized(&events, &history);
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.to_string().contains("prompt is too long")),
+        "the retried overflow is not shown as a failure: {events:?}"
+    );
+}
+
+/// Starts a slow recorded answer in `loop_flags`' loop, interrupts it (SIGINT) once the
+/// first words are on screen, and gives the exit code, the last event and the history.
+fn interrupt_mid_stream(loop_flags: &[String]) -> (Option<i32>, Value, Vec<Value>) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let mut chunks: Vec<Value> = (0..200).map(|i| text(&format!("word{i} "))).collect();
+    chunks.push(done("end_turn"));
+    let slow = s.transcript("slow.jsonl", &[chunks]);
+    let mut child = std::process::Command::new(crate::support::bin())
+        .args(["--json", "--replay-pace", "50", "--replay"])
+        .arg(&slow)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("--history")
+        .arg(&history)
+        .args(loop_flags)
+        .arg("Say many words.")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines
+            .next()
+            .expect("an answer before stdout closed")
+            .unwrap();
+        if line.contains(r#""type":"item.delta""#) {
+            break;
+        }
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let interrupted = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            interrupted.elapsed() < Duration::from_secs(10),
+            "wonopcode did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let last: Value = lines
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
+        .last()
+        .unwrap_or(Value::Null);
+    (code, last, history_messages(&history))
+}
+
+#[test]
+fn an_answer_cancelled_mid_stream_ends_the_same_in_every_loop() {
+    for (label, flags) in three_loops() {
+        let (code, last, history) = interrupt_mid_stream(&flags);
+        assert_eq!(code, Some(130), "{label}: {last}");
+        assert_eq!(last["type"], "turn.failed", "{label}: {last}");
+        assert_eq!(last["status"], "cancelled", "{label}: {last}");
+        // What was said is kept, marked as cut off; the history reads back whole.
+        assert_eq!(history.len(), 2, "{label}: {history:?}");
+        let said = history[1]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<String>();
+        assert!(said.starts_with("word0 "), "{label}: {said}");
+        assert!(said.contains("[incomplete: "), "{label}: {said}");
+        assert!(!said.contains("word199"), "{label}: {said}");
     }
 }

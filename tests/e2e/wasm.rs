@@ -57,7 +57,21 @@ fn run(
     let mut extra: Vec<&str> = args.iter().map(String::as_str).collect();
     extra.extend_from_slice(loop_flags);
     let out = s.run_json(transcript, &extra, prompt);
-    let mut evs = events(&out);
+    let evs = comparable_events(&out);
+    let mut files = Vec::new();
+    for rel in ["TODO_REPORT.md", "src/inventory.py"] {
+        files.push((
+            rel.to_owned(),
+            std::fs::read_to_string(s.ws().join(rel)).unwrap_or_default(),
+        ));
+    }
+    (evs, out.status.code(), files)
+}
+
+/// The events of a run as two loops can be compared: no timestamps, session ids, loop names
+/// or durations, and each run of concurrent tool-call items in a fixed order.
+pub(crate) fn comparable_events(out: &std::process::Output) -> Vec<Value> {
+    let mut evs = events(out);
     for e in &mut evs {
         let obj = e.as_object_mut().unwrap();
         obj.remove("ts");
@@ -84,14 +98,7 @@ fn run(
         });
         i = i.max(start + 1);
     }
-    let mut files = Vec::new();
-    for rel in ["TODO_REPORT.md", "src/inventory.py"] {
-        files.push((
-            rel.to_owned(),
-            std::fs::read_to_string(s.ws().join(rel)).unwrap_or_default(),
-        ));
-    }
-    (evs, out.status.code(), files)
+    evs
 }
 
 #[test]
