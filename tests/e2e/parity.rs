@@ -108,69 +108,83 @@ pub(crate) fn results(messages: &[Value]) -> Vec<(String, String)> {
 #[test]
 fn a_suspended_run_resumes_with_the_users_answer_in_every_loop() {
     for (label, flags) in three_loops() {
-        let s = Scratch::new();
-        let history = s.outside("h.jsonl");
-        let out = suspend(&s, &history, &flags);
-        assert_eq!(out.status.code(), Some(3), "{label}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains("or --answer CALL_ID=TEXT; waiting: w (write)"),
-            "{label}: {}",
-            stderr(&out)
-        );
-        let last = events(&out).pop().unwrap();
-        assert_eq!(last["status"], "suspended", "{label}");
-        // The read ran and is answered; the write waits, with no result in the history.
-        let stored = results(&history_messages(&history));
-        assert_eq!(stored.len(), 1, "{label}: {stored:?}");
-        assert_eq!(stored[0].0, "r", "{label}");
-        assert!(stored[0].1.contains("remember the milk"), "{label}");
-
-        // An answer for a call that does not wait is refused in one line; nothing is stored.
-        let second = s.transcript(
-            "second.jsonl",
-            &[vec![text("Fine, no summary file."), done("end_turn")]],
-        );
-        let before = std::fs::read_to_string(&history).unwrap();
-        let out = resume(&s, &history, &second, &["--answer", "x=yes"], &flags);
-        assert_eq!(out.status.code(), Some(2), "{label}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains(
-                "the answer for `x`: no pending call has that id; the run waits on w (write)"
-            ),
-            "{label}: {}",
-            stderr(&out)
-        );
-        assert_eq!(
-            std::fs::read_to_string(&history).unwrap(),
-            before,
-            "{label}"
-        );
-
-        let out = resume(
-            &s,
-            &history,
-            &second,
-            &["--answer", "w=The user says: no file, thanks."],
-            &flags,
-        );
-        assert_eq!(out.status.code(), Some(0), "{label}: {}", stderr(&out));
-        assert!(
-            !s.ws().join("SUMMARY.md").exists(),
-            "{label}: answered, not run"
-        );
-        let messages = history_messages(&history);
-        let stored = results(&messages);
-        assert_eq!(
-            stored.last().unwrap(),
-            &("w".to_owned(), "The user says: no file, thanks.".to_owned()),
-            "{label}"
-        );
-        assert_eq!(
-            messages.last().unwrap()["parts"][0]["text"],
-            "Fine, no summary file.",
-            "{label}"
-        );
+        suspend_then_answer(label, &flags);
     }
+}
+
+#[test]
+fn a_specialist_guest_resumes_too() {
+    suspend_then_answer(
+        "coder",
+        &["--agent-loop".to_owned(), guest_paths::CODER.to_owned()],
+    );
+}
+
+/// Suspends a run on its `write`, refuses an answer for a call that does not wait, then
+/// answers the write and checks the run went on from the answer.
+fn suspend_then_answer(label: &str, flags: &[String]) {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let out = suspend(&s, &history, flags);
+    assert_eq!(out.status.code(), Some(3), "{label}: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("or --answer CALL_ID=TEXT; waiting: w (write)"),
+        "{label}: {}",
+        stderr(&out)
+    );
+    let last = events(&out).pop().unwrap();
+    assert_eq!(last["status"], "suspended", "{label}");
+    // The read ran and is answered; the write waits, with no result in the history.
+    let stored = results(&history_messages(&history));
+    assert_eq!(stored.len(), 1, "{label}: {stored:?}");
+    assert_eq!(stored[0].0, "r", "{label}");
+    assert!(stored[0].1.contains("remember the milk"), "{label}");
+
+    // An answer for a call that does not wait is refused in one line; nothing is stored.
+    let second = s.transcript(
+        "second.jsonl",
+        &[vec![text("Fine, no summary file."), done("end_turn")]],
+    );
+    let before = std::fs::read_to_string(&history).unwrap();
+    let out = resume(&s, &history, &second, &["--answer", "x=yes"], flags);
+    assert_eq!(out.status.code(), Some(2), "{label}: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "the answer for `x`: no pending call has that id; the run waits on w (write)"
+        ),
+        "{label}: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&history).unwrap(),
+        before,
+        "{label}"
+    );
+
+    let out = resume(
+        &s,
+        &history,
+        &second,
+        &["--answer", "w=The user says: no file, thanks."],
+        flags,
+    );
+    assert_eq!(out.status.code(), Some(0), "{label}: {}", stderr(&out));
+    assert!(
+        !s.ws().join("SUMMARY.md").exists(),
+        "{label}: answered, not run"
+    );
+    let messages = history_messages(&history);
+    let stored = results(&messages);
+    assert_eq!(
+        stored.last().unwrap(),
+        &("w".to_owned(), "The user says: no file, thanks.".to_owned()),
+        "{label}"
+    );
+    assert_eq!(
+        messages.last().unwrap()["parts"][0]["text"],
+        "Fine, no summary file.",
+        "{label}"
+    );
 }
 
 #[test]

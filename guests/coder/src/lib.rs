@@ -20,6 +20,10 @@ impl Loop for Coder {
     fn run_prompt(input: String) -> Result<String, LoopError> {
         Agent::specialist(TOOLS, MAX_ROUNDS)?.run(input)
     }
+
+    fn resume() -> Result<String, LoopError> {
+        Agent::specialist(TOOLS, MAX_ROUNDS)?.resume()
+    }
 }
 
 export_loop!(Coder);

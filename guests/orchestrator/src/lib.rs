@@ -166,15 +166,25 @@ impl Loop for Orchestrator {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        TOOLS.with(|t| {
-            Agent {
-                custom: Some(&t.borrow()),
-                offered: Some(OFFERED),
-                ..Agent::default()
-            }
-            .run(input)
-        })
+        with_agent(|agent| agent.run(input))
     }
+
+    fn resume() -> Result<String, LoopError> {
+        with_agent(|agent| agent.resume())
+    }
+}
+
+/// Runs `f` on the orchestrator's agent: its delegation tools, and the host tools it offers.
+fn with_agent(
+    f: impl FnOnce(&Agent<'_>) -> Result<String, LoopError>,
+) -> Result<String, LoopError> {
+    TOOLS.with(|t| {
+        f(&Agent {
+            custom: Some(&t.borrow()),
+            offered: Some(OFFERED),
+            ..Agent::default()
+        })
+    })
 }
 
 export_loop!(Orchestrator);

@@ -3,7 +3,9 @@
 //! `{"steps": [{"specialist": "coder" | "researcher" | "reviewer", "task": "..."}]}`.
 
 use serde_json::Value;
-use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, run_for_json, set_result_data};
+use wonopcode_guest_sdk::{
+    Agent, Loop, LoopError, export_loop, resume_for_json, run_for_json, set_result_data,
+};
 
 /// Read-only tools.
 const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
@@ -48,12 +50,22 @@ impl Loop for Planner {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        let agent = Agent::specialist(TOOLS, MAX_ROUNDS)?;
-        let (_, plan) = run_for_json(&agent, format!("{input}\n\n{FORMAT}"), check)?;
-        let plan = plan.to_string();
-        set_result_data(&plan);
-        Ok(plan)
+        plan(|agent| run_for_json(agent, format!("{input}\n\n{FORMAT}"), check))
     }
+
+    fn resume() -> Result<String, LoopError> {
+        plan(|agent| resume_for_json(agent, check))
+    }
+}
+
+/// The plan `answer` gets from the planner's agent, as its answer and its result data.
+fn plan(
+    answer: impl FnOnce(&Agent<'_>) -> Result<(String, Value), LoopError>,
+) -> Result<String, LoopError> {
+    let (_, plan) = answer(&Agent::specialist(TOOLS, MAX_ROUNDS)?)?;
+    let plan = plan.to_string();
+    set_result_data(&plan);
+    Ok(plan)
 }
 
 export_loop!(Planner);

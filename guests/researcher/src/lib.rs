@@ -19,6 +19,10 @@ impl Loop for Researcher {
     fn run_prompt(input: String) -> Result<String, LoopError> {
         Agent::specialist(TOOLS, MAX_ROUNDS)?.run(input)
     }
+
+    fn resume() -> Result<String, LoopError> {
+        Agent::specialist(TOOLS, MAX_ROUNDS)?.resume()
+    }
 }
 
 export_loop!(Researcher);

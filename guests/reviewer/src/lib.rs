@@ -3,7 +3,9 @@
 //! Its parent reads the verdict as data instead of parsing prose.
 
 use serde_json::Value;
-use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop, run_for_json, set_result_data};
+use wonopcode_guest_sdk::{
+    Agent, Loop, LoopError, export_loop, resume_for_json, run_for_json, set_result_data,
+};
 
 /// Read-only tools.
 const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
@@ -35,11 +37,21 @@ impl Loop for Reviewer {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        let agent = Agent::specialist(TOOLS, MAX_ROUNDS)?;
-        let (answer, verdict) = run_for_json(&agent, format!("{input}\n\n{FORMAT}"), check)?;
-        set_result_data(&verdict.to_string());
-        Ok(answer)
+        review(|agent| run_for_json(agent, format!("{input}\n\n{FORMAT}"), check))
     }
+
+    fn resume() -> Result<String, LoopError> {
+        review(|agent| resume_for_json(agent, check))
+    }
+}
+
+/// The answer `answer` gets from the reviewer's agent, with its verdict as the result data.
+fn review(
+    answer: impl FnOnce(&Agent<'_>) -> Result<(String, Value), LoopError>,
+) -> Result<String, LoopError> {
+    let (answer, verdict) = answer(&Agent::specialist(TOOLS, MAX_ROUNDS)?)?;
+    set_result_data(&verdict.to_string());
+    Ok(answer)
 }
 
 export_loop!(Reviewer);

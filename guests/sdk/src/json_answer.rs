@@ -32,7 +32,24 @@ pub fn run_for_json(
     input: String,
     check: fn(&Value) -> Result<(), String>,
 ) -> Result<(String, Value), LoopError> {
-    let answer = agent.run(input)?;
+    settle(agent, agent.run(input)?, check)
+}
+
+/// [`run_for_json`] for a suspended run: continues it (the host stored the answers to the
+/// calls it waited on), then holds its answer to the same check.
+pub fn resume_for_json(
+    agent: &Agent<'_>,
+    check: fn(&Value) -> Result<(), String>,
+) -> Result<(String, Value), LoopError> {
+    settle(agent, agent.resume()?, check)
+}
+
+/// The answer with its JSON object, asking once more when it has none that `check` accepts.
+fn settle(
+    agent: &Agent<'_>,
+    answer: String,
+    check: fn(&Value) -> Result<(), String>,
+) -> Result<(String, Value), LoopError> {
     let problem = match checked(&answer, check) {
         Ok(value) => return Ok((answer, value)),
         Err(problem) => problem,

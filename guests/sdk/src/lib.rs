@@ -46,7 +46,7 @@ pub use bindings::wonopcode::agent_loop::{
     config, context, custom_tools as custom_tools_host, providers, storage, system, tools, ui,
 };
 pub use custom_tools::{CustomTool, CustomTools};
-pub use json_answer::{json_object, run_for_json};
+pub use json_answer::{json_object, resume_for_json, run_for_json};
 pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};
 
