@@ -7,6 +7,7 @@ mod agents;
 mod cli_errors;
 mod demo;
 mod events_doc;
+mod hostile;
 mod parity;
 mod polyglot;
 mod providers;

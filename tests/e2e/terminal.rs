@@ -11,7 +11,7 @@ use crate::support::{Scratch, command, repo_root};
 use crate::support::{done, text};
 
 /// Starts wonopcode in a pseudo-terminal on a recorded run (30 s for each expectation).
-fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtySession {
+pub(crate) fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtySession {
     let mut cmd = command();
     cmd.arg("--replay")
         .arg(transcript)
@@ -23,7 +23,7 @@ fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtyS
 }
 
 /// Reads the rest of the session and its exit code.
-fn finish(mut session: PtySession) -> (String, i32) {
+pub(crate) fn finish(mut session: PtySession) -> (String, i32) {
     let rest = session.exp_eof().unwrap();
     let code = match session.process().wait().unwrap() {
         WaitStatus::Exited(_, code) => code,
@@ -100,7 +100,7 @@ fn the_repl_shows_what_a_suspended_run_waits_on_and_the_typed_line_answers_it() 
             .args(&flags);
         let mut session = spawn_command(cmd, Some(30_000)).unwrap();
         session
-            .exp_string(r#"the run waits on `write` (w): {\"path\": \"SUMMARY.md\""#)
+            .exp_string(r#"the run waits on `write` (w): {"path": "SUMMARY.md""#)
             .unwrap_or_else(|e| panic!("{label}: no question: {e}"));
         session
             .exp_string("answer w (Enter: let it run) >")

@@ -138,7 +138,7 @@ impl ToolRegistry {
     }
 
     /// Tool names, sorted.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
         self.tools.keys().map(String::as_str)
     }
 

@@ -134,7 +134,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
-    /// Default timeout of bash commands, in milliseconds.
+    /// Limit on each bash command, in milliseconds: the timeout of every call, which a
+    /// model may lower but not raise.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub bash_timeout_ms: Option<u64>,
 }

@@ -8,6 +8,8 @@ use indicatif::MultiProgress;
 use wonopcode_tools::permission::{Answer, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 
+use crate::render::{one_line, visible};
+
 /// Asks on stderr and reads the answer from stdin (a terminal). Serves the permission policy
 /// and guest loops alike.
 pub struct TerminalPrompter {
@@ -50,8 +52,16 @@ async fn confirm(question: String, progress: MultiProgress) -> bool {
 #[async_trait]
 impl Prompter for TerminalPrompter {
     async fn ask(&self, tool: &str, subject: Option<&str>) -> Answer {
+        // The exact subject, every character shown: a multi-line command in full, on lines
+        // of its own.
+        let tool = one_line(tool);
         let what = match subject {
-            Some(s) => format!("`{tool}` on `{s}`"),
+            Some(s) if s.contains('\n') => {
+                let lines: Vec<String> =
+                    s.lines().map(|l| format!("    {}", one_line(l))).collect();
+                format!("`{tool}` on\n{}\n ", lines.join("\n"))
+            }
+            Some(s) => format!("`{tool}` on `{}`", one_line(s)),
             None => format!("`{tool}`"),
         };
         let question = format!(
@@ -66,6 +76,7 @@ impl Prompter for TerminalPrompter {
     }
 
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
+        let tool = one_line(tool);
         let question = format!(
             "{} the model called `{tool}` {count} times in a row with the same arguments. Let it go on? [y/N]: ",
             console::style("?").yellow().bold()
@@ -77,11 +88,13 @@ impl Prompter for TerminalPrompter {
 #[async_trait]
 impl GuestPrompter for TerminalPrompter {
     async fn input(&self, guest: &str, prompt: &str) -> Option<String> {
+        let (guest, prompt) = (one_line(guest), visible(prompt));
         let question = format!("{} [{guest}] {prompt} ", console::style("?").cyan().bold());
         read_line(question, self.progress.clone()).await
     }
 
     async fn confirm(&self, guest: &str, message: &str) -> bool {
+        let (guest, message) = (one_line(guest), visible(message));
         let question = format!(
             "{} [{guest}] {message} [y/N]: ",
             console::style("?").cyan().bold()

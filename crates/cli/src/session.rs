@@ -18,7 +18,7 @@ use crate::args::{Args, UnattendedArg};
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
-use crate::render::{JsonlRenderer, Renderer, TerminalRenderer};
+use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, one_line, visible};
 
 /// A mistake in how wonopcode was invoked (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -252,7 +252,7 @@ impl Cli {
     }
 
     fn report(&self, result: &LoopResult) {
-        let error = result.error.as_deref().unwrap_or("");
+        let error = visible(result.error.as_deref().unwrap_or(""));
         match result.status {
             LoopStatus::Complete => {}
             LoopStatus::Error => eprintln!("error: {error}"),
@@ -264,7 +264,7 @@ impl Cli {
                 let waiting: Vec<String> = result
                     .pending
                     .iter()
-                    .map(|p| format!("{} ({})", p.id, p.name))
+                    .map(|p| format!("{} ({})", one_line(&p.id), one_line(&p.name)))
                     .collect();
                 let how = if self.in_repl {
                     "answer below".to_owned()
@@ -330,9 +330,9 @@ impl Cli {
         for call in self.session.pending() {
             eprintln!(
                 "the run waits on `{}` ({}): {}",
-                call.name,
-                call.id,
-                call.arguments.escape_debug()
+                one_line(&call.name),
+                one_line(&call.id),
+                one_line(&call.arguments)
             );
             let label = format!("answer {} (Enter: let it run) >", call.id);
             let line = read_line(console::style(label).yellow().bold().to_string()).await?;

@@ -147,7 +147,8 @@ impl SessionBuilder {
         self
     }
 
-    /// The `bash` tool's timeout (default 2 minutes).
+    /// The user's limit on each `bash` command: its timeout, which a model may lower but
+    /// not raise (default: 2 minutes, and a model may ask for up to 10).
     pub fn bash_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.bash_timeout = timeout;
         self
@@ -179,12 +180,20 @@ impl SessionBuilder {
             None => models::open(&self.model_choice, &config).await?,
         };
         let mut tools = ToolRegistry::new();
-        let mut options = BuiltinOptions::default();
-        if let Some(timeout) = self.bash_timeout {
-            options.bash_timeout = timeout;
-        }
+        let options = self
+            .bash_timeout
+            .map_or_else(BuiltinOptions::default, BuiltinOptions::with_bash_limit);
         register_builtins(&mut tools, options)
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
+        // A rule for a tool the run lacks would match nothing: refused before anything is
+        // stored.
+        let permissions = self
+            .permissions
+            .unwrap_or_else(|| config.permissions.clone());
+        for rule in &permissions.rules {
+            rule.check_tool(tools.names())
+                .map_err(|e| SessionError::Choice(e.to_string()))?;
+        }
         let (history, messages) = match &self.history {
             Some(path) => {
                 let (history, messages) = History::open(path, &new_session_id())?;
@@ -195,9 +204,6 @@ impl SessionBuilder {
         let session_id = history
             .as_ref()
             .map_or_else(new_session_id, |h| h.session_id.clone());
-        let permissions = self
-            .permissions
-            .unwrap_or_else(|| config.permissions.clone());
         let policy: SharedGate =
             Arc::new(PermissionPolicy::new(permissions, self.yes, self.prompter));
         let token = CancellationToken::new();

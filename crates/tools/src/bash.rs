@@ -26,21 +26,34 @@ const CAPTURE_LIMIT: usize = 1 << 20;
 pub struct BashTool {
     spec: ToolSpec,
     default_timeout: Duration,
+    /// The longest a call may run, whatever it asks for.
+    ceiling: Duration,
 }
 
 impl Default for BashTool {
     fn default() -> Self {
-        Self::with_timeout(Duration::from_millis(DEFAULT_TIMEOUT_MS))
+        Self::with_timeouts(
+            Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            Duration::from_millis(MAX_TIMEOUT_MS),
+        )
     }
 }
 
 impl BashTool {
-    /// A bash tool whose calls time out after `default_timeout` unless they ask otherwise.
-    pub fn with_timeout(default_timeout: Duration) -> Self {
+    /// A bash tool whose calls time out after `default_timeout` unless they ask for less
+    /// or more, and never run past `ceiling` (the user's limit: a call asking for more gets
+    /// the ceiling).
+    pub fn with_timeouts(default_timeout: Duration, ceiling: Duration) -> Self {
+        let default_timeout = default_timeout.min(ceiling);
+        let description = format!(
+            "Run a bash command in the workspace root. Returns the exit code, stdout and stderr. The command is killed after timeout_ms (default {}, at most {}).",
+            default_timeout.as_millis(),
+            ceiling.as_millis()
+        );
         Self {
             spec: spec(
                 "bash",
-                "Run a bash command in the workspace root. Returns the exit code, stdout and stderr. The command is killed after timeout_ms (default 120000).",
+                &description,
                 ToolKind::Mutating,
                 ToolCategory::Process,
                 json!({
@@ -54,6 +67,7 @@ impl BashTool {
                 }),
             ),
             default_timeout,
+            ceiling,
         }
     }
 }
@@ -124,7 +138,8 @@ impl Tool for BashTool {
         let a: Args = args(arguments)?;
         let timeout = a
             .timeout_ms
-            .map_or(self.default_timeout, Duration::from_millis);
+            .map_or(self.default_timeout, Duration::from_millis)
+            .min(self.ceiling);
         let mut child = tokio::process::Command::new("bash")
             .arg("-c")
             .arg(&a.command)

@@ -34,14 +34,27 @@ pub use write::WriteTool;
 /// Options for the built-in tool set.
 #[derive(Debug, Clone, Copy)]
 pub struct BuiltinOptions {
-    /// Default timeout of `bash` calls.
+    /// Timeout of `bash` calls that do not ask for one.
     pub bash_timeout: Duration,
+    /// The longest any `bash` call may run: a call asking for more gets this.
+    pub bash_ceiling: Duration,
+}
+
+impl BuiltinOptions {
+    /// The user's limit on commands: the timeout of every call, and its ceiling.
+    pub fn with_bash_limit(limit: Duration) -> Self {
+        Self {
+            bash_timeout: limit,
+            bash_ceiling: limit,
+        }
+    }
 }
 
 impl Default for BuiltinOptions {
     fn default() -> Self {
         Self {
             bash_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            bash_ceiling: Duration::from_millis(MAX_TIMEOUT_MS),
         }
     }
 }
@@ -55,7 +68,10 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),
-        Arc::new(BashTool::with_timeout(options.bash_timeout)),
+        Arc::new(BashTool::with_timeouts(
+            options.bash_timeout,
+            options.bash_ceiling,
+        )),
         Arc::new(TodoTool::default()),
     ]
 }

@@ -4,7 +4,9 @@
 mod jsonl;
 mod terminal;
 mod tree;
+mod visible;
 
 pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;
+pub use visible::{one_line, visible};
 pub use wonopcode_session::Renderer;

@@ -15,6 +15,7 @@ use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
 use super::tree::{TurnContexts, cost, seconds, tokens};
+use super::visible::{one_line, visible_event};
 
 /// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
 const CHILD_ANSWER_LINES: usize = 4;
@@ -290,12 +291,18 @@ fn summary(item: &ToolCallItem) -> String {
         .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
         .map(str::to_owned)
         .unwrap_or_else(|| item.arguments.clone());
+    // The argument is read out of the JSON text, so its escapes are characters again.
     let main: String = main.lines().next().unwrap_or("").chars().take(80).collect();
-    format!("{} {}", style(&item.name).bold(), main)
+    format!("{} {}", style(&item.name).bold(), one_line(&main))
 }
 
 impl Renderer for TerminalRenderer {
     fn render(&mut self, event: &Event) {
+        // What the model, tools, guests and servers said, never acting on the screen.
+        let Some(event) = visible_event(event) else {
+            return;
+        };
+        let event = event.as_ref();
         if event.context.depth() > 0 {
             self.render_child(event);
             return;

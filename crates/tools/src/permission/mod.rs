@@ -16,7 +16,7 @@ use wonopcode_agent_loop::{
     PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, ToolKind,
 };
 
-pub use rules::{Action, Rule, RuleParseError};
+pub use rules::{Action, Rule, RuleParseError, UnknownToolError};
 
 /// An answer to a permission prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

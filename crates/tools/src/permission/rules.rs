@@ -38,7 +38,43 @@ pub struct Rule {
 #[error("invalid permission rule `{0}`: expected TOOL or TOOL:PATTERN")]
 pub struct RuleParseError(pub String);
 
+/// A rule names a tool this run does not have: it would silently never match (a `deny` that
+/// denies nothing), so it is refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("the permission rule for `{tool}` names no tool of this run{hint}")]
+pub struct UnknownToolError {
+    /// The name as the rule gave it.
+    pub tool: String,
+    /// "; did you mean `x`?", or the list of tools.
+    hint: String,
+}
+
 impl Rule {
+    /// Refuses a rule whose tool is neither `*` nor one of `known`, suggesting the closest
+    /// name (a different case or a typo).
+    pub fn check_tool<'a>(
+        &self,
+        known: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<(), UnknownToolError> {
+        if self.tool == "*" || known.clone().any(|k| k == self.tool) {
+            return Ok(());
+        }
+        let lower = self.tool.to_lowercase();
+        let closest = known
+            .clone()
+            .map(|k| (strsim::jaro_winkler(&lower, &k.to_lowercase()), k))
+            .filter(|(score, _)| *score >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let hint = match closest {
+            Some((_, name)) => format!("; did you mean `{name}`?"),
+            None => format!("; its tools are: {}", known.collect::<Vec<_>>().join(", ")),
+        };
+        Err(UnknownToolError {
+            tool: self.tool.clone(),
+            hint,
+        })
+    }
+
     /// Parses `TOOL` or `TOOL:PATTERN` with the given action.
     pub fn parse(text: &str, action: Action) -> Result<Self, RuleParseError> {
         let (tool, pattern) = match text.split_once(':') {
@@ -106,6 +142,31 @@ impl FromStr for Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_for_a_tool_the_run_lacks_is_refused_with_a_suggestion() {
+        let known = ["bash", "read", "write"];
+        let check = |text: &str| {
+            Rule::parse(text, Action::Deny)
+                .unwrap()
+                .check_tool(known.iter().copied())
+        };
+        assert!(check("bash").is_ok());
+        assert!(check("*").is_ok());
+        assert!(check("read:src/**").is_ok());
+        assert_eq!(
+            check("Bash").unwrap_err().to_string(),
+            "the permission rule for `Bash` names no tool of this run; did you mean `bash`?"
+        );
+        assert_eq!(
+            check("bsh").unwrap_err().to_string(),
+            "the permission rule for `bsh` names no tool of this run; did you mean `bash`?"
+        );
+        assert_eq!(
+            check("teleport").unwrap_err().to_string(),
+            "the permission rule for `teleport` names no tool of this run; its tools are: bash, read, write"
+        );
+    }
 
     #[test]
     fn bash_patterns_are_word_prefixes() {

@@ -1,0 +1,153 @@
+//! Hostile input holds: a model, a repository or a guest trying to do what the user did not
+//! allow, each attack run on the real binary and its safe outcome asserted
+//! (`docs/security.md` lists what is defended and how it is tested).
+
+use std::time::{Duration, Instant};
+
+use crate::support::{Scratch, call, done, events, single_call, stderr, text};
+use crate::terminal::{finish, spawn};
+
+fn output(item: &serde_json::Value) -> &str {
+    item["output"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn the_users_bash_limit_is_a_ceiling_the_model_cannot_raise() {
+    let s = Scratch::new();
+    let started = Instant::now();
+    let item = single_call(
+        &s,
+        "bash",
+        r#"{"command": "sleep 20; echo finished", "timeout_ms": 600000}"#,
+        &["--yes", "--bash-timeout-ms", "500"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "{item}");
+    assert_eq!(item["status"], "failed", "{item}");
+    assert!(
+        output(&item).contains("timed out after 500 ms; the command was killed"),
+        "{item}"
+    );
+    assert!(!output(&item).contains("finished"), "{item}");
+
+    // Asking for less than the limit is honoured.
+    let item = single_call(
+        &s,
+        "bash",
+        r#"{"command": "sleep 20", "timeout_ms": 200}"#,
+        &["--yes", "--bash-timeout-ms", "5000"],
+    );
+    assert!(output(&item).contains("timed out after 200 ms"), "{item}");
+}
+
+#[test]
+fn a_rule_naming_an_unknown_tool_is_refused_with_a_suggestion() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let t = s.transcript("t.jsonl", &[vec![text("never"), done("end_turn")]]);
+    for (flag, rule, said) in [
+        ("--deny", "Bash", "did you mean `bash`?"),
+        ("--deny", "bsh", "did you mean `bash`?"),
+        ("--allow", "wirte:src/**", "did you mean `write`?"),
+    ] {
+        let out = s.run_json(
+            &t,
+            &[flag, rule, "--history", history.to_str().unwrap()],
+            "go",
+        );
+        assert_eq!(out.status.code(), Some(2), "{rule}: {}", stderr(&out));
+        let tool = rule.split(':').next().unwrap_or(rule);
+        assert_eq!(
+            stderr(&out).trim_end(),
+            format!("error: the permission rule for `{tool}` names no tool of this run; {said}"),
+            "{rule}"
+        );
+        assert!(events(&out).is_empty(), "{rule}: nothing ran");
+        assert!(!history.exists(), "{rule}: nothing stored");
+    }
+
+    // The same from the config file.
+    let config = s.outside("config.yaml");
+    std::fs::write(
+        &config,
+        "permissions:\n  rules:\n    - tool: Bash\n      action: deny\n",
+    )
+    .unwrap();
+    let out = s.run_json(&t, &["--config", config.to_str().unwrap()], "go");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did you mean `bash`?"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A command that repaints its own line: what a person reads must be what runs.
+const FORGED: &str = "touch HIDDEN_EFFECT\r\u{1b}[2Kecho hello";
+
+#[test]
+fn the_approval_prompt_shows_the_exact_command_on_a_terminal() {
+    let s = Scratch::new();
+    let forged = serde_json::json!({ "command": FORGED }).to_string();
+    let multi = serde_json::json!({ "command": "echo one\ntouch SECOND_LINE" }).to_string();
+    let mut turn = call("c1", "bash", &forged);
+    turn.extend(call("c2", "bash", &multi));
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("done"), done("end_turn")]]);
+    let mut session = spawn(&s, &t, &[], "go");
+    session
+        .exp_string(r"allow `bash` on `touch HIDDEN_EFFECT\r\u{1b}[2Kecho hello`? [y] once")
+        .unwrap_or_else(|e| panic!("the command is not shown as it is: {e}"));
+    session.send_line("n").unwrap();
+    session
+        .exp_string("allow `bash` on\r\n    echo one\r\n    touch SECOND_LINE\r\n ? [y] once")
+        .unwrap_or_else(|e| panic!("a multi-line command is not shown in full: {e}"));
+    session.send_line("n").unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(!s.ws().join("HIDDEN_EFFECT").exists());
+    assert!(!s.ws().join("SECOND_LINE").exists());
+}
+
+#[test]
+fn what_the_model_says_cannot_drive_the_terminal() {
+    let s = Scratch::new();
+    let mut turn = vec![text("Look: \u{1b}[2J\u{1b}[31mred\u{7}")];
+    turn.extend(call(
+        "c1",
+        "bash",
+        &serde_json::json!({ "command": "echo '\u{1b}]0;title\u{7}'" }).to_string(),
+    ));
+    turn.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[turn, vec![text("done\u{1b}[1A"), done("end_turn")]],
+    );
+    let out = crate::support::wonopcode()
+        .args(["--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Not a terminal: wonopcode's own colours are off, so any escape would be the model's.
+    let said = String::from_utf8_lossy(&out.stdout);
+    let shown = stderr(&out);
+    assert!(
+        !said.contains('\u{1b}') && !said.contains('\u{7}'),
+        "{said:?}"
+    );
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(
+        said.contains(r"Look: \u{1b}[2J\u{1b}[31mred\u{7}"),
+        "{said:?}"
+    );
+    // `--json` keeps the data as it was.
+    let out = s.run_json(&t, &["--yes"], "go");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(r"Look: \u001b[2J"), "{text}");
+}
