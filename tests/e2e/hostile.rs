@@ -151,3 +151,72 @@ fn what_the_model_says_cannot_drive_the_terminal() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(r"Look: \u001b[2J"), "{text}");
 }
+
+#[test]
+fn commands_never_see_wonopcodes_keys() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let config = s.outside("config.yaml");
+    // A provider of the user's own, whose key lives in a variable with an innocent name.
+    std::fs::write(
+        &config,
+        "providers:\n  mine:\n    api: openai\n    base_url: http://127.0.0.1:9\n    key_env: MY_LLM_CREDENTIAL\n",
+    )
+    .unwrap();
+    let mut turn = call("c1", "bash", r#"{"command": "env"}"#);
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let out = crate::support::wonopcode()
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("--history")
+        .arg(&history)
+        .arg("--config")
+        .arg(&config)
+        .arg("go")
+        .env("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
+        .env("OPENAI_API_KEY", "sk-SECRET2")
+        .env("MY_LLM_CREDENTIAL", "SECRET3")
+        .env("GITHUB_TOKEN", "SECRET4")
+        .env("HARMLESS_SETTING", "visible-value")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = crate::support::tool_results(&events(&out));
+    let shown = output(&results[0]);
+    assert!(shown.contains("HARMLESS_SETTING=visible-value"), "{shown}");
+    let everything = format!(
+        "{}{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out),
+        std::fs::read_to_string(&history).unwrap()
+    );
+    for secret in ["SECRET1", "SECRET2", "SECRET3", "SECRET4"] {
+        assert!(!everything.contains(secret), "{secret} leaked: {shown}");
+    }
+
+    // The policy of the config file: only what it lets through.
+    std::fs::write(
+        &config,
+        "shell_environment_policy:\n  inherit: core\n  set:\n    CI: \"1\"\n  include_only: [PATH, CI]\n",
+    )
+    .unwrap();
+    let out = crate::support::wonopcode()
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("--config")
+        .arg(&config)
+        .arg("go")
+        .env("HARMLESS_SETTING", "visible-value")
+        .output()
+        .unwrap();
+    let results = crate::support::tool_results(&events(&out));
+    let shown = output(&results[0]);
+    assert!(shown.contains("CI=1"), "{shown}");
+    assert!(shown.contains("PATH="), "{shown}");
+    assert!(!shown.contains("HARMLESS_SETTING"), "{shown}");
+}

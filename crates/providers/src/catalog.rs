@@ -203,6 +203,12 @@ impl ModelCatalog {
         self.providers.keys().map(String::as_str)
     }
 
+    /// The environment variables keys are read from (`key_env` of every provider): what
+    /// commands wonopcode runs must never see.
+    pub fn key_variables(&self) -> impl Iterator<Item = &str> {
+        self.providers.values().filter_map(|p| p.key_env.as_deref())
+    }
+
     /// The provider entry with this id.
     pub fn get(&self, id: &str) -> Option<&ProviderEntry> {
         self.providers.get(id)

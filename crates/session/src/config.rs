@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use wonopcode_providers::ProviderEntry;
+use wonopcode_tools::ShellEnvironmentPolicy;
 use wonopcode_tools::permission::PolicyConfig;
 use wonopcode_wasm_host::{CachePolicy, ContextLimits};
 
@@ -24,6 +25,9 @@ pub struct Config {
     pub compact_after_messages: Option<usize>,
     /// Permission rules and defaults.
     pub permissions: PolicyConfig,
+    /// The environment commands run with (Codex's keys; default: wonopcode's, without keys,
+    /// secrets, tokens and the providers' key variables).
+    pub shell_environment_policy: ShellEnvironmentPolicy,
     /// Keys guest loops read with `config.get-config` (and `get-user-preferences`).
     pub guest: BTreeMap<String, String>,
     /// Limits on the contexts guests spawn.

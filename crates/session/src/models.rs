@@ -62,14 +62,27 @@ pub async fn open(
     }
 }
 
+/// The model catalog: the built-in providers with the config file's entries laid over them.
+fn catalog(config: &Config) -> Result<ModelCatalog, SessionError> {
+    ModelCatalog::builtin()
+        .and_then(|c| c.with_overrides(&config.providers))
+        .map_err(|e| SessionError::Config(e.to_string()))
+}
+
+/// The environment variables the providers' keys are read from, which commands never see.
+pub fn key_variables(config: &Config) -> Result<Vec<String>, SessionError> {
+    Ok(catalog(config)?
+        .key_variables()
+        .map(str::to_owned)
+        .collect())
+}
+
 /// A real provider from the catalog (with the config's overrides), and the catalog's others.
 async fn provider(
     choice: &ModelChoice,
     config: &Config,
 ) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
-    let catalog = ModelCatalog::builtin()
-        .and_then(|c| c.with_overrides(&config.providers))
-        .map_err(|e| SessionError::Config(e.to_string()))?;
+    let catalog = catalog(config)?;
     // A model in the config belongs to the config's provider; with another provider
     // chosen, that provider's default applies.
     let model = choice

@@ -180,9 +180,17 @@ impl SessionBuilder {
             None => models::open(&self.model_choice, &config).await?,
         };
         let mut tools = ToolRegistry::new();
-        let options = self
-            .bash_timeout
-            .map_or_else(BuiltinOptions::default, BuiltinOptions::with_bash_limit);
+        let command_env = config
+            .shell_environment_policy
+            .environment(std::env::vars(), &models::key_variables(&config)?)
+            .map_err(|e| SessionError::Config(e.to_string()))?;
+        let mut options = BuiltinOptions {
+            command_env: Arc::new(command_env),
+            ..BuiltinOptions::default()
+        };
+        if let Some(limit) = self.bash_timeout {
+            options = options.with_bash_limit(limit);
+        }
         register_builtins(&mut tools, options)
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
         // A rule for a tool the run lacks would match nothing: refused before anything is

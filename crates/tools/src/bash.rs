@@ -1,7 +1,9 @@
 //! `bash`: run a shell command in the workspace. The command runs in its own process group,
 //! which is killed as a whole on timeout or cancellation, so no grandchild outlives the call.
 
+use std::collections::BTreeMap;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -28,6 +30,8 @@ pub struct BashTool {
     default_timeout: Duration,
     /// The longest a call may run, whatever it asks for.
     ceiling: Duration,
+    /// The environment commands run with; `None`: wonopcode's own, unfiltered.
+    env: Option<Arc<BTreeMap<String, String>>>,
 }
 
 impl Default for BashTool {
@@ -68,6 +72,16 @@ impl BashTool {
             ),
             default_timeout,
             ceiling,
+            env: None,
+        }
+    }
+
+    /// Commands run with exactly `env` (built by a `ShellEnvironmentPolicy`), nothing of
+    /// wonopcode's own environment.
+    pub fn with_env(self, env: Arc<BTreeMap<String, String>>) -> Self {
+        Self {
+            env: Some(env),
+            ..self
         }
     }
 }
@@ -140,7 +154,11 @@ impl Tool for BashTool {
             .timeout_ms
             .map_or(self.default_timeout, Duration::from_millis)
             .min(self.ceiling);
-        let mut child = tokio::process::Command::new("bash")
+        let mut command = tokio::process::Command::new("bash");
+        if let Some(env) = &self.env {
+            command.env_clear().envs(env.iter());
+        }
+        let mut child = command
             .arg("-c")
             .arg(&a.command)
             .current_dir(&env.workspace_root)

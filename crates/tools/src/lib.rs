@@ -11,12 +11,14 @@ mod grep;
 mod list;
 pub mod permission;
 mod read;
+mod shell_env;
 mod spec;
 mod todo;
 mod walk;
 pub mod workspace;
 mod write;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,12 +30,15 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use list::ListTool;
 pub use read::ReadTool;
+pub use shell_env::{Inherit, PatternError, ShellEnvironmentPolicy};
 pub use todo::TodoTool;
 pub use write::WriteTool;
 
 /// Options for the built-in tool set.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct BuiltinOptions {
+    /// The environment commands run with (see [`ShellEnvironmentPolicy`]).
+    pub command_env: Arc<BTreeMap<String, String>>,
     /// Timeout of `bash` calls that do not ask for one.
     pub bash_timeout: Duration,
     /// The longest any `bash` call may run: a call asking for more gets this.
@@ -42,17 +47,24 @@ pub struct BuiltinOptions {
 
 impl BuiltinOptions {
     /// The user's limit on commands: the timeout of every call, and its ceiling.
-    pub fn with_bash_limit(limit: Duration) -> Self {
+    pub fn with_bash_limit(self, limit: Duration) -> Self {
         Self {
             bash_timeout: limit,
             bash_ceiling: limit,
+            ..self
         }
     }
 }
 
 impl Default for BuiltinOptions {
+    /// Commands get wonopcode's environment under the default policy (no keys, secrets or
+    /// tokens).
     fn default() -> Self {
+        let command_env = ShellEnvironmentPolicy::default()
+            .environment(std::env::vars(), &[])
+            .unwrap_or_default();
         Self {
+            command_env: Arc::new(command_env),
             bash_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
             bash_ceiling: Duration::from_millis(MAX_TIMEOUT_MS),
         }
@@ -68,10 +80,10 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),
-        Arc::new(BashTool::with_timeouts(
-            options.bash_timeout,
-            options.bash_ceiling,
-        )),
+        Arc::new(
+            BashTool::with_timeouts(options.bash_timeout, options.bash_ceiling)
+                .with_env(options.command_env.clone()),
+        ),
         Arc::new(TodoTool::default()),
     ]
 }
