@@ -220,3 +220,66 @@ fn commands_never_see_wonopcodes_keys() {
     assert!(shown.contains("PATH="), "{shown}");
     assert!(!shown.contains("HARMLESS_SETTING"), "{shown}");
 }
+
+#[test]
+fn a_torn_last_history_record_is_set_aside_and_nothing_is_lost() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let answer = |name: &str, said: &str| s.transcript(name, &[vec![text(said), done("end_turn")]]);
+    let first = answer("1.jsonl", "First answer.");
+    let out = s.run_json(&first, &["--history", history.to_str().unwrap()], "first?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A crash or a full disk cuts the last record short.
+    let whole = std::fs::read_to_string(&history).unwrap();
+    let torn = &whole[..whole.len() - 12];
+    std::fs::write(&history, torn).unwrap();
+
+    let second = answer("2.jsonl", "Second answer.");
+    let out = s.run_json(
+        &second,
+        &["--history", history.to_str().unwrap()],
+        "second?",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let aside = s.outside("h.jsonl.torn");
+    assert_eq!(
+        stderr(&out)
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains(&format!("it is kept in {}", aside.display())),
+        "{}",
+        stderr(&out)
+    );
+    let kept = std::fs::read_to_string(&aside).unwrap();
+    assert_eq!(
+        kept,
+        format!("{}\n", &torn[torn.rfind('\n').unwrap() + 1..])
+    );
+
+    // The run after that reads the history back whole, with both prompts.
+    let third = answer("3.jsonl", "Third answer.");
+    let out = s.run_json(&third, &["--history", history.to_str().unwrap()], "third?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    for line in std::fs::read_to_string(&history).unwrap().lines() {
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("a history line is not whole ({e}): {line}"));
+    }
+    let users: Vec<String> = crate::parity::history_messages(&history)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["parts"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(users, ["first?", "second?", "third?"]);
+}

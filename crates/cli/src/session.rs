@@ -190,6 +190,9 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         builder = builder.history(path);
     }
     let mut session = builder.build().await.map_err(reported)?;
+    for notice in session.notices() {
+        eprintln!("warning: {notice}");
+    }
     spawn_ctrl_c_handler(session.canceller());
     session.start().await.context("the loop failed to start")?;
     let mut cli = Cli {

@@ -42,6 +42,8 @@ pub struct History {
     file: File,
     /// Session id read from, or written to, the file.
     pub session_id: String,
+    /// Where a torn last record found on opening was kept (`<file>.torn`).
+    pub torn: Option<PathBuf>,
 }
 
 impl History {
@@ -62,6 +64,16 @@ impl History {
             Some(text) if !text.trim().is_empty() => parse(text, path)?,
             _ => (new_session_id.to_owned(), Vec::new()),
         };
+        // A last line without its newline is a record a crash or a full disk cut short: it
+        // is kept aside, not lost, and the file ends on a whole record again before anything
+        // is appended.
+        let torn = match &existing {
+            Some(text) if !text.is_empty() && !text.ends_with('\n') => {
+                let whole = text.rfind('\n').map_or(0, |at| at + 1);
+                Some(set_aside(path, &text[whole..], whole as u64)?)
+            }
+            _ => None,
+        };
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -76,6 +88,7 @@ impl History {
             path: path.to_path_buf(),
             file,
             session_id,
+            torn,
         };
         if existing.as_deref().is_none_or(|t| t.trim().is_empty()) {
             history.append_record(&Record::Session {
@@ -101,13 +114,23 @@ impl History {
         })
     }
 
+    /// Appends one record, whole or not at all: a write that fails part way (a full disk)
+    /// is cut off again, so the file never ends in a fragment.
     fn append_record(&mut self, record: &Record) -> Result<(), SessionError> {
         let written = serde_json::to_string(record)
             .map_err(std::io::Error::other)
             .and_then(|mut line| {
                 line.push('\n');
-                self.file.write_all(line.as_bytes())?;
-                self.file.sync_data()
+                let before = self.file.metadata()?.len();
+                let wrote = self
+                    .file
+                    .write_all(line.as_bytes())
+                    .and_then(|()| self.file.sync_data());
+                if wrote.is_err() {
+                    // Best effort: if even this fails, the next open sets the tail aside.
+                    let _ = self.file.set_len(before);
+                }
+                wrote
             });
         written.map_err(|e| {
             error(format!(
@@ -116,6 +139,40 @@ impl History {
             ))
         })
     }
+}
+
+/// Keeps the torn tail of `path` (from byte `whole` on) in `<path>.torn`, appended to what
+/// is there, then cuts the history back to its last whole record.
+fn set_aside(path: &Path, tail: &str, whole: u64) -> Result<PathBuf, SessionError> {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".torn");
+    let aside = PathBuf::from(aside);
+    let failed = |e: std::io::Error| {
+        error(format!(
+            "{}: cannot keep its incomplete last record aside in {}: {e}",
+            path.display(),
+            aside.display()
+        ))
+    };
+    let mut kept = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&aside)
+        .map_err(failed)?;
+    kept.write_all(format!("{tail}\n").as_bytes())
+        .and_then(|()| kept.sync_data())
+        .map_err(failed)?;
+    OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(whole).and_then(|()| f.sync_data()))
+        .map_err(|e| {
+            error(format!(
+                "cannot repair history file {}: {e}",
+                path.display()
+            ))
+        })?;
+    Ok(aside)
 }
 
 fn parse(text: &str, path: &Path) -> Result<(String, Vec<Message>), SessionError> {

@@ -202,9 +202,17 @@ impl SessionBuilder {
             rule.check_tool(tools.names())
                 .map_err(|e| SessionError::Choice(e.to_string()))?;
         }
+        let mut notices = Vec::new();
         let (history, messages) = match &self.history {
             Some(path) => {
                 let (history, messages) = History::open(path, &new_session_id())?;
+                if let Some(aside) = &history.torn {
+                    notices.push(format!(
+                        "the history file {} ended in an incomplete record (a crash or a full disk); it is kept in {} and the history goes on from the last whole record",
+                        path.display(),
+                        aside.display()
+                    ));
+                }
                 (Some(history), messages)
             }
             None => (None, Vec::new()),
@@ -267,6 +275,7 @@ impl SessionBuilder {
             agent,
             reloader: reloader.filter(|_| self.hot_reload),
             sink,
+            notices,
         })
     }
 }
@@ -304,6 +313,8 @@ pub struct Session {
     agent: Arc<dyn AgentLoop>,
     reloader: Option<Reloader>,
     sink: Arc<SessionSink>,
+    /// What the user should know about how the session started (a repaired history file).
+    notices: Vec<String>,
 }
 
 /// What a turn starts from.
@@ -420,6 +431,12 @@ impl Session {
     /// Cancels the turn in progress from elsewhere.
     pub fn canceller(&self) -> TurnCanceller {
         self.current_turn.clone()
+    }
+
+    /// What the user should know about how the session started, one line each (a history
+    /// file whose incomplete last record was set aside).
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The conversation so far.
