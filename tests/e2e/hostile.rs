@@ -283,3 +283,34 @@ fn a_torn_last_history_record_is_set_aside_and_nothing_is_lost() {
         .collect();
     assert_eq!(users, ["first?", "second?", "third?"]);
 }
+
+#[test]
+fn the_model_sees_the_real_end_of_a_long_output_and_its_real_size() {
+    let s = Scratch::new();
+    // 50 MB of output, then a last line to find.
+    let item = single_call(
+        &s,
+        "bash",
+        r#"{"command": "yes 0123456789 | head -c 50000000; echo THE-REAL-END"}"#,
+        &["--yes"],
+    );
+    let shown = output(&item);
+    assert!(
+        shown.trim_end().ends_with("THE-REAL-END"),
+        "{}",
+        &shown[shown.len().saturating_sub(200)..]
+    );
+    assert!(shown.contains("stdout:\n0123456789\n0123456789\n"), "{}", &shown[..200]);
+    // 50,000,013 bytes of output and the headline, nearly all of it cut, said as such.
+    let notice = shown
+        .lines()
+        .find(|l| l.starts_with("[... "))
+        .unwrap_or_else(|| panic!("no notice in {}", &shown[..200]));
+    let numbers: Vec<u64> = notice
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let (cut, total) = (numbers[0], numbers[numbers.len() - 1]);
+    assert!(total > 50_000_000 && total < 50_000_100, "{notice}");
+    assert!(cut > total - 10_100 && cut < total, "{notice}");
+}

@@ -93,6 +93,9 @@ pub struct ToolOutput {
     pub todo: Option<Vec<TodoItem>>,
     /// A request to end the run.
     pub break_loop: Option<BreakLoop>,
+    /// Bytes of the tool's real output left out of `content` (a command that printed more
+    /// than a tool keeps): the truncation notice counts them, so it tells the real size.
+    pub omitted_bytes: u64,
 }
 
 impl ToolOutput {

@@ -1,7 +1,7 @@
 //! `bash`: run a shell command in the workspace. The command runs in its own process group,
 //! which is killed as a whole on timeout or cancellation, so no grandchild outlives the call.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +21,9 @@ use crate::spec::{args, spec};
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest limit a call may ask for.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Bytes kept of each of stdout and stderr (the registry truncates further for the model).
-const CAPTURE_LIMIT: usize = 1 << 20;
+/// Bytes kept of the start of each of stdout and stderr, and as many of its end (the
+/// registry truncates further for the model, counting what was left out here).
+const KEEP_EACH_END: usize = 512 << 10;
 
 /// Runs shell commands.
 pub struct BashTool {
@@ -92,17 +93,43 @@ struct Args {
     timeout_ms: Option<u64>,
 }
 
-/// Reads a pipe to its end, keeping the first `CAPTURE_LIMIT` bytes.
-async fn capture(mut pipe: impl AsyncRead + Unpin) -> Vec<u8> {
-    let mut kept = Vec::new();
+/// What a pipe gave: its first and last `KEEP_EACH_END` bytes, and how many in between
+/// were dropped.
+#[derive(Default)]
+struct Captured {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Captured {
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = KEEP_EACH_END.saturating_sub(self.head.len());
+        let (first, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(first);
+        bytes = rest;
+        self.tail.extend(bytes);
+        let over = self.tail.len().saturating_sub(KEEP_EACH_END);
+        self.tail.drain(..over);
+        self.dropped += over as u64;
+    }
+
+    /// The kept bytes as text (head then tail), and how many were dropped between them.
+    fn text(self) -> (String, u64) {
+        let mut bytes = self.head;
+        bytes.extend(self.tail);
+        (String::from_utf8_lossy(&bytes).into_owned(), self.dropped)
+    }
+}
+
+/// Reads a pipe to its end, keeping its real start and its real end.
+async fn capture(mut pipe: impl AsyncRead + Unpin) -> Captured {
+    let mut kept = Captured::default();
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = CAPTURE_LIMIT.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
+            Ok(n) => kept.push(&buf[..n]),
         }
     }
     kept
@@ -187,18 +214,18 @@ impl Tool for BashTool {
         if !matches!(ending, Ending::Exited(_)) {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
-        let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
+        let collect = |task: Option<tokio::task::JoinHandle<Captured>>| async move {
             match task {
                 Some(t) => tokio::time::timeout(Duration::from_secs(2), t)
                     .await
                     .ok()
                     .and_then(Result::ok)
                     .unwrap_or_default(),
-                None => Vec::new(),
+                None => Captured::default(),
             }
         };
-        let out = String::from_utf8_lossy(&collect(stdout).await).into_owned();
-        let err = String::from_utf8_lossy(&collect(stderr).await).into_owned();
+        let (out, out_dropped) = collect(stdout).await.text();
+        let (err, err_dropped) = collect(stderr).await.text();
         let (exit_code, headline, is_error) = match ending {
             Ending::Cancelled => return Err(ToolError::Cancelled),
             Ending::TimedOut(after) => (
@@ -230,6 +257,7 @@ impl Tool for BashTool {
                 command: a.command,
                 exit_code,
             }),
+            omitted_bytes: out_dropped + err_dropped,
             ..ToolOutput::default()
         })
     }
