@@ -300,7 +300,11 @@ fn the_model_sees_the_real_end_of_a_long_output_and_its_real_size() {
         "{}",
         &shown[shown.len().saturating_sub(200)..]
     );
-    assert!(shown.contains("stdout:\n0123456789\n0123456789\n"), "{}", &shown[..200]);
+    assert!(
+        shown.contains("stdout:\n0123456789\n0123456789\n"),
+        "{}",
+        &shown[..200]
+    );
     // 50,000,013 bytes of output and the headline, nearly all of it cut, said as such.
     let notice = shown
         .lines()
@@ -313,4 +317,53 @@ fn the_model_sees_the_real_end_of_a_long_output_and_its_real_size() {
     let (cut, total) = (numbers[0], numbers[numbers.len() - 1]);
     assert!(total > 50_000_000 && total < 50_000_100, "{notice}");
     assert!(cut > total - 10_100 && cut < total, "{notice}");
+}
+
+#[test]
+fn walks_stay_inside_the_workspace_and_skip_special_files() {
+    let s = Scratch::new();
+    std::fs::write(s.outside("secret.txt"), "TOPSECRET outside\n").unwrap();
+    std::fs::create_dir_all(s.outside("outdir")).unwrap();
+    std::fs::write(s.outside("outdir/also.txt"), "TOPSECRET in a dir\n").unwrap();
+    std::os::unix::fs::symlink(s.outside("secret.txt"), s.ws().join("lnfile")).unwrap();
+    std::os::unix::fs::symlink(s.outside("outdir"), s.ws().join("lndir")).unwrap();
+    s.file("inside.txt", "TOPSECRET is also a word inside\n");
+    std::os::unix::fs::symlink(s.ws().join("inside.txt"), s.ws().join("lninside")).unwrap();
+    let fifo = s.ws().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let started = Instant::now();
+    let item = single_call(&s, "grep", r#"{"pattern": "TOPSECRET"}"#, &[]);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a FIFO blocked the walk"
+    );
+    let found = output(&item);
+    assert!(
+        !found.contains("outside") && !found.contains("in a dir"),
+        "{found}"
+    );
+    assert!(found.contains("inside.txt:1:"), "{found}");
+    assert!(
+        found.contains("lninside:1:"),
+        "a link inside the workspace is followed: {found}"
+    );
+
+    for (tool, args) in [
+        ("list", r#"{"depth": 3}"#),
+        ("glob", r#"{"pattern": "**/*"}"#),
+    ] {
+        let item = single_call(&s, tool, args, &[]);
+        let listed = output(&item);
+        assert!(
+            !listed.contains("lnfile") && !listed.contains("also.txt"),
+            "{tool}: {listed}"
+        );
+        assert!(!listed.contains("pipe"), "{tool}: {listed}");
+        assert!(listed.contains("inside.txt"), "{tool}: {listed}");
+    }
 }

@@ -67,7 +67,7 @@ impl Tool for GlobTool {
         let start = resolve(&env.workspace_root, a.path.as_deref().unwrap_or("."))?;
         let root = env.workspace_root.clone();
         let found = tokio::task::spawn_blocking(move || {
-            let (entries, _) = walk(&start, None, usize::MAX);
+            let (entries, _) = walk(&root, &start, None, usize::MAX);
             let mut hits = Vec::new();
             for (path, is_dir) in entries {
                 if is_dir {

@@ -90,7 +90,7 @@ impl Tool for GrepTool {
             let files = if start.is_file() {
                 vec![start.clone()]
             } else {
-                walk(&start, None, usize::MAX)
+                walk(&root, &start, None, usize::MAX)
                     .0
                     .into_iter()
                     .filter(|(_, is_dir)| !is_dir)

@@ -64,9 +64,11 @@ impl Tool for ListTool {
         }
         let root = env.workspace_root.clone();
         let depth = a.depth.unwrap_or(2);
-        let (entries, more) = tokio::task::spawn_blocking(move || walk(&start, Some(depth), LIMIT))
-            .await
-            .map_err(|e| ToolError::Failed(format!("listing failed: {e}")))?;
+        let walk_root = root.clone();
+        let (entries, more) =
+            tokio::task::spawn_blocking(move || walk(&walk_root, &start, Some(depth), LIMIT))
+                .await
+                .map_err(|e| ToolError::Failed(format!("listing failed: {e}")))?;
         let mut out = String::new();
         for (path, is_dir) in entries {
             out.push_str(&display(&root, &path));
