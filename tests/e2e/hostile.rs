@@ -367,3 +367,67 @@ fn walks_stay_inside_the_workspace_and_skip_special_files() {
         assert!(listed.contains("inside.txt"), "{tool}: {listed}");
     }
 }
+
+#[test]
+fn deny_rules_hold_however_the_path_is_spelled() {
+    let s = Scratch::new();
+    s.file("protected/f", "original\n");
+    s.file("sub/keep.txt", "x\n");
+    s.file(".env", "API_PASSWORD=hunter2\n");
+    let denied_writes = [
+        "--yes",
+        "--deny",
+        "write:protected/**",
+        "--deny",
+        "edit:protected/**",
+    ];
+    let item = single_call(
+        &s,
+        "write",
+        r#"{"path": "sub/../protected/g", "content": "planted"}"#,
+        &denied_writes,
+    );
+    assert_eq!(item["status"], "declined", "{item}");
+    assert!(!s.ws().join("protected/g").exists());
+    let absolute = s.ws().join("protected/f");
+    let args = serde_json::json!({
+        "path": absolute.to_str().unwrap(),
+        "old_string": "original",
+        "new_string": "changed",
+    })
+    .to_string();
+    let item = single_call(&s, "edit", &args, &denied_writes);
+    assert_eq!(item["status"], "declined", "{item}");
+    assert_eq!(std::fs::read_to_string(&absolute).unwrap(), "original\n");
+
+    let denied_reads = ["--deny", "read:.env"];
+    for path in ["sub/../.env", ".//.env", "sub/./../.env", ".env"] {
+        let args = serde_json::json!({ "path": path }).to_string();
+        let item = single_call(&s, "read", &args, &denied_reads);
+        assert_eq!(item["status"], "declined", "{path}: {item}");
+        assert!(!output(&item).contains("hunter2"), "{path}: {item}");
+    }
+    // A walk leaves the denied file out, wherever it starts.
+    for args in [
+        r#"{"pattern": "hunter2"}"#,
+        r#"{"pattern": "hunter2", "path": "sub/.."}"#,
+    ] {
+        let item = single_call(&s, "grep", args, &denied_reads);
+        assert!(!output(&item).contains("hunter2"), "{args}: {item}");
+    }
+    let item = single_call(
+        &s,
+        "grep",
+        r#"{"pattern": "hunter2", "path": ".env"}"#,
+        &denied_reads,
+    );
+    assert!(!output(&item).contains("hunter2"), "{item}");
+    let item = single_call(
+        &s,
+        "glob",
+        r#"{"pattern": "**/*"}"#,
+        &["--deny", "read:protected/**"],
+    );
+    assert!(!output(&item).contains("protected/f"), "{item}");
+    assert!(output(&item).contains("sub/keep.txt"), "{item}");
+}

@@ -229,7 +229,7 @@ impl ToolRegistry {
             let request = PermissionRequest {
                 tool: name.to_owned(),
                 kind: tool.spec().kind,
-                subject: tool.permission_subject(&value),
+                subject: tool.permission_subject(&value, &env.workspace_root),
             };
             match gate.decide(&request).await {
                 PermissionDecision::Allow => {}
@@ -314,6 +314,7 @@ mod tests {
             workspace_root: std::env::temp_dir(),
             cancel: CancellationToken::new(),
             context: Default::default(),
+            gate: None,
         }
     }
 

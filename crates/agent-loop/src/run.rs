@@ -425,6 +425,7 @@ impl Run {
             workspace_root: s.cwd.clone(),
             cancel: s.cancel.clone(),
             context: s.events.context().clone(),
+            gate: Some(s.gate.clone()),
         };
         let mut outcomes = run_calls(calls, &registry, s.gate.as_ref(), &env, &s.events).await;
         for outcome in &mut outcomes {

@@ -55,7 +55,7 @@ pub struct ToolSpec {
 }
 
 /// What a tool gets besides its arguments.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ToolEnv {
     /// Canonical workspace root; file tools are confined to it.
     pub workspace_root: PathBuf,
@@ -63,6 +63,19 @@ pub struct ToolEnv {
     pub cancel: CancellationToken,
     /// The context calling.
     pub context: ContextPath,
+    /// The run's permission gate, for tools that walk the workspace: what a rule denies is
+    /// left out of a walk. `None`: nothing is left out.
+    pub gate: Option<crate::permission::SharedGate>,
+}
+
+impl std::fmt::Debug for ToolEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolEnv")
+            .field("workspace_root", &self.workspace_root)
+            .field("context", &self.context)
+            .field("gate", &self.gate.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// How a tool asks the loop to stop: to wait for an answer from outside the run, or to end
@@ -151,7 +164,13 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
 
     /// What a call acts on, for permission rules and approval caching (a path, a command).
-    fn permission_subject(&self, _arguments: &serde_json::Value) -> Option<String> {
+    /// A path is given as rules see it: workspace-relative and normalized (`sub/../x` and the
+    /// absolute path of `x` are both `x`), so no spelling walks around a rule.
+    fn permission_subject(
+        &self,
+        _arguments: &serde_json::Value,
+        _workspace_root: &std::path::Path,
+    ) -> Option<String> {
         None
     }
 

@@ -167,7 +167,11 @@ impl Tool for BashTool {
         &self.spec
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
+    fn permission_subject(
+        &self,
+        arguments: &serde_json::Value,
+        _workspace_root: &std::path::Path,
+    ) -> Option<String> {
         arguments["command"].as_str().map(str::to_owned)
     }
 
@@ -273,6 +277,7 @@ mod tests {
             workspace_root: std::env::temp_dir(),
             cancel: CancellationToken::new(),
             context: Default::default(),
+            gate: None,
         }
     }
 

@@ -1,5 +1,7 @@
 //! `glob`: files whose workspace-relative path matches a glob pattern.
 
+use std::path::Path;
+
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use serde::Deserialize;
@@ -9,8 +11,8 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::walk::walk;
-use crate::workspace::{display, resolve};
+use crate::walk::{Denied, walk};
+use crate::workspace::{display, resolve, rule_subject};
 
 const LIMIT: usize = 1000;
 
@@ -49,8 +51,11 @@ impl Tool for GlobTool {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
-        Some(arguments["path"].as_str().unwrap_or(".").to_owned())
+    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        Some(rule_subject(
+            root,
+            arguments["path"].as_str().unwrap_or("."),
+        ))
     }
 
     async fn run(
@@ -66,8 +71,9 @@ impl Tool for GlobTool {
             .compile_matcher();
         let start = resolve(&env.workspace_root, a.path.as_deref().unwrap_or("."))?;
         let root = env.workspace_root.clone();
+        let denied = Denied::of(env, "glob");
         let found = tokio::task::spawn_blocking(move || {
-            let (entries, _) = walk(&root, &start, None, usize::MAX);
+            let (entries, _) = walk(&root, &start, None, usize::MAX, denied);
             let mut hits = Vec::new();
             for (path, is_dir) in entries {
                 if is_dir {

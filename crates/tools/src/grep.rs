@@ -1,5 +1,7 @@
 //! `grep`: regex search over the workspace's files (ripgrep's `grep` crates), gitignore-aware.
 
+use std::path::Path;
+
 use async_trait::async_trait;
 use globset::Glob;
 use grep_regex::RegexMatcherBuilder;
@@ -12,8 +14,8 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::walk::walk;
-use crate::workspace::{display, resolve};
+use crate::walk::{Denied, walk};
+use crate::workspace::{display, resolve, rule_subject};
 
 const LIMIT: usize = 500;
 
@@ -57,8 +59,11 @@ impl Tool for GrepTool {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
-        Some(arguments["path"].as_str().unwrap_or(".").to_owned())
+    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        Some(rule_subject(
+            root,
+            arguments["path"].as_str().unwrap_or("."),
+        ))
     }
 
     async fn run(
@@ -82,15 +87,21 @@ impl Tool for GrepTool {
         let start = resolve(&env.workspace_root, a.path.as_deref().unwrap_or("."))?;
         let root = env.workspace_root.clone();
         let cancel = env.cancel.clone();
+        let denied = Denied::of(env, "grep");
         let (lines, more) = tokio::task::spawn_blocking(move || {
             let mut searcher = SearcherBuilder::new()
                 .binary_detection(BinaryDetection::quit(0))
                 .line_number(true)
                 .build();
             let files = if start.is_file() {
-                vec![start.clone()]
+                let refused = denied.as_ref().is_some_and(|d| d.covers(&start));
+                if refused {
+                    Vec::new()
+                } else {
+                    vec![start.clone()]
+                }
             } else {
-                walk(&root, &start, None, usize::MAX)
+                walk(&root, &start, None, usize::MAX, denied)
                     .0
                     .into_iter()
                     .filter(|(_, is_dir)| !is_dir)

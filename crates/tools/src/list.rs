@@ -1,5 +1,7 @@
 //! `list`: the files and directories under a path, gitignore-aware.
 
+use std::path::Path;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
@@ -8,8 +10,8 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::walk::walk;
-use crate::workspace::{display, resolve};
+use crate::walk::{Denied, walk};
+use crate::workspace::{display, resolve, rule_subject};
 
 const LIMIT: usize = 1000;
 
@@ -47,8 +49,11 @@ impl Tool for ListTool {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
-        Some(arguments["path"].as_str().unwrap_or(".").to_owned())
+    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        Some(rule_subject(
+            root,
+            arguments["path"].as_str().unwrap_or("."),
+        ))
     }
 
     async fn run(
@@ -65,10 +70,12 @@ impl Tool for ListTool {
         let root = env.workspace_root.clone();
         let depth = a.depth.unwrap_or(2);
         let walk_root = root.clone();
-        let (entries, more) =
-            tokio::task::spawn_blocking(move || walk(&walk_root, &start, Some(depth), LIMIT))
-                .await
-                .map_err(|e| ToolError::Failed(format!("listing failed: {e}")))?;
+        let denied = Denied::of(env, "list");
+        let (entries, more) = tokio::task::spawn_blocking(move || {
+            walk(&walk_root, &start, Some(depth), LIMIT, denied)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("listing failed: {e}")))?;
         let mut out = String::new();
         for (path, is_dir) in entries {
             out.push_str(&display(&root, &path));

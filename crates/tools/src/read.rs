@@ -1,5 +1,7 @@
 //! `read`: a text file's lines, numbered, optionally a line range.
 
+use std::path::Path;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
@@ -8,7 +10,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::workspace::{describe, display, resolve};
+use crate::workspace::{describe, display, resolve, rule_subject};
 
 /// Lines returned when no range is given.
 const DEFAULT_LINES: usize = 2000;
@@ -50,8 +52,8 @@ impl Tool for ReadTool {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
-        arguments["path"].as_str().map(str::to_owned)
+    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        arguments["path"].as_str().map(|p| rule_subject(root, p))
     }
 
     async fn run(

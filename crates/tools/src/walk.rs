@@ -6,23 +6,66 @@
 use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
+use wonopcode_agent_loop::{PermissionRequest, PermissionStatus, SharedGate, ToolEnv, ToolKind};
+
+use crate::workspace::display;
+
+/// What the permission rules deny a walking tool: an entry is left out (and a directory not
+/// entered) when reading it is denied, by a rule for `read` or for the walking tool itself,
+/// matched against the entry's workspace-relative path as any path is.
+#[derive(Clone)]
+pub(crate) struct Denied {
+    gate: SharedGate,
+    root: PathBuf,
+    tool: &'static str,
+}
+
+impl Denied {
+    /// The rules of `env`'s run for `tool`; `None` when the call has no gate to ask.
+    pub(crate) fn of(env: &ToolEnv, tool: &'static str) -> Option<Self> {
+        Some(Self {
+            gate: env.gate.clone()?,
+            root: env.workspace_root.clone(),
+            tool,
+        })
+    }
+
+    /// Whether a rule denies reading `path`.
+    pub(crate) fn covers(&self, path: &Path) -> bool {
+        let subject = display(&self.root, path);
+        [self.tool, "read"].into_iter().any(|tool| {
+            let request = PermissionRequest {
+                tool: tool.to_owned(),
+                kind: ToolKind::ReadOnly,
+                subject: Some(subject.clone()),
+            };
+            self.gate.status(&request) == PermissionStatus::Denied
+        })
+    }
+}
 
 /// Files and directories under `start` (inside the canonical workspace `root`), honouring
 /// `.gitignore`, `.ignore` and hidden-file rules, sorted by path, at most `limit` of them
-/// (the flag says whether more existed). Each comes with whether it is a directory.
+/// (the flag says whether more existed), without what `denied` covers. Each comes with
+/// whether it is a directory.
 pub(crate) fn walk(
     root: &Path,
     start: &Path,
     max_depth: Option<usize>,
     limit: usize,
+    denied: Option<Denied>,
 ) -> (Vec<(PathBuf, bool)>, bool) {
     let mut out = Vec::new();
     let mut more = false;
-    let walker = WalkBuilder::new(start)
+    let mut builder = WalkBuilder::new(start);
+    builder
         .max_depth(max_depth)
         .require_git(false)
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .build();
+        .sort_by_file_path(|a, b| a.cmp(b));
+    if let Some(denied) = denied {
+        builder.filter_entry(move |entry| !denied.covers(entry.path()));
+    }
+    let walker = builder.build();
     for entry in walker.flatten() {
         if entry.depth() == 0 {
             continue;

@@ -52,6 +52,13 @@ pub fn resolve(root: &Path, input: &str) -> Result<PathBuf, ToolError> {
     }
 }
 
+/// The path a model gave, as permission rules see it: resolved like every tool path and
+/// shown relative to `root`. A path that does not resolve inside the workspace is kept as
+/// given (the tool refuses it anyway).
+pub fn rule_subject(root: &Path, input: &str) -> String {
+    resolve(root, input).map_or_else(|_| input.to_owned(), |path| display(root, &path))
+}
+
 /// `path` relative to `root`, for output the model sees (and that replays the same on every
 /// machine). `.` for the root itself.
 pub fn display(root: &Path, path: &Path) -> String {

@@ -1,5 +1,7 @@
 //! `write`: create or overwrite a file.
 
+use std::path::Path;
+
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
@@ -9,7 +11,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::workspace::{describe, display, resolve};
+use crate::workspace::{describe, display, resolve, rule_subject};
 
 /// Writes a file, creating parent directories.
 pub struct WriteTool(ToolSpec);
@@ -46,8 +48,8 @@ impl Tool for WriteTool {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value) -> Option<String> {
-        arguments["path"].as_str().map(str::to_owned)
+    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        arguments["path"].as_str().map(|p| rule_subject(root, p))
     }
 
     async fn run(

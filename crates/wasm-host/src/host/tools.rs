@@ -60,14 +60,15 @@ impl ToolsView<'_> {
         name: &str,
         arguments: &str,
     ) -> wasmtime::Result<Option<PermissionRequest>> {
-        let Some(tool) = self.run.services()?.tools.get(name) else {
+        let services = self.run.services()?;
+        let Some(tool) = services.tools.get(name) else {
             return Ok(None);
         };
         let value: serde_json::Value = serde_json::from_str(arguments).unwrap_or_default();
         Ok(Some(PermissionRequest {
             tool: name.to_owned(),
             kind: tool.spec().kind,
-            subject: tool.permission_subject(&value),
+            subject: tool.permission_subject(&value, &services.cwd),
         }))
     }
 
