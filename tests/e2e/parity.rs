@@ -10,7 +10,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths;
 
-use crate::support::{Scratch, call, done, events, stderr, text, transcript_of, wonopcode};
+use crate::support::{
+    Scratch, call, done, events, interrupt, spawn_until, stderr, text, transcript_of, wonopcode,
+};
 
 /// The three ways to run the same loop: native, the embedded default guest, the same guest
 /// loaded from its file.
@@ -417,56 +419,24 @@ fn a_context_overflow_is_compacted_and_retried_the_same_in_every_loop() {
 /// Starts a slow recorded answer in `loop_flags`' loop, interrupts it (SIGINT) once the
 /// first words are on screen, and gives the exit code, the last event and the history.
 fn interrupt_mid_stream(loop_flags: &[String]) -> (Option<i32>, Value, Vec<Value>) {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    use std::time::{Duration, Instant};
-
     let s = Scratch::new();
     let history = s.outside("h.jsonl");
     let mut chunks: Vec<Value> = (0..200).map(|i| text(&format!("word{i} "))).collect();
     chunks.push(done("end_turn"));
     let slow = s.transcript("slow.jsonl", &[chunks]);
-    let mut child = std::process::Command::new(crate::support::bin())
-        .args(["--json", "--replay-pace", "50", "--replay"])
-        .arg(&slow)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("--history")
-        .arg(&history)
-        .args(loop_flags)
-        .arg("Say many words.")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines
-            .next()
-            .expect("an answer before stdout closed")
-            .unwrap();
-        if line.contains(r#""type":"item.delta""#) {
-            break;
-        }
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let interrupted = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        assert!(
-            interrupted.elapsed() < Duration::from_secs(10),
-            "wonopcode did not stop after SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (mut child, lines) = spawn_until(
+        std::process::Command::new(crate::support::bin())
+            .args(["--json", "--replay-pace", "50", "--replay"])
+            .arg(&slow)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("--history")
+            .arg(&history)
+            .args(loop_flags)
+            .arg("Say many words."),
+        &[r#""type":"item.delta""#],
+    );
+    let code = interrupt(&mut child);
     let last: Value = lines
         .map_while(Result::ok)
         .filter_map(|l| serde_json::from_str::<Value>(&l).ok())

@@ -1,10 +1,11 @@
 //! Whole runs: interruption and resumption, suspension, doom loops, limits, piped prompts.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use crate::support::{Scratch, bin, call, done, events, stderr, text, tool_results, wonopcode};
+use crate::support::{
+    Scratch, bin, call, done, events, interrupt, spawn_until, stderr, text, tool_results, wonopcode,
+};
 
 fn history_records(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
@@ -25,47 +26,19 @@ fn sigint_during_a_tool_keeps_a_valid_history_that_resumes() {
     turn0.extend(call("c1", "bash", r#"{"command": "sleep 30 & sleep 30"}"#));
     turn0.push(done("tool_use"));
     let first = s.transcript("first.jsonl", &[turn0]);
-    let mut child = Command::new(bin())
-        .args(["--json", "--yes", "--replay"])
-        .arg(&first)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("--history")
-        .arg(&history)
-        .arg("run the slow thing")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines
-            .next()
-            .expect("bash started before stdout closed")
-            .unwrap();
-        if line.contains(r#""type":"item.started""#) && line.contains(r#""name":"bash""#) {
-            break;
-        }
-    }
+    let (mut child, lines) = spawn_until(
+        Command::new(bin())
+            .args(["--json", "--yes", "--replay"])
+            .arg(&first)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("--history")
+            .arg(&history)
+            .arg("run the slow thing"),
+        &[r#""type":"item.started""#, r#""name":"bash""#],
+    );
     std::thread::sleep(Duration::from_millis(200));
-    let interrupted = Instant::now();
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        assert!(
-            interrupted.elapsed() < Duration::from_secs(10),
-            "wonopcode did not stop after SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let code = interrupt(&mut child);
     assert_eq!(code, Some(130));
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(rest.iter().any(|l| l.contains(r#""type":"turn.failed""#) && l.contains(r#""status":"cancelled""#)), "{rest:?}");

@@ -220,3 +220,54 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// wonopcode started with stdout read line by line, stopped at the first line holding
+/// every one of `marks` (the rest of stdout is what is left of the lines).
+// The child goes back to the caller, who waits for it (`interrupt`).
+#[allow(clippy::zombie_processes)]
+pub fn spawn_until(
+    command: &mut std::process::Command,
+    marks: &[&str],
+) -> (
+    std::process::Child,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
+    let mut child = command
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("stdout closed before a line with {marks:?}"))
+            .unwrap();
+        if marks.iter().all(|m| line.contains(m)) {
+            return (child, lines);
+        }
+    }
+}
+
+/// Sends SIGINT to `child`, as Ctrl-C does, and waits (10 s at most) for its exit code.
+pub fn interrupt(child: &mut std::process::Child) -> Option<i32> {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let interrupted = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(
+            interrupted.elapsed() < std::time::Duration::from_secs(10),
+            "wonopcode did not stop after SIGINT"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
