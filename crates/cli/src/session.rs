@@ -337,7 +337,7 @@ impl Cli {
                 one_line(&call.id),
                 one_line(&call.arguments)
             );
-            let label = format!("answer {} (Enter: let it run) >", call.id);
+            let label = format!("answer {} (Enter: let it run) >", one_line(&call.id));
             let line = read_line(console::style(label).yellow().bold().to_string()).await?;
             match line.trim() {
                 "/exit" | "/quit" => return None,
