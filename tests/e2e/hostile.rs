@@ -431,3 +431,75 @@ fn deny_rules_hold_however_the_path_is_spelled() {
     assert!(!output(&item).contains("protected/f"), "{item}");
     assert!(output(&item).contains("sub/keep.txt"), "{item}");
 }
+
+#[test]
+fn sigterm_and_sighup_stop_a_command_like_ctrl_c() {
+    for (signal, code) in [("-TERM", 143), ("-HUP", 129)] {
+        let s = Scratch::new();
+        let history = s.outside("h.jsonl");
+        let marker = format!("wonopcode-signal-test-{}", std::process::id());
+        // Named, so that it can be looked for after wonopcode is gone.
+        let command = format!("exec -a {marker}{signal} sleep 300");
+        let mut turn = vec![text("Running.")];
+        turn.extend(call(
+            "c1",
+            "bash",
+            &serde_json::json!({ "command": command }).to_string(),
+        ));
+        turn.push(done("tool_use"));
+        let t = s.transcript("t.jsonl", &[turn]);
+        let (mut child, lines) = crate::support::spawn_until(
+            std::process::Command::new(crate::support::bin())
+                .args(["--json", "--yes", "--replay"])
+                .arg(&t)
+                .arg("-C")
+                .arg(s.ws())
+                .arg("--history")
+                .arg(&history)
+                .arg("go"),
+            &[r#""type":"item.started""#, r#""name":"bash""#],
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{signal}: still running"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(code), "{signal}");
+        let rest: Vec<String> = lines.map_while(Result::ok).collect();
+        assert!(
+            rest.iter().any(|l| l.contains(r#""status":"cancelled""#)),
+            "{signal}: {rest:?}"
+        );
+        // The command is gone, not re-parented to init.
+        assert!(
+            !running(&format!("{marker}{signal}")),
+            "{signal}: the command still runs"
+        );
+        // The history reads back, the cancelled call answered.
+        let messages = crate::parity::history_messages(&history);
+        let last = messages.last().unwrap();
+        assert_eq!(last["role"], "tool", "{signal}: {last}");
+        assert_eq!(last["parts"][0]["is_error"], true, "{signal}: {last}");
+    }
+}
+
+/// Whether a process whose command line holds `name` is running (read from `/proc`).
+fn running(name: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(name))
+}

@@ -14,6 +14,10 @@ pub const SUSPENDED: u8 = 3;
 pub const MAX_ITERATIONS: u8 = 4;
 /// Cancelled with Ctrl-C.
 pub const CANCELLED: u8 = 130;
+/// Stopped by SIGHUP (the terminal went away); the turn was cancelled as with Ctrl-C.
+pub const HUNG_UP: u8 = 129;
+/// Stopped by SIGTERM; the turn was cancelled as with Ctrl-C.
+pub const TERMINATED: u8 = 143;
 
 /// The exit code for a run's status.
 pub fn for_status(status: LoopStatus) -> u8 {

@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use anyhow::{Context, bail};
 use clap::ArgMatches;
@@ -194,11 +195,14 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         eprintln!("warning: {notice}");
     }
     spawn_ctrl_c_handler(session.canceller());
+    let stopped_by = Arc::new(AtomicU8::new(0));
+    spawn_stop_handler(session.canceller(), stopped_by.clone());
     session.start().await.context("the loop failed to start")?;
     let mut cli = Cli {
         session,
         can_resume: args.history.is_some(),
         in_repl: false,
+        stopped_by,
     };
     let code = match input {
         Input::One(prompt) => {
@@ -210,6 +214,12 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
             cli.finish(&result)
         }
         Input::Repl => cli.repl().await?,
+    };
+    // Stopped by SIGTERM or SIGHUP: the turn was cancelled and its history written; the
+    // exit code says which signal.
+    let code = match cli.stopped_by.load(Ordering::SeqCst) {
+        0 => code,
+        signal => signal,
     };
     if let Some(path) = &args.trace {
         cli.session
@@ -235,12 +245,40 @@ fn spawn_ctrl_c_handler(canceller: TurnCanceller) {
     });
 }
 
+/// SIGTERM and SIGHUP stop wonopcode as Ctrl-C does, at once: the turn is cancelled (its
+/// commands' process groups killed, its history written), then wonopcode exits with 143 or
+/// 129. Between turns, it exits at once (every stored message is already synced).
+fn spawn_stop_handler(canceller: TurnCanceller, stopped_by: Arc<AtomicU8>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    tokio::spawn(async move {
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            tracing::warn!("cannot handle SIGTERM and SIGHUP; they end wonopcode unhandled");
+            return;
+        };
+        loop {
+            let code = tokio::select! {
+                _ = term.recv() => exit::TERMINATED,
+                _ = hup.recv() => exit::HUNG_UP,
+            };
+            stopped_by.store(code, Ordering::SeqCst);
+            if !canceller.cancel() {
+                std::process::exit(i32::from(code));
+            }
+        }
+    });
+}
+
 /// The session as the terminal drives it.
 struct Cli {
     session: Session,
     can_resume: bool,
     /// A suspended run is answered at the REPL's next line, not with `--resume`.
     in_repl: bool,
+    /// The exit code of the signal that stopped wonopcode (0: none yet).
+    stopped_by: Arc<AtomicU8>,
 }
 
 impl Cli {
@@ -319,6 +357,9 @@ impl Cli {
                 result
             };
             let code = self.finish(&result);
+            if self.stopped_by.load(Ordering::SeqCst) != 0 {
+                return Ok(code);
+            }
             if code == exit::ERROR && self.session.failure().is_some() {
                 bail!("stopping: the history file can no longer be written");
             }
