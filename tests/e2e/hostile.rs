@@ -503,3 +503,37 @@ fn running(name: &str) -> bool {
         .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
         .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(name))
 }
+
+#[test]
+fn a_guest_cannot_load_or_probe_files_outside_by_module_path() {
+    let s = Scratch::new();
+    std::fs::write(s.outside("outside.wasm"), "not even a component").unwrap();
+    let t = s.transcript("t.jsonl", &[]);
+    let refusal = |file: &str| {
+        format!(
+            "spawn failed: module path `{file}`: not a component file in the workspace or a loop directory"
+        )
+    };
+    let outside = s.outside("outside.wasm");
+    let cases = [
+        "/dev/zero".to_owned(),
+        "/etc/shadow".to_owned(),
+        "/no/such/file.wasm".to_owned(),
+        "../outside.wasm".to_owned(),
+        outside.display().to_string(),
+    ];
+    for file in &cases {
+        let spec = serde_json::json!({ "module": { "path": file }, "task": "x" });
+        let started = Instant::now();
+        let out = s.run_json(
+            &t,
+            &["--agent-loop", wonopcode_wasm_host::guest_paths::MISBEHAVE],
+            &format!("spawn {spec}"),
+        );
+        assert!(started.elapsed() < Duration::from_secs(120), "{file}");
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+        let answer = String::from_utf8_lossy(&out.stdout);
+        // The same words whether the file exists, is special, or is outside.
+        assert!(answer.contains(&refusal(file)), "{file}: {answer}");
+    }
+}

@@ -243,8 +243,11 @@ fn a_child_that_waits_for_an_answer_is_reported_suspended_with_its_question() {
     turn.push(done("tool_use"));
     let transcript = s.outside("t.jsonl");
     std::fs::write(&transcript, transcript_of("0.1", &[turn])).unwrap();
+    // A module named by path comes from the workspace (or a loop directory).
+    std::fs::create_dir_all(s.ws().join("loops")).unwrap();
+    std::fs::copy(guest_paths::DEFAULT_LOOP, s.ws().join("loops/default.wasm")).unwrap();
     let spec = serde_json::json!({
-        "module": {"path": guest_paths::DEFAULT_LOOP},
+        "module": {"path": "loops/default.wasm"},
         "task": "Write the summary.",
     });
     let out = s.run_json(

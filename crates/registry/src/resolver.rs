@@ -37,6 +37,10 @@ impl ModuleResolver for CatalogResolver {
         });
         resolve(catalog, name)
     }
+
+    fn module_dirs(&self) -> Vec<std::path::PathBuf> {
+        self.search.dirs.iter().map(|d| d.path.clone()).collect()
+    }
 }
 
 /// `name`, else `name` without its `.wasm`.

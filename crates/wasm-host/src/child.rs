@@ -259,7 +259,11 @@ async fn load_child(
                 })?
                 .resolve(name)?,
         ),
-        ContextModule::Path(file) => Some(LoopSource::File(parent.services.cwd.join(file))),
+        ContextModule::Path(file) => Some(LoopSource::File(module_file(
+            &parent.services.cwd,
+            tree.resolver.as_deref(),
+            file,
+        )?)),
     };
     // A module loaded for the first time in this tree comes with an instance proven to run
     // (its name and capabilities read): the child uses it instead of making another.
@@ -298,6 +302,44 @@ async fn load_child(
     Ok(ChildLoop::Guest(Box::new(WasmAgentLoop::child(
         frame, first,
     ))))
+}
+
+/// Largest module file a guest may name by path.
+const MAX_MODULE_BYTES: u64 = 256 << 20;
+
+/// The file a `context-module::path` names: relative to the workspace, and only a regular
+/// file (at most `MAX_MODULE_BYTES`) inside the workspace or a directory loops come from.
+/// Every refusal reads the same, so a guest learns nothing about files outside them.
+fn module_file(
+    workspace: &std::path::Path,
+    resolver: Option<&dyn crate::context_tree::ModuleResolver>,
+    file: &str,
+) -> Result<std::path::PathBuf, String> {
+    let refused = || {
+        format!("module path `{file}`: not a component file in the workspace or a loop directory")
+    };
+    let path = workspace.join(file).canonicalize().map_err(|_| refused())?;
+    let mut allowed = vec![workspace.to_path_buf()];
+    allowed.extend(resolver.map(|r| r.module_dirs()).unwrap_or_default());
+    let inside = allowed
+        .iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .any(|dir| path.starts_with(dir));
+    if !inside {
+        return Err(refused());
+    }
+    let meta = std::fs::metadata(&path).map_err(|_| refused())?;
+    if !meta.is_file() {
+        return Err(refused());
+    }
+    if meta.len() > MAX_MODULE_BYTES {
+        return Err(format!(
+            "module path `{file}`: {} MiB, past the limit of {} MiB",
+            meta.len() >> 20,
+            MAX_MODULE_BYTES >> 20
+        ));
+    }
+    Ok(path)
 }
 
 /// The model a child starts with: the one its `preferred-provider` / `preferred-model` name

@@ -37,6 +37,11 @@ impl Default for ContextLimits {
 pub trait ModuleResolver: Send + Sync {
     /// The module called `name` (with or without `.wasm`), or one line saying why not.
     fn resolve(&self, name: &str) -> Result<LoopSource, String>;
+
+    /// Directories a `context-module::path` may name a file in, besides the workspace.
+    fn module_dirs(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
 }
 
 /// One root run's tree.
