@@ -23,6 +23,9 @@ pub enum SessionError {
     /// The loop could not be loaded.
     #[error(transparent)]
     Loop(#[from] WasmError),
+    /// A file the session writes (a new guest project) could not be written.
+    #[error("{0}")]
+    Files(String),
     /// The loop's `on_start` failed.
     #[error("the loop failed to start: {0}")]
     Start(LoopError),

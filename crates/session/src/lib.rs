@@ -25,6 +25,7 @@
 
 pub mod config;
 mod error;
+pub mod guest_project;
 pub mod history;
 pub mod loops;
 pub mod models;

@@ -1,0 +1,195 @@
+//! A new guest project, ready to build: a template for its language (`templates/` in the
+//! repository, embedded) with a copy of the host's WIT, so the project builds anywhere,
+//! outside this repository too. It never writes into a directory that has files.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::SessionError;
+
+/// The languages a guest project can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestLanguage {
+    /// A Rust crate on the guest SDK.
+    Rust,
+    /// A Python app built with componentize-py.
+    Python,
+    /// A JavaScript module built with ComponentizeJS.
+    Js,
+}
+
+/// A project written by [`create`]: how to build it, and the component it builds.
+#[derive(Debug, Clone)]
+pub struct GuestProject {
+    /// The command that builds it, run in its directory.
+    pub build: String,
+    /// The component the build writes, relative to the project.
+    pub component: PathBuf,
+}
+
+/// The host's WIT package, as guests build against it.
+const WIT: &[(&str, &str)] = &[
+    (
+        "agent-loop.wit",
+        include_str!("../../../wit/agent-loop.wit"),
+    ),
+    ("config.wit", include_str!("../../../wit/config.wit")),
+    ("context.wit", include_str!("../../../wit/context.wit")),
+    (
+        "custom-tool-handler.wit",
+        include_str!("../../../wit/custom-tool-handler.wit"),
+    ),
+    (
+        "custom-tools.wit",
+        include_str!("../../../wit/custom-tools.wit"),
+    ),
+    ("providers.wit", include_str!("../../../wit/providers.wit")),
+    ("resumable.wit", include_str!("../../../wit/resumable.wit")),
+    ("storage.wit", include_str!("../../../wit/storage.wit")),
+    ("system.wit", include_str!("../../../wit/system.wit")),
+    ("tools.wit", include_str!("../../../wit/tools.wit")),
+    ("types.wit", include_str!("../../../wit/types.wit")),
+    ("ui.wit", include_str!("../../../wit/ui.wit")),
+    ("world.wit", include_str!("../../../wit/world.wit")),
+];
+
+const RUST: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        include_str!("../../../templates/rust/Cargo.toml"),
+    ),
+    (
+        "src/lib.rs",
+        include_str!("../../../templates/rust/src/lib.rs"),
+    ),
+];
+
+const PYTHON: &[(&str, &str)] = &[
+    ("app.py", include_str!("../../../templates/python/app.py")),
+    (
+        "requirements.txt",
+        include_str!("../../../templates/python/requirements.txt"),
+    ),
+    (
+        "build.sh",
+        include_str!("../../../templates/python/build.sh"),
+    ),
+];
+
+const JS: &[(&str, &str)] = &[
+    ("agent.js", include_str!("../../../templates/js/agent.js")),
+    ("build.mjs", include_str!("../../../templates/js/build.mjs")),
+    (
+        "package.json",
+        include_str!("../../../templates/js/package.json"),
+    ),
+];
+
+/// A name a guest can have: lower-case ASCII letters, digits and dashes, starting with a
+/// letter (it becomes a crate, a file and a loop name).
+fn valid_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Writes a `language` guest project into `dir`, named after the directory. A name that
+/// cannot be a guest's, or a directory with files in it, is refused before anything is
+/// written.
+pub fn create(dir: &Path, language: GuestLanguage) -> Result<GuestProject, SessionError> {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    if !valid_name(&name) {
+        return Err(SessionError::Choice(format!(
+            "{}: the name `{name}` must be lower-case letters, digits and dashes, starting with a letter",
+            dir.display()
+        )));
+    }
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(SessionError::Choice(format!(
+            "{}: the directory exists and is not empty; nothing was written",
+            dir.display()
+        )));
+    }
+    let files = match language {
+        GuestLanguage::Rust => RUST,
+        GuestLanguage::Python => PYTHON,
+        GuestLanguage::Js => JS,
+    };
+    let crate_name = name.replace('-', "_");
+    for (rel, text) in files {
+        let text = text
+            .replace("{{name}}", &name)
+            .replace("{{crate}}", &crate_name);
+        write(&dir.join(rel), &text)?;
+    }
+    for (rel, text) in WIT {
+        write(&dir.join("wit").join(rel), text)?;
+    }
+    let (build, component) = match language {
+        GuestLanguage::Rust => (
+            "rustup target add wasm32-wasip2 && cargo build --release --target wasm32-wasip2",
+            format!("target/wasm32-wasip2/release/{crate_name}.wasm"),
+        ),
+        GuestLanguage::Python => (
+            "python3 -m pip install -r requirements.txt && sh build.sh",
+            format!("{name}.wasm"),
+        ),
+        GuestLanguage::Js => ("npm install && node build.mjs", format!("{name}.wasm")),
+    };
+    Ok(GuestProject {
+        build: build.to_owned(),
+        component: component.into(),
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<(), SessionError> {
+    let failed = |what: &Path, e: std::io::Error| {
+        SessionError::Files(format!("cannot write {}: {e}", what.display()))
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| failed(parent, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| failed(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_plain_lower_case_words_with_dashes() {
+        assert!(valid_name("my-loop2"));
+        assert!(!valid_name("My-Loop"));
+        assert!(!valid_name("2loop"));
+        assert!(!valid_name("a b"));
+        assert!(!valid_name(""));
+    }
+
+    #[test]
+    fn the_embedded_wit_is_every_file_of_the_package() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../wit");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".wit"))
+            .collect();
+        on_disk.sort();
+        let embedded: Vec<&str> = WIT.iter().map(|(name, _)| *name).collect();
+        assert_eq!(on_disk, embedded);
+    }
+
+    #[test]
+    fn every_template_file_names_the_guest() {
+        for files in [RUST, PYTHON, JS] {
+            assert!(files.iter().any(|(_, text)| text.contains("{{name}}")));
+        }
+    }
+}
