@@ -537,3 +537,71 @@ fn a_guest_cannot_load_or_probe_files_outside_by_module_path() {
         assert!(answer.contains(&refusal(file)), "{file}: {answer}");
     }
 }
+
+#[test]
+fn bash_rules_see_every_command_the_shell_would_run() {
+    let s = Scratch::new();
+    s.file("x", "keep\n");
+    // An allow rule must match every simple command; what it cannot prove safe is asked
+    // about, and with nobody to ask it is declined.
+    for command in [
+        "ls && touch PWNED",
+        "ls; touch PWNED",
+        "ls $(touch PWNED)",
+        "ls > PWNED",
+        "env touch PWNED",
+    ] {
+        let args = serde_json::json!({ "command": command }).to_string();
+        let item = single_call(&s, "bash", &args, &["--allow", "bash:ls"]);
+        assert_eq!(item["status"], "declined", "{command}: {item}");
+        assert!(!s.ws().join("PWNED").exists(), "{command}");
+    }
+    let item = single_call(
+        &s,
+        "bash",
+        r#"{"command": "ls -a"}"#,
+        &["--allow", "bash:ls"],
+    );
+    assert_eq!(item["status"], "completed", "{item}");
+
+    // A deny rule holds however the command is spelled, even under --yes.
+    for command in [
+        "true; rm x",
+        "/bin/rm x",
+        "\\rm x",
+        "'r'm x",
+        "echo $(rm x)",
+        "sh -c 'rm x'",
+        "find . -name x -exec rm {} +",
+    ] {
+        let args = serde_json::json!({ "command": command }).to_string();
+        let item = single_call(&s, "bash", &args, &["--yes", "--deny", "bash:rm"]);
+        assert_eq!(item["status"], "declined", "{command}: {item}");
+        assert!(s.ws().join("x").exists(), "{command}");
+    }
+}
+
+#[test]
+fn always_approves_the_exact_command_not_its_first_word() {
+    let s = Scratch::new();
+    let mut first = call("c1", "bash", r#"{"command": "ls -a"}"#);
+    first.push(done("tool_use"));
+    let mut second = call("c2", "bash", r#"{"command": "ls -a && touch X"}"#);
+    second.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, second, vec![text("done"), done("end_turn")]],
+    );
+    let mut session = spawn(&s, &t, &[], "go");
+    session
+        .exp_string("allow `bash` on `ls -a`?")
+        .unwrap_or_else(|e| panic!("no prompt for the first command: {e}"));
+    session.send_line("a").unwrap();
+    session
+        .exp_string("allow `bash` on `ls -a && touch X`?")
+        .unwrap_or_else(|e| panic!("the second command was not asked about: {e}"));
+    session.send_line("n").unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(!s.ws().join("X").exists());
+}

@@ -4,6 +4,7 @@
 //! told about, or a suspension of the run.
 
 mod rules;
+pub mod shell;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use wonopcode_agent_loop::{
 };
 
 pub use rules::{Action, Rule, RuleParseError, UnknownToolError};
+use shell::Script;
 
 /// An answer to a permission prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,36 +100,91 @@ impl PermissionPolicy {
 
     /// The action rules give a call, before prompts and cached approvals.
     pub fn action(&self, request: &PermissionRequest) -> Action {
+        if request.tool == "bash"
+            && let Some(command) = &request.subject
+        {
+            return self.command_action(&Script::parse(command), request.kind);
+        }
         let subject = request.subject.as_deref();
         self.config
             .rules
             .iter()
             .find(|r| r.matches(&request.tool, subject))
-            .map(|r| r.action)
-            .unwrap_or(match request.kind {
-                ToolKind::ReadOnly => self.config.read_only,
-                ToolKind::Mutating => self.config.mutating,
-            })
+            .map_or_else(|| self.default_action(request.kind), |r| r.action)
     }
 
-    /// The key an "always" answer is cached under: the tool and, for `bash`, the command's
-    /// first word; for other tools, the subject.
-    pub fn approval_key(request: &PermissionRequest) -> String {
-        let subject = request.subject.as_deref().unwrap_or("");
-        let key = if request.tool == "bash" {
-            subject.split_whitespace().next().unwrap_or("")
+    fn default_action(&self, kind: ToolKind) -> Action {
+        match kind {
+            ToolKind::ReadOnly => self.config.read_only,
+            ToolKind::Mutating => self.config.mutating,
+        }
+    }
+
+    /// The action for a `bash` command: each simple command gets the first rule that matches
+    /// it, and the strictest of those wins. A command the parser cannot prove to be only its
+    /// simple commands (see [`shell`]) is at least asked about, unless a rule without a
+    /// pattern allows every `bash` command.
+    fn command_action(&self, script: &Script, kind: ToolKind) -> Action {
+        // Each simple command's deciding rule (None: the default), the empty command's being
+        // the first rule without a pattern.
+        let deciding: Vec<Option<&Rule>> = if script.commands().is_empty() {
+            let rule = self.config.rules.iter();
+            vec![
+                rule.into_iter()
+                    .find(|r| r.names("bash") && r.pattern.is_none()),
+            ]
         } else {
-            subject
+            script
+                .commands()
+                .iter()
+                .map(|words| {
+                    self.config
+                        .rules
+                        .iter()
+                        .find(|r| r.names("bash") && r.matches_command(words))
+                })
+                .collect()
         };
-        format!("{}:{key}", request.tool)
+        let action = deciding
+            .iter()
+            .map(|rule| rule.map_or_else(|| self.default_action(kind), |r| r.action))
+            .fold(Action::Allow, stricter);
+        let outright = deciding
+            .iter()
+            .all(|rule| rule.is_some_and(|r| r.pattern.is_none()));
+        if script.is_plain() || outright {
+            action
+        } else {
+            stricter(action, Action::Ask)
+        }
     }
 
-    fn is_approved(&self, key: &str) -> bool {
-        self.approved.lock().contains(key)
+    /// The keys an "always" answer is cached under. For a plain `bash` command, one per
+    /// simple command (its exact words), so `ls -la` approved does not approve
+    /// `ls && touch x`; for any other command, its exact text; for other tools, the subject.
+    pub fn approval_keys(request: &PermissionRequest) -> Vec<String> {
+        let subject = request.subject.as_deref().unwrap_or("");
+        if request.tool == "bash" {
+            let script = Script::parse(subject);
+            if script.is_plain() && !script.commands().is_empty() {
+                return script
+                    .commands()
+                    .iter()
+                    .map(|words| format!("bash:{}", words.join(" ")))
+                    .collect();
+            }
+            return vec![format!("bash:{subject}")];
+        }
+        vec![format!("{}:{subject}", request.tool)]
     }
 
-    fn approve(&self, key: String) {
-        self.approved.lock().insert(key);
+    fn is_approved(&self, keys: &[String]) -> bool {
+        let approved = self.approved.lock();
+        keys.iter().all(|k| approved.contains(k))
+    }
+
+    fn approve(&self, keys: Vec<String>) {
+        self.approved.lock().extend(keys);
     }
 
     fn unattended(&self, request: &PermissionRequest) -> PermissionDecision {
@@ -139,6 +196,16 @@ impl PermissionPolicy {
             Unattended::Suspend => PermissionDecision::Suspend(format!("{what} needs approval")),
         }
     }
+}
+
+/// The stricter of two actions: deny over ask over allow.
+fn stricter(a: Action, b: Action) -> Action {
+    let rank = |x| match x {
+        Action::Allow => 0,
+        Action::Ask => 1,
+        Action::Deny => 2,
+    };
+    if rank(b) > rank(a) { b } else { a }
 }
 
 fn describe(request: &PermissionRequest) -> String {
@@ -164,8 +231,8 @@ impl PermissionGate for PermissionPolicy {
         if self.yes {
             return PermissionDecision::Allow;
         }
-        let key = Self::approval_key(request);
-        if self.is_approved(&key) {
+        let keys = Self::approval_keys(request);
+        if self.is_approved(&keys) {
             return PermissionDecision::Allow;
         }
         let Some(prompter) = &self.prompter else {
@@ -173,7 +240,7 @@ impl PermissionGate for PermissionPolicy {
         };
         // One prompt at a time; a parallel call may have been approved while we waited.
         let _guard = self.prompt_lock.lock().await;
-        if self.is_approved(&key) {
+        if self.is_approved(&keys) {
             return PermissionDecision::Allow;
         }
         match prompter
@@ -182,7 +249,7 @@ impl PermissionGate for PermissionPolicy {
         {
             Answer::Once => PermissionDecision::Allow,
             Answer::Always => {
-                self.approve(key);
+                self.approve(keys);
                 PermissionDecision::Allow
             }
             Answer::Deny => {
@@ -195,7 +262,7 @@ impl PermissionGate for PermissionPolicy {
         match self.action(request) {
             Action::Allow => PermissionStatus::Allowed,
             Action::Deny => PermissionStatus::Denied,
-            Action::Ask if self.yes || self.is_approved(&Self::approval_key(request)) => {
+            Action::Ask if self.yes || self.is_approved(&Self::approval_keys(request)) => {
                 PermissionStatus::Allowed
             }
             Action::Ask => PermissionStatus::NeedsApproval,
@@ -273,20 +340,97 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn always_answers_are_cached_per_key() {
+    async fn always_answers_are_cached_per_exact_command() {
         let p = PermissionPolicy::new(PolicyConfig::default(), false, Some(Arc::new(Always)));
+        let bash = |command| req("bash", ToolKind::Mutating, command);
+        assert_eq!(p.decide(&bash("ls -la")).await, PermissionDecision::Allow);
+        assert_eq!(p.status(&bash("ls -la")), PermissionStatus::Allowed);
+        assert_eq!(p.status(&bash("ls -la; ls -la")), PermissionStatus::Allowed);
+        for other in ["ls", "ls -la && touch x", "ls -la > x", "ls -la $(touch x)"] {
+            assert_eq!(
+                p.status(&bash(other)),
+                PermissionStatus::NeedsApproval,
+                "{other}"
+            );
+        }
+        // A command that is not plain is cached as its exact text.
         assert_eq!(
-            p.decide(&req("bash", ToolKind::Mutating, "cargo build"))
-                .await,
+            p.decide(&bash("echo $HOME")).await,
             PermissionDecision::Allow
         );
+        assert_eq!(p.status(&bash("echo $HOME")), PermissionStatus::Allowed);
         assert_eq!(
-            p.status(&req("bash", ToolKind::Mutating, "cargo test")),
-            PermissionStatus::Allowed
-        );
-        assert_eq!(
-            p.status(&req("bash", ToolKind::Mutating, "rm x")),
+            p.status(&bash("echo $HOME; rm x")),
             PermissionStatus::NeedsApproval
+        );
+    }
+
+    fn policy(rules: &[(&str, Action)]) -> PermissionPolicy {
+        let cfg = PolicyConfig {
+            rules: rules
+                .iter()
+                .map(|(text, action)| Rule::parse(text, *action).unwrap())
+                .collect(),
+            ..PolicyConfig::default()
+        };
+        PermissionPolicy::new(cfg, false, None)
+    }
+
+    #[test]
+    fn an_allow_rule_must_match_every_simple_command() {
+        let p = policy(&[("bash:ls", Action::Allow)]);
+        let action = |command| p.action(&req("bash", ToolKind::Mutating, command));
+        assert_eq!(action("ls -la"), Action::Allow);
+        assert_eq!(action("ls a; ls b | ls c"), Action::Allow);
+        for hostile in [
+            "ls && touch PWNED",
+            "ls; touch PWNED",
+            "ls | sh",
+            "ls $(touch PWNED)",
+            "ls `touch PWNED`",
+            "ls > PWNED",
+            "./ls",
+            "X=1 ls",
+            "env ls",
+            "bash -c ls",
+        ] {
+            assert_eq!(action(hostile), Action::Ask, "{hostile}");
+        }
+    }
+
+    #[test]
+    fn a_deny_rule_sees_through_syntax() {
+        let p = policy(&[("bash:rm", Action::Deny), ("bash:ls", Action::Allow)]);
+        let action = |command| p.action(&req("bash", ToolKind::Mutating, command));
+        for hostile in [
+            "true; rm x",
+            "/bin/rm x",
+            "\\rm x",
+            "'rm' x",
+            "ls && rm x",
+            "echo $(rm x)",
+            "sudo env rm x",
+            "bash -c 'rm x'",
+            "find . -exec rm {} +",
+            "(rm x)",
+        ] {
+            assert_eq!(action(hostile), Action::Deny, "{hostile}");
+        }
+        assert_eq!(action("ls"), Action::Allow);
+        assert_eq!(action("echo rm"), Action::Ask);
+    }
+
+    #[test]
+    fn a_rule_without_pattern_decides_every_command() {
+        let p = policy(&[("bash:rm", Action::Deny), ("bash", Action::Allow)]);
+        let action = |command| p.action(&req("bash", ToolKind::Mutating, command));
+        assert_eq!(action("echo $(date) > out"), Action::Allow);
+        assert_eq!(action("echo $(rm x)"), Action::Deny);
+        assert_eq!(action(""), Action::Allow);
+        let p = policy(&[]);
+        assert_eq!(
+            p.action(&req("bash", ToolKind::Mutating, "ls")),
+            Action::Ask
         );
     }
 

@@ -6,6 +6,8 @@ use std::str::FromStr;
 use globset::Glob;
 use serde::{Deserialize, Serialize};
 
+use super::shell;
+
 /// What a rule says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,8 +21,9 @@ pub enum Action {
 }
 
 /// One rule. `tool` is a tool name or `*`. `pattern`, when given, is a command prefix for
-/// `bash` (matching whole words: `cargo test` matches `cargo test --all`, not `cargo testx`)
-/// and a glob over the workspace-relative path for file tools.
+/// `bash`, matched against each simple command of the parsed command in whole words
+/// (`cargo test` matches `cargo test --all`, not `cargo testx`), and a glob over the
+/// workspace-relative path for file tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
@@ -91,27 +94,46 @@ impl Rule {
         })
     }
 
-    /// Whether this rule applies to a call of `tool` acting on `subject`.
+    /// Whether this rule is about `tool` (names it or is `*`).
+    pub fn names(&self, tool: &str) -> bool {
+        self.tool == "*" || self.tool == tool
+    }
+
+    /// Whether this rule applies to a call of `tool` acting on `subject`, for every tool but
+    /// `bash`, whose commands are matched by [`Self::matches_command`].
     pub fn matches(&self, tool: &str, subject: Option<&str>) -> bool {
-        if self.tool != "*" && self.tool != tool {
+        if !self.names(tool) {
             return false;
         }
         let Some(pattern) = &self.pattern else {
             return true;
         };
         let Some(subject) = subject else { return false };
-        if tool == "bash" {
-            let subject = subject.trim_start();
-            subject == pattern
-                || subject
-                    .strip_prefix(pattern.as_str())
-                    .is_some_and(|rest| rest.starts_with(char::is_whitespace))
-        } else {
-            let subject = subject.trim_start_matches("./");
-            Glob::new(pattern)
-                .map(|g| g.compile_matcher().is_match(subject))
-                .unwrap_or(false)
-        }
+        let subject = subject.trim_start_matches("./");
+        Glob::new(pattern)
+            .map(|g| g.compile_matcher().is_match(subject))
+            .unwrap_or(false)
+    }
+
+    /// Whether this rule's pattern is a word prefix of one simple command (its words as the
+    /// shell reads them). An `allow` rule matches the words exactly; `deny` and `ask` also
+    /// match the program by name wherever it lives (`/bin/rm` for `rm`), so that a path
+    /// cannot walk around them while an allow for `ls` never lets `./ls` run.
+    pub fn matches_command(&self, words: &[String]) -> bool {
+        let Some(pattern) = &self.pattern else {
+            return true;
+        };
+        let mut wanted = pattern.split_whitespace();
+        let (Some(program), Some(first)) = (wanted.next(), words.first()) else {
+            return false;
+        };
+        let program_matches = first == program
+            || (self.action != Action::Allow
+                && shell::program_name(first) == shell::program_name(program));
+        program_matches
+            && wanted
+                .enumerate()
+                .all(|(at, w)| words.get(at + 1).is_some_and(|x| x == w))
     }
 }
 
@@ -168,14 +190,30 @@ mod tests {
         );
     }
 
+    fn command(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
     #[test]
     fn bash_patterns_are_word_prefixes() {
         let rule = Rule::parse("bash:cargo test", Action::Allow).unwrap();
-        assert!(rule.matches("bash", Some("cargo test --all")));
-        assert!(rule.matches("bash", Some("cargo test")));
-        assert!(!rule.matches("bash", Some("cargo testx")));
-        assert!(!rule.matches("bash", Some("rm -rf /")));
+        assert!(rule.matches_command(&command("cargo test --all")));
+        assert!(rule.matches_command(&command("cargo test")));
+        assert!(!rule.matches_command(&command("cargo testx")));
+        assert!(!rule.matches_command(&command("cargo")));
+        assert!(!rule.matches_command(&command("rm -rf /")));
         assert!(!rule.matches("write", Some("cargo test")));
+    }
+
+    #[test]
+    fn only_deny_and_ask_match_a_program_by_its_name() {
+        let deny = Rule::parse("bash:rm", Action::Deny).unwrap();
+        assert!(deny.matches_command(&command("/bin/rm x")));
+        assert!(deny.matches_command(&command("./rm")));
+        let allow = Rule::parse("bash:ls", Action::Allow).unwrap();
+        assert!(allow.matches_command(&command("ls -la")));
+        assert!(!allow.matches_command(&command("./ls")));
+        assert!(!allow.matches_command(&command("/tmp/x/ls")));
     }
 
     #[test]

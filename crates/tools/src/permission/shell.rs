@@ -1,0 +1,374 @@
+//! What a `bash` command runs, read with a real shell parser (tree-sitter-bash), so that a
+//! permission rule sees every simple command of `ls && touch x`, `true; /bin/rm x` or
+//! `echo $(rm x)` instead of a prefix of the text.
+//!
+//! A [`Script`] is *plain* when it is only simple commands of literal words joined by `&&`,
+//! `||`, `;`, `|` or `&`, with no redirection but to `/dev/null` or another descriptor:
+//! then its list of commands is exactly what runs. Anything else (substitution, expansion,
+//! an assignment, a redirection to a file, a subshell, a loop, a here-document, a command
+//! that runs its arguments as a command such as `env`, `xargs`, `sudo`, `bash -c` or
+//! `eval`) makes it not plain: its commands are still collected as well as the parser can
+//! find them, for deny rules, but no allow rule can prove it safe.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+/// Commands longer than this are not parsed: they are not plain and show no commands.
+const MAX_PARSED_BYTES: usize = 256 * 1024;
+
+/// How deep `bash -c '…'` and `eval '…'` are opened to find the commands inside.
+const MAX_NESTING: usize = 4;
+
+/// Commands that run (some of) their arguments as another command.
+const WRAPPERS: &[&str] = &[
+    "builtin", "busybox", "chroot", "command", "doas", "env", "exec", "flock", "ionice", "nice",
+    "nohup", "setsid", "stdbuf", "strace", "su", "sudo", "taskset", "time", "timeout", "unbuffer",
+    "watch", "xargs",
+];
+
+/// Shells whose `-c` argument is a script.
+const SHELLS: &[&str] = &["bash", "dash", "fish", "ksh", "mksh", "sh", "zsh"];
+
+/// Commands that read their arguments (or a file) as shell code.
+const EVALUATORS: &[&str] = &["eval", "source", "."];
+
+/// Punctuation a plain script may contain.
+const PLAIN_TOKENS: &[&str] = &[
+    "&&", "||", ";", "|", "|&", "&", "\n", "\"", ">", ">>", "&>", "&>>", ">&", "<&",
+];
+
+/// Kinds of node a plain script may contain.
+const PLAIN_KINDS: &[&str] = &[
+    "program",
+    "list",
+    "pipeline",
+    "negated_command",
+    "command",
+    "command_name",
+    "word",
+    "number",
+    "string",
+    "string_content",
+    "raw_string",
+    "concatenation",
+    "comment",
+    "redirected_statement",
+    "file_redirect",
+    "file_descriptor",
+];
+
+/// A `bash` command as the shell will read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    commands: Vec<Vec<String>>,
+    plain: bool,
+}
+
+impl Script {
+    /// Parses `text`. Never fails: what cannot be read is simply not plain.
+    pub fn parse(text: &str) -> Self {
+        let mut script = Self {
+            commands: Vec::new(),
+            plain: true,
+        };
+        script.read(text, 0);
+        script
+    }
+
+    /// Every simple command found, as its words with quotes and escapes removed (a word the
+    /// shell would expand is kept as typed).
+    pub fn commands(&self) -> &[Vec<String>] {
+        &self.commands
+    }
+
+    /// Whether [`Self::commands`] is exactly what runs (see the module comment).
+    pub fn is_plain(&self) -> bool {
+        self.plain
+    }
+
+    fn read(&mut self, text: &str, depth: usize) {
+        if text.len() > MAX_PARSED_BYTES || depth > MAX_NESTING {
+            self.plain = false;
+            return;
+        }
+        let Some(tree) = parse(text) else {
+            self.plain = false;
+            return;
+        };
+        let source = text.as_bytes();
+        // An explicit stack: a hostile command may nest substitutions thousands deep.
+        let mut stack = vec![tree.root_node()];
+        while let Some(node) = stack.pop() {
+            if node.is_error() || node.is_missing() {
+                self.plain = false;
+            }
+            let kind = node.kind();
+            if node.is_named() {
+                if !PLAIN_KINDS.contains(&kind) {
+                    self.plain = false;
+                }
+            } else if !PLAIN_TOKENS.contains(&kind) {
+                self.plain = false;
+            }
+            match kind {
+                "command" => self.command(node, source, depth),
+                "file_redirect" if !harmless_redirect(node, source) => self.plain = false,
+                _ => {}
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+
+    fn command(&mut self, node: Node<'_>, source: &[u8], depth: usize) {
+        let mut words = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" | "file_redirect" | "herestring_redirect" | "subshell" => {}
+                "command_name" => {
+                    let name = child.named_child(0).unwrap_or(child);
+                    // A name with glob characters could expand to any program.
+                    if text_of(name, source).contains(['*', '?', '[', '{', '~']) {
+                        self.plain = false;
+                    }
+                    words.push(self.word(name, source));
+                }
+                _ => words.push(self.word(child, source)),
+            }
+        }
+        self.inner_commands(&words, depth);
+        self.commands.push(words);
+    }
+
+    /// The literal value of a word, or its text as typed when the shell would expand it.
+    fn word(&mut self, node: Node<'_>, source: &[u8]) -> String {
+        literal(node, source).unwrap_or_else(|| {
+            self.plain = false;
+            text_of(node, source).to_owned()
+        })
+    }
+
+    /// Commands that run other commands: what they run is added for deny rules, and the
+    /// script is no longer plain.
+    fn inner_commands(&mut self, words: &[String], depth: usize) {
+        let Some(first) = words.first() else { return };
+        let name = program_name(first);
+        if WRAPPERS.contains(&name) {
+            self.plain = false;
+            // Which argument starts the wrapped command depends on each wrapper's options:
+            // every later start is a candidate, so `sudo -u x env rm` still shows `rm`.
+            for start in 1..words.len() {
+                self.commands.push(words[start..].to_vec());
+            }
+        } else if SHELLS.contains(&name) {
+            if let Some(at) = words
+                .iter()
+                .position(|w| w.starts_with('-') && !w.starts_with("--") && w.contains('c'))
+            {
+                self.plain = false;
+                if let Some(script) = words.get(at + 1) {
+                    self.read(script, depth + 1);
+                }
+            }
+        } else if EVALUATORS.contains(&name) {
+            self.plain = false;
+            if name == "eval" {
+                self.read(&words[1..].join(" "), depth + 1);
+            }
+        } else if name == "find" {
+            for (at, word) in words.iter().enumerate() {
+                if matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+                    self.plain = false;
+                    self.commands.push(words[at + 1..].to_vec());
+                }
+            }
+        }
+    }
+}
+
+/// The program a command word names: `/bin/rm` and `rm` are both `rm`.
+pub fn program_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+fn parse(text: &str) -> Option<tree_sitter::Tree> {
+    thread_local! {
+        static PARSER: RefCell<Option<Parser>> = RefCell::new({
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()
+                .map(|()| parser)
+        });
+    }
+    PARSER.with(|parser| parser.borrow_mut().as_mut()?.parse(text, None))
+}
+
+fn text_of<'s>(node: Node<'_>, source: &'s [u8]) -> &'s str {
+    node.utf8_text(source).unwrap_or("")
+}
+
+/// The value of a word with no expansion in it.
+fn literal(node: Node<'_>, source: &[u8]) -> Option<String> {
+    let text = text_of(node, source);
+    match node.kind() {
+        "word" | "number" => Some(unescape(text, |_| true)),
+        "raw_string" => text
+            .strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .map(str::to_owned),
+        "string" => {
+            let mut cursor = node.walk();
+            if node
+                .named_children(&mut cursor)
+                .any(|c| c.kind() != "string_content")
+            {
+                return None;
+            }
+            let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+            Some(unescape(inner, |c| matches!(c, '"' | '\\' | '$' | '`')))
+        }
+        "concatenation" => {
+            let mut cursor = node.walk();
+            let parts: Option<Vec<String>> = node
+                .named_children(&mut cursor)
+                .map(|part| literal(part, source))
+                .collect();
+            parts.map(|p| p.concat())
+        }
+        _ => None,
+    }
+}
+
+/// Removes the backslashes the shell removes: before any character outside quotes, before
+/// `"`, `\`, `$` and `` ` `` inside double quotes; a backslash-newline disappears.
+fn unescape(text: &str, escapable: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\n') => {}
+            Some(next) if escapable(next) => out.push(next),
+            Some(next) => {
+                out.push('\\');
+                out.push(next);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// A redirection that writes or reads no file: to `/dev/null`, or between descriptors.
+fn harmless_redirect(node: Node<'_>, source: &[u8]) -> bool {
+    let mut cursor = node.walk();
+    let operator = node
+        .children(&mut cursor)
+        .find(|c| !c.is_named())
+        .map(|c| c.kind());
+    let destination = node
+        .child_by_field_name("destination")
+        .and_then(|d| literal(d, source));
+    match (operator, destination.as_deref()) {
+        (Some(">" | ">>" | "&>" | "&>>"), Some("/dev/null")) => true,
+        (Some(">&" | "<&"), Some(d)) => d == "-" || d.chars().all(|c| c.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(script: &Script) -> Vec<String> {
+        script.commands().iter().map(|c| c.join(" ")).collect()
+    }
+
+    #[test]
+    fn plain_sequences_list_every_command() {
+        let s = Script::parse("ls -la && cargo test --all; echo 'a b' | wc -l");
+        assert!(s.is_plain());
+        let mut found = words(&s);
+        found.sort();
+        assert_eq!(found, ["cargo test --all", "echo a b", "ls -la", "wc -l"]);
+        assert!(Script::parse("cargo build 2>&1 >/dev/null").is_plain());
+        assert!(Script::parse("sleep 1 &").is_plain());
+    }
+
+    #[test]
+    fn quotes_and_escapes_are_removed_from_words() {
+        for text in ["\\rm x", "'rm' x", "\"rm\" x", "r\"\"m x", "r'm' x"] {
+            let s = Script::parse(text);
+            assert!(s.is_plain(), "{text}");
+            assert_eq!(words(&s), ["rm x"], "{text}");
+        }
+    }
+
+    #[test]
+    fn syntax_that_hides_what_runs_is_not_plain() {
+        for text in [
+            "echo $(rm x)",
+            "echo `rm x`",
+            "ls > out.txt",
+            "cat < /etc/passwd",
+            "X=1 ls",
+            "$CMD x",
+            "(rm x)",
+            "{ rm x; }",
+            "for f in *; do rm $f; done",
+            "cat <<EOF\nhi\nEOF",
+            "env rm x",
+            "bash -c 'rm x'",
+            "eval rm x",
+            "find . -exec rm {} ;",
+            "/bin/r? x",
+            "ls &&",
+            "echo \"$HOME\"",
+        ] {
+            assert!(!Script::parse(text).is_plain(), "{text}");
+        }
+    }
+
+    #[test]
+    fn commands_inside_other_syntax_are_still_found() {
+        let has = |text: &str, wanted: &str| {
+            let found = words(&Script::parse(text));
+            assert!(
+                found.iter().any(|w| w.starts_with(wanted)),
+                "{text}: {found:?}"
+            );
+        };
+        has("echo $(rm x)", "rm x");
+        has("echo `rm x`", "rm x");
+        has("(cd a && rm x)", "rm x");
+        has("sudo -u me env rm x", "rm x");
+        has("bash -lc 'true; rm x'", "rm x");
+        has("sh -c \"rm x\"", "rm x");
+        has("eval 'rm x'", "rm x");
+        has("find . -name a -exec rm {} +", "rm {}");
+        has("if true; then rm x; fi", "rm x");
+    }
+
+    #[test]
+    fn deep_nesting_and_huge_commands_do_not_overflow() {
+        let deep = format!("{}rm x{}", "$(".repeat(5000), ")".repeat(5000));
+        assert!(!Script::parse(&deep).is_plain());
+        let huge = "a ".repeat(MAX_PARSED_BYTES);
+        let s = Script::parse(&huge);
+        assert!(!s.is_plain());
+        assert!(s.commands().is_empty());
+    }
+
+    #[test]
+    fn program_names_drop_their_directory() {
+        assert_eq!(program_name("/bin/rm"), "rm");
+        assert_eq!(program_name("rm"), "rm");
+        assert_eq!(program_name("./x/"), "");
+    }
+}
