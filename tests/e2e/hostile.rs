@@ -605,3 +605,20 @@ fn always_approves_the_exact_command_not_its_first_word() {
     assert_eq!(code, 0, "{rest}");
     assert!(!s.ws().join("X").exists());
 }
+
+#[test]
+fn processes_a_command_detaches_end_with_its_call() {
+    let s = Scratch::new();
+    let command = "setsid sleep 8781 & (sleep 8782 &); nohup sleep 8783 >/dev/null 2>&1 & \
+                   env -i /usr/bin/setsid /bin/sleep 8784 & sleep 0.3; echo started";
+    let args = serde_json::json!({ "command": command }).to_string();
+    let item = single_call(&s, "bash", &args, &["--yes"]);
+    assert_eq!(item["status"], "completed", "{item}");
+    assert!(output(&item).contains("started"), "{item}");
+    for seconds in ["8781", "8782", "8783", "8784"] {
+        assert!(
+            !running(&format!("sleep\0{seconds}")),
+            "`sleep {seconds}` outlived its call"
+        );
+    }
+}

@@ -1,5 +1,6 @@
-//! `bash`: run a shell command in the workspace. The command runs in its own process group,
-//! which is killed as a whole on timeout or cancellation, so no grandchild outlives the call.
+//! `bash`: run a shell command in the workspace. The command runs in its own process group;
+//! when the call ends, however it ends, that group and every process the command started
+//! (also those that left the group) are killed (`call_processes`), so nothing outlives it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
@@ -15,6 +16,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
+use crate::call_processes::{self, CallProcesses};
 use crate::spec::{args, spec};
 
 /// Default limit on one command.
@@ -135,26 +137,6 @@ async fn capture(mut pipe: impl AsyncRead + Unpin) -> Captured {
     kept
 }
 
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // The group may already be gone; nothing else to do then.
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
-/// Kills the command's process group when dropped: on every way out of `run`, including the
-/// registry dropping the call's future on cancellation.
-struct GroupGuard(Option<u32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        kill_group(self.0);
-    }
-}
-
 enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut(Duration),
@@ -189,6 +171,8 @@ impl Tool for BashTool {
         if let Some(env) = &self.env {
             command.env_clear().envs(env.iter());
         }
+        let marker = CallProcesses::next_marker();
+        command.env(call_processes::MARKER_VARIABLE, &marker);
         let mut child = command
             .arg("-c")
             .arg(&a.command)
@@ -200,8 +184,8 @@ impl Tool for BashTool {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
-        let pid = child.id();
-        let _guard = GroupGuard(pid);
+        // Killed however `run` ends, the registry dropping the call's future included.
+        let mut processes = child.id().map(|pid| CallProcesses::track(pid, marker));
         let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
         let stderr = child.stderr.take().map(|p| tokio::spawn(capture(p)));
         let ending = tokio::select! {
@@ -214,7 +198,9 @@ impl Tool for BashTool {
             },
         };
         // Kill what is left (background jobs would hold the pipes open), then reap.
-        kill_group(pid);
+        if let Some(processes) = &mut processes {
+            processes.kill_all();
+        }
         if !matches!(ending, Ending::Exited(_)) {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
@@ -291,6 +277,68 @@ mod tests {
         assert!(out.content.starts_with("exit code: 3"), "{}", out.content);
         assert!(out.content.contains("stdout:\nhi"));
         assert!(out.content.contains("stderr:\noops"));
+    }
+
+    /// Processes whose command line is exactly `sleep SECONDS`, and whether any is a zombie.
+    fn sleeping(seconds: &str) -> Vec<(String, bool)> {
+        let wanted = format!("sleep\0{seconds}\0");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+            })
+            .map(|e| {
+                let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    stat.contains(") Z "),
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn processes_that_leave_the_group_end_with_the_call() {
+        for (command, seconds) in [
+            ("setsid sleep 7781 &", "7781"),
+            ("(sleep 7782 &);", "7782"),
+            ("nohup sleep 7783 >/dev/null 2>&1 &", "7783"),
+            ("env -i /usr/bin/setsid /bin/sleep 7784 &", "7784"),
+            (
+                "setsid bash -c '(setsid sleep 7785 &); sleep 7785' &",
+                "7785",
+            ),
+        ] {
+            // The pause lets the escape happen before the call ends.
+            let command = format!("{command} sleep 0.3");
+            let out = BashTool::default()
+                .run(json!({ "command": command }), &env())
+                .await
+                .unwrap();
+            assert!(!out.is_error, "{command}: {}", out.content);
+            assert!(
+                sleeping(seconds).is_empty(),
+                "{command}: {:?}",
+                sleeping(seconds)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_leaves_no_process_behind() {
+        let env = env();
+        let cancel = env.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            cancel.cancel();
+        });
+        let result = BashTool::default()
+            .run(json!({"command": "setsid sleep 7791 & sleep 7792"}), &env)
+            .await;
+        assert!(matches!(result, Err(ToolError::Cancelled)));
+        assert!(sleeping("7791").is_empty(), "{:?}", sleeping("7791"));
+        assert!(sleeping("7792").is_empty(), "{:?}", sleeping("7792"));
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@
 //! group on timeout or cancellation.
 
 mod bash;
+mod call_processes;
 mod edit;
 mod glob;
 mod grep;

@@ -1,0 +1,256 @@
+//! Every process a `bash` call started, found and killed when the call ends, including those
+//! that left its process group (`setsid`, a double fork, `nohup … &`).
+//!
+//! Three things make that possible on Linux:
+//! - wonopcode is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process orphaned below it
+//!   is re-parented to wonopcode, not to init, so it stays in wonopcode's tree;
+//! - every call's command gets a marker in its environment (`WONOPCODE_CALL_ID`), inherited
+//!   by everything it starts unless the environment is cleared;
+//! - when the call ends, `/proc` is read: the call's root and its descendants, every process
+//!   carrying the call's marker, and every process adopted by wonopcode since the call began
+//!   (that is not another running call's) are stopped, killed and, when adopted, reaped.
+//!
+//! A process that clears its environment *and* leaves while another call runs at the same
+//! time may be counted to whichever of the two calls ends first; both are killed either way.
+//! On other systems only the process group is killed.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use parking_lot::Mutex;
+
+/// The environment variable that marks a call's processes.
+pub const MARKER_VARIABLE: &str = "WONOPCODE_CALL_ID";
+
+/// Running calls: root process id → marker, so that one call's end leaves another's alone.
+static RUNNING: Mutex<Option<HashMap<i32, String>>> = Mutex::new(None);
+
+/// The processes of one running `bash` call. Dropping it kills them all.
+pub struct CallProcesses {
+    root: i32,
+    marker: String,
+    /// When the root started, in clock ticks after boot: an adopted process older than this
+    /// belongs to something else.
+    root_start: u64,
+    /// Whether [`Self::kill_all`] ran (dropping then has nothing left to do).
+    ended: bool,
+}
+
+impl CallProcesses {
+    /// A fresh marker for the next call's environment. Also makes wonopcode a subreaper (once;
+    /// harmless to repeat).
+    pub fn next_marker() -> String {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        become_subreaper();
+        format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// Starts tracking the call whose command is `root` and whose environment has `marker`.
+    pub fn track(root: u32, marker: String) -> Self {
+        let root = i32::try_from(root).unwrap_or(i32::MAX);
+        let root_start = proc_table::read_stat(root).map_or(0, |s| s.start);
+        RUNNING
+            .lock()
+            .get_or_insert_with(HashMap::new)
+            .insert(root, marker.clone());
+        Self {
+            root,
+            marker,
+            root_start,
+            ended: false,
+        }
+    }
+
+    /// Kills the call's process group and every process found to belong to the call, and
+    /// reaps those wonopcode adopted. Repeats while new ones appear (a fork loop), a few times.
+    pub fn kill_all(&mut self) {
+        self.ended = true;
+        let _ = killpg(Pid::from_raw(self.root), Signal::SIGKILL);
+        #[cfg(target_os = "linux")]
+        for _ in 0..8 {
+            let found = self.find();
+            if found.is_empty() {
+                break;
+            }
+            // Stop first, so that a process that forks cannot outrun the kills.
+            for pid in &found {
+                let _ = kill(Pid::from_raw(*pid), Signal::SIGSTOP);
+            }
+            for pid in &found {
+                let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+            }
+            self.reap_adopted();
+        }
+        self.reap_adopted();
+    }
+
+    /// The call's live processes but its root (the root is the caller's to reap).
+    #[cfg(target_os = "linux")]
+    fn find(&self) -> Vec<i32> {
+        let me = i32::try_from(std::process::id()).unwrap_or(0);
+        let table = proc_table::snapshot();
+        let running = running_calls();
+        let others: Vec<&String> = running
+            .iter()
+            .filter(|(root, _)| **root != self.root)
+            .map(|(_, marker)| marker)
+            .collect();
+        let mut found: Vec<i32> = table
+            .iter()
+            .filter(|(pid, stat)| {
+                **pid != me && !stat.zombie && {
+                    let environ = proc_table::environ(**pid);
+                    proc_table::has_marker(&environ, &self.marker)
+                        || (stat.parent == me
+                            && **pid != self.root
+                            && stat.start >= self.root_start
+                            && !running.contains_key(pid)
+                            && !others.iter().any(|m| proc_table::has_marker(&environ, m)))
+                }
+            })
+            .map(|(pid, _)| *pid)
+            .collect();
+        found.push(self.root);
+        // Everything below what was found belongs to the call too.
+        let mut at = 0;
+        while at < found.len() {
+            let parent = found[at];
+            found.extend(
+                table
+                    .iter()
+                    .filter(|(pid, stat)| stat.parent == parent && !found.contains(pid))
+                    .map(|(pid, _)| *pid)
+                    .collect::<Vec<_>>(),
+            );
+            at += 1;
+        }
+        found.retain(|pid| *pid != self.root && table.get(pid).is_some_and(|s| !s.zombie));
+        found
+    }
+
+    /// Waits for the processes wonopcode adopted during this call and that have ended, so
+    /// that none is left a zombie. Never waits for its root or another call's (their
+    /// spawners wait for them), nor for a process older than the call.
+    fn reap_adopted(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            use nix::sys::wait::{WaitPidFlag, waitpid};
+            let me = i32::try_from(std::process::id()).unwrap_or(0);
+            let running = running_calls();
+            for _ in 0..20 {
+                let adopted: Vec<i32> = proc_table::snapshot()
+                    .into_iter()
+                    .filter(|(pid, stat)| {
+                        stat.parent == me
+                            && stat.start >= self.root_start
+                            && *pid != self.root
+                            && !running.contains_key(pid)
+                    })
+                    .map(|(pid, _)| pid)
+                    .collect();
+                let still_alive = adopted
+                    .into_iter()
+                    .filter(|pid| {
+                        matches!(
+                            waitpid(Pid::from_raw(*pid), Some(WaitPidFlag::WNOHANG)),
+                            Ok(nix::sys::wait::WaitStatus::StillAlive)
+                        )
+                    })
+                    .count();
+                if still_alive == 0 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+impl Drop for CallProcesses {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.kill_all();
+        }
+        if let Some(running) = RUNNING.lock().as_mut() {
+            running.remove(&self.root);
+        }
+    }
+}
+
+fn running_calls() -> HashMap<i32, String> {
+    RUNNING.lock().clone().unwrap_or_default()
+}
+
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        static DONE: std::sync::Once = std::sync::Once::new();
+        DONE.call_once(|| {
+            if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+                tracing::warn!("cannot become a child subreaper: {e}; a command's detached processes may outlive it");
+            }
+        });
+    }
+}
+
+/// Just what is needed of `/proc`.
+#[cfg(target_os = "linux")]
+mod proc_table {
+    use std::collections::HashMap;
+
+    /// A process as `/proc/PID/stat` describes it.
+    pub struct Stat {
+        pub parent: i32,
+        pub zombie: bool,
+        /// Start time, clock ticks after boot.
+        pub start: u64,
+    }
+
+    pub fn snapshot() -> HashMap<i32, Stat> {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return HashMap::new();
+        };
+        dir.flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(|pid| Some((pid, read_stat(pid)?)))
+            .collect()
+    }
+
+    pub fn read_stat(pid: i32) -> Option<Stat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+        let rest = &text[text.rfind(')')? + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        Some(Stat {
+            zombie: fields.first()? == &"Z",
+            parent: fields.get(1)?.parse().ok()?,
+            start: fields.get(19)?.parse().ok()?,
+        })
+    }
+
+    /// The process's environment as stored (empty when unreadable).
+    pub fn environ(pid: i32) -> Vec<u8> {
+        std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()
+    }
+
+    pub fn has_marker(environ: &[u8], marker: &str) -> bool {
+        let wanted = format!("{}={marker}", super::MARKER_VARIABLE);
+        environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod proc_table {
+    pub struct Stat {
+        pub start: u64,
+    }
+    pub fn read_stat(_pid: i32) -> Option<Stat> {
+        None
+    }
+}
