@@ -622,3 +622,57 @@ fn processes_a_command_detaches_end_with_its_call() {
         );
     }
 }
+
+#[test]
+fn read_takes_only_what_it_returns_from_huge_files_and_refuses_fifos() {
+    let s = Scratch::new();
+    // 32 KiB of text, then holes up to 4 GiB: only the lines asked for are read.
+    let huge = s.ws().join("huge.log");
+    let text: String = (1..=2048).map(|n| format!("line {n:>9}\n")).collect();
+    std::fs::write(&huge, text).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len(4 << 30)
+        .unwrap();
+    let item = single_call(
+        &s,
+        "read",
+        r#"{"path": "huge.log", "start_line": 1, "end_line": 2}"#,
+        &[],
+    );
+    assert_eq!(item["status"], "completed", "{item}");
+    assert!(output(&item).contains("     2\tline         2\n"), "{item}");
+    assert!(
+        output(&item).contains("[more lines follow; read from start_line 3]"),
+        "{item}"
+    );
+    let item = single_call(
+        &s,
+        "read",
+        r#"{"path": "huge.log", "start_line": 2049}"#,
+        &[],
+    );
+    assert!(output(&item).contains("is a binary file"), "{item}");
+
+    let fifo = s.ws().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for tool in ["read", "edit"] {
+        let args = if tool == "read" {
+            r#"{"path": "pipe"}"#
+        } else {
+            r#"{"path": "pipe", "old_string": "a", "new_string": "b"}"#
+        };
+        let item = single_call(&s, tool, args, &["--yes"]);
+        assert_eq!(item["status"], "failed", "{tool}: {item}");
+        assert!(
+            output(&item).contains("is not a regular file"),
+            "{tool}: {item}"
+        );
+    }
+}

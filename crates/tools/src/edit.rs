@@ -11,7 +11,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::workspace::{describe, display, resolve, rule_subject};
+use crate::workspace::{describe, display, open_regular, resolve, rule_subject};
 
 /// Replaces an exact string in a file.
 pub struct EditTool(ToolSpec);
@@ -65,9 +65,7 @@ impl Tool for EditTool {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
         let rel = display(&env.workspace_root, &path);
-        let text = tokio::fs::read_to_string(&path)
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot read `{rel}`: {}", describe(&e))))?;
+        let text = read_for_edit(&path, &rel).await?;
         let matches = text.matches(&a.old_string).count();
         let updated = match (matches, a.replace_all) {
             (0, _) => {
@@ -92,4 +90,29 @@ impl Tool for EditTool {
         });
         Ok(out)
     }
+}
+/// Files larger than this are not edited (the whole file is held, twice, while editing).
+const MAX_EDIT_BYTES: u64 = 64 << 20;
+
+/// The text of a regular file of at most [`MAX_EDIT_BYTES`].
+async fn read_for_edit(path: &Path, rel: &str) -> Result<String, ToolError> {
+    let (path, rel) = (path.to_path_buf(), rel.to_owned());
+    tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let (file, size) = open_regular(&path).map_err(|e| e.for_path(&rel))?;
+        if size > MAX_EDIT_BYTES {
+            return Err(ToolError::Failed(format!(
+                "`{rel}` is too large to edit ({} MiB; the limit is {} MiB)",
+                size >> 20,
+                MAX_EDIT_BYTES >> 20
+            )));
+        }
+        let mut text = String::new();
+        file.take(MAX_EDIT_BYTES)
+            .read_to_string(&mut text)
+            .map_err(|e| ToolError::Failed(format!("cannot read `{rel}`: {}", describe(&e))))?;
+        Ok(text)
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("reading the file stopped: {e}")))?
 }

@@ -10,7 +10,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::workspace::{describe, display, resolve, rule_subject};
+use crate::workspace::{OpenError, describe, display, open_regular, resolve, rule_subject};
 
 /// Lines returned when no range is given.
 const DEFAULT_LINES: usize = 2000;
@@ -63,43 +63,211 @@ impl Tool for ReadTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
-        let bytes = tokio::fs::read(&path).await.map_err(|e| {
-            ToolError::Failed(format!("cannot read `{}`: {}", a.path, describe(&e)))
-        })?;
-        if bytes.contains(&0) {
-            return Err(ToolError::Failed(format!("`{}` is a binary file", a.path)));
-        }
-        let text = String::from_utf8_lossy(&bytes);
         let start = a.start_line.unwrap_or(1);
-        let end = a.end_line.unwrap_or(start + DEFAULT_LINES - 1);
+        let end = a
+            .end_line
+            .unwrap_or(start.saturating_add(DEFAULT_LINES - 1));
         if end < start {
             return Err(ToolError::InvalidArguments(format!(
                 "end_line {end} is before start_line {start}"
             )));
         }
-        let total = text.lines().count();
-        let mut out = String::new();
-        for (i, line) in text
-            .lines()
-            .enumerate()
-            .skip(start - 1)
-            .take(end - start + 1)
-        {
-            out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+        let shown = display(&env.workspace_root, &path);
+        let given = a.path.clone();
+        tokio::task::spawn_blocking(move || read_lines(&path, start, end))
+            .await
+            .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
+            .map_err(|e| match e {
+                ReadError::Io(e) => {
+                    ToolError::Failed(format!("cannot read `{given}`: {}", describe(&e)))
+                }
+                ReadError::Open(e) => e.for_path(&given),
+                ReadError::Binary => ToolError::Failed(format!("`{given}` is a binary file")),
+                ReadError::PastEnd(total) => ToolError::InvalidArguments(format!(
+                    "start_line {start} is past the end of `{shown}` ({total} lines)"
+                )),
+            })
+            .map(ToolOutput::text)
+    }
+}
+
+/// Bytes looked at to tell a binary file (one with a NUL byte) from text.
+const SNIFF_BYTES: usize = 8 << 10;
+/// Bytes kept of one line; the rest of a longer line is counted, not kept.
+const MAX_LINE_BYTES: usize = 16 << 10;
+/// Bytes of numbered lines one call returns at most.
+const MAX_OUTPUT_BYTES: usize = 256 << 10;
+
+enum ReadError {
+    Io(std::io::Error),
+    Open(OpenError),
+    Binary,
+    /// The file has fewer lines than the start asked for (how many it has).
+    PastEnd(usize),
+}
+
+/// Lines `start..=end` of a file, numbered, read in bounded pieces: no more of the file is
+/// read than the lines asked for (and one more, to know whether more follow), and no line or
+/// output holds more than its cap, whatever the file's size.
+fn read_lines(path: &Path, start: usize, end: usize) -> Result<String, ReadError> {
+    use std::io::{BufRead, BufReader};
+
+    let (file, _) = open_regular(path).map_err(ReadError::Open)?;
+    let mut reader = BufReader::with_capacity(SNIFF_BYTES, file);
+    if reader.fill_buf().map_err(ReadError::Io)?.contains(&0) {
+        return Err(ReadError::Binary);
+    }
+    let mut out = String::new();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let (found, cut) = next_line(&mut reader, &mut line)?;
+        if !found {
+            break;
         }
-        if out.is_empty() && total > 0 {
-            return Err(ToolError::InvalidArguments(format!(
-                "start_line {start} is past the end of `{}` ({total} lines)",
-                display(&env.workspace_root, &path)
-            )));
+        number += 1;
+        if number < start {
+            continue;
         }
-        if end < total {
+        if number > end {
             out.push_str(&format!(
-                "[{} more lines; read from start_line {}]\n",
-                total - end,
-                end + 1
+                "[more lines follow; read from start_line {number}]\n"
             ));
+            return Ok(out);
         }
-        Ok(ToolOutput::text(out))
+        out.push_str(&format!("{number:>6}\t{}", String::from_utf8_lossy(&line)));
+        if cut > 0 {
+            out.push_str(&format!(" [line cut: {cut} more bytes]"));
+        }
+        out.push('\n');
+        if out.len() >= MAX_OUTPUT_BYTES && number < end {
+            out.push_str(&format!(
+                "[output cut at {} KiB; read from start_line {}]\n",
+                MAX_OUTPUT_BYTES >> 10,
+                number + 1
+            ));
+            return Ok(out);
+        }
+    }
+    if number < start && number > 0 {
+        return Err(ReadError::PastEnd(number));
+    }
+    Ok(out)
+}
+
+/// Reads one line into `line` (without its `\n` or `\r\n`), keeping at most
+/// [`MAX_LINE_BYTES`]: returns whether a line was there and how many bytes were left out.
+/// Stops at the first NUL byte: the file is binary.
+fn next_line(
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+) -> Result<(bool, usize), ReadError> {
+    let mut found = false;
+    let mut cut = 0;
+    loop {
+        let buf = reader.fill_buf().map_err(ReadError::Io)?;
+        if buf.is_empty() {
+            break;
+        }
+        found = true;
+        let (piece, ends) = match buf.iter().position(|b| *b == b'\n') {
+            Some(at) => (&buf[..at], true),
+            None => (buf, false),
+        };
+        if piece.contains(&0) {
+            return Err(ReadError::Binary);
+        }
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        let kept = piece.len().min(room);
+        line.extend_from_slice(&piece[..kept]);
+        cut += piece.len() - kept;
+        let used = piece.len() + usize::from(ends);
+        reader.consume(used);
+        if ends {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok((found, cut))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[u8], start: usize, end: usize) -> Result<String, ReadError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, text).unwrap();
+        read_lines(&path, start, end)
+    }
+
+    #[test]
+    fn ranges_are_numbered_and_say_what_follows() {
+        let text = b"one\r\ntwo\nthree\n";
+        assert_eq!(
+            lines(text, 1, 10).ok().unwrap(),
+            "     1\tone\n     2\ttwo\n     3\tthree\n"
+        );
+        assert_eq!(
+            lines(text, 2, 2).ok().unwrap(),
+            "     2\ttwo\n[more lines follow; read from start_line 3]\n"
+        );
+        assert!(matches!(lines(text, 5, 6), Err(ReadError::PastEnd(3))));
+        assert_eq!(lines(b"", 1, 10).ok().unwrap(), "");
+        assert_eq!(
+            lines(b"no newline", 1, 1).ok().unwrap(),
+            "     1\tno newline\n"
+        );
+    }
+
+    #[test]
+    fn binary_files_are_told_from_the_first_bytes() {
+        assert!(matches!(lines(b"ab\0cd", 1, 1), Err(ReadError::Binary)));
+    }
+
+    #[test]
+    fn a_huge_sparse_file_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse");
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(4 << 30).unwrap();
+        let started = std::time::Instant::now();
+        assert!(matches!(read_lines(&path, 1, 10), Err(ReadError::Binary)));
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn long_lines_and_long_outputs_are_cut_with_a_count() {
+        let mut text = vec![b'x'; MAX_LINE_BYTES + 100];
+        text.push(b'\n');
+        let out = lines(&text, 1, 1).ok().unwrap();
+        assert!(
+            out.ends_with(" [line cut: 100 more bytes]\n"),
+            "{}",
+            &out[out.len() - 40..]
+        );
+        let many = "y".repeat(1000) + "\n";
+        let out = lines(many.repeat(1000).as_bytes(), 1, 1000).ok().unwrap();
+        assert!(out.len() < MAX_OUTPUT_BYTES + 2000);
+        assert!(
+            out.ends_with("; read from start_line 262]\n"),
+            "{}",
+            &out[out.len() - 80..]
+        );
+    }
+
+    #[test]
+    fn a_fifo_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fifo");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(matches!(
+            read_lines(&path, 1, 1),
+            Err(ReadError::Open(OpenError::NotRegular))
+        ));
     }
 }

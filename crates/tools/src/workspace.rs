@@ -78,6 +78,45 @@ pub fn describe(error: &io::Error) -> String {
     }
 }
 
+/// Opens a file for reading only when it is a regular file, giving its size: a FIFO, a
+/// socket or a device is refused without blocking on it (the open is non-blocking and the
+/// check is made on the open handle, so the file cannot be swapped in between).
+pub(crate) fn open_regular(path: &Path) -> Result<(std::fs::File, u64), OpenError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(OpenError::Io)?;
+    let metadata = file.metadata().map_err(OpenError::Io)?;
+    if metadata.is_file() {
+        Ok((file, metadata.len()))
+    } else {
+        Err(OpenError::NotRegular)
+    }
+}
+
+/// Why [`open_regular`] refused.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// The system refused.
+    Io(std::io::Error),
+    /// A directory, FIFO, socket or device.
+    NotRegular,
+}
+
+impl OpenError {
+    /// The tool error for `given` (the path as the model gave it).
+    pub(crate) fn for_path(self, given: &str) -> ToolError {
+        match self {
+            Self::Io(e) => ToolError::Failed(format!("cannot read `{given}`: {}", describe(&e))),
+            Self::NotRegular => ToolError::Failed(format!(
+                "`{given}` is not a regular file (a directory, FIFO, socket or device)"
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
