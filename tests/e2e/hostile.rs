@@ -676,3 +676,55 @@ fn read_takes_only_what_it_returns_from_huge_files_and_refuses_fifos() {
         );
     }
 }
+
+/// Starts the misbehave guest on `prompt`, interrupts it (SIGINT) once `mark` is printed,
+/// and returns its exit code and the events it printed after the mark.
+fn interrupt_guest(prompt: &str, mark: &str) -> (Option<i32>, Vec<serde_json::Value>) {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("child answer"), done("end_turn")]]);
+    let (mut child, lines) = crate::support::spawn_until(
+        std::process::Command::new(crate::support::bin())
+            .args(["--json", "--replay"])
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .args(["--agent-loop", wonopcode_wasm_host::guest_paths::MISBEHAVE])
+            .arg(prompt),
+        &[mark],
+    );
+    // Read on while it runs: a full pipe would stop it at its next line.
+    let reader = std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .filter_map(|l| serde_json::from_str(&l).ok())
+            .collect()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let code = crate::support::interrupt(&mut child);
+    (code, reader.join().unwrap())
+}
+
+#[test]
+fn ctrl_c_stops_a_guest_wherever_it_is() {
+    // Spinning in its own code, far from its compute budget (30 s).
+    let (code, _) = interrupt_guest("spin", r#""type":"turn.started""#);
+    assert_eq!(code, Some(130), "a spinning guest");
+
+    // Spawning children one after another: it stops, and no child starts after the first
+    // one cancelled.
+    let (code, rest) = interrupt_guest("spawn-seq 1000000", r#""type":"context.started""#);
+    assert_eq!(code, Some(130), "a spawning guest");
+    let first_cancelled = rest
+        .iter()
+        .position(|e| e["type"] == "context.completed" && e["status"] == "cancelled");
+    if let Some(at) = first_cancelled {
+        let late: Vec<_> = rest[at..]
+            .iter()
+            .filter(|e| e["type"] == "context.started")
+            .collect();
+        assert!(
+            late.is_empty(),
+            "children started after cancellation: {late:?}"
+        );
+    }
+}

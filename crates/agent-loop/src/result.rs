@@ -156,6 +156,11 @@ async fn finish_turn(
     ctx: &mut LoopContext<'_>,
     mut outcome: Result<String, LoopError>,
 ) -> LoopResult {
+    // A cancelled run is reported cancelled even when its loop went on to return (a guest
+    // whose refused host calls it took as answers): the person asked it to stop.
+    if outcome.is_ok() && ctx.cancel.is_cancelled() {
+        outcome = Err(LoopError::Cancelled);
+    }
     match &outcome {
         Ok(text) => {
             let text = text.clone();

@@ -131,9 +131,10 @@ fn read_lines(path: &Path, start: usize, end: usize) -> Result<String, ReadError
             continue;
         }
         if number > end {
-            out.push_str(&format!(
-                "[more lines follow; read from start_line {number}]\n"
-            ));
+            out.push_str(&match count_rest(&mut reader) {
+                Some(more) => format!("[{} more lines; read from start_line {number}]\n", more + 1),
+                None => format!("[more lines follow; read from start_line {number}]\n"),
+            });
             return Ok(out);
         }
         out.push_str(&format!("{number:>6}\t{}", String::from_utf8_lossy(&line)));
@@ -154,6 +155,34 @@ fn read_lines(path: &Path, start: usize, end: usize) -> Result<String, ReadError
         return Err(ReadError::PastEnd(number));
     }
     Ok(out)
+}
+
+/// Bytes read past the range to count the lines that follow; past this, the count is not
+/// given.
+const MAX_COUNTED_BYTES: u64 = 8 << 20;
+
+/// How many lines are left in `reader`, when they are at most [`MAX_COUNTED_BYTES`] of
+/// text.
+fn count_rest(reader: &mut impl std::io::BufRead) -> Option<usize> {
+    let mut lines = 0;
+    let mut seen = 0u64;
+    let mut last = b'\n';
+    while seen <= MAX_COUNTED_BYTES {
+        let buf = reader.fill_buf().ok()?;
+        let Some(&final_byte) = buf.last() else {
+            // A last line without a newline is a line too.
+            return Some(lines + usize::from(last != b'\n'));
+        };
+        if buf.contains(&0) {
+            return None;
+        }
+        lines += buf.iter().filter(|b| **b == b'\n').count();
+        last = final_byte;
+        seen += buf.len() as u64;
+        let used = buf.len();
+        reader.consume(used);
+    }
+    None
 }
 
 /// Reads one line into `line` (without its `\n` or `\r\n`), keeping at most
@@ -214,7 +243,11 @@ mod tests {
         );
         assert_eq!(
             lines(text, 2, 2).ok().unwrap(),
-            "     2\ttwo\n[more lines follow; read from start_line 3]\n"
+            "     2\ttwo\n[1 more lines; read from start_line 3]\n"
+        );
+        assert_eq!(
+            lines(b"a\nb\nc\nd", 1, 1).ok().unwrap(),
+            "     1\ta\n[3 more lines; read from start_line 2]\n"
         );
         assert!(matches!(lines(text, 5, 6), Err(ReadError::PastEnd(3))));
         assert_eq!(lines(b"", 1, 10).ok().unwrap(), "");

@@ -110,6 +110,11 @@ pub(crate) async fn run_child(
     path: ContextPath,
     params: ContextParams,
 ) -> Result<(ContextResult, Usage), String> {
+    if parent.services.cancel.is_cancelled() {
+        return Err(format!(
+            "context {path} was not started: the run is cancelled"
+        ));
+    }
     let tree = parent.frame.tree.clone();
     if path.depth() > tree.limits.max_depth {
         return Err(format!(

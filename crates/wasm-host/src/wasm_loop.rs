@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::Mutex;
@@ -60,6 +60,13 @@ impl Guest {
 }
 
 /// The export that holds `resume`, as components built against 0.2.5 name it.
+/// How long a cancelled guest has to return by itself (its host calls fail at once) before
+/// its call is dropped.
+const CANCEL_GRACE: Duration = Duration::from_millis(50);
+
+/// How long a guest's `on-cancel` may take.
+const ON_CANCEL_LIMIT: Duration = Duration::from_secs(1);
+
 const RESUMABLE_EXPORT: &str = "wonopcode:agent-loop/resumable@0.2.5";
 
 /// A guest loop.
@@ -269,15 +276,39 @@ impl WasmAgentLoop {
         );
         let started = Instant::now();
         let future = call(&live.guest, &mut live.store);
-        let outcome = match limits.run_timeout {
-            Some(limit) => match tokio::time::timeout(limit, future)
-                .instrument(span.clone())
-                .await
-            {
-                Ok(r) => r.map_err(Some),
-                Err(_) => Err(None),
-            },
-            None => future.instrument(span.clone()).await.map_err(Some),
+        // Cancellation reaches the guest wherever it is. Its host calls fail at once once the
+        // run is cancelled, so a guest that returns by itself does so within
+        // `CANCEL_GRACE`; one that does not (spinning in its own code, or in a host call that
+        // waits) is dropped then: it yields to the host at every epoch tick (10 ms), so that
+        // happens within a tick. A call entered after cancellation (`on-cancel`) has
+        // `ON_CANCEL_LIMIT` instead.
+        let cancel = ctx.cancel.clone();
+        let stop = async move {
+            if cancel.is_cancelled() {
+                tokio::time::sleep(ON_CANCEL_LIMIT).await;
+            } else {
+                cancel.cancelled().await;
+                tokio::time::sleep(CANCEL_GRACE).await;
+            }
+        };
+        let bounded = async {
+            match limits.run_timeout {
+                Some(limit) => match tokio::time::timeout(limit, future).await {
+                    Ok(r) => r.map_err(Some),
+                    Err(_) => Err(None),
+                },
+                None => future.await.map_err(Some),
+            }
+        };
+        let outcome = tokio::select! {
+            outcome = bounded.instrument(span.clone()) => outcome,
+            () = stop => {
+                // The instance stopped part way through a call and cannot be entered again.
+                end_run(live.store.data_mut(), ctx);
+                *guard = None;
+                tracing::debug!(guest = loaded.name, "guest call dropped after cancellation");
+                return Err(LoopError::Cancelled);
+            }
         };
         span.in_scope(|| {
             tracing::debug!(
@@ -609,6 +640,10 @@ impl AgentLoop for WasmAgentLoop {
     }
 
     async fn on_cancel(&self, ctx: &mut LoopContext<'_>) -> Result<(), LoopError> {
+        // A guest dropped part way through its run has nothing left to tidy.
+        if self.lock_live().await.is_none() {
+            return Ok(());
+        }
         self.with_instance(ctx, |guest, store| {
             Box::pin(async move {
                 guest
