@@ -62,7 +62,7 @@ impl Guest {
 /// The export that holds `resume`, as components built against 0.2.5 name it.
 /// How long a cancelled guest has to return by itself (its host calls fail at once) before
 /// its call is dropped.
-const CANCEL_GRACE: Duration = Duration::from_millis(50);
+const CANCEL_GRACE: Duration = Duration::from_millis(30);
 
 /// How long a guest's `on-cancel` may take.
 const ON_CANCEL_LIMIT: Duration = Duration::from_secs(1);
