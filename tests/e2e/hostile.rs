@@ -728,3 +728,54 @@ fn ctrl_c_stops_a_guest_wherever_it_is() {
         );
     }
 }
+
+#[test]
+fn a_run_has_one_memory_budget_and_a_bounded_number_of_contexts() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("unused"), done("end_turn")]]);
+    let config = s.outside("config.yaml");
+    std::fs::write(
+        &config,
+        "contexts:\n  max_memory_mb: 300\n  max_total: 30\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let misbehave = wonopcode_wasm_host::guest_paths::MISBEHAVE;
+
+    // Three nested contexts, the last allocating without end: the run's budget (300 MiB)
+    // stops it, not each instance's own limit (512 MiB).
+    let out = s.run_json(
+        &t,
+        &["--config", config, "--agent-loop", misbehave],
+        "nest 3 alloc",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let nested = events(&out);
+    let failed: Vec<&serde_json::Value> = nested
+        .iter()
+        .filter(|e| e["type"] == "context.completed" && e["status"] == "error")
+        .collect();
+    assert!(
+        failed.iter().any(|e| e["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the run's guests together would hold more than 300 MiB")),
+        "{failed:?}"
+    );
+
+    // A tree where every context spawns three more ends once 30 have started.
+    let out = s.run_json(
+        &t,
+        &["--config", config, "--agent-loop", misbehave],
+        "fanout 3",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let started = events
+        .iter()
+        .filter(|e| e["type"] == "context.started")
+        .count();
+    assert_eq!(started, 30, "contexts started");
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("refused"), "{answer}");
+}

@@ -78,6 +78,11 @@ pub struct ContextsConfig {
     pub max_depth: Option<usize>,
     /// Contexts alive at once in a run's tree (default 1,000).
     pub max_live: Option<usize>,
+    /// Contexts started in one turn, ended ones included (default 10,000).
+    pub max_total: Option<usize>,
+    /// MiB of memory all guests of a run may hold together (default a quarter of the
+    /// machine's memory).
+    pub max_memory_mb: Option<usize>,
     /// Children of one parallel spawn running at once (default 4).
     pub max_parallel: Option<usize>,
 }
@@ -89,6 +94,10 @@ impl ContextsConfig {
         ContextLimits {
             max_depth: self.max_depth.unwrap_or(base.max_depth),
             max_live: self.max_live.unwrap_or(base.max_live).max(1),
+            max_total: self.max_total.unwrap_or(base.max_total).max(1),
+            max_memory_bytes: self
+                .max_memory_mb
+                .map_or(base.max_memory_bytes, |mb| mb.saturating_mul(1 << 20)),
             max_parallel: max_parallel
                 .map(|n| n as usize)
                 .or(self.max_parallel)

@@ -286,6 +286,7 @@ async fn load_child(
                     &component.bytes,
                     &component.origin,
                     base.host_config.clone(),
+                    tree.memory.clone(),
                 )
                 .await
                 .map_err(|e| e.to_string())?;

@@ -10,14 +10,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 
 use crate::frame::LoadedGuest;
+use crate::memory_budget::MemoryBudget;
 
-/// Limits on the context tree: depth 100, 1,000 live contexts, 4 children of a batch at once.
+/// Limits on the context tree: depth 100, 1,000 live contexts, 10,000 contexts in a turn, 4
+/// children of a batch at once, and a quarter of the machine's memory for all guests together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextLimits {
     /// Deepest context allowed (the root is depth 0).
     pub max_depth: usize,
     /// Contexts alive at once in the whole tree, the root included.
     pub max_live: usize,
+    /// Contexts started in one turn of the root, ended ones included: a tree that keeps
+    /// replacing its children (a fan-out that never ends) stops here.
+    pub max_total: usize,
+    /// Bytes of linear memory all live guest instances of the tree may hold together.
+    pub max_memory_bytes: usize,
     /// Children of one `spawn-parallel` call running at once.
     pub max_parallel: usize,
 }
@@ -27,6 +34,8 @@ impl Default for ContextLimits {
         Self {
             max_depth: 100,
             max_live: 1000,
+            max_total: 10_000,
+            max_memory_bytes: crate::memory_budget::default_limit(),
             max_parallel: 4,
         }
     }
@@ -48,7 +57,11 @@ pub trait ModuleResolver: Send + Sync {
 pub(crate) struct ContextTree {
     pub limits: ContextLimits,
     pub resolver: Option<Arc<dyn ModuleResolver>>,
+    /// The memory all the tree's guest instances draw on.
+    pub memory: Arc<MemoryBudget>,
     live: AtomicUsize,
+    /// Contexts started in the root's current turn.
+    started: AtomicUsize,
     loaded: Mutex<HashMap<LoopSource, Arc<LoadedGuest>>>,
 }
 
@@ -62,18 +75,42 @@ impl Drop for LiveSlot {
 }
 
 impl ContextTree {
-    pub fn new(limits: ContextLimits, resolver: Option<Arc<dyn ModuleResolver>>) -> Arc<Self> {
+    pub fn new(
+        limits: ContextLimits,
+        resolver: Option<Arc<dyn ModuleResolver>>,
+        memory: Arc<MemoryBudget>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             limits,
             resolver,
+            memory,
             // The root context is alive for as long as the tree.
             live: AtomicUsize::new(1),
+            started: AtomicUsize::new(0),
             loaded: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Takes a place for a new context, or says the tree is full.
+    /// A new turn of the root: its count of started contexts begins again.
+    pub fn begin_turn(&self) {
+        self.started.store(0, Ordering::Release);
+    }
+
+    /// Takes a place for a new context, or says the tree is full or has started all the
+    /// contexts a turn may.
     pub fn enter(self: &Arc<Self>) -> Result<LiveSlot, String> {
+        let total = self.limits.max_total;
+        if self
+            .started
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < total).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(format!(
+                "the limit of {total} contexts started in this turn is reached"
+            ));
+        }
         let cap = self.limits.max_live;
         let taken = self
             .live
@@ -111,12 +148,34 @@ mod tests {
                 ..ContextLimits::default()
             },
             None,
+            MemoryBudget::new(1 << 20),
         );
         let a = tree.enter().unwrap();
         let _b = tree.enter().unwrap();
         let refused = tree.enter().err().unwrap();
         assert!(refused.contains("3 live contexts"), "{refused}");
         drop(a);
+        assert!(tree.enter().is_ok());
+    }
+
+    #[test]
+    fn a_turn_starts_a_bounded_number_of_contexts() {
+        let tree = ContextTree::new(
+            ContextLimits {
+                max_total: 2,
+                ..ContextLimits::default()
+            },
+            None,
+            MemoryBudget::new(1 << 20),
+        );
+        drop(tree.enter().unwrap());
+        drop(tree.enter().unwrap());
+        let refused = tree.enter().err().unwrap();
+        assert_eq!(
+            refused,
+            "the limit of 2 contexts started in this turn is reached"
+        );
+        tree.begin_turn();
         assert!(tree.enter().is_ok());
     }
 }

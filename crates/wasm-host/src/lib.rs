@@ -21,6 +21,7 @@ pub mod limits;
 pub mod loader;
 mod loop_name;
 pub mod loop_source;
+mod memory_budget;
 pub mod prompter;
 pub mod reload;
 pub mod state;

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -16,6 +15,7 @@ use crate::context_tree::{ContextLimits, ModuleResolver};
 use crate::frame::Frame;
 use crate::host::providers::OpenStream;
 use crate::limits::GuestLimits;
+use crate::memory_budget::{GuestLimiter, MemoryBudget};
 use crate::prompter::GuestPrompter;
 
 /// What the host's config tells guests (`config` interface): the user's choices, and who
@@ -107,7 +107,7 @@ pub(crate) struct GuestIo {
 /// What stops a guest from taking more than it may: memory and tables (the store's
 /// limiter), and computation between host calls (epoch ticks).
 pub(crate) struct Guard {
-    pub limiter: StoreLimits,
+    pub limiter: GuestLimiter,
     pub limits: GuestLimits,
     /// Epoch ticks of guest computation since its last call into the host (reset by the
     /// linker's getters on every host call).
@@ -217,7 +217,11 @@ pub(crate) fn outside_a_run() -> wasmtime::Error {
 }
 
 impl HostState {
-    pub(crate) fn new(limits: GuestLimits, host_config: HostConfig) -> Self {
+    pub(crate) fn new(
+        limits: GuestLimits,
+        host_config: HostConfig,
+        memory: Arc<MemoryBudget>,
+    ) -> Self {
         let stdout = MemoryOutputPipe::new(PIPE_CAPACITY);
         let stderr = MemoryOutputPipe::new(PIPE_CAPACITY);
         // Minimal WASI: no preopened directories, no environment, no sockets, no stdin.
@@ -236,7 +240,7 @@ impl HostState {
                 stderr_mark: 0,
             },
             guard: Guard {
-                limiter: limits.store_limits(),
+                limiter: GuestLimiter::new(limits.store_limits(), memory),
                 limits,
                 compute_ticks: 0,
             },

@@ -26,6 +26,7 @@ use crate::host::ui::UiView;
 use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, inspect};
 use crate::loop_name::interned;
+use crate::memory_budget::MemoryBudget;
 use crate::state::{HostConfig, HostState, RunSlot};
 
 /// A live instance and its store.
@@ -96,10 +97,12 @@ impl WasmAgentLoop {
         origin: &str,
         host_config: HostConfig,
     ) -> Result<Self, WasmError> {
-        let (loaded, live) = load_guest(engine, bytes, origin, host_config).await?;
+        let memory = MemoryBudget::new(host_config.contexts.max_memory_bytes);
+        let (loaded, live) = load_guest(engine, bytes, origin, host_config, memory.clone()).await?;
         let tree = ContextTree::new(
             loaded.host_config.contexts,
             loaded.host_config.resolver.clone(),
+            memory,
         );
         let frame = Arc::new(Frame {
             loaded: Arc::new(loaded),
@@ -232,6 +235,14 @@ impl WasmAgentLoop {
             );
         }
         outcome
+    }
+
+    /// A root's new turn may start its own number of contexts; a child's run counts toward
+    /// its root's turn.
+    fn begin_turn(&self) {
+        if self.frame.params.is_none() {
+            self.frame.tree.begin_turn();
+        }
     }
 
     /// The instance, locked. Taken without waiting when nobody holds it, which is always
@@ -372,11 +383,12 @@ pub(crate) async fn load_guest(
     bytes: &[u8],
     origin: &str,
     host_config: HostConfig,
+    memory: Arc<MemoryBudget>,
 ) -> Result<(LoadedGuest, Live), WasmError> {
     let info = inspect(bytes, origin)?;
     let component = engine.compile(bytes, origin)?;
     let pre = engine.instance_pre(&component, origin)?;
-    let mut live = new_instance(&engine, &pre, origin, &host_config).await?;
+    let mut live = new_instance(&engine, &pre, origin, &host_config, memory).await?;
     let agent = live.guest.world.wonopcode_agent_loop_agent_loop();
     let call_error = |live: &Live, export: &'static str, e: wasmtime::Error| WasmError::GuestCall {
         origin: origin.to_owned(),
@@ -418,7 +430,8 @@ pub(crate) async fn load_guest(
 /// A fresh store and instance for a context of this frame.
 async fn instantiate(frame: &Arc<Frame>) -> Result<Live, WasmError> {
     let t = &frame.loaded;
-    let mut live = new_instance(&t.engine, &t.pre, &t.origin, &t.host_config).await?;
+    let memory = frame.tree.memory.clone();
+    let mut live = new_instance(&t.engine, &t.pre, &t.origin, &t.host_config, memory).await?;
     let state = live.store.data_mut();
     state.place.loop_name = t.name.to_owned();
     state.place.frame = Some(frame.clone());
@@ -430,9 +443,11 @@ async fn new_instance(
     pre: &AgentLoopWorldPre<HostState>,
     origin: &str,
     host_config: &HostConfig,
+    memory: Arc<MemoryBudget>,
 ) -> Result<Live, WasmError> {
     let limits = engine.limits;
-    let mut store = Store::new(&engine.engine, HostState::new(limits, host_config.clone()));
+    let state = HostState::new(limits, host_config.clone(), memory);
+    let mut store = Store::new(&engine.engine, state);
     store.limiter(|state| &mut state.guard.limiter);
     let budget = limits.compute_ticks();
     let budget_secs = limits.compute_budget.as_secs();
@@ -561,6 +576,7 @@ impl AgentLoop for WasmAgentLoop {
         ctx: &mut LoopContext<'_>,
         user_input: &str,
     ) -> Result<String, LoopError> {
+        self.begin_turn();
         self.ensure_started(ctx).await?;
         let input = user_input.to_owned();
         let result = self
@@ -589,6 +605,7 @@ impl AgentLoop for WasmAgentLoop {
                 "there is no suspended tool call to resume".to_owned(),
             ));
         }
+        self.begin_turn();
         self.ensure_started(ctx).await?;
         let result = self
             .with_instance(ctx, |guest, store| {

@@ -197,6 +197,7 @@ async fn a_spawn_bomb_meets_the_depth_and_live_context_limits() {
         max_depth: 4,
         max_live: 6,
         max_parallel: 3,
+        ..ContextLimits::default()
     };
     let config = HostConfig {
         contexts: limits,
