@@ -779,3 +779,55 @@ fn a_run_has_one_memory_budget_and_a_bounded_number_of_contexts() {
     let answer = String::from_utf8_lossy(&out.stdout);
     assert!(answer.contains("refused"), "{answer}");
 }
+
+#[test]
+fn a_call_running_when_wonopcode_is_killed_is_recorded_as_started() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let marker = format!("wonopcode-killed-test-{}", std::process::id());
+    let command = format!("exec -a {marker} sleep 300");
+    let mut turn = vec![text("Running.")];
+    turn.extend(call(
+        "c1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+    ));
+    turn.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[turn, vec![text("the answer"), done("end_turn")]],
+    );
+    let (mut child, _lines) = crate::support::spawn_until(
+        std::process::Command::new(crate::support::bin())
+            .args(["--json", "--yes", "--replay"])
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("--history")
+            .arg(&history)
+            .arg("go"),
+        &[r#""type":"item.started""#, r#""name":"bash""#],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // SIGKILL: nothing of wonopcode's own runs after it.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _ = std::process::Command::new("pkill").args(["-f", &marker]).status();
+
+    let messages = crate::parity::history_messages(&history);
+    assert_eq!(messages.last().unwrap()["role"], "assistant");
+    // The next run reads the history and says what became of the call.
+    let t2 = s.transcript("t2.jsonl", &[vec![text("again"), done("end_turn")]]);
+    let out = s.run_json(&t2, &["--history", history.to_str().unwrap()], "and now?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let messages = crate::parity::history_messages(&history);
+    let answer = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("no answer to the call: {messages:?}"));
+    let content = answer["parts"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        content.starts_with("interrupted: wonopcode stopped while this call was running"),
+        "{answer}"
+    );
+}

@@ -2,15 +2,21 @@
 //! message, so a crash or Ctrl-C never loses a stored message and the file always parses.
 //!
 //! Records: `{"type":"session",...}` first, then `{"type":"message","message":...}` per
-//! message, and `{"type":"reset","messages":[...]}` when compaction replaced the history.
+//! message, `{"type":"reset","messages":[...]}` when compaction replaced the history, and
+//! `{"type":"call_started","call_id":...}` / `{"type":"call_ended","call_id":...,"ran":...}`
+//! around each tool call, so that after a crash the next run knows which unanswered calls
+//! were running (and may have taken effect) and which never started.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::Message;
+use std::collections::HashMap;
+
 use wonopcode_agent_loop::event::now_rfc3339;
+use wonopcode_agent_loop::message::pending_tool_calls;
+use wonopcode_agent_loop::{Message, Part, Role};
 
 use crate::error::SessionError;
 
@@ -34,6 +40,25 @@ enum Record {
     Reset {
         messages: Vec<Message>,
     },
+    CallStarted {
+        call_id: String,
+    },
+    CallEnded {
+        call_id: String,
+        /// Whether the call ran (false: refused or suspended before running).
+        ran: bool,
+    },
+}
+
+/// What the history says of a tool call since its last reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallState {
+    /// Started (running, or waiting for approval), never ended.
+    Started,
+    /// Ran to its end; its result may not have been stored.
+    Ran,
+    /// Ended without running (refused, or suspended for approval).
+    NotRun,
 }
 
 /// An open history file.
@@ -60,9 +85,9 @@ impl History {
                 )));
             }
         };
-        let (session_id, messages) = match &existing {
+        let (session_id, mut messages, calls) = match &existing {
             Some(text) if !text.trim().is_empty() => parse(text, path)?,
-            _ => (new_session_id.to_owned(), Vec::new()),
+            _ => (new_session_id.to_owned(), Vec::new(), HashMap::new()),
         };
         // A last line without its newline is a record a crash or a full disk cut short: it
         // is kept aside, not lost, and the file ends on a whole record again before anything
@@ -97,7 +122,27 @@ impl History {
                 version: 1,
             })?;
         }
+        if let Some(answers) = answer_interrupted(&messages, &calls) {
+            history.append(&answers)?;
+            messages.push(answers);
+        }
         Ok((history, messages))
+    }
+
+    /// Records that a tool call of the root context started (it is about to be decided on
+    /// and run).
+    pub fn call_started(&mut self, call_id: &str) -> Result<(), SessionError> {
+        self.append_record(&Record::CallStarted {
+            call_id: call_id.to_owned(),
+        })
+    }
+
+    /// Records that a tool call ended; `ran` is false when it was refused or suspended.
+    pub fn call_ended(&mut self, call_id: &str, ran: bool) -> Result<(), SessionError> {
+        self.append_record(&Record::CallEnded {
+            call_id: call_id.to_owned(),
+            ran,
+        })
     }
 
     /// Appends a message and syncs it to disk.
@@ -175,9 +220,50 @@ fn set_aside(path: &Path, tail: &str, whole: u64) -> Result<PathBuf, SessionErro
     Ok(aside)
 }
 
-fn parse(text: &str, path: &Path) -> Result<(String, Vec<Message>), SessionError> {
+/// The answers to the calls a run that stopped part way left unanswered, when one of them
+/// was running or had run: each is told what the history knows of it. `None` when no call
+/// was under way, so that a suspended run's calls stay open for `--resume`.
+fn answer_interrupted(messages: &[Message], calls: &HashMap<String, CallState>) -> Option<Message> {
+    let pending = pending_tool_calls(messages);
+    let under_way = |id: &str| matches!(calls.get(id), Some(CallState::Started | CallState::Ran));
+    if !pending.iter().any(|(id, _, _)| under_way(id)) {
+        return None;
+    }
+    let parts = pending
+        .into_iter()
+        .map(|(id, _, _)| {
+            let content = match calls.get(&id) {
+                Some(CallState::Started) => {
+                    "interrupted: wonopcode stopped while this call was running (or waiting \
+                     for approval); it may have taken effect in part or in full"
+                }
+                Some(CallState::Ran) => {
+                    "ran, but wonopcode stopped before its result was stored; check its \
+                     effects before running it again"
+                }
+                Some(CallState::NotRun) | None => {
+                    "not run: wonopcode stopped before this call started"
+                }
+            };
+            Part::ToolResult {
+                call_id: id,
+                content: content.to_owned(),
+                is_error: true,
+            }
+        })
+        .collect();
+    Some(Message {
+        role: Role::Tool,
+        parts,
+    })
+}
+
+type Parsed = (String, Vec<Message>, HashMap<String, CallState>);
+
+fn parse(text: &str, path: &Path) -> Result<Parsed, SessionError> {
     let mut session_id = None;
     let mut messages = Vec::new();
+    let mut calls = HashMap::new();
     let lines: Vec<&str> = text.lines().collect();
     for (index, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
@@ -200,8 +286,30 @@ fn parse(text: &str, path: &Path) -> Result<(String, Vec<Message>), SessionError
         };
         match record {
             Record::Session { session_id: id, .. } => session_id = Some(id),
-            Record::Message { message } => messages.push(message),
-            Record::Reset { messages: all } => messages = all,
+            Record::Message { message } => {
+                // A call id used again (as recorded transcripts do) starts with no state.
+                for (id, _, _) in message.tool_calls() {
+                    calls.remove(id);
+                }
+                messages.push(message);
+            }
+            Record::Reset { messages: all } => {
+                messages = all;
+                calls.clear();
+            }
+            Record::CallStarted { call_id } => {
+                calls.insert(call_id, CallState::Started);
+            }
+            Record::CallEnded { call_id, ran } => {
+                calls.insert(
+                    call_id,
+                    if ran {
+                        CallState::Ran
+                    } else {
+                        CallState::NotRun
+                    },
+                );
+            }
         }
     }
     let Some(session_id) = session_id else {
@@ -210,12 +318,88 @@ fn parse(text: &str, path: &Path) -> Result<(String, Vec<Message>), SessionError
             path.display()
         )));
     };
-    Ok((session_id, messages))
+    Ok((session_id, messages, calls))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn calls(ids: &[&str]) -> Message {
+        Message {
+            role: Role::Assistant,
+            parts: ids
+                .iter()
+                .map(|id| Part::ToolCall {
+                    id: (*id).to_owned(),
+                    name: "bash".to_owned(),
+                    arguments: "{}".to_owned(),
+                })
+                .collect(),
+        }
+    }
+
+    fn answers(message: &Message) -> Vec<(String, String)> {
+        message
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::ToolResult {
+                    call_id, content, ..
+                } => Some((call_id.clone(), content.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_under_way_when_a_run_stopped_are_answered_for_what_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        let (mut h, _) = History::open(&path, "s").unwrap();
+        h.append(&Message::user("go")).unwrap();
+        h.append(&calls(&["ran", "running", "queued"])).unwrap();
+        h.call_started("ran").unwrap();
+        h.call_ended("ran", true).unwrap();
+        h.call_started("running").unwrap();
+        drop(h); // the process is killed here
+        let (_, messages) = History::open(&path, "s").unwrap();
+        let found = answers(messages.last().unwrap());
+        assert_eq!(found.len(), 3);
+        assert!(
+            found[0]
+                .1
+                .starts_with("ran, but wonopcode stopped before its result")
+        );
+        assert!(
+            found[1]
+                .1
+                .starts_with("interrupted: wonopcode stopped while this call was running")
+        );
+        assert!(
+            found[2]
+                .1
+                .starts_with("not run: wonopcode stopped before this call started")
+        );
+        // The answers are stored: the next open finds nothing left to answer.
+        let (_, again) = History::open(&path, "s").unwrap();
+        assert_eq!(again.len(), messages.len());
+        assert!(pending_tool_calls(&again).is_empty());
+    }
+
+    #[test]
+    fn a_suspended_runs_calls_stay_open_for_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        let (mut h, _) = History::open(&path, "s").unwrap();
+        h.append(&Message::user("go")).unwrap();
+        h.append(&calls(&["waiting"])).unwrap();
+        h.call_started("waiting").unwrap();
+        h.call_ended("waiting", false).unwrap();
+        drop(h);
+        let (_, messages) = History::open(&path, "s").unwrap();
+        assert_eq!(pending_tool_calls(&messages).len(), 1);
+    }
 
     #[test]
     fn appends_reopens_and_folds_resets() {
