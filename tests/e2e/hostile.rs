@@ -812,7 +812,9 @@ fn a_call_running_when_wonopcode_is_killed_is_recorded_as_started() {
     // SIGKILL: nothing of wonopcode's own runs after it.
     child.kill().unwrap();
     child.wait().unwrap();
-    let _ = std::process::Command::new("pkill").args(["-f", &marker]).status();
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", &marker])
+        .status();
 
     let messages = crate::parity::history_messages(&history);
     assert_eq!(messages.last().unwrap()["role"], "assistant");

@@ -7,8 +7,11 @@ use std::path::{Component, Path, PathBuf};
 use wonopcode_agent_loop::ToolError;
 
 /// Resolves `input` (relative to `root`, or absolute) to a path inside `root`. `root` must be
-/// canonical. The longest existing prefix is canonicalized, so symlinks are followed before
-/// the check; a dangling symlink is refused because its target cannot be checked.
+/// canonical. The longest prefix that exists is resolved by the system, as opening the path
+/// would resolve it (symlinks followed before a `..` after them applies); in the rest, which
+/// does not exist yet, `.` is skipped and `..` is refused, as the system would. A dangling
+/// symlink is refused:
+/// its target cannot be checked, and writing through it would create that target.
 pub fn resolve(root: &Path, input: &str) -> Result<PathBuf, ToolError> {
     let given = Path::new(input);
     let joined = if given.is_absolute() {
@@ -16,32 +19,35 @@ pub fn resolve(root: &Path, input: &str) -> Result<PathBuf, ToolError> {
     } else {
         root.join(given)
     };
-    let mut normalized = PathBuf::new();
-    for component in joined.components() {
+    let failed = |e: &io::Error| {
+        ToolError::Failed(format!("cannot resolve path `{input}`: {}", describe(e)))
+    };
+    let components: Vec<Component> = joined.components().collect();
+    let mut existing = components.len();
+    let mut full = loop {
+        let prefix: PathBuf = components[..existing].iter().collect();
+        match prefix.canonicalize() {
+            Ok(real) => break real,
+            // Missing (and not a dangling symlink): the name is one still to be made.
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    && existing > 1
+                    && std::fs::symlink_metadata(&prefix).is_err() =>
+            {
+                existing -= 1;
+            }
+            Err(e) => return Err(failed(&e)),
+        }
+    };
+    for component in &components[existing..] {
         match component {
+            // As for the system: `missing/..` is not there.
             Component::ParentDir => {
-                normalized.pop();
+                return Err(failed(&io::Error::from(io::ErrorKind::NotFound)));
             }
-            Component::CurDir => {}
-            other => normalized.push(other),
+            Component::Normal(name) => full.push(name),
+            _ => {}
         }
-    }
-    let mut existing = normalized.clone();
-    let mut missing = Vec::new();
-    while std::fs::symlink_metadata(&existing).is_err() {
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                missing.push(name.to_owned());
-                existing = parent.to_path_buf();
-            }
-            _ => break,
-        }
-    }
-    let mut full = existing.canonicalize().map_err(|e| {
-        ToolError::Failed(format!("cannot resolve path `{input}`: {}", describe(&e)))
-    })?;
-    for name in missing.into_iter().rev() {
-        full.push(name);
     }
     if full.starts_with(root) {
         Ok(full)
@@ -138,6 +144,7 @@ mod tests {
             root.join("sub/new.txt")
         );
         assert_eq!(resolve(&root, "sub/../a.txt").unwrap(), root.join("a.txt"));
+        assert!(resolve(&root, "missing/../a.txt").is_err());
         assert_eq!(
             resolve(&root, "deep/new/file").unwrap(),
             root.join("deep/new/file")
