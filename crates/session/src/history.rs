@@ -75,8 +75,8 @@ impl History {
     /// Opens `path` for appending, creating it with a session record if it does not exist;
     /// returns the messages it already holds.
     pub fn open(path: &Path, new_session_id: &str) -> Result<(Self, Vec<Message>), SessionError> {
-        let existing = match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
+        let existing = match std::fs::read(path) {
+            Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
                 return Err(error(format!(
@@ -85,19 +85,28 @@ impl History {
                 )));
             }
         };
-        let (session_id, mut messages, calls) = match &existing {
-            Some(text) if !text.trim().is_empty() => parse(text, path)?,
-            _ => (new_session_id.to_owned(), Vec::new(), HashMap::new()),
+        let bytes = existing.as_deref().unwrap_or_default();
+        // A last line without its newline is a record a crash or a full disk cut short
+        // (maybe inside a character): it is kept aside, not lost, and the file ends on a
+        // whole record again before anything is appended.
+        let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+        let text = std::str::from_utf8(&bytes[..whole]).map_err(|e| {
+            let line = bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
+            error(format!(
+                "{}:{line}: invalid history record: not UTF-8 text",
+                path.display()
+            ))
+        })?;
+        let (session_id, mut messages, calls) = if text.trim().is_empty() && whole == bytes.len()
+        {
+            (new_session_id.to_owned(), Vec::new(), HashMap::new())
+        } else {
+            parse(text, path)?
         };
-        // A last line without its newline is a record a crash or a full disk cut short: it
-        // is kept aside, not lost, and the file ends on a whole record again before anything
-        // is appended.
-        let torn = match &existing {
-            Some(text) if !text.is_empty() && !text.ends_with('\n') => {
-                let whole = text.rfind('\n').map_or(0, |at| at + 1);
-                Some(set_aside(path, &text[whole..], whole as u64)?)
-            }
-            _ => None,
+        let torn = if whole < bytes.len() {
+            Some(set_aside(path, &bytes[whole..], whole as u64)?)
+        } else {
+            None
         };
         let file = OpenOptions::new()
             .create(true)
@@ -115,7 +124,7 @@ impl History {
             session_id,
             torn,
         };
-        if existing.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
             history.append_record(&Record::Session {
                 session_id: history.session_id.clone(),
                 created: now_rfc3339(),
@@ -188,7 +197,7 @@ impl History {
 
 /// Keeps the torn tail of `path` (from byte `whole` on) in `<path>.torn`, appended to what
 /// is there, then cuts the history back to its last whole record.
-fn set_aside(path: &Path, tail: &str, whole: u64) -> Result<PathBuf, SessionError> {
+fn set_aside(path: &Path, tail: &[u8], whole: u64) -> Result<PathBuf, SessionError> {
     let mut aside = path.as_os_str().to_owned();
     aside.push(".torn");
     let aside = PathBuf::from(aside);
@@ -204,7 +213,8 @@ fn set_aside(path: &Path, tail: &str, whole: u64) -> Result<PathBuf, SessionErro
         .append(true)
         .open(&aside)
         .map_err(failed)?;
-    kept.write_all(format!("{tail}\n").as_bytes())
+    kept.write_all(tail)
+        .and_then(|()| kept.write_all(b"\n"))
         .and_then(|()| kept.sync_data())
         .map_err(failed)?;
     OpenOptions::new()
@@ -264,26 +274,18 @@ fn parse(text: &str, path: &Path) -> Result<Parsed, SessionError> {
     let mut session_id = None;
     let mut messages = Vec::new();
     let mut calls = HashMap::new();
-    let lines: Vec<&str> = text.lines().collect();
-    for (index, line) in lines.iter().enumerate() {
+    for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let record: Record = match serde_json::from_str(line) {
-            Ok(r) => r,
-            // A last line cut short by a crash mid-write: everything before it is intact.
-            Err(e) if index + 1 == lines.len() && !text.ends_with('\n') => {
-                tracing::warn!(line = index + 1, error = %e, "ignoring an incomplete last line in the history file");
-                break;
-            }
-            Err(e) => {
-                return Err(error(format!(
-                    "{}:{}: invalid history record: {e}",
-                    path.display(),
-                    index + 1
-                )));
-            }
-        };
+        // Only whole lines come here: a torn last one was set aside by `open`.
+        let record: Record = serde_json::from_str(line).map_err(|e| {
+            error(format!(
+                "{}:{}: invalid history record: {e}",
+                path.display(),
+                index + 1
+            ))
+        })?;
         match record {
             Record::Session { session_id: id, .. } => session_id = Some(id),
             Record::Message { message } => {

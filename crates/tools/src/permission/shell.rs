@@ -122,6 +122,14 @@ impl Script {
     }
 
     fn command(&mut self, node: Node<'_>, source: &[u8], depth: usize) {
+        // tree-sitter-bash sometimes reads an unquoted newline as a blank (`ls | ls\nrm x`
+        // comes out as one command `ls rm x`), where bash ends the command there: such a
+        // command is read again with those newlines as the `;` bash takes them for.
+        let text = text_of(node, source);
+        if let Some(split) = newlines_as_separators(text) {
+            self.read(&split, depth + 1);
+            return;
+        }
         let mut words = Vec::new();
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -188,12 +196,80 @@ impl Script {
     }
 }
 
+/// `text` with each newline bash would read as the end of a command turned into `;`, or
+/// `None` when it has none: newlines in quotes, after a backslash, or inside `$(…)`, `(…)`,
+/// `{…}` and backquotes are left alone (what is inside those is read as commands of its own).
+fn newlines_as_separators(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut found = false;
+    let mut nesting = 0usize;
+    let mut backquoted = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+                continue;
+            }
+            '\'' if nesting == 0 && !backquoted => {
+                out.push(c);
+                for q in chars.by_ref() {
+                    out.push(q);
+                    if q == '\'' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            '"' if nesting == 0 && !backquoted => {
+                out.push(c);
+                while let Some(q) = chars.next() {
+                    out.push(q);
+                    match q {
+                        '\\' => {
+                            if let Some(escaped) = chars.next() {
+                                out.push(escaped);
+                            }
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            '(' | '{' => nesting += 1,
+            ')' | '}' => nesting = nesting.saturating_sub(1),
+            '`' => backquoted = !backquoted,
+            '\n' if nesting == 0 && !backquoted => {
+                found = true;
+                out.push(';');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    found.then_some(out)
+}
+
 /// The program a command word names: `/bin/rm` and `rm` are both `rm`.
 pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
+/// The tree of `text`. The parser sees every byte past ASCII as `a`: bash reads such bytes
+/// only as parts of words (its blanks and operators are all ASCII), and tree-sitter-bash's
+/// scanner passes a character it just read to `isdigit`, which reads out of bounds (and can
+/// crash the process) for one past 255, as in `{é`. The length is kept, so the tree's byte
+/// ranges still point into `text`.
 fn parse(text: &str) -> Option<tree_sitter::Tree> {
+    let ascii: Vec<u8> = text
+        .bytes()
+        .map(|b| if b.is_ascii() { b } else { b'a' })
+        .collect();
     thread_local! {
         static PARSER: RefCell<Option<Parser>> = RefCell::new({
             let mut parser = Parser::new();
@@ -203,7 +279,7 @@ fn parse(text: &str) -> Option<tree_sitter::Tree> {
                 .map(|()| parser)
         });
     }
-    PARSER.with(|parser| parser.borrow_mut().as_mut()?.parse(text, None))
+    PARSER.with(|parser| parser.borrow_mut().as_mut()?.parse(&ascii, None))
 }
 
 fn text_of<'s>(node: Node<'_>, source: &'s [u8]) -> &'s str {
@@ -363,6 +439,23 @@ mod tests {
         let s = Script::parse(&huge);
         assert!(!s.is_plain());
         assert!(s.commands().is_empty());
+    }
+
+    #[test]
+    fn characters_past_ascii_are_words() {
+        // `{` then a character past 255 made tree-sitter-bash's scanner read out of bounds.
+        for text in ["echo {é", "echo {\u{1F600}..", "ls {\u{10FFFF}"] {
+            let _ = Script::parse(text);
+        }
+        let s = Script::parse("echo héllo wörld && rm é");
+        assert!(s.is_plain());
+        assert_eq!(words(&s).len(), 2);
+        assert!(
+            words(&s).contains(&"echo héllo wörld".to_owned()),
+            "{:?}",
+            words(&s)
+        );
+        assert!(words(&s).contains(&"rm é".to_owned()), "{:?}", words(&s));
     }
 
     #[test]
