@@ -624,7 +624,7 @@ fn processes_a_command_detaches_end_with_its_call() {
 }
 
 #[test]
-fn read_takes_only_what_it_returns_from_huge_files_and_refuses_fifos() {
+fn read_takes_only_what_it_returns_from_huge_files_and_file_tools_refuse_fifos() {
     let s = Scratch::new();
     // 32 KiB of text, then holes up to 4 GiB: only the lines asked for are read.
     let huge = s.ws().join("huge.log");
@@ -662,12 +662,14 @@ fn read_takes_only_what_it_returns_from_huge_files_and_refuses_fifos() {
         .status()
         .unwrap();
     assert!(made.success());
-    for tool in ["read", "edit"] {
-        let args = if tool == "read" {
-            r#"{"path": "pipe"}"#
-        } else {
-            r#"{"path": "pipe", "old_string": "a", "new_string": "b"}"#
-        };
+    for (tool, args) in [
+        ("read", r#"{"path": "pipe"}"#),
+        (
+            "edit",
+            r#"{"path": "pipe", "old_string": "a", "new_string": "b"}"#,
+        ),
+        ("write", r#"{"path": "pipe", "content": "x"}"#),
+    ] {
         let item = single_call(&s, tool, args, &["--yes"]);
         assert_eq!(item["status"], "failed", "{tool}: {item}");
         assert!(

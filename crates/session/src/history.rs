@@ -89,16 +89,22 @@ impl History {
         // A last line without its newline is a record a crash or a full disk cut short
         // (maybe inside a character): it is kept aside, not lost, and the file ends on a
         // whole record again before anything is appended.
-        let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+        let whole = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |at| at + 1);
         let text = std::str::from_utf8(&bytes[..whole]).map_err(|e| {
-            let line = bytes[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count() + 1;
+            let line = bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1;
             error(format!(
                 "{}:{line}: invalid history record: not UTF-8 text",
                 path.display()
             ))
         })?;
-        let (session_id, mut messages, calls) = if text.trim().is_empty() && whole == bytes.len()
-        {
+        let (session_id, mut messages, calls) = if text.trim().is_empty() && whole == bytes.len() {
             (new_session_id.to_owned(), Vec::new(), HashMap::new())
         } else {
             parse(text, path)?

@@ -11,7 +11,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::workspace::{describe, display, resolve, rule_subject};
+use crate::workspace::{OpenError, describe, display, resolve, rule_subject};
 
 /// Writes a file, creating parent directories.
 pub struct WriteTool(ToolSpec);
@@ -60,10 +60,13 @@ impl Tool for WriteTool {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
         let rel = display(&env.workspace_root, &path);
-        let kind = if tokio::fs::try_exists(&path).await.unwrap_or(false) {
-            FileChangeKind::Update
-        } else {
-            FileChangeKind::Add
+        let kind = match tokio::fs::metadata(&path).await {
+            // Writing to a FIFO would wait for a reader; to a device, reach past the files.
+            Ok(meta) if !meta.is_file() => {
+                return Err(OpenError::NotRegular.for_path(&a.path));
+            }
+            Ok(_) => FileChangeKind::Update,
+            Err(_) => FileChangeKind::Add,
         };
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
