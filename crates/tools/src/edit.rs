@@ -67,6 +67,16 @@ impl Tool for EditTool {
         let rel = display(&env.workspace_root, &path);
         let text = read_for_edit(&path, &rel).await?;
         let matches = text.matches(&a.old_string).count();
+        // Many small matches each replaced by a long string could grow the file without end.
+        let grown = (text.len() - matches * a.old_string.len())
+            .saturating_add(matches.saturating_mul(a.new_string.len()));
+        if grown as u64 > MAX_EDIT_BYTES {
+            return Err(ToolError::Failed(format!(
+                "the edit would make `{rel}` {} MiB, past the limit of {} MiB",
+                grown >> 20,
+                MAX_EDIT_BYTES >> 20
+            )));
+        }
         let updated = match (matches, a.replace_all) {
             (0, _) => {
                 return Err(ToolError::Failed(format!(
@@ -91,6 +101,7 @@ impl Tool for EditTool {
         Ok(out)
     }
 }
+
 /// Files larger than this are not edited (the whole file is held, twice, while editing).
 const MAX_EDIT_BYTES: u64 = 64 << 20;
 
@@ -115,4 +126,38 @@ async fn read_for_edit(path: &Path, rel: &str) -> Result<String, ToolError> {
     })
     .await
     .map_err(|e| ToolError::Failed(format!("reading the file stopped: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    #[tokio::test]
+    async fn an_edit_that_would_grow_the_file_past_the_limit_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("f"), "a".repeat(1000)).unwrap();
+        let env = ToolEnv {
+            workspace_root: root.clone(),
+            cancel: CancellationToken::new(),
+            context: Default::default(),
+            gate: None,
+        };
+        let refused = EditTool::default()
+            .run(
+                json!({"path": "f", "old_string": "a", "new_string": "b".repeat(100_000), "replace_all": true}),
+                &env,
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("past the limit of 64 MiB"),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("f")).unwrap(),
+            "a".repeat(1000)
+        );
+    }
 }
