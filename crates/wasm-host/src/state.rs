@@ -89,7 +89,48 @@ pub struct HostState {
     /// Items the guest shows itself (`ui`).
     pub(crate) items: ShownItems,
     /// The guest's key/value state (`storage.get-state` and friends).
-    pub(crate) kv: BTreeMap<String, String>,
+    pub(crate) kv: KeyValues,
+}
+
+/// Bytes of key/value state one guest may keep in the host.
+const MAX_KEY_VALUE_BYTES: usize = 64 << 20;
+
+/// Bytes of messages one call into a guest may add to its history (`storage.add-message`).
+pub(crate) const MAX_ADDED_MESSAGE_BYTES: usize = 256 << 20;
+
+/// A guest's key/value state, held by the host and so outside the guest's memory limit:
+/// bounded on its own, so a guest cannot grow the host without end one value at a time.
+#[derive(Debug, Default)]
+pub(crate) struct KeyValues {
+    values: BTreeMap<String, String>,
+    bytes: usize,
+}
+
+impl KeyValues {
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.values.get(key)
+    }
+
+    /// Sets `key`; traps when the state would pass [`MAX_KEY_VALUE_BYTES`].
+    pub fn set(&mut self, key: String, value: String) -> wasmtime::Result<()> {
+        let old = self.values.get(&key).map_or(0, |v| key.len() + v.len());
+        let bytes = self.bytes - old + key.len() + value.len();
+        if bytes > MAX_KEY_VALUE_BYTES {
+            return Err(wasmtime::Error::msg(format!(
+                "the guest's key/value state would pass {} MiB (storage.set-state)",
+                MAX_KEY_VALUE_BYTES >> 20
+            )));
+        }
+        self.bytes = bytes;
+        self.values.insert(key, value);
+        Ok(())
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        if let Some(value) = self.values.remove(key) {
+            self.bytes -= key.len() + value.len();
+        }
+    }
 }
 
 /// WASI for the guest (no files, no environment, no sockets) and its captured output.
@@ -143,6 +184,8 @@ pub(crate) struct RunSlot {
     pub shown: String,
     /// How a step of the last run ended it, when one did (kept after the run is handed back).
     pub ended: Option<Result<String, wonopcode_agent_loop::LoopError>>,
+    /// Bytes of messages the guest added to the history in this call.
+    pub added_bytes: usize,
 }
 
 impl RunSlot {
@@ -258,7 +301,7 @@ impl HostState {
                 next_stream: 1,
             },
             items: ShownItems::default(),
-            kv: BTreeMap::new(),
+            kv: KeyValues::default(),
         }
     }
 

@@ -495,6 +495,7 @@ fn begin_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
         started_ms: u64::try_from(now_ms).unwrap_or(u64::MAX),
         shown: String::new(),
         ended: None,
+        added_bytes: 0,
     };
     state.io.stderr_mark = state.io.stderr.contents().len();
     state.responses.streams.clear();

@@ -95,6 +95,20 @@ async fn a_trap_in_run_prompt_ends_the_run() {
 }
 
 #[tokio::test]
+async fn state_and_messages_kept_in_the_host_are_bounded() {
+    misbehave_then_recover(
+        "hoard-state",
+        "the guest's key/value state would pass 64 MiB (storage.set-state)",
+    )
+    .await;
+    misbehave_then_recover(
+        "hoard-messages",
+        "the guest added more than 256 MiB of messages in one run (storage.add-message)",
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn an_endless_loop_is_stopped_by_the_compute_budget() {
     misbehave_then_recover(
         "spin",

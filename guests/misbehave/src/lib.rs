@@ -251,6 +251,25 @@ impl Loop for Misbehave {
                 }
             }
             "recurse" => Ok(recurse(0).to_string()),
+            "hoard-state" => {
+                // 1 MiB values under new keys until the host says no.
+                let value = "v".repeat(1 << 20);
+                for i in 0.. {
+                    storage::set_state(&format!("k{i}"), &value);
+                }
+                Ok(String::new())
+            }
+            "hoard-messages" => {
+                let text = "m".repeat(1 << 20);
+                loop {
+                    storage::add_message(&providers::Message {
+                        role: providers::MessageRole::User,
+                        content: text.clone(),
+                        tool_calls: None,
+                        tool_results: None,
+                    });
+                }
+            }
             "bad-handle" => Ok(format!("{:?}", providers::read_stream_chunk(9999))),
             "disabled-tool" => {
                 tools::disable_tool("read").map_err(LoopError::Internal)?;

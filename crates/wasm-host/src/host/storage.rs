@@ -6,21 +6,19 @@
 use wonopcode_agent_loop::compaction::estimate_tokens;
 use wonopcode_agent_loop::{EventKind, Part, Role};
 
-use std::collections::BTreeMap;
-
 use wasmtime::component::HasData;
 
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
 use crate::bindings::storage::{CompactionStrategy, Host};
 use crate::host::providers::{message_from_wit, message_to_wit};
-use crate::state::{HostState, Responses, RunSlot};
+use crate::state::{HostState, KeyValues, MAX_ADDED_MESSAGE_BYTES, Responses, RunSlot};
 
 /// What `storage` sees of a store: the run (its history), the streamed responses it
 /// stores, and the key/value state.
 pub(crate) struct StorageView<'a> {
     run: &'a mut RunSlot,
     responses: &'a mut Responses,
-    kv: &'a mut BTreeMap<String, String>,
+    kv: &'a mut KeyValues,
 }
 
 impl<'a> StorageView<'a> {
@@ -30,6 +28,25 @@ impl<'a> StorageView<'a> {
             responses: &mut state.responses,
             kv: &mut state.kv,
         }
+    }
+}
+
+/// The bytes of text a part holds.
+fn part_bytes(part: &Part) -> usize {
+    match part {
+        Part::Text { text } => text.len(),
+        Part::Thinking { text, signature } => {
+            text.len() + signature.as_ref().map_or(0, String::len)
+        }
+        Part::RedactedThinking { data } => data.len(),
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+        } => id.len() + name.len() + arguments.len(),
+        Part::ToolResult {
+            call_id, content, ..
+        } => call_id.len() + content.len(),
     }
 }
 
@@ -101,7 +118,16 @@ impl Host for StorageView<'_> {
     }
 
     fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {
-        self.run.get_mut()?.push_message(message_from_wit(message));
+        let message = message_from_wit(message);
+        let bytes: usize = message.parts.iter().map(part_bytes).sum();
+        self.run.added_bytes = self.run.added_bytes.saturating_add(bytes);
+        if self.run.added_bytes > MAX_ADDED_MESSAGE_BYTES {
+            return Err(wasmtime::Error::msg(format!(
+                "the guest added more than {} MiB of messages in one run (storage.add-message)",
+                MAX_ADDED_MESSAGE_BYTES >> 20
+            )));
+        }
+        self.run.get_mut()?.push_message(message);
         Ok(())
     }
 
@@ -164,8 +190,7 @@ impl Host for StorageView<'_> {
     }
 
     fn set_state(&mut self, key: String, value: String) -> wasmtime::Result<()> {
-        self.kv.insert(key, value);
-        Ok(())
+        self.kv.set(key, value)
     }
 
     fn delete_state(&mut self, key: String) -> wasmtime::Result<()> {
