@@ -8,6 +8,7 @@ mod cli_errors;
 mod demo;
 mod events_doc;
 mod hostile;
+mod mcp;
 mod parity;
 mod polyglot;
 mod providers;

@@ -52,6 +52,15 @@ pub enum EventKind {
         /// Schema version of this event stream.
         schema_version: u32,
     },
+    /// An MCP server the user declared could not be started (or listed no usable tools):
+    /// its tools are absent from the run. Reported once, right after `session.started`.
+    #[serde(rename = "mcp.server_failed")]
+    McpServerFailed {
+        /// The server's name in the config (or `--mcp`).
+        server: String,
+        /// Why, in one line.
+        error: String,
+    },
     /// Between prompts, the guest loop's file changed on disk and its new version was
     /// validated and loaded (hot reload). The history carries over; the guest's own state
     /// (key/value pairs, custom tools) starts afresh with `on-start`.

@@ -138,6 +138,21 @@ pub struct Args {
     /// model may lower but not raise.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub bash_timeout_ms: Option<u64>,
+
+    /// An MCP server for this run, besides the config file's `mcp_servers`: its tools are
+    /// offered as `mcp__NAME__TOOL` (repeatable; COMMAND is split like a shell would).
+    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_mcp)]
+    pub mcp: Vec<(String, String)>,
+}
+
+/// `NAME=COMMAND` of `--mcp`.
+fn parse_mcp(value: &str) -> Result<(String, String), String> {
+    match value.split_once('=') {
+        Some((name, command)) if !name.is_empty() && !command.trim().is_empty() => {
+            Ok((name.to_owned(), command.to_owned()))
+        }
+        _ => Err(format!("expected NAME=COMMAND, got `{value}`")),
+    }
 }
 
 /// `--loop-type` values.

@@ -177,6 +177,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         .loops_dirs(args.loops_dir.clone())
         .cache(loops::cache_policy(&args, &config))
         .bash_timeout(args.bash_timeout_ms.map(std::time::Duration::from_millis))
+        .mcp_servers(args.mcp.clone())
         // Only an interactive session has a "next prompt" to reload before.
         .hot_reload(matches!(input, Input::Repl))
         .config(config);

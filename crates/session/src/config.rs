@@ -41,6 +41,8 @@ pub struct Config {
     /// Provider overrides and additions (base URL, key variable or command, timeouts,
     /// models with windows and prices), laid over the built-in presets.
     pub providers: BTreeMap<String, ProviderEntry>,
+    /// MCP servers whose tools the run gets (`docs/mcp.md`).
+    pub mcp_servers: BTreeMap<String, wonopcode_mcp::ServerEntry>,
 }
 
 /// `cache:` in the config file: how big and old the compiled-component cache may grow.

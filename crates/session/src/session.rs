@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::error::SessionError;
 use crate::history::History;
 use crate::loops::{self, Reload, Reloader};
+use crate::mcp;
 use crate::models::{self, ModelChoice};
 use crate::sink::{NoRenderer, Renderer, SessionSink};
 
@@ -55,6 +56,8 @@ pub struct SessionBuilder {
     cache: Option<CachePolicy>,
     bash_timeout: Option<Duration>,
     hot_reload: bool,
+    /// MCP servers given for this run only (`--mcp NAME=COMMAND`).
+    mcp: Vec<(String, String)>,
 }
 
 impl SessionBuilder {
@@ -154,6 +157,13 @@ impl SessionBuilder {
         self
     }
 
+    /// MCP servers for this run besides the config file's: each a name and a command line
+    /// (`--mcp NAME=COMMAND`).
+    pub fn mcp_servers(mut self, servers: Vec<(String, String)>) -> Self {
+        self.mcp = servers;
+        self
+    }
+
     /// Reloads a guest file that changed, before each prompt (`Session::reload_if_changed`).
     pub fn hot_reload(mut self, on: bool) -> Self {
         self.hot_reload = on;
@@ -184,8 +194,9 @@ impl SessionBuilder {
             .shell_environment_policy
             .environment(std::env::vars(), &models::key_variables(&config)?)
             .map_err(|e| SessionError::Config(e.to_string()))?;
+        let command_env = Arc::new(command_env);
         let mut options = BuiltinOptions {
-            command_env: Arc::new(command_env),
+            command_env: command_env.clone(),
             ..BuiltinOptions::default()
         };
         if let Some(limit) = self.bash_timeout {
@@ -193,15 +204,20 @@ impl SessionBuilder {
         }
         register_builtins(&mut tools, options)
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
+        // MCP servers get the same environment as commands: the run's secrets stay out.
+        let mcp_configs = mcp::server_configs(&config.mcp_servers, &self.mcp)?;
         // A rule for a tool the run lacks would match nothing: refused before anything is
         // stored.
         let permissions = self
             .permissions
             .unwrap_or_else(|| config.permissions.clone());
         for rule in &permissions.rules {
-            rule.check_tool(tools.names())
-                .map_err(|e| SessionError::Choice(e.to_string()))?;
+            if !mcp::names_a_server(&rule.tool, &mcp_configs) {
+                rule.check_tool(tools.names())
+                    .map_err(|e| SessionError::Choice(e.to_string()))?;
+            }
         }
+        let mcp_failures = mcp::start(mcp_configs, &root, command_env, &mut tools).await;
         let mut notices = Vec::new();
         let (history, messages) = match &self.history {
             Some(path) => {
@@ -261,6 +277,12 @@ impl SessionBuilder {
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
+        for failure in mcp_failures {
+            events.emit(EventKind::McpServerFailed {
+                server: failure.server,
+                error: failure.reason,
+            });
+        }
         Ok(Session {
             root,
             messages,
@@ -345,6 +367,7 @@ impl Session {
             cache: Some(CachePolicy::default()),
             bash_timeout: None,
             hot_reload: false,
+            mcp: Vec::new(),
         }
     }
 

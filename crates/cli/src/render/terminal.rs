@@ -429,6 +429,10 @@ impl Renderer for TerminalRenderer {
                 );
             }
             EventKind::SessionStarted { loop_name, .. } => self.root_module.clone_from(loop_name),
+            EventKind::McpServerFailed { server, error } => self.err_line(&format!(
+                "{} MCP server `{server}` is not available: {error}; its tools are absent",
+                style("!").yellow().bold()
+            )),
             EventKind::TurnStarted => self.contexts.begin(),
             EventKind::ContextStarted { .. }
             | EventKind::ContextCompleted { .. }

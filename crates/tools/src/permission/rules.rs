@@ -94,9 +94,16 @@ impl Rule {
         })
     }
 
-    /// Whether this rule is about `tool` (names it or is `*`).
+    /// Whether this rule is about `tool`: names it, is `*`, or names the MCP server it
+    /// comes from (`mcp__fs` is about `mcp__fs__read_file`).
     pub fn names(&self, tool: &str) -> bool {
-        self.tool == "*" || self.tool == tool
+        self.tool == "*"
+            || self.tool == tool
+            || (self.tool.starts_with("mcp__")
+                && !self.tool["mcp__".len()..].contains("__")
+                && tool
+                    .strip_prefix(self.tool.as_str())
+                    .is_some_and(|rest| rest.starts_with("__")))
     }
 
     /// Whether this rule applies to a call of `tool` acting on `subject`, for every tool but
@@ -214,6 +221,17 @@ mod tests {
         assert!(allow.matches_command(&command("ls -la")));
         assert!(!allow.matches_command(&command("./ls")));
         assert!(!allow.matches_command(&command("/tmp/x/ls")));
+    }
+
+    #[test]
+    fn a_rule_naming_an_mcp_server_covers_its_tools() {
+        let rule = Rule::parse("mcp__fs", Action::Deny).unwrap();
+        assert!(rule.names("mcp__fs__read_file"));
+        assert!(!rule.names("mcp__fsx__read_file"));
+        assert!(!rule.names("read"));
+        let tool = Rule::parse("mcp__fs__read_file", Action::Allow).unwrap();
+        assert!(tool.names("mcp__fs__read_file"));
+        assert!(!tool.names("mcp__fs__read_file__x"));
     }
 
     #[test]

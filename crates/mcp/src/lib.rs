@@ -1,0 +1,93 @@
+//! MCP servers as a tool source for wonopcode. The servers a user declares (`mcp_servers`
+//! in the config file, `--mcp NAME=COMMAND`) start in parallel, each within its startup
+//! timeout; their tools join the run's registry as `mcp__SERVER__TOOL` and go through the
+//! same schema check, permission policy, truncation and events as the built-ins. A server
+//! that fails is reported once and its tools are absent; it never holds up the others.
+//!
+//! The protocol is the official Rust SDK's (`rmcp`); nothing here speaks JSON-RPC itself.
+
+pub mod config;
+mod result;
+pub mod server;
+pub mod tool;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use wonopcode_agent_loop::Tool;
+
+pub use config::{ConfigError, ServerConfig, ServerEntry};
+pub use server::{Server, ServerError};
+pub use tool::{McpTool, tool_name};
+
+/// A server that could not be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerFailure {
+    /// The server's name.
+    pub server: String,
+    /// One line.
+    pub reason: String,
+}
+
+/// What starting the servers gave.
+#[derive(Default)]
+pub struct Started {
+    /// The servers that started, in the order given.
+    pub servers: Vec<Arc<Server>>,
+    /// Their tools.
+    pub tools: Vec<Arc<McpTool>>,
+    /// The servers that did not start.
+    pub failures: Vec<ServerFailure>,
+}
+
+impl Started {
+    /// The tools, as the registry takes them.
+    pub fn registry_tools(&self) -> impl Iterator<Item = Arc<dyn Tool>> + '_ {
+        self.tools.iter().map(|t| t.clone() as Arc<dyn Tool>)
+    }
+}
+
+/// Starts every server at once and lists their tools; each has its own startup timeout.
+pub async fn start_all(
+    configs: Vec<ServerConfig>,
+    workspace: &Path,
+    base_env: Option<Arc<BTreeMap<String, String>>>,
+) -> Started {
+    let starts = configs.into_iter().map(|config| {
+        let base_env = base_env.clone();
+        async move {
+            let name = config.name.clone();
+            (name, Server::start(config, workspace, base_env).await)
+        }
+    });
+    let mut started = Started::default();
+    for (name, outcome) in futures::future::join_all(starts).await {
+        match outcome {
+            Ok((server, remote_tools)) => {
+                let config = server.config();
+                for remote in &remote_tools {
+                    let wanted = config
+                        .enabled_tools
+                        .as_ref()
+                        .is_none_or(|only| only.iter().any(|t| t == &*remote.name))
+                        && !config.disabled_tools.iter().any(|t| t == &*remote.name);
+                    if wanted {
+                        started
+                            .tools
+                            .push(Arc::new(McpTool::new(server.clone(), remote)));
+                    }
+                }
+                started.servers.push(server);
+            }
+            Err(e) => {
+                tracing::warn!(server = %name, error = %e, "MCP server failed to start");
+                started.failures.push(ServerFailure {
+                    server: name,
+                    reason: e.to_string(),
+                });
+            }
+        }
+    }
+    started
+}

@@ -1,0 +1,165 @@
+//! MCP servers as tools, on the real binary against real servers: the reference servers of
+//! the MCP project, installed pinned in `tests/mcp-servers` (`npm ci --prefix
+//! tests/mcp-servers`, which `.ci/run` does), and broken ones made of ordinary commands.
+//! Without the servers these tests say how to install them and skip, unless
+//! `WONOPCODE_REQUIRE_MCP_SERVERS` is set (as `.ci/run` does).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::support::{Scratch, call, done, events, repo_root, stderr, text, tool_results};
+
+/// How to install the servers the tests use.
+const INSTALL: &str = "npm ci --prefix tests/mcp-servers";
+
+/// The `everything` reference server's program, or `None` (with a message) when missing.
+fn everything() -> Option<PathBuf> {
+    let path = repo_root().join("tests/mcp-servers/node_modules/.bin/mcp-server-everything");
+    if path.exists() {
+        return Some(path);
+    }
+    let how = format!("the MCP test servers are not installed: {INSTALL}");
+    if std::env::var_os("WONOPCODE_REQUIRE_MCP_SERVERS").is_some() {
+        panic!("{how}");
+    }
+    eprintln!("skipped: {how}");
+    None
+}
+
+/// A run whose model calls `tool` with `args`, then answers "done".
+fn one_call(s: &Scratch, tool: &str, args: &str) -> PathBuf {
+    let mut turn = call("c1", tool, args);
+    turn.push(done("tool_use"));
+    s.transcript("t.jsonl", &[turn, vec![text("done"), done("end_turn")]])
+}
+
+fn mcp_flag(path: &std::path::Path) -> String {
+    format!("everything={}", path.display())
+}
+
+#[test]
+fn a_real_servers_tool_is_called_through_a_model_turn() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let t = one_call(
+        &s,
+        "mcp__everything__echo",
+        r#"{"message": "hello from mcp"}"#,
+    );
+    let out = s.run_json(&t, &["--yes", "--mcp", &mcp_flag(&server)], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&events(&out));
+    assert_eq!(results[0]["status"], "completed", "{}", results[0]);
+    assert_eq!(results[0]["output"], "Echo: hello from mcp");
+
+    // Arguments that do not fit the server's schema never reach it.
+    let t = one_call(&s, "mcp__everything__echo", r#"{"message": 42}"#);
+    let out = s.run_json(&t, &["--yes", "--mcp", &mcp_flag(&server)], "go");
+    let results = tool_results(&events(&out));
+    assert_eq!(results[0]["status"], "failed", "{}", results[0]);
+    assert!(
+        results[0]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("invalid arguments for `mcp__everything__echo`"),
+        "{}",
+        results[0]
+    );
+
+    // MCP tools are asked about by default: with nobody to ask, the call is declined.
+    let t = one_call(&s, "mcp__everything__echo", r#"{"message": "x"}"#);
+    let out = s.run_json(&t, &["--mcp", &mcp_flag(&server)], "go");
+    assert_eq!(tool_results(&events(&out))[0]["status"], "declined");
+    // A rule can name the server.
+    let out = s.run_json(
+        &t,
+        &["--allow", "mcp__everything", "--mcp", &mcp_flag(&server)],
+        "go",
+    );
+    assert_eq!(tool_results(&events(&out))[0]["status"], "completed");
+}
+
+#[test]
+fn a_server_that_fails_is_reported_once_and_the_run_goes_on() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let config = s.outside("config.yaml");
+    // One that is not there, one that never answers `initialize`, one that prints garbage.
+    std::fs::write(
+        &config,
+        "mcp_servers:\n\
+         \x20 missing:\n    command: /no/such/server\n\
+         \x20 silent:\n    command: sleep\n    args: ['30']\n    startup_timeout_sec: 1\n\
+         \x20 garbage:\n    command: sh\n    args: ['-c', 'while true; do echo not json; done']\n    startup_timeout_sec: 2\n",
+    )
+    .unwrap();
+    let t = one_call(&s, "mcp__everything__echo", r#"{"message": "still here"}"#);
+    let out = s.run_json(
+        &t,
+        &[
+            "--yes",
+            "--config",
+            config.to_str().unwrap(),
+            "--mcp",
+            &mcp_flag(&server),
+        ],
+        "go",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = events(&out);
+    let failed: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["type"] == "mcp.server_failed")
+        .collect();
+    let named = |name: &str| {
+        failed
+            .iter()
+            .find(|e| e["server"] == name)
+            .unwrap_or_else(|| panic!("no failure for {name}: {failed:?}"))["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(failed.len(), 3, "{failed:?}");
+    assert!(named("missing").starts_with("cannot start `/no/such/server`"));
+    assert_eq!(named("silent"), "did not start within 1 s");
+    assert!(!named("garbage").is_empty());
+    // The working server's tool still ran.
+    assert_eq!(tool_results(&all)[0]["output"], "Echo: still here");
+}
+
+#[test]
+fn bad_server_entries_get_one_line_naming_them() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("never"), done("end_turn")]]);
+    for (entry, said) in [
+        (
+            "  empty:\n    args: [x]\n",
+            "error: mcp_servers.empty: no `command` to start the server (or `url` to reach it)",
+        ),
+        (
+            "  bird:\n    type: pigeon\n    command: x\n",
+            "error: mcp_servers.bird: unknown transport `pigeon` (stdio or http; `sse` servers are deprecated by MCP)",
+        ),
+    ] {
+        let config = s.outside("config.yaml");
+        std::fs::write(&config, format!("mcp_servers:\n{entry}")).unwrap();
+        let out = s.run_json(&t, &["--config", config.to_str().unwrap()], "go");
+        // A configuration error (exit 1); a bad flag is a usage error (exit 2).
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(stderr(&out).trim_end(), said);
+    }
+    let config = s.outside("config.yaml");
+    std::fs::write(&config, "mcp_servers:\n  dup:\n    command: x\n").unwrap();
+    let out = s.run_json(
+        &t,
+        &["--config", config.to_str().unwrap(), "--mcp", "dup=y"],
+        "go",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "error: --mcp dup=…: the MCP server name `dup` is given twice"
+    );
+}
