@@ -27,6 +27,8 @@ fn sample() -> Vec<Event> {
             exit_code: Some(0),
         }),
         file_change: None,
+        server: None,
+        tool: None,
     };
     let mut events = vec![ev(EventKind::TurnStarted)];
     for i in 0..20 {

@@ -52,6 +52,11 @@ fn a_real_servers_tool_is_called_through_a_model_turn() {
     let results = tool_results(&events(&out));
     assert_eq!(results[0]["status"], "completed", "{}", results[0]);
     assert_eq!(results[0]["output"], "Echo: hello from mcp");
+    // An `mcp_tool_call` item, saying which server and tool, and how long it took.
+    assert_eq!(results[0]["kind"], "mcp_tool_call", "{}", results[0]);
+    assert_eq!(results[0]["server"], "everything");
+    assert_eq!(results[0]["tool"], "echo");
+    assert!(results[0]["duration_ms"].is_u64(), "{}", results[0]);
 
     // Arguments that do not fit the server's schema never reach it.
     let t = one_call(&s, "mcp__everything__echo", r#"{"message": 42}"#);

@@ -176,11 +176,14 @@ pub fn events(output: &Output) -> Vec<Value> {
         .collect()
 }
 
-/// The completed tool-call items, in order.
+/// The completed tool-call items (`tool_call` and `mcp_tool_call`), in order.
 pub fn tool_results(events: &[Value]) -> Vec<Value> {
     events
         .iter()
-        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .filter(|e| {
+            e["type"] == "item.completed"
+                && (e["item"]["kind"] == "tool_call" || e["item"]["kind"] == "mcp_tool_call")
+        })
         .map(|e| e["item"].clone())
         .collect()
 }

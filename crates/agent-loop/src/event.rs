@@ -222,6 +222,8 @@ pub enum ItemDetails {
     },
     /// A tool call.
     ToolCall(ToolCallItem),
+    /// A call of an MCP server's tool: a tool call whose `server` and `tool` say which.
+    McpToolCall(ToolCallItem),
     /// The model's todo list.
     TodoList {
         /// The items in order.
@@ -248,6 +250,25 @@ pub enum ItemDetails {
     },
 }
 
+impl ItemDetails {
+    /// The call, for a tool call of any kind (built-in, guest's own, MCP).
+    pub fn tool_call(&self) -> Option<&ToolCallItem> {
+        match self {
+            Self::ToolCall(call) | Self::McpToolCall(call) => Some(call),
+            _ => None,
+        }
+    }
+
+    /// `item` as the tool call it is: an `mcp_tool_call` when it names a server.
+    pub fn for_call(item: ToolCallItem) -> Self {
+        if item.server.is_some() {
+            Self::McpToolCall(item)
+        } else {
+            Self::ToolCall(item)
+        }
+    }
+}
+
 /// Details of a tool-call item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCallItem {
@@ -271,6 +292,12 @@ pub struct ToolCallItem {
     /// For file-writing tools: what changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_change: Option<FileChange>,
+    /// For an MCP tool: the server, as named in the config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// For an MCP tool: its name on the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// A command a tool ran.

@@ -174,6 +174,12 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// For a tool of an MCP server: the server's name and the tool's name there, so its
+    /// calls show as `mcp_tool_call` items.
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
+        None
+    }
+
     /// Runs the tool. Arguments have already been validated against the schema.
     async fn run(
         &self,

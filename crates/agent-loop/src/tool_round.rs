@@ -85,9 +85,13 @@ async fn run_one(
     emitter: &Emitter,
     lock: &RwLock<()>,
 ) -> CallOutcome {
-    let kind = registry
-        .get(&call.name)
-        .map_or(ToolKind::ReadOnly, |t| t.spec().kind);
+    let tool = registry.get(&call.name);
+    let kind = tool.map_or(ToolKind::ReadOnly, |t| t.spec().kind);
+    let (server, remote) = tool
+        .and_then(|t| t.mcp_origin())
+        .map_or((None, None), |(s, t)| {
+            (Some(s.to_owned()), Some(t.to_owned()))
+        });
     let item_id = emitter.next_item_id();
     let mut item = ToolCallItem {
         call_id: call.id.clone(),
@@ -98,6 +102,8 @@ async fn run_one(
         duration_ms: None,
         command: None,
         file_change: None,
+        server,
+        tool: remote,
     };
     let dispatch = {
         // Hold the lock for the whole call: shared for read-only tools, exclusive otherwise.
@@ -109,7 +115,7 @@ async fn run_one(
         emitter.emit(EventKind::ItemStarted {
             item: Item {
                 id: item_id.clone(),
-                details: ItemDetails::ToolCall(item.clone()),
+                details: ItemDetails::for_call(item.clone()),
             },
         });
         registry
@@ -130,7 +136,7 @@ async fn run_one(
             emitter.emit(EventKind::ItemCompleted {
                 item: Item {
                     id: item_id,
-                    details: ItemDetails::ToolCall(item),
+                    details: ItemDetails::for_call(item),
                 },
             });
             CallOutcome::Answered {
@@ -147,7 +153,7 @@ async fn run_one(
             emitter.emit(EventKind::ItemCompleted {
                 item: Item {
                     id: item_id,
-                    details: ItemDetails::ToolCall(item),
+                    details: ItemDetails::for_call(item),
                 },
             });
             CallOutcome::Suspended { reason }

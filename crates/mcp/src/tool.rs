@@ -79,6 +79,10 @@ impl Tool for McpTool {
         &self.spec
     }
 
+    fn mcp_origin(&self) -> Option<(&str, &str)> {
+        Some((self.server.name(), &self.remote))
+    }
+
     async fn run(
         &self,
         arguments: serde_json::Value,

@@ -5,7 +5,7 @@
 
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::event::{ItemDetails, ItemStatus};
+use wonopcode_agent_loop::event::ItemStatus;
 use wonopcode_agent_loop::{Event, EventKind, EventSink};
 
 use crate::history::History;
@@ -82,15 +82,15 @@ impl EventSink for SessionSink {
             let written = match &event.kind {
                 EventKind::MessageCreated { message } => history.append(message),
                 EventKind::ContextCompacted { messages, .. } => history.reset(messages),
-                EventKind::ItemStarted { item } => match &item.details {
-                    ItemDetails::ToolCall(call) => history.call_started(&call.call_id),
-                    _ => Ok(()),
+                EventKind::ItemStarted { item } => match item.details.tool_call() {
+                    Some(call) => history.call_started(&call.call_id),
+                    None => Ok(()),
                 },
-                EventKind::ItemCompleted { item } => match &item.details {
-                    ItemDetails::ToolCall(call) => {
+                EventKind::ItemCompleted { item } => match item.details.tool_call() {
+                    Some(call) => {
                         history.call_ended(&call.call_id, call.status != ItemStatus::Declined)
                     }
-                    _ => Ok(()),
+                    None => Ok(()),
                 },
                 _ => Ok(()),
             };

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use wonopcode_agent_loop::event::{ItemDetails, ToolCallItem};
+use wonopcode_agent_loop::event::ToolCallItem;
 use wonopcode_agent_loop::{ContextPath, Event, EventKind, Usage};
 
 /// Collects a run's spans.
@@ -145,12 +145,12 @@ impl TraceRecorder {
                 self.close(context, "turn", "turn", args);
             }
             EventKind::ItemStarted { item } => {
-                if let ItemDetails::ToolCall(call) = &item.details {
+                if let Some(call) = item.details.tool_call() {
                     self.tool(context, &item.id, call, "b");
                 }
             }
             EventKind::ItemCompleted { item } => {
-                if let ItemDetails::ToolCall(call) = &item.details {
+                if let Some(call) = item.details.tool_call() {
                     self.tool(context, &item.id, call, "e");
                 }
             }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use wonopcode_agent_loop::event::{ItemDetails, ItemStatus};
+use wonopcode_agent_loop::event::ItemStatus;
 use wonopcode_agent_loop::{Event, EventKind, EventSink};
 
 /// The files one context and its descendants changed.
@@ -36,7 +36,7 @@ pub(crate) struct ChildSink {
 impl EventSink for ChildSink {
     fn emit(&self, event: Event) {
         if let EventKind::ItemCompleted { item } = &event.kind
-            && let ItemDetails::ToolCall(call) = &item.details
+            && let Some(call) = item.details.tool_call()
             && call.status == ItemStatus::Completed
             && let Some(change) = &call.file_change
         {

@@ -108,7 +108,7 @@ impl TerminalRenderer {
             EventKind::ItemCompleted { item } => {
                 let module = self.contexts.module(path).unwrap_or("").to_owned();
                 match &item.details {
-                    ItemDetails::ToolCall(call) => {
+                    ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
                         let line = tool_line(call);
                         self.err_line(&format!("{indent}  {} {line}", label(&module)));
                     }
@@ -315,7 +315,9 @@ impl Renderer for TerminalRenderer {
                 ItemDetails::Reasoning { .. } => {
                     self.text_items.insert(item.id.clone(), TextKind::Reasoning);
                 }
-                ItemDetails::ToolCall(call) => self.tool_started(&item.id, call),
+                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                    self.tool_started(&item.id, call)
+                }
                 ItemDetails::TodoList { items } => self.todo_list(items),
                 ItemDetails::Progress { message, fraction } => {
                     self.spinner(&item.id, progress_text(message, *fraction));
@@ -332,7 +334,9 @@ impl Renderer for TerminalRenderer {
                 None => {}
             },
             EventKind::ItemCompleted { item } => match &item.details {
-                ItemDetails::ToolCall(call) => self.tool_finished(&item.id, call),
+                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                    self.tool_finished(&item.id, call)
+                }
                 ItemDetails::AgentMessage { .. } => {
                     if self.stdout_mid_line {
                         self.out("\n");

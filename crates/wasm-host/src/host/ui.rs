@@ -101,6 +101,8 @@ impl Host for UiView<'_> {
             duration_ms: None,
             command: None,
             file_change: None,
+            server: None,
+            tool: None,
         };
         events.emit(EventKind::ItemStarted {
             item: Item {
@@ -148,6 +150,8 @@ impl Host for UiView<'_> {
             duration_ms,
             command: None,
             file_change: None,
+            server: None,
+            tool: None,
         };
         events.emit(EventKind::ItemCompleted {
             item: Item {
