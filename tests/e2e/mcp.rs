@@ -168,3 +168,144 @@ fn bad_server_entries_get_one_line_naming_them() {
         "error: --mcp dup=…: the MCP server name `dup` is given twice"
     );
 }
+
+#[test]
+fn servers_never_see_wonopcodes_keys_and_images_are_told() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let t = one_call(&s, "mcp__everything__get-env", "{}");
+    let out = crate::support::wonopcode()
+        .env("ANTHROPIC_API_KEY", "sk-ant-secret-for-the-test")
+        .env("WONOPCODE_VISIBLE_TO_SERVERS", "yes")
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .args(["--mcp", &mcp_flag(&server), "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let output = tool_results(&events(&out))[0]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(output.contains("WONOPCODE_VISIBLE_TO_SERVERS"), "{output}");
+    assert!(!output.contains("sk-ant-secret-for-the-test"), "{output}");
+
+    let t = one_call(&s, "mcp__everything__get-tiny-image", "{}");
+    let out = s.run_json(&t, &["--yes", "--mcp", &mcp_flag(&server)], "go");
+    let output = tool_results(&events(&out))[0]["output"].clone();
+    assert!(
+        output
+            .as_str()
+            .unwrap_or_default()
+            .contains("[image: image/png, "),
+        "{output}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_call_fails_that_call_and_is_started_again_once() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let pid_file = s.outside("server.pid");
+    let config = s.outside("config.yaml");
+    // The server writes its process id, so the test can kill it while it works.
+    std::fs::write(
+        &config,
+        format!(
+            "mcp_servers:\n  everything:\n    command: sh\n    args: ['-c', 'echo $$ > {}; exec {}']\n",
+            pid_file.display(),
+            server.display()
+        ),
+    )
+    .unwrap();
+    let mut slow = call(
+        "c1",
+        "mcp__everything__trigger-long-running-operation",
+        r#"{"duration": 30, "steps": 3}"#,
+    );
+    slow.push(done("tool_use"));
+    let mut echo = call(
+        "c2",
+        "mcp__everything__echo",
+        r#"{"message": "back again"}"#,
+    );
+    echo.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[slow, echo, vec![text("done"), done("end_turn")]],
+    );
+    let killer = {
+        let pid_file = pid_file.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            std::process::Command::new("kill")
+                .args(["-9", pid.trim()])
+                .status()
+                .unwrap();
+        })
+    };
+    let started = std::time::Instant::now();
+    let out = s.run_json(&t, &["--yes", "--config", config.to_str().unwrap()], "go");
+    killer.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    let results = tool_results(&events(&out));
+    assert_eq!(results[0]["status"], "failed", "{}", results[0]);
+    assert!(
+        results[0]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("MCP server `everything`"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["output"], "Echo: back again", "{}", results[1]);
+}
+
+#[test]
+fn a_five_megabyte_result_is_truncated_with_its_real_size() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let big = "x".repeat(5 << 20);
+    let args = serde_json::json!({ "message": big }).to_string();
+    let t = one_call(&s, "mcp__everything__echo", &args);
+    let out = s.run_json(&t, &["--yes", "--mcp", &mcp_flag(&server)], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let output = tool_results(&events(&out))[0]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        output.len() < 100_000,
+        "{} bytes reached the model",
+        output.len()
+    );
+    assert!(
+        output.contains("bytes"),
+        "{}",
+        &output[..200.min(output.len())]
+    );
+}
+
+#[test]
+fn a_guest_loop_sees_the_servers_tools() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("unused"), done("end_turn")]]);
+    let out = s.run_json(
+        &t,
+        &[
+            "--mcp",
+            &mcp_flag(&server),
+            "--agent-loop",
+            wonopcode_wasm_host::guest_paths::MISBEHAVE,
+        ],
+        "tools",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("mcp__everything__echo"), "{answer}");
+}

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as RemoteTool};
-use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::service::{RoleClient, RunningService, ServiceError as RmcpError, ServiceExt};
 use rmcp::transport::TokioChildProcess;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
@@ -171,7 +171,14 @@ impl Server {
             () = cancel.cancelled() => Err(ServerError::Cancelled),
             answer = tokio::time::timeout(limit, peer.call_tool(request)) => match answer {
                 Err(_) => Err(ServerError::CallTimeout(limit)),
-                Ok(Err(e)) => Err(ServerError::Protocol(e.to_string())),
+                Ok(Err(e)) => {
+                    if matches!(e, RmcpError::TransportClosed | RmcpError::TransportSend(_)) {
+                        // The server is gone: the next call starts it again (if it may).
+                        *self.connection.lock().await = None;
+                        return Err(ServerError::Protocol(format!("the server stopped ({e})")));
+                    }
+                    Err(ServerError::Protocol(e.to_string()))
+                }
                 Ok(Ok(result)) => Ok(result),
             },
         }
