@@ -1,6 +1,7 @@
 //! MCP servers as tools, on the real binary against real servers: the reference servers of
-//! the MCP project, installed pinned in `tests/mcp-servers` (`npm ci --prefix
-//! tests/mcp-servers`, which `.ci/run` does), and broken ones made of ordinary commands.
+//! the MCP project, installed pinned from `tests/mcp-servers` (`npm ci --prefix
+//! tests/mcp-servers` and its `requirements.txt`, which `.ci/run` does), and broken ones
+//! made of ordinary commands.
 //! Without the servers these tests say how to install them and skip, unless
 //! `WONOPCODE_REQUIRE_MCP_SERVERS` is set (as `.ci/run` does).
 
@@ -308,4 +309,85 @@ fn a_guest_loop_sees_the_servers_tools() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let answer = String::from_utf8_lossy(&out.stdout);
     assert!(answer.contains("mcp__everything__echo"), "{answer}");
+}
+
+/// Whether the Python reference server `mcp-server-time` is installed (with a message when
+/// not, or a failure where it must be).
+fn time_server_installed() -> bool {
+    let found = std::process::Command::new("python3")
+        .args(["-c", "import mcp_server_time"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        let how = "mcp-server-time is not installed: python3 -m pip install -r tests/mcp-servers/requirements.txt";
+        if std::env::var_os("WONOPCODE_REQUIRE_MCP_SERVERS").is_some() {
+            panic!("{how}");
+        }
+        eprintln!("skipped: {how}");
+    }
+    found
+}
+
+#[test]
+fn the_python_time_server_and_the_filesystem_server_answer() {
+    if !time_server_installed() {
+        return;
+    }
+    let Some(everything) = everything() else {
+        return;
+    };
+    let filesystem = everything.with_file_name("mcp-server-filesystem");
+    let s = Scratch::new();
+    s.file("notes/plan.md", "step one: write the tests\n");
+    let config = s.outside("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp_servers:\n  time:\n    command: python3\n    args: ['-m', 'mcp_server_time', '--local-timezone', 'UTC']\n  files:\n    command: {}\n    args: ['{}']\n",
+            filesystem.display(),
+            s.ws().display()
+        ),
+    )
+    .unwrap();
+    let mut turn = call(
+        "c1",
+        "mcp__time__get_current_time",
+        r#"{"timezone": "Asia/Tokyo"}"#,
+    );
+    let path = s.ws().join("notes/plan.md");
+    let read = serde_json::json!({ "path": path.to_str().unwrap() }).to_string();
+    turn.extend(call("c2", "mcp__files__read_text_file", &read));
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("done"), done("end_turn")]]);
+    let out = s.run_json(&t, &["--yes", "--config", config.to_str().unwrap()], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = events(&out);
+    assert!(
+        !all.iter().any(|e| e["type"] == "mcp.server_failed"),
+        "{all:?}"
+    );
+    let results = tool_results(&all);
+    let by_call = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["call_id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+            .clone()
+    };
+    let time = by_call("c1");
+    assert!(
+        time["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Asia/Tokyo"),
+        "{time}"
+    );
+    let file = by_call("c2");
+    assert!(
+        file["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("step one: write the tests"),
+        "{file}"
+    );
 }
