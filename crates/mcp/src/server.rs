@@ -54,6 +54,8 @@ pub struct Server {
     connection: tokio::sync::Mutex<Option<Connection>>,
     /// Whether it was started again after dying (that happens once).
     restarted: std::sync::atomic::AtomicBool,
+    /// How long its first start took, until its tools were listed.
+    startup: Duration,
 }
 
 impl Server {
@@ -65,14 +67,17 @@ impl Server {
         workspace: &Path,
         base_env: Option<Arc<BTreeMap<String, String>>>,
     ) -> Result<(Arc<Self>, Vec<RemoteTool>), ServerError> {
-        let server = Self {
+        let started = Instant::now();
+        let mut server = Self {
             config,
             workspace: workspace.to_path_buf(),
             base_env,
             connection: tokio::sync::Mutex::new(None),
             restarted: std::sync::atomic::AtomicBool::new(false),
+            startup: Duration::ZERO,
         };
         let (connection, tools) = server.connect().await?;
+        server.startup = started.elapsed();
         *server.connection.lock().await = Some(connection);
         Ok((Arc::new(server), tools))
     }
@@ -80,6 +85,11 @@ impl Server {
     /// The server's name in the config.
     pub fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// How long the server took to start and list its tools.
+    pub fn startup(&self) -> Duration {
+        self.startup
     }
 
     /// The server's entry, checked.
