@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{Scratch, call, done, events, single_call, stderr, text};
-use crate::terminal::{finish, spawn};
+use crate::terminal::{answer, finish, spawn};
 
 fn output(item: &serde_json::Value) -> &str {
     item["output"].as_str().unwrap_or_default()
@@ -94,14 +94,18 @@ fn the_approval_prompt_shows_the_exact_command_on_a_terminal() {
     turn.push(done("tool_use"));
     let t = s.transcript("t.jsonl", &[turn, vec![text("done"), done("end_turn")]]);
     let mut session = spawn(&s, &t, &[], "go");
-    session
-        .exp_string(r"allow `bash` on `touch HIDDEN_EFFECT\r\u{1b}[2Kecho hello`? [y] once")
-        .unwrap_or_else(|e| panic!("the command is not shown as it is: {e}"));
-    session.send_line("n").unwrap();
-    session
-        .exp_string("allow `bash` on\r\n    echo one\r\n    touch SECOND_LINE\r\n ? [y] once")
-        .unwrap_or_else(|e| panic!("a multi-line command is not shown in full: {e}"));
-    session.send_line("n").unwrap();
+    answer(
+        &mut session,
+        r"allow `bash` on `touch HIDDEN_EFFECT\r\u{1b}[2Kecho hello`? [y] once",
+        "n",
+        "the command is not shown as it is",
+    );
+    answer(
+        &mut session,
+        "allow `bash` on\r\n    echo one\r\n    touch SECOND_LINE\r\n ? [y] once",
+        "n",
+        "a multi-line command is not shown in full",
+    );
     let (rest, code) = finish(session);
     assert_eq!(code, 0, "{rest}");
     assert!(!s.ws().join("HIDDEN_EFFECT").exists());
@@ -440,26 +444,7 @@ fn sigterm_and_sighup_stop_a_command_like_ctrl_c() {
         let marker = format!("wonopcode-signal-test-{}", std::process::id());
         // Named, so that it can be looked for after wonopcode is gone.
         let command = format!("exec -a {marker}{signal} sleep 300");
-        let mut turn = vec![text("Running.")];
-        turn.extend(call(
-            "c1",
-            "bash",
-            &serde_json::json!({ "command": command }).to_string(),
-        ));
-        turn.push(done("tool_use"));
-        let t = s.transcript("t.jsonl", &[turn]);
-        let (mut child, lines) = crate::support::spawn_until(
-            std::process::Command::new(crate::support::bin())
-                .args(["--json", "--yes", "--replay"])
-                .arg(&t)
-                .arg("-C")
-                .arg(s.ws())
-                .arg("--history")
-                .arg(&history)
-                .arg("go"),
-            &[r#""type":"item.started""#, r#""name":"bash""#],
-        );
-        std::thread::sleep(Duration::from_millis(300));
+        let (mut child, lines) = run_until_command_runs(&s, &history, &command, &[]);
         let sent = std::process::Command::new("kill")
             .args([signal, &child.id().to_string()])
             .status()
@@ -493,6 +478,43 @@ fn sigterm_and_sighup_stop_a_command_like_ctrl_c() {
         assert_eq!(last["role"], "tool", "{signal}: {last}");
         assert_eq!(last["parts"][0]["is_error"], true, "{signal}: {last}");
     }
+}
+
+/// Starts a run (with `history`) whose model calls `bash` with `command`, then gives
+/// `later` turns; returns once the command has been running for a moment, with the rest of
+/// stdout.
+fn run_until_command_runs(
+    s: &Scratch,
+    history: &std::path::Path,
+    command: &str,
+    later: &[Vec<serde_json::Value>],
+) -> (
+    std::process::Child,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    let mut turn = vec![text("Running.")];
+    turn.extend(call(
+        "c1",
+        "bash",
+        &serde_json::json!({ "command": command }).to_string(),
+    ));
+    turn.push(done("tool_use"));
+    let mut turns = vec![turn];
+    turns.extend_from_slice(later);
+    let t = s.transcript("t.jsonl", &turns);
+    let running = crate::support::spawn_until(
+        std::process::Command::new(crate::support::bin())
+            .args(["--json", "--yes", "--replay"])
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("--history")
+            .arg(history)
+            .arg("go"),
+        &[r#""type":"item.started""#, r#""name":"bash""#],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    running
 }
 
 /// Whether a process whose command line holds `name` is running (read from `/proc`).
@@ -593,14 +615,18 @@ fn always_approves_the_exact_command_not_its_first_word() {
         &[first, second, vec![text("done"), done("end_turn")]],
     );
     let mut session = spawn(&s, &t, &[], "go");
-    session
-        .exp_string("allow `bash` on `ls -a`?")
-        .unwrap_or_else(|e| panic!("no prompt for the first command: {e}"));
-    session.send_line("a").unwrap();
-    session
-        .exp_string("allow `bash` on `ls -a && touch X`?")
-        .unwrap_or_else(|e| panic!("the second command was not asked about: {e}"));
-    session.send_line("n").unwrap();
+    answer(
+        &mut session,
+        "allow `bash` on `ls -a`?",
+        "a",
+        "no prompt for the first command",
+    );
+    answer(
+        &mut session,
+        "allow `bash` on `ls -a && touch X`?",
+        "n",
+        "the second command was not asked about",
+    );
     let (rest, code) = finish(session);
     assert_eq!(code, 0, "{rest}");
     assert!(!s.ws().join("X").exists());
@@ -788,29 +814,8 @@ fn a_call_running_when_wonopcode_is_killed_is_recorded_as_started() {
     let history = s.outside("h.jsonl");
     let marker = format!("wonopcode-killed-test-{}", std::process::id());
     let command = format!("exec -a {marker} sleep 300");
-    let mut turn = vec![text("Running.")];
-    turn.extend(call(
-        "c1",
-        "bash",
-        &serde_json::json!({ "command": command }).to_string(),
-    ));
-    turn.push(done("tool_use"));
-    let t = s.transcript(
-        "t.jsonl",
-        &[turn, vec![text("the answer"), done("end_turn")]],
-    );
-    let (mut child, _lines) = crate::support::spawn_until(
-        std::process::Command::new(crate::support::bin())
-            .args(["--json", "--yes", "--replay"])
-            .arg(&t)
-            .arg("-C")
-            .arg(s.ws())
-            .arg("--history")
-            .arg(&history)
-            .arg("go"),
-        &[r#""type":"item.started""#, r#""name":"bash""#],
-    );
-    std::thread::sleep(Duration::from_millis(300));
+    let answer = vec![text("the answer"), done("end_turn")];
+    let (mut child, _lines) = run_until_command_runs(&s, &history, &command, &[answer]);
     // SIGKILL: nothing of wonopcode's own runs after it.
     child.kill().unwrap();
     child.wait().unwrap();

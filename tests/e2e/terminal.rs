@@ -23,6 +23,15 @@ pub(crate) fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &s
 }
 
 /// Reads the rest of the session and its exit code.
+/// Waits for `prompt` on the terminal (failing with `missing` when it does not come) and
+/// types `answer`.
+pub(crate) fn answer(session: &mut PtySession, prompt: &str, answer: &str, missing: &str) {
+    session
+        .exp_string(prompt)
+        .unwrap_or_else(|e| panic!("{missing}: {e}"));
+    session.send_line(answer).unwrap();
+}
+
 pub(crate) fn finish(mut session: PtySession) -> (String, i32) {
     let rest = session.exp_eof().unwrap();
     let code = match session.process().wait().unwrap() {
