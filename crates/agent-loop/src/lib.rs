@@ -15,6 +15,7 @@ pub mod event;
 pub mod message;
 pub mod model;
 pub mod model_source;
+pub mod own_processes;
 pub mod permission;
 pub mod registry;
 pub mod result;

@@ -14,6 +14,7 @@ use rmcp::service::{RoleClient, RunningService, ServiceError as RmcpError, Servi
 use rmcp::transport::TokioChildProcess;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::own_processes;
 
 use crate::config::ServerConfig;
 
@@ -42,7 +43,21 @@ pub enum ServerError {
     Cancelled,
 }
 
-type Connection = RunningService<RoleClient, ()>;
+/// A running server: the protocol session, and its process marked as wonopcode's own (so a
+/// `bash` call's cleanup never takes it for a leftover) until the session is dropped.
+struct Connection {
+    service: RunningService<RoleClient, ()>,
+    _own: Option<OwnProcess>,
+}
+
+/// A process id marked in `own_processes`, unmarked when dropped.
+struct OwnProcess(u32);
+
+impl Drop for OwnProcess {
+    fn drop(&mut self) {
+        own_processes::release(self.0);
+    }
+}
 
 /// A started server and what is needed to start it again.
 pub struct Server {
@@ -117,6 +132,10 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(spawn_failed)?;
+        let own = transport.id().map(|pid| {
+            own_processes::register(pid);
+            OwnProcess(pid)
+        });
         if let Some(stderr) = stderr {
             let name = config.name.clone();
             // Drained, so a chatty server never blocks on a full pipe; kept in the log.
@@ -128,12 +147,12 @@ impl Server {
             });
         }
         let limit = config.startup_timeout;
-        let connection = tokio::time::timeout(limit, ().serve(transport))
+        let service = tokio::time::timeout(limit, ().serve(transport))
             .await
             .map_err(|_| ServerError::StartupTimeout(limit))?
             .map_err(|e| ServerError::Protocol(format!("initialize failed: {e}")))?;
         let left = limit.saturating_sub(started.elapsed());
-        let tools = tokio::time::timeout(left, connection.list_all_tools())
+        let tools = tokio::time::timeout(left, service.list_all_tools())
             .await
             .map_err(|_| ServerError::StartupTimeout(limit))?
             .map_err(|e| ServerError::Protocol(format!("listing its tools failed: {e}")))?;
@@ -143,7 +162,7 @@ impl Server {
             latency_ms = started.elapsed().as_millis() as u64,
             "MCP server started"
         );
-        Ok((connection, tools))
+        Ok((Connection { service, _own: own }, tools))
     }
 
     /// Calls `tool` with `arguments`, within the call timeout and until `cancel`. A server
@@ -155,7 +174,7 @@ impl Server {
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, ServerError> {
         let mut slot = self.connection.lock().await;
-        let closed = slot.as_ref().is_none_or(|c| c.is_closed());
+        let closed = slot.as_ref().is_none_or(|c| c.service.is_closed());
         if closed {
             if self
                 .restarted
@@ -172,7 +191,7 @@ impl Server {
         let Some(connection) = slot.as_ref() else {
             return Err(ServerError::Protocol("no connection".to_owned()));
         };
-        let peer = connection.peer().clone();
+        let peer = connection.service.peer().clone();
         drop(slot);
         let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let limit = self.config.tool_timeout;

@@ -326,6 +326,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn wonopcodes_own_processes_started_during_a_call_are_left_alone() {
+        let call = tokio::spawn(async {
+            BashTool::default()
+                .run(json!({"command": "sleep 0.5"}), &env())
+                .await
+        });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        // Started while the call runs, as a server restarted by a parallel context would be.
+        let mut own = std::process::Command::new("sleep")
+            .arg("7797")
+            .spawn()
+            .unwrap();
+        wonopcode_agent_loop::own_processes::register(own.id());
+        call.await.unwrap().unwrap();
+        assert!(
+            own.try_wait().unwrap().is_none(),
+            "an own process was killed"
+        );
+        wonopcode_agent_loop::own_processes::release(own.id());
+        own.kill().unwrap();
+        own.wait().unwrap();
+    }
+
+    #[tokio::test]
     async fn a_cancelled_call_leaves_no_process_behind() {
         let env = env();
         let cancel = env.cancel.clone();

@@ -8,7 +8,8 @@
 //!   by everything it starts unless the environment is cleared;
 //! - when the call ends, `/proc` is read: the call's root and its descendants, every process
 //!   carrying the call's marker, and every process adopted by wonopcode since the call began
-//!   (that is not another running call's) are stopped, killed and, when adopted, reaped.
+//!   (that is not another running call's, nor one of wonopcode's own such as an MCP server,
+//!   `wonopcode_agent_loop::own_processes`) are stopped, killed and, when adopted, reaped.
 //!
 //! A process that clears its environment *and* leaves while another call runs at the same
 //! time may be counted to whichever of the two calls ends first; both are killed either way.
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
+use wonopcode_agent_loop::own_processes;
 
 /// The environment variable that marks a call's processes.
 pub const MARKER_VARIABLE: &str = "WONOPCODE_CALL_ID";
@@ -54,7 +56,9 @@ impl CallProcesses {
     /// Starts tracking the call whose command is `root` and whose environment has `marker`.
     pub fn track(root: u32, marker: String) -> Self {
         let root = i32::try_from(root).unwrap_or(i32::MAX);
-        let root_start = proc_table::read_stat(root).map_or(0, |s| s.start);
+        // Unknown (the root already ended): no adopted process counts as the call's, only
+        // marked ones and descendants.
+        let root_start = proc_table::read_stat(root).map_or(u64::MAX, |s| s.start);
         RUNNING
             .lock()
             .get_or_insert_with(HashMap::new)
@@ -111,6 +115,7 @@ impl CallProcesses {
                             && **pid != self.root
                             && stat.start >= self.root_start
                             && !running.contains_key(pid)
+                            && !own_processes::contains(pid.unsigned_abs())
                             && !others.iter().any(|m| proc_table::has_marker(&environ, m)))
                 }
             })
@@ -151,6 +156,7 @@ impl CallProcesses {
                             && stat.start >= self.root_start
                             && *pid != self.root
                             && !running.contains_key(pid)
+                            && !own_processes::contains(pid.unsigned_abs())
                     })
                     .map(|(pid, _)| pid)
                     .collect();
