@@ -18,6 +18,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{AllowAll, ToolEnv, ToolRegistry};
+use wonopcode_mcp::config::Transport;
 use wonopcode_mcp::{ServerConfig, start_all};
 
 fn server_program() -> Option<PathBuf> {
@@ -34,10 +35,12 @@ fn server_program() -> Option<PathBuf> {
 fn config(name: &str, program: &Path) -> ServerConfig {
     ServerConfig {
         name: name.to_owned(),
-        command: program.display().to_string(),
-        args: Vec::new(),
-        env: Default::default(),
-        cwd: None,
+        transport: Transport::Stdio {
+            command: program.display().to_string(),
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: None,
+        },
         startup_timeout: Duration::from_secs(30),
         tool_timeout: Duration::from_secs(30),
         enabled_tools: None,

@@ -379,3 +379,72 @@ fn the_python_time_server_and_the_filesystem_server_answer() {
         "{file}"
     );
 }
+
+/// A free TCP port on the loopback interface.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Kills the HTTP server when the test ends, however it ends.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_server_is_reached_by_url_with_its_headers() {
+    let Some(server) = everything() else { return };
+    let port = free_port();
+    let _serving = Serving(
+        std::process::Command::new(&server)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Until it listens.
+    let mut tries = 0;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        tries += 1;
+        assert!(tries < 200, "the HTTP server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let s = Scratch::new();
+    let config = s.outside("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp_servers:\n  remote:\n    type: http\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{X-Client: wonopcode}}\n    bearer_token_env_var: WONOPCODE_TEST_TOKEN\n"
+        ),
+    )
+    .unwrap();
+    let t = one_call(&s, "mcp__remote__echo", r#"{"message": "over http"}"#);
+    let out = crate::support::wonopcode()
+        .env("WONOPCODE_TEST_TOKEN", "not-a-real-token")
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .args(["--config", config.to_str().unwrap(), "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = events(&out);
+    assert!(
+        !all.iter().any(|e| e["type"] == "mcp.server_failed"),
+        "{all:?}"
+    );
+    let results = tool_results(&all);
+    assert_eq!(results[0]["output"], "Echo: over http", "{}", results[0]);
+    assert_eq!(results[0]["server"], "remote");
+}

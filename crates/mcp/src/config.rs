@@ -61,14 +61,8 @@ pub struct ServerEntry {
 pub struct ServerConfig {
     /// The name tools are prefixed with (`mcp__NAME__TOOL`).
     pub name: String,
-    /// The program and its arguments.
-    pub command: String,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Variables set for it, on top of the environment it inherits.
-    pub env: BTreeMap<String, String>,
-    /// Where it runs; `None`: the workspace.
-    pub cwd: Option<PathBuf>,
+    /// How to reach it.
+    pub transport: Transport,
     /// Limit on starting and listing tools.
     pub startup_timeout: Duration,
     /// Limit on each call.
@@ -77,6 +71,31 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// Tools left out.
     pub disabled_tools: Vec<String>,
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A program started by wonopcode, speaking MCP on its stdin and stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables set for it, on top of the environment it starts with.
+        env: BTreeMap<String, String>,
+        /// Where it runs; `None`: the workspace.
+        cwd: Option<PathBuf>,
+    },
+    /// A server at a streamable HTTP address.
+    Http {
+        /// Its address.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+        /// A bearer token sent as `Authorization`.
+        bearer_token: Option<String>,
+    },
 }
 
 /// An `mcp_servers` entry that cannot be used, named.
@@ -114,7 +133,8 @@ impl ServerEntry {
                 )));
             }
         }
-        let command = match (&self.command, &self.url) {
+        let expand = |value: &str| expand(value, lookup).map_err(fail);
+        let transport = match (&self.command, &self.url) {
             (Some(_), Some(_)) => {
                 return Err(fail(
                     "give either `command` (stdio) or `url` (http), not both".into(),
@@ -125,30 +145,35 @@ impl ServerEntry {
                     "no `command` to start the server (or `url` to reach it)".into(),
                 ));
             }
-            (None, Some(_)) => {
-                return Err(fail(
-                    "streamable HTTP servers (`url`) are not supported yet; run the server as a stdio `command`"
-                        .into(),
-                ));
-            }
+            (None, Some(url)) => self.http(url, &expand, lookup).map_err(fail)?,
             (Some(command), None) if command.trim().is_empty() => {
                 return Err(fail("`command` is empty".into()));
             }
-            (Some(command), None) => command,
-        };
-        if self.transport.as_deref().is_some_and(|t| t != "stdio") {
-            return Err(fail("`type: http` needs a `url`, not a `command`".into()));
-        }
-        let expand = |value: &str| expand(value, lookup).map_err(fail);
-        let mut env = BTreeMap::new();
-        for passed in &self.env_vars {
-            if let Some(value) = lookup(passed) {
-                env.insert(passed.clone(), value);
+            (Some(command), None) => {
+                if self.transport.as_deref().is_some_and(|t| t != "stdio") {
+                    return Err(fail("`type: http` needs a `url`, not a `command`".into()));
+                }
+                let mut env = BTreeMap::new();
+                for passed in &self.env_vars {
+                    if let Some(value) = lookup(passed) {
+                        env.insert(passed.clone(), value);
+                    }
+                }
+                for (key, value) in &self.env {
+                    env.insert(key.clone(), expand(value)?);
+                }
+                Transport::Stdio {
+                    command: expand(command)?,
+                    args: self
+                        .args
+                        .iter()
+                        .map(|a| expand(a))
+                        .collect::<Result<_, _>>()?,
+                    env,
+                    cwd: self.cwd.clone(),
+                }
             }
-        }
-        for (key, value) in &self.env {
-            env.insert(key.clone(), expand(value)?);
-        }
+        };
         let seconds = |value: Option<f64>, what: &str, default: Duration| match value {
             None => Ok(default),
             Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
@@ -161,14 +186,7 @@ impl ServerEntry {
             .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_millis);
         Ok(Some(ServerConfig {
             name: name.to_owned(),
-            command: expand(command)?,
-            args: self
-                .args
-                .iter()
-                .map(|a| expand(a))
-                .collect::<Result<_, _>>()?,
-            env,
-            cwd: self.cwd.clone(),
+            transport,
             startup_timeout: seconds(
                 self.startup_timeout_sec,
                 "startup_timeout_sec",
@@ -182,6 +200,49 @@ impl ServerEntry {
             enabled_tools: self.enabled_tools.clone(),
             disabled_tools: self.disabled_tools.clone(),
         }))
+    }
+
+    /// The streamable HTTP transport of an entry with a `url`.
+    fn http(
+        &self,
+        url: &str,
+        expand: &dyn Fn(&str) -> Result<String, ConfigError>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Transport, String> {
+        if !self.args.is_empty()
+            || !self.env.is_empty()
+            || !self.env_vars.is_empty()
+            || self.cwd.is_some()
+        {
+            return Err(
+                "`args`, `env`, `env_vars` and `cwd` are for a `command`, not a `url`".into(),
+            );
+        }
+        if self.transport.as_deref() == Some("stdio") {
+            return Err("`type: stdio` needs a `command`, not a `url`".into());
+        }
+        let expanded = |value: &str| expand(value).map_err(|e| e.reason);
+        let url = expanded(url)?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!(
+                "`url` must be an http:// or https:// address, not `{url}`"
+            ));
+        }
+        let mut headers = BTreeMap::new();
+        for (key, value) in &self.headers {
+            headers.insert(key.clone(), expanded(value)?);
+        }
+        let bearer_token = match &self.bearer_token_env_var {
+            None => None,
+            Some(variable) => Some(lookup(variable).ok_or_else(|| {
+                format!("the variable `{variable}` (bearer_token_env_var) is not set")
+            })?),
+        };
+        Ok(Transport::Http {
+            url,
+            headers,
+            bearer_token,
+        })
     }
 }
 
@@ -246,13 +307,28 @@ mod tests {
             "command: npx\nargs: ['-y', 'server']\nenv: {ROOT: '${HOME}/x'}\nstartup_timeout_ms: 2000\ntool_timeout_sec: 5\n",
         );
         let config = codex.resolve("files", &lookup).unwrap().unwrap();
-        assert_eq!(config.command, "npx");
-        assert_eq!(config.env["ROOT"], "/home/ada/x");
+        let Transport::Stdio { command, env, .. } = &config.transport else {
+            panic!("{config:?}");
+        };
+        assert_eq!(command, "npx");
+        assert_eq!(env["ROOT"], "/home/ada/x");
         assert_eq!(config.startup_timeout, Duration::from_millis(2000));
         assert_eq!(config.tool_timeout, Duration::from_secs(5));
         let claude = entry("type: stdio\ncommand: '${BIN:-node}'\nargs: [server.js]\n");
         let config = claude.resolve("x", &lookup).unwrap().unwrap();
-        assert_eq!(config.command, "node");
+        assert!(matches!(&config.transport, Transport::Stdio { command, .. } if command == "node"));
+        let remote = entry(
+            "type: http\nurl: 'https://mcp.example/${HOME}'\nheaders: {X-Team: '${HOME}'}\nbearer_token_env_var: HOME\n",
+        );
+        let config = remote.resolve("r", &lookup).unwrap().unwrap();
+        assert_eq!(
+            config.transport,
+            Transport::Http {
+                url: "https://mcp.example//home/ada".into(),
+                headers: [("X-Team".to_owned(), "/home/ada".to_owned())].into(),
+                bearer_token: Some("/home/ada".into()),
+            }
+        );
         assert!(
             entry("command: x\nenabled: false\n")
                 .resolve("x", &lookup)
@@ -280,6 +356,9 @@ mod tests {
             "mcp_servers.v: the variable `NOPE` is not set"
         );
         assert!(refused("command: x\ntool_timeout_sec: -1\n", "t").contains("positive number"));
+        assert!(refused("url: ftp://x\n", "f").contains("http:// or https://"));
+        assert!(refused("url: http://x\nargs: [a]\n", "a").contains("are for a `command`"));
+        assert!(refused("url: http://x\nbearer_token_env_var: NOPE\n", "b").contains("`NOPE`"));
         assert!(serde_yaml::from_str::<ServerEntry>("commmand: x\n").is_err());
     }
 }

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as RemoteTool};
 use rmcp::service::{RoleClient, RunningService, ServiceError as RmcpError, ServiceExt};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
 
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, Transport};
 
 /// Why a server could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,40 +116,30 @@ impl Server {
     async fn connect(&self) -> Result<(Connection, Vec<RemoteTool>), ServerError> {
         let config = &self.config;
         let started = Instant::now();
-        let mut command = tokio::process::Command::new(&config.command);
-        command.args(&config.args);
-        if let Some(env) = &self.base_env {
-            command.env_clear().envs(env.iter());
-        }
-        command
-            .envs(&config.env)
-            .current_dir(config.cwd.as_deref().unwrap_or(&self.workspace))
-            .kill_on_drop(true);
-        let spawn_failed = |e: std::io::Error| ServerError::Spawn {
-            command: config.command.clone(),
-            reason: e.to_string(),
-        };
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_failed)?;
-        let own = transport.id().map(|pid| {
-            own_processes::register(pid);
-            OwnProcess(pid)
-        });
-        if let Some(stderr) = stderr {
-            let name = config.name.clone();
-            // Drained, so a chatty server never blocks on a full pipe; kept in the log.
-            tokio::spawn(async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(server = %name, "{line}");
-                }
-            });
-        }
         let limit = config.startup_timeout;
-        let service = tokio::time::timeout(limit, ().serve(transport))
-            .await
+        let (service, own) = match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let (transport, own) = self.spawn(command, args, env, cwd.as_deref())?;
+                let service = tokio::time::timeout(limit, ().serve(transport)).await;
+                (service, own)
+            }
+            Transport::Http {
+                url,
+                headers,
+                bearer_token,
+            } => {
+                let config = http_config(url, headers, bearer_token.as_deref())?;
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let service = tokio::time::timeout(limit, ().serve(transport)).await;
+                (service, None)
+            }
+        };
+        let service = service
             .map_err(|_| ServerError::StartupTimeout(limit))?
             .map_err(|e| ServerError::Protocol(format!("initialize failed: {e}")))?;
         let left = limit.saturating_sub(started.elapsed());
@@ -163,6 +154,47 @@ impl Server {
             "MCP server started"
         );
         Ok((Connection { service, _own: own }, tools))
+    }
+
+    /// Starts a stdio server's program, its stderr drained into the log.
+    fn spawn(
+        &self,
+        program: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
+    ) -> Result<(TokioChildProcess, Option<OwnProcess>), ServerError> {
+        let mut command = tokio::process::Command::new(program);
+        command.args(args);
+        if let Some(base) = &self.base_env {
+            command.env_clear().envs(base.iter());
+        }
+        command
+            .envs(env)
+            .current_dir(cwd.unwrap_or(&self.workspace))
+            .kill_on_drop(true);
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| ServerError::Spawn {
+                command: program.to_owned(),
+                reason: e.to_string(),
+            })?;
+        let own = transport.id().map(|pid| {
+            own_processes::register(pid);
+            OwnProcess(pid)
+        });
+        if let Some(stderr) = stderr {
+            let name = self.config.name.clone();
+            // Drained, so a chatty server never blocks on a full pipe; kept in the log.
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::debug!(server = %name, "{line}");
+                }
+            });
+        }
+        Ok((transport, own))
     }
 
     /// Calls `tool` with `arguments`, within the call timeout and until `cancel`. A server
@@ -212,4 +244,28 @@ impl Server {
             },
         }
     }
+}
+
+/// The settings of a streamable HTTP connection to `url`, sending `headers` and the bearer
+/// token.
+fn http_config(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    bearer_token: Option<&str>,
+) -> Result<StreamableHttpClientTransportConfig, ServerError> {
+    // reqwest 0.13 is built without a TLS provider of its own: ring, as for the providers.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let bad =
+            |what: &str| ServerError::Protocol(format!("header `{name}` is not a valid {what}"));
+        custom.insert(
+            http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("name"))?,
+            http::HeaderValue::from_str(value).map_err(|_| bad("value"))?,
+        );
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    config.auth_header = bearer_token.map(str::to_owned);
+    config.custom_headers = custom;
+    Ok(config)
 }

@@ -106,10 +106,14 @@ mod tests {
             "npx -y '@modelcontextprotocol/server-filesystem' \"my dir\"".to_owned(),
         )];
         let configs = server_configs(&BTreeMap::new(), &extra).unwrap();
-        assert_eq!(configs[0].command, "npx");
+        let wonopcode_mcp::config::Transport::Stdio { command, args, .. } = &configs[0].transport
+        else {
+            panic!("{configs:?}");
+        };
+        assert_eq!(command, "npx");
         assert_eq!(
-            configs[0].args,
-            ["-y", "@modelcontextprotocol/server-filesystem", "my dir"]
+            args,
+            &["-y", "@modelcontextprotocol/server-filesystem", "my dir"]
         );
         let refused = server_configs(&BTreeMap::new(), &[("x".into(), "a | b".into())])
             .unwrap_err()
