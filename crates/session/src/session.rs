@@ -217,7 +217,6 @@ impl SessionBuilder {
                     .map_err(|e| SessionError::Choice(e.to_string()))?;
             }
         }
-        let mcp_failures = mcp::start(mcp_configs, &root, command_env, &mut tools).await;
         let mut notices = Vec::new();
         let (history, messages) = match &self.history {
             Some(path) => {
@@ -270,7 +269,13 @@ impl SessionBuilder {
             models: Some(models),
             ..HostConfig::default()
         };
-        let (agent, reloader) = loops::load(&self.source, self.cache, host_config).await?;
+        // The MCP servers start while the loop loads (a guest may compile): the first
+        // request waits for the slower of the two, not for both.
+        let (mcp_failures, loaded) = tokio::join!(
+            mcp::start(mcp_configs, &root, command_env, &mut tools),
+            loops::load(&self.source, self.cache, host_config)
+        );
+        let (agent, reloader) = loaded?;
         events.emit(EventKind::SessionStarted {
             session_id: session_id.clone(),
             loop_name: agent.name().to_owned(),
