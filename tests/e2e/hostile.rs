@@ -66,13 +66,8 @@ fn a_rule_naming_an_unknown_tool_is_refused_with_a_suggestion() {
     }
 
     // The same from the config file.
-    let config = s.outside("config.yaml");
-    std::fs::write(
-        &config,
-        "permissions:\n  rules:\n    - tool: Bash\n      action: deny\n",
-    )
-    .unwrap();
-    let out = s.run_json(&t, &["--config", config.to_str().unwrap()], "go");
+    let config = s.config("permissions:\n  rules:\n    - tool: Bash\n      action: deny\n");
+    let out = s.run_json(&t, &["--config", &config], "go");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("did you mean `bash`?"),
@@ -160,33 +155,31 @@ fn what_the_model_says_cannot_drive_the_terminal() {
 fn commands_never_see_wonopcodes_keys() {
     let s = Scratch::new();
     let history = s.outside("h.jsonl");
-    let config = s.outside("config.yaml");
     // A provider of the user's own, whose key lives in a variable with an innocent name.
-    std::fs::write(
-        &config,
-        "providers:\n  mine:\n    api: openai\n    base_url: http://127.0.0.1:9\n    key_env: MY_LLM_CREDENTIAL\n",
-    )
-    .unwrap();
+    let config = s.config(
+        "providers:\n  mine:\n    api: openai\n    base_url: http://127.0.0.1:9\n    key_env: MY_LLM_CREDENTIAL\n"
+    );
     let mut turn = call("c1", "bash", r#"{"command": "env"}"#);
     turn.push(done("tool_use"));
     let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
-    let out = crate::support::wonopcode()
-        .args(["--json", "--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("--history")
-        .arg(&history)
-        .arg("--config")
-        .arg(&config)
-        .arg("go")
-        .env("ANTHROPIC_API_KEY", "sk-ant-SECRET1")
-        .env("OPENAI_API_KEY", "sk-SECRET2")
-        .env("MY_LLM_CREDENTIAL", "SECRET3")
-        .env("GITHUB_TOKEN", "SECRET4")
-        .env("HARMLESS_SETTING", "visible-value")
-        .output()
-        .unwrap();
+    let out = s.run_json_with_env(
+        &t,
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-SECRET1"),
+            ("OPENAI_API_KEY", "sk-SECRET2"),
+            ("MY_LLM_CREDENTIAL", "SECRET3"),
+            ("GITHUB_TOKEN", "SECRET4"),
+            ("HARMLESS_SETTING", "visible-value"),
+        ],
+        &[
+            "--yes",
+            "--history",
+            history.to_str().unwrap(),
+            "--config",
+            &config,
+        ],
+        "go",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = crate::support::tool_results(&events(&out));
     let shown = output(&results[0]);
@@ -761,13 +754,8 @@ fn ctrl_c_stops_a_guest_wherever_it_is() {
 fn a_run_has_one_memory_budget_and_a_bounded_number_of_contexts() {
     let s = Scratch::new();
     let t = s.transcript("t.jsonl", &[vec![text("unused"), done("end_turn")]]);
-    let config = s.outside("config.yaml");
-    std::fs::write(
-        &config,
-        "contexts:\n  max_memory_mb: 300\n  max_total: 30\n",
-    )
-    .unwrap();
-    let config = config.to_str().unwrap();
+    let config = s.config("contexts:\n  max_memory_mb: 300\n  max_total: 30\n");
+    let config = &config;
     let misbehave = wonopcode_wasm_host::guest_paths::MISBEHAVE;
 
     // Three nested contexts, the last allocating without end: the run's budget (300 MiB)

@@ -92,26 +92,17 @@ fn a_real_servers_tool_is_called_through_a_model_turn() {
 fn a_server_that_fails_is_reported_once_and_the_run_goes_on() {
     let Some(server) = everything() else { return };
     let s = Scratch::new();
-    let config = s.outside("config.yaml");
     // One that is not there, one that never answers `initialize`, one that prints garbage.
-    std::fs::write(
-        &config,
+    let config = s.config(
         "mcp_servers:\n\
          \x20 missing:\n    command: /no/such/server\n\
          \x20 silent:\n    command: sleep\n    args: ['30']\n    startup_timeout_sec: 1\n\
-         \x20 garbage:\n    command: sh\n    args: ['-c', 'while true; do echo not json; done']\n    startup_timeout_sec: 2\n",
-    )
-    .unwrap();
+         \x20 garbage:\n    command: sh\n    args: ['-c', 'while true; do echo not json; done']\n    startup_timeout_sec: 2\n"
+    );
     let t = one_call(&s, "mcp__everything__echo", r#"{"message": "still here"}"#);
     let out = s.run_json(
         &t,
-        &[
-            "--yes",
-            "--config",
-            config.to_str().unwrap(),
-            "--mcp",
-            &mcp_flag(&server),
-        ],
+        &["--yes", "--config", &config, "--mcp", &mcp_flag(&server)],
         "go",
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -151,20 +142,14 @@ fn bad_server_entries_get_one_line_naming_them() {
             "error: mcp_servers.bird: unknown transport `pigeon` (stdio or http; `sse` servers are deprecated by MCP)",
         ),
     ] {
-        let config = s.outside("config.yaml");
-        std::fs::write(&config, format!("mcp_servers:\n{entry}")).unwrap();
-        let out = s.run_json(&t, &["--config", config.to_str().unwrap()], "go");
+        let config = s.config(&format!("mcp_servers:\n{entry}"));
+        let out = s.run_json(&t, &["--config", &config], "go");
         // A configuration error (exit 1); a bad flag is a usage error (exit 2).
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert_eq!(stderr(&out).trim_end(), said);
     }
-    let config = s.outside("config.yaml");
-    std::fs::write(&config, "mcp_servers:\n  dup:\n    command: x\n").unwrap();
-    let out = s.run_json(
-        &t,
-        &["--config", config.to_str().unwrap(), "--mcp", "dup=y"],
-        "go",
-    );
+    let config = s.config("mcp_servers:\n  dup:\n    command: x\n");
+    let out = s.run_json(&t, &["--config", &config, "--mcp", "dup=y"], "go");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
         stderr(&out).trim_end(),
@@ -177,16 +162,15 @@ fn servers_never_see_wonopcodes_keys_and_images_are_told() {
     let Some(server) = everything() else { return };
     let s = Scratch::new();
     let t = one_call(&s, "mcp__everything__get-env", "{}");
-    let out = crate::support::wonopcode()
-        .env("ANTHROPIC_API_KEY", "sk-ant-secret-for-the-test")
-        .env("WONOPCODE_VISIBLE_TO_SERVERS", "yes")
-        .args(["--json", "--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .args(["--mcp", &mcp_flag(&server), "go"])
-        .output()
-        .unwrap();
+    let out = s.run_json_with_env(
+        &t,
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-secret-for-the-test"),
+            ("WONOPCODE_VISIBLE_TO_SERVERS", "yes"),
+        ],
+        &["--yes", "--mcp", &mcp_flag(&server)],
+        "go",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let output = tool_results(&events(&out))[0]["output"]
         .as_str()
@@ -212,17 +196,12 @@ fn a_server_killed_mid_call_fails_that_call_and_is_started_again_once() {
     let Some(server) = everything() else { return };
     let s = Scratch::new();
     let pid_file = s.outside("server.pid");
-    let config = s.outside("config.yaml");
     // The server writes its process id, so the test can kill it while it works.
-    std::fs::write(
-        &config,
-        format!(
-            "mcp_servers:\n  everything:\n    command: sh\n    args: ['-c', 'echo $$ > {}; exec {}']\n",
-            pid_file.display(),
-            server.display()
-        ),
-    )
-    .unwrap();
+    let config = s.config(&format!(
+        "mcp_servers:\n  everything:\n    command: sh\n    args: ['-c', 'echo $$ > {}; exec {}']\n",
+        pid_file.display(),
+        server.display()
+    ));
     let mut slow = call(
         "c1",
         "mcp__everything__trigger-long-running-operation",
@@ -250,7 +229,7 @@ fn a_server_killed_mid_call_fails_that_call_and_is_started_again_once() {
                 .unwrap();
         })
     };
-    let out = s.run_json(&t, &["--yes", "--config", config.to_str().unwrap()], "go");
+    let out = s.run_json(&t, &["--yes", "--config", &config], "go");
     killer.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&events(&out));
@@ -336,16 +315,11 @@ fn the_python_time_server_and_the_filesystem_server_answer() {
     let filesystem = everything.with_file_name("mcp-server-filesystem");
     let s = Scratch::new();
     s.file("notes/plan.md", "step one: write the tests\n");
-    let config = s.outside("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
+    let config = s.config(&format!(
             "mcp_servers:\n  time:\n    command: python3\n    args: ['-m', 'mcp_server_time', '--local-timezone', 'UTC']\n  files:\n    command: {}\n    args: ['{}']\n",
             filesystem.display(),
             s.ws().display()
-        ),
-    )
-    .unwrap();
+        ));
     let mut turn = call(
         "c1",
         "mcp__time__get_current_time",
@@ -356,7 +330,7 @@ fn the_python_time_server_and_the_filesystem_server_answer() {
     turn.extend(call("c2", "mcp__files__read_text_file", &read));
     turn.push(done("tool_use"));
     let t = s.transcript("t.jsonl", &[turn, vec![text("done"), done("end_turn")]]);
-    let out = s.run_json(&t, &["--yes", "--config", config.to_str().unwrap()], "go");
+    let out = s.run_json(&t, &["--yes", "--config", &config], "go");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let all = events(&out);
     assert!(
@@ -420,24 +394,16 @@ fn a_streamable_http_server_is_reached_by_url_with_its_headers() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let s = Scratch::new();
-    let config = s.outside("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
+    let config = s.config(&format!(
             "mcp_servers:\n  remote:\n    type: http\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{X-Client: wonopcode}}\n    bearer_token_env_var: WONOPCODE_TEST_TOKEN\n"
-        ),
-    )
-    .unwrap();
+        ));
     let t = one_call(&s, "mcp__remote__echo", r#"{"message": "over http"}"#);
-    let out = crate::support::wonopcode()
-        .env("WONOPCODE_TEST_TOKEN", "not-a-real-token")
-        .args(["--json", "--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .args(["--config", config.to_str().unwrap(), "go"])
-        .output()
-        .unwrap();
+    let out = s.run_json_with_env(
+        &t,
+        &[("WONOPCODE_TEST_TOKEN", "not-a-real-token")],
+        &["--yes", "--config", &config],
+        "go",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let all = events(&out);
     assert!(

@@ -153,9 +153,28 @@ impl Scratch {
         path
     }
 
+    /// Writes `yaml` as a config file beside the workspace; its path, for `--config`.
+    pub fn config(&self, yaml: &str) -> String {
+        let path = self.outside("config.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
     /// Runs `wonopcode --json` with the transcript, in the workspace, with extra flags.
     pub fn run_json(&self, transcript: &Path, extra: &[&str], prompt: &str) -> Output {
+        self.run_json_with_env(transcript, &[], extra, prompt)
+    }
+
+    /// [`Self::run_json`] with these variables added to wonopcode's environment.
+    pub fn run_json_with_env(
+        &self,
+        transcript: &Path,
+        env: &[(&str, &str)],
+        extra: &[&str],
+        prompt: &str,
+    ) -> Output {
         let mut cmd = wonopcode();
+        cmd.envs(env.iter().copied());
         cmd.arg("--json")
             .arg("--replay")
             .arg(transcript)
