@@ -414,3 +414,111 @@ fn a_streamable_http_server_is_reached_by_url_with_its_headers() {
     assert_eq!(results[0]["output"], "Echo: over http", "{}", results[0]);
     assert_eq!(results[0]["server"], "remote");
 }
+
+/// `wonopcode mcp ARGS...` in the scratch workspace, with the config file `config`.
+fn mcp_command(s: &Scratch, config: &str, args: &[&str]) -> std::process::Output {
+    crate::support::command()
+        .current_dir(s.ws())
+        .args(["mcp", "--config", config])
+        .args(args)
+        .output()
+        .expect("wonopcode runs")
+}
+
+#[test]
+fn mcp_list_tools_and_call_try_a_server_without_a_model() {
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    let config = s.config(&format!(
+        "mcp_servers:\n\
+         \x20 everything:\n    command: {}\n    disabled_tools: [get-env]\n\
+         \x20 missing:\n    command: /no/such/server\n",
+        server.display()
+    ));
+    let stdout = |out: &std::process::Output| String::from_utf8_lossy(&out.stdout).into_owned();
+
+    // list: every server, started or not; exit 1 because one did not start.
+    let out = mcp_command(&s, &config, &["list"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(listed.contains("everything  started  12 tools"), "{listed}");
+    assert!(
+        listed.contains("missing  failed  cannot start `/no/such/server`"),
+        "{listed}"
+    );
+    let out = mcp_command(&s, &config, &["list", "--json"]);
+    let rows: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(rows[0]["status"], "started", "{rows:?}");
+    assert!(rows[0]["startup_ms"].is_u64(), "{rows:?}");
+    assert_eq!(rows[1]["status"], "failed", "{rows:?}");
+
+    // tools: named as a model sees them, without the disabled one.
+    let out = mcp_command(&s, &config, &["tools", "everything"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tools = stdout(&out);
+    assert!(
+        tools.contains("mcp__everything__echo  Echoes back the input string"),
+        "{tools}"
+    );
+    assert!(!tools.contains("get-env"), "{tools}");
+    let out = mcp_command(&s, &config, &["tools", "everything", "--json"]);
+    let first: Value = serde_json::from_str(stdout(&out).lines().next().unwrap_or("")).unwrap();
+    assert_eq!(first["server"], "everything");
+    assert!(first["input_schema"].is_object(), "{first}");
+
+    // call: the tool's answer; images are told by type and size, or given whole with --json.
+    let out = mcp_command(
+        &s,
+        &config,
+        &["call", "everything", "get-sum", r#"{"a": 2, "b": 3}"#],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "The sum of 2 and 3 is 5.");
+    let out = mcp_command(&s, &config, &["call", "everything", "get-tiny-image"]);
+    assert!(
+        stdout(&out).contains("[image: image/png, "),
+        "{}",
+        stdout(&out)
+    );
+    let out = mcp_command(
+        &s,
+        &config,
+        &["call", "everything", "get-tiny-image", "{}", "--json"],
+    );
+    let whole: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(whole["content"][1]["type"], "image", "{whole}");
+
+    // Bad input: one line each, exit 2, and nothing reaches the server.
+    for (args, expected) in [
+        (
+            vec!["call", "everything", "get-sum", r#"{"a": "x"}"#],
+            "invalid arguments for `mcp__everything__get-sum`",
+        ),
+        (vec!["call", "everything", "get-sum", "{"], "not valid JSON"),
+        (
+            vec!["call", "everything", "get-summ"],
+            "offers no tool `get-summ`; did you mean `get-sum`?",
+        ),
+        (
+            vec!["tools", "everythin"],
+            "no MCP server `everythin`; did you mean `everything`?",
+        ),
+    ] {
+        let out = mcp_command(&s, &config, &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // A server that did not start says why.
+    let out = mcp_command(&s, &config, &["tools", "missing"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the MCP server `missing` did not start: cannot start"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -2,13 +2,18 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 /// wonopcode: an agent-loop host. Give it a prompt; a loop streams model output, runs the
 /// tools the model asks for on your workspace, and repeats until the model is done.
 #[derive(Debug, Parser)]
 #[command(name = "wonopcode", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// What to do instead of running a prompt.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// The prompt. Without it: read from stdin when piped, or start an interactive session.
     pub prompt: Option<String>,
 
@@ -143,6 +148,61 @@ pub struct Args {
     /// offered as `mcp__NAME__TOOL` (repeatable; COMMAND is split like a shell would).
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_mcp)]
     pub mcp: Vec<(String, String)>,
+}
+
+/// The subcommands: actions that are not a run.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Try the MCP servers of the config file and of --mcp without a model: list them, list
+    /// a server's tools, call one.
+    Mcp(McpArgs),
+}
+
+/// `wonopcode mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// What to do with the servers.
+    #[command(subcommand)]
+    pub action: McpAction,
+
+    /// Config file (default: wonopcode/config.yaml in the user's config directory, if present).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+
+    /// Workspace root: where servers without a `cwd` start.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+    pub cwd: Option<PathBuf>,
+
+    /// An MCP server besides the config file's (repeatable; COMMAND is split like a shell would).
+    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_mcp, global = true)]
+    pub mcp: Vec<(String, String)>,
+
+    /// Print JSON on stdout (one object per line), and nothing else there.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `wonopcode mcp ...` actions.
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Each server: whether it started, how long it took, how many tools it offers (exit 1
+    /// when one did not start).
+    List,
+    /// The tools of SERVER, named as a model sees them, with their descriptions.
+    Tools {
+        /// The server's name in `mcp_servers` (or --mcp).
+        server: String,
+    },
+    /// Call TOOL of SERVER with ARGUMENTS and print the answer (exit 1 when the tool reports
+    /// an error). The arguments are checked against the tool's schema first.
+    Call {
+        /// The server's name in `mcp_servers` (or --mcp).
+        server: String,
+        /// The tool's name on the server (`read_file`, not `mcp__fs__read_file`).
+        tool: String,
+        /// A JSON object (default `{}`).
+        arguments: Option<String>,
+    },
 }
 
 /// `NAME=COMMAND` of `--mcp`.

@@ -4,6 +4,7 @@
 mod args;
 mod exit;
 mod loops;
+mod mcp;
 mod new_guest;
 mod prompter;
 mod render;

@@ -15,7 +15,7 @@ use wonopcode_session::{Config, ModelChoice, Session, SessionError, TurnCancelle
 use wonopcode_tools::permission::{Action, Prompter, Rule, Unattended};
 use wonopcode_wasm_host::GuestPrompter;
 
-use crate::args::{Args, UnattendedArg};
+use crate::args::{Args, Command, UnattendedArg};
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
@@ -60,9 +60,10 @@ fn flag_rules(args: &Args, matches: &ArgMatches) -> anyhow::Result<Vec<Rule>> {
     Ok(indexed.into_iter().map(|(_, r)| r).collect())
 }
 
-fn workspace_root(args: &Args) -> anyhow::Result<PathBuf> {
-    let dir = match &args.cwd {
-        Some(d) => d.clone(),
+/// The workspace `-C/--cwd` names (default: the current directory), canonical.
+pub fn workspace_root(cwd: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    let dir = match cwd {
+        Some(d) => d.to_path_buf(),
         None => std::env::current_dir().context("cannot determine the current directory")?,
     };
     let canonical = dir.canonicalize().map_err(|e| {
@@ -103,7 +104,7 @@ fn input(args: &Args) -> anyhow::Result<Input> {
 }
 
 /// A session error as the command line reports it: a wrong choice is a usage error.
-fn reported(error: SessionError) -> anyhow::Error {
+pub fn reported(error: SessionError) -> anyhow::Error {
     match error {
         SessionError::Choice(message) => usage(message),
         other => other.into(),
@@ -131,6 +132,11 @@ fn permissions(
 
 /// Runs the session; returns the exit code.
 pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
+    if let Some(command) = &args.command {
+        return match command {
+            Command::Mcp(mcp) => crate::mcp::run(mcp).await,
+        };
+    }
     if args.list_loops {
         return loops::list(&args).await;
     }
@@ -141,7 +147,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         return crate::new_guest::create(dir, lang);
     }
     let source = loops::loop_choice(&args)?;
-    let root = workspace_root(&args)?;
+    let root = workspace_root(args.cwd.as_deref())?;
     let config = config::load(args.config.as_deref())?;
     let policy = permissions(&args, &matches, &config)?;
     let input = input(&args)?;

@@ -18,6 +18,9 @@ use std::sync::Arc;
 use wonopcode_agent_loop::Tool;
 
 pub use config::{ConfigError, ServerConfig, ServerEntry};
+pub use result::to_text;
+/// A server's whole answer to a call (the SDK's type), for callers that show it as it is.
+pub use rmcp::model::CallToolResult;
 pub use server::{Server, ServerError};
 pub use tool::{McpTool, tool_name};
 
@@ -81,7 +84,7 @@ pub async fn start_all(
                 started.servers.push(server);
             }
             Err(e) => {
-                tracing::warn!(server = %name, error = %e, "MCP server failed to start");
+                tracing::info!(server = %name, error = %e, "MCP server failed to start");
                 started.failures.push(ServerFailure {
                     server: name,
                     reason: e.to_string(),

@@ -28,7 +28,7 @@ mod error;
 pub mod guest_project;
 pub mod history;
 pub mod loops;
-mod mcp;
+pub mod mcp;
 pub mod models;
 mod session;
 mod sink;

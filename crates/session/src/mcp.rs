@@ -1,16 +1,162 @@
 //! The run's MCP servers: the config file's `mcp_servers` and the `--mcp NAME=COMMAND` ones,
 //! checked (one line naming the entry for each mistake), started in parallel, and their tools
-//! registered beside the built-ins.
+//! registered beside the built-ins. [`Inspection`] starts them without a run, for
+//! `wonopcode mcp list | tools | call`: a server is tried exactly as a run would start it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use wonopcode_agent_loop::ToolRegistry;
-use wonopcode_mcp::{ServerConfig, ServerEntry, ServerFailure};
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::{Tool, ToolRegistry};
+use wonopcode_mcp::{McpTool, Server, ServerConfig, ServerEntry, ServerFailure, Started};
 use wonopcode_tools::permission::shell::Script;
 
+use crate::config::Config;
 use crate::error::SessionError;
+use crate::models;
+
+/// The MCP servers of a config file and of `--mcp`, started without a model or a loop, to
+/// see what a run would get from them and to call their tools by hand.
+pub struct Inspection {
+    started: Started,
+    /// Every configured server's name, started or not, in the config's order.
+    names: Vec<String>,
+}
+
+impl Inspection {
+    /// Starts the servers of `config` and `extra` (`--mcp`) in `workspace`, as a run would
+    /// (same environment, same timeouts); `only`, when given, starts just that one. An
+    /// unknown `only` is refused with the names there are.
+    pub async fn start(
+        config: &Config,
+        extra: &[(String, String)],
+        workspace: &Path,
+        only: Option<&str>,
+    ) -> Result<Self, SessionError> {
+        let mut configs = server_configs(&config.mcp_servers, extra)?;
+        let names: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
+        if let Some(wanted) = only {
+            configs.retain(|c| c.name == wanted);
+            if configs.is_empty() {
+                return Err(SessionError::Choice(unknown_server(wanted, &names)));
+            }
+        }
+        let env = command_environment(config)?;
+        let started = wonopcode_mcp::start_all(configs, workspace, Some(env)).await;
+        Ok(Self { started, names })
+    }
+
+    /// Every configured server's name, in the config's order (a disabled one is absent).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The servers that started.
+    pub fn servers(&self) -> &[Arc<Server>] {
+        &self.started.servers
+    }
+
+    /// The servers that did not start, and why.
+    pub fn failures(&self) -> &[ServerFailure] {
+        &self.started.failures
+    }
+
+    /// The tools of `server` a run would offer (its `enabled_tools`/`disabled_tools` applied).
+    pub fn tools(&self, server: &str) -> Vec<Arc<McpTool>> {
+        self.started
+            .tools
+            .iter()
+            .filter(|t| t.server() == server)
+            .cloned()
+            .collect()
+    }
+
+    /// Calls `tool` of `server` with `arguments` (JSON text; empty is `{}`), checked against
+    /// the tool's schema first, as a model's call is; no permission is asked (the user typed
+    /// the call). The server's whole answer is returned, for showing as it is.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &str,
+        cancel: &CancellationToken,
+    ) -> Result<wonopcode_mcp::CallToolResult, SessionError> {
+        let Some(found) = self
+            .tools(server)
+            .into_iter()
+            .find(|t| t.remote_name() == tool)
+        else {
+            let known: Vec<String> = self
+                .tools(server)
+                .iter()
+                .map(|t| t.remote_name().to_owned())
+                .collect();
+            return Err(SessionError::Choice(format!(
+                "the MCP server `{server}` offers no tool `{tool}`{}",
+                closest(tool, &known)
+            )));
+        };
+        let mut registry = ToolRegistry::new();
+        let name = found.spec().name.clone();
+        registry
+            .register(found.clone())
+            .map_err(|e| SessionError::Choice(format!("`{name}`: {e}")))?;
+        let value = registry
+            .parse_arguments(&name, arguments)
+            .map_err(SessionError::Choice)?;
+        let serde_json::Value::Object(arguments) = value else {
+            return Err(SessionError::Choice(format!(
+                "the arguments of `{tool}` must be a JSON object"
+            )));
+        };
+        let Some(running) = self.servers().iter().find(|s| s.name() == server) else {
+            return Err(SessionError::Choice(format!(
+                "the MCP server `{server}` did not start"
+            )));
+        };
+        running
+            .call(tool, arguments, cancel)
+            .await
+            .map_err(|e| SessionError::Choice(format!("MCP server `{server}`: {e}")))
+    }
+}
+
+/// "no MCP server `x`", with the closest configured name or the list of them.
+fn unknown_server(name: &str, names: &[String]) -> String {
+    if names.is_empty() {
+        return format!(
+            "no MCP server `{name}`: none is configured (mcp_servers in the config file, or --mcp NAME=COMMAND)"
+        );
+    }
+    format!("no MCP server `{name}`{}", closest(name, names))
+}
+
+/// "; did you mean `y`?" for the name nearest `name`, else the names there are.
+fn closest(name: &str, names: &[String]) -> String {
+    let nearest = names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(name, n), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match nearest {
+        Some((_, n)) => format!("; did you mean `{n}`?"),
+        None if names.is_empty() => String::new(),
+        None => format!(" (there are: {})", names.join(", ")),
+    }
+}
+
+/// The environment MCP servers (and commands) start with: the run's keys and secrets are
+/// left out, by the config's `shell_environment_policy`.
+pub(crate) fn command_environment(
+    config: &Config,
+) -> Result<Arc<BTreeMap<String, String>>, SessionError> {
+    let env = config
+        .shell_environment_policy
+        .environment(std::env::vars(), &models::key_variables(config)?)
+        .map_err(|e| SessionError::Config(e.to_string()))?;
+    Ok(Arc::new(env))
+}
 
 /// The servers to start: the config file's, then the command line's; a name given twice is
 /// refused.

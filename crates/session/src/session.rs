@@ -190,11 +190,7 @@ impl SessionBuilder {
             None => models::open(&self.model_choice, &config).await?,
         };
         let mut tools = ToolRegistry::new();
-        let command_env = config
-            .shell_environment_policy
-            .environment(std::env::vars(), &models::key_variables(&config)?)
-            .map_err(|e| SessionError::Config(e.to_string()))?;
-        let command_env = Arc::new(command_env);
+        let command_env = mcp::command_environment(&config)?;
         let mut options = BuiltinOptions {
             command_env: command_env.clone(),
             ..BuiltinOptions::default()

@@ -1,0 +1,155 @@
+//! `wonopcode mcp list | tools | call`: the MCP servers a run would start, started the same
+//! way, without a model, so a user can see why a server's tools are missing or what a tool
+//! answers before a model ever calls it.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wonopcode_mcp::{CallToolResult, to_text};
+use wonopcode_session::{config, mcp::Inspection};
+
+use crate::args::{McpAction, McpArgs};
+use crate::exit;
+use crate::render::one_line;
+use crate::session::{reported, workspace_root};
+
+/// Runs `wonopcode mcp ACTION`; returns the exit code.
+pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
+    let root = workspace_root(args.cwd.as_deref())?;
+    let config = config::load(args.config.as_deref())?;
+    let only = match &args.action {
+        McpAction::List => None,
+        McpAction::Tools { server } | McpAction::Call { server, .. } => Some(server.as_str()),
+    };
+    let inspection = Inspection::start(&config, &args.mcp, &root, only)
+        .await
+        .map_err(reported)?;
+    match &args.action {
+        McpAction::List => Ok(list(&inspection, args.json)),
+        McpAction::Tools { server } => tools(&inspection, server, args.json),
+        McpAction::Call {
+            server,
+            tool,
+            arguments,
+        } => call(&inspection, server, tool, arguments.as_deref(), args.json).await,
+    }
+}
+
+fn list(inspection: &Inspection, json: bool) -> u8 {
+    if inspection.names().is_empty() && !json {
+        eprintln!(
+            "no MCP server is configured (mcp_servers in the config file, or --mcp NAME=COMMAND)"
+        );
+    }
+    for name in inspection.names() {
+        if let Some(server) = inspection.servers().iter().find(|s| s.name() == name) {
+            let tools = inspection.tools(name).len();
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "server": name,
+                        "status": "started",
+                        "tools": tools,
+                        "startup_ms": millis(server.startup()),
+                    })
+                );
+            } else {
+                println!(
+                    "{name}  started  {tools} tool{}  {}",
+                    if tools == 1 { "" } else { "s" },
+                    humantime::format_duration(rounded(server.startup()))
+                );
+            }
+        } else if let Some(failure) = inspection.failures().iter().find(|f| &f.server == name) {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"server": name, "status": "failed", "error": failure.reason})
+                );
+            } else {
+                println!("{name}  failed  {}", one_line(&failure.reason));
+            }
+        }
+    }
+    if inspection.failures().is_empty() {
+        exit::SUCCESS
+    } else {
+        exit::ERROR
+    }
+}
+
+fn tools(inspection: &Inspection, server: &str, json: bool) -> anyhow::Result<u8> {
+    failed_to_start(inspection, server)?;
+    for tool in inspection.tools(server) {
+        let spec = wonopcode_agent_loop::Tool::spec(tool.as_ref());
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "name": spec.name,
+                    "server": server,
+                    "tool": tool.remote_name(),
+                    "description": spec.description,
+                    "input_schema": spec.parameters,
+                })
+            );
+        } else {
+            let summary = spec.description.lines().next().unwrap_or("");
+            println!("{}  {}", spec.name, one_line(summary));
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+async fn call(
+    inspection: &Inspection,
+    server: &str,
+    tool: &str,
+    arguments: Option<&str>,
+    json: bool,
+) -> anyhow::Result<u8> {
+    failed_to_start(inspection, server)?;
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let result: CallToolResult = inspection
+        .call(server, tool, arguments.unwrap_or("{}"), &cancel)
+        .await
+        .map_err(reported)?;
+    let (text, is_error) = to_text(&result);
+    if json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else if !text.is_empty() {
+        println!("{text}");
+    }
+    if is_error {
+        eprintln!("error: `{tool}` of the MCP server `{server}` reported an error");
+        return Ok(exit::ERROR);
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// A server asked for by name that did not start: its reason, as an error.
+fn failed_to_start(inspection: &Inspection, server: &str) -> anyhow::Result<()> {
+    match inspection.failures().iter().find(|f| f.server == server) {
+        Some(failure) => anyhow::bail!(
+            "the MCP server `{server}` did not start: {}",
+            failure.reason
+        ),
+        None => Ok(()),
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// To the millisecond, as a person reads a start-up time.
+fn rounded(duration: Duration) -> Duration {
+    Duration::from_millis(millis(duration))
+}
