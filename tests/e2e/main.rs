@@ -9,6 +9,7 @@ mod demo;
 mod events_doc;
 mod hostile;
 mod mcp;
+mod mcp_server;
 mod parity;
 mod polyglot;
 mod providers;

@@ -415,14 +415,11 @@ fn a_streamable_http_server_is_reached_by_url_with_its_headers() {
     assert_eq!(results[0]["server"], "remote");
 }
 
-/// `wonopcode mcp ARGS...` in the scratch workspace, with the config file `config`.
+/// `wonopcode mcp --config CONFIG ARGS...` in the scratch workspace.
 fn mcp_command(s: &Scratch, config: &str, args: &[&str]) -> std::process::Output {
-    crate::support::command()
-        .current_dir(s.ws())
-        .args(["mcp", "--config", config])
-        .args(args)
-        .output()
-        .expect("wonopcode runs")
+    let mut all = vec!["--config", config];
+    all.extend_from_slice(args);
+    s.mcp(&all)
 }
 
 #[test]

@@ -160,6 +160,16 @@ impl Scratch {
         path.to_string_lossy().into_owned()
     }
 
+    /// Runs `wonopcode mcp ARGS...` in the workspace.
+    pub fn mcp(&self, args: &[&str]) -> Output {
+        command()
+            .current_dir(self.ws())
+            .arg("mcp")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
     /// Runs `wonopcode --json` with the transcript, in the workspace, with extra flags.
     pub fn run_json(&self, transcript: &Path, extra: &[&str], prompt: &str) -> Output {
         self.run_json_with_env(transcript, &[], extra, prompt)

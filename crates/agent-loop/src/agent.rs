@@ -198,6 +198,13 @@ pub trait AgentLoop: Send + Sync {
         LoopCapabilities::default()
     }
 
+    /// A value the loop's last run left in its key/value state (a guest's `storage.set-state`),
+    /// such as `__result_data__`, its result's structured data; `None` when there is none or
+    /// the loop keeps no such state.
+    fn state_value(&self, _key: &str) -> Option<String> {
+        None
+    }
+
     /// Continues a suspended run. `answers` are tool results for pending calls (as
     /// `(call_id, content, is_error)`); pending calls without an answer are executed now.
     async fn resume(

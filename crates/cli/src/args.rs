@@ -17,6 +17,75 @@ pub struct Args {
     /// The prompt. Without it: read from stdin when piped, or start an interactive session.
     pub prompt: Option<String>,
 
+    /// Print the event stream as JSON Lines on stdout, and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Append every message to this JSONL file (fsync'd); an existing file resumes its session.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+
+    /// Continue a suspended run from --history instead of sending a new prompt.
+    #[arg(long, requires = "history", conflicts_with = "prompt")]
+    pub resume: bool,
+
+    /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
+    /// (repeatable). Pending calls without an answer run, under the permissions of this run.
+    #[arg(long, value_name = "CALL_ID=TEXT", requires = "resume", value_parser = parse_answer)]
+    pub answer: Vec<(String, String)>,
+
+    /// Which loop runs the prompt: the native loop, the embedded default guest, or a guest
+    /// file (`custom`, with --agent-loop).
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub loop_type: Option<LoopType>,
+
+    /// Run this guest component as the loop (implies --loop-type=custom).
+    #[arg(long, value_name = "PATH")]
+    pub agent_loop: Option<PathBuf>,
+
+    /// Run the loop registered under this name (see --list-loops; implies --loop-type=custom).
+    #[arg(long, value_name = "NAME")]
+    pub agent_loop_name: Option<String>,
+
+    /// List the named loops (built-in, registry.yaml, directories) and exit.
+    #[arg(long, conflicts_with_all = ["prompt", "validate_module", "resume"])]
+    pub list_loops: bool,
+
+    /// Check the guest given with --agent-loop or --agent-loop-name, report each check, and
+    /// exit (0 when all pass).
+    #[arg(long, conflicts_with_all = ["prompt", "resume"])]
+    pub validate_module: bool,
+
+    /// Create a new guest project in DIR (named after its last component) from a template,
+    /// with the host's WIT, and exit. Needs --lang.
+    #[arg(long, value_name = "DIR", requires = "lang", conflicts_with_all = ["prompt", "list_loops", "validate_module", "resume"])]
+    pub new_guest: Option<PathBuf>,
+
+    /// The language of --new-guest.
+    #[arg(long, value_enum, value_name = "LANG", requires = "new_guest")]
+    pub lang: Option<GuestLang>,
+
+    /// Write the run's contexts, turns and tool calls as Chrome trace-event JSON (Perfetto).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// The model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// Tool permissions.
+    #[command(flatten)]
+    pub permissions: PermissionArgs,
+
+    /// The session's settings.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Which model answers: a provider, or a recorded transcript.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Model")]
+pub struct ModelArgs {
     /// Answer model requests from a recorded transcript (offline, deterministic).
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
@@ -42,32 +111,12 @@ pub struct Args {
     /// With --replay, stream each chunk MS milliseconds after the previous one, as a model would.
     #[arg(long, value_name = "MS", requires = "replay", value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub replay_pace: Option<u64>,
+}
 
-    /// Print the event stream as JSON Lines on stdout, and nothing else there.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Append every message to this JSONL file (fsync'd); an existing file resumes its session.
-    #[arg(long, value_name = "FILE")]
-    pub history: Option<PathBuf>,
-
-    /// Continue a suspended run from --history instead of sending a new prompt.
-    #[arg(long, requires = "history", conflicts_with = "prompt")]
-    pub resume: bool,
-
-    /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
-    /// (repeatable). Pending calls without an answer run, under the permissions of this run.
-    #[arg(long, value_name = "CALL_ID=TEXT", requires = "resume", value_parser = parse_answer)]
-    pub answer: Vec<(String, String)>,
-
-    /// Model requests allowed per prompt.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_iterations: Option<u32>,
-
-    /// Workspace root: tools run here and cannot reach outside it.
-    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-
+/// What tools may do without asking, and what happens when nobody can be asked.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Permissions")]
+pub struct PermissionArgs {
     /// Allow every tool call that the permission policy would ask about.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -87,57 +136,35 @@ pub struct Args {
     /// What a call needing approval becomes when nobody can be asked.
     #[arg(long, value_enum, value_name = "MODE")]
     pub unattended: Option<UnattendedArg>,
+}
 
+/// Settings of the session a prompt (or a served call) runs in.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Session")]
+pub struct RunArgs {
     /// Config file (default: wonopcode/config.yaml in the user's config directory, if present).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Which loop runs the prompt: the native loop, the embedded default guest, or a guest
-    /// file (`custom`, with --agent-loop).
-    #[arg(long, value_enum, value_name = "TYPE")]
-    pub loop_type: Option<LoopType>,
-
-    /// Run this guest component as the loop (implies --loop-type=custom).
-    #[arg(long, value_name = "PATH")]
-    pub agent_loop: Option<PathBuf>,
-
-    /// Run the loop registered under this name (see --list-loops; implies --loop-type=custom).
-    #[arg(long, value_name = "NAME")]
-    pub agent_loop_name: Option<String>,
+    /// Workspace root: tools run here and cannot reach outside it.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
 
     /// Also look for named loops in this directory (searched first; repeatable).
     #[arg(long, value_name = "DIR")]
     pub loops_dir: Vec<PathBuf>,
 
-    /// List the named loops (built-in, registry.yaml, directories) and exit.
-    #[arg(long, conflicts_with_all = ["prompt", "validate_module", "resume"])]
-    pub list_loops: bool,
-
-    /// Check the guest given with --agent-loop or --agent-loop-name, report each check, and
-    /// exit (0 when all pass).
-    #[arg(long, conflicts_with_all = ["prompt", "resume"])]
-    pub validate_module: bool,
-
-    /// Create a new guest project in DIR (named after its last component) from a template,
-    /// with the host's WIT, and exit. Needs --lang.
-    #[arg(long, value_name = "DIR", requires = "lang", conflicts_with_all = ["prompt", "list_loops", "validate_module", "resume"])]
-    pub new_guest: Option<PathBuf>,
-
-    /// The language of --new-guest.
-    #[arg(long, value_enum, value_name = "LANG", requires = "new_guest")]
-    pub lang: Option<GuestLang>,
-
     /// Do not read or write the cache of compiled guest components.
     #[arg(long)]
     pub no_cache: bool,
 
+    /// Model requests allowed per prompt.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+
     /// Run at most N child contexts of one parallel spawn at once (default 4).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_parallel: Option<u32>,
-
-    /// Write the run's contexts, turns and tool calls as Chrome trace-event JSON (Perfetto).
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
 
     /// Limit on each bash command, in milliseconds: the timeout of every call, which a
     /// model may lower but not raise.
@@ -156,6 +183,39 @@ pub enum Command {
     /// Try the MCP servers of the config file and of --mcp without a model: list them, list
     /// a server's tools, call one.
     Mcp(McpArgs),
+    /// Serve the named loops as MCP tools for other agents (Codex, Claude Code, any MCP
+    /// client): on stdio, or on streamable HTTP with --http.
+    McpServer(Box<McpServerArgs>),
+}
+
+/// `wonopcode mcp-server`.
+#[derive(Debug, clap::Args)]
+pub struct McpServerArgs {
+    /// Serve streamable HTTP on ADDR (for example 127.0.0.1:8080; port 0 picks a free one)
+    /// instead of stdio. The address served is printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+
+    /// With --http: also accept requests whose Host is HOST (repeatable). Only loopback
+    /// names are accepted otherwise, against DNS rebinding.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub allow_host: Vec<String>,
+
+    /// Offer only the loop NAME (repeatable; default: every named loop, see --list-loops).
+    #[arg(long = "loop", value_name = "NAME")]
+    pub loops: Vec<String>,
+
+    /// The model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// Tool permissions.
+    #[command(flatten)]
+    pub permissions: PermissionArgs,
+
+    /// The session's settings.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// `wonopcode mcp`.

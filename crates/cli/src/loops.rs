@@ -8,7 +8,7 @@ use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath, St
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{CachePolicy, Component, LoopSource};
 
-use crate::args::{Args, LoopType};
+use crate::args::{Args, LoopType, RunArgs};
 use crate::exit;
 use crate::session::usage;
 use wonopcode_session::config::{self, Config};
@@ -51,7 +51,7 @@ pub fn loop_choice(args: &Args) -> anyhow::Result<LoopSource> {
 /// Discovers the named loops, printing what went wrong while looking.
 /// With `quiet`, the caller reports the warnings itself (`--list-loops --json`).
 fn catalog(args: &Args, quiet: bool) -> Catalog {
-    let catalog = Catalog::discover(&SearchPath::standard(&args.loops_dir));
+    let catalog = Catalog::discover(&SearchPath::standard(&args.run.loops_dir));
     if !quiet {
         for warning in &catalog.warnings {
             eprintln!("warning: {warning}");
@@ -69,13 +69,16 @@ fn resolve(args: &Args, name: &str) -> anyhow::Result<Entry> {
 }
 
 /// The compile cache's policy from the config file, or `None` with `--no-cache`.
-pub fn cache_policy(args: &Args, config: &Config) -> Option<CachePolicy> {
-    (!args.no_cache).then(|| config.cache.policy())
+pub fn cache_policy(run: &RunArgs, config: &Config) -> Option<CachePolicy> {
+    (!run.no_cache).then(|| config.cache.policy())
 }
 
 /// The compile cache's policy for commands that have not read the config file yet.
 fn cache_policy_of(args: &Args) -> anyhow::Result<Option<CachePolicy>> {
-    Ok(cache_policy(args, &config::load(args.config.as_deref())?))
+    Ok(cache_policy(
+        &args.run,
+        &config::load(args.run.config.as_deref())?,
+    ))
 }
 
 /// A listing row: an entry (or a shadowed one) and what validation says about it.
@@ -97,8 +100,8 @@ fn location_text(location: &LoopSource) -> String {
 
 /// `--list-loops`: a table, or JSON with `--json`.
 pub async fn list(args: &Args) -> anyhow::Result<u8> {
-    let cache = (!args.no_cache).then(MetadataCache::standard);
-    let (listed, warnings) = loops::list(&args.loops_dir, cache, cache_policy_of(args)?).await;
+    let cache = (!args.run.no_cache).then(MetadataCache::standard);
+    let (listed, warnings) = loops::list(&args.run.loops_dir, cache, cache_policy_of(args)?).await;
     if !args.json {
         for warning in &warnings {
             eprintln!("warning: {warning}");

@@ -5,6 +5,7 @@ mod args;
 mod exit;
 mod loops;
 mod mcp;
+mod mcp_server;
 mod new_guest;
 mod prompter;
 mod render;

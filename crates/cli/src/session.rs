@@ -11,11 +11,13 @@ use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
-use wonopcode_session::{Config, ModelChoice, Session, SessionError, TurnCanceller, config};
-use wonopcode_tools::permission::{Action, Prompter, Rule, Unattended};
+use wonopcode_session::{
+    Config, ModelChoice, Session, SessionBuilder, SessionError, TurnCanceller, config,
+};
+use wonopcode_tools::permission::{Action, PolicyConfig, Prompter, Rule, Unattended};
 use wonopcode_wasm_host::GuestPrompter;
 
-use crate::args::{Args, Command, UnattendedArg};
+use crate::args::{Args, Command, ModelArgs, PermissionArgs, RunArgs, UnattendedArg};
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
@@ -40,7 +42,7 @@ enum Input {
 }
 
 /// Permission rules from flags, in the order they were given (first match wins).
-fn flag_rules(args: &Args, matches: &ArgMatches) -> anyhow::Result<Vec<Rule>> {
+fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec<Rule>> {
     let mut indexed = Vec::new();
     for (id, values, action) in [
         ("allow", &args.allow, Action::Allow),
@@ -112,11 +114,11 @@ pub fn reported(error: SessionError) -> anyhow::Error {
 }
 
 /// The permission policy: flag rules first (in the order given), then the config file's.
-fn permissions(
-    args: &Args,
+pub fn permissions(
+    args: &PermissionArgs,
     matches: &ArgMatches,
     config: &Config,
-) -> anyhow::Result<wonopcode_tools::permission::PolicyConfig> {
+) -> anyhow::Result<PolicyConfig> {
     let mut policy = config.permissions.clone();
     let mut rules = flag_rules(args, matches)?;
     rules.append(&mut policy.rules);
@@ -130,11 +132,45 @@ fn permissions(
     Ok(policy)
 }
 
+/// A session as the flags describe it: the model, the permission policy and the session's
+/// settings, in `root`; the caller adds the loop, renderer, prompters and history.
+pub fn session_builder(
+    root: PathBuf,
+    model: &ModelArgs,
+    policy: PolicyConfig,
+    yes: bool,
+    run: &RunArgs,
+    config: Config,
+) -> SessionBuilder {
+    Session::builder(root)
+        .model_choice(ModelChoice {
+            replay: model.replay.clone(),
+            replay_pace: model.replay_pace.map(std::time::Duration::from_millis),
+            provider: model.provider.clone(),
+            model: model.model.clone(),
+            base_url: model.base_url.clone(),
+            record: model.record.clone(),
+        })
+        .permissions(policy)
+        .yes(yes)
+        .max_iterations(run.max_iterations)
+        .max_parallel(run.max_parallel)
+        .loops_dirs(run.loops_dir.clone())
+        .cache(loops::cache_policy(run, &config))
+        .bash_timeout(run.bash_timeout_ms.map(std::time::Duration::from_millis))
+        .mcp_servers(run.mcp.clone())
+        .config(config)
+}
+
 /// Runs the session; returns the exit code.
 pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     if let Some(command) = &args.command {
         return match command {
             Command::Mcp(mcp) => crate::mcp::run(mcp).await,
+            Command::McpServer(serve) => {
+                let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
+                crate::mcp_server::run(serve, matches).await
+            }
         };
     }
     if args.list_loops {
@@ -147,9 +183,8 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         return crate::new_guest::create(dir, lang);
     }
     let source = loops::loop_choice(&args)?;
-    let root = workspace_root(args.cwd.as_deref())?;
-    let config = config::load(args.config.as_deref())?;
-    let policy = permissions(&args, &matches, &config)?;
+    let root = workspace_root(args.run.cwd.as_deref())?;
+    let config = config::load(args.run.config.as_deref())?;
     let input = input(&args)?;
 
     let interactive =
@@ -164,29 +199,20 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     } else {
         Box::new(TerminalRenderer::new(progress.clone()))
     };
-    let mut builder = Session::builder(root)
-        .model_choice(ModelChoice {
-            replay: args.replay.clone(),
-            replay_pace: args.replay_pace.map(std::time::Duration::from_millis),
-            provider: args.provider.clone(),
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-            record: args.record.clone(),
-        })
-        .loop_source(source)
-        .renderer(renderer)
-        .trace(args.trace.is_some())
-        .permissions(policy)
-        .yes(args.yes)
-        .max_iterations(args.max_iterations)
-        .max_parallel(args.max_parallel)
-        .loops_dirs(args.loops_dir.clone())
-        .cache(loops::cache_policy(&args, &config))
-        .bash_timeout(args.bash_timeout_ms.map(std::time::Duration::from_millis))
-        .mcp_servers(args.mcp.clone())
-        // Only an interactive session has a "next prompt" to reload before.
-        .hot_reload(matches!(input, Input::Repl))
-        .config(config);
+    let policy = permissions(&args.permissions, &matches, &config)?;
+    let mut builder = session_builder(
+        root,
+        &args.model,
+        policy,
+        args.permissions.yes,
+        &args.run,
+        config,
+    )
+    .loop_source(source)
+    .renderer(renderer)
+    .trace(args.trace.is_some())
+    // Only an interactive session has a "next prompt" to reload before.
+    .hot_reload(matches!(input, Input::Repl));
     if interactive {
         let terminal = Arc::new(TerminalPrompter { progress });
         builder = builder.prompters(

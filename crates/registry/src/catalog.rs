@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::RegistryError;
-use crate::file::{FILE_NAME, RegistryFile};
+use crate::file::{FILE_NAME, InputSchema, RegistryFile};
 use crate::paths::SearchPath;
 use wonopcode_wasm_host::LoopSource;
 
@@ -64,6 +64,9 @@ pub struct Entry {
     pub description: Option<String>,
     /// Its version, when the registry gives one.
     pub version: Option<String>,
+    /// What it takes when served as an MCP tool, when the registry says (else a prompt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<InputSchema>,
     /// Later entries of the same name, in discovery order.
     pub shadows: Vec<Shadowed>,
 }
@@ -87,6 +90,7 @@ impl Catalog {
                 location: LoopSource::Native,
                 description: Some("the native StandardLoop".to_owned()),
                 version: None,
+                input_schema: None,
                 shadows: Vec::new(),
             },
             Entry {
@@ -97,6 +101,7 @@ impl Catalog {
                     "the StandardLoop algorithm as the embedded WebAssembly guest".to_owned(),
                 ),
                 version: None,
+                input_schema: None,
                 shadows: Vec::new(),
             },
         ]
@@ -153,6 +158,7 @@ impl Catalog {
                             location: LoopSource::File(module.path),
                             description: module.description,
                             version: module.version,
+                            input_schema: module.input_schema,
                             shadows: Vec::new(),
                         });
                     }
@@ -192,6 +198,7 @@ impl Catalog {
                 location: LoopSource::File(path),
                 description: None,
                 version: None,
+                input_schema: None,
                 shadows: Vec::new(),
             });
         }

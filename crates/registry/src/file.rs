@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::RegistryError;
 
@@ -75,6 +75,7 @@ struct RawModule {
     path: PathBuf,
     description: Option<String>,
     version: Option<String>,
+    input_schema: Option<serde_json::Value>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -90,6 +91,36 @@ pub struct FileEntry {
     pub description: Option<String>,
     /// Its version, as the author gave it.
     pub version: Option<String>,
+    /// What it takes when served as an MCP tool, when not a prompt.
+    pub input_schema: Option<InputSchema>,
+}
+
+/// The JSON Schema of a module's input (`input_schema` in `registry.yaml`): served as an
+/// MCP tool (`wonopcode mcp-server`), the module takes arguments of this shape instead of
+/// a prompt. Always an object schema (`"type": "object"`), as MCP requires.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InputSchema(pub serde_json::Map<String, serde_json::Value>);
+
+// JSON values parsed by serde_json hold no NaN, so their equality is an equivalence.
+impl Eq for InputSchema {}
+
+impl InputSchema {
+    /// Checks that `value` is an object schema; the error says what it is instead.
+    fn new(value: serde_json::Value) -> Result<Self, String> {
+        match value {
+            serde_json::Value::Object(map)
+                if map.get("type") == Some(&serde_json::Value::from("object")) =>
+            {
+                Ok(Self(map))
+            }
+            serde_json::Value::Object(_) => {
+                Err("`input_schema` must say `type: object` (MCP tools take an object)".to_owned())
+            }
+            other => Err(format!(
+                "`input_schema` must be a JSON Schema object, not `{other}`"
+            )),
+        }
+    }
 }
 
 /// A parsed registry file.
@@ -153,11 +184,23 @@ impl RegistryFile {
                     path.display()
                 )
             }));
+            let input_schema = match module.input_schema {
+                Some(value) => {
+                    Some(
+                        InputSchema::new(value).map_err(|reason| RegistryError::File {
+                            at: path.display().to_string(),
+                            reason: format!("module `{name}`: {reason}"),
+                        })?,
+                    )
+                }
+                None => None,
+            };
             modules.push(FileEntry {
                 path: base.join(&module.path),
                 name,
                 description: module.description,
                 version: module.version,
+                input_schema,
             });
         }
         Ok(Self { modules, warnings })
@@ -183,6 +226,30 @@ mod tests {
         );
         assert_eq!(file.modules[0].version.as_deref(), Some("1.0.0"));
         assert_eq!(file.modules[1].path, PathBuf::from("/opt/abs.wasm"));
+    }
+
+    #[test]
+    fn an_input_schema_must_be_an_object_schema() {
+        let file = RegistryFile::parse(
+            "modules:\n  t:\n    path: t.wasm\n    input_schema: {type: object, properties: {n: {type: integer}}}\n",
+            Path::new("r.yaml"),
+        )
+        .unwrap();
+        let schema = file.modules[0].input_schema.as_ref().unwrap();
+        assert_eq!(schema.0["properties"]["n"]["type"], "integer");
+        for (bad, says) in [
+            ("[1, 2]", "must be a JSON Schema object"),
+            ("{type: string}", "must say `type: object`"),
+        ] {
+            let text = format!("modules:\n  t:\n    path: t.wasm\n    input_schema: {bad}\n");
+            let error = RegistryFile::parse(&text, Path::new("r.yaml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("module `t`") && error.contains(says),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use wonopcode_wasm_host::{CachePolicy, ContextLimits};
 use crate::error::SessionError;
 
 /// Everything the config file may set.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Replaces the default system prompt.
@@ -46,7 +46,7 @@ pub struct Config {
 }
 
 /// `cache:` in the config file: how big and old the compiled-component cache may grow.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     /// Total size of the compiled-component cache after a prune, in MiB (default 1024).
@@ -73,7 +73,7 @@ impl CacheConfig {
 }
 
 /// `contexts:` in the config file; each key defaults to the host's limit.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ContextsConfig {
     /// Deepest context (the root is 0; default 100).

@@ -481,6 +481,14 @@ impl Session {
             .collect()
     }
 
+    /// A JSON value the loop's last run left in its state under `key` (a guest's
+    /// `__result_data__`, its result's structured data); `None` when it left none, or text
+    /// that is not JSON.
+    pub fn state_json(&self, key: &str) -> Option<serde_json::Value> {
+        let text = self.agent.state_value(key)?;
+        serde_json::from_str(&text).ok()
+    }
+
     /// The workspace root (canonical).
     pub fn workspace(&self) -> &Path {
         &self.root

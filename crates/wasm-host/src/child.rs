@@ -32,8 +32,9 @@ use crate::host::providers::open_model;
 use crate::loop_source::LoopSource;
 use crate::wasm_loop::{WasmAgentLoop, load_guest};
 
-/// The state key whose value a child returns as its result's `data`.
-pub(crate) const RESULT_DATA_KEY: &str = "__result_data__";
+/// The state key whose value is a run's structured result: a child returns it as its
+/// result's `data`, `wonopcode mcp-server` as the tool result's structured content.
+pub const RESULT_DATA_KEY: &str = "__result_data__";
 
 /// What a parent lends its children: taken from its store before they start, so the
 /// children of one `spawn-parallel` call share it.
@@ -91,13 +92,6 @@ impl ChildLoop {
         match self {
             Self::Guest(g) => g.as_ref(),
             Self::Native(n) => n,
-        }
-    }
-
-    fn result_data(&self) -> Option<String> {
-        match self {
-            Self::Guest(g) => g.state_value(RESULT_DATA_KEY),
-            Self::Native(_) => None,
         }
     }
 }
@@ -225,7 +219,7 @@ pub(crate) async fn run_child(
     drop(slot);
     let result = ContextResult {
         response,
-        data: child.result_data(),
+        data: child.agent().state_value(RESULT_DATA_KEY),
         usage: TokenUsage {
             input_tokens: usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
             output_tokens: usage.output_tokens,

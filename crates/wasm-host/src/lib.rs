@@ -28,6 +28,7 @@ pub mod state;
 mod wasm_loop;
 
 pub use cache::{CachePolicy, CompileCache};
+pub use child::RESULT_DATA_KEY;
 pub use context_tree::{ContextLimits, ModuleResolver};
 pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;

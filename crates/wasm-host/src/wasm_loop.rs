@@ -682,4 +682,8 @@ impl AgentLoop for WasmAgentLoop {
     fn capabilities(&self) -> LoopCapabilities {
         self.frame.loaded.capabilities.clone()
     }
+
+    fn state_value(&self, key: &str) -> Option<String> {
+        WasmAgentLoop::state_value(self, key)
+    }
 }

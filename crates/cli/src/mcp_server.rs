@@ -1,0 +1,84 @@
+//! `wonopcode mcp-server`: the named loops served as MCP tools, on stdio or streamable HTTP.
+//! Each call runs in a session made from the same flags a prompt would use (model,
+//! permissions, session settings), with the call's own workspace, model and limit.
+
+use std::sync::Arc;
+
+use clap::ArgMatches;
+use tokio_util::sync::CancellationToken;
+use wonopcode_mcp_server::{HttpOptions, LoopCall, LoopServer, SessionFactory};
+use wonopcode_registry::{Catalog, SearchPath};
+use wonopcode_session::config;
+
+use crate::args::McpServerArgs;
+use crate::exit;
+use crate::session::{permissions, session_builder, usage, workspace_root};
+
+/// Serves until the client goes away (stdio) or wonopcode is stopped (HTTP).
+pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
+    let root = workspace_root(args.run.cwd.as_deref())?;
+    let config = config::load(args.run.config.as_deref())?;
+    let policy = permissions(&args.permissions, matches, &config)?;
+    let catalog = Catalog::discover(&SearchPath::standard(&args.run.loops_dir));
+    for warning in &catalog.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let entries = if args.loops.is_empty() {
+        catalog.entries.clone()
+    } else {
+        let mut chosen = Vec::new();
+        for name in &args.loops {
+            let entry = catalog
+                .find(name)
+                .map_err(|e| usage(format!("--loop {name}: {e}")))?;
+            chosen.push(entry.clone());
+        }
+        chosen
+    };
+    let model = args.model.clone();
+    let run = args.run.clone();
+    let yes = args.permissions.yes;
+    let sessions: SessionFactory = Arc::new(move |call: &LoopCall| {
+        let workspace = call
+            .workspace
+            .as_ref()
+            .map_or_else(|| root.clone(), |dir| root.join(dir));
+        let mut model = model.clone();
+        if call.model.is_some() {
+            model.model = call.model.clone();
+        }
+        session_builder(workspace, &model, policy.clone(), yes, &run, config.clone())
+            .loop_source(call.source.clone())
+            .max_iterations(call.max_iterations.or(run.max_iterations))
+    });
+    let server = LoopServer::new(entries, sessions).map_err(usage)?;
+    let Some(addr) = args.http else {
+        wonopcode_mcp_server::serve_stdio(server).await?;
+        return Ok(exit::SUCCESS);
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| usage(format!("--http {addr}: cannot listen there: {e}")))?;
+    let bound = listener.local_addr()?;
+    eprintln!(
+        "wonopcode mcp-server: {} loop{} on http://{bound}/mcp",
+        server.tool_names().count(),
+        if server.tool_names().count() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    });
+    let options = HttpOptions {
+        allowed_hosts: args.allow_host.clone(),
+    };
+    wonopcode_mcp_server::serve_http(server, listener, options, cancel).await?;
+    Ok(exit::SUCCESS)
+}
