@@ -141,6 +141,100 @@ fn mcp_server_refuses_an_unknown_loop_and_a_bad_address_in_one_line() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
+/// An MCP client (rmcp) that passes on the progress messages it receives.
+struct ProgressClient(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for ProgressClient {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send(params.message.unwrap_or_default());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_call_cancels_its_run_and_kills_its_commands() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+    use std::time::{Duration, Instant};
+
+    let s = Scratch::new();
+    let mut turn = call(
+        "c1",
+        "bash",
+        r#"{"command": "echo $$ > pid && exec sleep 60"}"#,
+    );
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("slept"), done("end_turn")]]);
+    let mut server = tokio::process::Command::from(command());
+    server
+        .arg("mcp-server")
+        .arg("-C")
+        .arg(s.ws())
+        .arg("--replay")
+        .arg(&t)
+        .args(["--allow", "bash"]);
+    let (progress, mut steps) = tokio::sync::mpsc::unbounded_channel();
+    let transport = rmcp::transport::TokioChildProcess::new(server).unwrap();
+    let client = ProgressClient(progress).serve(transport).await.unwrap();
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("prompt".into(), "sleep".into());
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("standard").with_arguments(arguments),
+    ));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+
+    // Progress tells the client the command runs; its process writes its pid.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let step = tokio::time::timeout_at(deadline.into(), steps.recv())
+            .await
+            .expect("a progress notification naming bash")
+            .unwrap();
+        if step.contains("running `bash`") {
+            break;
+        }
+    }
+    let pid_file = s.ws().join("pid");
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists());
+
+    // Cancelling the request cancels the run: its command is killed at once.
+    let cancelled = Instant::now();
+    handle
+        .cancel(Some("the user changed their mind".into()))
+        .await
+        .unwrap();
+    while proc_dir.exists() {
+        assert!(
+            cancelled.elapsed() < Duration::from_secs(10),
+            "the command outlived the cancelled call"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The server goes on serving.
+    let tools = client.peer().list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "standard"));
+    client.cancel().await.unwrap();
+}
+
 /// The conformance suite's directory, or `None` (with a message) when it is not installed.
 fn conformance() -> Option<PathBuf> {
     let dir = repo_root().join("tests/conformance");
