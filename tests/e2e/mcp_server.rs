@@ -249,6 +249,34 @@ fn conformance() -> Option<PathBuf> {
     None
 }
 
+/// Runs the conformance suite's `conformance ARGS... --expected-failures FILE` in a scratch
+/// directory (it writes its results there); its summary, asserting it exited 0: every
+/// scenario passed but the expected failures, and each of those still fails.
+fn run_suite(dir: &std::path::Path, args: &[&str]) -> String {
+    let results = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(dir.join("node_modules/.bin/node"))
+        .current_dir(results.path())
+        .env("WONOPCODE_BIN", bin())
+        .arg(dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+        .args(args)
+        .arg("--expected-failures")
+        .arg(dir.join("expected-failures.yml"))
+        .output()
+        .unwrap();
+    let report = stdout(&out);
+    let summary = report
+        .find("SUMMARY ===")
+        .map_or(report.as_str(), |at| &report[at..])
+        .to_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{summary}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    summary
+}
+
 /// A served `wonopcode mcp-server --http` and its URL; killed on drop.
 struct HttpServer {
     child: Child,
@@ -292,26 +320,26 @@ fn the_mcp_conformance_suite_passes_against_mcp_server_over_http() {
         "--replay",
         &dir.join("no-model.jsonl").to_string_lossy(),
     ]);
-    // The suite writes its results in its working directory.
-    let results = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(dir.join("node_modules/.bin/node"))
-        .current_dir(results.path())
-        .arg(dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
-        .args(["server", "--url", &server.url, "--suite", "all"])
-        .arg("--expected-failures")
-        .arg(dir.join("expected-failures.yml"))
-        .output()
-        .unwrap();
-    let report = stdout(&out);
-    let summary = report
-        .find("=== SUMMARY ===")
-        .map_or(report.as_str(), |at| &report[at..]);
-    // Exit 0: every scenario passed but the expected failures, and each of those still fails.
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{summary}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let summary = run_suite(&dir, &["server", "--url", &server.url, "--suite", "all"]);
     assert!(summary.contains("✓ tools-call-with-progress"), "{summary}");
+}
+
+#[test]
+fn wonopcodes_mcp_client_passes_the_conformance_suites_client_scenarios() {
+    let Some(dir) = conformance() else { return };
+    // tests/conformance/client.sh drives `wonopcode mcp` for each scenario.
+    let client = dir.join("client.sh");
+    let summary = run_suite(
+        &dir,
+        &[
+            "client",
+            "--command",
+            &client.to_string_lossy(),
+            "--suite",
+            "all",
+        ],
+    );
+    for scenario in ["initialize", "tools_call", "sse-retry"] {
+        assert!(summary.contains(&format!("✓ {scenario}:")), "{summary}");
+    }
 }

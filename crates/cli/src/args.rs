@@ -172,7 +172,8 @@ pub struct RunArgs {
     pub bash_timeout_ms: Option<u64>,
 
     /// An MCP server for this run, besides the config file's `mcp_servers`: its tools are
-    /// offered as `mcp__NAME__TOOL` (repeatable; COMMAND is split like a shell would).
+    /// offered as `mcp__NAME__TOOL` (repeatable; COMMAND is split like a shell would, or is
+    /// the http(s) address of a streamable HTTP server).
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_mcp)]
     pub mcp: Vec<(String, String)>,
 }
@@ -233,7 +234,8 @@ pub struct McpArgs {
     #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
     pub cwd: Option<PathBuf>,
 
-    /// An MCP server besides the config file's (repeatable; COMMAND is split like a shell would).
+    /// An MCP server besides the config file's (repeatable; COMMAND is split like a shell
+    /// would, or is the http(s) address of a streamable HTTP server).
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_mcp, global = true)]
     pub mcp: Vec<(String, String)>,
 

@@ -9,7 +9,10 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as RemoteTool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject, ProtocolVersion, Tool as RemoteTool,
+};
 use rmcp::service::{RoleClient, RunningService, ServiceError as RmcpError, ServiceExt};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -47,7 +50,7 @@ pub enum ServerError {
 /// A running server: the protocol session, and its process marked as wonopcode's own (so a
 /// `bash` call's cleanup never takes it for a leftover) until the session is dropped.
 struct Connection {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, ClientConfig>,
     _own: Option<OwnProcess>,
 }
 
@@ -125,7 +128,7 @@ impl Server {
                 cwd,
             } => {
                 let (transport, own) = self.spawn(command, args, env, cwd.as_deref())?;
-                let service = tokio::time::timeout(limit, ().serve(transport)).await;
+                let service = tokio::time::timeout(limit, client_config().serve(transport)).await;
                 (service, own)
             }
             Transport::Http {
@@ -135,7 +138,7 @@ impl Server {
             } => {
                 let config = http_config(url, headers, bearer_token.as_deref())?;
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service = tokio::time::timeout(limit, ().serve(transport)).await;
+                let service = tokio::time::timeout(limit, client_config().serve(transport)).await;
                 (service, None)
             }
         };
@@ -244,6 +247,17 @@ impl Server {
             },
         }
     }
+}
+
+/// What wonopcode says of itself when it connects: its name and version, and protocol
+/// version 2025-11-25, the newest the pinned MCP conformance suite verifies (a server that
+/// knows a newer one answers with this one; rmcp would otherwise offer its draft-era newest).
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("wonopcode", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
 /// The settings of a streamable HTTP connection to `url`, sending `headers` and the bearer

@@ -192,8 +192,16 @@ pub(crate) fn server_configs(
 }
 
 /// `--mcp NAME=COMMAND`'s command line as an entry: its words as the shell would split them
-/// (quotes honoured); anything but one plain command is refused.
+/// (quotes honoured); anything but one plain command is refused. An `http://` or `https://`
+/// address instead is a streamable HTTP server.
 fn command_entry(name: &str, command_line: &str) -> Result<ServerEntry, SessionError> {
+    let trimmed = command_line.trim();
+    if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
+        return Ok(ServerEntry {
+            url: Some(trimmed.to_owned()),
+            ..ServerEntry::default()
+        });
+    }
     let script = Script::parse(command_line);
     match script.commands() {
         [words] if script.is_plain() && !words.is_empty() => Ok(ServerEntry {
@@ -265,6 +273,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(refused.contains("give one command"), "{refused}");
+        let url = vec![("r".to_owned(), "https://mcp.example.com/mcp".to_owned())];
+        let configs = server_configs(&BTreeMap::new(), &url).unwrap();
+        assert!(
+            matches!(&configs[0].transport, wonopcode_mcp::config::Transport::Http { url, .. } if url == "https://mcp.example.com/mcp"),
+            "{configs:?}"
+        );
         let twice = vec![
             ("a".to_owned(), "x".to_owned()),
             ("a".to_owned(), "y".to_owned()),
