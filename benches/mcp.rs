@@ -45,6 +45,7 @@ fn config(name: &str, program: &Path) -> ServerConfig {
         tool_timeout: Duration::from_secs(30),
         enabled_tools: None,
         disabled_tools: Vec::new(),
+        sign_in: None,
     }
 }
 

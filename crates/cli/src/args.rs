@@ -255,6 +255,17 @@ pub enum McpAction {
         /// The server's name in `mcp_servers` (or --mcp).
         server: String,
     },
+    /// Sign in to the HTTP server SERVER with OAuth: the browser opens its sign-in page
+    /// ($BROWSER, else the system's), and the tokens are kept for later runs.
+    Login {
+        /// The server's name in `mcp_servers` (or --mcp).
+        server: String,
+    },
+    /// Forget the OAuth tokens of SERVER.
+    Logout {
+        /// The server's name in `mcp_servers` (or --mcp).
+        server: String,
+    },
     /// Call TOOL of SERVER with ARGUMENTS and print the answer (exit 1 when the tool reports
     /// an error). The arguments are checked against the tool's schema first.
     Call {

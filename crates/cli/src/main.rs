@@ -17,7 +17,9 @@ use clap::{CommandFactory, FromArgMatches};
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WONOPCODE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // rmcp logs its transports' failures itself; wonopcode reports each MCP failure once,
+        // in its own words (`WONOPCODE_LOG=rmcp=debug` shows rmcp's).
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

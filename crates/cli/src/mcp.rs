@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use wonopcode_mcp::{CallToolResult, to_text};
-use wonopcode_session::{config, mcp::Inspection};
+use wonopcode_session::config;
+use wonopcode_session::mcp::{self, Inspection};
 
 use crate::args::{McpAction, McpArgs};
 use crate::exit;
@@ -20,6 +21,28 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
     let only = match &args.action {
         McpAction::List => None,
         McpAction::Tools { server } | McpAction::Call { server, .. } => Some(server.as_str()),
+        McpAction::Login { server } => {
+            let saved = mcp::sign_in(&config, &args.mcp, server, open_in_browser)
+                .await
+                .map_err(reported)?;
+            eprintln!(
+                "signed in to `{server}`; the tokens are in {}",
+                saved.display()
+            );
+            return Ok(exit::SUCCESS);
+        }
+        McpAction::Logout { server } => {
+            let removed = mcp::sign_out(&config, &args.mcp, server).map_err(reported)?;
+            eprintln!(
+                "{}",
+                if removed {
+                    format!("signed out of `{server}`")
+                } else {
+                    format!("`{server}` was not signed in to")
+                }
+            );
+            return Ok(exit::SUCCESS);
+        }
     };
     let inspection = Inspection::start(&config, &args.mcp, &root, only)
         .await
@@ -32,6 +55,7 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
             tool,
             arguments,
         } => call(&inspection, server, tool, arguments.as_deref(), args.json).await,
+        McpAction::Login { .. } | McpAction::Logout { .. } => Ok(exit::SUCCESS),
     }
 }
 
@@ -132,6 +156,35 @@ async fn call(
         return Ok(exit::ERROR);
     }
     Ok(exit::SUCCESS)
+}
+
+/// Shows the sign-in page's address and opens it: with `$BROWSER` (a command; the address
+/// is its last argument) when set, else the system's opener. The browser runs on its own.
+fn open_in_browser(url: &str) {
+    eprintln!("sign in at: {url}");
+    let browser = std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty());
+    let mut words: Vec<String> = match &browser {
+        Some(command) => command.split_whitespace().map(str::to_owned).collect(),
+        None if cfg!(target_os = "macos") => vec!["open".to_owned()],
+        None => vec!["xdg-open".to_owned()],
+    };
+    words.push(url.to_owned());
+    let started = std::process::Command::new(&words[0])
+        .args(&words[1..])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    match started {
+        // Reaped by a thread of its own, so no zombie is left while wonopcode waits.
+        Ok(mut child) => drop(std::thread::spawn(move || child.wait())),
+        Err(e) => eprintln!(
+            "(cannot open a browser with `{}`: {e}; open the address yourself)",
+            words[0]
+        ),
+    }
 }
 
 /// A server asked for by name that did not start: its reason, as an error.

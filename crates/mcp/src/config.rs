@@ -54,6 +54,28 @@ pub struct ServerEntry {
     /// None of these of its tools.
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// How to sign in to an HTTP server with OAuth, when it needs more than discovery and
+    /// dynamic registration (Claude Code's `oauth` object).
+    pub oauth: Option<OAuthEntry>,
+}
+
+/// `oauth:` of an HTTP server's entry: Claude Code's `clientId`, `callbackPort` and `scopes`,
+/// and the variable holding a pre-registered client's secret.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthEntry {
+    /// A client id the authorization server issued to you (no registration then).
+    #[serde(alias = "clientId")]
+    pub client_id: Option<String>,
+    /// The variable holding that client's secret, for confidential clients.
+    #[serde(alias = "clientSecretEnvVar")]
+    pub client_secret_env_var: Option<String>,
+    /// The browser comes back to `http://localhost:PORT/callback` (default: a free port),
+    /// for a client registered with that redirect address.
+    #[serde(alias = "callbackPort")]
+    pub callback_port: Option<u16>,
+    /// The scopes to ask for, separated by spaces (default: what the server says).
+    pub scopes: Option<String>,
 }
 
 /// A server ready to start: its entry checked and its values expanded.
@@ -71,6 +93,9 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// Tools left out.
     pub disabled_tools: Vec<String>,
+    /// How it is signed in to with OAuth (`wonopcode mcp login`), for an HTTP server without a
+    /// bearer token; `None`: it is never signed in to.
+    pub sign_in: Option<SignIn>,
 }
 
 /// How a server is reached.
@@ -98,6 +123,22 @@ pub enum Transport {
     },
 }
 
+/// How an HTTP server is signed in to: its `oauth` settings, and (filled in by the caller,
+/// which knows where the user's data goes) the file its tokens are kept in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SignIn {
+    /// A pre-registered client's id.
+    pub client_id: Option<String>,
+    /// That client's secret.
+    pub client_secret: Option<String>,
+    /// A fixed port for the browser's return.
+    pub callback_port: Option<u16>,
+    /// The scopes to ask for (empty: the server's choice).
+    pub scopes: Vec<String>,
+    /// Where the tokens are kept; `None` until the caller sets it.
+    pub credentials: Option<crate::oauth::CredentialFile>,
+}
+
 /// An `mcp_servers` entry that cannot be used, named.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("mcp_servers.{name}: {reason}")]
@@ -109,6 +150,42 @@ pub struct ConfigError {
 }
 
 impl ServerEntry {
+    /// The sign-in settings of an HTTP server without a bearer token.
+    fn sign_in(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<SignIn>, String> {
+        if self.url.is_none() || self.bearer_token_env_var.is_some() {
+            return match self.oauth {
+                Some(_) if self.url.is_none() => {
+                    Err("`oauth` is for HTTP servers (with a `url`)".to_owned())
+                }
+                Some(_) => {
+                    Err("give either `oauth` or `bearer_token_env_var`, not both".to_owned())
+                }
+                None => Ok(None),
+            };
+        }
+        let oauth = self.oauth.clone().unwrap_or_default();
+        let client_secret = match &oauth.client_secret_env_var {
+            Some(variable) => Some(lookup(variable).ok_or_else(|| {
+                format!("`oauth.client_secret_env_var` names `{variable}`, which is not set")
+            })?),
+            None => None,
+        };
+        if client_secret.is_some() && oauth.client_id.is_none() {
+            return Err("`oauth.client_secret_env_var` needs `oauth.client_id`".to_owned());
+        }
+        Ok(Some(SignIn {
+            client_id: oauth.client_id,
+            client_secret,
+            callback_port: oauth.callback_port,
+            scopes: oauth
+                .scopes
+                .as_deref()
+                .map(|s| s.split_whitespace().map(str::to_owned).collect())
+                .unwrap_or_default(),
+            credentials: None,
+        }))
+    }
+
     /// Checks the entry and expands its `${VAR}` references with `lookup`. `Ok(None)` for a
     /// disabled entry.
     pub fn resolve(
@@ -199,6 +276,7 @@ impl ServerEntry {
             )?,
             enabled_tools: self.enabled_tools.clone(),
             disabled_tools: self.disabled_tools.clone(),
+            sign_in: self.sign_in(lookup).map_err(fail)?,
         }))
     }
 

@@ -7,6 +7,7 @@
 //! The protocol is the official Rust SDK's (`rmcp`); nothing here speaks JSON-RPC itself.
 
 pub mod config;
+pub mod oauth;
 mod result;
 pub mod server;
 pub mod tool;

@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
 
 use crate::config::{ServerConfig, Transport};
+use crate::oauth;
+use rmcp::transport::auth::AuthClient;
 
 /// Why a server could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -136,15 +138,31 @@ impl Server {
                 headers,
                 bearer_token,
             } => {
-                let config = http_config(url, headers, bearer_token.as_deref())?;
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let service = tokio::time::timeout(limit, client_config().serve(transport)).await;
+                let http = http_config(url, headers, bearer_token.as_deref())?;
+                let credentials = config.sign_in.as_ref().and_then(|s| s.credentials.clone());
+                let signed_in = match (credentials, bearer_token) {
+                    (Some(file), None) => oauth::authorization(url, file).await.map_err(|e| {
+                        ServerError::Protocol(format!("its saved sign-in cannot be used: {e}"))
+                    })?,
+                    _ => None,
+                };
+                let service = match signed_in {
+                    Some(manager) => {
+                        let client = AuthClient::new(reqwest_mcp::Client::default(), manager);
+                        let transport = StreamableHttpClientTransport::with_client(client, http);
+                        tokio::time::timeout(limit, client_config().serve(transport)).await
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::from_config(http);
+                        tokio::time::timeout(limit, client_config().serve(transport)).await
+                    }
+                };
                 (service, None)
             }
         };
         let service = service
             .map_err(|_| ServerError::StartupTimeout(limit))?
-            .map_err(|e| ServerError::Protocol(format!("initialize failed: {e}")))?;
+            .map_err(|e| ServerError::Protocol(initialize_failed(&config.name, &e.to_string())))?;
         let left = limit.saturating_sub(started.elapsed());
         let tools = tokio::time::timeout(left, service.list_all_tools())
             .await
@@ -249,6 +267,16 @@ impl Server {
     }
 }
 
+/// Why `initialize` failed; a server that wants a sign-in says how to sign in.
+fn initialize_failed(name: &str, error: &str) -> String {
+    let lower = error.to_lowercase();
+    if lower.contains("auth") && (lower.contains("required") || lower.contains("401")) {
+        format!("it needs a sign-in: run `wonopcode mcp login {name}`")
+    } else {
+        format!("initialize failed: {error}")
+    }
+}
+
 /// What wonopcode says of itself when it connects: its name and version, and protocol
 /// version 2025-11-25, the newest the pinned MCP conformance suite verifies (a server that
 /// knows a newer one answers with this one; rmcp would otherwise offer its draft-era newest).
@@ -282,4 +310,24 @@ fn http_config(
     config.auth_header = bearer_token.map(str::to_owned);
     config.custom_headers = custom;
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_that_wants_a_sign_in_says_how() {
+        assert_eq!(
+            initialize_failed(
+                "tracker",
+                "Transport error: Auth required, when send initialize request"
+            ),
+            "it needs a sign-in: run `wonopcode mcp login tracker`"
+        );
+        assert_eq!(
+            initialize_failed("fs", "connection closed"),
+            "initialize failed: connection closed"
+        );
+    }
 }

@@ -158,9 +158,95 @@ pub(crate) fn command_environment(
     Ok(Arc::new(env))
 }
 
+/// Where the OAuth tokens of signed-in servers are kept: `wonopcode/mcp-oauth` in the
+/// user's data directory.
+fn sign_in_dir() -> Option<std::path::PathBuf> {
+    dirs::data_dir().map(|d| d.join("wonopcode").join("mcp-oauth"))
+}
+
+/// Signs in to the HTTP server `name` of the config (or `--mcp`) with OAuth: `open` gets the
+/// sign-in page's address. Returns the file the tokens were saved to.
+pub async fn sign_in(
+    config: &Config,
+    extra: &[(String, String)],
+    name: &str,
+    open: impl FnOnce(&str),
+) -> Result<std::path::PathBuf, SessionError> {
+    let (url, sign_in) = sign_in_target(config, extra, name)?;
+    let path = sign_in
+        .credentials
+        .as_ref()
+        .map(|f| f.path().to_path_buf())
+        .unwrap_or_default();
+    wonopcode_mcp::oauth::sign_in(&url, &sign_in, open, wonopcode_mcp::oauth::SIGN_IN_TIMEOUT)
+        .await
+        .map_err(|e| SessionError::Choice(format!("signing in to `{name}`: {e}")))?;
+    Ok(path)
+}
+
+/// Forgets the OAuth tokens of server `name`; `false` when there were none.
+pub fn sign_out(
+    config: &Config,
+    extra: &[(String, String)],
+    name: &str,
+) -> Result<bool, SessionError> {
+    let (_, sign_in) = sign_in_target(config, extra, name)?;
+    let Some(file) = sign_in.credentials else {
+        return Ok(false);
+    };
+    file.remove()
+        .map_err(|e| SessionError::Files(format!("cannot remove {}: {e}", file.path().display())))
+}
+
+/// The URL of the HTTP server `name` and the file of its tokens; a server that cannot be
+/// signed in to is refused, saying why.
+fn sign_in_target(
+    config: &Config,
+    extra: &[(String, String)],
+    name: &str,
+) -> Result<(String, wonopcode_mcp::config::SignIn), SessionError> {
+    let configs = server_configs(&config.mcp_servers, extra)?;
+    let names: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
+    let Some(server) = configs.into_iter().find(|c| c.name == name) else {
+        return Err(SessionError::Choice(unknown_server(name, &names)));
+    };
+    let wonopcode_mcp::config::Transport::Http { url, .. } = &server.transport else {
+        return Err(SessionError::Choice(format!(
+            "`{name}` is started as a program (stdio): only HTTP servers are signed in to"
+        )));
+    };
+    let Some(sign_in) = server.sign_in.filter(|s| s.credentials.is_some()) else {
+        return Err(SessionError::Choice(format!(
+            "`{name}` sends a bearer token from its bearer_token_env_var, or wonopcode has no data directory to keep tokens in: it cannot be signed in to"
+        )));
+    };
+    Ok((url.clone(), sign_in))
+}
+
 /// The servers to start: the config file's, then the command line's; a name given twice is
-/// refused.
+/// refused. HTTP servers without a bearer token can be signed in to (`sign_in`).
 pub(crate) fn server_configs(
+    entries: &BTreeMap<String, ServerEntry>,
+    extra: &[(String, String)],
+) -> Result<Vec<ServerConfig>, SessionError> {
+    let mut configs = entry_configs(entries, extra)?;
+    let dir = sign_in_dir();
+    for config in &mut configs {
+        if let (Some(sign_in), Some(dir), wonopcode_mcp::config::Transport::Http { url, .. }) =
+            (&mut config.sign_in, &dir, &config.transport)
+        {
+            sign_in.credentials = Some(wonopcode_mcp::oauth::CredentialFile::new(
+                dir,
+                &config.name,
+                url,
+            ));
+        }
+    }
+    Ok(configs)
+}
+
+/// The entries of the config file and of `--mcp`, checked and expanded.
+fn entry_configs(
     entries: &BTreeMap<String, ServerEntry>,
     extra: &[(String, String)],
 ) -> Result<Vec<ServerConfig>, SessionError> {

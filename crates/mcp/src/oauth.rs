@@ -1,0 +1,290 @@
+//! OAuth sign-in for remote MCP servers, through rmcp's authorization support (discovery of
+//! the protected resource and authorization server metadata, client registration, PKCE,
+//! scopes, token refresh). `wonopcode mcp login NAME` runs the authorization code flow once:
+//! the browser opens the server's sign-in page, which sends the browser back to a one-shot
+//! listener on 127.0.0.1, and the tokens are kept in a file only the user can read. Every
+//! later connection to that server sends the token and refreshes it when it expires.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState,
+    StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::SignIn;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How long the user has to finish signing in.
+pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Why signing in did not work.
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    /// The server's authorization flow failed (discovery, registration, the token exchange).
+    #[error("{0}")]
+    Flow(String),
+    /// The browser never came back.
+    #[error("nobody finished signing in within {} s", .0.as_secs())]
+    Timeout(Duration),
+    /// The local listener for the browser's return could not be used.
+    #[error("the sign-in listener failed: {0}")]
+    Listener(#[from] std::io::Error),
+}
+
+impl From<AuthError> for OAuthError {
+    fn from(error: AuthError) -> Self {
+        Self::Flow(error.to_string())
+    }
+}
+
+/// The tokens of one server, in a file: `DIR/NAME.json`, readable by the user only, written
+/// whole (a temporary file renamed over it). The file names the server's URL: tokens are
+/// never sent to another address the entry was changed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialFile {
+    path: PathBuf,
+    url: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileContent {
+    url: String,
+    credentials: StoredCredentials,
+}
+
+impl CredentialFile {
+    /// The file of server `name` at `url`, under `dir`.
+    pub fn new(dir: &Path, name: &str, url: &str) -> Self {
+        Self {
+            path: dir.join(format!("{name}.json")),
+            url: url.to_owned(),
+        }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether it holds tokens for this URL.
+    pub fn exists(&self) -> bool {
+        self.read().ok().flatten().is_some()
+    }
+
+    fn read(&self) -> std::io::Result<Option<StoredCredentials>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let content: FileContent = serde_json::from_str(&text)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        Ok((content.url == self.url).then_some(content.credentials))
+    }
+
+    fn write(&self, credentials: StoredCredentials) -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let text = serde_json::to_vec(&FileContent {
+            url: self.url.clone(),
+            credentials,
+        })
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let temporary = self.path.with_extension("json.tmp");
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temporary)?;
+        file.write_all(&text)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, &self.path)
+    }
+
+    /// Removes the tokens; `false` when there were none.
+    pub fn remove(&self) -> std::io::Result<bool> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn store_error(e: std::io::Error) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
+}
+
+#[async_trait]
+impl CredentialStore for CredentialFile {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.read().map_err(store_error)
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.write(credentials).map_err(store_error)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.remove().map(drop).map_err(store_error)
+    }
+}
+
+/// Signs in to the server at `url` as `settings` say: `open` is given the sign-in page's
+/// address (to open a browser, and to show it), and the browser's return to this machine
+/// completes the flow within `timeout`. The tokens go to the settings' credential file.
+pub async fn sign_in(
+    url: &str,
+    settings: &SignIn,
+    open: impl FnOnce(&str),
+    timeout: Duration,
+) -> Result<(), OAuthError> {
+    let Some(credentials) = settings.credentials.clone() else {
+        return Err(OAuthError::Flow(
+            "there is no file to keep the tokens in".to_owned(),
+        ));
+    };
+    // reqwest 0.13 is built without a TLS provider of its own: ring, as for the providers.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (listener, redirect_uri) = match settings.callback_port {
+        Some(port) => (
+            tokio::net::TcpListener::bind(("127.0.0.1", port)).await?,
+            format!("http://localhost:{port}/callback"),
+        ),
+        None => {
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+            let port = listener.local_addr()?.port();
+            (listener, format!("http://127.0.0.1:{port}/callback"))
+        }
+    };
+    let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("wonopcode");
+    if let Some(challenge) = challenge(url).await {
+        request = request.with_challenge(challenge);
+    }
+    if let Some(id) = &settings.client_id {
+        request = request.with_preregistered_client(id.clone());
+    }
+    if let Some(secret) = &settings.client_secret {
+        request = request.with_client_secret(secret.clone());
+    }
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.iter().cloned());
+    }
+    let mut manager = AuthorizationManager::new(url).await?;
+    manager.set_credential_store(credentials);
+    let mut state = OAuthState::Unauthorized(manager);
+    state.start_authorization(request).await?;
+    open(&state.get_authorization_url().await?);
+    let path = tokio::time::timeout(timeout, one_callback(&listener))
+        .await
+        .map_err(|_| OAuthError::Timeout(timeout))??;
+    let base = redirect_uri.trim_end_matches("/callback");
+    // Exchanges the code for tokens (saved through the credential file) and ends the session.
+    state.handle_callback_url(&format!("{base}{path}")).await?;
+    Ok(())
+}
+
+/// The server's `WWW-Authenticate` challenge to a request without a token, which names its
+/// protected resource metadata and the scopes it wants; `None` when it sends none.
+async fn challenge(url: &str) -> Option<String> {
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "wonopcode", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let answer = reqwest_mcp::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(initialize.to_string())
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .ok()?;
+    if !matches!(answer.status().as_u16(), 401 | 403) {
+        return None;
+    }
+    answer
+        .headers()
+        .get("www-authenticate")?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+}
+
+/// Waits for the browser's return and answers it; the path (and query) it came back to.
+async fn one_callback(listener: &tokio::net::TcpListener) -> Result<String, OAuthError> {
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let mut request = vec![0_u8; 8192];
+        let read = stream.read(&mut request).await?;
+        let text = String::from_utf8_lossy(&request[..read]);
+        let target = text
+            .lines()
+            .next()
+            .and_then(|line| line.strip_prefix("GET "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("");
+        if !target.starts_with("/callback") {
+            // A favicon or a stray request: not the return.
+            let _ = stream
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                .await;
+            continue;
+        }
+        let body = "Signed in. You can close this tab and go back to wonopcode.";
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(answer.as_bytes()).await;
+        return Ok(target.to_owned());
+    }
+}
+
+/// The authorization of a signed-in server, its tokens refreshed as they expire; `None` when
+/// nobody signed in to it.
+pub async fn authorization(
+    url: &str,
+    credentials: CredentialFile,
+) -> Result<Option<AuthorizationManager>, OAuthError> {
+    if !credentials.exists() {
+        return Ok(None);
+    }
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut manager = AuthorizationManager::new(url).await?;
+    manager.set_credential_store(credentials);
+    if !manager.initialize_from_store().await? {
+        return Ok(None);
+    }
+    Ok(Some(manager))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_private_and_bound_to_their_url() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = CredentialFile::new(dir.path(), "tracker", "https://a.example/mcp");
+        assert!(!file.exists());
+        file.write(StoredCredentials::new("client".into(), None, vec![], None))
+            .unwrap();
+        assert!(file.exists());
+        let mode = std::fs::metadata(file.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // The same name at another address has no tokens.
+        assert!(!CredentialFile::new(dir.path(), "tracker", "https://b.example/mcp").exists());
+        assert!(file.remove().unwrap());
+        assert!(!file.remove().unwrap());
+    }
+}
