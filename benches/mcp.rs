@@ -60,7 +60,7 @@ fn bench_mcp(c: &mut Criterion) {
 
     // Through wonopcode: the registry's dispatch of the MCP tool.
     let (registry, _started) = rt.block_on(async {
-        let started = start_all(vec![config("everything", &program)], &workspace, None).await;
+        let started = start_all(vec![config("everything", &program)], &workspace, None, None).await;
         let mut registry = ToolRegistry::new();
         for tool in started.registry_tools() {
             registry.register(tool).expect("register");
@@ -106,7 +106,7 @@ fn bench_mcp(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("start_1_server", |b| {
         b.to_async(&rt).iter(|| async {
-            let started = start_all(vec![config("s", &program)], &workspace, None).await;
+            let started = start_all(vec![config("s", &program)], &workspace, None, None).await;
             assert_eq!(started.servers.len(), 1);
         });
     });
@@ -141,7 +141,7 @@ fn bench_mcp(c: &mut Criterion) {
 
 async fn start_ten(program: &Path, workspace: &Path) -> wonopcode_mcp::Started {
     let configs = (0..10).map(|i| config(&format!("s{i}"), program)).collect();
-    let started = start_all(configs, workspace, None).await;
+    let started = start_all(configs, workspace, None, None).await;
     assert_eq!(started.servers.len(), 10);
     started
 }

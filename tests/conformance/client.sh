@@ -34,7 +34,7 @@ case "${MCP_CONFORMANCE_SCENARIO:-}" in
   initialize) wonopcode list ;;
   tools_call) wonopcode call server add_numbers '{"a": 5, "b": 3}' ;;
   sse-retry) wonopcode call server test_reconnection ;;
-  elicitation-sep1034-client-defaults) wonopcode call server test_client_elicitation_defaults ;;
+  elicitation-sep1034-client-defaults) wonopcode --yes call server test_client_elicitation_defaults ;;
   auth/*) wonopcode login server && wonopcode list ;;
   *) wonopcode list ;;
 esac

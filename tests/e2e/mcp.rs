@@ -519,3 +519,76 @@ fn mcp_list_tools_and_call_try_a_server_without_a_model() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_servers_form_is_filled_in_at_the_terminal_or_declined_when_nobody_is_there() {
+    use crate::terminal::{answer, finish};
+    if !time_server_installed() {
+        return;
+    }
+    let s = Scratch::new();
+    let server = format!(
+        "ask=python3 {}",
+        repo_root()
+            .join("tests/mcp-servers/ask_server.py")
+            .display()
+    );
+    // At a terminal: each field is asked, Enter takes the default, a wrong type is asked again.
+    let mut cmd = crate::support::command();
+    cmd.current_dir(s.ws())
+        .args(["mcp", "--mcp", &server, "call", "ask", "book_table"])
+        .arg(r#"{"day": "friday"}"#);
+    let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    answer(
+        &mut session,
+        "the MCP server `ask` asks: Booking for friday",
+        "",
+        "the form's message",
+    );
+    answer(
+        &mut session,
+        "name (Your name) (required): ",
+        "Ada",
+        "the name field",
+    );
+    answer(
+        &mut session,
+        "guests (How many people) [2]: ",
+        "many",
+        "the guests field",
+    );
+    answer(
+        &mut session,
+        "a whole number, please",
+        "4",
+        "the type check",
+    );
+    answer(
+        &mut session,
+        "terrace (Outside?) [false]: ",
+        "",
+        "the terrace field",
+    );
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(
+        rest.contains("booked friday for Ada, 4 people, terrace=False"),
+        "{rest}"
+    );
+
+    // Nobody at the terminal: the form is declined, and the tool says so.
+    let out = s.mcp(&[
+        "--mcp",
+        &server,
+        "call",
+        "ask",
+        "book_table",
+        r#"{"day": "monday"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no booking (decline)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

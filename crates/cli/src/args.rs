@@ -242,6 +242,11 @@ pub struct McpArgs {
     /// Print JSON on stdout (one object per line), and nothing else there.
     #[arg(long, global = true)]
     pub json: bool,
+
+    /// When nobody is at the terminal, accept each form a server asks for with its defaults
+    /// (else forms are declined).
+    #[arg(short = 'y', long, global = true)]
+    pub yes: bool,
 }
 
 /// `wonopcode mcp ...` actions.

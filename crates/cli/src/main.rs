@@ -3,6 +3,7 @@
 
 mod args;
 mod exit;
+mod form;
 mod loops;
 mod mcp;
 mod mcp_server;

@@ -4,13 +4,18 @@
 
 use std::time::Duration;
 
+use std::io::IsTerminal;
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use wonopcode_mcp::{CallToolResult, to_text};
+
+use indicatif::{MultiProgress, ProgressDrawTarget};
+use wonopcode_mcp::{AcceptDefaults, CallToolResult, Elicitor, to_text};
 use wonopcode_session::config;
 use wonopcode_session::mcp::{self, Inspection};
 
 use crate::args::{McpAction, McpArgs};
 use crate::exit;
+use crate::prompter::TerminalPrompter;
 use crate::render::one_line;
 use crate::session::{reported, workspace_root};
 
@@ -44,7 +49,7 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
             return Ok(exit::SUCCESS);
         }
     };
-    let inspection = Inspection::start(&config, &args.mcp, &root, only)
+    let inspection = Inspection::start(&config, &args.mcp, &root, only, elicitor(args.yes))
         .await
         .map_err(reported)?;
     match &args.action {
@@ -56,6 +61,19 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
             arguments,
         } => call(&inspection, server, tool, arguments.as_deref(), args.json).await,
         McpAction::Login { .. } | McpAction::Logout { .. } => Ok(exit::SUCCESS),
+    }
+}
+
+/// Who fills in servers' forms: the person at the terminal, else (with `--yes`) their
+/// defaults, else nobody (servers are told so).
+fn elicitor(yes: bool) -> Option<Arc<dyn Elicitor>> {
+    if std::io::stdin().is_terminal() {
+        let progress = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
+        Some(Arc::new(TerminalPrompter { progress }))
+    } else if yes {
+        Some(Arc::new(AcceptDefaults))
+    } else {
+        None
     }
 }
 

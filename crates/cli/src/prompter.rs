@@ -1,5 +1,6 @@
 //! Questions on the terminal: permission prompts (once / always for this key / deny), and the
-//! questions guest loops ask (`ui.request-input`, `ui.request-confirmation`).
+//! questions guest loops ask (`ui.request-input`, `ui.request-confirmation`); MCP servers'
+//! forms are in `form`.
 
 use std::io::Write;
 
@@ -18,7 +19,7 @@ pub struct TerminalPrompter {
 }
 
 /// Writes `question` and reads one line; `None` at the end of input.
-async fn read_line(question: String, progress: MultiProgress) -> Option<String> {
+pub async fn read_line(question: String, progress: MultiProgress) -> Option<String> {
     tokio::task::spawn_blocking(move || {
         progress.suspend(|| {
             let mut stderr = std::io::stderr();

@@ -215,10 +215,12 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     .hot_reload(matches!(input, Input::Repl));
     if interactive {
         let terminal = Arc::new(TerminalPrompter { progress });
-        builder = builder.prompters(
-            terminal.clone() as Arc<dyn Prompter>,
-            terminal as Arc<dyn GuestPrompter>,
-        );
+        builder = builder
+            .prompters(
+                terminal.clone() as Arc<dyn Prompter>,
+                terminal.clone() as Arc<dyn GuestPrompter>,
+            )
+            .elicitor(terminal);
     }
     if let Some(path) = &args.history {
         builder = builder.history(path);

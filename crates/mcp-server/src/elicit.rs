@@ -1,6 +1,7 @@
 //! The person behind the MCP client answers what a run asks: a tool call that needs
 //! approval, a repeated call, a guest's `request-input` and `request-confirmation` become
-//! `elicitation/create` requests. Used only when the client said it supports elicitation;
+//! `elicitation/create` requests, and so do the forms the run's own MCP servers ask for. Used
+//! only when the client said it supports elicitation;
 //! otherwise the server's unattended policy decides, as for any run nobody watches. A
 //! declined, cancelled, unanswered or malformed answer is "no".
 
@@ -104,6 +105,23 @@ impl Prompter for Elicitor {
             "Run it again",
         )
         .await
+    }
+}
+
+/// A form an MCP server of the served run asks for goes to the calling client's user.
+#[async_trait]
+impl wonopcode_mcp::Elicitor for Elicitor {
+    async fn elicit(&self, server: &str, form: &wonopcode_mcp::Form) -> wonopcode_mcp::Elicited {
+        match self
+            .ask(
+                format!("{server}: {}", form.message),
+                Value::Object(form.schema.clone()),
+            )
+            .await
+        {
+            Some(content) => wonopcode_mcp::Elicited::Accept(content),
+            None => wonopcode_mcp::Elicited::Decline,
+        }
     }
 }
 

@@ -181,10 +181,12 @@ impl LoopServer {
             .is_some_and(|info| info.capabilities.elicitation.is_some());
         if can_elicit {
             let elicitor = Arc::new(Elicitor::new(context.peer.clone()));
-            builder = builder.prompters(
-                elicitor.clone() as Arc<dyn Prompter>,
-                elicitor as Arc<dyn GuestPrompter>,
-            );
+            builder = builder
+                .prompters(
+                    elicitor.clone() as Arc<dyn Prompter>,
+                    elicitor.clone() as Arc<dyn GuestPrompter>,
+                )
+                .elicitor(elicitor);
         }
         let result = match builder.build().await {
             Ok(mut session) => run_prompt(&mut session, &prompt, &context).await,

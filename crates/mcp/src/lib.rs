@@ -6,6 +6,7 @@
 //!
 //! The protocol is the official Rust SDK's (`rmcp`); nothing here speaks JSON-RPC itself.
 
+mod client;
 pub mod config;
 pub mod oauth;
 mod result;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 use wonopcode_agent_loop::Tool;
 
+pub use client::{AcceptDefaults, Elicited, Elicitor, Form, with_defaults};
 pub use config::{ConfigError, ServerConfig, ServerEntry};
 pub use result::to_text;
 /// A server's whole answer to a call (the SDK's type), for callers that show it as it is.
@@ -53,16 +55,22 @@ impl Started {
 }
 
 /// Starts every server at once and lists their tools; each has its own startup timeout.
+/// Their forms are answered by `elicitor` (none: wonopcode tells them it cannot answer).
 pub async fn start_all(
     configs: Vec<ServerConfig>,
     workspace: &Path,
     base_env: Option<Arc<BTreeMap<String, String>>>,
+    elicitor: Option<Arc<dyn Elicitor>>,
 ) -> Started {
     let starts = configs.into_iter().map(|config| {
         let base_env = base_env.clone();
+        let elicitor = elicitor.clone();
         async move {
             let name = config.name.clone();
-            (name, Server::start(config, workspace, base_env).await)
+            (
+                name,
+                Server::start(config, workspace, base_env, elicitor).await,
+            )
         }
     });
     let mut started = Started::default();

@@ -9,10 +9,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, ProtocolVersion, Tool as RemoteTool,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as RemoteTool};
 use rmcp::service::{RoleClient, RunningService, ServiceError as RmcpError, ServiceExt};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -20,6 +17,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
 
+use crate::client::{Client, Elicitor};
 use crate::config::{ServerConfig, Transport};
 use crate::oauth;
 use rmcp::transport::auth::AuthClient;
@@ -52,7 +50,7 @@ pub enum ServerError {
 /// A running server: the protocol session, and its process marked as wonopcode's own (so a
 /// `bash` call's cleanup never takes it for a leftover) until the session is dropped.
 struct Connection {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Client>,
     _own: Option<OwnProcess>,
 }
 
@@ -72,6 +70,8 @@ pub struct Server {
     workspace: PathBuf,
     /// The environment it starts with (before its own `env`).
     base_env: Option<Arc<BTreeMap<String, String>>>,
+    /// Who answers its forms (`None`: wonopcode says it cannot).
+    elicitor: Option<Arc<dyn Elicitor>>,
     connection: tokio::sync::Mutex<Option<Connection>>,
     /// Whether it was started again after dying (that happens once).
     restarted: std::sync::atomic::AtomicBool,
@@ -87,12 +87,14 @@ impl Server {
         config: ServerConfig,
         workspace: &Path,
         base_env: Option<Arc<BTreeMap<String, String>>>,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<(Arc<Self>, Vec<RemoteTool>), ServerError> {
         let started = Instant::now();
         let mut server = Self {
             config,
             workspace: workspace.to_path_buf(),
             base_env,
+            elicitor,
             connection: tokio::sync::Mutex::new(None),
             restarted: std::sync::atomic::AtomicBool::new(false),
             startup: Duration::ZERO,
@@ -118,6 +120,11 @@ impl Server {
         &self.config
     }
 
+    /// wonopcode's handler of this server's connection.
+    fn client(&self) -> Client {
+        Client::new(&self.config.name, self.elicitor.clone())
+    }
+
     async fn connect(&self) -> Result<(Connection, Vec<RemoteTool>), ServerError> {
         let config = &self.config;
         let started = Instant::now();
@@ -130,7 +137,7 @@ impl Server {
                 cwd,
             } => {
                 let (transport, own) = self.spawn(command, args, env, cwd.as_deref())?;
-                let service = tokio::time::timeout(limit, client_config().serve(transport)).await;
+                let service = tokio::time::timeout(limit, self.client().serve(transport)).await;
                 (service, own)
             }
             Transport::Http {
@@ -150,11 +157,11 @@ impl Server {
                     Some(manager) => {
                         let client = AuthClient::new(reqwest_mcp::Client::default(), manager);
                         let transport = StreamableHttpClientTransport::with_client(client, http);
-                        tokio::time::timeout(limit, client_config().serve(transport)).await
+                        tokio::time::timeout(limit, self.client().serve(transport)).await
                     }
                     None => {
                         let transport = StreamableHttpClientTransport::from_config(http);
-                        tokio::time::timeout(limit, client_config().serve(transport)).await
+                        tokio::time::timeout(limit, self.client().serve(transport)).await
                     }
                 };
                 (service, None)
@@ -275,17 +282,6 @@ fn initialize_failed(name: &str, error: &str) -> String {
     } else {
         format!("initialize failed: {error}")
     }
-}
-
-/// What wonopcode says of itself when it connects: its name and version, and protocol
-/// version 2025-11-25, the newest the pinned MCP conformance suite verifies (a server that
-/// knows a newer one answers with this one; rmcp would otherwise offer its draft-era newest).
-fn client_config() -> ClientConfig {
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("wonopcode", env!("CARGO_PKG_VERSION")),
-    )
-    .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
 /// The settings of a streamable HTTP connection to `url`, sending `headers` and the bearer

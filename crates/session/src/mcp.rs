@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{Tool, ToolRegistry};
-use wonopcode_mcp::{McpTool, Server, ServerConfig, ServerEntry, ServerFailure, Started};
+use wonopcode_mcp::{Elicitor, McpTool, Server, ServerConfig, ServerEntry, ServerFailure, Started};
 use wonopcode_tools::permission::shell::Script;
 
 use crate::config::Config;
@@ -27,12 +27,13 @@ pub struct Inspection {
 impl Inspection {
     /// Starts the servers of `config` and `extra` (`--mcp`) in `workspace`, as a run would
     /// (same environment, same timeouts); `only`, when given, starts just that one. An
-    /// unknown `only` is refused with the names there are.
+    /// unknown `only` is refused with the names there are. Their forms go to `elicitor`.
     pub async fn start(
         config: &Config,
         extra: &[(String, String)],
         workspace: &Path,
         only: Option<&str>,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Self, SessionError> {
         let mut configs = server_configs(&config.mcp_servers, extra)?;
         let names: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
@@ -43,7 +44,7 @@ impl Inspection {
             }
         }
         let env = command_environment(config)?;
-        let started = wonopcode_mcp::start_all(configs, workspace, Some(env)).await;
+        let started = wonopcode_mcp::start_all(configs, workspace, Some(env), elicitor).await;
         Ok(Self { started, names })
     }
 
@@ -308,11 +309,12 @@ pub(crate) async fn start(
     workspace: &Path,
     env: Arc<BTreeMap<String, String>>,
     tools: &mut ToolRegistry,
+    elicitor: Option<Arc<dyn Elicitor>>,
 ) -> Vec<ServerFailure> {
     if configs.is_empty() {
         return Vec::new();
     }
-    let started = wonopcode_mcp::start_all(configs, workspace, Some(env)).await;
+    let started = wonopcode_mcp::start_all(configs, workspace, Some(env), elicitor).await;
     let mut failures = started.failures.clone();
     for tool in &started.tools {
         if let Err(e) = tools.register(tool.clone()) {

@@ -26,6 +26,7 @@ use crate::loops::{self, Reload, Reloader};
 use crate::mcp;
 use crate::models::{self, ModelChoice};
 use crate::sink::{NoRenderer, Renderer, SessionSink};
+use wonopcode_mcp::{AcceptDefaults, Elicitor};
 
 /// The system prompt unless the config replaces it. It names no absolute path, so recorded
 /// transcripts replay on any machine.
@@ -58,6 +59,8 @@ pub struct SessionBuilder {
     hot_reload: bool,
     /// MCP servers given for this run only (`--mcp NAME=COMMAND`).
     mcp: Vec<(String, String)>,
+    /// Who fills in MCP servers' forms.
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl SessionBuilder {
@@ -123,6 +126,13 @@ impl SessionBuilder {
     ) -> Self {
         self.prompter = Some(permissions);
         self.guest_prompter = Some(guests);
+        self
+    }
+
+    /// Who fills in the forms MCP servers ask for (`elicitation/create`). Default: with
+    /// `yes`, every form is accepted with its defaults; else servers are told nobody can.
+    pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
         self
     }
 
@@ -268,7 +278,15 @@ impl SessionBuilder {
         // The MCP servers start while the loop loads (a guest may compile): the first
         // request waits for the slower of the two, not for both.
         let (mcp_failures, loaded) = tokio::join!(
-            mcp::start(mcp_configs, &root, command_env, &mut tools),
+            mcp::start(
+                mcp_configs,
+                &root,
+                command_env,
+                &mut tools,
+                self.elicitor.or_else(|| self
+                    .yes
+                    .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)),
+            ),
             loops::load(&self.source, self.cache, host_config)
         );
         let (agent, reloader) = loaded?;
@@ -369,6 +387,7 @@ impl Session {
             bash_timeout: None,
             hot_reload: false,
             mcp: Vec::new(),
+            elicitor: None,
         }
     }
 

@@ -1,0 +1,207 @@
+//! wonopcode's side of each MCP connection: what it says of itself at `initialize` (its
+//! name, version and protocol version; that it answers forms when someone can), and its
+//! answers to a server's `elicitation/create` requests, given by an [`Elicitor`] (the person
+//! at the terminal, or a policy). Values a form leaves out that its schema gives a default
+//! for are filled in (SEP-1034), so a server always gets the values the user saw.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde_json::{Map, Value};
+
+/// How long a person has to fill in a form before the answer is "cancel".
+const FORM_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the user answered to a server's form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicited {
+    /// These values (fields left out get the schema's defaults).
+    Accept(Map<String, Value>),
+    /// No, but go on.
+    Decline,
+    /// Stop what asked.
+    Cancel,
+}
+
+/// A form a server asks the user to fill in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    /// What the server says it is for.
+    pub message: String,
+    /// Its JSON Schema: an object of primitive properties, maybe with defaults and choices.
+    pub schema: Map<String, Value>,
+    /// The properties' names in the order the server gave them.
+    pub fields: Vec<String>,
+}
+
+/// Answers servers' forms: the terminal asks the user field by field; a run nobody watches
+/// declines, or accepts the defaults when told to.
+#[async_trait]
+pub trait Elicitor: Send + Sync {
+    /// The answer to `form` from `server`.
+    async fn elicit(&self, server: &str, form: &Form) -> Elicited;
+}
+
+/// The connection handler of one server.
+#[derive(Clone)]
+pub struct Client {
+    server: String,
+    elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+impl Client {
+    /// The handler for `server`, answering forms through `elicitor` (none: declared unable).
+    pub fn new(server: &str, elicitor: Option<Arc<dyn Elicitor>>) -> Self {
+        Self {
+            server: server.to_owned(),
+            elicitor,
+        }
+    }
+}
+
+impl ClientHandler for Client {
+    /// wonopcode's name and version, and protocol version 2025-11-25, the newest the pinned
+    /// MCP conformance suite verifies (a server that knows a newer one answers with this one;
+    /// rmcp would otherwise offer its draft-era newest).
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::new());
+            capabilities.elicitation = Some(elicitation);
+        }
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("wonopcode", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (
+            Some(elicitor),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            },
+        ) = (&self.elicitor, request)
+        else {
+            // No one to ask, or a URL elicitation (wonopcode opens no pages for servers).
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let fields = requested_schema
+            .property_order
+            .clone()
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
+        let schema = match serde_json::to_value(&requested_schema) {
+            Ok(Value::Object(schema)) => schema,
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        let form = Form {
+            message,
+            schema,
+            fields,
+        };
+        let answer = tokio::time::timeout(FORM_TIMEOUT, elicitor.elicit(&self.server, &form))
+            .await
+            .unwrap_or(Elicited::Cancel);
+        let schema = form.schema;
+        Ok(match answer {
+            Elicited::Accept(values) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(Value::Object(with_defaults(values, &schema))),
+            Elicited::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Elicited::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+}
+
+/// `values`, with each property of `schema` they leave out that has a default set to it.
+pub fn with_defaults(
+    mut values: Map<String, Value>,
+    schema: &Map<String, Value>,
+) -> Map<String, Value> {
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !values.contains_key(name)
+            {
+                values.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    values
+}
+
+/// Accepts every form with its defaults, when each required field has one; else declines.
+/// For runs told to say yes to everything (`--yes`).
+pub struct AcceptDefaults;
+
+#[async_trait]
+impl Elicitor for AcceptDefaults {
+    async fn elicit(&self, _server: &str, form: &Form) -> Elicited {
+        let values = with_defaults(Map::new(), &form.schema);
+        let required = form
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let complete = required
+            .iter()
+            .filter_map(Value::as_str)
+            .all(|field| values.contains_key(field));
+        if complete {
+            Elicited::Accept(values)
+        } else {
+            Elicited::Decline
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn omitted_fields_get_their_defaults_and_given_ones_stay() {
+        let Value::Object(schema) = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "email": {"type": "string"}
+            },
+            "required": ["email"]
+        }) else {
+            unreachable!()
+        };
+        let Value::Object(given) = json!({"name": "Jane"}) else {
+            unreachable!()
+        };
+        let filled = with_defaults(given, &schema);
+        assert_eq!(filled["name"], "Jane");
+        assert_eq!(filled["age"], 30);
+        assert!(!filled.contains_key("email"));
+        // A required field without a default cannot be accepted by default.
+        let form = Form {
+            message: "m".into(),
+            fields: vec!["name".into(), "age".into(), "email".into()],
+            schema,
+        };
+        let answer = futures::executor::block_on(AcceptDefaults.elicit("s", &form));
+        assert_eq!(answer, Elicited::Decline);
+    }
+}
