@@ -62,8 +62,8 @@ fn bench_mcp(c: &mut Criterion) {
     let (registry, _started) = rt.block_on(async {
         let started = start_all(vec![config("everything", &program)], &workspace, None, None).await;
         let mut registry = ToolRegistry::new();
-        for tool in started.registry_tools() {
-            registry.register(tool).expect("register");
+        for source in started.sources() {
+            assert!(registry.watch(source).is_empty(), "register");
         }
         (registry, started)
     });

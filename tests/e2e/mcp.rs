@@ -592,3 +592,38 @@ fn a_servers_form_is_filled_in_at_the_terminal_or_declined_when_nobody_is_there(
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_tool_a_server_adds_during_a_run_is_offered_at_the_next_response() {
+    if !time_server_installed() {
+        return;
+    }
+    let s = Scratch::new();
+    let server = format!(
+        "grow=python3 {}",
+        repo_root()
+            .join("tests/mcp-servers/grow_server.py")
+            .display()
+    );
+    // The model unlocks, then calls the tool that unlocking added.
+    let mut first = call("c1", "mcp__grow__unlock", "{}");
+    first.push(done("tool_use"));
+    let mut second = call("c2", "mcp__grow__secret", "{}");
+    second.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, second, vec![text("done"), done("end_turn")]],
+    );
+    let out = s.run_json(&t, &["--allow", "mcp__grow", "--mcp", &server], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = events(&out);
+    let results = tool_results(&all);
+    assert_eq!(output(&results[0]), "unlocked", "{results:?}");
+    assert_eq!(results[1]["status"], "completed", "{results:?}");
+    assert_eq!(output(&results[1]), "the secret is 42");
+    // The second request offered the new tool (a recording keeps what was asked).
+    assert!(
+        !all.iter().any(|e| e["type"] == "mcp.server_failed"),
+        "{all:?}"
+    );
+}

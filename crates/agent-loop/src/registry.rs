@@ -3,7 +3,7 @@
 //! The native loop and the WebAssembly host both execute tools through here, so policy and
 //! truncation are the same whichever loop runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -73,12 +73,34 @@ impl Default for DispatchLimits {
     }
 }
 
+/// Tools that may change while a run goes on, such as an MCP server's after it says its list
+/// changed. A registry that watches a source takes its new tools at the next model request
+/// ([`ToolRegistry::refresh`]), so a response never names a tool the request did not offer.
+pub trait ToolSource: Send + Sync {
+    /// A number that changes whenever the tools do.
+    fn generation(&self) -> u64;
+    /// The tools as they are now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
+/// A source a registry watches: the generation it last took, and the names that gave.
+#[derive(Clone)]
+struct Watched {
+    source: Arc<dyn ToolSource>,
+    generation: u64,
+    names: Vec<String>,
+}
+
 /// Tools by name. Cloning is cheap (the tools are shared), so a context can take its own copy
 /// and add tools of its own.
 #[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<Registered>>,
     limits: DispatchLimits,
+    /// Sources whose tools may change.
+    watched: Vec<Watched>,
+    /// For a filtered registry, the only names it may hold (`None`: any).
+    allowed: Option<Arc<BTreeSet<String>>>,
 }
 
 impl ToolRegistry {
@@ -110,18 +132,91 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// Adds the tools of `source`, and takes its new ones whenever it changes (at
+    /// [`ToolRegistry::refresh`]). A tool whose name is taken is left out, with the reason.
+    pub fn watch(&mut self, source: Arc<dyn ToolSource>) -> Vec<RegistryError> {
+        let mut watched = Watched {
+            generation: source.generation(),
+            source,
+            names: Vec::new(),
+        };
+        let errors = self.take(&mut watched);
+        self.watched.push(watched);
+        errors
+    }
+
+    /// Takes the tools of every watched source that changed since it was last read: its old
+    /// tools go, its new ones come (a filtered registry keeps to its names). Called before
+    /// each model request; what could not be added is returned.
+    pub fn refresh(&mut self) -> Vec<RegistryError> {
+        let mut errors = Vec::new();
+        let mut watched = std::mem::take(&mut self.watched);
+        for source in &mut watched {
+            let generation = source.source.generation();
+            if generation == source.generation {
+                continue;
+            }
+            source.generation = generation;
+            for name in source.names.drain(..) {
+                self.tools.remove(&name);
+            }
+            errors.extend(self.take(source));
+        }
+        self.watched = watched;
+        errors
+    }
+
+    /// Registers the current tools of `watched` that this registry may hold.
+    fn take(&mut self, watched: &mut Watched) -> Vec<RegistryError> {
+        let mut errors = Vec::new();
+        for tool in watched.source.tools() {
+            let name = tool.spec().name.clone();
+            if self.allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+                continue;
+            }
+            match self.register(tool) {
+                Ok(()) => watched.names.push(name),
+                Err(e) => errors.push(e),
+            }
+        }
+        errors
+    }
+
     /// A registry holding only the tools named in `names` (a context's enabled set). Calls
-    /// of any other tool are then unknown tools, reported to the model as such.
+    /// of any other tool are then unknown tools, reported to the model as such. Watched
+    /// sources stay watched, within the same names.
     pub fn filtered<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Self {
         let mut tools = BTreeMap::new();
+        let mut allowed = BTreeSet::new();
         for name in names {
+            allowed.insert(name.to_owned());
             if let Some(entry) = self.tools.get(name) {
                 tools.insert(name.to_owned(), Arc::clone(entry));
             }
         }
+        let watched = self
+            .watched
+            .iter()
+            .map(|w| Watched {
+                source: w.source.clone(),
+                generation: w.generation,
+                names: w
+                    .names
+                    .iter()
+                    .filter(|n| allowed.contains(*n))
+                    .cloned()
+                    .collect(),
+            })
+            .collect();
+        let allowed = match &self.allowed {
+            Some(outer) => allowed.intersection(outer).cloned().collect(),
+            None => allowed,
+        };
         Self {
             tools,
             limits: self.limits,
+            watched,
+            allowed: Some(Arc::new(allowed)),
         }
     }
 
@@ -294,6 +389,66 @@ mod tests {
                 args["text"].as_str().unwrap_or_default().repeat(3000),
             ))
         }
+    }
+
+    fn echo_named(name: &str) -> Arc<dyn Tool> {
+        Arc::new(Echo(ToolSpec {
+            name: name.into(),
+            description: name.into(),
+            parameters: serde_json::json!({"type": "object"}),
+            kind: ToolKind::ReadOnly,
+            category: ToolCategory::Mcp,
+        }))
+    }
+
+    /// A source whose tools a test changes.
+    #[derive(Default)]
+    struct Changing {
+        generation: std::sync::atomic::AtomicU64,
+        names: std::sync::Mutex<Vec<&'static str>>,
+    }
+
+    impl Changing {
+        fn set(&self, names: &[&'static str]) {
+            *self.names.lock().unwrap() = names.to_vec();
+            self.generation
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl ToolSource for Changing {
+        fn generation(&self) -> u64 {
+            self.generation.load(std::sync::atomic::Ordering::SeqCst)
+        }
+        fn tools(&self) -> Vec<Arc<dyn Tool>> {
+            self.names
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|n| echo_named(n))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_changed_source_is_taken_at_refresh_and_filters_still_hold() {
+        let source = Arc::new(Changing::default());
+        source.set(&["mcp__s__a"]);
+        let mut parent = registry();
+        assert!(parent.watch(source.clone()).is_empty());
+        let mut child = parent.filtered(["echo", "mcp__s__a", "mcp__s__c"]);
+        source.set(&["mcp__s__b", "mcp__s__c", "echo"]);
+        // Nothing moves before the next request.
+        assert!(parent.get("mcp__s__a").is_some());
+        let errors = parent.refresh();
+        let names: Vec<&str> = parent.names().collect();
+        assert_eq!(names, ["echo", "mcp__s__b", "mcp__s__c"]);
+        // A changed tool that clashes with one the registry has is refused, said.
+        assert_eq!(errors, [RegistryError::Duplicate("echo".into())]);
+        // The child keeps to the names it was given.
+        child.refresh();
+        let names: Vec<&str> = child.names().collect();
+        assert_eq!(names, ["echo", "mcp__s__c"]);
     }
 
     fn registry() -> ToolRegistry {

@@ -205,7 +205,8 @@ impl Run {
     }
 
     /// Counts a model request, or says why none may be made: the run ended, was cancelled,
-    /// or reached its iteration limit (which ends it).
+    /// or reached its iteration limit (which ends it). Tools whose source changed (an MCP
+    /// server's list) are taken here, so every request offers the tools as they are.
     pub fn begin_request(&mut self) -> Result<(), LoopError> {
         if let Some(ended) = &self.ending {
             return Err(match ended {
@@ -221,6 +222,10 @@ impl Run {
             return Err(self.fail(LoopError::MaxIterations { limit }));
         }
         self.stats.iterations += 1;
+        // A tool source that changed (an MCP server's list) is taken now, between responses.
+        for error in self.services.tools.refresh() {
+            tracing::warn!(error = %error, "a changed tool cannot be offered");
+        }
         Ok(())
     }
 

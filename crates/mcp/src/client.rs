@@ -1,18 +1,21 @@
 //! wonopcode's side of each MCP connection: what it says of itself at `initialize` (its
-//! name, version and protocol version; that it answers forms when someone can), and its
-//! answers to a server's `elicitation/create` requests, given by an [`Elicitor`] (the person
+//! name, version and protocol version; that it answers forms when someone can), the server's
+//! tool list kept current (`notifications/tools/list_changed`), and its answers to a
+//! server's `elicitation/create` requests, given by an [`Elicitor`] (the person
 //! at the terminal, or a policy). Values a form leaves out that its schema gives a default
 //! for are filled in (SEP-1034), so a server always gets the values the user saw.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use rmcp::model::Tool as RemoteTool;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Map, Value};
 
@@ -49,19 +52,81 @@ pub trait Elicitor: Send + Sync {
     async fn elicit(&self, server: &str, form: &Form) -> Elicited;
 }
 
+/// The tools a server lists, kept current: when it says its list changed, it is read again
+/// and the generation moves, so runs take the new tools before their next request.
+#[derive(Default)]
+pub struct ListedTools {
+    generation: AtomicU64,
+    tools: parking_lot::Mutex<Vec<RemoteTool>>,
+    /// The server said its list changed, and it is being read again.
+    stale: AtomicBool,
+    /// Told when the list was read again.
+    fresh: tokio::sync::Notify,
+}
+
+impl ListedTools {
+    /// Replaces the list.
+    pub fn set(&self, tools: Vec<RemoteTool>) {
+        *self.tools.lock() = tools;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.stale.store(false, Ordering::SeqCst);
+        self.fresh.notify_waiters();
+    }
+
+    /// Marks the list as being read again.
+    fn going_stale(&self) {
+        self.stale.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits (at most `limit`) until a list the server said changed was read again, so that a
+    /// call that added tools is answered with them offered at the next response.
+    pub async fn settled(&self, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.fresh.notified();
+                if !self.stale.load(Ordering::SeqCst) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
+    /// The list now.
+    pub fn get(&self) -> Vec<RemoteTool> {
+        self.tools.lock().clone()
+    }
+
+    /// Moves whenever the list is replaced.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+}
+
+/// How long re-listing a changed server's tools may take.
+const RELIST_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The connection handler of one server.
 #[derive(Clone)]
 pub struct Client {
     server: String,
     elicitor: Option<Arc<dyn Elicitor>>,
+    listed: Arc<ListedTools>,
 }
 
 impl Client {
-    /// The handler for `server`, answering forms through `elicitor` (none: declared unable).
-    pub fn new(server: &str, elicitor: Option<Arc<dyn Elicitor>>) -> Self {
+    /// The handler for `server`, answering forms through `elicitor` (none: declared unable)
+    /// and keeping `listed` current.
+    pub fn new(
+        server: &str,
+        elicitor: Option<Arc<dyn Elicitor>>,
+        listed: Arc<ListedTools>,
+    ) -> Self {
         Self {
             server: server.to_owned(),
             elicitor,
+            listed,
         }
     }
 }
@@ -82,6 +147,27 @@ impl ClientHandler for Client {
             Implementation::new("wonopcode", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Read in a task of its own: a request from inside a notification's handler would
+        // wait on the connection that is delivering the notification.
+        let (peer, listed, server) = (context.peer, self.listed.clone(), self.server.clone());
+        listed.going_stale();
+        tokio::spawn(async move {
+            match tokio::time::timeout(RELIST_TIMEOUT, peer.list_all_tools()).await {
+                Ok(Ok(tools)) => {
+                    tracing::info!(server = %server, tools = tools.len(), "MCP server's tools changed");
+                    listed.set(tools);
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(server = %server, error = %e, "cannot list an MCP server's changed tools")
+                }
+                Err(_) => {
+                    tracing::warn!(server = %server, "listing an MCP server's changed tools timed out")
+                }
+            }
+        });
     }
 
     async fn create_elicitation(

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use wonopcode_agent_loop::Tool;
+use wonopcode_agent_loop::ToolSource;
 
 pub use client::{AcceptDefaults, Elicited, Elicitor, Form, with_defaults};
 pub use config::{ConfigError, ServerConfig, ServerEntry};
@@ -25,7 +25,7 @@ pub use result::to_text;
 /// A server's whole answer to a call (the SDK's type), for callers that show it as it is.
 pub use rmcp::model::CallToolResult;
 pub use server::{Server, ServerError};
-pub use tool::{McpTool, tool_name};
+pub use tool::{McpTool, ServerTools, tool_name};
 
 /// A server that could not be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,9 +48,12 @@ pub struct Started {
 }
 
 impl Started {
-    /// The tools, as the registry takes them.
-    pub fn registry_tools(&self) -> impl Iterator<Item = Arc<dyn Tool>> + '_ {
-        self.tools.iter().map(|t| t.clone() as Arc<dyn Tool>)
+    /// Each started server's tools as a source a registry watches: their list is taken
+    /// again when the server says it changed.
+    pub fn sources(&self) -> impl Iterator<Item = Arc<dyn ToolSource>> + '_ {
+        self.servers
+            .iter()
+            .map(|s| Arc::new(ServerTools(s.clone())) as Arc<dyn ToolSource>)
     }
 }
 
@@ -77,14 +80,8 @@ pub async fn start_all(
     for (name, outcome) in futures::future::join_all(starts).await {
         match outcome {
             Ok((server, remote_tools)) => {
-                let config = server.config();
                 for remote in &remote_tools {
-                    let wanted = config
-                        .enabled_tools
-                        .as_ref()
-                        .is_none_or(|only| only.iter().any(|t| t == &*remote.name))
-                        && !config.disabled_tools.iter().any(|t| t == &*remote.name);
-                    if wanted {
+                    if server.offers(&remote.name) {
                         started
                             .tools
                             .push(Arc::new(McpTool::new(server.clone(), remote)));

@@ -17,10 +17,13 @@ use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
 
-use crate::client::{Client, Elicitor};
+use crate::client::{Client, Elicitor, ListedTools};
 use crate::config::{ServerConfig, Transport};
 use crate::oauth;
 use rmcp::transport::auth::AuthClient;
+
+/// How long a call's answer waits for the server's changed tool list to be re-read.
+const RELIST_WAIT: Duration = Duration::from_secs(5);
 
 /// Why a server could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -72,6 +75,8 @@ pub struct Server {
     base_env: Option<Arc<BTreeMap<String, String>>>,
     /// Who answers its forms (`None`: wonopcode says it cannot).
     elicitor: Option<Arc<dyn Elicitor>>,
+    /// Its tools as it lists them now.
+    listed: Arc<ListedTools>,
     connection: tokio::sync::Mutex<Option<Connection>>,
     /// Whether it was started again after dying (that happens once).
     restarted: std::sync::atomic::AtomicBool,
@@ -95,11 +100,13 @@ impl Server {
             workspace: workspace.to_path_buf(),
             base_env,
             elicitor,
+            listed: Arc::default(),
             connection: tokio::sync::Mutex::new(None),
             restarted: std::sync::atomic::AtomicBool::new(false),
             startup: Duration::ZERO,
         };
         let (connection, tools) = server.connect().await?;
+        server.listed.set(tools.clone());
         server.startup = started.elapsed();
         *server.connection.lock().await = Some(connection);
         Ok((Arc::new(server), tools))
@@ -115,6 +122,25 @@ impl Server {
         self.startup
     }
 
+    /// Its tools as it lists them now (re-read when it says they changed).
+    pub fn listed(&self) -> Vec<RemoteTool> {
+        self.listed.get()
+    }
+
+    /// Moves whenever its tool list is re-read.
+    pub fn tools_generation(&self) -> u64 {
+        self.listed.generation()
+    }
+
+    /// Whether its entry lets a run have the tool `name` (`enabled_tools`, `disabled_tools`).
+    pub fn offers(&self, name: &str) -> bool {
+        self.config
+            .enabled_tools
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|t| t == name))
+            && !self.config.disabled_tools.iter().any(|t| t == name)
+    }
+
     /// The server's entry, checked.
     pub fn config(&self) -> &ServerConfig {
         &self.config
@@ -122,7 +148,11 @@ impl Server {
 
     /// wonopcode's handler of this server's connection.
     fn client(&self) -> Client {
-        Client::new(&self.config.name, self.elicitor.clone())
+        Client::new(
+            &self.config.name,
+            self.elicitor.clone(),
+            self.listed.clone(),
+        )
     }
 
     async fn connect(&self) -> Result<(Connection, Vec<RemoteTool>), ServerError> {
@@ -245,7 +275,8 @@ impl Server {
                 ));
             }
             tracing::warn!(server = %self.config.name, "MCP server stopped; starting it again");
-            let (connection, _) = self.connect().await?;
+            let (connection, tools) = self.connect().await?;
+            self.listed.set(tools);
             *slot = Some(connection);
         }
         let Some(connection) = slot.as_ref() else {
@@ -268,7 +299,11 @@ impl Server {
                     }
                     Err(ServerError::Protocol(e.to_string()))
                 }
-                Ok(Ok(result)) => Ok(result),
+                Ok(Ok(result)) => {
+                    // A call that changed the server's tools answers once they are re-read.
+                    self.listed.settled(RELIST_WAIT).await;
+                    Ok(result)
+                }
             },
         }
     }

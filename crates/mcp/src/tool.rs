@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use rmcp::model::Tool as RemoteTool;
 use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSource, ToolSpec,
 };
 
 use crate::result::to_text;
@@ -54,6 +54,25 @@ impl McpTool {
     /// Its name on the server.
     pub fn remote_name(&self) -> &str {
         &self.remote
+    }
+}
+
+/// A server's tools as a registry takes them, current: its list is re-read when it says it
+/// changed, and its entry's `enabled_tools` and `disabled_tools` apply.
+pub struct ServerTools(pub Arc<Server>);
+
+impl ToolSource for ServerTools {
+    fn generation(&self) -> u64 {
+        self.0.tools_generation()
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.0
+            .listed()
+            .iter()
+            .filter(|remote| self.0.offers(&remote.name))
+            .map(|remote| Arc::new(McpTool::new(self.0.clone(), remote)) as Arc<dyn Tool>)
+            .collect()
     }
 }
 

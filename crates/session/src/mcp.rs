@@ -316,11 +316,11 @@ pub(crate) async fn start(
     }
     let started = wonopcode_mcp::start_all(configs, workspace, Some(env), elicitor).await;
     let mut failures = started.failures.clone();
-    for tool in &started.tools {
-        if let Err(e) = tools.register(tool.clone()) {
+    for (server, source) in started.servers.iter().zip(started.sources()) {
+        for e in tools.watch(source) {
             failures.push(ServerFailure {
-                server: tool.server().to_owned(),
-                reason: format!("its tool `{}` cannot be offered: {e}", tool.remote_name()),
+                server: server.name().to_owned(),
+                reason: format!("one of its tools cannot be offered: {e}"),
             });
         }
     }
