@@ -627,3 +627,112 @@ fn a_tool_a_server_adds_during_a_run_is_offered_at_the_next_response() {
         "{all:?}"
     );
 }
+
+#[test]
+fn a_registry_module_gets_its_own_servers_and_keeps_to_its_allowlist() {
+    use crate::support::transcript_of;
+    let Some(server) = everything() else { return };
+    let s = Scratch::new();
+    // `helper` is the default guest with an MCP server of its own and an allowlist.
+    let loops = s.outside("loops");
+    std::fs::create_dir_all(&loops).unwrap();
+    std::fs::write(
+        loops.join("registry.yaml"),
+        format!(
+            "modules:\n  helper:\n    path: {}\n    mcp_servers:\n      everything: {{command: {}}}\n    tools: [read, mcp__everything__echo]\n",
+            wonopcode_wasm_host::guest_paths::DEFAULT_LOOP,
+            server.display()
+        ),
+    )
+    .unwrap();
+    // The child (context 0.1) echoes through its server, then tries bash and another tool
+    // of the server, which its allowlist leaves out.
+    let mut echo = call(
+        "c1",
+        "mcp__everything__echo",
+        r#"{"message": "from the child"}"#,
+    );
+    echo.push(done("tool_use"));
+    let mut bash = call("c2", "bash", r#"{"command": "echo hi"}"#);
+    bash.push(done("tool_use"));
+    let mut sum = call("c3", "mcp__everything__get-sum", r#"{"a": 1, "b": 2}"#);
+    sum.push(done("tool_use"));
+    let t = s.outside("t.jsonl");
+    std::fs::write(
+        &t,
+        transcript_of(
+            "0.1",
+            &[echo, bash, sum, vec![text("child done"), done("end_turn")]],
+        ),
+    )
+    .unwrap();
+    let spawn = r#"spawn {"module": {"named": "helper"}, "task": "use your tools"}"#;
+    let loops_dir = loops.to_string_lossy();
+    let out = s.run_json(
+        &t,
+        &[
+            "--yes",
+            "--loops-dir",
+            &loops_dir,
+            "--agent-loop",
+            wonopcode_wasm_host::guest_paths::MISBEHAVE,
+        ],
+        spawn,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = events(&out);
+    let results = tool_results(&all);
+    let in_child: Vec<&Value> = results.iter().collect();
+    assert_eq!(in_child.len(), 3, "{results:?}");
+    assert_eq!(in_child[0]["output"], "Echo: from the child", "{results:?}");
+    assert_eq!(in_child[0]["server"], "everything");
+    for refused in &in_child[1..] {
+        assert!(
+            output(refused).starts_with("unknown tool"),
+            "the allowlist leaves it out: {refused}"
+        );
+    }
+    // Only the child's context had the server's tools: the root's run never offered them.
+    let root_tools = all
+        .iter()
+        .filter(|e| e["type"] == "mcp.server_failed")
+        .count();
+    assert_eq!(root_tools, 0, "{all:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("child done"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Run by name as the root loop, the module gets the same.
+    let mut echo = call(
+        "c1",
+        "mcp__everything__echo",
+        r#"{"message": "from the root"}"#,
+    );
+    echo.push(done("tool_use"));
+    let mut bash = call("c2", "bash", r#"{"command": "echo hi"}"#);
+    bash.push(done("tool_use"));
+    let t = s.transcript(
+        "root.jsonl",
+        &[echo, bash, vec![text("ok"), done("end_turn")]],
+    );
+    let out = s.run_json(
+        &t,
+        &[
+            "--yes",
+            "--loops-dir",
+            &loops_dir,
+            "--agent-loop-name",
+            "helper",
+        ],
+        "go",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&events(&out));
+    assert_eq!(results[0]["output"], "Echo: from the root", "{results:?}");
+    assert!(
+        output(&results[1]).starts_with("unknown tool `bash`"),
+        "{results:?}"
+    );
+}

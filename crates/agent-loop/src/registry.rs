@@ -83,12 +83,14 @@ pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 }
 
-/// A source a registry watches: the generation it last took, and the names that gave.
+/// A source a registry watches: the generation it last took, the names that gave, and the
+/// only names it may give this registry (a filtered registry's; `None`: any).
 #[derive(Clone)]
 struct Watched {
     source: Arc<dyn ToolSource>,
     generation: u64,
     names: Vec<String>,
+    allowed: Option<Arc<BTreeSet<String>>>,
 }
 
 /// Tools by name. Cloning is cheap (the tools are shared), so a context can take its own copy
@@ -99,8 +101,6 @@ pub struct ToolRegistry {
     limits: DispatchLimits,
     /// Sources whose tools may change.
     watched: Vec<Watched>,
-    /// For a filtered registry, the only names it may hold (`None`: any).
-    allowed: Option<Arc<BTreeSet<String>>>,
 }
 
 impl ToolRegistry {
@@ -139,6 +139,7 @@ impl ToolRegistry {
             generation: source.generation(),
             source,
             names: Vec::new(),
+            allowed: None,
         };
         let errors = self.take(&mut watched);
         self.watched.push(watched);
@@ -171,7 +172,7 @@ impl ToolRegistry {
         let mut errors = Vec::new();
         for tool in watched.source.tools() {
             let name = tool.spec().name.clone();
-            if self.allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+            if watched.allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
                 continue;
             }
             match self.register(tool) {
@@ -206,17 +207,16 @@ impl ToolRegistry {
                     .filter(|n| allowed.contains(*n))
                     .cloned()
                     .collect(),
+                allowed: Some(Arc::new(match &w.allowed {
+                    Some(outer) => allowed.intersection(outer).cloned().collect(),
+                    None => allowed.clone(),
+                })),
             })
             .collect();
-        let allowed = match &self.allowed {
-            Some(outer) => allowed.intersection(outer).cloned().collect(),
-            None => allowed,
-        };
         Self {
             tools,
             limits: self.limits,
             watched,
-            allowed: Some(Arc::new(allowed)),
         }
     }
 

@@ -49,6 +49,7 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
         }
         session_builder(workspace, &model, policy.clone(), yes, &run, config.clone())
             .loop_source(call.source.clone())
+            .loop_name(call.name.clone())
             .max_iterations(call.max_iterations.or(run.max_iterations))
     });
     let server = LoopServer::new(entries, sessions).map_err(usage)?;

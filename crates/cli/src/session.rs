@@ -225,6 +225,9 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     if let Some(path) = &args.history {
         builder = builder.history(path);
     }
+    if let Some(name) = &args.agent_loop_name {
+        builder = builder.loop_name(name);
+    }
     let mut session = builder.build().await.map_err(reported)?;
     for notice in session.notices() {
         eprintln!("warning: {notice}");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::RegistryError;
-use crate::file::{FILE_NAME, InputSchema, RegistryFile};
+use crate::file::{FILE_NAME, InputSchema, ModuleTools, RegistryFile};
 use crate::paths::SearchPath;
 use wonopcode_wasm_host::LoopSource;
 
@@ -67,6 +67,9 @@ pub struct Entry {
     /// What it takes when served as an MCP tool, when the registry says (else a prompt).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<InputSchema>,
+    /// The MCP servers and tool allowlist of its contexts, when the registry gives them.
+    #[serde(skip_serializing_if = "ModuleTools::is_empty")]
+    pub context_tools: ModuleTools,
     /// Later entries of the same name, in discovery order.
     pub shadows: Vec<Shadowed>,
 }
@@ -91,6 +94,7 @@ impl Catalog {
                 description: Some("the native StandardLoop".to_owned()),
                 version: None,
                 input_schema: None,
+                context_tools: ModuleTools::default(),
                 shadows: Vec::new(),
             },
             Entry {
@@ -102,6 +106,7 @@ impl Catalog {
                 ),
                 version: None,
                 input_schema: None,
+                context_tools: ModuleTools::default(),
                 shadows: Vec::new(),
             },
         ]
@@ -159,6 +164,7 @@ impl Catalog {
                             description: module.description,
                             version: module.version,
                             input_schema: module.input_schema,
+                            context_tools: module.context_tools,
                             shadows: Vec::new(),
                         });
                     }
@@ -199,6 +205,7 @@ impl Catalog {
                 description: None,
                 version: None,
                 input_schema: None,
+                context_tools: ModuleTools::default(),
                 shadows: Vec::new(),
             });
         }

@@ -8,6 +8,14 @@
 //!     version: "1.0.0"
 //! ```
 //!
+//! A module may also give its contexts MCP servers of their own and an allowlist of tools:
+//!
+//! ```yaml
+//!     mcp_servers:
+//!       docs: { command: docs-mcp, args: [--read-only] }
+//!     tools: [read, grep, mcp__docs]
+//! ```
+//!
 //! Relative paths resolve against the file's directory. Unknown keys are reported as
 //! warnings, never silently ignored; a file that does not parse is an error naming the file,
 //! line and column.
@@ -76,6 +84,8 @@ struct RawModule {
     description: Option<String>,
     version: Option<String>,
     input_schema: Option<serde_json::Value>,
+    mcp_servers: Option<serde_json::Map<String, serde_json::Value>>,
+    tools: Option<Vec<String>>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -93,6 +103,32 @@ pub struct FileEntry {
     pub version: Option<String>,
     /// What it takes when served as an MCP tool, when not a prompt.
     pub input_schema: Option<InputSchema>,
+    /// The MCP servers and the tool allowlist of the contexts that run it.
+    pub context_tools: ModuleTools,
+}
+
+/// What a module's contexts get besides what their parent lets them have: MCP servers of
+/// their own (`mcp_servers`, entries as in the config file), started when such a context
+/// starts and stopped when it ends; and `tools`, the only tools they may use (of their
+/// parent's and their own servers').
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModuleTools {
+    /// `mcp_servers`, as written (checked when a context starts them).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub mcp_servers: serde_json::Map<String, serde_json::Value>,
+    /// `tools`: names of tools (`mcp__SERVER` names every tool of a server); `None`: all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+}
+
+// JSON values parsed by serde_json hold no NaN, so their equality is an equivalence.
+impl Eq for ModuleTools {}
+
+impl ModuleTools {
+    /// Whether the module adds or restricts nothing.
+    pub fn is_empty(&self) -> bool {
+        self.mcp_servers.is_empty() && self.tools.is_none()
+    }
 }
 
 /// The JSON Schema of a module's input (`input_schema` in `registry.yaml`): served as an
@@ -201,6 +237,10 @@ impl RegistryFile {
                 description: module.description,
                 version: module.version,
                 input_schema,
+                context_tools: ModuleTools {
+                    mcp_servers: module.mcp_servers.unwrap_or_default(),
+                    tools: module.tools,
+                },
             });
         }
         Ok(Self { modules, warnings })

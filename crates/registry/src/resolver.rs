@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use wonopcode_wasm_host::{LoopSource, ModuleResolver};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Entry};
 use crate::paths::SearchPath;
 
 /// A resolver over the catalog of a search path, discovered on first use.
@@ -26,16 +26,26 @@ impl CatalogResolver {
     }
 }
 
-impl ModuleResolver for CatalogResolver {
-    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
-        let catalog = self.catalog.get_or_init(|| {
+impl CatalogResolver {
+    fn catalog(&self) -> &Catalog {
+        self.catalog.get_or_init(|| {
             let catalog = Catalog::discover(&self.search);
             for warning in &catalog.warnings {
                 tracing::warn!("{warning}");
             }
             catalog
-        });
-        resolve(catalog, name)
+        })
+    }
+
+    /// The entry called `name` (with or without `.wasm`), or one line saying why not.
+    pub fn entry(&self, name: &str) -> Result<Entry, String> {
+        entry(self.catalog(), name).cloned()
+    }
+}
+
+impl ModuleResolver for CatalogResolver {
+    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
+        resolve(self.catalog(), name)
     }
 
     fn module_dirs(&self) -> Vec<std::path::PathBuf> {
@@ -43,16 +53,20 @@ impl ModuleResolver for CatalogResolver {
     }
 }
 
-/// `name`, else `name` without its `.wasm`.
-fn resolve(catalog: &Catalog, name: &str) -> Result<LoopSource, String> {
-    let entry = catalog
+/// The entry `name`, else `name` without its `.wasm`.
+fn entry<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c Entry, String> {
+    catalog
         .find(name)
         .or_else(|e| match name.strip_suffix(".wasm") {
             Some(stem) => catalog.find(stem),
             None => Err(e),
         })
-        .map_err(|e| e.to_string())?;
-    Ok(entry.location.clone())
+        .map_err(|e| e.to_string())
+}
+
+/// Where the module `name` (or `name` without its `.wasm`) lives.
+fn resolve(catalog: &Catalog, name: &str) -> Result<LoopSource, String> {
+    Ok(entry(catalog, name)?.location.clone())
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ pub mod history;
 pub mod loops;
 pub mod mcp;
 pub mod models;
+mod module_tools;
 mod session;
 mod sink;
 pub mod trace;

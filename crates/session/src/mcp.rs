@@ -327,14 +327,11 @@ pub(crate) async fn start(
     failures
 }
 
-/// Whether a permission rule's tool names one of these servers (`mcp__NAME`) or one of their
-/// tools (`mcp__NAME__TOOL`): such a rule stands even when the server did not start.
-pub(crate) fn names_a_server(rule_tool: &str, configs: &[ServerConfig]) -> bool {
-    let Some(rest) = rule_tool.strip_prefix("mcp__") else {
-        return false;
-    };
-    let server = rest.split("__").next().unwrap_or(rest);
-    configs.iter().any(|c| c.name == server)
+/// Whether a permission rule's tool names an MCP server (`mcp__NAME`) or one of its tools
+/// (`mcp__NAME__TOOL`): such a rule stands even when no server of that name is running now,
+/// since servers also come with registry modules and tools with a server's changed list.
+pub(crate) fn names_a_server(rule_tool: &str) -> bool {
+    rule_tool.starts_with("mcp__")
 }
 
 #[cfg(test)]

@@ -25,8 +25,11 @@ use crate::history::History;
 use crate::loops::{self, Reload, Reloader};
 use crate::mcp;
 use crate::models::{self, ModelChoice};
+use crate::module_tools::SessionResolver;
 use crate::sink::{NoRenderer, Renderer, SessionSink};
 use wonopcode_mcp::{AcceptDefaults, Elicitor};
+use wonopcode_wasm_host::ModuleResolver;
+use wonopcode_wasm_host::context_tools::{ContextTools, report_failures};
 
 /// The system prompt unless the config replaces it. It names no absolute path, so recorded
 /// transcripts replay on any machine.
@@ -61,6 +64,8 @@ pub struct SessionBuilder {
     mcp: Vec<(String, String)>,
     /// Who fills in MCP servers' forms.
     elicitor: Option<Arc<dyn Elicitor>>,
+    /// The registry name of the loop, when it was chosen by name (its own servers start).
+    loop_name: Option<String>,
 }
 
 impl SessionBuilder {
@@ -126,6 +131,13 @@ impl SessionBuilder {
     ) -> Self {
         self.prompter = Some(permissions);
         self.guest_prompter = Some(guests);
+        self
+    }
+
+    /// The registry name the loop was chosen by: the module's own MCP servers and tool
+    /// allowlist (`registry.yaml`) apply to the root context, as to a child spawned by name.
+    pub fn loop_name(mut self, name: impl Into<String>) -> Self {
+        self.loop_name = Some(name.into());
         self
     }
 
@@ -218,7 +230,7 @@ impl SessionBuilder {
             .permissions
             .unwrap_or_else(|| config.permissions.clone());
         for rule in &permissions.rules {
-            if !mcp::names_a_server(&rule.tool, &mcp_configs) {
+            if !mcp::names_a_server(&rule.tool) {
                 rule.check_tool(tools.names())
                     .map_err(|e| SessionError::Choice(e.to_string()))?;
             }
@@ -265,31 +277,39 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        let elicitor = self.elicitor.or_else(|| {
+            self.yes
+                .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
+        });
+        let resolver = Arc::new(SessionResolver {
+            catalog: CatalogResolver::new(SearchPath::standard(&self.loops_dirs)),
+            workspace: root.clone(),
+            env: command_env.clone(),
+            elicitor: elicitor.clone(),
+        });
         let host_config = HostConfig {
             values: config.guest.clone(),
             prompter: self.guest_prompter,
             contexts: config.contexts.limits(self.max_parallel),
-            resolver: Some(Arc::new(CatalogResolver::new(SearchPath::standard(
-                &self.loops_dirs,
-            )))),
+            resolver: Some(resolver.clone()),
             models: Some(models),
             ..HostConfig::default()
         };
-        // The MCP servers start while the loop loads (a guest may compile): the first
-        // request waits for the slower of the two, not for both.
-        let (mcp_failures, loaded) = tokio::join!(
-            mcp::start(
-                mcp_configs,
-                &root,
-                command_env,
-                &mut tools,
-                self.elicitor.or_else(|| self
-                    .yes
-                    .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)),
-            ),
-            loops::load(&self.source, self.cache, host_config)
+        // The MCP servers (the config's, and a named root loop's own) start while the loop
+        // loads (a guest may compile): the first request waits for the slowest, not for all.
+        let module_tools = async {
+            match &self.loop_name {
+                Some(name) => resolver.context_tools(name).await,
+                None => ContextTools::default(),
+            }
+        };
+        let (mcp_failures, loaded, own) = tokio::join!(
+            mcp::start(mcp_configs, &root, command_env, &mut tools, elicitor),
+            loops::load(&self.source, self.cache, host_config),
+            module_tools,
         );
         let (agent, reloader) = loaded?;
+        let (tools, clashes) = own.apply(&tools);
         events.emit(EventKind::SessionStarted {
             session_id: session_id.clone(),
             loop_name: agent.name().to_owned(),
@@ -302,6 +322,7 @@ impl SessionBuilder {
                 error: failure.reason,
             });
         }
+        report_failures(&events, &own, clashes);
         Ok(Session {
             root,
             messages,
@@ -317,6 +338,7 @@ impl SessionBuilder {
             reloader: reloader.filter(|_| self.hot_reload),
             sink,
             notices,
+            _module_tools: own,
         })
     }
 }
@@ -356,6 +378,8 @@ pub struct Session {
     sink: Arc<SessionSink>,
     /// What the user should know about how the session started (a repaired history file).
     notices: Vec<String>,
+    /// The root loop's own MCP servers (a named module's), kept running with the session.
+    _module_tools: ContextTools,
 }
 
 /// What a turn starts from.
@@ -388,6 +412,7 @@ impl Session {
             hot_reload: false,
             mcp: Vec::new(),
             elicitor: None,
+            loop_name: None,
         }
     }
 

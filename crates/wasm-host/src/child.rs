@@ -25,6 +25,7 @@ use crate::bindings::context::{
     ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus, TokenUsage,
 };
 use crate::budget::{BudgetedModel, TokenBudget};
+use crate::context_tools::{ContextTools, report_failures};
 use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::Frame;
 use crate::host::context::ContextView;
@@ -160,11 +161,18 @@ pub(crate) async fn run_child(
     });
     let started = Instant::now();
 
-    let tools = restrict(
+    // A named module's own MCP servers start for this context (and stop when it ends);
+    // its allowlist narrows what the parent lets it have.
+    let own = match (&params.module, &tree.resolver) {
+        (ContextModule::Named(name), Some(resolver)) => resolver.context_tools(name).await,
+        _ => ContextTools::default(),
+    };
+    let (tools, clashes) = own.apply(&restrict(
         &parent.services.tools,
         params.allowed_tools.as_deref(),
         params.denied_tools.as_deref(),
-    );
+    ));
+    report_failures(&events, &own, clashes);
     let mut messages = if params.inherit_messages {
         parent.messages.clone()
     } else {

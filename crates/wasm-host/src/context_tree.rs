@@ -43,9 +43,16 @@ impl Default for ContextLimits {
 
 /// Where a module named in `context-module::named` lives. The CLI answers from the registry
 /// (`registry.yaml`, loop directories, built-ins); a library embedder may answer as it likes.
+#[async_trait::async_trait]
 pub trait ModuleResolver: Send + Sync {
     /// The module called `name` (with or without `.wasm`), or one line saying why not.
     fn resolve(&self, name: &str) -> Result<LoopSource, String>;
+
+    /// What a context running the module `name` gets besides its parent's tools: its own
+    /// MCP servers, started now, and its allowlist. Default: nothing.
+    async fn context_tools(&self, _name: &str) -> crate::context_tools::ContextTools {
+        crate::context_tools::ContextTools::default()
+    }
 
     /// Directories a `context-module::path` may name a file in, besides the workspace.
     fn module_dirs(&self) -> Vec<std::path::PathBuf> {

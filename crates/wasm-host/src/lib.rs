@@ -11,6 +11,7 @@ mod budget;
 pub mod cache;
 pub mod check;
 mod child;
+pub mod context_tools;
 pub mod context_tree;
 pub mod engine;
 pub mod error;

@@ -1,0 +1,69 @@
+//! What a context that runs a named module gets besides its parent's tools: the module's
+//! own tool sources (its MCP servers in `registry.yaml`, started for the context and stopped
+//! when it ends) and the allowlist it keeps to. The registry says what a module asks for;
+//! the embedder (the session) starts the servers; this module puts them into a context's
+//! tools, the same way for a root run and for a child.
+
+use std::sync::Arc;
+
+use wonopcode_agent_loop::{Emitter, EventKind, ToolRegistry, ToolSource};
+
+/// A module's own tools for one context, and the names it may use.
+#[derive(Default)]
+pub struct ContextTools {
+    /// Tool sources of its own (its MCP servers); they stop when this is dropped.
+    pub sources: Vec<Arc<dyn ToolSource>>,
+    /// The only tools the context may use (`mcp__SERVER` names all of a server's); `None`:
+    /// every tool it has.
+    pub allowlist: Option<Vec<String>>,
+    /// Its servers that could not be used: `(server, one line)`.
+    pub failures: Vec<(String, String)>,
+    /// What must live as long as the context (the servers' connections).
+    pub keep: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl ContextTools {
+    /// `tools` with these sources added (a name clash is a failure, said) and the allowlist
+    /// applied; what could not be added comes back as failures.
+    pub fn apply(&self, tools: &ToolRegistry) -> (ToolRegistry, Vec<String>) {
+        let mut tools = tools.clone();
+        let mut failures = Vec::new();
+        for source in &self.sources {
+            failures.extend(tools.watch(source.clone()).iter().map(|e| e.to_string()));
+        }
+        let Some(allowlist) = &self.allowlist else {
+            return (tools, failures);
+        };
+        let allowed = |name: &str| {
+            allowlist.iter().any(|entry| {
+                entry == name
+                    || (entry.starts_with("mcp__")
+                        && !entry["mcp__".len()..].contains("__")
+                        && name.starts_with(&format!("{entry}__")))
+            })
+        };
+        let names: Vec<String> = tools
+            .names()
+            .filter(|n| allowed(n))
+            .map(str::to_owned)
+            .collect();
+        (tools.filtered(names.iter().map(String::as_str)), failures)
+    }
+}
+
+/// Reports, once each, a module's servers that could not start and tools that could not be
+/// offered, as `mcp.server_failed` events of the context.
+pub fn report_failures(events: &Emitter, own: &ContextTools, clashes: Vec<String>) {
+    for (server, error) in &own.failures {
+        events.emit(EventKind::McpServerFailed {
+            server: server.clone(),
+            error: error.clone(),
+        });
+    }
+    for clash in clashes {
+        events.emit(EventKind::McpServerFailed {
+            server: String::new(),
+            error: format!("a tool cannot be offered: {clash}"),
+        });
+    }
+}
