@@ -109,6 +109,22 @@ fn a_loop_served_over_stdio_runs_its_tree_and_answers_with_usage() {
         "{}",
         stderr(&out)
     );
+    // The client's model, from a client that lends none: the call fails, saying so.
+    let borrowing = served(&format!("-C {} --provider mcp-client", s.ws().display()));
+    let out = s.mcp(&[
+        "--mcp",
+        &borrowing,
+        "call",
+        "w",
+        "standard",
+        r#"{"prompt": "x"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("the MCP client does not offer its model"),
+        "{}",
+        stdout(&out)
+    );
     // A workspace that does not exist: the call fails, saying which.
     let out = s.mcp(&[
         "--mcp",
@@ -316,14 +332,16 @@ impl Drop for HttpServer {
 #[test]
 fn the_mcp_conformance_suite_passes_against_mcp_server_over_http() {
     let Some(dir) = conformance() else { return };
+    // The fixtures' model is the client's own (MCP sampling).
     let server = HttpServer::start(&[
         "--loops-dir",
         &dir.to_string_lossy(),
-        "--replay",
-        &dir.join("no-model.jsonl").to_string_lossy(),
+        "--provider",
+        "mcp-client",
     ]);
     let summary = run_suite(&dir, &["server", "--url", &server.url, "--suite", "all"]);
     assert!(summary.contains("✓ tools-call-with-progress"), "{summary}");
+    assert!(summary.contains("✓ tools-call-sampling"), "{summary}");
 }
 
 #[test]

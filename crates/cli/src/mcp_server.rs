@@ -35,7 +35,12 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
         }
         chosen
     };
-    let model = args.model.clone();
+    let mut model = args.model.clone();
+    // The calling agent's model answers (MCP sampling): no provider of the server's own.
+    let client_model = model.provider.as_deref() == Some(wonopcode_mcp_server::CLIENT_PROVIDER);
+    if client_model {
+        model.provider = None;
+    }
     let run = args.run.clone();
     let yes = args.permissions.yes;
     let sessions: SessionFactory = Arc::new(move |call: &LoopCall| {
@@ -52,7 +57,10 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
             .loop_name(call.name.clone())
             .max_iterations(call.max_iterations.or(run.max_iterations))
     });
-    let server = LoopServer::new(entries, sessions).map_err(usage)?;
+    let mut server = LoopServer::new(entries, sessions).map_err(usage)?;
+    if client_model {
+        server = server.with_client_model();
+    }
     let Some(addr) = args.http else {
         wonopcode_mcp_server::serve_stdio(server).await?;
         return Ok(exit::SUCCESS);

@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument;
-use wonopcode_agent_loop::{LoopResult, LoopStatus};
+use wonopcode_agent_loop::{LoopResult, LoopStatus, SharedModel, SingleModel};
 use wonopcode_registry::{Entry, InputSchema};
 use wonopcode_session::{Session, SessionBuilder};
 use wonopcode_tools::permission::Prompter;
@@ -26,6 +26,7 @@ use wonopcode_wasm_host::{GuestPrompter, LoopSource, RESULT_DATA_KEY};
 use crate::arguments;
 use crate::elicit::Elicitor;
 use crate::notices::{self, SharedLevel};
+use crate::sampling::ClientModel;
 
 /// What one call asks to run: the loop, and the call's own choices.
 #[derive(Debug, Clone)]
@@ -67,6 +68,8 @@ struct Offered {
 struct Shared {
     offered: Vec<Offered>,
     sessions: SessionFactory,
+    /// Calls run on the calling client's model (`--provider mcp-client`).
+    client_model: bool,
 }
 
 /// The server: the named loops it offers and how it makes sessions. Cheap to clone; each
@@ -114,9 +117,22 @@ impl LoopServer {
             offered.push(Offered { entry, tool, input });
         }
         Ok(Self {
-            shared: Arc::new(Shared { offered, sessions }),
+            shared: Arc::new(Shared {
+                offered,
+                sessions,
+                client_model: false,
+            }),
             level: default_level(),
         })
+    }
+
+    /// Calls run on the calling client's model, through MCP sampling, instead of a provider
+    /// of the server's own.
+    pub fn with_client_model(mut self) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.client_model = true;
+        }
+        self
     }
 
     /// The handler for a new connection: the same loops, its own logging level.
@@ -175,6 +191,10 @@ impl LoopServer {
             self.level.clone(),
         );
         let mut builder = (self.shared.sessions)(&call).renderer(Box::new(notices));
+        if self.shared.client_model {
+            let model: SharedModel = Arc::new(ClientModel::new(context.peer.clone()));
+            builder = builder.model(model.clone(), Arc::new(SingleModel(model)));
+        }
         let can_elicit = context
             .peer
             .peer_info()

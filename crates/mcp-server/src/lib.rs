@@ -4,7 +4,8 @@
 //! returns the final answer, the loop's structured data and the run's usage; while it runs,
 //! the client gets progress notifications and the loop's messages as log notifications, and
 //! approvals and a guest's questions become elicitation requests when the client supports
-//! them. Cancelling the request cancels the tree.
+//! them. Cancelling the request cancels the tree. With `--provider mcp-client`, a run's model
+//! is the calling agent's own, through MCP sampling.
 //!
 //! Served over stdio ([`serve_stdio`]) or streamable HTTP ([`serve_http`]) through the
 //! official SDK (`rmcp`); nothing here speaks JSON-RPC itself.
@@ -14,9 +15,11 @@ mod elicit;
 mod handler;
 mod http;
 mod notices;
+mod sampling;
 
 pub use handler::{LoopCall, LoopServer, RESULT_CONTENT_KEY, SessionFactory};
 pub use http::{HttpOptions, serve_http};
+pub use sampling::CLIENT_PROVIDER;
 
 /// Why serving stopped.
 #[derive(Debug, thiserror::Error)]
