@@ -23,6 +23,11 @@ async function build(sourcePath, witPath, worldName, out) {
   console.log(`built ${out}`);
 }
 
+// The version of wonopcode's WIT package, as `wit/` declares it.
+const current = (await readFile(join(wit, 'agent-loop.wit'), 'utf8')).match(
+  /package wonopcode:agent-loop@([0-9.]+);/,
+)[1];
+
 // A WIT directory with `world` as its own package and wonopcode's interfaces as a dependency,
 // their version replaced by `version` when given.
 async function witWith(world, version) {
@@ -32,7 +37,7 @@ async function witWith(world, version) {
   for (const name of await readdir(wit)) {
     if (!name.endsWith('.wit') || name === 'world.wit') continue;
     let text = await readFile(join(wit, name), 'utf8');
-    if (version) text = text.replaceAll('@0.2.5', `@${version}`);
+    if (version) text = text.replaceAll(`@${current}`, `@${version}`);
     await writeFile(join(dep, name), text);
   }
   await writeFile(join(dir, 'world.wit'), world);
@@ -44,8 +49,8 @@ await build(join(here, 'researcher.js'), wit, 'agent-loop-world', join(outDir, '
 const bad = join(outDir, 'bad');
 const missing = await witWith(`package wonopcode:bad-guests;
 world agent-loop-only {
-  import wonopcode:agent-loop/providers@0.2.5;
-  export wonopcode:agent-loop/agent-loop@0.2.5;
+  import wonopcode:agent-loop/providers@${current};
+  export wonopcode:agent-loop/agent-loop@${current};
 }
 `);
 const version = await witWith(

@@ -133,3 +133,59 @@ fn the_repl_shows_what_a_suspended_run_waits_on_and_the_typed_line_answers_it() 
         );
     }
 }
+
+#[test]
+fn a_guests_form_is_asked_field_by_field_in_its_order() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("unused"), done("end_turn")]]);
+    let flags = vec![
+        "--agent-loop".to_owned(),
+        wonopcode_wasm_host::guest_paths::MCP_FIXTURES.to_owned(),
+    ];
+    let prompt = r#"{"tool": "test_elicitation_sep1034_defaults", "arguments": {}}"#;
+    let mut session = spawn(&s, &t, &flags, prompt);
+    session
+        .exp_string("`mcp-fixtures` asks: Please review and update the form fields")
+        .unwrap();
+    // In the order of the guest's JSON (serde_json writes keys sorted).
+    answer(&mut session, "age (User age) [30]: ", "41", "the age field");
+    answer(
+        &mut session,
+        "name (User name) [John Doe]: ",
+        "",
+        "the name field",
+    );
+    answer(
+        &mut session,
+        "score (User score) [95.5]: ",
+        "",
+        "the score field",
+    );
+    answer(
+        &mut session,
+        "status (User status) {active|inactive|pending} [active]: ",
+        "gone",
+        "the status field",
+    );
+    answer(
+        &mut session,
+        "one of active, inactive, pending",
+        "pending",
+        "the choice check",
+    );
+    answer(
+        &mut session,
+        "verified (Verification status) [true]: ",
+        "no",
+        "the verified field",
+    );
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    // Defaults fill what was left out; typed values keep their types.
+    assert!(rest.contains("action=accept"), "{rest}");
+    assert!(rest.contains(r#""name":"John Doe""#), "{rest}");
+    assert!(rest.contains(r#""age":41"#), "{rest}");
+    assert!(rest.contains(r#""score":95.5"#), "{rest}");
+    assert!(rest.contains(r#""status":"pending""#), "{rest}");
+    assert!(rest.contains(r#""verified":false"#), "{rest}");
+}

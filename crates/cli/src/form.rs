@@ -1,4 +1,5 @@
-//! An MCP server's form (`elicitation/create`) on the terminal: the server's message, then
+//! A form on the terminal, an MCP server's (`elicitation/create`) or a guest's
+//! (`ui.request-form`): the server's message, then
 //! one question per field with its description, its choices and its default in brackets.
 //! Enter takes the default; a value of the wrong type is asked again; `/decline` and
 //! `/cancel` answer the whole form; the end of input cancels it.
@@ -29,7 +30,7 @@ impl Elicitor for TerminalPrompter {
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         eprintln!(
-            "{} the MCP server `{}` asks: {} (Enter takes [the default]; /decline, /cancel)",
+            "{} `{}` asks: {} (Enter takes [the default]; /decline, /cancel)",
             console::style("?").cyan().bold(),
             one_line(server),
             visible(&form.message)

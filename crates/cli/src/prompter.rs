@@ -102,4 +102,25 @@ impl GuestPrompter for TerminalPrompter {
         );
         confirm(question, self.progress.clone()).await
     }
+
+    async fn form(
+        &self,
+        guest: &str,
+        message: &str,
+        schema: &serde_json::Map<String, serde_json::Value>,
+        fields: &[String],
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        // The same questions as an MCP server's form.
+        let form = wonopcode_mcp::Form {
+            message: message.to_owned(),
+            schema: schema.clone(),
+            fields: fields.to_vec(),
+        };
+        match wonopcode_mcp::Elicitor::elicit(self, guest, &form).await {
+            wonopcode_mcp::Elicited::Accept(values) => {
+                Some(wonopcode_mcp::with_defaults(values, schema))
+            }
+            _ => None,
+        }
+    }
 }

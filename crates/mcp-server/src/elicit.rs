@@ -144,4 +144,15 @@ impl GuestPrompter for Elicitor {
         self.yes_no(format!("{guest}: {message}"), "confirm", "Yes")
             .await
     }
+
+    async fn form(
+        &self,
+        guest: &str,
+        message: &str,
+        schema: &serde_json::Map<String, Value>,
+        _fields: &[String],
+    ) -> Option<serde_json::Map<String, Value>> {
+        self.ask(format!("{guest}: {message}"), Value::Object(schema.clone()))
+            .await
+    }
 }

@@ -28,6 +28,7 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/system.sleep-ms": async | trappable,
         "wonopcode:agent-loop/ui.request-input": async | trappable,
         "wonopcode:agent-loop/ui.request-confirmation": async | trappable,
+        "wonopcode:agent-loop/ui.request-form": async | trappable,
         default: trappable,
     },
     exports: { default: async },

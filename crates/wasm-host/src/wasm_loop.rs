@@ -50,9 +50,9 @@ impl Guest {
         &self,
         store: &mut Store<HostState>,
     ) -> Option<TypedFunc<(), (Result<String, WitError>,)>> {
-        let interface = self
-            .instance
-            .get_export_index(&mut *store, None, RESUMABLE_EXPORT)?;
+        let interface = RESUMABLE_EXPORTS
+            .iter()
+            .find_map(|name| self.instance.get_export_index(&mut *store, None, name))?;
         let func = self
             .instance
             .get_export_index(&mut *store, Some(&interface), "resume")?;
@@ -60,7 +60,6 @@ impl Guest {
     }
 }
 
-/// The export that holds `resume`, as components built against 0.2.5 name it.
 /// How long a cancelled guest has to return by itself (its host calls fail at once) before
 /// its call is dropped.
 const CANCEL_GRACE: Duration = Duration::from_millis(30);
@@ -68,7 +67,12 @@ const CANCEL_GRACE: Duration = Duration::from_millis(30);
 /// How long a guest's `on-cancel` may take.
 const ON_CANCEL_LIMIT: Duration = Duration::from_secs(1);
 
-const RESUMABLE_EXPORT: &str = "wonopcode:agent-loop/resumable@0.2.5";
+/// The export that holds `resume`, as components built against 0.2.6 and 0.2.5 name it (a
+/// component names its exports with the version it was built against).
+const RESUMABLE_EXPORTS: &[&str] = &[
+    "wonopcode:agent-loop/resumable@0.2.6",
+    "wonopcode:agent-loop/resumable@0.2.5",
+];
 
 /// A guest loop.
 pub struct WasmAgentLoop {

@@ -29,6 +29,14 @@ fn resource(uri: &str, mime_type: &str, text: &str) -> Value {
     json!({"type": "resource", "resource": {"uri": uri, "mimeType": mime_type, "text": text}})
 }
 
+/// Asks the user to fill in `schema` and says what came back.
+fn form(message: &str, schema: Value) -> Result<String, LoopError> {
+    Ok(match ui::request_form(message, &schema.to_string()) {
+        Some(values) => format!("Elicitation completed: action=accept, content={values}"),
+        None => "Elicitation completed: action=decline".to_owned(),
+    })
+}
+
 /// Answers with `blocks` as the tool result's content.
 fn content(blocks: Value) -> Result<String, LoopError> {
     storage::set_state(RESULT_CONTENT_KEY, &blocks.to_string());
@@ -94,6 +102,72 @@ impl Loop for Fixtures {
                         .unwrap_or("none (declined or not answered)")
                 ))
             }
+            "test_elicitation_sep1034_defaults" => form(
+                "Please review and update the form fields with defaults",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {
+                            "type": "string",
+                            "description": "User status",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active"
+                        },
+                        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                    }
+                }),
+            ),
+            "test_elicitation_sep1330_enums" => form(
+                "Please select options from the enum fields",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {
+                            "type": "string",
+                            "description": "Select one option",
+                            "enum": ["option1", "option2", "option3"]
+                        },
+                        "titledSingle": {
+                            "type": "string",
+                            "description": "Select one option with titles",
+                            "oneOf": [
+                                {"const": "value1", "title": "First Option"},
+                                {"const": "value2", "title": "Second Option"},
+                                {"const": "value3", "title": "Third Option"}
+                            ]
+                        },
+                        "legacyEnum": {
+                            "type": "string",
+                            "description": "Select one option (legacy)",
+                            "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]
+                        },
+                        "untitledMulti": {
+                            "type": "array",
+                            "description": "Select multiple options",
+                            "minItems": 1,
+                            "maxItems": 3,
+                            "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                        },
+                        "titledMulti": {
+                            "type": "array",
+                            "description": "Select multiple options with titles",
+                            "minItems": 1,
+                            "maxItems": 3,
+                            "items": {
+                                "anyOf": [
+                                    {"const": "value1", "title": "First Choice"},
+                                    {"const": "value2", "title": "Second Choice"},
+                                    {"const": "value3", "title": "Third Choice"}
+                                ]
+                            }
+                        }
+                    }
+                }),
+            ),
             "test_reconnection" => Ok("Reconnection test completed".to_owned()),
             "json_schema_2020_12_tool" => Ok(format!("Received: {arguments}")),
             other => Err(LoopError::Internal(format!("no fixture named `{other}`"))),

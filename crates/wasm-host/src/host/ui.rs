@@ -13,6 +13,47 @@ use wonopcode_agent_loop::{Emitter, EventKind, event::Item};
 use crate::bindings::ui::{Host, MessageLevel};
 use crate::state::{HostState, Place, RunSlot, ShownCall, ShownItems};
 
+/// The names of a schema's `properties` in the order the guest wrote them (a JSON object
+/// read into a map loses it; people read a form top to bottom).
+struct FieldOrder(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for FieldOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The keys of one object, in order.
+        struct Keys(Vec<String>);
+        impl<'de> serde::Deserialize<'de> for Keys {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Visit;
+                impl<'de> serde::de::Visitor<'de> for Visit {
+                    type Value = Keys;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<Keys, A::Error> {
+                        let mut keys = Vec::new();
+                        while let Some(key) = map.next_key::<String>()? {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            keys.push(key);
+                        }
+                        Ok(Keys(keys))
+                    }
+                }
+                d.deserialize_map(Visit)
+            }
+        }
+        #[derive(serde::Deserialize)]
+        struct Schema {
+            #[serde(default)]
+            properties: Option<Keys>,
+        }
+        let schema = Schema::deserialize(deserializer)?;
+        Ok(Self(schema.properties.map(|k| k.0).unwrap_or_default()))
+    }
+}
+
 /// What `ui` sees of a store: the run (its events, cancellation, the answer shown), the
 /// items the guest shows, and its place (who answers questions, its name).
 pub(crate) struct UiView<'a> {
@@ -213,6 +254,31 @@ impl Host for UiView<'_> {
             () = cancel.cancelled() => None,
             answer = prompter.input(&guest, &prompt) => answer,
         })
+    }
+
+    async fn request_form(
+        &mut self,
+        message: String,
+        schema: String,
+    ) -> wasmtime::Result<Option<String>> {
+        let (Ok(serde_json::Value::Object(parsed)), Ok(fields)) = (
+            serde_json::from_str::<serde_json::Value>(&schema),
+            serde_json::from_str::<FieldOrder>(&schema),
+        ) else {
+            tracing::info!(guest = %self.place.loop_name, "guest asked for a form whose schema is not a JSON object");
+            return Ok(None);
+        };
+        let Some(prompter) = self.place.host_config.prompter.clone() else {
+            tracing::info!(guest = %self.place.loop_name, "guest asked for a form nobody can fill in: {message}");
+            return Ok(None);
+        };
+        let cancel = self.run.services()?.cancel.clone();
+        let guest = self.place.loop_name.clone();
+        let answer = tokio::select! {
+            () = cancel.cancelled() => None,
+            answer = prompter.form(&guest, &message, &parsed, &fields.0) => answer,
+        };
+        Ok(answer.map(|values| serde_json::Value::Object(values).to_string()))
     }
 
     async fn request_confirmation(&mut self, message: String) -> wasmtime::Result<bool> {
