@@ -539,17 +539,21 @@ fn a_servers_form_is_filled_in_at_the_terminal_or_declined_when_nobody_is_there(
         .args(["mcp", "--mcp", &server, "call", "ask", "book_table"])
         .arg(r#"{"day": "friday"}"#);
     let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
-    answer(
-        &mut session,
-        "the MCP server `ask` asks: Booking for friday",
-        "",
-        "the form's message",
-    );
+    session
+        .exp_string("`ask` asks: Booking for friday")
+        .unwrap();
+    // A required field left empty is asked again.
     answer(
         &mut session,
         "name (Your name) (required): ",
-        "Ada",
+        "",
         "the name field",
+    );
+    answer(
+        &mut session,
+        "`name` is required",
+        "Ada",
+        "the required check",
     );
     answer(
         &mut session,
