@@ -18,6 +18,19 @@ fn served(flags: &str) -> String {
     format!("w={} mcp-server {flags}", bin().display())
 }
 
+/// `wonopcode mcp --mcp SERVER call w standard ARGUMENTS EXTRA...`: the `standard` loop of a
+/// served wonopcode, called by wonopcode's own MCP client.
+fn call_standard(
+    s: &Scratch,
+    server: &str,
+    arguments: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec!["--mcp", server, "call", "w", "standard", arguments];
+    args.extend_from_slice(extra);
+    s.mcp(&args)
+}
+
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -57,15 +70,7 @@ fn a_loop_served_over_stdio_runs_its_tree_and_answers_with_usage() {
 
     // A call runs the whole loop: the model's bash call ran in the server's workspace, under
     // the server's permissions, and the answer comes with the status and usage.
-    let out = s.mcp(&[
-        "--mcp",
-        &server,
-        "call",
-        "w",
-        "standard",
-        r#"{"prompt": "write the file"}"#,
-        "--json",
-    ]);
+    let out = call_standard(&s, &server, r#"{"prompt": "write the file"}"#, &["--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(result["content"][0]["text"], "Wrote it.", "{result}");
@@ -82,27 +87,13 @@ fn a_loop_served_over_stdio_runs_its_tree_and_answers_with_usage() {
     // goes on (the client sees the model's answer).
     std::fs::remove_file(s.ws().join("from-mcp.txt")).unwrap();
     let strict = served(&format!("-C {} --replay {}", s.ws().display(), t.display()));
-    let out = s.mcp(&[
-        "--mcp",
-        &strict,
-        "call",
-        "w",
-        "standard",
-        r#"{"prompt": "x"}"#,
-    ]);
+    let out = call_standard(&s, &strict, r#"{"prompt": "x"}"#, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!s.ws().join("from-mcp.txt").exists());
 
     // Arguments that do not fit the tool's schema never leave the client (the server checks
     // them too, for clients that do not).
-    let out = s.mcp(&[
-        "--mcp",
-        &server,
-        "call",
-        "w",
-        "standard",
-        r#"{"prompt": "x", "promt": 1}"#,
-    ]);
+    let out = call_standard(&s, &server, r#"{"prompt": "x", "promt": 1}"#, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("'promt' was unexpected"),
@@ -111,14 +102,7 @@ fn a_loop_served_over_stdio_runs_its_tree_and_answers_with_usage() {
     );
     // The client's model, from a client that lends none: the call fails, saying so.
     let borrowing = served(&format!("-C {} --provider mcp-client", s.ws().display()));
-    let out = s.mcp(&[
-        "--mcp",
-        &borrowing,
-        "call",
-        "w",
-        "standard",
-        r#"{"prompt": "x"}"#,
-    ]);
+    let out = call_standard(&s, &borrowing, r#"{"prompt": "x"}"#, &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("the MCP client does not offer its model"),
@@ -126,14 +110,12 @@ fn a_loop_served_over_stdio_runs_its_tree_and_answers_with_usage() {
         stdout(&out)
     );
     // A workspace that does not exist: the call fails, saying which.
-    let out = s.mcp(&[
-        "--mcp",
+    let out = call_standard(
+        &s,
         &server,
-        "call",
-        "w",
-        "standard",
         r#"{"prompt": "x", "workspace": "no-such-dir"}"#,
-    ]);
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("no-such-dir"), "{}", stdout(&out));
 }
