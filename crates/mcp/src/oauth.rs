@@ -22,14 +22,17 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// How long the user has to finish signing in.
 pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long discovery, registration or the token exchange may take.
+const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Why signing in did not work.
 #[derive(Debug, thiserror::Error)]
 pub enum OAuthError {
     /// The server's authorization flow failed (discovery, registration, the token exchange).
     #[error("{0}")]
     Flow(String),
-    /// The browser never came back.
-    #[error("nobody finished signing in within {} s", .0.as_secs())]
+    /// The browser never came back, or a server did not answer in time.
+    #[error("no answer within {} s", .0.as_secs())]
     Timeout(Duration),
     /// The local listener for the browser's return could not be used.
     #[error("the sign-in listener failed: {0}")]
@@ -177,17 +180,30 @@ pub async fn sign_in(
     if !settings.scopes.is_empty() {
         request = request.with_scopes(settings.scopes.iter().cloned());
     }
-    let mut manager = AuthorizationManager::new(url).await?;
-    manager.set_credential_store(credentials);
-    let mut state = OAuthState::Unauthorized(manager);
-    state.start_authorization(request).await?;
-    open(&state.get_authorization_url().await?);
+    // Discovery and registration talk to servers that may not answer: bounded.
+    let discovery = async {
+        let mut manager = AuthorizationManager::new(url).await?;
+        manager.set_credential_store(credentials);
+        let mut state = OAuthState::Unauthorized(manager);
+        state.start_authorization(request).await?;
+        let address = state.get_authorization_url().await?;
+        Ok::<_, OAuthError>((state, address))
+    };
+    let (mut state, address) = tokio::time::timeout(EXCHANGE_TIMEOUT, discovery)
+        .await
+        .map_err(|_| OAuthError::Timeout(EXCHANGE_TIMEOUT))??;
+    open(&address);
     let path = tokio::time::timeout(timeout, one_callback(&listener))
         .await
         .map_err(|_| OAuthError::Timeout(timeout))??;
     let base = redirect_uri.trim_end_matches("/callback");
     // Exchanges the code for tokens (saved through the credential file) and ends the session.
-    state.handle_callback_url(&format!("{base}{path}")).await?;
+    tokio::time::timeout(
+        EXCHANGE_TIMEOUT,
+        state.handle_callback_url(&format!("{base}{path}")),
+    )
+    .await
+    .map_err(|_| OAuthError::Timeout(EXCHANGE_TIMEOUT))??;
     Ok(())
 }
 

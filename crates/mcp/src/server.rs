@@ -178,9 +178,18 @@ impl Server {
                 let http = http_config(url, headers, bearer_token.as_deref())?;
                 let credentials = config.sign_in.as_ref().and_then(|s| s.credentials.clone());
                 let signed_in = match (credentials, bearer_token) {
-                    (Some(file), None) => oauth::authorization(url, file).await.map_err(|e| {
-                        ServerError::Protocol(format!("its saved sign-in cannot be used: {e}"))
-                    })?,
+                    // Within the startup limit: reading the tokens may ask the authorization
+                    // server for its metadata.
+                    (Some(file), None) => {
+                        tokio::time::timeout(limit, oauth::authorization(url, file))
+                            .await
+                            .map_err(|_| ServerError::StartupTimeout(limit))?
+                            .map_err(|e| {
+                                ServerError::Protocol(format!(
+                                    "its saved sign-in cannot be used: {e}"
+                                ))
+                            })?
+                    }
                     _ => None,
                 };
                 let service = match signed_in {
