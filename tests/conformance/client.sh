@@ -8,7 +8,10 @@ set -euo pipefail
 url="${!#}"
 here="$(cd "$(dirname "$0")" && pwd)"
 config="$(mktemp)"
-trap 'rm -f "$config"' EXIT
+# Each scenario signs in on its own (the suite runs them in parallel, all named `server`).
+XDG_DATA_HOME="$(mktemp -d)"
+export XDG_DATA_HOME
+trap 'rm -rf "$config" "$XDG_DATA_HOME"' EXIT
 
 # The server's entry, as a user would write it in the config file.
 python3 - "$url" > "$config" <<'PY'
@@ -35,6 +38,8 @@ case "${MCP_CONFORMANCE_SCENARIO:-}" in
   tools_call) wonopcode call server add_numbers '{"a": 5, "b": 3}' ;;
   sse-retry) wonopcode call server test_reconnection ;;
   elicitation-sep1034-client-defaults) wonopcode --yes call server test_client_elicitation_defaults ;;
+  # A tool call that needs more scopes than the sign-in got: signed in again, called again.
+  auth/scope-step-up) wonopcode login server && wonopcode call server test-tool ;;
   auth/*) wonopcode login server && wonopcode list ;;
   *) wonopcode list ;;
 esac

@@ -59,7 +59,22 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
             server,
             tool,
             arguments,
-        } => call(&inspection, server, tool, arguments.as_deref(), args.json).await,
+        } => {
+            let arguments = arguments.as_deref();
+            match call(&inspection, server, tool, arguments, args.json).await {
+                // A server that wants more scopes: signed in to again, and called again.
+                Err(refused)
+                    if inspection
+                        .step_up(&config, &args.mcp, server, open_in_browser)
+                        .await
+                        .map_err(reported)? =>
+                {
+                    eprintln!("({refused:#}; signed in again with the scopes it asked for)");
+                    call(&inspection, server, tool, arguments, args.json).await
+                }
+                outcome => outcome,
+            }
+        }
         McpAction::Login { .. } | McpAction::Logout { .. } => Ok(exit::SUCCESS),
     }
 }

@@ -6,6 +6,7 @@
 //!
 //! The protocol is the official Rust SDK's (`rmcp`); nothing here speaks JSON-RPC itself.
 
+mod challenge;
 mod client;
 pub mod config;
 pub mod oauth;

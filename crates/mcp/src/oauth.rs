@@ -143,9 +143,12 @@ impl CredentialStore for CredentialFile {
 /// Signs in to the server at `url` as `settings` say: `open` is given the sign-in page's
 /// address (to open a browser, and to show it), and the browser's return to this machine
 /// completes the flow within `timeout`. The tokens go to the settings' credential file.
+/// `challenge` is a `WWW-Authenticate` header the server refused a request with (a step up
+/// to more scopes); without it, the server is asked for one.
 pub async fn sign_in(
     url: &str,
     settings: &SignIn,
+    challenge: Option<String>,
     open: impl FnOnce(&str),
     timeout: Duration,
 ) -> Result<(), OAuthError> {
@@ -168,7 +171,11 @@ pub async fn sign_in(
         }
     };
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name("wonopcode");
-    if let Some(challenge) = challenge(url).await {
+    let challenge = match challenge {
+        Some(given) => Some(given),
+        None => probe(url).await,
+    };
+    if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
     if let Some(id) = &settings.client_id {
@@ -209,7 +216,7 @@ pub async fn sign_in(
 
 /// The server's `WWW-Authenticate` challenge to a request without a token, which names its
 /// protected resource metadata and the scopes it wants; `None` when it sends none.
-async fn challenge(url: &str) -> Option<String> {
+async fn probe(url: &str) -> Option<String> {
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},

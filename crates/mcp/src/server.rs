@@ -17,6 +17,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
 
+use crate::challenge::{ChallengeKeeper, LastChallenge};
 use crate::client::{Client, Elicitor, ListedTools};
 use crate::config::{ServerConfig, Transport};
 use crate::oauth;
@@ -42,6 +43,11 @@ pub enum ServerError {
     /// It broke the protocol or closed while starting or listing tools.
     #[error("{0}")]
     Protocol(String),
+    /// The server refused the call for want of scope (OAuth): it names the scopes.
+    #[error(
+        "it needs more permissions than it was signed in with ({0}): sign in again with `wonopcode mcp login`"
+    )]
+    NeedsScope(String),
     /// A call took too long.
     #[error("no answer within {} s", .0.as_secs_f64())]
     CallTimeout(Duration),
@@ -77,6 +83,8 @@ pub struct Server {
     elicitor: Option<Arc<dyn Elicitor>>,
     /// Its tools as it lists them now.
     listed: Arc<ListedTools>,
+    /// The last `insufficient_scope` challenge it sent (a signed-in HTTP server).
+    challenge: LastChallenge,
     connection: tokio::sync::Mutex<Option<Connection>>,
     /// Whether it was started again after dying (that happens once).
     restarted: std::sync::atomic::AtomicBool,
@@ -101,6 +109,7 @@ impl Server {
             base_env,
             elicitor,
             listed: Arc::default(),
+            challenge: LastChallenge::default(),
             connection: tokio::sync::Mutex::new(None),
             restarted: std::sync::atomic::AtomicBool::new(false),
             startup: Duration::ZERO,
@@ -130,6 +139,12 @@ impl Server {
     /// Moves whenever its tool list is re-read.
     pub fn tools_generation(&self) -> u64 {
         self.listed.generation()
+    }
+
+    /// The `WWW-Authenticate` challenge of its last refusal for want of scope, once: what
+    /// signing in again must ask for.
+    pub fn take_challenge(&self) -> Option<String> {
+        self.challenge.lock().take()
     }
 
     /// Whether its entry lets a run have the tool `name` (`enabled_tools`, `disabled_tools`).
@@ -194,7 +209,10 @@ impl Server {
                 };
                 let service = match signed_in {
                     Some(manager) => {
-                        let client = AuthClient::new(reqwest_mcp::Client::default(), manager);
+                        let client = ChallengeKeeper::new(
+                            AuthClient::new(reqwest_mcp::Client::default(), manager),
+                            self.challenge.clone(),
+                        );
                         let transport = StreamableHttpClientTransport::with_client(client, http);
                         tokio::time::timeout(limit, self.client().serve(transport)).await
                     }
@@ -301,6 +319,11 @@ impl Server {
             answer = tokio::time::timeout(limit, peer.call_tool(request)) => match answer {
                 Err(_) => Err(ServerError::CallTimeout(limit)),
                 Ok(Err(e)) => {
+                    let refused = self.challenge.lock().as_deref().map(scopes_of);
+                    if let Some(scopes) = refused {
+                        *self.connection.lock().await = None;
+                        return Err(ServerError::NeedsScope(scopes));
+                    }
                     if matches!(e, RmcpError::TransportClosed | RmcpError::TransportSend(_)) {
                         // The server is gone: the next call starts it again (if it may).
                         *self.connection.lock().await = None;
@@ -316,6 +339,16 @@ impl Server {
             },
         }
     }
+}
+
+/// The scopes a `WWW-Authenticate` challenge asks for (`scope="a b"`), else the challenge.
+fn scopes_of(challenge: &str) -> String {
+    challenge
+        .split("scope=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or(challenge)
+        .to_owned()
 }
 
 /// Why `initialize` failed; a server that wants a sign-in says how to sign in.
@@ -355,6 +388,15 @@ fn http_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_for_want_of_scope_names_the_scopes() {
+        assert_eq!(
+            scopes_of(r#"Bearer scope="mcp:basic mcp:write", error="insufficient_scope""#),
+            "mcp:basic mcp:write"
+        );
+        assert_eq!(scopes_of("Bearer"), "Bearer");
+    }
 
     #[test]
     fn a_server_that_wants_a_sign_in_says_how() {

@@ -25,6 +25,28 @@ pub struct Inspection {
 }
 
 impl Inspection {
+    /// When `server` last refused a call for want of scope, signs in to it again asking for
+    /// what it named (`open` shows the sign-in page): `true` when it did, so the call can be
+    /// made again.
+    pub async fn step_up(
+        &self,
+        config: &Config,
+        extra: &[(String, String)],
+        server: &str,
+        open: impl FnOnce(&str),
+    ) -> Result<bool, SessionError> {
+        let Some(running) = self.servers().iter().find(|s| s.name() == server) else {
+            return Ok(false);
+        };
+        let Some(challenge) = running.take_challenge() else {
+            return Ok(false);
+        };
+        sign_in_with(config, extra, server, Some(challenge), open).await?;
+        Ok(true)
+    }
+}
+
+impl Inspection {
     /// Starts the servers of `config` and `extra` (`--mcp`) in `workspace`, as a run would
     /// (same environment, same timeouts); `only`, when given, starts just that one. An
     /// unknown `only` is refused with the names there are. Their forms go to `elicitor`.
@@ -173,15 +195,32 @@ pub async fn sign_in(
     name: &str,
     open: impl FnOnce(&str),
 ) -> Result<std::path::PathBuf, SessionError> {
+    sign_in_with(config, extra, name, None, open).await
+}
+
+/// [`sign_in`], answering `challenge` (a refusal for want of scope) when given.
+async fn sign_in_with(
+    config: &Config,
+    extra: &[(String, String)],
+    name: &str,
+    challenge: Option<String>,
+    open: impl FnOnce(&str),
+) -> Result<std::path::PathBuf, SessionError> {
     let (url, sign_in) = sign_in_target(config, extra, name)?;
     let path = sign_in
         .credentials
         .as_ref()
         .map(|f| f.path().to_path_buf())
         .unwrap_or_default();
-    wonopcode_mcp::oauth::sign_in(&url, &sign_in, open, wonopcode_mcp::oauth::SIGN_IN_TIMEOUT)
-        .await
-        .map_err(|e| SessionError::Choice(format!("signing in to `{name}`: {e}")))?;
+    wonopcode_mcp::oauth::sign_in(
+        &url,
+        &sign_in,
+        challenge,
+        open,
+        wonopcode_mcp::oauth::SIGN_IN_TIMEOUT,
+    )
+    .await
+    .map_err(|e| SessionError::Choice(format!("signing in to `{name}`: {e}")))?;
     Ok(path)
 }
 
