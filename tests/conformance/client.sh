@@ -18,6 +18,9 @@ python3 - "$url" > "$config" <<'PY'
 import json, os, sys
 context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
 entry = {"url": sys.argv[1]}
+if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "auth/basic-cimd":
+    # The suite's stand-in for the document an organization publishes for its client.
+    entry["oauth"] = {"client_metadata_url": "https://conformance-test.local/client-metadata.json"}
 if "client_id" in context:
     entry["oauth"] = {"clientId": context["client_id"]}
     if "client_secret" in context:

@@ -347,6 +347,7 @@ fn wonopcodes_mcp_client_passes_the_conformance_suites_client_scenarios() {
         "auth/scope-from-www-authenticate",
         "auth/pre-registration",
         "auth/scope-step-up",
+        "auth/basic-cimd",
     ] {
         assert!(summary.contains(&format!("✓ {scenario}:")), "{summary}");
     }

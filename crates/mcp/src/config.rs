@@ -76,6 +76,10 @@ pub struct OAuthEntry {
     pub callback_port: Option<u16>,
     /// The scopes to ask for, separated by spaces (default: what the server says).
     pub scopes: Option<String>,
+    /// The https address of a Client ID Metadata Document describing wonopcode for your
+    /// organization: used as the client id where the authorization server accepts such
+    /// documents, instead of registering.
+    pub client_metadata_url: Option<String>,
 }
 
 /// A server ready to start: its entry checked and its values expanded.
@@ -135,6 +139,8 @@ pub struct SignIn {
     pub callback_port: Option<u16>,
     /// The scopes to ask for (empty: the server's choice).
     pub scopes: Vec<String>,
+    /// A Client ID Metadata Document's address, used as the client id where accepted.
+    pub client_metadata_url: Option<String>,
     /// Where the tokens are kept; `None` until the caller sets it.
     pub credentials: Option<crate::oauth::CredentialFile>,
 }
@@ -170,6 +176,13 @@ impl ServerEntry {
             })?),
             None => None,
         };
+        if let Some(document) = &oauth.client_metadata_url
+            && !document.starts_with("https://")
+        {
+            return Err(format!(
+                "`oauth.client_metadata_url` must be an https:// address, not `{document}`"
+            ));
+        }
         if client_secret.is_some() && oauth.client_id.is_none() {
             return Err("`oauth.client_secret_env_var` needs `oauth.client_id`".to_owned());
         }
@@ -177,6 +190,7 @@ impl ServerEntry {
             client_id: oauth.client_id,
             client_secret,
             callback_port: oauth.callback_port,
+            client_metadata_url: oauth.client_metadata_url,
             scopes: oauth
                 .scopes
                 .as_deref()
@@ -438,5 +452,17 @@ mod tests {
         assert!(refused("url: http://x\nargs: [a]\n", "a").contains("are for a `command`"));
         assert!(refused("url: http://x\nbearer_token_env_var: NOPE\n", "b").contains("`NOPE`"));
         assert!(serde_yaml::from_str::<ServerEntry>("commmand: x\n").is_err());
+        assert!(
+            refused(
+                "url: https://x\noauth: {client_metadata_url: 'http://x/c.json'}\n",
+                "o"
+            )
+            .contains("must be an https:// address")
+        );
+        assert!(refused("command: x\noauth: {clientId: c}\n", "s").contains("for HTTP servers"));
+        assert!(
+            refused("url: https://x\noauth: {client_secret_env_var: S}\n", "p")
+                .contains("`S`, which is not set")
+        );
     }
 }

@@ -178,6 +178,9 @@ pub async fn sign_in(
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
+    if let Some(document) = &settings.client_metadata_url {
+        request = request.with_client_metadata_url(document.clone());
+    }
     if let Some(id) = &settings.client_id {
         request = request.with_preregistered_client(id.clone());
     }
