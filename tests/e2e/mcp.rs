@@ -287,6 +287,15 @@ fn a_guest_loop_sees_the_servers_tools() {
     assert!(answer.contains("mcp__everything__echo"), "{answer}");
 }
 
+/// `NAME=python3 tests/mcp-servers/NAME_server.py` for `--mcp`: a test server written with
+/// the official Python SDK; `None` (with a message) when the SDK is not installed.
+fn python_server(name: &str) -> Option<String> {
+    time_server_installed().then(|| {
+        let script = repo_root().join(format!("tests/mcp-servers/{name}_server.py"));
+        format!("{name}=python3 {}", script.display())
+    })
+}
+
 /// Whether the Python reference server `mcp-server-time` is installed (with a message when
 /// not, or a failure where it must be).
 fn time_server_installed() -> bool {
@@ -523,16 +532,10 @@ fn mcp_list_tools_and_call_try_a_server_without_a_model() {
 #[test]
 fn a_servers_form_is_filled_in_at_the_terminal_or_declined_when_nobody_is_there() {
     use crate::terminal::{answer, finish};
-    if !time_server_installed() {
+    let Some(server) = python_server("ask") else {
         return;
-    }
+    };
     let s = Scratch::new();
-    let server = format!(
-        "ask=python3 {}",
-        repo_root()
-            .join("tests/mcp-servers/ask_server.py")
-            .display()
-    );
     // At a terminal: each field is asked, Enter takes the default, a wrong type is asked again.
     let mut cmd = crate::support::command();
     cmd.current_dir(s.ws())
@@ -599,16 +602,10 @@ fn a_servers_form_is_filled_in_at_the_terminal_or_declined_when_nobody_is_there(
 
 #[test]
 fn a_tool_a_server_adds_during_a_run_is_offered_at_the_next_response() {
-    if !time_server_installed() {
+    let Some(server) = python_server("grow") else {
         return;
-    }
+    };
     let s = Scratch::new();
-    let server = format!(
-        "grow=python3 {}",
-        repo_root()
-            .join("tests/mcp-servers/grow_server.py")
-            .display()
-    );
     // The model unlocks, then calls the tool that unlocking added.
     let mut first = call("c1", "mcp__grow__unlock", "{}");
     first.push(done("tool_use"));
