@@ -134,7 +134,7 @@ impl Client {
 impl ClientHandler for Client {
     /// wonopcode's name and version, and protocol version 2025-11-25, the newest the pinned
     /// MCP conformance suite verifies (a server that knows a newer one answers with this one;
-    /// rmcp would otherwise offer its draft-era newest).
+    /// rmcp would otherwise offer 2026-07-28, which that suite does not know).
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.elicitor.is_some() {
