@@ -737,3 +737,38 @@ fn a_registry_module_gets_its_own_servers_and_keeps_to_its_allowlist() {
         "{results:?}"
     );
 }
+
+#[test]
+fn login_refuses_servers_that_cannot_be_signed_in_to_in_one_line() {
+    let s = Scratch::new();
+    let config = s.config(
+        "mcp_servers:\n\
+         \x20 local:\n    command: some-server\n\
+         \x20 keyed:\n    url: https://mcp.example.com/mcp\n    bearer_token_env_var: HOME\n",
+    );
+    for (server, expected) in [
+        ("local", "only HTTP servers are signed in to"),
+        ("keyed", "it cannot be signed in to"),
+        ("keyd", "no MCP server `keyd`; did you mean `keyed`?"),
+    ] {
+        let out = mcp_command(&s, &config, &["login", server]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{server}: {err}");
+        assert!(err.contains(expected), "{server}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{server}: {err}");
+    }
+    // Signing out of a server nobody signed in to says so, and succeeds.
+    let config = s.config("mcp_servers:\n  remote:\n    url: https://mcp.example.com/mcp\n");
+    let out = crate::support::command()
+        .current_dir(s.ws())
+        .env("XDG_DATA_HOME", s.outside("data"))
+        .args(["mcp", "--config", &config, "logout", "remote"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`remote` was not signed in to"),
+        "{}",
+        stderr(&out)
+    );
+}
