@@ -348,6 +348,7 @@ fn wonopcodes_mcp_client_passes_the_conformance_suites_client_scenarios() {
         "auth/pre-registration",
         "auth/scope-step-up",
         "auth/basic-cimd",
+        "auth/2025-03-26-oauth-metadata-backcompat",
     ] {
         assert!(summary.contains(&format!("✓ {scenario}:")), "{summary}");
     }

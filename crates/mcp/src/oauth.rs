@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, CredentialStore, OAuthState,
-    StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,9 @@ pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long discovery, registration or the token exchange may take.
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The most a server's authorization metadata may weigh.
+const METADATA_LIMIT: usize = 1 << 20;
 
 /// Why signing in did not work.
 #[derive(Debug, thiserror::Error)]
@@ -194,23 +197,25 @@ pub async fn sign_in(
     let discovery = async {
         let mut manager = AuthorizationManager::new(url).await?;
         manager.set_credential_store(credentials);
-        let mut state = OAuthState::Unauthorized(manager);
-        state.start_authorization(request).await?;
-        let address = state.get_authorization_url().await?;
-        Ok::<_, OAuthError>((state, address))
+        let metadata = metadata(&manager, url, request.challenge.as_deref()).await?;
+        manager.set_metadata(metadata);
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| e)?;
+        Ok::<_, OAuthError>(session)
     };
-    let (mut state, address) = tokio::time::timeout(EXCHANGE_TIMEOUT, discovery)
+    let session = tokio::time::timeout(EXCHANGE_TIMEOUT, discovery)
         .await
         .map_err(|_| OAuthError::Timeout(EXCHANGE_TIMEOUT))??;
-    open(&address);
+    open(session.get_authorization_url());
     let path = tokio::time::timeout(timeout, one_callback(&listener))
         .await
         .map_err(|_| OAuthError::Timeout(timeout))??;
     let base = redirect_uri.trim_end_matches("/callback");
-    // Exchanges the code for tokens (saved through the credential file) and ends the session.
+    // Exchanges the code for tokens, which are saved through the credential file.
     tokio::time::timeout(
         EXCHANGE_TIMEOUT,
-        state.handle_callback_url(&format!("{base}{path}")),
+        session.handle_callback_url(&format!("{base}{path}")),
     )
     .await
     .map_err(|_| OAuthError::Timeout(EXCHANGE_TIMEOUT))??;
@@ -243,6 +248,86 @@ async fn probe(url: &str) -> Option<String> {
         .to_str()
         .ok()
         .map(str::to_owned)
+}
+
+/// The authorization server's metadata for the server at `url`, discovered by rmcp (protected
+/// resource metadata first, then the authorization server's own, then the legacy endpoints),
+/// with one leniency: a server of the 2025-03-26 protocol publishes its metadata at the root of
+/// its own origin, and some name an issuer with a path there (`https://host/oauth`). RFC 8414
+/// says metadata whose issuer is not where it was found must not be used, because that is how
+/// one authorization server passes itself off as another; an issuer on the very origin the
+/// user configured cannot be another's, so that metadata is used (`docs/decisions.md`).
+async fn metadata(
+    manager: &AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, OAuthError> {
+    match manager.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => Ok(resolution.metadata),
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if own_origin(url, &expected_issuer, &received_issuer) => {
+            legacy_metadata(&expected_issuer, &received_issuer).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether the metadata was found at the root of the server's own origin (the issuer rmcp
+/// expected is that origin) and names an issuer on that same origin.
+fn own_origin(url: &str, expected_issuer: &str, received_issuer: &str) -> bool {
+    let origin = |address: &str| {
+        reqwest_mcp::Url::parse(address)
+            .ok()
+            .map(|parsed| parsed.origin())
+    };
+    let expected = reqwest_mcp::Url::parse(expected_issuer);
+    let at_root = expected.is_ok_and(|parsed| parsed.path() == "/" || parsed.path().is_empty());
+    let server = origin(url);
+    at_root
+        && server.as_ref().is_some_and(|o| o.is_tuple())
+        && origin(expected_issuer) == server
+        && origin(received_issuer) == server
+}
+
+/// Reads the metadata at the origin's root, checking again that the issuer it names is the one
+/// rmcp saw (the document did not change between the two reads).
+async fn legacy_metadata(
+    origin: &str,
+    received_issuer: &str,
+) -> Result<AuthorizationMetadata, OAuthError> {
+    let address = format!(
+        "{}/.well-known/oauth-authorization-server",
+        origin.trim_end_matches('/')
+    );
+    let failed = |e: reqwest_mcp::Error| OAuthError::Flow(format!("{address}: {e}"));
+    let mut answer = reqwest_mcp::Client::new()
+        .get(&address)
+        .timeout(EXCHANGE_TIMEOUT)
+        .send()
+        .await
+        .and_then(reqwest_mcp::Response::error_for_status)
+        .map_err(failed)?;
+    // A metadata document is a few kilobytes; a server that sends more is not believed.
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await.map_err(failed)? {
+        body.extend_from_slice(&chunk);
+        if body.len() > METADATA_LIMIT {
+            return Err(OAuthError::Flow(format!(
+                "{address}: the metadata is larger than {METADATA_LIMIT} bytes"
+            )));
+        }
+    }
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&body).map_err(|e| {
+        OAuthError::Flow(format!("{address}: not authorization server metadata: {e}"))
+    })?;
+    if metadata.issuer.as_deref() != Some(received_issuer) {
+        return Err(OAuthError::Flow(format!(
+            "{address}: the issuer changed between two reads"
+        )));
+    }
+    Ok(metadata)
 }
 
 /// Waits for the browser's return and answers it; the path (and query) it came back to.
@@ -287,6 +372,8 @@ pub async fn authorization(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(credentials);
+    let metadata = metadata(&manager, url, None).await?;
+    manager.set_metadata(metadata);
     if !manager.initialize_from_store().await? {
         return Ok(None);
     }
@@ -296,6 +383,45 @@ pub async fn authorization(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_issuer_on_the_servers_own_origin_found_at_its_root_is_let_through() {
+        let server = "http://127.0.0.1:4000/mcp";
+        // The 2025-03-26 layout: metadata at the root, an issuer with a path on the same origin.
+        assert!(own_origin(
+            server,
+            "http://127.0.0.1:4000/",
+            "http://127.0.0.1:4000/oauth"
+        ));
+        // Another host, port or scheme names another authorization server.
+        assert!(!own_origin(
+            server,
+            "http://127.0.0.1:4000/",
+            "http://evil.example/oauth"
+        ));
+        assert!(!own_origin(
+            server,
+            "http://127.0.0.1:4000/",
+            "http://127.0.0.1:4001/"
+        ));
+        assert!(!own_origin(
+            server,
+            "http://127.0.0.1:4000/",
+            "https://127.0.0.1:4000/"
+        ));
+        // Metadata found elsewhere (through protected resource metadata) keeps the strict rule.
+        assert!(!own_origin(
+            server,
+            "http://auth.example/",
+            "http://auth.example/tenant"
+        ));
+        assert!(!own_origin(
+            server,
+            "http://127.0.0.1:4000/tenant",
+            "http://127.0.0.1:4000/other"
+        ));
+        assert!(!own_origin("not a url", "http://a/", "http://a/b"));
+    }
 
     #[test]
     fn tokens_are_private_and_bound_to_their_url() {
