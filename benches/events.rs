@@ -25,6 +25,8 @@ fn sample() -> Vec<Event> {
         command: Some(CommandDetails {
             command: "cargo test --workspace".into(),
             exit_code: Some(0),
+            sandbox: Some("workspace-write".into()),
+            blocked: None,
         }),
         file_change: None,
         server: None,

@@ -15,6 +15,7 @@ mod polyglot;
 mod providers;
 mod registry;
 mod runs;
+mod sandbox;
 mod support;
 mod templates;
 mod terminal;

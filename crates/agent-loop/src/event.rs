@@ -308,6 +308,14 @@ pub struct CommandDetails {
     /// Exit code, when the process exited on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The sandbox mode it ran under (`read-only`, `workspace-write`, `full-access`); absent
+    /// when the embedder runs commands without a sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// What the sandbox denied it, when it failed because of that (`write to /x denied
+    /// (...)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
 }
 
 /// A file a tool changed.

@@ -171,6 +171,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub bash_timeout_ms: Option<u64>,
 
+    /// How far commands the model runs may reach: read-only, workspace-write (the default:
+    /// writes in the workspace and temp dirs, no network) or full-access (no confinement).
+    /// Enforced by the kernel; `wonopcode sandbox check` says what this machine can enforce.
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode)]
+    pub sandbox: Option<wonopcode_sandbox::SandboxMode>,
+
     /// An MCP server for this run, besides the config file's `mcp_servers`: its tools are
     /// offered as `mcp__NAME__TOOL` (repeatable; COMMAND is split like a shell would, or is
     /// the http(s) address of a streamable HTTP server).
@@ -187,6 +193,28 @@ pub enum Command {
     /// Serve the named loops as MCP tools for other agents (Codex, Claude Code, any MCP
     /// client): on stdio, or on streamable HTTP with --http.
     McpServer(Box<McpServerArgs>),
+    /// The sandbox of the commands a model runs.
+    Sandbox(SandboxArgs),
+}
+
+/// `wonopcode sandbox`.
+#[derive(Debug, clap::Args)]
+pub struct SandboxArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: SandboxAction,
+}
+
+/// `wonopcode sandbox ...` actions.
+#[derive(Debug, Subcommand)]
+pub enum SandboxAction {
+    /// What this machine's kernel can enforce, one line per feature and per mode (exit 1
+    /// when the confining modes cannot be enforced).
+    Check,
+}
+
+fn parse_sandbox_mode(text: &str) -> Result<wonopcode_sandbox::SandboxMode, String> {
+    text.parse()
 }
 
 /// `wonopcode mcp-server`.

@@ -10,6 +10,7 @@ mod mcp_server;
 mod new_guest;
 mod prompter;
 mod render;
+mod sandbox;
 mod session;
 
 use std::process::ExitCode;

@@ -158,6 +158,7 @@ pub fn session_builder(
         .loops_dirs(run.loops_dir.clone())
         .cache(loops::cache_policy(run, &config))
         .bash_timeout(run.bash_timeout_ms.map(std::time::Duration::from_millis))
+        .sandbox_mode(run.sandbox)
         .mcp_servers(run.mcp.clone())
         .config(config)
 }
@@ -167,6 +168,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     if let Some(command) = &args.command {
         return match command {
             Command::Mcp(mcp) => crate::mcp::run(mcp).await,
+            Command::Sandbox(sandbox) => Ok(crate::sandbox::run(sandbox)),
             Command::McpServer(serve) => {
                 let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
                 crate::mcp_server::run(serve, matches).await

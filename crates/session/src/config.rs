@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use wonopcode_providers::ProviderEntry;
+use wonopcode_sandbox::{SandboxMode, SandboxPolicy};
 use wonopcode_tools::ShellEnvironmentPolicy;
 use wonopcode_tools::permission::PolicyConfig;
 use wonopcode_wasm_host::{CachePolicy, ContextLimits};
@@ -43,6 +44,28 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderEntry>,
     /// MCP servers whose tools the run gets (`docs/mcp.md`).
     pub mcp_servers: BTreeMap<String, wonopcode_mcp::ServerEntry>,
+    /// The sandbox of the processes started for the model (`docs/grants.md`).
+    pub sandbox: SandboxPolicy,
+}
+
+impl Config {
+    /// The run's sandbox policy: the config file's, with `mode` (`--sandbox`) over its mode,
+    /// and its paths made absolute (`~/` is the home directory; others are relative to
+    /// `workspace`).
+    pub fn sandbox_policy(&self, mode: Option<SandboxMode>, workspace: &Path) -> SandboxPolicy {
+        let mut policy = self.sandbox.clone();
+        if let Some(mode) = mode {
+            policy.mode = mode;
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let absolute = |path: &PathBuf| match (path.strip_prefix("~"), &home) {
+            (Ok(rest), Some(home)) => home.join(rest),
+            _ => workspace.join(path),
+        };
+        policy.write = policy.write.iter().map(absolute).collect();
+        policy.read = policy.read.iter().map(absolute).collect();
+        policy
+    }
 }
 
 /// `cache:` in the config file: how big and old the compiled-component cache may grow.

@@ -15,6 +15,7 @@ use wonopcode_agent_loop::{
     run_turn,
 };
 use wonopcode_registry::{CatalogResolver, SearchPath};
+use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
 use wonopcode_wasm_host::{CachePolicy, GuestPrompter, HostConfig, LoopSource};
@@ -59,6 +60,7 @@ pub struct SessionBuilder {
     loops_dirs: Vec<PathBuf>,
     cache: Option<CachePolicy>,
     bash_timeout: Option<Duration>,
+    sandbox_mode: Option<SandboxMode>,
     hot_reload: bool,
     /// MCP servers given for this run only (`--mcp NAME=COMMAND`).
     mcp: Vec<(String, String)>,
@@ -179,6 +181,13 @@ impl SessionBuilder {
         self
     }
 
+    /// The sandbox mode of commands (`--sandbox`; default: the config file's, else
+    /// `workspace-write`).
+    pub fn sandbox_mode(mut self, mode: Option<SandboxMode>) -> Self {
+        self.sandbox_mode = mode;
+        self
+    }
+
     /// MCP servers for this run besides the config file's: each a name and a command line
     /// (`--mcp NAME=COMMAND`).
     pub fn mcp_servers(mut self, servers: Vec<(String, String)>) -> Self {
@@ -213,8 +222,13 @@ impl SessionBuilder {
         };
         let mut tools = ToolRegistry::new();
         let command_env = mcp::command_environment(&config)?;
+        // A sandbox the kernel cannot enforce is refused here, before anything is stored.
+        let sandbox = Sandbox::new(config.sandbox_policy(self.sandbox_mode, &root))
+            .map(Arc::new)
+            .map_err(|e| SessionError::Choice(e.to_string()))?;
         let mut options = BuiltinOptions {
             command_env: command_env.clone(),
+            sandbox: Some(sandbox.clone()),
             ..BuiltinOptions::default()
         };
         if let Some(limit) = self.bash_timeout {
@@ -235,7 +249,7 @@ impl SessionBuilder {
                     .map_err(|e| SessionError::Choice(e.to_string()))?;
             }
         }
-        let mut notices = Vec::new();
+        let mut notices = sandbox.notices();
         let (history, messages) = match &self.history {
             Some(path) => {
                 let (history, messages) = History::open(path, &new_session_id())?;
@@ -409,6 +423,7 @@ impl Session {
             loops_dirs: Vec::new(),
             cache: Some(CachePolicy::default()),
             bash_timeout: None,
+            sandbox_mode: None,
             hot_reload: false,
             mcp: Vec::new(),
             elicitor: None,

@@ -16,6 +16,8 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
+use wonopcode_sandbox::Sandbox;
+
 use crate::call_processes::{self, CallProcesses};
 use crate::spec::{args, spec};
 
@@ -35,6 +37,8 @@ pub struct BashTool {
     ceiling: Duration,
     /// The environment commands run with; `None`: wonopcode's own, unfiltered.
     env: Option<Arc<BTreeMap<String, String>>>,
+    /// The sandbox commands run in; `None`: unconfined.
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 impl Default for BashTool {
@@ -76,6 +80,7 @@ impl BashTool {
             default_timeout,
             ceiling,
             env: None,
+            sandbox: None,
         }
     }
 
@@ -86,6 +91,11 @@ impl BashTool {
             env: Some(env),
             ..self
         }
+    }
+
+    /// Commands run confined by `sandbox` (`None`: unconfined).
+    pub fn with_sandbox(self, sandbox: Option<Arc<Sandbox>>) -> Self {
+        Self { sandbox, ..self }
     }
 }
 
@@ -173,6 +183,17 @@ impl Tool for BashTool {
         }
         let marker = CallProcesses::next_marker();
         command.env(call_processes::MARKER_VARIABLE, &marker);
+        let mut confinement = match &self.sandbox {
+            Some(sandbox) => Some(
+                sandbox
+                    .confine(&env.workspace_root)
+                    .map_err(|e| ToolError::Failed(e.to_string()))?,
+            ),
+            None => None,
+        };
+        if let Some(confinement) = &mut confinement {
+            confinement.apply(&mut command);
+        }
         let mut child = command
             .arg("-c")
             .arg(&a.command)
@@ -183,7 +204,13 @@ impl Tool for BashTool {
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| ToolError::Failed(format!("cannot start bash: {e}")))?;
+            .map_err(|e| match &confinement {
+                Some(c) => ToolError::Failed(format!(
+                    "cannot start bash in the `{}` sandbox: {e}",
+                    c.mode()
+                )),
+                None => ToolError::Failed(format!("cannot start bash: {e}")),
+            })?;
         // Killed however `run` ends, the registry dropping the call's future included.
         let mut processes = child.id().map(|pid| CallProcesses::track(pid, marker));
         let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
@@ -200,6 +227,9 @@ impl Tool for BashTool {
         // Kill what is left (background jobs would hold the pipes open), then reap.
         if let Some(processes) = &mut processes {
             processes.kill_all();
+        }
+        if let Some(confinement) = &confinement {
+            confinement.kill_all();
         }
         if !matches!(ending, Ending::Exited(_)) {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
@@ -231,7 +261,15 @@ impl Tool for BashTool {
                 None => (None, "killed by a signal".to_owned(), true),
             },
         };
-        let mut content = headline;
+        // A failure the sandbox caused says so first: the model should not retry blindly.
+        let blocked = match &confinement {
+            Some(confinement) if is_error => confinement.explain(&format!("{err}\n{out}")),
+            _ => None,
+        };
+        let mut content = match &blocked {
+            Some(line) => format!("{line}\n{headline}"),
+            None => headline,
+        };
         if !out.is_empty() {
             content.push_str("\nstdout:\n");
             content.push_str(&out);
@@ -246,6 +284,11 @@ impl Tool for BashTool {
             command: Some(CommandDetails {
                 command: a.command,
                 exit_code,
+                sandbox: confinement.as_ref().map(|c| c.mode().to_string()),
+                blocked: blocked.map(|line| {
+                    line.trim_start_matches("blocked by the sandbox: ")
+                        .to_owned()
+                }),
             }),
             omitted_bytes: out_dropped + err_dropped,
             ..ToolOutput::default()

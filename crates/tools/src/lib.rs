@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wonopcode_agent_loop::{Tool, ToolRegistry, registry::RegistryError};
+use wonopcode_sandbox::Sandbox;
 
 pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 pub use edit::EditTool;
@@ -44,6 +45,9 @@ pub struct BuiltinOptions {
     pub bash_timeout: Duration,
     /// The longest any `bash` call may run: a call asking for more gets this.
     pub bash_ceiling: Duration,
+    /// The sandbox `bash` commands run in; `None`: unconfined (an embedder's choice; the
+    /// binary always sets one, `workspace-write` unless the user says otherwise).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 impl BuiltinOptions {
@@ -68,6 +72,7 @@ impl Default for BuiltinOptions {
             command_env: Arc::new(command_env),
             bash_timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
             bash_ceiling: Duration::from_millis(MAX_TIMEOUT_MS),
+            sandbox: None,
         }
     }
 }
@@ -83,7 +88,8 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
         Arc::new(GrepTool::default()),
         Arc::new(
             BashTool::with_timeouts(options.bash_timeout, options.bash_ceiling)
-                .with_env(options.command_env.clone()),
+                .with_env(options.command_env.clone())
+                .with_sandbox(options.sandbox.clone()),
         ),
         Arc::new(TodoTool::default()),
     ]

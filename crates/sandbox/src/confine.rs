@@ -1,0 +1,389 @@
+//! A run's sandbox ([`Sandbox`]: the policy, checked against what the kernel can enforce)
+//! and one process's confinement in it ([`Confinement`]: prepared before the spawn, applied
+//! by the child between fork and exec, and the process count cap and failure explanations
+//! after).
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use landlock::RulesetCreated;
+use seccompiler::BpfProgram;
+
+use crate::denial::Explainer;
+use crate::filesystem::{self, Layout};
+use crate::namespace::Namespace;
+use crate::network::{self, Sockets};
+use crate::process_limit::{self, CommandCgroup};
+use crate::support::{ProcessLimitKind, Support};
+use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
+
+/// Temp directories every `workspace-write` command may write.
+const SHARED_TEMP: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+
+/// The sandbox of a run: one policy, enforced on every process started under it.
+pub struct Sandbox {
+    policy: SandboxPolicy,
+    support: &'static Support,
+    home: Option<PathBuf>,
+    /// `read-only`'s one writable place (removed with the sandbox).
+    private_temp: Option<tempfile::TempDir>,
+    seccomp: Option<Arc<BpfProgram>>,
+    /// The Landlock ruleset per workspace: built once, duplicated for each process.
+    rulesets: parking_lot::Mutex<HashMap<PathBuf, RulesetCreated>>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// The sandbox of `policy`, the hidden paths under the `HOME` the process has. Refuses
+    /// a confining mode the kernel cannot enforce: a sandbox is never silently weaker.
+    pub fn new(policy: SandboxPolicy) -> Result<Self, SandboxError> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Self::with_home(policy, home.as_deref())
+    }
+
+    /// As [`Sandbox::new`], with `home` as the home directory whose secrets are hidden.
+    pub fn with_home(policy: SandboxPolicy, home: Option<&Path>) -> Result<Self, SandboxError> {
+        let support = Support::detect();
+        let confined = policy.mode != SandboxMode::FullAccess;
+        if confined && !support.landlock() {
+            return Err(SandboxError::Unsupported(format!(
+                "this kernel cannot enforce the `{}` sandbox (no Landlock ABI {} or later); pass --sandbox full-access to run commands unconfined",
+                policy.mode,
+                crate::support::MIN_LANDLOCK_ABI
+            )));
+        }
+        if confined && !support.seccomp && !policy.network_unrestricted() {
+            return Err(SandboxError::Unsupported(format!(
+                "this kernel cannot enforce the `{}` sandbox's network rules (no seccomp); pass --sandbox full-access to run commands unconfined",
+                policy.mode
+            )));
+        }
+        let private_temp = match policy.mode {
+            SandboxMode::ReadOnly => Some(
+                tempfile::Builder::new()
+                    .prefix("wonopcode-sandbox-")
+                    .tempdir()
+                    .map_err(|e| {
+                        SandboxError::Io(format!("cannot make a private temp dir: {e}"))
+                    })?,
+            ),
+            _ => None,
+        };
+        let seccomp = if confined && !policy.network_unrestricted() {
+            let sockets = if policy.network.is_empty() {
+                Sockets::UnixOnly
+            } else {
+                let datagrams = policy.network.iter().any(|grant| {
+                    matches!(grant, NetworkGrant::Port { host, .. } if host.parse::<std::net::IpAddr>().is_err())
+                });
+                Sockets::Tcp { datagrams }
+            };
+            Some(Arc::new(network::filter(sockets)?))
+        } else {
+            None
+        };
+        Ok(Self {
+            home: home.and_then(|h| h.canonicalize().ok()),
+            policy,
+            support,
+            private_temp,
+            seccomp,
+            rulesets: parking_lot::Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The mode it enforces.
+    pub fn mode(&self) -> SandboxMode {
+        self.policy.mode
+    }
+
+    /// The policy it enforces.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
+    /// What a run says once at its start about its sandbox: that commands run unconfined,
+    /// or what this machine cannot enforce of the policy.
+    pub fn notices(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.policy.mode == SandboxMode::FullAccess {
+            lines.push(
+                "--sandbox full-access: commands run with your full rights (any file, any host)"
+                    .to_owned(),
+            );
+            return lines;
+        }
+        if self.policy.mode == SandboxMode::WorkspaceWrite && !self.support.user_namespaces {
+            lines.push(
+                "sandbox: user namespaces are not available here, so .git stays writable"
+                    .to_owned(),
+            );
+        }
+        if self.support.process_limit == ProcessLimitKind::None {
+            lines.push(
+                "sandbox: no way to cap a command's processes here (no writable pids cgroup, no user namespace)"
+                    .to_owned(),
+            );
+        }
+        if !self.policy.network.is_empty()
+            && !self.policy.network_unrestricted()
+            && !self.support.network_ports()
+        {
+            lines.push(
+                "sandbox: this kernel cannot filter TCP ports, so a network grant opens every port"
+                    .to_owned(),
+            );
+        }
+        lines
+    }
+
+    /// Prepares the confinement of one process whose workspace is `workspace`.
+    pub fn confine(&self, workspace: &Path) -> Result<Confinement, SandboxError> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| SandboxError::Io(format!("{}: {e}", workspace.display())))?;
+        if self.policy.mode == SandboxMode::FullAccess {
+            return Ok(Confinement::unconfined(workspace));
+        }
+        let writable = self.writable(&workspace);
+        let hidden = self.policy.hidden(self.home.as_deref());
+        let read_only = self.read_only(&workspace, &writable, &hidden);
+        let ruleset = self.ruleset(&workspace, &writable, &hidden)?;
+        let namespace = (self.support.user_namespaces && !read_only.is_empty())
+            .then(|| Namespace::new(&read_only));
+        let max = self.policy.max_processes;
+        let (cgroup, rlimit) = match &self.support.process_limit {
+            ProcessLimitKind::Cgroup(parent) => match CommandCgroup::new(parent, max) {
+                Ok(cgroup) => (Some(Arc::new(cgroup)), None),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no cgroup for this command; its processes are not capped");
+                    (None, None)
+                }
+            },
+            // The limit counts the namespace's processes only when there is one.
+            ProcessLimitKind::Rlimit if namespace.is_some() => (None, Some(max)),
+            _ => (None, None),
+        };
+        let explainer = Explainer {
+            workspace: workspace.clone(),
+            writable: writable.clone(),
+            read_only: read_only.clone(),
+            hidden: hidden.clone(),
+            network: !self.policy.network.is_empty(),
+        };
+        Ok(Confinement {
+            mode: self.policy.mode,
+            temp: self.private_temp.as_ref().map(|t| t.path().to_path_buf()),
+            steps: Some(ChildSteps {
+                cgroup: cgroup.clone(),
+                namespace,
+                rlimit,
+                ruleset: Some(ruleset),
+                seccomp: self.seccomp.clone(),
+            }),
+            cgroup,
+            explainer: Some(explainer),
+            workspace,
+        })
+    }
+
+    /// Where commands may write.
+    fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        if let Some(temp) = &self.private_temp {
+            roots.extend(temp.path().canonicalize().ok());
+        }
+        if self.policy.mode == SandboxMode::WorkspaceWrite {
+            roots.push(workspace.to_path_buf());
+            let temp = std::env::temp_dir();
+            for dir in SHARED_TEMP.iter().map(PathBuf::from).chain([temp]) {
+                roots.extend(dir.canonicalize().ok());
+            }
+            roots.extend(
+                self.policy
+                    .write
+                    .iter()
+                    .filter_map(|p| p.canonicalize().ok()),
+            );
+        }
+        roots.sort();
+        roots.dedup();
+        roots
+    }
+
+    /// Paths inside writable roots that stay read-only: the workspace's `.git` unless a
+    /// grant names it, and hidden paths inside a writable root.
+    fn read_only(
+        &self,
+        workspace: &Path,
+        writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> Vec<PathBuf> {
+        let mut paths = Vec::new();
+        if self.policy.mode == SandboxMode::WorkspaceWrite {
+            let git = workspace.join(".git");
+            let granted = self
+                .policy
+                .write
+                .iter()
+                .filter_map(|p| p.canonicalize().ok())
+                .any(|p| git.starts_with(&p) && p != workspace);
+            if git.symlink_metadata().is_ok() && !granted {
+                paths.push(git);
+            }
+        }
+        paths.extend(
+            hidden
+                .iter()
+                .filter(|h| writable.iter().any(|w| h.starts_with(w)))
+                .cloned(),
+        );
+        paths
+    }
+
+    fn ruleset(
+        &self,
+        workspace: &Path,
+        writable: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> Result<RulesetCreated, SandboxError> {
+        let mut cache = self.rulesets.lock();
+        if let Some(built) = cache.get(workspace) {
+            return built
+                .try_clone()
+                .map_err(|e| SandboxError::Landlock(e.to_string()));
+        }
+        let ports: Option<Vec<u16>> = (!self.policy.network_unrestricted()).then(|| {
+            self.policy
+                .network
+                .iter()
+                .filter_map(|grant| match grant {
+                    NetworkGrant::Port { port, .. } => Some(*port),
+                    NetworkGrant::Any => None,
+                })
+                .collect()
+        });
+        let abi = self.support.landlock_abi.unwrap_or_default();
+        let built = filesystem::ruleset(&Layout {
+            abi,
+            writable,
+            hidden,
+            ports: ports.as_deref(),
+        })?;
+        let copy = built
+            .try_clone()
+            .map_err(|e| SandboxError::Landlock(e.to_string()))?;
+        cache.insert(workspace.to_path_buf(), built);
+        Ok(copy)
+    }
+}
+
+/// What the child does between fork and exec, all of it prepared before.
+struct ChildSteps {
+    cgroup: Option<Arc<CommandCgroup>>,
+    namespace: Option<Namespace>,
+    rlimit: Option<u32>,
+    ruleset: Option<RulesetCreated>,
+    seccomp: Option<Arc<BpfProgram>>,
+}
+
+impl ChildSteps {
+    /// Confines the calling process. Only system calls on prepared memory: it runs in the
+    /// child of a multi-threaded process.
+    fn apply(&mut self) -> io::Result<()> {
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.join()?;
+        }
+        if let Some(namespace) = &self.namespace {
+            namespace.enter()?;
+        }
+        if let Some(max) = self.rlimit {
+            process_limit::set_rlimit(max)?;
+        }
+        if let Some(ruleset) = self.ruleset.take() {
+            ruleset
+                .restrict_self()
+                .map_err(|_| io::Error::last_os_error())?;
+        }
+        if let Some(program) = &self.seccomp {
+            seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
+        }
+        Ok(())
+    }
+}
+
+/// One process's confinement: [`Confinement::apply`] it to the command before the spawn,
+/// keep it while the process runs, [`Confinement::explain`] a failure, drop it after.
+pub struct Confinement {
+    mode: SandboxMode,
+    workspace: PathBuf,
+    temp: Option<PathBuf>,
+    steps: Option<ChildSteps>,
+    cgroup: Option<Arc<CommandCgroup>>,
+    explainer: Option<Explainer>,
+}
+
+impl std::fmt::Debug for Confinement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confinement")
+            .field("mode", &self.mode)
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Confinement {
+    fn unconfined(workspace: PathBuf) -> Self {
+        Self {
+            mode: SandboxMode::FullAccess,
+            workspace,
+            temp: None,
+            steps: None,
+            cgroup: None,
+            explainer: None,
+        }
+    }
+
+    /// The mode the process runs under.
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// Makes `command` confine its process (in the child, before exec) and point `TMPDIR` at
+    /// the writable temp dir.
+    pub fn apply(&mut self, command: &mut tokio::process::Command) {
+        if let Some(temp) = &self.temp {
+            command.env("TMPDIR", temp);
+        }
+        let Some(mut steps) = self.steps.take() else {
+            return;
+        };
+        // SAFETY: `ChildSteps::apply` makes only async-signal-safe system calls on memory
+        // prepared before fork, as a `pre_exec` hook must.
+        unsafe {
+            command.pre_exec(move || steps.apply());
+        }
+    }
+
+    /// Kills every process the command still has (when it has a cgroup of its own).
+    pub fn kill_all(&self) {
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill_all();
+        }
+    }
+
+    /// When `output` shows the sandbox stopped the command, what it denied, in one line
+    /// (`blocked by the sandbox: write to /x denied (...)`).
+    pub fn explain(&self, output: &str) -> Option<String> {
+        self.explainer.as_ref()?.explain(output)
+    }
+}

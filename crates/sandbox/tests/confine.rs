@@ -1,0 +1,104 @@
+//! Commands run under each mode, the way the tools run them: what they may and may not do.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Stdio;
+
+use wonopcode_sandbox::{Sandbox, SandboxMode, SandboxPolicy, Support};
+
+/// Runs `script` in bash under `sandbox` in `workspace`: exit code and stderr.
+async fn run(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String) {
+    let mut confinement = sandbox.confine(workspace).unwrap();
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg(script)
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    confinement.apply(&mut command);
+    let out = command.output().await.unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn confining() -> bool {
+    let support = Support::detect();
+    if support.landlock() && support.seccomp {
+        true
+    } else {
+        eprintln!("skipped: this kernel cannot confine ({support:?})");
+        false
+    }
+}
+
+#[tokio::test]
+async fn workspace_write_keeps_writes_in_the_workspace_and_secrets_hidden() {
+    if !confining() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (ws, home, outside) = (root.join("ws"), root.join("home"), root.join("outside"));
+    for dir in [&ws, &home.join(".ssh"), &outside, &ws.join(".git")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(home.join(".ssh/id_ed25519"), "KEY").unwrap();
+    std::fs::write(outside.join("victim"), "original").unwrap();
+    // The tempdir is under /tmp, which workspace-write may write: /etc stands for outside.
+    let sandbox =
+        Sandbox::with_home(SandboxPolicy::new(SandboxMode::WorkspaceWrite), Some(&home)).unwrap();
+    assert_eq!(
+        run(&sandbox, &ws, "echo ok > inside && cat inside").await.0,
+        0
+    );
+    let (code, err) = run(
+        &sandbox,
+        &ws,
+        &format!("cat {}/.ssh/id_ed25519", home.display()),
+    )
+    .await;
+    assert_ne!(code, 0, "read a hidden key");
+    assert!(err.contains("Permission denied"), "{err}");
+    let (code, _) = run(&sandbox, &ws, "echo x > .git/config").await;
+    assert_ne!(code, 0, ".git was writable");
+    let (code, err) = run(&sandbox, &ws, "echo x > /etc/wonopcode-sandbox-probe").await;
+    assert_ne!(code, 0, "wrote to /etc");
+    assert!(err.contains("Permission denied"), "{err}");
+    assert!(!Path::new("/etc/wonopcode-sandbox-probe").exists());
+    let (code, _) = run(
+        &sandbox,
+        &ws,
+        "echo x > /proc/self/root/etc/wonopcode-sandbox-probe",
+    )
+    .await;
+    assert_ne!(code, 0);
+    let (code, err) = run(&sandbox, &ws, "exec 3<>/dev/tcp/127.0.0.1/9").await;
+    assert_ne!(code, 0, "opened a TCP socket");
+    assert!(
+        err.contains("not permitted") || err.contains("denied"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn read_only_writes_only_its_private_temp_dir() {
+    if !confining() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::with_home(SandboxPolicy::new(SandboxMode::ReadOnly), None).unwrap();
+    let (code, _) = run(&sandbox, ws.path(), "echo x > file").await;
+    assert_ne!(code, 0, "read-only wrote to the workspace");
+    let (code, err) = run(
+        &sandbox,
+        ws.path(),
+        "echo x > \"$TMPDIR/scratch\" && cat \"$TMPDIR/scratch\"",
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+}

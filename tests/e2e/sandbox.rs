@@ -1,0 +1,367 @@
+//! The sandbox against the attacks a model could try through `bash`, each on the real binary
+//! with the kernel enforcing (`docs/grants.md`). The scratch directories live under the
+//! target directory, not /tmp: `workspace-write` lets commands write the temp dirs, so only a
+//! path outside them shows what the sandbox keeps out.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{Scratch, call, command, done, events, stderr, text, tool_results};
+
+/// A scratch directory outside the temp dirs, with a workspace in it.
+fn scratch() -> Scratch {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    Scratch { dir }
+}
+
+/// Whether this machine can confine commands; the tests say so and pass when it cannot
+/// (`wonopcode sandbox check` tells why).
+fn confining() -> bool {
+    let out = command().args(["sandbox", "check"]).output().unwrap();
+    if out.status.success() {
+        return true;
+    }
+    eprintln!("skipped: {}", String::from_utf8_lossy(&out.stdout));
+    false
+}
+
+/// Runs one response holding a `bash` call per command (then a final answer) with `extra`
+/// flags and `env`; the run's output and the calls' items, in order.
+fn run_commands(
+    s: &Scratch,
+    commands: &[&str],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, Vec<Value>) {
+    let mut turn = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        let args = serde_json::json!({ "command": command, "timeout_ms": 20000 }).to_string();
+        turn.extend(call(&format!("c{i}"), "bash", &args));
+    }
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let mut flags = vec!["--yes"];
+    flags.extend_from_slice(extra);
+    let out = s.run_json_with_env(&t, env, &flags, "go");
+    let items = tool_results(&events(&out));
+    (out, items)
+}
+
+fn output(item: &Value) -> &str {
+    item["output"].as_str().unwrap_or_default()
+}
+
+fn assert_blocked(item: &Value, what: &str) {
+    assert_eq!(item["status"], "failed", "{item}");
+    let said = output(item);
+    assert!(said.starts_with("blocked by the sandbox: "), "{item}");
+    assert!(said.contains(what), "{what}: {item}");
+    assert_eq!(item["command"]["sandbox"], "workspace-write", "{item}");
+    assert!(
+        item["command"]["blocked"]
+            .as_str()
+            .is_some_and(|b| b.contains(what)),
+        "{item}"
+    );
+}
+
+#[test]
+fn writes_outside_the_workspace_are_blocked_however_they_are_spelled() {
+    if !confining() {
+        return;
+    }
+    let s = scratch();
+    let outside = s.outside("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("victim"), "original").unwrap();
+    std::os::unix::fs::symlink(&outside, s.ws().join("link")).unwrap();
+    let o = outside.display();
+    let commands = [
+        format!("echo pwned > {o}/absolute"),
+        "echo pwned > ../outside/dotdot".to_owned(),
+        "echo pwned > link/through-symlink".to_owned(),
+        format!("echo pwned > /proc/self/root{o}/proc-root"),
+        format!("ln {o}/victim hard && echo pwned > hard"),
+        "echo fine > inside".to_owned(),
+    ];
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    let (out, items) = run_commands(&s, &commands, &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(items.len(), 6, "{items:?}");
+    for item in &items[..5] {
+        assert_blocked(item, "denied");
+    }
+    assert!(
+        output(&items[0]).contains(&format!("write to {o}/absolute denied")),
+        "{}",
+        items[0]
+    );
+    assert_eq!(items[5]["status"], "completed", "{}", items[5]);
+    // Nothing changed outside; the victim's content is intact.
+    let left: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("victim")]);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("victim")).unwrap(),
+        "original"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("inside")).unwrap(),
+        "fine\n"
+    );
+}
+
+#[test]
+fn keys_in_the_home_directory_are_hidden_unless_granted() {
+    if !confining() {
+        return;
+    }
+    let s = scratch();
+    let home = s.outside("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
+    std::fs::write(home.join(".profile"), "visible").unwrap();
+    let home_env = home.to_str().unwrap();
+    let (out, items) = run_commands(
+        &s,
+        &["cat ~/.ssh/id_ed25519", "cat ~/.profile"],
+        &[],
+        &[("HOME", home_env)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_blocked(&items[0], ".ssh/id_ed25519 denied");
+    assert!(!output(&items[0]).contains("PRIVATE-KEY-MATERIAL"));
+    assert!(output(&items[1]).contains("visible"), "{}", items[1]);
+    // A `read` grant opens it.
+    let config = s.config("sandbox:\n  read: [\"~/.ssh\"]\n");
+    let (_, items) = run_commands(
+        &s,
+        &["cat ~/.ssh/id_ed25519"],
+        &["--config", &config],
+        &[("HOME", home_env)],
+    );
+    assert!(
+        output(&items[0]).contains("PRIVATE-KEY-MATERIAL"),
+        "{}",
+        items[0]
+    );
+}
+
+/// A loopback server answering `hello` to each connection; its port.
+fn hello_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let _ = stream.write_all(b"hello");
+            let mut rest = Vec::new();
+            let _ = stream.read_to_end(&mut rest);
+        }
+    });
+    port
+}
+
+#[test]
+fn the_network_is_closed_without_a_grant_and_open_to_the_granted_port() {
+    if !confining() {
+        return;
+    }
+    let s = scratch();
+    let port = hello_server();
+    let python = format!(
+        "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {port})); print(s.recv(5).decode())\""
+    );
+    let curl = format!("curl -sS --max-time 5 telnet://127.0.0.1:{port} </dev/null | head -c 5");
+    let bash = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && head -c 5 <&3");
+    let (out, items) = run_commands(&s, &[&python, &bash], &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for item in &items {
+        assert_blocked(item, "network access denied");
+    }
+    // Granted: the same commands reach the server; another port stays closed.
+    let other = hello_server();
+    let config = s.config(&format!("sandbox:\n  network: [\"127.0.0.1:{port}\"]\n"));
+    let denied = format!("exec 3<>/dev/tcp/127.0.0.1/{other} && head -c 5 <&3");
+    let (_, items) = run_commands(
+        &s,
+        &[&python, &curl, &bash, &denied],
+        &["--config", &config],
+        &[],
+    );
+    for item in &items[..3] {
+        assert_eq!(item["status"], "completed", "{item}");
+        assert!(output(item).contains("hello"), "{item}");
+    }
+    assert_eq!(items[3]["status"], "failed", "{}", items[3]);
+    assert!(!output(&items[3]).contains("hello"), "{}", items[3]);
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+#[test]
+fn git_metadata_stays_read_only_unless_granted() {
+    if !confining() {
+        return;
+    }
+    let s = scratch();
+    git(&s.ws(), &["init", "-q"]);
+    s.file("a.txt", "a\n");
+    let commit = "git -c user.name=m -c user.email=m@example.com add a.txt && git -c user.name=m -c user.email=m@example.com commit -qm model";
+    let (out, items) = run_commands(&s, &[commit, "echo edited >> a.txt"], &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_blocked(&items[0], ".git");
+    assert_eq!(items[1]["status"], "completed", "{}", items[1]);
+    assert!(!s.ws().join(".git/index").exists(), "git wrote its index");
+    // Granted, the model may commit.
+    let config = s.config("sandbox:\n  write: [\".git\"]\n");
+    let (_, items) = run_commands(&s, &[commit], &["--config", &config], &[]);
+    assert_eq!(items[0]["status"], "completed", "{}", items[0]);
+}
+
+#[test]
+fn a_fork_bomb_is_capped_and_a_background_process_dies_with_its_call() {
+    if !confining() {
+        return;
+    }
+    let s = scratch();
+    let started = std::time::Instant::now();
+    let (out, items) = run_commands(
+        &s,
+        &[
+            "bomb() { bomb | bomb & }; bomb; sleep 3; echo survived",
+            "sleep 7461 & setsid sleep 7462 & echo started",
+        ],
+        &["--bash-timeout-ms", "8000"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    // The machine still starts processes, and nothing of either call is left.
+    assert!(
+        std::process::Command::new("true")
+            .status()
+            .unwrap()
+            .success()
+    );
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| {
+            c.starts_with(b"sleep\x007461")
+                || c.starts_with(b"sleep\x007462")
+                || c.starts_with(b"bash\0-c\0bomb")
+        })
+        .count();
+    assert_eq!(left, 0, "processes outlived their call");
+}
+
+#[test]
+fn each_mode_is_chosen_by_flag_or_config_and_full_access_is_announced() {
+    if !confining() {
+        return;
+    }
+    let s = scratch();
+    let outside = s.outside("free");
+    let write_out = format!("echo x > {}", outside.display());
+    // read-only: not even the workspace.
+    let (_, items) = run_commands(&s, &["echo x > inside"], &["--sandbox", "read-only"], &[]);
+    assert_eq!(items[0]["status"], "failed", "{}", items[0]);
+    assert_eq!(items[0]["command"]["sandbox"], "read-only");
+    assert!(!s.ws().join("inside").exists());
+    // full-access: anywhere, with a warning line at the start.
+    let (out, items) = run_commands(&s, &[&write_out], &["--sandbox", "full-access"], &[]);
+    assert_eq!(items[0]["status"], "completed", "{}", items[0]);
+    assert!(outside.exists());
+    let warning = stderr(&out);
+    assert!(
+        warning
+            .lines()
+            .any(|l| l.starts_with("warning: --sandbox full-access")),
+        "{warning}"
+    );
+    // The config file's mode, and the flag over it.
+    let config = s.config("sandbox:\n  mode: read-only\n");
+    let (_, items) = run_commands(&s, &["echo x > inside"], &["--config", &config], &[]);
+    assert_eq!(items[0]["command"]["sandbox"], "read-only");
+    let (_, items) = run_commands(
+        &s,
+        &["echo x > inside"],
+        &["--config", &config, "--sandbox", "workspace-write"],
+        &[],
+    );
+    assert_eq!(items[0]["status"], "completed", "{}", items[0]);
+}
+
+#[test]
+fn bad_sandbox_settings_get_one_line_and_store_nothing() {
+    let s = scratch();
+    let history = s.outside("h.jsonl");
+    let t = s.transcript("t.jsonl", &[vec![text("never"), done("end_turn")]]);
+    let h = history.to_str().unwrap();
+    let out = s.run_json(&t, &["--sandbox", "open", "--history", h], "go");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown sandbox mode `open`"),
+        "{}",
+        stderr(&out)
+    );
+    for (yaml, said) in [
+        ("sandbox:\n  mode: open\n", "unknown variant `open`"),
+        (
+            "sandbox:\n  network: [\"localhost\"]\n",
+            "network grant `localhost` is not HOST:PORT",
+        ),
+        ("sandbox:\n  writable: [x]\n", "unknown field `writable`"),
+    ] {
+        let config = s.config(yaml);
+        let out = s.run_json(&t, &["--config", &config, "--history", h], "go");
+        assert_eq!(out.status.code(), Some(1), "{yaml}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{yaml}: {err}");
+        assert!(
+            err.contains(said) && err.contains("config.yaml"),
+            "{yaml}: {err}"
+        );
+    }
+    assert!(!history.exists());
+}
+
+#[test]
+fn sandbox_check_says_what_the_kernel_enforces() {
+    let out = command().args(["sandbox", "check"]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "landlock: ",
+        "seccomp: ",
+        "user namespaces: ",
+        "process limit: ",
+        "read-only: ",
+        "workspace-write: ",
+        "full-access: no confinement",
+    ] {
+        assert!(report.contains(line), "{line}: {report}");
+    }
+    let enforced = report.contains("workspace-write: enforced");
+    assert_eq!(out.status.success(), enforced, "{report}");
+}
