@@ -139,6 +139,26 @@ async fn anthropic_overloaded_before_content_is_retried() {
 }
 
 #[tokio::test]
+async fn anthropic_usage_with_a_compaction_iteration_is_what_was_billed() {
+    let (got, _) = run(
+        Api::Anthropic,
+        vec![Reply::sse(fixture(
+            "own/anthropic-compaction-iterations.sse",
+        ))],
+    )
+    .await;
+    assert_eq!(got.text, "Done.");
+    assert_eq!(got.done, Some(StopReason::EndTurn));
+    // The compaction iteration's 55,096 cache reads are billed though the message
+    // iteration (the top-level fields) read none.
+    assert_eq!(got.usage.cache_read_tokens, 55_096);
+    assert_eq!(got.usage.cache_write_tokens, 50_090 + 559);
+    assert_eq!(got.usage.input_tokens, 48 + 3);
+    assert_eq!(got.usage.output_tokens, 496 + 97);
+    assert_eq!(got.error, None);
+}
+
+#[tokio::test]
 async fn anthropic_redacted_thinking_passes_through_and_unknowns_are_ignored() {
     let (got, _) = run(
         Api::Anthropic,

@@ -32,8 +32,15 @@ fn stop_reason(text: &str) -> StopReason {
 
 impl AnthropicDecoder {
     /// Later reports of a usage field replace earlier ones: `message_delta` carries the
-    /// running totals, and some servers repeat the input counts there.
+    /// running totals, and some servers repeat the input counts there. When the usage lists
+    /// `iterations` (server-side compaction runs a billed compaction iteration before the
+    /// message; its top-level fields are the message iteration's alone), what was billed is
+    /// their sum, cache reads and writes included.
     fn take_usage(&mut self, usage: &serde_json::Value) {
+        let iterations = usage
+            .get("iterations")
+            .and_then(|i| i.as_array())
+            .filter(|i| !i.is_empty());
         let slots = [
             ("input_tokens", &mut self.usage.input_tokens),
             ("output_tokens", &mut self.usage.output_tokens),
@@ -44,7 +51,16 @@ impl AnthropicDecoder {
             ("cache_read_input_tokens", &mut self.usage.cache_read_tokens),
         ];
         for (key, slot) in slots {
-            if let Some(n) = u64_field(usage, key) {
+            let reported = match iterations {
+                Some(iterations) => Some(
+                    iterations
+                        .iter()
+                        .filter_map(|i| u64_field(i, key))
+                        .fold(0_u64, u64::saturating_add),
+                ),
+                None => u64_field(usage, key),
+            };
+            if let Some(n) = reported {
                 *slot = n;
             }
         }
