@@ -46,6 +46,7 @@ fn config(name: &str, program: &Path) -> ServerConfig {
         enabled_tools: None,
         disabled_tools: Vec::new(),
         sign_in: None,
+        sandbox: None,
     }
 }
 

@@ -15,7 +15,7 @@ use crate::support::{Scratch, call, done, events, repo_root, stderr, text, tool_
 const INSTALL: &str = "npm ci --prefix tests/mcp-servers";
 
 /// The `everything` reference server's program, or `None` (with a message) when missing.
-fn everything() -> Option<PathBuf> {
+pub(crate) fn everything() -> Option<PathBuf> {
     let path = repo_root().join("tests/mcp-servers/node_modules/.bin/mcp-server-everything");
     if path.exists() {
         return Some(path);

@@ -365,3 +365,69 @@ fn sandbox_check_says_what_the_kernel_enforces() {
     let enforced = report.contains("workspace-write: enforced");
     assert_eq!(out.status.success(), enforced, "{report}");
 }
+
+#[test]
+fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
+    if !confining() {
+        return;
+    }
+    let Some(everything) = crate::mcp::everything() else {
+        return;
+    };
+    let filesystem = everything.with_file_name("mcp-server-filesystem");
+    let s = scratch();
+    let outside = s.outside("shared");
+    std::fs::create_dir(&outside).unwrap();
+    let home = s.outside("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE-KEY-MATERIAL").unwrap();
+    // The server itself allows both directories and the home; the sandbox decides.
+    let entry = |sandbox: &str| {
+        format!(
+            "mcp_servers:\n  files:\n    command: {}\n    args: ['{}', '{}', '{}']\n{sandbox}",
+            filesystem.display(),
+            s.ws().display(),
+            outside.display(),
+            home.display()
+        )
+    };
+    let write = |name: &str| {
+        serde_json::json!({"path": outside.join(name).to_str().unwrap(), "content": "x"})
+            .to_string()
+    };
+    let key = serde_json::json!({"path": home.join(".ssh/id_rsa").to_str().unwrap()}).to_string();
+    let run = |config: &str| {
+        let mut turn = call("c1", "mcp__files__write_file", &write("by-server"));
+        turn.extend(call("c2", "mcp__files__read_text_file", &key));
+        turn.push(done("tool_use"));
+        let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+        let config = s.config(config);
+        let out = s.run_json_with_env(
+            &t,
+            &[("HOME", home.to_str().unwrap())],
+            &["--yes", "--config", &config],
+            "go",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        tool_results(&events(&out))
+    };
+    // By default: the run's workspace-write, any host; not the shared dir, not the key.
+    let items = run(&entry(""));
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(!outside.join("by-server").exists(), "{}", items[0]);
+    assert!(
+        !output(&items[1]).contains("PRIVATE-KEY-MATERIAL"),
+        "{}",
+        items[1]
+    );
+    // Its own grants open them.
+    let items = run(&entry(
+        "    sandbox:\n      write: ['../shared']\n      read: ['~/.ssh']\n",
+    ));
+    assert!(outside.join("by-server").exists(), "{}", items[0]);
+    assert!(
+        output(&items[1]).contains("PRIVATE-KEY-MATERIAL"),
+        "{}",
+        items[1]
+    );
+}

@@ -160,6 +160,11 @@ impl ClientHandler for Client {
                     tracing::info!(server = %server, tools = tools.len(), "MCP server's tools changed");
                     listed.set(tools);
                 }
+                // The connection was closed meanwhile (wonopcode is stopping it, or the server
+                // went away, which its next call reports): nothing to warn about.
+                Ok(Err(rmcp::service::ServiceError::TransportClosed)) => {
+                    tracing::debug!(server = %server, "the connection closed before the changed tools were listed")
+                }
                 Ok(Err(e)) => {
                     tracing::warn!(server = %server, error = %e, "cannot list an MCP server's changed tools")
                 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+use wonopcode_sandbox::SandboxPolicy;
 
 /// How long a server has to start and list its tools, unless it says otherwise.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,6 +58,10 @@ pub struct ServerEntry {
     /// How to sign in to an HTTP server with OAuth, when it needs more than discovery and
     /// dynamic registration (Claude Code's `oauth` object).
     pub oauth: Option<OAuthEntry>,
+    /// The sandbox of a stdio server's process: a mode, or a mapping with the mode and grants
+    /// (default: the run's, with any host and the package caches writable; `docs/grants.md`).
+    #[serde(default, deserialize_with = "SandboxPolicy::optional_mode_or_policy")]
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 /// `oauth:` of an HTTP server's entry: Claude Code's `clientId`, `callbackPort` and `scopes`,
@@ -100,6 +105,8 @@ pub struct ServerConfig {
     /// How it is signed in to with OAuth (`wonopcode mcp login`), for an HTTP server without a
     /// bearer token; `None`: it is never signed in to.
     pub sign_in: Option<SignIn>,
+    /// The sandbox a stdio server's process runs in; `None`: unconfined.
+    pub sandbox: Option<SandboxPolicy>,
 }
 
 /// How a server is reached.
@@ -291,6 +298,7 @@ impl ServerEntry {
             enabled_tools: self.enabled_tools.clone(),
             disabled_tools: self.disabled_tools.clone(),
             sign_in: self.sign_in(lookup).map_err(fail)?,
+            sandbox: self.sandbox.clone(),
         }))
     }
 

@@ -16,6 +16,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
+use wonopcode_sandbox::{Confinement, Sandbox};
 
 use crate::challenge::{ChallengeKeeper, LastChallenge};
 use crate::client::{Client, Elicitor, ListedTools};
@@ -61,6 +62,14 @@ pub enum ServerError {
 struct Connection {
     service: RunningService<RoleClient, Client>,
     _own: Option<OwnProcess>,
+    /// A stdio server's sandbox, kept while it runs (its cgroup, its private temp dir).
+    _confined: Option<Confined>,
+}
+
+/// A sandbox and the confinement of the process started in it.
+struct Confined {
+    _confinement: Confinement,
+    _sandbox: Sandbox,
 }
 
 /// A process id marked in `own_processes`, unmarked when dropped.
@@ -174,16 +183,16 @@ impl Server {
         let config = &self.config;
         let started = Instant::now();
         let limit = config.startup_timeout;
-        let (service, own) = match &config.transport {
+        let (service, own, confined) = match &config.transport {
             Transport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
             } => {
-                let (transport, own) = self.spawn(command, args, env, cwd.as_deref())?;
+                let (transport, own, confined) = self.spawn(command, args, env, cwd.as_deref())?;
                 let service = tokio::time::timeout(limit, self.client().serve(transport)).await;
-                (service, own)
+                (service, own, confined)
             }
             Transport::Http {
                 url,
@@ -221,7 +230,7 @@ impl Server {
                         tokio::time::timeout(limit, self.client().serve(transport)).await
                     }
                 };
-                (service, None)
+                (service, None, None)
             }
         };
         let service = service
@@ -238,7 +247,14 @@ impl Server {
             latency_ms = started.elapsed().as_millis() as u64,
             "MCP server started"
         );
-        Ok((Connection { service, _own: own }, tools))
+        Ok((
+            Connection {
+                service,
+                _own: own,
+                _confined: confined,
+            },
+            tools,
+        ))
     }
 
     /// Starts a stdio server's program, its stderr drained into the log.
@@ -248,7 +264,11 @@ impl Server {
         args: &[String],
         env: &BTreeMap<String, String>,
         cwd: Option<&Path>,
-    ) -> Result<(TokioChildProcess, Option<OwnProcess>), ServerError> {
+    ) -> Result<(TokioChildProcess, Option<OwnProcess>, Option<Confined>), ServerError> {
+        let failed = |reason: String| ServerError::Spawn {
+            command: program.to_owned(),
+            reason,
+        };
         let mut command = tokio::process::Command::new(program);
         command.args(args);
         if let Some(base) = &self.base_env {
@@ -258,13 +278,24 @@ impl Server {
             .envs(env)
             .current_dir(cwd.unwrap_or(&self.workspace))
             .kill_on_drop(true);
+        let confined = match &self.config.sandbox {
+            Some(policy) => {
+                let sandbox = Sandbox::new(policy.clone()).map_err(|e| failed(e.to_string()))?;
+                let mut confinement = sandbox
+                    .confine(&self.workspace)
+                    .map_err(|e| failed(e.to_string()))?;
+                confinement.apply(&mut command);
+                Some(Confined {
+                    _confinement: confinement,
+                    _sandbox: sandbox,
+                })
+            }
+            None => None,
+        };
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| ServerError::Spawn {
-                command: program.to_owned(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| failed(e.to_string()))?;
         let own = transport.id().map(|pid| {
             own_processes::register(pid);
             OwnProcess(pid)
@@ -279,7 +310,7 @@ impl Server {
                 }
             });
         }
-        Ok((transport, own))
+        Ok((transport, own, confined))
     }
 
     /// Calls `tool` with `arguments`, within the call timeout and until `cancel`. A server

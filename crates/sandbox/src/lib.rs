@@ -20,7 +20,9 @@ mod support;
 
 pub use confine::{Confinement, Sandbox};
 pub use mode::SandboxMode;
-pub use policy::{DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SandboxPolicy};
+pub use policy::{
+    DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SERVER_CACHES, SandboxPolicy,
+};
 pub use support::{ProcessLimitKind, Support};
 
 /// Why a sandbox could not be set up.

@@ -85,6 +85,56 @@ impl SandboxPolicy {
     }
 }
 
+impl SandboxPolicy {
+    /// The policy of an MCP stdio server whose entry names none, in a run under this one: the
+    /// same mode and grants, any host (servers exist to reach services), and the package
+    /// managers' caches under `home` writable (`npx`, `uvx` and `pip` fill them on start).
+    pub fn for_servers(&self, home: Option<&Path>) -> SandboxPolicy {
+        let mut policy = self.clone();
+        policy.network = vec![NetworkGrant::Any];
+        if let Some(home) = home {
+            policy
+                .write
+                .extend(SERVER_CACHES.iter().map(|cache| home.join(cache)));
+        }
+        policy
+    }
+
+    /// Reads a policy written either whole (a mapping) or as just its mode
+    /// (`sandbox: read-only`), for `#[serde(deserialize_with)]`.
+    pub fn mode_or_policy<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<SandboxPolicy, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = SandboxPolicy;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a sandbox mode or a mapping with `mode` and grants")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SandboxPolicy, E> {
+                text.parse().map(SandboxPolicy::new).map_err(E::custom)
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                map: M,
+            ) -> Result<SandboxPolicy, M::Error> {
+                SandboxPolicy::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+
+    /// [`SandboxPolicy::mode_or_policy`] for an optional field.
+    pub fn optional_mode_or_policy<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SandboxPolicy>, D::Error> {
+        Self::mode_or_policy(deserializer).map(Some)
+    }
+}
+
+/// The caches under the home directory MCP stdio servers may write by default.
+pub const SERVER_CACHES: &[&str] = &[".npm", ".cache"];
+
 impl Default for SandboxPolicy {
     fn default() -> Self {
         Self::new(SandboxMode::default())

@@ -44,7 +44,9 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderEntry>,
     /// MCP servers whose tools the run gets (`docs/mcp.md`).
     pub mcp_servers: BTreeMap<String, wonopcode_mcp::ServerEntry>,
-    /// The sandbox of the processes started for the model (`docs/grants.md`).
+    /// The sandbox of the processes started for the model (`docs/grants.md`): a mode, or a
+    /// mapping with the mode and grants.
+    #[serde(deserialize_with = "SandboxPolicy::mode_or_policy")]
     pub sandbox: SandboxPolicy,
 }
 
@@ -53,18 +55,26 @@ impl Config {
     /// and its paths made absolute (`~/` is the home directory; others are relative to
     /// `workspace`).
     pub fn sandbox_policy(&self, mode: Option<SandboxMode>, workspace: &Path) -> SandboxPolicy {
-        let mut policy = self.sandbox.clone();
+        let mut policy = absolute_paths(&self.sandbox, workspace);
         if let Some(mode) = mode {
             policy.mode = mode;
         }
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let absolute = |path: &PathBuf| match (path.strip_prefix("~"), &home) {
-            (Ok(rest), Some(home)) => home.join(rest),
-            _ => workspace.join(path),
-        };
-        policy.write = policy.write.iter().map(absolute).collect();
-        policy.read = policy.read.iter().map(absolute).collect();
         policy
+    }
+}
+
+/// `policy` with its paths absolute: `~/` is the home directory; others are relative to
+/// `workspace`.
+pub(crate) fn absolute_paths(policy: &SandboxPolicy, workspace: &Path) -> SandboxPolicy {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let absolute = |path: &PathBuf| match (path.strip_prefix("~"), &home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => workspace.join(path),
+    };
+    SandboxPolicy {
+        write: policy.write.iter().map(absolute).collect(),
+        read: policy.read.iter().map(absolute).collect(),
+        ..policy.clone()
     }
 }
 
@@ -175,6 +185,25 @@ mod tests {
         let policy = set.cache.policy();
         assert_eq!(policy.max_bytes, 10 << 20);
         assert_eq!(policy.max_age, None);
+    }
+
+    #[test]
+    fn the_sandbox_is_a_mode_or_a_policy_and_servers_get_the_network() {
+        let short: Config = serde_yaml::from_str("sandbox: read-only\n").unwrap();
+        assert_eq!(short.sandbox.mode, SandboxMode::ReadOnly);
+        let whole: Config = serde_yaml::from_str(
+            "sandbox:\n  write: [out, \"~/cache\"]\n  network: [\"127.0.0.1:80\"]\n",
+        )
+        .unwrap();
+        assert_eq!(whole.sandbox.mode, SandboxMode::WorkspaceWrite);
+        let policy = whole.sandbox_policy(Some(SandboxMode::ReadOnly), Path::new("/ws"));
+        assert_eq!(policy.mode, SandboxMode::ReadOnly);
+        assert_eq!(policy.write[0], Path::new("/ws/out"));
+        assert!(policy.write[1].ends_with("cache") && policy.write[1].is_absolute());
+        let servers = policy.for_servers(Some(Path::new("/home/u")));
+        assert_eq!(servers.network, vec![wonopcode_sandbox::NetworkGrant::Any]);
+        assert!(servers.write.contains(&PathBuf::from("/home/u/.npm")));
+        assert!(serde_yaml::from_str::<Config>("sandbox: open\n").is_err());
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{Tool, ToolRegistry};
 use wonopcode_mcp::{Elicitor, McpTool, Server, ServerConfig, ServerEntry, ServerFailure, Started};
+use wonopcode_sandbox::SandboxPolicy;
 use wonopcode_tools::permission::shell::Script;
 
 use crate::config::Config;
@@ -58,6 +59,11 @@ impl Inspection {
         elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Self, SessionError> {
         let mut configs = server_configs(&config.mcp_servers, extra)?;
+        confine_servers(
+            &mut configs,
+            &config.sandbox_policy(None, workspace),
+            workspace,
+        );
         let names: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
         if let Some(wanted) = only {
             configs.retain(|c| c.name == wanted);
@@ -261,6 +267,24 @@ fn sign_in_target(
         )));
     };
     Ok((url.clone(), sign_in))
+}
+
+/// Gives each stdio server of `configs` its sandbox: its entry's own (paths made absolute),
+/// else the run's `run` policy as servers get it (`SandboxPolicy::for_servers`).
+pub(crate) fn confine_servers(configs: &mut [ServerConfig], run: &SandboxPolicy, workspace: &Path) {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    for config in configs {
+        if !matches!(
+            config.transport,
+            wonopcode_mcp::config::Transport::Stdio { .. }
+        ) {
+            continue;
+        }
+        config.sandbox = Some(match &config.sandbox {
+            Some(own) => crate::config::absolute_paths(own, workspace),
+            None => run.for_servers(home.as_deref()),
+        });
+    }
 }
 
 /// The servers to start: the config file's, then the command line's; a name given twice is

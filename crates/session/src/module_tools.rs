@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use wonopcode_mcp::{Elicitor, ServerEntry};
 use wonopcode_registry::{CatalogResolver, ModuleTools};
+use wonopcode_sandbox::SandboxPolicy;
 use wonopcode_wasm_host::context_tools::ContextTools;
 use wonopcode_wasm_host::{LoopSource, ModuleResolver};
 
@@ -21,6 +22,8 @@ pub(crate) struct SessionResolver {
     pub env: Arc<BTreeMap<String, String>>,
     /// Who fills in the servers' forms.
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// The run's sandbox policy, which servers without their own are confined by.
+    pub sandbox: SandboxPolicy,
 }
 
 #[async_trait::async_trait]
@@ -67,6 +70,7 @@ impl SessionResolver {
                 )),
             }
         }
+        crate::mcp::confine_servers(&mut configs, &self.sandbox, &self.workspace);
         let started = wonopcode_mcp::start_all(
             configs,
             &self.workspace,

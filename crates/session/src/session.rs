@@ -223,7 +223,8 @@ impl SessionBuilder {
         let mut tools = ToolRegistry::new();
         let command_env = mcp::command_environment(&config)?;
         // A sandbox the kernel cannot enforce is refused here, before anything is stored.
-        let sandbox = Sandbox::new(config.sandbox_policy(self.sandbox_mode, &root))
+        let sandbox_policy = config.sandbox_policy(self.sandbox_mode, &root);
+        let sandbox = Sandbox::new(sandbox_policy.clone())
             .map(Arc::new)
             .map_err(|e| SessionError::Choice(e.to_string()))?;
         let mut options = BuiltinOptions {
@@ -237,7 +238,8 @@ impl SessionBuilder {
         register_builtins(&mut tools, options)
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
         // MCP servers get the same environment as commands: the run's secrets stay out.
-        let mcp_configs = mcp::server_configs(&config.mcp_servers, &self.mcp)?;
+        let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &self.mcp)?;
+        mcp::confine_servers(&mut mcp_configs, &sandbox_policy, &root);
         // A rule for a tool the run lacks would match nothing: refused before anything is
         // stored.
         let permissions = self
@@ -300,6 +302,7 @@ impl SessionBuilder {
             workspace: root.clone(),
             env: command_env.clone(),
             elicitor: elicitor.clone(),
+            sandbox: sandbox_policy,
         });
         let host_config = HostConfig {
             values: config.guest.clone(),
