@@ -431,3 +431,56 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
         items[1]
     );
 }
+
+/// One `bash` call writing `target`, then a final answer.
+fn write_outside_transcript(s: &Scratch, target: &Path) -> std::path::PathBuf {
+    let args = serde_json::json!({ "command": format!("echo escaped > {}", target.display()) });
+    let mut turn = call("c1", "bash", &args.to_string());
+    turn.push(done("tool_use"));
+    s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]])
+}
+
+#[test]
+fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_says_so() {
+    if !confining() {
+        return;
+    }
+    use crate::terminal::{answer, finish, spawn};
+    let question = "run again outside the sandbox? [y] once  [a] always  [N] no: ";
+    for (reply, escaped) in [("n", false), ("y", true)] {
+        let s = scratch();
+        let target = s.outside("target");
+        let t = write_outside_transcript(&s, &target);
+        let mut session = spawn(&s, &t, &[], "go");
+        answer(
+            &mut session,
+            "[y] once  [a] always  [N] no: ",
+            "y",
+            "the approval",
+        );
+        session
+            .exp_string("the sandbox stopped `bash`")
+            .unwrap_or_else(|e| panic!("no escalation question: {e}"));
+        answer(
+            &mut session,
+            question.trim_start_matches("run"),
+            reply,
+            "the escalation",
+        );
+        let (_, code) = finish(session);
+        assert_eq!(code, 0);
+        assert_eq!(target.exists(), escaped, "answered {reply}");
+    }
+    // With --yes nobody is asked: the sandbox holds.
+    let s = scratch();
+    let target = s.outside("target");
+    let t = write_outside_transcript(&s, &target);
+    let (out, items) = {
+        let out = s.run_json(&t, &["--yes"], "go");
+        let items = tool_results(&events(&out));
+        (out, items)
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_blocked(&items[0], "denied");
+    assert!(!target.exists());
+}

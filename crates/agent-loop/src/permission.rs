@@ -53,6 +53,13 @@ pub trait PermissionGate: Send + Sync {
     /// What the policy says without prompting.
     fn status(&self, request: &PermissionRequest) -> PermissionStatus;
 
+    /// Asked when the sandbox stopped a call of `tool` on `subject` (`blocked` says what it
+    /// denied); `true` runs that one call again outside the sandbox. Only a person can say
+    /// yes: no rule and no `--yes` does.
+    async fn escalate(&self, _tool: &str, _subject: &str, _blocked: &str) -> bool {
+        false
+    }
+
     /// Asked when the same call repeats (doom loop); `true` lets the run go on.
     async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {
         false

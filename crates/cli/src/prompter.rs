@@ -76,6 +76,21 @@ impl Prompter for TerminalPrompter {
         }
     }
 
+    async fn ask_escalation(&self, tool: &str, subject: &str, blocked: &str) -> Answer {
+        let question = format!(
+            "{} the sandbox stopped `{}` ({}): run `{}` again outside the sandbox? [y] once  [a] always  [N] no: ",
+            console::style("!").red().bold(),
+            one_line(tool),
+            one_line(blocked),
+            one_line(subject),
+        );
+        match read_answer(question, self.progress.clone()).await.as_str() {
+            "y" | "yes" => Answer::Once,
+            "a" | "always" => Answer::Always,
+            _ => Answer::Deny,
+        }
+    }
+
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
         let tool = one_line(tool);
         let question = format!(

@@ -16,7 +16,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
-use wonopcode_sandbox::Sandbox;
+use wonopcode_sandbox::{Sandbox, SandboxMode};
 
 use crate::call_processes::{self, CallProcesses};
 use crate::spec::{args, spec};
@@ -177,13 +177,46 @@ impl Tool for BashTool {
             .timeout_ms
             .map_or(self.default_timeout, Duration::from_millis)
             .min(self.ceiling);
+        let first = self
+            .execute(&a.command, timeout, env, self.sandbox.as_deref())
+            .await?;
+        let blocked = first.command.as_ref().and_then(|c| c.blocked.clone());
+        let (Some(blocked), Some(gate)) = (blocked, &env.gate) else {
+            return Ok(first);
+        };
+        if !gate.escalate("bash", &a.command, &blocked).await {
+            return Ok(first);
+        }
+        // The person who approved it runs this one command with their own rights.
+        let mut again = self.execute(&a.command, timeout, env, None).await?;
+        again.content = format!(
+            "ran again outside the sandbox, with the user's approval (it had been blocked: {blocked})\n{}",
+            again.content
+        );
+        if let Some(details) = &mut again.command {
+            details.sandbox = Some(SandboxMode::FullAccess.to_string());
+            details.blocked = Some(blocked);
+        }
+        Ok(again)
+    }
+}
+
+impl BashTool {
+    /// Runs `text` once, confined by `sandbox` when given.
+    async fn execute(
+        &self,
+        text: &str,
+        timeout: Duration,
+        env: &ToolEnv,
+        sandbox: Option<&Sandbox>,
+    ) -> Result<ToolOutput, ToolError> {
         let mut command = tokio::process::Command::new("bash");
         if let Some(env) = &self.env {
             command.env_clear().envs(env.iter());
         }
         let marker = CallProcesses::next_marker();
         command.env(call_processes::MARKER_VARIABLE, &marker);
-        let mut confinement = match &self.sandbox {
+        let mut confinement = match sandbox {
             Some(sandbox) => Some(
                 sandbox
                     .confine(&env.workspace_root)
@@ -196,7 +229,7 @@ impl Tool for BashTool {
         }
         let mut child = command
             .arg("-c")
-            .arg(&a.command)
+            .arg(text)
             .current_dir(&env.workspace_root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -282,7 +315,7 @@ impl Tool for BashTool {
             content,
             is_error,
             command: Some(CommandDetails {
-                command: a.command,
+                command: text.to_owned(),
                 exit_code,
                 sandbox: confinement.as_ref().map(|c| c.mode().to_string()),
                 blocked: blocked.map(|line| {

@@ -39,6 +39,13 @@ pub trait Prompter: Send + Sync {
 
     /// Asks whether a call repeated `count` times in a row may run again.
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool;
+
+    /// Asks whether `tool`'s call on `subject`, which the sandbox stopped (`blocked` says
+    /// what it denied), may run again outside the sandbox. Prompters that cannot ask a
+    /// person refuse.
+    async fn ask_escalation(&self, _tool: &str, _subject: &str, _blocked: &str) -> Answer {
+        Answer::Deny
+    }
 }
 
 /// What `ask` becomes when there is no prompter and no `--yes`.
@@ -269,6 +276,26 @@ impl PermissionGate for PermissionPolicy {
         }
     }
 
+    async fn escalate(&self, tool: &str, subject: &str, blocked: &str) -> bool {
+        // Never `--yes` nor a rule: the sandbox is what holds when nobody watches.
+        let Some(prompter) = &self.prompter else {
+            return false;
+        };
+        let key = vec![format!("unsandboxed\0{tool}\0{subject}")];
+        let _guard = self.prompt_lock.lock().await;
+        if self.is_approved(&key) {
+            return true;
+        }
+        match prompter.ask_escalation(tool, subject, blocked).await {
+            Answer::Once => true,
+            Answer::Always => {
+                self.approve(key);
+                true
+            }
+            Answer::Deny => false,
+        }
+    }
+
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
         match &self.prompter {
             Some(p) => {
@@ -337,6 +364,41 @@ mod tests {
             p.decide(&req("bash", ToolKind::Mutating, "ls")).await,
             PermissionDecision::Allow
         );
+    }
+
+    /// Answers "always" to escalations, counting how often it was asked.
+    #[derive(Default)]
+    struct Escalations(std::sync::atomic::AtomicUsize);
+    #[async_trait]
+    impl Prompter for Escalations {
+        async fn ask(&self, _tool: &str, _subject: Option<&str>) -> Answer {
+            Answer::Deny
+        }
+        async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {
+            false
+        }
+        async fn ask_escalation(&self, _tool: &str, _subject: &str, _blocked: &str) -> Answer {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Answer::Always
+        }
+    }
+
+    #[tokio::test]
+    async fn escalation_is_a_persons_answer_cached_per_exact_command() {
+        // Neither --yes nor an allow rule lets a blocked command out.
+        let allow = PolicyConfig {
+            rules: vec![Rule::parse("bash", Action::Allow).unwrap()],
+            ..PolicyConfig::default()
+        };
+        let yes = PermissionPolicy::new(allow, true, Some(Arc::new(Always)));
+        assert!(!yes.escalate("bash", "touch /x", "write to /x denied").await);
+        let asked = Arc::new(Escalations::default());
+        let p = PermissionPolicy::new(PolicyConfig::default(), false, Some(asked.clone()));
+        assert!(p.escalate("bash", "touch /x", "write to /x denied").await);
+        assert!(p.escalate("bash", "touch /x", "write to /x denied").await);
+        assert_eq!(asked.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(p.escalate("bash", "touch /y", "write to /y denied").await);
+        assert_eq!(asked.0.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
