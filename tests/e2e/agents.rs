@@ -9,7 +9,10 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::events_doc::{documented_child_sequence, documented_schema, documented_sequence};
-use crate::support::{Scratch, copy_dir, events, repo_root, stderr, wonopcode};
+use crate::support::{
+    Scratch, call, copy_dir, done, events, priced_transcript_of, repo_root, stderr, text, usage,
+    wonopcode,
+};
 
 fn agents() -> PathBuf {
     repo_root().join("examples/agents")
@@ -257,4 +260,87 @@ fn each_specialist_runs_on_its_own() {
         let answer = String::from_utf8_lossy(&out.stdout);
         assert!(answer.contains(needle), "{name}: {answer}");
     }
+}
+
+/// A priced transcript (`priced_transcript_of`): the orchestrator hands eight questions to
+/// researchers in one parallel spawn; each researcher answers once for 1,000 tokens in and
+/// 1,000 out ($0.011).
+fn eight_researchers(s: &Scratch) -> PathBuf {
+    use serde_json::json;
+    let tasks: Vec<Value> = (1..=8)
+        .map(|i| json!({"specialist": "researcher", "task": format!("Question {i}: what does greet.sh print?")}))
+        .collect();
+    let arguments = json!({ "tasks": tasks }).to_string();
+    let mut delegate = call("p1", "delegate_parallel", &arguments);
+    delegate.extend([usage(1000, 100), done("tool_use")]);
+    let mut turns = vec![("0".to_owned(), delegate)];
+    for i in 1..=8 {
+        let answer = vec![
+            text(&format!("It prints a greeting ({i}).")),
+            usage(1000, 1000),
+            done("end_turn"),
+        ];
+        turns.push((format!("0.{i}"), answer));
+    }
+    turns.push(("0".to_owned(), vec![text("Done."), done("end_turn")]));
+    let turns: Vec<(&str, Vec<Value>)> =
+        turns.iter().map(|(c, t)| (c.as_str(), t.clone())).collect();
+    let path = s.outside("eight.jsonl");
+    std::fs::write(&path, priced_transcript_of(&turns)).unwrap();
+    path
+}
+
+#[test]
+fn parallel_children_share_one_budget_and_never_overspend_it() {
+    let s = Scratch::new();
+    copy_dir(&agents().join("workspace"), &s.ws());
+    let t = eight_researchers(&s);
+    // The root's request ($0.002) and five researchers ($0.055) fit; a sixth's worst case
+    // would not.
+    let out = wonopcode()
+        .arg("--loops-dir")
+        .arg(agents())
+        .args([
+            "--agent-loop-name",
+            "orchestrator",
+            "--yes",
+            "--json",
+            "--max-cost",
+            "0.065",
+            "--replay",
+        ])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Ask eight researchers about greet.sh.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let events = events(&out);
+    let ended = |status: &str| {
+        events
+            .iter()
+            .filter(|e| {
+                e["context"].as_str().is_some_and(|c| c.starts_with("0."))
+                    && (e["type"] == "turn.completed" || e["type"] == "turn.failed")
+                    && e["status"] == status
+            })
+            .count()
+    };
+    assert_eq!(ended("complete"), 5, "{events:?}");
+    assert_eq!(ended("budget_exceeded"), 3, "{events:?}");
+    // What was spent, over every context, stays under the cap.
+    let spent: u64 = events
+        .iter()
+        .filter(|e| e["type"] == "turn.completed" || e["type"] == "turn.failed")
+        .filter(|e| e["context"].as_str().is_some_and(|c| c.starts_with("0.")))
+        .filter_map(|e| e["usage"]["cost_micro_cents"].as_u64())
+        .sum::<u64>()
+        + 200_000;
+    assert!(spent <= 6_500_000, "spent {spent} micro-cents");
+    let root = events
+        .iter()
+        .find(|e| e["context"] == "0" && e["type"] == "turn.failed")
+        .unwrap_or_else(|| panic!("the root did not stop: {events:?}"));
+    assert_eq!(root["status"], "budget_exceeded", "{root}");
 }

@@ -4,7 +4,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::{
-    Scratch, bin, call, done, events, interrupt, spawn_until, stderr, text, tool_results, wonopcode,
+    Scratch, bin, call, done, events, interrupt, priced_transcript_of, spawn_until, stderr, text,
+    tool_results, usage, wonopcode,
 };
 
 fn history_records(path: &std::path::Path) -> Vec<serde_json::Value> {
@@ -241,4 +242,116 @@ fn terminal_output_streams_text_and_reports_tools_without_color() {
     let err = stderr(&out);
     assert!(err.contains("✓ read notes.txt"), "{err}");
     assert!(!err.contains('\u{1b}'), "NO_COLOR honoured: {err:?}");
+}
+
+/// A priced transcript (`priced_transcript_of`) whose responses each call `list` (on a
+/// directory that does not exist) and use 1,000 tokens in and 1,000 out ($0.011).
+fn priced_transcript(s: &Scratch, responses: usize) -> std::path::PathBuf {
+    let turns: Vec<(&str, Vec<serde_json::Value>)> = (0..responses)
+        .map(|i| {
+            // Different arguments each time: the same call three times in a row is a doom loop.
+            let args = serde_json::json!({ "path": format!("d{i}") }).to_string();
+            let mut chunks = call(&format!("c{i}"), "list", &args);
+            chunks.extend([usage(1000, 1000), done("tool_use")]);
+            ("0", chunks)
+        })
+        .collect();
+    let path = s.outside("priced.jsonl");
+    std::fs::write(&path, priced_transcript_of(&turns)).unwrap();
+    path
+}
+
+#[test]
+fn a_request_the_cost_budget_cannot_cover_is_never_sent() {
+    let s = Scratch::new();
+    let history = s.outside("h.jsonl");
+    let t = priced_transcript(&s, 5);
+    // Two responses cost $0.022; the third's worst case ($0.01 of output and its prompt)
+    // would pass $0.03.
+    let out = s.run_json(
+        &t,
+        &[
+            "--yes",
+            "--max-cost",
+            "0.03",
+            "--history",
+            history.to_str().unwrap(),
+        ],
+        "go",
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let all = events(&out);
+    let failed = all
+        .iter()
+        .find(|e| e["type"] == "turn.failed")
+        .unwrap_or_else(|| panic!("no turn.failed: {all:?}"));
+    assert_eq!(failed["status"], "budget_exceeded", "{failed}");
+    assert_eq!(
+        failed["iterations"], 3,
+        "the third request was counted, not sent: {failed}"
+    );
+    let error = failed["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("budget exceeded: --max-cost $0.0300"),
+        "{error}"
+    );
+    assert_eq!(
+        stderr(&out).trim_end().lines().last().unwrap_or(""),
+        format!("error: {error}")
+    );
+    // Two responses were streamed, and the history keeps both rounds.
+    let started = all
+        .iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .count();
+    assert_eq!(started, 2, "{all:?}");
+    assert!(history.exists());
+    // Under $0.05 four responses ($0.044) are paid for, and the fifth is not sent.
+    let out = s.run_json(&t, &["--yes", "--max-cost", "0.05"], "go");
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let failed = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "turn.failed")
+        .unwrap();
+    assert_eq!(failed["iterations"], 5, "{failed}");
+}
+
+#[test]
+fn token_and_time_budgets_and_a_model_without_prices() {
+    let s = Scratch::new();
+    let t = priced_transcript(&s, 5);
+    // 2,000 tokens each, and up to ~1,100 for the next: 5,000 lets two through.
+    let out = s.run_json(&t, &["--yes", "--max-tokens", "5000"], "go");
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("budget exceeded: --max-tokens 5000"),
+        "{}",
+        stderr(&out)
+    );
+    // An unpriced model under a cost limit is refused before it starts, with the fix.
+    let unpriced = s.transcript("u.jsonl", &[vec![text("hi"), done("end_turn")]]);
+    let out = s.run_json(&unpriced, &["--max-cost", "1"], "go");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--max-cost needs the prices of `test-model`")
+            && err.contains("--max-tokens instead"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Bad values are one line each.
+    for (flag, value) in [
+        ("--max-cost", "free"),
+        ("--max-cost", "0"),
+        ("--max-wall", "soon"),
+        ("--max-tokens", "0"),
+    ] {
+        let out = s.run_json(&unpriced, &[flag, value], "go");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value}: {}",
+            stderr(&out)
+        );
+    }
 }

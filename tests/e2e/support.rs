@@ -116,6 +116,29 @@ pub fn transcript_of(context: &str, turns: &[Vec<Value>]) -> String {
     out
 }
 
+/// A transcript of a priced model ($1 in and $10 out per million tokens, at most 1,000 output
+/// tokens a response) holding `turns` (context, chunks), numbered per context in order.
+pub fn priced_transcript_of(turns: &[(&str, Vec<Value>)]) -> String {
+    let header = json!({"type":"header","format":"wonopcode-transcript","version":1,
+        "model":{"id":"priced","provider":"test","context_window":200000,"max_output":1000,
+                 "pricing":{"input_per_mtok":100000000,"output_per_mtok":1000000000}}});
+    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
+    let mut lines = vec![header.to_string()];
+    for (context, chunks) in turns {
+        let number = numbers.entry(context).or_default();
+        lines.push(
+            json!({"type":"turn","context":context,"turn":*number,"chunks":chunks}).to_string(),
+        );
+        *number += 1;
+    }
+    lines.join("\n") + "\n"
+}
+
+/// A usage chunk.
+pub fn usage(input_tokens: u64, output_tokens: u64) -> Value {
+    json!({"type":"usage","usage":{"input_tokens":input_tokens,"output_tokens":output_tokens}})
+}
+
 /// A scratch workspace plus a place for transcripts and history files.
 pub struct Scratch {
     pub dir: tempfile::TempDir,

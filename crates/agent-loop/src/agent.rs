@@ -87,6 +87,10 @@ pub enum LoopError {
         /// The limit.
         limit: u32,
     },
+    /// A limit of the run's budget would have been passed by the next request, which was
+    /// not sent; the message names the limit.
+    #[error("budget exceeded: {0}")]
+    BudgetExceeded(String),
     /// The loop does not implement this operation.
     #[error("not supported by this loop: {0}")]
     Unsupported(String),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::LoopError;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
 use crate::message::{Message, Part, Role};
-use crate::model::{ChunkStream, ModelRequest, SharedModel, StopReason, StreamChunk};
+use crate::model::{ChunkStream, ModelError, ModelRequest, SharedModel, StopReason, StreamChunk};
 use crate::usage::Usage;
 
 /// What one model response amounted to.
@@ -273,6 +273,7 @@ pub async fn start_stream(
         () = cancel.cancelled() => Err(LoopError::Cancelled),
         s = tokio::time::timeout(idle_timeout, provider.stream(request)) => match s {
             Ok(Ok(stream)) => Ok(stream),
+            Ok(Err(ModelError::BudgetExceeded(limit))) => Err(LoopError::BudgetExceeded(limit)),
             Ok(Err(e)) => Err(LoopError::Provider(e.to_string())),
             Err(_) => Err(LoopError::Provider(format!(
                 "the model did not start answering within {} s",

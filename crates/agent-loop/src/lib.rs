@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod assemble;
+pub mod budget;
 pub mod compaction;
 pub mod context_path;
 pub mod doom_loop;

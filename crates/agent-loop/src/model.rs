@@ -161,6 +161,9 @@ pub enum ModelError {
     /// A recorded transcript does not match what the loop asked for.
     #[error("{0}")]
     Replay(String),
+    /// The run's budget would not cover the request's worst case; it was not sent.
+    #[error("budget exceeded: {0}")]
+    BudgetExceeded(String),
     /// Anything else (I/O, configuration).
     #[error("{0}")]
     Other(String),

@@ -23,6 +23,9 @@ pub enum LoopStatus {
     MaxIterations,
     /// Cancelled by the user or a parent.
     Cancelled,
+    /// A limit of the run's budget (`--max-cost`, `--max-tokens`, `--max-wall`) would have
+    /// been passed by the next request, which was not sent.
+    BudgetExceeded,
 }
 
 /// How a sub-context ended: the WIT's `context-status`, plus `suspended`.
@@ -44,6 +47,9 @@ pub enum ContextStatus {
     /// It waits for an answer to a tool call (the WIT `context-status` of 0.2.x has no such
     /// case: a guest sees `error("suspended: ...")`, naming the calls it waits on).
     Suspended,
+    /// The run's budget would have been passed by its next request (a guest sees
+    /// `error("budget exceeded: ...")`, naming the limit).
+    BudgetExceeded,
 }
 
 impl ContextStatus {
@@ -57,6 +63,7 @@ impl ContextStatus {
             Self::Timeout => "timeout",
             Self::Error => "error",
             Self::Suspended => "suspended",
+            Self::BudgetExceeded => "budget_exceeded",
         }
     }
 }
@@ -102,6 +109,11 @@ impl LoopResult {
             },
             Err(e @ LoopError::MaxIterations { .. }) => Self {
                 status: LoopStatus::MaxIterations,
+                error: Some(e.to_string()),
+                ..base
+            },
+            Err(e @ LoopError::BudgetExceeded(_)) => Self {
+                status: LoopStatus::BudgetExceeded,
                 error: Some(e.to_string()),
                 ..base
             },
@@ -185,7 +197,7 @@ async fn finish_turn(
                 usage: result.usage,
             });
         }
-        LoopStatus::Error | LoopStatus::Cancelled => {
+        LoopStatus::Error | LoopStatus::Cancelled | LoopStatus::BudgetExceeded => {
             ctx.events.emit(EventKind::TurnFailed {
                 status: result.status,
                 error: result.error.clone().unwrap_or_default(),

@@ -154,7 +154,7 @@ impl Run {
     }
 
     /// Ends the run with `error` (unless it had ended already) and returns the error.
-    fn fail(&mut self, error: LoopError) -> LoopError {
+    pub fn fail(&mut self, error: LoopError) -> LoopError {
         self.ending.get_or_insert_with(|| Err(error.clone()));
         error
     }
@@ -326,7 +326,12 @@ impl Run {
                 s.config.stream_idle_timeout,
             )
             .instrument(span)
-            .await?;
+            .await
+            .map_err(|e| match e {
+                // A budget stop ends the run, whichever loop drives it.
+                LoopError::BudgetExceeded(_) => self.fail(e),
+                e => e,
+            })?;
             self.stats.usage.add(&turn.usage);
             tracing::debug!(
                 iteration = self.stats.iterations,

@@ -171,6 +171,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub bash_timeout_ms: Option<u64>,
 
+    /// The most the whole run may cost, in US dollars (for example 0.50): a request whose
+    /// worst case could pass it is not sent, and the run ends `budget_exceeded` (exit 5).
+    #[arg(long, value_name = "USD", value_parser = parse_dollars)]
+    pub max_cost: Option<u64>,
+
+    /// The most tokens (prompt, cached and output) the whole run may use, kept the same way.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+
+    /// How long after its start the run may still send a request (for example 90s, 10m).
+    #[arg(long, value_name = "TIME", value_parser = parse_wall)]
+    pub max_wall: Option<std::time::Duration>,
+
     /// How far commands the model runs may reach: read-only, workspace-write (the default:
     /// writes in the workspace and temp dirs, no network) or full-access (no confinement).
     /// Enforced by the kernel; `wonopcode sandbox check` says what this machine can enforce.
@@ -211,6 +224,28 @@ pub enum SandboxAction {
     /// What this machine's kernel can enforce, one line per feature and per mode (exit 1
     /// when the confining modes cannot be enforced).
     Check,
+}
+
+/// Dollars as micro-cents (1e-8 USD).
+fn parse_dollars(text: &str) -> Result<u64, String> {
+    let dollars: f64 = text
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("`{text}` is not an amount of dollars (for example 0.50)"))?;
+    if !dollars.is_finite() || dollars <= 0.0 || dollars > 1e9 {
+        return Err(format!("`{text}` must be more than 0 dollars"));
+    }
+    Ok((dollars * 1e8).round() as u64)
+}
+
+fn parse_wall(text: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("the time must be more than zero".to_owned()),
+        Err(e) => Err(format!(
+            "`{text}` is not a time (for example 90s or 10m): {e}"
+        )),
+    }
 }
 
 fn parse_sandbox_mode(text: &str) -> Result<wonopcode_sandbox::SandboxMode, String> {

@@ -12,6 +12,9 @@ pub const USAGE: u8 = 2;
 pub const SUSPENDED: u8 = 3;
 /// The iteration limit was reached.
 pub const MAX_ITERATIONS: u8 = 4;
+/// A limit of the run's budget (`--max-cost`, `--max-tokens`, `--max-wall`) stopped it
+/// before a request that could have passed it.
+pub const BUDGET_EXCEEDED: u8 = 5;
 /// Cancelled with Ctrl-C.
 pub const CANCELLED: u8 = 130;
 /// Stopped by SIGHUP (the terminal went away); the turn was cancelled as with Ctrl-C.
@@ -27,5 +30,6 @@ pub fn for_status(status: LoopStatus) -> u8 {
         LoopStatus::Suspended => SUSPENDED,
         LoopStatus::MaxIterations => MAX_ITERATIONS,
         LoopStatus::Cancelled => CANCELLED,
+        LoopStatus::BudgetExceeded => BUDGET_EXCEEDED,
     }
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
+use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
 use wonopcode_session::{
     Config, ModelChoice, Session, SessionBuilder, SessionError, TurnCanceller, config,
@@ -159,6 +160,11 @@ pub fn session_builder(
         .cache(loops::cache_policy(run, &config))
         .bash_timeout(run.bash_timeout_ms.map(std::time::Duration::from_millis))
         .sandbox_mode(run.sandbox)
+        .budget(BudgetLimits {
+            max_cost_micro_cents: run.max_cost,
+            max_tokens: run.max_tokens,
+            max_wall: run.max_wall,
+        })
         .mcp_servers(run.mcp.clone())
         .config(config)
 }
@@ -341,6 +347,7 @@ impl Cli {
                 eprintln!("error: {error} (raise it with --max-iterations)")
             }
             LoopStatus::Cancelled => eprintln!("cancelled"),
+            LoopStatus::BudgetExceeded => eprintln!("error: {error}"),
             LoopStatus::Suspended => {
                 let waiting: Vec<String> = result
                     .pending

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, Message,
@@ -61,6 +62,7 @@ pub struct SessionBuilder {
     cache: Option<CachePolicy>,
     bash_timeout: Option<Duration>,
     sandbox_mode: Option<SandboxMode>,
+    budget: BudgetLimits,
     hot_reload: bool,
     /// MCP servers given for this run only (`--mcp NAME=COMMAND`).
     mcp: Vec<(String, String)>,
@@ -181,6 +183,13 @@ impl SessionBuilder {
         self
     }
 
+    /// The run's spending limits (`--max-cost`, `--max-tokens`, `--max-wall`; default none),
+    /// shared by all its contexts and kept before each request.
+    pub fn budget(mut self, limits: BudgetLimits) -> Self {
+        self.budget = limits;
+        self
+    }
+
     /// The sandbox mode of commands (`--sandbox`; default: the config file's, else
     /// `workspace-write`).
     pub fn sandbox_mode(mut self, mode: Option<SandboxMode>) -> Self {
@@ -219,6 +228,20 @@ impl SessionBuilder {
         let (provider, models) = match self.model {
             Some(opened) => opened,
             None => models::open(&self.model_choice, &config).await?,
+        };
+        // Every model of the run, the ones guests switch to included, draws on one budget;
+        // a cost limit on a model without prices is refused before anything is stored.
+        let (provider, models) = if self.budget.any() {
+            let budget = RunBudget::new(self.budget);
+            budget
+                .check_model(provider.info())
+                .map_err(SessionError::Choice)?;
+            (
+                CappedModel::wrap(provider, budget.clone()),
+                CappedSource::wrap(models, budget),
+            )
+        } else {
+            (provider, models)
         };
         let mut tools = ToolRegistry::new();
         let command_env = mcp::command_environment(&config)?;
@@ -427,6 +450,7 @@ impl Session {
             cache: Some(CachePolicy::default()),
             bash_timeout: None,
             sandbox_mode: None,
+            budget: BudgetLimits::default(),
             hot_reload: false,
             mcp: Vec::new(),
             elicitor: None,

@@ -418,6 +418,7 @@ fn classify(
         LoopStatus::Cancelled => ContextStatus::Cancelled,
         LoopStatus::Suspended => ContextStatus::Suspended,
         LoopStatus::Error => ContextStatus::Error,
+        LoopStatus::BudgetExceeded => ContextStatus::BudgetExceeded,
     };
     let error = (status != ContextStatus::Completed).then(|| {
         let line = result
@@ -450,6 +451,9 @@ fn wit_status(status: ContextStatus, error: Option<String>) -> WitStatus {
         ContextStatus::Suspended => {
             WitStatus::Error(format!("suspended: {}", error.unwrap_or_default()))
         }
+        // Nor has it a budget case: the error's text ("budget exceeded: --max-cost ...")
+        // names the limit.
+        ContextStatus::BudgetExceeded => WitStatus::Error(error.unwrap_or_default()),
     }
 }
 

@@ -408,6 +408,7 @@ impl Renderer for TerminalRenderer {
                     LoopStatus::MaxIterations => "stopped at the iteration limit",
                     LoopStatus::Error => "failed",
                     LoopStatus::Cancelled => "cancelled",
+                    LoopStatus::BudgetExceeded => "stopped by the budget",
                 };
                 self.err_line(
                     &style(format!(

@@ -128,6 +128,7 @@ fn status_word(status: LoopStatus) -> &'static str {
         LoopStatus::Error => "error",
         LoopStatus::MaxIterations => "max_iterations_reached",
         LoopStatus::Cancelled => "cancelled",
+        LoopStatus::BudgetExceeded => "budget_exceeded",
     }
 }
 

@@ -413,13 +413,21 @@ impl ProvidersView<'_> {
         // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
         let s = &run.services;
         let idle = s.config.stream_idle_timeout;
-        let chunks = match start_stream(&s.provider, request, &s.cancel, idle).await {
-            Ok(stream) => stream,
-            Err(e) => Box::pin(futures::stream::iter([Chunk::Error {
-                message: e.to_string(),
-            }])),
-        };
+        let started = start_stream(&s.provider, request, &s.cancel, idle).await;
         let (provider, events) = (s.provider.clone(), s.events.clone());
+        let chunks = match started {
+            Ok(stream) => stream,
+            Err(e) => {
+                // A budget stop ends the run, as it does the native loop's.
+                let e = match e {
+                    wonopcode_agent_loop::LoopError::BudgetExceeded(_) => run.fail(e),
+                    e => e,
+                };
+                Box::pin(futures::stream::iter([Chunk::Error {
+                    message: e.to_string(),
+                }]))
+            }
+        };
         let handle = self.responses.next_stream;
         self.responses.next_stream += 1;
         self.responses.streams.insert(

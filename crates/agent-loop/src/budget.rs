@@ -1,0 +1,341 @@
+//! A run's spending limits (`--max-cost`, `--max-tokens`, `--max-wall`), kept *before* money
+//! is spent: every request reserves its worst case (the prompt as sent, the whole output
+//! allowance) and is refused when that could pass a limit, so a run never starts a request
+//! it cannot pay for. What the response really used replaces the reservation. One budget
+//! is shared by every context of the run (its model is wrapped in [`CappedModel`]), so
+//! children running in parallel cannot overspend it between them.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use parking_lot::Mutex;
+
+use crate::assemble::price;
+use crate::model::{
+    ChunkStream, LanguageModel, ModelError, ModelRequest, SharedModel, StreamChunk,
+};
+use crate::model_source::{ModelSource, ProviderListing};
+use crate::usage::{ModelInfo, Usage};
+
+/// The limits of a run; `None`: no limit of that kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BudgetLimits {
+    /// The most the run may cost, in micro-cents (1e-8 USD).
+    pub max_cost_micro_cents: Option<u64>,
+    /// The most tokens (prompt, cached, output) the run may use.
+    pub max_tokens: Option<u64>,
+    /// How long after its start the run may still send a request.
+    pub max_wall: Option<Duration>,
+}
+
+impl BudgetLimits {
+    /// Whether any limit is set.
+    pub fn any(&self) -> bool {
+        self.max_cost_micro_cents.is_some() || self.max_tokens.is_some() || self.max_wall.is_some()
+    }
+}
+
+/// What the run spent and what requests in flight may still spend.
+#[derive(Debug, Default)]
+struct Ledger {
+    cost: u64,
+    tokens: u64,
+    reserved_cost: u64,
+    reserved_tokens: u64,
+}
+
+/// The budget of a run, shared by all its contexts.
+#[derive(Debug)]
+pub struct RunBudget {
+    limits: BudgetLimits,
+    started: Instant,
+    ledger: Mutex<Ledger>,
+}
+
+/// A request's worst case, held against the budget while it streams.
+#[derive(Debug)]
+pub struct Reservation {
+    budget: Arc<RunBudget>,
+    cost: u64,
+    tokens: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut ledger = self.budget.ledger.lock();
+        ledger.reserved_cost = ledger.reserved_cost.saturating_sub(self.cost);
+        ledger.reserved_tokens = ledger.reserved_tokens.saturating_sub(self.tokens);
+    }
+}
+
+/// Dollars with four decimals, as a limit is written.
+fn dollars(micro_cents: u64) -> String {
+    format!("${:.4}", micro_cents as f64 / 1e8)
+}
+
+impl RunBudget {
+    /// A budget with these limits, its wall clock started now.
+    pub fn new(limits: BudgetLimits) -> Arc<Self> {
+        Arc::new(Self {
+            limits,
+            started: Instant::now(),
+            ledger: Mutex::new(Ledger::default()),
+        })
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> BudgetLimits {
+        self.limits
+    }
+
+    /// Refuses a model whose prices are unknown under a cost limit, saying how to fix it.
+    pub fn check_model(&self, model: &ModelInfo) -> Result<(), String> {
+        if self.limits.max_cost_micro_cents.is_some() && model.pricing.is_none() {
+            return Err(format!(
+                "--max-cost needs the prices of `{}` (provider `{}`), which wonopcode does not know: add them under `providers.{}.models` in the config file (`pricing`), or limit tokens with --max-tokens instead",
+                model.id, model.provider, model.provider
+            ));
+        }
+        Ok(())
+    }
+
+    /// What the run spent: cost in micro-cents, and tokens.
+    pub fn spent(&self) -> (u64, u64) {
+        let ledger = self.ledger.lock();
+        (ledger.cost, ledger.tokens)
+    }
+
+    /// Reserves `request`'s worst case on `model`, or says which limit it could pass.
+    pub fn reserve(
+        self: &Arc<Self>,
+        model: &ModelInfo,
+        request: &ModelRequest,
+    ) -> Result<Reservation, ModelError> {
+        if let Some(wall) = self.limits.max_wall
+            && self.started.elapsed() >= wall
+        {
+            return Err(ModelError::BudgetExceeded(format!(
+                "--max-wall {}s: the run has used its time",
+                wall.as_secs()
+            )));
+        }
+        let worst = worst_case(model, request);
+        let cost = model.pricing.map_or(0, |p| p.cost(&worst));
+        let tokens = worst.total_tokens();
+        let mut ledger = self.ledger.lock();
+        if let Some(max) = self.limits.max_cost_micro_cents {
+            let committed = ledger.cost + ledger.reserved_cost;
+            if committed.saturating_add(cost) > max {
+                return Err(ModelError::BudgetExceeded(format!(
+                    "--max-cost {}: the next request could cost up to {} and {} is spent or reserved",
+                    dollars(max),
+                    dollars(cost),
+                    dollars(committed)
+                )));
+            }
+        }
+        if let Some(max) = self.limits.max_tokens {
+            let committed = ledger.tokens + ledger.reserved_tokens;
+            if committed.saturating_add(tokens) > max {
+                return Err(ModelError::BudgetExceeded(format!(
+                    "--max-tokens {max}: the next request could use up to {tokens} tokens and {committed} are spent or reserved"
+                )));
+            }
+        }
+        ledger.reserved_cost += cost;
+        ledger.reserved_tokens += tokens;
+        Ok(Reservation {
+            budget: self.clone(),
+            cost,
+            tokens,
+        })
+    }
+
+    /// Adds what a response really used (priced).
+    pub fn charge(&self, usage: &Usage) {
+        let mut ledger = self.ledger.lock();
+        ledger.cost += usage.cost_micro_cents.unwrap_or(0);
+        ledger.tokens += usage.total_tokens();
+    }
+}
+
+/// The most `request` can use on `model`: its prompt (estimated at one token per three
+/// bytes, more than real text and code take), all of it at the dearer of the input and
+/// cache-write prices, and the whole output allowance.
+pub fn worst_case(model: &ModelInfo, request: &ModelRequest) -> Usage {
+    let mut bytes = request.system.as_ref().map_or(0, String::len);
+    for message in &request.messages {
+        bytes += serde_json::to_string(message).map_or(0, |t| t.len());
+    }
+    for tool in &request.tools {
+        bytes += serde_json::to_string(tool).map_or(0, |t| t.len());
+    }
+    let prompt = u64::try_from(bytes.div_ceil(3)).unwrap_or(u64::MAX);
+    let output = request
+        .options
+        .max_tokens
+        .map_or(model.max_output, u64::from);
+    let dearer = model
+        .pricing
+        .is_some_and(|p| p.cache_write_per_mtok > p.input_per_mtok);
+    Usage {
+        input_tokens: if dearer { 0 } else { prompt },
+        cache_write_tokens: if dearer { prompt } else { 0 },
+        output_tokens: output,
+        ..Usage::default()
+    }
+}
+
+/// A model whose every request is reserved against a run's budget first, and charged with
+/// what it really used.
+pub struct CappedModel {
+    inner: SharedModel,
+    budget: Arc<RunBudget>,
+}
+
+impl CappedModel {
+    /// `inner` under `budget`.
+    pub fn wrap(inner: SharedModel, budget: Arc<RunBudget>) -> SharedModel {
+        Arc::new(Self { inner, budget })
+    }
+}
+
+#[async_trait]
+impl LanguageModel for CappedModel {
+    fn info(&self) -> &ModelInfo {
+        self.inner.info()
+    }
+
+    async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
+        let reservation = self.budget.reserve(self.inner.info(), &request)?;
+        let stream = self.inner.stream(request).await?;
+        let (budget, model) = (self.budget.clone(), self.inner.clone());
+        // The reservation lives as long as the stream: released when it is dropped.
+        Ok(Box::pin(stream.inspect(move |chunk| {
+            let _held = &reservation;
+            if let StreamChunk::Usage { usage } = chunk {
+                let mut usage = *usage;
+                price(&model, &mut usage);
+                budget.charge(&usage);
+            }
+        })))
+    }
+}
+
+/// A model source whose every model is capped by the same budget (a guest that switches
+/// model still spends the run's money).
+pub struct CappedSource {
+    inner: Arc<dyn ModelSource>,
+    budget: Arc<RunBudget>,
+}
+
+impl CappedSource {
+    /// `inner` under `budget`.
+    pub fn wrap(inner: Arc<dyn ModelSource>, budget: Arc<RunBudget>) -> Arc<dyn ModelSource> {
+        Arc::new(Self { inner, budget })
+    }
+}
+
+#[async_trait]
+impl ModelSource for CappedSource {
+    fn providers(&self) -> Vec<ProviderListing> {
+        self.inner.providers()
+    }
+
+    async fn open(&self, provider: &str, model: Option<&str>) -> Result<SharedModel, ModelError> {
+        let opened = self.inner.open(provider, model).await?;
+        self.budget
+            .check_model(opened.info())
+            .map_err(ModelError::BudgetExceeded)?;
+        Ok(CappedModel::wrap(opened, self.budget.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usage::Pricing;
+
+    fn model() -> ModelInfo {
+        ModelInfo {
+            id: "m".into(),
+            provider: "p".into(),
+            context_window: 100_000,
+            max_output: 1_000,
+            pricing: Some(Pricing {
+                input_per_mtok: 100_000_000,
+                output_per_mtok: 1_000_000_000,
+                ..Pricing::default()
+            }),
+            capabilities: Default::default(),
+        }
+    }
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            context: Default::default(),
+            system: Some("x".repeat(3_000)),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            options: Default::default(),
+        }
+    }
+
+    #[test]
+    fn reservations_in_flight_count_and_are_released() {
+        // Worst case: 1,000 prompt tokens at $1/M and 1,000 output at $10/M: $0.011.
+        let budget = RunBudget::new(BudgetLimits {
+            max_cost_micro_cents: Some(3_000_000),
+            ..BudgetLimits::default()
+        });
+        let first = budget.reserve(&model(), &request()).unwrap();
+        let second = budget.reserve(&model(), &request()).unwrap();
+        let third = budget.reserve(&model(), &request());
+        assert!(
+            matches!(third, Err(ModelError::BudgetExceeded(m)) if m.starts_with("--max-cost $0.0300"))
+        );
+        drop(first);
+        let again = budget.reserve(&model(), &request()).unwrap();
+        budget.charge(&Usage {
+            cost_micro_cents: Some(2_500_000),
+            ..Usage::default()
+        });
+        drop((second, again));
+        assert!(
+            budget.reserve(&model(), &request()).is_err(),
+            "spent $0.025 + $0.011 > $0.03"
+        );
+    }
+
+    #[test]
+    fn a_cost_limit_needs_prices_and_tokens_and_time_are_limits_too() {
+        let budget = RunBudget::new(BudgetLimits {
+            max_cost_micro_cents: Some(1),
+            ..BudgetLimits::default()
+        });
+        let unpriced = ModelInfo {
+            pricing: None,
+            ..model()
+        };
+        assert!(
+            budget
+                .check_model(&unpriced)
+                .unwrap_err()
+                .contains("providers.p.models")
+        );
+        let tokens = RunBudget::new(BudgetLimits {
+            max_tokens: Some(1_999),
+            ..BudgetLimits::default()
+        });
+        assert!(tokens.reserve(&model(), &request()).is_err());
+        let time = RunBudget::new(BudgetLimits {
+            max_wall: Some(Duration::ZERO),
+            ..BudgetLimits::default()
+        });
+        assert!(
+            matches!(time.reserve(&model(), &request()), Err(ModelError::BudgetExceeded(m)) if m.contains("--max-wall"))
+        );
+    }
+}
