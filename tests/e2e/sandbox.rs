@@ -1,7 +1,8 @@
 //! The sandbox against the attacks a model could try through `bash`, each on the real binary
-//! with the kernel enforcing (`docs/grants.md`). The scratch directories live under the
-//! target directory, not /tmp: `workspace-write` lets commands write the temp dirs, so only a
-//! path outside them shows what the sandbox keeps out.
+//! with the kernel enforcing (`docs/grants.md`). `workspace-write` lets commands write the
+//! temp dirs, where the scratch directories may be: the runs leave them out
+//! (`exclude_slash_tmp`, `exclude_tmpdir_env_var`), so a path beside the workspace shows what
+//! the sandbox keeps out wherever the tests run.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -11,11 +12,17 @@ use serde_json::Value;
 
 use crate::support::{Scratch, call, command, done, events, stderr, text, tool_results};
 
-/// A scratch directory outside the temp dirs, with a workspace in it.
+/// A scratch directory with a workspace in it.
 fn scratch() -> Scratch {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    std::fs::create_dir(dir.path().join("ws")).unwrap();
-    Scratch { dir }
+    Scratch::new()
+}
+
+/// A config file whose `sandbox:` leaves the temp dirs out, with `lines` (indented two
+/// spaces) added to it.
+fn sandbox_config(s: &Scratch, lines: &str) -> String {
+    s.config(&format!(
+        "sandbox:\n  exclude_slash_tmp: true\n  exclude_tmpdir_env_var: true\n{lines}"
+    ))
 }
 
 /// Whether this machine can confine commands; the tests say so and pass when it cannot
@@ -29,11 +36,13 @@ fn confining() -> bool {
     false
 }
 
-/// Runs one response holding a `bash` call per command (then a final answer) with `extra`
-/// flags and `env`; the run's output and the calls' items, in order.
+/// Runs one response holding a `bash` call per command (then a final answer) under
+/// `sandbox_config(sandbox)`, with `extra` flags and `env`; the run's output and the calls'
+/// items, in order.
 fn run_commands(
     s: &Scratch,
     commands: &[&str],
+    sandbox: &str,
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (Output, Vec<Value>) {
@@ -44,7 +53,8 @@ fn run_commands(
     }
     turn.push(done("tool_use"));
     let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
-    let mut flags = vec!["--yes"];
+    let config = sandbox_config(s, sandbox);
+    let mut flags = vec!["--yes", "--config", &config];
     flags.extend_from_slice(extra);
     let out = s.run_json_with_env(&t, env, &flags, "go");
     let items = tool_results(&events(&out));
@@ -89,7 +99,7 @@ fn writes_outside_the_workspace_are_blocked_however_they_are_spelled() {
         "echo fine > inside".to_owned(),
     ];
     let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
-    let (out, items) = run_commands(&s, &commands, &[], &[]);
+    let (out, items) = run_commands(&s, &commands, "", &[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(items.len(), 6, "{items:?}");
     for item in &items[..5] {
@@ -132,6 +142,7 @@ fn keys_in_the_home_directory_are_hidden_unless_granted() {
     let (out, items) = run_commands(
         &s,
         &["cat ~/.ssh/id_ed25519", "cat ~/.profile"],
+        "",
         &[],
         &[("HOME", home_env)],
     );
@@ -140,11 +151,11 @@ fn keys_in_the_home_directory_are_hidden_unless_granted() {
     assert!(!output(&items[0]).contains("PRIVATE-KEY-MATERIAL"));
     assert!(output(&items[1]).contains("visible"), "{}", items[1]);
     // A `read` grant opens it.
-    let config = s.config("sandbox:\n  read: [\"~/.ssh\"]\n");
     let (_, items) = run_commands(
         &s,
         &["cat ~/.ssh/id_ed25519"],
-        &["--config", &config],
+        "  read: [\"~/.ssh\"]\n",
+        &[],
         &[("HOME", home_env)],
     );
     assert!(
@@ -180,21 +191,16 @@ fn the_network_is_closed_without_a_grant_and_open_to_the_granted_port() {
     );
     let curl = format!("curl -sS --max-time 5 telnet://127.0.0.1:{port} </dev/null | head -c 5");
     let bash = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && head -c 5 <&3");
-    let (out, items) = run_commands(&s, &[&python, &bash], &[], &[]);
+    let (out, items) = run_commands(&s, &[&python, &bash], "", &[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for item in &items {
         assert_blocked(item, "network access denied");
     }
     // Granted: the same commands reach the server; another port stays closed.
     let other = hello_server();
-    let config = s.config(&format!("sandbox:\n  network: [\"127.0.0.1:{port}\"]\n"));
+    let grant = format!("  network: [\"127.0.0.1:{port}\"]\n");
     let denied = format!("exec 3<>/dev/tcp/127.0.0.1/{other} && head -c 5 <&3");
-    let (_, items) = run_commands(
-        &s,
-        &[&python, &curl, &bash, &denied],
-        &["--config", &config],
-        &[],
-    );
+    let (_, items) = run_commands(&s, &[&python, &curl, &bash, &denied], &grant, &[], &[]);
     for item in &items[..3] {
         assert_eq!(item["status"], "completed", "{item}");
         assert!(output(item).contains("hello"), "{item}");
@@ -226,14 +232,13 @@ fn git_metadata_stays_read_only_unless_granted() {
     git(&s.ws(), &["init", "-q"]);
     s.file("a.txt", "a\n");
     let commit = "git -c user.name=m -c user.email=m@example.com add a.txt && git -c user.name=m -c user.email=m@example.com commit -qm model";
-    let (out, items) = run_commands(&s, &[commit, "echo edited >> a.txt"], &[], &[]);
+    let (out, items) = run_commands(&s, &[commit, "echo edited >> a.txt"], "", &[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_blocked(&items[0], ".git");
     assert_eq!(items[1]["status"], "completed", "{}", items[1]);
     assert!(!s.ws().join(".git/index").exists(), "git wrote its index");
     // Granted, the model may commit.
-    let config = s.config("sandbox:\n  write: [\".git\"]\n");
-    let (_, items) = run_commands(&s, &[commit], &["--config", &config], &[]);
+    let (_, items) = run_commands(&s, &[commit], "  write: [\".git\"]\n", &[], &[]);
     assert_eq!(items[0]["status"], "completed", "{}", items[0]);
 }
 
@@ -250,6 +255,7 @@ fn a_fork_bomb_is_capped_and_a_background_process_dies_with_its_call() {
             "bomb() { bomb | bomb & }; bomb; sleep 3; echo survived",
             "sleep 7461 & setsid sleep 7462 & echo started",
         ],
+        "",
         &["--bash-timeout-ms", "8000"],
         &[],
     );
@@ -285,12 +291,18 @@ fn each_mode_is_chosen_by_flag_or_config_and_full_access_is_announced() {
     let outside = s.outside("free");
     let write_out = format!("echo x > {}", outside.display());
     // read-only: not even the workspace.
-    let (_, items) = run_commands(&s, &["echo x > inside"], &["--sandbox", "read-only"], &[]);
+    let (_, items) = run_commands(
+        &s,
+        &["echo x > inside"],
+        "",
+        &["--sandbox", "read-only"],
+        &[],
+    );
     assert_eq!(items[0]["status"], "failed", "{}", items[0]);
     assert_eq!(items[0]["command"]["sandbox"], "read-only");
     assert!(!s.ws().join("inside").exists());
     // full-access: anywhere, with a warning line at the start.
-    let (out, items) = run_commands(&s, &[&write_out], &["--sandbox", "full-access"], &[]);
+    let (out, items) = run_commands(&s, &[&write_out], "", &["--sandbox", "full-access"], &[]);
     assert_eq!(items[0]["status"], "completed", "{}", items[0]);
     assert!(outside.exists());
     let warning = stderr(&out);
@@ -301,13 +313,13 @@ fn each_mode_is_chosen_by_flag_or_config_and_full_access_is_announced() {
         "{warning}"
     );
     // The config file's mode, and the flag over it.
-    let config = s.config("sandbox:\n  mode: read-only\n");
-    let (_, items) = run_commands(&s, &["echo x > inside"], &["--config", &config], &[]);
+    let (_, items) = run_commands(&s, &["echo x > inside"], "  mode: read-only\n", &[], &[]);
     assert_eq!(items[0]["command"]["sandbox"], "read-only");
     let (_, items) = run_commands(
         &s,
         &["echo x > inside"],
-        &["--config", &config, "--sandbox", "workspace-write"],
+        "  mode: read-only\n",
+        &["--sandbox", "workspace-write"],
         &[],
     );
     assert_eq!(items[0]["status"], "completed", "{}", items[0]);
@@ -384,7 +396,7 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
     // The server itself allows both directories and the home; the sandbox decides.
     let entry = |sandbox: &str| {
         format!(
-            "mcp_servers:\n  files:\n    command: {}\n    args: ['{}', '{}', '{}']\n{sandbox}",
+            "sandbox:\n  exclude_slash_tmp: true\n  exclude_tmpdir_env_var: true\nmcp_servers:\n  files:\n    command: {}\n    args: ['{}', '{}', '{}']\n{sandbox}",
             filesystem.display(),
             s.ws().display(),
             outside.display(),
@@ -422,7 +434,7 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
     );
     // Its own grants open them.
     let items = run(&entry(
-        "    sandbox:\n      write: ['../shared']\n      read: ['~/.ssh']\n",
+        "    sandbox:\n      write: ['../shared']\n      read: ['~/.ssh']\n      exclude_slash_tmp: true\n      exclude_tmpdir_env_var: true\n",
     ));
     assert!(outside.join("by-server").exists(), "{}", items[0]);
     assert!(
@@ -451,7 +463,8 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         let s = scratch();
         let target = s.outside("target");
         let t = write_outside_transcript(&s, &target);
-        let mut session = spawn(&s, &t, &[], "go");
+        let config = sandbox_config(&s, "");
+        let mut session = spawn(&s, &t, &["--config".to_owned(), config], "go");
         answer(
             &mut session,
             "[y] once  [a] always  [N] no: ",
@@ -476,7 +489,8 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
     let target = s.outside("target");
     let t = write_outside_transcript(&s, &target);
     let (out, items) = {
-        let out = s.run_json(&t, &["--yes"], "go");
+        let config = sandbox_config(&s, "");
+        let out = s.run_json(&t, &["--yes", "--config", &config], "go");
         let items = tool_results(&events(&out));
         (out, items)
     };

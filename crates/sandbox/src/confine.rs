@@ -204,9 +204,17 @@ impl Sandbox {
         }
         if self.policy.mode == SandboxMode::WorkspaceWrite {
             roots.push(workspace.to_path_buf());
-            let temp = std::env::temp_dir();
-            for dir in SHARED_TEMP.iter().map(PathBuf::from).chain([temp]) {
-                roots.extend(dir.canonicalize().ok());
+            if !self.policy.exclude_slash_tmp {
+                roots.extend(
+                    SHARED_TEMP
+                        .iter()
+                        .filter_map(|d| Path::new(d).canonicalize().ok()),
+                );
+            }
+            if !self.policy.exclude_tmpdir_env_var
+                && let Some(temp) = std::env::var_os("TMPDIR")
+            {
+                roots.extend(PathBuf::from(temp).canonicalize().ok());
             }
             roots.extend(
                 self.policy

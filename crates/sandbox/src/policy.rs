@@ -47,6 +47,10 @@ pub struct SandboxPolicy {
     pub network: Vec<NetworkGrant>,
     /// The most processes one command may have at once.
     pub max_processes: u32,
+    /// `workspace-write` without `/tmp`, `/var/tmp` and `/dev/shm` (Codex's key).
+    pub exclude_slash_tmp: bool,
+    /// `workspace-write` without `$TMPDIR` (Codex's key).
+    pub exclude_tmpdir_env_var: bool,
 }
 
 impl SandboxPolicy {
@@ -58,6 +62,8 @@ impl SandboxPolicy {
             read: Vec::new(),
             network: Vec::new(),
             max_processes: DEFAULT_MAX_PROCESSES,
+            exclude_slash_tmp: false,
+            exclude_tmpdir_env_var: false,
         }
     }
 
