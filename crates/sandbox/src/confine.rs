@@ -390,7 +390,7 @@ impl Confinement {
     }
 
     /// When `output` shows the sandbox stopped the command, what it denied, in one line
-    /// (`blocked by the sandbox: write to /x denied (...)`).
+    /// (`write to /x denied (...)`).
     pub fn explain(&self, output: &str) -> Option<String> {
         self.explainer.as_ref()?.explain(output)
     }

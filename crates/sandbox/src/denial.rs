@@ -40,8 +40,8 @@ pub(crate) struct Explainer {
 }
 
 impl Explainer {
-    /// The line the model sees, when `output` (the command's stderr and stdout) shows the
-    /// sandbox stopped it: `blocked by the sandbox: write to /x denied (...)`.
+    /// What the sandbox denied, when `output` (the command's stderr and stdout) shows it
+    /// stopped the command: `write to /x denied (...)`.
     pub(crate) fn explain(&self, output: &str) -> Option<String> {
         let mut denied = false;
         for line in output.lines() {
@@ -52,16 +52,14 @@ impl Explainer {
             for token in candidates(line) {
                 let path = resolve(&self.workspace, token);
                 if let Some(reason) = self.denied(&path) {
-                    return Some(format!("blocked by the sandbox: {reason}"));
+                    return Some(reason);
                 }
             }
         }
         // A denial on no path, in output about sockets (a traceback names them on other
         // lines than its error).
         if denied && !self.network && NETWORK.iter().any(|w| output.contains(w)) {
-            return Some(
-                "blocked by the sandbox: network access denied (no network grant)".to_owned(),
-            );
+            return Some("network access denied (no network grant)".to_owned());
         }
         None
     }
@@ -189,10 +187,7 @@ mod tests {
         let e = explainer(&ws);
         let line = format!("bash: {}/owned: Permission denied", outside.display());
         let said = e.explain(&line).unwrap();
-        let wanted = format!(
-            "blocked by the sandbox: write to {}/owned denied",
-            outside.display()
-        );
+        let wanted = format!("write to {}/owned denied", outside.display());
         assert!(said.starts_with(&wanted), "{said}");
         let said = e
             .explain("touch: cannot touch '../outside': Permission denied")

@@ -1,6 +1,9 @@
-//! `bash`: run a shell command in the workspace. The command runs in its own process group;
-//! when the call ends, however it ends, that group and every process the command started
-//! (also those that left the group) are killed (`call_processes`), so nothing outlives it.
+//! `bash`: run a shell command in the workspace, confined by the run's sandbox
+//! (`wonopcode-sandbox`). The command runs in its own process group; when the call ends,
+//! however it ends, that group and every process the command started (also those that left
+//! the group, and all of its cgroup) are killed (`call_processes`), so nothing outlives it. A
+//! command the sandbox stopped says so first, and may run again unconfined when the person
+//! at the terminal approves (`PermissionGate::escalate`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
@@ -300,7 +303,7 @@ impl BashTool {
             _ => None,
         };
         let mut content = match &blocked {
-            Some(line) => format!("{line}\n{headline}"),
+            Some(what) => format!("blocked by the sandbox: {what}\n{headline}"),
             None => headline,
         };
         if !out.is_empty() {
@@ -318,10 +321,7 @@ impl BashTool {
                 command: text.to_owned(),
                 exit_code,
                 sandbox: confinement.as_ref().map(|c| c.mode().to_string()),
-                blocked: blocked.map(|line| {
-                    line.trim_start_matches("blocked by the sandbox: ")
-                        .to_owned()
-                }),
+                blocked,
             }),
             omitted_bytes: out_dropped + err_dropped,
             ..ToolOutput::default()
