@@ -344,3 +344,67 @@ fn parallel_children_share_one_budget_and_never_overspend_it() {
         .unwrap_or_else(|| panic!("the root did not stop: {events:?}"));
     assert_eq!(root["status"], "budget_exceeded", "{root}");
 }
+
+#[test]
+fn a_module_without_bash_cannot_get_it_through_a_child_that_asks_for_it() {
+    use serde_json::json;
+    use wonopcode_wasm_host::guest_paths::{CODER, ORCHESTRATOR};
+    let s = Scratch::new();
+    copy_dir(&agents().join("workspace"), &s.ws());
+    // The orchestrator may not run commands; its coder asks for bash all the same.
+    let loops = s.outside("loops");
+    std::fs::create_dir(&loops).unwrap();
+    std::fs::write(
+        loops.join("registry.yaml"),
+        format!(
+            "modules:\n  orchestrator:\n    path: {ORCHESTRATOR}\n    tools: [read, list, glob, grep, todo]\n  coder:\n    path: {CODER}\n"
+        ),
+    )
+    .unwrap();
+    let step = json!({"specialist": "coder", "task": "Run a command."}).to_string();
+    let mut delegate = call("d1", "delegate", &step);
+    delegate.push(done("tool_use"));
+    let mut command = call("b1", "bash", r#"{"command": "echo pwned > pwned.txt"}"#);
+    command.push(done("tool_use"));
+    let turns = [
+        ("0", delegate),
+        ("0.1", command),
+        ("0.1", vec![text("I could not."), done("end_turn")]),
+        (
+            "0",
+            vec![text("The coder could not run it."), done("end_turn")],
+        ),
+    ];
+    let t = s.outside("t.jsonl");
+    std::fs::write(&t, priced_transcript_of(&turns)).unwrap();
+    let out = wonopcode()
+        .arg("--loops-dir")
+        .arg(&loops)
+        .args([
+            "--agent-loop-name",
+            "orchestrator",
+            "--yes",
+            "--json",
+            "--replay",
+        ])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Have the coder run a command.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!s.ws().join("pwned.txt").exists());
+    let call = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == "b1")
+        .unwrap_or_else(|| panic!("no result for the child's bash call"));
+    assert_eq!(call["context"], "0.1", "{call}");
+    assert!(
+        call["item"]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown tool `bash`"),
+        "{call}"
+    );
+}
