@@ -158,7 +158,10 @@ impl Sandbox {
         let hidden = self.policy.hidden(self.home.as_deref());
         let read_only = self.read_only(&workspace, &writable, &hidden);
         let ruleset = self.ruleset(&workspace, &writable, &hidden)?;
-        let namespace = (self.support.user_namespaces && !read_only.is_empty())
+        // A namespace of its own holds the read-only paths, and is where `RLIMIT_NPROC`
+        // counts only the command's processes.
+        let rlimit_cap = self.support.process_limit == ProcessLimitKind::Rlimit;
+        let namespace = (self.support.user_namespaces && (!read_only.is_empty() || rlimit_cap))
             .then(|| Namespace::new(&read_only));
         let max = self.policy.max_processes;
         let (cgroup, rlimit) = match &self.support.process_limit {
