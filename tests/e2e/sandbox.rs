@@ -498,3 +498,81 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
     assert_blocked(&items[0], "denied");
     assert!(!target.exists());
 }
+
+#[test]
+fn a_fork_bomb_is_capped_for_a_user_no_cgroup_is_made_for() {
+    // Run as root, the test becomes `nobody` (setpriv), for whom no pids cgroup can be made:
+    // RLIMIT_NPROC in the command's own user namespace is then the cap.
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    let as_nobody = |args: &[&str], home: &Path| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "env"])
+            .arg(format!("HOME={}", home.display()))
+            .arg(crate::support::bin())
+            .args(args)
+            .output()
+    };
+    let s = scratch();
+    use std::os::unix::fs::PermissionsExt;
+    for dir in [s.dir.path(), &s.ws()] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let check = as_nobody(&["sandbox", "check"], s.dir.path());
+    let rlimit = check
+        .as_ref()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("process limit: RLIMIT_NPROC"));
+    if !root || !rlimit {
+        eprintln!("skipped: not root, no setpriv, or no user namespace for nobody: {check:?}");
+        return;
+    }
+    let args = serde_json::json!({
+        "command": "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived",
+        "timeout_ms": 10000
+    });
+    let mut turn = call("c1", "bash", &args.to_string());
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let started = std::time::Instant::now();
+    let out = as_nobody(
+        &[
+            "--json",
+            "--yes",
+            "--replay",
+            t.to_str().unwrap(),
+            "-C",
+            s.ws().to_str().unwrap(),
+            "go",
+        ],
+        s.dir.path(),
+    )
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let items = tool_results(&events(&out));
+    let said = output(&items[0]);
+    assert!(said.contains("survived") && said.contains("fork"), "{said}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // The machine still starts processes, and nothing of the call is left.
+    assert!(
+        std::process::Command::new("true")
+            .status()
+            .unwrap()
+            .success()
+    );
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .filter(|status| {
+            status.starts_with("Name:\tbash\n")
+                && status.lines().any(|l| l.starts_with("Uid:\t65534\t"))
+        })
+        .count();
+    assert_eq!(left, 0, "processes of the call outlived it");
+}
