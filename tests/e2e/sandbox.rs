@@ -12,11 +12,6 @@ use serde_json::Value;
 
 use crate::support::{Scratch, call, command, done, events, stderr, text, tool_results};
 
-/// A scratch directory with a workspace in it.
-fn scratch() -> Scratch {
-    Scratch::new()
-}
-
 /// A config file whose `sandbox:` leaves the temp dirs out, with `lines` (indented two
 /// spaces) added to it.
 fn sandbox_config(s: &Scratch, lines: &str) -> String {
@@ -84,7 +79,7 @@ fn writes_outside_the_workspace_are_blocked_however_they_are_spelled() {
     if !confining() {
         return;
     }
-    let s = scratch();
+    let s = Scratch::new();
     let outside = s.outside("outside");
     std::fs::create_dir(&outside).unwrap();
     std::fs::write(outside.join("victim"), "original").unwrap();
@@ -133,7 +128,7 @@ fn keys_in_the_home_directory_are_hidden_unless_granted() {
     if !confining() {
         return;
     }
-    let s = scratch();
+    let s = Scratch::new();
     let home = s.outside("home");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL").unwrap();
@@ -184,7 +179,7 @@ fn the_network_is_closed_without_a_grant_and_open_to_the_granted_port() {
     if !confining() {
         return;
     }
-    let s = scratch();
+    let s = Scratch::new();
     let port = hello_server();
     let python = format!(
         "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {port})); print(s.recv(5).decode())\""
@@ -228,7 +223,7 @@ fn git_metadata_stays_read_only_unless_granted() {
     if !confining() {
         return;
     }
-    let s = scratch();
+    let s = Scratch::new();
     git(&s.ws(), &["init", "-q"]);
     s.file("a.txt", "a\n");
     let commit = "git -c user.name=m -c user.email=m@example.com add a.txt && git -c user.name=m -c user.email=m@example.com commit -qm model";
@@ -247,7 +242,7 @@ fn a_fork_bomb_is_capped_and_a_background_process_dies_with_its_call() {
     if !confining() {
         return;
     }
-    let s = scratch();
+    let s = Scratch::new();
     let started = std::time::Instant::now();
     let (out, items) = run_commands(
         &s,
@@ -287,7 +282,7 @@ fn each_mode_is_chosen_by_flag_or_config_and_full_access_is_announced() {
     if !confining() {
         return;
     }
-    let s = scratch();
+    let s = Scratch::new();
     let outside = s.outside("free");
     let write_out = format!("echo x > {}", outside.display());
     // read-only: not even the workspace.
@@ -327,7 +322,7 @@ fn each_mode_is_chosen_by_flag_or_config_and_full_access_is_announced() {
 
 #[test]
 fn bad_sandbox_settings_get_one_line_and_store_nothing() {
-    let s = scratch();
+    let s = Scratch::new();
     let history = s.outside("h.jsonl");
     let t = s.transcript("t.jsonl", &[vec![text("never"), done("end_turn")]]);
     let h = history.to_str().unwrap();
@@ -387,7 +382,7 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
         return;
     };
     let filesystem = everything.with_file_name("mcp-server-filesystem");
-    let s = scratch();
+    let s = Scratch::new();
     let outside = s.outside("shared");
     std::fs::create_dir(&outside).unwrap();
     let home = s.outside("home");
@@ -460,7 +455,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
     use crate::terminal::{answer, finish, spawn};
     let question = "run again outside the sandbox? [y] once  [a] always  [N] no: ";
     for (reply, escaped) in [("n", false), ("y", true)] {
-        let s = scratch();
+        let s = Scratch::new();
         let target = s.outside("target");
         let t = write_outside_transcript(&s, &target);
         let config = sandbox_config(&s, "");
@@ -485,7 +480,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         assert_eq!(target.exists(), escaped, "answered {reply}");
     }
     // With --yes nobody is asked: the sandbox holds.
-    let s = scratch();
+    let s = Scratch::new();
     let target = s.outside("target");
     let t = write_outside_transcript(&s, &target);
     let (out, items) = {
@@ -515,7 +510,7 @@ fn a_fork_bomb_is_capped_for_a_user_no_cgroup_is_made_for() {
             .args(args)
             .output()
     };
-    let s = scratch();
+    let s = Scratch::new();
     use std::os::unix::fs::PermissionsExt;
     for dir in [s.dir.path(), &s.ws()] {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();

@@ -13,6 +13,7 @@ use futures::StreamExt;
 use parking_lot::Mutex;
 
 use crate::assemble::price;
+use crate::compaction::estimate_tokens;
 use crate::model::{
     ChunkStream, LanguageModel, ModelError, ModelRequest, SharedModel, StreamChunk,
 };
@@ -85,11 +86,6 @@ impl RunBudget {
         })
     }
 
-    /// The limits.
-    pub fn limits(&self) -> BudgetLimits {
-        self.limits
-    }
-
     /// Refuses a model whose prices are unknown under a cost limit, saying how to fix it.
     pub fn check_model(&self, model: &ModelInfo) -> Result<(), String> {
         if self.limits.max_cost_micro_cents.is_some() && model.pricing.is_none() {
@@ -99,12 +95,6 @@ impl RunBudget {
             ));
         }
         Ok(())
-    }
-
-    /// What the run spent: cost in micro-cents, and tokens.
-    pub fn spent(&self) -> (u64, u64) {
-        let ledger = self.ledger.lock();
-        (ledger.cost, ledger.tokens)
     }
 
     /// Reserves `request`'s worst case on `model`, or says which limit it could pass.
@@ -161,18 +151,18 @@ impl RunBudget {
     }
 }
 
-/// The most `request` can use on `model`: its prompt (estimated at one token per three
-/// bytes, more than real text and code take), all of it at the dearer of the input and
-/// cache-write prices, and the whole output allowance.
+/// The most `request` can use on `model`: its prompt (the history's estimate of one token
+/// per four bytes, raised to one per three, more than real text and code take; the tool
+/// schemas counted the same way), all of it at the dearer of the input and cache-write
+/// prices, and the whole output allowance.
 pub fn worst_case(model: &ModelInfo, request: &ModelRequest) -> Usage {
-    let mut bytes = request.system.as_ref().map_or(0, String::len);
-    for message in &request.messages {
-        bytes += serde_json::to_string(message).map_or(0, |t| t.len());
-    }
-    for tool in &request.tools {
-        bytes += serde_json::to_string(tool).map_or(0, |t| t.len());
-    }
-    let prompt = u64::try_from(bytes.div_ceil(3)).unwrap_or(u64::MAX);
+    let history = estimate_tokens(request.system.as_deref(), &request.messages);
+    let schemas: usize = request
+        .tools
+        .iter()
+        .map(|tool| serde_json::to_string(tool).map_or(0, |t| t.len()))
+        .sum();
+    let prompt = u64::try_from((history * 4).div_ceil(3) + schemas.div_ceil(3)).unwrap_or(u64::MAX);
     let output = request
         .options
         .max_tokens

@@ -30,8 +30,16 @@ pub struct Sandbox {
     /// `read-only`'s one writable place (removed with the sandbox).
     private_temp: Option<tempfile::TempDir>,
     seccomp: Option<Arc<BpfProgram>>,
-    /// The Landlock ruleset per workspace: built once, duplicated for each process.
-    rulesets: parking_lot::Mutex<HashMap<PathBuf, RulesetCreated>>,
+    /// What depends on the workspace only, per workspace: built once for its first
+    /// process, the ruleset duplicated for each later one.
+    prepared: parking_lot::Mutex<HashMap<PathBuf, Arc<Prepared>>>,
+}
+
+/// A workspace's writable roots, hidden paths and Landlock ruleset.
+struct Prepared {
+    writable: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
+    ruleset: RulesetCreated,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -97,18 +105,13 @@ impl Sandbox {
             support,
             private_temp,
             seccomp,
-            rulesets: parking_lot::Mutex::new(HashMap::new()),
+            prepared: parking_lot::Mutex::new(HashMap::new()),
         })
     }
 
     /// The mode it enforces.
     pub fn mode(&self) -> SandboxMode {
         self.policy.mode
-    }
-
-    /// The policy it enforces.
-    pub fn policy(&self) -> &SandboxPolicy {
-        &self.policy
     }
 
     /// What a run says once at its start about its sandbox: that commands run unconfined,
@@ -154,10 +157,14 @@ impl Sandbox {
         if self.policy.mode == SandboxMode::FullAccess {
             return Ok(Confinement::unconfined(workspace));
         }
-        let writable = self.writable(&workspace);
-        let hidden = self.policy.hidden(self.home.as_deref());
-        let read_only = self.read_only(&workspace, &writable, &hidden);
-        let ruleset = self.ruleset(&workspace, &writable, &hidden)?;
+        let prepared = self.prepared(&workspace)?;
+        let (writable, hidden) = (&prepared.writable, &prepared.hidden);
+        // Per process: a `.git` may have been made since the last one.
+        let read_only = self.read_only(&workspace, writable, hidden);
+        let ruleset = prepared
+            .ruleset
+            .try_clone()
+            .map_err(|e| SandboxError::Landlock(e.to_string()))?;
         // A namespace of its own holds the read-only paths, and is where `RLIMIT_NPROC`
         // counts only the command's processes.
         let rlimit_cap = self.support.process_limit == ProcessLimitKind::Rlimit;
@@ -172,14 +179,14 @@ impl Sandbox {
                     (None, None)
                 }
             },
-            // The limit counts the namespace's processes only when there is one.
-            ProcessLimitKind::Rlimit if namespace.is_some() => (None, Some(max)),
-            _ => (None, None),
+            // Only offered with user namespaces, and then every command has one (above).
+            ProcessLimitKind::Rlimit => (None, Some(max)),
+            ProcessLimitKind::None => (None, None),
         };
         let explainer = Explainer {
             workspace: workspace.clone(),
             writable: writable.clone(),
-            read_only: read_only.clone(),
+            read_only,
             hidden: hidden.clone(),
             network: !self.policy.network.is_empty(),
         };
@@ -261,18 +268,14 @@ impl Sandbox {
         paths
     }
 
-    fn ruleset(
-        &self,
-        workspace: &Path,
-        writable: &[PathBuf],
-        hidden: &[PathBuf],
-    ) -> Result<RulesetCreated, SandboxError> {
-        let mut cache = self.rulesets.lock();
+    /// The workspace's `Prepared`, built on its first process.
+    fn prepared(&self, workspace: &Path) -> Result<Arc<Prepared>, SandboxError> {
+        let mut cache = self.prepared.lock();
         if let Some(built) = cache.get(workspace) {
-            return built
-                .try_clone()
-                .map_err(|e| SandboxError::Landlock(e.to_string()));
+            return Ok(built.clone());
         }
+        let writable = self.writable(workspace);
+        let hidden = self.policy.hidden(self.home.as_deref());
         let ports: Option<Vec<u16>> = (!self.policy.network_unrestricted()).then(|| {
             self.policy
                 .network
@@ -283,18 +286,19 @@ impl Sandbox {
                 })
                 .collect()
         });
-        let abi = self.support.landlock_abi.unwrap_or_default();
-        let built = filesystem::ruleset(&Layout {
-            abi,
-            writable,
-            hidden,
+        let ruleset = filesystem::ruleset(&Layout {
+            abi: self.support.landlock_abi.unwrap_or_default(),
+            writable: &writable,
+            hidden: &hidden,
             ports: ports.as_deref(),
         })?;
-        let copy = built
-            .try_clone()
-            .map_err(|e| SandboxError::Landlock(e.to_string()))?;
-        cache.insert(workspace.to_path_buf(), built);
-        Ok(copy)
+        let built = Arc::new(Prepared {
+            writable,
+            hidden,
+            ruleset,
+        });
+        cache.insert(workspace.to_path_buf(), built.clone());
+        Ok(built)
     }
 }
 
