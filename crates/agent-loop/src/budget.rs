@@ -47,10 +47,14 @@ struct Ledger {
     reserved_tokens: u64,
 }
 
-/// The budget of a run, shared by all its contexts.
+/// The budget of a run, shared by all its contexts; or of one context and its descendants
+/// (its grants' `max_cost`, `max_tokens`), whose model is capped by its ancestors' too.
 #[derive(Debug)]
 pub struct RunBudget {
     limits: BudgetLimits,
+    /// Whose limits they are, for messages: `None` for the run's (`--max-cost`), else
+    /// e.g. "context 0.1 (module `coder`)".
+    scope: Option<String>,
     started: Instant,
     ledger: Mutex<Ledger>,
 }
@@ -81,17 +85,39 @@ impl RunBudget {
     pub fn new(limits: BudgetLimits) -> Arc<Self> {
         Arc::new(Self {
             limits,
+            scope: None,
             started: Instant::now(),
             ledger: Mutex::new(Ledger::default()),
         })
+    }
+
+    /// A budget of `scope` (one context and its descendants), named so in its messages.
+    pub fn scoped(limits: BudgetLimits, scope: String) -> Arc<Self> {
+        Arc::new(Self {
+            limits,
+            scope: Some(scope),
+            started: Instant::now(),
+            ledger: Mutex::new(Ledger::default()),
+        })
+    }
+
+    /// How a limit is named in messages: the run's flag, or the grant of a scope.
+    fn limit_name(&self, flag: &str) -> String {
+        match &self.scope {
+            None => format!("--{flag}"),
+            Some(scope) => format!("{} of {scope}", flag.replace('-', "_")),
+        }
     }
 
     /// Refuses a model whose prices are unknown under a cost limit, saying how to fix it.
     pub fn check_model(&self, model: &ModelInfo) -> Result<(), String> {
         if self.limits.max_cost_micro_cents.is_some() && model.pricing.is_none() {
             return Err(format!(
-                "--max-cost needs the prices of `{}` (provider `{}`), which wonopcode does not know: add them under `providers.{}.models` in the config file (`pricing`), or limit tokens with --max-tokens instead",
-                model.id, model.provider, model.provider
+                "{} needs the prices of `{}` (provider `{}`), which wonopcode does not know: add them under `providers.{}.models` in the config file (`pricing`), or limit tokens instead",
+                self.limit_name("max-cost"),
+                model.id,
+                model.provider,
+                model.provider
             ));
         }
         Ok(())
@@ -119,7 +145,8 @@ impl RunBudget {
             let committed = ledger.cost + ledger.reserved_cost;
             if committed.saturating_add(cost) > max {
                 return Err(ModelError::BudgetExceeded(format!(
-                    "--max-cost {}: the next request could cost up to {} and {} is spent or reserved",
+                    "{} {}: the next request could cost up to {} and {} is spent or reserved",
+                    self.limit_name("max-cost"),
                     dollars(max),
                     dollars(cost),
                     dollars(committed)
@@ -130,7 +157,8 @@ impl RunBudget {
             let committed = ledger.tokens + ledger.reserved_tokens;
             if committed.saturating_add(tokens) > max {
                 return Err(ModelError::BudgetExceeded(format!(
-                    "--max-tokens {max}: the next request could use up to {tokens} tokens and {committed} are spent or reserved"
+                    "{} {max}: the next request could use up to {tokens} tokens and {committed} are spent or reserved",
+                    self.limit_name("max-tokens")
                 )));
             }
         }
@@ -296,6 +324,24 @@ mod tests {
         assert!(
             budget.reserve(&model(), &request()).is_err(),
             "spent $0.025 + $0.011 > $0.03"
+        );
+    }
+
+    #[test]
+    fn a_context_budget_names_its_scope() {
+        let budget = RunBudget::scoped(
+            BudgetLimits {
+                max_cost_micro_cents: Some(1_000_000),
+                ..BudgetLimits::default()
+            },
+            "context 0.1 (module `coder`)".into(),
+        );
+        let refused = budget.reserve(&model(), &request()).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("max_cost of context 0.1 (module `coder`) $0.0100"),
+            "{refused}"
         );
     }
 

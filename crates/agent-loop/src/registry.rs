@@ -146,6 +146,19 @@ impl ToolRegistry {
         errors
     }
 
+    /// Puts `tool` in the place of the tool of the same name (a context's narrower `bash`),
+    /// compiling its schema; a name the registry lacks is not added (a context never gains
+    /// a tool this way). Whether it replaced one.
+    pub fn replace(&mut self, tool: Arc<dyn Tool>) -> Result<bool, RegistryError> {
+        let name = tool.spec().name.clone();
+        if !self.tools.contains_key(&name) {
+            return Ok(false);
+        }
+        self.tools.remove(&name);
+        self.register(tool)?;
+        Ok(true)
+    }
+
     /// Takes the tools of every watched source that changed since it was last read: its old
     /// tools go, its new ones come (a filtered registry keeps to its names). Called before
     /// each model request; what could not be added is returned.

@@ -19,9 +19,6 @@ use crate::process_limit::{self, CommandCgroup};
 use crate::support::{ProcessLimitKind, Support};
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
-/// Temp directories every `workspace-write` command may write.
-const SHARED_TEMP: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
-
 /// The sandbox of a run: one policy, enforced on every process started under it.
 pub struct Sandbox {
     policy: SandboxPolicy,
@@ -206,32 +203,11 @@ impl Sandbox {
         })
     }
 
-    /// Where commands may write.
+    /// Where commands may write: the policy's roots, and `read-only`'s private temp dir.
     fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = Vec::new();
+        let mut roots = self.policy.writable_roots(workspace);
         if let Some(temp) = &self.private_temp {
             roots.extend(temp.path().canonicalize().ok());
-        }
-        if self.policy.mode == SandboxMode::WorkspaceWrite {
-            roots.push(workspace.to_path_buf());
-            if !self.policy.exclude_slash_tmp {
-                roots.extend(
-                    SHARED_TEMP
-                        .iter()
-                        .filter_map(|d| Path::new(d).canonicalize().ok()),
-                );
-            }
-            if !self.policy.exclude_tmpdir_env_var
-                && let Some(temp) = std::env::var_os("TMPDIR")
-            {
-                roots.extend(PathBuf::from(temp).canonicalize().ok());
-            }
-            roots.extend(
-                self.policy
-                    .write
-                    .iter()
-                    .filter_map(|p| p.canonicalize().ok()),
-            );
         }
         roots.sort();
         roots.dedup();
@@ -249,13 +225,7 @@ impl Sandbox {
         let mut paths = Vec::new();
         if self.policy.mode == SandboxMode::WorkspaceWrite {
             let git = workspace.join(".git");
-            let granted = self
-                .policy
-                .write
-                .iter()
-                .filter_map(|p| p.canonicalize().ok())
-                .any(|p| git.starts_with(&p) && p != workspace);
-            if git.symlink_metadata().is_ok() && !granted {
+            if git.symlink_metadata().is_ok() && !self.policy.git_writable(workspace) {
                 paths.push(git);
             }
         }

@@ -33,7 +33,7 @@ pub const DEFAULT_MAX_PROCESSES: u32 = 512;
 
 /// A process's confinement, before it is resolved against a workspace (`sandbox:` in the
 /// config file).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxPolicy {
     /// The mode.
@@ -88,6 +88,117 @@ impl SandboxPolicy {
             .filter_map(|relative| home.join(relative).canonicalize().ok())
             .filter(|hidden| !read.iter().any(|granted| hidden.starts_with(granted)))
             .collect()
+    }
+}
+
+/// Temp directories every `workspace-write` command may write.
+pub(crate) const SHARED_TEMP: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+
+/// `path` as the kernel will see it: canonical where it exists, else as written.
+fn real(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
+impl SandboxPolicy {
+    /// Where commands may write in `workspace` (canonical, existing paths only), besides
+    /// `read-only`'s private temp dir: for `workspace-write`, the workspace, the temp dirs
+    /// the policy keeps, and the `write` grants.
+    pub fn writable_roots(&self, workspace: &Path) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return roots;
+        }
+        roots.push(workspace.to_path_buf());
+        if !self.exclude_slash_tmp {
+            roots.extend(
+                SHARED_TEMP
+                    .iter()
+                    .filter_map(|d| Path::new(d).canonicalize().ok()),
+            );
+        }
+        if !self.exclude_tmpdir_env_var
+            && let Some(temp) = std::env::var_os("TMPDIR")
+        {
+            roots.extend(PathBuf::from(temp).canonicalize().ok());
+        }
+        roots.extend(self.write.iter().filter_map(|p| p.canonicalize().ok()));
+        roots.sort();
+        roots.dedup();
+        roots
+    }
+
+    /// Whether a `write` grant makes `workspace`'s `.git` writable (naming it, or a path
+    /// inside the workspace that holds it; the workspace itself does not count).
+    pub fn git_writable(&self, workspace: &Path) -> bool {
+        let git = workspace.join(".git");
+        self.write
+            .iter()
+            .map(|p| real(p))
+            .any(|p| git.starts_with(&p) && p != workspace)
+    }
+
+    /// What a context whose parent runs under `self` gets when it asks for `wanted` (both
+    /// with absolute paths; `home` holds the hidden paths): `wanted` itself, with the temp
+    /// dirs and the process cap no wider than the parent's. A grant wider than the parent's
+    /// (a wider mode, a path it may not write, a hidden path it may not read, a host it may
+    /// not reach) is refused with one line naming it: a grant can only narrow.
+    pub fn narrowed_to(
+        &self,
+        wanted: &SandboxPolicy,
+        workspace: &Path,
+        home: Option<&Path>,
+    ) -> Result<SandboxPolicy, String> {
+        if self.mode == SandboxMode::FullAccess {
+            return Ok(wanted.clone());
+        }
+        if wanted.mode.narrowest(self.mode) != wanted.mode {
+            return Err(format!(
+                "sandbox `{}` is wider than its parent's `{}`",
+                wanted.mode, self.mode
+            ));
+        }
+        if wanted.mode == SandboxMode::WorkspaceWrite {
+            let roots = self.writable_roots(workspace);
+            let git = workspace.join(".git");
+            for path in &wanted.write {
+                let path = real(path);
+                let inside = roots.iter().any(|root| path.starts_with(root));
+                let opens_git =
+                    (git.starts_with(&path) && path != workspace) || path.starts_with(&git);
+                if !inside || (opens_git && !self.git_writable(workspace)) {
+                    return Err(format!(
+                        "write `{}` is outside what its parent may write",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        let parent_hidden = self.hidden(home);
+        for path in &wanted.read {
+            let path = real(path);
+            if parent_hidden
+                .iter()
+                .any(|hidden| hidden.starts_with(&path) || path.starts_with(hidden))
+            {
+                return Err(format!(
+                    "read `{}` is hidden from its parent",
+                    path.display()
+                ));
+            }
+        }
+        if !self.network_unrestricted() {
+            for grant in &wanted.network {
+                if !self.network.contains(grant) {
+                    return Err(format!("network `{grant}` is not granted to its parent"));
+                }
+            }
+        }
+        Ok(SandboxPolicy {
+            max_processes: wanted.max_processes.min(self.max_processes),
+            exclude_slash_tmp: wanted.exclude_slash_tmp || self.exclude_slash_tmp,
+            exclude_tmpdir_env_var: wanted.exclude_tmpdir_env_var || self.exclude_tmpdir_env_var,
+            ..wanted.clone()
+        })
     }
 }
 
@@ -225,6 +336,89 @@ mod tests {
         for bad in ["localhost", ":80", "host:0", "host:99999", "a b:1", ""] {
             assert!(bad.parse::<NetworkGrant>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_grant_can_only_narrow() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (home, workspace, shared) = (root.join("home"), root.join("ws"), root.join("shared"));
+        for d in [home.join(".ssh"), workspace.join(".git"), shared.clone()] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        // The test's directories are in the temp dir: the parent does not write there.
+        let parent = SandboxPolicy {
+            write: vec![shared.clone()],
+            network: vec!["127.0.0.1:8080".parse().unwrap()],
+            exclude_slash_tmp: true,
+            exclude_tmpdir_env_var: true,
+            ..SandboxPolicy::default()
+        };
+        let narrow = |wanted: &SandboxPolicy| parent.narrowed_to(wanted, &workspace, Some(&home));
+        // Narrower: kept as asked.
+        let read_only = SandboxPolicy::new(SandboxMode::ReadOnly);
+        assert_eq!(narrow(&read_only).unwrap().mode, SandboxMode::ReadOnly);
+        let within = SandboxPolicy {
+            write: vec![shared.join("out"), workspace.join("src")],
+            network: parent.network.clone(),
+            max_processes: 10_000,
+            ..SandboxPolicy::default()
+        };
+        let got = narrow(&within).unwrap();
+        assert_eq!(got.max_processes, DEFAULT_MAX_PROCESSES);
+        assert_eq!(got.write, within.write);
+        assert!(
+            got.exclude_slash_tmp,
+            "the parent's narrower temp dirs are kept"
+        );
+        // Wider: refused, naming the grant.
+        let wider = |wanted: SandboxPolicy| narrow(&wanted).unwrap_err();
+        assert!(
+            wider(SandboxPolicy::new(SandboxMode::FullAccess)).contains("`full-access` is wider")
+        );
+        assert!(
+            wider(SandboxPolicy {
+                write: vec![root.join("elsewhere")],
+                ..SandboxPolicy::default()
+            })
+            .starts_with("write `")
+        );
+        assert!(
+            wider(SandboxPolicy {
+                write: vec![workspace.join(".git")],
+                ..SandboxPolicy::default()
+            })
+            .contains(".git` is outside")
+        );
+        assert!(
+            wider(SandboxPolicy {
+                read: vec![home.clone()],
+                ..SandboxPolicy::default()
+            })
+            .contains("is hidden from its parent")
+        );
+        assert!(
+            wider(SandboxPolicy {
+                network: vec![NetworkGrant::Any],
+                ..SandboxPolicy::default()
+            })
+            .contains("network `*`")
+        );
+        let read_only_parent = SandboxPolicy::new(SandboxMode::ReadOnly);
+        let within = SandboxPolicy {
+            exclude_slash_tmp: false,
+            exclude_tmpdir_env_var: false,
+            ..within
+        };
+        assert!(
+            read_only_parent
+                .narrowed_to(&SandboxPolicy::default(), &workspace, Some(&home))
+                .unwrap_err()
+                .contains("`workspace-write` is wider than its parent's `read-only`")
+        );
+        // Under full access anything goes.
+        let full = SandboxPolicy::new(SandboxMode::FullAccess);
+        assert_eq!(full.narrowed_to(&within, &workspace, None).unwrap(), within);
     }
 
     #[test]
