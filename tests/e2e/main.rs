@@ -7,6 +7,7 @@ mod agents;
 mod cli_errors;
 mod demo;
 mod events_doc;
+mod grants;
 mod hostile;
 mod mcp;
 mod mcp_server;

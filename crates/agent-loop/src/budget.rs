@@ -38,6 +38,15 @@ impl BudgetLimits {
     }
 }
 
+/// `dollars` as micro-cents (1e-8 USD), the unit of cost limits: more than 0 and at most a
+/// billion dollars. The one rule for `--max-cost`, registry grants and spawn grants.
+pub fn micro_cents(dollars: f64) -> Result<u64, String> {
+    if !dollars.is_finite() || dollars <= 0.0 || dollars > 1e9 {
+        return Err(format!("{dollars} must be more than 0 dollars"));
+    }
+    Ok((dollars * 1e8).round() as u64)
+}
+
 /// What the run spent and what requests in flight may still spend.
 #[derive(Debug, Default)]
 struct Ledger {
@@ -113,11 +122,12 @@ impl RunBudget {
     pub fn check_model(&self, model: &ModelInfo) -> Result<(), String> {
         if self.limits.max_cost_micro_cents.is_some() && model.pricing.is_none() {
             return Err(format!(
-                "{} needs the prices of `{}` (provider `{}`), which wonopcode does not know: add them under `providers.{}.models` in the config file (`pricing`), or limit tokens instead",
+                "{} needs the prices of `{}` (provider `{}`), which wonopcode does not know: add them under `providers.{}.models` in the config file (`pricing`), or limit tokens with {} instead",
                 self.limit_name("max-cost"),
                 model.id,
                 model.provider,
-                model.provider
+                model.provider,
+                self.limit_name("max-tokens")
             ));
         }
         Ok(())
@@ -129,6 +139,9 @@ impl RunBudget {
         model: &ModelInfo,
         request: &ModelRequest,
     ) -> Result<Reservation, ModelError> {
+        // A model without prices would reserve nothing against a cost limit.
+        self.check_model(model)
+            .map_err(ModelError::BudgetExceeded)?;
         if let Some(wall) = self.limits.max_wall
             && self.started.elapsed() >= wall
         {

@@ -232,10 +232,8 @@ fn parse_dollars(text: &str) -> Result<u64, String> {
         .trim_start_matches('$')
         .parse()
         .map_err(|_| format!("`{text}` is not an amount of dollars (for example 0.50)"))?;
-    if !dollars.is_finite() || dollars <= 0.0 || dollars > 1e9 {
-        return Err(format!("`{text}` must be more than 0 dollars"));
-    }
-    Ok((dollars * 1e8).round() as u64)
+    wonopcode_agent_loop::budget::micro_cents(dollars)
+        .map_err(|_| format!("`{text}` must be more than 0 dollars"))
 }
 
 fn parse_wall(text: &str) -> Result<std::time::Duration, String> {

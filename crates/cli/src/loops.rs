@@ -4,7 +4,9 @@
 
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
-use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath, Status};
+use wonopcode_registry::{
+    Catalog, Entry, Metadata, MetadataCache, ModuleGrants, SearchPath, Status,
+};
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{CachePolicy, Component, LoopSource};
 
@@ -148,6 +150,8 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
             "description": entry.description,
             "version": entry.version,
             "metadata": metadata,
+            "tools": entry.context_tools.tools,
+            "grants": grants_json(&entry.context_tools.grants),
             "shadows": shadows_json,
         }));
     }
@@ -231,6 +235,11 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
         (Some(path), None) => LoopSource::File(path.clone()),
         (None, Some(name)) => resolve(args, name)?.location,
     };
+    // A named module's grants are part of what it is: shown, as `--list-loops` shows them.
+    let grants = match &args.agent_loop_name {
+        Some(name) => Some(resolve(args, name)?.context_tools.grants),
+        None => None,
+    };
     let Some(Component { bytes, origin }) = source.component()? else {
         let name = args.agent_loop_name.as_deref().unwrap_or("standard");
         println!("`{name}` is the native loop: there is no module to validate");
@@ -264,6 +273,7 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             "size": report.size,
             "sha256": report.sha256,
             "checks": checks,
+            "grants": grants.as_ref().map(grants_json),
             "custom_tools": smoke.as_ref().map(|s| match s {
                 Ok(tools) => json!(tools.iter().map(|t| match &t.outcome {
                     Ok(answer) => json!({ "tool": t.tool, "status": "ok", "detail": answer }),
@@ -300,6 +310,9 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             Some(Err(error)) => println!("  custom tools: cannot start the guest: {error}"),
             None => {}
         }
+        if let Some(grants) = grants.as_ref().filter(|g| !g.is_empty()) {
+            println!("  grants: {}", grants_text(grants));
+        }
         match (report.passed(), &report.name) {
             (true, Some(name)) => println!(
                 "valid: loop `{name}`, wonopcode:agent-loop@{}",
@@ -313,6 +326,50 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
     } else {
         exit::ERROR
     })
+}
+
+/// A module's grants as JSON: `null` when it has none.
+fn grants_json(grants: &ModuleGrants) -> serde_json::Value {
+    if grants.is_empty() {
+        return serde_json::Value::Null;
+    }
+    serde_json::to_value(grants).unwrap_or_default()
+}
+
+/// A module's grants on one line: `sandbox read-only (write: out); max_cost $0.50`.
+fn grants_text(grants: &ModuleGrants) -> String {
+    let mut parts = Vec::new();
+    if let Some(policy) = &grants.sandbox {
+        let mut sandbox = format!("sandbox {}", policy.mode);
+        let mut details = Vec::new();
+        let paths = |list: &[std::path::PathBuf]| {
+            list.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !policy.write.is_empty() {
+            details.push(format!("write: {}", paths(&policy.write)));
+        }
+        if !policy.read.is_empty() {
+            details.push(format!("read: {}", paths(&policy.read)));
+        }
+        if !policy.network.is_empty() {
+            let hosts: Vec<String> = policy.network.iter().map(ToString::to_string).collect();
+            details.push(format!("network: {}", hosts.join(", ")));
+        }
+        if !details.is_empty() {
+            sandbox.push_str(&format!(" ({})", details.join("; ")));
+        }
+        parts.push(sandbox);
+    }
+    if let Some(max) = grants.max_cost {
+        parts.push(format!("max_cost ${max:.2}"));
+    }
+    if let Some(max) = grants.max_tokens {
+        parts.push(format!("max_tokens {max}"));
+    }
+    parts.join("; ")
 }
 
 /// The first line of `text`, cut to 100 characters.

@@ -16,6 +16,15 @@
 //!     tools: [read, grep, mcp__docs]
 //! ```
 //!
+//! and grants that narrow what its contexts may do (`docs/grants.md`):
+//!
+//! ```yaml
+//!     grants:
+//!       sandbox: read-only        # or a policy: {mode, write, read, network, ...}
+//!       max_cost: 0.50            # dollars, for the context and its descendants
+//!       max_tokens: 200000
+//! ```
+//!
 //! Relative paths resolve against the file's directory. Unknown keys are reported as
 //! warnings, never silently ignored; a file that does not parse is an error naming the file,
 //! line and column.
@@ -24,6 +33,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use wonopcode_sandbox::SandboxPolicy;
 
 use crate::error::RegistryError;
 
@@ -86,8 +96,20 @@ struct RawModule {
     input_schema: Option<serde_json::Value>,
     mcp_servers: Option<serde_json::Map<String, serde_json::Value>>,
     tools: Option<Vec<String>>,
+    grants: Option<RawGrants>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
+}
+
+/// `grants:` as written; `tools` may be given here or beside it, not both.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGrants {
+    tools: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "SandboxPolicy::optional_mode_or_policy")]
+    sandbox: Option<SandboxPolicy>,
+    max_cost: Option<f64>,
+    max_tokens: Option<u64>,
 }
 
 /// One module of a registry file.
@@ -119,15 +141,42 @@ pub struct ModuleTools {
     /// `tools`: names of tools (`mcp__SERVER` names every tool of a server); `None`: all.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// `grants`: the sandbox and limits its contexts are narrowed to.
+    #[serde(skip_serializing_if = "ModuleGrants::is_empty")]
+    pub grants: ModuleGrants,
 }
 
-// JSON values parsed by serde_json hold no NaN, so their equality is an equivalence.
+// JSON values parsed by serde_json hold no NaN, and a cost limit is checked finite, so
+// equality is an equivalence.
 impl Eq for ModuleTools {}
 
 impl ModuleTools {
     /// Whether the module adds or restricts nothing.
     pub fn is_empty(&self) -> bool {
-        self.mcp_servers.is_empty() && self.tools.is_none()
+        self.mcp_servers.is_empty() && self.tools.is_none() && self.grants.is_empty()
+    }
+}
+
+/// What `registry.yaml` grants a module's contexts besides tools: a sandbox policy (paths
+/// relative to the workspace, `~/` the home directory) that must be within the parent
+/// context's, and limits on what the context and its descendants spend.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModuleGrants {
+    /// The sandbox its commands and MCP servers run in; `None`: its parent's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxPolicy>,
+    /// Dollars it may spend (more than 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
+    /// Tokens it may spend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+}
+
+impl ModuleGrants {
+    /// Whether it narrows nothing.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
     }
 }
 
@@ -231,6 +280,32 @@ impl RegistryFile {
                 }
                 None => None,
             };
+            let refused = |reason: String| RegistryError::File {
+                at: path.display().to_string(),
+                reason: format!("module `{name}`: {reason}"),
+            };
+            let (tools, grants) = match module.grants {
+                None => (module.tools, ModuleGrants::default()),
+                Some(grants) => {
+                    if grants.tools.is_some() && module.tools.is_some() {
+                        return Err(refused(
+                            "`tools` is given twice, beside `grants` and in it: keep one".into(),
+                        ));
+                    }
+                    if let Some(max) = grants.max_cost {
+                        wonopcode_agent_loop::budget::micro_cents(max)
+                            .map_err(|e| refused(format!("grants.max_cost: {e}")))?;
+                    }
+                    (
+                        grants.tools.or(module.tools),
+                        ModuleGrants {
+                            sandbox: grants.sandbox,
+                            max_cost: grants.max_cost,
+                            max_tokens: grants.max_tokens,
+                        },
+                    )
+                }
+            };
             modules.push(FileEntry {
                 path: base.join(&module.path),
                 name,
@@ -239,7 +314,8 @@ impl RegistryFile {
                 input_schema,
                 context_tools: ModuleTools {
                     mcp_servers: module.mcp_servers.unwrap_or_default(),
-                    tools: module.tools,
+                    tools,
+                    grants,
                 },
             });
         }
@@ -290,6 +366,46 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    #[test]
+    fn grants_are_read_and_checked() {
+        let file = RegistryFile::parse(
+            "modules:\n  a:\n    path: a.wasm\n    grants:\n      tools: [read]\n      sandbox: read-only\n      max_cost: 0.5\n  b:\n    path: b.wasm\n    grants: {sandbox: {write: [out], network: ['127.0.0.1:80']}, max_tokens: 10}\n",
+            Path::new("r.yaml"),
+        )
+        .unwrap();
+        let a = &file.modules[0].context_tools;
+        assert_eq!(a.tools.as_deref(), Some(&["read".to_owned()][..]));
+        assert_eq!(
+            a.grants.sandbox.as_ref().map(|p| p.mode),
+            Some(wonopcode_sandbox::SandboxMode::ReadOnly)
+        );
+        assert_eq!(a.grants.max_cost, Some(0.5));
+        let b = &file.modules[1].context_tools.grants;
+        assert_eq!(b.sandbox.as_ref().map(|p| p.write.len()), Some(1));
+        assert_eq!(b.max_tokens, Some(10));
+        for (bad, says) in [
+            (
+                "{max_cost: -1}",
+                "grants.max_cost: -1 must be more than 0 dollars",
+            ),
+            ("{sandbox: everything}", "unknown sandbox mode"),
+            ("{colour: blue}", "unknown field `colour`"),
+        ] {
+            let text = format!("modules:\n  t:\n    path: t.wasm\n    grants: {bad}\n");
+            let error = RegistryFile::parse(&text, Path::new("r.yaml"))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(says), "{bad}: {error}");
+            assert!(error.starts_with("r.yaml"), "{error}");
+        }
+        let twice =
+            "modules:\n  t:\n    path: t.wasm\n    tools: [read]\n    grants: {tools: [grep]}\n";
+        let error = RegistryFile::parse(twice, Path::new("r.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("`tools` is given twice"), "{error}");
     }
 
     #[test]

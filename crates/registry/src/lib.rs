@@ -15,7 +15,7 @@ pub mod resolver;
 
 pub use catalog::{Catalog, Entry, Shadowed, Source};
 pub use error::RegistryError;
-pub use file::{InputSchema, ModuleTools};
+pub use file::{InputSchema, ModuleGrants, ModuleTools};
 pub use metadata::{Metadata, MetadataCache, Status};
 pub use paths::{SearchDir, SearchPath};
 pub use resolver::CatalogResolver;

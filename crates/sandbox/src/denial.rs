@@ -49,7 +49,7 @@ impl Explainer {
                 continue;
             }
             denied = true;
-            for token in candidates(line) {
+            for token in subject(line).into_iter().chain(candidates(line)) {
                 let path = resolve(&self.workspace, token);
                 if let Some(reason) = self.denied(&path) {
                     return Some(reason);
@@ -109,17 +109,39 @@ fn user_could_write(path: &Path) -> bool {
     unsafe { libc::access(text.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// What an error of the shape `PROGRAM: ... NAME: Permission denied` (bash, coreutils)
+/// names: a bare file name (`made.txt`) too, which [`candidates`] leaves out.
+fn subject(line: &str) -> Option<&str> {
+    let denial = DENIALS.iter().find_map(|d| line.find(&format!(": {d}")))?;
+    let before = &line[..denial];
+    let named = before
+        .rsplit(": ")
+        .next()?
+        .trim_end_matches(['\'', '’', '"', '`']);
+    let named = named
+        .rsplit_once(['\'', '‘', '"', '`'])
+        .map_or(named, |(_, quoted)| quoted);
+    (!named.is_empty() && !named.contains(char::is_whitespace) && !names_a_socket(named))
+        .then_some(named)
+}
+
+/// Whether a word names a connection rather than a file (a URL; bash's `/dev/tcp/...`).
+fn names_a_socket(word: &str) -> bool {
+    word.contains("://") || word.starts_with("/dev/tcp/") || word.starts_with("/dev/udp/")
+}
+
 /// The words of an error line that may be paths.
 fn candidates(line: &str) -> impl Iterator<Item = &str> {
     line.split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '‘' | '’' | '(' | ')'))
         .map(|t| t.trim_end_matches([':', ',', ';']))
         .filter(|t| {
             !t.is_empty()
-                && !t.contains("://")
-                // bash's names for sockets, not files
-                && !t.starts_with("/dev/tcp/")
-                && !t.starts_with("/dev/udp/")
-                && (t.starts_with('/') || t.starts_with("./") || t.starts_with("../") || t.contains('/') || t.starts_with('.'))
+                && !names_a_socket(t)
+                && (t.starts_with('/')
+                    || t.starts_with("./")
+                    || t.starts_with("../")
+                    || t.contains('/')
+                    || t.starts_with('.'))
                 && !DENIALS.iter().any(|d| d.contains(*t))
         })
 }
@@ -166,6 +188,27 @@ fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_subject_of_an_error_line() {
+        assert_eq!(
+            subject("bash: line 1: made.txt: Permission denied"),
+            Some("made.txt")
+        );
+        assert_eq!(
+            subject("touch: cannot touch 'a b': Permission denied"),
+            None
+        );
+        assert_eq!(
+            subject("cp: cannot create regular file 'out.txt': Read-only file system"),
+            Some("out.txt")
+        );
+        assert_eq!(subject("Permission denied"), None);
+        assert_eq!(
+            subject("bash: line 1: /dev/tcp/127.0.0.1/80: Operation not permitted"),
+            None
+        );
+    }
 
     fn explainer(workspace: &Path) -> Explainer {
         Explainer {

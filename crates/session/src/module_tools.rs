@@ -1,19 +1,27 @@
 //! The registry's modules as the session resolves them: a name to its loop (the catalog),
-//! and, for a context that runs a module, the MCP servers `registry.yaml` gives it, started
-//! with the session's environment and form answerer, with its tool allowlist. The root run
-//! of a named loop and every child spawned by name get them the same way.
+//! and, for a context, what its lineage of grants makes of the run's tools: the sandbox its
+//! commands run in (the run's, narrowed by each module's `grants.sandbox` and each spawn's
+//! grants in turn — a grant can only narrow), the MCP servers `registry.yaml` gives its
+//! module, started with the session's environment and form answerer and confined by that
+//! sandbox, its tool allowlist and its limits. The root run of a named loop and every child
+//! get them the same way.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents};
 use wonopcode_mcp::{Elicitor, ServerEntry};
 use wonopcode_registry::{CatalogResolver, ModuleTools};
-use wonopcode_sandbox::SandboxPolicy;
+use wonopcode_sandbox::{Sandbox, SandboxPolicy};
+use wonopcode_tools::BuiltinOptions;
 use wonopcode_wasm_host::context_tools::ContextTools;
-use wonopcode_wasm_host::{LoopSource, ModuleResolver};
+use wonopcode_wasm_host::{Grant, LoopSource, ModuleResolver, SpawnSandbox};
 
-/// Resolves module names through the catalog and starts their contexts' own servers.
+use crate::config::absolute_paths;
+
+/// Resolves module names through the catalog and gives each context what its grants allow.
 pub(crate) struct SessionResolver {
     pub catalog: CatalogResolver,
     /// Where servers without a `cwd` run.
@@ -22,8 +30,13 @@ pub(crate) struct SessionResolver {
     pub env: Arc<BTreeMap<String, String>>,
     /// Who fills in the servers' forms.
     pub elicitor: Option<Arc<dyn Elicitor>>,
-    /// The run's sandbox policy, which servers without their own are confined by.
+    /// The run's sandbox policy (absolute paths): the widest any context gets.
     pub sandbox: SandboxPolicy,
+    /// The run's built-in tool options, for the `bash` of a context with a narrower sandbox.
+    pub builtins: BuiltinOptions,
+    /// The sandboxes made for narrower policies, one per policy (each prepares its
+    /// workspace once).
+    pub narrower: Mutex<HashMap<SandboxPolicy, Arc<Sandbox>>>,
 }
 
 #[async_trait::async_trait]
@@ -36,18 +49,102 @@ impl ModuleResolver for SessionResolver {
         self.catalog.module_dirs()
     }
 
-    async fn context_tools(&self, name: &str) -> ContextTools {
-        match self.catalog.entry(name) {
-            Ok(entry) => self.start(&entry.name, &entry.context_tools).await,
-            Err(_) => ContextTools::default(),
+    async fn context_tools(
+        &self,
+        module: Option<&str>,
+        lineage: &[Grant],
+    ) -> Result<ContextTools, String> {
+        let policy = self.policy_of(lineage)?;
+        let entry = module.and_then(|name| self.catalog.entry(name).ok());
+        let mut own = match &entry {
+            Some(entry) => self.start(&entry.name, &entry.context_tools, &policy).await,
+            None => ContextTools::default(),
+        };
+        if let Some(entry) = &entry {
+            own.max_cost_usd = entry.context_tools.grants.max_cost;
+            own.max_tokens = entry.context_tools.grants.max_tokens;
         }
+        if policy != self.sandbox {
+            let options = BuiltinOptions {
+                sandbox: Some(self.sandbox_for(policy)?),
+                ..self.builtins.clone()
+            };
+            own.replacements.push(wonopcode_tools::bash_tool(&options));
+        }
+        Ok(own)
     }
 }
 
 impl SessionResolver {
-    /// Starts the servers of `module`'s entry; each entry that cannot be used is a failure
-    /// naming it (`registry.yaml: module NAME: mcp_servers.SERVER: ...`).
-    async fn start(&self, module: &str, tools: &ModuleTools) -> ContextTools {
+    /// The budget a named root module's grants put the whole run under (`max_cost`,
+    /// `max_tokens`), when they set one.
+    pub(crate) fn module_budget(&self, name: &str) -> Result<Option<Arc<RunBudget>>, String> {
+        let Ok(entry) = self.catalog.entry(name) else {
+            return Ok(None);
+        };
+        let grants = &entry.context_tools.grants;
+        let limits = BudgetLimits {
+            max_cost_micro_cents: grants.max_cost.map(micro_cents).transpose()?,
+            max_tokens: grants.max_tokens,
+            max_wall: None,
+        };
+        Ok(limits
+            .any()
+            .then(|| RunBudget::scoped(limits, format!("module `{}`", entry.name))))
+    }
+
+    /// The sandbox policy of a context whose lineage is `lineage`: the run's, narrowed by
+    /// each grant in turn. A grant wider than what it narrows is one line naming it.
+    fn policy_of(&self, lineage: &[Grant]) -> Result<SandboxPolicy, String> {
+        let home = dirs::home_dir();
+        let mut policy = self.sandbox.clone();
+        for grant in lineage {
+            let (by, wanted) = match grant {
+                Grant::Module(name) => {
+                    let Ok(entry) = self.catalog.entry(name) else {
+                        continue;
+                    };
+                    let Some(wanted) = &entry.context_tools.grants.sandbox else {
+                        continue;
+                    };
+                    (
+                        format!("the grants of module `{}`", entry.name),
+                        absolute_paths(wanted, &self.workspace),
+                    )
+                }
+                Grant::Spawn { context, sandbox } => {
+                    let by = format!("the grants of context {context}");
+                    let wanted = spawn_policy(sandbox, &policy, &self.workspace)
+                        .map_err(|e| format!("{by}: {e}"))?;
+                    (by, wanted)
+                }
+            };
+            policy = policy
+                .narrowed_to(&wanted, &self.workspace, home.as_deref())
+                .map_err(|e| format!("{by}: {e}"))?;
+        }
+        Ok(policy)
+    }
+
+    /// The sandbox of `policy`, made once.
+    fn sandbox_for(&self, policy: SandboxPolicy) -> Result<Arc<Sandbox>, String> {
+        let mut made = self.narrower.lock();
+        if let Some(sandbox) = made.get(&policy) {
+            return Ok(sandbox.clone());
+        }
+        let sandbox = Arc::new(Sandbox::new(policy.clone()).map_err(|e| e.to_string())?);
+        made.insert(policy, sandbox.clone());
+        Ok(sandbox)
+    }
+
+    /// Starts the servers of `module`'s entry under `policy`; each entry that cannot be used
+    /// is a failure naming it (`registry.yaml: module NAME: mcp_servers.SERVER: ...`).
+    async fn start(
+        &self,
+        module: &str,
+        tools: &ModuleTools,
+        policy: &SandboxPolicy,
+    ) -> ContextTools {
         let mut own = ContextTools {
             allowlist: tools.tools.clone(),
             ..ContextTools::default()
@@ -70,7 +167,7 @@ impl SessionResolver {
                 )),
             }
         }
-        crate::mcp::confine_servers(&mut configs, &self.sandbox, &self.workspace);
+        crate::mcp::confine_servers(&mut configs, policy, &self.workspace);
         let started = wonopcode_mcp::start_all(
             configs,
             &self.workspace,
@@ -88,4 +185,32 @@ impl SessionResolver {
         own.keep = Some(Box::new(started));
         own
     }
+}
+
+/// The policy a spawn's grants ask for, under a parent running `parent`: its mode (else the
+/// parent's), its paths made absolute, its hosts parsed.
+fn spawn_policy(
+    grants: &SpawnSandbox,
+    parent: &SandboxPolicy,
+    workspace: &Path,
+) -> Result<SandboxPolicy, String> {
+    let mode = match &grants.mode {
+        Some(mode) => mode.parse()?,
+        None => parent.mode,
+    };
+    let network = grants
+        .network
+        .iter()
+        .map(|host| host.parse())
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut wanted = SandboxPolicy {
+        write: grants.write.iter().map(PathBuf::from).collect(),
+        read: grants.read.iter().map(PathBuf::from).collect(),
+        network,
+        ..SandboxPolicy::new(mode)
+    };
+    if let Some(max) = grants.max_processes {
+        wanted.max_processes = max;
+    }
+    Ok(absolute_paths(&wanted, workspace))
 }

@@ -19,7 +19,7 @@ use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
-use wonopcode_wasm_host::{CachePolicy, GuestPrompter, HostConfig, LoopSource};
+use wonopcode_wasm_host::{CachePolicy, Grant, GuestPrompter, HostConfig, LoopSource};
 
 use crate::config::Config;
 use crate::error::SessionError;
@@ -258,7 +258,7 @@ impl SessionBuilder {
         if let Some(limit) = self.bash_timeout {
             options = options.with_bash_limit(limit);
         }
-        register_builtins(&mut tools, options)
+        register_builtins(&mut tools, options.clone())
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
         // MCP servers get the same environment as commands: the run's secrets stay out.
         let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &self.mcp)?;
@@ -326,21 +326,43 @@ impl SessionBuilder {
             env: command_env.clone(),
             elicitor: elicitor.clone(),
             sandbox: sandbox_policy,
+            builtins: options,
+            narrower: Default::default(),
         });
+        // A named root loop starts its lineage with its module's grants; its limits cap the
+        // whole run under the run's own.
+        let root_grants: Vec<Grant> = self.loop_name.iter().cloned().map(Grant::Module).collect();
+        let root_budget = match &self.loop_name {
+            Some(name) => resolver.module_budget(name).map_err(SessionError::Choice)?,
+            None => None,
+        };
+        let (provider, models) = match root_budget {
+            Some(budget) => {
+                budget
+                    .check_model(provider.info())
+                    .map_err(SessionError::Choice)?;
+                (
+                    CappedModel::wrap(provider, budget.clone()),
+                    CappedSource::wrap(models, budget),
+                )
+            }
+            None => (provider, models),
+        };
         let host_config = HostConfig {
             values: config.guest.clone(),
             prompter: self.guest_prompter,
             contexts: config.contexts.limits(self.max_parallel),
             resolver: Some(resolver.clone()),
             models: Some(models),
+            grants: root_grants.clone(),
             ..HostConfig::default()
         };
         // The MCP servers (the config's, and a named root loop's own) start while the loop
         // loads (a guest may compile): the first request waits for the slowest, not for all.
         let module_tools = async {
             match &self.loop_name {
-                Some(name) => resolver.context_tools(name).await,
-                None => ContextTools::default(),
+                Some(name) => resolver.context_tools(Some(name), &root_grants).await,
+                None => Ok(ContextTools::default()),
             }
         };
         let (mcp_failures, loaded, own) = tokio::join!(
@@ -349,6 +371,7 @@ impl SessionBuilder {
             module_tools,
         );
         let (agent, reloader) = loaded?;
+        let own = own.map_err(SessionError::Choice)?;
         let (tools, clashes) = own.apply(&tools);
         events.emit(EventKind::SessionStarted {
             session_id: session_id.clone(),

@@ -86,13 +86,19 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),
-        Arc::new(
-            BashTool::with_timeouts(options.bash_timeout, options.bash_ceiling)
-                .with_env(options.command_env.clone())
-                .with_sandbox(options.sandbox.clone()),
-        ),
+        bash_tool(&options),
         Arc::new(TodoTool::default()),
     ]
+}
+
+/// The `bash` tool of `options`: also what a context confined by a narrower sandbox than
+/// the run's gets in place of the run's (`options.sandbox` being its own).
+pub fn bash_tool(options: &BuiltinOptions) -> Arc<dyn Tool> {
+    Arc::new(
+        BashTool::with_timeouts(options.bash_timeout, options.bash_ceiling)
+            .with_env(options.command_env.clone())
+            .with_sandbox(options.sandbox.clone()),
+    )
 }
 
 /// Adds every built-in tool to `registry`.

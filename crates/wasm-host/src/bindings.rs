@@ -25,6 +25,8 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/tools.request-permission": async | trappable,
         "wonopcode:agent-loop/context.spawn": async | trappable,
         "wonopcode:agent-loop/context.spawn-parallel": async | trappable,
+        "wonopcode:agent-loop/context.spawn-with-grants": async | trappable,
+        "wonopcode:agent-loop/context.spawn-parallel-with-grants": async | trappable,
         "wonopcode:agent-loop/system.sleep-ms": async | trappable,
         "wonopcode:agent-loop/ui.request-input": async | trappable,
         "wonopcode:agent-loop/ui.request-confirmation": async | trappable,

@@ -1,6 +1,9 @@
 //! `max-tokens` of a child context: a model wrapper that counts the tokens of every response
 //! passing through it and refuses new requests once the budget is spent. A grandchild's
 //! model wraps its parent's, so a descendant's tokens count against every ancestor's budget.
+//! A context granted a cost limit (`max_cost` of its module, `max-cost-usd` of its spawn)
+//! also reserves each request's worst case against a [`RunBudget`] of its own before the
+//! request goes to its ancestors' budgets, so it is clamped to what they have left.
 
 use std::sync::Arc;
 
@@ -9,6 +12,7 @@ use parking_lot::Mutex;
 use async_trait::async_trait;
 use futures::StreamExt;
 use wonopcode_agent_loop::assemble::price;
+use wonopcode_agent_loop::budget::RunBudget;
 use wonopcode_agent_loop::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, SharedModel, StreamChunk,
     Usage,
@@ -20,13 +24,17 @@ use wonopcode_agent_loop::{
 pub(crate) struct TokenBudget {
     limit: Option<u64>,
     used: Mutex<Usage>,
+    /// The context's granted cost limit, kept before each request.
+    cap: Option<Arc<RunBudget>>,
 }
 
 impl TokenBudget {
-    pub fn new(limit: Option<u64>) -> Arc<Self> {
+    /// A budget of `limit` tokens whose requests are also reserved against `cap` first.
+    pub fn new(limit: Option<u64>, cap: Option<Arc<RunBudget>>) -> Arc<Self> {
         Arc::new(Self {
             limit,
             used: Mutex::new(Usage::default()),
+            cap,
         })
     }
 
@@ -83,13 +91,22 @@ impl LanguageModel for BudgetedModel {
                 self.budget.limit.unwrap_or(0)
             )));
         }
+        let reservation = match &self.budget.cap {
+            Some(cap) => Some(cap.reserve(self.inner.info(), &request)?),
+            None => None,
+        };
         let stream = self.inner.stream(request).await?;
         let (budget, model) = (self.budget.clone(), self.inner.clone());
+        // The reservation lives as long as the stream: released when it is dropped.
         Ok(Box::pin(stream.inspect(move |chunk| {
+            let _held = &reservation;
             if let StreamChunk::Usage { usage } = chunk {
                 let mut usage = *usage;
                 price(&model, &mut usage);
                 budget.spend(&usage);
+                if let Some(cap) = &budget.cap {
+                    cap.charge(&usage);
+                }
             }
         })))
     }
@@ -106,10 +123,10 @@ mod tests {
             output_tokens,
             ..Usage::default()
         };
-        let budget = TokenBudget::new(None);
+        let budget = TokenBudget::new(None, None);
         budget.spend(&tokens(u64::MAX / 4, 1));
         assert!(!budget.exhausted());
-        let budget = TokenBudget::new(Some(10));
+        let budget = TokenBudget::new(Some(10), None);
         budget.spend(&tokens(5, 4));
         assert!(!budget.exhausted());
         budget.spend(&tokens(0, 1));

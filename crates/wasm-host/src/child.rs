@@ -16,18 +16,22 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents};
+use wonopcode_agent_loop::event::{Item, ItemDetails};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopContext, LoopResult,
     LoopStatus, Message, RunServices, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
 };
 
 use crate::bindings::context::{
-    ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus, TokenUsage,
+    ContextGrants, ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus,
+    TokenUsage,
 };
 use crate::budget::{BudgetedModel, TokenBudget};
 use crate::context_tools::{ContextTools, report_failures};
 use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::Frame;
+use crate::grants::{self, Grant};
 use crate::host::context::ContextView;
 use crate::host::providers::open_model;
 use crate::loop_source::LoopSource;
@@ -104,6 +108,7 @@ pub(crate) async fn run_child(
     parent: &ParentView,
     path: ContextPath,
     params: ContextParams,
+    grants: Option<ContextGrants>,
 ) -> Result<(ContextResult, Usage), String> {
     if parent.services.cancel.is_cancelled() {
         return Err(format!(
@@ -119,7 +124,14 @@ pub(crate) async fn run_child(
         ));
     }
     let slot = tree.enter()?;
-    let budget = TokenBudget::new(params.max_tokens);
+    let Granted { own, lineage, cap } = granted(parent, &path, &params, grants)
+        .await
+        .map_err(|reason| refuse(parent, &path, &reason))?;
+    let max_tokens = match (params.max_tokens, own.max_tokens) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let budget = TokenBudget::new(max_tokens, cap);
     let mut budgets = parent.frame.budgets.clone();
     budgets.push(budget.clone());
     let files = Arc::new(FileChanges::default());
@@ -133,6 +145,7 @@ pub(crate) async fn run_child(
     let lineage = Lineage {
         budgets: budgets.clone(),
         changes: changes.clone(),
+        grants: lineage,
         root_sink: root_sink.clone(),
     };
     let child = load_child(parent, &path, &params, lineage).await?;
@@ -161,12 +174,6 @@ pub(crate) async fn run_child(
     });
     let started = Instant::now();
 
-    // A named module's own MCP servers start for this context (and stop when it ends);
-    // its allowlist narrows what the parent lets it have.
-    let own = match (&params.module, &tree.resolver) {
-        (ContextModule::Named(name), Some(resolver)) => resolver.context_tools(name).await,
-        _ => ContextTools::default(),
-    };
     let (tools, clashes) = own.apply(&restrict(
         &parent.services.tools,
         params.allowed_tools.as_deref(),
@@ -246,6 +253,7 @@ pub(crate) async fn run_child(
 struct Lineage {
     budgets: Vec<Arc<TokenBudget>>,
     changes: Vec<Arc<FileChanges>>,
+    grants: Vec<Grant>,
     root_sink: Arc<dyn EventSink>,
 }
 
@@ -305,11 +313,99 @@ async fn load_child(
         parent_id: Some(parent_of(path)),
         budgets: lineage.budgets,
         changes: lineage.changes,
+        grants: lineage.grants,
         root_sink: Some(lineage.root_sink),
     };
     Ok(ChildLoop::Guest(Box::new(WasmAgentLoop::child(
         frame, first,
     ))))
+}
+
+/// What a child's grants give it.
+struct Granted {
+    /// Its module's servers and allowlist, its narrower `bash`, its module's limits.
+    own: ContextTools,
+    /// Every grant from the root to it.
+    lineage: Vec<Grant>,
+    /// Its own cost limit.
+    cap: Option<Arc<RunBudget>>,
+}
+
+/// The child's grants: its parent's lineage, then what the spawn and its module grant,
+/// resolved by the embedder. A named module's own MCP servers start here for this context
+/// (and stop when it ends); its allowlist narrows what the parent lets it have. `Err`: a
+/// grant wider than the parent's, one line.
+async fn granted(
+    parent: &ParentView,
+    path: &ContextPath,
+    params: &ContextParams,
+    grants: Option<ContextGrants>,
+) -> Result<Granted, String> {
+    let (sandbox, spawn_cost) = grants.map(grants::split).unwrap_or_default();
+    let mut lineage = parent.frame.grants.clone();
+    if let Some(sandbox) = sandbox {
+        lineage.push(Grant::Spawn {
+            context: path.to_string(),
+            sandbox,
+        });
+    }
+    let module = match &params.module {
+        ContextModule::Named(name) => Some(name.as_str()),
+        _ => None,
+    };
+    lineage.extend(module.map(|name| Grant::Module(name.to_owned())));
+    let own = match &parent.frame.tree.resolver {
+        Some(resolver) => resolver.context_tools(module, &lineage).await?,
+        None => grants::without_resolver(&lineage)?,
+    };
+    let cap = cost_cap(path, module, spawn_cost, own.max_cost_usd)?;
+    Ok(Granted { own, lineage, cap })
+}
+
+/// A spawn refused for its grants: one line, shown as an error item of the parent's and
+/// returned to it.
+fn refuse(parent: &ParentView, path: &ContextPath, reason: &str) -> String {
+    let line = format!("context {path} was not started: {reason}");
+    let events = &parent.services.events;
+    events.emit(EventKind::ItemCompleted {
+        item: Item {
+            id: events.next_item_id(),
+            details: ItemDetails::Error {
+                message: line.clone(),
+            },
+        },
+    });
+    line
+}
+
+/// The child's own cost limit: the smaller of its spawn's `max-cost-usd` and its module's
+/// `max_cost`, as a budget named after the context; `None` when neither is set.
+fn cost_cap(
+    path: &ContextPath,
+    module: Option<&str>,
+    spawn: Option<f64>,
+    granted: Option<f64>,
+) -> Result<Option<Arc<RunBudget>>, String> {
+    let spawn = spawn
+        .map(|usd| micro_cents(usd).map_err(|e| format!("grants: max-cost-usd {e}")))
+        .transpose()?;
+    let granted = granted
+        .map(|usd| micro_cents(usd).map_err(|e| format!("grants: max_cost {e}")))
+        .transpose()?;
+    let max = match (spawn, granted) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(max), None) | (None, Some(max)) => max,
+        (None, None) => return Ok(None),
+    };
+    let scope = match module {
+        Some(name) => format!("context {path} (module `{name}`)"),
+        None => format!("context {path}"),
+    };
+    let limits = BudgetLimits {
+        max_cost_micro_cents: Some(max),
+        ..BudgetLimits::default()
+    };
+    Ok(Some(RunBudget::scoped(limits, scope)))
 }
 
 /// Largest module file a guest may name by path.

@@ -2,15 +2,23 @@
 //! own tool sources (its MCP servers in `registry.yaml`, started for the context and stopped
 //! when it ends) and the allowlist it keeps to. The registry says what a module asks for;
 //! the embedder (the session) starts the servers; this module puts them into a context's
-//! tools, the same way for a root run and for a child.
+//! tools, the same way for a root run and for a child. With them come what the context's
+//! grants make of its inherited tools (a `bash` under a narrower sandbox) and its limits.
 
 use std::sync::Arc;
 
-use wonopcode_agent_loop::{Emitter, EventKind, ToolRegistry, ToolSource};
+use wonopcode_agent_loop::{Emitter, EventKind, Tool, ToolRegistry, ToolSource};
 
 /// A module's own tools for one context, and the names it may use.
 #[derive(Default)]
 pub struct ContextTools {
+    /// Tools that take the place of the inherited tools of the same name (a `bash` confined
+    /// by the context's narrower sandbox); a name the context lacks is not added.
+    pub replacements: Vec<Arc<dyn Tool>>,
+    /// The dollars its module's grants let the context (and its descendants) spend.
+    pub max_cost_usd: Option<f64>,
+    /// The tokens its module's grants let it spend.
+    pub max_tokens: Option<u64>,
     /// Tool sources of its own (its MCP servers); they stop when this is dropped.
     pub sources: Vec<Arc<dyn ToolSource>>,
     /// The only tools the context may use (`mcp__SERVER` names all of a server's); `None`:
@@ -28,6 +36,11 @@ impl ContextTools {
     pub fn apply(&self, tools: &ToolRegistry) -> (ToolRegistry, Vec<String>) {
         let mut tools = tools.clone();
         let mut failures = Vec::new();
+        for tool in &self.replacements {
+            if let Err(e) = tools.replace(tool.clone()) {
+                failures.push(e.to_string());
+            }
+        }
         for source in &self.sources {
             failures.extend(tools.watch(source.clone()).iter().map(|e| e.to_string()));
         }

@@ -48,10 +48,17 @@ pub trait ModuleResolver: Send + Sync {
     /// The module called `name` (with or without `.wasm`), or one line saying why not.
     fn resolve(&self, name: &str) -> Result<LoopSource, String>;
 
-    /// What a context running the module `name` gets besides its parent's tools: its own
-    /// MCP servers, started now, and its allowlist. Default: nothing.
-    async fn context_tools(&self, _name: &str) -> crate::context_tools::ContextTools {
-        crate::context_tools::ContextTools::default()
+    /// What a context gets besides its parent's tools, given its `lineage` (every grant from
+    /// the root to it, its own last) and the module it runs when named: that module's own MCP
+    /// servers, started now, and allowlist; a `bash` confined by the sandbox the lineage
+    /// narrows the run's to; its module's limits. `Err`: one line naming a grant wider than
+    /// its parent's (the context does not start). Default: nothing, and no spawn grants.
+    async fn context_tools(
+        &self,
+        _module: Option<&str>,
+        lineage: &[crate::grants::Grant],
+    ) -> Result<crate::context_tools::ContextTools, String> {
+        crate::grants::without_resolver(lineage)
     }
 
     /// Directories a `context-module::path` may name a file in, besides the workspace.

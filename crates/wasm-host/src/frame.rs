@@ -41,6 +41,8 @@ pub(crate) struct Frame {
     /// The changed-file sets this context adds to: its ancestors', then its own (empty for a
     /// root).
     pub changes: Vec<Arc<FileChanges>>,
+    /// Every grant from the root to this context, its own last.
+    pub grants: Vec<crate::grants::Grant>,
     /// The root context's event sink, which every descendant writes to directly; `None` for
     /// a root (it writes to its own).
     pub root_sink: Option<Arc<dyn EventSink>>,

@@ -37,6 +37,8 @@ pub struct HostConfig {
     /// The providers and models guests may switch to (`set-provider`, `set-model`,
     /// `preferred-provider` / `preferred-model` of a child); `None`: only the run's model.
     pub models: Option<Arc<dyn ModelSource>>,
+    /// The root context's grants (a named root module's), the start of every lineage.
+    pub grants: Vec<crate::grants::Grant>,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -49,6 +51,7 @@ impl std::fmt::Debug for HostConfig {
             .field("contexts", &self.contexts)
             .field("resolver", &self.resolver.is_some())
             .field("models", &self.models.is_some())
+            .field("grants", &self.grants)
             .finish()
     }
 }

@@ -5,15 +5,16 @@ use std::hint::black_box;
 
 use serde_json::Value;
 use wonopcode_guest_sdk::{
-    Loop, LoopError, Spawn, config, context, custom_tools_host, describe, export_loop, providers,
-    set_result_data, spawn_all, storage, system, tools, ui,
+    Grants, Loop, LoopError, Spawn, config, context, custom_tools_host, describe, export_loop,
+    providers, set_result_data, spawn_all, storage, system, tools, ui,
 };
 
 struct Misbehave;
 
 /// A child described as JSON: `{"module": "same" | {"named": N} | {"path": P}, "task": T,
 /// "allow": [..], "deny": [..], "max_iterations": N, "max_tokens": N, "timeout_ms": N,
-/// "inherit": true, "data": "...", "provider": P, "model": M}`.
+/// "inherit": true, "data": "...", "provider": P, "model": M, "grants": {"sandbox": MODE,
+/// "write": [..], "read": [..], "network": [..], "max_processes": N, "max_cost_usd": X}}`.
 fn child(spec: &Value) -> Spawn {
     let task = spec["task"].as_str().unwrap_or_default();
     let mut child = match &spec["module"] {
@@ -52,6 +53,29 @@ fn child(spec: &Value) -> Spawn {
     }
     if let Some(data) = spec["data"].as_str() {
         child = child.custom_data(data);
+    }
+    let grants = &spec["grants"];
+    if grants.is_object() {
+        let list = |key: &str| -> Vec<String> {
+            grants[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        child = child.grants(Grants {
+            sandbox: grants["sandbox"].as_str().map(str::to_owned),
+            write: list("write"),
+            read: list("read"),
+            network: list("network"),
+            max_processes: grants["max_processes"]
+                .as_u64()
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+            max_cost_usd: grants["max_cost_usd"].as_f64(),
+        });
     }
     let (provider, model) = (spec["provider"].as_str(), spec["model"].as_str());
     if provider.is_some() || model.is_some() {

@@ -47,7 +47,9 @@ pub use bindings::wonopcode::agent_loop::{
 };
 pub use custom_tools::{CustomTool, CustomTools};
 pub use json_answer::{json_object, resume_for_json, run_for_json};
-pub use spawn::{RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text};
+pub use spawn::{
+    Grants, RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text,
+};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};
 
 /// Generation options that leave the output limit, temperature and thinking budget to the

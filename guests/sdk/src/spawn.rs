@@ -3,7 +3,7 @@
 //! its parent; the host enforces its limits and rolls its usage up into the parent's.
 
 use crate::bindings::wonopcode::agent_loop::context::{
-    self, ContextModule, ContextParams, ContextResult, ContextStatus,
+    self, ContextGrants, ContextModule, ContextParams, ContextResult, ContextStatus,
 };
 use crate::bindings::wonopcode::agent_loop::storage;
 
@@ -13,24 +13,45 @@ pub const RESULT_DATA_KEY: &str = "__result_data__";
 
 /// A child context to spawn, built up field by field.
 #[derive(Clone)]
-pub struct Spawn(ContextParams);
+pub struct Spawn(ContextParams, Option<ContextGrants>);
+
+/// What a child may use beyond its tools (`context-grants`): a narrower sandbox and a cost
+/// limit. A grant wider than the parent's refuses the spawn.
+#[derive(Clone, Default)]
+pub struct Grants {
+    /// `read-only`, `workspace-write` or `full-access`; `None`: the parent's mode.
+    pub sandbox: Option<String>,
+    /// More paths the child's commands may write.
+    pub write: Vec<String>,
+    /// Hidden paths they may read.
+    pub read: Vec<String>,
+    /// `HOST:PORT` they may reach.
+    pub network: Vec<String>,
+    /// The most processes one command may have.
+    pub max_processes: Option<u32>,
+    /// Dollars the child and its descendants may spend.
+    pub max_cost_usd: Option<f64>,
+}
 
 impl Spawn {
     fn new(module: ContextModule, task: impl Into<String>) -> Self {
-        Self(ContextParams {
-            module,
-            task: task.into(),
-            allowed_tools: None,
-            denied_tools: None,
-            preferred_provider: None,
-            preferred_model: None,
-            max_iterations: None,
-            max_tokens: None,
-            timeout_ms: None,
-            inherit_messages: false,
-            custom_data: None,
-            system_prompt: None,
-        })
+        Self(
+            ContextParams {
+                module,
+                task: task.into(),
+                allowed_tools: None,
+                denied_tools: None,
+                preferred_provider: None,
+                preferred_model: None,
+                max_iterations: None,
+                max_tokens: None,
+                timeout_ms: None,
+                inherit_messages: false,
+                custom_data: None,
+                system_prompt: None,
+            },
+            None,
+        )
     }
 
     /// A module the host's registry knows by `name` (`coder`, `coder.wasm`, `standard`).
@@ -103,6 +124,19 @@ impl Spawn {
         self
     }
 
+    /// Narrower grants for the child (`spawn-with-grants`, WIT 0.2.7).
+    pub fn grants(mut self, grants: Grants) -> Self {
+        self.1 = Some(ContextGrants {
+            sandbox: grants.sandbox,
+            write: grants.write,
+            read: grants.read,
+            network: grants.network,
+            max_processes: grants.max_processes,
+            max_cost_usd: grants.max_cost_usd,
+        });
+        self
+    }
+
     /// The WIT parameters.
     pub fn params(&self) -> &ContextParams {
         &self.0
@@ -110,7 +144,10 @@ impl Spawn {
 
     /// Spawns the child and waits for it. `Err`: it could not start.
     pub fn run(&self) -> Result<ContextResult, String> {
-        context::spawn(&self.0)
+        match &self.1 {
+            Some(grants) => context::spawn_with_grants(&self.0, grants),
+            None => context::spawn(&self.0),
+        }
     }
 }
 
@@ -120,8 +157,28 @@ pub fn spawn_all(
     children: &[Spawn],
     max_concurrent: Option<u32>,
 ) -> Vec<Result<ContextResult, String>> {
-    let params: Vec<ContextParams> = children.iter().map(|c| c.0.clone()).collect();
-    context::spawn_parallel(&params, max_concurrent)
+    // Children without grants go through `spawn-parallel`, which every 0.2.2 host has.
+    if children.iter().all(|c| c.1.is_none()) {
+        let params: Vec<ContextParams> = children.iter().map(|c| c.0.clone()).collect();
+        return context::spawn_parallel(&params, max_concurrent);
+    }
+    let granted: Vec<(ContextParams, ContextGrants)> = children
+        .iter()
+        .map(|c| (c.0.clone(), c.1.clone().unwrap_or_else(no_grants)))
+        .collect();
+    context::spawn_parallel_with_grants(&granted, max_concurrent)
+}
+
+/// Grants that narrow nothing.
+fn no_grants() -> ContextGrants {
+    ContextGrants {
+        sandbox: None,
+        write: Vec::new(),
+        read: Vec::new(),
+        network: Vec::new(),
+        max_processes: None,
+        max_cost_usd: None,
+    }
 }
 
 /// Returns structured data to the parent (as its result's `data`).

@@ -1,5 +1,6 @@
 //! `context`: where this context sits in the tree, and spawning children — one at a time
-//! (`spawn`) or a batch run concurrently under a limit (`spawn-parallel`, 0.2.2). The running
+//! (`spawn`, or `spawn-with-grants` under narrower grants, 0.2.7) or a batch run
+//! concurrently under a limit (`spawn-parallel`, 0.2.2). The running
 //! of a child is in `crate::child`; here the parent's side: paths, the batch's concurrency,
 //! and adding each child's usage to the parent's, so usage rolls up to the root.
 
@@ -7,7 +8,7 @@ use tokio::sync::Semaphore;
 use wasmtime::component::HasData;
 use wonopcode_agent_loop::Usage;
 
-use crate::bindings::context::{ContextInfo, ContextParams, ContextResult, Host};
+use crate::bindings::context::{ContextGrants, ContextInfo, ContextParams, ContextResult, Host};
 use crate::child::run_child;
 use crate::state::{ContextTools, HostState, Place, RunSlot};
 
@@ -43,7 +44,18 @@ impl Host for ContextView<'_> {
     ) -> wasmtime::Result<Result<ContextResult, String>> {
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, params).await;
+        let outcome = run_child(&parent, path, params, None).await;
+        Ok(self.roll_up(outcome))
+    }
+
+    async fn spawn_with_grants(
+        &mut self,
+        params: ContextParams,
+        grants: ContextGrants,
+    ) -> wasmtime::Result<Result<ContextResult, String>> {
+        let parent = self.parent_view(params.inherit_messages)?;
+        let path = self.next_child_path()?;
+        let outcome = run_child(&parent, path, params, Some(grants)).await;
         Ok(self.roll_up(outcome))
     }
 
@@ -52,30 +64,17 @@ impl Host for ContextView<'_> {
         params: Vec<ContextParams>,
         max_concurrent: Option<u32>,
     ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
-        let inherit = params.iter().any(|p| p.inherit_messages);
-        let parent = self.parent_view(inherit)?;
-        let host_limit = parent_limit(self.place);
-        let limit = max_concurrent
-            .map_or(host_limit, |n| usize::try_from(n).unwrap_or(usize::MAX))
-            .clamp(1, host_limit);
-        let gate = Semaphore::new(limit);
-        // Paths are given in input order before anything runs, so a replayed run finds each
-        // child's recorded turns under the same path however the children interleave.
-        let mut batch = Vec::with_capacity(params.len());
-        for p in params {
-            let path = self.next_child_path()?;
-            let (parent, gate) = (&parent, &gate);
-            batch.push(async move {
-                let _permit = gate
-                    .acquire()
-                    .await
-                    .map_err(|_| "the spawn batch was closed".to_owned())?;
-                run_child(parent, path, p).await
-            });
-        }
-        let outcomes = futures::future::join_all(batch).await;
-        let results = outcomes.into_iter().map(|o| self.roll_up(o)).collect();
-        Ok(results)
+        let children = params.into_iter().map(|p| (p, None)).collect();
+        self.spawn_batch(children, max_concurrent).await
+    }
+
+    async fn spawn_parallel_with_grants(
+        &mut self,
+        children: Vec<(ContextParams, ContextGrants)>,
+        max_concurrent: Option<u32>,
+    ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
+        let children = children.into_iter().map(|(p, g)| (p, Some(g))).collect();
+        self.spawn_batch(children, max_concurrent).await
     }
 
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
@@ -100,6 +99,39 @@ impl Host for ContextView<'_> {
 }
 
 impl ContextView<'_> {
+    /// Runs a batch of children concurrently, at most `max_concurrent` (and never more than
+    /// the host's limit) at once; results in input order.
+    async fn spawn_batch(
+        &mut self,
+        children: Vec<(ContextParams, Option<ContextGrants>)>,
+        max_concurrent: Option<u32>,
+    ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
+        let inherit = children.iter().any(|(p, _)| p.inherit_messages);
+        let parent = self.parent_view(inherit)?;
+        let host_limit = parent_limit(self.place);
+        let limit = max_concurrent
+            .map_or(host_limit, |n| usize::try_from(n).unwrap_or(usize::MAX))
+            .clamp(1, host_limit);
+        let gate = Semaphore::new(limit);
+        // Paths are given in input order before anything runs, so a replayed run finds each
+        // child's recorded turns under the same path however the children interleave.
+        let mut batch = Vec::with_capacity(children.len());
+        for (params, grants) in children {
+            let path = self.next_child_path()?;
+            let (parent, gate) = (&parent, &gate);
+            batch.push(async move {
+                let _permit = gate
+                    .acquire()
+                    .await
+                    .map_err(|_| "the spawn batch was closed".to_owned())?;
+                run_child(parent, path, params, grants).await
+            });
+        }
+        let outcomes = futures::future::join_all(batch).await;
+        let results = outcomes.into_iter().map(|o| self.roll_up(o)).collect();
+        Ok(results)
+    }
+
     /// Adds a child's usage (its descendants' included) to this context's run.
     fn roll_up(
         &mut self,
