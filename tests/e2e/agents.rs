@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::events_doc::{documented_child_sequence, documented_schema, documented_sequence};
 use crate::support::{
-    Scratch, call, copy_dir, done, events, priced_transcript_of, repo_root, stderr, text, usage,
-    wonopcode,
+    Scratch, call, copy_dir, done, events, priced_transcript_of, repo_root, run_named_priced,
+    stderr, text, usage, wonopcode,
 };
 
 fn agents() -> PathBuf {
@@ -375,24 +375,13 @@ fn a_module_without_bash_cannot_get_it_through_a_child_that_asks_for_it() {
             vec![text("The coder could not run it."), done("end_turn")],
         ),
     ];
-    let t = s.outside("t.jsonl");
-    std::fs::write(&t, priced_transcript_of(&turns)).unwrap();
-    let out = wonopcode()
-        .arg("--loops-dir")
-        .arg(&loops)
-        .args([
-            "--agent-loop-name",
-            "orchestrator",
-            "--yes",
-            "--json",
-            "--replay",
-        ])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Have the coder run a command.")
-        .output()
-        .unwrap();
+    let out = run_named_priced(
+        &s,
+        &loops,
+        "orchestrator",
+        &turns,
+        "Have the coder run a command.",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!s.ws().join("pwned.txt").exists());
     let call = events(&out)

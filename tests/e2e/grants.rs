@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::{CODER, MISBEHAVE, ORCHESTRATOR};
 
 use crate::support::{
-    Scratch, call, command, done, events, priced_transcript_of, stderr, text, usage, wonopcode,
+    Scratch, call, command, done, events, priced_transcript_of, run_named_priced, stderr, text,
+    usage, wonopcode,
 };
 
 /// Whether this machine can confine commands (`wonopcode sandbox check`).
@@ -85,24 +86,13 @@ fn a_module_granted_read_only_cannot_write_through_its_bash() {
         ("0.1", vec![text("Blocked."), done("end_turn")]),
         ("0", vec![text("The coder could not."), done("end_turn")]),
     ];
-    let t = s.outside("t.jsonl");
-    std::fs::write(&t, priced_transcript_of(&turns)).unwrap();
-    let out = wonopcode()
-        .arg("--loops-dir")
-        .arg(&loops)
-        .args([
-            "--agent-loop-name",
-            "orchestrator",
-            "--yes",
-            "--json",
-            "--replay",
-        ])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Have the coder write a file.")
-        .output()
-        .unwrap();
+    let out = run_named_priced(
+        &s,
+        &loops,
+        "orchestrator",
+        &turns,
+        "Have the coder write a file.",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!s.ws().join("made.txt").exists());
     let item = events(&out)
@@ -231,12 +221,15 @@ fn list_loops_and_validate_module_show_a_modules_grants() {
             "  coder:\n    path: {CODER}\n    grants:\n      tools: [read, bash]\n      sandbox: {{mode: read-only, network: ['pypi.org:443']}}\n      max_cost: 0.25\n"
         ),
     );
-    let out = wonopcode()
-        .arg("--loops-dir")
-        .arg(&loops)
-        .args(["--list-loops", "--json"])
-        .output()
-        .unwrap();
+    let with_loops = |flags: &[&str]| {
+        wonopcode()
+            .arg("--loops-dir")
+            .arg(&loops)
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    let out = with_loops(&["--list-loops", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let coder = listed["loops"]
@@ -253,12 +246,7 @@ fn list_loops_and_validate_module_show_a_modules_grants() {
         json!(["pypi.org:443"])
     );
     assert_eq!(coder["grants"]["max_cost"], 0.25, "{coder}");
-    let out = wonopcode()
-        .arg("--loops-dir")
-        .arg(&loops)
-        .args(["--validate-module", "--agent-loop-name", "coder"])
-        .output()
-        .unwrap();
+    let out = with_loops(&["--validate-module", "--agent-loop-name", "coder"]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", stderr(&out));
     assert!(
@@ -271,12 +259,7 @@ fn list_loops_and_validate_module_show_a_modules_grants() {
         format!("modules:\n  coder:\n    path: {CODER}\n    grants: {{max_cost: 0}}\n"),
     )
     .unwrap();
-    let out = wonopcode()
-        .arg("--loops-dir")
-        .arg(&loops)
-        .args(["--validate-module", "--agent-loop-name", "coder"])
-        .output()
-        .unwrap();
+    let out = with_loops(&["--validate-module", "--agent-loop-name", "coder"]);
     let said = stderr(&out);
     assert_ne!(out.status.code(), Some(0));
     assert!(

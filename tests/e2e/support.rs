@@ -134,6 +134,29 @@ pub fn priced_transcript_of(turns: &[(&str, Vec<Value>)]) -> String {
     lines.join("\n") + "\n"
 }
 
+/// Runs the loop `name` of the registry in `loops` on `scratch`'s workspace (`--yes
+/// --json`), replaying the priced `turns` (`priced_transcript_of`).
+pub fn run_named_priced(
+    scratch: &Scratch,
+    loops: &Path,
+    name: &str,
+    turns: &[(&str, Vec<Value>)],
+    prompt: &str,
+) -> Output {
+    let t = scratch.outside("t.jsonl");
+    std::fs::write(&t, priced_transcript_of(turns)).unwrap();
+    wonopcode()
+        .arg("--loops-dir")
+        .arg(loops)
+        .args(["--agent-loop-name", name, "--yes", "--json", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg(prompt)
+        .output()
+        .unwrap()
+}
+
 /// A usage chunk.
 pub fn usage(input_tokens: u64, output_tokens: u64) -> Value {
     json!({"type":"usage","usage":{"input_tokens":input_tokens,"output_tokens":output_tokens}})
