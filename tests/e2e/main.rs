@@ -15,6 +15,7 @@ mod parity;
 mod polyglot;
 mod providers;
 mod registry;
+mod repl;
 mod runs;
 mod sandbox;
 mod support;

@@ -10,6 +10,7 @@ mod mcp_server;
 mod new_guest;
 mod prompter;
 mod render;
+mod repl;
 mod sandbox;
 mod session;
 

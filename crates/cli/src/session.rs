@@ -23,6 +23,9 @@ use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
 use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, one_line, visible};
+use crate::repl::editor::history_file;
+use crate::repl::{Line, LineEditor, SlashCommand};
+use wonopcode_agent_loop::Usage;
 
 /// A mistake in how wonopcode was invoked (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -249,6 +252,12 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         can_resume: args.history.is_some(),
         in_repl: false,
         stopped_by,
+        approvals: if args.permissions.yes {
+            "all approved (--yes)"
+        } else {
+            "ask"
+        },
+        history: args.history.clone(),
     };
     let code = match input {
         Input::One(prompt) => {
@@ -325,6 +334,10 @@ struct Cli {
     in_repl: bool,
     /// The exit code of the signal that stopped wonopcode (0: none yet).
     stopped_by: Arc<AtomicU8>,
+    /// How tool calls are approved, for the REPL's banner.
+    approvals: &'static str,
+    /// Where the conversation is stored (`--history`).
+    history: Option<PathBuf>,
 }
 
 impl Cli {
@@ -370,39 +383,77 @@ impl Cli {
     }
 
     async fn repl(&mut self) -> anyhow::Result<u8> {
+        let model = self.session.model();
         eprintln!(
-            "wonopcode · workspace {} · Ctrl-D or /exit to quit",
+            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}",
+            model.provider,
+            model.id,
+            self.session.loop_name(),
+            self.session.sandbox_mode(),
+            self.approvals
+        );
+        eprintln!(
+            "workspace {} · /help for commands · Ctrl-D to quit",
             self.session.workspace().display()
         );
         self.in_repl = true;
+        let editor = LineEditor::start(history_file());
+        let prompt = console::style(">").cyan().bold().to_string();
+        let mut spent = Usage::default();
         // After a resume that failed (a guest that cannot resume), the next line is a new
         // prompt, which closes the waiting calls as not run.
         let mut offer_answers = true;
+        // Whether the last key at the prompt was Ctrl-C.
+        let mut interrupted = false;
         loop {
             let result = if !offer_answers || self.session.pending().is_empty() {
-                let Some(line) = read_line(console::style(">").cyan().bold().to_string()).await
-                else {
-                    return Ok(exit::SUCCESS);
+                let line = match editor.read(&prompt).await {
+                    Line::End => return Ok(exit::SUCCESS),
+                    // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
+                    Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
+                    Line::Interrupted => {
+                        interrupted = true;
+                        eprintln!("(Ctrl-C again or Ctrl-D to quit)");
+                        continue;
+                    }
+                    Line::Text(line) => line,
                 };
+                interrupted = false;
                 let prompt = line.trim();
-                match prompt {
-                    "" => continue,
-                    "/exit" | "/quit" => return Ok(exit::SUCCESS),
-                    _ => {}
+                if prompt.is_empty() {
+                    continue;
                 }
+                match SlashCommand::parse(prompt) {
+                    Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
+                    Some(Ok(command)) => {
+                        self.run_command(&command, &spent);
+                        continue;
+                    }
+                    Some(Err(why)) => {
+                        eprintln!("{why}");
+                        continue;
+                    }
+                    None => {}
+                }
+                // `//text` sends `/text`.
+                let prompt = prompt
+                    .strip_prefix('/')
+                    .filter(|p| p.starts_with('/'))
+                    .unwrap_or(prompt);
                 if let Some(why) = self.session.reload_if_changed().await {
                     eprintln!("warning: {why}; the running version of the loop stays");
                 }
                 offer_answers = true;
                 self.session.prompt(prompt).await
             } else {
-                let Some(answers) = self.answer_pending().await else {
+                let Some(answers) = self.answer_pending(&editor).await else {
                     return Ok(exit::SUCCESS);
                 };
                 let result = self.session.resume(answers).await?;
                 offer_answers = result.status != LoopStatus::Error;
                 result
             };
+            spent.add(&result.usage);
             let code = self.finish(&result);
             if self.stopped_by.load(Ordering::SeqCst) != 0 {
                 return Ok(code);
@@ -413,10 +464,42 @@ impl Cli {
         }
     }
 
+    /// Does what a slash command asks (all but `/exit`), on stderr.
+    fn run_command(&self, command: &SlashCommand, spent: &Usage) {
+        match command {
+            SlashCommand::Help => eprint!("{}", SlashCommand::help()),
+            SlashCommand::Exit => {}
+            SlashCommand::Model => {
+                let model = self.session.model();
+                eprintln!("{}/{}", model.provider, model.id);
+            }
+            SlashCommand::Tools => eprintln!("{}", self.session.tool_names().join(", ")),
+            SlashCommand::Cost => {
+                let cost = match spent.cost_micro_cents {
+                    Some(micro) => format!("${:.4}", micro as f64 / 1e8),
+                    None if spent.total_tokens() == 0 => "$0.0000".to_owned(),
+                    None => "cost unknown".to_owned(),
+                };
+                eprintln!(
+                    "{} tokens in, {} out, {} cached · {cost} (every context, since the REPL started)",
+                    spent.input_tokens,
+                    spent.output_tokens,
+                    spent.cache_read_tokens + spent.cache_write_tokens
+                );
+            }
+            SlashCommand::History => match &self.history {
+                Some(path) => eprintln!("the conversation is stored in {}", path.display()),
+                None => {
+                    eprintln!("the conversation is not stored (run with --history FILE to keep it)")
+                }
+            },
+        }
+    }
+
     /// Shows each call the suspended run waits on and reads its answer: a typed line
     /// answers the call, an empty line lets it run (asking for approval as usual). `None`:
     /// the user quit.
-    async fn answer_pending(&self) -> Option<Vec<(String, String)>> {
+    async fn answer_pending(&self, editor: &LineEditor) -> Option<Vec<(String, String)>> {
         let mut answers = Vec::new();
         for call in self.session.pending() {
             eprintln!(
@@ -426,7 +509,13 @@ impl Cli {
                 one_line(&call.arguments)
             );
             let label = format!("answer {} (Enter: let it run) >", one_line(&call.id));
-            let line = read_line(console::style(label).yellow().bold().to_string()).await?;
+            let line = match editor
+                .read(&console::style(label).yellow().bold().to_string())
+                .await
+            {
+                Line::Text(line) => line,
+                Line::Interrupted | Line::End => return None,
+            };
             match line.trim() {
                 "/exit" | "/quit" => return None,
                 "" => {}
@@ -435,18 +524,4 @@ impl Cli {
         }
         Some(answers)
     }
-}
-
-/// One line typed at the terminal after `prompt`; `None` at the end of input.
-async fn read_line(prompt: String) -> Option<String> {
-    tokio::task::spawn_blocking(move || {
-        eprint!("{prompt} ");
-        let mut line = String::new();
-        match std::io::stdin().read_line(&mut line) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(line),
-        }
-    })
-    .await
-    .unwrap_or(None)
 }

@@ -247,6 +247,7 @@ impl SessionBuilder {
         let command_env = mcp::command_environment(&config)?;
         // A sandbox the kernel cannot enforce is refused here, before anything is stored.
         let sandbox_policy = config.sandbox_policy(self.sandbox_mode, &root);
+        let sandbox_mode = sandbox_policy.mode;
         let sandbox = Sandbox::new(sandbox_policy.clone())
             .map(Arc::new)
             .map_err(|e| SessionError::Choice(e.to_string()))?;
@@ -401,6 +402,7 @@ impl SessionBuilder {
             reloader: reloader.filter(|_| self.hot_reload),
             sink,
             notices,
+            sandbox_mode,
             _module_tools: own,
         })
     }
@@ -441,6 +443,8 @@ pub struct Session {
     sink: Arc<SessionSink>,
     /// What the user should know about how the session started (a repaired history file).
     notices: Vec<String>,
+    /// The mode commands run in.
+    sandbox_mode: SandboxMode,
     /// The root loop's own MCP servers (a named module's), kept running with the session.
     _module_tools: ContextTools,
 }
@@ -596,6 +600,28 @@ impl Session {
     pub fn state_json(&self, key: &str) -> Option<serde_json::Value> {
         let text = self.agent.state_value(key)?;
         serde_json::from_str(&text).ok()
+    }
+
+    /// The model answering the root context (provider, id, prices).
+    pub fn model(&self) -> &wonopcode_agent_loop::ModelInfo {
+        self.provider.info()
+    }
+
+    /// The root loop's name.
+    pub fn loop_name(&self) -> &str {
+        self.agent.name()
+    }
+
+    /// The tools the root context has, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tools.names().map(str::to_owned).collect();
+        names.sort();
+        names
+    }
+
+    /// The mode the run's commands are confined in.
+    pub fn sandbox_mode(&self) -> SandboxMode {
+        self.sandbox_mode
     }
 
     /// The workspace root (canonical).

@@ -1,0 +1,142 @@
+//! Slash commands: lines starting with `/` are for wonopcode, never sent to the model. An
+//! unknown one is refused with the closest known name.
+
+use reedline::{Completer, Span, Suggestion};
+
+/// What a typed slash command asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    /// `/help`: the commands and keys.
+    Help,
+    /// `/exit`, `/quit`: leave.
+    Exit,
+    /// `/model`: the provider and model answering.
+    Model,
+    /// `/tools`: the tools the model may call.
+    Tools,
+    /// `/cost`: tokens and money spent so far in this REPL.
+    Cost,
+    /// `/history`: where the conversation is stored.
+    History,
+}
+
+/// Every command with its one-line description, in the order `/help` lists them.
+const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "the commands and keys"),
+    ("/model", "the provider and model answering"),
+    ("/tools", "the tools the model may call"),
+    ("/cost", "tokens and money spent since the REPL started"),
+    ("/history", "where the conversation is stored"),
+    ("/exit", "leave (also /quit, Ctrl-D)"),
+];
+
+impl SlashCommand {
+    /// The command `line` names, when it is one (`/word`, nothing after it); `Err` says
+    /// what is wrong with a `/word` that is no command, naming the closest. A line starting
+    /// with `//` is a prompt starting with `/`, and a line such as `/etc/hosts is odd` is a
+    /// prompt too.
+    pub fn parse(line: &str) -> Option<Result<Self, String>> {
+        let word = line.trim();
+        let name = word.strip_prefix('/')?;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
+            return None;
+        }
+        Some(match name {
+            "help" | "?" => Ok(Self::Help),
+            "exit" | "quit" => Ok(Self::Exit),
+            "model" => Ok(Self::Model),
+            "tools" => Ok(Self::Tools),
+            "cost" => Ok(Self::Cost),
+            "history" => Ok(Self::History),
+            _ => Err(unknown(word)),
+        })
+    }
+
+    /// `/help`'s text.
+    pub fn help() -> String {
+        let mut out = String::from("commands:\n");
+        for (name, what) in COMMANDS {
+            out.push_str(&format!("  {name:<10} {what}\n"));
+        }
+        out.push_str(
+            "keys: Enter sends · a line ending in \\ continues on the next · Up/Down and Ctrl-R search the history · Tab completes a command · Ctrl-C clears the line or stops the running turn; twice at an empty prompt, or Ctrl-D, quits\n",
+        );
+        out.push_str("a line starting with // is sent to the model with one /\n");
+        out
+    }
+}
+
+/// "unknown command `/hlep` (did you mean `/help`? /help lists them)".
+fn unknown(word: &str) -> String {
+    let closest = COMMANDS
+        .iter()
+        .map(|(name, _)| (strsim::levenshtein(name, word), *name))
+        .min()
+        .filter(|(distance, _)| *distance <= 2);
+    match closest {
+        Some((_, name)) => {
+            format!("unknown command `{word}` (did you mean `{name}`? /help lists them)")
+        }
+        None => format!("unknown command `{word}` (/help lists them)"),
+    }
+}
+
+/// Completes a slash command at the start of the line.
+pub struct CommandCompleter;
+
+impl Completer for CommandCompleter {
+    fn complete(&mut self, line: &str, pos: usize) -> Vec<Suggestion> {
+        let typed = &line[..pos.min(line.len())];
+        if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+            return Vec::new();
+        }
+        COMMANDS
+            .iter()
+            .filter(|(name, _)| name.starts_with(typed))
+            .map(|(name, what)| Suggestion {
+                value: (*name).to_owned(),
+                description: Some((*what).to_owned()),
+                span: Span::new(0, typed.len()),
+                append_whitespace: false,
+                ..Suggestion::default()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slash_commands_and_prompts_that_look_like_them() {
+        assert_eq!(SlashCommand::parse("/help"), Some(Ok(SlashCommand::Help)));
+        assert_eq!(SlashCommand::parse(" /quit "), Some(Ok(SlashCommand::Exit)));
+        assert_eq!(SlashCommand::parse("hello"), None);
+        assert_eq!(SlashCommand::parse("/etc/hosts is odd"), None);
+        assert_eq!(SlashCommand::parse("//help"), None);
+        assert_eq!(
+            SlashCommand::parse("/hlep"),
+            Some(Err(
+                "unknown command `/hlep` (did you mean `/help`? /help lists them)".to_owned()
+            ))
+        );
+        assert_eq!(
+            SlashCommand::parse("/frobnicate"),
+            Some(Err(
+                "unknown command `/frobnicate` (/help lists them)".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn completion_offers_the_commands_that_start_with_what_is_typed() {
+        let values: Vec<String> = CommandCompleter
+            .complete("/h", 2)
+            .into_iter()
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(values, ["/help", "/history"]);
+        assert!(CommandCompleter.complete("fix /h", 6).is_empty());
+    }
+}

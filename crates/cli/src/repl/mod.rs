@@ -1,0 +1,10 @@
+//! The interactive prompt: a line editor (`reedline`: editing, persistent history, Ctrl-C
+//! that clears the line, multi-line input, completion) and the slash commands typed at it.
+//! The loop that runs what is typed is the session's (`crate::session`); this module reads
+//! lines and says what they mean.
+
+pub mod commands;
+pub mod editor;
+
+pub use commands::SlashCommand;
+pub use editor::{Line, LineEditor};

@@ -1,0 +1,168 @@
+//! The REPL on a real pseudo-terminal, typed the way a person types: line editing, history
+//! kept across runs, slash commands that never reach the model, Ctrl-C at each point
+//! (`docs/repl.md`).
+
+use std::path::Path;
+
+use rexpect::session::{PtySession, spawn_command};
+
+use crate::parity::history_messages;
+use crate::support::{Scratch, command, done, text};
+
+const LEFT: &str = "\x1b[D";
+const UP: &str = "\x1b[A";
+const CTRL_C: &str = "\x03";
+
+/// Starts the REPL on `transcript`, its history in `history`, its line history in the
+/// scratch's own data directory.
+fn repl(s: &Scratch, transcript: &Path, history: &Path) -> PtySession {
+    let mut cmd = command();
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .arg("--replay")
+        .arg(transcript)
+        .arg("--history")
+        .arg(history)
+        .arg("-C")
+        .arg(s.ws());
+    spawn_command(cmd, Some(30_000)).unwrap()
+}
+
+fn expect(session: &mut PtySession, what: &str) {
+    session
+        .exp_string(what)
+        .unwrap_or_else(|e| panic!("`{what}` did not appear: {e}"));
+}
+
+/// Types `line` and Enter.
+fn enter(session: &mut PtySession, line: &str) {
+    session.send(&format!("{line}\r")).unwrap();
+    session.flush().unwrap();
+}
+
+/// Waits for the prompt, answering the editor's question for the cursor's position as a
+/// terminal does (row 1, column 1).
+fn ready(session: &mut PtySession) {
+    expect(session, "\x1b[6n");
+    session.send("\x1b[1;1R").unwrap();
+    session.flush().unwrap();
+}
+
+/// The text of the user messages stored in a history file.
+fn user_prompts(history: &Path) -> Vec<String> {
+    history_messages(history)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["parts"][0]["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            vec![text("First answer."), done("end_turn")],
+            vec![text("Second answer."), done("end_turn")],
+        ],
+    );
+    let history = s.outside("h.jsonl");
+    let mut session = repl(&s, &t, &history);
+    // (The pseudo-terminal is read byte by byte as Latin-1: the banner's `·` is left out.)
+    expect(&mut session, "loop standard");
+    expect(&mut session, "sandbox workspace-write");
+    expect(&mut session, "approvals: ask");
+    expect(&mut session, "/help for commands");
+    // `abc`, Left, Left, `X`: the line sent is `aXbc`.
+    ready(&mut session);
+    session.send(&format!("abc{LEFT}{LEFT}X")).unwrap();
+    session.flush().unwrap();
+    session.send("\r").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "First answer.");
+    // Slash commands are wonopcode's; a typo gets the closest name.
+    ready(&mut session);
+    enter(&mut session, "/hlep");
+    expect(
+        &mut session,
+        "unknown command `/hlep` (did you mean `/help`?",
+    );
+    ready(&mut session);
+    enter(&mut session, "/help");
+    expect(&mut session, "/tools");
+    ready(&mut session);
+    enter(&mut session, "/tools");
+    expect(
+        &mut session,
+        "bash, edit, glob, grep, list, read, todo, write",
+    );
+    ready(&mut session);
+    enter(&mut session, "/model");
+    expect(&mut session, "test/");
+    // Ctrl-C drops a half-typed line (the editor redraws it, asking where the cursor is);
+    // the next line is sent alone.
+    ready(&mut session);
+    session.send("never sent").unwrap();
+    session.send(CTRL_C).unwrap();
+    session.flush().unwrap();
+    ready(&mut session);
+    expect(&mut session, "(Ctrl-C again or Ctrl-D to quit)");
+    ready(&mut session);
+    enter(&mut session, "second");
+    expect(&mut session, "Second answer.");
+    // At the empty prompt, a second Ctrl-C in a row quits.
+    ready(&mut session);
+    session.send(CTRL_C).unwrap();
+    session.flush().unwrap();
+    ready(&mut session);
+    expect(&mut session, "(Ctrl-C again or Ctrl-D to quit)");
+    ready(&mut session);
+    session.send(CTRL_C).unwrap();
+    session.flush().unwrap();
+    session.exp_eof().unwrap();
+    assert_eq!(user_prompts(&history), ["aXbc", "second"]);
+
+    // The next run finds the lines typed before with Up.
+    let t = s.transcript("t2.jsonl", &[vec![text("Third answer."), done("end_turn")]]);
+    let mut session = repl(&s, &t, &s.outside("h2.jsonl"));
+    expect(&mut session, "/help for commands");
+    ready(&mut session);
+    session.send(UP).unwrap();
+    session.flush().unwrap();
+    session.send("\r").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "Third answer.");
+    ready(&mut session);
+    enter(&mut session, "/exit");
+    session.exp_eof().unwrap();
+    assert_eq!(user_prompts(&s.outside("h2.jsonl")), ["second"]);
+}
+
+#[test]
+fn a_line_ending_in_a_backslash_goes_on_and_a_double_slash_sends_a_slash() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            vec![text("Got both lines."), done("end_turn")],
+            vec![text("Got the slash."), done("end_turn")],
+        ],
+    );
+    let history = s.outside("h.jsonl");
+    let mut session = repl(&s, &t, &history);
+    expect(&mut session, "/help for commands");
+    ready(&mut session);
+    enter(&mut session, "first line \\");
+    enter(&mut session, "second line");
+    expect(&mut session, "Got both lines.");
+    ready(&mut session);
+    enter(&mut session, "//etc is a directory");
+    expect(&mut session, "Got the slash.");
+    ready(&mut session);
+    enter(&mut session, "/quit");
+    session.exp_eof().unwrap();
+    assert_eq!(
+        user_prompts(&history),
+        ["first line \nsecond line", "/etc is a directory"]
+    );
+}
