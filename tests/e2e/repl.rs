@@ -99,6 +99,10 @@ fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
     ready(&mut session);
     enter(&mut session, "/model");
     expect(&mut session, "test/");
+    ready(&mut session);
+    enter(&mut session, "/cost");
+    expect(&mut session, "out, 0 cached");
+    expect(&mut session, "(every context, since the REPL started)");
     // Ctrl-C drops a half-typed line (the editor redraws it, asking where the cursor is);
     // the next line is sent alone.
     ready(&mut session);

@@ -22,7 +22,7 @@ use crate::args::{Args, Command, ModelArgs, PermissionArgs, RunArgs, UnattendedA
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
-use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, one_line, visible};
+use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, cost, one_line, visible};
 use crate::repl::editor::history_file;
 use crate::repl::{Line, LineEditor, SlashCommand};
 use wonopcode_agent_loop::Usage;
@@ -398,7 +398,7 @@ impl Cli {
         );
         self.in_repl = true;
         let editor = LineEditor::start(history_file());
-        let prompt = console::style(">").cyan().bold().to_string();
+        let marker = console::style(">").cyan().bold().to_string();
         let mut spent = Usage::default();
         // After a resume that failed (a guest that cannot resume), the next line is a new
         // prompt, which closes the waiting calls as not run.
@@ -407,7 +407,7 @@ impl Cli {
         let mut interrupted = false;
         loop {
             let result = if !offer_answers || self.session.pending().is_empty() {
-                let line = match editor.read(&prompt).await {
+                let line = match editor.read(&marker).await {
                     Line::End => return Ok(exit::SUCCESS),
                     // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
                     Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
@@ -475,16 +475,12 @@ impl Cli {
             }
             SlashCommand::Tools => eprintln!("{}", self.session.tool_names().join(", ")),
             SlashCommand::Cost => {
-                let cost = match spent.cost_micro_cents {
-                    Some(micro) => format!("${:.4}", micro as f64 / 1e8),
-                    None if spent.total_tokens() == 0 => "$0.0000".to_owned(),
-                    None => "cost unknown".to_owned(),
-                };
                 eprintln!(
-                    "{} tokens in, {} out, {} cached · {cost} (every context, since the REPL started)",
+                    "{} tokens in, {} out, {} cached · {} (every context, since the REPL started)",
                     spent.input_tokens,
                     spent.output_tokens,
-                    spent.cache_read_tokens + spent.cache_write_tokens
+                    spent.cache_read_tokens + spent.cache_write_tokens,
+                    cost(spent)
                 );
             }
             SlashCommand::History => match &self.history {

@@ -8,5 +8,6 @@ mod visible;
 
 pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;
+pub use tree::cost;
 pub use visible::{one_line, visible};
 pub use wonopcode_session::Renderer;
