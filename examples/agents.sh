@@ -23,7 +23,9 @@ rm -rf "$scratch"
 mkdir -p "$scratch"
 cp -R "$agents/workspace/." "$scratch/"
 # Build first, so the guests the registry points at exist.
-cargo build --quiet -p wonopcode
+# Its progress is on stderr: the first build takes minutes on a fresh machine.
+echo "building wonopcode (cargo build -p wonopcode)..." >&2
+cargo build -p wonopcode
 "$here/../target/debug/wonopcode" "$@" \
   --loops-dir "$agents" \
   --agent-loop-name "$name" \
@@ -32,7 +34,8 @@ cargo build --quiet -p wonopcode
   --yes \
   "$(cat "$agents/prompts/$name.txt")"
 if [[ "$name" == orchestrator ]]; then
-  echo
-  echo "--- $scratch/greet.sh --shout, as the coder changed it:"
-  sh "$scratch/greet.sh" --shout wonopcode
+  # The script's own lines go to stderr: stdout is wonopcode's (`--json` stays parseable).
+  echo >&2
+  echo "--- $scratch/greet.sh --shout, as the coder changed it:" >&2
+  sh "$scratch/greet.sh" --shout wonopcode >&2
 fi

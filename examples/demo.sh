@@ -8,11 +8,13 @@ scratch="$here/demo/scratch"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cp -R "$here/demo/workspace/." "$scratch/"
-cargo run --quiet -p wonopcode -- "$@" \
+# Cargo's progress is on stderr: the first build takes minutes on a fresh machine.
+cargo run -p wonopcode -- "$@" \
   --replay "$here/demo/transcript.jsonl" \
   -C "$scratch" \
   --yes \
   "$(cat "$here/demo/prompt.txt")"
-echo
-echo "--- $scratch/TODO_REPORT.md, written by the model's write call:"
-cat "$scratch/TODO_REPORT.md"
+# The script's own lines go to stderr: stdout is wonopcode's (`--json` stays parseable).
+echo >&2
+echo "--- $scratch/TODO_REPORT.md, written by the model's write call:" >&2
+cat "$scratch/TODO_REPORT.md" >&2

@@ -17,7 +17,9 @@ scratch="$polyglot/scratch"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cp -R "$here/agents/workspace/." "$scratch/"
-cargo build --quiet -p wonopcode
+# Its progress is on stderr: the first build takes minutes on a fresh machine.
+echo "building wonopcode (cargo build -p wonopcode)..." >&2
+cargo build -p wonopcode
 bash "$root/scripts/build-polyglot-guests.sh" > /dev/null
 "$root/target/debug/wonopcode" "$@" \
   --loops-dir "$polyglot" \

@@ -162,3 +162,37 @@ fn missing_workspace_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("-C/--cwd"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_mistyped_provider_gets_the_closest_name_and_a_missing_loops_dir_a_warning() {
+    let s = Scratch::new();
+    let out = wonopcode()
+        .args(["--provider", "olama", "-C"])
+        .arg(s.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.starts_with("error: unknown provider `olama` (did you mean `ollama`?); known: "),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said}");
+    let missing = s.outside("no-such-dir");
+    let out = wonopcode()
+        .arg("--loops-dir")
+        .arg(&missing)
+        .arg("--list-loops")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "warning: --loops-dir {}: no such directory",
+            missing.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}

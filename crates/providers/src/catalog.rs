@@ -101,10 +101,12 @@ pub struct ModelEntry {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CatalogError {
     /// `--provider` names no known provider.
-    #[error("unknown provider `{id}`; known: {known}")]
+    #[error("unknown provider `{id}`{closest}; known: {known}")]
     UnknownProvider {
         /// The id given.
         id: String,
+        /// ` (did you mean `ollama`?)` when one is close, else empty.
+        closest: String,
         /// The ids that exist.
         known: String,
     },
@@ -198,6 +200,23 @@ impl ModelCatalog {
         Ok(self)
     }
 
+    /// The error for a provider id the catalog lacks, naming the closest id when one is
+    /// a typo away (`olama`: `ollama`).
+    pub fn unknown_provider(&self, id: &str) -> CatalogError {
+        let closest = self
+            .ids()
+            .map(|known| (strsim::levenshtein(known, id), known))
+            .min()
+            .filter(|(distance, _)| *distance <= 2)
+            .map(|(_, known)| format!(" (did you mean `{known}`?)"))
+            .unwrap_or_default();
+        CatalogError::UnknownProvider {
+            id: id.to_owned(),
+            closest,
+            known: self.ids().collect::<Vec<_>>().join(", "),
+        }
+    }
+
     /// Provider ids, sorted.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.providers.keys().map(String::as_str)
@@ -227,10 +246,7 @@ impl ModelCatalog {
             None => self.auto_pick(env).ok_or(CatalogError::NoProvider)?,
         };
         let Some(entry) = self.providers.get(&id) else {
-            return Err(CatalogError::UnknownProvider {
-                id,
-                known: self.ids().collect::<Vec<_>>().join(", "),
-            });
+            return Err(self.unknown_provider(&id));
         };
         let api = match entry.api {
             Some(ApiName::Anthropic) => Api::Anthropic,
@@ -560,6 +576,21 @@ mod tests {
             .to_string();
         assert!(
             err.starts_with("unknown provider `nope`; known: anthropic,"),
+            "{err}"
+        );
+        let err = catalog
+            .resolve(
+                Choice {
+                    provider: Some("olama"),
+                    ..Choice::default()
+                },
+                &env_with(&[]),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("unknown provider `olama` (did you mean `ollama`?); known:"),
             "{err}"
         );
     }

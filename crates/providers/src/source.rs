@@ -68,10 +68,9 @@ impl ModelSource for CatalogSource {
     async fn open(&self, provider: &str, model: Option<&str>) -> Result<SharedModel, ModelError> {
         let first = self.first.info();
         let Some(entry) = self.catalog.get(provider) else {
-            return Err(ModelError::Other(format!(
-                "unknown provider `{provider}`; known: {}",
-                self.catalog.ids().collect::<Vec<_>>().join(", ")
-            )));
+            return Err(ModelError::Other(
+                self.catalog.unknown_provider(provider).to_string(),
+            ));
         };
         let model = match model.or(entry.default_model.as_deref()) {
             Some(m) => m.to_owned(),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::error::RegistryError;
 use crate::file::{FILE_NAME, InputSchema, ModuleTools, RegistryFile};
-use crate::paths::SearchPath;
+use crate::paths::{DirKind, SearchPath};
 use wonopcode_wasm_host::LoopSource;
 
 /// Where an entry was found.
@@ -119,6 +119,14 @@ impl Catalog {
             catalog.add(entry);
         }
         for dir in &search.dirs {
+            // A directory the user named is expected to be there; the standard ones are not.
+            if dir.kind == DirKind::Flag && !dir.path.exists() {
+                catalog.warnings.push(format!(
+                    "--loops-dir {}: no such directory",
+                    dir.path.display()
+                ));
+                continue;
+            }
             catalog.scan(&dir.path);
         }
         catalog
@@ -308,6 +316,25 @@ mod tests {
             "{:?}",
             catalog.warnings
         );
+    }
+
+    #[test]
+    fn a_missing_loops_dir_the_user_named_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        let named =
+            SearchPath::from_parts(std::slice::from_ref(&missing), Vec::new(), None, None, None);
+        let catalog = Catalog::discover(&named);
+        assert_eq!(
+            catalog.warnings,
+            [format!(
+                "--loops-dir {}: no such directory",
+                missing.display()
+            )]
+        );
+        // A standard directory that is not there is nothing to say.
+        let standard = SearchPath::from_parts(&[], vec![missing], None, None, None);
+        assert!(Catalog::discover(&standard).warnings.is_empty());
     }
 
     #[test]
