@@ -264,19 +264,24 @@ pub fn tool_results(events: &[Value]) -> Vec<Value> {
 }
 
 /// Runs one turn holding a single tool call, then a final answer; returns the call's item.
+/// The run exits 0, or 6 when the call needed an approval nobody could give.
 pub fn single_call(scratch: &Scratch, name: &str, args: &str, extra: &[&str]) -> Value {
     let mut turn0 = call("c1", name, args);
     turn0.push(done("tool_use"));
     let t = scratch.transcript("t.jsonl", &[turn0, vec![text("ok"), done("end_turn")]]);
     let out = scratch.run_json(&t, extra, "go");
+    let results = tool_results(&events(&out));
+    assert_eq!(results.len(), 1, "{results:?}");
+    let unapproved = results[0]["status"] == "declined"
+        && results[0]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("nobody can be asked"));
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(if unapproved { 6 } else { 0 }),
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let results = tool_results(&events(&out));
-    assert_eq!(results.len(), 1, "{results:?}");
     results[0].clone()
 }
 

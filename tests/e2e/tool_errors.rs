@@ -1,7 +1,7 @@
 //! Bad tool calls from the model go back to the model as error results (fail-open): the run
 //! goes on and completes.
 
-use crate::support::{Scratch, single_call};
+use crate::support::{Scratch, call, done, single_call, stderr, text, wonopcode};
 
 fn output(item: &serde_json::Value) -> &str {
     item["output"].as_str().unwrap()
@@ -154,10 +154,34 @@ fn denied_calls_are_declined_and_explained() {
     let item = single_call(&s, "write", r#"{"path": "a.txt", "content": "x"}"#, &[]);
     assert_eq!(item["status"], "declined");
     assert!(
-        output(&item).contains("needs approval and nobody can be asked"),
+        output(&item).contains(
+            "needs approval and nobody can be asked; run with --yes, or --allow 'write:a.txt'"
+        ),
         "{item}"
     );
     assert!(!s.ws().join("a.txt").exists());
+    // On the terminal: the reason under the call, and exit code 6 with how to let it run.
+    let mut turn = call("c1", "bash", r#"{"command": "echo hi"}"#);
+    turn.push(done("tool_use"));
+    let t = s.transcript("t2.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let out = wonopcode()
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("(not run: `bash` on `echo hi` needs approval and nobody can be asked; run with --yes, or --allow 'bash:echo hi')"),
+        "{said}"
+    );
+    assert!(
+        said.contains("error: 1 tool call(s) needed approval and nobody could give it"),
+        "{said}"
+    );
     let item = single_call(
         &s,
         "bash",

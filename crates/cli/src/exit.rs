@@ -15,6 +15,10 @@ pub const MAX_ITERATIONS: u8 = 4;
 /// A limit of the run's budget (`--max-cost`, `--max-tokens`, `--max-wall`) stopped it
 /// before a request that could have passed it.
 pub const BUDGET_EXCEEDED: u8 = 5;
+/// The prompt completed, but tool calls that needed approval were refused because nobody
+/// could be asked (no terminal, no `--yes`, no allow rule): work the model asked for was
+/// not done.
+pub const NOT_APPROVED: u8 = 6;
 /// Cancelled with Ctrl-C.
 pub const CANCELLED: u8 = 130;
 /// Stopped by SIGHUP (the terminal went away); the turn was cancelled as with Ctrl-C.

@@ -348,7 +348,15 @@ impl Cli {
             return exit::ERROR;
         }
         self.report(result);
-        exit::for_status(result.status)
+        let code = exit::for_status(result.status);
+        let unapproved = self.session.unapproved();
+        if code == exit::SUCCESS && unapproved > 0 && !self.in_repl {
+            eprintln!(
+                "error: {unapproved} tool call(s) needed approval and nobody could give it, so they did not run: run at a terminal, with --yes, or with the --allow rules shown above"
+            );
+            return exit::NOT_APPROVED;
+        }
+        code
     }
 
     fn report(&self, result: &LoopResult) {

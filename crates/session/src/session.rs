@@ -293,8 +293,9 @@ impl SessionBuilder {
         let session_id = history
             .as_ref()
             .map_or_else(new_session_id, |h| h.session_id.clone());
-        let policy: SharedGate =
+        let permission_policy =
             Arc::new(PermissionPolicy::new(permissions, self.yes, self.prompter));
+        let policy: SharedGate = permission_policy.clone();
         let token = CancellationToken::new();
         let sink = Arc::new(SessionSink::new(
             history,
@@ -403,6 +404,7 @@ impl SessionBuilder {
             sink,
             notices,
             sandbox_mode,
+            permission_policy,
             _module_tools: own,
         })
     }
@@ -445,6 +447,8 @@ pub struct Session {
     notices: Vec<String>,
     /// The mode commands run in.
     sandbox_mode: SandboxMode,
+    /// The permission policy (also `policy`), for what it refused unattended.
+    permission_policy: Arc<PermissionPolicy>,
     /// The root loop's own MCP servers (a named module's), kept running with the session.
     _module_tools: ContextTools,
 }
@@ -617,6 +621,12 @@ impl Session {
         let mut names: Vec<String> = self.tools.names().map(str::to_owned).collect();
         names.sort();
         names
+    }
+
+    /// How many tool calls were refused so far because they needed approval and nobody
+    /// could be asked.
+    pub fn unapproved(&self) -> usize {
+        self.permission_policy.unapproved()
     }
 
     /// The mode the run's commands are confined in.

@@ -257,12 +257,25 @@ fn tool_line(item: &ToolCallItem) -> String {
             summary(item),
             style(took).dim()
         ),
-        ItemStatus::Declined => format!(
-            "{} {} {}",
-            style("⊘").yellow(),
-            summary(item),
-            style("(not run)").dim()
-        ),
+        ItemStatus::Declined => {
+            // Why, without the "permission denied for `bash`:" the mark already says.
+            let why = item
+                .output
+                .as_deref()
+                .and_then(|o| o.lines().next())
+                .map(|line| line.split_once(": ").map_or(line, |(_, why)| why))
+                .filter(|why| !why.is_empty());
+            let note = match why {
+                Some(why) => format!("(not run: {why})"),
+                None => "(not run)".to_owned(),
+            };
+            format!(
+                "{} {} {}",
+                style("⊘").yellow(),
+                summary(item),
+                style(note).dim()
+            )
+        }
         _ => {
             let first = item
                 .output

@@ -91,9 +91,17 @@ pub struct PermissionPolicy {
     prompter: Option<Arc<dyn Prompter>>,
     approved: Mutex<HashSet<String>>,
     prompt_lock: tokio::sync::Mutex<()>,
+    /// Calls refused because they needed approval and nobody could be asked.
+    unapproved: std::sync::atomic::AtomicUsize,
 }
 
 impl PermissionPolicy {
+    /// How many calls were refused because they needed approval and nobody could be
+    /// asked: work the run did not do, which a command line reports with its exit code.
+    pub fn unapproved(&self) -> usize {
+        self.unapproved.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A policy from config. `yes` turns every `ask` into `allow`; `prompter` is who to ask.
     pub fn new(config: PolicyConfig, yes: bool, prompter: Option<Arc<dyn Prompter>>) -> Self {
         Self {
@@ -102,6 +110,7 @@ impl PermissionPolicy {
             prompter,
             approved: Mutex::new(HashSet::new()),
             prompt_lock: tokio::sync::Mutex::new(()),
+            unapproved: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -197,9 +206,18 @@ impl PermissionPolicy {
     fn unattended(&self, request: &PermissionRequest) -> PermissionDecision {
         let what = describe(request);
         match self.config.unattended {
-            Unattended::Deny => PermissionDecision::Deny(format!(
-                "{what} needs approval and nobody can be asked (run with --yes or add an allow rule)"
-            )),
+            Unattended::Deny => {
+                self.unapproved
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let rules: Vec<String> = Self::approval_keys(request)
+                    .iter()
+                    .map(|key| format!("--allow '{key}'"))
+                    .collect();
+                PermissionDecision::Deny(format!(
+                    "{what} needs approval and nobody can be asked; run with --yes, or {}",
+                    rules.join(" ")
+                ))
+            }
             Unattended::Suspend => PermissionDecision::Suspend(format!("{what} needs approval")),
         }
     }
