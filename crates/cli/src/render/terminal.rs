@@ -14,7 +14,7 @@ use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, TodoItem, TodoStatus,
 use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
-use super::tree::{TurnContexts, cost, seconds, tokens};
+use super::tree::{TurnContexts, cost, elapsed, seconds, tokens};
 use super::visible::{one_line, visible_event};
 
 /// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
@@ -248,7 +248,7 @@ fn progress_text(message: &str, fraction: Option<f32>) -> String {
 fn tool_line(item: &ToolCallItem) -> String {
     let took = item
         .duration_ms
-        .map(|ms| format!(" · {ms} ms"))
+        .map(|ms| format!(" · {}", elapsed(ms)))
         .unwrap_or_default();
     match item.status {
         ItemStatus::Completed => format!(
@@ -293,20 +293,46 @@ fn tool_line(item: &ToolCallItem) -> String {
     }
 }
 
-/// A one-line description of a tool call: the tool and its main argument.
+/// A one-line description of a tool call: the tool and its main argument (a search's
+/// pattern, a command, a path), cut at a word with `…` past 80 characters; the tool alone
+/// when it has no argument.
 fn summary(item: &ToolCallItem) -> String {
     let args: serde_json::Value = serde_json::from_str(&item.arguments).unwrap_or_default();
     if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
         return format!("{} {} item(s)", style(&item.name).bold(), todos.len());
     }
-    let main = ["command", "path", "pattern"]
+    let keys: &[&str] = match item.name.as_str() {
+        "grep" | "glob" => &["pattern", "path"],
+        _ => &["command", "path", "pattern"],
+    };
+    let main = keys
         .iter()
         .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
         .map(str::to_owned)
-        .unwrap_or_else(|| item.arguments.clone());
+        .unwrap_or_else(|| match args.as_object() {
+            Some(object) if object.is_empty() => String::new(),
+            _ => item.arguments.clone(),
+        });
     // The argument is read out of the JSON text, so its escapes are characters again.
-    let main: String = main.lines().next().unwrap_or("").chars().take(80).collect();
+    let main = clip(main.lines().next().unwrap_or(""), 80);
+    if main.is_empty() {
+        return style(&item.name).bold().to_string();
+    }
     format!("{} {}", style(&item.name).bold(), one_line(&main))
+}
+
+/// `text` cut to at most `max` characters, at the last space when there is one in its
+/// second half, with `…` when anything was cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    let at_word = cut
+        .rfind(' ')
+        .filter(|&i| i > cut.len() / 2)
+        .map_or(cut.as_str(), |i| &cut[..i]);
+    format!("{}…", at_word.trim_end())
 }
 
 impl Renderer for TerminalRenderer {
@@ -456,5 +482,41 @@ impl Renderer for TerminalRenderer {
             | EventKind::ContextCompleted { .. }
             | EventKind::MessageCreated { .. } => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, arguments: &str) -> ToolCallItem {
+        serde_json::from_value(serde_json::json!({
+            "call_id": "c1", "name": name, "arguments": arguments, "status": "completed"
+        }))
+        .unwrap()
+    }
+
+    fn shown(name: &str, arguments: &str) -> String {
+        console::strip_ansi_codes(&summary(&call(name, arguments))).into_owned()
+    }
+
+    #[test]
+    fn a_call_is_summed_up_by_its_main_argument() {
+        assert_eq!(
+            shown("grep", r#"{"pattern": "TODO", "path": "."}"#),
+            "grep TODO"
+        );
+        assert_eq!(shown("bash", r#"{"command": "ls -la"}"#), "bash ls -la");
+        assert_eq!(shown("delegate", "{}"), "delegate");
+        let long = format!(r#"{{"command": "echo {}"}}"#, "word ".repeat(30));
+        let line = shown("bash", &long);
+        assert!(line.ends_with("word…"), "{line}");
+        assert!(line.chars().count() <= "bash ".len() + 80, "{line}");
+    }
+
+    #[test]
+    fn short_times_in_ms_longer_ones_in_seconds() {
+        assert_eq!(elapsed(870), "870 ms");
+        assert_eq!(elapsed(4017), "4.0 s");
     }
 }

@@ -137,6 +137,15 @@ pub fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
+/// A short time as people read it: `870 ms` under a second, `4.0 s` from one on.
+pub fn elapsed(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        seconds(ms)
+    }
+}
+
 /// All tokens of a usage, cached input included.
 pub fn tokens(usage: &Usage) -> String {
     let all = usage.input_tokens
