@@ -468,3 +468,34 @@ fn an_answer_cancelled_mid_stream_ends_the_same_in_every_loop() {
         assert!(!said.contains("word199"), "{label}: {said}");
     }
 }
+
+#[test]
+fn a_provider_failure_reads_the_same_in_every_loop() {
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        let t = s.transcript(
+            "t.jsonl",
+            &[vec![json!({"type": "error", "message": "overloaded"})]],
+        );
+        let out = wonopcode()
+            .args(&flags)
+            .arg("--replay")
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("go")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{label}: {}", stderr(&out));
+        let said = stderr(&out);
+        assert!(
+            said.lines()
+                .any(|l| l == "error: provider error: overloaded"),
+            "{label}: {said}"
+        );
+        assert!(
+            !said.contains("provider error: provider error"),
+            "{label}: {said}"
+        );
+    }
+}

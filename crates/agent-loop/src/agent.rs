@@ -99,6 +99,18 @@ pub enum LoopError {
     Internal(String),
 }
 
+impl LoopError {
+    /// The message without the `provider error: ` its display puts before a provider's
+    /// failure: what a guest hears from a failed stream, so that a guest passing it on as
+    /// its own `provider-error` is not reported as `provider error: provider error: ...`.
+    pub fn detail(&self) -> String {
+        match self {
+            Self::Provider(message) => message.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// Settings of one loop run.
 #[derive(Debug, Clone)]
 pub struct LoopConfig {

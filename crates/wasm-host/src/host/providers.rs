@@ -424,7 +424,7 @@ impl ProvidersView<'_> {
                     e => e,
                 };
                 Box::pin(futures::stream::iter([Chunk::Error {
-                    message: e.to_string(),
+                    message: e.detail(),
                 }]))
             }
         };
