@@ -251,6 +251,9 @@ fn a_trapping_guest_fails_the_turn_and_the_session_goes_on() {
         err.contains("trapped: unreachable code reached (a panic in the guest)"),
         "{err}"
     );
+    // The guest's fault, said as such: not wonopcode's "internal error".
+    assert!(err.contains("error: guest `misbehave` ("), "{err}");
+    assert!(!err.contains("internal error"), "{err}");
     let last = events(&out).pop().unwrap();
     assert_eq!(
         (last["type"].as_str(), last["status"].as_str()),

@@ -94,6 +94,10 @@ pub enum LoopError {
     /// The loop does not implement this operation.
     #[error("not supported by this loop: {0}")]
     Unsupported(String),
+    /// A guest loop failed on its own (it trapped, or did not return in time): its fault,
+    /// not wonopcode's; the message names the guest.
+    #[error("{0}")]
+    Guest(String),
     /// A bug or an unexpected state.
     #[error("internal error: {0}")]
     Internal(String),

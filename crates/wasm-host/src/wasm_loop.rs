@@ -345,7 +345,7 @@ impl WasmAgentLoop {
                 if let Some(e) = &trap {
                     tracing::debug!(guest = loaded.name, error = ?e, "guest trapped");
                 }
-                Err(LoopError::Internal(match report {
+                Err(LoopError::Guest(match report {
                     Some(report) => format!(
                         "guest `{}` ({}) trapped: {report}",
                         loaded.name, loaded.origin

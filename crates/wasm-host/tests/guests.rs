@@ -78,7 +78,9 @@ async fn misbehave_then_recover(prompt: &str, needle: &str) {
     let mut world = World::new(transcript(&[]));
     let (result, _) = world.run(&agent, prompt).await;
     match result {
-        Err(LoopError::Internal(m)) => assert!(m.contains(needle), "expected `{needle}` in: {m}"),
+        Err(LoopError::Guest(m) | LoopError::Internal(m)) => {
+            assert!(m.contains(needle), "expected `{needle}` in: {m}")
+        }
         other => panic!("expected an error containing `{needle}`, got {other:?}"),
     }
     let (next, _) = world.run(&agent, "still alive?").await;
