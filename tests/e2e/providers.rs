@@ -15,13 +15,16 @@ use crate::support::{Scratch, events, stderr, wonopcode};
 struct Loopback {
     base_url: String,
     requests: Arc<Mutex<Vec<String>>>,
+    /// Each request's line (`POST /v1/messages HTTP/1.1`).
+    lines: Arc<Mutex<Vec<String>>>,
 }
 
 fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let (seen, seen_lines) = (requests.clone(), lines.clone());
     std::thread::spawn(move || {
         for (reply, stream) in replies.into_iter().zip(listener.incoming()) {
             let mut stream = stream.unwrap();
@@ -34,7 +37,12 @@ fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
                     break at + 4;
                 }
             };
-            let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+            let head = String::from_utf8_lossy(&buf[..body_start]).into_owned();
+            seen_lines
+                .lock()
+                .unwrap()
+                .push(head.lines().next().unwrap_or("").to_owned());
+            let head = head.to_ascii_lowercase();
             let length: usize = head
                 .lines()
                 .find_map(|l| l.strip_prefix("content-length:"))
@@ -60,7 +68,11 @@ fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
             stream.write_all(response.as_bytes()).unwrap();
         }
     });
-    Loopback { base_url, requests }
+    Loopback {
+        base_url,
+        requests,
+        lines,
+    }
 }
 
 fn openai_chunk(delta: &str, finish: Option<&str>) -> String {
@@ -311,6 +323,38 @@ fn no_key_and_no_replay_says_how_to_set_one() {
         err.contains("ANTHROPIC_API_KEY") && err.contains("--replay FILE"),
         "{err}"
     );
+}
+
+#[test]
+fn anthropic_base_url_is_taken_from_its_variable_with_or_without_the_version() {
+    let scratch = Scratch::new();
+    for with_version in [false, true] {
+        let server = serve(
+            anthropic_turns()
+                .into_iter()
+                .skip(1)
+                .map(|t| (200, "", t))
+                .collect(),
+        );
+        let base = match with_version {
+            true => server.base_url.clone(),
+            false => server.base_url.trim_end_matches("/v1").to_owned(),
+        };
+        let out = wonopcode()
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .args(["--provider", "anthropic", "-C"])
+            .arg(scratch.ws())
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{base}: {}", stderr(&out));
+        assert_eq!(
+            server.lines.lock().unwrap().first().map(String::as_str),
+            Some("POST /v1/messages HTTP/1.1"),
+            "{base}"
+        );
+    }
 }
 
 #[test]

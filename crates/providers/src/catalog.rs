@@ -97,6 +97,16 @@ pub struct ModelEntry {
     pub thinking: bool,
 }
 
+/// The variable that moves a provider's API elsewhere in its own ecosystem (a proxy, a
+/// gateway), honoured as its SDKs and Claude Code / Codex do; `--base-url` wins over it.
+fn base_url_variable(id: &str) -> Option<&'static str> {
+    match id {
+        "anthropic" => Some("ANTHROPIC_BASE_URL"),
+        "openai" => Some("OPENAI_BASE_URL"),
+        _ => None,
+    }
+}
+
 /// Errors choosing or configuring a provider; each says what to do.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CatalogError {
@@ -258,6 +268,11 @@ impl ModelCatalog {
         let base_url = choice
             .base_url
             .map(str::to_owned)
+            .or_else(|| {
+                base_url_variable(&id)
+                    .and_then(env)
+                    .filter(|u| !u.is_empty())
+            })
             .or_else(|| entry.base_url.clone())
             .ok_or_else(|| CatalogError::MissingBaseUrl(id.clone()))?;
         let model_id = choice

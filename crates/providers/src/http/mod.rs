@@ -39,7 +39,8 @@ pub enum Api {
 pub struct HttpSettings {
     /// The wire format.
     pub api: Api,
-    /// Base URL up to the version (`https://api.anthropic.com/v1`).
+    /// Base URL: OpenAI-compatible ones up to the version (`http://host/v1`); Anthropic's
+    /// with or without `/v1`.
     pub base_url: String,
     /// The API key, when the server needs one.
     pub api_key: Option<String>,
@@ -104,7 +105,12 @@ impl HttpModel {
             });
         }
         let endpoint = match settings.api {
-            Api::Anthropic => format!("{base}/messages"),
+            // Anthropic's base URL is given with or without its version, as
+            // `ANTHROPIC_BASE_URL` is for the SDKs and proxies (`https://api.anthropic.com`).
+            Api::Anthropic if parsed.path().trim_end_matches('/').ends_with("/v1") => {
+                format!("{base}/messages")
+            }
+            Api::Anthropic => format!("{base}/v1/messages"),
             Api::OpenAi(_) => format!("{base}/chat/completions"),
         };
         let headers = headers(&settings)?;
