@@ -67,6 +67,9 @@ pub fn command() -> std::process::Command {
         "OPENROUTER_API_KEY",
         "DEEPSEEK_API_KEY",
         "GROQ_API_KEY",
+        // A developer's proxy must not move the providers the tests point elsewhere.
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
     ] {
         cmd.env_remove(key);
     }
