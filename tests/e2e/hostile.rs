@@ -121,14 +121,7 @@ fn what_the_model_says_cannot_drive_the_terminal() {
         "t.jsonl",
         &[turn, vec![text("done\u{1b}[1A"), done("end_turn")]],
     );
-    let out = crate::support::wonopcode()
-        .args(["--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("go")
-        .output()
-        .unwrap();
+    let out = s.run(&t, &["--yes"], "go");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // Not a terminal: wonopcode's own colours are off, so any escape would be the model's.
     let said = String::from_utf8_lossy(&out.stdout);

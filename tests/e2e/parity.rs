@@ -477,15 +477,8 @@ fn a_provider_failure_reads_the_same_in_every_loop() {
             "t.jsonl",
             &[vec![json!({"type": "error", "message": "overloaded"})]],
         );
-        let out = wonopcode()
-            .args(&flags)
-            .arg("--replay")
-            .arg(&t)
-            .arg("-C")
-            .arg(s.ws())
-            .arg("go")
-            .output()
-            .unwrap();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let out = s.run(&t, &flags, "go");
         assert_eq!(out.status.code(), Some(1), "{label}: {}", stderr(&out));
         let said = stderr(&out);
         assert!(

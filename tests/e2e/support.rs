@@ -219,6 +219,20 @@ impl Scratch {
             .unwrap()
     }
 
+    /// Runs `wonopcode` (terminal output) with the transcript, in the workspace, with extra
+    /// flags.
+    pub fn run(&self, transcript: &Path, extra: &[&str], prompt: &str) -> Output {
+        wonopcode()
+            .arg("--replay")
+            .arg(transcript)
+            .arg("-C")
+            .arg(self.ws())
+            .args(extra)
+            .arg(prompt)
+            .output()
+            .unwrap()
+    }
+
     /// Runs `wonopcode --json` with the transcript, in the workspace, with extra flags.
     pub fn run_json(&self, transcript: &Path, extra: &[&str], prompt: &str) -> Output {
         self.run_json_with_env(transcript, &[], extra, prompt)

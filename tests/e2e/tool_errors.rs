@@ -1,7 +1,7 @@
 //! Bad tool calls from the model go back to the model as error results (fail-open): the run
 //! goes on and completes.
 
-use crate::support::{Scratch, call, done, single_call, stderr, text, wonopcode};
+use crate::support::{Scratch, call, done, single_call, stderr, text};
 
 fn output(item: &serde_json::Value) -> &str {
     item["output"].as_str().unwrap()
@@ -164,14 +164,7 @@ fn denied_calls_are_declined_and_explained() {
     let mut turn = call("c1", "bash", r#"{"command": "echo hi"}"#);
     turn.push(done("tool_use"));
     let t = s.transcript("t2.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
-    let out = wonopcode()
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("go")
-        .output()
-        .unwrap();
+    let out = s.run(&t, &[], "go");
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(

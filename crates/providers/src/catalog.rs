@@ -578,36 +578,26 @@ mod tests {
             err,
             CatalogError::MissingBaseUrl("openai-compatible".into())
         );
-        let err = catalog
-            .resolve(
-                Choice {
-                    provider: Some("nope"),
-                    ..Choice::default()
-                },
-                &env_with(&[]),
-            )
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("unknown provider `nope`; known: anthropic,"),
-            "{err}"
-        );
-        let err = catalog
-            .resolve(
-                Choice {
-                    provider: Some("olama"),
-                    ..Choice::default()
-                },
-                &env_with(&[]),
-            )
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("unknown provider `olama` (did you mean `ollama`?); known:"),
-            "{err}"
-        );
+        for (typed, says) in [
+            ("nope", "unknown provider `nope`; known: anthropic,"),
+            (
+                "olama",
+                "unknown provider `olama` (did you mean `ollama`?); known:",
+            ),
+        ] {
+            let err = catalog
+                .resolve(
+                    Choice {
+                        provider: Some(typed),
+                        ..Choice::default()
+                    },
+                    &env_with(&[]),
+                )
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(says), "{err}");
+        }
     }
 
     #[tokio::test]
