@@ -453,7 +453,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         return;
     }
     use crate::terminal::{answer, finish, spawn};
-    let question = "run again outside the sandbox? [y] once  [a] always  [N] no: ";
+    let question = "outside the sandbox in this session)  [N] no: ";
     for (reply, escaped) in [("n", false), ("y", true)] {
         let s = Scratch::new();
         let target = s.outside("target");
@@ -462,7 +462,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         let mut session = spawn(&s, &t, &["--config".to_owned(), config], "go");
         answer(
             &mut session,
-            "[y] once  [a] always  [N] no: ",
+            "in this session)  [N] no: ",
             "y",
             "the approval",
         );

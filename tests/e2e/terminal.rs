@@ -189,3 +189,92 @@ fn a_guests_form_is_asked_field_by_field_in_its_order() {
     assert!(rest.contains(r#""status":"pending""#), "{rest}");
     assert!(rest.contains(r#""verified":false"#), "{rest}");
 }
+
+/// The recorded edit of `src/inventory.py` followed by `wc -l < src/inventory.py`.
+fn edit_and_run() -> (std::path::PathBuf, String) {
+    let dir = repo_root().join("tests/fixtures/transcripts/edit-and-run");
+    let prompt = std::fs::read_to_string(dir.join("prompt.txt")).unwrap();
+    (dir.join("transcript.jsonl"), prompt.trim_end().to_owned())
+}
+
+#[test]
+fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_it_did() {
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        crate::support::copy_dir(&repo_root().join("examples/demo/workspace"), &s.ws());
+        let (transcript, prompt) = edit_and_run();
+        let mut session = spawn(&s, &transcript, &flags, &prompt);
+        // The diff comes before the question, with its file headers and the added lines.
+        for line in [
+            "--- a/src/inventory.py",
+            "+++ b/src/inventory.py",
+            "@@ -24,6 +24,8 @@",
+            "+        if title not in self.books:",
+            "+            raise LookupError(",
+        ] {
+            session
+                .exp_string(line)
+                .unwrap_or_else(|e| panic!("{label}: no `{line}` in the approval: {e}"));
+        }
+        answer(
+            &mut session,
+            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [N] no: ",
+            "y",
+            "the edit's question",
+        );
+        // After the call, its diff again, folded, without the file headers.
+        session
+            .exp_string("edit")
+            .and_then(|_| session.exp_string("@@ -24,6 +24,8 @@"))
+            .unwrap_or_else(|e| panic!("{label}: no folded diff after the edit: {e}"));
+        answer(
+            &mut session,
+            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [N] no: ",
+            "y",
+            "the command's question",
+        );
+        let (rest, code) = finish(session);
+        assert_eq!(code, 0, "{label}: {rest}");
+        // The command's output under its line: `wc -l` printed 33.
+        let plain = console_free(&rest);
+        let mut lines = plain
+            .lines()
+            .filter(|l| !l.contains("Working ("))
+            .skip_while(|l| !(l.contains("bash wc -l < src/inventory.py") && l.ends_with(" ms")))
+            .skip(1);
+        let first = lines.next().unwrap_or_default();
+        assert!(first.trim_end().ends_with(" 33"), "{label}: {plain}");
+        assert!(
+            std::fs::read_to_string(s.ws().join("src/inventory.py"))
+                .unwrap()
+                .contains("raise LookupError"),
+            "{label}"
+        );
+    }
+}
+
+#[test]
+fn a_status_line_says_the_model_is_working_before_its_answer_streams() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "slow.jsonl",
+        &[vec![text("The answer, slowly."), done("end_turn")]],
+    );
+    let flags = vec!["--replay-pace".to_owned(), "400".to_owned()];
+    let mut session = spawn(&s, &t, &flags, "Answer slowly.");
+    let (before, _) = session
+        .exp_regex(r"Working \(\d+\.\d s[^)]*Ctrl-C to interrupt\)")
+        .unwrap_or_else(|e| panic!("no status line: {e}"));
+    assert!(!before.contains("The answer"), "{before}");
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(rest.contains("The answer, slowly."), "{rest}");
+}
+
+/// `text` without colours and with carriage returns as line ends.
+fn console_free(text: &str) -> String {
+    let ansi = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").unwrap();
+    ansi.replace_all(text, "")
+        .replace("\r\n", "\n")
+        .replace('\r', "\n")
+}

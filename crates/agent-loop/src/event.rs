@@ -325,6 +325,10 @@ pub struct FileChange {
     pub path: String,
     /// `add` for a new file, `update` for an existing one.
     pub kind: FileChangeKind,
+    /// The change as a unified diff (`---`/`+++` headers, 3 lines of context), when the tool
+    /// had the file's text before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// How a file changed.

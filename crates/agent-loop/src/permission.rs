@@ -16,6 +16,9 @@ pub struct PermissionRequest {
     pub kind: ToolKind,
     /// What the call acts on (a path, a command line), when the tool says.
     pub subject: Option<String>,
+    /// The change the call would make, as a unified diff, when it needs approval and the
+    /// tool can say (see `Tool::preview`).
+    pub preview: Option<String>,
 }
 
 /// The answer.

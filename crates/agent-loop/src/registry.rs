@@ -11,9 +11,12 @@ use tracing::Instrument;
 
 use crate::event::ItemStatus;
 use crate::model::ToolSchema;
-use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
+use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
 use crate::tool::{Tool, ToolEnv, ToolError, ToolOutput};
 use crate::truncate::{DEFAULT_MAX_OUTPUT_BYTES, truncate_middle};
+
+/// How long a tool may take to say what a call would change before it is asked about.
+const PREVIEW_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Errors registering a tool.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -41,8 +44,8 @@ struct Registered {
 pub enum Dispatch {
     /// The call finished (successfully or not); `output` goes to the model.
     Finished {
-        /// The (truncated) output.
-        output: ToolOutput,
+        /// The (truncated) output (boxed: it is most of the value's size).
+        output: Box<ToolOutput>,
         /// Item status for the event stream.
         status: ItemStatus,
         /// Wall time.
@@ -322,7 +325,7 @@ impl ToolRegistry {
         let span = tracing::info_span!("tool", context = %env.context, depth = env.context.depth(), tool = name);
         async move {
             let finished = |output: ToolOutput, status: ItemStatus, started: Instant| Dispatch::Finished {
-                output,
+                output: Box::new(output),
                 status,
                 duration: started.elapsed(),
             };
@@ -334,11 +337,20 @@ impl ToolRegistry {
                 return finished(ToolOutput::error(format!("unknown tool `{name}`")), ItemStatus::Failed, started);
             };
             let tool = &registered.tool;
-            let request = PermissionRequest {
+            let mut request = PermissionRequest {
                 tool: name.to_owned(),
                 kind: tool.spec().kind,
                 subject: tool.permission_subject(&value, &env.workspace_root),
+                preview: None,
             };
+            // Whoever is asked sees what the call would change; a file read, bounded in size
+            // by the tool and in time here.
+            if gate.status(&request) == PermissionStatus::NeedsApproval {
+                request.preview = tokio::time::timeout(PREVIEW_TIMEOUT, tool.preview(&value, &env.workspace_root))
+                    .await
+                    .ok()
+                    .flatten();
+            }
             match gate.decide(&request).await {
                 PermissionDecision::Allow => {}
                 PermissionDecision::Deny(reason) => {

@@ -174,6 +174,17 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The change the call would make, as a unified diff, so a person asked to approve it
+    /// sees what they approve. Only tools that change files in a way they can compute
+    /// beforehand say; a call the tool would refuse has no preview.
+    async fn preview(
+        &self,
+        _arguments: &serde_json::Value,
+        _workspace_root: &std::path::Path,
+    ) -> Option<String> {
+        None
+    }
+
     /// For a tool of an MCP server: the server's name and the tool's name there, so its
     /// calls show as `mcp_tool_call` items.
     fn mcp_origin(&self) -> Option<(&str, &str)> {

@@ -128,6 +128,7 @@ async fn run_one(
             status,
             duration,
         } => {
+            let output = *output;
             item.status = status;
             item.output = Some(output.content.clone());
             item.duration_ms = Some(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));

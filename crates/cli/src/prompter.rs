@@ -6,10 +6,11 @@ use std::io::Write;
 
 use async_trait::async_trait;
 use indicatif::MultiProgress;
-use wonopcode_tools::permission::{Answer, Prompter};
+use wonopcode_agent_loop::PermissionRequest;
+use wonopcode_tools::permission::{Answer, PermissionPolicy, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 
-use crate::render::{one_line, visible};
+use crate::render::{diff_lines, one_line, visible};
 
 /// Asks on stderr and reads the answer from stdin (a terminal). Serves the permission policy
 /// and guest loops alike.
@@ -50,13 +51,40 @@ async fn confirm(question: String, progress: MultiProgress) -> bool {
     matches!(read_answer(question, progress).await.as_str(), "y" | "yes")
 }
 
+/// Lines of a diff shown in an approval prompt; a longer change says how much is left out.
+const APPROVAL_DIFF_LINES: usize = 200;
+
+/// What an "always" answer approves, in words: the same call again for the rest of the
+/// session (each simple command of a `bash` line, or the tool on this path).
+fn always_covers(request: &PermissionRequest) -> String {
+    if request.subject.is_none() {
+        return format!("every `{}` call in this session", one_line(&request.tool));
+    }
+    let keys = PermissionPolicy::approval_keys(request);
+    let subjects: Vec<String> = keys
+        .iter()
+        .map(|key| {
+            let subject = key.split_once(':').map_or(key.as_str(), |(_, s)| s);
+            format!("`{}`", one_line(subject))
+        })
+        .collect();
+    match request.tool.as_str() {
+        "bash" => format!("{} in this session", subjects.join(", ")),
+        tool => format!(
+            "`{}` on {} in this session",
+            one_line(tool),
+            subjects.join(", ")
+        ),
+    }
+}
+
 #[async_trait]
 impl Prompter for TerminalPrompter {
-    async fn ask(&self, tool: &str, subject: Option<&str>) -> Answer {
+    async fn ask(&self, request: &PermissionRequest) -> Answer {
         // The exact subject, every character shown: a multi-line command in full, on lines
-        // of its own.
-        let tool = one_line(tool);
-        let what = match subject {
+        // of its own; then the change a file tool would make.
+        let tool = one_line(&request.tool);
+        let what = match request.subject.as_deref() {
             Some(s) if s.contains('\n') => {
                 let lines: Vec<String> =
                     s.lines().map(|l| format!("    {}", one_line(l))).collect();
@@ -65,9 +93,19 @@ impl Prompter for TerminalPrompter {
             Some(s) => format!("`{tool}` on `{}`", one_line(s)),
             None => format!("`{tool}`"),
         };
+        let diff = request
+            .preview
+            .as_deref()
+            .map(|d| {
+                let mut lines = diff_lines(d, "    ", APPROVAL_DIFF_LINES, false);
+                lines.push(String::new());
+                lines.join("\n")
+            })
+            .unwrap_or_default();
         let question = format!(
-            "{} allow {what}? [y] once  [a] always  [N] no: ",
-            console::style("?").yellow().bold()
+            "{diff}{} allow {what}? [y] once  [a] always ({})  [N] no: ",
+            console::style("?").yellow().bold(),
+            always_covers(request)
         );
         match read_answer(question, self.progress.clone()).await.as_str() {
             "y" | "yes" => Answer::Once,
@@ -78,11 +116,11 @@ impl Prompter for TerminalPrompter {
 
     async fn ask_escalation(&self, tool: &str, subject: &str, blocked: &str) -> Answer {
         let question = format!(
-            "{} the sandbox stopped `{}` ({}): run `{}` again outside the sandbox? [y] once  [a] always  [N] no: ",
+            "{} the sandbox stopped `{}` ({}): run `{subject}` again outside the sandbox? [y] once  [a] always (`{subject}` outside the sandbox in this session)  [N] no: ",
             console::style("!").red().bold(),
             one_line(tool),
             one_line(blocked),
-            one_line(subject),
+            subject = one_line(subject),
         );
         match read_answer(question, self.progress.clone()).await.as_str() {
             "y" | "yes" => Answer::Once,

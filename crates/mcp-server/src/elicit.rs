@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
+use wonopcode_agent_loop::PermissionRequest;
 use wonopcode_tools::permission::{Answer, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 
@@ -66,11 +67,16 @@ impl Elicitor {
 
 #[async_trait]
 impl Prompter for Elicitor {
-    async fn ask(&self, tool: &str, subject: Option<&str>) -> Answer {
-        let message = match subject {
+    async fn ask(&self, request: &PermissionRequest) -> Answer {
+        let tool = &request.tool;
+        let mut message = match &request.subject {
             Some(subject) => format!("wonopcode: allow `{tool}` on `{subject}`?"),
             None => format!("wonopcode: allow `{tool}`?"),
         };
+        if let Some(diff) = &request.preview {
+            message.push_str("\n\n");
+            message.push_str(diff);
+        }
         let schema = json!({
             "type": "object",
             "properties": {

@@ -10,6 +10,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
+use crate::diff::unified;
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, open_regular, resolve, rule_subject};
 
@@ -57,6 +58,15 @@ impl Tool for EditTool {
         arguments["path"].as_str().map(|p| rule_subject(root, p))
     }
 
+    async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        let a: Args = serde_json::from_value(arguments.clone()).ok()?;
+        let path = resolve(root, &a.path).ok()?;
+        let rel = display(root, &path);
+        let text = read_for_edit(&path, &rel).await.ok()?;
+        let (updated, _) = replaced(&text, &a, &rel).ok()?;
+        unified(&rel, Some(&text), &updated)
+    }
+
     async fn run(
         &self,
         arguments: serde_json::Value,
@@ -66,39 +76,42 @@ impl Tool for EditTool {
         let path = resolve(&env.workspace_root, &a.path)?;
         let rel = display(&env.workspace_root, &path);
         let text = read_for_edit(&path, &rel).await?;
-        let matches = text.matches(&a.old_string).count();
-        // Many small matches each replaced by a long string could grow the file without end.
-        let grown = (text.len() - matches * a.old_string.len())
-            .saturating_add(matches.saturating_mul(a.new_string.len()));
-        if grown as u64 > MAX_EDIT_BYTES {
-            return Err(ToolError::Failed(format!(
-                "the edit would make `{rel}` {} MiB, past the limit of {} MiB",
-                grown >> 20,
-                MAX_EDIT_BYTES >> 20
-            )));
-        }
-        let updated = match (matches, a.replace_all) {
-            (0, _) => {
-                return Err(ToolError::Failed(format!(
-                    "old_string was not found in `{rel}`; read the file and copy the text exactly"
-                )));
-            }
-            (1, _) | (_, true) => text.replace(&a.old_string, &a.new_string),
-            (n, false) => {
-                return Err(ToolError::Failed(format!(
-                    "old_string matches {n} places in `{rel}`; add surrounding lines to make it unique, or set replace_all"
-                )));
-            }
-        };
+        let (updated, matches) = replaced(&text, &a, &rel)?;
         tokio::fs::write(&path, updated.as_bytes())
             .await
             .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
         let mut out = ToolOutput::text(format!("replaced {matches} occurrence(s) in {rel}"));
         out.file_change = Some(FileChange {
+            diff: unified(&rel, Some(&text), &updated),
             path: rel,
             kind: FileChangeKind::Update,
         });
         Ok(out)
+    }
+}
+
+/// `text` with the edit `a` made, and how many places it replaced; the same rules for the
+/// call and for its preview.
+fn replaced(text: &str, a: &Args, rel: &str) -> Result<(String, usize), ToolError> {
+    let matches = text.matches(&a.old_string).count();
+    // Many small matches each replaced by a long string could grow the file without end.
+    let grown = (text.len() - matches * a.old_string.len())
+        .saturating_add(matches.saturating_mul(a.new_string.len()));
+    if grown as u64 > MAX_EDIT_BYTES {
+        return Err(ToolError::Failed(format!(
+            "the edit would make `{rel}` {} MiB, past the limit of {} MiB",
+            grown >> 20,
+            MAX_EDIT_BYTES >> 20
+        )));
+    }
+    match (matches, a.replace_all) {
+        (0, _) => Err(ToolError::Failed(format!(
+            "old_string was not found in `{rel}`; read the file and copy the text exactly"
+        ))),
+        (1, _) | (_, true) => Ok((text.replace(&a.old_string, &a.new_string), matches)),
+        (n, false) => Err(ToolError::Failed(format!(
+            "old_string matches {n} places in `{rel}`; add surrounding lines to make it unique, or set replace_all"
+        ))),
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod bash;
 mod call_processes;
+mod diff;
 mod edit;
 mod glob;
 mod grep;

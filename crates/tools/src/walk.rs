@@ -38,6 +38,7 @@ impl Denied {
                 tool: tool.to_owned(),
                 kind: ToolKind::ReadOnly,
                 subject: Some(subject.clone()),
+                preview: None,
             };
             self.gate.status(&request) == PermissionStatus::Denied
         })

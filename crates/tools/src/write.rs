@@ -10,6 +10,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
+use crate::diff::{MAX_DIFF_INPUT, unified};
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve, rule_subject};
 
@@ -52,6 +53,20 @@ impl Tool for WriteTool {
         arguments["path"].as_str().map(|p| rule_subject(root, p))
     }
 
+    async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        let a: Args = serde_json::from_value(arguments.clone()).ok()?;
+        let path = resolve(root, &a.path).ok()?;
+        let rel = display(root, &path);
+        match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.is_file() => {
+                let before = small_text(&path, meta.len()).await?;
+                unified(&rel, Some(&before), &a.content)
+            }
+            Ok(_) => None,
+            Err(_) => unified(&rel, None, &a.content),
+        }
+    }
+
     async fn run(
         &self,
         arguments: serde_json::Value,
@@ -60,13 +75,13 @@ impl Tool for WriteTool {
         let a: Args = args(arguments)?;
         let path = resolve(&env.workspace_root, &a.path)?;
         let rel = display(&env.workspace_root, &path);
-        let kind = match tokio::fs::metadata(&path).await {
+        let (kind, before) = match tokio::fs::metadata(&path).await {
             // Writing to a FIFO would wait for a reader; to a device, reach past the files.
             Ok(meta) if !meta.is_file() => {
                 return Err(OpenError::NotRegular.for_path(&a.path));
             }
-            Ok(_) => FileChangeKind::Update,
-            Err(_) => FileChangeKind::Add,
+            Ok(meta) => (FileChangeKind::Update, small_text(&path, meta.len()).await),
+            Err(_) => (FileChangeKind::Add, None),
         };
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
@@ -80,7 +95,25 @@ impl Tool for WriteTool {
             .await
             .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
         let mut out = ToolOutput::text(format!("wrote {} bytes to {rel}", a.content.len()));
-        out.file_change = Some(FileChange { path: rel, kind });
+        // A file that was there but too large (or not text) to diff gets no diff rather
+        // than one showing every line as new.
+        let diff = match kind {
+            FileChangeKind::Add => unified(&rel, None, &a.content),
+            FileChangeKind::Update => before.and_then(|b| unified(&rel, Some(&b), &a.content)),
+        };
+        out.file_change = Some(FileChange {
+            path: rel,
+            kind,
+            diff,
+        });
         Ok(out)
     }
+}
+
+/// The text of a file of `size` bytes when it is small enough to diff and is UTF-8.
+async fn small_text(path: &Path, size: u64) -> Option<String> {
+    if size > MAX_DIFF_INPUT as u64 {
+        return None;
+    }
+    tokio::fs::read_to_string(path).await.ok()
 }

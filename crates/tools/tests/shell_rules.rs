@@ -93,6 +93,7 @@ fn bash(command: &str) -> PermissionRequest {
         tool: "bash".into(),
         kind: ToolKind::Mutating,
         subject: Some(command.into()),
+        preview: None,
     }
 }
 

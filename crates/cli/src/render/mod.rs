@@ -1,11 +1,14 @@
 //! Renderers of the event stream: for a person (terminal) or for machines (JSONL). The
 //! session's sink (`wonopcode_session::SessionSink`) persists and hands events here.
 
+mod diff;
 mod jsonl;
+mod status;
 mod terminal;
 mod tree;
 mod visible;
 
+pub use diff::diff_lines;
 pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;
 pub use tree::cost;

@@ -14,6 +14,8 @@ use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, TodoItem, TodoStatus,
 use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
+use super::diff::diff_lines;
+use super::status::StatusLines;
 use super::tree::{TurnContexts, cost, elapsed, seconds, tokens};
 use super::visible::{one_line, visible_event};
 
@@ -22,6 +24,12 @@ const CHILD_ANSWER_LINES: usize = 4;
 
 /// Characters of each of those lines shown.
 const CHILD_LINE_CHARS: usize = 160;
+
+/// Lines of a finished `edit` or `write`'s diff shown under it.
+const FOLDED_DIFF_LINES: usize = 8;
+
+/// Lines of a command's output shown under it; the model saw all of it.
+const COMMAND_OUTPUT_LINES: usize = 4;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum TextKind {
@@ -38,12 +46,14 @@ pub struct TerminalRenderer {
     stderr_mid_line: bool,
     contexts: TurnContexts,
     root_module: String,
+    status: StatusLines,
 }
 
 impl TerminalRenderer {
     /// A renderer drawing spinners through `progress`.
     pub fn new(progress: MultiProgress) -> Self {
         Self {
+            status: StatusLines::new(progress.clone()),
             progress,
             spinners: HashMap::new(),
             text_items: HashMap::new(),
@@ -62,6 +72,8 @@ impl TerminalRenderer {
         match &event.kind {
             EventKind::ContextStarted { module, task } => {
                 self.contexts.started(path, module);
+                self.status
+                    .start(path, format!("{} working", label(module)));
                 let task: String = task.lines().next().unwrap_or("").chars().take(80).collect();
                 self.err_line(&format!(
                     "{indent}{} {} {task}",
@@ -77,6 +89,7 @@ impl TerminalRenderer {
                 usage,
                 modified_files,
             } => {
+                self.status.stop(path);
                 self.contexts.ended(path, *status, *duration_ms, *usage);
                 let mark = match status {
                     ContextStatus::Completed => style("◂").green(),
@@ -111,6 +124,9 @@ impl TerminalRenderer {
                     ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
                         let line = tool_line(call);
                         self.err_line(&format!("{indent}  {} {line}", label(&module)));
+                        for line in call_details(call, &format!("{indent}    ")) {
+                            self.err_line(&line);
+                        }
                     }
                     ItemDetails::AgentMessage { text } => {
                         let mut lines: Vec<String> = text
@@ -149,6 +165,7 @@ impl TerminalRenderer {
                     | ItemDetails::Progress { .. } => {}
                 }
             }
+            EventKind::ItemDelta { text, .. } => self.status.streamed(path, text.len()),
             // A child's progress: one line under its label each time it says more.
             EventKind::ItemStarted { item } | EventKind::ItemUpdated { item } => {
                 if let ItemDetails::Progress { message, fraction } = &item.details {
@@ -226,7 +243,49 @@ impl TerminalRenderer {
         self.clear_spinner(id);
         let line = tool_line(item);
         self.err_line(&line);
+        for line in call_details(item, "  ") {
+            self.err_line(&line);
+        }
     }
+}
+
+/// What a finished call did, under its line: a file tool's diff, folded; the first lines a
+/// command printed. Nothing for a call that did not run.
+fn call_details(item: &ToolCallItem, indent: &str) -> Vec<String> {
+    if item.status == ItemStatus::Declined {
+        return Vec::new();
+    }
+    if let Some(diff) = item.file_change.as_ref().and_then(|c| c.diff.as_deref()) {
+        return diff_lines(diff, indent, FOLDED_DIFF_LINES, true);
+    }
+    if item.command.is_none() {
+        return Vec::new();
+    }
+    // `bash`'s result is its headline (the exit code, what the sandbox blocked), then
+    // `stdout:` and `stderr:` sections.
+    let output = item.output.as_deref().unwrap_or("");
+    let printed: Vec<&str> = output
+        .lines()
+        .skip_while(|l| !matches!(*l, "stdout:" | "stderr:"))
+        .filter(|l| !matches!(*l, "stdout:" | "stderr:") && !l.trim().is_empty())
+        .collect();
+    let bar = style("│").dim();
+    let mut lines: Vec<String> = printed
+        .iter()
+        .take(COMMAND_OUTPUT_LINES)
+        .map(|l| format!("{indent}{bar} {}", style(clip(&one_line(l), 120)).dim()))
+        .collect();
+    if printed.len() > COMMAND_OUTPUT_LINES {
+        lines.push(format!(
+            "{indent}{bar} {}",
+            style(format!(
+                "… {} more line(s)",
+                printed.len() - COMMAND_OUTPUT_LINES
+            ))
+            .dim()
+        ));
+    }
+    lines
 }
 
 /// A loop's progress as one line: its message, and how far along when it says.
@@ -344,8 +403,35 @@ impl Renderer for TerminalRenderer {
         let event = event.as_ref();
         if event.context.depth() > 0 {
             self.render_child(event);
-            return;
+        } else {
+            self.render_root(event);
         }
+        self.status
+            .show(!self.stdout_mid_line && !self.stderr_mid_line);
+    }
+}
+
+impl TerminalRenderer {
+    /// Streamed text of the root: an answer on stdout, reasoning dimmed on stderr. The status
+    /// lines are hidden first: drawn after text in the middle of a line, they would erase it.
+    fn root_delta(&mut self, item_id: &str, text: &str) {
+        let kind = self.text_items.get(item_id).copied();
+        if kind.is_some() {
+            self.status.show(false);
+        }
+        match kind {
+            Some(TextKind::Answer) => self.out(text),
+            Some(TextKind::Reasoning) => {
+                let dimmed = style(text).dim().italic().to_string();
+                self.progress.suspend(|| eprint!("{dimmed}"));
+                self.stderr_mid_line = !text.ends_with('\n');
+            }
+            None => {}
+        }
+    }
+
+    /// An event of the root context: its answer on stdout, everything else on stderr.
+    fn render_root(&mut self, event: &Event) {
         match &event.kind {
             EventKind::ItemStarted { item } => match &item.details {
                 ItemDetails::AgentMessage { .. } => {
@@ -363,15 +449,10 @@ impl Renderer for TerminalRenderer {
                 }
                 ItemDetails::Error { .. } | ItemDetails::Info { .. } => {}
             },
-            EventKind::ItemDelta { item_id, text } => match self.text_items.get(item_id) {
-                Some(TextKind::Answer) => self.out(text),
-                Some(TextKind::Reasoning) => {
-                    let dimmed = style(text).dim().italic().to_string();
-                    self.progress.suspend(|| eprint!("{dimmed}"));
-                    self.stderr_mid_line = !text.ends_with('\n');
-                }
-                None => {}
-            },
+            EventKind::ItemDelta { item_id, text } => {
+                self.status.streamed(&event.context, text.len());
+                self.root_delta(item_id, text);
+            }
             EventKind::ItemCompleted { item } => match &item.details {
                 ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
                     self.tool_finished(&item.id, call)
@@ -437,6 +518,7 @@ impl Renderer for TerminalRenderer {
                 usage,
                 ..
             } => {
+                self.status.stop_all();
                 for (_, bar) in self.spinners.drain() {
                     bar.finish_and_clear();
                 }
@@ -477,7 +559,11 @@ impl Renderer for TerminalRenderer {
                 "{} MCP server `{server}` is not available: {error}; its tools are absent",
                 style("!").yellow().bold()
             )),
-            EventKind::TurnStarted => self.contexts.begin(),
+            EventKind::TurnStarted => {
+                self.contexts.begin();
+                self.status
+                    .start(&event.context, style("Working").bold().to_string());
+            }
             EventKind::ContextStarted { .. }
             | EventKind::ContextCompleted { .. }
             | EventKind::MessageCreated { .. } => {}

@@ -34,8 +34,10 @@ pub enum Answer {
 /// Asks a person. The CLI implements it on the terminal.
 #[async_trait]
 pub trait Prompter: Send + Sync {
-    /// Asks whether `tool` may act on `subject`.
-    async fn ask(&self, tool: &str, subject: Option<&str>) -> Answer;
+    /// Asks whether the call `request` describes may run (its tool, subject and, for a file
+    /// change, the diff it would make). An "always" answer covers the request's
+    /// [`PermissionPolicy::approval_keys`] for the rest of the session.
+    async fn ask(&self, request: &PermissionRequest) -> Answer;
 
     /// Asks whether a call repeated `count` times in a row may run again.
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool;
@@ -268,10 +270,7 @@ impl PermissionGate for PermissionPolicy {
         if self.is_approved(&keys) {
             return PermissionDecision::Allow;
         }
-        match prompter
-            .ask(&request.tool, request.subject.as_deref())
-            .await
-        {
+        match prompter.ask(request).await {
             Answer::Once => PermissionDecision::Allow,
             Answer::Always => {
                 self.approve(keys);
@@ -334,13 +333,14 @@ mod tests {
             tool: tool.into(),
             kind,
             subject: Some(subject.into()),
+            preview: None,
         }
     }
 
     struct Always;
     #[async_trait]
     impl Prompter for Always {
-        async fn ask(&self, _tool: &str, _subject: Option<&str>) -> Answer {
+        async fn ask(&self, _request: &PermissionRequest) -> Answer {
             Answer::Always
         }
         async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {
@@ -389,7 +389,7 @@ mod tests {
     struct Escalations(std::sync::atomic::AtomicUsize);
     #[async_trait]
     impl Prompter for Escalations {
-        async fn ask(&self, _tool: &str, _subject: Option<&str>) -> Answer {
+        async fn ask(&self, _request: &PermissionRequest) -> Answer {
             Answer::Deny
         }
         async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {

@@ -69,6 +69,7 @@ impl ToolsView<'_> {
             tool: name.to_owned(),
             kind: tool.spec().kind,
             subject: tool.permission_subject(&value, &services.cwd),
+            preview: None,
         }))
     }
 
@@ -84,6 +85,7 @@ impl ToolsView<'_> {
                 tool: name.to_owned(),
                 kind: spec.kind,
                 subject: None,
+                preview: None,
             };
             out.push(ToolInfo {
                 id: name.to_owned(),
