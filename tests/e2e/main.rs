@@ -5,6 +5,7 @@
 
 mod agents;
 mod cli_errors;
+mod commands;
 mod demo;
 mod events_doc;
 mod grants;

@@ -19,8 +19,24 @@ fn new_guest(scratch: &Scratch, name: &str, lang: &str) -> std::path::PathBuf {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("build:") && said.contains("check:"), "{said}");
+    assert!(
+        said.contains("build:") && said.contains("check:") && said.contains("run:"),
+        "{said}"
+    );
     assert!(dir.join("wit/world.wit").is_file());
+    // A project of its own: README (how to build, check and run it), .gitignore, git.
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(
+        readme.contains("## Build") && readme.contains("wonopcode --agent-loop "),
+        "{readme}"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join(".gitignore"))
+            .unwrap()
+            .contains("*.wasm")
+    );
+    assert!(said.contains("(a new git repository)"), "{said}");
+    assert!(dir.join(".git").is_dir());
     dir
 }
 

@@ -8,74 +8,113 @@ use clap::{Parser, Subcommand};
 /// tools the model asks for on your workspace, and repeats until the model is done.
 #[derive(Debug, Parser)]
 #[command(name = "wonopcode", version, about, long_about = None)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(args_conflicts_with_subcommands = true, after_help = EXAMPLES)]
 pub struct Args {
     /// What to do instead of running a prompt.
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    /// A prompt's run (what `wonopcode run` takes, also accepted without `run`).
+    #[command(flatten)]
+    pub prompt: PromptArgs,
+}
+
+/// The examples at the end of `--help`.
+const EXAMPLES: &str = "\
+Examples:
+  wonopcode \"Find the TODOs and list them by file\"      one prompt, then exit
+  wonopcode                                             an interactive session (REPL)
+  git diff | wonopcode \"Review this change\"             the prompt from stdin
+  wonopcode run --agent-loop-name coder \"Fix the tests\" a named loop (see `wonopcode loops list`)
+  wonopcode --replay examples/demo/transcript.jsonl -C examples/demo/workspace --yes \"...\"
+                                                        a recorded run, offline
+  wonopcode loops validate guest.wasm                   check a guest component
+  wonopcode completions bash > ~/.local/share/bash-completion/completions/wonopcode
+
+Exit codes: 0 done, 1 failed, 2 usage, 3 suspended, 4 iteration limit, 5 budget,
+6 a call needed approval and nobody could be asked, 130 interrupted (see the README).";
+
+/// Everything a prompt's run takes: `wonopcode [FLAGS] [PROMPT]` and `wonopcode run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PromptArgs {
     /// The prompt. Without it: read from stdin when piped, or start an interactive session.
     pub prompt: Option<String>,
-
-    /// Print the event stream as JSON Lines on stdout, and nothing else there.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Append every message to this JSONL file (fsync'd); an existing file resumes its session.
-    #[arg(long, value_name = "FILE")]
-    pub history: Option<PathBuf>,
-
-    /// Continue a suspended run from --history instead of sending a new prompt.
-    #[arg(long, requires = "history", conflicts_with = "prompt")]
-    pub resume: bool,
-
-    /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
-    /// (repeatable). Pending calls without an answer run, under the permissions of this run.
-    #[arg(long, value_name = "CALL_ID=TEXT", requires = "resume", value_parser = parse_answer)]
-    pub answer: Vec<(String, String)>,
-
-    /// Which loop runs the prompt: the native loop, the embedded default guest, or a guest
-    /// file (`custom`, with --agent-loop).
-    #[arg(long, value_enum, value_name = "TYPE")]
-    pub loop_type: Option<LoopType>,
-
-    /// Run this guest component as the loop (implies --loop-type=custom).
-    #[arg(long, value_name = "PATH")]
-    pub agent_loop: Option<PathBuf>,
-
-    /// Run the loop registered under this name (see --list-loops; implies --loop-type=custom).
-    #[arg(long, value_name = "NAME")]
-    pub agent_loop_name: Option<String>,
-
-    /// List the named loops (built-in, registry.yaml, directories) and exit.
-    #[arg(long, conflicts_with_all = ["prompt", "validate_module", "resume"])]
-    pub list_loops: bool,
-
-    /// Check the guest given with --agent-loop or --agent-loop-name, report each check, and
-    /// exit (0 when all pass).
-    #[arg(long, conflicts_with_all = ["prompt", "resume"])]
-    pub validate_module: bool,
-
-    /// Create a new guest project in DIR (named after its last component) from a template,
-    /// with the host's WIT, and exit. Needs --lang.
-    #[arg(long, value_name = "DIR", requires = "lang", conflicts_with_all = ["prompt", "list_loops", "validate_module", "resume"])]
-    pub new_guest: Option<PathBuf>,
-
-    /// The language of --new-guest.
-    #[arg(long, value_enum, value_name = "LANG", requires = "new_guest")]
-    pub lang: Option<GuestLang>,
-
-    /// Write the run's contexts, turns and tool calls as Chrome trace-event JSON (Perfetto).
-    #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
 
     /// The model.
     #[command(flatten)]
     pub model: ModelArgs,
 
+    /// Which loop runs the prompt: the native loop (default), the embedded default guest,
+    /// or a guest file (`custom`, with --agent-loop).
+    #[arg(long, value_enum, value_name = "TYPE", help_heading = "Loop")]
+    pub loop_type: Option<LoopType>,
+
+    /// Run this guest component as the loop (implies --loop-type=custom).
+    #[arg(long, value_name = "PATH", help_heading = "Loop")]
+    pub agent_loop: Option<PathBuf>,
+
+    /// Run the loop registered under this name (see --list-loops; implies --loop-type=custom).
+    #[arg(long, value_name = "NAME", help_heading = "Loop")]
+    pub agent_loop_name: Option<String>,
+
+    /// List the named loops (built-in, registry.yaml, directories) and exit; the same as
+    /// `wonopcode loops list`.
+    #[arg(long, conflicts_with_all = ["prompt", "validate_module", "resume"], help_heading = "Loop")]
+    pub list_loops: bool,
+
+    /// Check the guest given with --agent-loop or --agent-loop-name, report each check, and
+    /// exit (0 when all pass); the same as `wonopcode loops validate`.
+    #[arg(long, conflicts_with_all = ["prompt", "resume"], help_heading = "Loop")]
+    pub validate_module: bool,
+
+    /// Create a new guest project in DIR (named after its last component) from a template,
+    /// with the host's WIT, and exit. Needs --lang; the same as `wonopcode loops new`.
+    #[arg(long, value_name = "DIR", requires = "lang", conflicts_with_all = ["prompt", "list_loops", "validate_module", "resume"], help_heading = "Loop")]
+    pub new_guest: Option<PathBuf>,
+
+    /// The language of --new-guest.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LANG",
+        requires = "new_guest",
+        help_heading = "Loop"
+    )]
+    pub lang: Option<GuestLang>,
+
     /// Tool permissions.
     #[command(flatten)]
     pub permissions: PermissionArgs,
+
+    /// Print the event stream as JSON Lines on stdout, and nothing else there.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+
+    /// With --list-loops: every column, and paths in full.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+
+    /// Write the run's contexts, turns and tool calls as Chrome trace-event JSON (Perfetto).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub trace: Option<PathBuf>,
+
+    /// Append every message to this JSONL file (fsync'd); an existing file resumes its session.
+    #[arg(long, value_name = "FILE", help_heading = "Session")]
+    pub history: Option<PathBuf>,
+
+    /// Continue a suspended run from --history instead of sending a new prompt.
+    #[arg(
+        long,
+        requires = "history",
+        conflicts_with = "prompt",
+        help_heading = "Session"
+    )]
+    pub resume: bool,
+
+    /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
+    /// (repeatable). Pending calls without an answer run, under the permissions of this run.
+    #[arg(long, value_name = "CALL_ID=TEXT", requires = "resume", value_parser = parse_answer, help_heading = "Session")]
+    pub answer: Vec<(String, String)>,
 
     /// The session's settings.
     #[command(flatten)]
@@ -84,7 +123,7 @@ pub struct Args {
 
 /// Which model answers: a provider, or a recorded transcript.
 #[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Model")]
+#[command(next_help_heading = "Provider")]
 pub struct ModelArgs {
     /// Answer model requests from a recorded transcript (offline, deterministic).
     #[arg(long, value_name = "FILE")]
@@ -115,7 +154,7 @@ pub struct ModelArgs {
 
 /// What tools may do without asking, and what happens when nobody can be asked.
 #[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "Permissions")]
+#[command(next_help_heading = "Permissions and sandbox")]
 pub struct PermissionArgs {
     /// Allow every tool call that the permission policy would ask about.
     #[arg(short = 'y', long)]
@@ -146,29 +185,30 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Workspace root: tools run here and cannot reach outside it.
+    /// Workspace root: tools run here and cannot reach outside it (default: the current
+    /// directory).
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
     /// Also look for named loops in this directory (searched first; repeatable).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Loop")]
     pub loops_dir: Vec<PathBuf>,
 
     /// Do not read or write the cache of compiled guest components.
-    #[arg(long)]
+    #[arg(long, help_heading = "Loop")]
     pub no_cache: bool,
 
-    /// Model requests allowed per prompt.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Model requests allowed per prompt (default: the config's `max_iterations`, else 50).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Loop")]
     pub max_iterations: Option<u32>,
 
     /// Run at most N child contexts of one parallel spawn at once (default 4).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Loop")]
     pub max_parallel: Option<u32>,
 
     /// Limit on each bash command, in milliseconds: the timeout of every call, which a
-    /// model may lower but not raise.
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    /// model may lower but not raise (default 120000).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000), help_heading = "Permissions and sandbox")]
     pub bash_timeout_ms: Option<u64>,
 
     /// The most the whole run may cost, in US dollars (for example 0.50): a request whose
@@ -187,7 +227,7 @@ pub struct RunArgs {
     /// How far commands the model runs may reach: read-only, workspace-write (the default:
     /// writes in the workspace and temp dirs, no network) or full-access (no confinement).
     /// Enforced by the kernel; `wonopcode sandbox check` says what this machine can enforce.
-    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode)]
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode, help_heading = "Permissions and sandbox")]
     pub sandbox: Option<wonopcode_sandbox::SandboxMode>,
 
     /// An MCP server for this run, besides the config file's `mcp_servers`: its tools are
@@ -197,9 +237,21 @@ pub struct RunArgs {
     pub mcp: Vec<(String, String)>,
 }
 
-/// The subcommands: actions that are not a run.
+/// The subcommands. Without one, wonopcode runs a prompt as `run` would.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a prompt, or start an interactive session without one (the default command).
+    Run(Box<PromptArgs>),
+    /// The named loops: list them, check a guest, start a new one.
+    Loops(LoopsArgs),
+    /// The config file: where it is, and what it sets.
+    Config(ConfigArgs),
+    /// Print the completion script of SHELL on stdout (for example
+    /// `wonopcode completions zsh > ~/.zfunc/_wonopcode`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Try the MCP servers of the config file and of --mcp without a model: list them, list
     /// a server's tools, call one.
     Mcp(McpArgs),
@@ -208,6 +260,85 @@ pub enum Command {
     McpServer(Box<McpServerArgs>),
     /// The sandbox of the commands a model runs.
     Sandbox(SandboxArgs),
+}
+
+/// Where to look for named loops, for the commands that list or check them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoopSearchArgs {
+    /// Config file (default: wonopcode/config.yaml in the user's config directory, if present).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+
+    /// Also look for named loops in this directory (searched first; repeatable).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub loops_dir: Vec<PathBuf>,
+
+    /// Do not read or write the cache of compiled guest components.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+
+    /// Print JSON on stdout, and nothing else there.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `wonopcode loops`.
+#[derive(Debug, clap::Args)]
+pub struct LoopsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: LoopsAction,
+
+    /// Where to look.
+    #[command(flatten)]
+    pub search: LoopSearchArgs,
+}
+
+/// `wonopcode loops ...` actions.
+#[derive(Debug, Subcommand)]
+pub enum LoopsAction {
+    /// The named loops, in the order a name is looked up (the same as --list-loops).
+    List {
+        /// Every column, and paths in full.
+        #[arg(short, long)]
+        verbose: bool,
+    },
+    /// Check a guest component (a file, or a loop's name) and report each check; exit 0 when
+    /// all pass (the same as --validate-module).
+    Validate {
+        /// The guest's file, or the name of a named loop.
+        guest: String,
+    },
+    /// Create a guest project in DIR from a template, with the host's WIT (the same as
+    /// --new-guest).
+    New {
+        /// The project's directory (its last component names the guest).
+        dir: PathBuf,
+        /// The guest's language.
+        #[arg(long, value_enum, value_name = "LANG")]
+        lang: GuestLang,
+    },
+}
+
+/// `wonopcode config`.
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ConfigAction,
+
+    /// Config file (default: wonopcode/config.yaml in the user's config directory).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+}
+
+/// `wonopcode config ...` actions.
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// The config file's path, and whether it exists.
+    Path,
+    /// The settings the config file gives, defaults filled in, as YAML.
+    Show,
 }
 
 /// `wonopcode sandbox`.

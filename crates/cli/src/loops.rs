@@ -1,6 +1,9 @@
 //! Which loop runs, on the command line: `--loop-type`, `--agent-loop`, `--agent-loop-name`
-//! (resolved through the registry crate), `--list-loops` and `--validate-module`. The logic
-//! lives in the registry and host crates; this is flag handling and printing.
+//! (resolved through the registry crate), and `wonopcode loops list|validate|new` with their
+//! seed spellings `--list-loops`, `--validate-module` and `--new-guest`. The logic lives in
+//! the registry and host crates; this is flag handling and printing.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
@@ -10,8 +13,9 @@ use wonopcode_registry::{
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{CachePolicy, Component, LoopSource};
 
-use crate::args::{Args, LoopType, RunArgs};
+use crate::args::{LoopSearchArgs, LoopType, LoopsAction, LoopsArgs, PromptArgs, RunArgs};
 use crate::exit;
+use crate::render::clip;
 use crate::session::usage;
 use wonopcode_session::config::{self, Config};
 use wonopcode_session::loops::{self, ListedLoop, engine};
@@ -24,9 +28,82 @@ fn loop_type_name(kind: LoopType) -> &'static str {
     }
 }
 
+/// Where named loops are looked for, from the flags of a run or of `wonopcode loops`.
+pub struct Search<'a> {
+    config: Option<&'a Path>,
+    loops_dir: &'a [PathBuf],
+    no_cache: bool,
+}
+
+impl<'a> Search<'a> {
+    /// A run's: its config file, `--loops-dir` and `--no-cache`.
+    pub fn of_run(run: &'a RunArgs) -> Self {
+        Self {
+            config: run.config.as_deref(),
+            loops_dir: &run.loops_dir,
+            no_cache: run.no_cache,
+        }
+    }
+
+    /// `wonopcode loops`'s.
+    fn of_loops(search: &'a LoopSearchArgs) -> Self {
+        Self {
+            config: search.config.as_deref(),
+            loops_dir: &search.loops_dir,
+            no_cache: search.no_cache,
+        }
+    }
+}
+
+/// The guest a check is about: a file, or a named loop.
+pub enum Guest<'a> {
+    /// A component file.
+    File(&'a Path),
+    /// A loop of the catalog.
+    Named(&'a str),
+}
+
+/// `wonopcode loops ...`.
+pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
+    let search = Search::of_loops(&args.search);
+    match &args.action {
+        LoopsAction::List { verbose } => list(&search, args.search.json, *verbose).await,
+        LoopsAction::Validate { guest } => {
+            // A path names a file; a bare word that is no file is a loop's name.
+            let path = Path::new(guest);
+            let guest = if path.exists() || guest.contains('/') || guest.ends_with(".wasm") {
+                Guest::File(path)
+            } else {
+                Guest::Named(guest)
+            };
+            validate(&search, guest, args.search.json).await
+        }
+        LoopsAction::New { dir, lang } => crate::new_guest::create(dir, *lang),
+    }
+}
+
+/// `--validate-module`: the guest of `--agent-loop` or `--agent-loop-name`.
+pub async fn validate_flags(args: &PromptArgs) -> anyhow::Result<u8> {
+    let guest = match (&args.agent_loop, &args.agent_loop_name) {
+        (Some(_), Some(_)) => {
+            return Err(usage(
+                "--validate-module checks one guest: give --agent-loop PATH or --agent-loop-name NAME, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(usage(
+                "--validate-module needs the guest to check: --agent-loop PATH or --agent-loop-name NAME",
+            ));
+        }
+        (Some(path), None) => Guest::File(path),
+        (None, Some(name)) => Guest::Named(name),
+    };
+    validate(&Search::of_run(&args.run), guest, args.json).await
+}
+
 /// The loop the flags ask for. `--agent-loop` and `--agent-loop-name` imply `custom`;
 /// contradictions are usage errors naming both flags.
-pub fn loop_choice(args: &Args) -> anyhow::Result<LoopSource> {
+pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<LoopSource> {
     let name = args.agent_loop_name.as_deref();
     match (args.loop_type, &args.agent_loop, name) {
         (_, Some(_), Some(_)) => Err(usage(
@@ -44,7 +121,7 @@ pub fn loop_choice(args: &Args) -> anyhow::Result<LoopSource> {
             "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
         )),
         (_, Some(path), None) => Ok(LoopSource::File(path.clone())),
-        (_, None, Some(name)) => Ok(resolve(args, name)?.location),
+        (_, None, Some(name)) => Ok(resolve(&Search::of_run(&args.run), name)?.location),
         (Some(LoopType::Wasm), None, None) => Ok(LoopSource::Embedded),
         (Some(LoopType::Standard) | None, None, None) => Ok(LoopSource::Native),
     }
@@ -52,8 +129,8 @@ pub fn loop_choice(args: &Args) -> anyhow::Result<LoopSource> {
 
 /// Discovers the named loops, printing what went wrong while looking.
 /// With `quiet`, the caller reports the warnings itself (`--list-loops --json`).
-fn catalog(args: &Args, quiet: bool) -> Catalog {
-    let catalog = Catalog::discover(&SearchPath::standard(&args.run.loops_dir));
+fn catalog(search: &Search<'_>, quiet: bool) -> Catalog {
+    let catalog = Catalog::discover(&SearchPath::standard(search.loops_dir));
     if !quiet {
         for warning in &catalog.warnings {
             eprintln!("warning: {warning}");
@@ -63,8 +140,8 @@ fn catalog(args: &Args, quiet: bool) -> Catalog {
 }
 
 /// The entry named `name`; an unknown name is a usage error listing the closest names.
-fn resolve(args: &Args, name: &str) -> anyhow::Result<Entry> {
-    catalog(args, false)
+fn resolve(search: &Search<'_>, name: &str) -> anyhow::Result<Entry> {
+    catalog(search, false)
         .find(name)
         .cloned()
         .map_err(|e| usage(e.to_string()))
@@ -76,40 +153,70 @@ pub fn cache_policy(run: &RunArgs, config: &Config) -> Option<CachePolicy> {
 }
 
 /// The compile cache's policy for commands that have not read the config file yet.
-fn cache_policy_of(args: &Args) -> anyhow::Result<Option<CachePolicy>> {
-    Ok(cache_policy(
-        &args.run,
-        &config::load(args.run.config.as_deref())?,
-    ))
+fn cache_policy_of(search: &Search<'_>) -> anyhow::Result<Option<CachePolicy>> {
+    let config = config::load(search.config)?;
+    Ok((!search.no_cache).then(|| config.cache.policy()))
 }
 
 /// A listing row: an entry (or a shadowed one) and what validation says about it.
 struct Row {
     name: String,
     source: &'static str,
-    path: String,
+    kind: &'static str,
+    location: Option<PathBuf>,
+    version: String,
+    description: String,
     metadata: Option<Metadata>,
-    note: Option<String>,
+    /// Set for an entry that lost its name to the one above it.
+    shadowed_by: Option<&'static str>,
 }
 
-fn location_text(location: &LoopSource) -> String {
+/// What a loop is: the native loop, the embedded guest, or a component file.
+fn kind(location: &LoopSource) -> &'static str {
     match location {
-        LoopSource::Native => "(native)".to_owned(),
-        LoopSource::Embedded => "(embedded)".to_owned(),
-        LoopSource::File(path) => path.display().to_string(),
+        LoopSource::Native => "native",
+        LoopSource::Embedded => "embedded",
+        LoopSource::File(_) => "component",
     }
 }
 
-/// `--list-loops`: a table, or JSON with `--json`.
-pub async fn list(args: &Args) -> anyhow::Result<u8> {
-    let cache = (!args.run.no_cache).then(MetadataCache::standard);
-    let (listed, warnings) = loops::list(&args.run.loops_dir, cache, cache_policy_of(args)?).await;
-    if !args.json {
+fn file_of(location: &LoopSource) -> Option<PathBuf> {
+    match location {
+        LoopSource::File(path) => Some(path.clone()),
+        _ => None,
+    }
+}
+
+/// The width a listing fits in: the terminal's, at most 100 columns.
+const LIST_WIDTH: usize = 100;
+
+/// The longest path shown without `--verbose`; longer ones keep their end.
+const SHORT_PATH_CHARS: usize = 32;
+
+/// `path` as a person reads it: relative to the current directory when under it, else with
+/// `~` for the home directory, cut at its front past [`SHORT_PATH_CHARS`].
+fn short_path(path: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    let home = dirs::home_dir();
+    let text = if let Some(rel) = cwd.as_deref().and_then(|c| path.strip_prefix(c).ok()) {
+        rel.display().to_string()
+    } else if let Some(rel) = home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        format!("~/{}", rel.display())
+    } else {
+        path.display().to_string()
+    };
+    clip_front(&text, SHORT_PATH_CHARS)
+}
+
+/// `wonopcode loops list` (`--list-loops`): a table, or JSON with `--json`.
+pub async fn list(search: &Search<'_>, json: bool, verbose: bool) -> anyhow::Result<u8> {
+    let cache = (!search.no_cache).then(MetadataCache::standard);
+    let (listed, warnings) = loops::list(search.loops_dir, cache, cache_policy_of(search)?).await;
+    if !json {
         for warning in &warnings {
             eprintln!("warning: {warning}");
         }
     }
-    let standard_caps = short_capabilities(&StandardLoop::new().capabilities());
     let mut rows = Vec::new();
     let mut json_entries = Vec::new();
     for ListedLoop {
@@ -121,9 +228,12 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
         rows.push(Row {
             name: entry.name.clone(),
             source: entry.source.label(),
-            path: location_text(&entry.location),
+            kind: kind(&entry.location),
+            location: file_of(&entry.location),
+            version: entry.version.clone().unwrap_or_else(|| "-".to_owned()),
+            description: entry.description.clone().unwrap_or_default(),
             metadata: metadata.clone(),
-            note: None,
+            shadowed_by: None,
         });
         let mut shadows_json = Vec::new();
         for (shadow, shadow_metadata) in entry.shadows.iter().zip(shadows) {
@@ -135,12 +245,12 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
             rows.push(Row {
                 name: entry.name.clone(),
                 source: shadow.source.label(),
-                path: location_text(&shadow.location),
+                kind: kind(&shadow.location),
+                location: file_of(&shadow.location),
+                version: "-".to_owned(),
+                description: String::new(),
                 metadata: shadow_metadata,
-                note: Some(format!(
-                    "shadowed by the {} entry above",
-                    entry.source.label()
-                )),
+                shadowed_by: Some(entry.source.label()),
             });
         }
         json_entries.push(json!({
@@ -155,103 +265,198 @@ pub async fn list(args: &Args) -> anyhow::Result<u8> {
             "shadows": shadows_json,
         }));
     }
-    if args.json {
+    if json {
         let out = json!({ "loops": json_entries, "warnings": warnings });
         println!("{out}");
         return Ok(exit::SUCCESS);
     }
-    let table: Vec<[String; 6]> = rows
-        .iter()
-        .map(|row| {
-            let (wit, caps, status) = match &row.metadata {
-                None => ("-".to_owned(), standard_caps.clone(), "ok".to_owned()),
-                Some(m) => (
-                    m.wit_version.clone().unwrap_or_else(|| "-".to_owned()),
-                    m.capabilities.clone().unwrap_or_else(|| "-".to_owned()),
-                    match &m.status {
-                        Status::Ok => "ok".to_owned(),
-                        Status::Invalid(reason) => format!("invalid: {reason}"),
-                    },
-                ),
-            };
-            let status = match &row.note {
-                Some(note) => format!("{status} ({note})"),
-                None => status,
-            };
-            [
-                row.name.clone(),
-                row.source.to_owned(),
-                row.path.clone(),
-                wit,
-                caps,
-                status,
-            ]
-        })
-        .collect();
-    print_table(
-        ["NAME", "SOURCE", "PATH", "WIT", "CAPABILITIES", "STATUS"],
-        &table,
-    );
+    if verbose {
+        print_verbose(&rows);
+    } else {
+        print_short(&rows);
+    }
     Ok(exit::SUCCESS)
 }
 
-fn print_table(header: [&str; 6], rows: &[[String; 6]]) {
-    let mut widths = header.map(str::len);
+/// A row's status: `ok`, `invalid` (the reason in a note) or `shadowed`.
+fn status(row: &Row) -> (&'static str, Option<String>) {
+    if let Some(by) = row.shadowed_by {
+        return (
+            "shadowed",
+            Some(format!("shadowed by the {by} entry of the same name")),
+        );
+    }
+    match row.metadata.as_ref().map(|m| &m.status) {
+        Some(Status::Invalid(reason)) => ("invalid", Some(reason.clone())),
+        _ => ("ok", None),
+    }
+}
+
+/// NAME, KIND, VERSION, STATUS, then DESCRIPTION and PATH sharing what is left of the
+/// terminal's width (at most 100 columns): the description first, the path shortened (see
+/// [`short_path`]) and cut at its front. Why a loop is invalid or shadowed goes below, whole.
+fn print_short(rows: &[Row]) {
+    let width = console::Term::stdout()
+        .size_checked()
+        .map_or(LIST_WIDTH, |(_, cols)| usize::from(cols).min(LIST_WIDTH));
+    let mut notes = Vec::new();
+    let mut cells: Vec<[String; 4]> = Vec::new();
     for row in rows {
+        let (status, note) = status(row);
+        if let Some(note) = note {
+            notes.push(format!("{} ({}): {note}", row.name, row.source));
+        }
+        cells.push([
+            row.name.clone(),
+            row.kind.to_owned(),
+            row.version.clone(),
+            status.to_owned(),
+        ]);
+    }
+    let header = ["NAME", "KIND", "VERSION", "STATUS"];
+    let mut widths = header.map(str::len);
+    for row in &cells {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |cells: [&str; 6]| {
+    let room = width.saturating_sub(widths.iter().map(|w| w + 2).sum());
+    let paths: Vec<String> = rows
+        .iter()
+        .map(|r| r.location.as_deref().map(short_path).unwrap_or_default())
+        .collect();
+    let longest = |texts: &mut dyn Iterator<Item = usize>| texts.max().unwrap_or(0);
+    let path_width = longest(&mut paths.iter().map(|p| p.chars().count())).min(room / 3);
+    let description_width = longest(&mut rows.iter().map(|r| r.description.chars().count()))
+        .max("DESCRIPTION".len())
+        .min(room.saturating_sub(path_width + 2));
+    let line = |cells: [&str; 4], description: &str, path: &str| {
         let mut out = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
+        for (cell, w) in cells.iter().zip(widths) {
+            out.push_str(&format!("{cell:<w$}  "));
+        }
+        let description = clip(description, description_width);
+        out.push_str(&format!("{description:<description_width$}  "));
+        out.push_str(&clip_front(path, path_width));
+        println!("{}", out.trim_end());
+    };
+    line(
+        header,
+        "DESCRIPTION",
+        if path_width >= 4 { "PATH" } else { "" },
+    );
+    for ((row, cell), path) in rows.iter().zip(&cells).zip(&paths) {
+        line(cell.each_ref().map(String::as_str), &row.description, path);
+    }
+    // Whole, however long: a reason cut short would not say what to fix.
+    for note in notes {
+        println!("note: {note}");
+    }
+}
+
+/// `text` cut at its front to at most `max` characters, with `…` when cut (a path keeps
+/// its file name).
+fn clip_front(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let tail: String = text.chars().skip(count - (max - 1)).collect();
+    format!("…{tail}")
+}
+
+/// Every column, paths in full, nothing cut.
+fn print_verbose(rows: &[Row]) {
+    let standard_caps = short_capabilities(&StandardLoop::new().capabilities());
+    let header = [
+        "NAME",
+        "SOURCE",
+        "KIND",
+        "VERSION",
+        "WIT",
+        "CAPABILITIES",
+        "STATUS",
+        "PATH",
+        "DESCRIPTION",
+    ];
+    let cells: Vec<[String; 9]> = rows
+        .iter()
+        .map(|row| {
+            let (wit, caps) = match &row.metadata {
+                None => ("-".to_owned(), standard_caps.clone()),
+                Some(m) => (
+                    m.wit_version.clone().unwrap_or_else(|| "-".to_owned()),
+                    m.capabilities.clone().unwrap_or_else(|| "-".to_owned()),
+                ),
+            };
+            let status = match status(row) {
+                ("invalid", Some(why)) => format!("invalid: {why}"),
+                (_, Some(why)) => why,
+                (word, None) => word.to_owned(),
+            };
+            [
+                row.name.clone(),
+                row.source.to_owned(),
+                row.kind.to_owned(),
+                row.version.clone(),
+                wit,
+                caps,
+                status,
+                row.location
+                    .as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "-".to_owned()),
+                row.description.clone(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 9]| {
+        let mut out = String::new();
+        for (cell, w) in cells.iter().zip(widths) {
+            out.push_str(&format!("{cell:<w$}  "));
         }
         println!("{}", out.trim_end());
     };
     line(header);
-    for row in rows {
+    for row in &cells {
         line(row.each_ref().map(String::as_str));
     }
 }
 
-/// `--validate-module`: runs every check on the guest and reports each; exit 0 when all pass.
-pub async fn validate(args: &Args) -> anyhow::Result<u8> {
-    let source = match (&args.agent_loop, &args.agent_loop_name) {
-        (Some(_), Some(_)) => {
-            return Err(usage(
-                "--validate-module checks one guest: give --agent-loop PATH or --agent-loop-name NAME, not both",
-            ));
-        }
-        (None, None) => {
-            return Err(usage(
-                "--validate-module needs the guest to check: --agent-loop PATH or --agent-loop-name NAME",
-            ));
-        }
-        (Some(path), None) => LoopSource::File(path.clone()),
-        (None, Some(name)) => resolve(args, name)?.location,
+/// `wonopcode loops validate` (`--validate-module`): the checks, in order, stopping at the
+/// first that fails (what follows it could not run); then, for a valid guest, a separate
+/// smoke call of its own tools, whose refusals are reported but are no failure. Exit 0 when
+/// every check passes.
+pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyhow::Result<u8> {
+    let (source, name) = match guest {
+        Guest::File(path) => (LoopSource::File(path.to_path_buf()), None),
+        Guest::Named(name) => (resolve(search, name)?.location, Some(name)),
     };
-    // A named module's grants are part of what it is: shown, as `--list-loops` shows them.
-    let grants = match &args.agent_loop_name {
-        Some(name) => Some(resolve(args, name)?.context_tools.grants),
+    // A named module's grants are part of what it is: shown, as the listing shows them.
+    let grants = match name {
+        Some(name) => Some(resolve(search, name)?.context_tools.grants),
         None => None,
     };
     let Some(Component { bytes, origin }) = source.component()? else {
-        let name = args.agent_loop_name.as_deref().unwrap_or("standard");
+        let name = name.unwrap_or("standard");
         println!("`{name}` is the native loop: there is no module to validate");
         return Ok(exit::SUCCESS);
     };
-    let (report, guest) = load_checked(engine(cache_policy_of(args)?)?, &bytes, &origin).await;
-    // The guest's own tools get a smoke call with `{}`: reported, never fatal.
+    let (report, guest) = load_checked(engine(cache_policy_of(search)?)?, &bytes, &origin).await;
     let smoke = match &guest {
         Some(guest) => Some(smoke_custom_tools(guest).await),
         None => None,
     };
-    if args.json {
+    if json {
         let checks: Vec<_> = report
             .checks
             .iter()
@@ -277,55 +482,79 @@ pub async fn validate(args: &Args) -> anyhow::Result<u8> {
             "custom_tools": smoke.as_ref().map(|s| match s {
                 Ok(tools) => json!(tools.iter().map(|t| match &t.outcome {
                     Ok(answer) => json!({ "tool": t.tool, "status": "ok", "detail": answer }),
-                    Err(error) => json!({ "tool": t.tool, "status": "failed", "detail": error }),
+                    Err(error) => json!({ "tool": t.tool, "status": "refused", "detail": error }),
                 }).collect::<Vec<_>>()),
                 Err(error) => json!({ "status": "failed", "detail": error }),
             }),
         });
         println!("{out}");
     } else {
-        println!("validating {origin}");
-        for (check, outcome) in &report.checks {
-            let (mark, detail) = match outcome {
-                Outcome::Ok(detail) => ("ok  ", detail.as_str()),
-                Outcome::Failed(reason) => ("FAIL", reason.as_str()),
-                Outcome::Skipped => ("skip", "an earlier check failed"),
-            };
-            println!("  {mark}  {:<16}  {detail}", check.label());
-        }
-        match &smoke {
-            Some(Ok(tools)) if tools.is_empty() => {
-                println!("  custom tools: none registered in on-start");
-            }
-            Some(Ok(tools)) => {
-                println!("  custom tools, called with {{}} (not fatal):");
-                for t in tools {
-                    let (mark, detail) = match &t.outcome {
-                        Ok(answer) => ("ok  ", answer),
-                        Err(error) => ("FAIL", error),
-                    };
-                    println!("    {mark}  {:<14}  {}", t.tool, one_line(detail));
-                }
-            }
-            Some(Err(error)) => println!("  custom tools: cannot start the guest: {error}"),
-            None => {}
-        }
-        if let Some(grants) = grants.as_ref().filter(|g| !g.is_empty()) {
-            println!("  grants: {}", grants_text(grants));
-        }
-        match (report.passed(), &report.name) {
-            (true, Some(name)) => println!(
-                "valid: loop `{name}`, wonopcode:agent-loop@{}",
-                report.wit_version.as_deref().unwrap_or("?")
-            ),
-            _ => println!("invalid"),
-        }
+        print_report(&origin, &report, smoke.as_ref(), grants.as_ref());
     }
     Ok(if report.passed() {
         exit::SUCCESS
     } else {
         exit::ERROR
     })
+}
+
+type Smoke = Result<Vec<wonopcode_wasm_host::check::ToolSmoke>, String>;
+
+/// The report for a person: passed checks, the fatal one (nothing after it), the verdict,
+/// and the smoke call of a valid guest's own tools under a heading of its own.
+fn print_report(
+    origin: &str,
+    report: &wonopcode_wasm_host::check::Report,
+    smoke: Option<&Smoke>,
+    grants: Option<&ModuleGrants>,
+) {
+    println!("validating {origin}");
+    for (check, outcome) in &report.checks {
+        match outcome {
+            Outcome::Ok(detail) => println!("  ok    {:<16}  {detail}", check.label()),
+            Outcome::Failed(reason) => {
+                println!("  FAIL  {:<16}  {reason}", check.label());
+                break;
+            }
+            Outcome::Skipped => break,
+        }
+    }
+    if let Some(grants) = grants.filter(|g| !g.is_empty()) {
+        println!("  grants: {}", grants_text(grants));
+    }
+    let Some(name) = report.name.as_ref().filter(|_| report.passed()) else {
+        let failed = report.checks.iter().find_map(|(check, outcome)| {
+            matches!(outcome, Outcome::Failed(_)).then(|| check.label())
+        });
+        println!(
+            "invalid: the `{}` check failed; the checks after it cannot run",
+            failed.unwrap_or("?")
+        );
+        return;
+    };
+    println!(
+        "valid: loop `{name}`, wonopcode:agent-loop@{}",
+        report.wit_version.as_deref().unwrap_or("?")
+    );
+    match smoke {
+        Some(Ok(tools)) if tools.is_empty() => {
+            println!("custom tools: none registered in on-start");
+        }
+        Some(Ok(tools)) => {
+            println!(
+                "custom tools, each called once with {{}} (a refusal is expected of a tool with required arguments):"
+            );
+            for t in tools {
+                let (mark, detail) = match &t.outcome {
+                    Ok(answer) => ("answered", answer),
+                    Err(error) => ("refused ", error),
+                };
+                println!("  {mark}  {:<14}  {}", t.tool, one_line(detail));
+            }
+        }
+        Some(Err(error)) => println!("custom tools: cannot start the guest: {}", one_line(error)),
+        None => {}
+    }
 }
 
 /// A module's grants as JSON: `null` when it has none.
@@ -374,9 +603,5 @@ fn grants_text(grants: &ModuleGrants) -> String {
 
 /// The first line of `text`, cut to 100 characters.
 fn one_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(100) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_owned(),
-    }
+    clip(text.lines().next().unwrap_or_default(), 100)
 }

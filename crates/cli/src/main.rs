@@ -2,6 +2,7 @@
 //! All logic lives in the library crates; this is wiring and rendering.
 
 mod args;
+mod config_file;
 mod exit;
 mod form;
 mod loops;

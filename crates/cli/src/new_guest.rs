@@ -1,7 +1,10 @@
-//! `--new-guest DIR --lang LANG`: writes a buildable guest project
-//! (`wonopcode_session::guest_project`) and says how to build and check it.
+//! `wonopcode loops new DIR --lang LANG` (`--new-guest`): writes a buildable guest project
+//! (`wonopcode_session::guest_project`), makes it a git repository when it is not inside
+//! one, and says how to build, check and run it.
 
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use wonopcode_session::SessionError;
 use wonopcode_session::guest_project::{self, GuestLanguage};
@@ -9,6 +12,9 @@ use wonopcode_session::guest_project::{self, GuestLanguage};
 use crate::args::GuestLang;
 use crate::exit;
 use crate::session::usage;
+
+/// How long `git` may take to say whether the directory is in a repository, or to make one.
+const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Writes the project; returns the exit code.
 pub fn create(dir: &Path, lang: GuestLang) -> anyhow::Result<u8> {
@@ -21,11 +27,49 @@ pub fn create(dir: &Path, lang: GuestLang) -> anyhow::Result<u8> {
         SessionError::Choice(why) => usage(format!("--new-guest {why}")),
         other => other.into(),
     })?;
-    println!("created {}", dir.display());
+    let repository = if git(dir, &["rev-parse", "--is-inside-work-tree"]) {
+        "inside the git repository around it"
+    } else if git(dir, &["init", "--quiet"]) {
+        "a new git repository"
+    } else {
+        "not a git repository (git is not available)"
+    };
+    let component = dir.join(&project.component);
+    println!("created {} ({repository})", dir.display());
     println!("  build:  cd {} && {}", dir.display(), project.build);
+    println!("  check:  wonopcode loops validate {}", component.display());
     println!(
-        "  check:  wonopcode --validate-module --agent-loop {}",
-        dir.join(&project.component).display()
+        "  run:    wonopcode --agent-loop {} \"Say hello\"",
+        component.display()
     );
+    println!("  more:   {}", dir.join("README.md").display());
     Ok(exit::SUCCESS)
+}
+
+/// Runs `git ARGS` in `dir`, quietly, for at most [`GIT_TIMEOUT`]; whether it succeeded.
+fn git(dir: &Path, args: &[&str]) -> bool {
+    let Ok(mut child) = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if started.elapsed() < GIT_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@ use wonopcode_session::{
 use wonopcode_tools::permission::{Action, PolicyConfig, Prompter, Rule, Unattended};
 use wonopcode_wasm_host::GuestPrompter;
 
-use crate::args::{Args, Command, ModelArgs, PermissionArgs, RunArgs, UnattendedArg};
+use crate::args::{Args, Command, ModelArgs, PermissionArgs, PromptArgs, RunArgs, UnattendedArg};
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
@@ -87,7 +87,7 @@ pub fn workspace_root(cwd: Option<&std::path::Path>) -> anyhow::Result<PathBuf> 
     Ok(canonical)
 }
 
-fn input(args: &Args) -> anyhow::Result<Input> {
+fn input(args: &PromptArgs) -> anyhow::Result<Input> {
     if args.resume {
         return Ok(Input::Resume(args.answer.clone()));
     }
@@ -172,23 +172,39 @@ pub fn session_builder(
         .config(config)
 }
 
-/// Runs the session; returns the exit code.
+/// Runs the command; returns the exit code.
 pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
-    if let Some(command) = &args.command {
-        return match command {
-            Command::Mcp(mcp) => crate::mcp::run(mcp).await,
-            Command::Sandbox(sandbox) => Ok(crate::sandbox::run(sandbox)),
-            Command::McpServer(serve) => {
-                let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
-                crate::mcp_server::run(serve, matches).await
-            }
-        };
+    let Some(command) = args.command else {
+        return run_prompt(args.prompt, &matches).await;
+    };
+    match command {
+        Command::Run(prompt) => {
+            let matches = matches.subcommand_matches("run").unwrap_or(&matches);
+            run_prompt(*prompt, matches).await
+        }
+        Command::Loops(loops) => loops::command(&loops).await,
+        Command::Config(config) => crate::config_file::run(&config),
+        Command::Completions { shell } => {
+            let mut command = <Args as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "wonopcode", &mut std::io::stdout());
+            Ok(exit::SUCCESS)
+        }
+        Command::Mcp(mcp) => crate::mcp::run(&mcp).await,
+        Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),
+        Command::McpServer(serve) => {
+            let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
+            crate::mcp_server::run(&serve, matches).await
+        }
     }
+}
+
+/// A prompt's run (or the seed's action flags, which are spelled as flags of one).
+async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     if args.list_loops {
-        return loops::list(&args).await;
+        return loops::list(&loops::Search::of_run(&args.run), args.json, args.verbose).await;
     }
     if args.validate_module {
-        return loops::validate(&args).await;
+        return loops::validate_flags(&args).await;
     }
     if let (Some(dir), Some(lang)) = (&args.new_guest, args.lang) {
         return crate::new_guest::create(dir, lang);
@@ -210,7 +226,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
     } else {
         Box::new(TerminalRenderer::new(progress.clone()))
     };
-    let policy = permissions(&args.permissions, &matches, &config)?;
+    let policy = permissions(&args.permissions, matches, &config)?;
     let mut builder = session_builder(
         root,
         &args.model,

@@ -144,10 +144,39 @@ pub fn create(dir: &Path, language: GuestLanguage) -> Result<GuestProject, Sessi
         ),
         GuestLanguage::Js => ("npm install && node build.mjs", format!("{name}.wasm")),
     };
+    let ignored = match language {
+        GuestLanguage::Rust => "/target/\n*.wasm\n",
+        GuestLanguage::Python => "*.wasm\n__pycache__/\n.venv/\n",
+        GuestLanguage::Js => "*.wasm\nnode_modules/\n",
+    };
+    write(&dir.join(".gitignore"), ignored)?;
+    write(
+        &dir.join("README.md"),
+        &readme(&name, language, build, &component),
+    )?;
     Ok(GuestProject {
         build: build.to_owned(),
         component: component.into(),
     })
+}
+
+/// The project's README: what it is, how to build, check and run it.
+fn readme(name: &str, language: GuestLanguage, build: &str, component: &str) -> String {
+    let (language, source) = match language {
+        GuestLanguage::Rust => ("Rust", "src/lib.rs"),
+        GuestLanguage::Python => ("Python", "app.py"),
+        GuestLanguage::Js => ("JavaScript", "agent.js"),
+    };
+    format!(
+        "# {name}\n\n\
+A wonopcode agent loop written in {language}: a WebAssembly component of the world\n\
+`wonopcode:agent-loop` (its WIT is in `wit/`). The loop is in `{source}`.\n\n\
+## Build\n\n```sh\n{build}\n```\n\nThe component is `{component}`.\n\n\
+## Check\n\n```sh\nwonopcode loops validate {component}\n```\n\n\
+## Run\n\n```sh\nwonopcode --agent-loop {component} \"Say hello\"\n```\n\n\
+To run it by name, put it in a directory given with `--loops-dir`, or list it in a\n\
+`registry.yaml` (see wonopcode's `docs/guest-authoring.md`).\n"
+    )
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SessionError> {

@@ -12,5 +12,5 @@ pub use diff::diff_lines;
 pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;
 pub use tree::cost;
-pub use visible::{one_line, visible};
+pub use visible::{clip, one_line, visible};
 pub use wonopcode_session::Renderer;

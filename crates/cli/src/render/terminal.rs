@@ -17,7 +17,7 @@ use super::Renderer;
 use super::diff::diff_lines;
 use super::status::StatusLines;
 use super::tree::{TurnContexts, cost, elapsed, seconds, tokens};
-use super::visible::{one_line, visible_event};
+use super::visible::{clip, one_line, visible_event};
 
 /// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
 const CHILD_ANSWER_LINES: usize = 4;
@@ -378,20 +378,6 @@ fn summary(item: &ToolCallItem) -> String {
         return style(&item.name).bold().to_string();
     }
     format!("{} {}", style(&item.name).bold(), one_line(&main))
-}
-
-/// `text` cut to at most `max` characters, at the last space when there is one in its
-/// second half, with `…` when anything was cut.
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    let at_word = cut
-        .rfind(' ')
-        .filter(|&i| i > cut.len() / 2)
-        .map_or(cut.as_str(), |i| &cut[..i]);
-    format!("{}…", at_word.trim_end())
 }
 
 impl Renderer for TerminalRenderer {

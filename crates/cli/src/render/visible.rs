@@ -20,6 +20,20 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
     shown(text, false)
 }
 
+/// `text` cut to at most `max` characters, at the last space when there is one in its
+/// second half, with `…` when anything was cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    let at_word = cut
+        .rfind(' ')
+        .filter(|&i| i > cut.len() / 2)
+        .map_or(cut.as_str(), |i| &cut[..i]);
+    format!("{}…", at_word.trim_end())
+}
+
 fn hidden(c: char, keep_layout: bool) -> bool {
     (c.is_control() && !(keep_layout && matches!(c, '\n' | '\t')))
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
