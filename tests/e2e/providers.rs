@@ -463,3 +463,35 @@ fn a_guest_switches_to_another_configured_provider_and_the_replay_follows() {
     );
     assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
 }
+
+#[test]
+fn a_local_server_that_is_not_running_is_named_with_how_to_start_it_at_once() {
+    let scratch = Scratch::new();
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}/v1");
+    let out = wonopcode()
+        .args(["--provider", "ollama", "--base-url", &base])
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "cannot connect to the ollama server at {base} for model `qwen3:8b`"
+        )) && err.contains(
+            "is it running? start it with `ollama serve`, or give its address with --base-url"
+        ),
+        "{err}"
+    );
+    // The first refusal says it: no retries, and the reason once.
+    assert!(!err.contains("retrying"), "{err}");
+    assert_eq!(err.matches("cannot connect").count(), 1, "{err}");
+}

@@ -11,7 +11,7 @@ use wonopcode_agent_loop::usage::ModelCapabilities;
 use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
 use crate::http::retry::RetryPolicy;
-use crate::http::{Api, HttpSettings};
+use crate::http::{Api, HttpSettings, LocalServer};
 use crate::openai::MaxTokensField;
 
 /// The built-in presets, embedded at build time.
@@ -61,6 +61,8 @@ pub struct ProviderEntry {
     pub key_optional: Option<bool>,
     /// A local server: requests cost nothing, and no key is needed.
     pub local: Option<bool>,
+    /// How a person starts the local server (`ollama serve`), said when it cannot be reached.
+    pub start_command: Option<String>,
     /// Model used when `--model` is not given.
     pub default_model: Option<String>,
     /// How Chat Completions requests name the output cap (default `max_tokens`).
@@ -305,6 +307,9 @@ impl ModelCatalog {
                 max_attempts: entry.max_attempts.unwrap_or(5).max(1),
                 ..RetryPolicy::default()
             },
+            local_server: local.then(|| LocalServer {
+                start_command: entry.start_command.clone(),
+            }),
         })
     }
 
@@ -390,6 +395,7 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         key_command: over.key_command.or(base.key_command),
         key_optional: over.key_optional.or(base.key_optional),
         local: over.local.or(base.local),
+        start_command: over.start_command.or(base.start_command),
         default_model: over.default_model.or(base.default_model),
         max_tokens_field: over.max_tokens_field.or(base.max_tokens_field),
         connect_timeout_ms: over.connect_timeout_ms.or(base.connect_timeout_ms),

@@ -14,7 +14,7 @@ pub mod source;
 pub mod transcript;
 
 pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry};
-pub use http::{Api, HttpModel, HttpModelError, HttpSettings};
+pub use http::{Api, HttpModel, HttpModelError, HttpSettings, LocalServer};
 pub use record::{RecordingModel, RecordingSource};
 pub use replay::{ReplayProvider, ReplaySource};
 pub use source::{CatalogSource, EnvReader};

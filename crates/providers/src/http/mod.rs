@@ -54,6 +54,17 @@ pub struct HttpSettings {
     pub idle_timeout: Duration,
     /// Attempts and backoff.
     pub retry: RetryPolicy,
+    /// Set for a server on the user's machine (Ollama, vLLM, llama.cpp): one that cannot be
+    /// reached is not running, which no retry fixes, so the first refusal ends the request
+    /// with how to start it.
+    pub local_server: Option<LocalServer>,
+}
+
+/// A model server the user runs themselves.
+#[derive(Debug, Clone, Default)]
+pub struct LocalServer {
+    /// How to start it (`ollama serve`), when the catalog knows.
+    pub start_command: Option<String>,
 }
 
 impl HttpSettings {
@@ -314,6 +325,24 @@ impl Request {
         }
     }
 
+    /// Why a local server could not be reached, and what to do about it.
+    fn not_running(&self, error: &reqwest::Error) -> String {
+        let model = &self.settings.model;
+        let start = self
+            .settings
+            .local_server
+            .as_ref()
+            .and_then(|s| s.start_command.as_deref())
+            .map_or_else(String::new, |c| format!("start it with `{c}`, or "));
+        format!(
+            "cannot connect to the {} server at {} for model `{}` ({}): is it running? {start}give its address with --base-url",
+            model.provider,
+            self.settings.base_url,
+            model.id,
+            root_cause(error)
+        )
+    }
+
     fn site(&self) -> RequestSite<'_> {
         RequestSite {
             provider: &self.settings.model.provider,
@@ -342,6 +371,9 @@ impl Request {
                     self.endpoint,
                     human(idle)
                 )));
+            }
+            Ok(Err(e)) if e.is_connect() && self.settings.local_server.is_some() => {
+                return failed(Failure::fatal(self.not_running(&e)));
             }
             Ok(Err(e)) => return failed(Failure::transient(describe(&e, &self.endpoint))),
             Ok(Ok(response)) => response,
@@ -513,6 +545,15 @@ fn describe(error: &reqwest::Error, url: &str) -> String {
         "request failed to"
     };
     format!("{what} {url}: {}", chain(error))
+}
+
+/// The innermost cause of an error (`Connection refused (os error 111)`).
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 /// An error and its sources, joined by `: `, without repeats.
