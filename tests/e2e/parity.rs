@@ -492,3 +492,33 @@ fn a_provider_failure_reads_the_same_in_every_loop() {
         );
     }
 }
+
+#[test]
+fn a_response_that_failed_before_it_began_costs_an_unknown_amount_on_every_loop() {
+    let s = Scratch::new();
+    // A priced model whose one response failed with 529 before saying anything.
+    let t = s.outside("failed.jsonl");
+    let header = serde_json::json!({"type": "header", "format": "wonopcode-transcript", "version": 1,
+        "model": {"id": "m", "provider": "p", "context_window": 1000, "max_output": 100,
+            "pricing": {"input_per_mtok": 300000000, "output_per_mtok": 1500000000}}});
+    let failed = serde_json::json!({"type": "turn", "context": "0", "turn": 0, "chunks": [],
+        "error": {"status": 529, "message": "overloaded"}});
+    std::fs::write(&t, format!("{header}\n{failed}\n")).unwrap();
+    let mut closing = Vec::new();
+    for (label, flags) in three_loops() {
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let out = s.run(&t, &flags, "hi");
+        assert_eq!(out.status.code(), Some(1), "{label}");
+        let err = crate::support::stderr(&out);
+        let line = err
+            .lines()
+            .find(|l| l.contains("model request(s)"))
+            .unwrap_or_else(|| panic!("{label}: no closing line in {err}"))
+            .to_owned();
+        assert!(line.ends_with("cost unknown"), "{label}: {line}");
+        // The provider's message, once.
+        assert_eq!(err.matches("overloaded").count(), 1, "{label}: {err}");
+        closing.push(line);
+    }
+    assert!(closing.windows(2).all(|w| w[0] == w[1]), "{closing:?}");
+}

@@ -8,7 +8,7 @@ use rexpect::session::{PtySession, spawn_command};
 
 use crate::parity::{history_messages, results, suspend, three_loops};
 use crate::support::{Scratch, command, repo_root};
-use crate::support::{done, text};
+use crate::support::{call, done, text};
 
 /// Starts wonopcode in a pseudo-terminal on a recorded run (30 s for each expectation).
 pub(crate) fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtySession {
@@ -277,4 +277,67 @@ fn console_free(text: &str) -> String {
     ansi.replace_all(text, "")
         .replace("\r\n", "\n")
         .replace('\r', "\n")
+}
+
+/// The screen a person sees once `output` (read from a pseudo-terminal, a byte per char) has
+/// been drawn on an 80-column terminal: its non-empty lines.
+fn screen(output: &str) -> Vec<String> {
+    let bytes: Vec<u8> = output.chars().map(|c| c as u32 as u8).collect();
+    let mut parser = vt100::Parser::new(50, 80, 0);
+    parser.process(&bytes);
+    parser
+        .screen()
+        .contents()
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
+    let s = Scratch::new();
+    let mut turn = call("a", "bash", r#"{"command": "sleep 30"}"#);
+    turn.push(done("tool_use"));
+    let t = s.transcript("slow.jsonl", &[turn]);
+    // A person's terminal: 80 columns, and the terminal echoes what is typed (`^C` too),
+    // which a pseudo-terminal of the tests does not do unless told.
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"stty echo echoctl cols 80 rows 50 && exec "$0" "$@""#)
+        .arg(crate::support::bin())
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .args(["--yes", "Wait."]);
+    for (key, value) in command().get_envs() {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
+    let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    let (before, shown) = session
+        .exp_regex("bash sleep 30 +")
+        .unwrap_or_else(|e| panic!("no spinner: {e}"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    session.send_control('c').unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 130, "{rest}");
+    let lines = screen(&format!("{before}{shown}{rest}"));
+    assert!(
+        !lines.iter().any(|l| l.contains("Working (")),
+        "a status line was left behind: {lines:#?}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("sleep 30")).count(),
+        1,
+        "the finished call's line only: {lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("cancelling the turn")),
+        "{lines:#?}"
+    );
 }

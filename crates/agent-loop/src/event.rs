@@ -94,6 +94,9 @@ pub enum EventKind {
         error: Option<String>,
         /// Wall time from spawn to end.
         duration_ms: u64,
+        /// Model requests the child itself made (its own children report theirs).
+        #[serde(default)]
+        requests: u32,
         /// Tokens and cost of the child and all its descendants.
         usage: Usage,
         /// Files the child's tools (and its descendants') wrote or edited, relative to the

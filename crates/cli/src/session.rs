@@ -217,7 +217,7 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     let interactive =
         std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());
     let progress = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
+        crate::render::draw_target::stderr()
     } else {
         ProgressDrawTarget::hidden()
     });
@@ -241,7 +241,9 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     // Only an interactive session has a "next prompt" to reload before.
     .hot_reload(matches!(input, Input::Repl));
     if interactive {
-        let terminal = Arc::new(TerminalPrompter { progress });
+        let terminal = Arc::new(TerminalPrompter {
+            progress: progress.clone(),
+        });
         builder = builder
             .prompters(
                 terminal.clone() as Arc<dyn Prompter>,
@@ -259,7 +261,7 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     for notice in session.notices() {
         eprintln!("warning: {notice}");
     }
-    spawn_ctrl_c_handler(session.canceller());
+    spawn_ctrl_c_handler(session.canceller(), progress.clone());
     let stopped_by = Arc::new(AtomicU8::new(0));
     spawn_stop_handler(session.canceller(), stopped_by.clone());
     session.start().await.context("the loop failed to start")?;
@@ -300,14 +302,16 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     Ok(code)
 }
 
-fn spawn_ctrl_c_handler(canceller: TurnCanceller) {
+fn spawn_ctrl_c_handler(canceller: TurnCanceller, progress: MultiProgress) {
     tokio::spawn(async move {
         loop {
             if tokio::signal::ctrl_c().await.is_err() {
                 return;
             }
             if canceller.cancel() {
-                eprintln!("\ncancelling the turn (Ctrl-C again quits)");
+                // Above the status lines and spinners, which then end with the turn: a line
+                // written past them would leave a copy of them behind.
+                progress.suspend(|| eprintln!("cancelling the turn (Ctrl-C again quits)"));
             } else {
                 // Every stored message is already synced, so quitting keeps the history valid.
                 std::process::exit(i32::from(exit::CANCELLED));

@@ -231,6 +231,7 @@ mod tests {
                     status: ContextStatus::Completed,
                     error: None,
                     duration_ms: 3,
+                    requests: 1,
                     usage: Usage::default(),
                     modified_files: vec!["a.rs".into()],
                 },

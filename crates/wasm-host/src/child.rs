@@ -208,6 +208,7 @@ pub(crate) async fn run_child(
         Some(limit) => tokio::time::timeout(limit, run).await.ok(),
         None => Some(run.await),
     };
+    let requests = ended.as_ref().map_or(0, |result| result.iterations);
     let (status, response, error) = match ended {
         None => {
             cancel.cancel();
@@ -228,6 +229,7 @@ pub(crate) async fn run_child(
         status,
         error: error.clone(),
         duration_ms,
+        requests,
         usage,
         modified_files: modified_files.clone(),
     });

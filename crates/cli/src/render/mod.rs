@@ -2,6 +2,7 @@
 //! session's sink (`wonopcode_session::SessionSink`) persists and hands events here.
 
 mod diff;
+pub mod draw_target;
 mod jsonl;
 mod status;
 mod terminal;

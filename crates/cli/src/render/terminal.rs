@@ -16,7 +16,7 @@ use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 use super::Renderer;
 use super::diff::diff_lines;
 use super::status::StatusLines;
-use super::tree::{TurnContexts, cost, elapsed, seconds, tokens};
+use super::tree::{TurnContexts, cost, elapsed, tokens};
 use super::visible::{clip, one_line, visible_event};
 
 /// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
@@ -86,11 +86,13 @@ impl TerminalRenderer {
                 status,
                 error,
                 duration_ms,
+                requests,
                 usage,
                 modified_files,
             } => {
                 self.status.stop(path);
-                self.contexts.ended(path, *status, *duration_ms, *usage);
+                self.contexts
+                    .ended(path, *status, *duration_ms, *requests, *usage);
                 let mark = match status {
                     ContextStatus::Completed => style("◂").green(),
                     _ => style("◂").red(),
@@ -105,7 +107,7 @@ impl TerminalRenderer {
                     status.as_str(),
                     style(format!(
                         "· {} · {} · {}{}",
-                        seconds(*duration_ms),
+                        elapsed(*duration_ms),
                         tokens(usage),
                         cost(usage),
                         if modified_files.is_empty() {
@@ -509,6 +511,8 @@ impl TerminalRenderer {
                     bar.finish_and_clear();
                 }
                 let cost = cost(usage);
+                // Every context's requests, as the tokens are every context's.
+                let requests = iterations + self.contexts.requests();
                 let what = match status {
                     LoopStatus::Complete => "done",
                     LoopStatus::Suspended => "suspended",
@@ -519,7 +523,7 @@ impl TerminalRenderer {
                 };
                 self.err_line(
                     &style(format!(
-                        "· {what} · {iterations} model request(s) · {} in / {} out tokens · {cost}",
+                        "· {what} · {requests} model request(s) · {} in / {} out tokens · {cost}",
                         usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
                         usage.output_tokens
                     ))

@@ -11,6 +11,7 @@ use wonopcode_agent_loop::{ContextPath, ContextStatus, LoopStatus, Usage};
 struct Ended {
     status: ContextStatus,
     duration_ms: u64,
+    requests: u32,
     usage: Usage,
 }
 
@@ -43,12 +44,13 @@ impl TurnContexts {
         self.modules.insert(key(path), module.to_owned());
     }
 
-    /// A sub-context ended.
+    /// A sub-context ended, after `requests` model requests of its own.
     pub fn ended(
         &mut self,
         path: &ContextPath,
         status: ContextStatus,
         duration_ms: u64,
+        requests: u32,
         usage: Usage,
     ) {
         self.ended.insert(
@@ -56,9 +58,15 @@ impl TurnContexts {
             Ended {
                 status,
                 duration_ms,
+                requests,
                 usage,
             },
         );
+    }
+
+    /// The model requests the turn's sub-contexts made, all of them.
+    pub fn requests(&self) -> u32 {
+        self.ended.values().map(|e| e.requests).sum()
     }
 
     /// The module running `path`, when it is a known sub-context.
@@ -78,7 +86,7 @@ impl TurnContexts {
             "0".to_owned(),
             root_module.to_owned(),
             status_word(status).to_owned(),
-            seconds(root_ms),
+            elapsed(root_ms),
             tokens(usage),
             cost(usage),
         ]];
@@ -89,7 +97,7 @@ impl TurnContexts {
                 format!("{}{}", "  ".repeat(depth), text.join(".")),
                 self.modules.get(path).cloned().unwrap_or_default(),
                 ended.status.as_str().to_owned(),
-                seconds(ended.duration_ms),
+                elapsed(ended.duration_ms),
                 tokens(&ended.usage),
                 cost(&ended.usage),
             ]);
@@ -184,8 +192,9 @@ mod tests {
             (root.child(2).child(1), "researcher"),
         ] {
             tree.started(&path, module);
-            tree.ended(&path, ContextStatus::Completed, 1500, usage);
+            tree.ended(&path, ContextStatus::Completed, 1500, 2, usage);
         }
+        assert_eq!(tree.requests(), 6);
         let lines = tree.summary("orchestrator", LoopStatus::Complete, &usage);
         assert_eq!(lines[0], "contexts:");
         assert!(lines[1].trim_start().starts_with("0 "), "{lines:?}");

@@ -345,9 +345,16 @@ impl ProvidersView<'_> {
             assembler.fail(f);
         }
         let mut turn = assembler.finish();
-        price(&stream.model, &mut turn.usage);
-        if let Some(run) = &mut self.run.run {
-            run.stats.usage.add(&turn.usage);
+        // A response that failed before the provider reported any usage was not billed and
+        // is not counted, as the native loop counts no request that failed to open: its
+        // cost is not a known $0.
+        let unbilled =
+            turn.failure.is_some() && turn.usage == wonopcode_agent_loop::Usage::default();
+        if !unbilled {
+            price(&stream.model, &mut turn.usage);
+            if let Some(run) = &mut self.run.run {
+                run.stats.usage.add(&turn.usage);
+            }
         }
         let text = turn.text();
         if !text.is_empty() {
