@@ -5,45 +5,15 @@
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use wonopcode_benches::release_bin;
 use wonopcode_wasm_host::guest_paths;
 
 const MODULES: usize = 50;
-
-/// The release `wonopcode` binary, built (or found fresh) by cargo.
-fn release_bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "--package",
-            "wonopcode",
-            "--bin",
-            "wonopcode",
-            "--message-format=json",
-        ])
-        .arg("--manifest-path")
-        .arg(root.join("Cargo.toml"))
-        .output()
-        .expect("running cargo build");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "wonopcode")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("cargo reported the wonopcode executable")
-}
 
 /// `bytes` with a custom section appended, so each copy has its own content hash.
 fn distinct(bytes: &[u8], i: usize) -> Vec<u8> {

@@ -7,7 +7,7 @@ use std::path::Path;
 use rexpect::session::{PtySession, spawn_command};
 
 use crate::parity::history_messages;
-use crate::support::{Scratch, command, done, text};
+use crate::support::{Scratch, call, command, done, text};
 
 const LEFT: &str = "\x1b[D";
 const UP: &str = "\x1b[A";
@@ -168,5 +168,97 @@ fn a_line_ending_in_a_backslash_goes_on_and_a_double_slash_sends_a_slash() {
     assert_eq!(
         user_prompts(&history),
         ["first line \nsecond line", "/etc is a directory"]
+    );
+}
+
+#[test]
+fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_and_traced() {
+    let s = Scratch::new();
+    let mut write = call(
+        "w",
+        "write",
+        r#"{"path": "notes.txt", "content": "milk\n"}"#,
+    );
+    write.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[write, vec![text("Written."), done("end_turn")]],
+    );
+    let history = s.outside("h.jsonl");
+    let mut session = repl(&s, &t, &history);
+    ready(&mut session);
+    enter(&mut session, "Note the milk.");
+    // "always" approves this tool on this path for the session...
+    expect(
+        &mut session,
+        "[a] always (`write` on `notes.txt` in this session)",
+    );
+    enter(&mut session, "a");
+    expect(&mut session, "Written.");
+    ready(&mut session);
+    enter(&mut session, "/approvals");
+    expect(&mut session, "approved for the rest of the session");
+    expect(&mut session, "1  `write` on `notes.txt`");
+    // ...until it is taken back.
+    ready(&mut session);
+    enter(&mut session, "/approvals revoke 2");
+    expect(
+        &mut session,
+        "`2` is not the number of an approval (1 to 1)",
+    );
+    ready(&mut session);
+    enter(&mut session, "/approvals revoke 1");
+    expect(
+        &mut session,
+        "revoked: `write` on `notes.txt` (it is asked about again)",
+    );
+    ready(&mut session);
+    enter(&mut session, "/approvals");
+    expect(
+        &mut session,
+        "no call is approved for the rest of the session",
+    );
+    // The models it can switch to; one it cannot is refused in a line.
+    ready(&mut session);
+    enter(&mut session, "/model");
+    expect(&mut session, "answering: test/test-model");
+    expect(
+        &mut session,
+        "available (/model PROVIDER, or /model PROVIDER/MODEL):",
+    );
+    ready(&mut session);
+    enter(&mut session, "/model nowhere/none");
+    expect(&mut session, "/model nowhere/none: ");
+    expect(&mut session, "has no turns from provider `nowhere`");
+    // The trace so far, as Chrome trace-event JSON.
+    let trace = s.outside("trace.json");
+    ready(&mut session);
+    enter(&mut session, &format!("/trace {}", trace.display()));
+    expect(&mut session, "trace written to ");
+    // A fresh conversation: the history file says so, and there is nothing to compact.
+    ready(&mut session);
+    enter(&mut session, "/clear");
+    expect(&mut session, "conversation cleared (~");
+    ready(&mut session);
+    enter(&mut session, "/compact");
+    expect(&mut session, "nothing to compact");
+    ready(&mut session);
+    enter(&mut session, "/clear now");
+    expect(&mut session, "`/clear` takes no argument");
+    ready(&mut session);
+    enter(&mut session, "/exit");
+    session.exp_eof().unwrap();
+    let traced: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert!(
+        traced["traceEvents"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "{traced}"
+    );
+    assert_eq!(history_messages(&history), Vec::<serde_json::Value>::new());
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("notes.txt")).unwrap(),
+        "milk\n"
     );
 }

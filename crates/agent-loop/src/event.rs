@@ -174,7 +174,8 @@ pub enum EventKind {
     /// The history was compacted; it now holds exactly `messages`.
     #[serde(rename = "context.compacted")]
     ContextCompacted {
-        /// `prune_tool_outputs` or `summarize`.
+        /// `prune_tool_outputs` or `summarize`; `clear` when the user started the
+        /// conversation afresh.
         strategy: String,
         /// Estimated tokens before.
         tokens_before: u64,

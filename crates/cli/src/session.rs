@@ -45,6 +45,24 @@ enum Input {
     Repl,
 }
 
+/// An approval key (`PermissionPolicy::approval_keys`) in words.
+fn approval_text(key: &str) -> String {
+    if let Some(rest) = key.strip_prefix("unsandboxed\0") {
+        let (tool, subject) = rest.split_once('\0').unwrap_or((rest, ""));
+        return format!(
+            "`{}` outside the sandbox: `{}`",
+            one_line(tool),
+            one_line(subject)
+        );
+    }
+    match key.split_once(':') {
+        Some(("bash", command)) => format!("`bash` `{}`", one_line(command)),
+        Some((tool, "")) => format!("every `{}` call", one_line(tool)),
+        Some((tool, subject)) => format!("`{}` on `{}`", one_line(tool), one_line(subject)),
+        None => one_line(key).into_owned(),
+    }
+}
+
 /// Permission rules from flags, in the order they were given (first match wins).
 fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec<Rule>> {
     let mut indexed = Vec::new();
@@ -237,7 +255,8 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     )
     .loop_source(source)
     .renderer(renderer)
-    .trace(args.trace.is_some())
+    // A REPL records its trace for `/trace`.
+    .trace(args.trace.is_some() || matches!(input, Input::Repl))
     // Only an interactive session has a "next prompt" to reload before.
     .hot_reload(matches!(input, Input::Repl));
     if interactive {
@@ -454,7 +473,7 @@ impl Cli {
                 match SlashCommand::parse(prompt) {
                     Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
                     Some(Ok(command)) => {
-                        self.run_command(&command, &spent);
+                        self.run_command(command, &mut spent).await;
                         continue;
                     }
                     Some(Err(why)) => {
@@ -493,13 +512,49 @@ impl Cli {
     }
 
     /// Does what a slash command asks (all but `/exit`), on stderr.
-    fn run_command(&self, command: &SlashCommand, spent: &Usage) {
+    async fn run_command(&mut self, command: SlashCommand, spent: &mut Usage) {
         match command {
             SlashCommand::Help => eprint!("{}", SlashCommand::help()),
             SlashCommand::Exit => {}
-            SlashCommand::Model => {
+            SlashCommand::Model(None) => {
                 let model = self.session.model();
-                eprintln!("{}/{}", model.provider, model.id);
+                eprintln!("answering: {}/{}", model.provider, model.id);
+                eprintln!("available (/model PROVIDER, or /model PROVIDER/MODEL):");
+                for listing in self.session.providers() {
+                    eprintln!("  {:<18} {}", listing.id, listing.models.join(", "));
+                }
+            }
+            SlashCommand::Model(Some(choice)) => {
+                let (provider, model) = match choice.split_once('/') {
+                    Some((provider, model)) => (provider, Some(model)),
+                    None => (choice.as_str(), None),
+                };
+                match self.session.switch_model(provider, model).await {
+                    Ok(info) => eprintln!(
+                        "now answering: {}/{} (from the next prompt; the conversation carries over)",
+                        info.provider, info.id
+                    ),
+                    Err(e) => eprintln!("/model {choice}: {e}"),
+                }
+            }
+            SlashCommand::Approvals(argument) => self.approvals(argument.as_deref()),
+            SlashCommand::Compact => {
+                let (changed, usage) = self.session.compact().await;
+                spent.add(&usage);
+                if !changed {
+                    eprintln!("nothing to compact: the conversation is as small as it gets");
+                }
+            }
+            SlashCommand::Clear => self.session.clear(),
+            SlashCommand::Trace(file) => {
+                let path = PathBuf::from(file.as_deref().unwrap_or("wonopcode-trace.json"));
+                match self.session.write_trace(&path) {
+                    Ok(()) => eprintln!(
+                        "trace written to {} (open it in https://ui.perfetto.dev)",
+                        path.display()
+                    ),
+                    Err(e) => eprintln!("cannot write the trace to {}: {e}", path.display()),
+                }
             }
             SlashCommand::Tools => eprintln!("{}", self.session.tool_names().join(", ")),
             SlashCommand::Cost => {
@@ -517,6 +572,51 @@ impl Cli {
                     eprintln!("the conversation is not stored (run with --history FILE to keep it)")
                 }
             },
+        }
+    }
+
+    /// `/approvals`: the "always" answers of the session, numbered; `revoke N` or
+    /// `revoke all` takes them back.
+    fn approvals(&self, argument: Option<&str>) {
+        let keys = self.session.approvals();
+        let Some(argument) = argument else {
+            if keys.is_empty() {
+                eprintln!(
+                    "no call is approved for the rest of the session ([a] always at a question adds one)"
+                );
+                return;
+            }
+            eprintln!("approved for the rest of the session (/approvals revoke N, or all):");
+            for (i, key) in keys.iter().enumerate() {
+                eprintln!("  {}  {}", i + 1, approval_text(key));
+            }
+            return;
+        };
+        let which: Vec<&String> = match argument.strip_prefix("revoke").map(str::trim) {
+            Some("all") => keys.iter().collect(),
+            Some(n) => match n
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| keys.get(n.wrapping_sub(1)))
+            {
+                Some(key) => vec![key],
+                None => {
+                    eprintln!(
+                        "/approvals revoke: `{n}` is not the number of an approval (1 to {})",
+                        keys.len()
+                    );
+                    return;
+                }
+            },
+            None => {
+                eprintln!("/approvals: `{argument}` is not `revoke N` or `revoke all`");
+                return;
+            }
+        };
+        for key in which {
+            if self.session.revoke(key) {
+                eprintln!("revoked: {} (it is asked about again)", approval_text(key));
+            }
         }
     }
 

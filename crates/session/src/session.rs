@@ -9,11 +9,12 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget};
+use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, Message,
-    ModelSource, PendingCall, RunStats, SharedGate, SharedModel, ToolRegistry, resume_turn,
-    run_turn,
+    ModelSource, PendingCall, ProviderListing, RunStats, SharedGate, SharedModel, ToolRegistry,
+    resume_turn, run_turn,
 };
 use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
@@ -355,7 +356,7 @@ impl SessionBuilder {
             prompter: self.guest_prompter,
             contexts: config.contexts.limits(self.max_parallel),
             resolver: Some(resolver.clone()),
-            models: Some(models),
+            models: Some(models.clone()),
             grants: root_grants.clone(),
             ..HostConfig::default()
         };
@@ -392,6 +393,7 @@ impl SessionBuilder {
             root,
             messages,
             provider,
+            models,
             tools,
             policy,
             config: loop_config,
@@ -433,6 +435,8 @@ pub struct Session {
     root: PathBuf,
     messages: Vec<Message>,
     provider: SharedModel,
+    /// The models the root may switch to (`Session::switch_model`), under the run's budget.
+    models: Arc<dyn ModelSource>,
     tools: ToolRegistry,
     policy: SharedGate,
     config: LoopConfig,
@@ -604,6 +608,71 @@ impl Session {
     pub fn state_json(&self, key: &str) -> Option<serde_json::Value> {
         let text = self.agent.state_value(key)?;
         serde_json::from_str(&text).ok()
+    }
+
+    /// The providers and models [`Session::switch_model`] can open.
+    pub fn providers(&self) -> Vec<ProviderListing> {
+        self.models.providers()
+    }
+
+    /// Answers the root context with `provider`'s `model` (its default model when `None`)
+    /// from the next prompt on; the conversation carries over. A provider or model that
+    /// cannot be opened changes nothing.
+    pub async fn switch_model(
+        &mut self,
+        provider: &str,
+        model: Option<&str>,
+    ) -> Result<&wonopcode_agent_loop::ModelInfo, SessionError> {
+        let opened = self
+            .models
+            .open(provider, model)
+            .await
+            .map_err(|e| SessionError::Choice(e.to_string()))?;
+        self.provider = opened;
+        Ok(self.provider.info())
+    }
+
+    /// The "always" answers given so far (see `PermissionPolicy::approvals`).
+    pub fn approvals(&self) -> Vec<String> {
+        self.permission_policy.approvals()
+    }
+
+    /// Takes back an "always" answer; false when there was none under `key`.
+    pub fn revoke(&self, key: &str) -> bool {
+        self.permission_policy.revoke(key)
+    }
+
+    /// Compacts the conversation now, whatever its size: old tool outputs are pruned and
+    /// the rest summarized by the model (`context.compacted`, which the history file records).
+    /// Returns whether it got smaller, and what the summary cost. Ctrl-C stops the summary.
+    pub async fn compact(&mut self) -> (bool, wonopcode_agent_loop::Usage) {
+        let token = self.token.child_token();
+        *self.current_turn.0.lock() = Some(token.clone());
+        let mut usage = wonopcode_agent_loop::Usage::default();
+        let compactor = Compactor {
+            provider: &self.provider,
+            config: &self.config,
+            events: &self.events,
+            cancel: &token,
+        };
+        let changed = compactor.compact_now(&mut self.messages, &mut usage).await;
+        *self.current_turn.0.lock() = None;
+        (changed, usage)
+    }
+
+    /// Starts the conversation afresh: every message is dropped (a `context.compacted` with
+    /// strategy `clear`, so the history file starts afresh too); the loop and its settings
+    /// stay.
+    pub fn clear(&mut self) {
+        let system = self.config.system_prompt.as_deref();
+        let before = estimate_tokens(system, &self.messages);
+        self.messages.clear();
+        self.events.emit(EventKind::ContextCompacted {
+            strategy: "clear".to_owned(),
+            tokens_before: before as u64,
+            tokens_after: estimate_tokens(system, &self.messages) as u64,
+            messages: Vec::new(),
+        });
     }
 
     /// The model answering the root context (provider, id, prices).

@@ -493,7 +493,13 @@ impl TerminalRenderer {
                 tokens_after,
                 ..
             } => {
-                self.err_line(&style(format!("· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens")).dim().to_string());
+                let line = match strategy.as_str() {
+                    "clear" => format!("· conversation cleared (~{tokens_before} tokens dropped)"),
+                    _ => format!(
+                        "· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens"
+                    ),
+                };
+                self.err_line(&style(line).dim().to_string());
             }
             EventKind::TurnCompleted {
                 status,

@@ -10,44 +10,86 @@ pub enum SlashCommand {
     Help,
     /// `/exit`, `/quit`: leave.
     Exit,
-    /// `/model`: the provider and model answering.
-    Model,
+    /// `/model`: the provider and model answering and those it can switch to;
+    /// `/model PROVIDER[/MODEL]`: switch.
+    Model(Option<String>),
     /// `/tools`: the tools the model may call.
     Tools,
     /// `/cost`: tokens and money spent so far in this REPL.
     Cost,
     /// `/history`: where the conversation is stored.
     History,
+    /// `/approvals`: the calls approved for the session; `/approvals revoke N|all`.
+    Approvals(Option<String>),
+    /// `/compact`: summarize the conversation now.
+    Compact,
+    /// `/clear`: start the conversation afresh.
+    Clear,
+    /// `/trace [FILE]`: write the session's trace so far.
+    Trace(Option<String>),
 }
 
 /// Every command with its one-line description, in the order `/help` lists them.
 const COMMANDS: &[(&str, &str)] = &[
     ("/help", "the commands and keys"),
-    ("/model", "the provider and model answering"),
+    (
+        "/model",
+        "the model answering and the others; /model PROVIDER[/MODEL] switches",
+    ),
     ("/tools", "the tools the model may call"),
+    (
+        "/approvals",
+        "the calls approved for the session; /approvals revoke N|all",
+    ),
     ("/cost", "tokens and money spent since the REPL started"),
+    (
+        "/compact",
+        "summarize the conversation now, to free the model's window",
+    ),
+    (
+        "/clear",
+        "start the conversation afresh (the loop and settings stay)",
+    ),
     ("/history", "where the conversation is stored"),
+    (
+        "/trace",
+        "write the session's trace (Perfetto) to FILE (default wonopcode-trace.json)",
+    ),
     ("/exit", "leave (also /quit, Ctrl-D)"),
 ];
 
 impl SlashCommand {
-    /// The command `line` names, when it is one (`/word`, nothing after it); `Err` says
-    /// what is wrong with a `/word` that is no command, naming the closest. A line starting
-    /// with `//` is a prompt starting with `/`, and a line such as `/etc/hosts is odd` is a
-    /// prompt too.
+    /// The command `line` names, when it is one (`/word`, maybe an argument after it);
+    /// `Err` says what is wrong with a `/word` that is no command (naming the closest) or
+    /// with its argument. A line starting with `//` is a prompt starting with `/`, and a
+    /// line such as `/etc/hosts is odd` is a prompt too.
     pub fn parse(line: &str) -> Option<Result<Self, String>> {
-        let word = line.trim();
+        let line = line.trim();
+        let (word, argument) = match line.split_once(char::is_whitespace) {
+            Some((word, rest)) => (word, Some(rest.trim().to_owned())),
+            None => (line, None),
+        };
         let name = word.strip_prefix('/')?;
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphabetic()) {
             return None;
         }
+        let bare = |command: Self| match &argument {
+            None => Ok(command),
+            Some(_) => Err(format!(
+                "`{word}` takes no argument (a prompt starting with `/` is sent with `//`)"
+            )),
+        };
         Some(match name {
-            "help" | "?" => Ok(Self::Help),
-            "exit" | "quit" => Ok(Self::Exit),
-            "model" => Ok(Self::Model),
-            "tools" => Ok(Self::Tools),
-            "cost" => Ok(Self::Cost),
-            "history" => Ok(Self::History),
+            "help" | "?" => bare(Self::Help),
+            "exit" | "quit" => bare(Self::Exit),
+            "model" => Ok(Self::Model(argument)),
+            "tools" => bare(Self::Tools),
+            "cost" => bare(Self::Cost),
+            "history" => bare(Self::History),
+            "approvals" => Ok(Self::Approvals(argument)),
+            "compact" => bare(Self::Compact),
+            "clear" => bare(Self::Clear),
+            "trace" => Ok(Self::Trace(argument)),
             _ => Err(unknown(word)),
         })
     }
@@ -56,7 +98,7 @@ impl SlashCommand {
     pub fn help() -> String {
         let mut out = String::from("commands:\n");
         for (name, what) in COMMANDS {
-            out.push_str(&format!("  {name:<10} {what}\n"));
+            out.push_str(&format!("  {name:<11} {what}\n"));
         }
         out.push_str(
             "keys: Enter sends · a line ending in \\ continues on the next · Up/Down and Ctrl-R search the history · Tab completes a command · Ctrl-C clears the line or stops the running turn; twice at an empty prompt, or Ctrl-D, quits\n",
@@ -115,6 +157,17 @@ mod tests {
         assert_eq!(SlashCommand::parse("hello"), None);
         assert_eq!(SlashCommand::parse("/etc/hosts is odd"), None);
         assert_eq!(SlashCommand::parse("//help"), None);
+        assert_eq!(
+            SlashCommand::parse("/model openai/gpt-5"),
+            Some(Ok(SlashCommand::Model(Some("openai/gpt-5".to_owned()))))
+        );
+        assert_eq!(
+            SlashCommand::parse("/help me"),
+            Some(Err(
+                "`/help` takes no argument (a prompt starting with `/` is sent with `//`)"
+                    .to_owned()
+            ))
+        );
         assert_eq!(
             SlashCommand::parse("/hlep"),
             Some(Err(

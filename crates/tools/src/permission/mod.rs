@@ -196,6 +196,21 @@ impl PermissionPolicy {
         vec![format!("{}:{subject}", request.tool)]
     }
 
+    /// The "always" answers given so far in this session, as their keys (see
+    /// [`PermissionPolicy::approval_keys`]; a command let out of the sandbox is
+    /// `unsandboxed` + NUL + tool + NUL + command), sorted.
+    pub fn approvals(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.approved.lock().iter().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    /// Takes back the "always" answer stored under `key`: the next such call is asked about
+    /// again. False when there was none.
+    pub fn revoke(&self, key: &str) -> bool {
+        self.approved.lock().remove(key)
+    }
+
     fn is_approved(&self, keys: &[String]) -> bool {
         let approved = self.approved.lock();
         keys.iter().all(|k| approved.contains(k))

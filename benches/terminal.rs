@@ -1,0 +1,151 @@
+//! The terminal as a person meets it, whole-process on a pseudo-terminal: from launch to
+//! the REPL's prompt (warm compile cache; goal <= 100 ms), and from Enter to the first frame
+//! of the status line (goal <= 50 ms).
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rexpect::process::PtyProcess;
+use wonopcode_benches::release_bin;
+
+/// A transcript whose one response streams slowly, so the turn is still running when the
+/// status line's first frame is looked for.
+fn transcript(dir: &Path) -> PathBuf {
+    let header = serde_json::json!({"type": "header", "format": "wonopcode-transcript",
+        "version": 1, "model": {"id": "m", "provider": "p", "context_window": 100000,
+        "max_output": 1000}});
+    let turn = serde_json::json!({"type": "turn", "context": "0", "turn": 0, "chunks": [
+        {"type": "text_delta", "text": "Hello."}, {"type": "done", "stop_reason": "end_turn"}]});
+    let path = dir.join("t.jsonl");
+    std::fs::write(&path, format!("{header}\n{turn}\n")).expect("transcript");
+    path
+}
+
+/// wonopcode on a pseudo-terminal, read as soon as it writes (rexpect's own reader polls
+/// every 100 ms, too coarse to time a frame).
+struct Terminal {
+    _process: PtyProcess,
+    pty: std::fs::File,
+    /// What was written and not yet matched.
+    unread: Vec<u8>,
+}
+
+/// The question for the cursor's position, which the line editor waits to have answered.
+const WHERE_IS_THE_CURSOR: &[u8] = b"\x1b[6n";
+
+impl Terminal {
+    /// The REPL on the embedded WebAssembly loop, its caches in `home`.
+    fn start(bin: &Path, home: &Path, transcript: &Path) -> Self {
+        let mut cmd = Command::new(bin);
+        cmd.env("XDG_CACHE_HOME", home.join("cache"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("NO_COLOR", "1")
+            .args(["--loop-type", "wasm", "--replay-pace", "200", "--replay"])
+            .arg(transcript)
+            .arg("-C")
+            .arg(home);
+        let process = PtyProcess::new(cmd).expect("spawn");
+        let pty = process.get_file_handle().expect("pty");
+        Self {
+            _process: process,
+            pty,
+            unread: Vec::new(),
+        }
+    }
+
+    /// Reads until `text` appears, answering each question for the cursor's position on
+    /// the way as a terminal does at once (row 1, column 1).
+    fn until(&mut self, text: &str) {
+        let text = text.as_bytes();
+        let mut buf = [0u8; 4096];
+        loop {
+            while let Some(at) = find(&self.unread, WHERE_IS_THE_CURSOR) {
+                self.unread.drain(..at + WHERE_IS_THE_CURSOR.len());
+                self.type_keys("\x1b[1;1R");
+            }
+            if let Some(at) = find(&self.unread, text) {
+                self.unread.drain(..at + text.len());
+                return;
+            }
+            let n = self.pty.read(&mut buf).expect("read the terminal");
+            assert!(
+                n > 0,
+                "wonopcode ended before `{}`",
+                String::from_utf8_lossy(text)
+            );
+            self.unread.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    fn type_keys(&mut self, keys: &str) {
+        self.pty.write_all(keys.as_bytes()).expect("type");
+        self.pty.flush().expect("flush");
+    }
+
+    /// Quits at the prompt (Ctrl-D), and waits until the terminal closes.
+    fn quit(mut self) {
+        self.type_keys("\x04");
+        let mut buf = [0u8; 4096];
+        while matches!(self.pty.read(&mut buf), Ok(n) if n > 0) {}
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn bench_terminal(c: &mut Criterion) {
+    let bin = release_bin();
+    let home = tempfile::tempdir().expect("temp dir");
+    let t = transcript(home.path());
+    // Warm the compile cache.
+    let mut warm = Terminal::start(&bin, home.path(), &t);
+    warm.until(">");
+    warm.quit();
+    let mut group = c.benchmark_group("terminal");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("launch_to_prompt", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let started = Instant::now();
+                let mut terminal = Terminal::start(&bin, home.path(), &t);
+                terminal.until(">");
+                total += started.elapsed();
+                terminal.quit();
+            }
+            total
+        });
+    });
+    group.bench_function("enter_to_status_line", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut terminal = Terminal::start(&bin, home.path(), &t);
+                terminal.until(">");
+                terminal.type_keys("Say hello.");
+                terminal.until("Say hello.");
+                let started = Instant::now();
+                terminal.type_keys("\r");
+                terminal.until("Working (");
+                total += started.elapsed();
+                terminal.until("Hello.");
+                terminal.until(">");
+                terminal.quit();
+            }
+            total
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_terminal);
+criterion_main!(benches);
