@@ -19,6 +19,7 @@ mod registry;
 mod repl;
 mod runs;
 mod sandbox;
+mod snapshots;
 mod support;
 mod templates;
 mod terminal;

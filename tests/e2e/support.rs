@@ -76,6 +76,21 @@ pub fn command() -> std::process::Command {
     cmd
 }
 
+/// `sh -c SCRIPT` where `"$0" "$@"` in SCRIPT runs wonopcode with the arguments the caller
+/// adds, in the environment [`command`] gives it (to set up a terminal, or join its output
+/// streams, before wonopcode starts).
+pub fn through_shell(script: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(script).arg(bin());
+    for (key, value) in command().get_envs() {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd
+}
+
 /// The header every transcript starts with.
 pub fn header() -> Value {
     json!({"type":"header","format":"wonopcode-transcript","version":1,

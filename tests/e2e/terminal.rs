@@ -303,21 +303,13 @@ fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
     let t = s.transcript("slow.jsonl", &[turn]);
     // A person's terminal: 80 columns, and the terminal echoes what is typed (`^C` too),
     // which a pseudo-terminal of the tests does not do unless told.
-    let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(r#"stty echo echoctl cols 80 rows 50 && exec "$0" "$@""#)
-        .arg(crate::support::bin())
-        .arg("--replay")
+    let mut cmd =
+        crate::support::through_shell(r#"stty echo echoctl cols 80 rows 50 && exec "$0" "$@""#);
+    cmd.arg("--replay")
         .arg(&t)
         .arg("-C")
         .arg(s.ws())
         .args(["--yes", "Wait."]);
-    for (key, value) in command().get_envs() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
     let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
     let (before, shown) = session
         .exp_regex("bash sleep 30 +")

@@ -74,7 +74,7 @@ impl TerminalRenderer {
                 self.contexts.started(path, module);
                 self.status
                     .start(path, format!("{} working", label(module)));
-                let task: String = task.lines().next().unwrap_or("").chars().take(80).collect();
+                let task = clip(task.lines().next().unwrap_or(""), 80);
                 self.err_line(&format!(
                     "{indent}{} {} {task}",
                     style("▸").cyan(),
@@ -136,7 +136,7 @@ impl TerminalRenderer {
                             .filter(|l| !l.trim().is_empty())
                             .take(CHILD_ANSWER_LINES + 1)
                             .map(|l| {
-                                let l: String = l.chars().take(CHILD_LINE_CHARS).collect();
+                                let l = clip(l, CHILD_LINE_CHARS);
                                 format!("{indent}  {} {}", label(&module), style(l).dim())
                             })
                             .collect();
@@ -292,13 +292,7 @@ fn call_details(item: &ToolCallItem, indent: &str) -> Vec<String> {
 
 /// A loop's progress as one line: its message, and how far along when it says.
 fn progress_text(message: &str, fraction: Option<f32>) -> String {
-    let message: String = message
-        .lines()
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(100)
-        .collect();
+    let message = clip(message.lines().next().unwrap_or(""), 100);
     match fraction {
         Some(f) => format!("{message} ({:.0}%)", f * 100.0),
         None => message,
