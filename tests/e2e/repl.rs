@@ -262,3 +262,53 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
         "milk\n"
     );
 }
+
+#[test]
+fn a_replayed_session_says_which_prompt_it_expects_and_a_diverging_one_breaks_nothing_after() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            vec![text("First answer."), done("end_turn")],
+            vec![text("Second answer."), done("end_turn")],
+        ],
+    );
+    // Record a session of two prompts (its requests' fingerprints included)...
+    let recorded = s.outside("recorded.jsonl");
+    let mut cmd = command();
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .arg("--replay")
+        .arg(&t)
+        .arg("--record")
+        .arg(&recorded)
+        .arg("-C")
+        .arg(s.ws());
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    for (prompt, answer) in [("first", "First answer."), ("second", "Second answer.")] {
+        ready(&mut session);
+        enter(&mut session, prompt);
+        expect(&mut session, answer);
+    }
+    ready(&mut session);
+    enter(&mut session, "/exit");
+    session.exp_eof().unwrap();
+    // ...and replay it, typing another prompt first.
+    let history = s.outside("h.jsonl");
+    let mut session = repl(&s, &recorded, &history);
+    ready(&mut session);
+    enter(&mut session, "wrong");
+    expect(&mut session, "the prompt was not answered");
+    expect(
+        &mut session,
+        r#"the recording's prompt is "first", this run's is "wrong""#,
+    );
+    for (prompt, answer) in [("first", "First answer."), ("second", "Second answer.")] {
+        ready(&mut session);
+        enter(&mut session, prompt);
+        expect(&mut session, answer);
+    }
+    ready(&mut session);
+    enter(&mut session, "/exit");
+    session.exp_eof().unwrap();
+    assert_eq!(user_prompts(&history), ["first", "second"]);
+}

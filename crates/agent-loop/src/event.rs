@@ -175,7 +175,8 @@ pub enum EventKind {
     #[serde(rename = "context.compacted")]
     ContextCompacted {
         /// `prune_tool_outputs` or `summarize`; `clear` when the user started the
-        /// conversation afresh.
+        /// conversation afresh; `withdraw` when a prompt the model never answered was taken
+        /// out.
         strategy: String,
         /// Estimated tokens before.
         tokens_before: u64,

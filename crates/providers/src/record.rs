@@ -252,7 +252,10 @@ mod tests {
             diverged.contains("transcript divergence at context 0 turn 1"),
             "{diverged}"
         );
-        assert!(diverged.contains("message 0 (user) differs"), "{diverged}");
+        assert!(
+            diverged.contains(r#"the recording's prompt is "again", this run's is "not again""#),
+            "{diverged}"
+        );
     }
 
     #[tokio::test]

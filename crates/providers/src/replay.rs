@@ -133,6 +133,8 @@ impl LanguageModel for ReplayProvider {
         if let Some(recorded) = &record.request
             && let Some(diff) = recorded.difference(&Fingerprint::of(&request))
         {
+            // Not answered: the next request (a prompt typed again) may be this turn's.
+            recording.responses_made.give_back(&request.context);
             return Err(ModelError::Replay(format!(
                 "transcript divergence at context {} turn {turn} of {}: {diff}",
                 request.context,

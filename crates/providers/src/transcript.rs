@@ -82,7 +82,14 @@ pub struct Fingerprint {
     pub tools: Vec<String>,
     /// Hash of the generation options.
     pub options: String,
+    /// The first characters of the prompt (the last user message's text), so a request
+    /// that diverges can say which prompt the recording expects. Not part of `hash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
+
+/// Characters of a prompt kept in a fingerprint.
+const PROMPT_CHARS: usize = 200;
 
 fn role_name(role: Role) -> &'static str {
     match role {
@@ -120,12 +127,19 @@ impl Fingerprint {
                 .collect::<Vec<_>>(),
         ));
         let hash = json_hash(&(&system, &messages, &tools, &options));
+        let prompt = request
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.text_content().chars().take(PROMPT_CHARS).collect());
         Self {
             hash,
             system,
             messages,
             tools,
             options,
+            prompt,
         }
     }
 
@@ -133,6 +147,13 @@ impl Fingerprint {
     pub fn difference(&self, live: &Fingerprint) -> Option<String> {
         if self.hash == live.hash {
             return None;
+        }
+        if let (Some(recorded), Some(now)) = (&self.prompt, &live.prompt)
+            && recorded != now
+        {
+            return Some(format!(
+                "the recording's prompt is \"{recorded}\", this run's is \"{now}\""
+            ));
         }
         if self.system != live.system {
             return Some("the system prompt differs".to_owned());
@@ -288,6 +309,14 @@ impl ResponseCounter {
         *slot += 1;
         turn
     }
+
+    /// Gives `context`'s last index back: the request that took it was not answered (it
+    /// diverged from the recording), so the next one may be.
+    pub fn give_back(&self, context: &ContextPath) {
+        if let Some(slot) = self.0.lock().get_mut(context) {
+            *slot = slot.saturating_sub(1);
+        }
+    }
 }
 
 /// Serializes a record as one line (with the newline).
@@ -358,10 +387,16 @@ mod tests {
         assert_eq!(a.difference(&Fingerprint::of(&request("one"))), None);
         assert_eq!(
             a.difference(&Fingerprint::of(&request("two"))).unwrap(),
+            "the recording's prompt is \"one\", this run's is \"two\""
+        );
+        let mut unprompted = Fingerprint::of(&request("two"));
+        unprompted.prompt = None;
+        assert_eq!(
+            a.difference(&unprompted).unwrap(),
             "message 0 (user) differs from the recording"
         );
         let mut longer = request("one");
-        longer.messages.push(Message::user("more"));
+        longer.messages.push(Message::text(Role::Assistant, "more"));
         assert_eq!(
             a.difference(&Fingerprint::of(&longer)).unwrap(),
             "the recording has 1 messages, the request has 2"

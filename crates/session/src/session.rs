@@ -12,9 +12,9 @@ use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunB
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, Message,
-    ModelSource, PendingCall, ProviderListing, RunStats, SharedGate, SharedModel, ToolRegistry,
-    resume_turn, run_turn,
+    AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
+    Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
+    ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_registry::{CatalogResolver, SearchPath};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
@@ -524,6 +524,8 @@ impl Session {
     }
 
     async fn turn(&mut self, turn: Turn<'_>) -> LoopResult {
+        let prompted = matches!(turn, Turn::Prompt(_));
+        let before = self.messages.len();
         let token = self.token.child_token();
         *self.current_turn.0.lock() = Some(token.clone());
         let agent = self.agent.clone();
@@ -535,7 +537,33 @@ impl Session {
             }
         };
         *self.current_turn.0.lock() = None;
+        if prompted && result.status == LoopStatus::Error {
+            self.withdraw_unanswered(before);
+        }
         result
+    }
+
+    /// Takes a prompt the model never answered (its turn failed before any response) out
+    /// of the conversation, so the next prompt starts where the last answer ended and a
+    /// replayed session stays in step with its recording. `context.compacted` (strategy
+    /// `withdraw`) says so, and the history file records it.
+    fn withdraw_unanswered(&mut self, before: usize) {
+        let unanswered = matches!(
+            self.messages.get(before..),
+            Some([prompt]) if prompt.role == Role::User
+        );
+        if !unanswered {
+            return;
+        }
+        let system = self.config.system_prompt.as_deref();
+        let tokens_before = estimate_tokens(system, &self.messages);
+        self.messages.truncate(before);
+        self.events.emit(EventKind::ContextCompacted {
+            strategy: "withdraw".to_owned(),
+            tokens_before: tokens_before as u64,
+            tokens_after: estimate_tokens(system, &self.messages) as u64,
+            messages: self.messages.clone(),
+        });
     }
 
     fn context<'b>(&'b mut self, cancel: &'b CancellationToken) -> LoopContext<'b> {

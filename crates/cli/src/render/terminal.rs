@@ -489,6 +489,10 @@ impl TerminalRenderer {
             } => {
                 let line = match strategy.as_str() {
                     "clear" => format!("· conversation cleared (~{tokens_before} tokens dropped)"),
+                    "withdraw" => {
+                        "· the prompt was not answered: it is left out of the conversation"
+                            .to_owned()
+                    }
                     _ => format!(
                         "· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens"
                     ),
