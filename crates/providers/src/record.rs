@@ -115,7 +115,7 @@ impl LanguageModel for RecordingModel {
             context: request.context.clone(),
             index,
             model: own_model.then(|| info.clone()),
-            request: Some(Fingerprint::of(&request)),
+            request: Some(Box::new(Fingerprint::of(&request))),
             chunks: Vec::new(),
             error: None,
         };

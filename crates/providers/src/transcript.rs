@@ -46,8 +46,9 @@ pub struct ResponseRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelInfo>,
     /// Fingerprint of the request; when absent, any request matches (hand-written files).
+    /// Boxed: it is most of a record's size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request: Option<Fingerprint>,
+    pub request: Option<Box<Fingerprint>>,
     /// The streamed chunks, in order.
     #[serde(default)]
     pub chunks: Vec<StreamChunk>,
