@@ -81,13 +81,26 @@ fn transcript_divergence_says_what_differed_and_keeps_the_history() {
         "{err}"
     );
     assert!(err.contains("message 0 (user) differs"), "{err}");
+    // The prompt stays in the file, withdrawn from the conversation after the failed turn:
+    // the next prompt starts where the last answer ended.
     let stored = std::fs::read_to_string(&history).unwrap();
     assert!(
         stored.contains("a different prompt"),
         "the user message is kept: {stored}"
     );
-    let last = events(&out).pop().unwrap();
-    assert_eq!(last["type"], "turn.failed");
+    assert!(crate::parity::history_messages(&history).is_empty());
+    let events = events(&out);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types[types.len() - 2..],
+        ["turn.failed", "context.compacted"]
+    );
+    assert_eq!(events.last().unwrap()["strategy"], "withdraw");
+    let sequence: String = types.iter().map(|t| format!("{t} ")).collect();
+    assert!(
+        crate::events_doc::documented_sequence().is_match(&sequence),
+        "{sequence}"
+    );
 }
 
 #[test]

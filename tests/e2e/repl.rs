@@ -312,3 +312,60 @@ fn a_replayed_session_says_which_prompt_it_expects_and_a_diverging_one_breaks_no
     session.exp_eof().unwrap();
     assert_eq!(user_prompts(&history), ["first", "second"]);
 }
+
+#[test]
+fn loop_lists_the_named_loops_and_switches_to_one_without_tools_or_grants_of_its_own() {
+    let s = Scratch::new();
+    let loops = s.outside("loops");
+    std::fs::create_dir_all(&loops).unwrap();
+    std::fs::copy(
+        wonopcode_wasm_host::guest_paths::GUEST_HELLO,
+        loops.join("hello.wasm"),
+    )
+    .unwrap();
+    std::fs::write(
+        loops.join("registry.yaml"),
+        format!(
+            "modules:\n  boxed:\n    path: {}\n    description: hello, read-only\n    grants:\n      sandbox: read-only\n",
+            loops.join("hello.wasm").display()
+        ),
+    )
+    .unwrap();
+    let t = s.transcript("t.jsonl", &[vec![text("unused"), done("end_turn")]]);
+    let mut cmd = command();
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .arg("--loops-dir")
+        .arg(&loops)
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws());
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    ready(&mut session);
+    enter(&mut session, "/loop");
+    expect(&mut session, "running: standard");
+    expect(&mut session, "boxed");
+    expect(&mut session, "hello, read-only");
+    ready(&mut session);
+    enter(&mut session, "/loop hello");
+    expect(&mut session, "now running loop `hello`");
+    ready(&mut session);
+    enter(&mut session, "/loop");
+    expect(&mut session, "running: hello");
+    // A module confined by its registry entry is not taken on mid-run.
+    ready(&mut session);
+    enter(&mut session, "/loop boxed");
+    expect(
+        &mut session,
+        "/loop boxed: `boxed` has tools or grants of its own in registry.yaml",
+    );
+    ready(&mut session);
+    enter(&mut session, "/loop nope");
+    expect(&mut session, "/loop nope: no agent loop named `nope`");
+    ready(&mut session);
+    enter(&mut session, "/loop standard");
+    expect(&mut session, "now running loop `standard`");
+    ready(&mut session);
+    enter(&mut session, "/exit");
+    session.exp_eof().unwrap();
+}

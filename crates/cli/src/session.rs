@@ -538,6 +538,19 @@ impl Cli {
                 }
             }
             SlashCommand::Approvals(argument) => self.approvals(argument.as_deref()),
+            SlashCommand::Loop(None) => {
+                eprintln!("running: {}", self.session.loop_name());
+                eprintln!("named loops (/loop NAME):");
+                for (name, description) in self.session.named_loops() {
+                    eprintln!("  {name:<18} {}", description.as_deref().unwrap_or(""));
+                }
+            }
+            SlashCommand::Loop(Some(name)) => match self.session.switch_loop(&name).await {
+                Ok(running) => eprintln!(
+                    "now running loop `{running}` (from the next prompt; the conversation carries over)"
+                ),
+                Err(e) => eprintln!("/loop {name}: {e}"),
+            },
             SlashCommand::Compact => {
                 let (changed, usage) = self.session.compact().await;
                 spent.add(&usage);

@@ -37,6 +37,15 @@ impl CatalogResolver {
         })
     }
 
+    /// Every entry's name and description, in the order names are looked up.
+    pub fn entries(&self) -> Vec<(String, Option<String>)> {
+        self.catalog()
+            .entries
+            .iter()
+            .map(|e| (e.name.clone(), e.description.clone()))
+            .collect()
+    }
+
     /// The entry called `name` (with or without `.wasm`), or one line saying why not.
     pub fn entry(&self, name: &str) -> Result<Entry, String> {
         entry(self.catalog(), name).cloned()

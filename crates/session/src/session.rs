@@ -368,6 +368,16 @@ impl SessionBuilder {
                 None => Ok(ContextTools::default()),
             }
         };
+        let switcher = LoopSwitcher {
+            resolver: resolver.clone(),
+            cache: self.cache,
+            host_config: host_config.clone(),
+            hot_reload: self.hot_reload,
+            scoped_root: self.loop_name.as_ref().and_then(|name| {
+                let entry = resolver.catalog.entry(name).ok()?;
+                (!entry.context_tools.is_empty()).then(|| name.clone())
+            }),
+        };
         let (mcp_failures, loaded, own) = tokio::join!(
             mcp::start(mcp_configs, &root, command_env, &mut tools, elicitor),
             loops::load(&self.source, self.cache, host_config),
@@ -403,6 +413,7 @@ impl SessionBuilder {
             current_turn: TurnCanceller::default(),
             agent,
             reloader: reloader.filter(|_| self.hot_reload),
+            switcher,
             sink,
             notices,
             sandbox_mode,
@@ -446,6 +457,8 @@ pub struct Session {
     current_turn: TurnCanceller,
     agent: Arc<dyn AgentLoop>,
     reloader: Option<Reloader>,
+    /// What switching the root's loop takes.
+    switcher: LoopSwitcher,
     sink: Arc<SessionSink>,
     /// What the user should know about how the session started (a repaired history file).
     notices: Vec<String>,
@@ -455,6 +468,17 @@ pub struct Session {
     permission_policy: Arc<PermissionPolicy>,
     /// The root loop's own MCP servers (a named module's), kept running with the session.
     _module_tools: ContextTools,
+}
+
+/// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
+struct LoopSwitcher {
+    resolver: Arc<SessionResolver>,
+    cache: Option<CachePolicy>,
+    host_config: HostConfig,
+    hot_reload: bool,
+    /// The named root loop, when its registry entry has tools or grants of its own: they
+    /// are set up for the whole run, so the session keeps that loop.
+    scoped_root: Option<String>,
 }
 
 /// What a turn starts from.
@@ -599,6 +623,48 @@ impl Session {
                 None
             }
         }
+    }
+
+    /// Runs the named loop `name` from the next prompt on: the conversation, model, tools
+    /// and approvals carry over, and the new loop starts (`on_start`) at once. A loop whose
+    /// registry entry has tools or grants of its own (or a session started on one) is
+    /// refused in one line: those are set up when a run starts.
+    pub async fn switch_loop(&mut self, name: &str) -> Result<&str, SessionError> {
+        let switcher = &self.switcher;
+        if let Some(root) = &switcher.scoped_root {
+            return Err(SessionError::Choice(format!(
+                "the running loop `{root}` has tools or grants of its own in registry.yaml, set up for the whole run: start a new run to leave it"
+            )));
+        }
+        let entry = switcher
+            .resolver
+            .catalog
+            .entry(name)
+            .map_err(SessionError::Choice)?;
+        if !entry.context_tools.is_empty() {
+            return Err(SessionError::Choice(format!(
+                "`{name}` has tools or grants of its own in registry.yaml, which are set up when a run starts: run `wonopcode --agent-loop-name {name}` (with --history FILE to keep this conversation)"
+            )));
+        }
+        let (agent, reloader) = loops::load(
+            &entry.location,
+            switcher.cache,
+            switcher.host_config.clone(),
+        )
+        .await?;
+        let hot_reload = switcher.hot_reload;
+        let previous = std::mem::replace(&mut self.agent, agent);
+        if let Err(e) = self.start().await {
+            self.agent = previous;
+            return Err(e);
+        }
+        self.reloader = reloader.filter(|_| hot_reload);
+        Ok(self.agent.name())
+    }
+
+    /// The named loops a session can switch to, with their descriptions.
+    pub fn named_loops(&self) -> Vec<(String, Option<String>)> {
+        self.switcher.resolver.catalog.entries()
     }
 
     /// Cancels the turn in progress from elsewhere.

@@ -27,6 +27,8 @@ pub enum SlashCommand {
     Clear,
     /// `/trace [FILE]`: write the session's trace so far.
     Trace(Option<String>),
+    /// `/loop`: the loop running and the named loops; `/loop NAME`: switch.
+    Loop(Option<String>),
 }
 
 /// Every command with its one-line description, in the order `/help` lists them.
@@ -35,6 +37,10 @@ const COMMANDS: &[(&str, &str)] = &[
     (
         "/model",
         "the model answering and the others; /model PROVIDER[/MODEL] switches",
+    ),
+    (
+        "/loop",
+        "the loop running and the named loops; /loop NAME switches",
     ),
     ("/tools", "the tools the model may call"),
     (
@@ -90,6 +96,7 @@ impl SlashCommand {
             "compact" => bare(Self::Compact),
             "clear" => bare(Self::Clear),
             "trace" => Ok(Self::Trace(argument)),
+            "loop" => Ok(Self::Loop(argument)),
             _ => Err(unknown(word)),
         })
     }
