@@ -16,12 +16,17 @@ const CTRL_C: &str = "\x03";
 /// Starts the REPL on `transcript`, its history in `history`, its line history in the
 /// scratch's own data directory.
 fn repl(s: &Scratch, transcript: &Path, history: &Path) -> PtySession {
+    repl_with(s, transcript, &["--history".as_ref(), history.as_os_str()])
+}
+
+/// Starts the REPL on `transcript` with the extra flags `args`, its line history in the
+/// scratch's own data directory.
+fn repl_with(s: &Scratch, transcript: &Path, args: &[&std::ffi::OsStr]) -> PtySession {
     let mut cmd = command();
     cmd.env("XDG_DATA_HOME", s.outside("data"))
         .arg("--replay")
         .arg(transcript)
-        .arg("--history")
-        .arg(history)
+        .args(args)
         .arg("-C")
         .arg(s.ws());
     spawn_command(cmd, Some(30_000)).unwrap()
@@ -47,6 +52,24 @@ fn ready(session: &mut PtySession) {
     session.flush().unwrap();
 }
 
+/// At the prompt, types `line` and Enter, and waits for `answer`.
+fn says(session: &mut PtySession, line: &str, answer: &str) {
+    ready(session);
+    enter(session, line);
+    expect(session, answer);
+}
+
+/// A recording of two prompts' answers, `First answer.` and `Second answer.`.
+fn two_answers(s: &Scratch) -> std::path::PathBuf {
+    s.transcript(
+        "t.jsonl",
+        &[
+            vec![text("First answer."), done("end_turn")],
+            vec![text("Second answer."), done("end_turn")],
+        ],
+    )
+}
+
 /// The text of the user messages stored in a history file.
 fn user_prompts(history: &Path) -> Vec<String> {
     history_messages(history)
@@ -59,13 +82,7 @@ fn user_prompts(history: &Path) -> Vec<String> {
 #[test]
 fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
     let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            vec![text("First answer."), done("end_turn")],
-            vec![text("Second answer."), done("end_turn")],
-        ],
-    );
+    let t = two_answers(&s);
     let history = s.outside("h.jsonl");
     let mut session = repl(&s, &t, &history);
     // (The pseudo-terminal is read byte by byte as Latin-1: the banner's `·` is left out.)
@@ -87,21 +104,15 @@ fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
         &mut session,
         "unknown command `/hlep` (did you mean `/help`?",
     );
-    ready(&mut session);
-    enter(&mut session, "/help");
-    expect(&mut session, "/tools");
+    says(&mut session, "/help", "/tools");
     ready(&mut session);
     enter(&mut session, "/tools");
     expect(
         &mut session,
         "bash, edit, glob, grep, list, read, todo, write",
     );
-    ready(&mut session);
-    enter(&mut session, "/model");
-    expect(&mut session, "test/");
-    ready(&mut session);
-    enter(&mut session, "/cost");
-    expect(&mut session, "out, 0 cached");
+    says(&mut session, "/model", "test/");
+    says(&mut session, "/cost", "out, 0 cached");
     expect(&mut session, "(every context, since the REPL started)");
     // Ctrl-C drops a half-typed line (the editor redraws it, asking where the cursor is);
     // the next line is sent alone.
@@ -111,9 +122,7 @@ fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
     session.flush().unwrap();
     ready(&mut session);
     expect(&mut session, "(Ctrl-C again or Ctrl-D to quit)");
-    ready(&mut session);
-    enter(&mut session, "second");
-    expect(&mut session, "Second answer.");
+    says(&mut session, "second", "Second answer.");
     // At the empty prompt, a second Ctrl-C in a row quits.
     ready(&mut session);
     session.send(CTRL_C).unwrap();
@@ -159,9 +168,7 @@ fn a_line_ending_in_a_backslash_goes_on_and_a_double_slash_sends_a_slash() {
     enter(&mut session, "first line \\");
     enter(&mut session, "second line");
     expect(&mut session, "Got both lines.");
-    ready(&mut session);
-    enter(&mut session, "//etc is a directory");
-    expect(&mut session, "Got the slash.");
+    says(&mut session, "//etc is a directory", "Got the slash.");
     ready(&mut session);
     enter(&mut session, "/quit");
     session.exp_eof().unwrap();
@@ -195,9 +202,11 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
     );
     enter(&mut session, "a");
     expect(&mut session, "Written.");
-    ready(&mut session);
-    enter(&mut session, "/approvals");
-    expect(&mut session, "approved for the rest of the session");
+    says(
+        &mut session,
+        "/approvals",
+        "approved for the rest of the session",
+    );
     expect(&mut session, "1  `write` on `notes.txt`");
     // ...until it is taken back.
     ready(&mut session);
@@ -219,32 +228,24 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
         "no call is approved for the rest of the session",
     );
     // The models it can switch to; one it cannot is refused in a line.
-    ready(&mut session);
-    enter(&mut session, "/model");
-    expect(&mut session, "answering: test/test-model");
+    says(&mut session, "/model", "answering: test/test-model");
     expect(
         &mut session,
         "available (/model PROVIDER, or /model PROVIDER/MODEL):",
     );
-    ready(&mut session);
-    enter(&mut session, "/model nowhere/none");
-    expect(&mut session, "/model nowhere/none: ");
+    says(&mut session, "/model nowhere/none", "/model nowhere/none: ");
     expect(&mut session, "has no turns from provider `nowhere`");
     // The trace so far, as Chrome trace-event JSON.
     let trace = s.outside("trace.json");
-    ready(&mut session);
-    enter(&mut session, &format!("/trace {}", trace.display()));
-    expect(&mut session, "trace written to ");
+    says(
+        &mut session,
+        &format!("/trace {}", trace.display()),
+        "trace written to ",
+    );
     // A fresh conversation: the history file says so, and there is nothing to compact.
-    ready(&mut session);
-    enter(&mut session, "/clear");
-    expect(&mut session, "conversation cleared (~");
-    ready(&mut session);
-    enter(&mut session, "/compact");
-    expect(&mut session, "nothing to compact");
-    ready(&mut session);
-    enter(&mut session, "/clear now");
-    expect(&mut session, "`/clear` takes no argument");
+    says(&mut session, "/clear", "conversation cleared (~");
+    says(&mut session, "/compact", "nothing to compact");
+    says(&mut session, "/clear now", "`/clear` takes no argument");
     ready(&mut session);
     enter(&mut session, "/exit");
     session.exp_eof().unwrap();
@@ -266,24 +267,10 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
 #[test]
 fn a_replayed_session_says_which_prompt_it_expects_and_a_diverging_one_breaks_nothing_after() {
     let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            vec![text("First answer."), done("end_turn")],
-            vec![text("Second answer."), done("end_turn")],
-        ],
-    );
+    let t = two_answers(&s);
     // Record a session of two prompts (its requests' fingerprints included)...
     let recorded = s.outside("recorded.jsonl");
-    let mut cmd = command();
-    cmd.env("XDG_DATA_HOME", s.outside("data"))
-        .arg("--replay")
-        .arg(&t)
-        .arg("--record")
-        .arg(&recorded)
-        .arg("-C")
-        .arg(s.ws());
-    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    let mut session = repl_with(&s, &t, &["--record".as_ref(), recorded.as_os_str()]);
     for (prompt, answer) in [("first", "First answer."), ("second", "Second answer.")] {
         ready(&mut session);
         enter(&mut session, prompt);
@@ -295,9 +282,7 @@ fn a_replayed_session_says_which_prompt_it_expects_and_a_diverging_one_breaks_no
     // ...and replay it, typing another prompt first.
     let history = s.outside("h.jsonl");
     let mut session = repl(&s, &recorded, &history);
-    ready(&mut session);
-    enter(&mut session, "wrong");
-    expect(&mut session, "the prompt was not answered");
+    says(&mut session, "wrong", "the prompt was not answered");
     expect(
         &mut session,
         r#"the recording's prompt is "first", this run's is "wrong""#,
@@ -332,26 +317,12 @@ fn loop_lists_the_named_loops_and_switches_to_one_without_tools_or_grants_of_its
     )
     .unwrap();
     let t = s.transcript("t.jsonl", &[vec![text("unused"), done("end_turn")]]);
-    let mut cmd = command();
-    cmd.env("XDG_DATA_HOME", s.outside("data"))
-        .arg("--loops-dir")
-        .arg(&loops)
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws());
-    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
-    ready(&mut session);
-    enter(&mut session, "/loop");
-    expect(&mut session, "running: standard");
+    let mut session = repl_with(&s, &t, &["--loops-dir".as_ref(), loops.as_os_str()]);
+    says(&mut session, "/loop", "running: standard");
     expect(&mut session, "boxed");
     expect(&mut session, "hello, read-only");
-    ready(&mut session);
-    enter(&mut session, "/loop hello");
-    expect(&mut session, "now running loop `hello`");
-    ready(&mut session);
-    enter(&mut session, "/loop");
-    expect(&mut session, "running: hello");
+    says(&mut session, "/loop hello", "now running loop `hello`");
+    says(&mut session, "/loop", "running: hello");
     // A module confined by its registry entry is not taken on mid-run.
     ready(&mut session);
     enter(&mut session, "/loop boxed");
@@ -359,12 +330,16 @@ fn loop_lists_the_named_loops_and_switches_to_one_without_tools_or_grants_of_its
         &mut session,
         "/loop boxed: `boxed` has tools or grants of its own in registry.yaml",
     );
-    ready(&mut session);
-    enter(&mut session, "/loop nope");
-    expect(&mut session, "/loop nope: no agent loop named `nope`");
-    ready(&mut session);
-    enter(&mut session, "/loop standard");
-    expect(&mut session, "now running loop `standard`");
+    says(
+        &mut session,
+        "/loop nope",
+        "/loop nope: no agent loop named `nope`",
+    );
+    says(
+        &mut session,
+        "/loop standard",
+        "now running loop `standard`",
+    );
     ready(&mut session);
     enter(&mut session, "/exit");
     session.exp_eof().unwrap();
