@@ -15,7 +15,9 @@ use wonopcode_agent_loop::{LoopResult, LoopStatus};
 use wonopcode_session::{
     Config, ModelChoice, Session, SessionBuilder, SessionError, TurnCanceller, config,
 };
-use wonopcode_tools::permission::{Action, PolicyConfig, Prompter, Rule, Unattended};
+use wonopcode_tools::permission::{
+    Action, PermissionPolicy, PolicyConfig, Prompter, Rule, Unattended,
+};
 use wonopcode_wasm_host::GuestPrompter;
 
 use crate::args::{Args, Command, ModelArgs, PermissionArgs, PromptArgs, RunArgs, UnattendedArg};
@@ -45,22 +47,9 @@ enum Input {
     Repl,
 }
 
-/// An approval key (`PermissionPolicy::approval_keys`) in words.
+/// An approval key in words, shown safely.
 fn approval_text(key: &str) -> String {
-    if let Some(rest) = key.strip_prefix("unsandboxed\0") {
-        let (tool, subject) = rest.split_once('\0').unwrap_or((rest, ""));
-        return format!(
-            "`{}` outside the sandbox: `{}`",
-            one_line(tool),
-            one_line(subject)
-        );
-    }
-    match key.split_once(':') {
-        Some(("bash", command)) => format!("`bash` `{}`", one_line(command)),
-        Some((tool, "")) => format!("every `{}` call", one_line(tool)),
-        Some((tool, subject)) => format!("`{}` on `{}`", one_line(tool), one_line(subject)),
-        None => one_line(key).into_owned(),
-    }
+    one_line(&PermissionPolicy::describe_approval(key)).into_owned()
 }
 
 /// Permission rules from flags, in the order they were given (first match wins).

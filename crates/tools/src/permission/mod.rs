@@ -205,6 +205,21 @@ impl PermissionPolicy {
         keys
     }
 
+    /// An approval key in words: `` `bash` `ls -la` ``, `` `edit` on `src/x.rs` ``,
+    /// `` `bash` outside the sandbox: `cp a /etc/b` ``.
+    pub fn describe_approval(key: &str) -> String {
+        if let Some(rest) = key.strip_prefix(UNSANDBOXED) {
+            let (tool, subject) = rest.split_once('\0').unwrap_or((rest, ""));
+            return format!("`{tool}` outside the sandbox: `{subject}`");
+        }
+        match key.split_once(':') {
+            Some(("bash", command)) => format!("`bash` `{command}`"),
+            Some((tool, "")) => format!("every `{tool}` call"),
+            Some((tool, subject)) => format!("`{tool}` on `{subject}`"),
+            None => key.to_owned(),
+        }
+    }
+
     /// Takes back the "always" answer stored under `key`: the next such call is asked about
     /// again. False when there was none.
     pub fn revoke(&self, key: &str) -> bool {
@@ -239,6 +254,10 @@ impl PermissionPolicy {
         }
     }
 }
+
+/// How the key of an approval to run a command outside the sandbox starts (then the tool,
+/// NUL, the command).
+const UNSANDBOXED: &str = "unsandboxed\0";
 
 /// The stricter of two actions: deny over ask over allow.
 fn stricter(a: Action, b: Action) -> Action {
@@ -313,7 +332,7 @@ impl PermissionGate for PermissionPolicy {
         let Some(prompter) = &self.prompter else {
             return false;
         };
-        let key = vec![format!("unsandboxed\0{tool}\0{subject}")];
+        let key = vec![format!("{UNSANDBOXED}{tool}\0{subject}")];
         let _guard = self.prompt_lock.lock().await;
         if self.is_approved(&key) {
             return true;
@@ -361,6 +380,28 @@ mod tests {
         async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {
             false
         }
+    }
+
+    #[test]
+    fn approvals_read_as_words() {
+        let described: Vec<String> = [
+            "bash:ls -la",
+            "edit:src/x.rs",
+            "todo:",
+            "unsandboxed\0bash\0cp a /etc/b",
+        ]
+        .iter()
+        .map(|k| PermissionPolicy::describe_approval(k))
+        .collect();
+        assert_eq!(
+            described,
+            [
+                "`bash` `ls -la`",
+                "`edit` on `src/x.rs`",
+                "every `todo` call",
+                "`bash` outside the sandbox: `cp a /etc/b`"
+            ]
+        );
     }
 
     #[tokio::test]
