@@ -33,6 +33,12 @@ impl ContextPath {
         &self.0
     }
 
+    /// The path as numbers (`[0, 1, 2]`), for ordering contexts as people read them:
+    /// `0.10` after `0.9`, a child right after its parent.
+    pub fn numbers(&self) -> Vec<u32> {
+        self.0.split('.').map(|s| s.parse().unwrap_or(0)).collect()
+    }
+
     /// Parses a path, accepting only dot-separated decimal numbers starting at `0`.
     pub fn parse(text: &str) -> Option<Self> {
         let mut segments = text.split('.');
@@ -71,5 +77,13 @@ mod tests {
         assert_eq!(ContextPath::parse("0.1.2"), Some(child));
         assert_eq!(ContextPath::parse("1"), None);
         assert_eq!(ContextPath::parse("0..1"), None);
+        let mut paths = [
+            ContextPath::root().child(10),
+            ContextPath::root().child(9).child(1),
+            ContextPath::root().child(9),
+        ];
+        paths.sort_by_key(ContextPath::numbers);
+        let texts: Vec<&str> = paths.iter().map(ContextPath::as_str).collect();
+        assert_eq!(texts, ["0.9", "0.9.1", "0.10"]);
     }
 }

@@ -161,17 +161,10 @@ impl TraceRecorder {
     /// Writes the trace (spans still open are left out), the tracks in path order (`0`,
     /// `0.1`, `0.1.1`, `0.2`, …) whatever order concurrent children started in.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let mut order: Vec<(Vec<u64>, u64)> = self
+        let mut order: Vec<(Vec<u32>, u64)> = self
             .tracks
             .iter()
-            .map(|(context, tid)| {
-                let key = context
-                    .as_str()
-                    .split('.')
-                    .map(|n| n.parse().unwrap_or(0))
-                    .collect();
-                (key, *tid)
-            })
+            .map(|(context, tid)| (context.numbers(), *tid))
             .collect();
         order.sort();
         let mut events = self.events.clone();

@@ -42,13 +42,6 @@ pub struct StatusLines {
     shown: bool,
 }
 
-fn key(path: &ContextPath) -> Vec<u32> {
-    path.as_str()
-        .split('.')
-        .map(|s| s.parse().unwrap_or(0))
-        .collect()
-}
-
 impl StatusLines {
     /// Status lines drawn through `progress`, shown until [`StatusLines::show`] says not.
     pub fn new(progress: MultiProgress) -> Self {
@@ -70,14 +63,14 @@ impl StatusLines {
         if self.shown {
             working.bar = Some(self.draw(&working, path.depth() == 0));
         }
-        if let Some(old) = self.working.insert(key(path), working) {
+        if let Some(old) = self.working.insert(path.numbers(), working) {
             self.remove(old);
         }
     }
 
     /// `path` streamed `bytes` more of text.
     pub fn streamed(&mut self, path: &ContextPath, bytes: usize) {
-        if let Some(working) = self.working.get_mut(&key(path)) {
+        if let Some(working) = self.working.get_mut(&path.numbers()) {
             working.streamed_bytes += bytes;
             let message = working.message(path.depth() == 0);
             if let Some(bar) = &working.bar {
@@ -88,7 +81,7 @@ impl StatusLines {
 
     /// `path` is done.
     pub fn stop(&mut self, path: &ContextPath) {
-        if let Some(working) = self.working.remove(&key(path)) {
+        if let Some(working) = self.working.remove(&path.numbers()) {
             self.remove(working);
         }
     }

@@ -24,14 +24,6 @@ pub struct TurnContexts {
     started: Option<Instant>,
 }
 
-/// A path as numbers, so `0.10` sorts after `0.9`.
-fn key(path: &ContextPath) -> Vec<u32> {
-    path.as_str()
-        .split('.')
-        .map(|s| s.parse().unwrap_or(0))
-        .collect()
-}
-
 impl TurnContexts {
     /// The root's turn begins.
     pub fn begin(&mut self) {
@@ -41,7 +33,7 @@ impl TurnContexts {
 
     /// A sub-context started.
     pub fn started(&mut self, path: &ContextPath, module: &str) {
-        self.modules.insert(key(path), module.to_owned());
+        self.modules.insert(path.numbers(), module.to_owned());
     }
 
     /// A sub-context ended, after `requests` model requests of its own.
@@ -54,7 +46,7 @@ impl TurnContexts {
         usage: Usage,
     ) {
         self.ended.insert(
-            key(path),
+            path.numbers(),
             Ended {
                 status,
                 duration_ms,
@@ -71,7 +63,7 @@ impl TurnContexts {
 
     /// The module running `path`, when it is a known sub-context.
     pub fn module(&self, path: &ContextPath) -> Option<&str> {
-        self.modules.get(&key(path)).map(String::as_str)
+        self.modules.get(&path.numbers()).map(String::as_str)
     }
 
     /// The summary tree of the turn that just ended, or nothing when it spawned no context.
