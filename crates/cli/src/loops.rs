@@ -437,14 +437,13 @@ fn print_verbose(rows: &[Row]) {
 /// smoke call of its own tools, whose refusals are reported but are no failure. Exit 0 when
 /// every check passes.
 pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyhow::Result<u8> {
-    let (source, name) = match guest {
-        Guest::File(path) => (LoopSource::File(path.to_path_buf()), None),
-        Guest::Named(name) => (resolve(search, name)?.location, Some(name)),
-    };
     // A named module's grants are part of what it is: shown, as the listing shows them.
-    let grants = match name {
-        Some(name) => Some(resolve(search, name)?.context_tools.grants),
-        None => None,
+    let (source, name, grants) = match guest {
+        Guest::File(path) => (LoopSource::File(path.to_path_buf()), None, None),
+        Guest::Named(name) => {
+            let entry = resolve(search, name)?;
+            (entry.location, Some(name), Some(entry.context_tools.grants))
+        }
     };
     let Some(Component { bytes, origin }) = source.component()? else {
         let name = name.unwrap_or("standard");
