@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agent_files;
 mod agents;
 mod cli_errors;
 mod commands;

@@ -33,7 +33,8 @@ impl Home {
 
     fn cmd(&self) -> assert_cmd::Command {
         let mut cmd = wonopcode();
-        cmd.env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+        cmd.env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .env_remove("WONOPCODE_AGENT_LOOPS_PATH");

@@ -328,7 +328,7 @@ fn loop_lists_the_named_loops_and_switches_to_one_without_tools_or_grants_of_its
     enter(&mut session, "/loop boxed");
     expect(
         &mut session,
-        "/loop boxed: `boxed` has tools or grants of its own in registry.yaml",
+        "/loop boxed: `boxed` has a prompt, tools or grants of its own",
     );
     says(
         &mut session,

@@ -47,6 +47,16 @@ pub fn micro_cents(dollars: f64) -> Result<u64, String> {
     Ok((dollars * 1e8).round() as u64)
 }
 
+/// The tighter of two optional limits: where two settings limit the same thing (a spawn's
+/// and its agent file's timeout, a module's grants and its own token limit), the smaller
+/// holds, and either alone holds.
+pub fn tighter<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// What the run spent and what requests in flight may still spend.
 #[derive(Debug, Default)]
 struct Ledger {

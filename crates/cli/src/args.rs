@@ -273,6 +273,11 @@ pub struct LoopSearchArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub loops_dir: Vec<PathBuf>,
 
+    /// The workspace whose agents (`.wonopcode/agents/`, `.claude/agents/`) are listed
+    /// (default: the current directory).
+    #[arg(short = 'C', long = "cwd", value_name = "DIR", global = true)]
+    pub cwd: Option<PathBuf>,
+
     /// Do not read or write the cache of compiled guest components.
     #[arg(long, global = true)]
     pub no_cache: bool,

@@ -32,15 +32,18 @@ fn loop_type_name(kind: LoopType) -> &'static str {
 pub struct Search<'a> {
     config: Option<&'a Path>,
     loops_dir: &'a [PathBuf],
+    /// `-C`: the workspace whose agents are found (else the current directory).
+    workspace: Option<&'a Path>,
     no_cache: bool,
 }
 
 impl<'a> Search<'a> {
-    /// A run's: its config file, `--loops-dir` and `--no-cache`.
+    /// A run's: its config file, `--loops-dir`, `-C` and `--no-cache`.
     pub fn of_run(run: &'a RunArgs) -> Self {
         Self {
             config: run.config.as_deref(),
             loops_dir: &run.loops_dir,
+            workspace: run.cwd.as_deref(),
             no_cache: run.no_cache,
         }
     }
@@ -50,8 +53,18 @@ impl<'a> Search<'a> {
         Self {
             config: search.config.as_deref(),
             loops_dir: &search.loops_dir,
+            workspace: search.cwd.as_deref(),
             no_cache: search.no_cache,
         }
+    }
+
+    /// The directories searched, the workspace's agents among them.
+    pub fn path(&self) -> SearchPath {
+        let workspace = match self.workspace {
+            Some(dir) => Some(dir.to_path_buf()),
+            None => std::env::current_dir().ok(),
+        };
+        SearchPath::standard(self.loops_dir, workspace.as_deref())
     }
 }
 
@@ -101,9 +114,10 @@ pub async fn validate_flags(args: &PromptArgs) -> anyhow::Result<u8> {
     validate(&Search::of_run(&args.run), guest, args.json).await
 }
 
-/// The loop the flags ask for. `--agent-loop` and `--agent-loop-name` imply `custom`;
-/// contradictions are usage errors naming both flags.
-pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<LoopSource> {
+/// The loop the flags ask for, with the catalog it was found in when named (its warnings
+/// printed). `--agent-loop` and `--agent-loop-name` imply `custom`; contradictions are usage
+/// errors naming both flags.
+pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<(LoopSource, Option<Catalog>)> {
     let name = args.agent_loop_name.as_deref();
     match (args.loop_type, &args.agent_loop, name) {
         (_, Some(_), Some(_)) => Err(usage(
@@ -120,17 +134,21 @@ pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<LoopSource> {
         (Some(LoopType::Custom), None, None) => Err(usage(
             "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
         )),
-        (_, Some(path), None) => Ok(LoopSource::File(path.clone())),
-        (_, None, Some(name)) => Ok(resolve(&Search::of_run(&args.run), name)?.location),
-        (Some(LoopType::Wasm), None, None) => Ok(LoopSource::Embedded),
-        (Some(LoopType::Standard) | None, None, None) => Ok(LoopSource::Native),
+        (_, Some(path), None) => Ok((LoopSource::File(path.clone()), None)),
+        (_, None, Some(name)) => {
+            let catalog = catalog(&Search::of_run(&args.run), false);
+            let entry = catalog.find(name).map_err(|e| usage(e.to_string()))?;
+            Ok((entry.location.clone(), Some(catalog)))
+        }
+        (Some(LoopType::Wasm), None, None) => Ok((LoopSource::Embedded, None)),
+        (Some(LoopType::Standard) | None, None, None) => Ok((LoopSource::Native, None)),
     }
 }
 
 /// Discovers the named loops, printing what went wrong while looking.
 /// With `quiet`, the caller reports the warnings itself (`--list-loops --json`).
 fn catalog(search: &Search<'_>, quiet: bool) -> Catalog {
-    let catalog = Catalog::discover(&SearchPath::standard(search.loops_dir));
+    let catalog = Catalog::discover(&search.path());
     if !quiet {
         for warning in &catalog.warnings {
             eprintln!("warning: {warning}");
@@ -171,19 +189,21 @@ struct Row {
     shadowed_by: Option<&'static str>,
 }
 
-/// What a loop is: the native loop, the embedded guest, or a component file.
+/// What a loop is: the native loop, the embedded guest, a component file, or an agent file.
 fn kind(location: &LoopSource) -> &'static str {
     match location {
         LoopSource::Native => "native",
         LoopSource::Embedded => "embedded",
         LoopSource::File(_) => "component",
+        LoopSource::Agent(_) => "agent",
     }
 }
 
 fn file_of(location: &LoopSource) -> Option<PathBuf> {
     match location {
         LoopSource::File(path) => Some(path.clone()),
-        _ => None,
+        LoopSource::Agent(agent) => Some(agent.file.clone()),
+        LoopSource::Native | LoopSource::Embedded => None,
     }
 }
 
@@ -211,7 +231,7 @@ fn short_path(path: &Path) -> String {
 /// `wonopcode loops list` (`--list-loops`): a table, or JSON with `--json`.
 pub async fn list(search: &Search<'_>, json: bool, verbose: bool) -> anyhow::Result<u8> {
     let cache = (!search.no_cache).then(MetadataCache::standard);
-    let (listed, warnings) = loops::list(search.loops_dir, cache, cache_policy_of(search)?).await;
+    let (listed, warnings) = loops::list(&search.path(), cache, cache_policy_of(search)?).await;
     if !json {
         for warning in &warnings {
             eprintln!("warning: {warning}");
@@ -442,6 +462,10 @@ pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyh
         Guest::File(path) => (LoopSource::File(path.to_path_buf()), None, None),
         Guest::Named(name) => {
             let entry = resolve(search, name)?;
+            if let Some(agent) = entry.location.agent() {
+                let config = config::load(search.config)?;
+                return Ok(crate::agent_check::validate(&entry, agent, &config, json));
+            }
             (entry.location, Some(name), Some(entry.context_tools.grants))
         }
     };

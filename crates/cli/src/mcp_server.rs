@@ -19,7 +19,7 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;
     let policy = permissions(&args.permissions, matches, &config)?;
-    let catalog = Catalog::discover(&SearchPath::standard(&args.run.loops_dir));
+    let catalog = Catalog::discover(&SearchPath::standard(&args.run.loops_dir, Some(&root)));
     for warning in &catalog.warnings {
         eprintln!("warning: {warning}");
     }

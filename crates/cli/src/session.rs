@@ -216,7 +216,7 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     if let (Some(dir), Some(lang)) = (&args.new_guest, args.lang) {
         return crate::new_guest::create(dir, lang);
     }
-    let source = loops::loop_choice(&args)?;
+    let (source, catalog) = loops::loop_choice(&args)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;
     let input = input(&args)?;
@@ -264,6 +264,9 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     }
     if let Some(name) = &args.agent_loop_name {
         builder = builder.loop_name(name);
+    }
+    if let Some(catalog) = catalog {
+        builder = builder.catalog(catalog);
     }
     let mut session = builder.build().await.map_err(reported)?;
     for notice in session.notices() {

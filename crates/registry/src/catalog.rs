@@ -1,17 +1,23 @@
 //! The catalog: every loop found, by name. Built-ins come first (`standard`, the native loop,
 //! and `default`, the embedded guest), then each search directory in order: its
-//! `registry.yaml`, then its `*.wasm` files (named by file stem). The first of a name wins;
+//! `registry.yaml`, then its `*.wasm` files (named by file stem), then its `agents/*.md`
+//! (an agents directory: its `*.md`). The first of a name wins;
 //! later ones are kept as shadowed, with a note. A registry entry and a directory file that
 //! are the same file are one module, not a conflict.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::agent_file::AgentFile;
 use crate::error::RegistryError;
 use crate::file::{FILE_NAME, InputSchema, ModuleTools, RegistryFile};
 use crate::paths::{DirKind, SearchPath};
 use wonopcode_wasm_host::LoopSource;
+
+/// The sub-directory of a loop directory that holds agent files.
+pub const AGENTS_SUBDIR: &str = "agents";
 
 /// Where an entry was found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +35,11 @@ pub enum Source {
         /// The directory.
         dir: PathBuf,
     },
+    /// An agent file (`*.md`).
+    AgentFile {
+        /// The file.
+        file: PathBuf,
+    },
 }
 
 impl Source {
@@ -38,6 +49,7 @@ impl Source {
             Source::BuiltIn => "built-in",
             Source::Registry { .. } => "registry",
             Source::Directory { .. } => "directory",
+            Source::AgentFile { .. } => "agent file",
         }
     }
 }
@@ -127,15 +139,53 @@ impl Catalog {
                 ));
                 continue;
             }
-            catalog.scan(&dir.path);
+            if dir.kind == DirKind::Agents {
+                catalog.scan_agents(&dir.path);
+            } else {
+                catalog.scan(&dir.path);
+                catalog.scan_agents(&dir.path.join(AGENTS_SUBDIR));
+            }
         }
         catalog
+    }
+
+    /// Reads the agent files (`*.md`) of a directory, in name order; one that does not parse
+    /// is skipped with its one line.
+    fn scan_agents(&mut self, dir: &Path) {
+        let Ok(listing) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut files: Vec<PathBuf> = listing
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            match AgentFile::load(&file) {
+                Ok(agent) => {
+                    self.warnings.extend(agent.warnings);
+                    self.add(Entry {
+                        name: agent.definition.name.clone(),
+                        source: Source::AgentFile { file },
+                        location: LoopSource::Agent(Arc::new(agent.definition)),
+                        description: agent.description,
+                        version: None,
+                        input_schema: None,
+                        context_tools: agent.context_tools,
+                        shadows: Vec::new(),
+                    });
+                }
+                Err(e) => self.warnings.push(format!("{e} (file skipped)")),
+            }
+        }
     }
 
     /// Adds `entry`, or records it as shadowed by an earlier entry of the same name.
     fn add(&mut self, entry: Entry) {
         let same_file = |e: &Entry| match (&e.location, &entry.location) {
             (LoopSource::File(a), LoopSource::File(b)) => same_path(a, b),
+            (LoopSource::Agent(a), LoopSource::Agent(b)) => same_path(&a.file, &b.file),
             _ => false,
         };
         match self.entries.iter_mut().find(|e| e.name == entry.name) {

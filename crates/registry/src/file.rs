@@ -104,12 +104,40 @@ struct RawModule {
 /// `grants:` as written; `tools` may be given here or beside it, not both.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawGrants {
+pub(crate) struct RawGrants {
     tools: Option<Vec<String>>,
     #[serde(default, deserialize_with = "SandboxPolicy::optional_mode_or_policy")]
     sandbox: Option<SandboxPolicy>,
     max_cost: Option<f64>,
     max_tokens: Option<u64>,
+}
+
+impl RawGrants {
+    /// The allowlist and grants of a module (or agent) whose `tools` may be given beside
+    /// `grants` or in it, not both; a cost limit is checked.
+    pub(crate) fn merge(
+        grants: Option<Self>,
+        tools: Option<Vec<String>>,
+    ) -> Result<(Option<Vec<String>>, ModuleGrants), String> {
+        let Some(grants) = grants else {
+            return Ok((tools, ModuleGrants::default()));
+        };
+        if grants.tools.is_some() && tools.is_some() {
+            return Err("`tools` is given twice, beside `grants` and in it: keep one".into());
+        }
+        if let Some(max) = grants.max_cost {
+            wonopcode_agent_loop::budget::micro_cents(max)
+                .map_err(|e| format!("grants.max_cost: {e}"))?;
+        }
+        Ok((
+            grants.tools.or(tools),
+            ModuleGrants {
+                sandbox: grants.sandbox,
+                max_cost: grants.max_cost,
+                max_tokens: grants.max_tokens,
+            },
+        ))
+    }
 }
 
 /// One module of a registry file.
@@ -233,19 +261,7 @@ impl RegistryFile {
         if text.trim().is_empty() {
             return Ok(Self::default());
         }
-        let error = |e: serde_yaml::Error| RegistryError::File {
-            at: match e.location() {
-                Some(l) => format!("{}:{}:{}", path.display(), l.line(), l.column()),
-                None => path.display().to_string(),
-            },
-            // The position is in `at`; serde_yaml repeats it at the end of its message.
-            reason: match (e.location(), e.to_string()) {
-                (Some(l), text) => text
-                    .trim_end_matches(&format!(" at line {} column {}", l.line(), l.column()))
-                    .to_owned(),
-                (None, text) => text,
-            },
-        };
+        let error = |e: serde_yaml::Error| yaml_error(path, &e, 0);
         let order = serde_yaml::from_str::<NameCheck>(text)
             .map_err(error)?
             .modules
@@ -284,28 +300,7 @@ impl RegistryFile {
                 at: path.display().to_string(),
                 reason: format!("module `{name}`: {reason}"),
             };
-            let (tools, grants) = match module.grants {
-                None => (module.tools, ModuleGrants::default()),
-                Some(grants) => {
-                    if grants.tools.is_some() && module.tools.is_some() {
-                        return Err(refused(
-                            "`tools` is given twice, beside `grants` and in it: keep one".into(),
-                        ));
-                    }
-                    if let Some(max) = grants.max_cost {
-                        wonopcode_agent_loop::budget::micro_cents(max)
-                            .map_err(|e| refused(format!("grants.max_cost: {e}")))?;
-                    }
-                    (
-                        grants.tools.or(module.tools),
-                        ModuleGrants {
-                            sandbox: grants.sandbox,
-                            max_cost: grants.max_cost,
-                            max_tokens: grants.max_tokens,
-                        },
-                    )
-                }
-            };
+            let (tools, grants) = RawGrants::merge(module.grants, module.tools).map_err(refused)?;
             modules.push(FileEntry {
                 path: base.join(&module.path),
                 name,
@@ -320,6 +315,29 @@ impl RegistryFile {
             });
         }
         Ok(Self { modules, warnings })
+    }
+}
+
+/// A YAML error of `path` as one line naming the file, line and column; `lines_before` is
+/// how many lines of the file come before the YAML text (an agent file's `---`).
+pub(crate) fn yaml_error(path: &Path, e: &serde_yaml::Error, lines_before: usize) -> RegistryError {
+    RegistryError::File {
+        at: match e.location() {
+            Some(l) => format!(
+                "{}:{}:{}",
+                path.display(),
+                l.line() + lines_before,
+                l.column()
+            ),
+            None => path.display().to_string(),
+        },
+        // The position is in `at`; serde_yaml repeats it at the end of its message.
+        reason: match (e.location(), e.to_string()) {
+            (Some(l), text) => text
+                .trim_end_matches(&format!(" at line {} column {}", l.line(), l.column()))
+                .to_owned(),
+            (None, text) => text,
+        },
     }
 }
 

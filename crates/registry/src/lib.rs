@@ -1,11 +1,12 @@
 //! Named agent loops. Users collect guest loops — their own, their team's, the samples — and
-//! pick one by name. This crate finds them (in search-path order, `registry.yaml` and
-//! loose `*.wasm` files), resolves names with "did you mean" suggestions, and describes each
+//! agents written as Markdown, and pick one by name. This crate finds them (in search-path
+//! order, `registry.yaml`, loose `*.wasm` files and `agents/*.md`), resolves names with "did you mean" suggestions, and describes each
 //! module through the host's validation, cached by content hash so a listing recompiles
 //! nothing that has not changed.
 
 #![deny(missing_docs)]
 
+pub mod agent_file;
 pub mod catalog;
 pub mod error;
 pub mod file;
@@ -13,6 +14,7 @@ pub mod metadata;
 pub mod paths;
 pub mod resolver;
 
+pub use agent_file::AgentFile;
 pub use catalog::{Catalog, Entry, Shadowed, Source};
 pub use error::RegistryError;
 pub use file::{InputSchema, ModuleGrants, ModuleTools};

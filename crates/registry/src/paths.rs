@@ -1,8 +1,12 @@
 //! Where loops are looked for, in order: directories from `--loops-dir`, then from
-//! `WONOPCODE_AGENT_LOOPS_PATH` (colon-separated), then the config directory's
-//! `wonopcode/agent-loops/`, the data directory's, and `/usr/share/wonopcode/agent-loops/`.
-//! `dirs` honours `XDG_CONFIG_HOME` and `XDG_DATA_HOME`. In each directory `registry.yaml`
-//! is read before the `*.wasm` files.
+//! `WONOPCODE_AGENT_LOOPS_PATH` (colon-separated), then the workspace's agents
+//! (`.wonopcode/agents/`, then Claude Code's `.claude/agents/`), the config directory's
+//! `wonopcode/agent-loops/`, the user's agents (`wonopcode/agents/` in the config directory,
+//! then `~/.claude/agents/`), the data directory's `wonopcode/agent-loops/`, and
+//! `/usr/share/wonopcode/agent-loops/`. `dirs` honours `XDG_CONFIG_HOME` and
+//! `XDG_DATA_HOME`. In each loop directory `registry.yaml` is read before the `*.wasm` files,
+//! then the agent files of its `agents/` sub-directory; an agents directory holds `*.md`
+//! agent files only. The project's come before the user's, as in Claude Code.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +26,8 @@ pub enum DirKind {
     Data,
     /// The system-wide directory.
     System,
+    /// A directory of agent files only (the workspace's or the user's).
+    Agents,
 }
 
 /// One directory to search.
@@ -44,18 +50,62 @@ pub struct SearchPath {
 const SUBDIR: &str = "wonopcode/agent-loops";
 
 impl SearchPath {
-    /// The standard search path: `flag_dirs`, then the environment's, then the user's and the system's.
-    pub fn standard(flag_dirs: &[PathBuf]) -> Self {
+    /// The standard search path: `flag_dirs`, then the environment's, then the agents of
+    /// `workspace` (when given), then the user's and the system's.
+    pub fn standard(flag_dirs: &[PathBuf], workspace: Option<&Path>) -> Self {
         let env = std::env::var_os(PATH_VARIABLE);
+        let config = dirs::config_dir();
         Self::from_parts(
             flag_dirs,
             env.as_deref()
                 .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
                 .unwrap_or_default(),
-            dirs::config_dir().map(|d| d.join(SUBDIR)),
+            config.as_ref().map(|d| d.join(SUBDIR)),
             dirs::data_dir().map(|d| d.join(SUBDIR)),
             Some(Path::new("/usr/share").join(SUBDIR)),
         )
+        .with_agent_dirs(
+            workspace
+                .map(|w| vec![w.join(".wonopcode/agents"), w.join(".claude/agents")])
+                .unwrap_or_default(),
+            config
+                .map(|c| c.join("wonopcode/agents"))
+                .into_iter()
+                .chain(dirs::home_dir().map(|h| h.join(".claude/agents")))
+                .collect(),
+        )
+    }
+
+    /// This path with agents directories added: `project`'s before the config directory's
+    /// loops, `user`'s after them.
+    pub fn with_agent_dirs(mut self, project: Vec<PathBuf>, user: Vec<PathBuf>) -> Self {
+        let agents = |dirs: Vec<PathBuf>| {
+            dirs.into_iter().map(|path| SearchDir {
+                path,
+                kind: DirKind::Agents,
+            })
+        };
+        let config = self.dirs.iter().position(|d| d.kind == DirKind::Config);
+        let before = config.unwrap_or_else(|| {
+            self.dirs
+                .iter()
+                .position(|d| matches!(d.kind, DirKind::Data | DirKind::System))
+                .unwrap_or(self.dirs.len())
+        });
+        let after = config.map_or(before, |c| c + 1);
+        let tail = self.dirs.split_off(after);
+        self.dirs.extend(agents(user));
+        self.dirs.extend(tail);
+        let tail = self.dirs.split_off(before);
+        self.dirs.extend(agents(project));
+        self.dirs.extend(tail);
+        let mut seen = Vec::new();
+        self.dirs.retain(|d| {
+            let new = !seen.contains(&d.path);
+            seen.push(d.path.clone());
+            new
+        });
+        self
     }
 
     /// A search path from its parts (for tests and embedders). Empty entries and repeats
@@ -111,6 +161,32 @@ mod tests {
                 (PathBuf::from("/env"), DirKind::Environment),
                 (PathBuf::from("/cfg"), DirKind::Config),
                 (PathBuf::from("/sys"), DirKind::System),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_project_agents_come_before_the_users() {
+        let path = SearchPath::from_parts(
+            &[PathBuf::from("/flag")],
+            Vec::new(),
+            Some(PathBuf::from("/cfg")),
+            Some(PathBuf::from("/data")),
+            None,
+        )
+        .with_agent_dirs(
+            vec![PathBuf::from("/w/.wonopcode/agents")],
+            vec![PathBuf::from("/home/.claude/agents")],
+        );
+        let got: Vec<_> = path.dirs.iter().map(|d| d.path.to_str().unwrap()).collect();
+        assert_eq!(
+            got,
+            [
+                "/flag",
+                "/w/.wonopcode/agents",
+                "/cfg",
+                "/home/.claude/agents",
+                "/data"
             ]
         );
     }

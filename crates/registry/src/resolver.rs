@@ -27,6 +27,14 @@ impl CatalogResolver {
 }
 
 impl CatalogResolver {
+    /// A resolver over a catalog its caller discovered (and reported the warnings of).
+    pub fn discovered(search: SearchPath, catalog: Catalog) -> Self {
+        Self {
+            search,
+            catalog: OnceLock::from(catalog),
+        }
+    }
+
     fn catalog(&self) -> &Catalog {
         self.catalog.get_or_init(|| {
             let catalog = Catalog::discover(&self.search);

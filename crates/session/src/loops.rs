@@ -2,7 +2,6 @@
 //! changed between prompts (hot reload), and listing the named loops with what checking
 //! each one found.
 
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
@@ -45,7 +44,7 @@ pub async fn load(
             engine,
             host_config,
         }),
-        LoopSource::Native | LoopSource::Embedded => None,
+        LoopSource::Native | LoopSource::Embedded | LoopSource::Agent(_) => None,
     };
     Ok((Arc::new(agent), reloader))
 }
@@ -116,16 +115,16 @@ pub struct ListedLoop {
     pub shadows: Vec<Option<Metadata>>,
 }
 
-/// Every named loop on the search path (the standard directories after `dirs`), checked;
+/// Every named loop on the search path, checked;
 /// what went wrong while looking comes back as warnings. Modules are checked through the
 /// metadata cache (`cache`: `None` checks afresh each time) and the compile cache under
 /// `compile` (`None`: none); a warm cache needs no engine at all.
 pub async fn list(
-    dirs: &[PathBuf],
+    search: &SearchPath,
     cache: Option<MetadataCache>,
     compile: Option<CachePolicy>,
 ) -> (Vec<ListedLoop>, Vec<String>) {
-    let catalog = Catalog::discover(&SearchPath::standard(dirs));
+    let catalog = Catalog::discover(search);
     let cache = cache.unwrap_or_else(|| MetadataCache::at(None));
     let engine = LazyEngine {
         engine: OnceLock::new(),
@@ -169,7 +168,7 @@ async fn describe(
     engine: &LazyEngine,
 ) -> Option<Metadata> {
     match location {
-        LoopSource::Native => None,
+        LoopSource::Native | LoopSource::Agent(_) => None,
         LoopSource::Embedded => Some(
             cache
                 .describe(|| engine.get(), DEFAULT_LOOP, "the default guest")

@@ -63,7 +63,7 @@ pub async fn open(
 }
 
 /// The model catalog: the built-in providers with the config file's entries laid over them.
-fn catalog(config: &Config) -> Result<ModelCatalog, SessionError> {
+pub fn catalog(config: &Config) -> Result<ModelCatalog, SessionError> {
     ModelCatalog::builtin()
         .and_then(|c| c.with_overrides(&config.providers))
         .map_err(|e| SessionError::Config(e.to_string()))

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget};
+use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
@@ -16,7 +16,7 @@ use wonopcode_agent_loop::{
     Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
     ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_registry::{CatalogResolver, SearchPath};
+use wonopcode_registry::{Catalog, CatalogResolver, SearchPath};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
@@ -71,6 +71,7 @@ pub struct SessionBuilder {
     elicitor: Option<Arc<dyn Elicitor>>,
     /// The registry name of the loop, when it was chosen by name (its own servers start).
     loop_name: Option<String>,
+    catalog: Option<Catalog>,
 }
 
 impl SessionBuilder {
@@ -136,6 +137,13 @@ impl SessionBuilder {
     ) -> Self {
         self.prompter = Some(permissions);
         self.guest_prompter = Some(guests);
+        self
+    }
+
+    /// The catalog of named loops, when the caller has discovered it already (and reported
+    /// what went wrong while looking); else the session discovers it on first use.
+    pub fn catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = Some(catalog);
         self
     }
 
@@ -226,14 +234,27 @@ impl SessionBuilder {
             )));
         }
         let config = self.config;
+        // An agent file's model, iteration and time limits are the run's unless the caller
+        // chose its own.
+        let agent_file = self.source.agent().cloned();
+        let mut model_choice = self.model_choice;
+        let mut budget_limits = self.budget;
+        if let Some(agent) = &agent_file {
+            if model_choice.provider.is_none() && model_choice.model.is_none() {
+                model_choice.provider = agent.provider.clone();
+                model_choice.model = agent.model.clone();
+            }
+            let wall = agent.timeout_ms.map(Duration::from_millis);
+            budget_limits.max_wall = tighter(budget_limits.max_wall, wall);
+        }
         let (provider, models) = match self.model {
             Some(opened) => opened,
-            None => models::open(&self.model_choice, &config).await?,
+            None => models::open(&model_choice, &config).await?,
         };
         // Every model of the run, the ones guests switch to included, draws on one budget;
         // a cost limit on a model without prices is refused before anything is stored.
-        let (provider, models) = if self.budget.any() {
-            let budget = RunBudget::new(self.budget);
+        let (provider, models) = if budget_limits.any() {
+            let budget = RunBudget::new(budget_limits);
             budget
                 .check_model(provider.info())
                 .map_err(SessionError::Choice)?;
@@ -308,14 +329,16 @@ impl SessionBuilder {
         let mut loop_config = LoopConfig {
             max_iterations: self
                 .max_iterations
+                .or(agent_file.as_ref().and_then(|a| a.max_iterations))
                 .or(config.max_iterations)
                 .unwrap_or(DEFAULT_MAX_ITERATIONS),
-            system_prompt: Some(
-                config
+            system_prompt: Some(match &agent_file {
+                Some(agent) => agent.system_prompt.clone(),
+                None => config
                     .system_prompt
                     .clone()
                     .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
-            ),
+            }),
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
@@ -324,7 +347,13 @@ impl SessionBuilder {
                 .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
         });
         let resolver = Arc::new(SessionResolver {
-            catalog: CatalogResolver::new(SearchPath::standard(&self.loops_dirs)),
+            catalog: {
+                let search = SearchPath::standard(&self.loops_dirs, Some(&root));
+                match self.catalog {
+                    Some(catalog) => CatalogResolver::discovered(search, catalog),
+                    None => CatalogResolver::new(search),
+                }
+            },
             workspace: root.clone(),
             env: command_env.clone(),
             elicitor: elicitor.clone(),
@@ -375,7 +404,8 @@ impl SessionBuilder {
             hot_reload: self.hot_reload,
             scoped_root: self.loop_name.as_ref().and_then(|name| {
                 let entry = resolver.catalog.entry(name).ok()?;
-                (!entry.context_tools.is_empty()).then(|| name.clone())
+                let own = !entry.context_tools.is_empty() || entry.location.agent().is_some();
+                own.then(|| name.clone())
             }),
         };
         let (mcp_failures, loaded, own) = tokio::join!(
@@ -385,10 +415,21 @@ impl SessionBuilder {
         );
         let (agent, reloader) = loaded?;
         let own = own.map_err(SessionError::Choice)?;
-        let (tools, clashes) = own.apply(&tools);
+        let (mut tools, clashes) = own.apply(&tools);
+        if let Some(file) = agent_file.as_ref().filter(|a| !a.denied_tools.is_empty()) {
+            let kept: Vec<String> = tools
+                .names()
+                .filter(|name| !file.denied_tools.iter().any(|d| d == name))
+                .map(str::to_owned)
+                .collect();
+            tools = tools.filtered(kept.iter().map(String::as_str));
+        }
         events.emit(EventKind::SessionStarted {
             session_id: session_id.clone(),
-            loop_name: agent.name().to_owned(),
+            loop_name: agent_file
+                .as_ref()
+                .map_or(agent.name(), |a| a.name.as_str())
+                .to_owned(),
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
@@ -401,6 +442,7 @@ impl SessionBuilder {
         report_failures(&events, &own, clashes);
         Ok(Session {
             root,
+            agent_file: agent_file.map(|a| a.name.clone()),
             messages,
             provider,
             models,
@@ -444,6 +486,8 @@ impl TurnCanceller {
 /// [`Session::resume`].
 pub struct Session {
     root: PathBuf,
+    /// The agent file's name when the root runs one.
+    agent_file: Option<String>,
     messages: Vec<Message>,
     provider: SharedModel,
     /// The models the root may switch to (`Session::switch_model`), under the run's budget.
@@ -476,8 +520,8 @@ struct LoopSwitcher {
     cache: Option<CachePolicy>,
     host_config: HostConfig,
     hot_reload: bool,
-    /// The named root loop, when its registry entry has tools or grants of its own: they
-    /// are set up for the whole run, so the session keeps that loop.
+    /// The named root loop, when its registry entry has tools or grants of its own or it is
+    /// an agent file: they are set up for the whole run, so the session keeps that loop.
     scoped_root: Option<String>,
 }
 
@@ -514,6 +558,7 @@ impl Session {
             mcp: Vec::new(),
             elicitor: None,
             loop_name: None,
+            catalog: None,
         }
     }
 
@@ -627,13 +672,13 @@ impl Session {
 
     /// Runs the named loop `name` from the next prompt on: the conversation, model, tools
     /// and approvals carry over, and the new loop starts (`on_start`) at once. A loop whose
-    /// registry entry has tools or grants of its own (or a session started on one) is
-    /// refused in one line: those are set up when a run starts.
+    /// registry entry has tools or grants of its own, or that is an agent file (or a session
+    /// started on one) is refused in one line: those are set up when a run starts.
     pub async fn switch_loop(&mut self, name: &str) -> Result<&str, SessionError> {
         let switcher = &self.switcher;
         if let Some(root) = &switcher.scoped_root {
             return Err(SessionError::Choice(format!(
-                "the running loop `{root}` has tools or grants of its own in registry.yaml, set up for the whole run: start a new run to leave it"
+                "the running loop `{root}` has a prompt, tools or grants of its own, set up for the whole run: start a new run to leave it"
             )));
         }
         let entry = switcher
@@ -641,9 +686,9 @@ impl Session {
             .catalog
             .entry(name)
             .map_err(SessionError::Choice)?;
-        if !entry.context_tools.is_empty() {
+        if !entry.context_tools.is_empty() || entry.location.agent().is_some() {
             return Err(SessionError::Choice(format!(
-                "`{name}` has tools or grants of its own in registry.yaml, which are set up when a run starts: run `wonopcode --agent-loop-name {name}` (with --history FILE to keep this conversation)"
+                "`{name}` has a prompt, tools or grants of its own, which are set up when a run starts: run `wonopcode --agent-loop-name {name}` (with --history FILE to keep this conversation)"
             )));
         }
         let (agent, reloader) = loops::load(
@@ -774,9 +819,9 @@ impl Session {
         self.provider.info()
     }
 
-    /// The root loop's name.
+    /// The root loop's name (an agent file's own name).
     pub fn loop_name(&self) -> &str {
-        self.agent.name()
+        self.agent_file.as_deref().unwrap_or(self.agent.name())
     }
 
     /// The tools the root context has, sorted.

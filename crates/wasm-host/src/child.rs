@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents};
+use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents, tighter};
 use wonopcode_agent_loop::event::{Item, ItemDetails};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopContext, LoopResult,
     LoopStatus, Message, RunServices, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
 };
 
+use crate::agent_definition::AgentDefinition;
 use crate::bindings::context::{
     ContextGrants, ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus,
     TokenUsage,
@@ -127,10 +128,7 @@ pub(crate) async fn run_child(
     let Granted { own, lineage, cap } = granted(parent, &path, &params, grants)
         .await
         .map_err(|reason| refuse(parent, &path, &reason))?;
-    let max_tokens = match (params.max_tokens, own.max_tokens) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let max_tokens = tighter(params.max_tokens, own.max_tokens);
     let budget = TokenBudget::new(max_tokens, cap);
     let mut budgets = parent.frame.budgets.clone();
     budgets.push(budget.clone());
@@ -148,8 +146,17 @@ pub(crate) async fn run_child(
         grants: lineage,
         root_sink: root_sink.clone(),
     };
-    let child = load_child(parent, &path, &params, lineage).await?;
-    let module = child.agent().name().to_owned();
+    let (child, agent) = load_child(parent, &path, &params, lineage).await?;
+    // An agent file's settings are its spawn's defaults: what the spawn sets itself wins,
+    // and of two time limits the shorter holds.
+    let mut params = params;
+    if let Some(agent) = &agent {
+        apply_agent(&mut params, agent);
+    }
+    let module = match &agent {
+        Some(agent) => agent.name.clone(),
+        None => child.agent().name().to_owned(),
+    };
 
     let given = preferred_model(parent, &params).await?;
     let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
@@ -259,12 +266,13 @@ struct Lineage {
     root_sink: Arc<dyn EventSink>,
 }
 
+/// The child's loop, and the agent file's settings when it runs one.
 async fn load_child(
     parent: &ParentView,
     path: &ContextPath,
     params: &ContextParams,
     lineage: Lineage,
-) -> Result<ChildLoop, String> {
+) -> Result<(ChildLoop, Option<Arc<AgentDefinition>>), String> {
     let tree = &parent.frame.tree;
     let source = match &params.module {
         ContextModule::Same => None,
@@ -290,7 +298,7 @@ async fn load_child(
             Some(loaded) => (loaded, None),
             None => {
                 let Some(component) = source.component().map_err(|e| e.to_string())? else {
-                    return Ok(ChildLoop::Native(StandardLoop));
+                    return Ok((ChildLoop::Native(StandardLoop), source.agent().cloned()));
                 };
                 let base = &parent.frame.loaded;
                 let (loaded, first) = load_guest(
@@ -318,9 +326,31 @@ async fn load_child(
         grants: lineage.grants,
         root_sink: Some(lineage.root_sink),
     };
-    Ok(ChildLoop::Guest(Box::new(WasmAgentLoop::child(
-        frame, first,
-    ))))
+    Ok((
+        ChildLoop::Guest(Box::new(WasmAgentLoop::child(frame, first))),
+        None,
+    ))
+}
+
+/// An agent file's settings laid under a spawn's own: the spawn's system prompt, model and
+/// iteration limit win; the agent's denied tools are added to the spawn's; the shorter
+/// timeout holds.
+fn apply_agent(params: &mut ContextParams, agent: &AgentDefinition) {
+    if params.system_prompt.is_none() {
+        params.system_prompt = Some(agent.system_prompt.clone());
+    }
+    if params.preferred_provider.is_none() && params.preferred_model.is_none() {
+        params.preferred_provider = agent.provider.clone();
+        params.preferred_model = agent.model.clone();
+    }
+    params.max_iterations = params.max_iterations.or(agent.max_iterations);
+    params.timeout_ms = tighter(params.timeout_ms, agent.timeout_ms);
+    if !agent.denied_tools.is_empty() {
+        params
+            .denied_tools
+            .get_or_insert_with(Vec::new)
+            .extend(agent.denied_tools.iter().cloned());
+    }
 }
 
 /// What a child's grants give it.

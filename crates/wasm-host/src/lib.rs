@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agent_definition;
 mod bindings;
 mod budget;
 pub mod cache;
@@ -29,6 +30,7 @@ pub mod reload;
 pub mod state;
 mod wasm_loop;
 
+pub use agent_definition::AgentDefinition;
 pub use cache::{CachePolicy, CompileCache};
 pub use child::RESULT_DATA_KEY;
 pub use context_tree::{ContextLimits, ModuleResolver};

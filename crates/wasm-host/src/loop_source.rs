@@ -1,12 +1,14 @@
 //! Which loop runs a context. One type for every place that chooses one: the command line
-//! (`--loop-type`, `--agent-loop`, `--agent-loop-name`), the registry's entries, hot reload
-//! and `context-module::named` spawns.
+//! (`--loop-type`, `--agent-loop`, `--agent-loop-name`), the registry's entries and agent
+//! files, hot reload and `context-module::named` spawns.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::agent_definition::AgentDefinition;
 use crate::error::WasmError;
 
 /// Which loop runs a context.
@@ -19,6 +21,15 @@ pub enum LoopSource {
     Embedded,
     /// A component file.
     File(PathBuf),
+    /// An agent file: the native loop with the file's settings (shown as its file).
+    Agent(#[serde(serialize_with = "agent_file")] Arc<AgentDefinition>),
+}
+
+fn agent_file<S: serde::Serializer>(
+    agent: &Arc<AgentDefinition>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    agent.file.serialize(serializer)
 }
 
 /// A guest component's bytes and the name messages give it.
@@ -30,11 +41,19 @@ pub struct Component {
 }
 
 impl LoopSource {
+    /// The agent file's settings, when this is one.
+    pub fn agent(&self) -> Option<&Arc<AgentDefinition>> {
+        match self {
+            Self::Agent(agent) => Some(agent),
+            _ => None,
+        }
+    }
+
     /// The guest component this source names, read from its file; `None` for the native
-    /// loop.
+    /// loop (an agent file's too).
     pub fn component(&self) -> Result<Option<Component>, WasmError> {
         Ok(match self {
-            Self::Native => None,
+            Self::Native | Self::Agent(_) => None,
             Self::Embedded => Some(Component {
                 bytes: Cow::Borrowed(crate::DEFAULT_LOOP),
                 origin: "the default guest".to_owned(),

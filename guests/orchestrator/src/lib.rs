@@ -5,6 +5,10 @@
 //! runs in its own context (its own instance, history and limits) with only the tools of its
 //! trade, and its result comes back as the tool's output. The orchestrator reads the results:
 //! a reviewer's `request_changes` verdict or a failed specialist is called out to the model.
+//!
+//! More specialists — Markdown agents, other modules — are named in the config file's
+//! `guest: {orchestrator.specialists: "security-auditor, docs-writer"}`: the model may hand
+//! them tasks too, and each keeps the tools, model and limits its own file gives it.
 
 use std::cell::RefCell;
 
@@ -49,7 +53,24 @@ fn setting(key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The child for one `{specialist, task}` object.
+/// The sample specialists, whose tools the orchestrator chooses.
+const OWN_SPECIALISTS: &[&str] = &["planner", "coder", "researcher", "reviewer"];
+
+/// The specialists the config file adds (`orchestrator.specialists`, comma-separated).
+fn configured_specialists() -> Vec<String> {
+    config::get_config("orchestrator.specialists")
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty() && !OWN_SPECIALISTS.contains(name))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The child for one `{specialist, task}` object. A sample specialist gets the tools of its
+/// trade and the orchestrator's iteration limit; a configured one keeps its own.
 fn child(step: &Value) -> Result<Spawn, String> {
     let specialist = step["specialist"]
         .as_str()
@@ -58,14 +79,26 @@ fn child(step: &Value) -> Result<Spawn, String> {
         .as_str()
         .filter(|t| !t.is_empty())
         .ok_or("`task` (a non-empty string) is required")?;
-    let tools = trade(specialist).ok_or_else(|| {
-        format!("unknown specialist `{specialist}`: use planner, coder, researcher or reviewer")
-    })?;
-    let max_iterations = setting("orchestrator.max-iterations", u64::from(MAX_ITERATIONS));
-    Ok(Spawn::named(specialist, task)
-        .allow(tools)
-        .max_iterations(u32::try_from(max_iterations).unwrap_or(MAX_ITERATIONS))
-        .timeout_ms(setting("orchestrator.timeout-ms", TIMEOUT_MS)))
+    let spawn =
+        Spawn::named(specialist, task).timeout_ms(setting("orchestrator.timeout-ms", TIMEOUT_MS));
+    if let Some(tools) = trade(specialist) {
+        let max_iterations = setting("orchestrator.max-iterations", u64::from(MAX_ITERATIONS));
+        return Ok(spawn
+            .allow(tools)
+            .max_iterations(u32::try_from(max_iterations).unwrap_or(MAX_ITERATIONS)));
+    }
+    if configured_specialists()
+        .iter()
+        .any(|name| name == specialist)
+    {
+        return Ok(spawn);
+    }
+    let mut known: Vec<String> = OWN_SPECIALISTS.iter().map(|s| (*s).to_owned()).collect();
+    known.extend(configured_specialists());
+    Err(format!(
+        "unknown specialist `{specialist}`: use {}",
+        known.join(", ")
+    ))
 }
 
 /// A result as the model reads it, with what the orchestrator noticed about it.
@@ -118,7 +151,18 @@ fn delegate_parallel(arguments: &str) -> Result<String, String> {
         .join("\n"))
 }
 
-const STEP_SCHEMA: &str = r#"{"type":"object","properties":{"specialist":{"type":"string","enum":["planner","coder","researcher","reviewer"]},"task":{"type":"string","minLength":1}},"required":["specialist","task"]}"#;
+/// The schema of one `{specialist, task}` step: the specialist is one of `names`.
+fn step_schema(names: &[String]) -> String {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "specialist": {"type": "string", "enum": names},
+            "task": {"type": "string", "minLength": 1}
+        },
+        "required": ["specialist", "task"]
+    })
+    .to_string()
+}
 
 struct Orchestrator;
 
@@ -136,15 +180,24 @@ impl Loop for Orchestrator {
     }
 
     fn on_start() -> Result<(), LoopError> {
+        let configured = configured_specialists();
+        let mut names: Vec<String> = OWN_SPECIALISTS.iter().map(|s| (*s).to_owned()).collect();
+        names.extend(configured.iter().cloned());
+        let step = step_schema(&names);
+        let mut description = "Hand a task to a specialist and wait for its result: planner \
+                               (a JSON plan), coder (changes files), researcher (answers \
+                               questions, read-only), reviewer (a verdict, read-only)"
+            .to_owned();
+        if !configured.is_empty() {
+            description.push_str(&format!(", and {}", configured.join(", ")));
+        }
+        description.push('.');
         TOOLS.with(|t| {
             let mut tools = t.borrow_mut();
             tools.register(CustomTool {
                 name: "delegate".to_owned(),
-                description: "Hand a task to a specialist and wait for its result: planner \
-                              (a JSON plan), coder (changes files), researcher (answers \
-                              questions, read-only), reviewer (a verdict, read-only)."
-                    .to_owned(),
-                parameters_schema: STEP_SCHEMA.to_owned(),
+                description,
+                parameters_schema: step.clone(),
                 run: delegate,
             })?;
             tools.register(CustomTool {
@@ -153,7 +206,7 @@ impl Loop for Orchestrator {
                               time; results come back in the order given."
                     .to_owned(),
                 parameters_schema: format!(
-                    r#"{{"type":"object","properties":{{"tasks":{{"type":"array","minItems":1,"items":{STEP_SCHEMA}}}}},"required":["tasks"]}}"#
+                    r#"{{"type":"object","properties":{{"tasks":{{"type":"array","minItems":1,"items":{step}}}}},"required":["tasks"]}}"#
                 ),
                 run: delegate_parallel,
             })

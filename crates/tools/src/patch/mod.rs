@@ -1,0 +1,252 @@
+//! `apply_patch`: adds, updates, moves and deletes files with one patch in the format
+//! Codex's models are trained on (`parse`), its `input` argument as in Codex's function tool.
+//! The whole patch is worked out before anything is written: every path is checked to be in
+//! the workspace and every hunk to apply, so a patch that fails anywhere changes nothing.
+//! Operations apply in order, each seeing the files as the ones before it left them.
+
+mod apply;
+mod parse;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
+
+use crate::diff::unified;
+use crate::edit::read_for_edit;
+use crate::spec::{args, spec};
+use crate::workspace::{OpenError, describe, display, resolve};
+use apply::apply_hunks;
+use parse::{FileOp, parse};
+
+/// What the model is told about the format.
+const DESCRIPTION: &str = "Add, update, move and delete files with one patch. The patch \
+starts with `*** Begin Patch` and ends with `*** End Patch`. Between them, each file \
+operation starts with a header: `*** Add File: PATH` (then every line of the new file, each \
+prefixed with `+`), `*** Delete File: PATH`, or `*** Update File: PATH` (optionally followed \
+by `*** Move to: NEW_PATH`, then hunks). A hunk starts with `@@` (optionally followed by a \
+line that comes before the change, such as a function's first line) and lists lines \
+prefixed with ` ` (unchanged context, about 3 lines before and after), `-` (removed) or `+` \
+(added); `*** End of File` after a hunk anchors it at the end of the file. Paths are \
+relative to the workspace. If any hunk does not apply, nothing is changed.";
+
+/// Applies a patch to the workspace.
+pub struct ApplyPatchTool(ToolSpec);
+
+impl Default for ApplyPatchTool {
+    fn default() -> Self {
+        Self(spec(
+            "apply_patch",
+            DESCRIPTION,
+            ToolKind::Mutating,
+            ToolCategory::FileSystem,
+            json!({
+                "type": "object",
+                "properties": {
+                    "input": {"type": "string", "description": "The whole patch, from `*** Begin Patch` to `*** End Patch`"}
+                },
+                "required": ["input"],
+                "additionalProperties": false
+            }),
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    input: String,
+}
+
+#[async_trait]
+impl Tool for ApplyPatchTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
+        let a: Args = serde_json::from_value(arguments.clone()).ok()?;
+        let plan = Plan::of(root, &a.input).await.ok()?;
+        let diffs: Vec<String> = plan.changes.into_iter().filter_map(|c| c.diff).collect();
+        (!diffs.is_empty()).then(|| diffs.concat())
+    }
+
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
+        let a: Args = args(arguments)?;
+        let plan = Plan::of(&env.workspace_root, &a.input).await?;
+        plan.write().await?;
+        let summary: Vec<String> = plan
+            .changes
+            .iter()
+            .map(|c| {
+                let letter = match c.kind {
+                    FileChangeKind::Add => 'A',
+                    FileChangeKind::Update => 'M',
+                    FileChangeKind::Delete => 'D',
+                };
+                format!("{letter} {}", c.path)
+            })
+            .collect();
+        let mut out = ToolOutput::text(format!(
+            "applied the patch:\n{}",
+            summary.join("\n")
+        ));
+        out.file_changes = plan.changes;
+        Ok(out)
+    }
+}
+
+/// A patch worked out: every file's new content (`None`: removed), in the order first
+/// touched, and the changes to report.
+struct Plan {
+    files: BTreeMap<PathBuf, Option<String>>,
+    order: Vec<PathBuf>,
+    changes: Vec<FileChange>,
+}
+
+impl Plan {
+    /// Parses `patch` and works out what it does to the files under `root`, without
+    /// writing; the first problem is the error.
+    async fn of(root: &Path, patch: &str) -> Result<Self, ToolError> {
+        let ops = parse(patch).map_err(ToolError::Failed)?;
+        let mut plan = Self {
+            files: BTreeMap::new(),
+            order: Vec::new(),
+            changes: Vec::new(),
+        };
+        for op in &ops {
+            let path = resolve(root, op.path())?;
+            let rel = display(root, &path);
+            match op {
+                FileOp::Add { lines, .. } => {
+                    let before = plan.current(&path, &rel).await.ok();
+                    let mut after = lines.join("\n");
+                    after.push('\n');
+                    plan.change(&rel, before.as_deref(), Some(&after));
+                    plan.set(path, Some(after));
+                }
+                FileOp::Delete { .. } => {
+                    let before = plan.current(&path, &rel).await?;
+                    plan.change(&rel, Some(&before), None);
+                    plan.set(path, None);
+                }
+                FileOp::Update { move_to, hunks, .. } => {
+                    let before = plan.current(&path, &rel).await?;
+                    let after = apply_hunks(&before, hunks, &rel).map_err(ToolError::Failed)?;
+                    match move_to {
+                        None => {
+                            plan.change(&rel, Some(&before), Some(&after));
+                            plan.set(path, Some(after));
+                        }
+                        Some(target) => {
+                            let target = resolve(root, target)?;
+                            let target_rel = display(root, &target);
+                            plan.change(&rel, Some(&before), None);
+                            plan.set(path, None);
+                            let existing = plan.current(&target, &target_rel).await.ok();
+                            plan.change(
+                                &target_rel,
+                                Some(existing.as_deref().unwrap_or(&before)),
+                                Some(&after),
+                            );
+                            plan.set(target, Some(after));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The text of `path` as the operations so far leave it; `Err` when it is not there
+    /// (or not a text file wonopcode can edit).
+    async fn current(&self, path: &Path, rel: &str) -> Result<String, ToolError> {
+        match self.files.get(path) {
+            Some(Some(text)) => Ok(text.clone()),
+            Some(None) => Err(ToolError::Failed(format!(
+                "`{rel}` is deleted by an earlier part of the patch"
+            ))),
+            None => read_for_edit(path, rel).await,
+        }
+    }
+
+    fn set(&mut self, path: PathBuf, content: Option<String>) {
+        if !self.files.contains_key(&path) {
+            self.order.push(path.clone());
+        }
+        self.files.insert(path, content);
+    }
+
+    /// Notes a change of `rel` for the event stream: added when there was no file, deleted
+    /// when there is none after.
+    fn change(&mut self, rel: &str, before: Option<&str>, after: Option<&str>) {
+        let kind = match (before, after) {
+            (None, _) => FileChangeKind::Add,
+            (Some(_), None) => FileChangeKind::Delete,
+            (Some(_), Some(_)) => FileChangeKind::Update,
+        };
+        self.changes.push(FileChange {
+            path: rel.to_owned(),
+            kind,
+            diff: unified(rel, before, after.unwrap_or_default()),
+        });
+    }
+
+    /// Writes every file (through a temporary file renamed into place) and removes the
+    /// deleted ones.
+    async fn write(&self) -> Result<(), ToolError> {
+        for path in &self.order {
+            let rel = path.display().to_string();
+            match self.files.get(path) {
+                Some(Some(text)) => write_file(path, text).await?,
+                Some(None) => match tokio::fs::symlink_metadata(path).await {
+                    Ok(meta) if !meta.is_file() => {
+                        return Err(OpenError::NotRegular.for_path(&rel));
+                    }
+                    Ok(_) => tokio::fs::remove_file(path).await.map_err(|e| {
+                        ToolError::Failed(format!("cannot delete `{rel}`: {}", describe(&e)))
+                    })?,
+                    // Added and deleted by the same patch: nothing to remove.
+                    Err(_) => {}
+                },
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `text` to `path` whole: into a temporary file beside it, then renamed over it, so
+/// a reader never sees half of it.
+async fn write_file(path: &Path, text: &str) -> Result<(), ToolError> {
+    let failed = |e: std::io::Error| {
+        ToolError::Failed(format!("cannot write `{}`: {}", path.display(), describe(&e)))
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    tokio::fs::create_dir_all(dir).await.map_err(failed)?;
+    let (dir, path, text) = (dir.to_path_buf(), path.to_path_buf(), text.to_owned());
+    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = tempfile::NamedTempFile::new_in(&dir)?;
+        file.write_all(text.as_bytes())?;
+        // A new file gets the usual permissions; an existing one keeps its own.
+        let mode = std::fs::metadata(&path).map(|m| m.permissions());
+        if let Ok(permissions) = mode {
+            file.as_file().set_permissions(permissions)?;
+        }
+        file.persist(&path).map_err(|e| e.error)?;
+        Ok(())
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("writing the file stopped: {e}")))?
+    .map_err(failed)
+}

@@ -1,0 +1,347 @@
+//! Agents written as Markdown (`docs/agents.md`) on the real binary: a Claude Code subagent
+//! file, as its documentation writes one, runs by name and is spawned by the sample
+//! orchestrator; its tool list holds and its model is the one it names.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+use wonopcode_wasm_host::guest_paths::ORCHESTRATOR;
+
+use crate::support::{Scratch, call, done, events, stderr, text, wonopcode};
+
+/// A subagent file in the shape of Claude Code's documentation.
+const CODE_REVIEWER: &str = "---
+name: code-reviewer
+description: Expert code review specialist. Proactively reviews code for quality, security, and maintainability. Use immediately after writing or modifying code.
+tools: Read, Grep, Glob
+model: haiku
+color: blue
+---
+
+You are a senior code reviewer ensuring high standards of code quality and security.
+
+When invoked:
+1. Run git diff to see recent changes
+2. Focus on modified files
+3. Begin review immediately
+";
+
+/// The recorded model of Claude Code's `haiku`.
+fn haiku() -> Value {
+    json!({"id": "claude-haiku-4-5", "provider": "anthropic", "context_window": 200000,
+           "max_output": 64000})
+}
+
+/// A transcript of `(context, model, chunks)` responses under a header model of `test/m`.
+fn transcript(responses: &[(&str, Option<Value>, Vec<Value>)]) -> String {
+    let header = json!({"type":"header","format":"wonopcode-transcript","version":1,
+        "model":{"id":"m","provider":"test","context_window":200000,"max_output":1000}});
+    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
+    let mut lines = vec![header.to_string()];
+    for (context, model, chunks) in responses {
+        let number = numbers.entry(context).or_default();
+        let mut record = json!({"type":"turn","context":context,"turn":*number,"chunks":chunks});
+        if let Some(model) = model {
+            record["model"] = model.clone();
+        }
+        lines.push(record.to_string());
+        *number += 1;
+    }
+    lines.join("\n") + "\n"
+}
+
+/// A workspace with the reviewer in `.claude/agents/`, and a home of its own (no user
+/// agents or config of the machine's).
+struct AgentScratch {
+    scratch: Scratch,
+    home: PathBuf,
+}
+
+impl AgentScratch {
+    fn new() -> Self {
+        let scratch = Scratch::new();
+        let agents = scratch.ws().join(".claude/agents");
+        std::fs::create_dir_all(&agents).unwrap();
+        std::fs::write(agents.join("code-reviewer.md"), CODE_REVIEWER).unwrap();
+        scratch.file(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 { a - b }\n",
+        );
+        let home = scratch.outside("home");
+        std::fs::create_dir_all(&home).unwrap();
+        Self { scratch, home }
+    }
+
+    fn run(&self, responses: &[(&str, Option<Value>, Vec<Value>)], extra: &[&str]) -> Output {
+        let t = self.scratch.outside("t.jsonl");
+        std::fs::write(&t, transcript(responses)).unwrap();
+        wonopcode()
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".data"))
+            .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
+            .args(["--yes", "--json", "--replay"])
+            .arg(&t)
+            .arg("-C")
+            .arg(self.scratch.ws())
+            .args(extra)
+            .arg("Review src/lib.rs.")
+            .output()
+            .unwrap()
+    }
+}
+
+/// The finished tool item of call `id`.
+fn result_of(events: &[Value], id: &str) -> Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == id)
+        .unwrap_or_else(|| panic!("no result for call {id}: {events:?}"))["item"]
+        .clone()
+}
+
+/// A tool call and the end of its response.
+fn calling(id: &str, name: &str, args: &str) -> Vec<Value> {
+    let mut chunks = call(id, name, args);
+    chunks.push(done("tool_use"));
+    chunks
+}
+
+fn answer(words: &str) -> Vec<Value> {
+    vec![text(words), done("end_turn")]
+}
+
+#[test]
+fn a_claude_code_agent_file_runs_by_name_and_keeps_to_its_tools() {
+    let s = AgentScratch::new();
+    let out = s.run(
+        &[
+            (
+                "0",
+                None,
+                calling("b1", "bash", r#"{"command": "touch made.txt"}"#),
+            ),
+            (
+                "0",
+                None,
+                calling("r1", "read", r#"{"path": "src/lib.rs"}"#),
+            ),
+            ("0", None, answer("`add` subtracts.")),
+        ],
+        &["--agent-loop-name", "code-reviewer"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "session.started")
+        .unwrap();
+    assert_eq!(started["loop_name"], "code-reviewer");
+    let refused = result_of(&events, "b1");
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert!(
+        refused["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("unknown tool `bash`")),
+        "{refused}"
+    );
+    assert!(!s.scratch.ws().join("made.txt").exists());
+    let read = result_of(&events, "r1");
+    assert!(read["output"].as_str().unwrap().contains("a - b"), "{read}");
+    // The field wonopcode does not use is named once, on stderr.
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("fields wonopcode does not use, ignored: color")
+            .count(),
+        1,
+        "{err}"
+    );
+}
+
+/// A registry with the sample orchestrator, and a config that names the reviewer as one
+/// of its specialists.
+fn orchestrated(s: &AgentScratch) -> Vec<String> {
+    let loops = s.scratch.outside("loops");
+    std::fs::create_dir_all(&loops).unwrap();
+    std::fs::write(
+        loops.join("registry.yaml"),
+        format!("modules:\n  orchestrator:\n    path: {ORCHESTRATOR}\n"),
+    )
+    .unwrap();
+    let config = s
+        .scratch
+        .config("guest:\n  orchestrator.specialists: code-reviewer\n");
+    vec![
+        "--config".into(),
+        config,
+        "--loops-dir".into(),
+        loops.display().to_string(),
+        "--agent-loop-name".into(),
+        "orchestrator".into(),
+    ]
+}
+
+#[test]
+fn the_orchestrator_spawns_an_agent_file_on_the_model_it_names() {
+    let s = AgentScratch::new();
+    let args = orchestrated(&s);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let step = json!({"specialist": "code-reviewer", "task": "Review src/lib.rs."}).to_string();
+    let out = s.run(
+        &[
+            ("0", None, calling("d1", "delegate", &step)),
+            (
+                "0.1",
+                Some(haiku()),
+                calling("b1", "bash", r#"{"command": "touch made.txt"}"#),
+            ),
+            (
+                "0.1",
+                Some(haiku()),
+                calling("r1", "read", r#"{"path": "src/lib.rs"}"#),
+            ),
+            ("0.1", Some(haiku()), answer("`add` subtracts.")),
+            ("0", None, answer("The reviewer found a bug in `add`.")),
+        ],
+        &args,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let started = events
+        .iter()
+        .find(|e| e["type"] == "context.started" && e["context"] == "0.1")
+        .unwrap_or_else(|| panic!("no child: {events:?}"));
+    assert_eq!(started["module"], "code-reviewer");
+    assert!(
+        result_of(&events, "b1")["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("unknown tool `bash`"))
+    );
+    assert!(!s.scratch.ws().join("made.txt").exists());
+    let completed = events
+        .iter()
+        .find(|e| e["type"] == "context.completed" && e["context"] == "0.1")
+        .unwrap();
+    assert_eq!(completed["status"], "completed", "{completed}");
+    let delegated = result_of(&events, "d1");
+    assert!(
+        delegated["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("[code-reviewer]") && o.contains("`add` subtracts.")),
+        "{delegated}"
+    );
+}
+
+#[test]
+fn an_agent_model_that_cannot_be_opened_fails_the_spawn_instead_of_using_another() {
+    let s = AgentScratch::new();
+    let args = orchestrated(&s);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let step = json!({"specialist": "code-reviewer", "task": "Review."}).to_string();
+    // The recording has no haiku: the child cannot have its model, and does not start on
+    // the parent's.
+    let out = s.run(
+        &[
+            ("0", None, calling("d1", "delegate", &step)),
+            ("0", None, answer("The reviewer could not start.")),
+        ],
+        &args,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let delegated = result_of(&events, "d1");
+    let said = delegated["output"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("the child's preferred model")
+            && said.contains("provider `anthropic` model `claude-haiku-4-5`"),
+        "{delegated}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "context.started" && e["context"] == "0.1"),
+        "no child started on another model"
+    );
+}
+
+#[test]
+fn agent_files_are_listed_validated_and_their_errors_name_file_and_line() {
+    let s = AgentScratch::new();
+    let own = s.scratch.ws().join(".wonopcode/agents");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(
+        own.join("broken.md"),
+        "---\nname: broken\ntimeout: soon\n---\nx\n",
+    )
+    .unwrap();
+    let list = wonopcode()
+        .env("HOME", &s.home)
+        .env("XDG_CONFIG_HOME", s.home.join(".config"))
+        .env("XDG_DATA_HOME", s.home.join(".data"))
+        .args(["loops", "list", "--json", "-C"])
+        .arg(s.scratch.ws())
+        .output()
+        .unwrap();
+    assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
+    let listing: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let reviewer = listing["loops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "code-reviewer")
+        .unwrap_or_else(|| panic!("{listing}"));
+    assert_eq!(reviewer["location"]["kind"], "agent", "{reviewer}");
+    assert_eq!(reviewer["source"]["kind"], "agent_file", "{reviewer}");
+    assert!(
+        reviewer["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Expert code review")
+    );
+    let warnings = listing["warnings"].to_string();
+    let broken = Path::new(".wonopcode/agents/broken.md");
+    assert!(
+        warnings.contains(&format!("{}:3: `timeout: soon`", broken.display())),
+        "{warnings}"
+    );
+
+    // Validation checks what an agent names: its tools and its provider.
+    std::fs::write(
+        own.join("typo.md"),
+        "---
+tools: [read, reed]
+---
+Read.
+",
+    )
+    .unwrap();
+    let validate = |name: &str| {
+        wonopcode()
+            .env("HOME", &s.home)
+            .env("XDG_CONFIG_HOME", s.home.join(".config"))
+            .env("XDG_DATA_HOME", s.home.join(".data"))
+            .args(["loops", "validate", name, "-C"])
+            .arg(s.scratch.ws())
+            .output()
+            .unwrap()
+    };
+    let good = validate("code-reviewer");
+    let said = String::from_utf8_lossy(&good.stdout);
+    assert_eq!(good.status.code(), Some(0), "{said}{}", stderr(&good));
+    assert!(
+        said.contains("ok    tools             read, grep, glob"),
+        "{said}"
+    );
+    assert!(said.contains("anthropic/claude-haiku-4-5"), "{said}");
+    assert!(said.ends_with("valid: agent `code-reviewer`\n"), "{said}");
+    let bad = validate("typo");
+    let said = String::from_utf8_lossy(&bad.stdout);
+    assert_eq!(bad.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(
+            "FAIL  tools             `reed` is not a wonopcode tool (did you mean `read`?)"
+        ),
+        "{said}"
+    );
+}
