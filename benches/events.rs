@@ -29,6 +29,7 @@ fn sample() -> Vec<Event> {
             blocked: None,
         }),
         file_change: None,
+        file_changes: Vec::new(),
         server: None,
         tool: None,
     };

@@ -23,7 +23,7 @@ fn unknown_tool_lists_the_available_ones() {
     let s = Scratch::new();
     let item = single_call(&s, "teleport", "{}", &[]);
     assert_eq!(item["status"], "failed");
-    assert!(output(&item).contains("unknown tool `teleport`; available tools: bash, edit, glob, grep, list, read, todo, write"), "{item}");
+    assert!(output(&item).contains("unknown tool `teleport`; available tools: apply_patch, bash, edit, glob, grep, list, read, todo, write"), "{item}");
 }
 
 #[test]
@@ -184,5 +184,45 @@ fn denied_calls_are_declined_and_explained() {
     assert!(
         output(&item).contains("denied by the permission policy"),
         "{item}"
+    );
+}
+
+#[test]
+fn apply_patch_changes_files_and_a_stale_hunk_changes_none() {
+    let s = Scratch::new();
+    s.file("greet.sh", "#!/bin/sh\necho \"Hello, $1\"\n");
+    s.file("old.txt", "gone soon\n");
+    let patch = "*** Begin Patch\n*** Update File: greet.sh\n@@\n #!/bin/sh\n-echo \"Hello, $1\"\n+echo \"Hello, $1!\"\n*** Add File: docs/usage.md\n+Run `greet.sh NAME`.\n*** Delete File: old.txt\n*** End Patch\n";
+    let args = serde_json::json!({ "input": patch }).to_string();
+    let item = single_call(&s, "apply_patch", &args, &["--yes"]);
+    assert_eq!(item["status"], "completed", "{item}");
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("greet.sh")).unwrap(),
+        "#!/bin/sh\necho \"Hello, $1!\"\n"
+    );
+    assert!(s.ws().join("docs/usage.md").exists());
+    assert!(!s.ws().join("old.txt").exists());
+    let kinds: Vec<&str> = item["file_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["update", "add", "delete"], "{item}");
+
+    let stale = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: greet.sh\n@@\n-echo \"Bye\"\n+echo \"Bye!\"\n*** End Patch\n";
+    let args = serde_json::json!({ "input": stale }).to_string();
+    let item = single_call(&s, "apply_patch", &args, &["--yes"]);
+    assert_eq!(item["status"], "failed", "{item}");
+    assert!(
+        item["output"]
+            .as_str()
+            .unwrap()
+            .contains("`greet.sh`: hunk 1 (patch line 5) does not apply"),
+        "{item}"
+    );
+    assert!(
+        !s.ws().join("new.txt").exists(),
+        "a failed patch writes nothing"
     );
 }

@@ -297,12 +297,22 @@ pub struct ToolCallItem {
     /// For file-writing tools: what changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_change: Option<FileChange>,
+    /// For tools that change several files at once (`apply_patch`): each change, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_changes: Vec<FileChange>,
     /// For an MCP tool: the server, as named in the config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     /// For an MCP tool: its name on the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+}
+
+impl ToolCallItem {
+    /// Every file the call changed, whichever of the two fields holds them.
+    pub fn changes(&self) -> impl Iterator<Item = &FileChange> {
+        self.file_change.iter().chain(&self.file_changes)
+    }
 }
 
 /// A command a tool ran.
@@ -328,7 +338,8 @@ pub struct CommandDetails {
 pub struct FileChange {
     /// Path relative to the workspace root.
     pub path: String,
-    /// `add` for a new file, `update` for an existing one.
+    /// `add` for a new file, `update` for an existing one, `delete` for a removed one (a
+    /// moved file is the old path deleted and the new one added or updated).
     pub kind: FileChangeKind,
     /// The change as a unified diff (`---`/`+++` headers, 3 lines of context), when the tool
     /// had the file's text before and after.
@@ -344,6 +355,8 @@ pub enum FileChangeKind {
     Add,
     /// Modified.
     Update,
+    /// Removed.
+    Delete,
 }
 
 /// One entry of a todo list.

@@ -102,6 +102,8 @@ pub struct ToolOutput {
     pub command: Option<CommandDetails>,
     /// File change, for the event stream.
     pub file_change: Option<FileChange>,
+    /// The changes of a tool that changes several files at once, for the event stream.
+    pub file_changes: Vec<FileChange>,
     /// The todo list as rewritten by this call.
     pub todo: Option<Vec<TodoItem>>,
     /// A request to end the run.

@@ -102,6 +102,7 @@ async fn run_one(
         duration_ms: None,
         command: None,
         file_change: None,
+        file_changes: Vec::new(),
         server,
         tool: remote,
     };
@@ -134,6 +135,7 @@ async fn run_one(
             item.duration_ms = Some(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));
             item.command = output.command;
             item.file_change = output.file_change;
+            item.file_changes = output.file_changes;
             emitter.emit(EventKind::ItemCompleted {
                 item: Item {
                     id: item_id,

@@ -119,7 +119,7 @@ fn replaced(text: &str, a: &Args, rel: &str) -> Result<(String, usize), ToolErro
 const MAX_EDIT_BYTES: u64 = 64 << 20;
 
 /// The text of a regular file of at most [`MAX_EDIT_BYTES`].
-async fn read_for_edit(path: &Path, rel: &str) -> Result<String, ToolError> {
+pub(crate) async fn read_for_edit(path: &Path, rel: &str) -> Result<String, ToolError> {
     let (path, rel) = (path.to_path_buf(), rel.to_owned());
     tokio::task::spawn_blocking(move || {
         use std::io::Read;

@@ -11,6 +11,7 @@ mod edit;
 mod glob;
 mod grep;
 mod list;
+mod patch;
 pub mod permission;
 mod read;
 mod shell_env;
@@ -32,6 +33,7 @@ pub use edit::EditTool;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use list::ListTool;
+pub use patch::ApplyPatchTool;
 pub use read::ReadTool;
 pub use shell_env::{Inherit, PatternError, ShellEnvironmentPolicy};
 pub use todo::TodoTool;
@@ -84,6 +86,7 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
         Arc::new(ReadTool::default()),
         Arc::new(WriteTool::default()),
         Arc::new(EditTool::default()),
+        Arc::new(ApplyPatchTool::default()),
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),

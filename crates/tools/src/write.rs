@@ -99,7 +99,9 @@ impl Tool for WriteTool {
         // than one showing every line as new.
         let diff = match kind {
             FileChangeKind::Add => unified(&rel, None, &a.content),
-            FileChangeKind::Update => before.and_then(|b| unified(&rel, Some(&b), &a.content)),
+            FileChangeKind::Update | FileChangeKind::Delete => {
+                before.and_then(|b| unified(&rel, Some(&b), &a.content))
+            }
         };
         out.file_change = Some(FileChange {
             path: rel,

@@ -38,10 +38,11 @@ impl EventSink for ChildSink {
         if let EventKind::ItemCompleted { item } = &event.kind
             && let Some(call) = item.details.tool_call()
             && call.status == ItemStatus::Completed
-            && let Some(change) = &call.file_change
         {
-            for set in &self.changes {
-                set.note(&change.path);
+            for change in call.changes() {
+                for set in &self.changes {
+                    set.note(&change.path);
+                }
             }
         }
         self.root.emit(event);

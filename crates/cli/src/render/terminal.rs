@@ -257,8 +257,9 @@ fn call_details(item: &ToolCallItem, indent: &str) -> Vec<String> {
     if item.status == ItemStatus::Declined {
         return Vec::new();
     }
-    if let Some(diff) = item.file_change.as_ref().and_then(|c| c.diff.as_deref()) {
-        return diff_lines(diff, indent, FOLDED_DIFF_LINES, true);
+    let diffs: String = item.changes().filter_map(|c| c.diff.as_deref()).collect();
+    if !diffs.is_empty() {
+        return diff_lines(&diffs, indent, FOLDED_DIFF_LINES, true);
     }
     if item.command.is_none() {
         return Vec::new();

@@ -83,12 +83,7 @@ fn seek(lines: &[&str], wanted: &[String], from: usize, at_end: bool) -> Option<
         |a, b| normalized(a) == normalized(b),
     ];
     for same in comparisons {
-        let matches = |start: usize| {
-            wanted
-                .iter()
-                .zip(&lines[start..])
-                .all(|(w, l)| same(l, w))
-        };
+        let matches = |start: usize| wanted.iter().zip(&lines[start..]).all(|(w, l)| same(l, w));
         if at_end && last >= from && matches(last) {
             return Some(last);
         }
@@ -138,7 +133,8 @@ mod tests {
     #[test]
     fn a_header_places_a_repeated_line() {
         let text = "fn a() {\n    x();\n}\nfn b() {\n    x();\n}\n";
-        let patch = "*** Begin Patch\n*** Update File: f\n@@ fn b() {\n-    x();\n+    y();\n*** End Patch";
+        let patch =
+            "*** Begin Patch\n*** Update File: f\n@@ fn b() {\n-    x();\n+    y();\n*** End Patch";
         assert_eq!(
             apply_hunks(text, &hunks(patch), "f").unwrap(),
             "fn a() {\n    x();\n}\nfn b() {\n    y();\n}\n"

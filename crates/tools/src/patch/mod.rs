@@ -96,20 +96,17 @@ impl Tool for ApplyPatchTool {
                 format!("{letter} {}", c.path)
             })
             .collect();
-        let mut out = ToolOutput::text(format!(
-            "applied the patch:\n{}",
-            summary.join("\n")
-        ));
+        let mut out = ToolOutput::text(format!("applied the patch:\n{}", summary.join("\n")));
         out.file_changes = plan.changes;
         Ok(out)
     }
 }
 
-/// A patch worked out: every file's new content (`None`: removed), in the order first
-/// touched, and the changes to report.
+/// A patch worked out: every file's new content (`None`: removed), the files in the order
+/// first touched (with their workspace-relative names), and the changes to report.
 struct Plan {
     files: BTreeMap<PathBuf, Option<String>>,
-    order: Vec<PathBuf>,
+    order: Vec<(PathBuf, String)>,
     changes: Vec<FileChange>,
 }
 
@@ -132,12 +129,12 @@ impl Plan {
                     let mut after = lines.join("\n");
                     after.push('\n');
                     plan.change(&rel, before.as_deref(), Some(&after));
-                    plan.set(path, Some(after));
+                    plan.set(path, rel, Some(after));
                 }
                 FileOp::Delete { .. } => {
                     let before = plan.current(&path, &rel).await?;
                     plan.change(&rel, Some(&before), None);
-                    plan.set(path, None);
+                    plan.set(path, rel, None);
                 }
                 FileOp::Update { move_to, hunks, .. } => {
                     let before = plan.current(&path, &rel).await?;
@@ -145,20 +142,25 @@ impl Plan {
                     match move_to {
                         None => {
                             plan.change(&rel, Some(&before), Some(&after));
-                            plan.set(path, Some(after));
+                            plan.set(path, rel, Some(after));
                         }
                         Some(target) => {
                             let target = resolve(root, target)?;
                             let target_rel = display(root, &target);
                             plan.change(&rel, Some(&before), None);
-                            plan.set(path, None);
-                            let existing = plan.current(&target, &target_rel).await.ok();
-                            plan.change(
-                                &target_rel,
-                                Some(existing.as_deref().unwrap_or(&before)),
-                                Some(&after),
-                            );
-                            plan.set(target, Some(after));
+                            plan.set(path, rel, None);
+                            match plan.current(&target, &target_rel).await {
+                                Ok(existing) => {
+                                    plan.change(&target_rel, Some(&existing), Some(&after));
+                                }
+                                // A new file, whose diff shows what the move changed.
+                                Err(_) => plan.changes.push(FileChange {
+                                    diff: unified(&target_rel, Some(&before), &after),
+                                    path: target_rel.clone(),
+                                    kind: FileChangeKind::Add,
+                                }),
+                            }
+                            plan.set(target, target_rel, Some(after));
                         }
                     }
                 }
@@ -179,9 +181,9 @@ impl Plan {
         }
     }
 
-    fn set(&mut self, path: PathBuf, content: Option<String>) {
+    fn set(&mut self, path: PathBuf, rel: String, content: Option<String>) {
         if !self.files.contains_key(&path) {
-            self.order.push(path.clone());
+            self.order.push((path.clone(), rel));
         }
         self.files.insert(path, content);
     }
@@ -204,13 +206,12 @@ impl Plan {
     /// Writes every file (through a temporary file renamed into place) and removes the
     /// deleted ones.
     async fn write(&self) -> Result<(), ToolError> {
-        for path in &self.order {
-            let rel = path.display().to_string();
+        for (path, rel) in &self.order {
             match self.files.get(path) {
-                Some(Some(text)) => write_file(path, text).await?,
+                Some(Some(text)) => write_file(path, rel, text).await?,
                 Some(None) => match tokio::fs::symlink_metadata(path).await {
                     Ok(meta) if !meta.is_file() => {
-                        return Err(OpenError::NotRegular.for_path(&rel));
+                        return Err(OpenError::NotRegular.for_path(rel));
                     }
                     Ok(_) => tokio::fs::remove_file(path).await.map_err(|e| {
                         ToolError::Failed(format!("cannot delete `{rel}`: {}", describe(&e)))
@@ -225,12 +226,11 @@ impl Plan {
     }
 }
 
-/// Writes `text` to `path` whole: into a temporary file beside it, then renamed over it, so
-/// a reader never sees half of it.
-async fn write_file(path: &Path, text: &str) -> Result<(), ToolError> {
-    let failed = |e: std::io::Error| {
-        ToolError::Failed(format!("cannot write `{}`: {}", path.display(), describe(&e)))
-    };
+/// Writes `text` to `path` (`rel` in messages) whole: into a temporary file beside it, then
+/// renamed over it, so a reader never sees half of it.
+async fn write_file(path: &Path, rel: &str, text: &str) -> Result<(), ToolError> {
+    let failed =
+        |e: std::io::Error| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e)));
     let dir = path.parent().unwrap_or(Path::new("."));
     tokio::fs::create_dir_all(dir).await.map_err(failed)?;
     let (dir, path, text) = (dir.to_path_buf(), path.to_path_buf(), text.to_owned());
@@ -238,15 +238,173 @@ async fn write_file(path: &Path, text: &str) -> Result<(), ToolError> {
         use std::io::Write;
         let mut file = tempfile::NamedTempFile::new_in(&dir)?;
         file.write_all(text.as_bytes())?;
-        // A new file gets the usual permissions; an existing one keeps its own.
-        let mode = std::fs::metadata(&path).map(|m| m.permissions());
-        if let Ok(permissions) = mode {
-            file.as_file().set_permissions(permissions)?;
-        }
+        // An existing file keeps its permissions; a new one gets rw-r--r--, not the
+        // temporary file's rw-------.
+        let permissions = std::fs::metadata(&path).map_or_else(
+            |_| std::os::unix::fs::PermissionsExt::from_mode(0o644),
+            |m| m.permissions(),
+        );
+        file.as_file().set_permissions(permissions)?;
         file.persist(&path).map_err(|e| e.error)?;
         Ok(())
     })
     .await
     .map_err(|e| ToolError::Failed(format!("writing the file stopped: {e}")))?
     .map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+
+    struct Workspace {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    impl Workspace {
+        fn new(files: &[(&str, &str)]) -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path().join("ws");
+            std::fs::create_dir(&root).unwrap();
+            let root = root.canonicalize().unwrap();
+            for (path, text) in files {
+                let path = root.join(path);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, text).unwrap();
+            }
+            Self { _dir: dir, root }
+        }
+
+        async fn apply(&self, patch: &str) -> Result<ToolOutput, ToolError> {
+            let env = ToolEnv {
+                workspace_root: self.root.clone(),
+                cancel: CancellationToken::new(),
+                context: Default::default(),
+                gate: None,
+            };
+            ApplyPatchTool::default()
+                .run(json!({ "input": patch }), &env)
+                .await
+        }
+
+        fn read(&self, path: &str) -> Option<String> {
+            std::fs::read_to_string(self.root.join(path)).ok()
+        }
+    }
+
+    #[tokio::test]
+    async fn add_update_with_several_hunks_delete_and_move() {
+        let ws = Workspace::new(&[
+            (
+                "src/app.py",
+                "import os\n\ndef greet():\n    print(\"Hi\")\n\ndef main():\n    greet()\n",
+            ),
+            ("obsolete.txt", "old\n"),
+            ("notes/a.md", "# A\ntext\n"),
+        ]);
+        let out = ws
+            .apply(
+                "*** Begin Patch\n*** Add File: docs/hello.txt\n+Hello world\n*** Update File: src/app.py\n@@ def greet():\n-    print(\"Hi\")\n+    print(\"Hello, world!\")\n@@ def main():\n-    greet()\n+    greet()\n+    greet()\n*** Delete File: obsolete.txt\n*** Update File: notes/a.md\n*** Move to: notes/b.md\n@@\n-text\n+more text\n*** End Patch\n",
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            "applied the patch:\nA docs/hello.txt\nM src/app.py\nD obsolete.txt\nD notes/a.md\nA notes/b.md"
+        );
+        assert_eq!(ws.read("docs/hello.txt").as_deref(), Some("Hello world\n"));
+        assert_eq!(
+            ws.read("src/app.py").as_deref(),
+            Some(
+                "import os\n\ndef greet():\n    print(\"Hello, world!\")\n\ndef main():\n    greet()\n    greet()\n"
+            )
+        );
+        assert_eq!(ws.read("obsolete.txt"), None);
+        assert_eq!(ws.read("notes/a.md"), None);
+        assert_eq!(ws.read("notes/b.md").as_deref(), Some("# A\nmore text\n"));
+        let kinds: Vec<_> = out.file_changes.iter().map(|c| c.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                FileChangeKind::Add,
+                FileChangeKind::Update,
+                FileChangeKind::Delete,
+                FileChangeKind::Delete,
+                FileChangeKind::Add
+            ]
+        );
+        assert!(
+            out.file_changes[1]
+                .diff
+                .as_deref()
+                .unwrap()
+                .contains("+    print(\"Hello, world!\")")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stale_hunk_changes_nothing_and_says_where() {
+        let ws = Workspace::new(&[("a.txt", "one\ntwo\n"), ("b.txt", "x\n")]);
+        let error = ws
+            .apply("*** Begin Patch\n*** Add File: new.txt\n+new\n*** Update File: b.txt\n@@\n-x\n+y\n*** Update File: a.txt\n@@\n-three\n+3\n*** End Patch")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`a.txt`: hunk 1 (patch line 9) does not apply: its line `three` was not found from line 1"),
+            "{error}"
+        );
+        assert_eq!(ws.read("new.txt"), None, "nothing is written");
+        assert_eq!(ws.read("b.txt").as_deref(), Some("x\n"));
+    }
+
+    #[tokio::test]
+    async fn paths_outside_the_workspace_and_missing_files_are_refused() {
+        let ws = Workspace::new(&[("a.txt", "a\n")]);
+        for (patch, says) in [
+            (
+                "*** Begin Patch\n*** Add File: ../escape.txt\n+x\n*** End Patch",
+                "outside the workspace",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: a.txt\n*** Move to: ../b.txt\n@@\n-a\n+b\n*** End Patch",
+                "outside the workspace",
+            ),
+            (
+                "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch",
+                "gone.txt",
+            ),
+            (
+                "*** Begin Patch\n*** Delete File: a.txt\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch",
+                "deleted by an earlier part of the patch",
+            ),
+        ] {
+            let error = ws.apply(patch).await.unwrap_err().to_string();
+            assert!(error.contains(says), "{patch:?}: {error}");
+        }
+        assert_eq!(ws.read("a.txt").as_deref(), Some("a\n"));
+        assert!(!ws.root.parent().unwrap().join("escape.txt").exists());
+        assert!(!ws.root.parent().unwrap().join("b.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn the_preview_is_the_diff_of_every_file() {
+        let ws = Workspace::new(&[("a.txt", "a\n")]);
+        let preview = ApplyPatchTool::default()
+            .preview(
+                &json!({"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: c.txt\n+c\n*** End Patch"}),
+                &ws.root,
+            )
+            .await
+            .unwrap();
+        assert!(preview.contains("-a\n+b"), "{preview}");
+        assert!(preview.contains("+c"), "{preview}");
+        assert_eq!(
+            ws.read("a.txt").as_deref(),
+            Some("a\n"),
+            "a preview writes nothing"
+        );
+    }
 }

@@ -73,10 +73,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<FileOp>, String> {
         return Err("the patch is empty; it starts with `*** Begin Patch`".to_owned());
     };
     if lines[first].trim() != BEGIN {
-        return Err(format!(
-            "line {}: a patch starts with `{BEGIN}`",
-            first + 1
-        ));
+        return Err(format!("line {}: a patch starts with `{BEGIN}`", first + 1));
     }
     if last == first || lines[last].trim() != END {
         return Err(format!("line {}: a patch ends with `{END}`", last + 1));
@@ -150,8 +147,8 @@ struct Reader<'a> {
     at: usize,
 }
 
-impl Reader<'_> {
-    fn peek(&self) -> Option<&str> {
+impl<'a> Reader<'a> {
+    fn peek(&self) -> Option<&'a str> {
         self.lines.get(self.at).copied()
     }
 
@@ -175,7 +172,10 @@ impl Reader<'_> {
 
     fn update(&mut self, path: String, header_line: usize) -> Result<FileOp, String> {
         let mut move_to = None;
-        if let Some(target) = self.peek().and_then(|l| l.trim().strip_prefix(MOVE.trim_end())) {
+        if let Some(target) = self
+            .peek()
+            .and_then(|l| l.trim().strip_prefix(MOVE.trim_end()))
+        {
             move_to = Some(path_of(target, self.at + 1)?);
             self.at += 1;
         }
@@ -322,15 +322,39 @@ mod tests {
     fn mistakes_name_their_line() {
         for (text, says) in [
             ("", "the patch is empty"),
-            ("*** Begin Patch\n*** End Patch", "the patch changes no file"),
+            (
+                "*** Begin Patch\n*** End Patch",
+                "the patch changes no file",
+            ),
             ("diff --git a b\n", "line 1: a patch starts with"),
-            ("*** Begin Patch\n*** Add File: a\n+x\n", "line 3: a patch ends with"),
-            ("*** Begin Patch\n*** Add File: a\nx\n*** End Patch", "line 3: every line"),
-            ("*** Begin Patch\n*** Update File: a\n*** End Patch", "line 2: `*** Update File: a` has no hunks"),
-            ("*** Begin Patch\n*** Update File: a\n@@\n a\n*** End Patch", "line 3: the hunk changes nothing"),
-            ("*** Begin Patch\n*** Update File: a\n@@\n-a\n+b\nnot a hunk line\n*** End Patch", "line 6: `not a hunk line` is not a hunk line"),
-            ("*** Begin Patch\n*** Copy File: a\n*** End Patch", "line 2: `*** Copy File: a` is not a file operation"),
-            ("*** Begin Patch\n*** Delete File:   \n*** End Patch", "line 2: the file operation names no path"),
+            (
+                "*** Begin Patch\n*** Add File: a\n+x\n",
+                "line 3: a patch ends with",
+            ),
+            (
+                "*** Begin Patch\n*** Add File: a\nx\n*** End Patch",
+                "line 3: every line",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: a\n*** End Patch",
+                "line 2: `*** Update File: a` has no hunks",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: a\n@@\n a\n*** End Patch",
+                "line 3: the hunk changes nothing",
+            ),
+            (
+                "*** Begin Patch\n*** Update File: a\n@@\n-a\n+b\nnot a hunk line\n*** End Patch",
+                "line 6: `not a hunk line` is not a hunk line",
+            ),
+            (
+                "*** Begin Patch\n*** Copy File: a\n*** End Patch",
+                "line 2: `*** Copy File: a` is not a file operation",
+            ),
+            (
+                "*** Begin Patch\n*** Delete File:   \n*** End Patch",
+                "line 2: the file operation names no path",
+            ),
         ] {
             let error = parse(text).unwrap_err();
             assert!(error.starts_with(says), "{text:?}: {error}");

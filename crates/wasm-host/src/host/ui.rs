@@ -142,6 +142,7 @@ impl Host for UiView<'_> {
             duration_ms: None,
             command: None,
             file_change: None,
+            file_changes: Vec::new(),
             server: None,
             tool: None,
         };
@@ -191,6 +192,7 @@ impl Host for UiView<'_> {
             duration_ms,
             command: None,
             file_change: None,
+            file_changes: Vec::new(),
             server: None,
             tool: None,
         };
