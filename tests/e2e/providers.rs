@@ -495,3 +495,71 @@ fn a_local_server_that_is_not_running_is_named_with_how_to_start_it_at_once() {
     assert!(!err.contains("retrying"), "{err}");
     assert_eq!(err.matches("cannot connect").count(), 1, "{err}");
 }
+
+/// One answer with no tool calls, as an OpenAI-compatible stream.
+fn openai_answer(text: &str) -> String {
+    [
+        openai_chunk(&serde_json::json!({ "content": text }).to_string(), None),
+        openai_chunk("{}", Some("stop")),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat()
+}
+
+#[test]
+fn the_projects_agents_md_files_reach_the_model_after_its_system_prompt() {
+    let scratch = Scratch::new();
+    // The scratch workspace is the repository's `app/` directory.
+    let repo = scratch.ws();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    scratch.file("AGENTS.md", "Run tests with `make check`.\n");
+    scratch.file("app/AGENTS.md", "This directory is the web app.\n");
+    let ask = |extra: &[&str]| {
+        let server = serve(vec![(200, "", openai_answer("ok"))]);
+        let out = wonopcode()
+            .env("OPENAI_API_KEY", "test-key")
+            .args([
+                "--json",
+                "-y",
+                "--provider",
+                "openai-compatible",
+                "--model",
+                "m",
+            ])
+            .args(["--base-url", &server.base_url])
+            .args(extra)
+            .arg("-C")
+            .arg(repo.join("app"))
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let body: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+        let system = body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        (events(&out), system)
+    };
+    let (events, system) = ask(&[]);
+    assert!(system.starts_with("You are wonopcode"), "{system}");
+    let outer = system.find("Run tests with `make check`.").unwrap();
+    let inner = system.find("This directory is the web app.").unwrap();
+    assert!(outer < inner, "outermost first: {system}");
+    let loaded = events
+        .iter()
+        .find(|e| e["type"] == "project_instructions.loaded")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    let files = loaded["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{loaded}");
+    assert!(files[0].as_str().unwrap().ends_with("/AGENTS.md"));
+    assert_eq!(files[1], "AGENTS.md");
+
+    let (events, system) = ask(&["--no-project-instructions"]);
+    assert!(!system.contains("make check"), "{system}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "project_instructions.loaded")
+    );
+}

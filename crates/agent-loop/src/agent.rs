@@ -130,6 +130,21 @@ pub struct LoopConfig {
     pub compaction: CompactionConfig,
     /// Longest wait for the next chunk of a model stream.
     pub stream_idle_timeout: std::time::Duration,
+    /// What every context of the run is told besides its own system prompt (the project's
+    /// `AGENTS.md`, the skills it may load): appended to the system prompt of each request,
+    /// so a child that brings its own prompt still gets it.
+    pub instructions: Option<std::sync::Arc<str>>,
+}
+
+impl LoopConfig {
+    /// The system prompt of a request whose own is `own`: it, then the run's instructions.
+    pub fn system_for(&self, own: Option<String>) -> Option<String> {
+        match (own, &self.instructions) {
+            (own, None) => own,
+            (None, Some(added)) => Some(added.to_string()),
+            (Some(own), Some(added)) => Some(format!("{own}\n\n{added}")),
+        }
+    }
 }
 
 impl Default for LoopConfig {
@@ -141,6 +156,7 @@ impl Default for LoopConfig {
             request: RequestOptions::default(),
             compaction: CompactionConfig::default(),
             stream_idle_timeout: std::time::Duration::from_secs(300),
+            instructions: None,
         }
     }
 }

@@ -61,6 +61,15 @@ pub enum EventKind {
         /// Why, in one line.
         error: String,
     },
+    /// The project's instructions (`AGENTS.md` files) told to every context of the run,
+    /// after its own system prompt. Right after `session.started`, when any were found.
+    #[serde(rename = "project_instructions.loaded")]
+    ProjectInstructionsLoaded {
+        /// The files, outermost first: relative to the workspace when inside it.
+        files: Vec<String>,
+        /// Whether they were longer than wonopcode tells (32 KiB) and were cut.
+        truncated: bool,
+    },
     /// Between prompts, the guest loop's file changed on disk and its new version was
     /// validated and loaded (hot reload). The history carries over; the guest's own state
     /// (key/value pairs, custom tools) starts afresh with `on-start`.

@@ -237,7 +237,8 @@ impl Run {
     }
 
     /// A request of other messages (a loop that keeps its own conversation), under the
-    /// run's generation options overridden by `options` where it sets them.
+    /// run's generation options overridden by `options` where it sets them, with the run's
+    /// instructions after `system`.
     pub fn request_of(
         &self,
         system: Option<String>,
@@ -248,7 +249,7 @@ impl Run {
         let defaults = &self.services.config.request;
         ModelRequest {
             context: self.services.events.context().clone(),
-            system,
+            system: self.services.config.system_for(system),
             messages,
             tools,
             options: RequestOptions {

@@ -198,6 +198,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Loop")]
     pub no_cache: bool,
 
+    /// Do not tell the model the project's AGENTS.md files (the workspace's and those above
+    /// it up to the repository root).
+    #[arg(long)]
+    pub no_project_instructions: bool,
+
     /// Model requests allowed per prompt (default: the config's `max_iterations`, else 50).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Loop")]
     pub max_iterations: Option<u32>,

@@ -176,6 +176,7 @@ pub fn session_builder(
             max_wall: run.max_wall,
         })
         .mcp_servers(run.mcp.clone())
+        .project_instructions(!run.no_project_instructions)
         .config(config)
 }
 

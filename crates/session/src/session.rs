@@ -25,6 +25,7 @@ use wonopcode_wasm_host::{CachePolicy, Grant, GuestPrompter, HostConfig, LoopSou
 use crate::config::Config;
 use crate::error::SessionError;
 use crate::history::History;
+use crate::instructions::ProjectInstructions;
 use crate::loops::{self, Reload, Reloader};
 use crate::mcp;
 use crate::models::{self, ModelChoice};
@@ -72,6 +73,7 @@ pub struct SessionBuilder {
     /// The registry name of the loop, when it was chosen by name (its own servers start).
     loop_name: Option<String>,
     catalog: Option<Catalog>,
+    project_instructions: bool,
 }
 
 impl SessionBuilder {
@@ -137,6 +139,12 @@ impl SessionBuilder {
     ) -> Self {
         self.prompter = Some(permissions);
         self.guest_prompter = Some(guests);
+        self
+    }
+
+    /// Whether the project's `AGENTS.md` files are told to every context (default: yes).
+    pub fn project_instructions(mut self, on: bool) -> Self {
+        self.project_instructions = on;
         self
     }
 
@@ -342,6 +350,14 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        let instructions = if self.project_instructions {
+            ProjectInstructions::find(&root)
+        } else {
+            ProjectInstructions::default()
+        };
+        if !instructions.text.is_empty() {
+            loop_config.instructions = Some(instructions.text.as_str().into());
+        }
         let elicitor = self.elicitor.or_else(|| {
             self.yes
                 .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
@@ -433,6 +449,16 @@ impl SessionBuilder {
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
+        if !instructions.files.is_empty() {
+            events.emit(EventKind::ProjectInstructionsLoaded {
+                files: instructions
+                    .files
+                    .iter()
+                    .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
+                    .collect(),
+                truncated: instructions.truncated,
+            });
+        }
         for failure in mcp_failures {
             events.emit(EventKind::McpServerFailed {
                 server: failure.server,
@@ -559,6 +585,7 @@ impl Session {
             elicitor: None,
             loop_name: None,
             catalog: None,
+            project_instructions: true,
         }
     }
 

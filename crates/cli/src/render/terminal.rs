@@ -550,6 +550,14 @@ impl TerminalRenderer {
                 );
             }
             EventKind::SessionStarted { loop_name, .. } => self.root_module.clone_from(loop_name),
+            EventKind::ProjectInstructionsLoaded { files, truncated } => {
+                let cut = if *truncated { " (cut at 32 KiB)" } else { "" };
+                self.err_line(
+                    &style(format!("· project instructions: {}{cut}", files.join(", ")))
+                        .dim()
+                        .to_string(),
+                );
+            }
             EventKind::McpServerFailed { server, error } => self.err_line(&format!(
                 "{} MCP server `{server}` is not available: {error}; its tools are absent",
                 style("!").yellow().bold()
