@@ -345,3 +345,90 @@ Read.
         "{said}"
     );
 }
+
+/// A skill in Claude Code's layout, with a file beside its instructions.
+fn release_skill(s: &AgentScratch) {
+    let dir = s.scratch.ws().join(".claude/skills/release");
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: release\ndescription: \"Cut a release: changelog, tag, notes.\"\n---\n# Releasing\n\nFill in templates/notes.md, then tag.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("templates/notes.md"), "## What changed\n").unwrap();
+    s.scratch.file("secret.txt", "not a skill's file\n");
+}
+
+#[test]
+fn a_skill_is_listed_by_its_description_and_loaded_when_asked() {
+    let s = AgentScratch::new();
+    release_skill(&s);
+    let out = s.run(
+        &[
+            ("0", None, calling("s1", "skill", r#"{"name": "release"}"#)),
+            (
+                "0",
+                None,
+                calling(
+                    "s2",
+                    "skill",
+                    r#"{"name": "release", "file": "templates/notes.md"}"#,
+                ),
+            ),
+            (
+                "0",
+                None,
+                calling(
+                    "s3",
+                    "skill",
+                    r#"{"name": "release", "file": "../../../secret.txt"}"#,
+                ),
+            ),
+            ("0", None, answer("Released.")),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let loaded = result_of(&events, "s1")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        loaded.starts_with("# Skill `release`\n\n# Releasing"),
+        "{loaded}"
+    );
+    assert!(loaded.contains("templates/notes.md"), "{loaded}");
+    assert_eq!(result_of(&events, "s2")["output"], "## What changed\n");
+    let refused = result_of(&events, "s3");
+    assert_eq!(refused["status"], "failed");
+    assert!(
+        refused["output"]
+            .as_str()
+            .unwrap()
+            .contains("is not a file of the skill `release`"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn an_agent_sees_only_the_skills_it_names() {
+    let s = AgentScratch::new();
+    release_skill(&s);
+    std::fs::write(
+        s.scratch.ws().join(".claude/agents/writer.md"),
+        "---\nname: writer\nskills: [docs-style]\n---\nWrite docs.\n",
+    )
+    .unwrap();
+    let out = s.run(
+        &[
+            ("0", None, calling("s1", "skill", r#"{"name": "release"}"#)),
+            ("0", None, answer("No release skill here.")),
+        ],
+        &["--agent-loop-name", "writer"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = result_of(&events(&out), "s1");
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert_eq!(refused["output"], "no skill named `release`", "{refused}");
+}

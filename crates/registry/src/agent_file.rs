@@ -11,6 +11,7 @@
 //! max-tokens: 200000
 //! timeout: 5m
 //! grants: { sandbox: read-only, max_cost: 0.50 }
+//! skills: [release-notes]          # the only skills it sees
 //! ---
 //! You are a careful reviewer. ...
 //! ```
@@ -93,6 +94,7 @@ struct RawAgent {
     grants: Option<RawGrants>,
     #[serde(rename = "mcp-servers", alias = "mcpServers")]
     mcp_servers: Option<McpServers>,
+    skills: Option<NameList>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -301,6 +303,7 @@ impl AgentFile {
                 mcp_servers,
                 tools,
                 grants,
+                skills: raw.skills.map(NameList::names),
             },
             warnings,
         })
@@ -308,8 +311,8 @@ impl AgentFile {
 }
 
 /// The front matter and the body of `text`: the lines between a first line `---` and the
-/// next `---` line, and what follows.
-fn split_front_matter(text: &str) -> Option<(&str, &str)> {
+/// next `---` line, and what follows. Agent files and skills are written this way.
+pub(crate) fn split_front_matter(text: &str) -> Option<(&str, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")

@@ -14,6 +14,7 @@
 //!     mcp_servers:
 //!       docs: { command: docs-mcp, args: [--read-only] }
 //!     tools: [read, grep, mcp__docs]
+//!     skills: [release-notes]        # the only skills its contexts see
 //! ```
 //!
 //! and grants that narrow what its contexts may do (`docs/grants.md`):
@@ -97,6 +98,7 @@ struct RawModule {
     mcp_servers: Option<serde_json::Map<String, serde_json::Value>>,
     tools: Option<Vec<String>>,
     grants: Option<RawGrants>,
+    skills: Option<Vec<String>>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -172,6 +174,9 @@ pub struct ModuleTools {
     /// `grants`: the sandbox and limits its contexts are narrowed to.
     #[serde(skip_serializing_if = "ModuleGrants::is_empty")]
     pub grants: ModuleGrants,
+    /// `skills`: the only skills its contexts see; `None`: all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<String>>,
 }
 
 // JSON values parsed by serde_json hold no NaN, and a cost limit is checked finite, so
@@ -181,7 +186,10 @@ impl Eq for ModuleTools {}
 impl ModuleTools {
     /// Whether the module adds or restricts nothing.
     pub fn is_empty(&self) -> bool {
-        self.mcp_servers.is_empty() && self.tools.is_none() && self.grants.is_empty()
+        self.mcp_servers.is_empty()
+            && self.tools.is_none()
+            && self.grants.is_empty()
+            && self.skills.is_none()
     }
 }
 
@@ -311,6 +319,7 @@ impl RegistryFile {
                     mcp_servers: module.mcp_servers.unwrap_or_default(),
                     tools,
                     grants,
+                    skills: module.skills,
                 },
             });
         }

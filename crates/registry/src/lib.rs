@@ -13,6 +13,7 @@ pub mod file;
 pub mod metadata;
 pub mod paths;
 pub mod resolver;
+pub mod skill;
 
 pub use agent_file::AgentFile;
 pub use catalog::{Catalog, Entry, Shadowed, Source};
@@ -21,4 +22,5 @@ pub use file::{InputSchema, ModuleGrants, ModuleTools};
 pub use metadata::{Metadata, MetadataCache, Status};
 pub use paths::{SearchDir, SearchPath};
 pub use resolver::CatalogResolver;
+pub use skill::{Skill, Skills};
 pub use wonopcode_wasm_host::LoopSource;

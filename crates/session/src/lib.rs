@@ -34,6 +34,7 @@ pub mod models;
 mod module_tools;
 mod session;
 mod sink;
+pub mod skill_tool;
 pub mod trace;
 
 pub use config::Config;

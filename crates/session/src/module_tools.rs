@@ -20,6 +20,7 @@ use wonopcode_wasm_host::context_tools::ContextTools;
 use wonopcode_wasm_host::{Grant, LoopSource, ModuleResolver, SpawnSandbox};
 
 use crate::config::absolute_paths;
+use crate::skill_tool::SkillTool;
 
 /// Resolves module names through the catalog and gives each context what its grants allow.
 pub(crate) struct SessionResolver {
@@ -37,6 +38,8 @@ pub(crate) struct SessionResolver {
     /// The sandboxes made for narrower policies, one per policy (each prepares its
     /// workspace once).
     pub narrower: Mutex<HashMap<SandboxPolicy, Arc<Sandbox>>>,
+    /// The run's `skill` tool, narrowed for a module or agent that names its skills.
+    pub skill_tool: Option<Arc<SkillTool>>,
 }
 
 #[async_trait::async_trait]
@@ -63,6 +66,9 @@ impl ModuleResolver for SessionResolver {
         if let Some(entry) = &entry {
             own.max_cost_usd = entry.context_tools.grants.max_cost;
             own.max_tokens = entry.context_tools.grants.max_tokens;
+            if let (Some(only), Some(tool)) = (&entry.context_tools.skills, &self.skill_tool) {
+                own.replacements.push(Arc::new(tool.narrowed(only)));
+            }
         }
         if policy != self.sandbox {
             let options = BuiltinOptions {

@@ -16,7 +16,7 @@ use wonopcode_agent_loop::{
     Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
     ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_registry::{Catalog, CatalogResolver, SearchPath};
+use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
 use wonopcode_tools::{BuiltinOptions, register_builtins};
@@ -31,6 +31,7 @@ use crate::mcp;
 use crate::models::{self, ModelChoice};
 use crate::module_tools::SessionResolver;
 use crate::sink::{NoRenderer, Renderer, SessionSink};
+use crate::skill_tool::SkillTool;
 use wonopcode_mcp::{AcceptDefaults, Elicitor};
 use wonopcode_wasm_host::ModuleResolver;
 use wonopcode_wasm_host::context_tools::{ContextTools, report_failures};
@@ -291,6 +292,14 @@ impl SessionBuilder {
         }
         register_builtins(&mut tools, options.clone())
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
+        // Skills: a `skill` tool whose description lists them, when there are any.
+        let skills = Skills::discover(&root);
+        let skill_tool = SkillTool::of(&skills).map(Arc::new);
+        if let Some(tool) = &skill_tool {
+            tools
+                .register(tool.clone())
+                .map_err(|e| SessionError::Choice(format!("the skill tool: {e}")))?;
+        }
         // MCP servers get the same environment as commands: the run's secrets stay out.
         let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &self.mcp)?;
         mcp::confine_servers(&mut mcp_configs, &sandbox_policy, &root);
@@ -306,6 +315,7 @@ impl SessionBuilder {
             }
         }
         let mut notices = sandbox.notices();
+        notices.extend(skills.warnings);
         let (history, messages) = match &self.history {
             Some(path) => {
                 let (history, messages) = History::open(path, &new_session_id())?;
@@ -376,6 +386,7 @@ impl SessionBuilder {
             sandbox: sandbox_policy,
             builtins: options,
             narrower: Default::default(),
+            skill_tool,
         });
         // A named root loop starts its lineage with its module's grants; its limits cap the
         // whole run under the run's own.
