@@ -26,3 +26,4 @@ mod templates;
 mod terminal;
 mod tool_errors;
 mod wasm;
+mod webfetch;

@@ -23,7 +23,7 @@ fn unknown_tool_lists_the_available_ones() {
     let s = Scratch::new();
     let item = single_call(&s, "teleport", "{}", &[]);
     assert_eq!(item["status"], "failed");
-    assert!(output(&item).contains("unknown tool `teleport`; available tools: apply_patch, bash, edit, glob, grep, list, read, todo, write"), "{item}");
+    assert!(output(&item).contains("unknown tool `teleport`; available tools: apply_patch, bash, edit, glob, grep, list, read, todo, webfetch, write"), "{item}");
 }
 
 #[test]

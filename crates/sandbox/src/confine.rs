@@ -111,6 +111,11 @@ impl Sandbox {
         self.policy.mode
     }
 
+    /// The policy it enforces.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.policy
+    }
+
     /// What a run says once at its start about its sandbox: that commands run unconfined,
     /// or what this machine cannot enforce of the policy.
     pub fn notices(&self) -> Vec<String> {

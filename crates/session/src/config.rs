@@ -48,6 +48,9 @@ pub struct Config {
     /// mapping with the mode and grants.
     #[serde(deserialize_with = "SandboxPolicy::mode_or_policy")]
     pub sandbox: SandboxPolicy,
+    /// The search engine behind the `websearch` tool (`engine: searxng` with `url`, or
+    /// `engine: brave`); without it the run has no `websearch`.
+    pub websearch: Option<wonopcode_tools::SearchEngine>,
 }
 
 impl Config {

@@ -15,7 +15,7 @@ use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents};
 use wonopcode_mcp::{Elicitor, ServerEntry};
 use wonopcode_registry::{CatalogResolver, ModuleTools};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
-use wonopcode_tools::BuiltinOptions;
+use wonopcode_tools::{BuiltinOptions, Reach, WebFetchTool};
 use wonopcode_wasm_host::context_tools::ContextTools;
 use wonopcode_wasm_host::{Grant, LoopSource, ModuleResolver, SpawnSandbox};
 
@@ -71,11 +71,14 @@ impl ModuleResolver for SessionResolver {
             }
         }
         if policy != self.sandbox {
+            // A grant narrows the hosts `webfetch` reaches, as it narrows commands'.
+            let reach = Reach::of(&policy, true);
             let options = BuiltinOptions {
                 sandbox: Some(self.sandbox_for(policy)?),
                 ..self.builtins.clone()
             };
             own.replacements.push(wonopcode_tools::bash_tool(&options));
+            own.replacements.push(Arc::new(WebFetchTool::new(reach)));
         }
         Ok(own)
     }

@@ -19,7 +19,7 @@ use wonopcode_agent_loop::{
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
-use wonopcode_tools::{BuiltinOptions, register_builtins};
+use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
 use wonopcode_wasm_host::{CachePolicy, Grant, GuestPrompter, HostConfig, LoopSource};
 
 use crate::config::Config;
@@ -292,6 +292,13 @@ impl SessionBuilder {
         }
         register_builtins(&mut tools, options.clone())
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
+        if let Some(engine) = &config.websearch {
+            let tool = WebSearchTool::new(engine.clone(), &|name| std::env::var(name).ok())
+                .map_err(SessionError::Choice)?;
+            tools
+                .register(Arc::new(tool))
+                .map_err(|e| SessionError::Choice(format!("the websearch tool: {e}")))?;
+        }
         // Skills: a `skill` tool whose description lists them, when there are any.
         let skills = Skills::discover(&root);
         let skill_tool = SkillTool::of(&skills).map(Arc::new);

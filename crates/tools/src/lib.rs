@@ -18,6 +18,8 @@ mod shell_env;
 mod spec;
 mod todo;
 mod walk;
+pub mod webfetch;
+pub mod websearch;
 pub mod workspace;
 mod write;
 
@@ -37,6 +39,8 @@ pub use patch::ApplyPatchTool;
 pub use read::ReadTool;
 pub use shell_env::{Inherit, PatternError, ShellEnvironmentPolicy};
 pub use todo::TodoTool;
+pub use webfetch::{Reach, WebFetchTool};
+pub use websearch::{SearchEngine, WebSearchTool};
 pub use write::WriteTool;
 
 /// Options for the built-in tool set.
@@ -92,6 +96,7 @@ pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
         Arc::new(GrepTool::default()),
         bash_tool(&options),
         Arc::new(TodoTool::default()),
+        Arc::new(WebFetchTool::new(Reach::Approved)),
     ]
 }
 

@@ -1,0 +1,330 @@
+//! `webfetch`: an HTTP GET of one URL, its page as Markdown (htmd) or its text as it is.
+//! Bounded everywhere a server could make it hang or grow: at most [`MAX_REDIRECTS`]
+//! redirects, [`MAX_BODY_BYTES`] of body (the rest is not read), a time limit for the whole
+//! fetch (30 s unless the call asks for less or more, up to 120 s), and the run's
+//! cancellation. It asks before each fetch by default (a request can have effects, and what
+//! it sends names the URL); a context whose grants narrow its sandbox reaches only the hosts
+//! those grants name (`docs/grants.md`).
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+use wonopcode_agent_loop::{
+    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+};
+use wonopcode_sandbox::{NetworkGrant, SandboxMode, SandboxPolicy};
+
+use crate::spec::{args, spec};
+
+/// Redirects followed before the fetch fails.
+pub const MAX_REDIRECTS: usize = 5;
+/// Bytes of body read; a longer body is cut here, and the output says so.
+pub const MAX_BODY_BYTES: usize = 5 << 20;
+/// The time limit of a call that does not give one.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest time limit a call may ask for.
+const MAX_TIMEOUT_SECS: u64 = 120;
+
+/// Which hosts a context's fetches may reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// Any host the permission policy lets it fetch (the run's own context and those not
+    /// narrowed by a grant).
+    Approved,
+    /// Only the hosts and ports these grants name (a context narrowed by a grant).
+    Granted(Vec<NetworkGrant>),
+}
+
+impl Reach {
+    /// What a context under `policy` may reach: anything when the policy is the run's own
+    /// (`narrowed` false) or full access; else only its network grants.
+    pub fn of(policy: &SandboxPolicy, narrowed: bool) -> Self {
+        if !narrowed || policy.mode == SandboxMode::FullAccess {
+            Self::Approved
+        } else {
+            Self::Granted(policy.network.clone())
+        }
+    }
+
+    fn allows(&self, url: &reqwest::Url) -> bool {
+        let Self::Granted(grants) = self else {
+            return true;
+        };
+        let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
+        let port = url.port_or_known_default();
+        grants.iter().any(|grant| match grant {
+            NetworkGrant::Any => true,
+            NetworkGrant::Port { host: h, port: p } => {
+                h.eq_ignore_ascii_case(host) && Some(*p) == port
+            }
+        })
+    }
+
+    fn refusal(&self, url: &reqwest::Url) -> String {
+        format!(
+            "`{url}` is outside this context's network grants ({}); a grant in registry.yaml or the spawn's must name its host and port",
+            match self {
+                Self::Granted(grants) if !grants.is_empty() => grants
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => "none".to_owned(),
+            }
+        )
+    }
+}
+
+/// Fetches a URL.
+pub struct WebFetchTool {
+    spec: ToolSpec,
+    reach: Reach,
+}
+
+impl WebFetchTool {
+    /// A fetcher that may reach `reach`.
+    pub fn new(reach: Reach) -> Self {
+        Self {
+            spec: spec(
+                "webfetch",
+                "Fetch a web page or text file by URL (http or https, GET). HTML comes back as Markdown, other text as it is. Bodies past 5 MiB are cut; the fetch stops after the time limit.",
+                // A request can have effects on the other side: asked about by default, and
+                // not run beside other calls.
+                ToolKind::Mutating,
+                ToolCategory::Network,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "url": {"type": "string", "description": "The http(s) URL"},
+                        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds the whole fetch may take (default 30)"}
+                    },
+                    "required": ["url"],
+                    "additionalProperties": false
+                }),
+            ),
+            reach,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    url: String,
+    timeout: Option<u64>,
+}
+
+#[async_trait]
+impl Tool for WebFetchTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// Rules name hosts: `webfetch:docs.rs`.
+    fn permission_subject(
+        &self,
+        arguments: &serde_json::Value,
+        _root: &std::path::Path,
+    ) -> Option<String> {
+        let url = reqwest::Url::parse(arguments["url"].as_str()?).ok()?;
+        url.host_str().map(str::to_owned)
+    }
+
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
+        let a: Args = args(arguments)?;
+        let url = reqwest::Url::parse(&a.url)
+            .map_err(|e| ToolError::Failed(format!("`{}` is not a URL: {e}", a.url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError::Failed(format!(
+                "`{}`: webfetch reads http and https URLs only",
+                a.url
+            )));
+        }
+        if !self.reach.allows(&url) {
+            return Err(ToolError::Failed(self.reach.refusal(&url)));
+        }
+        let limit = a.timeout.map_or(DEFAULT_TIMEOUT, |s| {
+            Duration::from_secs(s.min(MAX_TIMEOUT_SECS))
+        });
+        let fetch = fetch(url.clone(), self.reach.clone());
+        let page = tokio::select! {
+            page = tokio::time::timeout(limit, fetch) => page.map_err(|_| {
+                ToolError::Failed(format!(
+                    "`{url}` did not finish within {} s",
+                    limit.as_secs()
+                ))
+            })??,
+            () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
+        };
+        let text = tokio::task::spawn_blocking(move || page.into_text())
+            .await
+            .map_err(|e| ToolError::Failed(format!("reading the page stopped: {e}")))??;
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// A response's body, as far as it was read.
+struct Page {
+    url: reqwest::Url,
+    status: reqwest::StatusCode,
+    content_type: String,
+    body: Vec<u8>,
+    cut: bool,
+}
+
+async fn fetch(url: reqwest::Url, reach: Reach) -> Result<Page, ToolError> {
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        if attempt.previous().len() >= MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else if !reach.allows(attempt.url()) {
+            let refusal = reach.refusal(attempt.url());
+            attempt.error(refusal)
+        } else {
+            attempt.follow()
+        }
+    });
+    let client = reqwest::Client::builder()
+        .redirect(policy)
+        .user_agent(concat!("wonopcode/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ToolError::Failed(format!("cannot make an HTTP client: {e}")))?;
+    let response = client
+        .get(url.clone())
+        .header(
+            reqwest::header::ACCEPT,
+            "text/html, text/markdown, text/plain, application/json, */*;q=0.5",
+        )
+        .send()
+        .await
+        .map_err(|e| ToolError::Failed(format!("`{url}`: {}", describe(&e))))?;
+    let status = response.status();
+    let final_url = response.url().clone();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let mut body = Vec::new();
+    let mut cut = false;
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| ToolError::Failed(format!("`{final_url}`: {}", describe(&e))))?;
+        let room = MAX_BODY_BYTES - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            cut = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Page {
+        url: final_url,
+        status,
+        content_type,
+        body,
+        cut,
+    })
+}
+
+/// An HTTP error in one line, with the cause reqwest wraps (a refused redirect's reason).
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+impl Page {
+    /// The page for the model: a line with the URL and status, then the Markdown or text.
+    fn into_text(self) -> Result<String, ToolError> {
+        let mime = self
+            .content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let textual = mime.is_empty()
+            || mime.starts_with("text/")
+            || mime.ends_with("+xml")
+            || mime.ends_with("+json")
+            || matches!(
+                mime.as_str(),
+                "application/json" | "application/xml" | "application/javascript"
+            );
+        if !textual {
+            return Err(ToolError::Failed(format!(
+                "`{}` is `{mime}`, not text; webfetch reads pages and text files",
+                self.url
+            )));
+        }
+        let text = decode(&self.body, &self.content_type);
+        let html = matches!(mime.as_str(), "text/html" | "application/xhtml+xml");
+        let content = if html {
+            htmd::HtmlToMarkdown::builder()
+                .skip_tags(vec!["script", "style", "noscript", "template", "svg"])
+                .build()
+                .convert(&text)
+                .map_err(|e| ToolError::Failed(format!("`{}`: {e}", self.url)))?
+        } else {
+            text
+        };
+        let mut out = format!("{} {}", self.status.as_u16(), self.url);
+        if self.cut {
+            out.push_str(&format!(
+                " (the body was cut at {} MiB)",
+                MAX_BODY_BYTES >> 20
+            ));
+        }
+        out.push_str("\n\n");
+        out.push_str(content.trim());
+        Ok(out)
+    }
+}
+
+/// `body` as text, in the charset the `Content-Type` names (UTF-8 when it names none);
+/// bytes that are not of the charset become U+FFFD.
+fn decode(body: &[u8], content_type: &str) -> String {
+    let label = content_type.split(';').skip(1).find_map(|param| {
+        let (key, value) = param.split_once('=')?;
+        key.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| value.trim().trim_matches('"'))
+    });
+    let encoding = label
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    encoding.decode(body).0.into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charsets_and_grants() {
+        assert_eq!(decode(b"caf\xe9", "text/plain; charset=ISO-8859-1"), "café");
+        assert_eq!(decode(b"caf\xe9", "text/plain"), "caf\u{fffd}");
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        let grants = Reach::Granted(vec![NetworkGrant::Port {
+            host: "docs.rs".into(),
+            port: 443,
+        }]);
+        assert!(grants.allows(&url("https://docs.rs/htmd")));
+        assert!(!grants.allows(&url("http://docs.rs/htmd")));
+        assert!(!grants.allows(&url("https://example.com/")));
+        assert!(Reach::Approved.allows(&url("http://127.0.0.1:9/")));
+        assert!(!Reach::Granted(Vec::new()).allows(&url("https://docs.rs/")));
+    }
+}
