@@ -73,6 +73,7 @@ fn bench_mcp(c: &mut Criterion) {
         cancel: CancellationToken::new(),
         context: Default::default(),
         gate: None,
+        run: None,
     };
     let arguments = r#"{"message": "benchmark"}"#;
     group.bench_function("call_through_wonopcode", |b| {

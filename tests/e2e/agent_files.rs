@@ -432,3 +432,192 @@ fn an_agent_sees_only_the_skills_it_names() {
     assert_eq!(refused["status"], "failed", "{refused}");
     assert_eq!(refused["output"], "no skill named `release`", "{refused}");
 }
+
+/// A registry with the sample coder guest, for spawning a WebAssembly module by name.
+fn coder_registry(s: &AgentScratch) -> String {
+    let loops = s.scratch.outside("loops");
+    std::fs::create_dir_all(&loops).unwrap();
+    std::fs::write(
+        loops.join("registry.yaml"),
+        format!(
+            "modules:\n  coder:\n    path: {}\n    description: changes files\n",
+            wonopcode_wasm_host::guest_paths::CODER
+        ),
+    )
+    .unwrap();
+    loops.display().to_string()
+}
+
+/// Several calls in one response.
+fn calls(list: &[(&str, &str, Value)]) -> Vec<Value> {
+    let mut chunks: Vec<Value> = list
+        .iter()
+        .flat_map(|(id, name, args)| call(id, name, &args.to_string()))
+        .collect();
+    chunks.push(done("tool_use"));
+    chunks
+}
+
+#[test]
+fn the_native_loop_delegates_to_an_agent_file_and_a_module_and_follows_up() {
+    let s = AgentScratch::new();
+    let loops = coder_registry(&s);
+    let record = s.scratch.outside("recorded.jsonl");
+    let responses = [
+        (
+            "0",
+            None,
+            calls(&[
+                (
+                    "s1",
+                    "spawn_agent",
+                    json!({"agent": "code-reviewer", "task": "Review src/lib.rs."}),
+                ),
+                (
+                    "s2",
+                    "spawn_agent",
+                    json!({"agent": "coder", "task": "Add a test."}),
+                ),
+            ]),
+        ),
+        ("0.1", Some(haiku()), answer("`add` subtracts.")),
+        ("0.2", None, answer("Added a test.")),
+        ("0", None, calls(&[("w1", "wait", json!({}))])),
+        (
+            "0",
+            None,
+            calls(&[(
+                "f1",
+                "send_input",
+                json!({"id": "0.1", "message": "Is it tested?"}),
+            )]),
+        ),
+        ("0.1", Some(haiku()), answer("No test covers it.")),
+        ("0", None, calls(&[("w2", "wait", json!({"ids": ["0.1"]}))])),
+        (
+            "0",
+            None,
+            calls(&[
+                ("c1", "close_agent", json!({"id": "0.1"})),
+                ("c2", "close_agent", json!({"id": "0.2"})),
+                ("l1", "list_agents", json!({})),
+            ]),
+        ),
+        ("0", None, answer("Reviewed and tested.")),
+    ];
+    let record_arg = record.display().to_string();
+    let flags = [
+        "--agents",
+        "code-reviewer,coder",
+        "--loops-dir",
+        &loops,
+        "--record",
+        &record_arg,
+    ];
+    let out = s.run(&responses, &flags);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let output = |id: &str| {
+        result_of(&events, id)["output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(output("s1").starts_with("agent 0.1 (`code-reviewer`) is working on it"));
+    assert!(output("s2").starts_with("agent 0.2 (`coder`) is working on it"));
+    let waited = output("w1");
+    assert!(
+        waited.contains("[0.1] completed\n`add` subtracts.")
+            && waited.contains("[0.2] completed\nAdded a test."),
+        "{waited}"
+    );
+    assert_eq!(output("w2"), "[0.1] completed\nNo test covers it.");
+    assert_eq!(output("c1"), "closed agent 0.1 (`code-reviewer`)");
+    assert!(
+        output("l1").starts_with("no agents\nmay spawn: code-reviewer, coder"),
+        "{}",
+        output("l1")
+    );
+    let modules: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e["type"] == "context.started")
+        .map(|e| {
+            (
+                e["context"].as_str().unwrap(),
+                e["module"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        modules,
+        [
+            ("0.1", "code-reviewer"),
+            ("0.2", "coder"),
+            ("0.1", "code-reviewer")
+        ]
+    );
+    // The follow-up went to the same child, its first exchange still in its history.
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    let follow_up: Value = recorded
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["context"] == "0.1" && r["turn"] == 1)
+        .unwrap_or_else(|| panic!("{recorded}"));
+    assert_eq!(
+        follow_up["request"]["messages"].as_array().unwrap().len(),
+        3,
+        "{follow_up}"
+    );
+    // The children's usage rolls up into the root's turn.
+    let turn = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert!(turn["usage"].is_object(), "{turn}");
+}
+
+#[test]
+fn a_spawn_past_the_live_limit_is_refused_and_closing_frees_a_place() {
+    let s = AgentScratch::new();
+    let config = s.scratch.config("contexts:\n  max_live: 2\n");
+    let spawn = |id: &str| {
+        (
+            id.to_owned(),
+            json!({"agent": "code-reviewer", "task": "Review."}),
+        )
+    };
+    let (a, b, c) = (spawn("s1"), spawn("s2"), spawn("s3"));
+    let responses = [
+        ("0", None, calls(&[(&a.0, "spawn_agent", a.1.clone())])),
+        ("0.1", Some(haiku()), answer("ok")),
+        ("0", None, calls(&[(&b.0, "spawn_agent", b.1.clone())])),
+        (
+            "0",
+            None,
+            calls(&[("c1", "close_agent", json!({"id": "0.1"}))]),
+        ),
+        ("0", None, calls(&[(&c.0, "spawn_agent", c.1.clone())])),
+        ("0.3", Some(haiku()), answer("ok")),
+        ("0", None, calls(&[("w1", "wait", json!({}))])),
+        ("0", None, answer("done")),
+    ];
+    let out = s.run(&responses, &["--config", &config, "--agents", "all"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let refused = result_of(&events, "s2");
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert!(
+        refused["output"]
+            .as_str()
+            .unwrap()
+            .contains("the limit of 2 live contexts in this run is reached"),
+        "{refused}"
+    );
+    assert!(
+        result_of(&events, "s3")["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("agent 0.3"),
+        "a closed agent's place is free again"
+    );
+}

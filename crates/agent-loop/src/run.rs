@@ -437,13 +437,20 @@ impl Run {
             cancel: s.cancel.clone(),
             context: s.events.context().clone(),
             gate: Some(s.gate.clone()),
+            run: Some(RunServices {
+                tools: registry.clone().into_owned(),
+                ..s.clone()
+            }),
         };
         let mut outcomes = run_calls(calls, &registry, s.gate.as_ref(), &env, &s.events).await;
         for outcome in &mut outcomes {
-            if let CallOutcome::Answered { todo, .. } = outcome
-                && let Some(items) = todo.take()
-            {
-                self.todo.update(&self.services.events, items);
+            if let CallOutcome::Answered { todo, spent, .. } = outcome {
+                if let Some(items) = todo.take() {
+                    self.todo.update(&self.services.events, items);
+                }
+                if let Some(spent) = spent.take() {
+                    self.stats.usage.add(&spent);
+                }
             }
         }
         outcomes

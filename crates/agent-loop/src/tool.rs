@@ -63,6 +63,9 @@ pub struct ToolEnv {
     pub cancel: CancellationToken,
     /// The context calling.
     pub context: ContextPath,
+    /// The calling context's run (its model, tools, limits, events), for tools that start
+    /// contexts of their own (delegation); `None` where a tool runs outside a run.
+    pub run: Option<crate::run::RunServices>,
     /// The run's permission gate, for tools that walk the workspace: what a rule denies is
     /// left out of a walk. `None`: nothing is left out.
     pub gate: Option<crate::permission::SharedGate>,
@@ -111,6 +114,9 @@ pub struct ToolOutput {
     /// Bytes of the tool's real output left out of `content` (a command that printed more
     /// than a tool keeps): the truncation notice counts them, so it tells the real size.
     pub omitted_bytes: u64,
+    /// What the call spent on models (a child context's usage, which a delegation tool
+    /// collects): added to the calling context's, so usage rolls up to the root.
+    pub spent: Option<crate::usage::Usage>,
 }
 
 impl ToolOutput {

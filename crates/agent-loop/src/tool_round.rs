@@ -54,6 +54,8 @@ pub enum CallOutcome {
         todo: Option<Vec<TodoItem>>,
         /// How long the call ran.
         duration: std::time::Duration,
+        /// What the call spent on models (a delegated child's usage).
+        spent: Option<crate::usage::Usage>,
     },
     /// The permission gate suspended the run on this call.
     Suspended {
@@ -148,6 +150,7 @@ async fn run_one(
                 break_loop: output.break_loop,
                 todo: output.todo,
                 duration,
+                spent: output.spent,
             }
         }
         Dispatch::Suspended { reason } => {

@@ -41,6 +41,26 @@ impl Usage {
         };
     }
 
+    /// What was spent since `earlier` (a reading of the same running total).
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_sub(earlier.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(earlier.cache_write_tokens),
+            reasoning_tokens: self
+                .reasoning_tokens
+                .saturating_sub(earlier.reasoning_tokens),
+            cost_micro_cents: self
+                .cost_micro_cents
+                .map(|now| now.saturating_sub(earlier.cost_micro_cents.unwrap_or(0))),
+        }
+    }
+
     /// All tokens counted, of every kind.
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens

@@ -5,6 +5,7 @@
 
 use serde_json::json;
 use wonopcode_registry::Entry;
+use wonopcode_registry::agent_file::DELEGATION_TOOLS;
 use wonopcode_session::Config;
 use wonopcode_session::models;
 use wonopcode_tools::{BuiltinOptions, builtin_tools};
@@ -61,9 +62,12 @@ fn tools(entry: &Entry, config: &Config) -> Result<String, String> {
     let Some(listed) = &entry.context_tools.tools else {
         return Ok("all of its parent's".to_owned());
     };
+    // The built-in tools, and those a run adds: delegation, skills, search.
     let builtin: Vec<String> = builtin_tools(BuiltinOptions::default())
         .iter()
         .map(|t| t.spec().name.clone())
+        .chain(DELEGATION_TOOLS.iter().map(|n| (*n).to_owned()))
+        .chain(["skill", "websearch"].map(str::to_owned))
         .collect();
     let servers: Vec<&str> = config
         .mcp_servers

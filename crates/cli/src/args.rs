@@ -198,6 +198,16 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Loop")]
     pub no_cache: bool,
 
+    /// Let the native loop delegate with spawn_agent, send_input, wait, close_agent and
+    /// list_agents, to these agents and loops (comma-separated, or `all`).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        help_heading = "Loop"
+    )]
+    pub agents: Vec<String>,
+
     /// Do not tell the model the project's AGENTS.md files (the workspace's and those above
     /// it up to the repository root).
     #[arg(long)]

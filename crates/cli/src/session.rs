@@ -177,6 +177,7 @@ pub fn session_builder(
         })
         .mcp_servers(run.mcp.clone())
         .project_instructions(!run.no_project_instructions)
+        .agents(run.agents.clone())
         .config(config)
 }
 

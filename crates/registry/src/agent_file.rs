@@ -62,13 +62,7 @@ const CLAUDE_TOOLS: &[(&str, &[&str])] = &[
 ];
 
 /// The tools a context delegates with; Claude Code's `Task` (or `Agent`) is all of them.
-pub const DELEGATION_TOOLS: &[&str] = &[
-    "spawn_agent",
-    "send_input",
-    "wait",
-    "close_agent",
-    "list_agents",
-];
+pub const DELEGATION_TOOLS: &[&str] = &wonopcode_wasm_host::delegation::TOOL_NAMES;
 
 /// Claude Code's model aliases and the Anthropic models they stand for.
 const CLAUDE_MODELS: &[(&str, &str)] = &[

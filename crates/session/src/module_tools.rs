@@ -52,6 +52,10 @@ impl ModuleResolver for SessionResolver {
         self.catalog.module_dirs()
     }
 
+    fn names(&self) -> Vec<(String, Option<String>)> {
+        self.catalog.entries()
+    }
+
     async fn context_tools(
         &self,
         module: Option<&str>,

@@ -20,7 +20,7 @@ use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
 use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
-use wonopcode_wasm_host::{CachePolicy, Grant, GuestPrompter, HostConfig, LoopSource};
+use wonopcode_wasm_host::{CachePolicy, Delegation, Grant, GuestPrompter, HostConfig, LoopSource};
 
 use crate::config::Config;
 use crate::error::SessionError;
@@ -75,6 +75,7 @@ pub struct SessionBuilder {
     loop_name: Option<String>,
     catalog: Option<Catalog>,
     project_instructions: bool,
+    agents: Vec<String>,
 }
 
 impl SessionBuilder {
@@ -140,6 +141,14 @@ impl SessionBuilder {
     ) -> Self {
         self.prompter = Some(permissions);
         self.guest_prompter = Some(guests);
+        self
+    }
+
+    /// Lets the native loop delegate (`spawn_agent` and its tools) to these agents and
+    /// loops (`all`: every one the registry knows). Empty: only a root agent whose tools
+    /// name `spawn_agent` delegates.
+    pub fn agents(mut self, names: Vec<String>) -> Self {
+        self.agents = names;
         self
     }
 
@@ -423,6 +432,33 @@ impl SessionBuilder {
             grants: root_grants.clone(),
             ..HostConfig::default()
         };
+        // Delegation from the native loop: on when asked for (`agents`), or when the root
+        // is an agent whose tools name it.
+        let root_delegates = self.loop_name.as_ref().is_some_and(|name| {
+            resolver.catalog.entry(name).is_ok_and(|e| {
+                e.context_tools
+                    .tools
+                    .as_ref()
+                    .is_some_and(|t| t.iter().any(|n| n == "spawn_agent"))
+            })
+        });
+        let native_root = matches!(self.source, LoopSource::Native | LoopSource::Agent(_));
+        if native_root && (!self.agents.is_empty() || root_delegates) {
+            let allowed = (!self.agents.iter().any(|a| a == "all")).then_some(&self.agents[..]);
+            let allowed = allowed.filter(|a| !a.is_empty());
+            let engine = loops::engine(self.cache)?;
+            let delegation = Delegation::root(engine, host_config.clone(), allowed)
+                .map_err(SessionError::Choice)?;
+            for tool in delegation.tools() {
+                tools
+                    .register(tool)
+                    .map_err(|e| SessionError::Choice(format!("the delegation tools: {e}")))?;
+            }
+        } else if !self.agents.is_empty() {
+            return Err(SessionError::Choice(
+                "--agents lets the native loop delegate; a WebAssembly loop spawns with its own `context` calls".to_owned(),
+            ));
+        }
         // The MCP servers (the config's, and a named root loop's own) start while the loop
         // loads (a guest may compile): the first request waits for the slowest, not for all.
         let module_tools = async {
@@ -604,6 +640,7 @@ impl Session {
             loop_name: None,
             catalog: None,
             project_instructions: true,
+            agents: Vec::new(),
         }
     }
 

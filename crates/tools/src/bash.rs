@@ -340,6 +340,7 @@ mod tests {
             cancel: CancellationToken::new(),
             context: Default::default(),
             gate: None,
+            run: None,
         }
     }
 

@@ -156,6 +156,7 @@ mod tests {
             cancel: CancellationToken::new(),
             context: Default::default(),
             gate: None,
+            run: None,
         };
         let refused = EditTool::default()
             .run(

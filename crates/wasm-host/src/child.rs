@@ -30,25 +30,63 @@ use crate::bindings::context::{
 };
 use crate::budget::{BudgetedModel, TokenBudget};
 use crate::context_tools::{ContextTools, report_failures};
+use crate::context_tree::{ContextTree, LiveSlot};
+use crate::delegation::Delegation;
+use crate::engine::WasmEngine;
 use crate::file_changes::{ChildSink, FileChanges};
-use crate::frame::Frame;
+use crate::frame::{Frame, LoadedGuest};
 use crate::grants::{self, Grant};
 use crate::host::context::ContextView;
 use crate::host::providers::open_model;
 use crate::loop_source::LoopSource;
+use crate::state::HostConfig;
 use crate::wasm_loop::{WasmAgentLoop, load_guest};
 
 /// The state key whose value is a run's structured result: a child returns it as its
 /// result's `data`, `wonopcode mcp-server` as the tool result's structured content.
 pub const RESULT_DATA_KEY: &str = "__result_data__";
 
-/// What a parent lends its children: taken from its store before they start, so the
-/// children of one `spawn-parallel` call share it.
+/// What a parent lends its children: taken from its store (a guest) or its delegation
+/// tools (the native loop) before they start, so the children of one `spawn-parallel` call
+/// share it.
 pub(crate) struct ParentView {
-    frame: Arc<Frame>,
+    pub(crate) place: ParentPlace,
     /// The parent run's services, its tools narrowed to those the parent has enabled.
-    services: RunServices,
-    messages: Vec<Message>,
+    pub(crate) services: RunServices,
+    pub(crate) messages: Vec<Message>,
+}
+
+/// Where a parent sits in its tree, as its children need it: the tree's limits and loaded
+/// guests, what loads a guest, and the lineage a child extends (budgets, changed-file sets,
+/// grants, the root's sink).
+#[derive(Clone)]
+pub(crate) struct ParentPlace {
+    pub tree: Arc<ContextTree>,
+    /// The parent's own guest, which `same` names; `None` for the native loop.
+    pub same: Option<Arc<LoadedGuest>>,
+    pub engine: Arc<WasmEngine>,
+    pub host_config: HostConfig,
+    pub budgets: Vec<Arc<TokenBudget>>,
+    pub changes: Vec<Arc<FileChanges>>,
+    pub grants: Vec<Grant>,
+    /// The root's sink; `None` when the parent is the root (its own sink is).
+    pub root_sink: Option<Arc<dyn EventSink>>,
+}
+
+impl ParentPlace {
+    /// A guest's place: its frame's.
+    fn of(frame: &Frame) -> Self {
+        Self {
+            tree: frame.tree.clone(),
+            same: Some(frame.loaded.clone()),
+            engine: frame.loaded.engine.clone(),
+            host_config: frame.loaded.host_config.clone(),
+            budgets: frame.budgets.clone(),
+            changes: frame.changes.clone(),
+            grants: frame.grants.clone(),
+            root_sink: frame.root_sink.clone(),
+        }
+    }
 }
 
 impl ContextView<'_> {
@@ -57,7 +95,7 @@ impl ContextView<'_> {
         let frame = self
             .place
             .frame
-            .clone()
+            .as_ref()
             .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
         let run = self.run.get()?;
         let mut services = run.services.clone();
@@ -65,7 +103,7 @@ impl ContextView<'_> {
             services.tools = services.tools.filtered(enabled.iter().map(String::as_str));
         }
         Ok(ParentView {
-            frame,
+            place: ParentPlace::of(frame),
             services,
             messages: if inherit {
                 run.messages.clone()
@@ -111,153 +149,253 @@ pub(crate) async fn run_child(
     params: ContextParams,
     grants: Option<ContextGrants>,
 ) -> Result<(ContextResult, Usage), String> {
-    if parent.services.cancel.is_cancelled() {
-        return Err(format!(
-            "context {path} was not started: the run is cancelled"
-        ));
-    }
-    let tree = parent.frame.tree.clone();
-    if path.depth() > tree.limits.max_depth {
-        return Err(format!(
-            "context {path} would be at depth {}, past the limit of {}",
-            path.depth(),
-            tree.limits.max_depth
-        ));
-    }
-    let slot = tree.enter()?;
-    let Granted { own, lineage, cap } = granted(parent, &path, &params, grants)
-        .await
-        .map_err(|reason| refuse(parent, &path, &reason))?;
-    let max_tokens = tighter(params.max_tokens, own.max_tokens);
-    let budget = TokenBudget::new(max_tokens, cap);
-    let mut budgets = parent.frame.budgets.clone();
-    budgets.push(budget.clone());
-    let files = Arc::new(FileChanges::default());
-    let mut changes = parent.frame.changes.clone();
-    changes.push(files.clone());
-    let root_sink = parent
-        .frame
-        .root_sink
-        .clone()
-        .unwrap_or_else(|| parent.services.events.sink().clone());
-    let lineage = Lineage {
-        budgets: budgets.clone(),
-        changes: changes.clone(),
-        grants: lineage,
-        root_sink: root_sink.clone(),
-    };
-    let (child, agent) = load_child(parent, &path, &params, lineage).await?;
-    // An agent file's settings are its spawn's defaults: what the spawn sets itself wins,
-    // and of two time limits the shorter holds.
-    let mut params = params;
-    if let Some(agent) = &agent {
-        apply_agent(&mut params, agent);
-    }
-    let module = match &agent {
-        Some(agent) => agent.name.clone(),
-        None => child.agent().name().to_owned(),
-    };
-
-    let given = preferred_model(parent, &params).await?;
-    let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
-    let mut config = parent.services.config.clone();
-    if let Some(limit) = params.max_iterations {
-        config.max_iterations = limit;
-    }
-    if let Some(prompt) = &params.system_prompt {
-        config.system_prompt = Some(prompt.clone());
-    }
-    let events = Emitter::new(
-        Arc::new(ChildSink {
-            root: root_sink,
-            changes,
-        }),
-        path.clone(),
-    );
-    let cancel = parent.services.cancel.child_token();
-    events.emit(EventKind::ContextStarted {
-        module: module.clone(),
-        task: params.task.clone(),
-    });
-    let started = Instant::now();
-
-    let (tools, clashes) = own.apply(&restrict(
-        &parent.services.tools,
-        params.allowed_tools.as_deref(),
-        params.denied_tools.as_deref(),
-    ));
-    report_failures(&events, &own, clashes);
-    let mut messages = if params.inherit_messages {
-        parent.messages.clone()
-    } else {
-        Vec::new()
-    };
-    let span =
-        tracing::info_span!("context", context = %path, depth = path.depth(), module = %module);
-    let run = async {
-        let mut ctx = LoopContext {
-            cwd: &parent.services.cwd,
-            messages: &mut messages,
-            provider: &provider,
-            tools: &tools,
-            permissions: &parent.services.gate,
-            config: &config,
-            cancel: &cancel,
-            events: &events,
-            session_id: parent.services.session_id.clone(),
-            stats: Default::default(),
-        };
-        run_turn(child.agent(), &mut ctx, &params.task).await
-    }
-    .instrument(span);
-    let timeout = params.timeout_ms.map(Duration::from_millis);
-    let ended = match timeout {
-        Some(limit) => tokio::time::timeout(limit, run).await.ok(),
-        None => Some(run.await),
-    };
-    let requests = ended.as_ref().map_or(0, |result| result.iterations);
-    let (status, response, error) = match ended {
-        None => {
-            cancel.cancel();
-            let ms = params.timeout_ms.unwrap_or(0);
-            (
-                ContextStatus::Timeout,
-                String::new(),
-                Some(format!("did not finish within {ms} ms")),
-            )
-        }
-        Some(result) => classify(result, &budgets, &cancel),
-    };
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let usage = budget.usage();
-    let modified_files = files.paths();
-    events.emit(EventKind::ContextCompleted {
-        module,
-        status,
-        error: error.clone(),
-        duration_ms,
-        requests,
-        usage,
-        modified_files: modified_files.clone(),
-    });
-    drop(slot);
-    let result = ContextResult {
-        response,
-        data: child.agent().state_value(RESULT_DATA_KEY),
-        usage: TokenUsage {
-            input_tokens: usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-            output_tokens: usage.output_tokens,
-            total_cost_microcents: usage.cost_micro_cents,
-        },
-        status: wit_status(status, error),
-        modified_files,
-        duration_ms,
-    };
-    Ok((result, usage))
+    let task = params.task.clone();
+    let mut child = LiveChild::start(parent, path, params, grants).await?;
+    Ok(child.turn(&task).await)
 }
 
-/// The child's loop: `same` is a fresh instance of the parent's guest, `named` goes through
-/// the resolver, `path` is a component file (relative to the workspace).
+/// A child context that lives on after its turn: its loop, its history, its model, tools and
+/// limits, and its place in the tree (it counts as live until dropped). A guest's `spawn`
+/// runs one turn and drops it; the native loop's delegation tools keep it for follow-ups.
+pub(crate) struct LiveChild {
+    path: ContextPath,
+    module: String,
+    child: ChildLoop,
+    cwd: std::path::PathBuf,
+    provider: SharedModel,
+    tools: ToolRegistry,
+    gate: wonopcode_agent_loop::SharedGate,
+    config: wonopcode_agent_loop::LoopConfig,
+    events: Emitter,
+    /// Cancelled when the child is closed or its parent's run is; each turn runs under a
+    /// child token of it.
+    cancel: CancellationToken,
+    session_id: String,
+    budget: Arc<TokenBudget>,
+    budgets: Vec<Arc<TokenBudget>>,
+    files: Arc<FileChanges>,
+    messages: Vec<Message>,
+    timeout_ms: Option<u64>,
+    /// Its own place, for the children it delegates to.
+    place: ParentPlace,
+    /// Its usage already handed to the parent.
+    reported: Usage,
+    /// Its own MCP servers and the like: they live as long as it does.
+    _own: ContextTools,
+    _slot: LiveSlot,
+}
+
+impl LiveChild {
+    /// Sets a child up under `parent` at `path`: checks the tree's limits and the grants,
+    /// loads its loop, opens its model. `Err`: one line, and nothing started.
+    pub(crate) async fn start(
+        parent: &ParentView,
+        path: ContextPath,
+        params: ContextParams,
+        grants: Option<ContextGrants>,
+    ) -> Result<Self, String> {
+        if parent.services.cancel.is_cancelled() {
+            return Err(format!(
+                "context {path} was not started: the run is cancelled"
+            ));
+        }
+        let tree = parent.place.tree.clone();
+        if path.depth() > tree.limits.max_depth {
+            return Err(format!(
+                "context {path} would be at depth {}, past the limit of {}",
+                path.depth(),
+                tree.limits.max_depth
+            ));
+        }
+        let slot = tree.enter()?;
+        let Granted { own, lineage, cap } = granted(parent, &path, &params, grants)
+            .await
+            .map_err(|reason| refuse(parent, &path, &reason))?;
+        let max_tokens = tighter(params.max_tokens, own.max_tokens);
+        let budget = TokenBudget::new(max_tokens, cap);
+        let mut budgets = parent.place.budgets.clone();
+        budgets.push(budget.clone());
+        let files = Arc::new(FileChanges::default());
+        let mut changes = parent.place.changes.clone();
+        changes.push(files.clone());
+        let root_sink = parent
+            .place
+            .root_sink
+            .clone()
+            .unwrap_or_else(|| parent.services.events.sink().clone());
+        // Where its own children go, should it delegate from the native loop.
+        let own_place = ParentPlace {
+            tree: tree.clone(),
+            same: None,
+            engine: parent.place.engine.clone(),
+            host_config: parent.place.host_config.clone(),
+            budgets: budgets.clone(),
+            changes: changes.clone(),
+            grants: lineage.clone(),
+            root_sink: Some(root_sink.clone()),
+        };
+        let lineage = Lineage {
+            budgets: budgets.clone(),
+            changes: changes.clone(),
+            grants: lineage,
+            root_sink: root_sink.clone(),
+        };
+        let (child, agent) = load_child(parent, &path, &params, lineage).await?;
+        // An agent file's settings are its spawn's defaults: what the spawn sets itself
+        // wins, and of two time limits the shorter holds.
+        let mut params = params;
+        if let Some(agent) = &agent {
+            apply_agent(&mut params, agent);
+        }
+        let module = match &agent {
+            Some(agent) => agent.name.clone(),
+            None => child.agent().name().to_owned(),
+        };
+        let given = preferred_model(parent, &params).await?;
+        let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
+        let mut config = parent.services.config.clone();
+        if let Some(limit) = params.max_iterations {
+            config.max_iterations = limit;
+        }
+        if let Some(prompt) = &params.system_prompt {
+            config.system_prompt = Some(prompt.clone());
+        }
+        let events = Emitter::new(
+            Arc::new(ChildSink {
+                root: root_sink,
+                changes,
+            }),
+            path.clone(),
+        );
+        let (tools, clashes) = own.apply(&restrict(
+            &parent.services.tools,
+            params.allowed_tools.as_deref(),
+            params.denied_tools.as_deref(),
+        ));
+        report_failures(&events, &own, clashes);
+        Ok(Self {
+            path,
+            module,
+            child,
+            cwd: parent.services.cwd.clone(),
+            provider,
+            tools,
+            gate: parent.services.gate.clone(),
+            config,
+            events,
+            cancel: parent.services.cancel.child_token(),
+            session_id: parent.services.session_id.clone(),
+            budget,
+            budgets,
+            files,
+            messages: if params.inherit_messages {
+                parent.messages.clone()
+            } else {
+                Vec::new()
+            },
+            timeout_ms: params.timeout_ms,
+            place: own_place,
+            reported: Usage::default(),
+            _own: own,
+            _slot: slot,
+        })
+    }
+
+    /// A native child whose tools include the delegation tools gets its own, which put its
+    /// children under it (its budgets, grants and path), not under its parent.
+    pub(crate) fn give_delegation(&mut self, parent: &Delegation) {
+        let delegates = self.tools.names().any(|n| n == "spawn_agent");
+        if matches!(self.child, ChildLoop::Native(_)) && delegates {
+            parent.child(self.place.clone()).replace_in(&mut self.tools);
+        }
+    }
+
+    /// The module or agent it runs.
+    pub(crate) fn module(&self) -> &str {
+        &self.module
+    }
+
+    /// What cancels its turn in progress, and every later one.
+    pub(crate) fn canceller(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Runs one turn on `prompt` (its history kept from the turns before), between
+    /// `context.started` and `context.completed`; the result, and the usage spent since the
+    /// last turn's (descendants included), for the parent to add to its own.
+    pub(crate) async fn turn(&mut self, prompt: &str) -> (ContextResult, Usage) {
+        self.events.emit(EventKind::ContextStarted {
+            module: self.module.clone(),
+            task: prompt.to_owned(),
+        });
+        let started = Instant::now();
+        let cancel = self.cancel.child_token();
+        let span = tracing::info_span!("context", context = %self.path, depth = self.path.depth(), module = %self.module);
+        let run = async {
+            let mut ctx = LoopContext {
+                cwd: &self.cwd,
+                messages: &mut self.messages,
+                provider: &self.provider,
+                tools: &self.tools,
+                permissions: &self.gate,
+                config: &self.config,
+                cancel: &cancel,
+                events: &self.events,
+                session_id: self.session_id.clone(),
+                stats: Default::default(),
+            };
+            run_turn(self.child.agent(), &mut ctx, prompt).await
+        }
+        .instrument(span);
+        let ended = match self.timeout_ms.map(Duration::from_millis) {
+            Some(limit) => tokio::time::timeout(limit, run).await.ok(),
+            None => Some(run.await),
+        };
+        let requests = ended.as_ref().map_or(0, |result| result.iterations);
+        let (status, response, error) = match ended {
+            None => {
+                cancel.cancel();
+                let ms = self.timeout_ms.unwrap_or(0);
+                (
+                    ContextStatus::Timeout,
+                    String::new(),
+                    Some(format!("did not finish within {ms} ms")),
+                )
+            }
+            Some(result) => classify(result, &self.budgets, &cancel),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let usage = self.budget.usage();
+        let modified_files = self.files.paths();
+        self.events.emit(EventKind::ContextCompleted {
+            module: self.module.clone(),
+            status,
+            error: error.clone(),
+            duration_ms,
+            requests,
+            usage,
+            modified_files: modified_files.clone(),
+        });
+        let spent = usage.since(&self.reported);
+        self.reported = usage;
+        let result = ContextResult {
+            response,
+            data: self.child.agent().state_value(RESULT_DATA_KEY),
+            usage: TokenUsage {
+                input_tokens: usage.input_tokens
+                    + usage.cache_read_tokens
+                    + usage.cache_write_tokens,
+                output_tokens: usage.output_tokens,
+                total_cost_microcents: usage.cost_micro_cents,
+            },
+            status: wit_status(status, error),
+            modified_files,
+            duration_ms,
+        };
+        (result, spent)
+    }
+}
+
 /// What a child inherits from its ancestors' frames, with its own parts added.
 struct Lineage {
     budgets: Vec<Arc<TokenBudget>>,
@@ -266,14 +404,16 @@ struct Lineage {
     root_sink: Arc<dyn EventSink>,
 }
 
-/// The child's loop, and the agent file's settings when it runs one.
+/// The child's loop, and the agent file's settings when it runs one: `same` is a fresh
+/// instance of the parent's guest, `named` goes through the resolver, `path` is a component
+/// file (relative to the workspace).
 async fn load_child(
     parent: &ParentView,
     path: &ContextPath,
     params: &ContextParams,
     lineage: Lineage,
 ) -> Result<(ChildLoop, Option<Arc<AgentDefinition>>), String> {
-    let tree = &parent.frame.tree;
+    let tree = &parent.place.tree;
     let source = match &params.module {
         ContextModule::Same => None,
         ContextModule::Named(name) => Some(
@@ -293,14 +433,19 @@ async fn load_child(
     // A module loaded for the first time in this tree comes with an instance proven to run
     // (its name and capabilities read): the child uses it instead of making another.
     let (loaded, first) = match source {
-        None => (parent.frame.loaded.clone(), None),
+        None => (
+            parent.place.same.clone().ok_or_else(|| {
+                "module `same` is the parent's own guest, and the native loop has none: name a module".to_owned()
+            })?,
+            None,
+        ),
         Some(source) => match tree.loaded(&source) {
             Some(loaded) => (loaded, None),
             None => {
                 let Some(component) = source.component().map_err(|e| e.to_string())? else {
                     return Ok((ChildLoop::Native(StandardLoop), source.agent().cloned()));
                 };
-                let base = &parent.frame.loaded;
+                let base = &parent.place;
                 let (loaded, first) = load_guest(
                     base.engine.clone(),
                     &component.bytes,
@@ -374,7 +519,7 @@ async fn granted(
     grants: Option<ContextGrants>,
 ) -> Result<Granted, String> {
     let (sandbox, spawn_cost) = grants.map(grants::split).unwrap_or_default();
-    let mut lineage = parent.frame.grants.clone();
+    let mut lineage = parent.place.grants.clone();
     if let Some(sandbox) = sandbox {
         lineage.push(Grant::Spawn {
             context: path.to_string(),
@@ -386,7 +531,7 @@ async fn granted(
         _ => None,
     };
     lineage.extend(module.map(|name| Grant::Module(name.to_owned())));
-    let own = match &parent.frame.tree.resolver {
+    let own = match &parent.place.tree.resolver {
         Some(resolver) => resolver.context_tools(module, &lineage).await?,
         None => grants::without_resolver(&lineage)?,
     };
@@ -494,11 +639,11 @@ async fn preferred_model(
             model.as_deref(),
         ),
     };
-    let source = parent.frame.loaded.host_config.models.clone();
+    let source = parent.place.host_config.models.clone();
     open_model(
         source.as_deref(),
         &parent.services.provider,
-        &parent.frame.budgets,
+        &parent.place.budgets,
         &provider,
         model,
     )

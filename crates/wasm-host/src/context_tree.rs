@@ -65,6 +65,12 @@ pub trait ModuleResolver: Send + Sync {
     fn module_dirs(&self) -> Vec<std::path::PathBuf> {
         Vec::new()
     }
+
+    /// Every name `resolve` knows, with what it does when known, in lookup order: what the
+    /// native loop's `spawn_agent` offers. Default: none.
+    fn names(&self) -> Vec<(String, Option<String>)> {
+        Vec::new()
+    }
 }
 
 /// One root run's tree.

@@ -283,6 +283,7 @@ mod tests {
                 cancel: CancellationToken::new(),
                 context: Default::default(),
                 gate: None,
+                run: None,
             };
             ApplyPatchTool::default()
                 .run(json!({ "input": patch }), &env)

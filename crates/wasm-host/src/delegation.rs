@@ -1,0 +1,550 @@
+//! Delegation from the native loop: the tools `spawn_agent`, `send_input`, `wait`,
+//! `close_agent` and `list_agents`, in the shapes of Codex's. A spawned agent is a child
+//! context on the same stack as a guest's children (`crate::child`): the same limits, grants,
+//! budgets, statuses, events and replay keys. It lives on after its turn — `send_input` gives
+//! it a follow-up with its history kept — until `close_agent` (or the end of the run) frees
+//! its place. Its turns run in the background, so the model can start several and `wait` on
+//! them together; what a turn spent is added to the parent's usage when `wait` collects it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::{
+    RunServices, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry,
+    ToolSpec, Usage,
+};
+
+use crate::bindings::context::{ContextModule, ContextParams, ContextResult, ContextStatus};
+use crate::child::{LiveChild, ParentPlace, ParentView};
+use crate::context_tree::ContextTree;
+use crate::engine::WasmEngine;
+use crate::memory_budget::MemoryBudget;
+use crate::state::HostConfig;
+
+/// The names of the delegation tools.
+pub const TOOL_NAMES: [&str; 5] = [
+    "spawn_agent",
+    "send_input",
+    "wait",
+    "close_agent",
+    "list_agents",
+];
+
+/// How long `wait` waits when the call does not say.
+const DEFAULT_WAIT: Duration = Duration::from_secs(600);
+/// The longest `wait` may be asked to wait.
+const MAX_WAIT_MS: u64 = 3_600_000;
+
+/// One context's delegation: where its children go in the tree, what they may run, and the
+/// agents it has spawned. Its tools share it.
+pub struct Delegation {
+    place: ParentPlace,
+    /// What may be spawned: names and descriptions.
+    spawnable: Vec<(String, Option<String>)>,
+    /// Children started so far (their paths are numbered in order).
+    started: AtomicU32,
+    agents: Mutex<BTreeMap<String, Agent>>,
+}
+
+/// A spawned agent, by its context path.
+struct Agent {
+    module: String,
+    child: Arc<tokio::sync::Mutex<LiveChild>>,
+    cancel: CancellationToken,
+    /// Its turn in progress, or the finished one not yet collected.
+    turn: Option<JoinHandle<(ContextResult, Usage)>>,
+    /// How its last collected turn ended.
+    last: Option<String>,
+}
+
+impl Drop for Delegation {
+    /// The run is over: its agents stop.
+    fn drop(&mut self) {
+        for agent in self.agents.get_mut().values() {
+            agent.cancel.cancel();
+        }
+    }
+}
+
+impl Delegation {
+    /// The delegation of a run's root context on the native loop: a tree of its own under
+    /// `host_config`'s limits and resolver; `allowed` narrows what may be spawned (`None`:
+    /// every name the resolver knows). `Err`: an allowed name the resolver does not know.
+    pub fn root(
+        engine: Arc<WasmEngine>,
+        host_config: HostConfig,
+        allowed: Option<&[String]>,
+    ) -> Result<Arc<Self>, String> {
+        let known = host_config
+            .resolver
+            .as_ref()
+            .map(|r| r.names())
+            .unwrap_or_default();
+        let spawnable = match allowed {
+            None => known,
+            Some(names) => {
+                let mut kept = Vec::new();
+                for name in names {
+                    let Some(entry) = known.iter().find(|(n, _)| n == name) else {
+                        return Err(format!(
+                            "--agents: no agent or loop named `{name}`; `wonopcode loops list` shows them"
+                        ));
+                    };
+                    kept.push(entry.clone());
+                }
+                kept
+            }
+        };
+        let memory = MemoryBudget::new(host_config.contexts.max_memory_bytes);
+        let tree = ContextTree::new(host_config.contexts, host_config.resolver.clone(), memory);
+        Ok(Arc::new(Self {
+            place: ParentPlace {
+                tree,
+                same: None,
+                engine,
+                grants: host_config.grants.clone(),
+                host_config,
+                budgets: Vec::new(),
+                changes: Vec::new(),
+                root_sink: None,
+            },
+            spawnable,
+            started: AtomicU32::new(0),
+            agents: Mutex::new(BTreeMap::new()),
+        }))
+    }
+
+    /// The delegation of a native child at `place`: what it may spawn is its parent's.
+    pub(crate) fn child(&self, place: ParentPlace) -> Arc<Self> {
+        Arc::new(Self {
+            place,
+            spawnable: self.spawnable.clone(),
+            started: AtomicU32::new(0),
+            agents: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Its five tools.
+    pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
+        TOOL_NAMES
+            .iter()
+            .map(|name| {
+                Arc::new(DelegationTool {
+                    spec: spec_of(name, &self.spawnable),
+                    delegation: self.clone(),
+                }) as Arc<dyn Tool>
+            })
+            .collect()
+    }
+
+    /// Puts this delegation's tools in place of those `tools` has (a child's own).
+    pub(crate) fn replace_in(self: &Arc<Self>, tools: &mut ToolRegistry) {
+        for tool in self.tools() {
+            if let Err(e) = tools.replace(tool) {
+                tracing::warn!(error = %e, "a delegation tool could not be given to a child");
+            }
+        }
+    }
+
+    async fn spawn(&self, run: &RunServices, a: SpawnArgs) -> Result<String, String> {
+        if !self.spawnable.iter().any(|(n, _)| *n == a.agent) {
+            return Err(format!(
+                "`{}` may not be spawned here; these may: {}",
+                a.agent,
+                self.names()
+            ));
+        }
+        let (preferred_provider, preferred_model) = match a.model.as_deref() {
+            Some(m) => match m.split_once('/') {
+                Some((provider, model)) => (Some(provider.to_owned()), Some(model.to_owned())),
+                None => (None, Some(m.to_owned())),
+            },
+            None => (None, None),
+        };
+        let params = ContextParams {
+            module: ContextModule::Named(a.agent.clone()),
+            task: a.task.clone(),
+            inherit_messages: false,
+            system_prompt: None,
+            preferred_provider,
+            preferred_model,
+            allowed_tools: None,
+            denied_tools: None,
+            max_iterations: a.max_iterations,
+            max_tokens: a.max_tokens,
+            timeout_ms: a.timeout_ms,
+            custom_data: None,
+        };
+        let number = self.started.fetch_add(1, Ordering::AcqRel) + 1;
+        let path = run.events.context().child(number);
+        let parent = ParentView {
+            place: self.place.clone(),
+            services: run.clone(),
+            messages: Vec::new(),
+        };
+        let mut child = LiveChild::start(&parent, path.clone(), params, None).await?;
+        child.give_delegation(self);
+        let id = path.to_string();
+        let module = child.module().to_owned();
+        let cancel = child.canceller();
+        let child = Arc::new(tokio::sync::Mutex::new(child));
+        let turn = start_turn(child.clone(), a.task);
+        self.agents.lock().insert(
+            id.clone(),
+            Agent {
+                module: module.clone(),
+                child,
+                cancel,
+                turn: Some(turn),
+                last: None,
+            },
+        );
+        Ok(format!(
+            "agent {id} (`{module}`) is working on it; `wait` for its answer, `send_input` a follow-up after, `close_agent` when done"
+        ))
+    }
+
+    fn send(&self, a: SendArgs) -> Result<String, String> {
+        let mut agents = self.agents.lock();
+        let agent = agents.get_mut(&a.id).ok_or_else(|| self.unknown(&a.id))?;
+        if agent.turn.as_ref().is_some_and(|t| !t.is_finished()) {
+            return Err(format!(
+                "agent {} is still working: `wait` for it, then send",
+                a.id
+            ));
+        }
+        if agent.turn.is_some() {
+            return Err(format!(
+                "agent {} has an answer not yet read: `wait` for it first",
+                a.id
+            ));
+        }
+        agent.turn = Some(start_turn(agent.child.clone(), a.message));
+        Ok(format!(
+            "agent {} (`{}`) is working on it; `wait` for its answer",
+            a.id, agent.module
+        ))
+    }
+
+    async fn wait(&self, a: WaitArgs) -> Result<(String, Usage), String> {
+        let ids: Vec<String> = match a.ids {
+            Some(ids) if !ids.is_empty() => ids,
+            _ => self
+                .agents
+                .lock()
+                .iter()
+                .filter(|(_, agent)| agent.turn.is_some())
+                .map(|(id, _)| id.clone())
+                .collect(),
+        };
+        if ids.is_empty() {
+            return Ok(("no agent is working".to_owned(), Usage::default()));
+        }
+        let mut turns = Vec::new();
+        {
+            let mut agents = self.agents.lock();
+            for id in &ids {
+                let agent = agents.get_mut(id).ok_or_else(|| self.unknown(id))?;
+                turns.push((id.clone(), agent.turn.take()));
+            }
+        }
+        let limit = a.timeout_ms.map_or(DEFAULT_WAIT, |ms| {
+            Duration::from_millis(ms.min(MAX_WAIT_MS))
+        });
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut lines = Vec::new();
+        let mut spent = Usage::default();
+        for (id, turn) in turns {
+            let Some(mut turn) = turn else {
+                let agents = self.agents.lock();
+                let last = agents.get(&id).and_then(|a| a.last.clone());
+                lines.push(format!(
+                    "[{id}] idle; its last answer was read{}",
+                    last.map(|l| format!(" ({l})")).unwrap_or_default()
+                ));
+                continue;
+            };
+            match tokio::time::timeout_at(deadline, &mut turn).await {
+                Ok(Ok((result, usage))) => {
+                    spent.add(&usage);
+                    let (line, status) = describe(&id, &result);
+                    if let Some(agent) = self.agents.lock().get_mut(&id) {
+                        agent.last = Some(status);
+                    }
+                    lines.push(line);
+                }
+                Ok(Err(e)) => lines.push(format!("[{id}] stopped: {e}")),
+                Err(_) => {
+                    lines.push(format!(
+                        "[{id}] still working after {} ms",
+                        limit.as_millis()
+                    ));
+                    if let Some(agent) = self.agents.lock().get_mut(&id) {
+                        agent.turn = Some(turn);
+                    }
+                }
+            }
+        }
+        Ok((lines.join("\n\n"), spent))
+    }
+
+    async fn close(&self, id: &str) -> Result<(String, Usage), String> {
+        let agent = self
+            .agents
+            .lock()
+            .remove(id)
+            .ok_or_else(|| self.unknown(id))?;
+        agent.cancel.cancel();
+        let mut spent = Usage::default();
+        if let Some(turn) = agent.turn
+            && let Ok(Ok((_, usage))) = tokio::time::timeout(Duration::from_secs(10), turn).await
+        {
+            spent = usage;
+        }
+        // Dropping the last handle of the child frees its place in the tree.
+        Ok((format!("closed agent {id} (`{}`)", agent.module), spent))
+    }
+
+    fn list(&self) -> String {
+        let agents = self.agents.lock();
+        let mut lines: Vec<String> = agents
+            .iter()
+            .map(|(id, a)| {
+                let state = match &a.turn {
+                    Some(t) if !t.is_finished() => "working".to_owned(),
+                    Some(_) => "answered (not yet read: `wait`)".to_owned(),
+                    None => format!(
+                        "idle{}",
+                        a.last
+                            .as_ref()
+                            .map(|l| format!(", last {l}"))
+                            .unwrap_or_default()
+                    ),
+                };
+                format!("{id} `{}`: {state}", a.module)
+            })
+            .collect();
+        if lines.is_empty() {
+            lines.push("no agents".to_owned());
+        }
+        lines.push(format!("may spawn: {}", self.names()));
+        lines.join("\n")
+    }
+
+    fn names(&self) -> String {
+        self.spawnable
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn unknown(&self, id: &str) -> String {
+        let agents = self.agents.lock();
+        let known: Vec<&str> = agents.keys().map(String::as_str).collect();
+        format!(
+            "no agent {id}; {}",
+            if known.is_empty() {
+                "none is open".to_owned()
+            } else {
+                format!("open: {}", known.join(", "))
+            }
+        )
+    }
+}
+
+/// Runs a turn of `child` on its own task.
+fn start_turn(
+    child: Arc<tokio::sync::Mutex<LiveChild>>,
+    prompt: String,
+) -> JoinHandle<(ContextResult, Usage)> {
+    tokio::spawn(async move { child.lock().await.turn(&prompt).await })
+}
+
+/// A finished turn for the model, and its status in a word.
+fn describe(id: &str, result: &ContextResult) -> (String, String) {
+    let status = match &result.status {
+        ContextStatus::Completed => "completed".to_owned(),
+        ContextStatus::Cancelled => "cancelled".to_owned(),
+        ContextStatus::MaxIterationsReached => "max_iterations_reached".to_owned(),
+        ContextStatus::TokenLimitReached => "token_limit_reached".to_owned(),
+        ContextStatus::Timeout => "timeout".to_owned(),
+        ContextStatus::Error(e) => format!("error: {e}"),
+    };
+    let mut line = format!("[{id}] {status}");
+    if !result.modified_files.is_empty() {
+        line.push_str(&format!("; changed {}", result.modified_files.join(", ")));
+    }
+    if !result.response.is_empty() {
+        line.push('\n');
+        line.push_str(&result.response);
+    }
+    (line, status)
+}
+
+#[derive(Deserialize)]
+struct SpawnArgs {
+    agent: String,
+    task: String,
+    model: Option<String>,
+    max_iterations: Option<u32>,
+    max_tokens: Option<u64>,
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct SendArgs {
+    id: String,
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct WaitArgs {
+    ids: Option<Vec<String>>,
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CloseArgs {
+    id: String,
+}
+
+/// One of the five tools, over its context's delegation.
+struct DelegationTool {
+    spec: ToolSpec,
+    delegation: Arc<Delegation>,
+}
+
+fn spec_of(name: &str, spawnable: &[(String, Option<String>)]) -> ToolSpec {
+    let (description, parameters) = match name {
+        "spawn_agent" => {
+            let listing: Vec<String> = spawnable
+                .iter()
+                .map(|(n, d)| match d {
+                    Some(d) => format!("- {n}: {d}"),
+                    None => format!("- {n}"),
+                })
+                .collect();
+            let names: Vec<&str> = spawnable.iter().map(|(n, _)| n.as_str()).collect();
+            (
+                format!(
+                    "Start an agent on a task in a context of its own (its own history, tools and limits). It works in the background: `wait` for its answer. Agents:\n{}",
+                    listing.join("\n")
+                ),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "agent": {"type": "string", "enum": names},
+                        "task": {"type": "string", "minLength": 1},
+                        "model": {"type": "string", "description": "PROVIDER/MODEL or MODEL (of this run's provider); default: the agent's own, else this one's"},
+                        "max_iterations": {"type": "integer", "minimum": 1},
+                        "max_tokens": {"type": "integer", "minimum": 1},
+                        "timeout_ms": {"type": "integer", "minimum": 1}
+                    },
+                    "required": ["agent", "task"],
+                    "additionalProperties": false
+                }),
+            )
+        }
+        "send_input" => (
+            "Give an agent that finished its turn a follow-up; it keeps its history. `wait` for its answer.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "message": {"type": "string", "minLength": 1}
+                },
+                "required": ["id", "message"],
+                "additionalProperties": false
+            }),
+        ),
+        "wait" => (
+            "Wait for agents' answers (by id; default: every agent working), up to timeout_ms (default 600000).".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "ids": {"type": "array", "items": {"type": "string"}},
+                    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_WAIT_MS}
+                },
+                "additionalProperties": false
+            }),
+        ),
+        "close_agent" => (
+            "Close an agent: stop it if it works and free its place.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {"id": {"type": "string"}},
+                "required": ["id"],
+                "additionalProperties": false
+            }),
+        ),
+        _ => (
+            "List the open agents and what may be spawned.".to_owned(),
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        ),
+    };
+    ToolSpec {
+        name: name.to_owned(),
+        description,
+        parameters,
+        // Starting and waiting on agents changes no file; what the agents do is asked about
+        // call by call, under their own rules.
+        kind: ToolKind::ReadOnly,
+        category: ToolCategory::Internal,
+    }
+}
+
+#[async_trait]
+impl Tool for DelegationTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
+        let parse = |e: serde_json::Error| ToolError::InvalidArguments(e.to_string());
+        let d = &self.delegation;
+        let (text, spent) = match self.spec.name.as_str() {
+            "spawn_agent" => {
+                let run = env.run.as_ref().ok_or_else(|| {
+                    ToolError::Failed("spawn_agent runs only inside a run".to_owned())
+                })?;
+                let a: SpawnArgs = serde_json::from_value(arguments).map_err(parse)?;
+                (d.spawn(run, a).await.map_err(ToolError::Failed)?, None)
+            }
+            "send_input" => {
+                let a: SendArgs = serde_json::from_value(arguments).map_err(parse)?;
+                (d.send(a).map_err(ToolError::Failed)?, None)
+            }
+            "wait" => {
+                let a: WaitArgs = serde_json::from_value(arguments).map_err(parse)?;
+                let waited = tokio::select! {
+                    waited = d.wait(a) => waited,
+                    () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
+                };
+                let (text, spent) = waited.map_err(ToolError::Failed)?;
+                (text, Some(spent))
+            }
+            "close_agent" => {
+                let a: CloseArgs = serde_json::from_value(arguments).map_err(parse)?;
+                let (text, spent) = d.close(&a.id).await.map_err(ToolError::Failed)?;
+                (text, Some(spent))
+            }
+            _ => (d.list(), None),
+        };
+        let mut out = ToolOutput::text(text);
+        out.spent = spent;
+        Ok(out)
+    }
+}
