@@ -1,6 +1,7 @@
 //! `wonopcode --list-loops` as a whole process, over 50 distinct modules in a temporary
 //! registry directory: warm (metadata cached; goal <= 50 ms) and cold (the first listing:
-//! empty metadata and compiled-component caches, so every module is validated and compiled).
+//! empty metadata and compiled-component caches, so every module is validated and compiled);
+//! and over 200 Markdown agents, warm (goal <= 50 ms; agent files are read every time).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
@@ -30,8 +31,13 @@ fn distinct(bytes: &[u8], i: usize) -> Vec<u8> {
 }
 
 fn list(bin: &Path, home: &Path, cache: &Path) {
+    list_counting(bin, home, cache, MODULES + 2);
+}
+
+fn list_counting(bin: &Path, home: &Path, cache: &Path, expected: usize) {
     let out = Command::new(bin)
         .arg("--list-loops")
+        .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CACHE_HOME", cache)
@@ -46,7 +52,7 @@ fn list(bin: &Path, home: &Path, cache: &Path) {
     let listed = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         listed.lines().filter(|l| l.contains(" ok")).count(),
-        MODULES + 2,
+        expected,
         "{listed}"
     );
 }
@@ -94,5 +100,32 @@ fn bench_list_loops(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_list_loops);
+const AGENTS: usize = 200;
+
+/// An agent file in the shape Claude Code's documentation gives.
+fn agent_file(i: usize) -> String {
+    format!(
+        "---\nname: agent-{i:03}\ndescription: Reviews code for the {i}th team. Use after every change.\ntools: Read, Grep, Glob, Bash\nmodel: sonnet\ncolor: blue\n---\n\nYou are reviewer {i}. Read the change, list each problem with its file and line,\nmost serious first, and say what test would have caught it.\n"
+    )
+}
+
+fn bench_list_agents(c: &mut Criterion) {
+    let bin = release_bin();
+    let home = tempfile::tempdir().expect("temp dir");
+    let agents = home.path().join("config/wonopcode/agents");
+    std::fs::create_dir_all(&agents).expect("agents dir");
+    for i in 0..AGENTS {
+        std::fs::write(agents.join(format!("agent-{i:03}.md")), agent_file(i)).expect("agent");
+    }
+    let cache = home.path().join("cache");
+    list_counting(&bin, home.path(), &cache, AGENTS + 2);
+    let mut group = c.benchmark_group("registry");
+    group.sample_size(20);
+    group.bench_function("list_agents_200_warm", |b| {
+        b.iter(|| list_counting(&bin, home.path(), &cache, AGENTS + 2));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_list_loops, bench_list_agents);
 criterion_main!(benches);

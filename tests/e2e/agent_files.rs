@@ -430,7 +430,10 @@ fn an_agent_sees_only_the_skills_it_names() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let refused = result_of(&events(&out), "s1");
     assert_eq!(refused["status"], "failed", "{refused}");
-    assert_eq!(refused["output"], "no skill named `release`", "{refused}");
+    assert_eq!(
+        refused["output"], "`skill` failed: no skill named `release`",
+        "{refused}"
+    );
 }
 
 /// A registry with the sample coder guest, for spawning a WebAssembly module by name.

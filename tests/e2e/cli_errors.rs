@@ -80,7 +80,10 @@ fn transcript_divergence_says_what_differed_and_keeps_the_history() {
         err.contains("transcript divergence at context 0 turn 0"),
         "{err}"
     );
-    assert!(err.contains("message 0 (user) differs"), "{err}");
+    assert!(
+        err.contains("the recording's prompt is \"Find every TODO in this project"),
+        "{err}"
+    );
     // The prompt stays in the file, withdrawn from the conversation after the failed turn:
     // the next prompt starts where the last answer ended.
     let stored = std::fs::read_to_string(&history).unwrap();

@@ -109,7 +109,7 @@ fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
     enter(&mut session, "/tools");
     expect(
         &mut session,
-        "bash, edit, glob, grep, list, read, todo, write",
+        "apply_patch, bash, edit, glob, grep, list, read, todo, webfetch, write",
     );
     says(&mut session, "/model", "test/");
     says(&mut session, "/cost", "out, 0 cached");

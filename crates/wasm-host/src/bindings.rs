@@ -27,6 +27,9 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/context.spawn-parallel": async | trappable,
         "wonopcode:agent-loop/context.spawn-with-grants": async | trappable,
         "wonopcode:agent-loop/context.spawn-parallel-with-grants": async | trappable,
+        "wonopcode:agent-loop/context.start": async | trappable,
+        "wonopcode:agent-loop/context.[method]child.wait": async | trappable,
+        "wonopcode:agent-loop/context.[method]child.fork": async | trappable,
         "wonopcode:agent-loop/system.sleep-ms": async | trappable,
         "wonopcode:agent-loop/ui.request-input": async | trappable,
         "wonopcode:agent-loop/ui.request-confirmation": async | trappable,
@@ -34,6 +37,8 @@ wasmtime::component::bindgen!({
         default: trappable,
     },
     exports: { default: async },
+    // A guest's `child` handle is a live child and its turns (`crate::child_turns`).
+    with: { "wonopcode:agent-loop/context.child": crate::child_turns::ChildTurns },
     additional_derives: [PartialEq],
 });
 

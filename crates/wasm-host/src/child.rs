@@ -176,6 +176,8 @@ pub(crate) struct LiveChild {
     files: Arc<FileChanges>,
     messages: Vec<Message>,
     timeout_ms: Option<u64>,
+    /// What it was started with (an agent file's settings laid in), which a fork repeats.
+    params: ContextParams,
     /// Its own place, for the children it delegates to.
     place: ParentPlace,
     /// Its usage already handed to the parent.
@@ -294,6 +296,7 @@ impl LiveChild {
                 Vec::new()
             },
             timeout_ms: params.timeout_ms,
+            params,
             place: own_place,
             reported: Usage::default(),
             _own: own,
@@ -308,6 +311,27 @@ impl LiveChild {
         if matches!(self.child, ChildLoop::Native(_)) && delegates {
             parent.child(self.place.clone()).replace_in(&mut self.tools);
         }
+    }
+
+    /// Its path in the tree.
+    pub(crate) fn path(&self) -> &ContextPath {
+        &self.path
+    }
+
+    /// A new child at `path` under `parent`, with this one's module and settings and a copy
+    /// of its history.
+    pub(crate) async fn fork(
+        &self,
+        parent: &ParentView,
+        path: ContextPath,
+        task: &str,
+    ) -> Result<Self, String> {
+        let mut params = self.params.clone();
+        params.task = task.to_owned();
+        params.inherit_messages = false;
+        let mut forked = Self::start(parent, path, params, None).await?;
+        forked.messages = self.messages.clone();
+        Ok(forked)
     }
 
     /// The module or agent it runs.

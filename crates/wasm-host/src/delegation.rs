@@ -15,8 +15,6 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::json;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{
     RunServices, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry,
     ToolSpec, Usage,
@@ -24,6 +22,7 @@ use wonopcode_agent_loop::{
 
 use crate::bindings::context::{ContextModule, ContextParams, ContextResult, ContextStatus};
 use crate::child::{LiveChild, ParentPlace, ParentView};
+use crate::child_turns::{ChildTurns, TurnState};
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
 use crate::memory_budget::MemoryBudget;
@@ -54,24 +53,10 @@ pub struct Delegation {
     agents: Mutex<BTreeMap<String, Agent>>,
 }
 
-/// A spawned agent, by its context path.
+/// A spawned agent: its turns, and how its last collected turn ended.
 struct Agent {
-    module: String,
-    child: Arc<tokio::sync::Mutex<LiveChild>>,
-    cancel: CancellationToken,
-    /// Its turn in progress, or the finished one not yet collected.
-    turn: Option<JoinHandle<(ContextResult, Usage)>>,
-    /// How its last collected turn ended.
+    turns: ChildTurns,
     last: Option<String>,
-}
-
-impl Drop for Delegation {
-    /// The run is over: its agents stop.
-    fn drop(&mut self) {
-        for agent in self.agents.get_mut().values() {
-            agent.cancel.cancel();
-        }
-    }
 }
 
 impl Delegation {
@@ -190,23 +175,13 @@ impl Delegation {
             services: run.clone(),
             messages: Vec::new(),
         };
-        let mut child = LiveChild::start(&parent, path.clone(), params, None).await?;
+        let mut child = LiveChild::start(&parent, path, params, None).await?;
         child.give_delegation(self);
-        let id = path.to_string();
-        let module = child.module().to_owned();
-        let cancel = child.canceller();
-        let child = Arc::new(tokio::sync::Mutex::new(child));
-        let turn = start_turn(child.clone(), a.task);
-        self.agents.lock().insert(
-            id.clone(),
-            Agent {
-                module: module.clone(),
-                child,
-                cancel,
-                turn: Some(turn),
-                last: None,
-            },
-        );
+        let turns = ChildTurns::begin(child, a.task);
+        let (id, module) = (turns.id().to_owned(), turns.module().to_owned());
+        self.agents
+            .lock()
+            .insert(id.clone(), Agent { turns, last: None });
         Ok(format!(
             "agent {id} (`{module}`) is working on it; `wait` for its answer, `send_input` a follow-up after, `close_agent` when done"
         ))
@@ -215,22 +190,11 @@ impl Delegation {
     fn send(&self, a: SendArgs) -> Result<String, String> {
         let mut agents = self.agents.lock();
         let agent = agents.get_mut(&a.id).ok_or_else(|| self.unknown(&a.id))?;
-        if agent.turn.as_ref().is_some_and(|t| !t.is_finished()) {
-            return Err(format!(
-                "agent {} is still working: `wait` for it, then send",
-                a.id
-            ));
-        }
-        if agent.turn.is_some() {
-            return Err(format!(
-                "agent {} has an answer not yet read: `wait` for it first",
-                a.id
-            ));
-        }
-        agent.turn = Some(start_turn(agent.child.clone(), a.message));
+        agent.turns.send(a.message)?;
         Ok(format!(
             "agent {} (`{}`) is working on it; `wait` for its answer",
-            a.id, agent.module
+            a.id,
+            agent.turns.module()
         ))
     }
 
@@ -241,7 +205,7 @@ impl Delegation {
                 .agents
                 .lock()
                 .iter()
-                .filter(|(_, agent)| agent.turn.is_some())
+                .filter(|(_, agent)| agent.turns.state() != TurnState::Idle)
                 .map(|(id, _)| id.clone())
                 .collect(),
         };
@@ -253,7 +217,7 @@ impl Delegation {
             let mut agents = self.agents.lock();
             for id in &ids {
                 let agent = agents.get_mut(id).ok_or_else(|| self.unknown(id))?;
-                turns.push((id.clone(), agent.turn.take()));
+                turns.push((id.clone(), agent.turns.take_turn()));
             }
         }
         let limit = a.timeout_ms.map_or(DEFAULT_WAIT, |ms| {
@@ -288,7 +252,7 @@ impl Delegation {
                         limit.as_millis()
                     ));
                     if let Some(agent) = self.agents.lock().get_mut(&id) {
-                        agent.turn = Some(turn);
+                        agent.turns.put_back(turn);
                     }
                 }
             }
@@ -302,15 +266,16 @@ impl Delegation {
             .lock()
             .remove(id)
             .ok_or_else(|| self.unknown(id))?;
-        agent.cancel.cancel();
+        let mut turns = agent.turns;
+        turns.cancel();
         let mut spent = Usage::default();
-        if let Some(turn) = agent.turn
+        if let Some(turn) = turns.take_turn()
             && let Ok(Ok((_, usage))) = tokio::time::timeout(Duration::from_secs(10), turn).await
         {
             spent = usage;
         }
-        // Dropping the last handle of the child frees its place in the tree.
-        Ok((format!("closed agent {id} (`{}`)", agent.module), spent))
+        // Dropping the child frees its place in the tree.
+        Ok((format!("closed agent {id} (`{}`)", turns.module()), spent))
     }
 
     fn list(&self) -> String {
@@ -318,10 +283,10 @@ impl Delegation {
         let mut lines: Vec<String> = agents
             .iter()
             .map(|(id, a)| {
-                let state = match &a.turn {
-                    Some(t) if !t.is_finished() => "working".to_owned(),
-                    Some(_) => "answered (not yet read: `wait`)".to_owned(),
-                    None => format!(
+                let state = match a.turns.state() {
+                    TurnState::Working => "working".to_owned(),
+                    TurnState::Answered => "answered (not yet read: `wait`)".to_owned(),
+                    TurnState::Idle => format!(
                         "idle{}",
                         a.last
                             .as_ref()
@@ -329,7 +294,7 @@ impl Delegation {
                             .unwrap_or_default()
                     ),
                 };
-                format!("{id} `{}`: {state}", a.module)
+                format!("{id} `{}`: {state}", a.turns.module())
             })
             .collect();
         if lines.is_empty() {
@@ -359,14 +324,6 @@ impl Delegation {
             }
         )
     }
-}
-
-/// Runs a turn of `child` on its own task.
-fn start_turn(
-    child: Arc<tokio::sync::Mutex<LiveChild>>,
-    prompt: String,
-) -> JoinHandle<(ContextResult, Usage)> {
-    tokio::spawn(async move { child.lock().await.turn(&prompt).await })
 }
 
 /// A finished turn for the model, and its status in a word.

@@ -12,6 +12,7 @@ mod budget;
 pub mod cache;
 pub mod check;
 mod child;
+mod child_turns;
 pub mod context_tools;
 pub mod context_tree;
 pub mod delegation;

@@ -84,6 +84,44 @@ fn child(spec: &Value) -> Spawn {
     child
 }
 
+/// `handles SPEC`: a child held across three follow-ups, a fork of it whose follow-up is
+/// cancelled, both dropped, then two more children started in their places (WIT 0.2.8
+/// `child`).
+fn handles(spec: &Value) -> Result<String, String> {
+    let answer = |r: &wonopcode_guest_sdk::ContextResult| {
+        format!(
+            "{} {}",
+            wonopcode_guest_sdk::status_text(&r.status),
+            r.response
+        )
+    };
+    let held = child(spec).start()?;
+    let mut said = vec![answer(&held.wait()?)];
+    for follow_up in ["two", "three", "four"] {
+        said.push(answer(&held.ask(follow_up)?));
+    }
+    let fork = held.fork("five")?;
+    let mut forked = answer(&fork.wait()?);
+    // A follow-up of the fork, cancelled: the held child is not touched.
+    fork.send("five more")?;
+    fork.cancel();
+    forked = format!("{forked}, then {}", answer(&fork.wait()?));
+    let ids = format!("{} {}", held.id(), fork.id());
+    drop(fork);
+    drop(held);
+    let mut later = Vec::new();
+    for task in ["six", "seven"] {
+        let module = spec["module"]["named"].as_str().unwrap_or("standard");
+        let next = Spawn::named(module, task).start()?;
+        later.push(format!("{} {}", next.id(), answer(&next.wait()?)));
+    }
+    Ok(format!(
+        "held: {}\nfork: {forked}\nids: {ids}\nlater: {}",
+        said.join(" | "),
+        later.join(" | ")
+    ))
+}
+
 /// Runs the spawn commands: `spawn JSON`, `spawn-all MAX JSON-ARRAY`, `bomb` (spawns itself
 /// until the host refuses), `fanout N` (every child spawns N more, in parallel).
 fn spawning(input: &str) -> Option<String> {
@@ -93,6 +131,10 @@ fn spawning(input: &str) -> Option<String> {
             Ok(result) => describe(&result),
             Err(e) => format!("spawn failed: {e}"),
         });
+    }
+    if let Some(spec) = input.strip_prefix("handles ") {
+        let spec: Value = serde_json::from_str(spec).unwrap_or_default();
+        return Some(handles(&spec).unwrap_or_else(|e| format!("handles failed: {e}")));
     }
     if let Some(rest) = input.strip_prefix("spawn-all ") {
         let (max, specs) = rest.split_once(' ').unwrap_or(("0", "[]"));

@@ -35,7 +35,7 @@ mod turn;
 
 pub use agent::Agent;
 pub use bindings::wonopcode::agent_loop::context::{
-    ContextModule, ContextParams, ContextResult, ContextStatus,
+    ChildState, ContextModule, ContextParams, ContextResult, ContextStatus,
 };
 pub use bindings::wonopcode::agent_loop::providers::{
     Message, MessageRole, StreamOptions, ToolCall, ToolResult,
@@ -48,7 +48,7 @@ pub use bindings::wonopcode::agent_loop::{
 pub use custom_tools::{CustomTool, CustomTools};
 pub use json_answer::{json_object, resume_for_json, run_for_json};
 pub use spawn::{
-    Grants, RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text,
+    Child, Grants, RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text,
 };
 pub use turn::{Turn, run_turn, stream_history, stream_turn};
 

@@ -149,6 +149,60 @@ impl Spawn {
             None => context::spawn(&self.0),
         }
     }
+
+    /// Starts the child and returns at once with a handle that lives on after its turn
+    /// (WIT 0.2.8): [`Child::wait`] for its answer, [`Child::send`] it follow-ups with its
+    /// history kept. Grants are not given this way (use [`Spawn::run`]).
+    pub fn start(&self) -> Result<Child, String> {
+        context::start(&self.0).map(Child)
+    }
+}
+
+/// A child context that lives on after its turn. Dropping it closes the child: a turn in
+/// progress is cancelled and its place in the tree is freed.
+pub struct Child(context::Child);
+
+impl Child {
+    /// Its context id (`0.1`).
+    pub fn id(&self) -> String {
+        self.0.id()
+    }
+
+    /// Waits for the current turn's answer.
+    pub fn wait(&self) -> Result<ContextResult, String> {
+        self.0.wait()
+    }
+
+    /// The current turn's answer if it has finished, without waiting.
+    pub fn poll(&self) -> Option<ContextResult> {
+        self.0.poll()
+    }
+
+    /// Whether a turn runs, has an answer not yet taken, or the child waits for a follow-up.
+    pub fn state(&self) -> context::ChildState {
+        self.0.state()
+    }
+
+    /// Starts a follow-up turn; the child keeps its history.
+    pub fn send(&self, message: &str) -> Result<(), String> {
+        self.0.send(message)
+    }
+
+    /// [`Child::send`], then [`Child::wait`].
+    pub fn ask(&self, message: &str) -> Result<ContextResult, String> {
+        self.send(message)?;
+        self.wait()
+    }
+
+    /// Cancels the turn in progress and every later one.
+    pub fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    /// A new child with a copy of this one's history, starting a turn on `task`.
+    pub fn fork(&self, task: &str) -> Result<Child, String> {
+        self.0.fork(task).map(Child)
+    }
 }
 
 /// Spawns `children` concurrently (at most `max_concurrent` at once, and never more than the

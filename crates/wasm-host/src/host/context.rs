@@ -8,8 +8,14 @@ use tokio::sync::Semaphore;
 use wasmtime::component::HasData;
 use wonopcode_agent_loop::Usage;
 
-use crate::bindings::context::{ContextGrants, ContextInfo, ContextParams, ContextResult, Host};
-use crate::child::run_child;
+use wasmtime::component::{Resource, ResourceTable};
+
+use crate::bindings::context::{
+    ChildState, ContextGrants, ContextInfo, ContextParams, ContextResult, ContextStatus, Host,
+    HostChild, TokenUsage,
+};
+use crate::child::{LiveChild, run_child};
+use crate::child_turns::{ChildTurns, TurnState};
 use crate::state::{ContextTools, HostState, Place, RunSlot};
 
 /// What `context` sees of a store: the run (its services and usage), the guest's place in
@@ -18,6 +24,8 @@ pub(crate) struct ContextView<'a> {
     pub(crate) run: &'a mut RunSlot,
     pub(crate) place: &'a mut Place,
     pub(crate) tools: &'a ContextTools,
+    /// Where the guest's `child` handles live.
+    pub(crate) table: &'a mut ResourceTable,
 }
 
 impl<'a> ContextView<'a> {
@@ -26,6 +34,7 @@ impl<'a> ContextView<'a> {
             run: &mut state.run,
             place: &mut state.place,
             tools: &state.tools,
+            table: &mut state.io.table,
         }
     }
 }
@@ -77,6 +86,20 @@ impl Host for ContextView<'_> {
         self.spawn_batch(children, max_concurrent).await
     }
 
+    async fn start(
+        &mut self,
+        params: ContextParams,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        let parent = self.parent_view(params.inherit_messages)?;
+        let path = self.next_child_path()?;
+        let task = params.task.clone();
+        let child = match LiveChild::start(&parent, path, params, None).await {
+            Ok(child) => child,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(Ok(self.table.push(ChildTurns::begin(child, task))?))
+    }
+
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
         let env = self.run.services()?;
         let path = env.events.context();
@@ -95,6 +118,82 @@ impl Host for ContextView<'_> {
 
     fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
         Ok(self.place.spawn_params().cloned())
+    }
+}
+
+impl HostChild for ContextView<'_> {
+    fn id(&mut self, child: Resource<ChildTurns>) -> wasmtime::Result<String> {
+        Ok(self.table.get(&child)?.id().to_owned())
+    }
+
+    fn send(
+        &mut self,
+        child: Resource<ChildTurns>,
+        message: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        Ok(self.table.get_mut(&child)?.send(message))
+    }
+
+    async fn wait(
+        &mut self,
+        child: Resource<ChildTurns>,
+    ) -> wasmtime::Result<Result<ContextResult, String>> {
+        let outcome = self.table.get_mut(&child)?.wait().await;
+        Ok(self.roll_up(outcome))
+    }
+
+    fn poll(&mut self, child: Resource<ChildTurns>) -> wasmtime::Result<Option<ContextResult>> {
+        let outcome = self.table.get_mut(&child)?.poll();
+        // A turn that stopped without a result (its task panicked) is an `error` status.
+        Ok(outcome.map(|o| match self.roll_up(o) {
+            Ok(result) => result,
+            Err(e) => ContextResult {
+                response: String::new(),
+                data: None,
+                usage: TokenUsage {
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    total_cost_microcents: None,
+                },
+                status: ContextStatus::Error(e),
+                modified_files: Vec::new(),
+                duration_ms: 0,
+            },
+        }))
+    }
+
+    fn state(&mut self, child: Resource<ChildTurns>) -> wasmtime::Result<ChildState> {
+        Ok(match self.table.get(&child)?.state() {
+            TurnState::Working => ChildState::Working,
+            TurnState::Answered => ChildState::Answered,
+            TurnState::Idle => ChildState::Idle,
+        })
+    }
+
+    fn cancel(&mut self, child: Resource<ChildTurns>) -> wasmtime::Result<()> {
+        self.table.get(&child)?.cancel();
+        Ok(())
+    }
+
+    async fn fork(
+        &mut self,
+        child: Resource<ChildTurns>,
+        task: String,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        let parent = self.parent_view(false)?;
+        let path = self.next_child_path()?;
+        let forked = self.table.get(&child)?.fork(&parent, path, task).await;
+        match forked {
+            Ok(forked) => Ok(Ok(self.table.push(forked)?)),
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// The guest let go of its handle: the child is cancelled and, once its turn has let go,
+    /// its place in the tree is free.
+    fn drop(&mut self, child: Resource<ChildTurns>) -> wasmtime::Result<()> {
+        self.table.delete(child)?;
+        Ok(())
     }
 }
 
