@@ -4,6 +4,9 @@
 //!   (goal <= 50 us).
 //! - `contexts/depth_100_chain`: a chain of 100 nested children, the last refused at depth
 //!   101 (goal <= 10 ms).
+//! - `contexts/send_x100`: one child held (WIT 0.2.8 `child`) and given 100 turns one after
+//!   another, against `spawn_x100`'s 100 fresh children for the same turns; their ratio
+//!   (goal: spawning >= 5x the send) is printed before the group.
 //! - Before them, once: the peak resident memory of 1,000 concurrent idle children (goal
 //!   <= 1 GiB), printed, since criterion measures time only.
 
@@ -108,12 +111,36 @@ fn bench_contexts(c: &mut Criterion) {
         (minor_faults() - faults) as f64 / 1000.0
     );
 
+    // Sending to a held child against spawning a fresh one, the same echoing turns: the
+    // median of alternating runs.
+    let mut ratios = Vec::new();
+    for _ in 0..15 {
+        let started = Instant::now();
+        let spawned = rt.block_on(run_prompt(&guest, replay(&none), &tools, "spawn-seq 100"));
+        let spawning = started.elapsed();
+        let started = Instant::now();
+        let sent = rt.block_on(run_prompt(&guest, replay(&none), &tools, "send-seq 100"));
+        let sending = started.elapsed();
+        assert_eq!(spawned, "100 children completed");
+        assert_eq!(sent, "100 turns completed");
+        ratios.push(spawning.as_secs_f64() / sending.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "contexts/spawn_over_send: {:.1} (quartiles {:.1}-{:.1}): a fresh child per turn against one held child",
+        ratios[7], ratios[3], ratios[11]
+    );
+
     let mut group = c.benchmark_group("contexts");
     group.sample_size(20);
     group.measurement_time(Duration::from_secs(8));
     group.bench_function("spawn_x100", |b| {
         b.to_async(&rt)
             .iter(|| run_prompt(&guest, replay(&none), &tools, "spawn-seq 100"))
+    });
+    group.bench_function("send_x100", |b| {
+        b.to_async(&rt)
+            .iter(|| run_prompt(&guest, replay(&none), &tools, "send-seq 100"))
     });
     group.bench_function("depth_100_chain", |b| {
         b.to_async(&rt)

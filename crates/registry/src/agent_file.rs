@@ -28,7 +28,7 @@ use wonopcode_agent_loop::budget::tighter;
 use wonopcode_wasm_host::AgentDefinition;
 
 use crate::error::RegistryError;
-use crate::file::{ModuleTools, RawGrants, yaml_error};
+use crate::file::{ModuleTools, RawGrants, read_text, yaml_error};
 
 /// A parsed agent file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,11 +141,7 @@ enum McpServerRef {
 impl AgentFile {
     /// Reads and parses `path`.
     pub fn load(path: &Path) -> Result<Self, RegistryError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RegistryError::File {
-            at: path.display().to_string(),
-            reason: format!("cannot read: {e}"),
-        })?;
-        Self::parse(&text, path)
+        Self::parse(&read_text(path)?, path)
     }
 
     /// Parses an agent file's text; `path` names it in messages and gives the default name

@@ -256,11 +256,7 @@ pub struct RegistryFile {
 impl RegistryFile {
     /// Reads and parses `path`.
     pub fn load(path: &Path) -> Result<Self, RegistryError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RegistryError::File {
-            at: path.display().to_string(),
-            reason: format!("cannot read: {e}"),
-        })?;
-        Self::parse(&text, path)
+        Self::parse(&read_text(path)?, path)
     }
 
     /// Parses registry text; `path` locates it (relative module paths resolve against its
@@ -325,6 +321,14 @@ impl RegistryFile {
         }
         Ok(Self { modules, warnings })
     }
+}
+
+/// The text of a file the registry reads (a registry or agent file), or one line naming it.
+pub(crate) fn read_text(path: &Path) -> Result<String, RegistryError> {
+    std::fs::read_to_string(path).map_err(|e| RegistryError::File {
+        at: path.display().to_string(),
+        reason: format!("cannot read: {e}"),
+    })
 }
 
 /// A YAML error of `path` as one line naming the file, line and column; `lines_before` is

@@ -167,6 +167,25 @@ fn spawning(input: &str) -> Option<String> {
         }
         return Some(format!("{completed} children completed"));
     }
+    if let Some(n) = input
+        .strip_prefix("send-seq ")
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        // One child held, N turns of it one after another, each echoing: what `spawn-seq`
+        // does with a fresh child each time.
+        let held = match Spawn::same("child 0").start() {
+            Ok(held) => held,
+            Err(e) => return Some(format!("start failed: {e}")),
+        };
+        let mut completed = u32::from(held.wait().is_ok());
+        for i in 1..n {
+            match held.ask(&format!("child {i}")) {
+                Ok(_) => completed += 1,
+                Err(e) => return Some(format!("send {i} failed: {e}")),
+            }
+        }
+        return Some(format!("{completed} turns completed"));
+    }
     if let Some(rest) = input.strip_prefix("nest ") {
         // `nest K TASK`: a chain K children deep whose last child runs TASK.
         let (k, task) = rest.split_once(' ').unwrap_or((rest, ""));
