@@ -437,9 +437,16 @@ impl Run {
             cancel: s.cancel.clone(),
             context: s.events.context().clone(),
             gate: Some(s.gate.clone()),
+            // The tools this round may use, cloned once (not the run's and then these).
             run: Some(RunServices {
-                tools: registry.clone().into_owned(),
-                ..s.clone()
+                cwd: s.cwd.clone(),
+                provider: s.provider.clone(),
+                tools: registry.as_ref().clone(),
+                gate: s.gate.clone(),
+                config: s.config.clone(),
+                events: s.events.clone(),
+                cancel: s.cancel.clone(),
+                session_id: s.session_id.clone(),
             }),
         };
         let mut outcomes = run_calls(calls, &registry, s.gate.as_ref(), &env, &s.events).await;
