@@ -8,7 +8,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::ORCHESTRATOR;
 
-use crate::support::{Scratch, call, done, events, stderr, text, wonopcode};
+use crate::support::{Scratch, call, done, events, model_transcript, stderr, text, wonopcode};
 
 /// A subagent file in the shape of Claude Code's documentation.
 const CODE_REVIEWER: &str = "---
@@ -35,20 +35,10 @@ fn haiku() -> Value {
 
 /// A transcript of `(context, model, chunks)` responses under a header model of `test/m`.
 fn transcript(responses: &[(&str, Option<Value>, Vec<Value>)]) -> String {
-    let header = json!({"type":"header","format":"wonopcode-transcript","version":1,
-        "model":{"id":"m","provider":"test","context_window":200000,"max_output":1000}});
-    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
-    let mut lines = vec![header.to_string()];
-    for (context, model, chunks) in responses {
-        let number = numbers.entry(context).or_default();
-        let mut record = json!({"type":"turn","context":context,"turn":*number,"chunks":chunks});
-        if let Some(model) = model {
-            record["model"] = model.clone();
-        }
-        lines.push(record.to_string());
-        *number += 1;
-    }
-    lines.join("\n") + "\n"
+    model_transcript(
+        json!({"id": "m", "provider": "test", "context_window": 200000, "max_output": 1000}),
+        responses,
+    )
 }
 
 /// A workspace with the reviewer in `.claude/agents/`, and a home of its own (no user

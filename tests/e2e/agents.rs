@@ -99,10 +99,10 @@ fn the_orchestrator_delegates_to_specialists_that_change_the_workspace() {
     assert!(
         tree[4].contains("0.4") && tree[4].contains("reviewer") && tree[4].contains("completed")
     );
-    // The closing line counts what its tokens count: every context's requests (5 of the
-    // orchestrator, 10 of its specialists), and short times read in milliseconds.
+    // The closing line counts what its tokens count: every context's requests (4 of the
+    // orchestrator, 12 of its specialists), and short times read in milliseconds.
     assert!(
-        err.contains("· done · 15 model request(s) · 31650 in / 1560 out tokens"),
+        err.contains("· done · 16 model request(s) · 33650 in / 1590 out tokens"),
         "{err}"
     );
     assert!(tree[1].contains(" ms "), "{}", tree[1]);

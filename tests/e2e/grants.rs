@@ -177,7 +177,7 @@ fn a_grant_wider_than_the_parent_is_refused_at_spawn_with_one_line() {
 #[test]
 fn a_context_cost_limit_stops_its_request_before_it_is_sent() {
     let s = Scratch::new();
-    // The coder's first request could cost up to $0.0110 (its prompt, and 1,000 output
+    // The coder's first request could cost up to $0.0114 (its prompt, and 1,000 output
     // tokens at $10 per million); its limit is half that, granted by its module or by its spawn.
     let cases = [
         (
@@ -198,7 +198,7 @@ fn a_context_cost_limit_stops_its_request_before_it_is_sent() {
         let said = answer(&out);
         assert!(
             said.contains(
-                "budget exceeded: max_cost of context 0.1 (module `coder`) $0.0050: the next request could cost up to $0.0110"
+                "budget exceeded: max_cost of context 0.1 (module `coder`) $0.0050: the next request could cost up to $0.0114"
             ),
             "{said}"
         );

@@ -21,6 +21,7 @@ mod registry;
 mod repl;
 mod runs;
 mod sandbox;
+mod seed_examples;
 mod snapshots;
 mod support;
 mod templates;

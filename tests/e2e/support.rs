@@ -175,6 +175,24 @@ pub fn run_named_priced(
         .unwrap()
 }
 
+/// A transcript of `(context, model, chunks)` responses, numbered per context in order, under
+/// a header of `model`; a response's own model (a context that switched) is recorded with it.
+pub fn model_transcript(model: Value, responses: &[(&str, Option<Value>, Vec<Value>)]) -> String {
+    let header = json!({"type":"header","format":"wonopcode-transcript","version":1,"model":model});
+    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
+    let mut lines = vec![header.to_string()];
+    for (context, model, chunks) in responses {
+        let number = numbers.entry(context).or_default();
+        let mut record = json!({"type":"turn","context":context,"turn":*number,"chunks":chunks});
+        if let Some(model) = model {
+            record["model"] = model.clone();
+        }
+        lines.push(record.to_string());
+        *number += 1;
+    }
+    lines.join("\n") + "\n"
+}
+
 /// A usage chunk.
 pub fn usage(input_tokens: u64, output_tokens: u64) -> Value {
     json!({"type":"usage","usage":{"input_tokens":input_tokens,"output_tokens":output_tokens}})

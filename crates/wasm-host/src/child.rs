@@ -735,6 +735,19 @@ fn classify(
     (status, result.response.unwrap_or_default(), error)
 }
 
+/// A WIT status as the core one and the error it carries, so its words are the core's
+/// (`ContextStatus::as_str`), written once.
+pub(crate) fn core_status(status: &WitStatus) -> (ContextStatus, Option<&str>) {
+    match status {
+        WitStatus::Completed => (ContextStatus::Completed, None),
+        WitStatus::Cancelled => (ContextStatus::Cancelled, None),
+        WitStatus::MaxIterationsReached => (ContextStatus::MaxIterationsReached, None),
+        WitStatus::TokenLimitReached => (ContextStatus::TokenLimitReached, None),
+        WitStatus::Timeout => (ContextStatus::Timeout, None),
+        WitStatus::Error(e) => (ContextStatus::Error, Some(e)),
+    }
+}
+
 fn wit_status(status: ContextStatus, error: Option<String>) -> WitStatus {
     match status {
         ContextStatus::Completed => WitStatus::Completed,

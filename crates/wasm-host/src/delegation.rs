@@ -20,8 +20,8 @@ use wonopcode_agent_loop::{
     ToolSpec, Usage,
 };
 
-use crate::bindings::context::{ContextModule, ContextParams, ContextResult, ContextStatus};
-use crate::child::{LiveChild, ParentPlace, ParentView};
+use crate::bindings::context::{ContextModule, ContextParams, ContextResult};
+use crate::child::{LiveChild, ParentPlace, ParentView, core_status};
 use crate::child_turns::{ChildTurns, TurnState};
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
@@ -328,13 +328,9 @@ impl Delegation {
 
 /// A finished turn for the model, and its status in a word.
 fn describe(id: &str, result: &ContextResult) -> (String, String) {
-    let status = match &result.status {
-        ContextStatus::Completed => "completed".to_owned(),
-        ContextStatus::Cancelled => "cancelled".to_owned(),
-        ContextStatus::MaxIterationsReached => "max_iterations_reached".to_owned(),
-        ContextStatus::TokenLimitReached => "token_limit_reached".to_owned(),
-        ContextStatus::Timeout => "timeout".to_owned(),
-        ContextStatus::Error(e) => format!("error: {e}"),
+    let status = match core_status(&result.status) {
+        (status, Some(error)) => format!("{}: {error}", status.as_str()),
+        (status, None) => status.as_str().to_owned(),
     };
     let mut line = format!("[{id}] {status}");
     if !result.modified_files.is_empty() {

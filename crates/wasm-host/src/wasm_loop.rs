@@ -210,9 +210,10 @@ impl WasmAgentLoop {
 
     /// How a call into the guest that runs a prompt ended the run. When a step of the run
     /// ended it (the iteration limit, a doom loop, a suspension, a tool that completes the
-    /// run), that is the outcome, whatever the guest made of it. An answer the user has not
-    /// seen (not streamed, not sent with `ui`) is shown, so a guest's result never goes
-    /// missing.
+    /// run), that is the outcome, whatever the guest made of it. What the user has not seen of
+    /// the answer (not streamed, not sent with `ui`) is shown, so a guest's result never goes
+    /// missing: all of it, or only what follows the text already shown when the answer goes
+    /// on from there (an orchestrator's ledger after the model's last words).
     async fn outcome(
         &self,
         ctx: &LoopContext<'_>,
@@ -232,15 +233,18 @@ impl WasmAgentLoop {
             (None, Ok(text)) => Ok(text),
             (None, Err(e)) => Err(loop_error(e)),
         };
-        if let Ok(text) = &outcome
-            && !text.is_empty()
-            && *text != shown
-        {
-            emit_text_item(
-                ctx.events,
-                |text| ItemDetails::AgentMessage { text },
-                text.clone(),
-            );
+        if let Ok(text) = &outcome {
+            let unseen = match text.strip_prefix(shown.as_str()) {
+                Some(rest) if !shown.is_empty() => rest.trim_start(),
+                _ => text.as_str(),
+            };
+            if !unseen.is_empty() {
+                emit_text_item(
+                    ctx.events,
+                    |text| ItemDetails::AgentMessage { text },
+                    unseen.to_owned(),
+                );
+            }
         }
         outcome
     }

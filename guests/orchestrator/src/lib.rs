@@ -6,6 +6,14 @@
 //! trade, and its result comes back as the tool's output. The orchestrator reads the results:
 //! a reviewer's `request_changes` verdict or a failed specialist is called out to the model.
 //!
+//! Each specialist runs on the model its work needs (seed 000's hierarchy): the planner and
+//! the researcher on the provider's fast, cheap model, the coder on its strong one, the
+//! reviewer on its deepest (`Tier`), each within a token budget of its own. The config file
+//! chooses otherwise per specialist (`guest: {orchestrator.coder.model: "openai/gpt-5",
+//! orchestrator.coder.max-tokens: "2000000"}`); a provider without tiers keeps the run's
+//! model. What each specialist ran on and spent goes back to the model with its result and
+//! ends the answer, as a ledger.
+//!
 //! More specialists — Markdown agents, other modules — are named in the config file's
 //! `guest: {orchestrator.specialists: "security-auditor, docs-writer"}`: the model may hand
 //! them tasks too, and each keeps the tools, model and limits its own file gives it.
@@ -15,7 +23,8 @@ use std::cell::RefCell;
 use serde_json::Value;
 use wonopcode_guest_sdk::{
     Agent, ContextResult, ContextStatus, CustomTool, CustomTools, Loop, LoopCapabilities,
-    LoopError, Spawn, config, describe, export_loop, spawn_all, standard_capabilities,
+    LoopError, Route, Spawn, Tier, config, describe, export_loop, spawn_all, spent,
+    standard_capabilities,
 };
 
 /// What the orchestrator's own model may call besides its custom tools.
@@ -29,21 +38,60 @@ const OFFERED: &[&str] = &[
     "delegate_parallel",
 ];
 
-/// Limits of every specialist (the config file's `guest:` keys override the first two).
+/// Limits of every specialist (the config file's `guest:` keys override them).
 const MAX_ITERATIONS: u32 = 30;
 const TIMEOUT_MS: u64 = 600_000;
 
 thread_local! {
     static TOOLS: RefCell<CustomTools> = RefCell::new(CustomTools::default());
+    /// What each specialist of the current prompt ran on and spent, a line each.
+    static LEDGER: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The tools each specialist may have.
-fn trade(specialist: &str) -> Option<&'static [&'static str]> {
-    match specialist {
-        "coder" => Some(&["read", "edit", "write", "bash", "glob", "grep", "list"]),
-        "researcher" | "reviewer" | "planner" => Some(&["read", "glob", "grep", "list"]),
-        _ => None,
-    }
+/// What a sample specialist works with: the tools of its trade, the tier of model its work
+/// needs, and the tokens it may use in all (input and output of every request).
+struct Trade {
+    tools: &'static [&'static str],
+    tier: Tier,
+    max_tokens: u64,
+}
+
+/// The trade of each sample specialist: research and planning read and sum up (a fast
+/// model does), code needs a strong one, a review the deepest.
+fn trade(specialist: &str) -> Option<Trade> {
+    const READ_ONLY: &[&str] = &["read", "glob", "grep", "list"];
+    Some(match specialist {
+        "planner" => Trade {
+            tools: READ_ONLY,
+            tier: Tier::Fast,
+            max_tokens: 200_000,
+        },
+        "researcher" => Trade {
+            tools: &["read", "glob", "grep", "list", "webfetch", "websearch"],
+            tier: Tier::Fast,
+            max_tokens: 300_000,
+        },
+        "coder" => Trade {
+            tools: &[
+                "read",
+                "edit",
+                "write",
+                "apply_patch",
+                "bash",
+                "glob",
+                "grep",
+                "list",
+            ],
+            tier: Tier::Strong,
+            max_tokens: 1_000_000,
+        },
+        "reviewer" => Trade {
+            tools: READ_ONLY,
+            tier: Tier::Deep,
+            max_tokens: 400_000,
+        },
+        _ => return None,
+    })
 }
 
 /// A config number, else the default.
@@ -53,7 +101,7 @@ fn setting(key: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// The sample specialists, whose tools the orchestrator chooses.
+/// The sample specialists, whose tools and models the orchestrator chooses.
 const OWN_SPECIALISTS: &[&str] = &["planner", "coder", "researcher", "reviewer"];
 
 /// The specialists the config file adds (`orchestrator.specialists`, comma-separated).
@@ -69,9 +117,21 @@ fn configured_specialists() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The child for one `{specialist, task}` object. A sample specialist gets the tools of its
-/// trade and the orchestrator's iteration limit; a configured one keeps its own.
-fn child(step: &Value) -> Result<Spawn, String> {
+/// The model a sample specialist runs on: `orchestrator.NAME.model` of the config file
+/// (used as given: opened, or the spawn fails), else its tier's model of the run's provider
+/// when the host can open it, else (`None`) the orchestrator's own.
+fn route(specialist: &str, tier: Tier) -> Option<Route> {
+    match config::get_config(&format!("orchestrator.{specialist}.model")) {
+        Some(chosen) => Route::parse(&chosen),
+        None => Route::of_tier(tier),
+    }
+}
+
+/// The child for one `{specialist, task}` object, and the model it runs on as the ledger
+/// names it. A sample specialist gets the tools of its trade, its tier's model, its token
+/// budget and the orchestrator's iteration limit; a configured one keeps its own (its model
+/// is its file's business: `None`).
+fn child(step: &Value) -> Result<(Spawn, Option<String>), String> {
     let specialist = step["specialist"]
         .as_str()
         .ok_or("`specialist` (a string) is required")?;
@@ -81,17 +141,29 @@ fn child(step: &Value) -> Result<Spawn, String> {
         .ok_or("`task` (a non-empty string) is required")?;
     let spawn =
         Spawn::named(specialist, task).timeout_ms(setting("orchestrator.timeout-ms", TIMEOUT_MS));
-    if let Some(tools) = trade(specialist) {
+    if let Some(trade) = trade(specialist) {
         let max_iterations = setting("orchestrator.max-iterations", u64::from(MAX_ITERATIONS));
-        return Ok(spawn
-            .allow(tools)
-            .max_iterations(u32::try_from(max_iterations).unwrap_or(MAX_ITERATIONS)));
+        let max_tokens = setting(
+            &format!("orchestrator.{specialist}.max-tokens"),
+            trade.max_tokens,
+        );
+        let spawn = spawn
+            .allow(trade.tools)
+            .max_iterations(u32::try_from(max_iterations).unwrap_or(MAX_ITERATIONS))
+            .max_tokens(max_tokens);
+        return Ok(match route(specialist, trade.tier) {
+            Some(route) => (
+                spawn.prefer(Some(&route.provider), Some(&route.model)),
+                Some(route.to_string()),
+            ),
+            None => (spawn, Route::current().map(|r| r.to_string())),
+        });
     }
     if configured_specialists()
         .iter()
         .any(|name| name == specialist)
     {
-        return Ok(spawn);
+        return Ok((spawn, None));
     }
     let mut known: Vec<String> = OWN_SPECIALISTS.iter().map(|s| (*s).to_owned()).collect();
     known.extend(configured_specialists());
@@ -101,18 +173,27 @@ fn child(step: &Value) -> Result<Spawn, String> {
     ))
 }
 
-/// A result as the model reads it, with what the orchestrator noticed about it.
-fn review(specialist: &str, result: &ContextResult) -> String {
-    let mut text = format!("[{specialist}]\n{}", describe(result));
-    if !matches!(result.status, ContextStatus::Completed) {
-        text.push_str("note: this specialist did not finish; do not rely on its work.\n");
-    }
-    let verdict = result
+/// A result as the model reads it — which model ran, what it spent, what the orchestrator
+/// noticed — noted in the ledger of this prompt.
+fn review(specialist: &str, model: Option<&str>, result: &ContextResult) -> String {
+    let data = result
         .data
         .as_deref()
         .and_then(|d| serde_json::from_str::<Value>(d).ok())
-        .and_then(|d| d["verdict"].as_str().map(str::to_owned));
-    if verdict.as_deref() == Some("request_changes") {
+        .unwrap_or_default();
+    // A specialist that changed its model (the coder, for test work) names the one it ended on.
+    let on = data["model"]
+        .as_str()
+        .or(model)
+        .map(|m| format!(" on {m}"))
+        .unwrap_or_default();
+    let spent = spent(result);
+    LEDGER.with(|l| l.borrow_mut().push(format!("- {specialist}{on}: {spent}")));
+    let mut text = format!("[{specialist}{on}]\n{}spent: {spent}\n", describe(result));
+    if !matches!(result.status, ContextStatus::Completed) {
+        text.push_str("note: this specialist did not finish; do not rely on its work.\n");
+    }
+    if data["verdict"].as_str() == Some("request_changes") {
         text.push_str(
             "note: the reviewer requested changes; address its issues before answering.\n",
         );
@@ -122,9 +203,11 @@ fn review(specialist: &str, result: &ContextResult) -> String {
 
 fn delegate(arguments: &str) -> Result<String, String> {
     let step: Value = serde_json::from_str(arguments).map_err(|e| format!("bad arguments: {e}"))?;
-    let result = child(&step)?.run()?;
+    let (spawn, model) = child(&step)?;
+    let result = spawn.run()?;
     Ok(review(
         step["specialist"].as_str().unwrap_or_default(),
+        model.as_deref(),
         &result,
     ))
 }
@@ -135,20 +218,36 @@ fn delegate_parallel(arguments: &str) -> Result<String, String> {
         .as_array()
         .filter(|t| !t.is_empty())
         .ok_or("`tasks` (a non-empty list) is required")?;
-    let children = steps.iter().map(child).collect::<Result<Vec<_>, _>>()?;
+    let (children, models): (Vec<Spawn>, Vec<Option<String>>) = steps
+        .iter()
+        .map(child)
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
     let results = spawn_all(&children, None);
     Ok(steps
         .iter()
+        .zip(models)
         .zip(results)
-        .map(|(step, result)| {
+        .map(|((step, model), result)| {
             let specialist = step["specialist"].as_str().unwrap_or_default();
             match result {
-                Ok(result) => review(specialist, &result),
+                Ok(result) => review(specialist, model.as_deref(), &result),
                 Err(e) => format!("[{specialist}]\nnot started: {e}\n"),
             }
         })
         .collect::<Vec<_>>()
         .join("\n"))
+}
+
+/// The answer with the ledger of the specialists it took, if it took any: each one's model
+/// and what it spent, so the person reading the answer sees where the tokens went.
+fn with_ledger(answer: String) -> String {
+    let lines = LEDGER.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    if lines.is_empty() {
+        return answer;
+    }
+    format!("{answer}\n\nSpecialists:\n{}", lines.join("\n"))
 }
 
 /// The schema of one `{specialist, task}` step: the specialist is one of `names`.
@@ -219,11 +318,12 @@ impl Loop for Orchestrator {
     }
 
     fn run_prompt(input: String) -> Result<String, LoopError> {
-        with_agent(|agent| agent.run(input))
+        LEDGER.with(|l| l.borrow_mut().clear());
+        with_agent(|agent| agent.run(input)).map(with_ledger)
     }
 
     fn resume() -> Result<String, LoopError> {
-        with_agent(|agent| agent.resume())
+        with_agent(|agent| agent.resume()).map(with_ledger)
     }
 }
 

@@ -1,10 +1,12 @@
-//! A researcher specialist: answers questions about the workspace with read-only tools
-//! (`read`, `glob`, `grep`, `list`). It cannot change a file even when its parent would let it.
+//! A researcher specialist: answers questions about the workspace and the web with read-only
+//! tools (`read`, `glob`, `grep`, `list`; `webfetch` for a page, asked about like any network
+//! access; `websearch` when the config file names a search engine). It cannot change a file
+//! even when its parent would let it.
 
 use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop};
 
-/// Read-only tools.
-const TOOLS: &[&str] = &["read", "glob", "grep", "list"];
+/// Read-only tools (those the host has: `websearch` only with a search engine configured).
+const TOOLS: &[&str] = &["read", "glob", "grep", "list", "webfetch", "websearch"];
 
 /// Model turns a question may take.
 const MAX_ROUNDS: usize = 20;

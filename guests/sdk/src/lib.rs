@@ -31,6 +31,7 @@ mod agent;
 mod custom_tools;
 mod json_answer;
 mod spawn;
+mod tiers;
 mod turn;
 
 pub use agent::Agent;
@@ -48,8 +49,9 @@ pub use bindings::wonopcode::agent_loop::{
 pub use custom_tools::{CustomTool, CustomTools};
 pub use json_answer::{json_object, resume_for_json, run_for_json};
 pub use spawn::{
-    Child, Grants, RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, status_text,
+    Child, Grants, RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, spent, status_text,
 };
+pub use tiers::{Route, Tier};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};
 
 /// Generation options that leave the output limit, temperature and thinking budget to the

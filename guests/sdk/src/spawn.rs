@@ -269,3 +269,32 @@ pub fn describe(result: &ContextResult) -> String {
     }
     out
 }
+
+/// What a child spent, in one line: `1,300 input + 80 output tokens, $0.0051, 3.2 s` (`cost
+/// unknown` when the host knows no price for its model).
+pub fn spent(result: &ContextResult) -> String {
+    let cost = match result.usage.total_cost_microcents {
+        // A microcent is 1e-8 dollars.
+        Some(microcents) => format!("${:.4}", microcents as f64 / 1e8),
+        None => "cost unknown".to_owned(),
+    };
+    format!(
+        "{} input + {} output tokens, {cost}, {:.1} s",
+        grouped(result.usage.input_tokens),
+        grouped(result.usage.output_tokens),
+        result.duration_ms as f64 / 1000.0
+    )
+}
+
+/// `1234567` as `1,234,567`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
