@@ -5,7 +5,9 @@
 use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::MISBEHAVE;
 
-use crate::support::{Scratch, call, done, events, priced_transcript_of, stderr, text, wonopcode};
+use crate::support::{
+    Scratch, call, confining, done, events, priced_transcript_of, stderr, text, wonopcode,
+};
 
 fn answer(words: &str) -> Vec<Value> {
     vec![text(words), done("end_turn")]
@@ -100,4 +102,55 @@ fn a_held_child_keeps_its_history_a_fork_copies_it_and_a_dropped_one_frees_its_p
         "the fork starts from the held child's history"
     );
     assert_eq!(messages("0.3", 0), Some(1), "a new child starts afresh");
+}
+
+#[test]
+fn a_fork_keeps_the_grants_of_the_child_it_copies() {
+    if !confining() {
+        return;
+    }
+    let s = Scratch::new();
+    let mut write = call("b1", "bash", r#"{"command": "echo hi > forked.txt"}"#);
+    write.push(done("tool_use"));
+    let mut sleep = call("b2", "bash", r#"{"command": "sleep 5"}"#);
+    sleep.push(done("tool_use"));
+    let turns = [
+        ("0.1", answer("one")),
+        ("0.1", answer("two")),
+        ("0.1", answer("three")),
+        ("0.1", answer("four")),
+        ("0.2", write),
+        ("0.2", answer("five")),
+        ("0.2", sleep),
+        ("0.3", answer("six")),
+        ("0.4", answer("seven")),
+    ];
+    let t = s.outside("t.jsonl");
+    std::fs::write(&t, priced_transcript_of(&turns)).unwrap();
+    // The held child may only read; so may its fork, which asks to write.
+    let spec = json!({"module": {"named": "standard"}, "task": "one",
+        "grants": {"sandbox": "read-only"}});
+    let out = wonopcode()
+        .args(["--json", "--yes", "--agent-loop", MISBEHAVE])
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg(format!("handles {spec}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!s.ws().join("forked.txt").exists());
+    let item = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == "b1")
+        .unwrap_or_else(|| panic!("no result for the fork's bash call"))["item"]
+        .clone();
+    assert_eq!(item["command"]["sandbox"], "read-only", "{item}");
+    assert!(
+        item["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("blocked by the sandbox: write to")),
+        "{item}"
+    );
 }

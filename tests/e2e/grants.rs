@@ -9,18 +9,9 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::{CODER, MISBEHAVE, ORCHESTRATOR};
 
 use crate::support::{
-    Scratch, call, command, done, events, priced_transcript_of, run_named_priced, stderr, text,
+    Scratch, call, confining, done, events, priced_transcript_of, run_named_priced, stderr, text,
     usage, wonopcode,
 };
-
-/// Whether this machine can confine commands (`wonopcode sandbox check`).
-fn confining() -> bool {
-    let out = command().args(["sandbox", "check"]).output().unwrap();
-    if !out.status.success() {
-        eprintln!("skipped: {}", String::from_utf8_lossy(&out.stdout));
-    }
-    out.status.success()
-}
 
 /// A loops directory whose `registry.yaml` holds `modules` (the text under `modules:`).
 fn registry(s: &Scratch, modules: &str) -> PathBuf {

@@ -59,6 +59,13 @@ fn says(session: &mut PtySession, line: &str, answer: &str) {
     expect(session, answer);
 }
 
+/// At the prompt, types `/exit` and waits for the REPL to end.
+fn quit(session: &mut PtySession) {
+    ready(session);
+    enter(session, "/exit");
+    session.exp_eof().unwrap();
+}
+
 /// A recording of two prompts' answers, `First answer.` and `Second answer.`.
 fn two_answers(s: &Scratch) -> std::path::PathBuf {
     s.transcript(
@@ -145,9 +152,7 @@ fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
     session.send("\r").unwrap();
     session.flush().unwrap();
     expect(&mut session, "Third answer.");
-    ready(&mut session);
-    enter(&mut session, "/exit");
-    session.exp_eof().unwrap();
+    quit(&mut session);
     assert_eq!(user_prompts(&s.outside("h2.jsonl")), ["second"]);
 }
 
@@ -246,9 +251,7 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
     says(&mut session, "/clear", "conversation cleared (~");
     says(&mut session, "/compact", "nothing to compact");
     says(&mut session, "/clear now", "`/clear` takes no argument");
-    ready(&mut session);
-    enter(&mut session, "/exit");
-    session.exp_eof().unwrap();
+    quit(&mut session);
     let traced: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     assert!(
@@ -272,13 +275,9 @@ fn a_replayed_session_says_which_prompt_it_expects_and_a_diverging_one_breaks_no
     let recorded = s.outside("recorded.jsonl");
     let mut session = repl_with(&s, &t, &["--record".as_ref(), recorded.as_os_str()]);
     for (prompt, answer) in [("first", "First answer."), ("second", "Second answer.")] {
-        ready(&mut session);
-        enter(&mut session, prompt);
-        expect(&mut session, answer);
+        says(&mut session, prompt, answer);
     }
-    ready(&mut session);
-    enter(&mut session, "/exit");
-    session.exp_eof().unwrap();
+    quit(&mut session);
     // ...and replay it, typing another prompt first.
     let history = s.outside("h.jsonl");
     let mut session = repl(&s, &recorded, &history);
@@ -288,13 +287,9 @@ fn a_replayed_session_says_which_prompt_it_expects_and_a_diverging_one_breaks_no
         r#"the recording's prompt is "first", this run's is "wrong""#,
     );
     for (prompt, answer) in [("first", "First answer."), ("second", "Second answer.")] {
-        ready(&mut session);
-        enter(&mut session, prompt);
-        expect(&mut session, answer);
+        says(&mut session, prompt, answer);
     }
-    ready(&mut session);
-    enter(&mut session, "/exit");
-    session.exp_eof().unwrap();
+    quit(&mut session);
     assert_eq!(user_prompts(&history), ["first", "second"]);
 }
 
@@ -340,7 +335,5 @@ fn loop_lists_the_named_loops_and_switches_to_one_without_tools_or_grants_of_its
         "/loop standard",
         "now running loop `standard`",
     );
-    ready(&mut session);
-    enter(&mut session, "/exit");
-    session.exp_eof().unwrap();
+    quit(&mut session);
 }

@@ -10,7 +10,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{Scratch, call, command, done, events, stderr, text, tool_results};
+use crate::support::{Scratch, call, command, confining, done, events, stderr, text, tool_results};
 
 /// A config file whose `sandbox:` leaves the temp dirs out, with `lines` (indented two
 /// spaces) added to it.
@@ -18,17 +18,6 @@ fn sandbox_config(s: &Scratch, lines: &str) -> String {
     s.config(&format!(
         "sandbox:\n  exclude_slash_tmp: true\n  exclude_tmpdir_env_var: true\n{lines}"
     ))
-}
-
-/// Whether this machine can confine commands; the tests say so and pass when it cannot
-/// (`wonopcode sandbox check` tells why).
-fn confining() -> bool {
-    let out = command().args(["sandbox", "check"]).output().unwrap();
-    if out.status.success() {
-        return true;
-    }
-    eprintln!("skipped: {}", String::from_utf8_lossy(&out.stdout));
-    false
 }
 
 /// Runs one response holding a `bash` call per command (then a final answer) under

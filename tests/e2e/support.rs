@@ -193,6 +193,17 @@ pub fn model_transcript(model: Value, responses: &[(&str, Option<Value>, Vec<Val
     lines.join("\n") + "\n"
 }
 
+/// Whether this machine can confine commands; the tests that need it say so and pass when
+/// it cannot (`wonopcode sandbox check` tells why).
+pub fn confining() -> bool {
+    let out = command().args(["sandbox", "check"]).output().unwrap();
+    if out.status.success() {
+        return true;
+    }
+    eprintln!("skipped: {}", String::from_utf8_lossy(&out.stdout));
+    false
+}
+
 /// A usage chunk.
 pub fn usage(input_tokens: u64, output_tokens: u64) -> Value {
     json!({"type":"usage","usage":{"input_tokens":input_tokens,"output_tokens":output_tokens}})

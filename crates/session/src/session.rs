@@ -239,18 +239,7 @@ impl SessionBuilder {
 
     /// Opens the model, the history and the loop, and announces the session.
     pub async fn build(self) -> Result<Session, SessionError> {
-        let root = self.workspace.canonicalize().map_err(|e| {
-            SessionError::Choice(format!(
-                "workspace directory {} is not usable: {e}",
-                self.workspace.display()
-            ))
-        })?;
-        if !root.is_dir() {
-            return Err(SessionError::Choice(format!(
-                "{} is not a directory",
-                self.workspace.display()
-            )));
-        }
+        let root = workspace_root(&self.workspace)?;
         let config = self.config;
         // An agent file's model, iteration and time limits are the run's unless the caller
         // chose its own.
@@ -271,18 +260,8 @@ impl SessionBuilder {
         };
         // Every model of the run, the ones guests switch to included, draws on one budget;
         // a cost limit on a model without prices is refused before anything is stored.
-        let (provider, models) = if budget_limits.any() {
-            let budget = RunBudget::new(budget_limits);
-            budget
-                .check_model(provider.info())
-                .map_err(SessionError::Choice)?;
-            (
-                CappedModel::wrap(provider, budget.clone()),
-                CappedSource::wrap(models, budget),
-            )
-        } else {
-            (provider, models)
-        };
+        let run_budget = budget_limits.any().then(|| RunBudget::new(budget_limits));
+        let (provider, models) = capped(provider, models, run_budget)?;
         let mut tools = ToolRegistry::new();
         let command_env = mcp::command_environment(&config)?;
         // A sandbox the kernel cannot enforce is refused here, before anything is stored.
@@ -301,21 +280,8 @@ impl SessionBuilder {
         }
         register_builtins(&mut tools, options.clone())
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
-        if let Some(engine) = &config.websearch {
-            let tool = WebSearchTool::new(engine.clone(), &|name| std::env::var(name).ok())
-                .map_err(SessionError::Choice)?;
-            tools
-                .register(Arc::new(tool))
-                .map_err(|e| SessionError::Choice(format!("the websearch tool: {e}")))?;
-        }
-        // Skills: a `skill` tool whose description lists them, when there are any.
         let skills = Skills::discover(&root);
-        let skill_tool = SkillTool::of(&skills).map(Arc::new);
-        if let Some(tool) = &skill_tool {
-            tools
-                .register(tool.clone())
-                .map_err(|e| SessionError::Choice(format!("the skill tool: {e}")))?;
-        }
+        let skill_tool = register_optional_tools(&mut tools, &config, &skills)?;
         // MCP servers get the same environment as commands: the run's secrets stay out.
         let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &self.mcp)?;
         mcp::confine_servers(&mut mcp_configs, &sandbox_policy, &root);
@@ -332,20 +298,7 @@ impl SessionBuilder {
         }
         let mut notices = sandbox.notices();
         notices.extend(skills.warnings);
-        let (history, messages) = match &self.history {
-            Some(path) => {
-                let (history, messages) = History::open(path, &new_session_id())?;
-                if let Some(aside) = &history.torn {
-                    notices.push(format!(
-                        "the history file {} ended in an incomplete record (a crash or a full disk); it is kept in {} and the history goes on from the last whole record",
-                        path.display(),
-                        aside.display()
-                    ));
-                }
-                (Some(history), messages)
-            }
-            None => (None, Vec::new()),
-        };
+        let (history, messages) = open_history(self.history.as_deref(), &mut notices)?;
         let session_id = history
             .as_ref()
             .map_or_else(new_session_id, |h| h.session_id.clone());
@@ -411,18 +364,7 @@ impl SessionBuilder {
             Some(name) => resolver.module_budget(name).map_err(SessionError::Choice)?,
             None => None,
         };
-        let (provider, models) = match root_budget {
-            Some(budget) => {
-                budget
-                    .check_model(provider.info())
-                    .map_err(SessionError::Choice)?;
-                (
-                    CappedModel::wrap(provider, budget.clone()),
-                    CappedSource::wrap(models, budget),
-                )
-            }
-            None => (provider, models),
-        };
+        let (provider, models) = capped(provider, models, root_budget)?;
         let host_config = HostConfig {
             values: config.guest.clone(),
             prompter: self.guest_prompter,
@@ -444,16 +386,7 @@ impl SessionBuilder {
         });
         let native_root = matches!(self.source, LoopSource::Native | LoopSource::Agent(_));
         if native_root && (!self.agents.is_empty() || root_delegates) {
-            let allowed = (!self.agents.iter().any(|a| a == "all")).then_some(&self.agents[..]);
-            let allowed = allowed.filter(|a| !a.is_empty());
-            let engine = loops::engine(self.cache)?;
-            let delegation = Delegation::root(engine, host_config.clone(), allowed)
-                .map_err(SessionError::Choice)?;
-            for tool in delegation.tools() {
-                tools
-                    .register(tool)
-                    .map_err(|e| SessionError::Choice(format!("the delegation tools: {e}")))?;
-            }
+            register_delegation(&mut tools, &self.agents, self.cache, &host_config)?;
         } else if !self.agents.is_empty() {
             return Err(SessionError::Choice(
                 "--agents lets the native loop delegate; a WebAssembly loop spawns with its own `context` calls".to_owned(),
@@ -543,6 +476,107 @@ impl SessionBuilder {
             _module_tools: own,
         })
     }
+}
+
+/// The workspace as a canonical directory, or why it cannot be one.
+fn workspace_root(workspace: &Path) -> Result<PathBuf, SessionError> {
+    let root = workspace.canonicalize().map_err(|e| {
+        SessionError::Choice(format!(
+            "workspace directory {} is not usable: {e}",
+            workspace.display()
+        ))
+    })?;
+    if !root.is_dir() {
+        return Err(SessionError::Choice(format!(
+            "{} is not a directory",
+            workspace.display()
+        )));
+    }
+    Ok(root)
+}
+
+/// The model and the source of the models it may switch to, both drawing on `budget` when
+/// there is one; a model without prices under a cost limit is refused.
+fn capped(
+    provider: SharedModel,
+    models: Arc<dyn ModelSource>,
+    budget: Option<Arc<RunBudget>>,
+) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
+    let Some(budget) = budget else {
+        return Ok((provider, models));
+    };
+    budget
+        .check_model(provider.info())
+        .map_err(SessionError::Choice)?;
+    Ok((
+        CappedModel::wrap(provider, budget.clone()),
+        CappedSource::wrap(models, budget),
+    ))
+}
+
+/// The tools a run has only when it is set up for them: `websearch` when the config names a
+/// search engine, `skill` when there are skills (its description lists them). The skill
+/// tool is returned too, for the contexts whose skills are narrowed.
+fn register_optional_tools(
+    tools: &mut ToolRegistry,
+    config: &Config,
+    skills: &Skills,
+) -> Result<Option<Arc<SkillTool>>, SessionError> {
+    if let Some(engine) = &config.websearch {
+        let tool = WebSearchTool::new(engine.clone(), &|name| std::env::var(name).ok())
+            .map_err(SessionError::Choice)?;
+        tools
+            .register(Arc::new(tool))
+            .map_err(|e| SessionError::Choice(format!("the websearch tool: {e}")))?;
+    }
+    let skill_tool = SkillTool::of(skills).map(Arc::new);
+    if let Some(tool) = &skill_tool {
+        tools
+            .register(tool.clone())
+            .map_err(|e| SessionError::Choice(format!("the skill tool: {e}")))?;
+    }
+    Ok(skill_tool)
+}
+
+/// The history file at `path` and the conversation it holds (none without a file); a file
+/// torn by a crash is repaired, with a notice saying where its tail was kept.
+fn open_history(
+    path: Option<&Path>,
+    notices: &mut Vec<String>,
+) -> Result<(Option<History>, Vec<Message>), SessionError> {
+    let Some(path) = path else {
+        return Ok((None, Vec::new()));
+    };
+    let (history, messages) = History::open(path, &new_session_id())?;
+    if let Some(aside) = &history.torn {
+        notices.push(format!(
+            "the history file {} ended in an incomplete record (a crash or a full disk); it is kept in {} and the history goes on from the last whole record",
+            path.display(),
+            aside.display()
+        ));
+    }
+    Ok((Some(history), messages))
+}
+
+/// The native loop's delegation tools (`spawn_agent` and the rest), for the agents `agents`
+/// names (`all`, or none named: every one).
+fn register_delegation(
+    tools: &mut ToolRegistry,
+    agents: &[String],
+    cache: Option<CachePolicy>,
+    host_config: &HostConfig,
+) -> Result<(), SessionError> {
+    let allowed = (!agents.iter().any(|a| a == "all")).then_some(agents);
+    let allowed = allowed.filter(|a| !a.is_empty());
+    let engine = loops::engine(cache)?;
+    let delegation =
+        Delegation::root(engine, host_config.clone(), allowed).map_err(SessionError::Choice)?;
+    for tool in delegation.tools() {
+        tools
+            .register(tool)
+            .map_err(|e| SessionError::Choice(format!("the delegation tools: {e}")))?;
+    }
+    Ok(())
 }
 
 /// Cancels the turn in progress, from another task (a Ctrl-C handler).

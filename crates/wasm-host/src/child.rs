@@ -178,6 +178,8 @@ pub(crate) struct LiveChild {
     timeout_ms: Option<u64>,
     /// What it was started with (an agent file's settings laid in), which a fork repeats.
     params: ContextParams,
+    /// The grants it was spawned with, which a fork repeats too.
+    grants: Option<ContextGrants>,
     /// Its own place, for the children it delegates to.
     place: ParentPlace,
     /// Its usage already handed to the parent.
@@ -210,7 +212,7 @@ impl LiveChild {
             ));
         }
         let slot = tree.enter()?;
-        let Granted { own, lineage, cap } = granted(parent, &path, &params, grants)
+        let Granted { own, lineage, cap } = granted(parent, &path, &params, grants.clone())
             .await
             .map_err(|reason| refuse(parent, &path, &reason))?;
         let max_tokens = tighter(params.max_tokens, own.max_tokens);
@@ -297,6 +299,7 @@ impl LiveChild {
             },
             timeout_ms: params.timeout_ms,
             params,
+            grants,
             place: own_place,
             reported: Usage::default(),
             _own: own,
@@ -318,8 +321,8 @@ impl LiveChild {
         &self.path
     }
 
-    /// A new child at `path` under `parent`, with this one's module and settings and a copy
-    /// of its history.
+    /// A new child at `path` under `parent`, with this one's module, settings and grants
+    /// and a copy of its history.
     pub(crate) async fn fork(
         &self,
         parent: &ParentView,
@@ -329,7 +332,7 @@ impl LiveChild {
         let mut params = self.params.clone();
         params.task = task.to_owned();
         params.inherit_messages = false;
-        let mut forked = Self::start(parent, path, params, None).await?;
+        let mut forked = Self::start(parent, path, params, self.grants.clone()).await?;
         forked.messages = self.messages.clone();
         Ok(forked)
     }

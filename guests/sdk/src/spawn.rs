@@ -151,10 +151,14 @@ impl Spawn {
     }
 
     /// Starts the child and returns at once with a handle that lives on after its turn
-    /// (WIT 0.2.8): [`Child::wait`] for its answer, [`Child::send`] it follow-ups with its
-    /// history kept. Grants are not given this way (use [`Spawn::run`]).
+    /// (WIT 0.2.8; with grants, 0.2.9): [`Child::wait`] for its answer, [`Child::send`] it
+    /// follow-ups with its history kept. Its forks keep its grants.
     pub fn start(&self) -> Result<Child, String> {
-        context::start(&self.0).map(Child)
+        match &self.1 {
+            Some(grants) => context::start_with_grants(&self.0, grants),
+            None => context::start(&self.0),
+        }
+        .map(Child)
     }
 }
 

@@ -90,14 +90,15 @@ impl Host for ContextView<'_> {
         &mut self,
         params: ContextParams,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        let parent = self.parent_view(params.inherit_messages)?;
-        let path = self.next_child_path()?;
-        let task = params.task.clone();
-        let child = match LiveChild::start(&parent, path, params, None).await {
-            Ok(child) => child,
-            Err(e) => return Ok(Err(e)),
-        };
-        Ok(Ok(self.table.push(ChildTurns::begin(child, task))?))
+        self.start_held(params, None).await
+    }
+
+    async fn start_with_grants(
+        &mut self,
+        params: ContextParams,
+        grants: ContextGrants,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        self.start_held(params, Some(grants)).await
     }
 
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
@@ -198,6 +199,22 @@ impl HostChild for ContextView<'_> {
 }
 
 impl ContextView<'_> {
+    /// Starts a child that lives on (`start`, `start-with-grants`) and returns its handle.
+    async fn start_held(
+        &mut self,
+        params: ContextParams,
+        grants: Option<ContextGrants>,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        let parent = self.parent_view(params.inherit_messages)?;
+        let path = self.next_child_path()?;
+        let task = params.task.clone();
+        let child = match LiveChild::start(&parent, path, params, grants).await {
+            Ok(child) => child,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(Ok(self.table.push(ChildTurns::begin(child, task))?))
+    }
+
     /// Runs a batch of children concurrently, at most `max_concurrent` (and never more than
     /// the host's limit) at once; results in input order.
     async fn spawn_batch(
