@@ -11,6 +11,7 @@ mod commands;
 mod demo;
 mod events_doc;
 mod grants;
+mod hooks;
 mod hostile;
 mod mcp;
 mod mcp_server;

@@ -134,6 +134,9 @@ pub struct LoopConfig {
     /// `AGENTS.md`, the skills it may load): appended to the system prompt of each request,
     /// so a child that brings its own prompt still gets it.
     pub instructions: Option<std::sync::Arc<str>>,
+    /// The user's hooks, asked at every tool call of every context (a child's config is its
+    /// parent's, so it has them too and cannot drop them).
+    pub hooks: Option<crate::hook::SharedHooks>,
 }
 
 impl LoopConfig {
@@ -157,6 +160,7 @@ impl Default for LoopConfig {
             compaction: CompactionConfig::default(),
             stream_idle_timeout: std::time::Duration::from_secs(300),
             instructions: None,
+            hooks: None,
         }
     }
 }

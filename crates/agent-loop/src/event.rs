@@ -262,6 +262,50 @@ pub enum ItemDetails {
         /// One line.
         message: String,
     },
+    /// One hook that ran (`docs/hooks.md`): what it was asked and what it said.
+    Hook(HookItem),
+}
+
+/// Details of a hook item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HookItem {
+    /// The event it ran on (`PreToolUse`, `PostToolUse`).
+    pub event: String,
+    /// The hook: its command as configured.
+    pub hook: String,
+    /// The tool call it was asked about, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// That call's tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// What it decided.
+    pub decision: HookVerdict,
+    /// Why, when it said (or how it failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long it ran.
+    pub duration_ms: u64,
+}
+
+/// What one hook decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HookVerdict {
+    /// It ran and had no say.
+    None,
+    /// The call runs without anyone being asked.
+    Allow,
+    /// The call does not run.
+    Deny,
+    /// The permission rules decide, as if the hook had not spoken.
+    Ask,
+    /// The call runs with the arguments the hook gave.
+    Rewrite,
+    /// Feedback for the model after the call (`PostToolUse`).
+    Block,
+    /// It crashed, hung or printed what could not be read; its failure mode applied.
+    Failed,
 }
 
 impl ItemDetails {

@@ -9,10 +9,12 @@
 pub mod agent;
 pub mod assemble;
 pub mod budget;
+pub mod claude_code;
 pub mod compaction;
 pub mod context_path;
 pub mod doom_loop;
 pub mod event;
+pub mod hook;
 pub mod message;
 pub mod model;
 pub mod model_source;

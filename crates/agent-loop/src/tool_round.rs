@@ -5,6 +5,7 @@
 use tokio::sync::RwLock;
 
 use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
+use crate::hook::{HookAllowed, HookDecision, HookSite};
 use crate::message::Part;
 use crate::permission::PermissionGate;
 use crate::registry::{Dispatch, ToolRegistry};
@@ -87,6 +88,35 @@ async fn run_one(
     emitter: &Emitter,
     lock: &RwLock<()>,
 ) -> CallOutcome {
+    // The run's hooks, where this context's run has any.
+    let hooks = env.run.as_ref().and_then(|run| {
+        let site = HookSite {
+            context: &env.context,
+            events: emitter,
+            session_id: &run.session_id,
+            cwd: &env.workspace_root,
+        };
+        run.config.hooks.as_ref().map(|hooks| (hooks, site))
+    });
+    let mut hook_allowed = false;
+    let mut rewritten = None;
+    if let Some((hooks, site)) = &hooks {
+        let pre = hooks.pre_tool_use(site, call).await;
+        rewritten = pre.arguments.map(|arguments| Call {
+            arguments,
+            ..call.clone()
+        });
+        match pre.decision {
+            Some(HookDecision::Deny(reason)) => {
+                return denied_by_hook(rewritten.as_ref().unwrap_or(call), &reason, emitter);
+            }
+            Some(HookDecision::Allow) => hook_allowed = true,
+            None => {}
+        }
+    }
+    let call = rewritten.as_ref().unwrap_or(call);
+    let allowing = HookAllowed(gate);
+    let gate: &dyn PermissionGate = if hook_allowed { &allowing } else { gate };
     let tool = registry.get(&call.name);
     let kind = tool.map_or(ToolKind::ReadOnly, |t| t.spec().kind);
     let (server, remote) = tool
@@ -131,7 +161,15 @@ async fn run_one(
             status,
             duration,
         } => {
-            let output = *output;
+            let mut output = *output;
+            if let Some((hooks, site)) = &hooks {
+                let post = hooks
+                    .post_tool_use(site, call, &output.content, output.is_error)
+                    .await;
+                if let Some(feedback) = post.feedback {
+                    output.content = format!("{}\n\n{feedback}", output.content);
+                }
+            }
             item.status = status;
             item.output = Some(output.content.clone());
             item.duration_ms = Some(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));
@@ -164,6 +202,50 @@ async fn run_one(
             });
             CallOutcome::Suspended { reason }
         }
+    }
+}
+
+/// A call a `PreToolUse` hook refused: shown declined, and the model told why.
+fn denied_by_hook(call: &Call, reason: &str, emitter: &Emitter) -> CallOutcome {
+    let content = format!("denied by a hook: {reason}");
+    let item = ToolCallItem {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        status: ItemStatus::Declined,
+        output: Some(content.clone()),
+        duration_ms: Some(0),
+        command: None,
+        file_change: None,
+        file_changes: Vec::new(),
+        server: None,
+        tool: None,
+    };
+    let id = emitter.next_item_id();
+    emitter.emit(EventKind::ItemStarted {
+        item: Item {
+            id: id.clone(),
+            details: ItemDetails::for_call(ToolCallItem {
+                status: ItemStatus::InProgress,
+                output: None,
+                duration_ms: None,
+                ..item.clone()
+            }),
+        },
+    });
+    emitter.emit(EventKind::ItemCompleted {
+        item: Item {
+            id,
+            details: ItemDetails::for_call(item),
+        },
+    });
+    CallOutcome::Answered {
+        content,
+        is_error: true,
+        break_loop: None,
+        todo: None,
+        duration: std::time::Duration::ZERO,
+        spent: None,
     }
 }
 

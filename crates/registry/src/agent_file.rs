@@ -43,24 +43,6 @@ pub struct AgentFile {
     pub warnings: Vec<String>,
 }
 
-/// Claude Code's tools and what each is in wonopcode (several names: all of them).
-const CLAUDE_TOOLS: &[(&str, &[&str])] = &[
-    ("Read", &["read"]),
-    ("Write", &["write"]),
-    ("Edit", &["edit"]),
-    ("MultiEdit", &["edit"]),
-    ("Bash", &["bash"]),
-    ("Grep", &["grep"]),
-    ("Glob", &["glob"]),
-    ("LS", &["list"]),
-    ("TodoWrite", &["todo"]),
-    ("WebFetch", &["webfetch"]),
-    ("WebSearch", &["websearch"]),
-    ("Skill", &["skill"]),
-    ("Task", DELEGATION_TOOLS),
-    ("Agent", DELEGATION_TOOLS),
-];
-
 /// The tools a context delegates with; Claude Code's `Task` (or `Agent`) is all of them.
 pub const DELEGATION_TOOLS: &[&str] = &wonopcode_wasm_host::delegation::TOOL_NAMES;
 
@@ -326,8 +308,12 @@ fn map_tool(written: &str) -> Result<Vec<&str>, String> {
             written.split('(').next().unwrap_or(written).trim()
         ));
     }
-    if let Some((_, mapped)) = CLAUDE_TOOLS.iter().find(|(name, _)| *name == written) {
-        return Ok(mapped.to_vec());
+    // Claude Code's `Task` (or `Agent`) is every delegation tool.
+    if matches!(written, "Task" | "Agent") {
+        return Ok(DELEGATION_TOOLS.to_vec());
+    }
+    if let Some(mapped) = wonopcode_agent_loop::claude_code::wonopcode_tool(written) {
+        return Ok(vec![mapped]);
     }
     if written.starts_with(|c: char| c.is_ascii_uppercase()) {
         return Err(format!(

@@ -51,6 +51,12 @@ pub struct Config {
     /// The search engine behind the `websearch` tool (`engine: searxng` with `url`, or
     /// `engine: brave`); without it the run has no `websearch`.
     pub websearch: Option<wonopcode_tools::SearchEngine>,
+    /// Hooks, in Claude Code's shape (`PreToolUse: [{matcher, hooks: [{type: command,
+    /// command}]}]`); Claude Code's settings files add theirs (`docs/hooks.md`).
+    pub hooks: Option<serde_json::Value>,
+    /// The file this was read from, for messages about it.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
 }
 
 impl Config {
@@ -166,12 +172,14 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, SessionError> {
     if text.trim().is_empty() {
         return Ok(Config::default());
     }
-    serde_yaml::from_str(&text).map_err(|e| {
+    let mut config: Config = serde_yaml::from_str(&text).map_err(|e| {
         SessionError::Config(match e.location() {
             Some(loc) => format!("{}:{}:{}: {}", path.display(), loc.line(), loc.column(), e),
             None => format!("{}: {}", path.display(), e),
         })
-    })
+    })?;
+    config.file = Some(path);
+    Ok(config)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! The binary builds one from its flags; an embedder builds one in a few lines
 //! (`examples/embed.rs`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,12 +11,14 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
+use wonopcode_agent_loop::hook::SharedHooks;
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
     Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
     ToolRegistry, resume_turn, run_turn,
 };
+use wonopcode_hooks::{CommandHooks, HookEnv};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -329,6 +332,7 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        loop_config.hooks = run_hooks(&config, &root, &command_env, &sandbox, &mut notices)?;
         let instructions = if self.project_instructions {
             ProjectInstructions::find(&root)
         } else {
@@ -556,6 +560,42 @@ fn open_history(
         ));
     }
     Ok((Some(history), messages))
+}
+
+/// The run's hooks (the config file's, then Claude Code's settings files'), run in the
+/// workspace with the commands' environment and sandbox; `None` when there are none. Events
+/// this version does not run hooks on yet are named in a notice.
+fn run_hooks(
+    config: &Config,
+    root: &Path,
+    command_env: &Arc<BTreeMap<String, String>>,
+    sandbox: &Arc<Sandbox>,
+    notices: &mut Vec<String>,
+) -> Result<Option<SharedHooks>, SessionError> {
+    let file = config
+        .file
+        .as_ref()
+        .map_or_else(|| "the config file".to_owned(), |f| f.display().to_string());
+    let configured = config.hooks.as_ref().map(|h| (h, file.as_str()));
+    let table = wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref())
+        .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
+    if table.is_empty() {
+        return Ok(None);
+    }
+    let not_run = table.not_run();
+    if !not_run.is_empty() {
+        notices.push(format!(
+            "hooks for {} are read but not run by this version, which runs {} hooks",
+            not_run.join(", "),
+            wonopcode_hooks::RUN_EVENTS.join(" and ")
+        ));
+    }
+    let env = HookEnv {
+        workspace: root.to_path_buf(),
+        env: Some(command_env.clone()),
+        sandbox: Some(sandbox.clone()),
+    };
+    Ok(Some(Arc::new(CommandHooks::new(table, env))))
 }
 
 /// The native loop's delegation tools (`spawn_agent` and the rest), for the agents `agents`

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem};
+use wonopcode_agent_loop::event::{
+    HookItem, HookVerdict, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
+};
 use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
@@ -162,6 +164,11 @@ impl TerminalRenderer {
                         label(&module),
                         style(format!("· {message}")).dim()
                     )),
+                    ItemDetails::Hook(hook) => {
+                        if let Some(line) = hook_line(hook) {
+                            self.err_line(&format!("{indent}  {} {line}", label(&module)));
+                        }
+                    }
                     ItemDetails::Reasoning { .. }
                     | ItemDetails::TodoList { .. }
                     | ItemDetails::Progress { .. } => {}
@@ -300,6 +307,37 @@ fn progress_text(message: &str, fraction: Option<f32>) -> String {
     }
 }
 
+/// The line of a hook that had a say (one that ran and said nothing shows none): the event,
+/// the hook, the call's tool, what it decided and why.
+fn hook_line(item: &HookItem) -> Option<String> {
+    let decided = match item.decision {
+        HookVerdict::None => return None,
+        HookVerdict::Allow => "allowed",
+        HookVerdict::Deny => "denied",
+        HookVerdict::Ask => "left it to the rules",
+        HookVerdict::Rewrite => "rewrote the call",
+        HookVerdict::Block => "objected",
+        HookVerdict::Failed => "failed",
+    };
+    let tool = item
+        .tool
+        .as_deref()
+        .map(|t| format!(" {t}"))
+        .unwrap_or_default();
+    let why = item
+        .reason
+        .as_deref()
+        .map(|r| format!(": {}", one_line(r)))
+        .unwrap_or_default();
+    Some(format!(
+        "{} hook {}{tool} `{}` {decided}{why} · {}",
+        style("⚑").yellow(),
+        item.event,
+        clip(&item.hook, 60),
+        elapsed(item.duration_ms)
+    ))
+}
+
 /// The line of a finished tool call: a mark, the call, its time or its first error line.
 fn tool_line(item: &ToolCallItem) -> String {
     let took = item
@@ -430,7 +468,7 @@ impl TerminalRenderer {
                 ItemDetails::Progress { message, fraction } => {
                     self.spinner(&item.id, progress_text(message, *fraction));
                 }
-                ItemDetails::Error { .. } | ItemDetails::Info { .. } => {}
+                ItemDetails::Error { .. } | ItemDetails::Info { .. } | ItemDetails::Hook(_) => {}
             },
             EventKind::ItemDelta { item_id, text } => {
                 self.status.streamed(&event.context, text.len());
@@ -455,6 +493,11 @@ impl TerminalRenderer {
                 }
                 ItemDetails::Info { message } => {
                     self.err_line(&style(format!("· {message}")).dim().to_string());
+                }
+                ItemDetails::Hook(hook) => {
+                    if let Some(line) = hook_line(hook) {
+                        self.err_line(&line);
+                    }
                 }
                 ItemDetails::Progress { .. } => self.clear_spinner(&item.id),
                 ItemDetails::TodoList { .. } => {}

@@ -1,0 +1,107 @@
+//! Hooks: the user's own code at fixed points of a run — before a tool call runs, after it
+//! ran. The run asks them there, in every context of the tree and whichever loop drives it
+//! (the tool round is the run's, so a guest's calls and a child's pass the same place). What
+//! a hook is (a command, a component) and how hooks are matched and combined belongs to the
+//! implementation (`crates/hooks`); the loop only needs the answers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::context_path::ContextPath;
+use crate::event::Emitter;
+use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
+use crate::tool_round::Call;
+
+/// Where a hook fires: which context, in which session and workspace, and where to report
+/// each hook that ran (a `hook` item).
+#[derive(Clone, Copy)]
+pub struct HookSite<'a> {
+    /// The context the call belongs to (`0.1.2`).
+    pub context: &'a ContextPath,
+    /// The context's events.
+    pub events: &'a Emitter,
+    /// The session's id.
+    pub session_id: &'a str,
+    /// The workspace the run works in.
+    pub cwd: &'a Path,
+}
+
+/// What the `PreToolUse` hooks made of a call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PreToolUse {
+    /// Arguments to run the call with instead of the model's (`updatedInput`).
+    pub arguments: Option<String>,
+    /// What they decided; `None`: the permission rules decide as always.
+    pub decision: Option<HookDecision>,
+}
+
+/// A hook's say over a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookDecision {
+    /// Run it without asking anyone; the user's deny rules still hold.
+    Allow,
+    /// Do not run it; the model is told why.
+    Deny(String),
+}
+
+/// What the `PostToolUse` hooks said about a finished call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PostToolUse {
+    /// Told to the model after the call's output (`decision: block` with its reason, or a
+    /// hook's exit-2 stderr).
+    pub feedback: Option<String>,
+}
+
+/// The hooks of a run, asked at each tool call of each context.
+#[async_trait]
+pub trait Hooks: Send + Sync + std::fmt::Debug {
+    /// Asked before `call` runs (and before anyone is asked to approve it).
+    async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse;
+
+    /// Asked after `call` ran, with what it answered.
+    async fn post_tool_use(
+        &self,
+        site: &HookSite<'_>,
+        call: &Call,
+        output: &str,
+        is_error: bool,
+    ) -> PostToolUse;
+}
+
+/// The hooks a run (and every context under it) asks.
+pub type SharedHooks = Arc<dyn Hooks>;
+
+/// The permission gate of a call a hook allowed: nobody is asked, but what the user's rules
+/// deny stays denied.
+pub struct HookAllowed<'a>(pub &'a dyn PermissionGate);
+
+#[async_trait]
+impl PermissionGate for HookAllowed<'_> {
+    async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
+        match self.0.status(request) {
+            PermissionStatus::Denied => self.0.decide(request).await,
+            PermissionStatus::Allowed | PermissionStatus::NeedsApproval => {
+                PermissionDecision::Allow
+            }
+        }
+    }
+
+    fn status(&self, request: &PermissionRequest) -> PermissionStatus {
+        match self.0.status(request) {
+            PermissionStatus::Denied => PermissionStatus::Denied,
+            PermissionStatus::Allowed | PermissionStatus::NeedsApproval => {
+                PermissionStatus::Allowed
+            }
+        }
+    }
+
+    async fn escalate(&self, tool: &str, subject: &str, blocked: &str) -> bool {
+        self.0.escalate(tool, subject, blocked).await
+    }
+
+    async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
+        self.0.confirm_repetition(tool, count).await
+    }
+}

@@ -1,0 +1,300 @@
+//! What a hook is told (Claude Code's JSON on its stdin, with wonopcode's context added) and
+//! what its answer means: its exit code and, on exit 0, the JSON it printed.
+
+use serde_json::{Value, json};
+use wonopcode_agent_loop::claude_code::{claude_arguments, claude_tool, wonopcode_arguments};
+use wonopcode_agent_loop::event::HookVerdict;
+use wonopcode_agent_loop::hook::HookSite;
+use wonopcode_agent_loop::tool_round::Call;
+
+use crate::command::Ran;
+use crate::table::{CommandHook, FailureMode};
+
+/// The longest reason kept from a hook's output (a first line, cut).
+const REASON_CHARS: usize = 500;
+
+/// What one hook said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// Its decision.
+    pub verdict: HookVerdict,
+    /// Why, when it said; how it failed, when it did.
+    pub reason: Option<String>,
+    /// Arguments to run the call with instead (`updatedInput`, as wonopcode's tool takes
+    /// them).
+    pub arguments: Option<String>,
+    /// What the model is told after the call (`PostToolUse`).
+    pub feedback: Option<String>,
+}
+
+impl Answer {
+    fn new(verdict: HookVerdict, reason: Option<String>) -> Self {
+        Self {
+            verdict,
+            reason,
+            arguments: None,
+            feedback: None,
+        }
+    }
+
+    /// What `ran` means for a hook of `event`.
+    pub fn of(event: &str, hook: &CommandHook, ran: Ran) -> Self {
+        let before_tool = event == "PreToolUse";
+        let failed = |how: String| {
+            // Before a tool runs a broken check refuses the call unless its entry says
+            // otherwise; elsewhere it is reported and the run goes on.
+            let mode = hook.failure.unwrap_or(if before_tool {
+                FailureMode::Closed
+            } else {
+                FailureMode::Open
+            });
+            let mut answer = Self::new(HookVerdict::Failed, Some(how.clone()));
+            if mode == FailureMode::Closed && before_tool {
+                answer.verdict = HookVerdict::Deny;
+                answer.reason = Some(format!("the hook failed ({how}), and it fails closed"));
+            }
+            answer
+        };
+        let (code, stdout, stderr) = match ran {
+            Ran::NotStarted(why) => return failed(format!("could not start: {why}")),
+            Ran::TimedOut(after) => {
+                return failed(format!("ran past its timeout of {} s", after.as_secs_f64()));
+            }
+            Ran::Exited {
+                code: None, stderr, ..
+            } => return failed(with_words("killed by a signal", &stderr)),
+            Ran::Exited {
+                code: Some(code),
+                stdout,
+                stderr,
+            } => (code, stdout, stderr),
+        };
+        match code {
+            0 => match parsed(&stdout) {
+                Ok(Some(said)) => Self::from_json(event, &said),
+                Ok(None) => Self::new(HookVerdict::None, None),
+                Err(why) => failed(why),
+            },
+            // Claude Code's "blocking error": stderr is the reason the model gets.
+            2 => {
+                let reason = first_line(&stderr).unwrap_or_else(|| "blocked".to_owned());
+                if before_tool {
+                    Self::new(HookVerdict::Deny, Some(reason))
+                } else {
+                    let mut answer = Self::new(HookVerdict::Block, Some(reason.clone()));
+                    answer.feedback = Some(reason);
+                    answer
+                }
+            }
+            // Claude Code's "non-blocking error": reported, and the call goes on.
+            other => Self::new(
+                HookVerdict::Failed,
+                Some(with_words(&format!("exit code {other}"), &stderr)),
+            ),
+        }
+    }
+
+    /// The answer of a hook that exited 0 and printed a JSON object.
+    fn from_json(event: &str, said: &Value) -> Self {
+        let specific = &said["hookSpecificOutput"];
+        let reason = specific["permissionDecisionReason"]
+            .as_str()
+            .or_else(|| said["reason"].as_str())
+            .map(cut);
+        if said["continue"] == Value::Bool(false) {
+            let why = said["stopReason"]
+                .as_str()
+                .map_or_else(|| "the hook said not to go on".to_owned(), cut);
+            let mut answer = Self::new(HookVerdict::Deny, Some(why.clone()));
+            if event != "PreToolUse" {
+                answer.verdict = HookVerdict::Block;
+                answer.feedback = Some(why);
+            }
+            return answer;
+        }
+        if event == "PreToolUse" {
+            // Claude Code's current field, then its older top-level `decision`.
+            let decision =
+                specific["permissionDecision"].as_str().or_else(|| {
+                    match said["decision"].as_str() {
+                        Some("approve") => Some("allow"),
+                        Some("block") => Some("deny"),
+                        _ => None,
+                    }
+                });
+            let arguments = match &specific["updatedInput"] {
+                Value::Object(_) => {
+                    Some(wonopcode_arguments(&specific["updatedInput"]).to_string())
+                }
+                _ => None,
+            };
+            let verdict = match decision {
+                Some("allow") => HookVerdict::Allow,
+                Some("deny") => HookVerdict::Deny,
+                Some("ask") => HookVerdict::Ask,
+                _ if arguments.is_some() => HookVerdict::Rewrite,
+                _ => HookVerdict::None,
+            };
+            let mut answer = Self::new(verdict, reason);
+            answer.arguments = arguments;
+            return answer;
+        }
+        let context = specific["additionalContext"].as_str().map(cut);
+        match said["decision"].as_str() {
+            Some("block") => {
+                let mut answer = Self::new(HookVerdict::Block, reason.clone());
+                answer.feedback = reason.or(context);
+                answer
+            }
+            _ => {
+                let mut answer = Self::new(HookVerdict::None, reason);
+                answer.feedback = context;
+                answer
+            }
+        }
+    }
+}
+
+/// What a hook of `event` is told about `call` (and, after it ran, its output): Claude Code's
+/// fields, with Claude Code's tool and argument names, and wonopcode's `context`, `depth` and
+/// own `tool` name.
+pub fn tool_input(
+    event: &str,
+    site: &HookSite<'_>,
+    call: &Call,
+    response: Option<(&str, bool)>,
+) -> Value {
+    let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let mut input = json!({
+        "session_id": site.session_id,
+        "cwd": site.cwd,
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "tool_name": claude_tool(&call.name),
+        "tool_input": claude_arguments(&arguments),
+        "tool_use_id": call.id,
+        "context": site.context.to_string(),
+        "depth": site.context.depth(),
+        "tool": call.name,
+    });
+    if let Some((output, is_error)) = response {
+        input["tool_response"] = json!({"output": output, "success": !is_error});
+    }
+    input
+}
+
+/// The JSON object a hook printed; `None` for nothing or plain text (Claude Code shows that
+/// to the user and decides nothing); `Err` for what looks like JSON and is not.
+fn parsed(stdout: &str) -> Result<Option<Value>, String> {
+    let text = stdout.trim();
+    if !text.starts_with('{') {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(Some(value)),
+        Ok(_) => Ok(None),
+        Err(e) => Err(format!("printed JSON that does not parse: {e}")),
+    }
+}
+
+/// The first non-empty line of `text`, cut.
+fn first_line(text: &str) -> Option<String> {
+    text.lines().map(str::trim).find(|l| !l.is_empty()).map(cut)
+}
+
+/// `what`, and the hook's own first line of stderr when it said something.
+fn with_words(what: &str, stderr: &str) -> String {
+    match first_line(stderr) {
+        Some(said) => format!("{what}: {said}"),
+        None => what.to_owned(),
+    }
+}
+
+/// At most [`REASON_CHARS`] characters of `text`.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(REASON_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn hook() -> CommandHook {
+        CommandHook {
+            command: "./h.sh".to_owned(),
+            timeout: Duration::from_secs(1),
+            failure: None,
+            source: "s.json".to_owned(),
+        }
+    }
+
+    fn exited(code: i32, stdout: &str, stderr: &str) -> Ran {
+        Ran::Exited {
+            code: Some(code),
+            stdout: stdout.to_owned(),
+            stderr: stderr.to_owned(),
+        }
+    }
+
+    #[test]
+    fn claude_code_answers_before_a_tool() {
+        let pre = |ran| Answer::of("PreToolUse", &hook(), ran);
+        assert_eq!(pre(exited(0, "", "")).verdict, HookVerdict::None);
+        assert_eq!(pre(exited(0, "checked\n", "")).verdict, HookVerdict::None);
+        let denied = pre(exited(2, "", "no rm -rf here\nmore"));
+        assert_eq!(denied.verdict, HookVerdict::Deny);
+        assert_eq!(denied.reason.as_deref(), Some("no rm -rf here"));
+        let json = r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "allow", "permissionDecisionReason": "safe",
+            "updatedInput": {"file_path": "b.txt", "content": "x"}}}"#;
+        let allowed = pre(exited(0, json, ""));
+        assert_eq!(allowed.verdict, HookVerdict::Allow);
+        assert_eq!(
+            allowed.arguments.as_deref(),
+            Some(r#"{"content":"x","path":"b.txt"}"#)
+        );
+        let old = pre(exited(0, r#"{"decision": "block", "reason": "no"}"#, ""));
+        assert_eq!(old.verdict, HookVerdict::Deny);
+        // Claude Code's non-blocking error: reported, and the call goes on.
+        assert_eq!(pre(exited(1, "", "oops")).verdict, HookVerdict::Failed);
+        // Broken, hung or unstartable: refused before a tool runs, unless it fails open.
+        for ran in [
+            exited(0, "{not json", ""),
+            Ran::TimedOut(Duration::from_secs(1)),
+            Ran::NotStarted("no sh".to_owned()),
+        ] {
+            let answer = pre(ran);
+            assert_eq!(answer.verdict, HookVerdict::Deny, "{answer:?}");
+            assert!(answer.reason.unwrap().contains("fails closed"));
+        }
+        let open = CommandHook {
+            failure: Some(FailureMode::Open),
+            ..hook()
+        };
+        let answer = Answer::of("PreToolUse", &open, Ran::TimedOut(Duration::from_secs(1)));
+        assert_eq!(answer.verdict, HookVerdict::Failed);
+    }
+
+    #[test]
+    fn claude_code_answers_after_a_tool() {
+        let post = |ran| Answer::of("PostToolUse", &hook(), ran);
+        let blocked = post(exited(
+            0,
+            r#"{"decision": "block", "reason": "lint failed"}"#,
+            "",
+        ));
+        assert_eq!(blocked.verdict, HookVerdict::Block);
+        assert_eq!(blocked.feedback.as_deref(), Some("lint failed"));
+        assert_eq!(
+            post(exited(2, "", "tests fail")).feedback.as_deref(),
+            Some("tests fail")
+        );
+        let broken = post(Ran::TimedOut(Duration::from_secs(1)));
+        assert_eq!(broken.verdict, HookVerdict::Failed);
+        assert_eq!(broken.feedback, None);
+    }
+}

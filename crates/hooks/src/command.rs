@@ -1,0 +1,139 @@
+//! Running one command hook: `sh -c COMMAND` in the workspace with the event's JSON on stdin,
+//! confined by the run's sandbox like any command the model runs, killed at its timeout.
+//! What it prints is kept up to a bound, so a hook that floods its pipes cannot grow the host.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use wonopcode_sandbox::Sandbox;
+
+use crate::table::CommandHook;
+
+/// The most of a hook's stdout or stderr that is kept.
+const KEPT_BYTES: usize = 1 << 20;
+
+/// Where hooks run: the workspace, the environment commands get, the run's sandbox.
+#[derive(Clone, Default)]
+pub struct HookEnv {
+    /// The workspace (the hook's working directory, `CLAUDE_PROJECT_DIR`).
+    pub workspace: PathBuf,
+    /// The environment commands run with (the run's secrets left out); `None`: inherited.
+    pub env: Option<Arc<BTreeMap<String, String>>>,
+    /// The run's sandbox; `None`: unconfined.
+    pub sandbox: Option<Arc<Sandbox>>,
+}
+
+/// How a hook's process ended.
+#[derive(Debug)]
+pub enum Ran {
+    /// It exited (`code` is `None` when a signal killed it).
+    Exited {
+        /// Its exit code.
+        code: Option<i32>,
+        /// What it printed on stdout.
+        stdout: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// It ran past its timeout and was killed.
+    TimedOut(Duration),
+    /// It could not be started.
+    NotStarted(String),
+}
+
+/// Runs `hook` with `input` on its stdin.
+pub async fn run(hook: &CommandHook, input: &[u8], env: &HookEnv, context: &str) -> Ran {
+    let mut command = tokio::process::Command::new("sh");
+    if let Some(vars) = &env.env {
+        command.env_clear().envs(vars.iter());
+    }
+    let workspace = env.workspace.display().to_string();
+    command
+        .env("CLAUDE_PROJECT_DIR", &workspace)
+        .env("WONOPCODE_PROJECT_DIR", &workspace)
+        .env("WONOPCODE_CONTEXT", context);
+    let mut confinement = match &env.sandbox {
+        Some(sandbox) => match sandbox.confine(&env.workspace) {
+            Ok(c) => Some(c),
+            Err(e) => return Ran::NotStarted(format!("the sandbox: {e}")),
+        },
+        None => None,
+    };
+    if let Some(confinement) = &mut confinement {
+        confinement.apply(&mut command);
+    }
+    let child = command
+        .arg("-c")
+        .arg(&hook.command)
+        .current_dir(&env.workspace)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => return Ran::NotStarted(e.to_string()),
+    };
+    let stdin = child.stdin.take();
+    let input = input.to_vec();
+    // A hook that never reads its stdin must not stall the host: written on a task of its
+    // own, and dropped (closed) once written.
+    let feeding = tokio::spawn(async move {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&input).await;
+        }
+    });
+    let stdout = child.stdout.take().map(|p| tokio::spawn(kept(p)));
+    let stderr = child.stderr.take().map(|p| tokio::spawn(kept(p)));
+    let waited = tokio::time::timeout(hook.timeout, child.wait()).await;
+    feeding.abort();
+    if let Some(confinement) = &confinement {
+        confinement.kill_all();
+    }
+    let status = match waited {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => return Ran::NotStarted(format!("waiting for it failed: {e}")),
+        Err(_) => {
+            let _ = child.start_kill();
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            return Ran::TimedOut(hook.timeout);
+        }
+    };
+    let text = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
+        let bytes = match task {
+            Some(t) => tokio::time::timeout(Duration::from_secs(2), t)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    Ran::Exited {
+        code: status.code(),
+        stdout: text(stdout).await,
+        stderr: text(stderr).await,
+    }
+}
+
+/// Reads a pipe to its end, keeping at most [`KEPT_BYTES`] of it.
+async fn kept(mut pipe: impl AsyncRead + Unpin) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => return kept,
+            Ok(n) => {
+                let room = KEPT_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Where hooks are configured: wonopcode's config file (`hooks:`), then Claude Code's
+//! settings files — the user's `~/.claude/settings.json`, the workspace's
+//! `.claude/settings.json` and `.claude/settings.local.json` — each read for its `hooks`
+//! table only. Hooks of every file run; none replaces another's.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::HookError;
+use crate::table::HookTable;
+
+/// Claude Code's settings files that may hold hooks, in the order they are read: the
+/// user's, then the workspace's shared and local ones.
+pub fn settings_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(home) = home {
+        files.push(home.join(".claude/settings.json"));
+    }
+    files.push(workspace.join(".claude/settings.json"));
+    files.push(workspace.join(".claude/settings.local.json"));
+    files
+}
+
+/// The run's hook table: `configured` (the config file's `hooks`, with its file's name),
+/// then the `hooks` of every settings file of [`settings_files`] that exists.
+pub fn discover(
+    configured: Option<(&Value, &str)>,
+    workspace: &Path,
+    home: Option<&Path>,
+) -> Result<HookTable, HookError> {
+    let mut table = match configured {
+        Some((value, file)) => HookTable::parse(value, file)?,
+        None => HookTable::default(),
+    };
+    for file in settings_files(workspace, home) {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(HookError::Read {
+                    file: file.display().to_string(),
+                    why: e.to_string(),
+                });
+            }
+        };
+        let settings: Value = serde_json::from_str(&text).map_err(|e| HookError::Read {
+            file: file.display().to_string(),
+            why: format!("not JSON: {e}"),
+        })?;
+        if let Some(hooks) = settings.get("hooks") {
+            table = table.merged(HookTable::parse(hooks, &file.display().to_string())?);
+        }
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_files_add_up_and_a_broken_one_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+        std::fs::create_dir_all(ws.join(".claude")).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        let hook = |command: &str| {
+            format!(
+                r#"{{"model": "opus", "hooks": {{"PreToolUse": [{{"matcher": "Bash", "hooks": [{{"type": "command", "command": "{command}"}}]}}]}}}}"#
+            )
+        };
+        std::fs::write(home.join(".claude/settings.json"), hook("user.sh")).unwrap();
+        std::fs::write(ws.join(".claude/settings.json"), hook("project.sh")).unwrap();
+        let configured = serde_json::json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "config.sh"}]}]});
+        let table = discover(Some((&configured, "config.yaml")), &ws, Some(&home)).unwrap();
+        let commands: Vec<&str> = table
+            .for_call("PreToolUse", "bash")
+            .iter()
+            .map(|h| h.command.as_str())
+            .collect();
+        assert_eq!(commands, ["config.sh", "user.sh", "project.sh"]);
+
+        std::fs::write(
+            ws.join(".claude/settings.local.json"),
+            "{\n  \"hooks\": [\n",
+        )
+        .unwrap();
+        let e = discover(None, &ws, Some(&home)).unwrap_err().to_string();
+        assert!(e.contains("settings.local.json: not JSON"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
+    }
+}

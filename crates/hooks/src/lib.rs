@@ -1,0 +1,188 @@
+//! Hooks: the user's commands run at fixed points of a run — before a tool call runs and
+//! after it ran — in every context of the tree, whichever loop drives it. The configuration
+//! is Claude Code's (`hooks` of `.claude/settings.json`, in its shape and with its tool
+//! names) and may also sit in wonopcode's config file; a hook gets Claude Code's JSON on its
+//! stdin and answers as it would there (exit 2 to block, or JSON with `permissionDecision`,
+//! `updatedInput`, `decision: "block"`), so an existing script works unchanged. Each hook
+//! runs confined by the run's sandbox, under a timeout, and is reported as a `hook` item.
+//! `docs/hooks.md` maps Claude Code's fields to wonopcode's.
+
+mod answer;
+mod command;
+mod discover;
+mod table;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tracing::Instrument;
+use wonopcode_agent_loop::event::{EventKind, HookItem, HookVerdict, Item, ItemDetails};
+use wonopcode_agent_loop::hook::{HookDecision, HookSite, Hooks, PostToolUse, PreToolUse};
+use wonopcode_agent_loop::tool_round::Call;
+
+pub use answer::Answer;
+pub use command::{HookEnv, Ran};
+pub use discover::{discover, settings_files};
+pub use table::{
+    CommandHook, DEFAULT_TIMEOUT, EVENTS, FailureMode, HookGroup, HookTable, RUN_EVENTS,
+};
+
+/// Why hooks could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    /// An entry of a hook table has the wrong shape.
+    #[error("{file}: {at}: {why}")]
+    Config {
+        /// The file it is in.
+        file: String,
+        /// Where in it (`hooks.PreToolUse[0]`).
+        at: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A settings file could not be read or is not JSON.
+    #[error("{file}: {why}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why (with the line and column of a JSON error).
+        why: String,
+    },
+}
+
+/// The command hooks of a run: asked at every tool call of every context.
+#[derive(Clone)]
+pub struct CommandHooks {
+    table: Arc<HookTable>,
+    env: HookEnv,
+}
+
+impl std::fmt::Debug for CommandHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandHooks")
+            .field("table", &self.table)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CommandHooks {
+    /// The hooks of `table`, run in `env`.
+    pub fn new(table: HookTable, env: HookEnv) -> Self {
+        Self {
+            table: Arc::new(table),
+            env,
+        }
+    }
+
+    /// Runs the hooks of `event` that apply to `call`, in parallel, each reported as a
+    /// `hook` item; their answers in configuration order.
+    async fn ask(
+        &self,
+        event: &'static str,
+        site: &HookSite<'_>,
+        call: &Call,
+        input: serde_json::Value,
+    ) -> Vec<(&CommandHook, Answer)> {
+        let hooks = self.table.for_call(event, &call.name);
+        if hooks.is_empty() {
+            return Vec::new();
+        }
+        let input = input.to_string();
+        let context = site.context.to_string();
+        let runs = hooks.into_iter().map(|hook| {
+            let (input, context) = (&input, &context);
+            let span = tracing::info_span!("hook", event, context = %context, depth = site.context.depth(), tool = %call.name, hook = %hook.command);
+            async move {
+                let started = Instant::now();
+                let ran = command::run(hook, input.as_bytes(), &self.env, context).await;
+                let answer = Answer::of(event, hook, ran);
+                let duration = started.elapsed();
+                tracing::info!(verdict = ?answer.verdict, latency_ms = duration.as_millis(), "hook ran");
+                report(site, event, hook, call, &answer, duration);
+                (hook, answer)
+            }
+            .instrument(span)
+        });
+        futures::future::join_all(runs).await
+    }
+}
+
+/// A `hook` item for one hook that ran.
+fn report(
+    site: &HookSite<'_>,
+    event: &str,
+    hook: &CommandHook,
+    call: &Call,
+    answer: &Answer,
+    duration: std::time::Duration,
+) {
+    site.events.emit(EventKind::ItemCompleted {
+        item: Item {
+            id: site.events.next_item_id(),
+            details: ItemDetails::Hook(HookItem {
+                event: event.to_owned(),
+                hook: hook.command.clone(),
+                call_id: Some(call.id.clone()),
+                tool: Some(call.name.clone()),
+                decision: answer.verdict,
+                reason: answer.reason.clone(),
+                duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            }),
+        },
+    });
+}
+
+#[async_trait]
+impl Hooks for CommandHooks {
+    async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse {
+        let input = answer::tool_input("PreToolUse", site, call, None);
+        let answers = self.ask("PreToolUse", site, call, input).await;
+        let mut decided = PreToolUse::default();
+        let mut denials = Vec::new();
+        for (hook, answer) in answers {
+            match answer.verdict {
+                HookVerdict::Deny => denials.push(format!(
+                    "`{}`: {}",
+                    hook.command,
+                    answer.reason.as_deref().unwrap_or("no reason given")
+                )),
+                HookVerdict::Allow if decided.decision.is_none() => {
+                    decided.decision = Some(HookDecision::Allow);
+                }
+                _ => {}
+            }
+            // The last hook that rewrote the call wins, as the configuration orders them.
+            if answer.arguments.is_some() {
+                decided.arguments = answer.arguments;
+            }
+        }
+        if !denials.is_empty() {
+            decided.decision = Some(HookDecision::Deny(denials.join("; ")));
+        }
+        decided
+    }
+
+    async fn post_tool_use(
+        &self,
+        site: &HookSite<'_>,
+        call: &Call,
+        output: &str,
+        is_error: bool,
+    ) -> PostToolUse {
+        let input = answer::tool_input("PostToolUse", site, call, Some((output, is_error)));
+        let feedback: Vec<String> = self
+            .ask("PostToolUse", site, call, input)
+            .await
+            .into_iter()
+            .filter_map(|(hook, answer)| {
+                answer
+                    .feedback
+                    .map(|said| format!("PostToolUse hook `{}`: {said}", hook.command))
+            })
+            .collect();
+        PostToolUse {
+            feedback: (!feedback.is_empty()).then(|| feedback.join("\n")),
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Hooks on the real binary (`docs/hooks.md`): a hook script written for Claude Code, read
+//! from the workspace's `.claude/settings.json`, governs the tool calls of a grandchild
+//! context as it would Claude Code's own; a broken or hung hook is reported and its failure
+//! mode applies.
+
+use serde_json::{Value, json};
+use wonopcode_wasm_host::guest_paths::MISBEHAVE;
+
+use crate::support::{Scratch, call, done, events, model_transcript, stderr, text, wonopcode};
+
+/// A PreToolUse/PostToolUse hook in Python, as a Claude Code user writes one: it logs each
+/// call with the context wonopcode adds, refuses `rm -rf`, moves every write under `safe/`,
+/// and asks for the formatter after a write.
+const GUARD: &str = r#"import json, os, sys
+data = json.load(sys.stdin)
+log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "hooks.log")
+with open(log, "a") as f:
+    f.write("%s %s %s %s\n" % (data["hook_event_name"], data["tool_name"], data["context"], data["depth"]))
+if data["hook_event_name"] == "PostToolUse":
+    if data["tool_name"] == "Write":
+        print(json.dumps({"decision": "block", "reason": "run the formatter on it"}))
+    sys.exit(0)
+if data["tool_name"] == "Bash" and "rm -rf" in data["tool_input"]["command"]:
+    print("rm -rf is not allowed in this project", file=sys.stderr)
+    sys.exit(2)
+if data["tool_name"] == "Write":
+    moved = dict(data["tool_input"], file_path="safe/" + data["tool_input"]["file_path"])
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": moved}}))
+"#;
+
+/// The settings file of a Claude Code project with the guard on Bash and Write.
+const SETTINGS: &str = r#"{
+  "permissions": {"allow": ["Bash(npm test:*)"]},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash|Write", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py", "timeout": 30}]}
+    ],
+    "PostToolUse": [
+      {"matcher": "Write", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}]}
+    ]
+  }
+}"#;
+
+fn calling(id: &str, name: &str, args: &str) -> Vec<Value> {
+    let mut chunks = call(id, name, args);
+    chunks.push(done("tool_use"));
+    chunks
+}
+
+/// Runs the misbehave guest on `prompt` in `s`'s workspace with `responses` for the native
+/// grandchild it spawns, and extra flags; a home of its own (no settings of the machine's).
+fn run(
+    s: &Scratch,
+    responses: &[(&str, Option<Value>, Vec<Value>)],
+    extra: &[&str],
+) -> std::process::Output {
+    let t = s.outside("t.jsonl");
+    std::fs::write(
+        &t,
+        model_transcript(
+            json!({"id": "m", "provider": "test", "context_window": 200000, "max_output": 1000}),
+            responses,
+        ),
+    )
+    .unwrap();
+    let home = s.outside("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // A chain two deep: the guest's child spawns the native loop, whose calls are hooked.
+    let spawn = json!({"module": {"named": "standard"}, "task": "Clean up and write out.txt."});
+    wonopcode()
+        .env("HOME", &home)
+        .args(["--json", "--yes", "--agent-loop", MISBEHAVE, "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .args(extra)
+        .arg(format!("nest 1 spawn {spawn}"))
+        .output()
+        .unwrap()
+}
+
+/// The finished item of call `id`.
+fn call_item(events: &[Value], id: &str) -> Value {
+    events
+        .iter()
+        .find(|e| {
+            e["type"] == "item.completed"
+                && e["item"]["call_id"] == id
+                && e["item"]["kind"] != "hook"
+        })
+        .unwrap_or_else(|| panic!("no result for call {id}: {events:?}"))["item"]
+        .clone()
+}
+
+/// The hook items about call `id`.
+fn hook_items(events: &[Value], id: &str) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| {
+            e["type"] == "item.completed"
+                && e["item"]["kind"] == "hook"
+                && e["item"]["call_id"] == id
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_claude_code_hook_script_governs_a_grandchild_context() {
+    let s = Scratch::new();
+    s.file(".claude/settings.json", SETTINGS);
+    s.file(".claude/hooks/guard.py", GUARD);
+    s.file("build/old.o", "old");
+    let out = run(
+        &s,
+        &[
+            (
+                "0.1.1",
+                None,
+                calling("b1", "bash", r#"{"command": "rm -rf build"}"#),
+            ),
+            (
+                "0.1.1",
+                None,
+                calling(
+                    "w1",
+                    "write",
+                    r#"{"path": "out.txt", "content": "hello\n"}"#,
+                ),
+            ),
+            ("0.1.1", None, vec![text("Done."), done("end_turn")]),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+
+    // The rm -rf never ran: the hook's stderr is what the model was told.
+    assert!(s.ws().join("build/old.o").exists());
+    let refused = call_item(&events, "b1");
+    assert_eq!(refused["status"], "declined", "{refused}");
+    assert_eq!(
+        refused["output"],
+        "denied by a hook: `python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py`: rm -rf is not allowed in this project"
+    );
+    let said = hook_items(&events, "b1");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0]["context"], "0.1.1");
+    assert_eq!(said[0]["item"]["event"], "PreToolUse");
+    assert_eq!(said[0]["item"]["decision"], "deny");
+    assert_eq!(said[0]["item"]["tool"], "bash");
+
+    // The write went where the hook moved it, and the model heard the PostToolUse hook.
+    assert!(!s.ws().join("out.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("safe/out.txt")).unwrap(),
+        "hello\n"
+    );
+    let wrote = call_item(&events, "w1");
+    assert_eq!(wrote["status"], "completed", "{wrote}");
+    assert!(
+        wrote["arguments"]
+            .as_str()
+            .unwrap()
+            .contains("safe/out.txt"),
+        "{wrote}"
+    );
+    assert!(
+        wrote["output"]
+            .as_str()
+            .unwrap()
+            .ends_with(": run the formatter on it"),
+        "{wrote}"
+    );
+    let decisions: Vec<Value> = hook_items(&events, "w1")
+        .iter()
+        .map(|h| h["item"]["decision"].clone())
+        .collect();
+    assert_eq!(decisions, [json!("rewrite"), json!("block")]);
+
+    // Every call was seen with the grandchild's context and depth, by Claude Code's names.
+    let log = std::fs::read_to_string(s.ws().join("hooks.log")).unwrap();
+    assert_eq!(
+        log,
+        "PreToolUse Bash 0.1.1 2\nPreToolUse Write 0.1.1 2\nPostToolUse Write 0.1.1 2\n"
+    );
+}
+
+#[test]
+fn a_broken_or_hung_hook_is_reported_and_its_failure_mode_applies() {
+    let s = Scratch::new();
+    // wonopcode's config, in the same shape: a hook that prints broken JSON before a read
+    // (refused: a check that cannot be read fails closed), and one that hangs before a
+    // write but fails open.
+    let config = s.config(
+        "hooks:\n  PreToolUse:\n    - matcher: read\n      hooks:\n        - type: command\n          command: \"echo '{not json'\"\n    - matcher: write\n      hooks:\n        - type: command\n          command: sleep 30\n          timeout: 0.5\n          failure: open\n",
+    );
+    s.file("a.txt", "secret\n");
+    let out = run(
+        &s,
+        &[
+            ("0.1.1", None, calling("r1", "read", r#"{"path": "a.txt"}"#)),
+            (
+                "0.1.1",
+                None,
+                calling("w1", "write", r#"{"path": "b.txt", "content": "x"}"#),
+            ),
+            ("0.1.1", None, vec![text("Done."), done("end_turn")]),
+        ],
+        &["--config", &config],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let read = call_item(&events, "r1");
+    assert_eq!(read["status"], "declined", "{read}");
+    assert!(
+        read["output"]
+            .as_str()
+            .unwrap()
+            .contains("the hook failed (printed JSON that does not parse"),
+        "{read}"
+    );
+    let hung = hook_items(&events, "w1");
+    assert_eq!(hung[0]["item"]["decision"], "failed", "{hung:?}");
+    assert_eq!(hung[0]["item"]["reason"], "ran past its timeout of 0.5 s");
+    assert_eq!(std::fs::read_to_string(s.ws().join("b.txt")).unwrap(), "x");
+}
