@@ -225,3 +225,93 @@ fn a_broken_or_hung_hook_is_reported_and_its_failure_mode_applies() {
     assert_eq!(hung[0]["item"]["reason"], "ran past its timeout of 0.5 s");
     assert_eq!(std::fs::read_to_string(s.ws().join("b.txt")).unwrap(), "x");
 }
+
+/// A Stop hook that sends the turn on once, as Claude Code's documentation shows one.
+const STOP: &str = r#"import json, sys
+data = json.load(sys.stdin)
+if not data["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "Run the tests before you stop."}))
+"#;
+
+#[test]
+fn a_prompt_hook_adds_context_or_blocks_and_a_stop_hook_sends_the_turn_on() {
+    let s = Scratch::new();
+    s.file(".claude/hooks/stop.py", STOP);
+    s.file(
+        ".claude/settings.json",
+        r#"{"hooks": {
+          "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'This project indents with tabs.'"}]}],
+          "Stop": [{"hooks": [{"type": "command", "command": "python3 .claude/hooks/stop.py"}]}]
+        }}"#,
+    );
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            vec![text("Done."), done("end_turn")],
+            vec![text("Tests pass; done."), done("end_turn")],
+        ],
+    );
+    let history = s.outside("h.jsonl");
+    let out = wonopcode()
+        .env("HOME", s.outside("home"))
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("--history")
+        .arg(&history)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Tidy up.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let prompts: Vec<String> = crate::parity::history_messages(&history)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["parts"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "Tidy up.\n\nThis project indents with tabs.",
+            "Run the tests before you stop."
+        ]
+    );
+    let events = events(&out);
+    let stops: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["item"]["kind"] == "hook" && e["item"]["event"] == "Stop")
+        .map(|e| &e["item"]["decision"])
+        .collect();
+    assert_eq!(stops, [&json!("block"), &json!("none")]);
+
+    // A prompt hook that exits 2 keeps the prompt from the model and from the history.
+    s.file(
+        ".claude/settings.json",
+        r#"{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'no secrets in prompts' >&2; exit 2"}]}]}}"#,
+    );
+    let history = s.outside("h2.jsonl");
+    let out = wonopcode()
+        .env("HOME", s.outside("home"))
+        .args(["--yes", "--replay"])
+        .arg(&t)
+        .arg("--history")
+        .arg(&history)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("My key is sk-123.")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("a hook blocked the prompt: no secrets in prompts"),
+        "{}",
+        stderr(&out)
+    );
+    let stored = std::fs::read_to_string(&history).unwrap_or_default();
+    assert!(!stored.contains("sk-123"), "{stored}");
+}

@@ -269,7 +269,8 @@ pub enum ItemDetails {
 /// Details of a hook item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HookItem {
-    /// The event it ran on (`PreToolUse`, `PostToolUse`).
+    /// The event it ran on (`UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop`,
+    /// `SubagentStop`).
     pub event: String,
     /// The hook: its command as configured.
     pub hook: String,

@@ -1,6 +1,7 @@
-//! Hooks: the user's own code at fixed points of a run — before a tool call runs, after it
-//! ran. The run asks them there, in every context of the tree and whichever loop drives it
-//! (the tool round is the run's, so a guest's calls and a child's pass the same place). What
+//! Hooks: the user's own code at fixed points of a run — when a prompt is submitted, before
+//! a tool call runs, after it ran, when a turn would stop. The run asks them there, in every
+//! context of the tree and whichever loop drives it (the turn and the tool round are the
+//! run's, so a guest's calls and a child's pass the same places). What
 //! a hook is (a command, a component) and how hooks are matched and combined belongs to the
 //! implementation (`crates/hooks`); the loop only needs the answers.
 
@@ -54,7 +55,37 @@ pub struct PostToolUse {
     pub feedback: Option<String>,
 }
 
-/// The hooks of a run, asked at each tool call of each context.
+/// A point of a context's turn, besides its tool calls, where hooks are asked.
+#[derive(Debug, Clone, Copy)]
+pub enum TurnEvent<'a> {
+    /// A prompt is about to run: the root's prompt, or a child's task or follow-up
+    /// (`UserPromptSubmit`).
+    PromptSubmitted {
+        /// The prompt as given.
+        prompt: &'a str,
+    },
+    /// The context's turn answered (`Stop` at the root, `SubagentStop` in a child).
+    Stopped {
+        /// The answer.
+        answer: &'a str,
+        /// Whether a hook already sent this turn on once (Claude Code's
+        /// `stop_hook_active`): a hook that always objects must let it end some time.
+        again: bool,
+    },
+}
+
+/// What the hooks said about a [`TurnEvent`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TurnAnswer {
+    /// Why the prompt must not run, or (on `Stopped`) what the context must do before it
+    /// may stop: `decision: block` with its reason, or a hook's exit-2 stderr.
+    pub block: Option<String>,
+    /// Added to the prompt for the model (`additionalContext`, or the plain text a
+    /// `UserPromptSubmit` hook printed).
+    pub context: Option<String>,
+}
+
+/// The hooks of a run, asked at each tool call and turn of each context.
 #[async_trait]
 pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// Asked before `call` runs (and before anyone is asked to approve it).
@@ -68,7 +99,13 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
         output: &str,
         is_error: bool,
     ) -> PostToolUse;
+
+    /// Asked at a point of a context's turn.
+    async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer;
 }
+
+/// How many times hooks may send one turn on before it ends anyway.
+pub const MAX_STOP_BLOCKS: usize = 3;
 
 /// The hooks a run (and every context under it) asks.
 pub type SharedHooks = Arc<dyn Hooks>;

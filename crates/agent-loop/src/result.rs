@@ -7,6 +7,7 @@ use tracing::Instrument;
 
 use crate::agent::{AgentLoop, LoopContext, LoopError, PendingCall, RunStats};
 use crate::event::EventKind;
+use crate::hook::{HookSite, MAX_STOP_BLOCKS, TurnEvent};
 use crate::usage::Usage;
 
 /// How a run ended.
@@ -131,8 +132,9 @@ impl LoopResult {
     }
 }
 
-/// Runs one prompt through any loop: emits `turn.started`, calls `run_prompt`, then
-/// `on_complete` or `on_cancel`, and emits `turn.completed` or `turn.failed`.
+/// Runs one prompt through any loop: emits `turn.started`, asks the hooks about the prompt,
+/// calls `run_prompt` (again, with their reason, while a hook will not let the turn stop),
+/// then `on_complete` or `on_cancel`, and emits `turn.completed` or `turn.failed`.
 pub async fn run_turn(
     agent: &dyn AgentLoop,
     ctx: &mut LoopContext<'_>,
@@ -141,8 +143,52 @@ pub async fn run_turn(
     ctx.stats = RunStats::default();
     ctx.events.emit(EventKind::TurnStarted);
     let span = turn_span(agent, ctx);
-    let outcome = agent.run_prompt(ctx, user_input).instrument(span).await;
+    let hooks = ctx.config.hooks.clone();
+    let Some(hooks) = hooks else {
+        let outcome = agent.run_prompt(ctx, user_input).instrument(span).await;
+        return finish_turn(agent, ctx, outcome).await;
+    };
+    let said = hooks
+        .turn_event(
+            &site_of(ctx),
+            TurnEvent::PromptSubmitted { prompt: user_input },
+        )
+        .await;
+    if let Some(reason) = said.block {
+        // The prompt never reaches the history, as Claude Code erases a blocked prompt.
+        let refused = LoopError::PermissionDenied(format!("a hook blocked the prompt: {reason}"));
+        return finish_turn(agent, ctx, Err(refused)).await;
+    }
+    let input = match said.context {
+        Some(context) => format!("{user_input}\n\n{context}"),
+        None => user_input.to_owned(),
+    };
+    let mut outcome = agent.run_prompt(ctx, &input).instrument(span.clone()).await;
+    for again in 0..MAX_STOP_BLOCKS {
+        let Ok(answer) = &outcome else { break };
+        let event = TurnEvent::Stopped {
+            answer,
+            again: again > 0,
+        };
+        let Some(reason) = hooks.turn_event(&site_of(ctx), event).await.block else {
+            break;
+        };
+        outcome = agent
+            .run_prompt(ctx, &reason)
+            .instrument(span.clone())
+            .await;
+    }
     finish_turn(agent, ctx, outcome).await
+}
+
+/// Where the hooks of a context's turn fire.
+fn site_of<'a>(ctx: &'a LoopContext<'_>) -> HookSite<'a> {
+    HookSite {
+        context: ctx.events.context(),
+        events: ctx.events,
+        session_id: &ctx.session_id,
+        cwd: ctx.cwd,
+    }
 }
 
 /// Continues a suspended run through any loop, with the same events as `run_turn`.

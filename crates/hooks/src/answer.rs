@@ -72,6 +72,12 @@ impl Answer {
         match code {
             0 => match parsed(&stdout) {
                 Ok(Some(said)) => Self::from_json(event, &said),
+                // What a prompt hook prints is context for the model (Claude Code's rule).
+                Ok(None) if event == "UserPromptSubmit" && !stdout.trim().is_empty() => {
+                    let mut answer = Self::new(HookVerdict::None, None);
+                    answer.feedback = Some(cut(stdout.trim()));
+                    answer
+                }
                 Ok(None) => Self::new(HookVerdict::None, None),
                 Err(why) => failed(why),
             },
@@ -155,9 +161,22 @@ impl Answer {
     }
 }
 
-/// What a hook of `event` is told about `call` (and, after it ran, its output): Claude Code's
-/// fields, with Claude Code's tool and argument names, and wonopcode's `context`, `depth` and
-/// own `tool` name.
+/// What every hook of `event` is told: Claude Code's common fields, and wonopcode's
+/// `context` and `depth`.
+pub fn common_input(event: &str, site: &HookSite<'_>) -> Value {
+    json!({
+        "session_id": site.session_id,
+        "cwd": site.cwd,
+        "permission_mode": "default",
+        "hook_event_name": event,
+        "context": site.context.to_string(),
+        "depth": site.context.depth(),
+    })
+}
+
+/// What a hook of `event` is told about `call` (and, after it ran, its output): the common
+/// fields, the call in Claude Code's tool and argument names, and wonopcode's own `tool`
+/// name.
 pub fn tool_input(
     event: &str,
     site: &HookSite<'_>,
@@ -165,18 +184,11 @@ pub fn tool_input(
     response: Option<(&str, bool)>,
 ) -> Value {
     let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let mut input = json!({
-        "session_id": site.session_id,
-        "cwd": site.cwd,
-        "permission_mode": "default",
-        "hook_event_name": event,
-        "tool_name": claude_tool(&call.name),
-        "tool_input": claude_arguments(&arguments),
-        "tool_use_id": call.id,
-        "context": site.context.to_string(),
-        "depth": site.context.depth(),
-        "tool": call.name,
-    });
+    let mut input = common_input(event, site);
+    input["tool_name"] = json!(claude_tool(&call.name));
+    input["tool_input"] = claude_arguments(&arguments);
+    input["tool_use_id"] = json!(call.id);
+    input["tool"] = json!(call.name);
     if let Some((output, is_error)) = response {
         input["tool_response"] = json!({"output": output, "success": !is_error});
     }
@@ -277,6 +289,32 @@ mod tests {
         };
         let answer = Answer::of("PreToolUse", &open, Ran::TimedOut(Duration::from_secs(1)));
         assert_eq!(answer.verdict, HookVerdict::Failed);
+    }
+
+    #[test]
+    fn claude_code_answers_at_a_prompt_and_a_stop() {
+        let prompt = |ran| Answer::of("UserPromptSubmit", &hook(), ran);
+        let added = prompt(exited(0, "Use tabs.\n", ""));
+        assert_eq!(added.verdict, HookVerdict::None);
+        assert_eq!(added.feedback.as_deref(), Some("Use tabs."));
+        let json = r#"{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "Use tabs."}}"#;
+        assert_eq!(
+            prompt(exited(0, json, "")).feedback.as_deref(),
+            Some("Use tabs.")
+        );
+        assert_eq!(prompt(exited(2, "", "no")).verdict, HookVerdict::Block);
+        let stop = Answer::of(
+            "Stop",
+            &hook(),
+            exited(0, r#"{"decision": "block", "reason": "run the tests"}"#, ""),
+        );
+        assert_eq!(stop.verdict, HookVerdict::Block);
+        assert_eq!(stop.feedback.as_deref(), Some("run the tests"));
+        // Plain text after a stop is no context: only a prompt hook's is.
+        assert_eq!(
+            Answer::of("Stop", &hook(), exited(0, "ok", "")).feedback,
+            None
+        );
     }
 
     #[test]

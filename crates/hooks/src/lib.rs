@@ -1,5 +1,6 @@
-//! Hooks: the user's commands run at fixed points of a run — before a tool call runs and
-//! after it ran — in every context of the tree, whichever loop drives it. The configuration
+//! Hooks: the user's commands run at fixed points of a run — when a prompt is submitted,
+//! before a tool call runs and after it ran, when a turn would stop — in every context of
+//! the tree, whichever loop drives it. The configuration
 //! is Claude Code's (`hooks` of `.claude/settings.json`, in its shape and with its tool
 //! names) and may also sit in wonopcode's config file; a hook gets Claude Code's JSON on its
 //! stdin and answers as it would there (exit 2 to block, or JSON with `permissionDecision`,
@@ -18,7 +19,9 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tracing::Instrument;
 use wonopcode_agent_loop::event::{EventKind, HookItem, HookVerdict, Item, ItemDetails};
-use wonopcode_agent_loop::hook::{HookDecision, HookSite, Hooks, PostToolUse, PreToolUse};
+use wonopcode_agent_loop::hook::{
+    HookDecision, HookSite, Hooks, PostToolUse, PreToolUse, TurnAnswer, TurnEvent,
+};
 use wonopcode_agent_loop::tool_round::Call;
 
 pub use answer::Answer;
@@ -75,24 +78,25 @@ impl CommandHooks {
         }
     }
 
-    /// Runs the hooks of `event` that apply to `call`, in parallel, each reported as a
-    /// `hook` item; their answers in configuration order.
-    async fn ask(
+    /// Runs `hooks` of `event` (about `call`, when there is one), in parallel, each reported
+    /// as a `hook` item; their answers in configuration order.
+    async fn ask<'h>(
         &self,
         event: &'static str,
+        hooks: Vec<&'h CommandHook>,
         site: &HookSite<'_>,
-        call: &Call,
+        call: Option<&Call>,
         input: serde_json::Value,
-    ) -> Vec<(&CommandHook, Answer)> {
-        let hooks = self.table.for_call(event, &call.name);
+    ) -> Vec<(&'h CommandHook, Answer)> {
         if hooks.is_empty() {
             return Vec::new();
         }
         let input = input.to_string();
         let context = site.context.to_string();
+        let tool = call.map_or("", |c| c.name.as_str());
         let runs = hooks.into_iter().map(|hook| {
             let (input, context) = (&input, &context);
-            let span = tracing::info_span!("hook", event, context = %context, depth = site.context.depth(), tool = %call.name, hook = %hook.command);
+            let span = tracing::info_span!("hook", event, context = %context, depth = site.context.depth(), tool, hook = %hook.command);
             async move {
                 let started = Instant::now();
                 let ran = command::run(hook, input.as_bytes(), &self.env, context).await;
@@ -113,7 +117,7 @@ fn report(
     site: &HookSite<'_>,
     event: &str,
     hook: &CommandHook,
-    call: &Call,
+    call: Option<&Call>,
     answer: &Answer,
     duration: std::time::Duration,
 ) {
@@ -123,8 +127,8 @@ fn report(
             details: ItemDetails::Hook(HookItem {
                 event: event.to_owned(),
                 hook: hook.command.clone(),
-                call_id: Some(call.id.clone()),
-                tool: Some(call.name.clone()),
+                call_id: call.map(|c| c.id.clone()),
+                tool: call.map(|c| c.name.clone()),
                 decision: answer.verdict,
                 reason: answer.reason.clone(),
                 duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
@@ -137,7 +141,8 @@ fn report(
 impl Hooks for CommandHooks {
     async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse {
         let input = answer::tool_input("PreToolUse", site, call, None);
-        let answers = self.ask("PreToolUse", site, call, input).await;
+        let hooks = self.table.for_call("PreToolUse", &call.name);
+        let answers = self.ask("PreToolUse", hooks, site, Some(call), input).await;
         let mut decided = PreToolUse::default();
         let mut denials = Vec::new();
         for (hook, answer) in answers {
@@ -171,8 +176,9 @@ impl Hooks for CommandHooks {
         is_error: bool,
     ) -> PostToolUse {
         let input = answer::tool_input("PostToolUse", site, call, Some((output, is_error)));
+        let hooks = self.table.for_call("PostToolUse", &call.name);
         let feedback: Vec<String> = self
-            .ask("PostToolUse", site, call, input)
+            .ask("PostToolUse", hooks, site, Some(call), input)
             .await
             .into_iter()
             .filter_map(|(hook, answer)| {
@@ -183,6 +189,46 @@ impl Hooks for CommandHooks {
             .collect();
         PostToolUse {
             feedback: (!feedback.is_empty()).then(|| feedback.join("\n")),
+        }
+    }
+
+    async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer {
+        let (name, mut input) = match event {
+            TurnEvent::PromptSubmitted { prompt } => {
+                let mut input = answer::common_input("UserPromptSubmit", site);
+                input["prompt"] = prompt.into();
+                ("UserPromptSubmit", input)
+            }
+            TurnEvent::Stopped { answer, again } => {
+                // Claude Code's name for a subagent's stop.
+                let name = if site.context.depth() == 0 {
+                    "Stop"
+                } else {
+                    "SubagentStop"
+                };
+                let mut input = answer::common_input(name, site);
+                input["stop_hook_active"] = again.into();
+                input["last_assistant_message"] = answer.into();
+                (name, input)
+            }
+        };
+        if name == "SubagentStop" {
+            input["agent_id"] = site.context.to_string().into();
+        }
+        let hooks = self.table.for_event(name);
+        let answers = self.ask(name, hooks, site, None, input).await;
+        let mut blocks = Vec::new();
+        let mut context = Vec::new();
+        for (_, answer) in answers {
+            match (answer.verdict, answer.feedback) {
+                (HookVerdict::Block, Some(said)) => blocks.push(said),
+                (_, Some(said)) => context.push(said),
+                _ => {}
+            }
+        }
+        TurnAnswer {
+            block: (!blocks.is_empty()).then(|| blocks.join("\n")),
+            context: (!context.is_empty()).then(|| context.join("\n")),
         }
     }
 }

@@ -25,7 +25,13 @@ pub const EVENTS: &[&str] = &[
 
 /// The events this version runs hooks on; hooks of the others are read, checked and
 /// reported as not run yet.
-pub const RUN_EVENTS: &[&str] = &["PreToolUse", "PostToolUse"];
+pub const RUN_EVENTS: &[&str] = &[
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "SubagentStop",
+];
 
 /// How long a hook may run when its entry does not say (seconds).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -131,6 +137,19 @@ impl HookTable {
                 if !hooks.iter().any(|h| h.command == hook.command) {
                     hooks.push(hook);
                 }
+            }
+        }
+        hooks
+    }
+
+    /// The hooks of `event`, an event Claude Code gives no matcher to (`UserPromptSubmit`,
+    /// `Stop`) or one whose matcher wonopcode cannot match yet (`SubagentStop`'s agent type):
+    /// every group's, in configuration order, each command once.
+    pub fn for_event(&self, event: &str) -> Vec<&CommandHook> {
+        let mut hooks: Vec<&CommandHook> = Vec::new();
+        for hook in self.groups(event).flat_map(|g| &g.hooks) {
+            if !hooks.iter().any(|h| h.command == hook.command) {
+                hooks.push(hook);
             }
         }
         hooks
@@ -251,7 +270,7 @@ mod tests {
                 {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "./fmt.sh"}]},
                 {"hooks": [{"type": "command", "command": "./log.sh"}, {"type": "command", "command": "./check.sh"}]}
             ],
-            "Stop": [{"hooks": [{"type": "command", "command": "./done.sh"}]}]
+            "SessionStart": [{"hooks": [{"type": "command", "command": "./hello.sh"}]}]
         });
         let table = HookTable::parse(&value, ".claude/settings.json").unwrap();
         let names = |tool: &str| -> Vec<String> {
@@ -269,7 +288,7 @@ mod tests {
             table.for_call("PreToolUse", "bash")[0].timeout,
             Duration::from_secs(5)
         );
-        assert_eq!(table.not_run(), ["Stop"]);
+        assert_eq!(table.not_run(), ["SessionStart"]);
     }
 
     #[test]
