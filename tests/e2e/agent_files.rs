@@ -8,7 +8,9 @@ use std::process::Output;
 use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::ORCHESTRATOR;
 
-use crate::support::{Scratch, call, done, events, model_transcript, stderr, text, wonopcode};
+use crate::support::{
+    Scratch, answer, call, calling, done, events, model_transcript, stderr, wonopcode,
+};
 
 /// A subagent file in the shape of Claude Code's documentation.
 const CODE_REVIEWER: &str = "---
@@ -89,17 +91,6 @@ fn result_of(events: &[Value], id: &str) -> Value {
         .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == id)
         .unwrap_or_else(|| panic!("no result for call {id}: {events:?}"))["item"]
         .clone()
-}
-
-/// A tool call and the end of its response.
-fn calling(id: &str, name: &str, args: &str) -> Vec<Value> {
-    let mut chunks = call(id, name, args);
-    chunks.push(done("tool_use"));
-    chunks
-}
-
-fn answer(words: &str) -> Vec<Value> {
-    vec![text(words), done("end_turn")]
 }
 
 #[test]

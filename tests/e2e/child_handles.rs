@@ -6,12 +6,9 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::MISBEHAVE;
 
 use crate::support::{
-    Scratch, call, confining, done, events, priced_transcript_of, stderr, text, wonopcode,
+    Scratch, answer, assert_blocked_write, call, confining, done, events, priced_transcript_of,
+    stderr, wonopcode,
 };
-
-fn answer(words: &str) -> Vec<Value> {
-    vec![text(words), done("end_turn")]
-}
 
 #[test]
 fn a_held_child_keeps_its_history_a_fork_copies_it_and_a_dropped_one_frees_its_place() {
@@ -141,16 +138,5 @@ fn a_fork_keeps_the_grants_of_the_child_it_copies() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!s.ws().join("forked.txt").exists());
-    let item = events(&out)
-        .into_iter()
-        .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == "b1")
-        .unwrap_or_else(|| panic!("no result for the fork's bash call"))["item"]
-        .clone();
-    assert_eq!(item["command"]["sandbox"], "read-only", "{item}");
-    assert!(
-        item["output"]
-            .as_str()
-            .is_some_and(|o| o.starts_with("blocked by the sandbox: write to")),
-        "{item}"
-    );
+    assert_blocked_write(&out, "b1");
 }

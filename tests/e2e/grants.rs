@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::{CODER, MISBEHAVE, ORCHESTRATOR};
 
 use crate::support::{
-    Scratch, call, confining, done, events, priced_transcript_of, run_named_priced, stderr, text,
-    usage, wonopcode,
+    Scratch, assert_blocked_write, call, confining, done, events, priced_transcript_of,
+    run_named_priced, stderr, text, usage, wonopcode,
 };
 
 /// A loops directory whose `registry.yaml` holds `modules` (the text under `modules:`).
@@ -86,18 +86,7 @@ fn a_module_granted_read_only_cannot_write_through_its_bash() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!s.ws().join("made.txt").exists());
-    let item = events(&out)
-        .into_iter()
-        .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == "b1")
-        .unwrap_or_else(|| panic!("no result for the child's bash call"))["item"]
-        .clone();
-    assert_eq!(item["command"]["sandbox"], "read-only", "{item}");
-    assert!(
-        item["output"]
-            .as_str()
-            .is_some_and(|o| o.starts_with("blocked by the sandbox: write to")),
-        "{item}"
-    );
+    assert_blocked_write(&out, "b1");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::MISBEHAVE;
 
-use crate::support::{Scratch, call, done, events, model_transcript, stderr, text, wonopcode};
+use crate::support::{Scratch, calling, done, events, model_transcript, stderr, text, wonopcode};
 
 /// A PreToolUse/PostToolUse hook in Python, as a Claude Code user writes one: it logs each
 /// call with the context wonopcode adds, refuses `rm -rf`, moves every write under `safe/`,
@@ -40,12 +40,6 @@ const SETTINGS: &str = r#"{
     ]
   }
 }"#;
-
-fn calling(id: &str, name: &str, args: &str) -> Vec<Value> {
-    let mut chunks = call(id, name, args);
-    chunks.push(done("tool_use"));
-    chunks
-}
 
 /// Runs the misbehave guest on `prompt` in `s`'s workspace with `responses` for the native
 /// grandchild it spawns, and extra flags; a home of its own (no settings of the machine's).

@@ -563,3 +563,54 @@ fn the_projects_agents_md_files_reach_the_model_after_its_system_prompt() {
             .any(|e| e["type"] == "project_instructions.loaded")
     );
 }
+
+#[test]
+fn session_and_subagent_start_hooks_add_to_what_the_model_is_told() {
+    let scratch = Scratch::new();
+    scratch.file(
+        ".claude/settings.json",
+        r#"{"hooks": {
+          "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'Release freeze until Friday.'"}]}],
+          "SubagentStart": [{"matcher": "standard", "hooks": [{"type": "command",
+            "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"SubagentStart\", \"additionalContext\": \"Answer in one line.\"}}'"}]}]
+        }}"#,
+    );
+    let server = serve(vec![(200, "", openai_answer("ok"))]);
+    // The guest makes no request itself: the one request is its native child's.
+    let spawn = serde_json::json!({"module": {"named": "standard"}, "task": "Hi."});
+    let out = wonopcode()
+        .env("OPENAI_API_KEY", "test-key")
+        .env("HOME", scratch.outside("home"))
+        .args([
+            "--json",
+            "-y",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+        ])
+        .args(["--base-url", &server.base_url])
+        .args(["--agent-loop", guest_paths::MISBEHAVE])
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg(format!("spawn {spawn}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let session = system.find("Release freeze until Friday.");
+    let child = system.find("Answer in one line.");
+    assert!(session.is_some() && child > session, "{system}");
+    // Each hook is an item: the session's at the root, between turns; the child's in it.
+    let events = events(&out);
+    let hook = |event: &str| {
+        events
+            .iter()
+            .find(|e| e["item"]["kind"] == "hook" && e["item"]["event"] == event)
+            .unwrap_or_else(|| panic!("no {event} hook item: {events:?}"))["context"]
+            .clone()
+    };
+    assert_eq!(hook("SessionStart"), "0");
+    assert_eq!(hook("SubagentStart"), "0.1");
+}

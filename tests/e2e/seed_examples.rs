@@ -10,23 +10,12 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::{CODER, ORCHESTRATOR, PLANNER};
 
 use crate::support::{
-    Scratch, call, copy_dir, done, events, model_transcript, repo_root, stderr, text, wonopcode,
+    Scratch, answer, calling, copy_dir, events, model_transcript, repo_root, stderr, wonopcode,
 };
 
 /// Anthropic's `id`, as a transcript records it.
 fn anthropic(id: &str) -> Value {
     json!({"id": id, "provider": "anthropic", "context_window": 200000, "max_output": 64000})
-}
-
-/// A tool call and the end of its response.
-fn calling(id: &str, name: &str, args: &str) -> Vec<Value> {
-    let mut chunks = call(id, name, args);
-    chunks.push(done("tool_use"));
-    chunks
-}
-
-fn answer(words: &str) -> Vec<Value> {
-    vec![text(words), done("end_turn")]
 }
 
 /// The finished tool item of call `id` in context `context`.

@@ -111,6 +111,34 @@ pub fn call(id: &str, name: &str, args: &str) -> Vec<Value> {
     ]
 }
 
+/// The chunks of a response that makes one tool call and ends for its result.
+pub fn calling(id: &str, name: &str, args: &str) -> Vec<Value> {
+    let mut chunks = call(id, name, args);
+    chunks.push(done("tool_use"));
+    chunks
+}
+
+/// The chunks of a response that answers `words` and ends.
+pub fn answer(words: &str) -> Vec<Value> {
+    vec![text(words), done("end_turn")]
+}
+
+/// The `bash` call `call_id` of a run, which a read-only sandbox stopped from writing.
+pub fn assert_blocked_write(out: &Output, call_id: &str) {
+    let item = events(out)
+        .into_iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no result for the bash call {call_id}"))["item"]
+        .clone();
+    assert_eq!(item["command"]["sandbox"], "read-only", "{item}");
+    assert!(
+        item["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("blocked by the sandbox: write to")),
+        "{item}"
+    );
+}
+
 /// A `done` chunk.
 pub fn done(reason: &str) -> Value {
     json!({"type":"done","stop_reason":reason})

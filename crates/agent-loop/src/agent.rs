@@ -140,6 +140,15 @@ pub struct LoopConfig {
 }
 
 impl LoopConfig {
+    /// Adds `text` to what every request is told after its own system prompt (a hook's
+    /// `additionalContext` at a session's or a child's start).
+    pub fn add_instructions(&mut self, text: &str) {
+        self.instructions = Some(match &self.instructions {
+            Some(own) => format!("{own}\n\n{text}").into(),
+            None => text.into(),
+        });
+    }
+
     /// The system prompt of a request whose own is `own`: it, then the run's instructions.
     pub fn system_for(&self, own: Option<String>) -> Option<String> {
         match (own, &self.instructions) {

@@ -269,8 +269,7 @@ pub enum ItemDetails {
 /// Details of a hook item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HookItem {
-    /// The event it ran on (`UserPromptSubmit`, `PreToolUse`, `PostToolUse`, `Stop`,
-    /// `SubagentStop`).
+    /// The event it ran on (`PreToolUse`, `Stop`, ...: `docs/hooks.md`).
     pub event: String,
     /// The hook: its command as configured.
     pub hook: String,

@@ -55,9 +55,21 @@ pub struct PostToolUse {
     pub feedback: Option<String>,
 }
 
-/// A point of a context's turn, besides its tool calls, where hooks are asked.
+/// A point of a run, besides its tool calls, where hooks are asked.
 #[derive(Debug, Clone, Copy)]
 pub enum TurnEvent<'a> {
+    /// The session started (`SessionStart`), at the root, before its first prompt.
+    SessionStarted {
+        /// `startup`, or `resume` when it goes on from a history.
+        source: &'a str,
+        /// The model it answers with.
+        model: &'a str,
+    },
+    /// A child context starts its first turn (`SubagentStart`).
+    SubagentStarted {
+        /// The module or agent it runs.
+        agent_type: &'a str,
+    },
     /// A prompt is about to run: the root's prompt, or a child's task or follow-up
     /// (`UserPromptSubmit`).
     PromptSubmitted {
@@ -74,7 +86,9 @@ pub enum TurnEvent<'a> {
     },
 }
 
-/// What the hooks said about a [`TurnEvent`].
+/// What the hooks said about a [`TurnEvent`]: `block` is heeded on a prompt and a stop,
+/// `context` on a prompt (added to it) and at a session's or a child's start (added to what
+/// the context is told besides its system prompt).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TurnAnswer {
     /// Why the prompt must not run, or (on `Stopped`) what the context must do before it

@@ -72,8 +72,12 @@ impl Answer {
         match code {
             0 => match parsed(&stdout) {
                 Ok(Some(said)) => Self::from_json(event, &said),
-                // What a prompt hook prints is context for the model (Claude Code's rule).
-                Ok(None) if event == "UserPromptSubmit" && !stdout.trim().is_empty() => {
+                // What a prompt or session hook prints is context for the model (Claude
+                // Code's rule).
+                Ok(None)
+                    if matches!(event, "UserPromptSubmit" | "SessionStart")
+                        && !stdout.trim().is_empty() =>
+                {
                     let mut answer = Self::new(HookVerdict::None, None);
                     answer.feedback = Some(cut(stdout.trim()));
                     answer

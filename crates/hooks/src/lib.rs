@@ -193,7 +193,22 @@ impl Hooks for CommandHooks {
     }
 
     async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer {
+        let mut subject = None;
         let (name, mut input) = match event {
+            TurnEvent::SessionStarted { source, model } => {
+                let mut input = answer::common_input("SessionStart", site);
+                input["source"] = source.into();
+                input["model"] = model.into();
+                subject = Some(source);
+                ("SessionStart", input)
+            }
+            TurnEvent::SubagentStarted { agent_type } => {
+                let mut input = answer::common_input("SubagentStart", site);
+                input["agent_id"] = site.context.to_string().into();
+                input["agent_type"] = agent_type.into();
+                subject = Some(agent_type);
+                ("SubagentStart", input)
+            }
             TurnEvent::PromptSubmitted { prompt } => {
                 let mut input = answer::common_input("UserPromptSubmit", site);
                 input["prompt"] = prompt.into();
@@ -215,7 +230,11 @@ impl Hooks for CommandHooks {
         if name == "SubagentStop" {
             input["agent_id"] = site.context.to_string().into();
         }
-        let hooks = self.table.for_event(name);
+        // A start's matcher is matched against its source or agent type, as Claude Code's.
+        let hooks = match subject {
+            Some(subject) => self.table.for_call(name, subject),
+            None => self.table.for_event(name),
+        };
         let answers = self.ask(name, hooks, site, None, input).await;
         let mut blocks = Vec::new();
         let mut context = Vec::new();

@@ -26,10 +26,12 @@ pub const EVENTS: &[&str] = &[
 /// The events this version runs hooks on; hooks of the others are read, checked and
 /// reported as not run yet.
 pub const RUN_EVENTS: &[&str] = &[
+    "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
     "PostToolUse",
     "Stop",
+    "SubagentStart",
     "SubagentStop",
 ];
 
@@ -270,7 +272,7 @@ mod tests {
                 {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "./fmt.sh"}]},
                 {"hooks": [{"type": "command", "command": "./log.sh"}, {"type": "command", "command": "./check.sh"}]}
             ],
-            "SessionStart": [{"hooks": [{"type": "command", "command": "./hello.sh"}]}]
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "./bye.sh"}]}]
         });
         let table = HookTable::parse(&value, ".claude/settings.json").unwrap();
         let names = |tool: &str| -> Vec<String> {
@@ -288,7 +290,7 @@ mod tests {
             table.for_call("PreToolUse", "bash")[0].timeout,
             Duration::from_secs(5)
         );
-        assert_eq!(table.not_run(), ["SessionStart"]);
+        assert_eq!(table.not_run(), ["SessionEnd"]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
-use wonopcode_agent_loop::hook::SharedHooks;
+use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
@@ -440,6 +440,33 @@ impl SessionBuilder {
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
+        if let Some(hooks) = loop_config.hooks.clone() {
+            let root_path = ContextPath::root();
+            let site = HookSite {
+                context: &root_path,
+                events: &events,
+                session_id: &session_id,
+                cwd: &root,
+            };
+            let source = if messages.is_empty() {
+                "startup"
+            } else {
+                "resume"
+            };
+            let model = provider.info().id.clone();
+            let said = hooks
+                .turn_event(
+                    &site,
+                    TurnEvent::SessionStarted {
+                        source,
+                        model: &model,
+                    },
+                )
+                .await;
+            if let Some(added) = said.context {
+                loop_config.add_instructions(&added);
+            }
+        }
         if !instructions.files.is_empty() {
             events.emit(EventKind::ProjectInstructionsLoaded {
                 files: instructions

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents, tighter};
 use wonopcode_agent_loop::event::{Item, ItemDetails};
+use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopContext, LoopResult,
     LoopStatus, Message, RunServices, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
@@ -184,6 +185,8 @@ pub(crate) struct LiveChild {
     place: ParentPlace,
     /// Its usage already handed to the parent.
     reported: Usage,
+    /// Whether its first turn has begun (hooks are told of its start once).
+    started: bool,
     /// Its own MCP servers and the like: they live as long as it does.
     _own: ContextTools,
     _slot: LiveSlot,
@@ -302,6 +305,7 @@ impl LiveChild {
             grants,
             place: own_place,
             reported: Usage::default(),
+            started: false,
             _own: own,
             _slot: slot,
         })
@@ -337,6 +341,26 @@ impl LiveChild {
         Ok(forked)
     }
 
+    /// Asks the run's hooks about this child's start (`SubagentStart`); what they add is told
+    /// to each of its requests after its system prompt.
+    async fn hooks_at_start(&mut self) {
+        let Some(hooks) = self.config.hooks.clone() else {
+            return;
+        };
+        let site = HookSite {
+            context: &self.path,
+            events: &self.events,
+            session_id: &self.session_id,
+            cwd: &self.cwd,
+        };
+        let event = TurnEvent::SubagentStarted {
+            agent_type: &self.module,
+        };
+        if let Some(added) = hooks.turn_event(&site, event).await.context {
+            self.config.add_instructions(&added);
+        }
+    }
+
     /// The module or agent it runs.
     pub(crate) fn module(&self) -> &str {
         &self.module
@@ -355,6 +379,10 @@ impl LiveChild {
             module: self.module.clone(),
             task: prompt.to_owned(),
         });
+        if !self.started {
+            self.started = true;
+            self.hooks_at_start().await;
+        }
         let started = Instant::now();
         let cancel = self.cancel.child_token();
         let span = tracing::info_span!("context", context = %self.path, depth = self.path.depth(), module = %self.module);
