@@ -98,7 +98,7 @@ async fn run_one(
         };
         run.config.hooks.as_ref().map(|hooks| (hooks, site))
     });
-    let mut hook_allowed = false;
+    let mut decision = None;
     let mut rewritten = None;
     if let Some((hooks, site)) = &hooks {
         let pre = hooks.pre_tool_use(site, call).await;
@@ -106,17 +106,14 @@ async fn run_one(
             arguments,
             ..call.clone()
         });
-        match pre.decision {
-            Some(HookDecision::Deny(reason)) => {
-                return denied_by_hook(rewritten.as_ref().unwrap_or(call), &reason, emitter);
-            }
-            Some(HookDecision::Allow) => hook_allowed = true,
-            None => {}
-        }
+        decision = pre.decision;
     }
     let call = rewritten.as_ref().unwrap_or(call);
     let allowing = HookAllowed(gate);
-    let gate: &dyn PermissionGate = if hook_allowed { &allowing } else { gate };
+    let gate: &dyn PermissionGate = match decision {
+        Some(HookDecision::Allow) => &allowing,
+        _ => gate,
+    };
     let tool = registry.get(&call.name);
     let kind = tool.map_or(ToolKind::ReadOnly, |t| t.spec().kind);
     let (server, remote) = tool
@@ -138,6 +135,9 @@ async fn run_one(
         server,
         tool: remote,
     };
+    if let Some(HookDecision::Deny(reason)) = decision {
+        return denied_by_hook(item, item_id, &reason, emitter);
+    }
     let dispatch = {
         // Hold the lock for the whole call: shared for read-only tools, exclusive otherwise.
         let (_read, _write);
@@ -206,33 +206,22 @@ async fn run_one(
 }
 
 /// A call a `PreToolUse` hook refused: shown declined, and the model told why.
-fn denied_by_hook(call: &Call, reason: &str, emitter: &Emitter) -> CallOutcome {
+fn denied_by_hook(
+    mut item: ToolCallItem,
+    id: String,
+    reason: &str,
+    emitter: &Emitter,
+) -> CallOutcome {
     let content = format!("denied by a hook: {reason}");
-    let item = ToolCallItem {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: call.arguments.clone(),
-        status: ItemStatus::Declined,
-        output: Some(content.clone()),
-        duration_ms: Some(0),
-        command: None,
-        file_change: None,
-        file_changes: Vec::new(),
-        server: None,
-        tool: None,
-    };
-    let id = emitter.next_item_id();
     emitter.emit(EventKind::ItemStarted {
         item: Item {
             id: id.clone(),
-            details: ItemDetails::for_call(ToolCallItem {
-                status: ItemStatus::InProgress,
-                output: None,
-                duration_ms: None,
-                ..item.clone()
-            }),
+            details: ItemDetails::for_call(item.clone()),
         },
     });
+    item.status = ItemStatus::Declined;
+    item.output = Some(content.clone());
+    item.duration_ms = Some(0);
     emitter.emit(EventKind::ItemCompleted {
         item: Item {
             id,
