@@ -309,3 +309,107 @@ fn a_prompt_hook_adds_context_or_blocks_and_a_stop_hook_sends_the_turn_on() {
     let stored = std::fs::read_to_string(&history).unwrap_or_default();
     assert!(!stored.contains("sk-123"), "{stored}");
 }
+
+/// Logs each hook call as `EVENT TOOL CONTEXT`, one line each.
+const LOG: &str = r#"import json, os, sys
+data = json.load(sys.stdin)
+with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "hooks.log"), "a") as f:
+    f.write("%s %s %s\n" % (data["hook_event_name"], data.get("tool", "-"), data["context"]))
+"#;
+
+#[test]
+fn hooks_fire_alike_for_the_native_loop_the_embedded_guest_and_an_agent_file_child() {
+    let every = r#"[{"hooks": [{"type": "command", "command": "python3 .claude/hooks/log.py"}]}]"#;
+    let settings = format!(
+        r#"{{"hooks": {{"UserPromptSubmit": {every}, "PreToolUse": {every}, "PostToolUse": {every}, "Stop": {every}, "SubagentStop": {every}}}}}"#
+    );
+    let work = [
+        ("w", None, calling("r1", "read", r#"{"path": "a.txt"}"#)),
+        ("w", None, vec![text("It says hi."), done("end_turn")]),
+    ];
+    // The hooked work of each run, in the context that does it: (event, tool) in order, a
+    // child's stop under Claude Code's name for the root's.
+    let hooked = |loop_flags: &[&str],
+                  around: &[(&str, Option<Value>, Vec<Value>)],
+                  context: &str| {
+        let s = Scratch::new();
+        s.file("a.txt", "hi\n");
+        s.file(".claude/hooks/log.py", LOG);
+        s.file(".claude/settings.json", &settings);
+        s.file(
+            ".wonopcode/agents/helper.md",
+            "---\nname: helper\ndescription: Reads files.\ntools: Read\n---\nRead what you are asked to.\n",
+        );
+        let responses: Vec<(&str, Option<Value>, Vec<Value>)> = around
+            .iter()
+            .cloned()
+            .chain(work.iter().map(|(_, m, c)| (context, m.clone(), c.clone())))
+            .collect();
+        let mut responses = responses;
+        // The root's answer after its child, when there is a child.
+        if context != "0" {
+            responses.push(("0", None, vec![text("Done."), done("end_turn")]));
+        }
+        let t = s.outside("t.jsonl");
+        std::fs::write(
+            &t,
+            model_transcript(
+                json!({"id": "m", "provider": "test", "context_window": 200000, "max_output": 1000}),
+                &responses,
+            ),
+        )
+        .unwrap();
+        let out = wonopcode()
+            .env("HOME", s.outside("home"))
+            .args(["--json", "--yes", "--replay"])
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .args(loop_flags)
+            .arg("Read a.txt.")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{loop_flags:?}: {}",
+            stderr(&out)
+        );
+        std::fs::read_to_string(s.ws().join("hooks.log"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.ends_with(&format!(" {context}")))
+            .map(|l| {
+                l.replace("SubagentStop", "Stop")
+                    .replace(&format!(" {context}"), "")
+            })
+            .collect::<Vec<_>>()
+    };
+    let spawn = calling(
+        "s1",
+        "spawn_agent",
+        r#"{"agent": "helper", "task": "Read a.txt."}"#,
+    );
+    let wait = calling("w1", "wait", r#"{}"#);
+    let table = [
+        ("StandardLoop", hooked(&[], &[], "0")),
+        ("embedded guest", hooked(&["--loop-type", "wasm"], &[], "0")),
+        (
+            "agent file child",
+            hooked(
+                &["--agents", "helper"],
+                &[("0", None, spawn), ("0", None, wait)],
+                "0.1",
+            ),
+        ),
+    ];
+    let expected = [
+        "UserPromptSubmit -",
+        "PreToolUse read",
+        "PostToolUse read",
+        "Stop -",
+    ];
+    for (driver, seen) in &table {
+        assert_eq!(seen, &expected, "{driver}");
+    }
+}
