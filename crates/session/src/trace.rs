@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use wonopcode_agent_loop::event::ToolCallItem;
+use wonopcode_agent_loop::event::{HookItem, ItemDetails, ToolCallItem};
 use wonopcode_agent_loop::{ContextPath, Event, EventKind, Usage};
 
 /// Collects a run's spans.
@@ -94,6 +94,18 @@ impl TraceRecorder {
         self.events.push(event);
     }
 
+    /// A hook that ran, as a span on its context's track ending now, with what it decided.
+    fn hook(&mut self, context: &ContextPath, hook: &HookItem) {
+        let tid = self.track(context, None);
+        let dur = hook.duration_ms.saturating_mul(1000);
+        self.events.push(json!({
+            "ph": "X", "pid": 1, "tid": tid, "cat": "hook",
+            "name": format!("{} {}", hook.event, hook.hook.chars().take(60).collect::<String>()),
+            "ts": self.now().saturating_sub(dur), "dur": dur,
+            "args": {"decision": hook.decision, "reason": hook.reason, "tool": hook.tool},
+        }));
+    }
+
     /// Notes one event.
     pub fn record(&mut self, event: &Event) {
         let context = &event.context;
@@ -152,6 +164,9 @@ impl TraceRecorder {
             EventKind::ItemCompleted { item } => {
                 if let Some(call) = item.details.tool_call() {
                     self.tool(context, &item.id, call, "e");
+                }
+                if let ItemDetails::Hook(hook) = &item.details {
+                    self.hook(context, hook);
                 }
             }
             _ => {}
@@ -230,6 +245,23 @@ mod tests {
                 },
             ),
             at(
+                &child,
+                EventKind::ItemCompleted {
+                    item: wonopcode_agent_loop::event::Item {
+                        id: "item_3".into(),
+                        details: ItemDetails::Hook(HookItem {
+                            event: "PreToolUse".into(),
+                            hook: "./guard.sh".into(),
+                            call_id: Some("c1".into()),
+                            tool: Some("bash".into()),
+                            decision: wonopcode_agent_loop::event::HookVerdict::Deny,
+                            reason: Some("no rm -rf".into()),
+                            duration_ms: 4,
+                        }),
+                    },
+                },
+            ),
+            at(
                 &root,
                 EventKind::TurnCompleted {
                     status: wonopcode_agent_loop::LoopStatus::Complete,
@@ -240,7 +272,16 @@ mod tests {
         ] {
             trace.record(&event);
         }
-        let spans: Vec<&Value> = trace.events.iter().filter(|e| e["ph"] == "X").collect();
+        let hooks: Vec<&Value> = trace.events.iter().filter(|e| e["cat"] == "hook").collect();
+        assert_eq!(hooks.len(), 1);
+        assert_eq!(hooks[0]["name"], "PreToolUse ./guard.sh");
+        assert_eq!(hooks[0]["dur"], 4000);
+        assert_eq!(hooks[0]["args"]["decision"], "deny");
+        let spans: Vec<&Value> = trace
+            .events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] != "hook")
+            .collect();
         assert_eq!(spans.len(), 3);
         assert_eq!(spans[0]["name"], "turn");
         assert_eq!(spans[0]["args"]["input_tokens"], 10);
