@@ -274,8 +274,9 @@ pub fn describe(result: &ContextResult) -> String {
     out
 }
 
-/// What a child spent, in one line: `1,300 input + 80 output tokens, $0.0051, 3.2 s` (`cost
-/// unknown` when the host knows no price for its model).
+/// What a child spent, in one line: `1,300 input + 80 output tokens, $0.0051` (`cost
+/// unknown` when the host knows no price for its model). No wall time: the line goes back to
+/// the model, and a replayed run must send the model what the recording did.
 pub fn spent(result: &ContextResult) -> String {
     let cost = match result.usage.total_cost_microcents {
         // A microcent is 1e-8 dollars.
@@ -283,10 +284,9 @@ pub fn spent(result: &ContextResult) -> String {
         None => "cost unknown".to_owned(),
     };
     format!(
-        "{} input + {} output tokens, {cost}, {:.1} s",
+        "{} input + {} output tokens, {cost}",
         grouped(result.usage.input_tokens),
         grouped(result.usage.output_tokens),
-        result.duration_ms as f64 / 1000.0
     )
 }
 
