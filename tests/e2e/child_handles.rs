@@ -6,15 +6,14 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths::MISBEHAVE;
 
 use crate::support::{
-    Scratch, answer, assert_blocked_write, call, confining, done, events, priced_transcript_of,
+    Scratch, answer, assert_blocked_write, calling, confining, events, priced_transcript_of,
     stderr, wonopcode,
 };
 
 #[test]
 fn a_held_child_keeps_its_history_a_fork_copies_it_and_a_dropped_one_frees_its_place() {
     let s = Scratch::new();
-    let mut sleep = call("b1", "bash", r#"{"command": "sleep 5"}"#);
-    sleep.push(done("tool_use"));
+    let sleep = calling("b1", "bash", r#"{"command": "sleep 5"}"#);
     let turns = [
         ("0.1", answer("one")),
         ("0.1", answer("two")),
@@ -107,10 +106,8 @@ fn a_fork_keeps_the_grants_of_the_child_it_copies() {
         return;
     }
     let s = Scratch::new();
-    let mut write = call("b1", "bash", r#"{"command": "echo hi > forked.txt"}"#);
-    write.push(done("tool_use"));
-    let mut sleep = call("b2", "bash", r#"{"command": "sleep 5"}"#);
-    sleep.push(done("tool_use"));
+    let write = calling("b1", "bash", r#"{"command": "echo hi > forked.txt"}"#);
+    let sleep = calling("b2", "bash", r#"{"command": "sleep 5"}"#);
     let turns = [
         ("0.1", answer("one")),
         ("0.1", answer("two")),

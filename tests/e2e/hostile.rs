@@ -261,16 +261,7 @@ fn a_torn_last_history_record_is_set_aside_and_nothing_is_lost() {
         serde_json::from_str::<serde_json::Value>(line)
             .unwrap_or_else(|e| panic!("a history line is not whole ({e}): {line}"));
     }
-    let users: Vec<String> = crate::parity::history_messages(&history)
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| {
-            m["parts"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
+    let users = crate::parity::user_prompts(&history);
     assert_eq!(users, ["first?", "second?", "third?"]);
 }
 

@@ -92,6 +92,15 @@ pub(crate) fn history_messages(path: &Path) -> Vec<Value> {
     messages
 }
 
+/// The text of the user messages stored in a history file.
+pub(crate) fn user_prompts(path: &Path) -> Vec<String> {
+    history_messages(path)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["parts"][0]["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// The tool results of a history, as `(call id, content)`.
 pub(crate) fn results(messages: &[Value]) -> Vec<(String, String)> {
     messages

@@ -506,6 +506,35 @@ fn openai_answer(text: &str) -> String {
     .concat()
 }
 
+/// A `--json -y` run against a loopback Chat Completions server that answers "ok" once, with
+/// `args` added (the workspace and the prompt among them); its output and the system prompt
+/// of its one request.
+fn one_openai_answer(
+    args: impl FnOnce(&mut assert_cmd::Command),
+) -> (std::process::Output, String) {
+    let server = serve(vec![(200, "", openai_answer("ok"))]);
+    let mut run = wonopcode();
+    run.env("OPENAI_API_KEY", "test-key")
+        .args([
+            "--json",
+            "-y",
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+        ])
+        .args(["--base-url", &server.base_url]);
+    args(&mut run);
+    let out = run.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    let system = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    (out, system)
+}
+
 #[test]
 fn the_projects_agents_md_files_reach_the_model_after_its_system_prompt() {
     let scratch = Scratch::new();
@@ -515,30 +544,9 @@ fn the_projects_agents_md_files_reach_the_model_after_its_system_prompt() {
     scratch.file("AGENTS.md", "Run tests with `make check`.\n");
     scratch.file("app/AGENTS.md", "This directory is the web app.\n");
     let ask = |extra: &[&str]| {
-        let server = serve(vec![(200, "", openai_answer("ok"))]);
-        let out = wonopcode()
-            .env("OPENAI_API_KEY", "test-key")
-            .args([
-                "--json",
-                "-y",
-                "--provider",
-                "openai-compatible",
-                "--model",
-                "m",
-            ])
-            .args(["--base-url", &server.base_url])
-            .args(extra)
-            .arg("-C")
-            .arg(repo.join("app"))
-            .arg("hi")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let body: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
-        let system = body["messages"][0]["content"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned();
+        let (out, system) = one_openai_answer(|run| {
+            run.args(extra).arg("-C").arg(repo.join("app")).arg("hi");
+        });
         (events(&out), system)
     };
     let (events, system) = ask(&[]);
@@ -575,30 +583,15 @@ fn session_and_subagent_start_hooks_add_to_what_the_model_is_told() {
             "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"SubagentStart\", \"additionalContext\": \"Answer in one line.\"}}'"}]}]
         }}"#,
     );
-    let server = serve(vec![(200, "", openai_answer("ok"))]);
     // The guest makes no request itself: the one request is its native child's.
     let spawn = serde_json::json!({"module": {"named": "standard"}, "task": "Hi."});
-    let out = wonopcode()
-        .env("OPENAI_API_KEY", "test-key")
-        .env("HOME", scratch.outside("home"))
-        .args([
-            "--json",
-            "-y",
-            "--provider",
-            "openai-compatible",
-            "--model",
-            "m",
-        ])
-        .args(["--base-url", &server.base_url])
-        .args(["--agent-loop", guest_paths::MISBEHAVE])
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg(format!("spawn {spawn}"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let body: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
-    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    let (out, system) = one_openai_answer(|run| {
+        run.env("HOME", scratch.outside("home"))
+            .args(["--agent-loop", guest_paths::MISBEHAVE])
+            .arg("-C")
+            .arg(scratch.ws())
+            .arg(format!("spawn {spawn}"));
+    });
     let session = system.find("Release freeze until Friday.");
     let child = system.find("Answer in one line.");
     assert!(session.is_some() && child > session, "{system}");

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rexpect::session::{PtySession, spawn_command};
 
-use crate::parity::history_messages;
+use crate::parity::{history_messages, user_prompts};
 use crate::support::{Scratch, call, command, done, text};
 
 const LEFT: &str = "\x1b[D";
@@ -75,15 +75,6 @@ fn two_answers(s: &Scratch) -> std::path::PathBuf {
             vec![text("Second answer."), done("end_turn")],
         ],
     )
-}
-
-/// The text of the user messages stored in a history file.
-fn user_prompts(history: &Path) -> Vec<String> {
-    history_messages(history)
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["parts"][0]["text"].as_str().map(str::to_owned))
-        .collect()
 }
 
 #[test]

@@ -29,6 +29,18 @@ pub struct HookSite<'a> {
     pub cwd: &'a Path,
 }
 
+impl<'a> HookSite<'a> {
+    /// The site of the context `events` reports for.
+    pub fn new(events: &'a Emitter, session_id: &'a str, cwd: &'a Path) -> Self {
+        Self {
+            context: events.context(),
+            events,
+            session_id,
+            cwd,
+        }
+    }
+}
+
 /// What the `PreToolUse` hooks made of a call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PreToolUse {

@@ -183,12 +183,7 @@ pub async fn run_turn(
 
 /// Where the hooks of a context's turn fire.
 fn site_of<'a>(ctx: &'a LoopContext<'_>) -> HookSite<'a> {
-    HookSite {
-        context: ctx.events.context(),
-        events: ctx.events,
-        session_id: &ctx.session_id,
-        cwd: ctx.cwd,
-    }
+    HookSite::new(ctx.events, &ctx.session_id, ctx.cwd)
 }
 
 /// Continues a suspended run through any loop, with the same events as `run_turn`.

@@ -90,12 +90,7 @@ async fn run_one(
 ) -> CallOutcome {
     // The run's hooks, where this context's run has any.
     let hooks = env.run.as_ref().and_then(|run| {
-        let site = HookSite {
-            context: &env.context,
-            events: emitter,
-            session_id: &run.session_id,
-            cwd: &env.workspace_root,
-        };
+        let site = HookSite::new(emitter, &run.session_id, &env.workspace_root);
         run.config.hooks.as_ref().map(|hooks| (hooks, site))
     });
     let mut decision = None;

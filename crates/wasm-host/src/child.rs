@@ -347,12 +347,7 @@ impl LiveChild {
         let Some(hooks) = self.config.hooks.clone() else {
             return;
         };
-        let site = HookSite {
-            context: &self.path,
-            events: &self.events,
-            session_id: &self.session_id,
-            cwd: &self.cwd,
-        };
+        let site = HookSite::new(&self.events, &self.session_id, &self.cwd);
         let event = TurnEvent::SubagentStarted {
             agent_type: &self.module,
         };
