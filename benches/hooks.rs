@@ -1,9 +1,10 @@
-//! A command hook's cost on a tool call: `CommandHooks::pre_tool_use` with one `PreToolUse`
-//! hook (`exit 0`) against a bare fork and exec of the same command (`sh -c 'exit 0'` with
-//! its stdin, no sandbox), unconfined and confined by the `workspace-write` sandbox the run
-//! gives hooks. What a hook adds beyond starting its process (the JSON, the matching, the
-//! `hook` item, the confinement) is the difference. The sandboxed case is skipped with a
-//! message where the kernel cannot confine.
+//! A hook's cost on a tool call. A command hook: `ConfiguredHooks::pre_tool_use` with one
+//! `PreToolUse` hook (`exit 0`) against a bare fork and exec of the same command (`sh -c
+//! 'exit 0'` with its stdin, no sandbox), unconfined and confined by the `workspace-write`
+//! sandbox the run gives hooks; what a hook adds beyond starting its process (the JSON, the
+//! matching, the `hook` item, the confinement) is the difference. The sandboxed case is
+//! skipped with a message where the kernel cannot confine. A component hook: the same call
+//! with the sample policy hook (`guests/policy-hook`) warm, against no hook at all.
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
@@ -17,8 +18,9 @@ use wonopcode_agent_loop::ContextPath;
 use wonopcode_agent_loop::event::{Emitter, Event, EventSink};
 use wonopcode_agent_loop::hook::{HookSite, Hooks};
 use wonopcode_agent_loop::tool_round::Call;
-use wonopcode_hooks::{CommandHooks, HookEnv, HookTable};
+use wonopcode_hooks::{ConfiguredHooks, HookEnv, HookTable};
 use wonopcode_sandbox::{Sandbox, SandboxMode, SandboxPolicy, Support};
+use wonopcode_wasm_host::guest_paths::POLICY_HOOK;
 
 /// Events go nowhere: the benchmark measures the hook, not a renderer.
 struct Nowhere;
@@ -41,13 +43,7 @@ fn bench_hooks(c: &mut Criterion) {
         arguments: r#"{"command": "ls"}"#.to_owned(),
     };
     let events = Emitter::new(Arc::new(Nowhere), ContextPath::root());
-    let context = ContextPath::root();
-    let site = HookSite {
-        context: &context,
-        events: &events,
-        session_id: "s",
-        cwd: workspace.path(),
-    };
+    let site = HookSite::new(&events, "s", workspace.path());
     let mut group = c.benchmark_group("hooks");
     group.sample_size(100);
     group.bench_function("bare_fork_exec", |b| {
@@ -88,7 +84,7 @@ fn bench_hooks(c: &mut Criterion) {
             sandbox: sandbox
                 .map(|mode| Arc::new(Sandbox::new(SandboxPolicy::new(mode)).expect("sandbox"))),
         };
-        let hooks = CommandHooks::new(table.clone(), env);
+        let hooks = ConfiguredHooks::new(table.clone(), env);
         group.bench_function(name, |b| {
             b.iter(|| {
                 let said = rt.block_on(hooks.pre_tool_use(&site, &call));
@@ -96,7 +92,40 @@ fn bench_hooks(c: &mut Criterion) {
             })
         });
     }
+    bench_component(&mut group, &rt, &site, &call);
     group.finish();
+}
+
+/// One warm component hook on `PreToolUse` (the policy hook, passing the call), against a
+/// table with no hook for the call: the difference is the component's cost per call.
+fn bench_component(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    rt: &tokio::runtime::Runtime,
+    site: &HookSite<'_>,
+    call: &Call,
+) {
+    let engine = wonopcode_wasm_host::WasmEngine::new(Default::default()).expect("engine");
+    let policy = serde_json::json!({"type": "component", "component": POLICY_HOOK,
+        "settings": {"deny": ["rm -rf", "git push --force"]}});
+    for (name, matcher) in [
+        ("pre_tool_use_no_hook", "Write"),
+        ("pre_tool_use_component", "Bash"),
+    ] {
+        let value = serde_json::json!({"PreToolUse": [{"matcher": matcher, "hooks": [policy]}]});
+        let mut table = HookTable::parse(&value, "bench").expect("table");
+        table
+            .load_components(&engine, site.cwd, &|_| None)
+            .expect("policy hook");
+        let hooks = ConfiguredHooks::new(table, HookEnv::default());
+        // The first call starts the instance; the benchmark measures warm calls.
+        rt.block_on(hooks.pre_tool_use(site, call));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let said = rt.block_on(hooks.pre_tool_use(site, call));
+                assert_eq!(said.decision, None);
+            })
+        });
+    }
 }
 
 criterion_group!(benches, bench_hooks);

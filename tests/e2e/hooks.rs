@@ -1,10 +1,11 @@
 //! Hooks on the real binary (`docs/hooks.md`): a hook script written for Claude Code, read
 //! from the workspace's `.claude/settings.json`, governs the tool calls of a grandchild
 //! context as it would Claude Code's own; a broken or hung hook is reported and its failure
-//! mode applies.
+//! mode applies; command and component hooks fire alike for every driver; the example's
+//! policy component refuses and sends a stop back.
 
 use serde_json::{Value, json};
-use wonopcode_wasm_host::guest_paths::MISBEHAVE;
+use wonopcode_wasm_host::guest_paths::{MISBEHAVE, MISBEHAVE_HOOK};
 
 use crate::support::{Scratch, calling, done, events, model_transcript, stderr, text, wonopcode};
 
@@ -258,16 +259,7 @@ fn a_prompt_hook_adds_context_or_blocks_and_a_stop_hook_sends_the_turn_on() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let prompts: Vec<String> = crate::parity::history_messages(&history)
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| {
-            m["parts"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
+    let prompts = crate::parity::user_prompts(&history);
     assert_eq!(
         prompts,
         [
@@ -359,8 +351,18 @@ fn hooks_fire_alike_for_the_native_loop_the_embedded_guest_and_an_agent_file_chi
             ),
         )
         .unwrap();
+        // The same events also go to a component hook that has no say; it is seen
+        // through its `hook` items.
+        let component = format!(
+            "[{{hooks: [{{type: component, component: {MISBEHAVE_HOOK}, settings: {{do: pass}}}}]}}]"
+        );
+        let config = s.config(&format!(
+            "hooks:\n  UserPromptSubmit: {component}\n  PreToolUse: {component}\n  PostToolUse: {component}\n  Stop: {component}\n  SubagentStop: {component}\n"
+        ));
         let out = wonopcode()
             .env("HOME", s.outside("home"))
+            .arg("--config")
+            .arg(&config)
             .args(["--json", "--yes", "--replay"])
             .arg(&t)
             .arg("-C")
@@ -375,7 +377,7 @@ fn hooks_fire_alike_for_the_native_loop_the_embedded_guest_and_an_agent_file_chi
             "{loop_flags:?}: {}",
             stderr(&out)
         );
-        std::fs::read_to_string(s.ws().join("hooks.log"))
+        let by_command: Vec<String> = std::fs::read_to_string(s.ws().join("hooks.log"))
             .unwrap()
             .lines()
             .filter(|l| l.ends_with(&format!(" {context}")))
@@ -383,7 +385,17 @@ fn hooks_fire_alike_for_the_native_loop_the_embedded_guest_and_an_agent_file_chi
                 l.replace("SubagentStop", "Stop")
                     .replace(&format!(" {context}"), "")
             })
-            .collect::<Vec<_>>()
+            .collect();
+        let by_component: Vec<String> = events(&out)
+            .iter()
+            .filter(|e| e["item"]["hook"] == "misbehave_hook.wasm" && e["context"] == context)
+            .map(|e| {
+                let event = e["item"]["event"].as_str().unwrap_or_default();
+                let tool = e["item"]["tool"].as_str().unwrap_or("-");
+                format!("{} {tool}", event.replace("SubagentStop", "Stop"))
+            })
+            .collect();
+        (by_command, by_component)
     };
     let spawn = calling(
         "s1",
@@ -409,7 +421,56 @@ fn hooks_fire_alike_for_the_native_loop_the_embedded_guest_and_an_agent_file_chi
         "PostToolUse read",
         "Stop -",
     ];
-    for (driver, seen) in &table {
-        assert_eq!(seen, &expected, "{driver}");
+    for (driver, (by_command, by_component)) in &table {
+        assert_eq!(by_command, &expected, "{driver}: the command hook");
+        assert_eq!(by_component, &expected, "{driver}: the component hook");
     }
+}
+
+#[test]
+fn the_examples_policy_component_refuses_rm_and_sends_the_first_done_back() {
+    let s = Scratch::new();
+    crate::support::copy_dir(
+        &crate::support::repo_root().join("examples/agents/workspace"),
+        &s.ws(),
+    );
+    let example = crate::support::repo_root().join("examples/hooks");
+    let prompt = std::fs::read_to_string(example.join("prompt.txt")).unwrap();
+    let out = wonopcode()
+        .env("HOME", s.outside("home"))
+        .arg("--config")
+        .arg(example.join("config.yaml"))
+        .args(["--json", "--yes", "--replay"])
+        .arg(example.join("transcript.jsonl"))
+        .arg("-C")
+        .arg(s.ws())
+        .arg(prompt.trim_end())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    // `rm -rf build` is refused by the component, before anyone is asked.
+    let refused = hook_items(&events, "toolu_01");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["item"]["event"], "PreToolUse");
+    assert_eq!(refused[0]["item"]["hook"], "policy_hook.wasm");
+    assert_eq!(refused[0]["item"]["decision"], "deny");
+    assert_eq!(call_item(&events, "toolu_01")["status"], "declined");
+    // The first "done" after the edit is sent back; the one after `make test` stands.
+    let stops: Vec<&str> = events
+        .iter()
+        .filter(|e| e["item"]["kind"] == "hook" && e["item"]["event"] == "Stop")
+        .map(|e| e["item"]["decision"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(stops, ["block", "none"]);
+    assert_eq!(call_item(&events, "toolu_03")["command"]["exit_code"], 0);
+    let usage = std::process::Command::new("sh")
+        .arg(s.ws().join("greet.sh"))
+        .arg("-h")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&usage.stdout),
+        "usage: sh greet.sh [NAME]\n"
+    );
 }

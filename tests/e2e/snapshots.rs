@@ -153,3 +153,22 @@ fn the_multi_agent_example_reads_the_same() {
     );
     insta::assert_snapshot!("agents_orchestrator", out);
 }
+
+#[test]
+fn the_hooks_example_reads_the_same() {
+    let example = repo_root().join("examples/hooks");
+    let transcript = example.join("transcript.jsonl");
+    let config = example.join("config.yaml");
+    let out = rendered(
+        &repo_root().join("examples/agents/workspace"),
+        &[
+            "--yes",
+            "--config",
+            config.to_str().unwrap(),
+            "--replay",
+            transcript.to_str().unwrap(),
+        ],
+        &example.join("prompt.txt"),
+    );
+    insta::assert_snapshot!("hooks_policy", out);
+}

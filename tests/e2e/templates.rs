@@ -1,35 +1,50 @@
-//! `--new-guest DIR --lang LANG`: each template builds with its language's documented command,
-//! passes `--validate-module`, and runs a tool turn. The Python and JavaScript ones need the
-//! componentizers (skipped without them, unless `WONOPCODE_REQUIRE_POLYGLOT` is set).
+//! `--new-guest DIR --lang LANG [--kind hook]`: each loop template builds with its
+//! language's documented command, passes `--validate-module`, and runs a tool turn; each hook
+//! template builds and, named in a hook entry, refuses the call its settings list. The
+//! Python and JavaScript ones need the componentizers (skipped without them, unless
+//! `WONOPCODE_REQUIRE_POLYGLOT` is set).
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::polyglot::{INSTALL, missing_tool, validate};
-use crate::support::{Scratch, call, done, repo_root, stderr, text, transcript, wonopcode};
+use crate::support::{
+    Scratch, call, calling, done, events, repo_root, stderr, text, transcript, wonopcode,
+};
 
-/// Creates the project `name` in a scratch directory.
+/// Creates the loop project `name` in a scratch directory.
 fn new_guest(scratch: &Scratch, name: &str, lang: &str) -> std::path::PathBuf {
+    let dir = new_project(scratch, name, &["--lang", lang]);
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("wonopcode --agent-loop "), "{readme}");
+    assert!(dir.join("wit/world.wit").is_file());
+    dir
+}
+
+/// Creates the hook project `name` in a scratch directory.
+fn new_hook(scratch: &Scratch, name: &str, lang: &str) -> std::path::PathBuf {
+    let dir = new_project(scratch, name, &["--lang", lang, "--kind", "hook"]);
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("type: component"), "{readme}");
+    assert!(dir.join("wit/hooks.wit").is_file());
+    dir
+}
+
+/// Runs `--new-guest DIR ARGS` and checks what every project has.
+fn new_project(scratch: &Scratch, name: &str, args: &[&str]) -> std::path::PathBuf {
     let dir = scratch.outside(name);
     let out = wonopcode()
         .arg("--new-guest")
         .arg(&dir)
-        .args(["--lang", lang])
+        .args(args)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains("build:") && said.contains("check:") && said.contains("run:"),
-        "{said}"
-    );
-    assert!(dir.join("wit/world.wit").is_file());
-    // A project of its own: README (how to build, check and run it), .gitignore, git.
+    assert!(said.contains("build:"), "{said}");
+    // A project of its own: README (how to build and use it), .gitignore, git.
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    assert!(
-        readme.contains("## Build") && readme.contains("wonopcode --agent-loop "),
-        "{readme}"
-    );
+    assert!(readme.contains("## Build"), "{readme}");
     assert!(
         std::fs::read_to_string(dir.join(".gitignore"))
             .unwrap()
@@ -38,6 +53,45 @@ fn new_guest(scratch: &Scratch, name: &str, lang: &str) -> std::path::PathBuf {
     assert!(said.contains("(a new git repository)"), "{said}");
     assert!(dir.join(".git").is_dir());
     dir
+}
+
+/// Names the hook component `wasm` for `PreToolUse` in a config file and replays a model
+/// that runs a listed command, then answers: the hook refuses it.
+fn refuses_a_listed_command(scratch: &Scratch, wasm: &Path) {
+    let config = scratch.config(&format!(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: component\n          component: {}\n          settings: {{deny: [\"git push --force\"]}}\n",
+        wasm.display()
+    ));
+    let turns = [
+        calling(
+            "c1",
+            "bash",
+            r#"{"command": "git push --force origin main"}"#,
+        ),
+        vec![text("Not pushed."), done("end_turn")],
+    ];
+    let t = scratch.outside("hook-t.jsonl");
+    std::fs::write(&t, transcript(&turns)).unwrap();
+    let out = wonopcode()
+        .arg("--config")
+        .arg(&config)
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("push it")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let hook = events(&out)
+        .into_iter()
+        .find(|e| e["item"]["kind"] == "hook")
+        .unwrap_or_else(|| panic!("no hook item: {}", stderr(&out)));
+    assert_eq!(hook["item"]["decision"], "deny", "{hook}");
+    assert_eq!(
+        hook["item"]["reason"],
+        "commands containing `git push --force` are not allowed"
+    );
 }
 
 fn run(command: &mut Command) {
@@ -127,6 +181,55 @@ fn the_js_template_builds_validates_and_runs() {
     std::os::unix::fs::symlink(&modules, dir.join("node_modules")).unwrap();
     run(Command::new("node").arg("build.mjs").current_dir(&dir));
     validates_and_runs(&scratch, &dir.join("my-js-loop.wasm"), "my-js-loop");
+}
+
+#[test]
+fn the_rust_hook_template_builds_and_refuses_what_its_settings_list() {
+    let scratch = Scratch::new();
+    let dir = new_hook(&scratch, "my-rust-hook", "rust");
+    let target = repo_root().join("target/template-guest");
+    run(Command::new("cargo")
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&dir));
+    refuses_a_listed_command(
+        &scratch,
+        &target.join("wasm32-wasip2/release/my_rust_hook.wasm"),
+    );
+}
+
+#[test]
+fn the_python_hook_template_builds_and_refuses_what_its_settings_list() {
+    if Command::new("componentize-py")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        missing_tool(&format!(
+            "componentize-py is not installed: run `{INSTALL}`"
+        ));
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = new_hook(&scratch, "my-python-hook", "python");
+    run(Command::new("sh").arg("build.sh").current_dir(&dir));
+    refuses_a_listed_command(&scratch, &dir.join("my-python-hook.wasm"));
+}
+
+#[test]
+fn the_js_hook_template_builds_and_refuses_what_its_settings_list() {
+    let modules = repo_root().join("guests/js-researcher/node_modules");
+    if !modules.join("@bytecodealliance/componentize-js").is_dir() {
+        missing_tool(&format!(
+            "componentize-js is not installed: run `{INSTALL}`"
+        ));
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = new_hook(&scratch, "my-js-hook", "js");
+    std::os::unix::fs::symlink(&modules, dir.join("node_modules")).unwrap();
+    run(Command::new("node").arg("build.mjs").current_dir(&dir));
+    refuses_a_listed_command(&scratch, &dir.join("my-js-hook.wasm"));
 }
 
 #[test]

@@ -82,6 +82,16 @@ pub struct PromptArgs {
     )]
     pub lang: Option<GuestLang>,
 
+    /// What --new-guest makes: an agent loop (the default) or a hook component.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "KIND",
+        requires = "new_guest",
+        help_heading = "Loop"
+    )]
+    pub kind: Option<GuestKind>,
+
     /// Tool permissions.
     #[command(flatten)]
     pub permissions: PermissionArgs,
@@ -337,6 +347,9 @@ pub enum LoopsAction {
         /// The guest's language.
         #[arg(long, value_enum, value_name = "LANG")]
         lang: GuestLang,
+        /// An agent loop or a hook component.
+        #[arg(long, value_enum, value_name = "KIND", default_value = "loop")]
+        kind: GuestKind,
     },
 }
 
@@ -534,6 +547,15 @@ pub enum GuestLang {
     Python,
     /// JavaScript with componentize-js.
     Js,
+}
+
+/// What a new guest project is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuestKind {
+    /// An agent loop (`wonopcode:agent-loop`), run with --agent-loop.
+    Loop,
+    /// A hook (`wonopcode:hooks`), named in a hook entry.
+    Hook,
 }
 
 /// `CALL_ID=TEXT` of `--answer`.

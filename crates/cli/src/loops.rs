@@ -91,7 +91,7 @@ pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
             };
             validate(&search, guest, args.search.json).await
         }
-        LoopsAction::New { dir, lang } => crate::new_guest::create(dir, *lang),
+        LoopsAction::New { dir, lang, kind } => crate::new_guest::create(dir, *lang, *kind),
     }
 }
 

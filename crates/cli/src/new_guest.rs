@@ -1,15 +1,16 @@
-//! `wonopcode loops new DIR --lang LANG` (`--new-guest`): writes a buildable guest project
-//! (`wonopcode_session::guest_project`), makes it a git repository when it is not inside
-//! one, and says how to build, check and run it.
+//! `wonopcode loops new DIR --lang LANG [--kind loop|hook]` (`--new-guest`): writes a
+//! buildable guest project (`wonopcode_session::guest_project`), makes it a git repository
+//! when it is not inside one, and says how to build it and then check and run a loop, or
+//! configure a hook.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use wonopcode_session::SessionError;
-use wonopcode_session::guest_project::{self, GuestLanguage};
+use wonopcode_session::guest_project::{self, GuestKind as Kind, GuestLanguage};
 
-use crate::args::GuestLang;
+use crate::args::{GuestKind, GuestLang};
 use crate::exit;
 use crate::session::usage;
 
@@ -17,13 +18,17 @@ use crate::session::usage;
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Writes the project; returns the exit code.
-pub fn create(dir: &Path, lang: GuestLang) -> anyhow::Result<u8> {
+pub fn create(dir: &Path, lang: GuestLang, kind: GuestKind) -> anyhow::Result<u8> {
     let language = match lang {
         GuestLang::Rust => GuestLanguage::Rust,
         GuestLang::Python => GuestLanguage::Python,
         GuestLang::Js => GuestLanguage::Js,
     };
-    let project = guest_project::create(dir, language).map_err(|e| match e {
+    let kind = match kind {
+        GuestKind::Loop => Kind::Loop,
+        GuestKind::Hook => Kind::Hook,
+    };
+    let project = guest_project::create(dir, language, kind).map_err(|e| match e {
         SessionError::Choice(why) => usage(format!("--new-guest {why}")),
         other => other.into(),
     })?;
@@ -37,11 +42,19 @@ pub fn create(dir: &Path, lang: GuestLang) -> anyhow::Result<u8> {
     let component = dir.join(&project.component);
     println!("created {} ({repository})", dir.display());
     println!("  build:  cd {} && {}", dir.display(), project.build);
-    println!("  check:  wonopcode loops validate {}", component.display());
-    println!(
-        "  run:    wonopcode --agent-loop {} \"Say hello\"",
-        component.display()
-    );
+    match kind {
+        Kind::Loop => {
+            println!("  check:  wonopcode loops validate {}", component.display());
+            println!(
+                "  run:    wonopcode --agent-loop {} \"Say hello\"",
+                component.display()
+            );
+        }
+        Kind::Hook => println!(
+            "  use:    a hook entry `{{type: component, component: {}}}` (README.md shows one)",
+            component.display()
+        ),
+    }
     println!("  more:   {}", dir.join("README.md").display());
     Ok(exit::SUCCESS)
 }

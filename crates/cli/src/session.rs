@@ -216,7 +216,8 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         return loops::validate_flags(&args).await;
     }
     if let (Some(dir), Some(lang)) = (&args.new_guest, args.lang) {
-        return crate::new_guest::create(dir, lang);
+        let kind = args.kind.unwrap_or(crate::args::GuestKind::Loop);
+        return crate::new_guest::create(dir, lang, kind);
     }
     let (source, catalog) = loops::loop_choice(&args)?;
     let root = workspace_root(args.run.cwd.as_deref())?;

@@ -8,7 +8,8 @@ use wonopcode_agent_loop::hook::HookSite;
 use wonopcode_agent_loop::tool_round::Call;
 
 use crate::command::Ran;
-use crate::table::{CommandHook, FailureMode};
+use crate::event::HookEvent;
+use crate::table::{FailureMode, HookEntry};
 
 /// The longest reason kept from a hook's output (a first line, cut).
 const REASON_CHARS: usize = 500;
@@ -28,7 +29,7 @@ pub struct Answer {
 }
 
 impl Answer {
-    fn new(verdict: HookVerdict, reason: Option<String>) -> Self {
+    pub(crate) fn new(verdict: HookVerdict, reason: Option<String>) -> Self {
         Self {
             verdict,
             reason,
@@ -37,24 +38,29 @@ impl Answer {
         }
     }
 
-    /// What `ran` means for a hook of `event`.
-    pub fn of(event: &str, hook: &CommandHook, ran: Ran) -> Self {
-        let before_tool = event == "PreToolUse";
-        let failed = |how: String| {
-            // Before a tool runs a broken check refuses the call unless its entry says
-            // otherwise; elsewhere it is reported and the run goes on.
-            let mode = hook.failure.unwrap_or(if before_tool {
-                FailureMode::Closed
-            } else {
-                FailureMode::Open
-            });
-            let mut answer = Self::new(HookVerdict::Failed, Some(how.clone()));
-            if mode == FailureMode::Closed && before_tool {
-                answer.verdict = HookVerdict::Deny;
-                answer.reason = Some(format!("the hook failed ({how}), and it fails closed"));
-            }
-            answer
-        };
+    /// The answer of a hook of `event` that failed (`how`): reported, and, before a tool
+    /// runs, a refusal of the call unless its entry says to fail open.
+    pub(crate) fn failed(event: HookEvent, hook: &HookEntry, how: String) -> Self {
+        let before_tool = event.gates_a_call();
+        let mode = hook.failure.unwrap_or(if before_tool {
+            FailureMode::Closed
+        } else {
+            FailureMode::Open
+        });
+        if mode == FailureMode::Closed && before_tool {
+            Self::new(
+                HookVerdict::Deny,
+                Some(format!("the hook failed ({how}), and it fails closed")),
+            )
+        } else {
+            Self::new(HookVerdict::Failed, Some(how))
+        }
+    }
+
+    /// What `ran` means for a command hook of `event`.
+    pub fn of(event: HookEvent, hook: &HookEntry, ran: Ran) -> Self {
+        let before_tool = event.gates_a_call();
+        let failed = |how: String| Self::failed(event, hook, how);
         let (code, stdout, stderr) = match ran {
             Ran::NotStarted(why) => return failed(format!("could not start: {why}")),
             Ran::TimedOut(after) => {
@@ -74,10 +80,7 @@ impl Answer {
                 Ok(Some(said)) => Self::from_json(event, &said),
                 // What a prompt or session hook prints is context for the model (Claude
                 // Code's rule).
-                Ok(None)
-                    if matches!(event, "UserPromptSubmit" | "SessionStart")
-                        && !stdout.trim().is_empty() =>
-                {
+                Ok(None) if event.prints_context() && !stdout.trim().is_empty() => {
                     let mut answer = Self::new(HookVerdict::None, None);
                     answer.feedback = Some(cut(stdout.trim()));
                     answer
@@ -105,7 +108,7 @@ impl Answer {
     }
 
     /// The answer of a hook that exited 0 and printed a JSON object.
-    fn from_json(event: &str, said: &Value) -> Self {
+    fn from_json(event: HookEvent, said: &Value) -> Self {
         let specific = &said["hookSpecificOutput"];
         let reason = specific["permissionDecisionReason"]
             .as_str()
@@ -116,13 +119,13 @@ impl Answer {
                 .as_str()
                 .map_or_else(|| "the hook said not to go on".to_owned(), cut);
             let mut answer = Self::new(HookVerdict::Deny, Some(why.clone()));
-            if event != "PreToolUse" {
+            if !event.gates_a_call() {
                 answer.verdict = HookVerdict::Block;
                 answer.feedback = Some(why);
             }
             return answer;
         }
-        if event == "PreToolUse" {
+        if event.gates_a_call() {
             // Claude Code's current field, then its older top-level `decision`.
             let decision =
                 specific["permissionDecision"].as_str().or_else(|| {
@@ -167,12 +170,12 @@ impl Answer {
 
 /// What every hook of `event` is told: Claude Code's common fields, and wonopcode's
 /// `context` and `depth`.
-pub fn common_input(event: &str, site: &HookSite<'_>) -> Value {
+pub fn common_input(event: HookEvent, site: &HookSite<'_>) -> Value {
     json!({
         "session_id": site.session_id,
         "cwd": site.cwd,
         "permission_mode": "default",
-        "hook_event_name": event,
+        "hook_event_name": event.name(),
         "context": site.context.to_string(),
         "depth": site.context.depth(),
     })
@@ -182,7 +185,7 @@ pub fn common_input(event: &str, site: &HookSite<'_>) -> Value {
 /// fields, the call in Claude Code's tool and argument names, and wonopcode's own `tool`
 /// name.
 pub fn tool_input(
-    event: &str,
+    event: HookEvent,
     site: &HookSite<'_>,
     call: &Call,
     response: Option<(&str, bool)>,
@@ -239,9 +242,9 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn hook() -> CommandHook {
-        CommandHook {
-            command: "./h.sh".to_owned(),
+    fn hook() -> HookEntry {
+        HookEntry {
+            kind: crate::table::HookKind::Command("./h.sh".to_owned()),
             timeout: Duration::from_secs(1),
             failure: None,
             source: "s.json".to_owned(),
@@ -258,7 +261,7 @@ mod tests {
 
     #[test]
     fn claude_code_answers_before_a_tool() {
-        let pre = |ran| Answer::of("PreToolUse", &hook(), ran);
+        let pre = |ran| Answer::of(HookEvent::PreToolUse, &hook(), ran);
         assert_eq!(pre(exited(0, "", "")).verdict, HookVerdict::None);
         assert_eq!(pre(exited(0, "checked\n", "")).verdict, HookVerdict::None);
         let denied = pre(exited(2, "", "no rm -rf here\nmore"));
@@ -287,17 +290,21 @@ mod tests {
             assert_eq!(answer.verdict, HookVerdict::Deny, "{answer:?}");
             assert!(answer.reason.unwrap().contains("fails closed"));
         }
-        let open = CommandHook {
+        let open = HookEntry {
             failure: Some(FailureMode::Open),
             ..hook()
         };
-        let answer = Answer::of("PreToolUse", &open, Ran::TimedOut(Duration::from_secs(1)));
+        let answer = Answer::of(
+            HookEvent::PreToolUse,
+            &open,
+            Ran::TimedOut(Duration::from_secs(1)),
+        );
         assert_eq!(answer.verdict, HookVerdict::Failed);
     }
 
     #[test]
     fn claude_code_answers_at_a_prompt_and_a_stop() {
-        let prompt = |ran| Answer::of("UserPromptSubmit", &hook(), ran);
+        let prompt = |ran| Answer::of(HookEvent::UserPromptSubmit, &hook(), ran);
         let added = prompt(exited(0, "Use tabs.\n", ""));
         assert_eq!(added.verdict, HookVerdict::None);
         assert_eq!(added.feedback.as_deref(), Some("Use tabs."));
@@ -308,7 +315,7 @@ mod tests {
         );
         assert_eq!(prompt(exited(2, "", "no")).verdict, HookVerdict::Block);
         let stop = Answer::of(
-            "Stop",
+            HookEvent::Stop,
             &hook(),
             exited(0, r#"{"decision": "block", "reason": "run the tests"}"#, ""),
         );
@@ -316,14 +323,14 @@ mod tests {
         assert_eq!(stop.feedback.as_deref(), Some("run the tests"));
         // Plain text after a stop is no context: only a prompt hook's is.
         assert_eq!(
-            Answer::of("Stop", &hook(), exited(0, "ok", "")).feedback,
+            Answer::of(HookEvent::Stop, &hook(), exited(0, "ok", "")).feedback,
             None
         );
     }
 
     #[test]
     fn claude_code_answers_after_a_tool() {
-        let post = |ran| Answer::of("PostToolUse", &hook(), ran);
+        let post = |ran| Answer::of(HookEvent::PostToolUse, &hook(), ran);
         let blocked = post(exited(
             0,
             r#"{"decision": "block", "reason": "lint failed"}"#,

@@ -11,8 +11,6 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use wonopcode_sandbox::Sandbox;
 
-use crate::table::CommandHook;
-
 /// The most of a hook's stdout or stderr that is kept.
 const KEPT_BYTES: usize = 1 << 20;
 
@@ -45,8 +43,14 @@ pub enum Ran {
     NotStarted(String),
 }
 
-/// Runs `hook` with `input` on its stdin.
-pub async fn run(hook: &CommandHook, input: &[u8], env: &HookEnv, context: &str) -> Ran {
+/// Runs the hook `command` with `input` on its stdin, for at most `timeout`.
+pub async fn run(
+    command_line: &str,
+    timeout: Duration,
+    input: &[u8],
+    env: &HookEnv,
+    context: &str,
+) -> Ran {
     let mut command = tokio::process::Command::new("sh");
     if let Some(vars) = &env.env {
         command.env_clear().envs(vars.iter());
@@ -68,7 +72,7 @@ pub async fn run(hook: &CommandHook, input: &[u8], env: &HookEnv, context: &str)
     }
     let child = command
         .arg("-c")
-        .arg(&hook.command)
+        .arg(command_line)
         .current_dir(&env.workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -91,7 +95,7 @@ pub async fn run(hook: &CommandHook, input: &[u8], env: &HookEnv, context: &str)
     });
     let stdout = child.stdout.take().map(|p| tokio::spawn(kept(p)));
     let stderr = child.stderr.take().map(|p| tokio::spawn(kept(p)));
-    let waited = tokio::time::timeout(hook.timeout, child.wait()).await;
+    let waited = tokio::time::timeout(timeout, child.wait()).await;
     feeding.abort();
     if let Some(confinement) = &confinement {
         confinement.kill_all();
@@ -102,7 +106,7 @@ pub async fn run(hook: &CommandHook, input: &[u8], env: &HookEnv, context: &str)
         Err(_) => {
             let _ = child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-            return Ran::TimedOut(hook.timeout);
+            return Ran::TimedOut(timeout);
         }
     };
     let text = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {

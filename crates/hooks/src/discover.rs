@@ -74,10 +74,10 @@ mod tests {
         std::fs::write(ws.join(".claude/settings.json"), hook("project.sh")).unwrap();
         let configured = serde_json::json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "config.sh"}]}]});
         let table = discover(Some((&configured, "config.yaml")), &ws, Some(&home)).unwrap();
-        let commands: Vec<&str> = table
-            .for_call("PreToolUse", "bash")
+        let commands: Vec<String> = table
+            .matching(crate::HookEvent::PreToolUse, Some("bash"))
             .iter()
-            .map(|h| h.command.as_str())
+            .map(|h| h.name())
             .collect();
         assert_eq!(commands, ["config.sh", "user.sh", "project.sh"]);
 

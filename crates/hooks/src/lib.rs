@@ -10,7 +10,9 @@
 
 mod answer;
 mod command;
+mod component;
 mod discover;
+mod event;
 mod table;
 
 use std::sync::Arc;
@@ -27,9 +29,12 @@ use wonopcode_agent_loop::tool_round::Call;
 pub use answer::Answer;
 pub use command::{HookEnv, Ran};
 pub use discover::{discover, settings_files};
+pub use event::HookEvent;
 pub use table::{
-    CommandHook, DEFAULT_TIMEOUT, EVENTS, FailureMode, HookGroup, HookTable, RUN_EVENTS,
+    ComponentHook, DEFAULT_TIMEOUT, FailureMode, HookEntry, HookGroup, HookKind, HookTable,
 };
+
+use component::Question;
 
 /// Why hooks could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +49,14 @@ pub enum HookError {
         /// What is wrong.
         why: String,
     },
+    /// A component hook could not be loaded.
+    #[error("{file}: a component hook: {why}")]
+    Component {
+        /// The file that configures it.
+        file: String,
+        /// Why (the component's path and what is wrong with it).
+        why: String,
+    },
     /// A settings file could not be read or is not JSON.
     #[error("{file}: {why}")]
     Read {
@@ -54,22 +67,23 @@ pub enum HookError {
     },
 }
 
-/// The command hooks of a run: asked at every tool call of every context.
+/// The configured hooks of a run, commands and components: asked at every tool call and
+/// turn of every context.
 #[derive(Clone)]
-pub struct CommandHooks {
+pub struct ConfiguredHooks {
     table: Arc<HookTable>,
     env: HookEnv,
 }
 
-impl std::fmt::Debug for CommandHooks {
+impl std::fmt::Debug for ConfiguredHooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandHooks")
+        f.debug_struct("ConfiguredHooks")
             .field("table", &self.table)
             .finish_non_exhaustive()
     }
 }
 
-impl CommandHooks {
+impl ConfiguredHooks {
     /// The hooks of `table`, run in `env`.
     pub fn new(table: HookTable, env: HookEnv) -> Self {
         Self {
@@ -78,32 +92,46 @@ impl CommandHooks {
         }
     }
 
-    /// Runs `hooks` of `event` (about `call`, when there is one), in parallel, each reported
-    /// as a `hook` item; their answers in configuration order.
+    /// Asks `hooks` of `event` `question`, in parallel, each reported as a `hook` item;
+    /// their answers in configuration order. A command hook is given `input` (Claude Code's
+    /// JSON) on its stdin.
     async fn ask<'h>(
         &self,
-        event: &'static str,
-        hooks: Vec<&'h CommandHook>,
+        event: HookEvent,
+        hooks: Vec<&'h HookEntry>,
         site: &HookSite<'_>,
-        call: Option<&Call>,
+        question: Question<'_>,
         input: serde_json::Value,
-    ) -> Vec<(&'h CommandHook, Answer)> {
+    ) -> Vec<(&'h HookEntry, Answer)> {
         if hooks.is_empty() {
             return Vec::new();
         }
         let input = input.to_string();
         let context = site.context.to_string();
+        let call = match question {
+            Question::Call { call, .. } => Some(call),
+            Question::Turn { .. } => None,
+        };
         let tool = call.map_or("", |c| c.name.as_str());
         let runs = hooks.into_iter().map(|hook| {
             let (input, context) = (&input, &context);
-            let span = tracing::info_span!("hook", event, context = %context, depth = site.context.depth(), tool, hook = %hook.command);
+            let name = hook.name();
+            let span = tracing::info_span!("hook", event = event.name(), context = %context, depth = site.context.depth(), tool, hook = %name);
             async move {
                 let started = Instant::now();
-                let ran = command::run(hook, input.as_bytes(), &self.env, context).await;
-                let answer = Answer::of(event, hook, ran);
+                let answer = match &hook.kind {
+                    HookKind::Command(command) => {
+                        let ran = command::run(command, hook.timeout, input.as_bytes(), &self.env, context).await;
+                        Answer::of(event, hook, ran)
+                    }
+                    HookKind::Component(c) => match &c.loaded {
+                        Some(component) => component::ask(component, event, hook, site, question).await,
+                        None => Answer::failed(event, hook, "its component was not loaded".to_owned()),
+                    },
+                };
                 let duration = started.elapsed();
                 tracing::info!(verdict = ?answer.verdict, latency_ms = duration.as_millis(), "hook ran");
-                report(site, event, hook, call, &answer, duration);
+                report(site, event, name, call, &answer, duration);
                 (hook, answer)
             }
             .instrument(span)
@@ -115,8 +143,8 @@ impl CommandHooks {
 /// A `hook` item for one hook that ran.
 fn report(
     site: &HookSite<'_>,
-    event: &str,
-    hook: &CommandHook,
+    event: HookEvent,
+    hook: String,
     call: Option<&Call>,
     answer: &Answer,
     duration: std::time::Duration,
@@ -125,8 +153,8 @@ fn report(
         item: Item {
             id: site.events.next_item_id(),
             details: ItemDetails::Hook(HookItem {
-                event: event.to_owned(),
-                hook: hook.command.clone(),
+                event: event.name().to_owned(),
+                hook,
                 call_id: call.map(|c| c.id.clone()),
                 tool: call.map(|c| c.name.clone()),
                 decision: answer.verdict,
@@ -138,18 +166,20 @@ fn report(
 }
 
 #[async_trait]
-impl Hooks for CommandHooks {
+impl Hooks for ConfiguredHooks {
     async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse {
-        let input = answer::tool_input("PreToolUse", site, call, None);
-        let hooks = self.table.for_call("PreToolUse", &call.name);
-        let answers = self.ask("PreToolUse", hooks, site, Some(call), input).await;
+        let event = HookEvent::PreToolUse;
+        let input = answer::tool_input(event, site, call, None);
+        let hooks = self.table.matching(event, Some(&call.name));
+        let question = Question::Call { call, output: None };
+        let answers = self.ask(event, hooks, site, question, input).await;
         let mut decided = PreToolUse::default();
         let mut denials = Vec::new();
         for (hook, answer) in answers {
             match answer.verdict {
                 HookVerdict::Deny => denials.push(format!(
                     "`{}`: {}",
-                    hook.command,
+                    hook.name(),
                     answer.reason.as_deref().unwrap_or("no reason given")
                 )),
                 HookVerdict::Allow if decided.decision.is_none() => {
@@ -175,16 +205,21 @@ impl Hooks for CommandHooks {
         output: &str,
         is_error: bool,
     ) -> PostToolUse {
-        let input = answer::tool_input("PostToolUse", site, call, Some((output, is_error)));
-        let hooks = self.table.for_call("PostToolUse", &call.name);
+        let event = HookEvent::PostToolUse;
+        let input = answer::tool_input(event, site, call, Some((output, is_error)));
+        let hooks = self.table.matching(event, Some(&call.name));
+        let question = Question::Call {
+            call,
+            output: Some((output, is_error)),
+        };
         let feedback: Vec<String> = self
-            .ask("PostToolUse", hooks, site, Some(call), input)
+            .ask(event, hooks, site, question, input)
             .await
             .into_iter()
             .filter_map(|(hook, answer)| {
                 answer
                     .feedback
-                    .map(|said| format!("PostToolUse hook `{}`: {said}", hook.command))
+                    .map(|said| format!("PostToolUse hook `{}`: {said}", hook.name()))
             })
             .collect();
         PostToolUse {
@@ -193,49 +228,51 @@ impl Hooks for CommandHooks {
     }
 
     async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer {
-        let mut subject = None;
-        let (name, mut input) = match event {
+        let again = matches!(event, TurnEvent::Stopped { again: true, .. });
+        // Each point's event, what its matcher is matched against (a start's source or
+        // agent type, as Claude Code's), what it is about, and its JSON.
+        let (event, matched, subject, mut input) = match event {
             TurnEvent::SessionStarted { source, model } => {
-                let mut input = answer::common_input("SessionStart", site);
+                let mut input = answer::common_input(HookEvent::SessionStart, site);
                 input["source"] = source.into();
                 input["model"] = model.into();
-                subject = Some(source);
-                ("SessionStart", input)
+                (HookEvent::SessionStart, Some(source), source, input)
             }
             TurnEvent::SubagentStarted { agent_type } => {
-                let mut input = answer::common_input("SubagentStart", site);
+                let mut input = answer::common_input(HookEvent::SubagentStart, site);
                 input["agent_id"] = site.context.to_string().into();
                 input["agent_type"] = agent_type.into();
-                subject = Some(agent_type);
-                ("SubagentStart", input)
+                (
+                    HookEvent::SubagentStart,
+                    Some(agent_type),
+                    agent_type,
+                    input,
+                )
             }
             TurnEvent::PromptSubmitted { prompt } => {
-                let mut input = answer::common_input("UserPromptSubmit", site);
+                let mut input = answer::common_input(HookEvent::UserPromptSubmit, site);
                 input["prompt"] = prompt.into();
-                ("UserPromptSubmit", input)
+                (HookEvent::UserPromptSubmit, None, prompt, input)
             }
             TurnEvent::Stopped { answer, again } => {
                 // Claude Code's name for a subagent's stop.
-                let name = if site.context.depth() == 0 {
-                    "Stop"
+                let event = if site.context.depth() == 0 {
+                    HookEvent::Stop
                 } else {
-                    "SubagentStop"
+                    HookEvent::SubagentStop
                 };
-                let mut input = answer::common_input(name, site);
+                let mut input = answer::common_input(event, site);
                 input["stop_hook_active"] = again.into();
                 input["last_assistant_message"] = answer.into();
-                (name, input)
+                (event, None, answer, input)
             }
         };
-        if name == "SubagentStop" {
+        if event == HookEvent::SubagentStop {
             input["agent_id"] = site.context.to_string().into();
         }
-        // A start's matcher is matched against its source or agent type, as Claude Code's.
-        let hooks = match subject {
-            Some(subject) => self.table.for_call(name, subject),
-            None => self.table.for_event(name),
-        };
-        let answers = self.ask(name, hooks, site, None, input).await;
+        let hooks = self.table.matching(event, matched);
+        let question = Question::Turn { subject, again };
+        let answers = self.ask(event, hooks, site, question, input).await;
         let mut blocks = Vec::new();
         let mut context = Vec::new();
         for (_, answer) in answers {

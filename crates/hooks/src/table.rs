@@ -2,38 +2,17 @@
 //! (`{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "..."}]}]}`),
 //! read from wonopcode's config file and Claude Code's settings files alike.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
 use serde_json::Value;
+use wonopcode_wasm_host::WasmEngine;
+use wonopcode_wasm_host::hook::{HookComponent, HookGrants};
 
 use crate::HookError;
-
-/// The events a hook can be configured for.
-pub const EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PermissionRequest",
-    "PreCompact",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "SessionEnd",
-];
-
-/// The events this version runs hooks on; hooks of the others are read, checked and
-/// reported as not run yet.
-pub const RUN_EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "Stop",
-    "SubagentStart",
-    "SubagentStop",
-];
+use crate::event::HookEvent;
 
 /// How long a hook may run when its entry does not say (seconds).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -47,11 +26,11 @@ pub enum FailureMode {
     Closed,
 }
 
-/// One command hook.
+/// One hook of a group: a command or a component, with its limits.
 #[derive(Debug, Clone)]
-pub struct CommandHook {
-    /// The shell command (run with `sh -c`).
-    pub command: String,
+pub struct HookEntry {
+    /// What runs.
+    pub kind: HookKind,
     /// How long it may run.
     pub timeout: Duration,
     /// What a failure of it means; `None`: the event's default (closed before a tool runs,
@@ -61,13 +40,63 @@ pub struct CommandHook {
     pub source: String,
 }
 
+/// What a hook runs.
+#[derive(Debug, Clone)]
+pub enum HookKind {
+    /// A shell command (run with `sh -c`), Claude Code's `type: command`.
+    Command(String),
+    /// A component of the `wonopcode:hooks` world (`type: component`).
+    Component(ComponentHook),
+}
+
+/// A component hook's entry.
+#[derive(Debug, Clone)]
+pub struct ComponentHook {
+    /// The component file: relative to the directory of the file that configures it, or
+    /// (configured without a file) to the workspace.
+    pub path: PathBuf,
+    /// What its `configure` is given.
+    pub settings: Value,
+    /// Directories it may read (relative ones in the workspace).
+    pub read: Vec<PathBuf>,
+    /// Environment variables it sees (their values from the run's environment).
+    pub env: Vec<String>,
+    /// The component, once the table's components are loaded.
+    pub loaded: Option<Arc<HookComponent>>,
+}
+
+impl HookEntry {
+    /// What the hook is called in items, traces and messages: its command, or its
+    /// component's file name.
+    pub fn name(&self) -> String {
+        match &self.kind {
+            HookKind::Command(command) => command.clone(),
+            HookKind::Component(c) => c.path.file_name().map_or_else(
+                || c.path.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            ),
+        }
+    }
+
+    /// Whether two entries run the same thing (Claude Code runs identical handlers once).
+    fn same_as(&self, other: &Self) -> bool {
+        match (&self.kind, &other.kind) {
+            (HookKind::Command(a), HookKind::Command(b)) => a == b,
+            (HookKind::Component(a), HookKind::Component(b)) => {
+                a.path == b.path && a.settings == b.settings
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Hooks of one event that share a matcher.
 #[derive(Debug, Clone)]
 pub struct HookGroup {
     /// Which tool names it applies to (anchored); `None`: all.
     pub matcher: Option<Regex>,
     /// Its hooks, in order.
-    pub hooks: Vec<CommandHook>,
+    pub hooks: Vec<HookEntry>,
 }
 
 impl HookGroup {
@@ -83,7 +112,7 @@ impl HookGroup {
 /// Every configured hook, by event.
 #[derive(Debug, Clone, Default)]
 pub struct HookTable {
-    events: Vec<(String, Vec<HookGroup>)>,
+    events: Vec<(HookEvent, Vec<HookGroup>)>,
 }
 
 impl HookTable {
@@ -99,13 +128,14 @@ impl HookTable {
             return Err(bad("hooks", "must be a map of event names"));
         };
         let mut table = Self::default();
-        for (event, groups) in events {
-            if !EVENTS.contains(&event.as_str()) {
+        for (name, groups) in events {
+            let Some(event) = HookEvent::parse(name) else {
+                let names: Vec<_> = HookEvent::ALL.iter().map(|e| e.name()).collect();
                 return Err(bad(
-                    &format!("hooks.{event}"),
-                    &format!("unknown event; the events are {}", EVENTS.join(", ")),
+                    &format!("hooks.{name}"),
+                    &format!("unknown event; the events are {}", names.join(", ")),
                 ));
-            }
+            };
             let Value::Array(groups) = groups else {
                 return Err(bad(&format!("hooks.{event}"), "must be a list of groups"));
             };
@@ -114,7 +144,7 @@ impl HookTable {
                 let at = format!("hooks.{event}[{i}]");
                 parsed.push(parse_group(group, &at, source).map_err(|why| bad(&at, &why))?);
             }
-            table.events.push((event.clone(), parsed));
+            table.events.push((event, parsed));
         }
         Ok(table)
     }
@@ -130,31 +160,88 @@ impl HookTable {
         self
     }
 
-    /// The hooks of `event` that apply to a call of `tool`, in configuration order (each
-    /// command once, as Claude Code runs identical handlers once).
-    pub fn for_call(&self, event: &str, tool: &str) -> Vec<&CommandHook> {
-        let mut hooks: Vec<&CommandHook> = Vec::new();
-        for group in self.groups(event).filter(|g| g.matches(tool)) {
-            for hook in &group.hooks {
-                if !hooks.iter().any(|h| h.command == hook.command) {
-                    hooks.push(hook);
-                }
+    /// The hooks of `event` whose matcher takes `subject` (a call's tool, a session's
+    /// source, a child's agent type), or of every group when there is no subject (an event
+    /// Claude Code gives no matcher to), in configuration order; each command once, as
+    /// Claude Code runs identical handlers once.
+    pub fn matching(&self, event: HookEvent, subject: Option<&str>) -> Vec<&HookEntry> {
+        let mut hooks: Vec<&HookEntry> = Vec::new();
+        let groups = self
+            .groups(event)
+            .filter(|g| subject.is_none_or(|s| g.matches(s)));
+        for hook in groups.flat_map(|g| &g.hooks) {
+            if !hooks.iter().any(|h| h.same_as(hook)) {
+                hooks.push(hook);
             }
         }
         hooks
     }
 
-    /// The hooks of `event`, an event Claude Code gives no matcher to (`UserPromptSubmit`,
-    /// `Stop`) or one whose matcher wonopcode cannot match yet (`SubagentStop`'s agent type):
-    /// every group's, in configuration order, each command once.
-    pub fn for_event(&self, event: &str) -> Vec<&CommandHook> {
-        let mut hooks: Vec<&CommandHook> = Vec::new();
-        for hook in self.groups(event).flat_map(|g| &g.hooks) {
-            if !hooks.iter().any(|h| h.command == hook.command) {
-                hooks.push(hook);
-            }
+    /// Whether a component hook is configured (so an engine is needed).
+    pub fn has_components(&self) -> bool {
+        self.entries()
+            .any(|h| matches!(h.kind, HookKind::Component(_)))
+    }
+
+    /// Reads, compiles and links every component hook; `workspace` is where relative
+    /// paths start, `env` where granted variables' values come from. Entries of the same
+    /// component with the same settings and grants (one policy configured for several
+    /// events) share one instance, so what it saw at one event it knows at the next. A
+    /// component that cannot load is an error naming its file and where it is configured.
+    pub fn load_components(
+        &mut self,
+        engine: &Arc<WasmEngine>,
+        workspace: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), HookError> {
+        let mut loaded: Vec<(PathBuf, String, HookGrants, Arc<HookComponent>)> = Vec::new();
+        let entries = self
+            .events
+            .iter_mut()
+            .flat_map(|(_, groups)| groups.iter_mut())
+            .flat_map(|g| g.hooks.iter_mut());
+        for entry in entries {
+            let HookKind::Component(c) = &mut entry.kind else {
+                continue;
+            };
+            let grants = HookGrants {
+                read: c.read.iter().map(|d| workspace.join(d)).collect(),
+                env: c
+                    .env
+                    .iter()
+                    .filter_map(|name| env(name).map(|value| (name.clone(), value)))
+                    .collect(),
+            };
+            let path = workspace.join(&c.path);
+            let settings = c.settings.to_string();
+            let same = loaded
+                .iter()
+                .find(|(p, s, g, _)| *p == path && *s == settings && *g == grants);
+            let component = match same {
+                Some((.., component)) => component.clone(),
+                None => {
+                    let component =
+                        HookComponent::load(engine, &path, settings.clone(), grants.clone())
+                            .map_err(|e| HookError::Component {
+                                file: entry.source.clone(),
+                                why: e.to_string(),
+                            })?;
+                    let component = Arc::new(component);
+                    loaded.push((path.clone(), settings, grants, component.clone()));
+                    component
+                }
+            };
+            c.path = path;
+            c.loaded = Some(component);
         }
-        hooks
+        Ok(())
+    }
+
+    fn entries(&self) -> impl Iterator<Item = &HookEntry> {
+        self.events
+            .iter()
+            .flat_map(|(_, groups)| groups)
+            .flat_map(|g| &g.hooks)
     }
 
     /// Whether no hook is configured.
@@ -165,20 +252,18 @@ impl HookTable {
     }
 
     /// The events with hooks this version does not run yet.
-    pub fn not_run(&self) -> Vec<&str> {
+    pub fn not_run(&self) -> Vec<HookEvent> {
         self.events
             .iter()
-            .filter(|(event, groups)| {
-                !RUN_EVENTS.contains(&event.as_str()) && groups.iter().any(|g| !g.hooks.is_empty())
-            })
-            .map(|(event, _)| event.as_str())
+            .filter(|(event, groups)| !event.runs() && groups.iter().any(|g| !g.hooks.is_empty()))
+            .map(|(event, _)| *event)
             .collect()
     }
 
-    fn groups(&self, event: &str) -> impl Iterator<Item = &HookGroup> {
+    fn groups(&self, event: HookEvent) -> impl Iterator<Item = &HookGroup> {
         self.events
             .iter()
-            .filter(move |(e, _)| e == event)
+            .filter(move |(e, _)| *e == event)
             .flat_map(|(_, groups)| groups)
     }
 }
@@ -216,25 +301,29 @@ fn parse_group(group: &Value, at: &str, source: &str) -> Result<HookGroup, Strin
     Ok(HookGroup { matcher, hooks })
 }
 
-/// One `{type: command, command, timeout}` hook.
-fn parse_hook(hook: &Value, source: &str) -> Result<CommandHook, String> {
+/// One `{type: command, command}` or `{type: component, component, settings, grants}`
+/// hook, with its `timeout` and `failure`.
+fn parse_hook(hook: &Value, source: &str) -> Result<HookEntry, String> {
     let Value::Object(fields) = hook else {
         return Err("must be a map with `type` and `command`".to_owned());
     };
-    match fields.get("type").and_then(Value::as_str) {
-        Some("command") => {}
+    let kind = match fields.get("type").and_then(Value::as_str) {
+        Some("command") => HookKind::Command(
+            fields
+                .get("command")
+                .and_then(Value::as_str)
+                .filter(|c| !c.trim().is_empty())
+                .ok_or("`command` (a non-empty string) is required")?
+                .to_owned(),
+        ),
+        Some("component") => HookKind::Component(parse_component(fields, source)?),
         Some(other) => {
             return Err(format!(
-                "type `{other}` is not supported; wonopcode runs `command` hooks"
+                "type `{other}` is not supported; wonopcode runs `command` and `component` hooks"
             ));
         }
-        None => return Err("`type` is required (`command`)".to_owned()),
-    }
-    let command = fields
-        .get("command")
-        .and_then(Value::as_str)
-        .filter(|c| !c.trim().is_empty())
-        .ok_or("`command` (a non-empty string) is required")?;
+        None => return Err("`type` is required (`command` or `component`)".to_owned()),
+    };
     let timeout = match fields.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
         Some(t) => t
@@ -251,12 +340,75 @@ fn parse_hook(hook: &Value, source: &str) -> Result<CommandHook, String> {
             return Err(format!("failure `{other}` is not `open` or `closed`"));
         }
     };
-    Ok(CommandHook {
-        command: command.to_owned(),
+    Ok(HookEntry {
+        kind,
         timeout,
         failure,
         source: source.to_owned(),
     })
+}
+
+/// A component hook's fields: `component` (its file, relative to the configuring file's
+/// directory), `settings`, and `grants: {read: [dirs], env: [names]}`.
+fn parse_component(
+    fields: &serde_json::Map<String, Value>,
+    source: &str,
+) -> Result<ComponentHook, String> {
+    let file = fields
+        .get("component")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+        .ok_or("`component` (the path of a .wasm file) is required")?;
+    let path = expand_home(file);
+    // Relative to the configuring file's directory, made absolute now: the run may work
+    // in another directory than the one the file was named from.
+    let file_dir = Path::new(source)
+        .is_file()
+        .then(|| Path::new(source).parent().map(std::path::absolute))
+        .flatten()
+        .and_then(Result::ok);
+    let path = match file_dir {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path,
+    };
+    let strings = |key: &str| -> Result<Vec<String>, String> {
+        match fields.get("grants").and_then(|g| g.get(key)) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(list)) => list
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or(format!("`grants.{key}` must be a list of strings")),
+            Some(_) => Err(format!("`grants.{key}` must be a list of strings")),
+        }
+    };
+    if let Some(Value::Object(grants)) = fields.get("grants")
+        && let Some(other) = grants
+            .keys()
+            .find(|k| !["read", "env"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "`grants.{other}` is not a grant; a component hook may be granted `read` and `env`"
+        ));
+    }
+    Ok(ComponentHook {
+        path,
+        settings: fields.get("settings").cloned().unwrap_or(Value::Null),
+        read: strings("read")?
+            .into_iter()
+            .map(|d| expand_home(&d))
+            .collect(),
+        env: strings("env")?,
+        loaded: None,
+    })
+}
+
+/// `path` with a leading `~/` read as the user's home.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), dirs::home_dir()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(path),
+    }
 }
 
 #[cfg(test)]
@@ -277,9 +429,9 @@ mod tests {
         let table = HookTable::parse(&value, ".claude/settings.json").unwrap();
         let names = |tool: &str| -> Vec<String> {
             table
-                .for_call("PreToolUse", tool)
+                .matching(HookEvent::PreToolUse, Some(tool))
                 .iter()
-                .map(|h| h.command.clone())
+                .map(|h| h.name())
                 .collect()
         };
         assert_eq!(names("bash"), ["./check.sh", "./log.sh"]);
@@ -287,10 +439,10 @@ mod tests {
         // Anchored: `Bash` does not match `bash_extra`.
         assert_eq!(names("bash_extra"), ["./log.sh", "./check.sh"]);
         assert_eq!(
-            table.for_call("PreToolUse", "bash")[0].timeout,
+            table.matching(HookEvent::PreToolUse, Some("bash"))[0].timeout,
             Duration::from_secs(5)
         );
-        assert_eq!(table.not_run(), ["SessionEnd"]);
+        assert_eq!(table.not_run(), [HookEvent::SessionEnd]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! A new guest project, ready to build: a template for its language (`templates/` in the
-//! repository, embedded) with a copy of the host's WIT, so the project builds anywhere,
-//! outside this repository too. It never writes into a directory that has files.
+//! A new guest project, ready to build: an agent loop or a hook, from a template for its
+//! language (`templates/` in the repository, embedded) with a copy of the host's WIT for
+//! its world, so the project builds anywhere, outside this repository too. It never writes
+//! into a directory that has files.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,15 @@ pub enum GuestLanguage {
     Python,
     /// A JavaScript module built with ComponentizeJS.
     Js,
+}
+
+/// What a guest project builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestKind {
+    /// An agent loop, of the `wonopcode:agent-loop` world.
+    Loop,
+    /// A hook, of the `wonopcode:hooks` world.
+    Hook,
 }
 
 /// A project written by [`create`]: how to build it, and the component it builds.
@@ -52,6 +62,9 @@ const WIT: &[(&str, &str)] = &[
     ("world.wit", include_str!("../../../wit/world.wit")),
 ];
 
+/// The hook world's WIT package.
+const HOOK_WIT: &[(&str, &str)] = &[("hooks.wit", include_str!("../../../wit/hooks/hooks.wit"))];
+
 const RUST: &[(&str, &str)] = &[
     (
         "Cargo.toml",
@@ -84,6 +97,47 @@ const JS: &[(&str, &str)] = &[
     ),
 ];
 
+const HOOK_RUST: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        include_str!("../../../templates/hook-rust/Cargo.toml"),
+    ),
+    (
+        "src/lib.rs",
+        include_str!("../../../templates/hook-rust/src/lib.rs"),
+    ),
+];
+
+const HOOK_PYTHON: &[(&str, &str)] = &[
+    (
+        "app.py",
+        include_str!("../../../templates/hook-python/app.py"),
+    ),
+    (
+        "requirements.txt",
+        include_str!("../../../templates/hook-python/requirements.txt"),
+    ),
+    (
+        "build.sh",
+        include_str!("../../../templates/hook-python/build.sh"),
+    ),
+];
+
+const HOOK_JS: &[(&str, &str)] = &[
+    (
+        "hook.js",
+        include_str!("../../../templates/hook-js/hook.js"),
+    ),
+    (
+        "build.mjs",
+        include_str!("../../../templates/hook-js/build.mjs"),
+    ),
+    (
+        "package.json",
+        include_str!("../../../templates/hook-js/package.json"),
+    ),
+];
+
 /// A name a guest can have: lower-case ASCII letters, digits and dashes, starting with a
 /// letter (it becomes a crate, a file and a loop name).
 fn valid_name(name: &str) -> bool {
@@ -93,10 +147,14 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-/// Writes a `language` guest project into `dir`, named after the directory. A name that
-/// cannot be a guest's, or a directory with files in it, is refused before anything is
-/// written.
-pub fn create(dir: &Path, language: GuestLanguage) -> Result<GuestProject, SessionError> {
+/// Writes a `language` guest project of `kind` into `dir`, named after the directory. A
+/// name that cannot be a guest's, or a directory with files in it, is refused before
+/// anything is written.
+pub fn create(
+    dir: &Path,
+    language: GuestLanguage,
+    kind: GuestKind,
+) -> Result<GuestProject, SessionError> {
     let name = dir
         .file_name()
         .and_then(|n| n.to_str())
@@ -118,10 +176,13 @@ pub fn create(dir: &Path, language: GuestLanguage) -> Result<GuestProject, Sessi
             dir.display()
         )));
     }
-    let files = match language {
-        GuestLanguage::Rust => RUST,
-        GuestLanguage::Python => PYTHON,
-        GuestLanguage::Js => JS,
+    let (files, wit) = match (kind, language) {
+        (GuestKind::Loop, GuestLanguage::Rust) => (RUST, WIT),
+        (GuestKind::Loop, GuestLanguage::Python) => (PYTHON, WIT),
+        (GuestKind::Loop, GuestLanguage::Js) => (JS, WIT),
+        (GuestKind::Hook, GuestLanguage::Rust) => (HOOK_RUST, HOOK_WIT),
+        (GuestKind::Hook, GuestLanguage::Python) => (HOOK_PYTHON, HOOK_WIT),
+        (GuestKind::Hook, GuestLanguage::Js) => (HOOK_JS, HOOK_WIT),
     };
     let crate_name = name.replace('-', "_");
     for (rel, text) in files {
@@ -130,7 +191,7 @@ pub fn create(dir: &Path, language: GuestLanguage) -> Result<GuestProject, Sessi
             .replace("{{crate}}", &crate_name);
         write(&dir.join(rel), &text)?;
     }
-    for (rel, text) in WIT {
+    for (rel, text) in wit {
         write(&dir.join("wit").join(rel), text)?;
     }
     let (build, component) = match language {
@@ -152,7 +213,10 @@ pub fn create(dir: &Path, language: GuestLanguage) -> Result<GuestProject, Sessi
     write(&dir.join(".gitignore"), ignored)?;
     write(
         &dir.join("README.md"),
-        &readme(&name, language, build, &component),
+        &match kind {
+            GuestKind::Loop => readme(&name, language, build, &component),
+            GuestKind::Hook => hook_readme(&name, language, build, &component),
+        },
     )?;
     Ok(GuestProject {
         build: build.to_owned(),
@@ -176,6 +240,27 @@ A wonopcode agent loop written in {language}: a WebAssembly component of the wor
 ## Run\n\n```sh\nwonopcode --agent-loop {component} \"Say hello\"\n```\n\n\
 To run it by name, put it in a directory given with `--loops-dir`, or list it in a\n\
 `registry.yaml` (see wonopcode's `docs/guest-authoring.md`).\n"
+    )
+}
+
+/// A hook project's README: what it is, how to build it, and a hook entry that uses it.
+fn hook_readme(name: &str, language: GuestLanguage, build: &str, component: &str) -> String {
+    let (language, source) = match language {
+        GuestLanguage::Rust => ("Rust", "src/lib.rs"),
+        GuestLanguage::Python => ("Python", "app.py"),
+        GuestLanguage::Js => ("JavaScript", "hook.js"),
+    };
+    format!(
+        "# {name}\n\n\
+A wonopcode hook written in {language}: a WebAssembly component of the world\n\
+`wonopcode:hooks` (its WIT is in `wit/`). The hook is in `{source}`: before a `bash` call\n\
+it refuses commands containing a phrase of its settings' `deny` list.\n\n\
+## Build\n\n```sh\n{build}\n```\n\nThe component is `{component}`.\n\n\
+## Use\n\nIn wonopcode's config file (a relative `component` is relative to that file):\n\n\
+```yaml\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: component\n\
+          component: {component}\n          settings: {{deny: [\"rm -rf\", \"git push --force\"]}}\n```\n\n\
+The hook gets no files, network or environment unless the entry grants them\n\
+(`grants: {{read: [DIR], env: [NAME]}}`); see wonopcode's `docs/hooks.md`.\n"
     )
 }
 
@@ -216,8 +301,18 @@ mod tests {
     }
 
     #[test]
+    fn the_embedded_hook_wit_is_the_hook_package() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../wit/hooks");
+        let on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(on_disk, ["hooks.wit"]);
+    }
+
+    #[test]
     fn every_template_file_names_the_guest() {
-        for files in [RUST, PYTHON, JS] {
+        for files in [RUST, PYTHON, JS, HOOK_RUST, HOOK_PYTHON, HOOK_JS] {
             assert!(files.iter().any(|(_, text)| text.contains("{{name}}")));
         }
     }

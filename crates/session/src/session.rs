@@ -18,7 +18,7 @@ use wonopcode_agent_loop::{
     Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
     ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_hooks::{CommandHooks, HookEnv};
+use wonopcode_hooks::{ConfiguredHooks, HookEnv, HookEvent};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -332,7 +332,14 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
-        loop_config.hooks = run_hooks(&config, &root, &command_env, &sandbox, &mut notices)?;
+        loop_config.hooks = run_hooks(
+            &config,
+            &root,
+            &command_env,
+            &sandbox,
+            self.cache,
+            &mut notices,
+        )?;
         let instructions = if self.project_instructions {
             ProjectInstructions::find(&root)
         } else {
@@ -441,13 +448,7 @@ impl SessionBuilder {
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
         if let Some(hooks) = loop_config.hooks.clone() {
-            let root_path = ContextPath::root();
-            let site = HookSite {
-                context: &root_path,
-                events: &events,
-                session_id: &session_id,
-                cwd: &root,
-            };
+            let site = HookSite::new(&events, &session_id, &root);
             let source = if messages.is_empty() {
                 "startup"
             } else {
@@ -590,13 +591,15 @@ fn open_history(
 }
 
 /// The run's hooks (the config file's, then Claude Code's settings files'), run in the
-/// workspace with the commands' environment and sandbox; `None` when there are none. Events
+/// workspace with the commands' environment and sandbox, their components compiled through
+/// the cache; `None` when there are none. Events
 /// this version does not run hooks on yet are named in a notice.
 fn run_hooks(
     config: &Config,
     root: &Path,
     command_env: &Arc<BTreeMap<String, String>>,
     sandbox: &Arc<Sandbox>,
+    cache: Option<CachePolicy>,
     notices: &mut Vec<String>,
 ) -> Result<Option<SharedHooks>, SessionError> {
     let file = config
@@ -604,7 +607,7 @@ fn run_hooks(
         .as_ref()
         .map_or_else(|| "the config file".to_owned(), |f| f.display().to_string());
     let configured = config.hooks.as_ref().map(|h| (h, file.as_str()));
-    let table = wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref())
+    let mut table = wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref())
         .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
     if table.is_empty() {
         return Ok(None);
@@ -613,16 +616,26 @@ fn run_hooks(
     if !not_run.is_empty() {
         notices.push(format!(
             "hooks for {} are read but not run by this version, which runs {} hooks",
-            not_run.join(", "),
-            wonopcode_hooks::RUN_EVENTS.join(" and ")
+            names(not_run.into_iter()),
+            names(HookEvent::ALL.into_iter().filter(|e| e.runs()))
         ));
+    }
+    fn names(events: impl Iterator<Item = HookEvent>) -> String {
+        events.map(HookEvent::name).collect::<Vec<_>>().join(", ")
     }
     let env = HookEnv {
         workspace: root.to_path_buf(),
         env: Some(command_env.clone()),
         sandbox: Some(sandbox.clone()),
     };
-    Ok(Some(Arc::new(CommandHooks::new(table, env))))
+    if table.has_components() {
+        let engine = loops::engine(cache)?;
+        let vars = |name: &str| command_env.get(name).cloned();
+        table
+            .load_components(&engine, root, &vars)
+            .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
+    }
+    Ok(Some(Arc::new(ConfiguredHooks::new(table, env))))
 }
 
 /// The native loop's delegation tools (`spawn_agent` and the rest), for the agents `agents`

@@ -21,6 +21,7 @@ pub mod error;
 mod file_changes;
 mod frame;
 pub mod grants;
+pub mod hook;
 mod host;
 pub mod limits;
 pub mod loader;

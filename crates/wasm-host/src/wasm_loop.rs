@@ -528,7 +528,7 @@ fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
 }
 
 /// The first line of a trap, with the guest's backtrace left to the debug log.
-fn trap_line(error: &wasmtime::Error) -> String {
+pub(crate) fn trap_line(error: &wasmtime::Error) -> String {
     let trap = error
         .chain()
         .find_map(|e| e.downcast_ref::<wasmtime::Trap>());
