@@ -474,3 +474,79 @@ fn the_examples_policy_component_refuses_rm_and_sends_the_first_done_back() {
         "usage: sh greet.sh [NAME]\n"
     );
 }
+
+/// A `PermissionRequest` hook that approves `echo` commands and refuses the rest.
+const APPROVE: &str = r#"import json, sys
+data = json.load(sys.stdin)
+command = data["tool_input"]["command"]
+if command.startswith("echo "):
+    decision = {"behavior": "allow"}
+else:
+    decision = {"behavior": "deny", "message": "only echo is approved here"}
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}))
+"#;
+
+#[test]
+fn permission_request_and_ask_hooks_answer_for_the_person_and_the_session_end_is_heard() {
+    let s = Scratch::new();
+    s.file("secret.txt", "s3cret\n");
+    s.file(".claude/hooks/approve.py", APPROVE);
+    s.file(
+        ".claude/settings.json",
+        r#"{"hooks": {
+          "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 .claude/hooks/approve.py"}]}],
+          "PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
+            "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"ask\", \"permissionDecisionReason\": \"secrets need a person\"}}'"}]}],
+          "SessionEnd": [{"hooks": [{"type": "command", "command": "cat > ended.json"}]}]
+        }}"#,
+    );
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("b1", "bash", r#"{"command": "echo approved > a.txt"}"#),
+            calling("b2", "bash", r#"{"command": "touch b.txt"}"#),
+            calling("r1", "read", r#"{"path": "secret.txt"}"#),
+            vec![text("Done."), done("end_turn")],
+        ],
+    );
+    // No --yes and no terminal: nobody can be asked, so only a hook can approve.
+    let out = wonopcode()
+        .env("HOME", s.outside("home"))
+        .args(["--json", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Go.")
+        .output()
+        .unwrap();
+    // The read the hook wanted asked is the one call nobody could approve (exit 6).
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 tool call(s) needed approval"));
+    let events = events(&out);
+    let decision = |id: &str| hook_items(&events, id)[0]["item"]["decision"].clone();
+    assert_eq!(decision("b1"), "allow");
+    assert_eq!(call_item(&events, "b1")["status"], "completed");
+    assert!(s.ws().join("a.txt").is_file());
+    assert_eq!(decision("b2"), "deny");
+    let refused = call_item(&events, "b2");
+    assert!(
+        refused["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("only echo is approved here")),
+        "{refused}"
+    );
+    assert!(!s.ws().join("b.txt").exists());
+    // `ask` on a read the rules allow: put to the person, and nobody is there.
+    assert_eq!(decision("r1"), "ask");
+    let read = call_item(&events, "r1");
+    assert!(
+        read["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("nobody can be asked")),
+        "{read}"
+    );
+    let ended: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.ws().join("ended.json")).unwrap()).unwrap();
+    assert_eq!(ended["hook_event_name"], "SessionEnd");
+    assert_eq!(ended["reason"], "other");
+}

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::LoopConfig;
 use crate::assemble::stream_request;
 use crate::event::{Emitter, EventKind, Item, ItemDetails, NullSink};
+use crate::hook::{HookSite, TurnEvent};
 use crate::message::{Message, Part, Role};
 use crate::model::{ModelRequest, SharedModel};
 use crate::usage::Usage;
@@ -132,6 +133,12 @@ pub struct Compactor<'a> {
     pub events: &'a Emitter,
     /// Cancels the summary request.
     pub cancel: &'a CancellationToken,
+    /// The session, for the `PreCompact` hooks.
+    pub session_id: &'a str,
+    /// The workspace, for the `PreCompact` hooks.
+    pub cwd: &'a std::path::Path,
+    /// Why it compacts: `manual` or `auto` (`TurnEvent::Compacting`).
+    pub trigger: &'a str,
 }
 
 impl Compactor<'_> {
@@ -155,6 +162,14 @@ impl Compactor<'_> {
         let before = estimate_tokens(system, messages);
         if !force && !cfg.needs_compaction(before, messages.len(), window) {
             return false;
+        }
+        if let Some(hooks) = &self.config.hooks {
+            let site = HookSite::new(self.events, self.session_id, self.cwd);
+            let event = TurnEvent::Compacting {
+                trigger: self.trigger,
+            };
+            // An observer: what it answers does not stop the compaction.
+            hooks.turn_event(&site, event).await;
         }
         let freed = cfg.prune_tool_outputs(messages);
         let mut strategy = "prune_tool_outputs";

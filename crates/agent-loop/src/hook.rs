@@ -1,5 +1,6 @@
-//! Hooks: the user's own code at fixed points of a run — when a prompt is submitted, before
-//! a tool call runs, after it ran, when a turn would stop. The run asks them there, in every
+//! Hooks: the user's own code at fixed points of a run — when a session or a child starts,
+//! a prompt is submitted, before a tool call runs (and when it waits for approval), after it
+//! ran, before the history is compacted, when a turn would stop, when the session ends. The run asks them there, in every
 //! context of the tree and whichever loop drives it (the turn and the tool round are the
 //! run's, so a guest's calls and a child's pass the same places). What
 //! a hook is (a command, a component) and how hooks are matched and combined belongs to the
@@ -55,6 +56,9 @@ pub struct PreToolUse {
 pub enum HookDecision {
     /// Run it without asking anyone; the user's deny rules still hold.
     Allow,
+    /// Ask the person before it runs, even where the rules would allow it (`PreToolUse`
+    /// only); what the rules deny stays denied.
+    Ask,
     /// Do not run it; the model is told why.
     Deny(String),
 }
@@ -88,6 +92,17 @@ pub enum TurnEvent<'a> {
         /// The prompt as given.
         prompt: &'a str,
     },
+    /// The context's history is about to be compacted (`PreCompact`).
+    Compacting {
+        /// `manual` (the person asked, `/compact`) or `auto` (the history outgrew the
+        /// threshold or the model's window, or a loop asked).
+        trigger: &'a str,
+    },
+    /// The session ends (`SessionEnd`), at the root, after its last turn.
+    SessionEnded {
+        /// Why: `prompt_input_exit` (the person left the REPL) or `other`.
+        reason: &'a str,
+    },
     /// The context's turn answered (`Stop` at the root, `SubagentStop` in a child).
     Stopped {
         /// The answer.
@@ -117,6 +132,12 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     /// Asked before `call` runs (and before anyone is asked to approve it).
     async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse;
 
+    /// Asked when `call` would wait for a person's approval (`PermissionRequest`): `Allow`
+    /// approves it for them, `Deny` refuses it, `None` asks them as usual.
+    async fn permission_request(&self, _site: &HookSite<'_>, _call: &Call) -> Option<HookDecision> {
+        None
+    }
+
     /// Asked after `call` ran, with what it answered.
     async fn post_tool_use(
         &self,
@@ -136,35 +157,211 @@ pub const MAX_STOP_BLOCKS: usize = 3;
 /// The hooks a run (and every context under it) asks.
 pub type SharedHooks = Arc<dyn Hooks>;
 
-/// The permission gate of a call a hook allowed: nobody is asked, but what the user's rules
-/// deny stays denied.
-pub struct HookAllowed<'a>(pub &'a dyn PermissionGate);
+/// The permission gate of one call as its hooks leave it: a `PreToolUse` allow spares the
+/// person the question, an ask puts it to them where the rules would allow, and where a
+/// person would be asked the `PermissionRequest` hooks may answer first. What the user's
+/// rules deny stays denied whatever a hook says.
+pub struct HookedGate<'a> {
+    /// The run's gate.
+    pub gate: &'a dyn PermissionGate,
+    /// What the `PreToolUse` hooks decided (`Allow` or `Ask`; a denial never gets here).
+    pub decision: Option<&'a HookDecision>,
+    /// The hooks to ask at a `PermissionRequest`, where they fire, and about which call.
+    pub hooks: Option<(&'a dyn Hooks, HookSite<'a>, &'a Call)>,
+}
 
 #[async_trait]
-impl PermissionGate for HookAllowed<'_> {
+impl PermissionGate for HookedGate<'_> {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
-        match self.0.status(request) {
-            PermissionStatus::Denied => self.0.decide(request).await,
-            PermissionStatus::Allowed | PermissionStatus::NeedsApproval => {
-                PermissionDecision::Allow
+        let status = self.gate.status(request);
+        let ask = matches!(self.decision, Some(HookDecision::Ask));
+        match status {
+            PermissionStatus::Denied => return self.gate.decide(request).await,
+            _ if matches!(self.decision, Some(HookDecision::Allow)) => {
+                return PermissionDecision::Allow;
             }
+            PermissionStatus::Allowed if !ask => return PermissionDecision::Allow,
+            PermissionStatus::Allowed | PermissionStatus::NeedsApproval => {}
+        }
+        // A person would be asked: the `PermissionRequest` hooks may answer for them.
+        if let Some((hooks, site, call)) = &self.hooks {
+            match hooks.permission_request(site, call).await {
+                Some(HookDecision::Allow) => return PermissionDecision::Allow,
+                Some(HookDecision::Deny(why)) => return PermissionDecision::Deny(why),
+                Some(HookDecision::Ask) | None => {}
+            }
+        }
+        if ask {
+            self.gate.ask(request).await
+        } else {
+            self.gate.decide(request).await
         }
     }
 
     fn status(&self, request: &PermissionRequest) -> PermissionStatus {
-        match self.0.status(request) {
-            PermissionStatus::Denied => PermissionStatus::Denied,
-            PermissionStatus::Allowed | PermissionStatus::NeedsApproval => {
-                PermissionStatus::Allowed
-            }
+        match (self.gate.status(request), self.decision) {
+            (PermissionStatus::Denied, _) => PermissionStatus::Denied,
+            (_, Some(HookDecision::Allow)) => PermissionStatus::Allowed,
+            (_, Some(HookDecision::Ask)) => PermissionStatus::NeedsApproval,
+            (status, _) => status,
         }
     }
 
+    async fn ask(&self, request: &PermissionRequest) -> PermissionDecision {
+        self.gate.ask(request).await
+    }
+
     async fn escalate(&self, tool: &str, subject: &str, blocked: &str) -> bool {
-        self.0.escalate(tool, subject, blocked).await
+        self.gate.escalate(tool, subject, blocked).await
     }
 
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
-        self.0.confirm_repetition(tool, count).await
+        self.gate.confirm_repetition(tool, count).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::event::NullSink;
+    use crate::tool::ToolKind;
+
+    /// A gate with fixed rules that records whether it decided or asked.
+    struct Rules {
+        status: PermissionStatus,
+        calls: Mutex<Vec<&'static str>>,
+    }
+
+    #[async_trait]
+    impl PermissionGate for Rules {
+        async fn decide(&self, _request: &PermissionRequest) -> PermissionDecision {
+            self.calls.lock().unwrap().push("decide");
+            match self.status {
+                PermissionStatus::Denied => PermissionDecision::Deny("a rule".into()),
+                _ => PermissionDecision::Allow,
+            }
+        }
+
+        fn status(&self, _request: &PermissionRequest) -> PermissionStatus {
+            self.status
+        }
+
+        async fn ask(&self, _request: &PermissionRequest) -> PermissionDecision {
+            self.calls.lock().unwrap().push("ask");
+            PermissionDecision::Deny("the person said no".into())
+        }
+    }
+
+    /// Hooks whose `PermissionRequest` answer is fixed.
+    #[derive(Debug)]
+    struct Approver(Option<HookDecision>);
+
+    #[async_trait]
+    impl Hooks for Approver {
+        async fn pre_tool_use(&self, _site: &HookSite<'_>, _call: &Call) -> PreToolUse {
+            PreToolUse::default()
+        }
+        async fn permission_request(
+            &self,
+            _site: &HookSite<'_>,
+            _call: &Call,
+        ) -> Option<HookDecision> {
+            self.0.clone()
+        }
+        async fn post_tool_use(
+            &self,
+            _site: &HookSite<'_>,
+            _call: &Call,
+            _output: &str,
+            _is_error: bool,
+        ) -> PostToolUse {
+            PostToolUse::default()
+        }
+        async fn turn_event(&self, _site: &HookSite<'_>, _event: TurnEvent<'_>) -> TurnAnswer {
+            TurnAnswer::default()
+        }
+    }
+
+    /// What the gate decides for rules saying `status`, a `PreToolUse` decision, and a
+    /// `PermissionRequest` answer; and what it asked the rules.
+    async fn decided(
+        status: PermissionStatus,
+        decision: Option<HookDecision>,
+        approver: Option<HookDecision>,
+    ) -> (PermissionDecision, Vec<&'static str>) {
+        let rules = Rules {
+            status,
+            calls: Mutex::new(Vec::new()),
+        };
+        let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
+        let site = HookSite::new(&events, "s", Path::new("/"));
+        let call = Call {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        };
+        let hooks = Approver(approver);
+        let gate = HookedGate {
+            gate: &rules,
+            decision: decision.as_ref(),
+            hooks: Some((&hooks, site, &call)),
+        };
+        let request = PermissionRequest {
+            tool: "bash".into(),
+            kind: ToolKind::Mutating,
+            subject: Some("ls".into()),
+            preview: None,
+        };
+        let said = gate.decide(&request).await;
+        let calls = rules.calls.lock().unwrap().clone();
+        (said, calls)
+    }
+
+    #[tokio::test]
+    async fn a_hook_answers_for_the_person_but_never_over_a_deny_rule() {
+        use PermissionDecision as D;
+        use PermissionStatus as S;
+        let allow = Some(HookDecision::Allow);
+        let deny = Some(HookDecision::Deny("not today".into()));
+        let ask = Some(HookDecision::Ask);
+        // `PermissionRequest` hooks answer only where a person would be asked.
+        assert_eq!(
+            decided(S::NeedsApproval, None, allow.clone()).await,
+            (D::Allow, vec![])
+        );
+        assert_eq!(
+            decided(S::NeedsApproval, None, deny.clone()).await,
+            (D::Deny("not today".into()), vec![])
+        );
+        assert_eq!(
+            decided(S::NeedsApproval, None, None).await,
+            (D::Allow, vec!["decide"])
+        );
+        assert_eq!(
+            decided(S::Allowed, None, deny.clone()).await,
+            (D::Allow, vec![])
+        );
+        // A `PreToolUse` allow spares the question; an ask puts it where rules allow.
+        assert_eq!(
+            decided(S::NeedsApproval, allow.clone(), None).await,
+            (D::Allow, vec![])
+        );
+        assert_eq!(
+            decided(S::Allowed, ask.clone(), None).await,
+            (D::Deny("the person said no".into()), vec!["ask"])
+        );
+        assert_eq!(
+            decided(S::Allowed, ask, allow.clone()).await,
+            (D::Allow, vec![])
+        );
+        // A deny rule stands whatever a hook says.
+        for decision in [allow.clone(), None] {
+            assert_eq!(
+                decided(S::Denied, decision, allow.clone()).await,
+                (D::Deny("a rule".into()), vec!["decide"])
+            );
+        }
     }
 }

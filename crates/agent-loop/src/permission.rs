@@ -56,6 +56,12 @@ pub trait PermissionGate: Send + Sync {
     /// What the policy says without prompting.
     fn status(&self, request: &PermissionRequest) -> PermissionStatus;
 
+    /// Asks the person even where the rules would allow the call (a hook asked for it);
+    /// what the rules deny stays denied. By default, the same as [`decide`](Self::decide).
+    async fn ask(&self, request: &PermissionRequest) -> PermissionDecision {
+        self.decide(request).await
+    }
+
     /// Asked when the sandbox stopped a call of `tool` on `subject` (`blocked` says what it
     /// denied); `true` runs that one call again outside the sandbox. Only a person can say
     /// yes: no rule and no `--yes` does.

@@ -600,6 +600,9 @@ async fn compact(
         config,
         events: &s.events,
         cancel: &s.cancel,
+        session_id: &s.session_id,
+        cwd: &s.cwd,
+        trigger: "auto",
     };
     if force {
         compactor.compact_now(messages, usage).await

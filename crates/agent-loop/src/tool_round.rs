@@ -5,7 +5,7 @@
 use tokio::sync::RwLock;
 
 use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
-use crate::hook::{HookAllowed, HookDecision, HookSite};
+use crate::hook::{HookDecision, HookSite, HookedGate};
 use crate::message::Part;
 use crate::permission::PermissionGate;
 use crate::registry::{Dispatch, ToolRegistry};
@@ -104,10 +104,16 @@ async fn run_one(
         decision = pre.decision;
     }
     let call = rewritten.as_ref().unwrap_or(call);
-    let allowing = HookAllowed(gate);
-    let gate: &dyn PermissionGate = match decision {
-        Some(HookDecision::Allow) => &allowing,
-        _ => gate,
+    let hooked = HookedGate {
+        gate,
+        decision: decision.as_ref(),
+        hooks: hooks
+            .as_ref()
+            .map(|(hooks, site)| (hooks.as_ref(), *site, call)),
+    };
+    let gate: &dyn PermissionGate = match &hooks {
+        Some(_) => &hooked,
+        None => gate,
     };
     let tool = registry.get(&call.name);
     let kind = tool.map_or(ToolKind::ReadOnly, |t| t.spec().kind);
@@ -130,8 +136,8 @@ async fn run_one(
         server,
         tool: remote,
     };
-    if let Some(HookDecision::Deny(reason)) = decision {
-        return denied_by_hook(item, item_id, &reason, emitter);
+    if let Some(HookDecision::Deny(reason)) = &decision {
+        return denied_by_hook(item, item_id, reason, emitter);
     }
     let dispatch = {
         // Hold the lock for the whole call: shared for read-only tools, exclusive otherwise.

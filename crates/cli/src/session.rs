@@ -308,6 +308,11 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         0 => code,
         signal => signal,
     };
+    let reason = match cli.stopped_by.load(Ordering::SeqCst) {
+        0 if cli.in_repl => "prompt_input_exit",
+        _ => "other",
+    };
+    cli.session.end(reason).await;
     if let Some(path) = &args.trace {
         cli.session
             .write_trace(path)

@@ -125,6 +125,17 @@ impl Answer {
             }
             return answer;
         }
+        if event == HookEvent::PermissionRequest {
+            // `hookSpecificOutput.decision: {behavior: allow|deny, message}`.
+            let decision = &specific["decision"];
+            let verdict = match decision["behavior"].as_str() {
+                Some("allow") => HookVerdict::Allow,
+                Some("deny") => HookVerdict::Deny,
+                _ => HookVerdict::None,
+            };
+            let message = decision["message"].as_str().map(cut).or(reason);
+            return Self::new(verdict, message);
+        }
         if event.gates_a_call() {
             // Claude Code's current field, then its older top-level `decision`.
             let decision =
@@ -300,6 +311,21 @@ mod tests {
             Ran::TimedOut(Duration::from_secs(1)),
         );
         assert_eq!(answer.verdict, HookVerdict::Failed);
+    }
+
+    #[test]
+    fn claude_code_answers_a_permission_request() {
+        let asked = |ran| Answer::of(HookEvent::PermissionRequest, &hook(), ran);
+        let allow = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}"#;
+        assert_eq!(asked(exited(0, allow, "")).verdict, HookVerdict::Allow);
+        let deny = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "not on Fridays"}}}"#;
+        let denied = asked(exited(0, deny, ""));
+        assert_eq!(denied.verdict, HookVerdict::Deny);
+        assert_eq!(denied.reason.as_deref(), Some("not on Fridays"));
+        assert_eq!(asked(exited(0, "", "")).verdict, HookVerdict::None);
+        assert_eq!(asked(exited(2, "", "no")).verdict, HookVerdict::Deny);
+        // Broken, it refuses the approval unless it fails open.
+        assert_eq!(asked(exited(0, "{oops", "")).verdict, HookVerdict::Deny);
     }
 
     #[test]

@@ -69,15 +69,6 @@ impl HookEvent {
         matches!(self, Self::PreToolUse | Self::PermissionRequest)
     }
 
-    /// Whether this version runs hooks of this event; the others' are read, checked and
-    /// reported as not run yet.
-    pub fn runs(self) -> bool {
-        !matches!(
-            self,
-            Self::PermissionRequest | Self::PreCompact | Self::SessionEnd
-        )
-    }
-
     /// Whether what a hook of this event prints on exit 0 (not JSON) is context for the
     /// model, as in Claude Code.
     pub fn prints_context(self) -> bool {

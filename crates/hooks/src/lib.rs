@@ -140,6 +140,29 @@ impl ConfiguredHooks {
     }
 }
 
+/// What the hooks that answered one call decided together: any denial refuses it (their
+/// reasons joined), else an ask puts it to the person, else an allow lets it run.
+fn folded(answers: &[(&HookEntry, Answer)]) -> Option<HookDecision> {
+    let denials: Vec<String> = answers
+        .iter()
+        .filter(|(_, answer)| answer.verdict == HookVerdict::Deny)
+        .map(|(hook, answer)| {
+            let why = answer.reason.as_deref().unwrap_or("no reason given");
+            format!("`{}`: {why}", hook.name())
+        })
+        .collect();
+    let said = |verdict| answers.iter().any(|(_, a)| a.verdict == verdict);
+    if !denials.is_empty() {
+        Some(HookDecision::Deny(denials.join("; ")))
+    } else if said(HookVerdict::Ask) {
+        Some(HookDecision::Ask)
+    } else if said(HookVerdict::Allow) {
+        Some(HookDecision::Allow)
+    } else {
+        None
+    }
+}
+
 /// A `hook` item for one hook that ran.
 fn report(
     site: &HookSite<'_>,
@@ -173,29 +196,25 @@ impl Hooks for ConfiguredHooks {
         let hooks = self.table.matching(event, Some(&call.name));
         let question = Question::Call { call, output: None };
         let answers = self.ask(event, hooks, site, question, input).await;
-        let mut decided = PreToolUse::default();
-        let mut denials = Vec::new();
-        for (hook, answer) in answers {
-            match answer.verdict {
-                HookVerdict::Deny => denials.push(format!(
-                    "`{}`: {}",
-                    hook.name(),
-                    answer.reason.as_deref().unwrap_or("no reason given")
-                )),
-                HookVerdict::Allow if decided.decision.is_none() => {
-                    decided.decision = Some(HookDecision::Allow);
-                }
-                _ => {}
-            }
-            // The last hook that rewrote the call wins, as the configuration orders them.
-            if answer.arguments.is_some() {
-                decided.arguments = answer.arguments;
-            }
+        // The last hook that rewrote the call wins, as the configuration orders them.
+        let arguments = answers
+            .iter()
+            .rev()
+            .find_map(|(_, answer)| answer.arguments.clone());
+        PreToolUse {
+            arguments,
+            decision: folded(&answers),
         }
-        if !denials.is_empty() {
-            decided.decision = Some(HookDecision::Deny(denials.join("; ")));
-        }
-        decided
+    }
+
+    async fn permission_request(&self, site: &HookSite<'_>, call: &Call) -> Option<HookDecision> {
+        let event = HookEvent::PermissionRequest;
+        let input = answer::tool_input(event, site, call, None);
+        let hooks = self.table.matching(event, Some(&call.name));
+        let question = Question::Call { call, output: None };
+        let answers = self.ask(event, hooks, site, question, input).await;
+        // Asking is what happens anyway when no hook decides.
+        folded(&answers).filter(|d| *d != HookDecision::Ask)
     }
 
     async fn post_tool_use(
@@ -230,7 +249,8 @@ impl Hooks for ConfiguredHooks {
     async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer {
         let again = matches!(event, TurnEvent::Stopped { again: true, .. });
         // Each point's event, what its matcher is matched against (a start's source or
-        // agent type, as Claude Code's), what it is about, and its JSON.
+        // agent type, a compaction's trigger, as Claude Code's), what it is about, and its
+        // JSON.
         let (event, matched, subject, mut input) = match event {
             TurnEvent::SessionStarted { source, model } => {
                 let mut input = answer::common_input(HookEvent::SessionStart, site);
@@ -253,6 +273,17 @@ impl Hooks for ConfiguredHooks {
                 let mut input = answer::common_input(HookEvent::UserPromptSubmit, site);
                 input["prompt"] = prompt.into();
                 (HookEvent::UserPromptSubmit, None, prompt, input)
+            }
+            TurnEvent::Compacting { trigger } => {
+                let mut input = answer::common_input(HookEvent::PreCompact, site);
+                input["trigger"] = trigger.into();
+                input["custom_instructions"] = "".into();
+                (HookEvent::PreCompact, Some(trigger), trigger, input)
+            }
+            TurnEvent::SessionEnded { reason } => {
+                let mut input = answer::common_input(HookEvent::SessionEnd, site);
+                input["reason"] = reason.into();
+                (HookEvent::SessionEnd, None, reason, input)
             }
             TurnEvent::Stopped { answer, again } => {
                 // Claude Code's name for a subagent's stop.

@@ -251,15 +251,6 @@ impl HookTable {
             .all(|(_, groups)| groups.iter().all(|g| g.hooks.is_empty()))
     }
 
-    /// The events with hooks this version does not run yet.
-    pub fn not_run(&self) -> Vec<HookEvent> {
-        self.events
-            .iter()
-            .filter(|(event, groups)| !event.runs() && groups.iter().any(|g| !g.hooks.is_empty()))
-            .map(|(event, _)| *event)
-            .collect()
-    }
-
     fn groups(&self, event: HookEvent) -> impl Iterator<Item = &HookGroup> {
         self.events
             .iter()
@@ -442,7 +433,6 @@ mod tests {
             table.matching(HookEvent::PreToolUse, Some("bash"))[0].timeout,
             Duration::from_secs(5)
         );
-        assert_eq!(table.not_run(), [HookEvent::SessionEnd]);
     }
 
     #[test]

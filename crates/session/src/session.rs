@@ -18,7 +18,7 @@ use wonopcode_agent_loop::{
     Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
     ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_hooks::{ConfiguredHooks, HookEnv, HookEvent};
+use wonopcode_hooks::{ConfiguredHooks, HookEnv};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -332,14 +332,7 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
-        loop_config.hooks = run_hooks(
-            &config,
-            &root,
-            &command_env,
-            &sandbox,
-            self.cache,
-            &mut notices,
-        )?;
+        loop_config.hooks = run_hooks(&config, &root, &command_env, &sandbox, self.cache)?;
         let instructions = if self.project_instructions {
             ProjectInstructions::find(&root)
         } else {
@@ -592,15 +585,13 @@ fn open_history(
 
 /// The run's hooks (the config file's, then Claude Code's settings files'), run in the
 /// workspace with the commands' environment and sandbox, their components compiled through
-/// the cache; `None` when there are none. Events
-/// this version does not run hooks on yet are named in a notice.
+/// the cache; `None` when there are none.
 fn run_hooks(
     config: &Config,
     root: &Path,
     command_env: &Arc<BTreeMap<String, String>>,
     sandbox: &Arc<Sandbox>,
     cache: Option<CachePolicy>,
-    notices: &mut Vec<String>,
 ) -> Result<Option<SharedHooks>, SessionError> {
     let file = config
         .file
@@ -611,17 +602,6 @@ fn run_hooks(
         .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
     if table.is_empty() {
         return Ok(None);
-    }
-    let not_run = table.not_run();
-    if !not_run.is_empty() {
-        notices.push(format!(
-            "hooks for {} are read but not run by this version, which runs {} hooks",
-            names(not_run.into_iter()),
-            names(HookEvent::ALL.into_iter().filter(|e| e.runs()))
-        ));
-    }
-    fn names(events: impl Iterator<Item = HookEvent>) -> String {
-        events.map(HookEvent::name).collect::<Vec<_>>().join(", ")
     }
     let env = HookEnv {
         workspace: root.to_path_buf(),
@@ -989,10 +969,24 @@ impl Session {
             config: &self.config,
             events: &self.events,
             cancel: &token,
+            session_id: &self.session_id,
+            cwd: &self.root,
+            trigger: "manual",
         };
         let changed = compactor.compact_now(&mut self.messages, &mut usage).await;
         *self.current_turn.0.lock() = None;
         (changed, usage)
+    }
+
+    /// Ends the session: its `SessionEnd` hooks run (`reason`: `prompt_input_exit` when the
+    /// person left the REPL, else `other`). Nothing runs after it.
+    pub async fn end(&mut self, reason: &str) {
+        if let Some(hooks) = &self.config.hooks {
+            let site = HookSite::new(&self.events, &self.session_id, &self.root);
+            hooks
+                .turn_event(&site, TurnEvent::SessionEnded { reason })
+                .await;
+        }
     }
 
     /// Starts the conversation afresh: every message is dropped (a `context.compacted` with

@@ -614,3 +614,82 @@ async fn turn_lifecycle_events_wrap_the_run() {
         Some(EventKind::TurnCompleted { iterations: 1, .. })
     ));
 }
+
+/// Hooks that remember the points of a turn they were asked at.
+#[derive(Debug, Default)]
+struct Heard(Mutex<Vec<String>>);
+
+#[async_trait::async_trait]
+impl crate::hook::Hooks for Heard {
+    async fn pre_tool_use(
+        &self,
+        _site: &crate::hook::HookSite<'_>,
+        _call: &crate::tool_round::Call,
+    ) -> crate::hook::PreToolUse {
+        crate::hook::PreToolUse::default()
+    }
+
+    async fn post_tool_use(
+        &self,
+        _site: &crate::hook::HookSite<'_>,
+        _call: &crate::tool_round::Call,
+        _output: &str,
+        _is_error: bool,
+    ) -> crate::hook::PostToolUse {
+        crate::hook::PostToolUse::default()
+    }
+
+    async fn turn_event(
+        &self,
+        site: &crate::hook::HookSite<'_>,
+        event: crate::hook::TurnEvent<'_>,
+    ) -> crate::hook::TurnAnswer {
+        if let crate::hook::TurnEvent::Compacting { trigger } = event {
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("PreCompact {trigger} {}", site.context));
+        }
+        crate::hook::TurnAnswer::default()
+    }
+}
+
+#[tokio::test]
+async fn the_pre_compact_hooks_hear_a_compaction_before_it_happens() {
+    let answer = || Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]);
+    let model = Scripted::new(1_000, vec![answer(), answer()]);
+    let mut h = Harness::new(model, vec![]);
+    h.config.compaction = CompactionConfig {
+        protect_tool_tokens: 100,
+        min_prune_tokens: 50,
+        ..CompactionConfig::default()
+    };
+    let heard = Arc::new(Heard::default());
+    h.config.hooks = Some(heard.clone());
+    h.run("go").await.unwrap();
+    // A small history: nothing to compact, nothing heard.
+    assert!(heard.0.lock().unwrap().is_empty());
+    for i in 0..3 {
+        h.messages.push(Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall {
+                id: format!("c{i}"),
+                name: "peek".into(),
+                arguments: "{}".into(),
+            }]
+            .into(),
+        });
+        h.messages.push(Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult {
+                call_id: format!("c{i}"),
+                content: "x".repeat(2_000),
+                is_error: false,
+            }]
+            .into(),
+        });
+    }
+    h.run("go on").await.unwrap();
+    assert_eq!(*heard.0.lock().unwrap(), ["PreCompact auto 0"]);
+    assert!(h.event_types().contains(&"context.compacted".to_owned()));
+}

@@ -235,6 +235,34 @@ impl PermissionPolicy {
         self.approved.lock().extend(keys);
     }
 
+    /// Puts `request` to the person (one prompt at a time), or answers as the policy says
+    /// when nobody can be asked; `remembered`: an approval given while waiting counts.
+    async fn prompt(
+        &self,
+        request: &PermissionRequest,
+        keys: Vec<String>,
+        remembered: bool,
+    ) -> PermissionDecision {
+        let Some(prompter) = &self.prompter else {
+            return self.unattended(request);
+        };
+        // One prompt at a time; a parallel call may have been approved while we waited.
+        let _guard = self.prompt_lock.lock().await;
+        if remembered && self.is_approved(&keys) {
+            return PermissionDecision::Allow;
+        }
+        match prompter.ask(request).await {
+            Answer::Once => PermissionDecision::Allow,
+            Answer::Always => {
+                self.approve(keys);
+                PermissionDecision::Allow
+            }
+            Answer::Deny => {
+                PermissionDecision::Deny(format!("the user refused {}", describe(request)))
+            }
+        }
+    }
+
     fn unattended(&self, request: &PermissionRequest) -> PermissionDecision {
         let what = describe(request);
         match self.config.unattended {
@@ -276,44 +304,39 @@ fn describe(request: &PermissionRequest) -> String {
     }
 }
 
+/// The refusal of a call the rules deny.
+fn denied(request: &PermissionRequest) -> PermissionDecision {
+    PermissionDecision::Deny(format!(
+        "{} is denied by the permission policy",
+        describe(request)
+    ))
+}
+
 #[async_trait]
 impl PermissionGate for PermissionPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         match self.action(request) {
             Action::Allow => return PermissionDecision::Allow,
-            Action::Deny => {
-                return PermissionDecision::Deny(format!(
-                    "{} is denied by the permission policy",
-                    describe(request)
-                ));
-            }
+            Action::Deny => return denied(request),
             Action::Ask => {}
+        }
+        let keys = Self::approval_keys(request);
+        if self.yes || self.is_approved(&keys) {
+            return PermissionDecision::Allow;
+        }
+        self.prompt(request, keys, true).await
+    }
+
+    async fn ask(&self, request: &PermissionRequest) -> PermissionDecision {
+        if matches!(self.action(request), Action::Deny) {
+            return denied(request);
         }
         if self.yes {
             return PermissionDecision::Allow;
         }
-        let keys = Self::approval_keys(request);
-        if self.is_approved(&keys) {
-            return PermissionDecision::Allow;
-        }
-        let Some(prompter) = &self.prompter else {
-            return self.unattended(request);
-        };
-        // One prompt at a time; a parallel call may have been approved while we waited.
-        let _guard = self.prompt_lock.lock().await;
-        if self.is_approved(&keys) {
-            return PermissionDecision::Allow;
-        }
-        match prompter.ask(request).await {
-            Answer::Once => PermissionDecision::Allow,
-            Answer::Always => {
-                self.approve(keys);
-                PermissionDecision::Allow
-            }
-            Answer::Deny => {
-                PermissionDecision::Deny(format!("the user refused {}", describe(request)))
-            }
-        }
+        // A hook wants this call put to the person: an earlier "always" does not answer it.
+        self.prompt(request, Self::approval_keys(request), false)
+            .await
     }
 
     fn status(&self, request: &PermissionRequest) -> PermissionStatus {
