@@ -550,3 +550,113 @@ fn permission_request_and_ask_hooks_answer_for_the_person_and_the_session_end_is
     assert_eq!(ended["hook_event_name"], "SessionEnd");
     assert_eq!(ended["reason"], "other");
 }
+
+/// An agent file with hooks of its own: it may run no command, and its first stop is sent
+/// back (a `Stop` hook in an agent file runs at its end as a child, as in Claude Code).
+const CAREFUL: &str = r#"---
+name: careful
+description: Changes nothing by command.
+tools: Bash, Write
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks: [{type: command, command: "echo 'careful agents run no commands' >&2; exit 2"}]
+  Stop:
+    - hooks: [{type: command, command: "python3 -c \"import json,sys; d=json.load(sys.stdin); print('' if d['stop_hook_active'] else json.dumps({'decision': 'block', 'reason': 'Say DONE in capitals.'}))\""}]
+---
+Do what you are asked, carefully.
+"#;
+
+#[test]
+fn an_agents_own_hooks_hold_in_its_context_only_and_the_inherited_ones_hold_everywhere() {
+    let s = Scratch::new();
+    s.file(".wonopcode/agents/careful.md", CAREFUL);
+    s.file(
+        ".wonopcode/agents/free.md",
+        "---\nname: free\ndescription: Runs commands.\ntools: Bash, Write\n---\nDo it.\n",
+    );
+    // The run's own hook, which every context inherits: no writes anywhere.
+    s.file(
+        ".claude/settings.json",
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "echo 'no writes in this run' >&2; exit 2"}]}]}}"#,
+    );
+    let spawn = |agent: &str| {
+        calling(
+            &format!("s-{agent}"),
+            "spawn_agent",
+            &json!({"agent": agent, "task": "Work."}).to_string(),
+        )
+    };
+    let write = |id: &str| calling(id, "write", r#"{"path": "x.txt", "content": "x"}"#);
+    let responses = [
+        ("0", None, spawn("careful")),
+        ("0", None, calling("w1", "wait", "{}")),
+        (
+            "0.1",
+            None,
+            calling("c-bash", "bash", r#"{"command": "echo hi > c.txt"}"#),
+        ),
+        ("0.1", None, write("c-write")),
+        ("0.1", None, vec![text("done"), done("end_turn")]),
+        ("0.1", None, vec![text("DONE"), done("end_turn")]),
+        ("0", None, spawn("free")),
+        ("0", None, calling("w2", "wait", "{}")),
+        (
+            "0.2",
+            None,
+            calling("f-bash", "bash", r#"{"command": "echo hi > f.txt"}"#),
+        ),
+        ("0.2", None, write("f-write")),
+        ("0.2", None, vec![text("done"), done("end_turn")]),
+        ("0", None, vec![text("Both finished."), done("end_turn")]),
+    ];
+    let t = s.outside("t.jsonl");
+    std::fs::write(
+        &t,
+        model_transcript(
+            json!({"id": "m", "provider": "test", "context_window": 200000, "max_output": 1000}),
+            &responses,
+        ),
+    )
+    .unwrap();
+    let out = wonopcode()
+        .env("HOME", s.outside("home"))
+        .args(["--json", "--yes", "--agents", "careful,free", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Have both agents work.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let status = |id: &str| call_item(&events, id)["status"].clone();
+    // The agent's own hook refuses its command; the inherited one its write.
+    assert_eq!(status("c-bash"), "declined");
+    assert!(!s.ws().join("c.txt").exists());
+    assert_eq!(status("c-write"), "declined");
+    // The other agent runs its command; the inherited hook still refuses its write.
+    assert_eq!(status("f-bash"), "completed");
+    assert!(s.ws().join("f.txt").is_file());
+    assert_eq!(status("f-write"), "declined");
+    // The careful agent's first stop was sent back, in its own context only.
+    let stops: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["item"]["kind"] == "hook" && e["item"]["event"] == "SubagentStop")
+        .map(|e| {
+            let context = e["context"].as_str().unwrap_or_default().to_owned();
+            let decision = e["item"]["decision"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            (context, decision)
+        })
+        .collect();
+    assert_eq!(
+        stops,
+        [
+            ("0.1".to_owned(), "block".to_owned()),
+            ("0.1".to_owned(), "none".to_owned())
+        ]
+    );
+}

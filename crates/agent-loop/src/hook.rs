@@ -151,6 +151,96 @@ pub trait Hooks: Send + Sync + std::fmt::Debug {
     async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer;
 }
 
+/// The hooks of a context whose module or agent has hooks of its own: its parent's
+/// (inherited, never removed) and its own, both asked; `None` when neither has any.
+pub fn layered(inherited: Option<SharedHooks>, own: Option<SharedHooks>) -> Option<SharedHooks> {
+    match (inherited, own) {
+        (Some(outer), Some(own)) => Some(Arc::new(Layered { outer, own })),
+        (outer, own) => outer.or(own),
+    }
+}
+
+/// Two sets of hooks asked one after the other, the inherited ones first. A refusal by
+/// either stands; the own hooks see the call as the inherited ones left it; what both say to
+/// the model is joined.
+#[derive(Debug)]
+struct Layered {
+    outer: SharedHooks,
+    own: SharedHooks,
+}
+
+/// The stricter of two decisions: deny, then ask, then allow.
+fn stricter(a: Option<HookDecision>, b: Option<HookDecision>) -> Option<HookDecision> {
+    let rank = |d: &Option<HookDecision>| match d {
+        Some(HookDecision::Deny(_)) => 3,
+        Some(HookDecision::Ask) => 2,
+        Some(HookDecision::Allow) => 1,
+        None => 0,
+    };
+    if rank(&b) > rank(&a) { b } else { a }
+}
+
+/// Two optional texts as one, on separate lines.
+fn joined(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+#[async_trait]
+impl Hooks for Layered {
+    async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse {
+        let outer = self.outer.pre_tool_use(site, call).await;
+        if matches!(outer.decision, Some(HookDecision::Deny(_))) {
+            return outer;
+        }
+        let rewritten = outer.arguments.clone().map(|arguments| Call {
+            arguments,
+            ..call.clone()
+        });
+        let own = self
+            .own
+            .pre_tool_use(site, rewritten.as_ref().unwrap_or(call))
+            .await;
+        PreToolUse {
+            arguments: own.arguments.or(outer.arguments),
+            decision: stricter(outer.decision, own.decision),
+        }
+    }
+
+    async fn permission_request(&self, site: &HookSite<'_>, call: &Call) -> Option<HookDecision> {
+        let outer = self.outer.permission_request(site, call).await;
+        if matches!(outer, Some(HookDecision::Deny(_))) {
+            return outer;
+        }
+        stricter(outer, self.own.permission_request(site, call).await)
+    }
+
+    async fn post_tool_use(
+        &self,
+        site: &HookSite<'_>,
+        call: &Call,
+        output: &str,
+        is_error: bool,
+    ) -> PostToolUse {
+        let outer = self.outer.post_tool_use(site, call, output, is_error).await;
+        let own = self.own.post_tool_use(site, call, output, is_error).await;
+        PostToolUse {
+            feedback: joined(outer.feedback, own.feedback),
+        }
+    }
+
+    async fn turn_event(&self, site: &HookSite<'_>, event: TurnEvent<'_>) -> TurnAnswer {
+        let outer = self.outer.turn_event(site, event).await;
+        let own = self.own.turn_event(site, event).await;
+        TurnAnswer {
+            block: joined(outer.block, own.block),
+            context: joined(outer.context, own.context),
+        }
+    }
+}
+
 /// How many times hooks may send one turn on before it ends anyway.
 pub const MAX_STOP_BLOCKS: usize = 3;
 

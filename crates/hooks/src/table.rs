@@ -177,6 +177,18 @@ impl HookTable {
         hooks
     }
 
+    /// This table as the hooks of one module or agent (its `hooks:`): as in Claude Code's
+    /// agent files, a `Stop` hook also runs when its context ends as a child (`SubagentStop`).
+    pub fn scoped(mut self) -> Self {
+        let stops: Vec<HookGroup> = self.groups(HookEvent::Stop).cloned().collect();
+        if !stops.is_empty() {
+            self = self.merged(Self {
+                events: vec![(HookEvent::SubagentStop, stops)],
+            });
+        }
+        self
+    }
+
     /// Whether a component hook is configured (so an engine is needed).
     pub fn has_components(&self) -> bool {
         self.entries()

@@ -12,6 +12,10 @@
 //! timeout: 5m
 //! grants: { sandbox: read-only, max_cost: 0.50 }
 //! skills: [release-notes]          # the only skills it sees
+//! hooks:                            # its own, as Claude Code's (`Stop` also when it ends
+//!   PreToolUse:                     # as a child)
+//!     - matcher: Bash
+//!       hooks: [{type: command, command: ./check.sh}]
 //! ---
 //! You are a careful reviewer. ...
 //! ```
@@ -28,7 +32,7 @@ use wonopcode_agent_loop::budget::tighter;
 use wonopcode_wasm_host::AgentDefinition;
 
 use crate::error::RegistryError;
-use crate::file::{ModuleTools, RawGrants, read_text, yaml_error};
+use crate::file::{ModuleTools, RawGrants, ScopedHooks, read_text, yaml_error};
 
 /// A parsed agent file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +75,7 @@ struct RawAgent {
     #[serde(rename = "mcp-servers", alias = "mcpServers")]
     mcp_servers: Option<McpServers>,
     skills: Option<NameList>,
+    hooks: Option<serde_json::Value>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -276,6 +281,10 @@ impl AgentFile {
                 tools,
                 grants,
                 skills: raw.skills.map(NameList::names),
+                hooks: raw.hooks.map(|table| ScopedHooks {
+                    table,
+                    file: path.to_path_buf(),
+                }),
             },
             warnings,
         })

@@ -26,6 +26,16 @@
 //!       max_tokens: 200000
 //! ```
 //!
+//! and hooks of its own, in the shape of the config file's `hooks:` (`docs/hooks.md`), asked
+//! in its contexts after the hooks they inherit:
+//!
+//! ```yaml
+//!     hooks:
+//!       PreToolUse:
+//!         - matcher: Bash
+//!           hooks: [{type: command, command: ./guard.sh}]
+//! ```
+//!
 //! Relative paths resolve against the file's directory. Unknown keys are reported as
 //! warnings, never silently ignored; a file that does not parse is an error naming the file,
 //! line and column.
@@ -99,6 +109,7 @@ struct RawModule {
     tools: Option<Vec<String>>,
     grants: Option<RawGrants>,
     skills: Option<Vec<String>>,
+    hooks: Option<serde_json::Value>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -177,6 +188,19 @@ pub struct ModuleTools {
     /// `skills`: the only skills its contexts see; `None`: all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<String>>,
+    /// `hooks`: hooks asked in its contexts after the ones they inherit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<ScopedHooks>,
+}
+
+/// A module's or an agent's own hook table, as written (checked when a context of it
+/// starts), and the file it is in (for messages and relative paths).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScopedHooks {
+    /// The table, in the shape of the config file's `hooks:`.
+    pub table: serde_json::Value,
+    /// The registry or agent file it is written in.
+    pub file: PathBuf,
 }
 
 // JSON values parsed by serde_json hold no NaN, and a cost limit is checked finite, so
@@ -190,6 +214,7 @@ impl ModuleTools {
             && self.tools.is_none()
             && self.grants.is_empty()
             && self.skills.is_none()
+            && self.hooks.is_none()
     }
 }
 
@@ -316,6 +341,10 @@ impl RegistryFile {
                     tools,
                     grants,
                     skills: module.skills,
+                    hooks: module.hooks.map(|table| ScopedHooks {
+                        table,
+                        file: path.to_path_buf(),
+                    }),
                 },
             });
         }
@@ -397,6 +426,23 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    #[test]
+    fn a_modules_hooks_are_kept_with_their_file() {
+        let file = RegistryFile::parse(
+            "modules:\n  a:\n    path: a.wasm\n    hooks:\n      PreToolUse:\n        - matcher: Bash\n          hooks: [{type: command, command: ./guard.sh}]\n",
+            Path::new("/cfg/registry.yaml"),
+        )
+        .unwrap();
+        assert_eq!(file.warnings, Vec::<String>::new());
+        let hooks = file.modules[0].context_tools.hooks.as_ref().unwrap();
+        assert_eq!(hooks.file, PathBuf::from("/cfg/registry.yaml"));
+        assert_eq!(
+            hooks.table["PreToolUse"][0]["hooks"][0]["command"],
+            "./guard.sh"
+        );
+        assert!(!file.modules[0].context_tools.is_empty());
     }
 
     #[test]

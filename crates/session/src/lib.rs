@@ -27,6 +27,7 @@ pub mod config;
 mod error;
 pub mod guest_project;
 pub mod history;
+mod hook_loader;
 pub mod instructions;
 pub mod loops;
 pub mod mcp;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents};
+use wonopcode_agent_loop::hook::SharedHooks;
 use wonopcode_mcp::{Elicitor, ServerEntry};
 use wonopcode_registry::{CatalogResolver, ModuleTools};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
@@ -20,6 +21,7 @@ use wonopcode_wasm_host::context_tools::ContextTools;
 use wonopcode_wasm_host::{Grant, LoopSource, ModuleResolver, SpawnSandbox};
 
 use crate::config::absolute_paths;
+use crate::hook_loader::HookLoader;
 use crate::skill_tool::SkillTool;
 
 /// Resolves module names through the catalog and gives each context what its grants allow.
@@ -40,6 +42,11 @@ pub(crate) struct SessionResolver {
     pub narrower: Mutex<HashMap<SandboxPolicy, Arc<Sandbox>>>,
     /// The run's `skill` tool, narrowed for a module or agent that names its skills.
     pub skill_tool: Option<Arc<SkillTool>>,
+    /// Makes a module's or agent's `hooks:` into hooks.
+    pub hooks: Arc<HookLoader>,
+    /// Each module's own hooks, made once (its components' instances shared by all its
+    /// contexts).
+    pub scoped_hooks: Mutex<HashMap<String, Option<SharedHooks>>>,
 }
 
 #[async_trait::async_trait]
@@ -68,6 +75,7 @@ impl ModuleResolver for SessionResolver {
             None => ContextTools::default(),
         };
         if let Some(entry) = &entry {
+            own.hooks = self.scoped_hooks(&entry.name, &entry.context_tools)?;
             own.max_cost_usd = entry.context_tools.grants.max_cost;
             own.max_tokens = entry.context_tools.grants.max_tokens;
             if let (Some(only), Some(tool)) = (&entry.context_tools.skills, &self.skill_tool) {
@@ -89,6 +97,24 @@ impl ModuleResolver for SessionResolver {
 }
 
 impl SessionResolver {
+    /// The hooks module `name` adds to its contexts, made at its first context.
+    fn scoped_hooks(&self, name: &str, tools: &ModuleTools) -> Result<Option<SharedHooks>, String> {
+        let Some(own) = &tools.hooks else {
+            return Ok(None);
+        };
+        if let Some(made) = self.scoped_hooks.lock().get(name) {
+            return Ok(made.clone());
+        }
+        let made = self
+            .hooks
+            .scoped(own)
+            .map_err(|e| format!("module `{name}`: hooks: {e}"))?;
+        self.scoped_hooks
+            .lock()
+            .insert(name.to_owned(), made.clone());
+        Ok(made)
+    }
+
     /// The budget a named root module's grants put the whole run under (`max_cost`,
     /// `max_tokens`), when they set one.
     pub(crate) fn module_budget(&self, name: &str) -> Result<Option<Arc<RunBudget>>, String> {

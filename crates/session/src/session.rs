@@ -2,7 +2,6 @@
 //! The binary builds one from its flags; an embedder builds one in a few lines
 //! (`examples/embed.rs`).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +17,7 @@ use wonopcode_agent_loop::{
     Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
     ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_hooks::{ConfiguredHooks, HookEnv};
+use wonopcode_hooks::HookEnv;
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -28,6 +27,7 @@ use wonopcode_wasm_host::{CachePolicy, Delegation, Grant, GuestPrompter, HostCon
 use crate::config::Config;
 use crate::error::SessionError;
 use crate::history::History;
+use crate::hook_loader::HookLoader;
 use crate::instructions::ProjectInstructions;
 use crate::loops::{self, Reload, Reloader};
 use crate::mcp;
@@ -332,7 +332,15 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
-        loop_config.hooks = run_hooks(&config, &root, &command_env, &sandbox, self.cache)?;
+        let hook_loader = Arc::new(HookLoader::new(
+            HookEnv {
+                workspace: root.clone(),
+                env: Some(command_env.clone()),
+                sandbox: Some(sandbox.clone()),
+            },
+            self.cache,
+        ));
+        loop_config.hooks = run_hooks(&config, &root, &hook_loader)?;
         let instructions = if self.project_instructions {
             ProjectInstructions::find(&root)
         } else {
@@ -360,6 +368,8 @@ impl SessionBuilder {
             builtins: options,
             narrower: Default::default(),
             skill_tool,
+            hooks: hook_loader.clone(),
+            scoped_hooks: Default::default(),
         });
         // A named root loop starts its lineage with its module's grants; its limits cap the
         // whole run under the run's own.
@@ -423,6 +433,8 @@ impl SessionBuilder {
         let (agent, reloader) = loaded?;
         let own = own.map_err(SessionError::Choice)?;
         let (mut tools, clashes) = own.apply(&tools);
+        loop_config.hooks =
+            wonopcode_agent_loop::hook::layered(loop_config.hooks.take(), own.hooks.clone());
         if let Some(file) = agent_file.as_ref().filter(|a| !a.denied_tools.is_empty()) {
             let kept: Vec<String> = tools
                 .names()
@@ -583,39 +595,22 @@ fn open_history(
     Ok((Some(history), messages))
 }
 
-/// The run's hooks (the config file's, then Claude Code's settings files'), run in the
-/// workspace with the commands' environment and sandbox, their components compiled through
-/// the cache; `None` when there are none.
+/// The run's hooks: the config file's, then Claude Code's settings files'.
 fn run_hooks(
     config: &Config,
     root: &Path,
-    command_env: &Arc<BTreeMap<String, String>>,
-    sandbox: &Arc<Sandbox>,
-    cache: Option<CachePolicy>,
+    loader: &HookLoader,
 ) -> Result<Option<SharedHooks>, SessionError> {
     let file = config
         .file
         .as_ref()
         .map_or_else(|| "the config file".to_owned(), |f| f.display().to_string());
     let configured = config.hooks.as_ref().map(|h| (h, file.as_str()));
-    let mut table = wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref())
+    let table = wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref())
         .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
-    if table.is_empty() {
-        return Ok(None);
-    }
-    let env = HookEnv {
-        workspace: root.to_path_buf(),
-        env: Some(command_env.clone()),
-        sandbox: Some(sandbox.clone()),
-    };
-    if table.has_components() {
-        let engine = loops::engine(cache)?;
-        let vars = |name: &str| command_env.get(name).cloned();
-        table
-            .load_components(&engine, root, &vars)
-            .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
-    }
-    Ok(Some(Arc::new(ConfiguredHooks::new(table, env))))
+    loader
+        .hooks(table)
+        .map_err(|e| SessionError::Choice(format!("hooks: {e}")))
 }
 
 /// The native loop's delegation tools (`spawn_agent` and the rest), for the agents `agents`

@@ -261,6 +261,7 @@ impl LiveChild {
         let given = preferred_model(parent, &params).await?;
         let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
         let mut config = parent.services.config.clone();
+        config.hooks = wonopcode_agent_loop::hook::layered(config.hooks.take(), own.hooks.clone());
         if let Some(limit) = params.max_iterations {
             config.max_iterations = limit;
         }

@@ -26,6 +26,9 @@ pub struct ContextTools {
     pub allowlist: Option<Vec<String>>,
     /// Its servers that could not be used: `(server, one line)`.
     pub failures: Vec<(String, String)>,
+    /// Hooks of its module or agent, asked after the ones it inherits (which it cannot
+    /// remove); `None`: none of its own.
+    pub hooks: Option<wonopcode_agent_loop::hook::SharedHooks>,
     /// What must live as long as the context (the servers' connections).
     pub keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
