@@ -43,7 +43,7 @@ fn bench_hooks(c: &mut Criterion) {
         arguments: r#"{"command": "ls"}"#.to_owned(),
     };
     let events = Emitter::new(Arc::new(Nowhere), ContextPath::root());
-    let site = HookSite::new(&events, "s", workspace.path());
+    let site = HookSite::new(&events, "s", workspace.path(), "standard");
     let mut group = c.benchmark_group("hooks");
     group.sample_size(100);
     group.bench_function("bare_fork_exec", |b| {

@@ -5,7 +5,7 @@
 //! policy component refuses and sends a stop back.
 
 use serde_json::{Value, json};
-use wonopcode_wasm_host::guest_paths::{MISBEHAVE, MISBEHAVE_HOOK};
+use wonopcode_wasm_host::guest_paths::{MISBEHAVE, MISBEHAVE_HOOK, POLICY_HOOK};
 
 use crate::support::{Scratch, calling, done, events, model_transcript, stderr, text, wonopcode};
 
@@ -16,7 +16,7 @@ const GUARD: &str = r#"import json, os, sys
 data = json.load(sys.stdin)
 log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "hooks.log")
 with open(log, "a") as f:
-    f.write("%s %s %s %s\n" % (data["hook_event_name"], data["tool_name"], data["context"], data["depth"]))
+    f.write("%s %s %s %s %s\n" % (data["hook_event_name"], data["tool_name"], data["context"], data["depth"], data["agent"]))
 if data["hook_event_name"] == "PostToolUse":
     if data["tool_name"] == "Write":
         print(json.dumps({"decision": "block", "reason": "run the formatter on it"}))
@@ -173,12 +173,48 @@ fn a_claude_code_hook_script_governs_a_grandchild_context() {
         .collect();
     assert_eq!(decisions, [json!("rewrite"), json!("block")]);
 
-    // Every call was seen with the grandchild's context and depth, by Claude Code's names.
+    // Every call was seen with the grandchild's context, depth and loop, by Claude Code's
+    // names.
     let log = std::fs::read_to_string(s.ws().join("hooks.log")).unwrap();
     assert_eq!(
         log,
-        "PreToolUse Bash 0.1.1 2\nPreToolUse Write 0.1.1 2\nPostToolUse Write 0.1.1 2\n"
+        "PreToolUse Bash 0.1.1 2 standard\nPreToolUse Write 0.1.1 2 standard\nPostToolUse Write 0.1.1 2 standard\n"
     );
+}
+
+#[test]
+fn the_sample_policy_component_refuses_the_same_call_in_a_grandchild() {
+    let s = Scratch::new();
+    s.file("build/old.o", "old");
+    let config = s.config(&format!(
+        "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{{type: component, component: {POLICY_HOOK}, settings: {{deny: [\"rm -rf\"]}}}}]\n"
+    ));
+    let out = run(
+        &s,
+        &[
+            (
+                "0.1.1",
+                None,
+                calling("b1", "bash", r#"{"command": "rm -rf build"}"#),
+            ),
+            ("0.1.1", None, vec![text("Done."), done("end_turn")]),
+        ],
+        &["--config", &config],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    assert!(s.ws().join("build/old.o").exists());
+    let refused = call_item(&events, "b1");
+    assert_eq!(refused["status"], "declined", "{refused}");
+    assert_eq!(
+        refused["output"],
+        "denied by a hook: `policy_hook.wasm`: the workspace policy refuses commands containing `rm -rf`"
+    );
+    let said = hook_items(&events, "b1");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert_eq!(said[0]["context"], "0.1.1");
+    assert_eq!(said[0]["item"]["hook"], "policy_hook.wasm");
+    assert_eq!(said[0]["item"]["decision"], "deny");
 }
 
 #[test]

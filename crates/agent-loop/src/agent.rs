@@ -137,9 +137,17 @@ pub struct LoopConfig {
     /// The user's hooks, asked at every tool call of every context (a child's config is its
     /// parent's, so it has them too and cannot drop them).
     pub hooks: Option<crate::hook::SharedHooks>,
+    /// The loop or agent this context runs (a module's, an agent file's or a loop's name),
+    /// as hooks are told it; `None`: not named.
+    pub agent: Option<std::sync::Arc<str>>,
 }
 
 impl LoopConfig {
+    /// The name hooks are told for this context (empty when it has none).
+    pub fn agent_name(&self) -> &str {
+        self.agent.as_deref().unwrap_or_default()
+    }
+
     /// Adds `text` to what every request is told after its own system prompt (a hook's
     /// `additionalContext` at a session's or a child's start).
     pub fn add_instructions(&mut self, text: &str) {
@@ -170,6 +178,7 @@ impl Default for LoopConfig {
             stream_idle_timeout: std::time::Duration::from_secs(300),
             instructions: None,
             hooks: None,
+            agent: None,
         }
     }
 }

@@ -164,7 +164,8 @@ impl Compactor<'_> {
             return false;
         }
         if let Some(hooks) = &self.config.hooks {
-            let site = HookSite::new(self.events, self.session_id, self.cwd);
+            let agent = self.config.agent_name();
+            let site = HookSite::new(self.events, self.session_id, self.cwd, agent);
             let event = TurnEvent::Compacting {
                 trigger: self.trigger,
             };

@@ -28,16 +28,19 @@ pub struct HookSite<'a> {
     pub session_id: &'a str,
     /// The workspace the run works in.
     pub cwd: &'a Path,
+    /// The loop or agent the context runs (empty when it has no name).
+    pub agent: &'a str,
 }
 
 impl<'a> HookSite<'a> {
-    /// The site of the context `events` reports for.
-    pub fn new(events: &'a Emitter, session_id: &'a str, cwd: &'a Path) -> Self {
+    /// The site of the context `events` reports for, which runs `agent`.
+    pub fn new(events: &'a Emitter, session_id: &'a str, cwd: &'a Path, agent: &'a str) -> Self {
         Self {
             context: events.context(),
             events,
             session_id,
             cwd,
+            agent,
         }
     }
 }
@@ -386,7 +389,7 @@ mod tests {
             calls: Mutex::new(Vec::new()),
         };
         let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
-        let site = HookSite::new(&events, "s", Path::new("/"));
+        let site = HookSite::new(&events, "s", Path::new("/"), "standard");
         let call = Call {
             id: "c1".into(),
             name: "bash".into(),

@@ -183,7 +183,12 @@ pub async fn run_turn(
 
 /// Where the hooks of a context's turn fire.
 fn site_of<'a>(ctx: &'a LoopContext<'_>) -> HookSite<'a> {
-    HookSite::new(ctx.events, &ctx.session_id, ctx.cwd)
+    HookSite::new(
+        ctx.events,
+        &ctx.session_id,
+        ctx.cwd,
+        ctx.config.agent_name(),
+    )
 }
 
 /// Continues a suspended run through any loop, with the same events as `run_turn`.

@@ -90,7 +90,8 @@ async fn run_one(
 ) -> CallOutcome {
     // The run's hooks, where this context's run has any.
     let hooks = env.run.as_ref().and_then(|run| {
-        let site = HookSite::new(emitter, &run.session_id, &env.workspace_root);
+        let agent = run.config.agent_name();
+        let site = HookSite::new(emitter, &run.session_id, &env.workspace_root, agent);
         run.config.hooks.as_ref().map(|hooks| (hooks, site))
     });
     let mut decision = None;

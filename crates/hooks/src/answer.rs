@@ -180,7 +180,7 @@ impl Answer {
 }
 
 /// What every hook of `event` is told: Claude Code's common fields, and wonopcode's
-/// `context` and `depth`.
+/// `context`, `depth` and `agent`.
 pub fn common_input(event: HookEvent, site: &HookSite<'_>) -> Value {
     json!({
         "session_id": site.session_id,
@@ -189,6 +189,7 @@ pub fn common_input(event: HookEvent, site: &HookSite<'_>) -> Value {
         "hook_event_name": event.name(),
         "context": site.context.to_string(),
         "depth": site.context.depth(),
+        "agent": site.agent,
     })
 }
 

@@ -46,6 +46,7 @@ pub(crate) async fn ask(
         context: site.context.to_string(),
         depth: u32::try_from(site.context.depth()).unwrap_or(u32::MAX),
         cwd: site.cwd.display().to_string(),
+        agent: site.agent.to_owned(),
     };
     let timeout = hook.timeout;
     let answered = match question {

@@ -295,11 +295,14 @@ impl Hooks for ConfiguredHooks {
                 let mut input = answer::common_input(event, site);
                 input["stop_hook_active"] = again.into();
                 input["last_assistant_message"] = answer.into();
-                (event, None, answer, input)
+                // A child's stop is matched against its agent, as its start is.
+                let matched = (event == HookEvent::SubagentStop).then_some(site.agent);
+                (event, matched, answer, input)
             }
         };
         if event == HookEvent::SubagentStop {
             input["agent_id"] = site.context.to_string().into();
+            input["agent_type"] = site.agent.into();
         }
         let hooks = self.table.matching(event, matched);
         let question = Question::Turn { subject, again };

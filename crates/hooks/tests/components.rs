@@ -87,10 +87,10 @@ async fn the_policy_hook_refuses_listed_commands_and_wants_tests_after_a_change(
         &[],
     );
     let (root_events, mut rx) = site_events(ContextPath::root());
-    let root = HookSite::new(&root_events, "s1", ws.path());
+    let root = HookSite::new(&root_events, "s1", ws.path(), "standard");
     let child_path = ContextPath::root().child(1);
     let (child_events, _child_rx) = site_events(child_path);
-    let child = HookSite::new(&child_events, "s1", ws.path());
+    let child = HookSite::new(&child_events, "s1", ws.path(), "standard");
 
     let refused = hooks.pre_tool_use(&root, &bash("c1", "rm -rf build")).await;
     match refused.decision {
@@ -138,7 +138,7 @@ async fn misbehaving(settings: Value, extra: Value) -> (Option<HookDecision>, Op
         &[("SECRET", "s3cret")],
     );
     let (events, mut rx) = site_events(ContextPath::root());
-    let site = HookSite::new(&events, "s1", ws.path());
+    let site = HookSite::new(&events, "s1", ws.path(), "standard");
     let decided = hooks.pre_tool_use(&site, &bash("c1", "ls")).await.decision;
     let reason = reported(&mut rx).pop().and_then(|(_, reason)| reason);
     (decided, reason)
@@ -184,7 +184,7 @@ async fn a_warm_hook_keeps_its_instance_and_a_trapped_one_starts_fresh() {
         json!({"type": "component", "component": MISBEHAVE_HOOK, "settings": {"do": "count"}});
     let hooks = hooks(json!({"PreToolUse": [{"hooks": [entry]}]}), ws.path(), &[]);
     let (events, mut rx) = site_events(ContextPath::root());
-    let site = HookSite::new(&events, "s1", ws.path());
+    let site = HookSite::new(&events, "s1", ws.path(), "standard");
     for command in ["ls", "ls", "echo boom", "ls"] {
         hooks.pre_tool_use(&site, &bash("c1", command)).await;
     }

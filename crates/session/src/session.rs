@@ -443,17 +443,19 @@ impl SessionBuilder {
                 .collect();
             tools = tools.filtered(kept.iter().map(String::as_str));
         }
+        let loop_name = agent_file
+            .as_ref()
+            .map_or(agent.name(), |a| a.name.as_str())
+            .to_owned();
+        loop_config.agent = Some(loop_name.as_str().into());
         events.emit(EventKind::SessionStarted {
             session_id: session_id.clone(),
-            loop_name: agent_file
-                .as_ref()
-                .map_or(agent.name(), |a| a.name.as_str())
-                .to_owned(),
+            loop_name,
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
         if let Some(hooks) = loop_config.hooks.clone() {
-            let site = HookSite::new(&events, &session_id, &root);
+            let site = HookSite::new(&events, &session_id, &root, loop_config.agent_name());
             let source = if messages.is_empty() {
                 "startup"
             } else {
@@ -875,6 +877,7 @@ impl Session {
             return Err(e);
         }
         self.reloader = reloader.filter(|_| hot_reload);
+        self.config.agent = Some(self.agent.name().into());
         Ok(self.agent.name())
     }
 
@@ -977,7 +980,8 @@ impl Session {
     /// person left the REPL, else `other`). Nothing runs after it.
     pub async fn end(&mut self, reason: &str) {
         if let Some(hooks) = &self.config.hooks {
-            let site = HookSite::new(&self.events, &self.session_id, &self.root);
+            let agent = self.config.agent_name();
+            let site = HookSite::new(&self.events, &self.session_id, &self.root, agent);
             hooks
                 .turn_event(&site, TurnEvent::SessionEnded { reason })
                 .await;

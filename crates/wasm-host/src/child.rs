@@ -262,6 +262,7 @@ impl LiveChild {
         let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
         let mut config = parent.services.config.clone();
         config.hooks = wonopcode_agent_loop::hook::layered(config.hooks.take(), own.hooks.clone());
+        config.agent = Some(module.as_str().into());
         if let Some(limit) = params.max_iterations {
             config.max_iterations = limit;
         }
@@ -348,7 +349,7 @@ impl LiveChild {
         let Some(hooks) = self.config.hooks.clone() else {
             return;
         };
-        let site = HookSite::new(&self.events, &self.session_id, &self.cwd);
+        let site = HookSite::new(&self.events, &self.session_id, &self.cwd, &self.module);
         let event = TurnEvent::SubagentStarted {
             agent_type: &self.module,
         };
