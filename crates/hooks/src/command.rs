@@ -1,5 +1,6 @@
 //! Running one command hook: `sh -c COMMAND` in the workspace with the event's JSON on stdin,
-//! confined by the run's sandbox like any command the model runs, killed at its timeout.
+//! confined by the run's sandbox like any command the model runs, killed at its timeout,
+//! with whatever it left running.
 //! What it prints is kept up to a bound, so a hook that floods its pipes cannot grow the host.
 
 use std::collections::BTreeMap;
@@ -8,6 +9,8 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use wonopcode_sandbox::Sandbox;
 
@@ -95,8 +98,14 @@ pub async fn run(
     });
     let stdout = child.stdout.take().map(|p| tokio::spawn(kept(p)));
     let stderr = child.stderr.take().map(|p| tokio::spawn(kept(p)));
+    let group = child.id().and_then(|pid| i32::try_from(pid).ok());
     let waited = tokio::time::timeout(timeout, child.wait()).await;
     feeding.abort();
+    // What the hook left running goes with it: its process group (`cmd &`), and, confined,
+    // everything in its cgroup (a daemon that left the group too).
+    if let Some(group) = group {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    }
     if let Some(confinement) = &confinement {
         confinement.kill_all();
     }
@@ -139,5 +148,53 @@ async fn kept(mut pipe: impl AsyncRead + Unpin) -> Vec<u8> {
                 kept.extend_from_slice(&buf[..n.min(room)]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether process `pid` is gone (or a zombie waiting to be reaped).
+    fn gone(pid: &str) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        }
+    }
+
+    #[tokio::test]
+    async fn what_a_hook_leaves_running_in_its_group_is_killed_with_it() {
+        let workspace = tempfile::tempdir().unwrap();
+        let env = HookEnv {
+            workspace: workspace.path().to_path_buf(),
+            ..HookEnv::default()
+        };
+        let ran = run(
+            "sleep 30 >/dev/null 2>&1 & echo $!",
+            Duration::from_secs(10),
+            b"{}",
+            &env,
+            "0",
+        )
+        .await;
+        let Ran::Exited {
+            code: Some(0),
+            stdout,
+            ..
+        } = ran
+        else {
+            panic!("{ran:?}");
+        };
+        let pid = stdout.trim();
+        // The kill is sent before `run` returns; the kernel may take a moment to end it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !gone(pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gone(pid), "the hook's background `sleep` ({pid}) still runs");
     }
 }
