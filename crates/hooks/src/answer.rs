@@ -38,6 +38,20 @@ impl Answer {
         }
     }
 
+    /// The answer that stops what it is about (a prompt, a stop) and tells the model `why`.
+    pub(crate) fn blocking(why: String) -> Self {
+        let mut answer = Self::new(HookVerdict::Block, Some(why.clone()));
+        answer.feedback = Some(why);
+        answer
+    }
+
+    /// The answer with no say that tells the model `said`, if anything.
+    pub(crate) fn telling(said: Option<String>) -> Self {
+        let mut answer = Self::new(HookVerdict::None, None);
+        answer.feedback = said;
+        answer
+    }
+
     /// The answer of a hook of `event` that failed (`how`): reported, and, before a tool
     /// runs, a refusal of the call unless its entry says to fail open.
     pub(crate) fn failed(event: HookEvent, hook: &HookEntry, how: String) -> Self {
@@ -81,9 +95,7 @@ impl Answer {
                 // What a prompt or session hook prints is context for the model (Claude
                 // Code's rule).
                 Ok(None) if event.prints_context() && !stdout.trim().is_empty() => {
-                    let mut answer = Self::new(HookVerdict::None, None);
-                    answer.feedback = Some(cut(stdout.trim()));
-                    answer
+                    Self::telling(Some(cut(stdout.trim())))
                 }
                 Ok(None) => Self::new(HookVerdict::None, None),
                 Err(why) => failed(why),
@@ -94,9 +106,7 @@ impl Answer {
                 if before_tool {
                     Self::new(HookVerdict::Deny, Some(reason))
                 } else {
-                    let mut answer = Self::new(HookVerdict::Block, Some(reason.clone()));
-                    answer.feedback = Some(reason);
-                    answer
+                    Self::blocking(reason)
                 }
             }
             // Claude Code's "non-blocking error": reported, and the call goes on.
@@ -118,12 +128,11 @@ impl Answer {
             let why = said["stopReason"]
                 .as_str()
                 .map_or_else(|| "the hook said not to go on".to_owned(), cut);
-            let mut answer = Self::new(HookVerdict::Deny, Some(why.clone()));
-            if !event.gates_a_call() {
-                answer.verdict = HookVerdict::Block;
-                answer.feedback = Some(why);
-            }
-            return answer;
+            return if event.gates_a_call() {
+                Self::new(HookVerdict::Deny, Some(why))
+            } else {
+                Self::blocking(why)
+            };
         }
         if event == HookEvent::PermissionRequest {
             // `hookSpecificOutput.decision: {behavior: allow|deny, message}`.
@@ -170,11 +179,10 @@ impl Answer {
                 answer.feedback = reason.or(context);
                 answer
             }
-            _ => {
-                let mut answer = Self::new(HookVerdict::None, reason);
-                answer.feedback = context;
-                answer
-            }
+            _ => Self {
+                reason,
+                ..Self::telling(context)
+            },
         }
     }
 }

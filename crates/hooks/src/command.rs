@@ -195,6 +195,9 @@ mod tests {
         while !gone(pid) && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert!(gone(pid), "the hook's background `sleep` ({pid}) still runs");
+        assert!(
+            gone(pid),
+            "the hook's background `sleep` ({pid}) still runs"
+        );
     }
 }

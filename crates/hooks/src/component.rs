@@ -69,18 +69,7 @@ pub(crate) async fn ask(
                 (_, Some((output, is_error))) => component
                     .after_tool(at, call, output.to_owned(), is_error, timeout)
                     .await
-                    .map(|said| {
-                        let mut answer = Answer::new(
-                            if said.is_some() {
-                                HookVerdict::Block
-                            } else {
-                                HookVerdict::None
-                            },
-                            said.clone(),
-                        );
-                        answer.feedback = said;
-                        answer
-                    }),
+                    .map(|said| said.map_or_else(|| Answer::telling(None), Answer::blocking)),
                 (_, None) => component
                     .before_tool(at, call, timeout)
                     .await
@@ -93,21 +82,13 @@ pub(crate) async fn ask(
                 subject: subject.to_owned(),
                 again,
             };
-            component.on_turn(at, event, timeout).await.map(|said| {
-                match (said.block, said.context) {
-                    (Some(block), _) => {
-                        let mut answer = Answer::new(HookVerdict::Block, Some(block.clone()));
-                        answer.feedback = Some(block);
-                        answer
-                    }
-                    (None, Some(context)) => {
-                        let mut answer = Answer::new(HookVerdict::None, None);
-                        answer.feedback = Some(context);
-                        answer
-                    }
-                    (None, None) => Answer::new(HookVerdict::None, None),
-                }
-            })
+            component
+                .on_turn(at, event, timeout)
+                .await
+                .map(|said| match said.block {
+                    Some(block) => Answer::blocking(block),
+                    None => Answer::telling(said.context),
+                })
         }
     };
     answered.unwrap_or_else(|fault| Answer::failed(event, hook, fault.to_string()))
