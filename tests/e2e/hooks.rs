@@ -127,23 +127,13 @@ fn a_claude_code_hook_script_governs_a_grandchild_context() {
         ],
         &[],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let events = events(&out);
-
     // The rm -rf never ran: the hook's stderr is what the model was told.
-    assert!(s.ws().join("build/old.o").exists());
-    let refused = call_item(&events, "b1");
-    assert_eq!(refused["status"], "declined", "{refused}");
-    assert_eq!(
-        refused["output"],
-        "denied by a hook: `python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py`: rm -rf is not allowed in this project"
+    let events = refused_in_the_grandchild(
+        &s,
+        &out,
+        "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py",
+        "rm -rf is not allowed in this project",
     );
-    let said = hook_items(&events, "b1");
-    assert_eq!(said.len(), 1, "{said:?}");
-    assert_eq!(said[0]["context"], "0.1.1");
-    assert_eq!(said[0]["item"]["event"], "PreToolUse");
-    assert_eq!(said[0]["item"]["decision"], "deny");
-    assert_eq!(said[0]["item"]["tool"], "bash");
 
     // The write went where the hook moved it, and the model heard the PostToolUse hook.
     assert!(!s.ws().join("out.txt").exists());
@@ -201,20 +191,40 @@ fn the_sample_policy_component_refuses_the_same_call_in_a_grandchild() {
         ],
         &["--config", &config],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let events = events(&out);
+    refused_in_the_grandchild(
+        &s,
+        &out,
+        "policy_hook.wasm",
+        "the workspace policy refuses commands containing `rm -rf`",
+    );
+}
+
+/// Checks that the grandchild's `rm -rf build` (call `b1`) was refused by the hook `hook`
+/// saying `why`, before it ran, and reported once in the grandchild's context; the run's
+/// events.
+fn refused_in_the_grandchild(
+    s: &Scratch,
+    out: &std::process::Output,
+    hook: &str,
+    why: &str,
+) -> Vec<Value> {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    let events = events(out);
     assert!(s.ws().join("build/old.o").exists());
     let refused = call_item(&events, "b1");
     assert_eq!(refused["status"], "declined", "{refused}");
     assert_eq!(
         refused["output"],
-        "denied by a hook: `policy_hook.wasm`: the workspace policy refuses commands containing `rm -rf`"
+        format!("denied by a hook: `{hook}`: {why}")
     );
     let said = hook_items(&events, "b1");
     assert_eq!(said.len(), 1, "{said:?}");
     assert_eq!(said[0]["context"], "0.1.1");
-    assert_eq!(said[0]["item"]["hook"], "policy_hook.wasm");
+    assert_eq!(said[0]["item"]["event"], "PreToolUse");
+    assert_eq!(said[0]["item"]["hook"], hook);
     assert_eq!(said[0]["item"]["decision"], "deny");
+    assert_eq!(said[0]["item"]["tool"], "bash");
+    events
 }
 
 #[test]

@@ -133,103 +133,113 @@ fn validates_and_runs(scratch: &Scratch, wasm: &Path, name: &str) {
     assert!(stderr(&out).contains("read a.txt"), "{}", stderr(&out));
 }
 
-#[test]
-fn the_rust_template_builds_validates_and_runs() {
-    let scratch = Scratch::new();
-    let dir = new_guest(&scratch, "my-rust-loop", "rust");
-    // A target directory kept between runs, so only the first one compiles everything.
+/// Builds the Rust project in `dir` (in a target directory kept between runs, so only the
+/// first one compiles everything); its component.
+fn build_rust(dir: &Path, crate_name: &str) -> std::path::PathBuf {
     let target = repo_root().join("target/template-guest");
     run(Command::new("cargo")
         .args(["build", "--release", "--target", "wasm32-wasip2"])
         .env("CARGO_TARGET_DIR", &target)
-        .current_dir(&dir));
-    let wasm = target.join("wasm32-wasip2/release/my_rust_loop.wasm");
+        .current_dir(dir));
+    target.join(format!("wasm32-wasip2/release/{crate_name}.wasm"))
+}
+
+/// Whether componentize-py is installed (said when it is not).
+fn have_componentize_py() -> bool {
+    let found = Command::new("componentize-py")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !found {
+        missing_tool(&format!(
+            "componentize-py is not installed: run `{INSTALL}`"
+        ));
+    }
+    found
+}
+
+/// Builds the Python project `name` in `dir`; its component.
+fn build_python(dir: &Path, name: &str) -> std::path::PathBuf {
+    run(Command::new("sh").arg("build.sh").current_dir(dir));
+    dir.join(format!("{name}.wasm"))
+}
+
+/// The repository's pinned componentize-js (the JavaScript guest's `node_modules`), when
+/// installed (said when it is not).
+fn componentize_js() -> Option<std::path::PathBuf> {
+    let modules = repo_root().join("guests/js-researcher/node_modules");
+    if modules.join("@bytecodealliance/componentize-js").is_dir() {
+        return Some(modules);
+    }
+    missing_tool(&format!(
+        "componentize-js is not installed: run `{INSTALL}`"
+    ));
+    None
+}
+
+/// Builds the JavaScript project `name` in `dir` with `modules` (the template's own `npm
+/// install` would fetch componentize-js again); its component.
+fn build_js(dir: &Path, modules: &Path, name: &str) -> std::path::PathBuf {
+    std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+    run(Command::new("node").arg("build.mjs").current_dir(dir));
+    dir.join(format!("{name}.wasm"))
+}
+
+#[test]
+fn the_rust_template_builds_validates_and_runs() {
+    let scratch = Scratch::new();
+    let dir = new_guest(&scratch, "my-rust-loop", "rust");
+    let wasm = build_rust(&dir, "my_rust_loop");
     validates_and_runs(&scratch, &wasm, "my-rust-loop");
 }
 
 #[test]
 fn the_python_template_builds_validates_and_runs() {
-    if Command::new("componentize-py")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        missing_tool(&format!(
-            "componentize-py is not installed: run `{INSTALL}`"
-        ));
+    if !have_componentize_py() {
         return;
     }
     let scratch = Scratch::new();
     let dir = new_guest(&scratch, "my-python-loop", "python");
-    run(Command::new("sh").arg("build.sh").current_dir(&dir));
-    validates_and_runs(&scratch, &dir.join("my-python-loop.wasm"), "my-python-loop");
+    let wasm = build_python(&dir, "my-python-loop");
+    validates_and_runs(&scratch, &wasm, "my-python-loop");
 }
 
 #[test]
 fn the_js_template_builds_validates_and_runs() {
-    let modules = repo_root().join("guests/js-researcher/node_modules");
-    if !modules.join("@bytecodealliance/componentize-js").is_dir() {
-        missing_tool(&format!(
-            "componentize-js is not installed: run `{INSTALL}`"
-        ));
+    let Some(modules) = componentize_js() else {
         return;
-    }
+    };
     let scratch = Scratch::new();
     let dir = new_guest(&scratch, "my-js-loop", "js");
-    // The same pinned componentize-js as the repository's JavaScript guest (the template's
-    // own `npm install` would fetch it again).
-    std::os::unix::fs::symlink(&modules, dir.join("node_modules")).unwrap();
-    run(Command::new("node").arg("build.mjs").current_dir(&dir));
-    validates_and_runs(&scratch, &dir.join("my-js-loop.wasm"), "my-js-loop");
+    let wasm = build_js(&dir, &modules, "my-js-loop");
+    validates_and_runs(&scratch, &wasm, "my-js-loop");
 }
 
 #[test]
 fn the_rust_hook_template_builds_and_refuses_what_its_settings_list() {
     let scratch = Scratch::new();
     let dir = new_hook(&scratch, "my-rust-hook", "rust");
-    let target = repo_root().join("target/template-guest");
-    run(Command::new("cargo")
-        .args(["build", "--release", "--target", "wasm32-wasip2"])
-        .env("CARGO_TARGET_DIR", &target)
-        .current_dir(&dir));
-    refuses_a_listed_command(
-        &scratch,
-        &target.join("wasm32-wasip2/release/my_rust_hook.wasm"),
-    );
+    refuses_a_listed_command(&scratch, &build_rust(&dir, "my_rust_hook"));
 }
 
 #[test]
 fn the_python_hook_template_builds_and_refuses_what_its_settings_list() {
-    if Command::new("componentize-py")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        missing_tool(&format!(
-            "componentize-py is not installed: run `{INSTALL}`"
-        ));
+    if !have_componentize_py() {
         return;
     }
     let scratch = Scratch::new();
     let dir = new_hook(&scratch, "my-python-hook", "python");
-    run(Command::new("sh").arg("build.sh").current_dir(&dir));
-    refuses_a_listed_command(&scratch, &dir.join("my-python-hook.wasm"));
+    refuses_a_listed_command(&scratch, &build_python(&dir, "my-python-hook"));
 }
 
 #[test]
 fn the_js_hook_template_builds_and_refuses_what_its_settings_list() {
-    let modules = repo_root().join("guests/js-researcher/node_modules");
-    if !modules.join("@bytecodealliance/componentize-js").is_dir() {
-        missing_tool(&format!(
-            "componentize-js is not installed: run `{INSTALL}`"
-        ));
+    let Some(modules) = componentize_js() else {
         return;
-    }
+    };
     let scratch = Scratch::new();
     let dir = new_hook(&scratch, "my-js-hook", "js");
-    std::os::unix::fs::symlink(&modules, dir.join("node_modules")).unwrap();
-    run(Command::new("node").arg("build.mjs").current_dir(&dir));
-    refuses_a_listed_command(&scratch, &dir.join("my-js-hook.wasm"));
+    refuses_a_listed_command(&scratch, &build_js(&dir, &modules, "my-js-hook"));
 }
 
 #[test]

@@ -479,6 +479,30 @@ async fn thinking_with_its_signature_is_sent_back() {
     );
 }
 
+/// Three calls, each with an output of 2,000 characters, added to `messages`.
+fn three_big_tool_outputs(messages: &mut Vec<Message>) {
+    for i in 0..3 {
+        messages.push(Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall {
+                id: format!("c{i}"),
+                name: "peek".into(),
+                arguments: "{}".into(),
+            }]
+            .into(),
+        });
+        messages.push(Message {
+            role: Role::Tool,
+            parts: vec![Part::ToolResult {
+                call_id: format!("c{i}"),
+                content: "x".repeat(2_000),
+                is_error: false,
+            }]
+            .into(),
+        });
+    }
+}
+
 #[tokio::test]
 async fn old_tool_outputs_are_pruned_when_the_context_fills() {
     let model = Scripted::new(
@@ -491,26 +515,7 @@ async fn old_tool_outputs_are_pruned_when_the_context_fills() {
         min_prune_tokens: 50,
         ..CompactionConfig::default()
     };
-    for i in 0..3 {
-        h.messages.push(Message {
-            role: Role::Assistant,
-            parts: vec![Part::ToolCall {
-                id: format!("c{i}"),
-                name: "peek".into(),
-                arguments: "{}".into(),
-            }]
-            .into(),
-        });
-        h.messages.push(Message {
-            role: Role::Tool,
-            parts: vec![Part::ToolResult {
-                call_id: format!("c{i}"),
-                content: "x".repeat(2_000),
-                is_error: false,
-            }]
-            .into(),
-        });
-    }
+    three_big_tool_outputs(&mut h.messages);
     h.run("go").await.unwrap();
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
     let sent = &h.model.requests.lock().unwrap()[0];
@@ -669,26 +674,7 @@ async fn the_pre_compact_hooks_hear_a_compaction_before_it_happens() {
     h.run("go").await.unwrap();
     // A small history: nothing to compact, nothing heard.
     assert!(heard.0.lock().unwrap().is_empty());
-    for i in 0..3 {
-        h.messages.push(Message {
-            role: Role::Assistant,
-            parts: vec![Part::ToolCall {
-                id: format!("c{i}"),
-                name: "peek".into(),
-                arguments: "{}".into(),
-            }]
-            .into(),
-        });
-        h.messages.push(Message {
-            role: Role::Tool,
-            parts: vec![Part::ToolResult {
-                call_id: format!("c{i}"),
-                content: "x".repeat(2_000),
-                is_error: false,
-            }]
-            .into(),
-        });
-    }
+    three_big_tool_outputs(&mut h.messages);
     h.run("go on").await.unwrap();
     assert_eq!(*heard.0.lock().unwrap(), ["PreCompact auto 0"]);
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
