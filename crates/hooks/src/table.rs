@@ -337,8 +337,8 @@ fn parse_hook(hook: &Value, source: &str) -> Result<HookEntry, String> {
     };
     let failure = match fields.get("failure").and_then(Value::as_str) {
         None => None,
-        Some("open") => Some(FailureMode::Open),
-        Some("closed") => Some(FailureMode::Closed),
+        Some("open" | "fail-open") => Some(FailureMode::Open),
+        Some("closed" | "fail-closed") => Some(FailureMode::Closed),
         Some(other) => {
             return Err(format!("failure `{other}` is not `open` or `closed`"));
         }
