@@ -1,6 +1,8 @@
 //! Bad invocations and bad input files: one clear line, the right exit code, nothing lost.
 
-use crate::support::{Scratch, call, done, events, header, repo_root, stderr, text, wonopcode};
+use crate::support::{
+    Scratch, call, calling, done, events, header, repo_root, stderr, text, wonopcode,
+};
 
 #[test]
 fn unknown_flag_is_a_usage_error() {
@@ -77,7 +79,7 @@ fn transcript_divergence_says_what_differed_and_keeps_the_history() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("transcript divergence at context 0 turn 0"),
+        err.contains("transcript divergence at context 0, response 0"),
         "{err}"
     );
     assert!(
@@ -104,6 +106,34 @@ fn transcript_divergence_says_what_differed_and_keeps_the_history() {
         crate::events_doc::documented_sequence().is_match(&sequence),
         "{sequence}"
     );
+}
+
+#[test]
+fn a_replay_whose_tool_output_changed_shows_the_recorded_message_beside_this_runs() {
+    let s = Scratch::new();
+    s.file("a.txt", "one\ntwo\nthree\n");
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("c1", "read", r#"{"path": "a.txt"}"#),
+            vec![text("Three lines."), done("end_turn")],
+        ],
+    );
+    let recorded = s.outside("recorded.jsonl");
+    let out = s.run_json(&t, &["--record", recorded.to_str().unwrap()], "count");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The file changed since the recording: the read's output is not what was recorded.
+    s.file("a.txt", "one\n2\nthree\n");
+    let out = s.run_json(&recorded, &[], "count");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("transcript divergence at context 0, response 1 of ")
+            && err.contains(": message 2 (tool) differs from the recording"),
+        "{err}"
+    );
+    assert!(err.contains("- recorded") && err.contains("two"), "{err}");
+    assert!(err.contains("+ this run") && err.contains("2"), "{err}");
 }
 
 #[test]

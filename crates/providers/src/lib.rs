@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod catalog;
+pub mod divergence;
 pub mod http;
 pub mod openai;
 pub mod record;

@@ -2,6 +2,7 @@
 //! transcript, in the format `ReplayProvider` reads. Each record is written (and flushed)
 //! when its stream ends, so an interrupted run keeps every finished turn.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -12,10 +13,11 @@ use parking_lot::Mutex;
 use async_trait::async_trait;
 use futures::StreamExt;
 use wonopcode_agent_loop::{
-    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource, ProviderListing,
-    SharedModel, StreamChunk,
+    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource,
+    ProviderListing, SharedModel, StreamChunk,
 };
 
+use crate::divergence::AddedMessages;
 use crate::transcript::{
     FORMAT, Fingerprint, Record, RecordedError, ResponseCounter, ResponseRecord, VERSION, to_line,
 };
@@ -26,6 +28,9 @@ struct Sink {
     responses_made: ResponseCounter,
     /// The header's model: a turn answered by another model names its own.
     header: ModelInfo,
+    /// The message hashes of each context's last request, to record only what the next one
+    /// adds.
+    last_messages: Mutex<HashMap<ContextPath, Vec<String>>>,
 }
 
 /// Records a model's answers.
@@ -50,6 +55,7 @@ impl RecordingModel {
                 out: Arc::new(Mutex::new(file)),
                 responses_made: ResponseCounter::default(),
                 header: inner.info().clone(),
+                last_messages: Mutex::default(),
             }),
             inner,
         })
@@ -111,11 +117,22 @@ impl LanguageModel for RecordingModel {
         let index = self.sink.responses_made.next(&request.context);
         let info = self.inner.info();
         let own_model = !info.same_model(&self.sink.header);
+        let mut print = Fingerprint::of(&request);
+        {
+            let mut last = self.sink.last_messages.lock();
+            let previous = last.get(&request.context).map(Vec::as_slice);
+            print.added = Some(AddedMessages::since(
+                &request.messages,
+                &print.messages,
+                previous,
+            ));
+            last.insert(request.context.clone(), print.messages.clone());
+        }
         let mut record = ResponseRecord {
             context: request.context.clone(),
             index,
             model: own_model.then(|| info.clone()),
-            request: Some(Box::new(Fingerprint::of(&request))),
+            request: Some(Box::new(print)),
             chunks: Vec::new(),
             error: None,
         };
@@ -249,13 +266,78 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            diverged.contains("transcript divergence at context 0 turn 1"),
+            diverged.contains("transcript divergence at context 0, response 1 of"),
             "{diverged}"
         );
         assert!(
             diverged.contains(r#"the recording's prompt is "again", this run's is "not again""#),
             "{diverged}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_diverged_message_is_shown_beside_the_recording() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source.jsonl");
+        let done = r#"{"type":"done","stop_reason":"end_turn"}"#;
+        std::fs::write(
+            &source,
+            format!(
+                "{}\n{}\n{}\n",
+                r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#,
+                format_args!(r#"{{"type":"turn","context":"0","turn":0,"chunks":[{done}]}}"#),
+                format_args!(r#"{{"type":"turn","context":"0","turn":1,"chunks":[{done}]}}"#),
+            ),
+        )
+        .unwrap();
+        let with_result = |output: &str| {
+            let mut asked = request("count the lines");
+            asked.messages.push(Message {
+                role: wonopcode_agent_loop::Role::Assistant,
+                parts: vec![wonopcode_agent_loop::Part::ToolCall {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    arguments: "{}".into(),
+                }]
+                .into(),
+            });
+            asked.messages.push(Message {
+                role: wonopcode_agent_loop::Role::Tool,
+                parts: vec![wonopcode_agent_loop::Part::ToolResult {
+                    call_id: "c1".into(),
+                    content: output.into(),
+                    is_error: false,
+                }]
+                .into(),
+            });
+            asked
+        };
+        let recorded = dir.path().join("recorded.jsonl");
+        let replay: Arc<dyn LanguageModel> = Arc::new(ReplayProvider::from_file(&source).unwrap());
+        let recorder = RecordingModel::create(replay, &recorded).unwrap();
+        for asked in [request("count the lines"), with_result("one\ntwo\nthree")] {
+            let _: Vec<StreamChunk> = recorder.stream(asked).await.unwrap().collect().await;
+        }
+        drop(recorder);
+
+        let again = ReplayProvider::from_file(&recorded).unwrap();
+        let _ = again.stream(request("count the lines")).await.unwrap();
+        let diverged = again
+            .stream(with_result("one\n2\nthree"))
+            .await
+            .err()
+            .unwrap()
+            .to_string();
+        let mut lines = diverged.lines();
+        let first = lines.next().unwrap_or_default();
+        assert!(
+            first.starts_with("transcript divergence at context 0, response 1 of ")
+                && first.ends_with(": message 2 (tool) differs from the recording"),
+            "{diverged}"
+        );
+        assert!(diverged.contains("- recorded two"), "{diverged}");
+        assert!(diverged.contains("+ this run 2"), "{diverged}");
+        assert!(diverged.contains("result c1: one"), "{diverged}");
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@ use wonopcode_agent_loop::{
     ProviderListing, SharedModel,
 };
 
+use crate::divergence::{Difference, message_diff, render};
 use crate::transcript::{
     Fingerprint, ResponseCounter, ResponseRecord, Transcript, TranscriptError,
 };
@@ -29,6 +30,27 @@ impl Recording {
     /// The header's model: the one a turn without its own `model` came from.
     fn header(&self) -> &ModelInfo {
         &self.models[0]
+    }
+
+    /// Message `index` of response `turn`'s request in `context`, as recorded: in the
+    /// messages that request added, or, when it came earlier, in an earlier request's.
+    fn message(&self, context: &ContextPath, turn: u32, index: usize) -> Option<&str> {
+        for turn in (0..=turn).rev() {
+            let added = self
+                .turns
+                .get(&(context.clone(), turn))?
+                .request
+                .as_ref()?
+                .added
+                .as_ref()?;
+            if let Some(message) = added.get(index) {
+                return Some(message);
+            }
+            if index >= added.from {
+                return None;
+            }
+        }
+        None
     }
 }
 
@@ -121,7 +143,7 @@ impl LanguageModel for ReplayProvider {
         let answered = record.model.as_ref().unwrap_or(recording.header());
         if !answered.same_model(&self.model) {
             return Err(ModelError::Replay(format!(
-                "transcript divergence at context {} turn {turn} of {}: recorded from {}/{}, the run asked {}/{}",
+                "transcript divergence at context {}, response {turn} of {}: recorded from {}/{}, the run asked {}/{}",
                 request.context,
                 recording.source.display(),
                 answered.provider,
@@ -131,15 +153,25 @@ impl LanguageModel for ReplayProvider {
             )));
         }
         if let Some(recorded) = &record.request
-            && let Some(diff) = recorded.difference(&Fingerprint::of(&request))
+            && let Some(difference) = recorded.difference(&Fingerprint::of(&request))
         {
             // Not answered: the next request (a prompt typed again) may be this turn's.
             recording.responses_made.give_back(&request.context);
-            return Err(ModelError::Replay(format!(
-                "transcript divergence at context {} turn {turn} of {}: {diff}",
+            let mut said = format!(
+                "transcript divergence at context {}, response {turn} of {}: {difference}",
                 request.context,
                 recording.source.display()
-            )));
+            );
+            if let Difference::Message { index, .. } = difference
+                && let (Some(was), Some(now)) = (
+                    recording.message(&request.context, turn, index),
+                    request.messages.get(index),
+                )
+            {
+                said.push('\n');
+                said.push_str(&message_diff(was, &render(now)));
+            }
+            return Err(ModelError::Replay(said));
         }
         if let Some(error) = &record.error {
             return Err(ModelError::Provider {

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use wonopcode_agent_loop::{ContextPath, ModelInfo, ModelRequest, Role, StreamChunk};
 
+use crate::divergence::{AddedMessages, Difference};
+
 /// The `format` value of the header.
 pub const FORMAT: &str = "wonopcode-transcript";
 /// The version this build reads and writes.
@@ -87,6 +89,10 @@ pub struct Fingerprint {
     /// that diverges can say which prompt the recording expects. Not part of `hash`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// The messages this request added to its context's history, readable, so a replay
+    /// that diverges can show the recorded message beside the live one. Not part of `hash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<AddedMessages>,
 }
 
 /// Characters of a prompt kept in a fingerprint.
@@ -141,45 +147,45 @@ impl Fingerprint {
             tools,
             options,
             prompt,
+            added: None,
         }
     }
 
     /// Says what differs between a recorded fingerprint (`self`) and a live one, or `None`.
-    pub fn difference(&self, live: &Fingerprint) -> Option<String> {
+    pub fn difference(&self, live: &Fingerprint) -> Option<Difference> {
         if self.hash == live.hash {
             return None;
         }
         if let (Some(recorded), Some(now)) = (&self.prompt, &live.prompt)
             && recorded != now
         {
-            return Some(format!(
-                "the recording's prompt is \"{recorded}\", this run's is \"{now}\""
-            ));
+            return Some(Difference::Prompt {
+                recorded: recorded.clone(),
+                live: now.clone(),
+            });
         }
         if self.system != live.system {
-            return Some("the system prompt differs".to_owned());
+            return Some(Difference::System);
         }
         if self.tools != live.tools {
-            return Some(format!(
-                "the tools differ: recorded [{}], requested [{}]",
-                self.tools.join(", "),
-                live.tools.join(", ")
-            ));
+            return Some(Difference::Tools {
+                recorded: self.tools.clone(),
+                live: live.tools.clone(),
+            });
         }
-        for (i, (rec, now)) in self.messages.iter().zip(&live.messages).enumerate() {
+        for (index, (rec, now)) in self.messages.iter().zip(&live.messages).enumerate() {
             if rec != now {
-                let role = now.split_once(':').map_or("?", |(r, _)| r);
-                return Some(format!("message {i} ({role}) differs from the recording"));
+                let role = now.split_once(':').map_or("?", |(r, _)| r).to_owned();
+                return Some(Difference::Message { index, role });
             }
         }
         if self.messages.len() != live.messages.len() {
-            return Some(format!(
-                "the recording has {} messages, the request has {}",
-                self.messages.len(),
-                live.messages.len()
-            ));
+            return Some(Difference::Count {
+                recorded: self.messages.len(),
+                live: live.messages.len(),
+            });
         }
-        Some("the generation options or tool schemas differ".to_owned())
+        Some(Difference::Options)
     }
 }
 
@@ -387,25 +393,29 @@ mod tests {
         let a = Fingerprint::of(&request("one"));
         assert_eq!(a.difference(&Fingerprint::of(&request("one"))), None);
         assert_eq!(
-            a.difference(&Fingerprint::of(&request("two"))).unwrap(),
+            a.difference(&Fingerprint::of(&request("two")))
+                .unwrap()
+                .to_string(),
             "the recording's prompt is \"one\", this run's is \"two\""
         );
         let mut unprompted = Fingerprint::of(&request("two"));
         unprompted.prompt = None;
         assert_eq!(
-            a.difference(&unprompted).unwrap(),
+            a.difference(&unprompted).unwrap().to_string(),
             "message 0 (user) differs from the recording"
         );
         let mut longer = request("one");
         longer.messages.push(Message::text(Role::Assistant, "more"));
         assert_eq!(
-            a.difference(&Fingerprint::of(&longer)).unwrap(),
+            a.difference(&Fingerprint::of(&longer)).unwrap().to_string(),
             "the recording has 1 messages, the request has 2"
         );
         let mut other_system = request("one");
         other_system.system = None;
         assert_eq!(
-            a.difference(&Fingerprint::of(&other_system)).unwrap(),
+            a.difference(&Fingerprint::of(&other_system))
+                .unwrap()
+                .to_string(),
             "the system prompt differs"
         );
     }
