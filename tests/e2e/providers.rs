@@ -607,3 +607,63 @@ fn session_and_subagent_start_hooks_add_to_what_the_model_is_told() {
     assert_eq!(hook("SessionStart"), "0");
     assert_eq!(hook("SubagentStart"), "0.1");
 }
+
+#[test]
+fn a_prefix_replay_serves_the_recording_then_goes_live_and_records_both() {
+    let s = Scratch::new();
+    s.file("a.txt", "hi\n");
+    // A recording of one response (a read), of the model the loopback server stands for.
+    let recorded = s.outside("recorded.jsonl");
+    std::fs::write(
+        &recorded,
+        crate::support::model_transcript(
+            serde_json::json!({"id": "m", "provider": "openai-compatible", "context_window": 200000, "max_output": 1000}),
+            &[("0", None, crate::support::calling("c1", "read", r#"{"path": "a.txt"}"#))],
+        ),
+    )
+    .unwrap();
+    let server = serve(vec![(200, "", openai_answer("It says hi."))]);
+    let extended = s.outside("extended.jsonl");
+    let out = wonopcode()
+        .env("OPENAI_API_KEY", "test-key")
+        .args(["-y", "--replay-mode", "prefix", "--replay"])
+        .arg(&recorded)
+        .args(["--base-url", &server.base_url, "--record"])
+        .arg(&extended)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("What does a.txt say?")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "It says hi.");
+    // The server was asked once, after the recorded read, with its output.
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert!(requests[0].contains("hi\\n"), "{}", requests[0]);
+    // The new recording holds both responses and replays offline, strictly.
+    let again = wonopcode()
+        .args(["-y", "--replay"])
+        .arg(&extended)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("What does a.txt say?")
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), "It says hi.");
+
+    // A live model's flags beside a strict replay are refused, saying why.
+    let refused = wonopcode()
+        .args(["--replay"])
+        .arg(&recorded)
+        .args(["--model", "other", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("with --replay they need --replay-mode prefix"),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -146,20 +146,41 @@ pub struct ModelArgs {
     /// Provider to talk to: anthropic, openai, openrouter, deepseek, groq, ollama, vllm,
     /// llamacpp, openai-compatible, or one defined in the config file. Default: the config's
     /// `provider`, else the first provider whose key is set.
-    #[arg(long, value_name = "ID", conflicts_with = "replay")]
+    #[arg(long, value_name = "ID")]
     pub provider: Option<String>,
 
     /// Model id at the provider (default: the config's `model`, else the provider's default).
-    #[arg(long, value_name = "ID", conflicts_with = "replay")]
+    #[arg(long, value_name = "ID")]
     pub model: Option<String>,
 
     /// Base URL of the provider's API up to the version, e.g. http://127.0.0.1:8000/v1.
-    #[arg(long, value_name = "URL", conflicts_with = "replay")]
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
     /// With --replay, stream each chunk MS milliseconds after the previous one, as a model would.
     #[arg(long, value_name = "MS", requires = "replay", value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub replay_pace: Option<u64>,
+
+    /// With --replay, what happens where the recording cannot answer (past its end, or a
+    /// request that differs): `strict` fails there; `prefix` goes on live from there, with
+    /// --provider/--model or else the recorded model (with --record, to extend a recording).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        requires = "replay",
+        default_value = "strict"
+    )]
+    pub replay_mode: ReplayModeArg,
+}
+
+/// `--replay-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayModeArg {
+    /// Fail where the recording cannot answer.
+    Strict,
+    /// Go live where the recording cannot answer.
+    Prefix,
 }
 
 /// What tools may do without asking, and what happens when nobody can be asked.

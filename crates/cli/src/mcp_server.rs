@@ -16,6 +16,7 @@ use crate::session::{permissions, session_builder, usage, workspace_root};
 
 /// Serves until the client goes away (stdio) or wonopcode is stopped (HTTP).
 pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
+    crate::session::check_model_args(&args.model)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;
     let policy = permissions(&args.permissions, matches, &config)?;

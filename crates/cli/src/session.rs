@@ -13,14 +13,16 @@ use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
 use wonopcode_session::{
-    Config, ModelChoice, Session, SessionBuilder, SessionError, TurnCanceller, config,
+    Config, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, TurnCanceller, config,
 };
 use wonopcode_tools::permission::{
     Action, PermissionPolicy, PolicyConfig, Prompter, Rule, Unattended,
 };
 use wonopcode_wasm_host::GuestPrompter;
 
-use crate::args::{Args, Command, ModelArgs, PermissionArgs, PromptArgs, RunArgs, UnattendedArg};
+use crate::args::{
+    Args, Command, ModelArgs, PermissionArgs, PromptArgs, ReplayModeArg, RunArgs, UnattendedArg,
+};
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
@@ -143,6 +145,17 @@ pub fn permissions(
     Ok(policy)
 }
 
+/// Refuses a live model's flags beside a strict `--replay`, which would not use them.
+pub fn check_model_args(model: &ModelArgs) -> anyhow::Result<()> {
+    let live = model.provider.is_some() || model.model.is_some() || model.base_url.is_some();
+    if model.replay.is_some() && live && model.replay_mode == ReplayModeArg::Strict {
+        return Err(usage(
+            "--provider, --model and --base-url choose a live model: with --replay they need --replay-mode prefix",
+        ));
+    }
+    Ok(())
+}
+
 /// A session as the flags describe it: the model, the permission policy and the session's
 /// settings, in `root`; the caller adds the loop, renderer, prompters and history.
 pub fn session_builder(
@@ -157,6 +170,10 @@ pub fn session_builder(
         .model_choice(ModelChoice {
             replay: model.replay.clone(),
             replay_pace: model.replay_pace.map(std::time::Duration::from_millis),
+            replay_mode: match model.replay_mode {
+                ReplayModeArg::Strict => ReplayMode::Strict,
+                ReplayModeArg::Prefix => ReplayMode::Prefix,
+            },
             provider: model.provider.clone(),
             model: model.model.clone(),
             base_url: model.base_url.clone(),
@@ -219,6 +236,7 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         let kind = args.kind.unwrap_or(crate::args::GuestKind::Loop);
         return crate::new_guest::create(dir, lang, kind);
     }
+    check_model_args(&args.model)?;
     let (source, catalog) = loops::loop_choice(&args)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;

@@ -2,13 +2,15 @@
 //! Messages API or any OpenAI-compatible Chat Completions server; the preset catalog that
 //! picks one from flags, config and the environment; `ReplayProvider`, which answers from a
 //! recorded transcript (the offline default); and `RecordingModel`, which writes that same
-//! format from any model. The transcript format is in `transcript` and `docs/replay.md`.
+//! format from any model; `PrefixReplay`, a recording served as far as it goes and a live
+//! model after it. The transcript format is in `transcript` and `docs/replay.md`.
 
 pub mod anthropic;
 pub mod catalog;
 pub mod divergence;
 pub mod http;
 pub mod openai;
+pub mod prefix;
 pub mod record;
 pub mod replay;
 pub mod source;
@@ -16,6 +18,7 @@ pub mod transcript;
 
 pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry};
 pub use http::{Api, HttpModel, HttpModelError, HttpSettings, LocalServer};
+pub use prefix::{PrefixReplay, PrefixSource};
 pub use record::{RecordingModel, RecordingSource};
 pub use replay::{ReplayProvider, ReplaySource};
 pub use source::{CatalogSource, EnvReader};

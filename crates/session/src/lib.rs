@@ -40,7 +40,7 @@ pub mod trace;
 
 pub use config::Config;
 pub use error::SessionError;
-pub use models::ModelChoice;
+pub use models::{ModelChoice, ReplayMode};
 pub use session::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Session, SessionBuilder, TurnCanceller,
 };

@@ -1,6 +1,7 @@
-//! Which model a session talks to: a recorded transcript (`--replay`), or a real provider
-//! chosen from the caller's choice, the config file and the keys in the environment; either
-//! one recorded to a transcript on request (`--record`). With it, the models guests may
+//! Which model a session talks to: a recorded transcript (`--replay`), a real provider
+//! chosen from the caller's choice, the config file and the keys in the environment, or the
+//! one after the other (`--replay-mode prefix`); any of them recorded to a transcript on
+//! request (`--record`). With it, the models guests may
 //! switch to (the transcript's, or the catalog's other providers).
 
 use std::path::PathBuf;
@@ -9,8 +10,8 @@ use std::time::Duration;
 
 use wonopcode_agent_loop::{ModelSource, SharedModel};
 use wonopcode_providers::{
-    CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, RecordingModel, RecordingSource,
-    ReplayProvider, ReplaySource,
+    CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, PrefixReplay, PrefixSource,
+    RecordingModel, RecordingSource, ReplayProvider, ReplaySource,
 };
 
 use crate::config::Config;
@@ -23,6 +24,8 @@ pub struct ModelChoice {
     pub replay: Option<PathBuf>,
     /// Wait this long between replayed chunks (to watch a replay stream).
     pub replay_pace: Option<Duration>,
+    /// What happens where the recording cannot answer.
+    pub replay_mode: ReplayMode,
     /// A provider of the catalog (`anthropic`, `openai`, `ollama`, ...).
     pub provider: Option<String>,
     /// A model of that provider.
@@ -31,6 +34,16 @@ pub struct ModelChoice {
     pub base_url: Option<String>,
     /// Record every response to this transcript.
     pub record: Option<PathBuf>,
+}
+
+/// What a replay does at a request the recording cannot answer (past its end, or diverged).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReplayMode {
+    /// The run fails there, saying what differed.
+    #[default]
+    Strict,
+    /// That context goes on with a live model (the chosen provider, else the recorded one).
+    Prefix,
 }
 
 /// The session's model and the models its guests may switch to.
@@ -46,7 +59,22 @@ pub async fn open(
                 replay = replay.paced(pace);
             }
             let replay = Arc::new(replay);
-            (replay.clone(), Arc::new(ReplaySource(replay)))
+            match choice.replay_mode {
+                ReplayMode::Strict => (replay.clone(), Arc::new(ReplaySource(replay))),
+                ReplayMode::Prefix => {
+                    // Live with the recorded model unless another one is chosen.
+                    let recorded = replay.models()[0].clone();
+                    let live_choice = ModelChoice {
+                        provider: choice.provider.clone().or(Some(recorded.provider)),
+                        model: choice.model.clone().or(Some(recorded.id)),
+                        ..choice.clone()
+                    };
+                    let (live, live_models) = provider(&live_choice, config).await?;
+                    let first = PrefixReplay::new(replay.clone(), live);
+                    let models = PrefixSource::new(&first, ReplaySource(replay), live_models);
+                    (Arc::new(first), Arc::new(models))
+                }
+            }
         }
         None => provider(choice, config).await?,
     };
