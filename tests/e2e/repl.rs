@@ -328,3 +328,46 @@ fn loop_lists_the_named_loops_and_switches_to_one_without_tools_or_grants_of_its
     );
     quit(&mut session);
 }
+
+#[test]
+fn compacting_and_leaving_the_repl_run_the_pre_compact_and_session_end_hooks() {
+    let s = Scratch::new();
+    let log = r#"{"type": "command", "command": "cat >> hooks.log && echo >> hooks.log"}"#;
+    s.file(
+        ".claude/settings.json",
+        &format!(
+            r#"{{"hooks": {{"PreCompact": [{{"matcher": "manual", "hooks": [{log}]}}], "SessionEnd": [{{"hooks": [{log}]}}]}}}}"#
+        ),
+    );
+    let t = two_answers(&s);
+    let mut cmd = command();
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .env("HOME", s.outside("home"))
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws());
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    says(&mut session, "first?", "First answer.");
+    says(&mut session, "/compact", "compact");
+    quit(&mut session);
+    let heard: Vec<serde_json::Value> = std::fs::read_to_string(s.ws().join("hooks.log"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let said: Vec<(&str, &str)> = heard
+        .iter()
+        .map(|h| {
+            let what = h["trigger"].as_str().or(h["reason"].as_str());
+            (h["hook_event_name"].as_str().unwrap(), what.unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("PreCompact", "manual"),
+            ("SessionEnd", "prompt_input_exit")
+        ]
+    );
+}
