@@ -13,6 +13,7 @@ mod events_doc;
 mod grants;
 mod hooks;
 mod hostile;
+mod journal;
 mod mcp;
 mod mcp_server;
 mod parity;

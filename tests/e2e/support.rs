@@ -54,13 +54,27 @@ pub fn wonopcode() -> assert_cmd::Command {
     assert_cmd::Command::from_std(command())
 }
 
+/// Where this test process's runs keep their journals (removed with the temp directory).
+fn test_runs_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        tempfile::Builder::new()
+            .prefix("wonopcode-e2e-runs")
+            .tempdir()
+            .unwrap()
+    })
+    .path()
+}
+
 /// The same, as a plain process command (for a pseudo-terminal).
 pub fn command() -> std::process::Command {
     let mut cmd = std::process::Command::new(bin());
     cmd.env("NO_COLOR", "1")
         .env_remove("WONOPCODE_LOG")
         .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
-        .env_remove("WONOPCODE_AGENT_LOOPS_PATH");
+        .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
+        // The tests' run journals stay out of the machine's data directory.
+        .env("WONOPCODE_RUNS_DIR", test_runs_dir());
     for key in [
         "ANTHROPIC_API_KEY",
         "OPENAI_API_KEY",

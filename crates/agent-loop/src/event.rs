@@ -499,7 +499,12 @@ impl Emitter {
 
 /// The current time as RFC 3339 UTC with milliseconds.
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+    rfc3339_of(SystemTime::now())
+}
+
+/// `at` as an RFC 3339 UTC timestamp with milliseconds.
+pub fn rfc3339_of(at: SystemTime) -> String {
+    humantime::format_rfc3339_millis(at).to_string()
 }
 
 #[cfg(test)]

@@ -281,6 +281,11 @@ pub struct RunArgs {
     /// the http(s) address of a streamable HTTP server).
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_mcp)]
     pub mcp: Vec<(String, String)>,
+
+    /// Do not keep the run's journal (its events and model responses under the data dir's
+    /// `wonopcode/runs/`; `wonopcode runs` lists them).
+    #[arg(long)]
+    pub no_journal: bool,
 }
 
 /// The subcommands. Without one, wonopcode runs a prompt as `run` would.
@@ -306,6 +311,8 @@ pub enum Command {
     McpServer(Box<McpServerArgs>),
     /// The sandbox of the commands a model runs.
     Sandbox(SandboxArgs),
+    /// The journals of past runs: list them, show one, remove old ones.
+    Runs(RunsArgs),
 }
 
 /// Where to look for named loops, for the commands that list or check them.
@@ -409,6 +416,39 @@ pub enum SandboxAction {
     /// What this machine's kernel can enforce, one line per feature and per mode (exit 1
     /// when the confining modes cannot be enforced).
     Check,
+}
+
+/// `wonopcode runs`.
+#[derive(Debug, clap::Args)]
+pub struct RunsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: RunsAction,
+}
+
+/// `wonopcode runs ...` actions.
+#[derive(Debug, Subcommand)]
+pub enum RunsAction {
+    /// The runs kept, newest first: id, status, start, loop, model, first prompt.
+    List {
+        /// One JSON object per run (its `run.json`).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run: what it is, and what its journal holds per context.
+    Show {
+        /// The run's id, or the start of one.
+        id: String,
+    },
+    /// Removes old runs (never a running one): past the newest KEEP, or older than AGE.
+    Gc {
+        /// How many runs to keep.
+        #[arg(long, value_name = "KEEP", default_value_t = 100)]
+        keep: usize,
+        /// Also remove runs older than this (for example 30d, 12h).
+        #[arg(long, value_name = "AGE", value_parser = parse_wall)]
+        older_than: Option<std::time::Duration>,
+    },
 }
 
 /// Dollars as micro-cents (1e-8 USD).

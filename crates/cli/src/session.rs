@@ -195,6 +195,11 @@ pub fn session_builder(
         .mcp_servers(run.mcp.clone())
         .project_instructions(!run.no_project_instructions)
         .agents(run.agents.clone())
+        .journal(
+            (!run.no_journal)
+                .then(wonopcode_journal::Runs::standard)
+                .flatten(),
+        )
         .config(config)
 }
 
@@ -217,6 +222,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         }
         Command::Mcp(mcp) => crate::mcp::run(&mcp).await,
         Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),
+        Command::Runs(runs) => crate::runs::run(&runs),
         Command::McpServer(serve) => {
             let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
             crate::mcp_server::run(&serve, matches).await
@@ -326,11 +332,13 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         0 => code,
         signal => signal,
     };
-    let reason = match cli.stopped_by.load(Ordering::SeqCst) {
-        0 if cli.in_repl => "prompt_input_exit",
-        _ => "other",
+    let stopped = cli.stopped_by.load(Ordering::SeqCst) != 0;
+    let reason = if cli.in_repl && !stopped {
+        "prompt_input_exit"
+    } else {
+        "other"
     };
-    cli.session.end(reason).await;
+    cli.session.end(reason, stopped).await;
     if let Some(path) = &args.trace {
         cli.session
             .write_trace(path)

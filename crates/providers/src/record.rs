@@ -1,6 +1,6 @@
 //! `RecordingModel`: wraps any model and appends every request and its streamed answer to a
-//! transcript, in the format `ReplayProvider` reads. Each record is written (and flushed)
-//! when its stream ends, so an interrupted run keeps every finished turn.
+//! transcript, in the format `ReplayProvider` reads. Each record is written (and fsync'd)
+//! when its stream ends, so an interrupted run keeps every finished response.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -102,7 +102,8 @@ impl ModelSource for RecordingSource {
 fn write_record(out: &Mutex<File>, record: ResponseRecord) {
     let line = to_line(&Record::Response(record));
     let mut file = out.lock();
-    if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
+    // On disk before the run goes on: a run journal's responses outlive a crash.
+    if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.sync_data()) {
         tracing::warn!(error = %e, "cannot write the transcript");
     }
 }

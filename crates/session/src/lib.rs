@@ -33,6 +33,7 @@ pub mod loops;
 pub mod mcp;
 pub mod models;
 mod module_tools;
+mod run_journal;
 mod session;
 mod sink;
 pub mod skill_tool;

@@ -18,6 +18,7 @@ use wonopcode_agent_loop::{
     ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_hooks::HookEnv;
+use wonopcode_journal::Runs;
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -33,6 +34,7 @@ use crate::loops::{self, Reload, Reloader};
 use crate::mcp;
 use crate::models::{self, ModelChoice};
 use crate::module_tools::SessionResolver;
+use crate::run_journal::{RunJournal, RunMetaParts};
 use crate::sink::{NoRenderer, Renderer, SessionSink};
 use crate::skill_tool::SkillTool;
 use wonopcode_mcp::{AcceptDefaults, Elicitor};
@@ -79,9 +81,18 @@ pub struct SessionBuilder {
     catalog: Option<Catalog>,
     project_instructions: bool,
     agents: Vec<String>,
+    /// Where the run's journal goes; `None`: no journal.
+    runs: Option<Runs>,
 }
 
 impl SessionBuilder {
+    /// Keeps the run's journal under `runs` (`None`: no journal; the default for an
+    /// embedder, which keeps its own records).
+    pub fn journal(mut self, runs: Option<Runs>) -> Self {
+        self.runs = runs;
+        self
+    }
+
     /// The settings of the config file (default: none).
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
@@ -261,6 +272,16 @@ impl SessionBuilder {
             Some(opened) => opened,
             None => models::open(&model_choice, &config).await?,
         };
+        let mut notices = Vec::new();
+        let journal = self.runs.as_ref().and_then(|runs| {
+            RunJournal::create(runs)
+                .map_err(|e| notices.push(format!("the run is not journaled: {e}")))
+                .ok()
+        });
+        let (provider, models) = match &journal {
+            Some(journal) => journal.recording(provider, models)?,
+            None => (provider, models),
+        };
         // Every model of the run, the ones guests switch to included, draws on one budget;
         // a cost limit on a model without prices is refused before anything is stored.
         let run_budget = budget_limits.any().then(|| RunBudget::new(budget_limits));
@@ -299,7 +320,7 @@ impl SessionBuilder {
                     .map_err(|e| SessionError::Choice(e.to_string()))?;
             }
         }
-        let mut notices = sandbox.notices();
+        notices.extend(sandbox.notices());
         notices.extend(skills.warnings);
         let (history, messages) = open_history(self.history.as_deref(), &mut notices)?;
         let session_id = history
@@ -448,6 +469,18 @@ impl SessionBuilder {
             .map_or(agent.name(), |a| a.name.as_str())
             .to_owned();
         loop_config.agent = Some(loop_name.as_str().into());
+        if let Some(journal) = &journal {
+            let info = provider.info();
+            let parts = RunMetaParts {
+                workspace: &root.display().to_string(),
+                loop_name: &loop_name,
+                model: &format!("{}/{}", info.provider, info.id),
+            };
+            match journal.begin(parts) {
+                Ok(log) => sink.journal(log),
+                Err(e) => notices.push(format!("the run is not journaled: {e}")),
+            }
+        }
         events.emit(EventKind::SessionStarted {
             session_id: session_id.clone(),
             loop_name,
@@ -494,6 +527,7 @@ impl SessionBuilder {
         report_failures(&events, &own, clashes);
         Ok(Session {
             root,
+            journal,
             agent_file: agent_file.map(|a| a.name.clone()),
             messages,
             provider,
@@ -657,6 +691,8 @@ impl TurnCanceller {
 /// [`Session::resume`].
 pub struct Session {
     root: PathBuf,
+    /// The run's journal, when it has one.
+    journal: Option<RunJournal>,
     /// The agent file's name when the root runs one.
     agent_file: Option<String>,
     messages: Vec<Message>,
@@ -731,6 +767,7 @@ impl Session {
             loop_name: None,
             catalog: None,
             project_instructions: true,
+            runs: None,
             agents: Vec::new(),
         }
     }
@@ -747,7 +784,15 @@ impl Session {
 
     /// Runs one prompt to its end.
     pub async fn prompt(&mut self, prompt: &str) -> LoopResult {
+        if let Some(journal) = &self.journal {
+            journal.first_prompt(prompt);
+        }
         self.turn(Turn::Prompt(prompt)).await
+    }
+
+    /// The id of the run's journal (`wonopcode runs show ID`), when it has one.
+    pub fn run_id(&self) -> Option<&str> {
+        self.journal.as_ref().map(RunJournal::id)
     }
 
     /// Continues a suspended run: `answers` (`(call id, text)`) answer the calls it waits
@@ -977,14 +1022,20 @@ impl Session {
     }
 
     /// Ends the session: its `SessionEnd` hooks run (`reason`: `prompt_input_exit` when the
-    /// person left the REPL, else `other`). Nothing runs after it.
-    pub async fn end(&mut self, reason: &str) {
+    /// person left the REPL, else `other`), and its journal is marked finished (or
+    /// interrupted, when a signal stopped it). Nothing runs after it.
+    pub async fn end(&mut self, reason: &str, interrupted: bool) {
         if let Some(hooks) = &self.config.hooks {
             let agent = self.config.agent_name();
             let site = HookSite::new(&self.events, &self.session_id, &self.root, agent);
             hooks
                 .turn_event(&site, TurnEvent::SessionEnded { reason })
                 .await;
+        }
+        if let Some(journal) = &self.journal
+            && let Err(e) = journal.end(interrupted)
+        {
+            tracing::warn!(error = %e, "cannot mark the run's journal ended");
         }
     }
 

@@ -1,5 +1,6 @@
-//! A session's event sink: persists the root context's messages to the history file, records
-//! the trace, and hands every event to a renderer. Synchronous, so a message is on disk before
+//! A session's event sink: persists the root context's messages to the history file and
+//! every context's events to the run journal, records the trace, and hands every event to a
+//! renderer. Synchronous, so a message is on disk before
 //! the loop goes on; a history write failure cancels the session (`abort`) and is reported by
 //! `failure`, so nothing already stored is lost and nothing after it is silently dropped.
 
@@ -7,6 +8,8 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::event::ItemStatus;
 use wonopcode_agent_loop::{Event, EventKind, EventSink};
+
+use wonopcode_journal::EventLog;
 
 use crate::history::History;
 use crate::trace::TraceRecorder;
@@ -26,6 +29,7 @@ impl Renderer for NoRenderer {
 
 struct State {
     history: Option<History>,
+    journal: Option<EventLog>,
     renderer: Box<dyn Renderer>,
     failure: Option<String>,
     trace: Option<TraceRecorder>,
@@ -49,6 +53,7 @@ impl SessionSink {
         Self {
             state: Mutex::new(State {
                 history,
+                journal: None,
                 renderer,
                 failure: None,
                 trace: trace.then(TraceRecorder::default),
@@ -63,6 +68,11 @@ impl SessionSink {
             Some(trace) => trace.write(path),
             None => Ok(()),
         }
+    }
+
+    /// Keeps every event of the run (every context's) in `log` from now on.
+    pub fn journal(&self, log: EventLog) {
+        self.state.lock().journal = Some(log);
     }
 
     /// The history write failure that stopped the session, if any.
@@ -98,6 +108,14 @@ impl EventSink for SessionSink {
                 state.failure = Some(e.to_string());
                 self.abort.cancel();
             }
+        }
+        // The journal keeps every context's events; a run it cannot keep does not go on.
+        if state.failure.is_none()
+            && let Some(journal) = &mut state.journal
+            && let Err(e) = journal.append(&event)
+        {
+            state.failure = Some(format!("the run journal: {e}"));
+            self.abort.cancel();
         }
         if let Some(trace) = &mut state.trace {
             trace.record(&event);

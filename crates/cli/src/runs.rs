@@ -1,0 +1,128 @@
+//! `wonopcode runs list|show|gc`: the journals of past runs (`wonopcode_journal`), as a
+//! person or a script reads them.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+use wonopcode_agent_loop::EventKind;
+use wonopcode_journal::{Read, RunDir, Runs};
+
+use crate::args::{RunsAction, RunsArgs};
+use crate::exit;
+use crate::session::usage;
+
+/// Runs the action; the exit code.
+pub fn run(args: &RunsArgs) -> anyhow::Result<u8> {
+    let runs = Runs::standard().context("this system has no data directory for runs")?;
+    match &args.action {
+        RunsAction::List { json } => list(&runs, *json),
+        RunsAction::Show { id } => show(&runs.find(id).map_err(|e| usage(e.to_string()))?),
+        RunsAction::Gc { keep, older_than } => {
+            let removed = runs.gc(*keep, *older_than)?;
+            println!(
+                "removed {} run(s) from {}",
+                removed.len(),
+                runs.dir().display()
+            );
+            Ok(exit::SUCCESS)
+        }
+    }
+}
+
+fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {
+    for meta in runs.list() {
+        if json {
+            println!("{}", serde_json::to_string(&meta)?);
+            continue;
+        }
+        let status = serde_json::to_value(meta.status)?;
+        println!(
+            "{}  {:<11}  {}  {}  {}  {}",
+            meta.id,
+            status.as_str().unwrap_or_default(),
+            meta.started.get(..19).unwrap_or(&meta.started),
+            meta.loop_name,
+            meta.model,
+            meta.prompt.as_deref().unwrap_or("")
+        );
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// What the journal holds of one context.
+#[derive(Default)]
+struct ContextSummary {
+    module: Option<String>,
+    responses: usize,
+    tool_calls: usize,
+    status: Option<String>,
+}
+
+fn show(run: &RunDir) -> anyhow::Result<u8> {
+    let meta = run.meta()?;
+    let status = serde_json::to_value(meta.status)?;
+    println!("run {}  {}", meta.id, status.as_str().unwrap_or_default());
+    println!("  workspace  {}", meta.workspace);
+    println!(
+        "  started    {}{}",
+        meta.started,
+        meta.ended
+            .as_deref()
+            .map(|e| format!("  ended {e}"))
+            .unwrap_or_default()
+    );
+    println!("  loop       {}  model {}", meta.loop_name, meta.model);
+    if let Some(prompt) = &meta.prompt {
+        println!("  prompt     {prompt}");
+    }
+    let mut contexts: BTreeMap<String, ContextSummary> = BTreeMap::new();
+    let read = Read::of(&run.events_path())?;
+    for record in &read.records {
+        let context = contexts
+            .entry(record.event.context.to_string())
+            .or_default();
+        match &record.event.kind {
+            EventKind::ContextStarted { module, .. } => context.module = Some(module.clone()),
+            EventKind::ItemCompleted { item } if item.details.tool_call().is_some() => {
+                context.tool_calls += 1;
+            }
+            EventKind::TurnCompleted { status, .. } => {
+                context.status = serde_json::to_value(status)?.as_str().map(str::to_owned);
+            }
+            EventKind::TurnFailed { status, .. } => {
+                context.status = serde_json::to_value(status)?.as_str().map(str::to_owned);
+            }
+            _ => {}
+        }
+    }
+    // The responses, from the run's transcript (a torn last line is the one being written).
+    let responses = std::fs::read_to_string(run.responses_path()).unwrap_or_default();
+    for line in responses.lines() {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let Some(context) = record["context"].as_str() {
+            contexts.entry(context.to_owned()).or_default().responses += 1;
+        }
+    }
+    println!("  contexts:");
+    for (path, context) in &contexts {
+        println!(
+            "    {path:<8} {:<14} {} response(s)  {} tool call(s)  {}",
+            context
+                .module
+                .as_deref()
+                .unwrap_or(if path == "0" { "(root)" } else { "" }),
+            context.responses,
+            context.tool_calls,
+            context.status.as_deref().unwrap_or("unfinished")
+        );
+    }
+    if let Some(torn) = &read.torn {
+        println!(
+            "  torn last record: line {} (byte {}): {}",
+            torn.line, torn.offset, torn.why
+        );
+    }
+    Ok(exit::SUCCESS)
+}

@@ -1,0 +1,66 @@
+//! `run.json`: what a run is, written when it starts and again when it ends (to a temporary
+//! file first, then renamed, so it is never half written).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::JournalError;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Started, not ended (or the process died: `events.jsonl` says how far it got).
+    Running,
+    /// Its last turn ended (whatever its answer).
+    Finished,
+    /// Stopped by a signal or Ctrl-C.
+    Interrupted,
+}
+
+/// What a run is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Its id (`20261126T052700-1a2b3c`): sortable by start.
+    pub id: String,
+    /// The workspace it ran in.
+    pub workspace: String,
+    /// When it started (RFC 3339).
+    pub started: String,
+    /// When it ended, once it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// The root's loop or agent.
+    pub loop_name: String,
+    /// The root's model (`provider/id`).
+    pub model: String,
+    /// The first prompt, cut to a line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// The run it was forked from (`RUN_ID` or `RUN_ID@CONTEXT:RESPONSE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+impl RunMeta {
+    /// Writes the metadata to `path`, through a temporary file and a rename.
+    pub fn write(&self, path: &Path) -> Result<(), JournalError> {
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let partial = path.with_extension("json.partial");
+        std::fs::write(&partial, text + "\n").map_err(|e| JournalError::io(&partial, &e))?;
+        std::fs::rename(&partial, path).map_err(|e| JournalError::io(path, &e))
+    }
+
+    /// Reads the metadata at `path`.
+    pub fn read(path: &Path) -> Result<Self, JournalError> {
+        let text = std::fs::read_to_string(path).map_err(|e| JournalError::io(path, &e))?;
+        serde_json::from_str(&text).map_err(|e| JournalError::Corrupt {
+            path: path.display().to_string(),
+            line: e.line(),
+            why: e.to_string(),
+        })
+    }
+}

@@ -1,0 +1,238 @@
+//! Where runs are kept (`runs/` under the data dir), a new run's directory, and the runs
+//! there: listed newest first, found by id (or a unique start of one), removed by `gc`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::JournalError;
+use crate::events::EventLog;
+use crate::meta::{RunMeta, RunStatus};
+
+/// The variable that puts `runs/` somewhere else than the data dir.
+pub const RUNS_DIR_VARIABLE: &str = "WONOPCODE_RUNS_DIR";
+
+/// A new run id: its start in UTC (so ids sort by start) and six hex digits of the clock's
+/// nanoseconds and the process id, so two runs started in one second differ.
+pub fn new_run_id() -> String {
+    let now = SystemTime::now();
+    let stamp = wonopcode_agent_loop::event::rfc3339_of(now);
+    // `2026-11-26T05:27:00.123Z` → `20261126T052700`.
+    let compact: String = stamp
+        .chars()
+        .take(19)
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .collect();
+    let nanos = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let salt = (nanos ^ std::process::id().rotate_left(16)) & 0x00ff_ffff;
+    format!("{compact}-{salt:06x}")
+}
+
+/// Every run kept on this machine.
+#[derive(Debug, Clone)]
+pub struct Runs {
+    dir: PathBuf,
+}
+
+impl Runs {
+    /// The runs in `WONOPCODE_RUNS_DIR`, else the data dir's `wonopcode/runs`; `None` when
+    /// there is no data dir.
+    pub fn standard() -> Option<Self> {
+        let dir = match std::env::var_os(RUNS_DIR_VARIABLE) {
+            Some(dir) => PathBuf::from(dir),
+            None => dirs::data_dir()?.join("wonopcode").join("runs"),
+        };
+        Some(Self { dir })
+    }
+
+    /// The runs in `dir`.
+    pub fn at(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Where they are.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Makes the directory of run `id`.
+    pub fn create(&self, id: &str) -> Result<RunDir, JournalError> {
+        let run = RunDir {
+            dir: self.dir.join(id),
+        };
+        std::fs::create_dir_all(&run.dir).map_err(|e| JournalError::io(&run.dir, &e))?;
+        Ok(run)
+    }
+
+    /// Every run's metadata, newest first; a directory without readable metadata is left
+    /// out.
+    pub fn list(&self) -> Vec<RunMeta> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut runs: Vec<RunMeta> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| RunMeta::read(&e.path().join("run.json")).ok())
+            .collect();
+        runs.sort_by(|a, b| b.id.cmp(&a.id));
+        runs
+    }
+
+    /// The run `id`, or the one run whose id starts with it.
+    pub fn find(&self, id: &str) -> Result<RunDir, JournalError> {
+        let exact = self.dir.join(id);
+        if !id.is_empty() && !id.contains(['/', '\\']) && exact.join("run.json").is_file() {
+            return Ok(RunDir { dir: exact });
+        }
+        let matching: Vec<RunMeta> = self
+            .list()
+            .into_iter()
+            .filter(|m| !id.is_empty() && m.id.starts_with(id))
+            .collect();
+        match matching.as_slice() {
+            [one] => Ok(RunDir {
+                dir: self.dir.join(&one.id),
+            }),
+            [] => Err(JournalError::NoRun(id.to_owned())),
+            many => Err(JournalError::Ambiguous(id.to_owned(), many.len())),
+        }
+    }
+
+    /// Removes the runs that are not running and either older than `older_than` or past
+    /// the newest `keep`; the ids removed.
+    pub fn gc(
+        &self,
+        keep: usize,
+        older_than: Option<Duration>,
+    ) -> Result<Vec<String>, JournalError> {
+        let now = SystemTime::now();
+        let mut removed = Vec::new();
+        for (i, meta) in self.list().into_iter().enumerate() {
+            if meta.status == RunStatus::Running {
+                continue;
+            }
+            let dir = self.dir.join(&meta.id);
+            let old = older_than.is_some_and(|limit| {
+                std::fs::metadata(dir.join("run.json"))
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|at| now.duration_since(at).ok())
+                    .is_some_and(|age| age > limit)
+            });
+            if i >= keep || old {
+                std::fs::remove_dir_all(&dir).map_err(|e| JournalError::io(&dir, &e))?;
+                removed.push(meta.id);
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// One run's directory.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    dir: PathBuf,
+}
+
+impl RunDir {
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Its `run.json`.
+    pub fn meta_path(&self) -> PathBuf {
+        self.dir.join("run.json")
+    }
+
+    /// Its `events.jsonl`.
+    pub fn events_path(&self) -> PathBuf {
+        self.dir.join("events.jsonl")
+    }
+
+    /// Its `responses.jsonl` (a transcript).
+    pub fn responses_path(&self) -> PathBuf {
+        self.dir.join("responses.jsonl")
+    }
+
+    /// Its metadata.
+    pub fn meta(&self) -> Result<RunMeta, JournalError> {
+        RunMeta::read(&self.meta_path())
+    }
+
+    /// Begins the run's journal: `run.json` (status `running`) and an empty event log.
+    pub fn begin(&self, meta: &RunMeta) -> Result<EventLog, JournalError> {
+        meta.write(&self.meta_path())?;
+        EventLog::create(&self.events_path())
+    }
+
+    /// Marks the run ended with `status`.
+    pub fn end(&self, status: RunStatus) -> Result<(), JournalError> {
+        let mut meta = self.meta()?;
+        meta.status = status;
+        meta.ended = Some(wonopcode_agent_loop::event::now_rfc3339());
+        meta.write(&self.meta_path())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(id: &str, status: RunStatus) -> RunMeta {
+        RunMeta {
+            id: id.to_owned(),
+            workspace: "/w".into(),
+            started: "2026-11-26T05:27:00.000Z".into(),
+            ended: None,
+            loop_name: "standard".into(),
+            model: "p/m".into(),
+            prompt: Some("hi".into()),
+            status,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn runs_are_listed_newest_first_found_by_a_prefix_and_collected() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Runs::at(dir.path());
+        for (id, status) in [
+            ("20261126T050000-aaaaaa", RunStatus::Finished),
+            ("20261126T060000-bbbbbb", RunStatus::Interrupted),
+            ("20261126T070000-cccccc", RunStatus::Running),
+        ] {
+            runs.create(id).unwrap().begin(&meta(id, status)).unwrap();
+        }
+        let ids: Vec<String> = runs.list().into_iter().map(|m| m.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "20261126T070000-cccccc",
+                "20261126T060000-bbbbbb",
+                "20261126T050000-aaaaaa"
+            ]
+        );
+        assert!(runs.find("20261126T06").is_ok());
+        assert!(runs.find("20261126T").is_err(), "ambiguous");
+        assert!(runs.find("../x").is_err());
+        // Keep one: the running one is never collected, whatever its place.
+        let removed = runs.gc(1, None).unwrap();
+        assert_eq!(
+            removed,
+            ["20261126T060000-bbbbbb", "20261126T050000-aaaaaa"]
+        );
+        assert_eq!(runs.list().len(), 1);
+    }
+
+    #[test]
+    fn run_ids_sort_by_start_and_differ() {
+        let a = new_run_id();
+        let b = new_run_id();
+        assert_eq!(a.len(), "20261126T052700-1a2b3c".len(), "{a}");
+        assert!(a[..15] <= b[..15]);
+    }
+}

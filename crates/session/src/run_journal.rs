@@ -1,0 +1,97 @@
+//! A session's run journal (`wonopcode_journal`): the run's directory, made when the session
+//! is built; its model responses recorded into the run's transcript from the first request;
+//! its `run.json` and event log begun once the loop and model are known; its end marked.
+//! A journal that cannot be made is a notice, and the run goes on without one.
+
+use std::sync::Arc;
+
+use wonopcode_agent_loop::{ModelSource, SharedModel};
+use wonopcode_journal::{EventLog, RunDir, RunMeta, RunStatus, Runs, new_run_id};
+use wonopcode_providers::{RecordingModel, RecordingSource};
+
+use crate::error::SessionError;
+
+/// The journal of one session's run.
+pub(crate) struct RunJournal {
+    id: String,
+    dir: RunDir,
+}
+
+impl RunJournal {
+    /// Makes a new run's directory under `runs`.
+    pub fn create(runs: &Runs) -> Result<Self, String> {
+        let id = new_run_id();
+        let dir = runs.create(&id).map_err(|e| e.to_string())?;
+        Ok(Self { id, dir })
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// `model` and `models` with every response recorded into the run's transcript.
+    pub fn recording(
+        &self,
+        model: SharedModel,
+        models: Arc<dyn ModelSource>,
+    ) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
+        let path = self.dir.responses_path();
+        let recorder = Arc::new(RecordingModel::create(model, &path).map_err(|e| {
+            SessionError::Transcript(format!("cannot create {}: {e}", path.display()))
+        })?);
+        let models = RecordingSource::new(models, recorder.clone());
+        Ok((recorder, Arc::new(models)))
+    }
+
+    /// Writes `run.json` (running) and opens the event log.
+    pub fn begin(&self, meta: RunMetaParts<'_>) -> Result<EventLog, String> {
+        let meta = RunMeta {
+            id: self.id.clone(),
+            workspace: meta.workspace.to_owned(),
+            started: wonopcode_agent_loop::event::now_rfc3339(),
+            ended: None,
+            loop_name: meta.loop_name.to_owned(),
+            model: meta.model.to_owned(),
+            prompt: None,
+            status: RunStatus::Running,
+            origin: None,
+        };
+        self.dir.begin(&meta).map_err(|e| e.to_string())
+    }
+
+    /// Marks the run ended: interrupted, or finished.
+    pub fn end(&self, interrupted: bool) -> Result<(), String> {
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Finished
+        };
+        self.dir.end(status).map_err(|e| e.to_string())
+    }
+
+    /// Remembers the run's first prompt in `run.json`, cut to a line.
+    pub fn first_prompt(&self, prompt: &str) {
+        let Ok(mut meta) = self.dir.meta() else {
+            return;
+        };
+        if meta.prompt.is_some() {
+            return;
+        }
+        let line = prompt.lines().next().unwrap_or_default();
+        meta.prompt = Some(line.chars().take(120).collect());
+        if let Err(e) = meta.write(&self.dir.meta_path()) {
+            tracing::warn!(error = %e, "cannot update the run's metadata");
+        }
+    }
+}
+
+/// What `run.json` says besides what the journal knows itself.
+pub(crate) struct RunMetaParts<'a> {
+    /// The workspace.
+    pub workspace: &'a str,
+    /// The root's loop or agent.
+    pub loop_name: &'a str,
+    /// The root's model, `provider/id`.
+    pub model: &'a str,
+}

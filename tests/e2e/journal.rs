@@ -1,0 +1,93 @@
+//! The run journal (`docs/durability.md`) on the real binary: the multi-agent example leaves
+//! a journal of every context, `wonopcode runs` lists and shows it, its responses replay
+//! the run to the same answer, a torn last record is reported, and `runs gc` removes it.
+
+use serde_json::Value;
+
+use crate::support::{Scratch, copy_dir, repo_root, stderr, wonopcode};
+
+#[test]
+fn the_example_leaves_a_journal_of_every_context_that_replays_and_is_collected() {
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    let agents = repo_root().join("examples/agents");
+    copy_dir(&agents.join("workspace"), &s.ws());
+    let prompt = std::fs::read_to_string(agents.join("prompts/orchestrator.txt")).unwrap();
+    let example = |transcript: &std::path::Path| {
+        wonopcode()
+            .env("WONOPCODE_RUNS_DIR", &runs)
+            .arg("--loops-dir")
+            .arg(&agents)
+            .args(["--agent-loop-name", "orchestrator", "--yes", "--replay"])
+            .arg(transcript)
+            .arg("-C")
+            .arg(s.ws())
+            .arg(prompt.trim_end())
+            .output()
+            .unwrap()
+    };
+    let out = example(&agents.join("transcripts/orchestrator.jsonl"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let runs_cmd = |args: &[&str]| {
+        wonopcode()
+            .env("WONOPCODE_RUNS_DIR", &runs)
+            .arg("runs")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+
+    let listed = runs_cmd(&["list", "--json"]);
+    let metas: Vec<Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(metas.len(), 1, "{metas:?}");
+    let meta = &metas[0];
+    assert_eq!(meta["status"], "finished");
+    assert_eq!(meta["loop_name"], "orchestrator");
+    assert_eq!(meta["prompt"], prompt.lines().next().unwrap_or_default());
+    let id = meta["id"].as_str().unwrap().to_owned();
+
+    // Every context is in the journal, with its module and what it did.
+    let shown = String::from_utf8_lossy(&runs_cmd(&["show", &id]).stdout).into_owned();
+    assert!(shown.contains(&format!("run {id}  finished")), "{shown}");
+    for child in ["0.1 ", "0.2 "] {
+        assert!(
+            shown.lines().any(|l| l.trim_start().starts_with(child)
+                && l.contains("response(s)")
+                && !l.contains(" 0 response(s)")),
+            "{child}: {shown}"
+        );
+    }
+
+    // The journal's responses are a transcript of the run: a fresh copy of the workspace
+    // replays to the same answer.
+    let run_dir = runs.join(&id);
+    std::fs::remove_dir_all(s.ws()).unwrap();
+    std::fs::create_dir(s.ws()).unwrap();
+    copy_dir(&agents.join("workspace"), &s.ws());
+    let again = example(&run_dir.join("responses.jsonl"));
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(again.stdout, out.stdout);
+
+    // A power cut in the middle of the last record: reported, the rest still read.
+    let events = run_dir.join("events.jsonl");
+    let whole = std::fs::read(&events).unwrap();
+    std::fs::write(&events, &whole[..whole.len() - 10]).unwrap();
+    let shown = String::from_utf8_lossy(&runs_cmd(&["show", &id]).stdout).into_owned();
+    assert!(shown.contains("torn last record: line "), "{shown}");
+
+    // Collected: both runs (the example and its replay) are removed.
+    let gc = runs_cmd(&["gc", "--keep", "0"]);
+    assert_eq!(gc.status.code(), Some(0), "{}", stderr(&gc));
+    assert!(String::from_utf8_lossy(&gc.stdout).starts_with("removed 2 run(s)"));
+    assert!(!run_dir.exists());
+    let missing = runs_cmd(&["show", &id]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains(&format!("no run `{id}`")),
+        "{}",
+        stderr(&missing)
+    );
+}
