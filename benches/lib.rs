@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::event::NullSink;
+use wonopcode_agent_loop::event::{EventSink, NullSink};
 use wonopcode_agent_loop::{
     AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, RunStats, SharedGate,
     SharedModel, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry,
@@ -87,6 +87,17 @@ pub async fn run_prompt_on(
     tools: &ToolRegistry,
     prompt: &str,
 ) -> String {
+    run_prompt_into(agent, provider, tools, prompt, Arc::new(NullSink)).await
+}
+
+/// The same, its events going to `sink`.
+pub async fn run_prompt_into(
+    agent: &dyn AgentLoop,
+    provider: SharedModel,
+    tools: &ToolRegistry,
+    prompt: &str,
+    sink: Arc<dyn EventSink>,
+) -> String {
     let gate: SharedGate = Arc::new(AllowAll);
     let cwd = std::env::temp_dir();
     let mut messages = Vec::new();
@@ -95,7 +106,7 @@ pub async fn run_prompt_on(
         ..LoopConfig::default()
     };
     let cancel = CancellationToken::new();
-    let events = Emitter::new(Arc::new(NullSink), ContextPath::root());
+    let events = Emitter::new(sink, ContextPath::root());
     let mut ctx = LoopContext {
         cwd: &cwd,
         messages: &mut messages,

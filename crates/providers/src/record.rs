@@ -103,7 +103,10 @@ fn write_record(out: &Mutex<File>, record: ResponseRecord) {
     let line = to_line(&Record::Response(record));
     let mut file = out.lock();
     // On disk before the run goes on: a run journal's responses outlive a crash.
-    if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.sync_data()) {
+    if let Err(e) = file
+        .write_all(line.as_bytes())
+        .and_then(|()| file.sync_data())
+    {
         tracing::warn!(error = %e, "cannot write the transcript");
     }
 }
