@@ -54,16 +54,10 @@ pub fn wonopcode() -> assert_cmd::Command {
     assert_cmd::Command::from_std(command())
 }
 
-/// Where this test process's runs keep their journals (removed with the temp directory).
-fn test_runs_dir() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        tempfile::Builder::new()
-            .prefix("wonopcode-e2e-runs")
-            .tempdir()
-            .unwrap()
-    })
-    .path()
+/// Where the tests' runs keep their journals: in the target directory, out of the
+/// machine's data directory and gone with `cargo clean`.
+fn test_runs_dir() -> PathBuf {
+    repo_root().join("target/e2e-runs")
 }
 
 /// The same, as a plain process command (for a pseudo-terminal).

@@ -1,8 +1,8 @@
 //! `events.jsonl`: every context's events of a run, one JSON object a line (`{"seq": N,
 //! "event": {...}}`, the event as `--json` prints it), appended as they happen. Streaming
 //! deltas are left out (the finished item holds what they built up). A record that has an
-//! effect — a context's start or end, a finished tool call or item, a finished turn, the
-//! session's start — is fsync'd before the run goes on, so what is on disk after a crash is
+//! effect — a context's start or end, a finished tool call, a finished turn, the session's
+//! start — is fsync'd before the run goes on, so what is on disk after a crash is
 //! every effect up to it. Reading tolerates one torn last record (a power cut mid-write): it
 //! is reported and left out, and everything before it is read.
 
@@ -71,17 +71,18 @@ impl EventLog {
 }
 
 /// Whether an event records something that happened in the world or ends a step: what must
-/// be on disk before the run goes on.
+/// be on disk before the run goes on. A finished tool call is; an agent message is not (the
+/// response it came from is in `responses.jsonl`, fsync'd there), nor a hook's say.
 fn has_effect(kind: &EventKind) -> bool {
-    matches!(
-        kind,
+    match kind {
+        EventKind::ItemCompleted { item } => item.details.tool_call().is_some(),
         EventKind::SessionStarted { .. }
-            | EventKind::ContextStarted { .. }
-            | EventKind::ContextCompleted { .. }
-            | EventKind::ItemCompleted { .. }
-            | EventKind::TurnCompleted { .. }
-            | EventKind::TurnFailed { .. }
-    )
+        | EventKind::ContextStarted { .. }
+        | EventKind::ContextCompleted { .. }
+        | EventKind::TurnCompleted { .. }
+        | EventKind::TurnFailed { .. } => true,
+        _ => false,
+    }
 }
 
 /// A last record cut short (the process or the machine died while writing it).
