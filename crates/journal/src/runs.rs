@@ -12,8 +12,11 @@ use crate::meta::{RunMeta, RunStatus};
 pub const RUNS_DIR_VARIABLE: &str = "WONOPCODE_RUNS_DIR";
 
 /// A new run id: its start in UTC (so ids sort by start) and six hex digits of the clock's
-/// nanoseconds and the process id, so two runs started in one second differ.
+/// nanoseconds, the process id and a count of the ids this process made, so two runs started
+/// in one second differ (and [`Runs::create`] refuses an id that exists all the same).
 pub fn new_run_id() -> String {
+    static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let now = SystemTime::now();
     let stamp = wonopcode_agent_loop::event::rfc3339_of(now);
     // `2026-11-26T05:27:00.123Z` → `20261126T052700`.
@@ -25,7 +28,8 @@ pub fn new_run_id() -> String {
     let nanos = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let salt = (nanos ^ std::process::id().rotate_left(16)) & 0x00ff_ffff;
+    let salt = (nanos ^ std::process::id().rotate_left(16) ^ made.wrapping_mul(0x9e37_79b9))
+        & 0x00ff_ffff;
     format!("{compact}-{salt:06x}")
 }
 
@@ -58,12 +62,13 @@ impl Runs {
         &self.dir
     }
 
-    /// Makes the directory of run `id`.
+    /// Makes the directory of run `id`; one that exists is refused, never shared.
     pub fn create(&self, id: &str) -> Result<RunDir, JournalError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| JournalError::io(&self.dir, &e))?;
         let run = RunDir {
             dir: self.dir.join(id),
         };
-        std::fs::create_dir_all(&run.dir).map_err(|e| JournalError::io(&run.dir, &e))?;
+        std::fs::create_dir(&run.dir).map_err(|e| JournalError::io(&run.dir, &e))?;
         Ok(run)
     }
 
@@ -219,6 +224,8 @@ mod tests {
         assert!(runs.find("20261126T06").is_ok());
         assert!(runs.find("20261126T").is_err(), "ambiguous");
         assert!(runs.find("../x").is_err());
+        // An id that exists is never given to a second run.
+        assert!(runs.create("20261126T050000-aaaaaa").is_err());
         // Keep one: the running one is never collected, whatever its place.
         let removed = runs.gc(1, None).unwrap();
         assert_eq!(
@@ -230,9 +237,12 @@ mod tests {
 
     #[test]
     fn run_ids_sort_by_start_and_differ() {
-        let a = new_run_id();
-        let b = new_run_id();
-        assert_eq!(a.len(), "20261126T052700-1a2b3c".len(), "{a}");
-        assert!(a[..15] <= b[..15]);
+        let ids: Vec<String> = (0..100).map(|_| new_run_id()).collect();
+        assert_eq!(ids[0].len(), "20261126T052700-1a2b3c".len(), "{}", ids[0]);
+        assert!(ids[0][..15] <= ids[99][..15]);
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len());
     }
 }

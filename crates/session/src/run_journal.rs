@@ -18,11 +18,17 @@ pub(crate) struct RunJournal {
 }
 
 impl RunJournal {
-    /// Makes a new run's directory under `runs`.
+    /// Makes a new run's directory under `runs` (with another id should one exist).
     pub fn create(runs: &Runs) -> Result<Self, String> {
-        let id = new_run_id();
-        let dir = runs.create(&id).map_err(|e| e.to_string())?;
-        Ok(Self { id, dir })
+        let mut last = String::new();
+        for _ in 0..3 {
+            let id = new_run_id();
+            match runs.create(&id) {
+                Ok(dir) => return Ok(Self { id, dir }),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(last)
     }
 
     /// The run's id.
