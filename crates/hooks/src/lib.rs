@@ -1,12 +1,15 @@
-//! Hooks: the user's commands run at fixed points of a run — when a prompt is submitted,
-//! before a tool call runs and after it ran, when a turn would stop — in every context of
-//! the tree, whichever loop drives it. The configuration
-//! is Claude Code's (`hooks` of `.claude/settings.json`, in its shape and with its tool
-//! names) and may also sit in wonopcode's config file; a hook gets Claude Code's JSON on its
-//! stdin and answers as it would there (exit 2 to block, or JSON with `permissionDecision`,
-//! `updatedInput`, `decision: "block"`), so an existing script works unchanged. Each hook
-//! runs confined by the run's sandbox, under a timeout, and is reported as a `hook` item.
-//! `docs/hooks.md` maps Claude Code's fields to wonopcode's.
+//! Hooks: the user's own code run at fixed points of a run — a session's or a child's start,
+//! a submitted prompt, before a tool call runs, when it waits for approval, after it ran,
+//! before a compaction, when a turn would stop, at the session's end — in every context of
+//! the tree, whichever loop drives it. The configuration is Claude Code's (`hooks` of
+//! `.claude/settings.json`, in its shape and with its tool names) and may also sit in
+//! wonopcode's config file, a `registry.yaml` module or an agent file. A *command* hook gets
+//! Claude Code's JSON on its stdin and answers as it would there (exit 2 to block, or JSON
+//! with `permissionDecision`, `updatedInput`, `decision: "block"`), so an existing script
+//! works unchanged; it runs confined by the run's sandbox. A *component* hook is a
+//! WebAssembly component of the `wonopcode:hooks` world, answering the same questions typed,
+//! with nothing but what its entry grants. Each runs under a timeout and is reported as a
+//! `hook` item. `docs/hooks.md` maps Claude Code's fields to wonopcode's.
 
 mod answer;
 mod command;
