@@ -2,7 +2,8 @@
 //! `wonopcode:agent-loop` world (`wit/`) with Wasmtime. The guest is the brain (which model,
 //! which tools, when to stop); the host is the hands: it gives the guest the same providers,
 //! tools, permissions, events and limits as the native loop, through one module per WIT
-//! interface in `host/`.
+//! interface in `host/`. It also runs hook components (`wonopcode:hooks`, `wit/hooks/`) under
+//! the same engine, cache and limits (`hook`).
 
 #![deny(missing_docs)]
 
