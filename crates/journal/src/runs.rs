@@ -28,8 +28,8 @@ pub fn new_run_id() -> String {
     let nanos = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let salt = (nanos ^ std::process::id().rotate_left(16) ^ made.wrapping_mul(0x9e37_79b9))
-        & 0x00ff_ffff;
+    let salt =
+        (nanos ^ std::process::id().rotate_left(16) ^ made.wrapping_mul(0x9e37_79b9)) & 0x00ff_ffff;
     format!("{compact}-{salt:06x}")
 }
 

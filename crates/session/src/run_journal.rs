@@ -4,6 +4,7 @@
 //! A journal that cannot be made is a notice, and the run goes on without one.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use wonopcode_agent_loop::{ModelSource, SharedModel};
 use wonopcode_journal::{EventLog, RunDir, RunMeta, RunStatus, Runs, new_run_id};
@@ -15,6 +16,8 @@ use crate::error::SessionError;
 pub(crate) struct RunJournal {
     id: String,
     dir: RunDir,
+    /// Whether `run.json` has the first prompt already.
+    prompted: AtomicBool,
 }
 
 impl RunJournal {
@@ -24,7 +27,13 @@ impl RunJournal {
         for _ in 0..3 {
             let id = new_run_id();
             match runs.create(&id) {
-                Ok(dir) => return Ok(Self { id, dir }),
+                Ok(dir) => {
+                    return Ok(Self {
+                        id,
+                        dir,
+                        prompted: AtomicBool::new(false),
+                    });
+                }
                 Err(e) => last = e.to_string(),
             }
         }
@@ -78,12 +87,12 @@ impl RunJournal {
 
     /// Remembers the run's first prompt in `run.json`, cut to a line.
     pub fn first_prompt(&self, prompt: &str) {
+        if self.prompted.swap(true, Ordering::Relaxed) {
+            return;
+        }
         let Ok(mut meta) = self.dir.meta() else {
             return;
         };
-        if meta.prompt.is_some() {
-            return;
-        }
         let line = prompt.lines().next().unwrap_or_default();
         meta.prompt = Some(line.chars().take(120).collect());
         if let Err(e) = meta.write(&self.dir.meta_path()) {
