@@ -30,7 +30,9 @@ pub fn run(args: &RunsArgs) -> anyhow::Result<u8> {
 }
 
 fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {
-    for meta in runs.list() {
+    for mut meta in runs.list() {
+        // A run whose process died reads as interrupted.
+        meta.status = meta.current_status();
         if json {
             println!("{}", serde_json::to_string(&meta)?);
             continue;
@@ -60,7 +62,7 @@ struct ContextSummary {
 
 fn show(run: &RunDir) -> anyhow::Result<u8> {
     let meta = run.meta()?;
-    let status = serde_json::to_value(meta.status)?;
+    let status = serde_json::to_value(meta.current_status())?;
     println!("run {}  {}", meta.id, status.as_str().unwrap_or_default());
     println!("  workspace  {}", meta.workspace);
     println!(

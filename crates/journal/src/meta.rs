@@ -43,9 +43,21 @@ pub struct RunMeta {
     /// The run it was forked from (`RUN_ID` or `RUN_ID@CONTEXT:RESPONSE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// The process running it, while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 impl RunMeta {
+    /// Its status as it stands now: a run `running` whose process is gone died before its
+    /// end, and reads as interrupted.
+    pub fn current_status(&self) -> RunStatus {
+        match (self.status, self.pid) {
+            (RunStatus::Running, Some(pid)) if !process_lives(pid) => RunStatus::Interrupted,
+            (status, _) => status,
+        }
+    }
+
     /// Writes the metadata to `path`, through a temporary file and a rename.
     pub fn write(&self, path: &Path) -> Result<(), JournalError> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -62,5 +74,14 @@ impl RunMeta {
             line: e.line(),
             why: e.to_string(),
         })
+    }
+}
+
+/// Whether process `pid` runs (on Linux, by its `/proc` entry; elsewhere it is assumed to).
+fn process_lives(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
     }
 }

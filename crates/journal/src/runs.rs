@@ -106,8 +106,8 @@ impl Runs {
         }
     }
 
-    /// Removes the runs that are not running and either older than `older_than` or past
-    /// the newest `keep`; the ids removed.
+    /// Removes the runs that are not running (a `running` one whose process is gone is not)
+    /// and either older than `older_than` or past the newest `keep`; the ids removed.
     pub fn gc(
         &self,
         keep: usize,
@@ -116,7 +116,7 @@ impl Runs {
         let now = SystemTime::now();
         let mut removed = Vec::new();
         for (i, meta) in self.list().into_iter().enumerate() {
-            if meta.status == RunStatus::Running {
+            if meta.current_status() == RunStatus::Running {
                 continue;
             }
             let dir = self.dir.join(&meta.id);
@@ -178,6 +178,7 @@ impl RunDir {
     pub fn end(&self, status: RunStatus) -> Result<(), JournalError> {
         let mut meta = self.meta()?;
         meta.status = status;
+        meta.pid = None;
         meta.ended = Some(wonopcode_agent_loop::event::now_rfc3339());
         meta.write(&self.meta_path())
     }
@@ -198,6 +199,7 @@ mod tests {
             prompt: Some("hi".into()),
             status,
             origin: None,
+            pid: Some(std::process::id()),
         }
     }
 
@@ -209,30 +211,44 @@ mod tests {
             ("20261126T050000-aaaaaa", RunStatus::Finished),
             ("20261126T060000-bbbbbb", RunStatus::Interrupted),
             ("20261126T070000-cccccc", RunStatus::Running),
+            ("20261126T080000-dddddd", RunStatus::Running),
         ] {
-            runs.create(id).unwrap().begin(&meta(id, status)).unwrap();
+            let mut meta = meta(id, status);
+            if id.ends_with("dddddd") {
+                // Its process is gone: it died before its end.
+                meta.pid = Some(u32::MAX - 1);
+            }
+            runs.create(id).unwrap().begin(&meta).unwrap();
         }
-        let ids: Vec<String> = runs.list().into_iter().map(|m| m.id).collect();
-        assert_eq!(
-            ids,
-            [
-                "20261126T070000-cccccc",
-                "20261126T060000-bbbbbb",
-                "20261126T050000-aaaaaa"
-            ]
-        );
+        let listed: Vec<(String, RunStatus)> = runs
+            .list()
+            .into_iter()
+            .map(|m| (m.id.clone(), m.current_status()))
+            .collect();
+        let expected = [
+            ("20261126T080000-dddddd", RunStatus::Interrupted),
+            ("20261126T070000-cccccc", RunStatus::Running),
+            ("20261126T060000-bbbbbb", RunStatus::Interrupted),
+            ("20261126T050000-aaaaaa", RunStatus::Finished),
+        ]
+        .map(|(id, status)| (id.to_owned(), status));
+        assert_eq!(listed, expected);
         assert!(runs.find("20261126T06").is_ok());
         assert!(runs.find("20261126T").is_err(), "ambiguous");
+        assert!(runs.find("20261126T07").is_ok());
         assert!(runs.find("../x").is_err());
         // An id that exists is never given to a second run.
         assert!(runs.create("20261126T050000-aaaaaa").is_err());
-        // Keep one: the running one is never collected, whatever its place.
+        // Keep one: the running one is never collected, whatever its place; past the one
+        // kept, the rest are.
         let removed = runs.gc(1, None).unwrap();
         assert_eq!(
             removed,
             ["20261126T060000-bbbbbb", "20261126T050000-aaaaaa"]
         );
-        assert_eq!(runs.list().len(), 1);
+        assert_eq!(runs.list().len(), 2);
+        // The dead one goes too when nothing is kept; the live one stays.
+        assert_eq!(runs.gc(0, None).unwrap(), ["20261126T080000-dddddd"]);
     }
 
     #[test]

@@ -71,6 +71,7 @@ impl RunJournal {
             prompt: None,
             status: RunStatus::Running,
             origin: None,
+            pid: Some(std::process::id()),
         };
         self.dir.begin(&meta).map_err(|e| e.to_string())
     }
