@@ -97,19 +97,25 @@ impl ConfiguredHooks {
 
     /// Asks `hooks` of `event` `question`, in parallel, each reported as a `hook` item;
     /// their answers in configuration order. A command hook is given `input` (Claude Code's
-    /// JSON) on its stdin.
+    /// JSON) on its stdin; it is made only when a command hook is among them, so a call that
+    /// only components answer does not pay for it.
     async fn ask<'h>(
         &self,
         event: HookEvent,
         hooks: Vec<&'h HookEntry>,
         site: &HookSite<'_>,
         question: Question<'_>,
-        input: serde_json::Value,
+        input: impl FnOnce() -> serde_json::Value,
     ) -> Vec<(&'h HookEntry, Answer)> {
         if hooks.is_empty() {
             return Vec::new();
         }
-        let input = input.to_string();
+        let commands = hooks.iter().any(|h| matches!(h.kind, HookKind::Command(_)));
+        let input = if commands {
+            input().to_string()
+        } else {
+            String::new()
+        };
         let context = site.context.to_string();
         let call = match question {
             Question::Call { call, .. } => Some(call),
@@ -195,7 +201,7 @@ fn report(
 impl Hooks for ConfiguredHooks {
     async fn pre_tool_use(&self, site: &HookSite<'_>, call: &Call) -> PreToolUse {
         let event = HookEvent::PreToolUse;
-        let input = answer::tool_input(event, site, call, None);
+        let input = || answer::tool_input(event, site, call, None);
         let hooks = self.table.matching(event, Some(&call.name));
         let question = Question::Call { call, output: None };
         let answers = self.ask(event, hooks, site, question, input).await;
@@ -212,7 +218,7 @@ impl Hooks for ConfiguredHooks {
 
     async fn permission_request(&self, site: &HookSite<'_>, call: &Call) -> Option<HookDecision> {
         let event = HookEvent::PermissionRequest;
-        let input = answer::tool_input(event, site, call, None);
+        let input = || answer::tool_input(event, site, call, None);
         let hooks = self.table.matching(event, Some(&call.name));
         let question = Question::Call { call, output: None };
         let answers = self.ask(event, hooks, site, question, input).await;
@@ -228,7 +234,7 @@ impl Hooks for ConfiguredHooks {
         is_error: bool,
     ) -> PostToolUse {
         let event = HookEvent::PostToolUse;
-        let input = answer::tool_input(event, site, call, Some((output, is_error)));
+        let input = || answer::tool_input(event, site, call, Some((output, is_error)));
         let hooks = self.table.matching(event, Some(&call.name));
         let question = Question::Call {
             call,
@@ -309,7 +315,7 @@ impl Hooks for ConfiguredHooks {
         }
         let hooks = self.table.matching(event, matched);
         let question = Question::Turn { subject, again };
-        let answers = self.ask(event, hooks, site, question, input).await;
+        let answers = self.ask(event, hooks, site, question, || input).await;
         let mut blocks = Vec::new();
         let mut context = Vec::new();
         for (_, answer) in answers {

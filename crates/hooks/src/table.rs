@@ -82,8 +82,9 @@ impl HookEntry {
     fn same_as(&self, other: &Self) -> bool {
         match (&self.kind, &other.kind) {
             (HookKind::Command(a), HookKind::Command(b)) => a == b,
+            // As `load_components` shares an instance: the same file, settings and grants.
             (HookKind::Component(a), HookKind::Component(b)) => {
-                a.path == b.path && a.settings == b.settings
+                a.path == b.path && a.settings == b.settings && a.read == b.read && a.env == b.env
             }
             _ => false,
         }
