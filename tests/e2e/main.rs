@@ -21,6 +21,7 @@ mod polyglot;
 mod providers;
 mod registry;
 mod repl;
+mod resume;
 mod runs;
 mod sandbox;
 mod seed_examples;

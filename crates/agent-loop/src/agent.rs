@@ -140,6 +140,9 @@ pub struct LoopConfig {
     /// The loop or agent this context runs (a module's, an agent file's or a loop's name),
     /// as hooks are told it; `None`: not named.
     pub agent: Option<std::sync::Arc<str>>,
+    /// On a resume: the interrupted run's calls, answered from its journal in every context
+    /// (a child's config is its parent's); `None`: a run of its own.
+    pub earlier: Option<std::sync::Arc<crate::earlier::EarlierCalls>>,
 }
 
 impl LoopConfig {
@@ -179,6 +182,7 @@ impl Default for LoopConfig {
             instructions: None,
             hooks: None,
             agent: None,
+            earlier: None,
         }
     }
 }

@@ -52,6 +52,27 @@ pub enum EventKind {
         /// Schema version of this event stream.
         schema_version: u32,
     },
+    /// This run resumes an interrupted one: right after `session.started`. Its finished
+    /// responses and tool calls are answered from that run's journal (their events come
+    /// again, as they happened), and the run goes on live where it stopped.
+    #[serde(rename = "run.resumed")]
+    RunResumed {
+        /// The interrupted run's id.
+        from: String,
+        /// The contexts it left unfinished (the root as `0`), which go on where they
+        /// stopped.
+        unfinished: Vec<String>,
+        /// The tool calls it finished, answered from its journal.
+        calls: u32,
+    },
+    /// The run was stopped (a signal, Ctrl-C) before its prompt's turn ended: the last
+    /// event before the process exits. `wonopcode resume RUN_ID` goes on from here.
+    #[serde(rename = "run.interrupted")]
+    RunInterrupted {
+        /// The run's id, when it is journaled (else it cannot be resumed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        run_id: Option<String>,
+    },
     /// An MCP server the user declared could not be started (or listed no usable tools):
     /// its tools are absent from the run. Reported once, right after `session.started`.
     #[serde(rename = "mcp.server_failed")]

@@ -13,6 +13,7 @@ pub mod claude_code;
 pub mod compaction;
 pub mod context_path;
 pub mod doom_loop;
+pub mod earlier;
 pub mod event;
 pub mod hook;
 pub mod message;
@@ -33,6 +34,7 @@ pub use agent::{
     AgentLoop, LoopCapabilities, LoopConfig, LoopContext, LoopError, PendingCall, RunStats,
 };
 pub use context_path::ContextPath;
+pub use earlier::{EarlierCall, EarlierCalls, Interrupted, OnInterrupted};
 pub use event::{Emitter, Event, EventKind, EventSink};
 pub use message::{Message, Part, Role};
 pub use model::{

@@ -181,4 +181,9 @@ pub trait LanguageModel: Send + Sync {
 
     /// Starts a streaming request.
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError>;
+
+    /// A response of `context` was answered elsewhere (from a resumed run's journal): a
+    /// model that numbers each context's responses (a replay) counts it, so the next one it
+    /// answers is numbered after it. Others have nothing to do.
+    fn skip_response(&self, _context: &ContextPath) {}
 }

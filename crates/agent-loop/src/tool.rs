@@ -199,6 +199,20 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// For a call an interrupted run started and never finished, whether it had its effect
+    /// (resume asks before running it again). By default a read-only tool runs again and
+    /// any other cannot tell.
+    async fn interrupted(
+        &self,
+        _arguments: &serde_json::Value,
+        _workspace_root: &std::path::Path,
+    ) -> crate::earlier::Interrupted {
+        match self.spec().kind {
+            ToolKind::ReadOnly => crate::earlier::Interrupted::RunAgain,
+            ToolKind::Mutating => crate::earlier::Interrupted::Unknown,
+        }
+    }
+
     /// Runs the tool. Arguments have already been validated against the schema.
     async fn run(
         &self,

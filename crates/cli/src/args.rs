@@ -112,14 +112,18 @@ pub struct PromptArgs {
     #[arg(long, value_name = "FILE", help_heading = "Session")]
     pub history: Option<PathBuf>,
 
-    /// Continue a suspended run from --history instead of sending a new prompt.
-    #[arg(
-        long,
-        requires = "history",
-        conflicts_with = "prompt",
-        help_heading = "Session"
-    )]
+    /// Continue a suspended run from --history instead of sending a new prompt; without
+    /// --history, resume this workspace's latest interrupted run from its journal (as
+    /// `wonopcode resume RUN_ID` does).
+    #[arg(long, conflicts_with = "prompt", help_heading = "Session")]
     pub resume: bool,
+
+    /// When a run is resumed from its journal: what to do with a call it had started and not
+    /// finished when the tool cannot tell whether it had its effect (a command, a patch):
+    /// run it again, skip it (the model is told), or ask (default; --yes runs it again,
+    /// nobody to ask skips it).
+    #[arg(long, value_enum, value_name = "POLICY", help_heading = "Session")]
+    pub on_interrupted: Option<OnInterruptedArg>,
 
     /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
     /// (repeatable). Pending calls without an answer run, under the permissions of this run.
@@ -172,6 +176,17 @@ pub struct ModelArgs {
         default_value = "strict"
     )]
     pub replay_mode: ReplayModeArg,
+}
+
+/// `--on-interrupted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnInterruptedArg {
+    /// Run it again.
+    Rerun,
+    /// Do not run it; tell the model.
+    Skip,
+    /// Ask the person.
+    Ask,
 }
 
 /// `--replay-mode`.
@@ -313,6 +328,25 @@ pub enum Command {
     Sandbox(SandboxArgs),
     /// The journals of past runs: list them, show one, remove old ones.
     Runs(RunsArgs),
+    /// Go on with an interrupted run from its journal: started again as it was, its finished
+    /// responses and tool calls answered from the journal, live from where it stopped.
+    Resume(ResumeArgs),
+}
+
+/// `wonopcode resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The run's id, or the start of one (`wonopcode runs list`).
+    pub id: String,
+
+    /// What to do with a call the run had started and not finished, when the tool cannot
+    /// tell whether it had its effect (default: ask).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub on_interrupted: Option<OnInterruptedArg>,
+
+    /// Flags added to the run's own (after `--`), for example `-- --json`.
+    #[arg(last = true, value_name = "FLAGS")]
+    pub flags: Vec<String>,
 }
 
 /// Where to look for named loops, for the commands that list or check them.

@@ -13,6 +13,7 @@ mod new_guest;
 mod prompter;
 mod render;
 mod repl;
+mod resume;
 mod runs;
 mod sandbox;
 mod session;

@@ -12,6 +12,7 @@ use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
+use wonopcode_journal::Invocation;
 use wonopcode_session::{
     Config, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, TurnCanceller, config,
 };
@@ -29,6 +30,7 @@ use crate::prompter::TerminalPrompter;
 use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, cost, one_line, visible};
 use crate::repl::editor::history_file;
 use crate::repl::{Line, LineEditor, SlashCommand};
+use crate::resume::Resuming;
 use wonopcode_agent_loop::Usage;
 
 /// A mistake in how wonopcode was invoked (exit code 2).
@@ -47,6 +49,26 @@ enum Input {
     /// Continue a suspended run, answering these pending calls (`(call id, text)`).
     Resume(Vec<(String, String)>),
     Repl,
+    /// A resumed run's prompts, given again; then the REPL, when the run was interactive
+    /// and still is.
+    Again {
+        prompts: Vec<String>,
+        then_repl: bool,
+    },
+}
+
+impl Input {
+    /// Whether the session ends in the REPL.
+    fn has_repl(&self) -> bool {
+        matches!(
+            self,
+            Self::Repl
+                | Self::Again {
+                    then_repl: true,
+                    ..
+                }
+        )
+    }
 }
 
 /// An approval key in words, shown safely.
@@ -223,6 +245,9 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         Command::Mcp(mcp) => crate::mcp::run(&mcp).await,
         Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),
         Command::Runs(runs) => crate::runs::run(&runs),
+        Command::Resume(resume) => {
+            crate::resume::by_id(&resume.id, resume.on_interrupted, &resume.flags).await
+        }
         Command::McpServer(serve) => {
             let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
             crate::mcp_server::run(&serve, matches).await
@@ -242,11 +267,43 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         let kind = args.kind.unwrap_or(crate::args::GuestKind::Loop);
         return crate::new_guest::create(dir, lang, kind);
     }
+    if args.resume && args.history.is_none() {
+        return crate::resume::latest(&args).await;
+    }
+    run_session(args, matches, None).await
+}
+
+/// A session's run: a fresh one, or one resuming an interrupted run.
+pub async fn run_session(
+    args: PromptArgs,
+    matches: &ArgMatches,
+    resuming: Option<Resuming>,
+) -> anyhow::Result<u8> {
     check_model_args(&args.model)?;
     let (source, catalog) = loops::loop_choice(&args)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;
-    let input = input(&args)?;
+    let input = match &resuming {
+        Some(resuming) => Input::Again {
+            prompts: resuming.earlier.meta.prompts.clone(),
+            then_repl: resuming.invocation().is_some_and(|i| !i.one_shot)
+                && std::io::stdin().is_terminal(),
+        },
+        None => input(&args)?,
+    };
+    let invocation = match resuming.as_ref().and_then(Resuming::invocation) {
+        Some(earlier) => earlier.clone(),
+        None => Invocation {
+            args: std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            one_shot: matches!(input, Input::One(_)),
+        },
+    };
 
     let interactive =
         std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());
@@ -272,9 +329,13 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     .loop_source(source)
     .renderer(renderer)
     // A REPL records its trace for `/trace`.
-    .trace(args.trace.is_some() || matches!(input, Input::Repl))
+    .trace(args.trace.is_some() || input.has_repl())
     // Only an interactive session has a "next prompt" to reload before.
-    .hot_reload(matches!(input, Input::Repl));
+    .hot_reload(input.has_repl())
+    .invocation(invocation);
+    if let Some(resuming) = resuming {
+        builder = builder.resuming(resuming.earlier, resuming.policy);
+    }
     if interactive {
         let terminal = Arc::new(TerminalPrompter {
             progress: progress.clone(),
@@ -325,6 +386,21 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
             cli.finish(&result)
         }
         Input::Repl => cli.repl().await?,
+        Input::Again { prompts, then_repl } => {
+            let mut code = exit::SUCCESS;
+            for prompt in prompts {
+                let result = cli.session.prompt(&prompt).await;
+                code = cli.finish(&result);
+                if code != exit::SUCCESS {
+                    break;
+                }
+            }
+            if then_repl && code == exit::SUCCESS {
+                cli.repl().await?
+            } else {
+                code
+            }
+        }
     };
     // Stopped by SIGTERM or SIGHUP: the turn was cancelled and its history written; the
     // exit code says which signal.

@@ -16,12 +16,14 @@
 //!
 //! `docs/durability.md` says why one log and not a file per context.
 
+mod earlier;
 mod events;
 mod meta;
 mod runs;
 
+pub use earlier::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
-pub use meta::{RunMeta, RunStatus};
+pub use meta::{Invocation, RunMeta, RunStatus};
 pub use runs::{RunDir, Runs, new_run_id};
 
 /// Why the journal could not be written or read.

@@ -46,6 +46,28 @@ pub struct RunMeta {
     /// The process running it, while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The interrupted run this one resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumes: Option<String>,
+    /// How it was started: the command line's arguments (after the program's name) and the
+    /// directory it was started in, so `wonopcode resume` can start it again the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<Invocation>,
+    /// Every prompt the root was given, whole, in order: what a resume gives it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<String>,
+}
+
+/// How a run was started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invocation {
+    /// The arguments after the program's name.
+    pub args: Vec<String>,
+    /// The directory it was started in (relative paths in `args` are relative to it).
+    pub cwd: String,
+    /// Whether the prompt came from the command line or stdin (one prompt, then the run
+    /// ends) rather than an interactive session.
+    pub one_shot: bool,
 }
 
 impl RunMeta {
@@ -62,7 +84,11 @@ impl RunMeta {
     pub fn write(&self, path: &Path) -> Result<(), JournalError> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
         let partial = path.with_extension("json.partial");
-        std::fs::write(&partial, text + "\n").map_err(|e| JournalError::io(&partial, &e))?;
+        let written = std::fs::File::create(&partial).and_then(|mut file| {
+            std::io::Write::write_all(&mut file, (text + "\n").as_bytes())?;
+            file.sync_data()
+        });
+        written.map_err(|e| JournalError::io(&partial, &e))?;
         std::fs::rename(&partial, path).map_err(|e| JournalError::io(path, &e))
     }
 
@@ -77,11 +103,18 @@ impl RunMeta {
     }
 }
 
-/// Whether process `pid` runs (on Linux, by its `/proc` entry; elsewhere it is assumed to).
+/// Whether process `pid` runs (on Linux, by its `/proc` entry, a zombie not counting;
+/// elsewhere it is assumed to).
 fn process_lives(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
+    if !cfg!(target_os = "linux") {
+        return true;
     }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (name) S ...`: the state follows the name, which may hold anything.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    !matches!(state, Some('Z' | 'X'))
 }

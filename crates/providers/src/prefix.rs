@@ -52,10 +52,21 @@ impl LanguageModel for PrefixReplay {
                     tracing::info!(context = %request.context, reason = first, "the recording ends here: going live");
                     self.gone_live.0.lock().insert(request.context.clone());
                 }
-                answered => return answered,
+                answered => {
+                    // A live model that numbers responses (a replay of its own) counts it.
+                    self.live.skip_response(&request.context);
+                    return answered;
+                }
             }
         }
         self.live.stream(request).await
+    }
+
+    fn skip_response(&self, context: &ContextPath) {
+        if !self.gone_live.0.lock().contains(context) {
+            self.recorded.skip_response(context);
+        }
+        self.live.skip_response(context);
     }
 }
 

@@ -232,6 +232,25 @@ impl Transcript {
         Self::parse(&text, &shown)
     }
 
+    /// Reads a transcript its run was writing when it stopped (a crash, a kill): a last
+    /// record cut short (no newline, or not whole JSON) is left out, and its line returned.
+    pub fn load_unfinished(path: &Path) -> Result<(Self, Option<usize>), TranscriptError> {
+        let shown = path.display().to_string();
+        let mut text = std::fs::read_to_string(path).map_err(|source| TranscriptError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let last_start = text.trim_end_matches('\n').rfind('\n').map_or(0, |n| n + 1);
+        let last = &text[last_start..];
+        let whole = last.ends_with('\n') && serde_json::from_str::<Record>(last).is_ok();
+        let mut torn = None;
+        if !last.is_empty() && !whole && last_start > 0 {
+            torn = Some(text[..last_start].lines().count() + 1);
+            text.truncate(last_start);
+        }
+        Ok((Self::parse(&text, &shown)?, torn))
+    }
+
     /// Parses transcript text; `path` is only used in messages.
     pub fn parse(text: &str, path: &str) -> Result<Self, TranscriptError> {
         let invalid = |line: usize, message: String| TranscriptError::Invalid {
@@ -347,6 +366,24 @@ mod tests {
             messages: vec![Message::user(prompt)],
             tools: Vec::new(),
             options: RequestOptions::default(),
+        }
+    }
+
+    #[test]
+    fn a_transcript_cut_short_is_read_up_to_its_last_whole_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("responses.jsonl");
+        let turn =
+            |n: u32| format!(r#"{{"type":"turn","context":"0","turn":{n},"chunks":[]}}"#) + "\n";
+        let whole = format!("{HEADER}\n{}{}", turn(0), turn(1));
+        let last = whole.len() - turn(1).len();
+        for cut in last..=whole.len() {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            let (read, torn) = Transcript::load_unfinished(&path).unwrap();
+            let expected = if cut == whole.len() { 2 } else { 1 };
+            assert_eq!(read.turns.len(), expected, "cut at {cut}");
+            let torn_expected = (cut > last && cut < whole.len()).then_some(3);
+            assert_eq!(torn, torn_expected, "cut at {cut}");
         }
     }
 

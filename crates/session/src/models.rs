@@ -46,10 +46,13 @@ pub enum ReplayMode {
     Prefix,
 }
 
-/// The session's model and the models its guests may switch to.
+/// The session's model and the models its guests may switch to; on a resume, the
+/// interrupted run's responses (`resume`, its journal's `responses.jsonl`) served first, and
+/// recorded with the rest.
 pub async fn open(
     choice: &ModelChoice,
     config: &Config,
+    resume: Option<&std::path::Path>,
 ) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
     let (model, models): (SharedModel, Arc<dyn ModelSource>) = match &choice.replay {
         Some(path) => {
@@ -78,6 +81,10 @@ pub async fn open(
         }
         None => provider(choice, config).await?,
     };
+    let (model, models) = match resume {
+        Some(journal) => resumed(journal, model, models)?,
+        None => (model, models),
+    };
     match &choice.record {
         Some(out) => {
             let recorder = Arc::new(RecordingModel::create(model, out).map_err(|e| {
@@ -88,6 +95,25 @@ pub async fn open(
         }
         None => Ok((model, models)),
     }
+}
+
+/// `model` and `models` with the responses of a resumed run's journal served first: per
+/// context, as far as they go and as long as the requests match. Its last record, when the
+/// run stopped while writing it, is left out (that response is asked again).
+pub(crate) fn resumed(
+    journal: &std::path::Path,
+    model: SharedModel,
+    models: Arc<dyn ModelSource>,
+) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
+    let (replay, torn) = ReplayProvider::from_unfinished(journal)
+        .map_err(|e| SessionError::Transcript(e.to_string()))?;
+    if let Some(line) = torn {
+        tracing::warn!(file = %journal.display(), line, "the journal's last response was cut short: it is asked again");
+    }
+    let replay = Arc::new(replay);
+    let first = PrefixReplay::new(replay.clone(), model);
+    let models = PrefixSource::new(&first, ReplaySource(replay), models);
+    Ok((Arc::new(first), Arc::new(models)))
 }
 
 /// The model catalog: the built-in providers with the config file's entries laid over them.

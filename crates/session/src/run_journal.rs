@@ -4,10 +4,10 @@
 //! A journal that cannot be made is a notice, and the run goes on without one.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
+use parking_lot::Mutex;
 use wonopcode_agent_loop::{ModelSource, SharedModel};
-use wonopcode_journal::{EventLog, RunDir, RunMeta, RunStatus, Runs, new_run_id};
+use wonopcode_journal::{EventLog, Invocation, RunDir, RunMeta, RunStatus, Runs, new_run_id};
 use wonopcode_providers::{RecordingModel, RecordingSource};
 
 use crate::error::SessionError;
@@ -16,8 +16,8 @@ use crate::error::SessionError;
 pub(crate) struct RunJournal {
     id: String,
     dir: RunDir,
-    /// Whether `run.json` has the first prompt already.
-    prompted: AtomicBool,
+    /// `run.json` as written last (its prompts grow as the run goes).
+    meta: Mutex<Option<RunMeta>>,
 }
 
 impl RunJournal {
@@ -31,7 +31,7 @@ impl RunJournal {
                     return Ok(Self {
                         id,
                         dir,
-                        prompted: AtomicBool::new(false),
+                        meta: Mutex::new(None),
                     });
                 }
                 Err(e) => last = e.to_string(),
@@ -72,8 +72,13 @@ impl RunJournal {
             status: RunStatus::Running,
             origin: None,
             pid: Some(std::process::id()),
+            resumes: meta.resumes,
+            invocation: meta.invocation,
+            prompts: Vec::new(),
         };
-        self.dir.begin(&meta).map_err(|e| e.to_string())
+        let log = self.dir.begin(&meta).map_err(|e| e.to_string())?;
+        *self.meta.lock() = Some(meta);
+        Ok(log)
     }
 
     /// Marks the run ended: interrupted, or finished.
@@ -86,16 +91,18 @@ impl RunJournal {
         self.dir.end(status).map_err(|e| e.to_string())
     }
 
-    /// Remembers the run's first prompt in `run.json`, cut to a line.
-    pub fn first_prompt(&self, prompt: &str) {
-        if self.prompted.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        let Ok(mut meta) = self.dir.meta() else {
+    /// Adds a prompt of the root to `run.json` (whole: a resume gives it again; the first
+    /// also cut to a line, for `runs list`), before its turn runs.
+    pub fn prompted(&self, prompt: &str) {
+        let mut meta = self.meta.lock();
+        let Some(meta) = meta.as_mut() else {
             return;
         };
-        let line = prompt.lines().next().unwrap_or_default();
-        meta.prompt = Some(line.chars().take(120).collect());
+        if meta.prompt.is_none() {
+            let line = prompt.lines().next().unwrap_or_default();
+            meta.prompt = Some(line.chars().take(120).collect());
+        }
+        meta.prompts.push(prompt.to_owned());
         if let Err(e) = meta.write(&self.dir.meta_path()) {
             tracing::warn!(error = %e, "cannot update the run's metadata");
         }
@@ -110,4 +117,8 @@ pub(crate) struct RunMetaParts<'a> {
     pub loop_name: &'a str,
     /// The root's model, `provider/id`.
     pub model: &'a str,
+    /// How the run was started.
+    pub invocation: Option<Invocation>,
+    /// The interrupted run it resumes.
+    pub resumes: Option<String>,
 }

@@ -14,11 +14,11 @@ use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
-    Message, ModelSource, PendingCall, ProviderListing, Role, RunStats, SharedGate, SharedModel,
-    ToolRegistry, resume_turn, run_turn,
+    Message, ModelSource, OnInterrupted, PendingCall, ProviderListing, Role, RunStats, SharedGate,
+    SharedModel, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_hooks::HookEnv;
-use wonopcode_journal::Runs;
+use wonopcode_journal::{EarlierRun, Invocation, Runs};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxMode};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -83,6 +83,10 @@ pub struct SessionBuilder {
     agents: Vec<String>,
     /// Where the run's journal goes; `None`: no journal.
     runs: Option<Runs>,
+    /// How the run was started, for its journal.
+    invocation: Option<Invocation>,
+    /// The interrupted run this one resumes, and what to do with its cut-off calls.
+    resuming: Option<(EarlierRun, OnInterrupted)>,
 }
 
 impl SessionBuilder {
@@ -90,6 +94,22 @@ impl SessionBuilder {
     /// embedder, which keeps its own records).
     pub fn journal(mut self, runs: Option<Runs>) -> Self {
         self.runs = runs;
+        self
+    }
+
+    /// How the run was started (the command line), kept in its journal so `wonopcode
+    /// resume` can start it again the same way.
+    pub fn invocation(mut self, invocation: Invocation) -> Self {
+        self.invocation = Some(invocation);
+        self
+    }
+
+    /// Resumes `earlier`: its model responses are served from its journal before the
+    /// model is asked anything, and its finished tool calls are answered from there in
+    /// every context; a call it cut off is run again where that is safe, else as
+    /// `on_interrupted` says. The caller gives the root the same prompts again.
+    pub fn resuming(mut self, earlier: EarlierRun, on_interrupted: OnInterrupted) -> Self {
+        self.resuming = Some((earlier, on_interrupted));
         self
     }
 
@@ -268,9 +288,17 @@ impl SessionBuilder {
             let wall = agent.timeout_ms.map(Duration::from_millis);
             budget_limits.max_wall = tighter(budget_limits.max_wall, wall);
         }
+        let resume = self
+            .resuming
+            .as_ref()
+            .map(|(earlier, _)| &earlier.responses);
         let (provider, models) = match self.model {
-            Some(opened) => opened,
-            None => models::open(&model_choice, &config).await?,
+            // A model of the caller's: the journal's responses are served before it.
+            Some((model, models)) => match resume {
+                Some(journal) => models::resumed(journal, model, models)?,
+                None => (model, models),
+            },
+            None => models::open(&model_choice, &config, resume.map(PathBuf::as_path)).await?,
         };
         let mut notices = Vec::new();
         let journal = self.runs.as_ref().and_then(|runs| {
@@ -353,6 +381,23 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        let mut resumed = None;
+        if let Some((earlier, on_interrupted)) = self.resuming {
+            let mut calls = earlier.calls;
+            calls.on_interrupted = on_interrupted;
+            resumed = Some(EventKind::RunResumed {
+                from: earlier.meta.id.clone(),
+                unfinished: earlier.unfinished.iter().map(|c| c.to_string()).collect(),
+                calls: u32::try_from(calls.finished_count()).unwrap_or(u32::MAX),
+            });
+            if let Some(torn) = &earlier.torn {
+                notices.push(format!(
+                    "run {}'s journal ended in a record cut short (line {}): the run goes on from the record before it",
+                    earlier.meta.id, torn.line
+                ));
+            }
+            loop_config.earlier = Some(Arc::new(calls));
+        }
         let hook_loader = Arc::new(HookLoader::new(
             HookEnv {
                 workspace: root.clone(),
@@ -475,6 +520,11 @@ impl SessionBuilder {
                 workspace: &root.display().to_string(),
                 loop_name: &loop_name,
                 model: &format!("{}/{}", info.provider, info.id),
+                invocation: self.invocation.clone(),
+                resumes: match &resumed {
+                    Some(EventKind::RunResumed { from, .. }) => Some(from.clone()),
+                    _ => None,
+                },
             };
             match journal.begin(parts) {
                 Ok(log) => sink.journal(log),
@@ -487,6 +537,9 @@ impl SessionBuilder {
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
+        if let Some(resumed) = resumed {
+            events.emit(resumed);
+        }
         if let Some(hooks) = loop_config.hooks.clone() {
             let site = HookSite::new(&events, &session_id, &root, loop_config.agent_name());
             let source = if messages.is_empty() {
@@ -769,6 +822,8 @@ impl Session {
             project_instructions: true,
             runs: None,
             agents: Vec::new(),
+            invocation: None,
+            resuming: None,
         }
     }
 
@@ -785,7 +840,7 @@ impl Session {
     /// Runs one prompt to its end.
     pub async fn prompt(&mut self, prompt: &str) -> LoopResult {
         if let Some(journal) = &self.journal {
-            journal.first_prompt(prompt);
+            journal.prompted(prompt);
         }
         self.turn(Turn::Prompt(prompt)).await
     }
@@ -1031,6 +1086,11 @@ impl Session {
             hooks
                 .turn_event(&site, TurnEvent::SessionEnded { reason })
                 .await;
+        }
+        if interrupted {
+            self.events.emit(EventKind::RunInterrupted {
+                run_id: self.run_id().map(str::to_owned),
+            });
         }
         if let Some(journal) = &self.journal
             && let Err(e) = journal.end(interrupted)

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
 use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+    Interrupted, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
 use crate::diff::unified;
@@ -67,6 +67,33 @@ impl Tool for EditTool {
         unified(&rel, Some(&text), &updated)
     }
 
+    /// Done when the file no longer has `old_string` and has `new_string`: the edit was made
+    /// before the run stopped (answered as the edit would have been); otherwise it runs.
+    async fn interrupted(&self, arguments: &serde_json::Value, root: &Path) -> Interrupted {
+        let Ok(a) = serde_json::from_value::<Args>(arguments.clone()) else {
+            return Interrupted::RunAgain;
+        };
+        let Ok(path) = resolve(root, &a.path) else {
+            return Interrupted::RunAgain;
+        };
+        let rel = display(root, &path);
+        let Ok(text) = read_for_edit(&path, &rel).await else {
+            return Interrupted::RunAgain;
+        };
+        let made = !a.new_string.is_empty()
+            && !text.contains(&a.old_string)
+            && text.contains(&a.new_string);
+        if !made {
+            return Interrupted::RunAgain;
+        }
+        let matches = if a.replace_all {
+            text.matches(&a.new_string).count()
+        } else {
+            1
+        };
+        Interrupted::Done(replaced_message(matches, &rel))
+    }
+
     async fn run(
         &self,
         arguments: serde_json::Value,
@@ -80,7 +107,7 @@ impl Tool for EditTool {
         tokio::fs::write(&path, updated.as_bytes())
             .await
             .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
-        let mut out = ToolOutput::text(format!("replaced {matches} occurrence(s) in {rel}"));
+        let mut out = ToolOutput::text(replaced_message(matches, &rel));
         out.file_change = Some(FileChange {
             diff: unified(&rel, Some(&text), &updated),
             path: rel,
@@ -88,6 +115,11 @@ impl Tool for EditTool {
         });
         Ok(out)
     }
+}
+
+/// What the model is told of an edit made.
+fn replaced_message(matches: usize, rel: &str) -> String {
+    format!("replaced {matches} occurrence(s) in {rel}")
 }
 
 /// `text` with the edit `a` made, and how many places it replaced; the same rules for the
@@ -145,6 +177,31 @@ pub(crate) async fn read_for_edit(path: &Path, rel: &str) -> Result<String, Tool
 mod tests {
     use super::*;
     use tokio_util::sync::CancellationToken;
+
+    #[tokio::test]
+    async fn an_interrupted_edit_is_done_only_where_the_file_shows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("f"), "one two\n").unwrap();
+        let edit =
+            |old: &str, new: &str| json!({"path": "f", "old_string": old, "new_string": new});
+        let tool = EditTool::default();
+        // Made: answered as the edit would have been.
+        assert_eq!(
+            tool.interrupted(&edit("uno", "one"), &root).await,
+            Interrupted::Done("replaced 1 occurrence(s) in f".to_owned())
+        );
+        // Not made yet, or a file that cannot say: it runs.
+        for (old, new) in [("two", "dos"), ("three", "four")] {
+            assert_eq!(
+                tool.interrupted(&edit(old, new), &root).await,
+                Interrupted::RunAgain,
+                "{old}"
+            );
+        }
+        let gone = json!({"path": "missing", "old_string": "a", "new_string": "b"});
+        assert_eq!(tool.interrupted(&gone, &root).await, Interrupted::RunAgain);
+    }
 
     #[tokio::test]
     async fn an_edit_that_would_grow_the_file_past_the_limit_is_refused() {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
 use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+    Interrupted, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
 use crate::diff::{MAX_DIFF_INPUT, unified};
@@ -65,6 +65,11 @@ impl Tool for WriteTool {
             Ok(_) => None,
             Err(_) => unified(&rel, None, &a.content),
         }
+    }
+
+    /// Writing the same content again leaves the same file: it runs.
+    async fn interrupted(&self, _arguments: &serde_json::Value, _root: &Path) -> Interrupted {
+        Interrupted::RunAgain
     }
 
     async fn run(

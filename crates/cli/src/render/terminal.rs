@@ -601,6 +601,25 @@ impl TerminalRenderer {
                         .to_string(),
                 );
             }
+            EventKind::RunResumed {
+                from, unfinished, ..
+            } => self.err_line(
+                &style(format!(
+                    "· resuming run {from}: what it finished comes from its journal; {} context(s) go on where they stopped",
+                    unfinished.len()
+                ))
+                .dim()
+                .to_string(),
+            ),
+            EventKind::RunInterrupted { run_id } => {
+                if let Some(id) = run_id {
+                    self.err_line(
+                        &style(format!("· run {id} interrupted: `wonopcode resume {id}` goes on from here"))
+                            .dim()
+                            .to_string(),
+                    );
+                }
+            }
             EventKind::McpServerFailed { server, error } => self.err_line(&format!(
                 "{} MCP server `{server}` is not available: {error}; its tools are absent",
                 style("!").yellow().bold()

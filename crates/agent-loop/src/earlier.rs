@@ -1,0 +1,169 @@
+//! What an interrupted run's tool calls did, for its resume: a call the run finished is
+//! answered from its journal instead of run again; a call it started and never finished is
+//! run again when that is safe, and otherwise follows the resume's policy
+//! ([`OnInterrupted`]). Both loops read it in the shared tool round, so the native loop and
+//! every guest get the same answers (a guest re-runs, and the host answers its calls from the
+//! journal until it reaches the point where the run stopped).
+
+use std::collections::HashMap;
+
+use crate::context_path::ContextPath;
+use crate::event::{ItemStatus, ToolCallItem};
+use crate::tool_round::Call;
+
+/// What the interrupted run did with one call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EarlierCall {
+    /// It finished: this is its final item (status, output, what it changed).
+    Finished(Box<ToolCallItem>),
+    /// It started and never finished: it may or may not have had its effect.
+    Interrupted,
+}
+
+/// What a resume does with a call the interrupted run started and never finished, when the
+/// tool cannot tell whether it had its effect (a command, a patch, an MCP server's tool).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnInterrupted {
+    /// Run it again (a command that appends runs twice if it had already run).
+    Rerun,
+    /// Do not run it; the model is told it was interrupted and to check before repeating it.
+    Skip,
+    /// Ask the person (`--yes` runs it again; with nobody to ask, it is skipped).
+    #[default]
+    Ask,
+}
+
+/// Whether a call an interrupted run started and never finished had its effect, as its tool
+/// judges from the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interrupted {
+    /// It had: the call is answered with this, not run.
+    Done(String),
+    /// It had not, or running it again does the same: it runs.
+    RunAgain,
+    /// The tool cannot tell: the resume's [`OnInterrupted`] decides.
+    Unknown,
+}
+
+/// The calls of an interrupted run, keyed by context and call id.
+#[derive(Debug, Default)]
+pub struct EarlierCalls {
+    calls: HashMap<(ContextPath, String), EarlierCall>,
+    /// The resume's policy for a call the tool cannot judge.
+    pub on_interrupted: OnInterrupted,
+}
+
+impl EarlierCalls {
+    /// Notes that `item` started in `context` (interrupted until it is seen finished).
+    pub fn started(&mut self, context: &ContextPath, item: &ToolCallItem) {
+        self.calls
+            .entry((context.clone(), item.call_id.clone()))
+            .or_insert(EarlierCall::Interrupted);
+    }
+
+    /// Notes that `item` finished in `context`. A call the permission gate suspended did not
+    /// run, and is left to run again.
+    pub fn finished(&mut self, context: &ContextPath, item: ToolCallItem) {
+        let key = (context.clone(), item.call_id.clone());
+        let suspended = item.status == ItemStatus::Declined
+            && item
+                .output
+                .as_deref()
+                .is_some_and(|o| o.starts_with(SUSPENDED));
+        if suspended {
+            self.calls.remove(&key);
+        } else {
+            self.calls
+                .insert(key, EarlierCall::Finished(Box::new(item)));
+        }
+    }
+
+    /// What the interrupted run did with `call` in `context`: only a call with the same id,
+    /// tool and arguments is the same call (a live model may reuse an id).
+    pub fn find(&self, context: &ContextPath, call: &Call) -> Option<&EarlierCall> {
+        let found = self.calls.get(&(context.clone(), call.id.clone()))?;
+        match found {
+            EarlierCall::Finished(item)
+                if item.name != call.name || item.arguments != call.arguments =>
+            {
+                None
+            }
+            other => Some(other),
+        }
+    }
+
+    /// How many calls it knows.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Whether it knows none.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// How many of them finished.
+    pub fn finished_count(&self) -> usize {
+        self.calls
+            .values()
+            .filter(|c| matches!(c, EarlierCall::Finished(_)))
+            .count()
+    }
+}
+
+/// How the output of a call the gate suspended starts (`tool_round`).
+pub(crate) const SUSPENDED: &str = "suspended: ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str, status: ItemStatus, output: &str) -> ToolCallItem {
+        ToolCallItem {
+            call_id: id.into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+            status,
+            output: Some(output.into()),
+            duration_ms: None,
+            command: None,
+            file_change: None,
+            file_changes: Vec::new(),
+            server: None,
+            tool: None,
+        }
+    }
+
+    fn call(id: &str, arguments: &str) -> Call {
+        Call {
+            id: id.into(),
+            name: "bash".into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn a_call_is_found_finished_interrupted_or_not_at_all() {
+        let root = ContextPath::root();
+        let child = root.child(1);
+        let mut calls = EarlierCalls::default();
+        calls.started(&root, &item("a", ItemStatus::InProgress, ""));
+        calls.started(&root, &item("b", ItemStatus::InProgress, ""));
+        calls.finished(&root, item("b", ItemStatus::Completed, "ok"));
+        calls.started(&root, &item("c", ItemStatus::InProgress, ""));
+        calls.finished(&root, item("c", ItemStatus::Declined, "suspended: ask"));
+        assert_eq!(
+            calls.find(&root, &call("a", "{}")),
+            Some(&EarlierCall::Interrupted)
+        );
+        assert!(matches!(
+            calls.find(&root, &call("b", "{}")),
+            Some(EarlierCall::Finished(i)) if i.output.as_deref() == Some("ok")
+        ));
+        // Another context's call, other arguments under the same id, a suspended call: none.
+        assert_eq!(calls.find(&child, &call("b", "{}")), None);
+        assert_eq!(calls.find(&root, &call("b", "{\"x\":1}")), None);
+        assert_eq!(calls.find(&root, &call("c", "{}")), None);
+        assert_eq!(calls.len(), 2);
+    }
+}

@@ -1,0 +1,109 @@
+//! An interrupted run read back for its resume: how it was started, the prompts its root was
+//! given, what each context's tool calls did (finished, or started and cut off), which
+//! contexts never ended, and where its model responses are. The resume starts the run again
+//! the same way; the responses and the finished calls are answered from here, not repeated.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use wonopcode_agent_loop::{ContextPath, EarlierCalls, EventKind};
+
+use crate::JournalError;
+use crate::events::{Read, Torn};
+use crate::meta::{RunMeta, RunStatus};
+use crate::runs::RunDir;
+
+/// What an interrupted run left.
+#[derive(Debug)]
+pub struct EarlierRun {
+    /// Its `run.json`.
+    pub meta: RunMeta,
+    /// Its tool calls, per context.
+    pub calls: EarlierCalls,
+    /// The contexts that started and never ended (the root included, unless its last turn
+    /// ended).
+    pub unfinished: BTreeSet<ContextPath>,
+    /// The transcript of its responses.
+    pub responses: PathBuf,
+    /// Its event log's torn last record, if the run stopped while writing it.
+    pub torn: Option<Torn>,
+}
+
+/// Why a run cannot be resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// The journal could not be read.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// Its process still runs.
+    #[error("run {id} is still running (process {pid}); stop it first")]
+    Running {
+        /// The run.
+        id: String,
+        /// Its process.
+        pid: u32,
+    },
+    /// It ended: nothing is left to do.
+    #[error("run {0} finished: there is nothing to resume")]
+    Finished(String),
+    /// It was made by a wonopcode that did not record how it was started.
+    #[error("run {0} does not say how it was started (it predates resumable journals)")]
+    NoInvocation(String),
+}
+
+impl EarlierRun {
+    /// Reads the run in `dir`, refusing one that still runs or finished.
+    pub fn read(dir: &RunDir) -> Result<Self, ResumeError> {
+        let meta = dir.meta()?;
+        match meta.current_status() {
+            RunStatus::Running => {
+                return Err(ResumeError::Running {
+                    id: meta.id,
+                    pid: meta.pid.unwrap_or_default(),
+                });
+            }
+            RunStatus::Finished => return Err(ResumeError::Finished(meta.id)),
+            RunStatus::Interrupted => {}
+        }
+        if meta.invocation.is_none() {
+            return Err(ResumeError::NoInvocation(meta.id));
+        }
+        let log = Read::of(&dir.events_path())?;
+        let mut calls = EarlierCalls::default();
+        let mut unfinished = BTreeSet::new();
+        for record in log.records {
+            let context = record.event.context;
+            match record.event.kind {
+                EventKind::SessionStarted { .. } | EventKind::TurnStarted => {
+                    unfinished.insert(context);
+                }
+                EventKind::ContextStarted { .. } => {
+                    unfinished.insert(context);
+                }
+                EventKind::ContextCompleted { .. }
+                | EventKind::TurnCompleted { .. }
+                | EventKind::TurnFailed { .. } => {
+                    unfinished.remove(&context);
+                }
+                EventKind::ItemStarted { item } => {
+                    if let Some(call) = item.details.tool_call() {
+                        calls.started(&context, call);
+                    }
+                }
+                EventKind::ItemCompleted { item } => {
+                    if let Some(call) = item.details.tool_call() {
+                        calls.finished(&context, call.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Self {
+            meta,
+            calls,
+            unfinished,
+            responses: dir.responses_path(),
+            torn: log.torn,
+        })
+    }
+}

@@ -1,0 +1,591 @@
+//! Resuming an interrupted run from its journal (`wonopcode resume`, `docs/durability.md`)
+//! on the real binary, against a loopback model server that answers by what each request
+//! says: the multi-agent example killed (SIGKILL) at seeded points and resumed to the same
+//! files and answer without a recorded response asked again; a command cut off by the kill
+//! handled by `--on-interrupted`; a journal torn at every byte of its last record.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{Scratch, command, copy_dir, repo_root};
+
+/// What the server answers a request with: a label to log it by, and the SSE body.
+type Answerer = dyn Fn(&Value) -> Option<(String, String)> + Send + Sync;
+
+/// A loopback model server: each connection one request, answered as `answer` says, the
+/// body streamed in pieces a little apart (so a kill can land mid-response); a request it
+/// cannot answer gets a 500. It logs every label it was asked for.
+struct ModelServer {
+    base_url: String,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl ModelServer {
+    fn start(answer: Box<Answerer>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let answer: Arc<Answerer> = Arc::from(answer);
+        let log = asked.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (answer, log) = (answer.clone(), log.clone());
+                std::thread::spawn(move || serve_one(stream, &*answer, &log));
+            }
+        });
+        Self { base_url, asked }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+fn serve_one(mut stream: std::net::TcpStream, answer: &Answerer, log: &Mutex<Vec<String>>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16384];
+    let body_start = loop {
+        let Ok(n) = stream.read(&mut chunk) else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < body_start + length {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let request: Value = serde_json::from_slice(&buf[body_start..]).unwrap_or(Value::Null);
+    let Some((label, body)) = answer(&request) else {
+        let error = r#"{"type":"error","error":{"type":"api_error","message":"the test server has no answer for this request"}}"#;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 500 X\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{error}",
+            error.len()
+        );
+        return;
+    };
+    log.lock().unwrap().push(label);
+    let _ = stream.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+    );
+    for piece in body.split_inclusive("\n\n") {
+        if stream.write_all(piece.as_bytes()).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A recorded response's chunks as Anthropic Messages SSE.
+fn anthropic_sse(chunks: &[Value]) -> String {
+    let event = |data: Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        )
+    };
+    let usage = chunks
+        .iter()
+        .find(|c| c["type"] == "usage")
+        .map_or(json!({}), |c| c["usage"].clone());
+    let mut out = event(json!({"type": "message_start", "message": {
+        "id": "msg", "type": "message", "role": "assistant", "content": [],
+        "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 0}}}));
+    let mut index = -1i64;
+    let mut open = None::<&str>;
+    let close = |out: &mut String, open: &mut Option<&str>, index: i64| {
+        if open.take().is_some() {
+            out.push_str(&event(
+                json!({"type": "content_block_stop", "index": index}),
+            ));
+        }
+    };
+    for c in chunks {
+        match c["type"].as_str().unwrap_or_default() {
+            "text_delta" => {
+                if open != Some("text") {
+                    close(&mut out, &mut open, index);
+                    index += 1;
+                    open = Some("text");
+                    out.push_str(&event(
+                        json!({"type": "content_block_start", "index": index,
+                        "content_block": {"type": "text", "text": ""}}),
+                    ));
+                }
+                out.push_str(&event(
+                    json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": c["text"]}}),
+                ));
+            }
+            "tool_call_start" => {
+                close(&mut out, &mut open, index);
+                index += 1;
+                open = Some("tool");
+                out.push_str(&event(json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": c["id"], "name": c["name"], "input": {}}})));
+            }
+            "tool_call_delta" => {
+                out.push_str(&event(
+                    json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": c["arguments_delta"]}}),
+                ));
+            }
+            "tool_call_end" => close(&mut out, &mut open, index),
+            "done" => {
+                close(&mut out, &mut open, index);
+                out.push_str(&event(json!({"type": "message_delta",
+                    "delta": {"stop_reason": c["stop_reason"]},
+                    "usage": {"output_tokens": usage["output_tokens"]}})));
+                out.push_str(&event(json!({"type": "message_stop"})));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The text of a request message's content (a string, or its text blocks).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// A server answering Anthropic requests from a transcript of the multi-agent example:
+/// the context by its first message (its task, whose start the record keeps), the response by how many answers the
+/// request already holds. Labels are `CONTEXT:RESPONSE`.
+fn example_server(transcript: &Path) -> ModelServer {
+    let mut by_task: HashMap<String, String> = HashMap::new();
+    let mut records: HashMap<(String, u64), Vec<Value>> = HashMap::new();
+    for line in std::fs::read_to_string(transcript).unwrap().lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        if record["type"] != "turn" {
+            continue;
+        }
+        let context = record["context"].as_str().unwrap().to_owned();
+        if let Some(prompt) = record["request"]["prompt"].as_str() {
+            by_task.insert(prompt.to_owned(), context.clone());
+        }
+        let turn = record["turn"].as_u64().unwrap();
+        records.insert(
+            (context, turn),
+            record["chunks"].as_array().unwrap().clone(),
+        );
+    }
+    ModelServer::start(Box::new(move |request| {
+        let messages = request["messages"].as_array()?;
+        // A record keeps the start of its context's task.
+        let task = text_of(&messages.first()?["content"]);
+        let context = by_task
+            .iter()
+            .filter(|(start, _)| task.starts_with(start.as_str()))
+            .max_by_key(|(start, _)| start.len())?
+            .1;
+        let turn = messages.iter().filter(|m| m["role"] == "assistant").count() as u64;
+        let chunks = records.get(&(context.clone(), turn))?;
+        Some((format!("{context}:{turn}"), anthropic_sse(chunks)))
+    }))
+}
+
+/// The multi-agent example, live against `server`, in `ws`, journaled under `runs`.
+fn example(server: &ModelServer, ws: &Path, runs: &Path) -> std::process::Command {
+    let agents = repo_root().join("examples/agents");
+    let prompt = std::fs::read_to_string(agents.join("prompts/orchestrator.txt")).unwrap();
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", runs)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .arg("--loops-dir")
+        .arg(&agents)
+        .args(["--agent-loop-name", "orchestrator", "--yes", "--json"])
+        .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
+        .arg("-C")
+        .arg(ws)
+        .arg(prompt.trim_end());
+    cmd
+}
+
+/// A fresh copy of the example's workspace in a new scratch directory.
+fn example_workspace() -> Scratch {
+    let s = Scratch::new();
+    copy_dir(&repo_root().join("examples/agents/workspace"), &s.ws());
+    s
+}
+
+/// Runs `cmd`; its stdout's JSON lines and exit code.
+fn run(cmd: &mut std::process::Command) -> (Vec<Value>, Option<i32>, String) {
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (
+        events,
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Starts `cmd` and kills it (SIGKILL) once it has printed `lines` lines; whether it was
+/// still running then.
+fn kill_after(cmd: &mut std::process::Command, lines: usize) -> bool {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = 0;
+    while seen < lines {
+        match out.next() {
+            Some(Ok(_)) => seen += 1,
+            _ => break,
+        }
+    }
+    let running = seen == lines;
+    let _ = child.kill();
+    let _ = child.wait();
+    running
+}
+
+/// The only run under `runs`: its id and directory.
+fn only_run(runs: &Path) -> (String, PathBuf) {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let id = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    (id, dirs[0].clone())
+}
+
+/// `CONTEXT:RESPONSE` of every whole record of a run's `responses.jsonl`.
+fn recorded(run: &Path) -> BTreeSet<String> {
+    std::fs::read_to_string(run.join("responses.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "turn")
+        .map(|r| format!("{}:{}", r["context"].as_str().unwrap(), r["turn"]))
+        .collect()
+}
+
+/// The root's last answer.
+fn answer(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| {
+            e["context"] == "0"
+                && e["type"] == "item.completed"
+                && e["item"]["kind"] == "agent_message"
+        })
+        .filter_map(|e| e["item"]["text"].as_str())
+        .next_back()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The files the example changes.
+fn changed_files(ws: &Path) -> (String, String) {
+    (
+        std::fs::read_to_string(ws.join("greet.sh")).unwrap(),
+        std::fs::read_to_string(ws.join("README.md")).unwrap(),
+    )
+}
+
+/// `wonopcode resume ID` with `runs` as the runs' directory, against `server`.
+fn resume(server: &ModelServer, runs: &Path, id: &str, extra: &[&str]) -> std::process::Command {
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", runs)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .args(["resume", id])
+        .args(extra);
+    cmd
+}
+
+/// 30 kill points from a seeded generator, so a failure reproduces.
+fn kill_points(lines: usize) -> Vec<usize> {
+    let mut state: u64 = 0x5eed_2026_1126;
+    let mut points: Vec<usize> = (0..30)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            1 + (state % (lines as u64 - 1)) as usize
+        })
+        .collect();
+    points.sort_unstable();
+    points
+}
+
+#[test]
+fn the_example_killed_at_thirty_points_resumes_to_the_same_end_without_asking_twice() {
+    let transcript = repo_root().join("examples/agents/transcripts/orchestrator.jsonl");
+    let server = example_server(&transcript);
+    // The run as it goes uninterrupted.
+    let whole = example_workspace();
+    let (events, code, err) = run(&mut example(&server, &whole.ws(), &whole.outside("runs")));
+    assert_eq!(code, Some(0), "{err}");
+    let expected_answer = answer(&events);
+    assert!(expected_answer.contains("Specialists"), "{expected_answer}");
+    let expected_files = changed_files(&whole.ws());
+    assert!(expected_files.0.contains("shout"), "{}", expected_files.0);
+    let every_response: BTreeSet<String> = server.asked().into_iter().collect();
+
+    let mut cut_short = 0;
+    for (i, point) in kill_points(events.len()).into_iter().enumerate() {
+        let s = example_workspace();
+        let runs = s.outside("runs");
+        let before = server.asked().len();
+        if !kill_after(&mut example(&server, &s.ws(), &runs), point) {
+            panic!("kill point {i} (line {point}): the run ended before it");
+        }
+        let (id, dir) = only_run(&runs);
+        let kept = recorded(&dir);
+        let asked_before = server.asked().len();
+        let (events, code, err) = run(&mut resume(
+            &server,
+            &runs,
+            &id,
+            &["--on-interrupted", "rerun"],
+        ));
+        let context = format!("kill point {i} (line {point}), run {id}: {err}");
+        assert_eq!(code, Some(0), "{context}");
+        assert_eq!(answer(&events), expected_answer, "{context}");
+        assert_eq!(changed_files(&s.ws()), expected_files, "{context}");
+        assert!(
+            events
+                .iter()
+                .any(|e| e["type"] == "run.resumed" && e["from"] == id.as_str()),
+            "{context}"
+        );
+        // No response the killed run had recorded is asked for again, and between them
+        // the two runs asked for every response.
+        let asked = server.asked();
+        let again: Vec<&String> = asked[asked_before..]
+            .iter()
+            .filter(|l| kept.contains(*l))
+            .collect();
+        assert!(again.is_empty(), "{context}: asked again {again:?}");
+        let both: BTreeSet<String> = asked[before..].iter().cloned().collect();
+        assert_eq!(both, every_response, "{context}");
+        if asked.len() > asked_before {
+            cut_short += 1;
+        }
+    }
+    // The kills landed while there was work left, not after the run had done it all.
+    assert!(
+        cut_short >= 20,
+        "only {cut_short} of 30 kills left work to resume"
+    );
+}
+
+/// A server for one context: response N is `responses[N]`, labelled `N`.
+fn scripted_server(responses: Vec<Vec<Value>>) -> ModelServer {
+    ModelServer::start(Box::new(move |request| {
+        let messages = request["messages"].as_array()?;
+        let turn = messages.iter().filter(|m| m["role"] == "assistant").count();
+        Some((turn.to_string(), anthropic_sse(responses.get(turn)?)))
+    }))
+}
+
+/// The native loop against `server`, in `ws`, journaled under `runs`.
+fn native(server: &ModelServer, ws: &Path, runs: &Path, prompt: &str) -> std::process::Command {
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", runs)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
+        .args(["--yes", "--json", "-C"])
+        .arg(ws)
+        .arg(prompt);
+    cmd
+}
+
+/// Starts `cmd` and kills it (SIGKILL) at the first stdout line holding every one of
+/// `marks`.
+fn kill_at(cmd: &mut std::process::Command, marks: &[&str]) {
+    let (mut child, _) = crate::support::spawn_until(cmd, marks);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A run whose `bash` call appends a line to `log.txt` after a pause, then answers.
+fn appending() -> Vec<Vec<Value>> {
+    vec![
+        crate::support::calling(
+            "toolu_1",
+            "bash",
+            r#"{"command":"sleep 0.3; echo line >> log.txt"}"#,
+        ),
+        crate::support::answer("Appended."),
+    ]
+}
+
+fn lines_in(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn a_command_cut_off_by_a_kill_follows_the_resume_policy() {
+    // Killed while the command ran (whether it still appends depends on the sandbox,
+    // which takes its commands down with wonopcode): `skip` does not run it again and
+    // tells the model; `rerun` runs it again, appending once more even where it had
+    // appended already: the documented cost of that policy.
+    for (policy, again) in [("skip", 0), ("rerun", 1)] {
+        let server = scripted_server(appending());
+        let s = Scratch::new();
+        let runs = s.outside("runs");
+        kill_at(
+            &mut native(&server, &s.ws(), &runs, "Append a line."),
+            &["item.started", "\"bash\""],
+        );
+        std::thread::sleep(Duration::from_millis(800));
+        let before = lines_in(&s.ws().join("log.txt"));
+        let (id, _) = only_run(&runs);
+        let (events, code, err) = run(&mut resume(
+            &server,
+            &runs,
+            &id,
+            &["--on-interrupted", policy],
+        ));
+        assert_eq!(code, Some(0), "{policy}: {err}");
+        assert_eq!(answer(&events), "Appended.", "{policy}");
+        assert_eq!(
+            lines_in(&s.ws().join("log.txt")),
+            before + again,
+            "{policy}"
+        );
+        // Response 0 came from the journal: the server was asked for it once, by the
+        // killed run.
+        assert_eq!(server.asked(), ["0", "1"], "{policy}");
+        let told = events
+            .iter()
+            .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == "toolu_1")
+            .unwrap();
+        let skipped = told["item"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("was not run again"));
+        assert_eq!(skipped, policy == "skip", "{told}");
+    }
+
+    // Killed after the command finished: its result comes from the journal, whatever the
+    // policy, and it is not run again.
+    let server = scripted_server(appending());
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    kill_at(
+        &mut native(&server, &s.ws(), &runs, "Append a line."),
+        &["item.completed", "\"bash\""],
+    );
+    let (id, _) = only_run(&runs);
+    let (events, code, err) = run(&mut resume(
+        &server,
+        &runs,
+        &id,
+        &["--on-interrupted", "rerun"],
+    ));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(answer(&events), "Appended.");
+    assert_eq!(lines_in(&s.ws().join("log.txt")), 1);
+    assert_eq!(server.asked(), ["0", "1"]);
+}
+
+#[test]
+fn a_journal_torn_at_any_byte_of_its_last_record_resumes_from_the_one_before() {
+    // A run that read a file and was killed before its answer: the last record of its
+    // event log is the read's result.
+    let server = scripted_server(vec![
+        crate::support::calling("toolu_1", "read", r#"{"path":"notes.txt"}"#),
+        crate::support::answer("The notes say hello."),
+    ]);
+    let s = Scratch::new();
+    s.file("notes.txt", "hello\n");
+    let runs = s.outside("runs");
+    kill_at(
+        &mut native(&server, &s.ws(), &runs, "Read the notes."),
+        &["item.completed", "\"read\""],
+    );
+    let (id, dir) = only_run(&runs);
+    // The log as it was when the read's result was its last record.
+    let text = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let mut whole = Vec::new();
+    for line in text.lines() {
+        whole.extend_from_slice(line.as_bytes());
+        whole.push(b'\n');
+        if line.contains("item.completed") && line.contains("toolu_1") {
+            break;
+        }
+    }
+    let last = whole[..whole.len() - 1]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
+    let meta = std::fs::read(dir.join("run.json")).unwrap();
+    // Every cut of the last record, each on a copy of the run (a resume is a new run).
+    for cut in last..whole.len() {
+        let copy = s.outside(&format!("runs-{cut}"));
+        std::fs::create_dir_all(copy.join(&id)).unwrap();
+        std::fs::write(copy.join(&id).join("run.json"), &meta).unwrap();
+        std::fs::copy(
+            dir.join("responses.jsonl"),
+            copy.join(&id).join("responses.jsonl"),
+        )
+        .unwrap();
+        std::fs::write(copy.join(&id).join("events.jsonl"), &whole[..cut]).unwrap();
+        let (events, code, err) = run(&mut resume(
+            &server,
+            &copy,
+            &id,
+            &["--on-interrupted", "skip"],
+        ));
+        assert_eq!(code, Some(0), "cut at {cut}: {err}");
+        assert_eq!(answer(&events), "The notes say hello.", "cut at {cut}");
+        if cut > last {
+            assert!(err.contains("cut short (line"), "cut at {cut}: {err}");
+        }
+        // Torn or not, the read's result is not needed from the model again: the read
+        // runs again (it is read-only) or comes from the journal.
+        let result = events
+            .iter()
+            .find(|e| e["type"] == "item.completed" && e["item"]["call_id"] == "toolu_1")
+            .unwrap();
+        assert!(
+            result["item"]["output"].as_str().unwrap().contains("hello"),
+            "{result}"
+        );
+    }
+    // The model was asked for the first response once, and for the answer by every resume.
+    let asked = server.asked();
+    assert_eq!(asked.iter().filter(|l| *l == "0").count(), 1, "{asked:?}");
+}
