@@ -215,8 +215,11 @@ fn commands_never_see_wonopcodes_keys() {
 fn a_torn_last_history_record_is_set_aside_and_nothing_is_lost() {
     let s = Scratch::new();
     let history = s.outside("h.jsonl");
-    let answer = |name: &str, said: &str| s.transcript(name, &[vec![text(said), done("end_turn")]]);
-    let first = answer("1.jsonl", "First answer.");
+    // Each run's transcript goes on from the answers the history holds.
+    let answer = |name: &str, answered: usize, said: &str| {
+        s.transcript_after(name, answered, &[vec![text(said), done("end_turn")]])
+    };
+    let first = answer("1.jsonl", 0, "First answer.");
     let out = s.run_json(&first, &["--history", history.to_str().unwrap()], "first?");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // A crash or a full disk cuts the last record short.
@@ -224,7 +227,8 @@ fn a_torn_last_history_record_is_set_aside_and_nothing_is_lost() {
     let torn = &whole[..whole.len() - 12];
     std::fs::write(&history, torn).unwrap();
 
-    let second = answer("2.jsonl", "Second answer.");
+    // The first answer was in the torn record.
+    let second = answer("2.jsonl", 0, "Second answer.");
     let out = s.run_json(
         &second,
         &["--history", history.to_str().unwrap()],
@@ -253,7 +257,7 @@ fn a_torn_last_history_record_is_set_aside_and_nothing_is_lost() {
     );
 
     // The run after that reads the history back whole, with both prompts.
-    let third = answer("3.jsonl", "Third answer.");
+    let third = answer("3.jsonl", 1, "Third answer.");
     let out = s.run_json(&third, &["--history", history.to_str().unwrap()], "third?");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
@@ -798,7 +802,7 @@ fn a_call_running_when_wonopcode_is_killed_is_recorded_as_started() {
     let messages = crate::parity::history_messages(&history);
     assert_eq!(messages.last().unwrap()["role"], "assistant");
     // The next run reads the history and says what became of the call.
-    let t2 = s.transcript("t2.jsonl", &[vec![text("again"), done("end_turn")]]);
+    let t2 = s.transcript_after("t2.jsonl", 1, &[vec![text("again"), done("end_turn")]]);
     let out = s.run_json(&t2, &["--history", history.to_str().unwrap()], "and now?");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let messages = crate::parity::history_messages(&history);

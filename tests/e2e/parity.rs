@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use wonopcode_wasm_host::guest_paths;
 
 use crate::support::{
-    Scratch, call, done, events, interrupt, spawn_until, stderr, text, transcript_of, wonopcode,
+    Scratch, call, done, events, interrupt, spawn_until, stderr, text, transcript_after,
+    transcript_of, wonopcode,
 };
 
 /// The three ways to run the same loop: native, the embedded default guest, the same guest
@@ -152,8 +153,9 @@ fn suspend_then_answer(label: &str, flags: &[String]) {
     assert!(stored[0].1.contains("remember the milk"), "{label}");
 
     // An answer for a call that does not wait is refused in one line; nothing is stored.
-    let second = s.transcript(
+    let second = s.transcript_after(
         "second.jsonl",
+        1,
         &[vec![text("Fine, no summary file."), done("end_turn")]],
     );
     let before = std::fs::read_to_string(&history).unwrap();
@@ -205,7 +207,11 @@ fn a_resume_without_answers_runs_the_waiting_call_in_every_loop() {
         let history = s.outside("h.jsonl");
         let out = suspend(&s, &history, &flags);
         assert_eq!(out.status.code(), Some(3), "{label}: {}", stderr(&out));
-        let second = s.transcript("second.jsonl", &[vec![text("Written."), done("end_turn")]]);
+        let second = s.transcript_after(
+            "second.jsonl",
+            1,
+            &[vec![text("Written."), done("end_turn")]],
+        );
         let out = resume(&s, &history, &second, &["--yes"], &flags);
         assert_eq!(out.status.code(), Some(0), "{label}: {}", stderr(&out));
         assert_eq!(
@@ -232,7 +238,7 @@ fn a_guest_of_the_seed_version_suspends_but_cannot_resume() {
         stored.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
         ["r"]
     );
-    let second = s.transcript("second.jsonl", &[vec![text("never"), done("end_turn")]]);
+    let second = s.transcript_after("second.jsonl", 1, &[vec![text("never"), done("end_turn")]]);
     let out = resume(&s, &history, &second, &["--yes"], &flags);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -298,8 +304,9 @@ fn a_new_prompt_after_a_suspension_closes_the_waiting_call_in_every_loop() {
         let history = s.outside("h.jsonl");
         let out = suspend(&s, &history, &flags);
         assert_eq!(out.status.code(), Some(3), "{label}: {}", stderr(&out));
-        let next = s.transcript(
+        let next = s.transcript_after(
             "next.jsonl",
+            1,
             &[vec![text("Something else."), done("end_turn")]],
         );
         let mut args = vec!["--history", history.to_str().unwrap()];
@@ -318,7 +325,8 @@ fn a_new_prompt_after_a_suspension_closes_the_waiting_call_in_every_loop() {
     }
 }
 
-/// Two answered prompts in `history`, then a third run on `third` (a transcript file's text):
+/// Two answered prompts in `history`, then a third run on `third` (a transcript file's text,
+/// numbered after the two answers):
 /// the third run's comparable events, exit code and the history it leaves.
 fn third_prompt(loop_flags: &[String], third: &str) -> (Vec<Value>, Option<i32>, Vec<Value>) {
     let s = Scratch::new();
@@ -333,8 +341,9 @@ fn third_prompt(loop_flags: &[String], third: &str) -> (Vec<Value>, Option<i32>,
     .into_iter()
     .enumerate()
     {
-        let t = s.transcript(
+        let t = s.transcript_after(
             &format!("{i}.jsonl"),
+            i,
             &[vec![text(answer), done("end_turn")]],
         );
         let out = s.run_json(&t, &flags, &format!("Question {i}?"));
@@ -400,7 +409,7 @@ fn assert_summarized(events: &[Value], history: &[Value]) {
 #[test]
 fn a_history_past_the_window_is_summarized_the_same_in_every_loop() {
     // A window of 60 tokens: the third prompt's history is past 90 % of it.
-    let third = transcript_of("0", &summary_then_answer()).replacen(
+    let third = transcript_after(2, &summary_then_answer()).replacen(
         r#""context_window":200000"#,
         r#""context_window":60"#,
         1,
@@ -417,7 +426,7 @@ fn a_context_overflow_is_compacted_and_retried_the_same_in_every_loop() {
         json!({"type": "context_overflow", "message": "prompt is too long"}),
     ]];
     responses.extend(summary_then_answer());
-    let (events, code, history) = same_in_every_loop(&transcript_of("0", &responses));
+    let (events, code, history) = same_in_every_loop(&transcript_after(2, &responses));
     assert_eq!(code, Some(0), "{events:?}");
     assert_summarized(&events, &history);
     assert!(

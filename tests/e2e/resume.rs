@@ -2,7 +2,9 @@
 //! on the real binary, against a loopback model server that answers by what each request
 //! says: the multi-agent example killed (SIGKILL) at seeded points and resumed to the same
 //! files and answer without a recorded response asked again; a command cut off by the kill
-//! handled by `--on-interrupted`; a journal torn at every byte of its last record.
+//! handled by `--on-interrupted`; a journal torn at every byte of its last record; and a
+//! conversation continued from `--history` whose recording and replay go on from the
+//! response where it stopped.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, Read, Write};
@@ -588,4 +590,82 @@ fn a_journal_torn_at_any_byte_of_its_last_record_resumes_from_the_one_before() {
     // The model was asked for the first response once, and for the answer by every resume.
     let asked = server.asked();
     assert_eq!(asked.iter().filter(|l| *l == "0").count(), 1, "{asked:?}");
+}
+
+#[test]
+fn a_conversation_continued_after_a_suspension_records_and_replays_where_it_stopped() {
+    // Live: the first run suspends on a write, the second (`--resume`) approves it and
+    // answers; each records its own responses.
+    let server = scripted_server(vec![
+        crate::support::calling("toolu_1", "write", r#"{"path":"out.txt","content":"x"}"#),
+        crate::support::answer("Written."),
+    ]);
+    let s = Scratch::new();
+    let live = |history: &Path, record: &Path, extra: &[&str]| {
+        let mut cmd = command();
+        cmd.env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.base_url)
+            .args([
+                "--provider",
+                "anthropic",
+                "--model",
+                "claude-sonnet-4-5",
+                "--json",
+                "-C",
+            ])
+            .arg(s.ws())
+            .arg("--history")
+            .arg(history)
+            .arg("--record")
+            .arg(record)
+            .args(extra);
+        run(&mut cmd)
+    };
+    let history = s.outside("h.jsonl");
+    let (first, second) = (s.outside("t1.jsonl"), s.outside("t2.jsonl"));
+    let (_, code, err) = live(&history, &first, &["--unattended", "suspend", "Write x."]);
+    assert_eq!(code, Some(3), "{err}");
+    let (events, code, err) = live(&history, &second, &["--resume", "--yes"]);
+    assert_eq!(
+        (code, answer(&events).as_str()),
+        (Some(0), "Written."),
+        "{err}"
+    );
+    // The continuation's recording goes on from the conversation's second response.
+    let numbers: Vec<u64> = std::fs::read_to_string(&second)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "turn")
+        .map(|r| r["turn"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1]);
+
+    // Replayed, each part from its own recording, into a fresh history and workspace.
+    let again = Scratch::new();
+    let replayed = again.outside("h.jsonl");
+    let replay = |transcript: &Path, extra: &[&str]| {
+        let mut cmd = command();
+        cmd.args(["--json", "-C"])
+            .arg(again.ws())
+            .arg("--history")
+            .arg(&replayed)
+            .arg("--replay")
+            .arg(transcript)
+            .args(extra);
+        run(&mut cmd)
+    };
+    let (_, code, err) = replay(&first, &["--unattended", "suspend", "Write x."]);
+    assert_eq!(code, Some(3), "{err}");
+    let (events, code, err) = replay(&second, &["--resume", "--yes"]);
+    assert_eq!(
+        (code, answer(&events).as_str()),
+        (Some(0), "Written."),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(again.ws().join("out.txt")).unwrap(),
+        "x"
+    );
 }

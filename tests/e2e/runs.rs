@@ -59,8 +59,9 @@ fn sigint_during_a_tool_keeps_a_valid_history_that_resumes() {
         "partial assistant text kept"
     );
 
-    let second = s.transcript(
+    let second = s.transcript_after(
         "second.jsonl",
+        1,
         &[vec![text("Back again."), done("end_turn")]],
     );
     let out = s.run_json(
@@ -117,7 +118,11 @@ fn unattended_suspend_exits_3_and_resume_runs_the_pending_call() {
         (Some("turn.completed"), Some("suspended"))
     );
 
-    let second = s.transcript("second.jsonl", &[vec![text("Written."), done("end_turn")]]);
+    let second = s.transcript_after(
+        "second.jsonl",
+        1,
+        &[vec![text("Written."), done("end_turn")]],
+    );
     let out = wonopcode()
         .args(["--json", "--yes", "--resume", "--history"])
         .arg(&history)

@@ -159,11 +159,23 @@ pub fn transcript(turns: &[Vec<Value>]) -> String {
 
 /// A transcript of one context's turns, one record per turn (no request fingerprints).
 pub fn transcript_of(context: &str, turns: &[Vec<Value>]) -> String {
+    transcript_of_after(context, 0, turns)
+}
+
+/// A transcript of the root's responses after the first `answered` of a conversation (the
+/// answers its history holds): numbered from `answered`, as a recording of the continued
+/// conversation is.
+pub fn transcript_after(answered: usize, turns: &[Vec<Value>]) -> String {
+    transcript_of_after("0", answered, turns)
+}
+
+fn transcript_of_after(context: &str, answered: usize, turns: &[Vec<Value>]) -> String {
     let mut out = header().to_string();
     out.push('\n');
     for (i, chunks) in turns.iter().enumerate() {
         out.push_str(
-            &json!({"type":"turn","context":context,"turn":i,"chunks":chunks}).to_string(),
+            &json!({"type":"turn","context":context,"turn":answered + i,"chunks":chunks})
+                .to_string(),
         );
         out.push('\n');
     }
@@ -279,6 +291,14 @@ impl Scratch {
     pub fn transcript(&self, name: &str, turns: &[Vec<Value>]) -> PathBuf {
         let path = self.outside(name);
         std::fs::write(&path, transcript(turns)).unwrap();
+        path
+    }
+
+    /// Writes a transcript of the responses after the first `answered` of a continued
+    /// conversation ([`transcript_after`]) outside the workspace; its path.
+    pub fn transcript_after(&self, name: &str, answered: usize, turns: &[Vec<Value>]) -> PathBuf {
+        let path = self.outside(name);
+        std::fs::write(&path, transcript_after(answered, turns)).unwrap();
         path
     }
 

@@ -93,8 +93,9 @@ fn the_repl_shows_what_a_suspended_run_waits_on_and_the_typed_line_answers_it() 
         let history = s.outside("h.jsonl");
         let out = suspend(&s, &history, &flags);
         assert_eq!(out.status.code(), Some(3), "{label}");
-        let second = s.transcript(
+        let second = s.transcript_after(
             "second.jsonl",
+            1,
             &[vec![text("Fine, no summary file."), done("end_turn")]],
         );
 

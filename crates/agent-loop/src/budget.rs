@@ -249,6 +249,10 @@ impl LanguageModel for CappedModel {
         self.inner.info()
     }
 
+    fn skip_response(&self, context: &crate::ContextPath) {
+        self.inner.skip_response(context);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let reservation = self.budget.reserve(self.inner.info(), &request)?;
         let stream = self.inner.stream(request).await?;

@@ -117,6 +117,12 @@ impl LanguageModel for RecordingModel {
         self.inner.info()
     }
 
+    /// The response is numbered (a recording continues a conversation's numbering).
+    fn skip_response(&self, context: &ContextPath) {
+        self.sink.responses_made.next(context);
+        self.inner.skip_response(context);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let index = self.sink.responses_made.next(&request.context);
         let info = self.inner.info();

@@ -351,6 +351,11 @@ impl SessionBuilder {
         notices.extend(sandbox.notices());
         notices.extend(skills.warnings);
         let (history, messages) = open_history(self.history.as_deref(), &mut notices)?;
+        // A continued conversation's answers were responses of the root already: a replay
+        // serves, and a recording numbers, the next one after them.
+        for _ in messages.iter().filter(|m| m.role == Role::Assistant) {
+            provider.skip_response(&ContextPath::root());
+        }
         let session_id = history
             .as_ref()
             .map_or_else(new_session_id, |h| h.session_id.clone());

@@ -84,6 +84,10 @@ impl LanguageModel for BudgetedModel {
         self.inner.info()
     }
 
+    fn skip_response(&self, context: &wonopcode_agent_loop::ContextPath) {
+        self.inner.skip_response(context);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         if self.budget.exhausted() {
             return Err(ModelError::Other(format!(
