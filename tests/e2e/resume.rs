@@ -2,9 +2,10 @@
 //! on the real binary, against a loopback model server that answers by what each request
 //! says: the multi-agent example killed (SIGKILL) at seeded points and resumed to the same
 //! files and answer without a recorded response asked again; a command cut off by the kill
-//! handled by `--on-interrupted`; a journal torn at every byte of its last record; and a
+//! handled by `--on-interrupted`; a journal torn at every byte of its last record; a
 //! conversation continued from `--history` whose recording and replay go on from the
-//! response where it stopped.
+//! response where it stopped; and forks (`wonopcode fork`) that serve the run up to their
+//! point from its journal and ask the rest of another model.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, Read, Write};
@@ -25,7 +26,8 @@ type Answerer = dyn Fn(&Value) -> Option<(String, String)> + Send + Sync;
 /// cannot answer gets a 500. It logs every label it was asked for.
 struct ModelServer {
     base_url: String,
-    asked: Arc<Mutex<Vec<String>>>,
+    /// Every label answered, with the model it was asked of.
+    asked: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl ModelServer {
@@ -46,11 +48,25 @@ impl ModelServer {
     }
 
     fn asked(&self) -> Vec<String> {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| a.0.clone())
+            .collect()
+    }
+
+    /// Every label answered, with the model it was asked of.
+    fn asked_of(&self) -> Vec<(String, String)> {
         self.asked.lock().unwrap().clone()
     }
 }
 
-fn serve_one(mut stream: std::net::TcpStream, answer: &Answerer, log: &Mutex<Vec<String>>) {
+fn serve_one(
+    mut stream: std::net::TcpStream,
+    answer: &Answerer,
+    log: &Mutex<Vec<(String, String)>>,
+) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 16384];
     let body_start = loop {
@@ -87,7 +103,8 @@ fn serve_one(mut stream: std::net::TcpStream, answer: &Answerer, log: &Mutex<Vec
         );
         return;
     };
-    log.lock().unwrap().push(label);
+    let model = request["model"].as_str().unwrap_or_default().to_owned();
+    log.lock().unwrap().push((label, model));
     let _ = stream.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
     );
@@ -373,6 +390,15 @@ fn the_example_killed_at_thirty_points_resumes_to_the_same_end_without_asking_tw
         }
         let (id, dir) = only_run(&runs);
         let kept = recorded(&dir);
+        // The journal says the run can be resumed, and which contexts go on.
+        let mut show = command();
+        show.env("WONOPCODE_RUNS_DIR", &runs)
+            .args(["runs", "show", &id]);
+        let shown = String::from_utf8_lossy(&show.output().unwrap().stdout).into_owned();
+        assert!(
+            shown.contains(&format!("run {id}  interrupted")) && shown.contains("resumable"),
+            "{shown}"
+        );
         let asked_before = server.asked().len();
         let (events, code, err) = run(&mut resume(
             &server,
@@ -667,5 +693,109 @@ fn a_conversation_continued_after_a_suspension_records_and_replays_where_it_stop
     assert_eq!(
         std::fs::read_to_string(again.ws().join("out.txt")).unwrap(),
         "x"
+    );
+}
+
+/// The items a context completed (messages, tool calls and their results), without ids and
+/// timings, sorted (read-only calls finish in any order): what must read the same in two
+/// runs.
+fn items_of(events: &[Value], context: &str) -> Vec<String> {
+    let mut items: Vec<String> = events
+        .iter()
+        .filter(|e| e["context"] == context && e["type"] == "item.completed")
+        .map(|e| {
+            let item = &e["item"];
+            json!([
+                item["kind"],
+                item["text"],
+                item["name"],
+                item["arguments"],
+                item["output"]
+            ])
+            .to_string()
+        })
+        .collect();
+    items.sort();
+    items
+}
+
+#[test]
+fn a_fork_serves_the_run_up_to_its_point_and_asks_the_rest_of_another_model() {
+    let transcript = repo_root().join("examples/agents/transcripts/orchestrator.jsonl");
+    let server = example_server(&transcript);
+    let original = example_workspace();
+    let runs = original.outside("runs");
+    let (events, code, err) = run(&mut example(&server, &original.ws(), &runs));
+    assert_eq!(code, Some(0), "{err}");
+    let (id, _) = only_run(&runs);
+    let fork = |at: &str, extra: &[&str]| {
+        let s = example_workspace();
+        let before = server.asked_of().len();
+        let mut cmd = command();
+        cmd.env("WONOPCODE_RUNS_DIR", &runs)
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.base_url)
+            .args(["fork", &id, "--at", at, "-C"])
+            .arg(s.ws())
+            .args(extra);
+        let (events, code, err) = run(&mut cmd);
+        assert_eq!(code, Some(0), "{at}: {err}");
+        let asked: BTreeSet<(String, String)> =
+            server.asked_of()[before..].iter().cloned().collect();
+        (s, events, asked)
+    };
+
+    // At the coder's second response: its first, and everything not after it in the tree,
+    // come from the journal; the coder goes on live (its own model, as it chooses one).
+    let (s, forked, asked) = fork("0.2:1", &[]);
+    let labels: Vec<&str> = asked.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["0.2:1", "0.2:2", "0.2:3", "0.2:4"]);
+    assert!(
+        forked
+            .iter()
+            .any(|e| e["type"] == "run.forked" && e["from"] == id.as_str() && e["at"] == "0.2:1"),
+        "{forked:?}"
+    );
+    for context in ["0.1", "0.2", "0.3", "0.4"] {
+        assert_eq!(
+            items_of(&forked, context),
+            items_of(&events, context),
+            "{context}"
+        );
+    }
+    assert_eq!(answer(&forked), answer(&events));
+    assert_eq!(changed_files(&s.ws()), changed_files(&original.ws()));
+    let fork_id = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|name| *name != id)
+        .unwrap();
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(runs.join(&fork_id).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["origin"], format!("{id}@0.2:1"));
+
+    // At the root's second response with another model: the root's responses from there on
+    // are that model's; the specialists' come from the journal.
+    let (_, forked, asked) = fork("0:1", &["--model", "claude-haiku-4-5"]);
+    let expected: BTreeSet<(String, String)> = ["0:1", "0:2", "0:3"]
+        .iter()
+        .map(|l| (l.to_string(), "claude-haiku-4-5".to_owned()))
+        .collect();
+    assert_eq!(asked, expected);
+    assert_eq!(items_of(&forked, "0.1"), items_of(&events, "0.1"));
+
+    // A point past what the journal holds is refused in one line.
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["fork", &id, "--at", "0.2:9"]);
+    let (_, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "error: --at 0.2:9: run {id}'s journal has 5 response(s) of context 0.2, numbered from 0"
+        )
     );
 }

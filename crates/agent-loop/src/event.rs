@@ -65,6 +65,16 @@ pub enum EventKind {
         /// The tool calls it finished, answered from its journal.
         calls: u32,
     },
+    /// This run is a fork of another at one of its responses: right after
+    /// `session.started`. The other run's responses before that point are served from its
+    /// journal (their tool calls run again), and the run goes on live from there.
+    #[serde(rename = "run.forked")]
+    RunForked {
+        /// The run forked.
+        from: String,
+        /// Where: `CONTEXT:RESPONSE`, the first response asked of the model.
+        at: String,
+    },
     /// The run was stopped (a signal, Ctrl-C) before its prompt's turn ended: the last
     /// event before the process exits. `wonopcode resume RUN_ID` goes on from here.
     #[serde(rename = "run.interrupted")]

@@ -331,6 +331,44 @@ pub enum Command {
     /// Go on with an interrupted run from its journal: started again as it was, its finished
     /// responses and tool calls answered from the journal, live from where it stopped.
     Resume(ResumeArgs),
+    /// Start a new run from another at one of its responses: the responses before it come
+    /// from the run's journal (its tool calls run again), and that response and the rest
+    /// are asked of the model (another, with --model or --provider) — to try a decision
+    /// again.
+    Fork(ForkArgs),
+}
+
+/// `wonopcode fork`.
+#[derive(Debug, clap::Args)]
+pub struct ForkArgs {
+    /// The run's id, or the start of one (`wonopcode runs list`).
+    pub id: String,
+
+    /// Where: CONTEXT:RESPONSE, the context path and the number (from 0) of its first
+    /// response to ask of the model (`wonopcode runs show` lists them).
+    #[arg(long, value_name = "CONTEXT:RESPONSE")]
+    pub at: String,
+
+    /// The provider from there on (default: the run's).
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// The model from there on (default: the run's).
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+
+    /// Answer from there on from this transcript instead of a live model.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["provider", "model"])]
+    pub replay: Option<PathBuf>,
+
+    /// The fork's workspace (default: the run's). The fork's tool calls run there again,
+    /// so a fresh checkout of where the run started gives the state at the fork point.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Flags added to the run's own (after `--`), for example `-- --json`.
+    #[arg(last = true, value_name = "FLAGS")]
+    pub flags: Vec<String>,
 }
 
 /// `wonopcode resume`.

@@ -13,7 +13,7 @@ mod new_guest;
 mod prompter;
 mod render;
 mod repl;
-mod resume;
+mod restart;
 mod runs;
 mod sandbox;
 mod session;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Context as _;
 use wonopcode_agent_loop::EventKind;
-use wonopcode_journal::{Read, RunDir, Runs};
+use wonopcode_journal::{Read, RunDir, RunStatus, Runs};
 
 use crate::args::{RunsAction, RunsArgs};
 use crate::exit;
@@ -77,6 +77,18 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
     if let Some(prompt) = &meta.prompt {
         println!("  prompt     {prompt}");
     }
+    if let Some(resumed) = &meta.resumes {
+        println!("  resumes    {resumed}");
+    }
+    if let Some(origin) = &meta.origin {
+        println!("  fork of    {origin}");
+    }
+    // A context that never ended: going on, to resume, or left as it was.
+    let unended = match meta.current_status() {
+        RunStatus::Running => "running",
+        RunStatus::Interrupted => "resumable",
+        RunStatus::Finished => "unfinished",
+    };
     let mut contexts: BTreeMap<String, ContextSummary> = BTreeMap::new();
     let read = Read::of(&run.events_path())?;
     for record in &read.records {
@@ -117,7 +129,7 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
                 .unwrap_or(if path == "0" { "(root)" } else { "" }),
             context.responses,
             context.tool_calls,
-            context.status.as_deref().unwrap_or("unfinished")
+            context.status.as_deref().unwrap_or(unended)
         );
     }
     if let Some(torn) = &read.torn {

@@ -30,7 +30,7 @@ use crate::prompter::TerminalPrompter;
 use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, cost, one_line, visible};
 use crate::repl::editor::history_file;
 use crate::repl::{Line, LineEditor, SlashCommand};
-use crate::resume::Resuming;
+use crate::restart::Again;
 use wonopcode_agent_loop::Usage;
 
 /// A mistake in how wonopcode was invoked (exit code 2).
@@ -246,8 +246,9 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),
         Command::Runs(runs) => crate::runs::run(&runs),
         Command::Resume(resume) => {
-            crate::resume::by_id(&resume.id, resume.on_interrupted, &resume.flags).await
+            crate::restart::resume_by_id(&resume.id, resume.on_interrupted, &resume.flags).await
         }
+        Command::Fork(fork) => crate::restart::fork(&fork).await,
         Command::McpServer(serve) => {
             let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
             crate::mcp_server::run(&serve, matches).await
@@ -268,7 +269,7 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         return crate::new_guest::create(dir, lang, kind);
     }
     if args.resume && args.history.is_none() {
-        return crate::resume::latest(&args).await;
+        return crate::restart::resume_latest(&args).await;
     }
     run_session(args, matches, None).await
 }
@@ -277,21 +278,21 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
 pub async fn run_session(
     args: PromptArgs,
     matches: &ArgMatches,
-    resuming: Option<Resuming>,
+    again: Option<Again>,
 ) -> anyhow::Result<u8> {
     check_model_args(&args.model)?;
     let (source, catalog) = loops::loop_choice(&args)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;
-    let input = match &resuming {
-        Some(resuming) => Input::Again {
-            prompts: resuming.earlier.meta.prompts.clone(),
-            then_repl: resuming.invocation().is_some_and(|i| !i.one_shot)
+    let input = match &again {
+        Some(again) => Input::Again {
+            prompts: again.meta().prompts.clone(),
+            then_repl: again.invocation().is_some_and(|i| !i.one_shot)
                 && std::io::stdin().is_terminal(),
         },
         None => input(&args)?,
     };
-    let invocation = match resuming.as_ref().and_then(Resuming::invocation) {
+    let invocation = match again.as_ref().and_then(Again::invocation) {
         Some(earlier) => earlier.clone(),
         None => Invocation {
             args: std::env::args_os()
@@ -333,8 +334,12 @@ pub async fn run_session(
     // Only an interactive session has a "next prompt" to reload before.
     .hot_reload(input.has_repl())
     .invocation(invocation);
-    if let Some(resuming) = resuming {
-        builder = builder.resuming(resuming.earlier, resuming.policy);
+    match again {
+        Some(Again::Resume { earlier, policy }) => {
+            builder = builder.resuming(earlier, crate::restart::on_interrupted(policy));
+        }
+        Some(Again::Fork { fork, .. }) => builder = builder.forking(fork),
+        None => {}
     }
     if interactive {
         let terminal = Arc::new(TerminalPrompter {

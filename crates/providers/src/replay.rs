@@ -70,13 +70,6 @@ impl ReplayProvider {
         Ok(Self::new(Transcript::load(path)?, path))
     }
 
-    /// Loads the transcript of a run that stopped while writing it (a resumed run's
-    /// journal): a last record cut short is left out, and its line returned.
-    pub fn from_unfinished(path: &Path) -> Result<(Self, Option<usize>), TranscriptError> {
-        let (transcript, torn) = Transcript::load_unfinished(path)?;
-        Ok((Self::new(transcript, path), torn))
-    }
-
     /// Replays an already parsed transcript; `source` names it in messages.
     pub fn new(transcript: Transcript, source: &Path) -> Self {
         let mut models = vec![transcript.model.clone()];

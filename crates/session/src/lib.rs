@@ -43,7 +43,7 @@ pub use config::Config;
 pub use error::SessionError;
 pub use models::{ModelChoice, ReplayMode};
 pub use session::{
-    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Session, SessionBuilder, TurnCanceller,
+    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, Session, SessionBuilder, TurnCanceller,
 };
 pub use sink::{NoRenderer, Renderer, SessionSink};
 pub use wonopcode_wasm_host::LoopSource;

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wonopcode_agent_loop::{ModelSource, SharedModel};
+use wonopcode_agent_loop::{ContextPath, ModelSource, SharedModel};
 use wonopcode_providers::{
     CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, PrefixReplay, PrefixSource,
-    RecordingModel, RecordingSource, ReplayProvider, ReplaySource,
+    RecordingModel, RecordingSource, ReplayProvider, ReplaySource, Transcript,
 };
 
 use crate::config::Config;
@@ -52,7 +52,7 @@ pub enum ReplayMode {
 pub async fn open(
     choice: &ModelChoice,
     config: &Config,
-    resume: Option<&std::path::Path>,
+    resume: Option<&EarlierResponses>,
 ) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
     let (model, models): (SharedModel, Arc<dyn ModelSource>) = match &choice.replay {
         Some(path) => {
@@ -97,20 +97,36 @@ pub async fn open(
     }
 }
 
-/// `model` and `models` with the responses of a resumed run's journal served first: per
-/// context, as far as they go and as long as the requests match. Its last record, when the
-/// run stopped while writing it, is left out (that response is asked again).
+/// Where an earlier run's responses are served from, before a run's own model.
+#[derive(Debug, Clone)]
+pub struct EarlierResponses {
+    /// Its journal's `responses.jsonl`.
+    pub path: PathBuf,
+    /// For a fork, `(context, response)`: that context's responses from this one on are not
+    /// served (they are asked of the model).
+    pub cut: Option<(ContextPath, u32)>,
+}
+
+/// `model` and `models` with an earlier run's responses served first: per context, as far
+/// as they go (up to the cut of a fork) and as long as the requests match. Its last record,
+/// when the run stopped while writing it, is left out (that response is asked again).
 pub(crate) fn resumed(
-    journal: &std::path::Path,
+    earlier: &EarlierResponses,
     model: SharedModel,
     models: Arc<dyn ModelSource>,
 ) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
-    let (replay, torn) = ReplayProvider::from_unfinished(journal)
+    let journal = &earlier.path;
+    let (mut transcript, torn) = Transcript::load_unfinished(journal)
         .map_err(|e| SessionError::Transcript(e.to_string()))?;
     if let Some(line) = torn {
         tracing::warn!(file = %journal.display(), line, "the journal's last response was cut short: it is asked again");
     }
-    let replay = Arc::new(replay);
+    if let Some((context, from)) = &earlier.cut {
+        transcript
+            .turns
+            .retain(|t| t.context != *context || t.index < *from);
+    }
+    let replay = Arc::new(ReplayProvider::new(transcript, journal));
     let first = PrefixReplay::new(replay.clone(), model);
     let models = PrefixSource::new(&first, ReplaySource(replay), models);
     Ok((Arc::new(first), Arc::new(models)))

@@ -70,7 +70,7 @@ impl RunJournal {
             model: meta.model.to_owned(),
             prompt: None,
             status: RunStatus::Running,
-            origin: None,
+            origin: meta.origin,
             pid: Some(std::process::id()),
             resumes: meta.resumes,
             invocation: meta.invocation,
@@ -121,4 +121,6 @@ pub(crate) struct RunMetaParts<'a> {
     pub invocation: Option<Invocation>,
     /// The interrupted run it resumes.
     pub resumes: Option<String>,
+    /// The run and point it forks (`RUN_ID@CONTEXT:RESPONSE`).
+    pub origin: Option<String>,
 }

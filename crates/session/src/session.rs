@@ -32,7 +32,7 @@ use crate::hook_loader::HookLoader;
 use crate::instructions::ProjectInstructions;
 use crate::loops::{self, Reload, Reloader};
 use crate::mcp;
-use crate::models::{self, ModelChoice};
+use crate::models::{self, EarlierResponses, ModelChoice};
 use crate::module_tools::SessionResolver;
 use crate::run_journal::{RunJournal, RunMetaParts};
 use crate::sink::{NoRenderer, Renderer, SessionSink};
@@ -87,6 +87,23 @@ pub struct SessionBuilder {
     invocation: Option<Invocation>,
     /// The interrupted run this one resumes, and what to do with its cut-off calls.
     resuming: Option<(EarlierRun, OnInterrupted)>,
+    /// The run this one forks.
+    fork: Option<Fork>,
+}
+
+/// A run forked from another at one of its responses (`wonopcode fork`): the other run's
+/// responses before that point are served from its journal, its tool calls run again (in the
+/// workspace as it is), and from that response on the run asks its own model.
+#[derive(Debug, Clone)]
+pub struct Fork {
+    /// The run forked.
+    pub origin: String,
+    /// Its journal's `responses.jsonl`.
+    pub responses: PathBuf,
+    /// The context forked.
+    pub at: ContextPath,
+    /// Its first response asked of the model.
+    pub response: u32,
 }
 
 impl SessionBuilder {
@@ -110,6 +127,12 @@ impl SessionBuilder {
     /// `on_interrupted` says. The caller gives the root the same prompts again.
     pub fn resuming(mut self, earlier: EarlierRun, on_interrupted: OnInterrupted) -> Self {
         self.resuming = Some((earlier, on_interrupted));
+        self
+    }
+
+    /// Forks another run ([`Fork`]); the caller gives the root the same prompts again.
+    pub fn forking(mut self, fork: Fork) -> Self {
+        self.fork = Some(fork);
         self
     }
 
@@ -288,17 +311,24 @@ impl SessionBuilder {
             let wall = agent.timeout_ms.map(Duration::from_millis);
             budget_limits.max_wall = tighter(budget_limits.max_wall, wall);
         }
-        let resume = self
-            .resuming
-            .as_ref()
-            .map(|(earlier, _)| &earlier.responses);
+        let earlier = match (&self.resuming, &self.fork) {
+            (Some((earlier, _)), _) => Some(EarlierResponses {
+                path: earlier.responses.clone(),
+                cut: None,
+            }),
+            (None, Some(fork)) => Some(EarlierResponses {
+                path: fork.responses.clone(),
+                cut: Some((fork.at.clone(), fork.response)),
+            }),
+            (None, None) => None,
+        };
         let (provider, models) = match self.model {
             // A model of the caller's: the journal's responses are served before it.
-            Some((model, models)) => match resume {
-                Some(journal) => models::resumed(journal, model, models)?,
+            Some((model, models)) => match &earlier {
+                Some(earlier) => models::resumed(earlier, model, models)?,
                 None => (model, models),
             },
-            None => models::open(&model_choice, &config, resume.map(PathBuf::as_path)).await?,
+            None => models::open(&model_choice, &config, earlier.as_ref()).await?,
         };
         let mut notices = Vec::new();
         let journal = self.runs.as_ref().and_then(|runs| {
@@ -403,6 +433,10 @@ impl SessionBuilder {
             }
             loop_config.earlier = Some(Arc::new(calls));
         }
+        let forked = self.fork.map(|fork| EventKind::RunForked {
+            from: fork.origin,
+            at: format!("{}:{}", fork.at, fork.response),
+        });
         let hook_loader = Arc::new(HookLoader::new(
             HookEnv {
                 workspace: root.clone(),
@@ -530,6 +564,10 @@ impl SessionBuilder {
                     Some(EventKind::RunResumed { from, .. }) => Some(from.clone()),
                     _ => None,
                 },
+                origin: match &forked {
+                    Some(EventKind::RunForked { from, at }) => Some(format!("{from}@{at}")),
+                    _ => None,
+                },
             };
             match journal.begin(parts) {
                 Ok(log) => sink.journal(log),
@@ -542,8 +580,8 @@ impl SessionBuilder {
             model: provider.info().id.clone(),
             schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
         });
-        if let Some(resumed) = resumed {
-            events.emit(resumed);
+        for lineage in [resumed, forked].into_iter().flatten() {
+            events.emit(lineage);
         }
         if let Some(hooks) = loop_config.hooks.clone() {
             let site = HookSite::new(&events, &session_id, &root, loop_config.agent_name());
@@ -829,6 +867,7 @@ impl Session {
             agents: Vec::new(),
             invocation: None,
             resuming: None,
+            fork: None,
         }
     }
 

@@ -611,6 +611,13 @@ impl TerminalRenderer {
                 .dim()
                 .to_string(),
             ),
+            EventKind::RunForked { from, at } => self.err_line(
+                &style(format!(
+                    "· a fork of run {from} at {at}: the responses before it come from its journal"
+                ))
+                .dim()
+                .to_string(),
+            ),
             EventKind::RunInterrupted { run_id } => {
                 if let Some(id) = run_id {
                     self.err_line(

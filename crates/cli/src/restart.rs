@@ -1,0 +1,330 @@
+//! Runs started again from another run's journal, the way it was started (its command line,
+//! in its directory) with its root given the same prompts:
+//!
+//! - `wonopcode resume RUN_ID` (and `--resume` without `--history`): an interrupted run goes
+//!   on, its finished responses and tool calls answered from its journal, live from where it
+//!   stopped;
+//! - `wonopcode fork RUN_ID --at CONTEXT:RESPONSE`: a run's responses before that point
+//!   served from its journal (its tool calls run again), and from that response on another
+//!   model (or the same), to try a decision again.
+//!
+//! Either is a new run with a journal of its own (`resumes` or `origin` names the other),
+//! so nothing the other run left is changed.
+
+use anyhow::Context;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use wonopcode_agent_loop::{ContextPath, OnInterrupted};
+use wonopcode_journal::{EarlierRun, Invocation, ResumeError, RunMeta, RunStatus, Runs};
+use wonopcode_session::Fork;
+
+use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs};
+use crate::session::{run_session, usage};
+
+/// A run started again from another's journal.
+pub enum Again {
+    /// Going on with an interrupted run.
+    Resume {
+        /// What it left.
+        earlier: EarlierRun,
+        /// The policy for a call it cut off that its tool cannot judge (`None`: the run's
+        /// own, else `ask`).
+        policy: Option<OnInterruptedArg>,
+    },
+    /// A fork of a run.
+    Fork {
+        /// The run forked.
+        meta: RunMeta,
+        /// Where, and its responses.
+        fork: Fork,
+    },
+}
+
+impl Again {
+    /// The other run.
+    pub fn meta(&self) -> &RunMeta {
+        match self {
+            Self::Resume { earlier, .. } => &earlier.meta,
+            Self::Fork { meta, .. } => meta,
+        }
+    }
+
+    /// How the other run was started.
+    pub fn invocation(&self) -> Option<&Invocation> {
+        self.meta().invocation.as_ref()
+    }
+}
+
+/// `wonopcode resume ID [--on-interrupted P] [-- FLAGS]`.
+pub async fn resume_by_id(
+    id: &str,
+    policy: Option<OnInterruptedArg>,
+    flags: &[String],
+) -> anyhow::Result<u8> {
+    let dir = runs()?.find(id).map_err(|e| usage(e.to_string()))?;
+    resume(EarlierRun::read(&dir), policy, flags).await
+}
+
+/// `--resume` without `--history`: this workspace's latest interrupted run.
+pub async fn resume_latest(args: &PromptArgs) -> anyhow::Result<u8> {
+    let root = crate::session::workspace_root(args.run.cwd.as_deref())?;
+    let workspace = root.display().to_string();
+    let runs = runs()?;
+    let Some(meta) = runs
+        .list()
+        .into_iter()
+        .find(|m| m.workspace == workspace && m.current_status() == RunStatus::Interrupted)
+    else {
+        return Err(usage(format!(
+            "--resume: no interrupted run of {workspace} in {} (with --history FILE, --resume continues that conversation)",
+            runs.dir().display()
+        )));
+    };
+    let dir = runs.find(&meta.id).map_err(|e| usage(e.to_string()))?;
+    resume(EarlierRun::read(&dir), args.on_interrupted, &[]).await
+}
+
+/// `wonopcode fork ID --at CONTEXT:RESPONSE [--provider P] [--model M] [--replay FILE]`.
+pub async fn fork(args: &ForkArgs) -> anyhow::Result<u8> {
+    let dir = runs()?.find(&args.id).map_err(|e| usage(e.to_string()))?;
+    let meta = dir.meta()?;
+    let (at, response) = fork_point(&args.at)?;
+    let responses = dir.responses_path();
+    check_fork_point(&meta.id, &responses, &at, response)?;
+    // The live part's model: what the fork names replaces the run's own; a model alone
+    // keeps the run's provider.
+    let mut strip: Vec<&str> = Vec::new();
+    let mut add: Vec<String> = Vec::new();
+    if args.replay.is_some() || args.provider.is_some() || args.model.is_some() {
+        strip.extend(["--replay", "--replay-mode", "--replay-pace", "--model"]);
+    }
+    if args.replay.is_some() || args.provider.is_some() {
+        strip.extend(["--provider", "--base-url"]);
+    }
+    if let Some(replay) = &args.replay {
+        let path = std::path::absolute(replay).unwrap_or_else(|_| replay.clone());
+        add.extend(["--replay".to_owned(), path.display().to_string()]);
+    }
+    if let Some(provider) = &args.provider {
+        add.extend(["--provider".to_owned(), provider.clone()]);
+    }
+    if let Some(model) = &args.model {
+        add.extend(["--model".to_owned(), model.clone()]);
+        let provider_given = args.provider.is_some()
+            || meta
+                .invocation
+                .as_ref()
+                .is_some_and(|i| i.args.iter().any(|a| is_flag(a, "--provider")));
+        if !provider_given && let Some((provider, _)) = meta.model.split_once('/') {
+            add.extend(["--provider".to_owned(), provider.to_owned()]);
+        }
+    }
+    // The fork keeps its recording in its own journal: the run's `--record` file is its.
+    strip.push("--record");
+    if let Some(workspace) = &args.cwd {
+        strip.extend(["-C", "--cwd"]);
+        let path = std::path::absolute(workspace).unwrap_or_else(|_| workspace.clone());
+        add.extend(["-C".to_owned(), path.display().to_string()]);
+    }
+    add.extend(args.flags.iter().cloned());
+    let id = meta.id.clone();
+    let again = Again::Fork {
+        fork: Fork {
+            origin: id,
+            responses,
+            at,
+            response,
+        },
+        meta,
+    };
+    start_again(again, &strip, &add).await
+}
+
+fn runs() -> anyhow::Result<Runs> {
+    Runs::standard().context("there is no data directory for runs (set WONOPCODE_RUNS_DIR)")
+}
+
+async fn resume(
+    earlier: Result<EarlierRun, ResumeError>,
+    policy: Option<OnInterruptedArg>,
+    flags: &[String],
+) -> anyhow::Result<u8> {
+    let earlier = earlier.map_err(|e| match e {
+        ResumeError::Journal(e) => anyhow::Error::from(e),
+        refused => usage(refused.to_string()),
+    })?;
+    start_again(Again::Resume { earlier, policy }, &[], flags).await
+}
+
+/// Starts `again`'s run the way the other was started: its arguments without the flags in
+/// `strip` (and their values), with `add` after them, in its directory.
+async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow::Result<u8> {
+    let meta = again.meta().clone();
+    let id = meta.id.clone();
+    let Some(invocation) = meta.invocation.clone() else {
+        return Err(usage(format!(
+            "run {id} does not say how it was started (it predates resumable journals)"
+        )));
+    };
+    if meta.prompts.is_empty() && invocation.one_shot {
+        return Err(usage(format!(
+            "run {id} stopped before its prompt was given: start it again instead"
+        )));
+    }
+    // Relative paths of its command line are relative to where it was started.
+    std::env::set_current_dir(&invocation.cwd)
+        .map_err(|e| usage(format!("run {id} was started in {}: {e}", invocation.cwd)))?;
+    let argv = std::iter::once("wonopcode".to_owned())
+        .chain(without_flags(&invocation.args, strip))
+        .chain(add.iter().cloned());
+    let matches = Args::command().try_get_matches_from(argv).map_err(|e| {
+        usage(format!(
+            "run {id}'s command line does not parse now: {}",
+            first_line(&e.to_string())
+        ))
+    })?;
+    let args = Args::from_arg_matches(&matches).map_err(|e| {
+        usage(format!(
+            "run {id}'s command line: {}",
+            first_line(&e.to_string())
+        ))
+    })?;
+    let (mut prompt_args, matches): (PromptArgs, &ArgMatches) = match args.command {
+        None => (args.prompt, &matches),
+        Some(Command::Run(prompt)) => (
+            *prompt,
+            matches.subcommand_matches("run").unwrap_or(&matches),
+        ),
+        Some(_) => return Err(usage(format!("run {id} was not a prompt's run"))),
+    };
+    if let Some(history) = &prompt_args.history {
+        return Err(usage(format!(
+            "run {id} kept its conversation in --history {}, which starting it again would write twice: continue that conversation with --history {0} instead",
+            history.display()
+        )));
+    }
+    if let Again::Resume { policy, .. } = &mut again {
+        *policy = policy.or(prompt_args.on_interrupted);
+    }
+    // The prompts come from the journal.
+    prompt_args.prompt = None;
+    prompt_args.resume = false;
+    run_session(prompt_args, matches, Some(again)).await
+}
+
+/// `args` without the flags `strip` names, each with its value (`--flag value` or
+/// `--flag=value`). Every flag stripped takes a value.
+fn without_flags(args: &[String], strip: &[&str]) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut skip_value = false;
+    for arg in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if let Some(flag) = strip.iter().find(|f| is_flag(arg, f)) {
+            skip_value = arg.len() == flag.len();
+            continue;
+        }
+        kept.push(arg.clone());
+    }
+    kept
+}
+
+/// Whether `arg` is `flag`, alone or with its value (`--flag=value`, `-Fvalue`).
+fn is_flag(arg: &str, flag: &str) -> bool {
+    let short = flag.len() == 2 && !flag.starts_with("--");
+    arg == flag
+        || arg
+            .strip_prefix(flag)
+            .is_some_and(|rest| short || rest.starts_with('='))
+}
+
+/// `CONTEXT:RESPONSE` (`0.2:1`).
+fn fork_point(text: &str) -> anyhow::Result<(ContextPath, u32)> {
+    let bad = || {
+        usage(format!(
+            "--at {text}: give CONTEXT:RESPONSE, a context path and a response number (`0.2:1`; `wonopcode runs show` lists them)"
+        ))
+    };
+    let (context, response) = text.rsplit_once(':').ok_or_else(bad)?;
+    let context = ContextPath::parse(context).ok_or_else(bad)?;
+    let response = response.parse().map_err(|_| bad())?;
+    Ok((context, response))
+}
+
+/// Refuses a fork point past what the run's journal holds for that context.
+fn check_fork_point(
+    id: &str,
+    responses: &std::path::Path,
+    context: &ContextPath,
+    response: u32,
+) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(responses)
+        .with_context(|| format!("cannot read run {id}'s responses"))?;
+    let held = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["type"] == "turn" && r["context"] == context.as_str())
+        .count();
+    if response as usize > held || held == 0 {
+        return Err(usage(format!(
+            "--at {context}:{response}: run {id}'s journal has {held} response(s) of context {context}, numbered from 0"
+        )));
+    }
+    Ok(())
+}
+
+/// What `--on-interrupted` says (`ask` when it says nothing).
+pub fn on_interrupted(arg: Option<OnInterruptedArg>) -> OnInterrupted {
+    match arg {
+        Some(OnInterruptedArg::Rerun) => OnInterrupted::Rerun,
+        Some(OnInterruptedArg::Skip) => OnInterrupted::Skip,
+        Some(OnInterruptedArg::Ask) | None => OnInterrupted::Ask,
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stripped_flags_go_with_their_values() {
+        let args: Vec<String> = [
+            "--replay",
+            "t.jsonl",
+            "--model=m",
+            "--yes",
+            "--replay-mode",
+            "prefix",
+            "-Cws",
+            "-C",
+            "ws",
+            "--cwd=ws",
+            "go",
+        ]
+        .map(str::to_owned)
+        .into();
+        assert_eq!(
+            without_flags(
+                &args,
+                &["--replay", "--replay-mode", "--model", "-C", "--cwd"]
+            ),
+            ["--yes", "go"]
+        );
+    }
+
+    #[test]
+    fn a_fork_point_is_a_context_and_a_response() {
+        assert_eq!(
+            fork_point("0.2:1").unwrap(),
+            (ContextPath::parse("0.2").unwrap(), 1)
+        );
+        for bad in ["0.2", "x:1", "0.2:-1", ":1"] {
+            let e = fork_point(bad).unwrap_err().to_string();
+            assert!(e.contains("give CONTEXT:RESPONSE"), "{bad}: {e}");
+        }
+    }
+}
