@@ -91,3 +91,73 @@ fn the_example_leaves_a_journal_of_every_context_that_replays_and_is_collected()
         stderr(&missing)
     );
 }
+
+#[test]
+fn the_journal_gives_the_conversation_a_history_file_would_have_kept() {
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    s.file("notes.txt", "remember the milk\n");
+    let mut first = crate::support::calling("r", "read", r#"{"path": "notes.txt"}"#);
+    first.insert(0, crate::support::text("Reading."));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, crate::support::answer("The notes say: milk.")],
+    );
+    let kept = s.outside("kept.jsonl");
+    let out = wonopcode()
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .arg("--history")
+        .arg(&kept)
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("What do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let made = s.outside("made.jsonl");
+    let runs_history = |file: &std::path::Path| {
+        wonopcode()
+            .env("WONOPCODE_RUNS_DIR", &runs)
+            .args(["runs", "history", &id])
+            .arg(file)
+            .output()
+            .unwrap()
+    };
+    let out = runs_history(&made);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let messages = crate::parity::history_messages;
+    assert_eq!(messages(&made), messages(&kept));
+    assert_eq!(messages(&made).len(), 4);
+    // An existing file is never overwritten.
+    let out = runs_history(&made);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("exists: give a new file"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The conversation goes on from the file the journal made.
+    let next = s.transcript_after(
+        "next.jsonl",
+        2,
+        &[crate::support::answer("You asked about your notes.")],
+    );
+    let out = s.run_json(
+        &next,
+        &["--history", made.to_str().unwrap()],
+        "What did I ask?",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(messages(&made).len(), 6);
+}

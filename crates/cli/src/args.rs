@@ -512,6 +512,14 @@ pub enum RunsAction {
         /// The run's id, or the start of one.
         id: String,
     },
+    /// Writes the root's conversation, from the journal, as a new --history FILE (what the
+    /// run would have kept with --history), to go on with it.
+    History {
+        /// The run's id, or the start of one.
+        id: String,
+        /// The history file to write (one that exists is refused).
+        file: PathBuf,
+    },
     /// Removes old runs (never a running one): past the newest KEEP, or older than AGE.
     Gc {
         /// How many runs to keep.

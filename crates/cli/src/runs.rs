@@ -1,4 +1,4 @@
-//! `wonopcode runs list|show|gc`: the journals of past runs (`wonopcode_journal`), as a
+//! `wonopcode runs list|show|history|gc`: the journals of past runs (`wonopcode_journal`), as a
 //! person or a script reads them.
 
 use std::collections::BTreeMap;
@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::Context as _;
 use wonopcode_agent_loop::EventKind;
 use wonopcode_journal::{Read, RunDir, RunStatus, Runs};
+use wonopcode_session::history::History;
 
 use crate::args::{RunsAction, RunsArgs};
 use crate::exit;
@@ -17,6 +18,9 @@ pub fn run(args: &RunsArgs) -> anyhow::Result<u8> {
     match &args.action {
         RunsAction::List { json } => list(&runs, *json),
         RunsAction::Show { id } => show(&runs.find(id).map_err(|e| usage(e.to_string()))?),
+        RunsAction::History { id, file } => {
+            history(&runs.find(id).map_err(|e| usage(e.to_string()))?, file)
+        }
         RunsAction::Gc { keep, older_than } => {
             let removed = runs.gc(*keep, *older_than)?;
             println!(
@@ -27,6 +31,27 @@ pub fn run(args: &RunsArgs) -> anyhow::Result<u8> {
             Ok(exit::SUCCESS)
         }
     }
+}
+
+/// `runs history ID FILE`: the root's conversation, from the journal, as a new `--history`
+/// file.
+fn history(run: &RunDir, file: &std::path::Path) -> anyhow::Result<u8> {
+    let read = Read::of(&run.events_path())?;
+    let root: Vec<&EventKind> = read
+        .records
+        .iter()
+        .filter(|r| r.event.context.depth() == 0)
+        .map(|r| &r.event.kind)
+        .collect();
+    let session_id = root
+        .iter()
+        .find_map(|kind| match kind {
+            EventKind::SessionStarted { session_id, .. } => Some(session_id.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    History::from_events(file, &session_id, root).map_err(|e| usage(e.to_string()))?;
+    Ok(exit::SUCCESS)
 }
 
 fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {

@@ -14,9 +14,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+use wonopcode_agent_loop::event::ItemStatus;
 use wonopcode_agent_loop::event::now_rfc3339;
 use wonopcode_agent_loop::message::pending_tool_calls;
-use wonopcode_agent_loop::{Message, Part, Role};
+use wonopcode_agent_loop::{EventKind, Message, Part, Role};
 
 use crate::error::SessionError;
 
@@ -142,6 +143,44 @@ impl History {
             messages.push(answers);
         }
         Ok((history, messages))
+    }
+
+    /// Records what a root context's `event` changes in the conversation (a message, a
+    /// compaction, a tool call's start and end; nothing for the rest): the one rule that
+    /// makes the history file from the root's events, as a run writes it and as
+    /// `wonopcode runs history` makes it from a run's journal.
+    pub fn keep(&mut self, event: &EventKind) -> Result<(), SessionError> {
+        match event {
+            EventKind::MessageCreated { message } => self.append(message),
+            EventKind::ContextCompacted { messages, .. } => self.reset(messages),
+            EventKind::ItemStarted { item } => match item.details.tool_call() {
+                Some(call) => self.call_started(&call.call_id),
+                None => Ok(()),
+            },
+            EventKind::ItemCompleted { item } => match item.details.tool_call() {
+                Some(call) => self.call_ended(&call.call_id, call.status != ItemStatus::Declined),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes a new history file at `path` (one that exists is refused, never overwritten)
+    /// from a run's root events: the conversation as that run would have kept it with
+    /// `--history`, so it can be continued with `--history`.
+    pub fn from_events<'a>(
+        path: &Path,
+        session_id: &str,
+        events: impl IntoIterator<Item = &'a EventKind>,
+    ) -> Result<(), SessionError> {
+        if path.exists() {
+            return Err(error(format!("{} exists: give a new file", path.display())));
+        }
+        let (mut history, _) = Self::open(path, session_id)?;
+        for event in events {
+            history.keep(event)?;
+        }
+        Ok(())
     }
 
     /// Records that a tool call of the root context started (it is about to be decided on

@@ -6,8 +6,7 @@
 
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::event::ItemStatus;
-use wonopcode_agent_loop::{Event, EventKind, EventSink};
+use wonopcode_agent_loop::{Event, EventSink};
 
 use wonopcode_journal::EventLog;
 
@@ -89,22 +88,7 @@ impl EventSink for SessionSink {
             && event.context.depth() == 0
             && let Some(history) = &mut state.history
         {
-            let written = match &event.kind {
-                EventKind::MessageCreated { message } => history.append(message),
-                EventKind::ContextCompacted { messages, .. } => history.reset(messages),
-                EventKind::ItemStarted { item } => match item.details.tool_call() {
-                    Some(call) => history.call_started(&call.call_id),
-                    None => Ok(()),
-                },
-                EventKind::ItemCompleted { item } => match item.details.tool_call() {
-                    Some(call) => {
-                        history.call_ended(&call.call_id, call.status != ItemStatus::Declined)
-                    }
-                    None => Ok(()),
-                },
-                _ => Ok(()),
-            };
-            if let Err(e) = written {
+            if let Err(e) = history.keep(&event.kind) {
                 state.failure = Some(e.to_string());
                 self.abort.cancel();
             }
