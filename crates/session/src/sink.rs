@@ -87,11 +87,10 @@ impl EventSink for SessionSink {
         if state.failure.is_none()
             && event.context.depth() == 0
             && let Some(history) = &mut state.history
+            && let Err(e) = history.keep(&event.kind)
         {
-            if let Err(e) = history.keep(&event.kind) {
-                state.failure = Some(e.to_string());
-                self.abort.cancel();
-            }
+            state.failure = Some(e.to_string());
+            self.abort.cancel();
         }
         // The journal keeps every context's events; a run it cannot keep does not go on.
         if state.failure.is_none()
