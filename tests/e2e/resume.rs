@@ -366,14 +366,20 @@ fn kill_points(lines: usize) -> Vec<usize> {
     points
 }
 
-#[test]
-fn the_example_killed_at_thirty_points_resumes_to_the_same_end_without_asking_twice() {
+/// The example's server, and the example run uninterrupted against it (its workspace, with
+/// the journal under `runs`, and its events).
+fn uninterrupted() -> (ModelServer, Scratch, Vec<Value>) {
     let transcript = repo_root().join("examples/agents/transcripts/orchestrator.jsonl");
     let server = example_server(&transcript);
-    // The run as it goes uninterrupted.
     let whole = example_workspace();
     let (events, code, err) = run(&mut example(&server, &whole.ws(), &whole.outside("runs")));
     assert_eq!(code, Some(0), "{err}");
+    (server, whole, events)
+}
+
+#[test]
+fn the_example_killed_at_thirty_points_resumes_to_the_same_end_without_asking_twice() {
+    let (server, whole, events) = uninterrupted();
     let expected_answer = answer(&events);
     assert!(expected_answer.contains("Specialists"), "{expected_answer}");
     let expected_files = changed_files(&whole.ws());
@@ -721,12 +727,8 @@ fn items_of(events: &[Value], context: &str) -> Vec<String> {
 
 #[test]
 fn a_fork_serves_the_run_up_to_its_point_and_asks_the_rest_of_another_model() {
-    let transcript = repo_root().join("examples/agents/transcripts/orchestrator.jsonl");
-    let server = example_server(&transcript);
-    let original = example_workspace();
+    let (server, original, events) = uninterrupted();
     let runs = original.outside("runs");
-    let (events, code, err) = run(&mut example(&server, &original.ws(), &runs));
-    assert_eq!(code, Some(0), "{err}");
     let (id, _) = only_run(&runs);
     let fork = |at: &str, extra: &[&str]| {
         let s = example_workspace();

@@ -8,8 +8,10 @@
 use std::collections::HashMap;
 
 use crate::context_path::ContextPath;
-use crate::event::{ItemStatus, ToolCallItem};
-use crate::tool_round::Call;
+use crate::event::{Emitter, ItemStatus, ToolCallItem};
+use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
+use crate::tool::{Tool, ToolEnv};
+use crate::tool_round::{Call, CallOutcome, answered_without_running};
 
 /// What the interrupted run did with one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +110,85 @@ impl EarlierCalls {
             .values()
             .filter(|c| matches!(c, EarlierCall::Finished(_)))
             .count()
+    }
+}
+
+/// On a resume, the answer to `call` from what the interrupted run did: its result when it
+/// finished; when it was interrupted, the tool's judgement, else the resume's policy. `None`:
+/// the call runs (it never started, or it is safe or chosen to run again).
+pub(crate) async fn earlier_answer(
+    earlier: &EarlierCalls,
+    tool: &dyn Tool,
+    call: &Call,
+    gate: &dyn PermissionGate,
+    env: &ToolEnv,
+    emitter: &Emitter,
+) -> Option<CallOutcome> {
+    let item = match earlier.find(emitter.context(), call)? {
+        EarlierCall::Finished(item) => item.as_ref().clone(),
+        EarlierCall::Interrupted => {
+            let arguments: serde_json::Value =
+                serde_json::from_str(&call.arguments).unwrap_or_default();
+            let output = match tool.interrupted(&arguments, &env.workspace_root).await {
+                Interrupted::RunAgain => return None,
+                Interrupted::Done(output) => output,
+                Interrupted::Unknown => {
+                    let rerun = match earlier.on_interrupted {
+                        OnInterrupted::Rerun => true,
+                        OnInterrupted::Skip => false,
+                        OnInterrupted::Ask => {
+                            let request = PermissionRequest {
+                                tool: call.name.clone(),
+                                kind: tool.spec().kind,
+                                subject: tool.permission_subject(&arguments, &env.workspace_root),
+                                preview: Some(INTERRUPTED_QUESTION.to_owned()),
+                            };
+                            gate.ask(&request).await == PermissionDecision::Allow
+                        }
+                    };
+                    if rerun {
+                        return None;
+                    }
+                    tracing::info!(tool = %call.name, call = %call.id, "an interrupted call is not run again");
+                    return Some(answered_without_running(
+                        interrupted_item(call, NOT_RUN_AGAIN),
+                        emitter.next_item_id(),
+                        emitter,
+                    ));
+                }
+            };
+            let mut item = interrupted_item(call, &output);
+            item.status = ItemStatus::Completed;
+            item
+        }
+    };
+    Some(answered_without_running(
+        item,
+        emitter.next_item_id(),
+        emitter,
+    ))
+}
+
+/// What a person is asked about a call the interrupted run may have run.
+const INTERRUPTED_QUESTION: &str = "The run this one resumes was stopped while this call ran: it may have had its effect already. Run it again?";
+
+/// What the model is told of an interrupted call not run again.
+const NOT_RUN_AGAIN: &str = "this call was interrupted when the run stopped and was not run again on resume: it may or may not have had its effect; check before repeating it";
+
+/// The item of an interrupted call answered with `output` (failed until said otherwise).
+fn interrupted_item(call: &Call, output: &str) -> ToolCallItem {
+    ToolCallItem {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        status: ItemStatus::Failed,
+        output: Some(output.to_owned()),
+        duration_ms: Some(0),
+        command: None,
+        file_change: None,
+        file_changes: Vec::new(),
+        server: None,
+        tool: None,
     }
 }
 
