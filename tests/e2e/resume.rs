@@ -801,3 +801,52 @@ fn a_fork_serves_the_run_up_to_its_point_and_asks_the_rest_of_another_model() {
         )
     );
 }
+
+#[test]
+fn a_run_stopped_with_ctrl_c_says_so_and_resume_goes_on_with_it() {
+    let server = scripted_server(vec![
+        crate::support::calling(
+            "toolu_1",
+            "bash",
+            r#"{"command":"sleep 2; echo line >> log.txt"}"#,
+        ),
+        crate::support::answer("Appended."),
+    ]);
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    let (mut child, lines) = crate::support::spawn_until(
+        &mut native(&server, &s.ws(), &runs, "Append a line."),
+        &["item.started", "\"bash\""],
+    );
+    assert_eq!(crate::support::interrupt(&mut child), Some(130));
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str(&l).ok())
+        .collect();
+    let (id, _) = only_run(&runs);
+    // The last event says the run stopped, and which run resumes it.
+    let last = rest.last().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["run_id"].as_str()),
+        (Some("run.interrupted"), Some(id.as_str())),
+        "{rest:?}"
+    );
+    // `--resume` in the workspace finds it; the cancelled command runs again (`rerun`).
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .args(["--resume", "--on-interrupted", "rerun", "-C"])
+        .arg(s.ws());
+    let (events, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(answer(&events), "Appended.");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "run.resumed" && e["from"] == id.as_str()),
+        "{events:?}"
+    );
+    assert_eq!(lines_in(&s.ws().join("log.txt")), 1);
+    assert_eq!(server.asked(), ["0", "1"]);
+}

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use crate::context_path::ContextPath;
 use crate::event::{Emitter, ItemStatus, ToolCallItem};
 use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
-use crate::tool::{Tool, ToolEnv};
+use crate::tool::{Tool, ToolEnv, ToolError};
 use crate::tool_round::{Call, CallOutcome, answered_without_running};
 
 /// What the interrupted run did with one call.
@@ -64,16 +64,19 @@ impl EarlierCalls {
     }
 
     /// Notes that `item` finished in `context`. A call the permission gate suspended did not
-    /// run, and is left to run again.
+    /// run, and is left to run again; one the run's cancellation stopped (Ctrl-C) was cut
+    /// off, as a kill would have.
     pub fn finished(&mut self, context: &ContextPath, item: ToolCallItem) {
         let key = (context.clone(), item.call_id.clone());
-        let suspended = item.status == ItemStatus::Declined
-            && item
-                .output
-                .as_deref()
-                .is_some_and(|o| o.starts_with(SUSPENDED));
+        let output = item.output.as_deref().unwrap_or_default();
+        let suspended = item.status == ItemStatus::Declined && output.starts_with(SUSPENDED);
+        // The registry's words for a call stopped by the run's cancellation.
+        let cancelled = item.status == ItemStatus::Failed
+            && output == format!("`{}` failed: {}", item.name, ToolError::Cancelled);
         if suspended {
             self.calls.remove(&key);
+        } else if cancelled {
+            self.calls.insert(key, EarlierCall::Interrupted);
         } else {
             self.calls
                 .insert(key, EarlierCall::Finished(Box::new(item)));
@@ -233,6 +236,15 @@ mod tests {
         calls.finished(&root, item("b", ItemStatus::Completed, "ok"));
         calls.started(&root, &item("c", ItemStatus::InProgress, ""));
         calls.finished(&root, item("c", ItemStatus::Declined, "suspended: ask"));
+        calls.started(&root, &item("d", ItemStatus::InProgress, ""));
+        calls.finished(
+            &root,
+            item("d", ItemStatus::Failed, "`bash` failed: cancelled"),
+        );
+        assert_eq!(
+            calls.find(&root, &call("d", "{}")),
+            Some(&EarlierCall::Interrupted)
+        );
         assert_eq!(
             calls.find(&root, &call("a", "{}")),
             Some(&EarlierCall::Interrupted)
@@ -245,6 +257,6 @@ mod tests {
         assert_eq!(calls.find(&child, &call("b", "{}")), None);
         assert_eq!(calls.find(&root, &call("b", "{\"x\":1}")), None);
         assert_eq!(calls.find(&root, &call("c", "{}")), None);
-        assert_eq!(calls.len(), 2);
+        assert_eq!(calls.len(), 3);
     }
 }

@@ -419,7 +419,11 @@ pub async fn run_session(
     } else {
         "other"
     };
-    cli.session.end(reason, stopped).await;
+    // Stopped by a signal, or the last turn cancelled (Ctrl-C): the run did not end its
+    // work, and `wonopcode resume` can go on with it.
+    cli.session
+        .end(reason, stopped || code == exit::CANCELLED)
+        .await;
     if let Some(path) = &args.trace {
         cli.session
             .write_trace(path)
