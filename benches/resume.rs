@@ -135,15 +135,18 @@ fn interrupted_run(bin: &Path, base_url: &str, arrivals: &Receiver<Instant>, dir
     run.file_name().expect("id").to_string_lossy().into_owned()
 }
 
-/// Starts `cmd` and times it to the server's next request; the process is then let finish.
+/// Starts `cmd` and times it to the server's next request; the process is then let finish,
+/// having asked the model nothing else (a resume that asked again for a journaled response
+/// would be timed to that one instead).
 fn to_first_request(mut cmd: Command, arrivals: &Receiver<Instant>) -> Duration {
     let started = Instant::now();
     let mut child = cmd.spawn().expect("wonopcode");
     let arrived = arrivals
         .recv_timeout(Duration::from_secs(60))
         .expect("a model request");
-    let _ = child.wait();
-    arrivals.try_iter().for_each(drop);
+    let status = child.wait().expect("wonopcode ends");
+    assert!(status.success(), "wonopcode failed");
+    assert_eq!(arrivals.try_iter().count(), 0, "one model request only");
     arrived - started
 }
 
