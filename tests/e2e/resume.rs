@@ -850,3 +850,41 @@ fn a_run_stopped_with_ctrl_c_says_so_and_resume_goes_on_with_it() {
     assert_eq!(lines_in(&s.ws().join("log.txt")), 1);
     assert_eq!(server.asked(), ["0", "1"]);
 }
+
+#[test]
+fn what_cannot_be_resumed_or_forked_is_refused_in_one_line() {
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    let t = s.transcript("t.jsonl", &[crate::support::answer("Done.")]);
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go");
+    let (_, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(0), "{err}");
+    let (id, _) = only_run(&runs);
+    let refused = |args: &[&str]| {
+        let mut cmd = command();
+        cmd.env("WONOPCODE_RUNS_DIR", &runs).args(args);
+        let (_, code, err) = run(&mut cmd);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        err
+    };
+    let err = refused(&["resume", &id]);
+    assert!(
+        err.contains(&format!("run {id} finished: there is nothing to resume")),
+        "{err}"
+    );
+    let err = refused(&["resume", "nope"]);
+    assert!(err.contains("no run `nope`"), "{err}");
+    let err = refused(&["fork", &id, "--at", "0.1:0"]);
+    assert!(err.contains("has 0 response(s) of context 0.1"), "{err}");
+    let err = refused(&["fork", &id, "--at", "zero"]);
+    assert!(err.contains("give CONTEXT:RESPONSE"), "{err}");
+    let err = refused(&["--resume", "-C", s.ws().to_str().unwrap()]);
+    assert!(err.contains("no interrupted run of"), "{err}");
+}

@@ -66,6 +66,11 @@ pub async fn resume_by_id(
 
 /// `--resume` without `--history`: this workspace's latest interrupted run.
 pub async fn resume_latest(args: &PromptArgs) -> anyhow::Result<u8> {
+    if !args.answer.is_empty() {
+        return Err(usage(
+            "--answer answers a suspended call of the conversation in --history FILE: give --history",
+        ));
+    }
     let root = crate::session::workspace_root(args.run.cwd.as_deref())?;
     let workspace = root.display().to_string();
     let runs = runs()?;
