@@ -5,7 +5,7 @@
 //! every guest get the same answers (a guest re-runs, and the host answers its calls from the
 //! journal until it reaches the point where the run stopped).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::context_path::ContextPath;
 use crate::event::{Emitter, ItemStatus, ToolCallItem};
@@ -47,12 +47,16 @@ pub enum Interrupted {
     Unknown,
 }
 
-/// The calls of an interrupted run, keyed by context and call id.
+/// The calls of an interrupted run, keyed by context and call id, and the contexts it left
+/// unfinished.
 #[derive(Debug, Default)]
 pub struct EarlierCalls {
     calls: HashMap<(ContextPath, String), EarlierCall>,
     /// The resume's policy for a call the tool cannot judge.
     pub on_interrupted: OnInterrupted,
+    /// The contexts that had started and not ended: in the resumed run they go on where
+    /// they stopped (`context.started` says `resumed`).
+    pub unfinished: HashSet<ContextPath>,
 }
 
 impl EarlierCalls {

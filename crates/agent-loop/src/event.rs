@@ -121,6 +121,10 @@ pub enum EventKind {
         module: String,
         /// The task the parent gave it.
         task: String,
+        /// In a resumed run: this context had started in the interrupted run and not ended,
+        /// and goes on where it stopped (what it had done comes from the journal).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        resumed: bool,
     },
     /// A sub-context ended; its parent goes on whatever the status.
     #[serde(rename = "context.completed")]

@@ -420,6 +420,7 @@ impl SessionBuilder {
         if let Some((earlier, on_interrupted)) = self.resuming {
             let mut calls = earlier.calls;
             calls.on_interrupted = on_interrupted;
+            calls.unfinished = earlier.unfinished.iter().cloned().collect();
             resumed = Some(EventKind::RunResumed {
                 from: earlier.meta.id.clone(),
                 unfinished: earlier.unfinished.iter().map(|c| c.to_string()).collect(),

@@ -114,7 +114,7 @@ impl TraceRecorder {
                 self.root_module.clone_from(loop_name);
                 self.track(context, None);
             }
-            EventKind::ContextStarted { module, task } => {
+            EventKind::ContextStarted { module, task, .. } => {
                 self.track(context, Some(module));
                 self.open(
                     context,
@@ -217,6 +217,7 @@ mod tests {
                 EventKind::ContextStarted {
                     module: "coder".into(),
                     task: "fix it".into(),
+                    resumed: false,
                 },
             ),
             at(&child, EventKind::TurnStarted),

@@ -372,9 +372,15 @@ impl LiveChild {
     /// `context.started` and `context.completed`; the result, and the usage spent since the
     /// last turn's (descendants included), for the parent to add to its own.
     pub(crate) async fn turn(&mut self, prompt: &str) -> (ContextResult, Usage) {
+        let resumed = self
+            .config
+            .earlier
+            .as_ref()
+            .is_some_and(|earlier| earlier.unfinished.contains(&self.path));
         self.events.emit(EventKind::ContextStarted {
             module: self.module.clone(),
             task: prompt.to_owned(),
+            resumed,
         });
         if !self.started {
             self.started = true;

@@ -65,7 +65,7 @@ async fn a_child_runs_in_its_own_context_and_returns_its_data() {
         .events()
         .into_iter()
         .filter_map(|e| match e.kind {
-            EventKind::ContextStarted { module, task } => {
+            EventKind::ContextStarted { module, task, .. } => {
                 Some(format!("{} {module} {task}", e.context))
             }
             _ => None,

@@ -72,13 +72,22 @@ impl TerminalRenderer {
         let indent = "  ".repeat(path.depth());
         let label = |module: &str| style(format!("[{path} {module}]")).cyan().to_string();
         match &event.kind {
-            EventKind::ContextStarted { module, task } => {
+            EventKind::ContextStarted {
+                module,
+                task,
+                resumed,
+            } => {
                 self.contexts.started(path, module);
                 self.status
                     .start(path, format!("{} working", label(module)));
                 let task = clip(task.lines().next().unwrap_or(""), 80);
+                let resumed = if *resumed {
+                    style(" (resumed)").dim().to_string()
+                } else {
+                    String::new()
+                };
                 self.err_line(&format!(
-                    "{indent}{} {} {task}",
+                    "{indent}{} {}{resumed} {task}",
                     style("▸").cyan(),
                     label(module)
                 ));
