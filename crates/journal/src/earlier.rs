@@ -3,10 +3,9 @@
 //! contexts never ended, and where its model responses are. The resume starts the run again
 //! the same way; the responses and the finished calls are answered from here, not repeated.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use wonopcode_agent_loop::{ContextPath, EarlierCalls, EventKind};
+use wonopcode_agent_loop::{EarlierCalls, EventKind};
 
 use crate::JournalError;
 use crate::events::{Read, Torn};
@@ -18,11 +17,9 @@ use crate::runs::RunDir;
 pub struct EarlierRun {
     /// Its `run.json`.
     pub meta: RunMeta,
-    /// Its tool calls, per context.
+    /// Its tool calls, per context, and the contexts that started and never ended (the
+    /// root included, unless its last turn ended).
     pub calls: EarlierCalls,
-    /// The contexts that started and never ended (the root included, unless its last turn
-    /// ended).
-    pub unfinished: BTreeSet<ContextPath>,
     /// The transcript of its responses.
     pub responses: PathBuf,
     /// Its event log's torn last record, if the run stopped while writing it.
@@ -70,20 +67,19 @@ impl EarlierRun {
         }
         let log = Read::of(&dir.events_path())?;
         let mut calls = EarlierCalls::default();
-        let mut unfinished = BTreeSet::new();
         for record in log.records {
             let context = record.event.context;
             match record.event.kind {
                 EventKind::SessionStarted { .. } | EventKind::TurnStarted => {
-                    unfinished.insert(context);
+                    calls.unfinished.insert(context);
                 }
                 EventKind::ContextStarted { .. } => {
-                    unfinished.insert(context);
+                    calls.unfinished.insert(context);
                 }
                 EventKind::ContextCompleted { .. }
                 | EventKind::TurnCompleted { .. }
                 | EventKind::TurnFailed { .. } => {
-                    unfinished.remove(&context);
+                    calls.unfinished.remove(&context);
                 }
                 EventKind::ItemStarted { item } => {
                     if let Some(call) = item.details.tool_call() {
@@ -101,7 +97,6 @@ impl EarlierRun {
         Ok(Self {
             meta,
             calls,
-            unfinished,
             responses: dir.responses_path(),
             torn: log.torn,
         })

@@ -420,10 +420,13 @@ impl SessionBuilder {
         if let Some((earlier, on_interrupted)) = self.resuming {
             let mut calls = earlier.calls;
             calls.on_interrupted = on_interrupted;
-            calls.unfinished = earlier.unfinished.iter().cloned().collect();
             resumed = Some(EventKind::RunResumed {
                 from: earlier.meta.id.clone(),
-                unfinished: earlier.unfinished.iter().map(|c| c.to_string()).collect(),
+                unfinished: {
+                    let mut paths: Vec<&ContextPath> = calls.unfinished.iter().collect();
+                    paths.sort();
+                    paths.iter().map(|c| c.to_string()).collect()
+                },
                 calls: u32::try_from(calls.finished_count()).unwrap_or(u32::MAX),
             });
             if let Some(torn) = &earlier.torn {
