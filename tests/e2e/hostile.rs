@@ -484,7 +484,7 @@ fn run_until_command_runs(
     turns.extend_from_slice(later);
     let t = s.transcript("t.jsonl", &turns);
     let running = crate::support::spawn_until(
-        std::process::Command::new(crate::support::bin())
+        crate::support::command()
             .args(["--json", "--yes", "--replay"])
             .arg(&t)
             .arg("-C")
@@ -692,7 +692,7 @@ fn interrupt_guest(prompt: &str, mark: &str) -> (Option<i32>, Vec<serde_json::Va
     let s = Scratch::new();
     let t = s.transcript("t.jsonl", &[vec![text("child answer"), done("end_turn")]]);
     let (mut child, lines) = crate::support::spawn_until(
-        std::process::Command::new(crate::support::bin())
+        crate::support::command()
             .args(["--json", "--replay"])
             .arg(&t)
             .arg("-C")

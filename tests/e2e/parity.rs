@@ -438,15 +438,15 @@ fn a_context_overflow_is_compacted_and_retried_the_same_in_every_loop() {
 }
 
 /// Starts a slow recorded answer in `loop_flags`' loop, interrupts it (SIGINT) once the
-/// first words are on screen, and gives the exit code, the last event and the history.
-fn interrupt_mid_stream(loop_flags: &[String]) -> (Option<i32>, Value, Vec<Value>) {
+/// first words are on screen, and gives the exit code, the last two events and the history.
+fn interrupt_mid_stream(loop_flags: &[String]) -> (Option<i32>, [Value; 2], Vec<Value>) {
     let s = Scratch::new();
     let history = s.outside("h.jsonl");
     let mut chunks: Vec<Value> = (0..200).map(|i| text(&format!("word{i} "))).collect();
     chunks.push(done("end_turn"));
     let slow = s.transcript("slow.jsonl", &[chunks]);
     let (mut child, lines) = spawn_until(
-        std::process::Command::new(crate::support::bin())
+        crate::support::command()
             .args(["--json", "--replay-pace", "50", "--replay"])
             .arg(&slow)
             .arg("-C")
@@ -458,21 +458,25 @@ fn interrupt_mid_stream(loop_flags: &[String]) -> (Option<i32>, Value, Vec<Value
         &[r#""type":"item.delta""#],
     );
     let code = interrupt(&mut child);
-    let last: Value = lines
+    let mut events: Vec<Value> = lines
         .map_while(Result::ok)
         .filter_map(|l| serde_json::from_str::<Value>(&l).ok())
-        .last()
-        .unwrap_or(Value::Null);
-    (code, last, history_messages(&history))
+        .collect();
+    let last = events.pop().unwrap_or(Value::Null);
+    let before = events.pop().unwrap_or(Value::Null);
+    (code, [before, last], history_messages(&history))
 }
 
 #[test]
 fn an_answer_cancelled_mid_stream_ends_the_same_in_every_loop() {
     for (label, flags) in three_loops() {
-        let (code, last, history) = interrupt_mid_stream(&flags);
+        let (code, [failed, last], history) = interrupt_mid_stream(&flags);
         assert_eq!(code, Some(130), "{label}: {last}");
-        assert_eq!(last["type"], "turn.failed", "{label}: {last}");
-        assert_eq!(last["status"], "cancelled", "{label}: {last}");
+        assert_eq!(failed["type"], "turn.failed", "{label}: {failed}");
+        assert_eq!(failed["status"], "cancelled", "{label}: {failed}");
+        // Then the run says it stopped, and which run resumes it.
+        assert_eq!(last["type"], "run.interrupted", "{label}: {last}");
+        assert!(last["run_id"].is_string(), "{label}: {last}");
         // What was said is kept, marked as cut off; the history reads back whole.
         assert_eq!(history.len(), 2, "{label}: {history:?}");
         let said = history[1]["parts"]

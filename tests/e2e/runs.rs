@@ -1,10 +1,9 @@
 //! Whole runs: interruption and resumption, suspension, doom loops, limits, piped prompts.
 
-use std::process::Command;
 use std::time::Duration;
 
 use crate::support::{
-    Scratch, bin, call, done, events, interrupt, priced_transcript_of, spawn_until, stderr, text,
+    Scratch, call, done, events, interrupt, priced_transcript_of, spawn_until, stderr, text,
     tool_results, usage, wonopcode,
 };
 
@@ -28,7 +27,7 @@ fn sigint_during_a_tool_keeps_a_valid_history_that_resumes() {
     turn0.push(done("tool_use"));
     let first = s.transcript("first.jsonl", &[turn0]);
     let (mut child, lines) = spawn_until(
-        Command::new(bin())
+        crate::support::command()
             .args(["--json", "--yes", "--replay"])
             .arg(&first)
             .arg("-C")
