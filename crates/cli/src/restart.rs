@@ -15,6 +15,7 @@ use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use wonopcode_agent_loop::{ContextPath, OnInterrupted};
 use wonopcode_journal::{EarlierRun, Invocation, ResumeError, RunMeta, RunStatus, Runs};
+use wonopcode_providers::Transcript;
 use wonopcode_session::Fork;
 
 use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs};
@@ -263,12 +264,12 @@ fn check_fork_point(
     context: &ContextPath,
     response: u32,
 ) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(responses)
+    let (transcript, _) = Transcript::load_unfinished(responses)
         .with_context(|| format!("cannot read run {id}'s responses"))?;
-    let held = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|r| r["type"] == "turn" && r["context"] == context.as_str())
+    let held = transcript
+        .turns
+        .iter()
+        .filter(|t| t.context == *context)
         .count();
     if response as usize > held || held == 0 {
         return Err(usage(format!(

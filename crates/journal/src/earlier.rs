@@ -70,10 +70,9 @@ impl EarlierRun {
         for record in log.records {
             let context = record.event.context;
             match record.event.kind {
-                EventKind::SessionStarted { .. } | EventKind::TurnStarted => {
-                    calls.unfinished.insert(context);
-                }
-                EventKind::ContextStarted { .. } => {
+                EventKind::SessionStarted { .. }
+                | EventKind::TurnStarted
+                | EventKind::ContextStarted { .. } => {
                     calls.unfinished.insert(context);
                 }
                 EventKind::ContextCompleted { .. }

@@ -106,6 +106,13 @@ pub struct Fork {
     pub response: u32,
 }
 
+impl Fork {
+    /// Where it forks, `CONTEXT:RESPONSE`.
+    pub fn point(&self) -> String {
+        format!("{}:{}", self.at, self.response)
+    }
+}
+
 impl SessionBuilder {
     /// Keeps the run's journal under `runs` (`None`: no journal; the default for an
     /// embedder, which keeps its own records).
@@ -416,6 +423,12 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        // The run this one resumes or forks, for its `run.json`.
+        let resumes = self.resuming.as_ref().map(|(e, _)| e.meta.id.clone());
+        let origin = self
+            .fork
+            .as_ref()
+            .map(|f| format!("{}@{}", f.origin, f.point()));
         let mut resumed = None;
         if let Some((earlier, on_interrupted)) = self.resuming {
             let mut calls = earlier.calls;
@@ -438,8 +451,8 @@ impl SessionBuilder {
             loop_config.earlier = Some(Arc::new(calls));
         }
         let forked = self.fork.map(|fork| EventKind::RunForked {
+            at: fork.point(),
             from: fork.origin,
-            at: format!("{}:{}", fork.at, fork.response),
         });
         let hook_loader = Arc::new(HookLoader::new(
             HookEnv {
@@ -564,14 +577,8 @@ impl SessionBuilder {
                 loop_name: &loop_name,
                 model: &format!("{}/{}", info.provider, info.id),
                 invocation: self.invocation.clone(),
-                resumes: match &resumed {
-                    Some(EventKind::RunResumed { from, .. }) => Some(from.clone()),
-                    _ => None,
-                },
-                origin: match &forked {
-                    Some(EventKind::RunForked { from, at }) => Some(format!("{from}@{at}")),
-                    _ => None,
-                },
+                resumes,
+                origin,
             };
             match journal.begin(parts) {
                 Ok(log) => sink.journal(log),
