@@ -119,6 +119,7 @@ fn model(base_url: &str) -> HttpModel {
             max_attempts: 1,
             ..RetryPolicy::default()
         },
+        rate_limit: Default::default(),
         local_server: None,
     })
     .expect("model")

@@ -336,6 +336,99 @@ pub enum Command {
     /// are asked of the model (another, with --model or --provider) — to try a decision
     /// again.
     Fork(ForkArgs),
+    /// Run the prompts of a tasks file (JSON Lines, one task a line), K at a time, each in
+    /// its own scratch workspace; results under --out, and a re-run skips finished tasks.
+    /// `wonopcode batch merge` joins the results of shards.
+    Batch(Box<BatchArgs>),
+}
+
+/// `wonopcode batch`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BatchArgs {
+    /// `merge`, instead of running a tasks file.
+    #[command(subcommand)]
+    pub command: Option<BatchCommand>,
+
+    /// The tasks file: JSON Lines, each with a `prompt` and optionally `id`, `workspace`,
+    /// `git` {url, ref}, `loop`, `provider`, `model`, `replay`, `max_iterations`, `max_cost`,
+    /// `max_tokens`, `max_wall` (docs/batch.md).
+    #[arg(value_name = "TASKS.jsonl", required = true)]
+    pub tasks: Option<PathBuf>,
+
+    /// The results directory (created when missing; a re-run with the same one skips the
+    /// tasks that finished).
+    #[arg(long, value_name = "DIR", required_unless_present = "list")]
+    pub out: Option<PathBuf>,
+
+    /// Tasks running at once.
+    #[arg(long, value_name = "K", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub concurrency: u32,
+
+    /// Run only the tasks whose id hashes to shard I of N (0 <= I < N): N machines split
+    /// one tasks file (a Kubernetes Indexed Job, deploy/kubernetes/).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<wonopcode_batch::Shard>,
+
+    /// Print the ids of the tasks the batch would run (in this shard, not finished in
+    /// --out), one a line, and run nothing.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Run again the tasks whose stored result is not `complete`.
+    #[arg(long)]
+    pub retry_failed: bool,
+
+    /// Cancel a task that runs longer than this (for example 10m); it ends `timed_out`.
+    #[arg(long, value_name = "TIME", value_parser = parse_wall)]
+    pub task_timeout: Option<std::time::Duration>,
+
+    /// Print each task's result, then the summary, as JSON Lines on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The loop of every task that names none: a guest file.
+    #[arg(long, value_name = "PATH", help_heading = "Loop")]
+    pub agent_loop: Option<PathBuf>,
+
+    /// The loop of every task that names none: a named loop or agent.
+    #[arg(long, value_name = "NAME", help_heading = "Loop")]
+    pub agent_loop_name: Option<String>,
+
+    /// The loop of every task that names none: standard or wasm.
+    #[arg(long, value_enum, value_name = "TYPE", help_heading = "Loop")]
+    pub loop_type: Option<LoopType>,
+
+    /// The model of every task that names none.
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// Tool permissions (nobody is asked in a batch: give --yes or --allow rules).
+    #[command(flatten)]
+    pub permissions: PermissionArgs,
+
+    /// The session's settings; -C/--cwd is the workspace copied for each task that names
+    /// none.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `wonopcode batch` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// Join the results directories of a batch's shards into one.
+    Merge {
+        /// The shards' results directories.
+        #[arg(value_name = "DIR", required = true)]
+        dirs: Vec<PathBuf>,
+        /// The merged results directory.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+fn parse_shard(text: &str) -> Result<wonopcode_batch::Shard, String> {
+    text.parse()
 }
 
 /// `wonopcode fork`.

@@ -118,8 +118,23 @@ pub async fn validate_flags(args: &PromptArgs) -> anyhow::Result<u8> {
 /// printed). `--agent-loop` and `--agent-loop-name` imply `custom`; contradictions are usage
 /// errors naming both flags.
 pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<(LoopSource, Option<Catalog>)> {
-    let name = args.agent_loop_name.as_deref();
-    match (args.loop_type, &args.agent_loop, name) {
+    choose_loop(
+        args.loop_type,
+        args.agent_loop.as_deref(),
+        args.agent_loop_name.as_deref(),
+        &args.run,
+    )
+}
+
+/// The loop these flags choose (a prompt's, or a batch task's): `--loop-type`,
+/// `--agent-loop` or `--agent-loop-name`, named loops searched as `run` says.
+pub fn choose_loop(
+    loop_type: Option<LoopType>,
+    agent_loop: Option<&std::path::Path>,
+    name: Option<&str>,
+    run: &RunArgs,
+) -> anyhow::Result<(LoopSource, Option<Catalog>)> {
+    match (loop_type, agent_loop, name) {
         (_, Some(_), Some(_)) => Err(usage(
             "--agent-loop and --agent-loop-name both choose the loop; give only one of them",
         )),
@@ -134,9 +149,9 @@ pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<(LoopSource, Option<Cata
         (Some(LoopType::Custom), None, None) => Err(usage(
             "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
         )),
-        (_, Some(path), None) => Ok((LoopSource::File(path.clone()), None)),
+        (_, Some(path), None) => Ok((LoopSource::File(path.to_path_buf()), None)),
         (_, None, Some(name)) => {
-            let catalog = catalog(&Search::of_run(&args.run), false);
+            let catalog = catalog(&Search::of_run(run), false);
             let entry = catalog.find(name).map_err(|e| usage(e.to_string()))?;
             Ok((entry.location.clone(), Some(catalog)))
         }

@@ -3,6 +3,7 @@
 
 mod agent_check;
 mod args;
+mod batch;
 mod config_file;
 mod exit;
 mod form;

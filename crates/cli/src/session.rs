@@ -249,6 +249,10 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
             crate::restart::resume_by_id(&resume.id, resume.on_interrupted, &resume.flags).await
         }
         Command::Fork(fork) => crate::restart::fork(&fork).await,
+        Command::Batch(batch) => {
+            let matches = matches.subcommand_matches("batch").unwrap_or(&matches);
+            crate::batch::run(&batch, matches).await
+        }
         Command::McpServer(serve) => {
             let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
             crate::mcp_server::run(&serve, matches).await

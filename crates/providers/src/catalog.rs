@@ -10,6 +10,7 @@ use serde::Deserialize;
 use wonopcode_agent_loop::usage::ModelCapabilities;
 use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
+use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings, LocalServer};
 use crate::openai::MaxTokensField;
@@ -73,6 +74,11 @@ pub struct ProviderEntry {
     pub idle_timeout_ms: Option<u64>,
     /// Attempts per request, the first included (default 5).
     pub max_attempts: Option<u32>,
+    /// Requests per minute this account may send, shared by every request of the process
+    /// (default: what the provider's rate-limit headers say, else unlimited).
+    pub requests_per_minute: Option<u32>,
+    /// Prompt tokens per minute, likewise (estimated from each request's size).
+    pub tokens_per_minute: Option<u32>,
     /// Models with their window, cap and prices.
     #[serde(default)]
     pub models: BTreeMap<String, ModelEntry>,
@@ -307,6 +313,10 @@ impl ModelCatalog {
                 max_attempts: entry.max_attempts.unwrap_or(5).max(1),
                 ..RetryPolicy::default()
             },
+            rate_limit: RateLimits {
+                requests_per_minute: entry.requests_per_minute,
+                tokens_per_minute: entry.tokens_per_minute,
+            },
             local_server: local.then(|| LocalServer {
                 start_command: entry.start_command.clone(),
             }),
@@ -401,6 +411,8 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         connect_timeout_ms: over.connect_timeout_ms.or(base.connect_timeout_ms),
         idle_timeout_ms: over.idle_timeout_ms.or(base.idle_timeout_ms),
         max_attempts: over.max_attempts.or(base.max_attempts),
+        requests_per_minute: over.requests_per_minute.or(base.requests_per_minute),
+        tokens_per_minute: over.tokens_per_minute.or(base.tokens_per_minute),
         models,
     }
 }

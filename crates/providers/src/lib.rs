@@ -17,6 +17,7 @@ pub mod source;
 pub mod transcript;
 
 pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry};
+pub use http::rate_limit::{RateLimiter, RateLimits};
 pub use http::{Api, HttpModel, HttpModelError, HttpSettings, LocalServer};
 pub use prefix::{PrefixReplay, PrefixSource};
 pub use record::{RecordingModel, RecordingSource};

@@ -185,6 +185,7 @@ pub fn error_failure(error: &serde_json::Value) -> Failure {
     Failure {
         overflow: kind == "invalid_request_error" && is_overflow(message),
         retryable,
+        rate_limited: kind == "rate_limit_error",
         ..Failure::fatal(line)
     }
 }

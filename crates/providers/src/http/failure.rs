@@ -14,6 +14,9 @@ pub struct Failure {
     pub overflow: bool,
     /// How long the server asked us to wait, when it said.
     pub retry_after: Option<Duration>,
+    /// The provider said too many requests (HTTP 429): every request to it waits, not only
+    /// this one.
+    pub rate_limited: bool,
 }
 
 impl Failure {
@@ -24,6 +27,7 @@ impl Failure {
             retryable: false,
             overflow: false,
             retry_after: None,
+            rate_limited: false,
         }
     }
 
@@ -105,6 +109,7 @@ pub fn from_status(
         overflow: (status == 400 || status == 413) && is_overflow(&said),
         retryable: retryable_status(status),
         retry_after,
+        rate_limited: status == 429,
         message,
     }
 }

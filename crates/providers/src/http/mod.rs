@@ -5,8 +5,11 @@
 
 pub mod decoder;
 pub mod failure;
+pub mod rate_limit;
 pub mod retry;
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -23,6 +26,7 @@ use crate::anthropic::{self, decode::AnthropicDecoder};
 use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
 use decoder::Decoder;
 use failure::{Failure, RequestSite};
+use rate_limit::{RateLimiter, RateLimits};
 use retry::RetryPolicy;
 
 /// Which wire format a provider speaks.
@@ -54,6 +58,9 @@ pub struct HttpSettings {
     pub idle_timeout: Duration,
     /// Attempts and backoff.
     pub retry: RetryPolicy,
+    /// The provider's request and token rates, when the config states them (the
+    /// provider's headers teach the rest).
+    pub rate_limit: RateLimits,
     /// Set for a server on the user's machine (Ollama, vLLM, llama.cpp): one that cannot be
     /// reached is not running, which no retry fixes, so the first refusal ends the request
     /// with how to start it.
@@ -99,6 +106,24 @@ pub struct HttpModel {
     endpoint: String,
     headers: HeaderMap,
     client: reqwest::Client,
+    limiter: Arc<RateLimiter>,
+}
+
+/// One HTTP client per connect timeout for the whole process: every model, context and
+/// batch task reuses its connections.
+fn shared_client(connect_timeout: Duration) -> Result<reqwest::Client, HttpModelError> {
+    static CLIENTS: LazyLock<parking_lot::Mutex<HashMap<Duration, reqwest::Client>>> =
+        LazyLock::new(Default::default);
+    let mut clients = CLIENTS.lock();
+    if let Some(client) = clients.get(&connect_timeout) {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .build()
+        .map_err(|e| HttpModelError::Client(e.to_string()))?;
+    clients.insert(connect_timeout, client.clone());
+    Ok(client)
 }
 
 impl HttpModel {
@@ -125,15 +150,15 @@ impl HttpModel {
             Api::OpenAi(_) => format!("{base}/chat/completions"),
         };
         let headers = headers(&settings)?;
-        let client = reqwest::Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .build()
-            .map_err(|e| HttpModelError::Client(e.to_string()))?;
+        let client = shared_client(settings.connect_timeout)?;
+        let limiter =
+            RateLimiter::shared(&endpoint, settings.api_key.as_deref(), settings.rate_limit);
         Ok(Self {
             settings,
             endpoint,
             headers,
             client,
+            limiter,
         })
     }
 
@@ -212,6 +237,7 @@ impl LanguageModel for HttpModel {
             headers: self.headers.clone(),
             body: self.body(&request),
             settings: self.settings.clone(),
+            limiter: self.limiter.clone(),
             decoder: match self.settings.api {
                 Api::Anthropic => DecoderKind::Anthropic,
                 Api::OpenAi(_) => DecoderKind::OpenAi,
@@ -250,6 +276,7 @@ struct Request {
     headers: HeaderMap,
     body: String,
     settings: HttpSettings,
+    limiter: Arc<RateLimiter>,
     decoder: DecoderKind,
 }
 
@@ -269,7 +296,10 @@ fn is_content(chunk: &StreamChunk) -> bool {
 impl Request {
     async fn run(self, tx: mpsc::Sender<StreamChunk>) {
         let mut attempt = 1;
+        // About four bytes of JSON a token: what the limiter draws from the token rate.
+        let tokens = self.body.len() as u64 / 4;
         loop {
+            self.limiter.acquire(tokens).await;
             let started = Instant::now();
             let outcome = self.attempt(&tx).await;
             let (failure, shown) = match outcome {
@@ -297,7 +327,12 @@ impl Request {
                 if tx.send(notice).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(delay).await;
+                if failure.rate_limited {
+                    // Every request to this provider waits, in the limiter, not only this one.
+                    self.limiter.pause(delay);
+                } else {
+                    tokio::time::sleep(delay).await;
+                }
                 continue;
             }
             let chunk = if failure.overflow && !shown {
@@ -379,6 +414,7 @@ impl Request {
             Ok(Ok(response)) => response,
         };
         let status = response.status().as_u16();
+        self.limiter.observe(response.headers());
         if !response.status().is_success() {
             let retry_after = retry::server_delay(response.headers());
             let body = read_text(response, idle).await;

@@ -229,6 +229,7 @@ fn error_failure(error: &serde_json::Value) -> Failure {
     Failure {
         overflow: code_text == "context_length_exceeded" || is_overflow(&message),
         retryable,
+        rate_limited: status == Some(429) || code_text.contains("rate_limit"),
         ..Failure::fatal(format!("the provider reported an error{label}: {message}"))
     }
 }

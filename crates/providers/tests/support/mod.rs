@@ -228,6 +228,7 @@ pub fn settings(api: Api, base_url: &str) -> HttpSettings {
             max_delay: Duration::from_millis(20),
             max_server_delay: Duration::from_secs(2),
         },
+        rate_limit: Default::default(),
         local_server: None,
     }
 }
