@@ -109,7 +109,7 @@ pub fn plan(
     let mut done = Vec::new();
     for task in file.tasks.iter().filter(|t| shard.contains(&t.id)) {
         match finished.get(&task.id) {
-            Some(result) if !(retry_failed && !result.status.succeeded()) => {
+            Some(result) if !retry_failed || result.status.succeeded() => {
                 done.push(result.clone());
             }
             _ => tasks.push(task.clone()),

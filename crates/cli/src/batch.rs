@@ -378,9 +378,7 @@ impl Progress for Display {
             "{mark} {} {} in {}{error}",
             result.id,
             result.status.name(),
-            humantime::format_duration(Duration::from_millis(
-                result.duration_ms - result.duration_ms % 100
-            ))
+            seconds(result.duration_ms)
         ));
         if let Some((_, bar)) = &self.bars {
             let mut running = self.running.lock();
@@ -392,6 +390,11 @@ impl Progress for Display {
         }
         self.refresh();
     }
+}
+
+/// `0.4 s`, `12.0 s`.
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 fn tokens(usage: &Usage) -> u64 {

@@ -42,6 +42,8 @@ struct State {
     tokens_due: Instant,
     /// Nothing is sent before this (a 429, a `Retry-After`, an allowance used up).
     paused_until: Instant,
+    /// When the last request was let go.
+    last_sent: Option<Instant>,
 }
 
 /// Every limiter of the process, by endpoint and key.
@@ -77,19 +79,32 @@ impl RateLimiter {
                 next_request: now,
                 tokens_due: now,
                 paused_until: now,
+                last_sent: None,
             }),
         }
     }
 
     /// Waits until a request of about `tokens` prompt tokens may be sent, and counts it.
+    ///
+    /// The reserved time orders the requests; at that time the request checks, under the
+    /// lock, that no pause began while it waited and that the request sent last (perhaps
+    /// late, on a busy machine) is a whole interval behind, and waits on when not.
     pub async fn acquire(&self, tokens: u64) {
+        let mut at = self.reserve(tokens, Instant::now());
         loop {
-            let at = self.reserve(tokens, Instant::now());
             tokio::time::sleep_until(at.into()).await;
-            // A pause that began while this request waited sends it after the pause.
-            if self.state.lock().paused_until <= Instant::now() {
+            let mut state = self.state.lock();
+            let now = Instant::now();
+            let spaced = match (state.limits().requests_per_minute, state.last_sent) {
+                (Some(rpm), Some(last)) if rpm > 0 => last + per_unit(rpm, 1),
+                _ => now,
+            };
+            let ready = state.paused_until.max(spaced);
+            if ready <= now {
+                state.last_sent = Some(now);
                 return;
             }
+            at = ready;
         }
     }
 

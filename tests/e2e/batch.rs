@@ -1,0 +1,461 @@
+//! `wonopcode batch` on the real binary (`docs/batch.md`): fifty tasks against a loopback
+//! Anthropic server that allows five requests a second and answers some requests 429 — the
+//! shared limiter keeps every run under the limit and holds all tasks back after a 429, and a
+//! batch killed midway completes only the missing tasks when run again; and the two shards of
+//! a two-shard job, run as two processes and merged, equal the unsharded batch.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{command, copy_dir, repo_root};
+
+/// What the server saw: each request's arrival, the batch run it came in, the task it was
+/// for, and whether it was refused with a 429.
+#[derive(Debug, Clone)]
+struct Arrival {
+    at: Instant,
+    run: usize,
+    task: String,
+    refused: bool,
+}
+
+/// A loopback Anthropic server answering each task's prompt with `done TASK`; every
+/// `refuse_every`-th request is refused with a 429 and `retry-after-ms: 500`.
+struct LimitedServer {
+    base_url: String,
+    arrivals: Arc<Mutex<Vec<Arrival>>>,
+    run: Arc<AtomicUsize>,
+}
+
+/// The wait a 429 asks for.
+const RETRY_AFTER: Duration = Duration::from_millis(500);
+
+impl LimitedServer {
+    fn start(refuse_every: usize) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        let arrivals = Arc::new(Mutex::new(Vec::new()));
+        let run = Arc::new(AtomicUsize::new(1));
+        let (log, phase) = (arrivals.clone(), run.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (log, phase) = (log.clone(), phase.clone());
+                std::thread::spawn(move || serve(stream, refuse_every, &log, &phase));
+            }
+        });
+        Self {
+            base_url,
+            arrivals,
+            run,
+        }
+    }
+
+    fn arrivals(&self) -> Vec<Arrival> {
+        self.arrivals.lock().unwrap().clone()
+    }
+}
+
+fn serve(
+    mut stream: std::net::TcpStream,
+    refuse_every: usize,
+    log: &Mutex<Vec<Arrival>>,
+    run: &AtomicUsize,
+) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16384];
+    let body_start = loop {
+        let Ok(n) = stream.read(&mut chunk) else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+    };
+    let at = Instant::now();
+    let head = String::from_utf8_lossy(&buf[..body_start]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < body_start + length {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let request: Value = serde_json::from_slice(&buf[body_start..]).unwrap_or(Value::Null);
+    let prompt = request["messages"][0]["content"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| {
+            request["messages"][0]["content"][0]["text"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let task = prompt.trim_start_matches("Answer for ").to_owned();
+    let refused = {
+        let mut log = log.lock().unwrap();
+        let refused = (log.len() + 1).is_multiple_of(refuse_every);
+        log.push(Arrival {
+            at,
+            run: run.load(Ordering::SeqCst),
+            task: task.clone(),
+            refused,
+        });
+        refused
+    };
+    if refused {
+        let error = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after-ms: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{error}",
+            RETRY_AFTER.as_millis(),
+            error.len()
+        );
+        return;
+    }
+    let event = |data: Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        )
+    };
+    let body = [
+        event(json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 20, "output_tokens": 0}}})),
+        event(json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+        event(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("done {task}")}})),
+        event(json!({"type": "content_block_stop", "index": 0})),
+        event(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}})),
+        event(json!({"type": "message_stop"})),
+    ]
+    .concat();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{body}"
+    );
+}
+
+/// A batch against `server` with the rate limit in a config file.
+fn limited_batch(server: &LimitedServer, dir: &Path) -> std::process::Command {
+    let config = dir.join("config.yaml");
+    // A little under the server's 5 a second, as one sets a shared account's limit.
+    std::fs::write(
+        &config,
+        "providers:\n  anthropic:\n    requests_per_minute: 250\n",
+    )
+    .unwrap();
+    let mut cmd = command();
+    cmd.env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .arg("batch")
+        .arg(dir.join("tasks.jsonl"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(["--concurrency", "16", "--json", "--yes", "--config"])
+        .arg(&config)
+        .args(["--provider", "anthropic", "--model", "claude-haiku-4-5"]);
+    cmd
+}
+
+/// The stored results of a batch directory, by id.
+fn results(out: &Path) -> BTreeMap<String, Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| (r["id"].as_str().unwrap().to_owned(), r))
+        .collect()
+}
+
+#[test]
+fn fifty_tasks_stay_under_the_rate_limit_through_429s_and_a_kill() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let ids: Vec<String> = (0..50).map(|i| format!("task-{i:02}")).collect();
+    let tasks: String = ids
+        .iter()
+        .map(|id| {
+            format!(
+                "{}\n",
+                json!({"id": id, "prompt": format!("Answer for {id}")})
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("tasks.jsonl"), tasks).unwrap();
+    let server = LimitedServer::start(8);
+
+    // The first run is killed once 20 tasks have finished.
+    let mut child = limited_batch(&server, dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut finished_first = 0;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if line.contains("\"type\":\"task\"") {
+            finished_first += 1;
+        }
+        if finished_first == 20 {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after_kill = results(&dir.join("out"));
+    assert!(
+        after_kill.len() >= 20 && after_kill.len() < 50,
+        "{}",
+        after_kill.len()
+    );
+
+    // The second run does only the missing ones.
+    server.run.store(2, Ordering::SeqCst);
+    let output = limited_batch(&server, dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let last = String::from_utf8_lossy(&output.stdout);
+    let summary: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["summary"]["by_status"]["complete"], 50, "{summary}");
+    assert_eq!(summary["ran"], 50 - after_kill.len(), "{summary}");
+
+    // Every task completed once, with its own answer.
+    let all = results(&dir.join("out"));
+    assert_eq!(all.keys().cloned().collect::<Vec<_>>(), ids);
+    for (id, result) in &all {
+        assert_eq!(result["status"], "complete", "{result}");
+        assert_eq!(result["answer"], format!("done {id}"), "{result}");
+    }
+    let arrivals = server.arrivals();
+    let answered = |run: usize| -> Vec<String> {
+        arrivals
+            .iter()
+            .filter(|a| a.run == run && !a.refused)
+            .map(|a| a.task.clone())
+            .collect()
+    };
+    let second: Vec<String> = answered(2);
+    for id in after_kill.keys() {
+        assert!(
+            !second.contains(id),
+            "{id} finished before the kill and was asked again"
+        );
+    }
+    let second_set: BTreeSet<&String> = second.iter().collect();
+    assert_eq!(
+        second_set.len(),
+        second.len(),
+        "a task asked twice in one run: {second:?}"
+    );
+    let asked: BTreeSet<String> = answered(1).into_iter().chain(second).collect();
+    assert_eq!(asked.len(), 50);
+
+    // Within each run: never six requests within a second (the server's limit is five), and
+    // nothing in the wait a 429 asked for, from any task.
+    let refused = arrivals.iter().filter(|a| a.refused).count();
+    assert!(refused >= 5, "{refused} 429s");
+    for run in [1, 2] {
+        let mut times: Vec<Instant> = arrivals
+            .iter()
+            .filter(|a| a.run == run)
+            .map(|a| a.at)
+            .collect();
+        times.sort();
+        let tightest = times.windows(6).map(|w| w[5] - w[0]).min().unwrap();
+        eprintln!("run {run}: the tightest six requests took {tightest:?}");
+        assert!(
+            tightest >= Duration::from_secs(1),
+            "run {run}: six requests in {tightest:?}"
+        );
+        for refusal in arrivals.iter().filter(|a| a.run == run && a.refused) {
+            let soon = times
+                .iter()
+                .filter(|t| {
+                    **t > refusal.at && **t - refusal.at < RETRY_AFTER - Duration::from_millis(30)
+                })
+                .count();
+            assert_eq!(soon, 0, "run {run}: requests went out inside a 429's wait");
+        }
+    }
+}
+
+/// The demo's replayed run as six tasks.
+fn demo_tasks(dir: &Path) {
+    let root = repo_root();
+    let workspace = dir.join("workspace");
+    copy_dir(&root.join("examples/demo/workspace"), &workspace);
+    let prompt = std::fs::read_to_string(root.join("examples/demo/prompt.txt")).unwrap();
+    let replay = root.join("examples/demo/transcript.jsonl");
+    let tasks: String = (0..6)
+        .map(|i| {
+            format!(
+                "{}\n",
+                json!({"id": format!("demo-{i}"), "prompt": prompt.trim(), "workspace": "workspace", "replay": replay})
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("tasks.jsonl"), tasks).unwrap();
+}
+
+fn batch(dir: &Path, out: &str, extra: &[&str]) -> std::process::Command {
+    let mut cmd = command();
+    cmd.arg("batch")
+        .arg(dir.join("tasks.jsonl"))
+        .arg("--out")
+        .arg(dir.join(out))
+        .args(["--yes", "--no-journal"])
+        .args(extra);
+    cmd
+}
+
+/// What must be the same however the batch was split: status, answer, files and patch.
+fn comparable(out: &Path) -> BTreeMap<String, (Value, Value, Value, String)> {
+    results(out)
+        .into_iter()
+        .map(|(id, r)| {
+            let patch = std::fs::read_to_string(out.join("tasks").join(&id).join("changes.patch"))
+                .unwrap_or_default();
+            (
+                id,
+                (
+                    r["status"].clone(),
+                    r["answer"].clone(),
+                    r["changed_files"].clone(),
+                    patch,
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_shards_as_two_processes_merge_to_the_unsharded_batch() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    demo_tasks(dir);
+
+    let whole = batch(dir, "whole", &["--concurrency", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+
+    // The two shards list disjoint ids that together are every task.
+    let list = |shard: &str| -> BTreeSet<String> {
+        let out = command()
+            .arg("batch")
+            .arg(dir.join("tasks.jsonl"))
+            .args(["--list", "--shard", shard])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let (zero, one) = (list("0/2"), list("1/2"));
+    assert!(zero.is_disjoint(&one));
+    assert_eq!(zero.len() + one.len(), 6);
+
+    // Both shards at once, as the Indexed Job's two pods would run them.
+    let children: Vec<_> = ["0/2", "1/2"]
+        .iter()
+        .enumerate()
+        .map(|(i, shard)| {
+            batch(dir, &format!("shard-{i}"), &["--shard", shard])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        results(&dir.join("shard-0"))
+            .keys()
+            .cloned()
+            .collect::<BTreeSet<_>>(),
+        zero
+    );
+
+    let merged = command()
+        .args(["batch", "merge"])
+        .arg(dir.join("shard-0"))
+        .arg(dir.join("shard-1"))
+        .arg("--out")
+        .arg(dir.join("merged"))
+        .output()
+        .unwrap();
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert!(String::from_utf8_lossy(&merged.stdout).contains("merged 6 task(s)"));
+    let expected = comparable(&dir.join("whole"));
+    assert_eq!(expected.len(), 6);
+    assert!(
+        expected
+            .values()
+            .all(|(status, _, files, patch)| status == "complete"
+                && files == &json!(["TODO_REPORT.md"])
+                && patch.contains("+++ b/TODO_REPORT.md"))
+    );
+    assert_eq!(comparable(&dir.join("merged")), expected);
+    // The source workspace is untouched: each task worked on its own copy.
+    assert!(!dir.join("workspace/TODO_REPORT.md").exists());
+}
+
+#[test]
+fn bad_batches_say_what_and_where() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    std::fs::write(
+        dir.join("tasks.jsonl"),
+        "{\"id\":\"a\",\"prompt\":\"x\"}\n{\"id\":\"a\",\"prompt\":\"y\"}\n",
+    )
+    .unwrap();
+    let out = batch(dir, "out", &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("tasks.jsonl:2: the id `a` is used by an earlier task"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+
+    let out = command()
+        .args(["batch", "merge"])
+        .arg(dir.join("missing"))
+        .arg("--out")
+        .arg(dir.join("m"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a batch's results directory"));
+}
