@@ -343,72 +343,111 @@ fn comparable(out: &Path) -> BTreeMap<String, (Value, Value, Value, String)> {
         .collect()
 }
 
+/// A manifest of `deploy/kubernetes/`.
+fn manifest(name: &str) -> serde_yaml::Value {
+    let path = repo_root().join("deploy/kubernetes").join(name);
+    serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// A container's argument with the pod's paths moved into `dir` and its variables set.
+fn local(arg: &str, dir: &Path, vars: &[(&str, String)]) -> String {
+    let mut arg = arg
+        .replace("/config/", &format!("{}/config/", dir.display()))
+        .replace("/results/", &format!("{}/results/", dir.display()));
+    for (name, value) in vars {
+        arg = arg.replace(&format!("$({name})"), value);
+    }
+    arg
+}
+
+/// The Indexed Job of `deploy/kubernetes/` run here: its container's own arguments, for
+/// each completion index, as two processes at once on the ConfigMap's config; then the
+/// merge Job's own command. The merged results equal one unsharded batch's.
 #[test]
-fn two_shards_as_two_processes_merge_to_the_unsharded_batch() {
+fn the_kubernetes_job_s_two_shards_merge_to_the_unsharded_batch() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
-    demo_tasks(dir);
+    std::fs::create_dir_all(dir.join("config")).unwrap();
+    std::fs::create_dir_all(dir.join("results")).unwrap();
+    let config_map = manifest("configmap.yaml");
+    let config = config_map["data"]["config.yaml"].as_str().unwrap();
+    std::fs::write(dir.join("config/config.yaml"), config).unwrap();
+    demo_tasks(&dir.join("config"));
 
-    let whole = batch(dir, "whole", &["--concurrency", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        whole.status.success(),
-        "{}",
-        String::from_utf8_lossy(&whole.stderr)
+    let job = manifest("job.yaml");
+    let spec = &job["spec"];
+    assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
+    let shards = spec["completions"].as_u64().unwrap();
+    assert_eq!(spec["parallelism"].as_u64(), Some(shards));
+    let container = &spec["template"]["spec"]["containers"][0];
+    let env = container["env"].as_sequence().unwrap();
+    let var = |name: &str| {
+        env.iter()
+            .find(|e| e["name"].as_str() == Some(name))
+            .unwrap()
+    };
+    assert_eq!(
+        var("SHARDS")["value"].as_str(),
+        Some(shards.to_string().as_str())
     );
+    assert_eq!(
+        var("SHARD")["valueFrom"]["fieldRef"]["fieldPath"].as_str(),
+        Some("metadata.annotations['batch.kubernetes.io/job-completion-index']")
+    );
+    let args: Vec<&str> = container["args"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "batch");
 
-    // The two shards list disjoint ids that together are every task.
-    let list = |shard: &str| -> BTreeSet<String> {
+    // The shards list disjoint ids that together are every task.
+    let mut listed = BTreeSet::new();
+    for index in 0..shards {
         let out = command()
             .arg("batch")
-            .arg(dir.join("tasks.jsonl"))
-            .args(["--list", "--shard", shard])
+            .arg(dir.join("config/tasks.jsonl"))
+            .args(["--list", "--shard", &format!("{index}/{shards}")])
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    };
-    let (zero, one) = (list("0/2"), list("1/2"));
-    assert!(zero.is_disjoint(&one));
-    assert_eq!(zero.len() + one.len(), 6);
+        for id in String::from_utf8_lossy(&out.stdout).lines() {
+            assert!(listed.insert(id.to_owned()), "{id} is in two shards");
+        }
+    }
+    assert_eq!(listed.len(), 6);
 
-    // Both shards at once, as the Indexed Job's two pods would run them.
-    let children: Vec<_> = ["0/2", "1/2"]
-        .iter()
-        .enumerate()
-        .map(|(i, shard)| {
-            batch(dir, &format!("shard-{i}"), &["--shard", shard])
+    // Every pod at once, each with its completion index.
+    let pods: Vec<_> = (0..shards)
+        .map(|index| {
+            let vars = [("SHARD", index.to_string()), ("SHARDS", shards.to_string())];
+            command()
+                .args(args.iter().map(|a| local(a, dir, &vars)))
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
+    for pod in pods {
+        let out = pod.wait_with_output().unwrap();
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    assert_eq!(
-        results(&dir.join("shard-0"))
-            .keys()
-            .cloned()
-            .collect::<BTreeSet<_>>(),
-        zero
-    );
 
-    let merged = command()
-        .args(["batch", "merge"])
-        .arg(dir.join("shard-0"))
-        .arg(dir.join("shard-1"))
-        .arg("--out")
-        .arg(dir.join("merged"))
+    // The merge Job's own command, with this binary as `wonopcode`.
+    let merge = manifest("merge-job.yaml");
+    let merge_container = &merge["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(merge_container["command"][0].as_str(), Some("/bin/sh"));
+    let script = local(merge_container["args"][0].as_str().unwrap(), dir, &[]).replace(
+        "exec wonopcode ",
+        &format!("exec {} ", crate::support::bin().display()),
+    );
+    let merged = std::process::Command::new("/bin/sh")
+        .args(["-c", &script])
         .output()
         .unwrap();
     assert!(
@@ -416,7 +455,25 @@ fn two_shards_as_two_processes_merge_to_the_unsharded_batch() {
         "{}",
         String::from_utf8_lossy(&merged.stderr)
     );
-    assert!(String::from_utf8_lossy(&merged.stdout).contains("merged 6 task(s)"));
+    assert!(
+        String::from_utf8_lossy(&merged.stdout).contains("merged 6 task(s) from 2 directories")
+    );
+
+    // One batch of the whole file, for comparison.
+    let whole = command()
+        .arg("batch")
+        .arg(dir.join("config/tasks.jsonl"))
+        .arg("--out")
+        .arg(dir.join("whole"))
+        .args(["--yes", "--sandbox", "full-access", "--config"])
+        .arg(dir.join("config/config.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
     let expected = comparable(&dir.join("whole"));
     assert_eq!(expected.len(), 6);
     assert!(
@@ -426,9 +483,9 @@ fn two_shards_as_two_processes_merge_to_the_unsharded_batch() {
                 && files == &json!(["TODO_REPORT.md"])
                 && patch.contains("+++ b/TODO_REPORT.md"))
     );
-    assert_eq!(comparable(&dir.join("merged")), expected);
+    assert_eq!(comparable(&dir.join("results/merged")), expected);
     // The source workspace is untouched: each task worked on its own copy.
-    assert!(!dir.join("workspace/TODO_REPORT.md").exists());
+    assert!(!dir.join("config/workspace/TODO_REPORT.md").exists());
 }
 
 #[test]
