@@ -98,9 +98,21 @@ pub async fn run_prompt_into(
     prompt: &str,
     sink: Arc<dyn EventSink>,
 ) -> String {
+    run_prompt_after(agent, provider, tools, prompt, sink, Vec::new()).await
+}
+
+/// The same, continuing the conversation `history`.
+pub async fn run_prompt_after(
+    agent: &dyn AgentLoop,
+    provider: SharedModel,
+    tools: &ToolRegistry,
+    prompt: &str,
+    sink: Arc<dyn EventSink>,
+    history: Vec<wonopcode_agent_loop::Message>,
+) -> String {
     let gate: SharedGate = Arc::new(AllowAll);
     let cwd = std::env::temp_dir();
-    let mut messages = Vec::new();
+    let mut messages = history;
     let config = LoopConfig {
         max_iterations: 10_000,
         ..LoopConfig::default()

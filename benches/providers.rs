@@ -129,7 +129,7 @@ fn request() -> ModelRequest {
     ModelRequest {
         context: ContextPath::root(),
         system: None,
-        messages: vec![Message::user("hello")],
+        messages: vec![Message::user("hello")].into(),
         tools: Vec::new(),
         options: RequestOptions::default(),
     }

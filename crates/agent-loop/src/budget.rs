@@ -5,6 +5,7 @@
 //! is shared by every context of the run (its model is wrapped in [`CappedModel`]), so
 //! children running in parallel cannot overspend it between them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,8 @@ use futures::StreamExt;
 use parking_lot::Mutex;
 
 use crate::assemble::price;
-use crate::compaction::estimate_tokens;
+use crate::compaction::TokenTally;
+use crate::context_path::ContextPath;
 use crate::model::{
     ChunkStream, LanguageModel, ModelError, ModelRequest, SharedModel, StreamChunk,
 };
@@ -76,6 +78,8 @@ pub struct RunBudget {
     scope: Option<String>,
     started: Instant,
     ledger: Mutex<Ledger>,
+    /// Each context's history estimate, kept as it grows.
+    tallies: Mutex<HashMap<ContextPath, TokenTally>>,
 }
 
 /// A request's worst case, held against the budget while it streams.
@@ -107,6 +111,7 @@ impl RunBudget {
             scope: None,
             started: Instant::now(),
             ledger: Mutex::new(Ledger::default()),
+            tallies: Mutex::default(),
         })
     }
 
@@ -117,6 +122,7 @@ impl RunBudget {
             scope: Some(scope),
             started: Instant::now(),
             ledger: Mutex::new(Ledger::default()),
+            tallies: Mutex::default(),
         })
     }
 
@@ -160,7 +166,13 @@ impl RunBudget {
                 wall.as_secs()
             )));
         }
-        let worst = worst_case(model, request);
+        let history = self
+            .tallies
+            .lock()
+            .entry(request.context.clone())
+            .or_default()
+            .estimate(request.system.as_deref(), &request.messages);
+        let worst = worst_case(model, request, history);
         let cost = model.pricing.map_or(0, |p| p.cost(&worst));
         let tokens = worst.total_tokens();
         let mut ledger = self.ledger.lock();
@@ -206,8 +218,9 @@ impl RunBudget {
 /// per four bytes, raised to one per three, more than real text and code take; the tool
 /// schemas counted the same way), all of it at the dearer of the input and cache-write
 /// prices, and the whole output allowance.
-pub fn worst_case(model: &ModelInfo, request: &ModelRequest) -> Usage {
-    let history = estimate_tokens(request.system.as_deref(), &request.messages);
+/// `history` is the estimate of the request's system prompt and messages
+/// ([`crate::compaction::estimate_tokens`], or a [`TokenTally`] of the context).
+pub fn worst_case(model: &ModelInfo, request: &ModelRequest, history: usize) -> Usage {
     let schemas: usize = request
         .tools
         .iter()
@@ -249,7 +262,7 @@ impl LanguageModel for CappedModel {
         self.inner.info()
     }
 
-    fn skip_response(&self, context: &crate::ContextPath) {
+    fn skip_response(&self, context: &ContextPath) {
         self.inner.skip_response(context);
     }
 
@@ -322,7 +335,7 @@ mod tests {
         ModelRequest {
             context: Default::default(),
             system: Some("x".repeat(3_000)),
-            messages: Vec::new(),
+            messages: Vec::new().into(),
             tools: Vec::new(),
             options: Default::default(),
         }

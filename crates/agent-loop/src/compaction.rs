@@ -57,6 +57,37 @@ pub fn estimate_tokens(system: Option<&str>, messages: &[Message]) -> usize {
             .sum::<usize>()
 }
 
+/// A history's token estimate kept as the history grows: after an append, a request costs
+/// counting the new messages, not every byte of the history again. A history that changed
+/// otherwise (compaction, a guest that replaced it) is counted again. The tally holds the
+/// messages it counted and checks each is still in its place by pointer (a few nanoseconds a
+/// message); holding them means an edit through `Arc::make_mut` always makes a new one.
+#[derive(Debug, Clone, Default)]
+pub struct TokenTally {
+    counted: Vec<Arc<[Part]>>,
+    tokens: usize,
+}
+
+impl TokenTally {
+    /// The estimate of `messages` plus `system` (the same as [`estimate_tokens`]).
+    pub fn estimate(&mut self, system: Option<&str>, messages: &[Message]) -> usize {
+        let appended = self.counted.len() <= messages.len()
+            && self
+                .counted
+                .iter()
+                .zip(messages)
+                .all(|(counted, m)| Arc::ptr_eq(counted, &m.parts));
+        if !appended {
+            *self = Self::default();
+        }
+        for message in &messages[self.counted.len()..] {
+            self.tokens += message.estimated_tokens();
+            self.counted.push(message.parts.clone());
+        }
+        self.tokens + system.map_or(0, |s| s.len().div_ceil(4))
+    }
+}
+
 impl CompactionConfig {
     /// Whether a history this size needs compaction for a window of `context_window` tokens.
     pub fn needs_compaction(&self, tokens: usize, messages: usize, context_window: u64) -> bool {
@@ -139,6 +170,9 @@ pub struct Compactor<'a> {
     pub cwd: &'a std::path::Path,
     /// Why it compacts: `manual` or `auto` (`TurnEvent::Compacting`).
     pub trigger: &'a str,
+    /// The caller's estimate of the history now (a run keeps one as it grows), so the check
+    /// before every request does not walk the history; `None`: counted here.
+    pub known_tokens: Option<usize>,
 }
 
 impl Compactor<'_> {
@@ -159,7 +193,9 @@ impl Compactor<'_> {
         let cfg = &self.config.compaction;
         let window = self.provider.info().context_window;
         let system = self.config.system_prompt.as_deref();
-        let before = estimate_tokens(system, messages);
+        let before = self
+            .known_tokens
+            .unwrap_or_else(|| estimate_tokens(system, messages));
         if !force && !cfg.needs_compaction(before, messages.len(), window) {
             return false;
         }
@@ -183,7 +219,7 @@ impl Compactor<'_> {
             let request = ModelRequest {
                 context: self.events.context().clone(),
                 system: self.config.system_prompt.clone(),
-                messages: prefix,
+                messages: prefix.into(),
                 tools: Vec::new(),
                 options: self.config.request.clone(),
             };
@@ -300,5 +336,35 @@ mod tests {
         assert!(!cfg.needs_compaction(899, 1, 1000));
         assert!(cfg.needs_compaction(901, 1, 1000));
         assert!(cfg.needs_compaction(1, 11, 1000));
+    }
+
+    /// The tally equals a full count after appends, an edit in place and a replacement.
+    #[test]
+    fn the_tally_counts_what_was_added_and_sees_edits() {
+        let mut tally = TokenTally::default();
+        let mut messages = vec![Message::user("hello there")];
+        let full = |m: &[Message]| estimate_tokens(Some("system"), m);
+        assert_eq!(tally.estimate(Some("system"), &messages), full(&messages));
+        for i in 0..20 {
+            messages.push(Message::new(
+                Role::Tool,
+                vec![Part::ToolResult {
+                    call_id: format!("c{i}"),
+                    content: "x".repeat(100 * i),
+                    is_error: false,
+                }],
+            ));
+            assert_eq!(tally.estimate(Some("system"), &messages), full(&messages));
+        }
+        // Pruning edits old messages in place: the tally sees them changed.
+        let config = CompactionConfig {
+            protect_tool_tokens: 10,
+            min_prune_tokens: 1,
+            ..CompactionConfig::default()
+        };
+        assert!(config.prune_tool_outputs(&mut messages) > 0);
+        assert_eq!(tally.estimate(Some("system"), &messages), full(&messages));
+        let tail = messages.split_off(10);
+        assert_eq!(tally.estimate(None, &tail), estimate_tokens(None, &tail));
     }
 }

@@ -36,7 +36,7 @@ pub use agent::{
 pub use context_path::ContextPath;
 pub use earlier::{EarlierCall, EarlierCalls, Interrupted, OnInterrupted};
 pub use event::{Emitter, Event, EventKind, EventSink};
-pub use message::{Message, Part, Role};
+pub use message::{Message, Part, Role, SharedHistory};
 pub use model::{
     ChunkStream, LanguageModel, ModelError, ModelRequest, RequestOptions, SharedModel, StopReason,
     StreamChunk, ToolSchema,

@@ -63,6 +63,12 @@ pub enum Part {
     },
 }
 
+/// A conversation shared without copying: a run's history and the requests made of it hold
+/// one list, so a request costs a pointer rather than a copy of every message, and the run
+/// adds to it through `Arc::make_mut`, which copies the list only while a request still
+/// holds it (none does once its response is in).
+pub type SharedHistory = Arc<Vec<Message>>;
+
 /// A message in the conversation history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Message {

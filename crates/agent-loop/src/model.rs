@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::context_path::ContextPath;
-use crate::message::Message;
+use crate::message::SharedHistory;
 use crate::usage::{ModelInfo, Usage};
 
 /// A tool as the model sees it: name, description and JSON Schema of its arguments.
@@ -43,8 +43,8 @@ pub struct ModelRequest {
     pub context: ContextPath,
     /// System prompt, kept apart from the history as most providers want it.
     pub system: Option<String>,
-    /// The conversation so far.
-    pub messages: Vec<Message>,
+    /// The conversation so far, shared with the run that made the request.
+    pub messages: SharedHistory,
     /// Tools the model may call.
     pub tools: Vec<ToolSchema>,
     /// Generation options.

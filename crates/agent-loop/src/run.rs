@@ -9,16 +9,17 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
 use crate::assemble::{AssembledResponse, stream_request};
-use crate::compaction::Compactor;
+use crate::compaction::{Compactor, TokenTally};
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
-use crate::message::{Message, Part, Role, pending_tool_calls};
+use crate::message::{Message, Part, Role, SharedHistory, pending_tool_calls};
 use crate::model::{ModelRequest, RequestOptions, SharedModel, ToolSchema};
 use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
@@ -90,12 +91,15 @@ pub struct Response {
 pub struct Run {
     /// The services.
     pub services: RunServices,
-    /// The conversation history.
-    pub messages: Vec<Message>,
+    /// The conversation history, shared with the request in flight (push through
+    /// [`Run::push_message`] or `Arc::make_mut`).
+    pub messages: SharedHistory,
     /// Usage and requests of this run.
     pub stats: RunStats,
     doom: DoomLoopDetector,
     todo: TodoTracker,
+    /// The history's token estimate, kept as it grows.
+    tally: TokenTally,
     /// Set once a step ended the run: later steps refuse to go on.
     ending: Option<Result<String, LoopError>>,
 }
@@ -105,10 +109,11 @@ impl Run {
     pub fn new(services: RunServices, messages: Vec<Message>) -> Self {
         Self {
             services,
-            messages,
+            messages: Arc::new(messages),
             stats: RunStats::default(),
             doom: DoomLoopDetector::default(),
             todo: TodoTracker::default(),
+            tally: TokenTally::default(),
             ending: None,
         }
     }
@@ -133,7 +138,7 @@ impl Run {
     /// completes the todo-list item.
     pub fn give_back(self, ctx: &mut LoopContext<'_>) {
         self.todo.finish(&self.services.events);
-        *ctx.messages = self.messages;
+        *ctx.messages = Arc::unwrap_or_clone(self.messages);
         ctx.stats.usage.add(&self.stats.usage);
         ctx.stats.iterations += self.stats.iterations;
     }
@@ -180,7 +185,7 @@ impl Run {
         self.services.events.emit(EventKind::MessageCreated {
             message: message.clone(),
         });
-        self.messages.push(message);
+        Arc::make_mut(&mut self.messages).push(message);
     }
 
     /// Answers tool calls a previous, interrupted run left without results, so the history is
@@ -242,7 +247,7 @@ impl Run {
     pub fn request_of(
         &self,
         system: Option<String>,
-        messages: Vec<Message>,
+        messages: SharedHistory,
         tools: Vec<ToolSchema>,
         options: &RequestOptions,
     ) -> ModelRequest {
@@ -283,18 +288,27 @@ impl Run {
         config.compaction.max_messages = Some(0);
         config.compaction.min_prune_tokens = usize::MAX;
         let s = &self.services;
-        compact(s, &config, &mut self.messages, &mut self.stats.usage, false).await
+        let messages = Arc::make_mut(&mut self.messages);
+        compact(s, &config, messages, &mut self.stats.usage, false, None).await
+    }
+
+    /// The history's token estimate (with the system prompt), kept as it grows.
+    pub fn estimated_tokens(&mut self) -> usize {
+        let system = self.services.config.system_prompt.as_deref();
+        self.tally.estimate(system, &self.messages)
     }
 
     async fn compact(&mut self, force: bool) -> bool {
+        let known = self.estimated_tokens();
         // The services are borrowed, not cloned: this runs before every request.
         let s = &self.services;
         compact(
             s,
             &s.config,
-            &mut self.messages,
+            Arc::make_mut(&mut self.messages),
             &mut self.stats.usage,
             force,
+            Some(known),
         )
         .await
     }
@@ -594,6 +608,7 @@ async fn compact(
     messages: &mut Vec<Message>,
     usage: &mut crate::usage::Usage,
     force: bool,
+    known_tokens: Option<usize>,
 ) -> bool {
     let compactor = Compactor {
         provider: &s.provider,
@@ -603,6 +618,7 @@ async fn compact(
         session_id: &s.session_id,
         cwd: &s.cwd,
         trigger: "auto",
+        known_tokens,
     };
     if force {
         compactor.compact_now(messages, usage).await

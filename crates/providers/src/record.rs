@@ -2,7 +2,6 @@
 //! transcript, in the format `ReplayProvider` reads. Each record is written (and fsync'd)
 //! when its stream ends, so an interrupted run keeps every finished response.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -19,7 +18,7 @@ use wonopcode_agent_loop::{
 
 use crate::divergence::AddedMessages;
 use crate::transcript::{
-    FORMAT, Fingerprint, Record, RecordedError, ResponseCounter, ResponseRecord, VERSION, to_line,
+    FORMAT, Fingerprinter, Record, RecordedError, ResponseCounter, ResponseRecord, VERSION, to_line,
 };
 
 /// The transcript file and turn numbering every recorded model of a run shares.
@@ -28,9 +27,8 @@ struct Sink {
     responses_made: ResponseCounter,
     /// The header's model: a turn answered by another model names its own.
     header: ModelInfo,
-    /// The message hashes of each context's last request, to record only what the next one
-    /// adds.
-    last_messages: Mutex<HashMap<ContextPath, Vec<String>>>,
+    /// Fingerprints each context's requests, hashing and recording only what each adds.
+    prints: Fingerprinter,
 }
 
 /// Records a model's answers.
@@ -55,7 +53,7 @@ impl RecordingModel {
                 out: Arc::new(Mutex::new(file)),
                 responses_made: ResponseCounter::default(),
                 header: inner.info().clone(),
-                last_messages: Mutex::default(),
+                prints: Fingerprinter::default(),
             }),
             inner,
         })
@@ -127,17 +125,8 @@ impl LanguageModel for RecordingModel {
         let index = self.sink.responses_made.next(&request.context);
         let info = self.inner.info();
         let own_model = !info.same_model(&self.sink.header);
-        let mut print = Fingerprint::of(&request);
-        {
-            let mut last = self.sink.last_messages.lock();
-            let previous = last.get(&request.context).map(Vec::as_slice);
-            print.added = Some(AddedMessages::since(
-                &request.messages,
-                &print.messages,
-                previous,
-            ));
-            last.insert(request.context.clone(), print.messages.clone());
-        }
+        let mut print = self.sink.prints.of(&request);
+        print.added = Some(AddedMessages::of(&request.messages, print.kept));
         let mut record = ResponseRecord {
             context: request.context.clone(),
             index,
@@ -207,7 +196,7 @@ mod tests {
         ModelRequest {
             context: ContextPath::root(),
             system: None,
-            messages: vec![Message::user(prompt)],
+            messages: vec![Message::user(prompt)].into(),
             tools: Vec::new(),
             options: RequestOptions::default(),
         }
@@ -302,7 +291,7 @@ mod tests {
         .unwrap();
         let with_result = |output: &str| {
             let mut asked = request("count the lines");
-            asked.messages.push(Message {
+            std::sync::Arc::make_mut(&mut asked.messages).push(Message {
                 role: wonopcode_agent_loop::Role::Assistant,
                 parts: vec![wonopcode_agent_loop::Part::ToolCall {
                     id: "c1".into(),
@@ -311,7 +300,7 @@ mod tests {
                 }]
                 .into(),
             });
-            asked.messages.push(Message {
+            std::sync::Arc::make_mut(&mut asked.messages).push(Message {
                 role: wonopcode_agent_loop::Role::Tool,
                 parts: vec![wonopcode_agent_loop::Part::ToolResult {
                     call_id: "c1".into(),

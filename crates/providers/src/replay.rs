@@ -14,7 +14,7 @@ use wonopcode_agent_loop::{
 
 use crate::divergence::{Difference, message_diff, render};
 use crate::transcript::{
-    Fingerprint, ResponseCounter, ResponseRecord, Transcript, TranscriptError,
+    Fingerprint, Fingerprinter, ResponseCounter, ResponseRecord, Transcript, TranscriptError,
 };
 
 /// The recording every view of one replay shares.
@@ -24,9 +24,58 @@ struct Recording {
     models: Vec<ModelInfo>,
     turns: HashMap<(ContextPath, u32), ResponseRecord>,
     responses_made: ResponseCounter,
+    /// Fingerprints the requests as they come, hashing what each added.
+    prints: Fingerprinter,
 }
 
 impl Recording {
+    /// What differs between `request` and the fingerprint recorded for response `turn` of
+    /// its context, or `None`. The request's hash comes from the fingerprinter; only a
+    /// request that differs is fingerprinted whole, beside the recorded messages put
+    /// together from the records its record continues.
+    fn difference(
+        &self,
+        request: &ModelRequest,
+        turn: u32,
+        recorded: &Fingerprint,
+    ) -> Option<Difference> {
+        if self.prints.of(request).hash == recorded.hash {
+            return None;
+        }
+        let mut whole = recorded.clone();
+        whole.messages = self.recorded_messages(&request.context, turn)?;
+        whole.kept = 0;
+        whole.difference(&Fingerprint::of(request))
+    }
+
+    /// Every message hash of response `turn`'s request in `context`, put together from the
+    /// records whose messages it kept (`None` when the records do not hold them).
+    fn recorded_messages(&self, context: &ContextPath, turn: u32) -> Option<Vec<String>> {
+        let mut chain = Vec::new();
+        let mut index = turn;
+        loop {
+            let print = self
+                .turns
+                .get(&(context.clone(), index))?
+                .request
+                .as_deref()?;
+            chain.push(print);
+            if print.kept == 0 {
+                break;
+            }
+            index = index.checked_sub(1)?;
+        }
+        let mut messages: Vec<String> = Vec::new();
+        for print in chain.iter().rev() {
+            if messages.len() < print.kept {
+                return None;
+            }
+            messages.truncate(print.kept);
+            messages.extend(print.messages.iter().cloned());
+        }
+        Some(messages)
+    }
+
     /// The header's model: the one a turn without its own `model` came from.
     fn header(&self) -> &ModelInfo {
         &self.models[0]
@@ -89,6 +138,7 @@ impl ReplayProvider {
                 models,
                 turns,
                 responses_made: ResponseCounter::default(),
+                prints: Fingerprinter::default(),
             }),
             model: transcript.model,
             pace: None,
@@ -157,7 +207,7 @@ impl LanguageModel for ReplayProvider {
             )));
         }
         if let Some(recorded) = &record.request
-            && let Some(difference) = recorded.difference(&Fingerprint::of(&request))
+            && let Some(difference) = recording.difference(&request, turn, recorded)
         {
             // Not answered: the next request (a prompt typed again) may be this turn's.
             recording.responses_made.give_back(&request.context);
@@ -250,7 +300,7 @@ mod tests {
         ModelRequest {
             context: ContextPath::root(),
             system: None,
-            messages: vec![Message::user("hi")],
+            messages: vec![Message::user("hi")].into(),
             tools: Vec::new(),
             options: RequestOptions::default(),
         }

@@ -3,18 +3,23 @@
 //! refused the request) and a fingerprint of the request that produced them. `--replay`
 //! reads it; `--record` writes it. Documented in `docs/replay.md`.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use wonopcode_agent_loop::{ContextPath, ModelInfo, ModelRequest, Role, StreamChunk};
+use wonopcode_agent_loop::{
+    ContextPath, Message, ModelInfo, ModelRequest, Part, Role, StreamChunk,
+};
 
 use crate::divergence::{AddedMessages, Difference};
 
 /// The `format` value of the header.
 pub const FORMAT: &str = "wonopcode-transcript";
-/// The version this build reads and writes.
-pub const VERSION: u32 = 1;
+/// The version this build writes (2: a record lists only the messages after the ones it
+/// `kept` from its context's previous record). Version 1 files are read too.
+pub const VERSION: u32 = 2;
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,7 +84,13 @@ pub struct Fingerprint {
     /// Hash of the system prompt, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
-    /// `role:hash` of each message.
+    /// How many of the request's messages are those of its context's previous record (the
+    /// request continued that conversation): `messages` then lists only the ones after them,
+    /// so a long session's records stay the size of what each response added. 0 in files
+    /// of version 1.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub kept: usize,
+    /// `role:hash` of each message (after the `kept` ones).
     pub messages: Vec<String>,
     /// Tool names offered.
     pub tools: Vec<String>,
@@ -98,6 +109,10 @@ pub struct Fingerprint {
 /// Characters of a prompt kept in a fingerprint.
 const PROMPT_CHARS: usize = 200;
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 fn role_name(role: Role) -> &'static str {
     match role {
         Role::System => "system",
@@ -115,24 +130,36 @@ fn json_hash<T: Serialize>(value: &T) -> String {
     short_hash(serde_json::to_string(value).unwrap_or_default().as_bytes())
 }
 
+/// A message as a fingerprint lists it: `role:hash`.
+fn message_hash(message: &Message) -> String {
+    format!("{}:{}", role_name(message.role), json_hash(message))
+}
+
+/// The hash of the generation options and the tools' parameters.
+fn options_hash(request: &ModelRequest) -> String {
+    json_hash(&(
+        &request.options,
+        request
+            .tools
+            .iter()
+            .map(|t| &t.parameters)
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// JSON text of a value that always serializes (strings and lists of them).
+fn json_text<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 impl Fingerprint {
-    /// Fingerprints a request.
+    /// Fingerprints a request, hashing every message (see [`Fingerprinter`] for a context's
+    /// requests one after another).
     pub fn of(request: &ModelRequest) -> Self {
         let system = request.system.as_deref().map(|s| short_hash(s.as_bytes()));
-        let messages: Vec<String> = request
-            .messages
-            .iter()
-            .map(|m| format!("{}:{}", role_name(m.role), json_hash(m)))
-            .collect();
+        let messages: Vec<String> = request.messages.iter().map(message_hash).collect();
         let tools: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
-        let options = json_hash(&(
-            &request.options,
-            request
-                .tools
-                .iter()
-                .map(|t| &t.parameters)
-                .collect::<Vec<_>>(),
-        ));
+        let options = options_hash(request);
         let hash = json_hash(&(&system, &messages, &tools, &options));
         let prompt = request
             .messages
@@ -143,6 +170,7 @@ impl Fingerprint {
         Self {
             hash,
             system,
+            kept: 0,
             messages,
             tools,
             options,
@@ -186,6 +214,90 @@ impl Fingerprint {
             });
         }
         Some(Difference::Options)
+    }
+}
+
+/// Fingerprints each context's requests in turn, hashing only what a request added to the
+/// one before it: a request of a long session costs what its response added, not a hash of
+/// the whole history. It keeps, per context, the messages it hashed (holding them, so one
+/// edited in place through `Arc::make_mut` is always a new one) and the SHA-256 state of the
+/// fingerprint's JSON up to the last message, and gives the same hash as
+/// [`Fingerprint::of`].
+#[derive(Debug, Default)]
+pub struct Fingerprinter(parking_lot::Mutex<HashMap<ContextPath, Known>>);
+
+/// What a context's previous request was, as far as its fingerprint goes.
+#[derive(Debug, Clone)]
+struct Known {
+    system: Option<String>,
+    messages: Vec<(Role, Arc<[Part]>)>,
+    /// The index of the last user message, for the prompt.
+    last_user: Option<usize>,
+    /// SHA-256 of `[SYSTEM,[HASH,HASH,...` (the JSON of [`Fingerprint::of`]'s hash, up to
+    /// the last message).
+    state: Sha256,
+}
+
+impl Fingerprinter {
+    /// The fingerprint of `request`, with `kept` set to the messages it shares with its
+    /// context's previous request (all of them, when it continues it; else 0) and `messages`
+    /// listing only the rest.
+    pub fn of(&self, request: &ModelRequest) -> Fingerprint {
+        let system = request.system.as_deref().map(|s| short_hash(s.as_bytes()));
+        let mut contexts = self.0.lock();
+        let continued = contexts.remove(&request.context).filter(|known| {
+            known.system == system
+                && known.messages.len() <= request.messages.len()
+                && known
+                    .messages
+                    .iter()
+                    .zip(request.messages.iter())
+                    .all(|((role, parts), m)| *role == m.role && Arc::ptr_eq(parts, &m.parts))
+        });
+        let mut known = continued.unwrap_or_else(|| {
+            let mut state = Sha256::new();
+            state.update(format!("[{},[", json_text(&system)).as_bytes());
+            Known {
+                system: system.clone(),
+                messages: Vec::new(),
+                last_user: None,
+                state,
+            }
+        });
+        let kept = known.messages.len();
+        let mut added = Vec::with_capacity(request.messages.len() - kept);
+        for (index, message) in request.messages.iter().enumerate().skip(kept) {
+            let hash = message_hash(message);
+            if index > 0 {
+                known.state.update(b",");
+            }
+            known.state.update(json_text(&hash).as_bytes());
+            known.messages.push((message.role, message.parts.clone()));
+            if message.role == Role::User {
+                known.last_user = Some(index);
+            }
+            added.push(hash);
+        }
+        let tools: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
+        let options = options_hash(request);
+        let mut state = known.state.clone();
+        state.update(format!("],{},{}]", json_text(&tools), json_text(&options)).as_bytes());
+        let hash = hex::encode(&state.finalize()[..8]);
+        let prompt = known
+            .last_user
+            .and_then(|i| request.messages.get(i))
+            .map(|m| m.text_content().chars().take(PROMPT_CHARS).collect());
+        contexts.insert(request.context.clone(), known);
+        Fingerprint {
+            hash,
+            system,
+            kept,
+            messages: added,
+            tools,
+            options,
+            prompt,
+            added: None,
+        }
     }
 }
 
@@ -261,6 +373,8 @@ impl Transcript {
         let mut model = None;
         let mut turns: Vec<ResponseRecord> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        // Per context: the last record's index and how many messages its request had.
+        let mut last: HashMap<ContextPath, (u32, usize)> = HashMap::new();
         for (index, raw) in text.lines().enumerate() {
             let line = index + 1;
             if raw.trim().is_empty() {
@@ -286,7 +400,7 @@ impl Transcript {
                             format!("not a wonopcode transcript (format `{format}`)"),
                         ));
                     }
-                    if version != VERSION {
+                    if !(1..=VERSION).contains(&version) {
                         return Err(invalid(
                             line,
                             format!(
@@ -311,6 +425,25 @@ impl Transcript {
                                 turn.context, turn.index
                             ),
                         ));
+                    }
+                    if let Some(print) = &turn.request {
+                        let before = last.get(&turn.context).copied();
+                        let continues = before.is_some_and(|(index, count)| {
+                            index + 1 == turn.index && print.kept <= count
+                        });
+                        if print.kept > 0 && !continues {
+                            return Err(invalid(
+                                line,
+                                format!(
+                                    "the record keeps {} messages of context {}'s previous record, which is not the one before it or has fewer",
+                                    print.kept, turn.context
+                                ),
+                            ));
+                        }
+                        last.insert(
+                            turn.context.clone(),
+                            (turn.index, print.kept + print.messages.len()),
+                        );
                     }
                     turns.push(turn);
                 }
@@ -355,7 +488,7 @@ pub fn to_line(record: &Record) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::{Message, RequestOptions};
+    use wonopcode_agent_loop::RequestOptions;
 
     const HEADER: &str = r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#;
 
@@ -363,7 +496,7 @@ mod tests {
         ModelRequest {
             context: ContextPath::root(),
             system: Some("sys".into()),
-            messages: vec![Message::user(prompt)],
+            messages: vec![Message::user(prompt)].into(),
             tools: Vec::new(),
             options: RequestOptions::default(),
         }
@@ -442,7 +575,7 @@ mod tests {
             "message 0 (user) differs from the recording"
         );
         let mut longer = request("one");
-        longer.messages.push(Message::text(Role::Assistant, "more"));
+        std::sync::Arc::make_mut(&mut longer.messages).push(Message::text(Role::Assistant, "more"));
         assert_eq!(
             a.difference(&Fingerprint::of(&longer)).unwrap().to_string(),
             "the recording has 1 messages, the request has 2"
@@ -455,5 +588,63 @@ mod tests {
                 .to_string(),
             "the system prompt differs"
         );
+    }
+
+    /// The fingerprinter gives the hash a whole fingerprint gives, hashing only what each
+    /// request added, and starts again when the history is not a continuation.
+    #[test]
+    fn the_fingerprinter_hashes_what_each_request_adds() {
+        let prints = Fingerprinter::default();
+        let mut request = request("hello");
+        let first = prints.of(&request);
+        assert_eq!((first.kept, first.messages.len()), (0, 1));
+        assert_eq!(first.hash, Fingerprint::of(&request).hash);
+        for i in 0..5 {
+            std::sync::Arc::make_mut(&mut request.messages)
+                .push(Message::text(Role::Assistant, format!("answer {i}")));
+            std::sync::Arc::make_mut(&mut request.messages)
+                .push(Message::user(format!("again {i}")));
+            let next = prints.of(&request);
+            let whole = Fingerprint::of(&request);
+            assert_eq!(next.hash, whole.hash, "after {i}");
+            assert_eq!(next.kept, 1 + 2 * i);
+            assert_eq!(next.messages, whole.messages[next.kept..]);
+            assert_eq!(next.prompt, whole.prompt);
+        }
+        // A history changed in place (compaction) is a new one: hashed whole.
+        std::sync::Arc::make_mut(&mut request.messages)[1] =
+            Message::text(Role::Assistant, "summary");
+        let changed = prints.of(&request);
+        assert_eq!(
+            (changed.kept, changed.hash.clone()),
+            (0, Fingerprint::of(&request).hash)
+        );
+        // Another system prompt, or other tools, change the hash as a whole fingerprint does.
+        request.system = Some("other".into());
+        assert_eq!(prints.of(&request).hash, Fingerprint::of(&request).hash);
+        request.system = None;
+        assert_eq!(prints.of(&request).hash, Fingerprint::of(&request).hash);
+    }
+
+    #[test]
+    fn a_record_that_keeps_messages_it_cannot_is_refused() {
+        let record = |index: u32, kept: usize| {
+            format!(
+                r#"{{"type":"turn","context":"0","turn":{index},"request":{{"hash":"h","kept":{kept},"messages":["user:a"],"tools":[],"options":"o"}},"chunks":[]}}"#
+            )
+        };
+        let good = format!("{HEADER}\n{}\n{}\n", record(0, 0), record(1, 1));
+        assert!(Transcript::parse(&good, "t").is_ok());
+        for bad in [
+            format!("{HEADER}\n{}\n", record(0, 1)),
+            format!("{HEADER}\n{}\n{}\n", record(0, 0), record(1, 2)),
+            format!("{HEADER}\n{}\n{}\n", record(0, 0), record(2, 1)),
+        ] {
+            let error = Transcript::parse(&bad, "t").err().map(|e| e.to_string());
+            assert!(
+                error.as_deref().is_some_and(|e| e.contains("keeps")),
+                "{error:?}"
+            );
+        }
     }
 }

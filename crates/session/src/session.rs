@@ -1125,6 +1125,7 @@ impl Session {
             session_id: &self.session_id,
             cwd: &self.root,
             trigger: "manual",
+            known_tokens: None,
         };
         let changed = compactor.compact_now(&mut self.messages, &mut usage).await;
         *self.current_turn.0.lock() = None;

@@ -107,7 +107,7 @@ impl ContextView<'_> {
             place: ParentPlace::of(frame),
             services,
             messages: if inherit {
-                run.messages.clone()
+                run.messages.to_vec()
             } else {
                 Vec::new()
             },

@@ -12,7 +12,7 @@ pub const API_VERSION: &str = "2023-06-01";
 pub fn request_body(model: &str, max_output: u64, request: &ModelRequest) -> Value {
     let mut system: Vec<String> = request.system.iter().cloned().collect();
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for message in &request.messages {
+    for message in request.messages.iter() {
         let role = match message.role {
             // A system message inside the history joins the system prompt: the API has no
             // system role in `messages`.
@@ -152,7 +152,8 @@ mod tests {
                     }],
                 ),
                 Message::user("and now?"),
-            ],
+            ]
+            .into(),
             tools: vec![ToolSchema {
                 name: "glob".into(),
                 description: "find files".into(),

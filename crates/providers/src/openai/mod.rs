@@ -26,7 +26,7 @@ pub fn request_body(
     if let Some(system) = &request.system {
         messages.push(json!({ "role": "system", "content": system }));
     }
-    for message in &request.messages {
+    for message in request.messages.iter() {
         match message.role {
             Role::System => {
                 messages.push(json!({ "role": "system", "content": message.text_content() }))
@@ -152,7 +152,8 @@ mod tests {
                         },
                     ],
                 ),
-            ],
+            ]
+            .into(),
             tools: Vec::new(),
             options: RequestOptions::default(),
         };

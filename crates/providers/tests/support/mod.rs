@@ -259,7 +259,7 @@ pub fn request() -> ModelRequest {
     ModelRequest {
         context: ContextPath::root(),
         system: Some("be brief".to_owned()),
-        messages: vec![Message::user("hello")],
+        messages: vec![Message::user("hello")].into(),
         tools: Vec::new(),
         options: RequestOptions::default(),
     }

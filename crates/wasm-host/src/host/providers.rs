@@ -415,7 +415,7 @@ impl ProvidersView<'_> {
         };
         let request = match own {
             None => run.request(schemas, &options),
-            Some((system, messages)) => run.request_of(system, messages, schemas, &options),
+            Some((system, messages)) => run.request_of(system, messages.into(), schemas, &options),
         };
         // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
         let s = &run.services;

@@ -3,6 +3,8 @@
 //! `context.compacted`), so the consumer persists it exactly as for the native loop, and a
 //! stored response is checked for repetition by the run's own step.
 
+use std::sync::Arc;
+
 use wonopcode_agent_loop::compaction::estimate_tokens;
 use wonopcode_agent_loop::{EventKind, Part, Role};
 
@@ -92,17 +94,13 @@ impl StorageView<'_> {
             strategy: strategy.to_owned(),
             tokens_before: before as u64,
             tokens_after: estimate_tokens(system, &run.messages) as u64,
-            messages: run.messages.clone(),
+            messages: run.messages.to_vec(),
         });
         Ok(())
     }
 
-    fn tokens(&self) -> wasmtime::Result<usize> {
-        let run = self.run.get()?;
-        Ok(estimate_tokens(
-            run.services.config.system_prompt.as_deref(),
-            &run.messages,
-        ))
+    fn tokens(&mut self) -> wasmtime::Result<usize> {
+        Ok(self.run.get_mut()?.estimated_tokens())
     }
 }
 
@@ -133,7 +131,7 @@ impl Host for StorageView<'_> {
 
     fn clear_messages(&mut self) -> wasmtime::Result<()> {
         let before = self.tokens()?;
-        self.run.get_mut()?.messages.clear();
+        Arc::make_mut(&mut self.run.get_mut()?.messages).clear();
         self.announce_reset("clear", before)
     }
 
@@ -150,7 +148,7 @@ impl Host for StorageView<'_> {
         let before_len = run.messages.len();
         let name = match strategy {
             CompactionStrategy::KeepLast(n) => {
-                let messages = &mut run.messages;
+                let messages = Arc::make_mut(&mut run.messages);
                 let mut start = messages.len().saturating_sub(n as usize);
                 // Never start with tool results whose calls were dropped.
                 while messages.get(start).is_some_and(|m| m.role == Role::Tool) {
@@ -161,7 +159,7 @@ impl Host for StorageView<'_> {
             }
             CompactionStrategy::TokenLimit(limit) => {
                 while self.tokens()? > limit as usize {
-                    let messages = &mut self.run.get_mut()?.messages;
+                    let messages = Arc::make_mut(&mut self.run.get_mut()?.messages);
                     if messages.is_empty() {
                         break;
                     }
