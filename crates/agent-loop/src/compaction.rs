@@ -60,25 +60,48 @@ pub fn estimate_tokens(system: Option<&str>, messages: &[Message]) -> usize {
 /// A history's token estimate kept as the history grows: after an append, a request costs
 /// counting the new messages, not every byte of the history again. A history that changed
 /// otherwise (compaction, a guest that replaced it) is counted again. The tally holds the
-/// messages it counted and checks each is still in its place by pointer (a few nanoseconds a
-/// message); holding them means an edit through `Arc::make_mut` always makes a new one.
+/// messages it counted, so an edit through `Arc::make_mut` always makes a new one, and
+/// checks they are still in place by pointer: every one ([`TokenTally::default`], for
+/// histories it cannot know the changes of, such as a budget's requests), or only the last
+/// ([`TokenTally::owned`], for a history whose owner forgets the tally whenever it changes it
+/// other than by appending, as a [`crate::Run`] does).
 #[derive(Debug, Clone, Default)]
 pub struct TokenTally {
     counted: Vec<Arc<[Part]>>,
     tokens: usize,
+    /// Only the last counted message is checked.
+    owned: bool,
 }
 
 impl TokenTally {
+    /// A tally of a history whose owner calls [`TokenTally::forget`] on any change but an
+    /// append.
+    pub fn owned() -> Self {
+        Self {
+            owned: true,
+            ..Self::default()
+        }
+    }
+
+    /// Counts the history again at the next estimate.
+    pub fn forget(&mut self) {
+        self.counted.clear();
+        self.tokens = 0;
+    }
+
     /// The estimate of `messages` plus `system` (the same as [`estimate_tokens`]).
     pub fn estimate(&mut self, system: Option<&str>, messages: &[Message]) -> usize {
+        let same = |counted: &Arc<[Part]>, m: &Message| Arc::ptr_eq(counted, &m.parts);
         let appended = self.counted.len() <= messages.len()
-            && self
-                .counted
-                .iter()
-                .zip(messages)
-                .all(|(counted, m)| Arc::ptr_eq(counted, &m.parts));
+            && if self.owned {
+                self.counted
+                    .last()
+                    .is_none_or(|last| same(last, &messages[self.counted.len() - 1]))
+            } else {
+                self.counted.iter().zip(messages).all(|(c, m)| same(c, m))
+            };
         if !appended {
-            *self = Self::default();
+            self.forget();
         }
         for message in &messages[self.counted.len()..] {
             self.tokens += message.estimated_tokens();
@@ -366,5 +389,14 @@ mod tests {
         assert_eq!(tally.estimate(Some("system"), &messages), full(&messages));
         let tail = messages.split_off(10);
         assert_eq!(tally.estimate(None, &tail), estimate_tokens(None, &tail));
+
+        // An owned tally checks only the last message: its owner forgets it on other changes.
+        let mut owned = TokenTally::owned();
+        assert_eq!(owned.estimate(None, &messages), estimate_tokens(None, &messages));
+        messages.push(Message::user("more"));
+        assert_eq!(owned.estimate(None, &messages), estimate_tokens(None, &messages));
+        messages.remove(0);
+        owned.forget();
+        assert_eq!(owned.estimate(None, &messages), estimate_tokens(None, &messages));
     }
 }

@@ -91,8 +91,9 @@ pub struct Response {
 pub struct Run {
     /// The services.
     pub services: RunServices,
-    /// The conversation history, shared with the request in flight (push through
-    /// [`Run::push_message`] or `Arc::make_mut`).
+    /// The conversation history, shared with the request in flight. Add to it with
+    /// [`Run::push_message`]; change it otherwise only through [`Run::history_mut`], which
+    /// has the run count its tokens again.
     pub messages: SharedHistory,
     /// Usage and requests of this run.
     pub stats: RunStats,
@@ -113,7 +114,7 @@ impl Run {
             stats: RunStats::default(),
             doom: DoomLoopDetector::default(),
             todo: TodoTracker::default(),
-            tally: TokenTally::default(),
+            tally: TokenTally::owned(),
             ending: None,
         }
     }
@@ -287,9 +288,17 @@ impl Run {
         // Any size counts as too big, and pruning frees nothing worth keeping.
         config.compaction.max_messages = Some(0);
         config.compaction.min_prune_tokens = usize::MAX;
+        self.tally.forget();
         let s = &self.services;
         let messages = Arc::make_mut(&mut self.messages);
         compact(s, &config, messages, &mut self.stats.usage, false, None).await
+    }
+
+    /// The history to change other than by appending (clear it, drop its start): the run
+    /// counts its tokens again.
+    pub fn history_mut(&mut self) -> &mut Vec<Message> {
+        self.tally.forget();
+        Arc::make_mut(&mut self.messages)
     }
 
     /// The history's token estimate (with the system prompt), kept as it grows.
@@ -300,6 +309,12 @@ impl Run {
 
     async fn compact(&mut self, force: bool) -> bool {
         let known = self.estimated_tokens();
+        let window = self.services.provider.info().context_window;
+        let compaction = &self.services.config.compaction;
+        if !force && !compaction.needs_compaction(known, self.messages.len(), window) {
+            return false;
+        }
+        self.tally.forget();
         // The services are borrowed, not cloned: this runs before every request.
         let s = &self.services;
         compact(

@@ -3,8 +3,6 @@
 //! `context.compacted`), so the consumer persists it exactly as for the native loop, and a
 //! stored response is checked for repetition by the run's own step.
 
-use std::sync::Arc;
-
 use wonopcode_agent_loop::compaction::estimate_tokens;
 use wonopcode_agent_loop::{EventKind, Part, Role};
 
@@ -131,7 +129,7 @@ impl Host for StorageView<'_> {
 
     fn clear_messages(&mut self) -> wasmtime::Result<()> {
         let before = self.tokens()?;
-        Arc::make_mut(&mut self.run.get_mut()?.messages).clear();
+        self.run.get_mut()?.history_mut().clear();
         self.announce_reset("clear", before)
     }
 
@@ -148,7 +146,7 @@ impl Host for StorageView<'_> {
         let before_len = run.messages.len();
         let name = match strategy {
             CompactionStrategy::KeepLast(n) => {
-                let messages = Arc::make_mut(&mut run.messages);
+                let messages = run.history_mut();
                 let mut start = messages.len().saturating_sub(n as usize);
                 // Never start with tool results whose calls were dropped.
                 while messages.get(start).is_some_and(|m| m.role == Role::Tool) {
@@ -159,7 +157,7 @@ impl Host for StorageView<'_> {
             }
             CompactionStrategy::TokenLimit(limit) => {
                 while self.tokens()? > limit as usize {
-                    let messages = Arc::make_mut(&mut self.run.get_mut()?.messages);
+                    let messages = self.run.get_mut()?.history_mut();
                     if messages.is_empty() {
                         break;
                     }
