@@ -14,7 +14,7 @@ use crate::support::{
     stderr, text, usage, wonopcode,
 };
 
-fn agents() -> PathBuf {
+pub(crate) fn agents() -> PathBuf {
     repo_root().join("examples/agents")
 }
 
@@ -275,7 +275,7 @@ fn each_specialist_runs_on_its_own() {
 /// A priced transcript (`priced_transcript_of`): the orchestrator hands eight questions to
 /// researchers in one parallel spawn; each researcher answers once for 1,000 tokens in and
 /// 1,000 out ($0.011).
-fn eight_researchers(s: &Scratch) -> PathBuf {
+pub(crate) fn eight_researchers(s: &Scratch) -> PathBuf {
     use serde_json::json;
     let tasks: Vec<Value> = (1..=8)
         .map(|i| json!({"specialist": "researcher", "task": format!("Question {i}: what does greet.sh print?")}))

@@ -85,7 +85,11 @@ fn a_held_child_keeps_its_history_a_fork_copies_it_and_a_dropped_one_frees_its_p
         recorded
             .iter()
             .find(|r| r["context"] == context && r["turn"] == turn)
-            .map(|r| r["request"]["messages"].as_array().unwrap().len())
+            // Those the record lists, after the ones it kept from its context's previous one.
+            .map(|r| {
+                r["request"]["kept"].as_u64().unwrap_or(0) as usize
+                    + r["request"]["messages"].as_array().unwrap().len()
+            })
     };
     assert_eq!(
         messages("0.1", 3),

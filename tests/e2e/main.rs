@@ -28,6 +28,7 @@ mod sandbox;
 mod seed_examples;
 mod snapshots;
 mod support;
+mod telemetry;
 mod templates;
 mod terminal;
 mod tool_errors;

@@ -132,7 +132,7 @@ fn anthropic_turns() -> Vec<String> {
     vec![first, second]
 }
 
-/// Events without their timestamps and session id, for comparing two runs.
+/// Events without their timestamps, durations and session id, for comparing two runs.
 fn comparable(events: &[Value]) -> Vec<Value> {
     events
         .iter()
@@ -141,6 +141,8 @@ fn comparable(events: &[Value]) -> Vec<Value> {
             let map = e.as_object_mut().unwrap();
             map.remove("ts");
             map.remove("session_id");
+            // A response's time (`response.completed`).
+            map.remove("duration_ms");
             if let Some(item) = map.get_mut("item").and_then(|i| i.as_object_mut()) {
                 item.remove("duration_ms");
             }

@@ -261,6 +261,25 @@ pub async fn stream_request(
     Ok(turn)
 }
 
+/// Reports a finished response (`response.completed`) with its priced usage; `started` is
+/// when its request was made. A response the provider refused as too long and that is asked
+/// again after compacting is not reported (both loops treat it as a retry).
+pub fn report_response(
+    events: &Emitter,
+    model: &crate::usage::ModelInfo,
+    turn: &AssembledResponse,
+    started: std::time::Instant,
+) {
+    events.emit(EventKind::ResponseCompleted {
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        usage: turn.usage,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        stop_reason: turn.stop_reason,
+        error: turn.error().map(|e| e.to_string()),
+    });
+}
+
 /// Starts a request under the idle timeout and the cancellation token.
 pub async fn start_stream(
     provider: &SharedModel,

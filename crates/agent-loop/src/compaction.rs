@@ -392,11 +392,20 @@ mod tests {
 
         // An owned tally checks only the last message: its owner forgets it on other changes.
         let mut owned = TokenTally::owned();
-        assert_eq!(owned.estimate(None, &messages), estimate_tokens(None, &messages));
+        assert_eq!(
+            owned.estimate(None, &messages),
+            estimate_tokens(None, &messages)
+        );
         messages.push(Message::user("more"));
-        assert_eq!(owned.estimate(None, &messages), estimate_tokens(None, &messages));
+        assert_eq!(
+            owned.estimate(None, &messages),
+            estimate_tokens(None, &messages)
+        );
         messages.remove(0);
         owned.forget();
-        assert_eq!(owned.estimate(None, &messages), estimate_tokens(None, &messages));
+        assert_eq!(
+            owned.estimate(None, &messages),
+            estimate_tokens(None, &messages)
+        );
     }
 }

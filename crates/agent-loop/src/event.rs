@@ -147,6 +147,25 @@ pub enum EventKind {
         /// workspace.
         modified_files: Vec<String>,
     },
+    /// One model response ended (a compaction's summary is not reported): which model gave
+    /// it, its usage and cost, how long it took from the request, and why it stopped.
+    #[serde(rename = "response.completed")]
+    ResponseCompleted {
+        /// The provider.
+        provider: String,
+        /// The model.
+        model: String,
+        /// Tokens and cost of this response.
+        usage: Usage,
+        /// From the request to the end of the stream.
+        duration_ms: u64,
+        /// Why the model stopped, when it said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<crate::model::StopReason>,
+        /// What went wrong, when the response failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// A model request failed before the model said anything and is tried again after a
     /// wait (rate limit, overload, server error, dropped connection).
     #[serde(rename = "model.retry")]

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
-use crate::assemble::{AssembledResponse, stream_request};
+use crate::assemble::{AssembledResponse, report_response, stream_request};
 use crate::compaction::{Compactor, TokenTally};
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
@@ -371,10 +371,14 @@ impl Run {
             );
             if turn.overflowed() && !overflow_retried {
                 overflow_retried = true;
+                // Refused as too long and asked again after compacting: like a retry, not a
+                // response of its own (the host's stream does the same).
                 if self.compact_now().await {
                     continue;
                 }
             }
+            let s = &self.services;
+            report_response(&s.events, s.provider.info(), &turn, started);
             return Ok(turn);
         }
     }

@@ -301,6 +301,13 @@ pub struct RunArgs {
     /// `wonopcode/runs/`; `wonopcode runs` lists them).
     #[arg(long)]
     pub no_journal: bool,
+
+    /// Export the run's contexts, model responses and tool calls as OpenTelemetry spans to
+    /// this OTLP/HTTP endpoint (for example http://localhost:4318); without it, the
+    /// standard OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT turn export
+    /// on (docs/telemetry.md).
+    #[arg(long, value_name = "URL", help_heading = "Output")]
+    pub otlp_endpoint: Option<String>,
 }
 
 /// The subcommands. Without one, wonopcode runs a prompt as `run` would.

@@ -18,6 +18,7 @@ mod restart;
 mod runs;
 mod sandbox;
 mod session;
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -58,6 +59,11 @@ fn main() -> ExitCode {
         console::set_colors_enabled_stderr(false);
     }
     init_tracing();
+    // Before the runtime: the exporter's HTTP client runs on a thread of its own.
+    if let Err(e) = telemetry::start(&args) {
+        eprintln!("error: {e}");
+        return ExitCode::from(exit::USAGE);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -71,6 +77,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(session::run(args, matches));
     // Blocking stdin readers (REPL, prompts) must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    telemetry::shutdown();
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

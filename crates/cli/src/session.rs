@@ -215,6 +215,7 @@ pub fn session_builder(
             max_wall: run.max_wall,
         })
         .mcp_servers(run.mcp.clone())
+        .telemetry(crate::telemetry::recorder())
         .project_instructions(!run.no_project_instructions)
         .agents(run.agents.clone())
         .journal(

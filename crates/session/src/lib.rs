@@ -37,6 +37,7 @@ mod run_journal;
 mod session;
 mod sink;
 pub mod skill_tool;
+pub mod telemetry;
 pub mod trace;
 
 pub use config::Config;

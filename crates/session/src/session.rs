@@ -37,6 +37,7 @@ use crate::module_tools::SessionResolver;
 use crate::run_journal::{RunJournal, RunMetaParts};
 use crate::sink::{NoRenderer, Renderer, SessionSink};
 use crate::skill_tool::SkillTool;
+use crate::telemetry::SpanRecorder;
 use wonopcode_mcp::{AcceptDefaults, Elicitor};
 use wonopcode_wasm_host::ModuleResolver;
 use wonopcode_wasm_host::context_tools::{ContextTools, report_failures};
@@ -89,6 +90,8 @@ pub struct SessionBuilder {
     resuming: Option<(EarlierRun, OnInterrupted)>,
     /// The run this one forks.
     fork: Option<Fork>,
+    /// Turns the events into OpenTelemetry spans.
+    telemetry: Option<Arc<SpanRecorder>>,
 }
 
 /// A run forked from another at one of its responses (`wonopcode fork`): the other run's
@@ -301,6 +304,12 @@ impl SessionBuilder {
         self
     }
 
+    /// Turns the session's events into OpenTelemetry spans (`Telemetry::recorder`).
+    pub fn telemetry(mut self, recorder: Option<Arc<SpanRecorder>>) -> Self {
+        self.telemetry = recorder;
+        self
+    }
+
     /// Opens the model, the history and the loop, and announces the session.
     pub async fn build(self) -> Result<Session, SessionError> {
         let root = workspace_root(&self.workspace)?;
@@ -406,6 +415,9 @@ impl SessionBuilder {
             token.clone(),
             self.trace,
         ));
+        if let Some(recorder) = self.telemetry {
+            sink.telemetry(recorder);
+        }
         let events = Emitter::new(sink.clone(), ContextPath::root());
         let mut loop_config = LoopConfig {
             max_iterations: self
@@ -879,6 +891,7 @@ impl Session {
             invocation: None,
             resuming: None,
             fork: None,
+            telemetry: None,
         }
     }
 

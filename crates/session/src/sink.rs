@@ -4,6 +4,8 @@
 //! the loop goes on; a history write failure cancels the session (`abort`) and is reported by
 //! `failure`, so nothing already stored is lost and nothing after it is silently dropped.
 
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{Event, EventSink};
@@ -11,6 +13,7 @@ use wonopcode_agent_loop::{Event, EventSink};
 use wonopcode_journal::EventLog;
 
 use crate::history::History;
+use crate::telemetry::SpanRecorder;
 use crate::trace::TraceRecorder;
 
 /// Shows events to someone (a terminal, a JSON Lines stream, an embedder's own view).
@@ -32,6 +35,7 @@ struct State {
     renderer: Box<dyn Renderer>,
     failure: Option<String>,
     trace: Option<TraceRecorder>,
+    telemetry: Option<Arc<SpanRecorder>>,
 }
 
 /// The session's event sink.
@@ -56,6 +60,7 @@ impl SessionSink {
                 renderer,
                 failure: None,
                 trace: trace.then(TraceRecorder::default),
+                telemetry: None,
             }),
             abort,
         }
@@ -72,6 +77,11 @@ impl SessionSink {
     /// Keeps every event of the run (every context's) in `log` from now on.
     pub fn journal(&self, log: EventLog) {
         self.state.lock().journal = Some(log);
+    }
+
+    /// Turns every event into OpenTelemetry spans from now on.
+    pub fn telemetry(&self, recorder: Arc<SpanRecorder>) {
+        self.state.lock().telemetry = Some(recorder);
     }
 
     /// The history write failure that stopped the session, if any.
@@ -102,6 +112,9 @@ impl EventSink for SessionSink {
         }
         if let Some(trace) = &mut state.trace {
             trace.record(&event);
+        }
+        if let Some(telemetry) = &state.telemetry {
+            telemetry.record(&event);
         }
         state.renderer.render(&event);
     }

@@ -602,6 +602,8 @@ impl TerminalRenderer {
                 );
             }
             EventKind::SessionStarted { loop_name, .. } => self.root_module.clone_from(loop_name),
+            // The turn's line sums the usage; a response's own is for --json and traces.
+            EventKind::ResponseCompleted { .. } => {}
             EventKind::ProjectInstructionsLoaded { files, truncated } => {
                 let cut = if *truncated { " (cut at 32 KiB)" } else { "" };
                 self.err_line(

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use futures::{FutureExt, StreamExt};
 use wasmtime::component::HasData;
 use wonopcode_agent_loop::assemble::{
-    AssembledResponse, ResponseAssembler, StreamFailure, price, start_stream,
+    AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };
 use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
@@ -71,6 +71,8 @@ pub(crate) struct OpenStream {
     reopen: Option<(Vec<String>, StreamOptions)>,
     /// Where the finished turn is in its life: stored in the history, its tools run.
     stage: ResponseStage,
+    /// When the request was made, for `response.completed`.
+    opened: std::time::Instant,
 }
 
 /// How far a finished response has come: a tool round needs it stored (the results answer
@@ -356,6 +358,14 @@ impl ProvidersView<'_> {
                 run.stats.usage.add(&turn.usage);
             }
         }
+        if let Some(run) = &self.run.run {
+            report_response(
+                &run.services.events,
+                stream.model.info(),
+                &turn,
+                stream.opened,
+            );
+        }
         let text = turn.text();
         if !text.is_empty() {
             self.run.shown = text;
@@ -420,6 +430,7 @@ impl ProvidersView<'_> {
         // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
         let s = &run.services;
         let idle = s.config.stream_idle_timeout;
+        let opened = std::time::Instant::now();
         let started = start_stream(&s.provider, request, &s.cancel, idle).await;
         let (provider, events) = (s.provider.clone(), s.events.clone());
         let chunks = match started {
@@ -446,6 +457,7 @@ impl ProvidersView<'_> {
                 model: provider,
                 reopen: None,
                 stage: ResponseStage::Streamed,
+                opened,
             },
         );
         Ok(Ok(handle))
