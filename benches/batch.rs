@@ -1,0 +1,130 @@
+//! `wonopcode batch`, whole-process: 1,000 tasks of a trivial replayed run (one answer, an
+//! empty workspace) through `batch --concurrency 64`, from a fresh results directory.
+//! Reported: wall time (criterion's figure; tasks per second = 1,000 / it) and, printed
+//! once, the process's peak RSS. Goal: >= 200 tasks/s and <= 1 GiB on 2 cores.
+//! - `batch/1000_tasks_x64`: as a user runs it, each task's journal kept;
+//! - `batch/1000_tasks_x64_no_journal`: with `--no-journal`.
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used)]
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use wonopcode_benches::release_bin;
+
+const TASKS: usize = 1000;
+
+/// The tasks file and the transcript every task replays.
+fn tasks(dir: &Path) {
+    let transcript = dir.join("answer.jsonl");
+    std::fs::write(
+        &transcript,
+        concat!(
+            r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":100000,"max_output":1000}}"#,
+            "\n",
+            r#"{"type":"turn","context":"0","turn":0,"chunks":[{"type":"text_delta","text":"Done."},{"type":"usage","usage":{"input_tokens":100,"output_tokens":5}},{"type":"done","stop_reason":"end_turn"}]}"#,
+            "\n"
+        ),
+    )
+    .expect("transcript");
+    let lines: String = (0..TASKS)
+        .map(|i| {
+            format!(
+                "{}\n",
+                serde_json::json!({"id": format!("t{i:04}"), "prompt": format!("Task {i}"), "replay": "answer.jsonl"})
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("tasks.jsonl"), lines).expect("tasks");
+}
+
+/// One batch into a fresh results directory: its wall time and peak RSS in MiB.
+fn batch(bin: &Path, dir: &Path, extra: &[&str]) -> (Duration, f64) {
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let started = Instant::now();
+    let mut child = Command::new(bin)
+        .arg("batch")
+        .arg(dir.join("tasks.jsonl"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--concurrency", "64", "--json", "--no-cache"])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("batch runs");
+    let mut summary = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut summary)
+        .expect("stdout");
+    let (code, peak) = wait_with_peak_rss(child.id());
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{}", summary.lines().last().unwrap_or(""));
+    assert!(
+        summary.contains(&format!("\"complete\":{TASKS}")),
+        "{}",
+        summary.lines().last().unwrap_or("")
+    );
+    (took, peak)
+}
+
+/// Waits for process `pid`; its exit status and peak RSS in MiB (its own, not that of
+/// other children of the benchmark, such as the cargo that built the binary).
+#[allow(unsafe_code)]
+fn wait_with_peak_rss(pid: u32) -> (i32, f64) {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: wait4 writes the status and a whole `rusage` into the pointers it is given;
+    // the child is ours and not waited for elsewhere.
+    let usage = unsafe {
+        let waited = libc::wait4(pid as libc::pid_t, &mut status, 0, usage.as_mut_ptr());
+        assert_eq!(waited, pid as libc::pid_t, "wait4");
+        usage.assume_init()
+    };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, usage.ru_maxrss as f64 / 1024.0)
+}
+
+fn bench_batch(c: &mut Criterion) {
+    let bin = release_bin();
+    let dir = tempfile::tempdir().expect("temp dir");
+    tasks(dir.path());
+    let mut group = c.benchmark_group("batch");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(20));
+    for (name, extra) in [
+        ("1000_tasks_x64", &[][..]),
+        ("1000_tasks_x64_no_journal", &["--no-journal"][..]),
+    ] {
+        let mut peak = 0.0_f64;
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let (took, rss) = batch(&bin, dir.path(), extra);
+                        peak = peak.max(rss);
+                        took
+                    })
+                    .sum()
+            })
+        });
+        println!("batch/{name}: peak RSS {peak:.0} MiB");
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_batch);
+criterion_main!(benches);
