@@ -53,9 +53,12 @@ pub async fn run(args: &BatchArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
         }
     }
     let shard = args.shard.unwrap_or(Shard::ALL);
+    // `--list` with a results directory that does not exist yet creates nothing.
     let plan = match &args.out {
-        Some(out) => Some(wonopcode_batch::plan(&file, shard, out, args.retry_failed)?),
-        None => None,
+        Some(out) if !(args.list && !out.exists()) => {
+            Some(wonopcode_batch::plan(&file, shard, out, args.retry_failed)?)
+        }
+        _ => None,
     };
     if args.list {
         let ids: Vec<&str> = match &plan {
