@@ -55,7 +55,7 @@ pub async fn run(args: &BatchArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     let shard = args.shard.unwrap_or(Shard::ALL);
     // `--list` with a results directory that does not exist yet creates nothing.
     let plan = match &args.out {
-        Some(out) if !(args.list && !out.exists()) => {
+        Some(out) if !args.list || out.exists() => {
             Some(wonopcode_batch::plan(&file, shard, out, args.retry_failed)?)
         }
         _ => None,
