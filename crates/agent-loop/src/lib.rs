@@ -1,8 +1,9 @@
 //! Core of wonopcode: messages, usage, the `LanguageModel` and `AgentLoop` traits, the
 //! native `StandardLoop`, the tool registry's dispatch path and the event stream.
 //!
-//! Everything here is free of WebAssembly and I/O beyond what tools do, so the native loop,
-//! the WebAssembly host and embedders share one set of types.
+//! Everything here is free of WebAssembly and I/O beyond what tools do (and `durable`'s
+//! fsync, shared by the crates that keep runs on disk), so the native loop, the WebAssembly
+//! host and embedders share one set of types.
 
 #![deny(missing_docs)]
 
@@ -13,6 +14,7 @@ pub mod claude_code;
 pub mod compaction;
 pub mod context_path;
 pub mod doom_loop;
+pub mod durable;
 pub mod earlier;
 pub mod event;
 pub mod hook;

@@ -18,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use wonopcode_agent_loop::durable;
 use wonopcode_agent_loop::{LoopStatus, Usage};
 
 use crate::BatchError;
@@ -201,7 +202,7 @@ impl ResultsDir {
             .open(&path)
             .map_err(io(format!("cannot open {}", path.display())))?;
         file.write_all(line(result).as_bytes())
-            .and_then(|()| file.sync_data())
+            .and_then(|()| durable::sync_data(&file))
             .map_err(io(format!("cannot append to {}", path.display())))
     }
 }
@@ -221,7 +222,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BatchErr
     let write = || -> std::io::Result<()> {
         let mut file = std::fs::File::create(&temporary)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        durable::sync_all(&file)?;
         std::fs::rename(&temporary, path)
     };
     write().map_err(io(format!("cannot write {}", path.display())))

@@ -1,9 +1,10 @@
 //! `events.jsonl`: every context's events of a run, one JSON object a line (`{"seq": N,
 //! "event": {...}}`, the event as `--json` prints it), appended as they happen. Streaming
 //! deltas are left out (the finished item holds what they built up). A record that has an
-//! effect — a context's start or end, a finished tool call, a finished turn, the session's
-//! start — is fsync'd before the run goes on, so what is on disk after a crash is
-//! every effect up to it. Reading tolerates one torn last record (a power cut mid-write): it
+//! effect or ends a step — a finished tool call, a finished or failed turn, a context's end —
+//! is fsync'd before the run goes on, so what is on disk after a crash is every effect up to
+//! it. A start (the session's, a context's) is not waited for: nothing has happened yet
+//! that a crash could lose, and the next fsync of the file takes it to disk first. Reading tolerates one torn last record (a power cut mid-write): it
 //! is reported and left out, and everything before it is read.
 
 use std::fs::{File, OpenOptions};
@@ -11,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use wonopcode_agent_loop::durable;
 use wonopcode_agent_loop::{Event, EventKind};
 
 use crate::JournalError;
@@ -62,9 +64,7 @@ impl EventLog {
             .map_err(|e| JournalError::io(&self.path, &e))?;
         self.next += 1;
         if has_effect(&event.kind) {
-            self.file
-                .sync_data()
-                .map_err(|e| JournalError::io(&self.path, &e))?;
+            durable::sync_data(&self.file).map_err(|e| JournalError::io(&self.path, &e))?;
         }
         Ok(())
     }
@@ -72,13 +72,12 @@ impl EventLog {
 
 /// Whether an event records something that happened in the world or ends a step: what must
 /// be on disk before the run goes on. A finished tool call is; an agent message is not (the
-/// response it came from is in `responses.jsonl`, fsync'd there), nor a hook's say.
+/// response it came from is in `responses.jsonl`, fsync'd there), nor a hook's say, nor a
+/// start (an fsync writes the whole file, so the next one takes it along, still in order).
 fn has_effect(kind: &EventKind) -> bool {
     match kind {
         EventKind::ItemCompleted { item } => item.details.tool_call().is_some(),
-        EventKind::SessionStarted { .. }
-        | EventKind::ContextStarted { .. }
-        | EventKind::ContextCompleted { .. }
+        EventKind::ContextCompleted { .. }
         | EventKind::TurnCompleted { .. }
         | EventKind::TurnFailed { .. } => true,
         _ => false,

@@ -8,8 +8,8 @@
 //! - `run.json`: what the run is (`RunMeta`): its id, workspace, loop, model, first prompt,
 //!   status, and the run it was forked from;
 //! - `events.jsonl`: every context's events, one log keyed by context path, appended in the
-//!   order they happen and fsync'd after each one that has an effect (a context's start, a
-//!   finished tool call, a finished turn);
+//!   order they happen and fsync'd after each one that has an effect or ends a step (a
+//!   finished tool call, a finished turn, a context's end);
 //! - `responses.jsonl`: the model responses, in the transcript format `--replay` reads
 //!   (written by the session's recording model), so the journal of a run is also its
 //!   recording.

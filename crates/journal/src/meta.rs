@@ -86,7 +86,7 @@ impl RunMeta {
         let partial = path.with_extension("json.partial");
         let written = std::fs::File::create(&partial).and_then(|mut file| {
             std::io::Write::write_all(&mut file, (text + "\n").as_bytes())?;
-            file.sync_data()
+            wonopcode_agent_loop::durable::sync_data(&file)
         });
         written.map_err(|e| JournalError::io(&partial, &e))?;
         std::fs::rename(&partial, path).map_err(|e| JournalError::io(path, &e))

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use wonopcode_agent_loop::durable;
 use wonopcode_agent_loop::{
     ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource,
     ProviderListing, SharedModel, StreamChunk,
@@ -46,8 +47,8 @@ impl RecordingModel {
             version: VERSION,
             model: inner.info().clone(),
         };
+        // Taken to disk by the first response's fsync, which writes the whole file.
         file.write_all(to_line(&header).as_bytes())?;
-        file.sync_data()?;
         Ok(Self {
             sink: Arc::new(Sink {
                 out: Arc::new(Mutex::new(file)),
@@ -103,7 +104,7 @@ fn write_record(out: &Mutex<File>, record: ResponseRecord) {
     // On disk before the run goes on: a run journal's responses outlive a crash.
     if let Err(e) = file
         .write_all(line.as_bytes())
-        .and_then(|()| file.sync_data())
+        .and_then(|()| durable::sync_data(&file))
     {
         tracing::warn!(error = %e, "cannot write the transcript");
     }

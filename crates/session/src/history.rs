@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+use wonopcode_agent_loop::durable;
 use wonopcode_agent_loop::event::ItemStatus;
 use wonopcode_agent_loop::event::now_rfc3339;
 use wonopcode_agent_loop::message::pending_tool_calls;
@@ -224,7 +225,7 @@ impl History {
                 let wrote = self
                     .file
                     .write_all(line.as_bytes())
-                    .and_then(|()| self.file.sync_data());
+                    .and_then(|()| durable::sync_data(&self.file));
                 if wrote.is_err() {
                     // Best effort: if even this fails, the next open sets the tail aside.
                     let _ = self.file.set_len(before);
