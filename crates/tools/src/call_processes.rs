@@ -6,8 +6,12 @@
 //!   is re-parented to wonopcode, not to init, so it stays in wonopcode's tree;
 //! - every call's command gets a marker in its environment (`WONOPCODE_CALL_ID`), inherited
 //!   by everything it starts unless the environment is cleared;
-//! - when the call ends, `/proc` is read: the call's root and its descendants, every process
-//!   carrying the call's marker, and every process adopted by wonopcode since the call began
+//! - when the call ends, `/proc` is read (first only wonopcode's own subtree, since
+//!   everything a call leaves is in it; the whole table once something is found, and where
+//!   the kernel does not list children): the
+//!   call's root and its descendants, every process carrying the call's marker (only those
+//!   started since the call's root can), and every process adopted by wonopcode since the
+//!   call began
 //!   (that is not another running call's, nor one of wonopcode's own such as an MCP server,
 //!   `wonopcode_agent_loop::own_processes`) are stopped, killed and, when adopted, reaped.
 //!
@@ -16,7 +20,7 @@
 //! On other systems only the process group is killed.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -25,6 +29,9 @@ use wonopcode_agent_loop::own_processes;
 
 /// The environment variable that marks a call's processes.
 pub const MARKER_VARIABLE: &str = "WONOPCODE_CALL_ID";
+
+/// Whether wonopcode is a child subreaper, so that every process a call leaves is below it.
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
 /// Running calls: root process id → marker, so that one call's end leaves another's alone.
 static RUNNING: Mutex<Option<HashMap<i32, String>>> = Mutex::new(None);
@@ -76,9 +83,17 @@ impl CallProcesses {
     pub fn kill_all(&mut self) {
         self.ended = true;
         let _ = killpg(Pid::from_raw(self.root), Signal::SIGKILL);
+        // Whether the last look at `/proc` saw a process wonopcode adopted during the call
+        // (live or a zombie): only then is there something to reap.
         #[cfg(target_os = "linux")]
-        for _ in 0..8 {
-            let found = self.find();
+        let mut adopted = true;
+        // The first look reads only wonopcode's subtree; once something of the call is found
+        // (a command that left processes, a fork bomb), every later look reads the whole table,
+        // which does not depend on reading parent links while they change.
+        #[cfg(target_os = "linux")]
+        for look in 0..8 {
+            let found;
+            (found, adopted) = self.find(look > 0);
             if found.is_empty() {
                 break;
             }
@@ -91,31 +106,58 @@ impl CallProcesses {
             }
             self.reap_adopted();
         }
-        self.reap_adopted();
+        #[cfg(target_os = "linux")]
+        if adopted {
+            self.reap_adopted();
+        }
     }
 
-    /// The call's live processes but its root (the root is the caller's to reap).
+    /// Whether `pid`, as `/proc` describes it, was adopted by wonopcode (`me`) during this
+    /// call and is nobody else's.
     #[cfg(target_os = "linux")]
-    fn find(&self) -> Vec<i32> {
+    fn adopted(
+        &self,
+        me: i32,
+        pid: i32,
+        stat: &proc_table::Stat,
+        running: &HashMap<i32, String>,
+    ) -> bool {
+        stat.parent == me
+            && pid != self.root
+            && stat.start >= self.root_start
+            && !running.contains_key(&pid)
+            && !own_processes::contains(pid.unsigned_abs())
+    }
+
+    /// The call's live processes but its root (the root is the caller's to reap), and
+    /// whether any process (live or a zombie) was adopted during the call.
+    ///
+    /// Only processes started since the call's root can carry its fresh marker, so only
+    /// their environments are read (when the root's start is unknown, every one is).
+    #[cfg(target_os = "linux")]
+    fn find(&self, whole: bool) -> (Vec<i32>, bool) {
         let me = i32::try_from(std::process::id()).unwrap_or(0);
-        let table = proc_table::snapshot();
+        let table = proc_table::snapshot(whole);
         let running = running_calls();
         let others: Vec<&String> = running
             .iter()
             .filter(|(root, _)| **root != self.root)
             .map(|(_, marker)| marker)
             .collect();
+        let marked_since = match self.root_start {
+            u64::MAX => 0,
+            start => start,
+        };
+        let adopted = table
+            .iter()
+            .any(|(pid, stat)| self.adopted(me, *pid, stat, &running));
         let mut found: Vec<i32> = table
             .iter()
             .filter(|(pid, stat)| {
-                **pid != me && !stat.zombie && {
+                **pid != me && !stat.zombie && stat.start >= marked_since && {
                     let environ = proc_table::environ(**pid);
                     proc_table::has_marker(&environ, &self.marker)
-                        || (stat.parent == me
-                            && **pid != self.root
-                            && stat.start >= self.root_start
-                            && !running.contains_key(pid)
-                            && !own_processes::contains(pid.unsigned_abs())
+                        || (self.adopted(me, **pid, stat, &running)
                             && !others.iter().any(|m| proc_table::has_marker(&environ, m)))
                 }
             })
@@ -136,7 +178,7 @@ impl CallProcesses {
             at += 1;
         }
         found.retain(|pid| *pid != self.root && table.get(pid).is_some_and(|s| !s.zombie));
-        found
+        (found, adopted)
     }
 
     /// Waits for the processes wonopcode adopted during this call and that have ended, so
@@ -149,15 +191,9 @@ impl CallProcesses {
             let me = i32::try_from(std::process::id()).unwrap_or(0);
             let running = running_calls();
             for _ in 0..20 {
-                let adopted: Vec<i32> = proc_table::snapshot()
+                let adopted: Vec<i32> = proc_table::snapshot(true)
                     .into_iter()
-                    .filter(|(pid, stat)| {
-                        stat.parent == me
-                            && stat.start >= self.root_start
-                            && *pid != self.root
-                            && !running.contains_key(pid)
-                            && !own_processes::contains(pid.unsigned_abs())
-                    })
+                    .filter(|(pid, stat)| self.adopted(me, *pid, stat, &running))
                     .map(|(pid, _)| pid)
                     .collect();
                 let still_alive = adopted
@@ -198,8 +234,9 @@ fn become_subreaper() {
     {
         static DONE: std::sync::Once = std::sync::Once::new();
         DONE.call_once(|| {
-            if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-                tracing::warn!("cannot become a child subreaper: {e}; a command's detached processes may outlive it");
+            match nix::sys::prctl::set_child_subreaper(true) {
+                Ok(()) => SUBREAPER.store(true, Ordering::Relaxed),
+                Err(e) => tracing::warn!("cannot become a child subreaper: {e}; a command's detached processes may outlive it"),
             }
         });
     }
@@ -209,6 +246,7 @@ fn become_subreaper() {
 #[cfg(target_os = "linux")]
 mod proc_table {
     use std::collections::HashMap;
+    use std::sync::atomic::Ordering;
 
     /// A process as `/proc/PID/stat` describes it.
     pub struct Stat {
@@ -218,7 +256,18 @@ mod proc_table {
         pub start: u64,
     }
 
-    pub fn snapshot() -> HashMap<i32, Stat> {
+    /// The processes a call may have left: the whole table when `whole`, else only
+    /// wonopcode's subtree. wonopcode is a subreaper, so each of them is below it, and the
+    /// kernel's lists of each thread's children give that subtree at a cost that does not
+    /// grow with the machine's other processes. Where the kernel keeps no such lists, or
+    /// wonopcode could not become a subreaper, the whole table.
+    pub fn snapshot(whole: bool) -> HashMap<i32, Stat> {
+        if !whole
+            && super::SUBREAPER.load(Ordering::Relaxed)
+            && let Some(below) = subtree()
+        {
+            return below;
+        }
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return HashMap::new();
         };
@@ -226,6 +275,61 @@ mod proc_table {
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
             .filter_map(|pid| Some((pid, read_stat(pid)?)))
             .collect()
+    }
+
+    /// Every process below this one, by `/proc/PID/task/TID/children`; `None` when the
+    /// kernel does not list children, or wonopcode's own children keep changing.
+    ///
+    /// A process re-parented to wonopcode after its old parent's list was read would be
+    /// missed, so the walk is repeated until wonopcode's own children stay the same.
+    fn subtree() -> Option<HashMap<i32, Stat>> {
+        let mut mine = children("self")?;
+        mine.sort_unstable();
+        for _ in 0..4 {
+            let table = walk(mine.clone());
+            let mut again = children("self")?;
+            again.sort_unstable();
+            if again == mine {
+                return Some(table);
+            }
+            mine = again;
+        }
+        None
+    }
+
+    /// The processes from `queue` down, with their stats.
+    fn walk(mut queue: Vec<i32>) -> HashMap<i32, Stat> {
+        let mut table = HashMap::new();
+        while let Some(pid) = queue.pop() {
+            if table.contains_key(&pid) {
+                continue;
+            }
+            let Some(stat) = read_stat(pid) else {
+                continue;
+            };
+            table.insert(pid, stat);
+            queue.extend(children(&pid.to_string()).unwrap_or_default());
+        }
+        table
+    }
+
+    /// The children of every thread of process `pid` (`"self"` for this one).
+    fn children(pid: &str) -> Option<Vec<i32>> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        let mut found = Vec::new();
+        let mut listed_any = false;
+        // A thread may end while its siblings are read: only none read at all is a failure.
+        for task in tasks.flatten() {
+            if let Ok(listed) = std::fs::read_to_string(task.path().join("children")) {
+                listed_any = true;
+                found.extend(
+                    listed
+                        .split_whitespace()
+                        .filter_map(|c| c.parse::<i32>().ok()),
+                );
+            }
+        }
+        listed_any.then_some(found)
     }
 
     pub fn read_stat(pid: i32) -> Option<Stat> {
