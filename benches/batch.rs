@@ -1,7 +1,8 @@
 //! `wonopcode batch`, whole-process: 1,000 tasks of a trivial replayed run (one answer, an
 //! empty workspace) through `batch --concurrency 64`, from a fresh results directory.
 //! Reported: wall time (criterion's figure; tasks per second = 1,000 / it) and, printed
-//! once, the process's peak RSS. Goal: >= 200 tasks/s and <= 1 GiB on 2 cores.
+//! once, the process's peak RSS. Every run writes a results directory of its own (see
+//! [`batch`]). Goal: >= 200 tasks/s and <= 1 GiB on 2 cores.
 //! - `batch/1000_tasks_x64`: as a user runs it, each task's journal kept;
 //! - `batch/1000_tasks_x64_no_journal`: with `--no-journal`.
 
@@ -11,10 +12,11 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use wonopcode_benches::release_bin;
+use wonopcode_benches::{release_bin, wait_with_peak_rss};
 
 const TASKS: usize = 1000;
 
@@ -42,12 +44,18 @@ fn tasks(dir: &Path) {
     std::fs::write(dir.join("tasks.jsonl"), lines).expect("tasks");
 }
 
-/// One batch into a fresh results directory: its wall time and peak RSS in MiB.
+/// One batch into a results directory of its own: its wall time and peak RSS in MiB.
+///
+/// Each run writes a new directory, and none is removed until the benchmark ends. A batch
+/// leaves about 10,000 files; removed just before the next run, they would make its file
+/// creation slow (ext4 scans past recently freed inodes when it allocates one), so the
+/// benchmark would time its own clean-up rather than the batch a user runs into a fresh
+/// directory.
 // The child is waited for with `wait4` (for its own rusage), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn batch(bin: &Path, dir: &Path, extra: &[&str]) -> (Duration, f64) {
-    let out = dir.join("out");
-    let _ = std::fs::remove_dir_all(&out);
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let out = dir.join(format!("out-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
     let started = Instant::now();
     let mut child = Command::new(bin)
         .arg("batch")
@@ -77,27 +85,6 @@ fn batch(bin: &Path, dir: &Path, extra: &[&str]) -> (Duration, f64) {
         summary.lines().last().unwrap_or("")
     );
     (took, peak)
-}
-
-/// Waits for process `pid`; its exit status and peak RSS in MiB (its own, not that of
-/// other children of the benchmark, such as the cargo that built the binary).
-#[allow(unsafe_code)]
-fn wait_with_peak_rss(pid: u32) -> (i32, f64) {
-    let mut status = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: wait4 writes the status and a whole `rusage` into the pointers it is given;
-    // the child is ours and not waited for elsewhere.
-    let usage = unsafe {
-        let waited = libc::wait4(pid as libc::pid_t, &mut status, 0, usage.as_mut_ptr());
-        assert_eq!(waited, pid as libc::pid_t, "wait4");
-        usage.assume_init()
-    };
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, usage.ru_maxrss as f64 / 1024.0)
 }
 
 fn bench_batch(c: &mut Criterion) {

@@ -14,26 +14,11 @@
 #![allow(clippy::expect_used)]
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use wonopcode_benches::{Nap, registry_with, replay, run_prompt};
+use wonopcode_benches::{Nap, PeakRss, registry_with, replay, run_prompt};
 use wonopcode_wasm_host::{ContextLimits, HostConfig, WasmAgentLoop, guest_paths};
-
-/// Resident memory of this process, in KiB.
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
 
 /// Minor page faults of this process so far (`/proc/self/stat`, field 10).
 fn minor_faults() -> u64 {
@@ -73,29 +58,17 @@ fn bench_contexts(c: &mut Criterion) {
         .map(|_| serde_json::json!({"task": "sleep 2000"}))
         .collect();
     let prompt = format!("spawn-all 1000 {}", serde_json::Value::from(idle));
-    let before = rss_kib();
-    let peak = Arc::new(AtomicU64::new(before));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (peak, done) = (peak.clone(), done.clone());
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_kib(), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        })
-    };
+    let sampler = PeakRss::start();
     let started = Instant::now();
     let answer = rt.block_on(run_prompt(&guest, replay(&none), &tools, &prompt));
-    done.store(true, Ordering::Relaxed);
-    let _ = sampler.join();
+    let (before, peak) = sampler.stop();
     let completed = answer.matches("status: completed").count();
     println!(
         "contexts/idle_1000: {completed} children completed in {:.2} s; resident memory {} MiB before, peak {} MiB (+{} MiB)",
         started.elapsed().as_secs_f64(),
         before / 1024,
-        peak.load(Ordering::Relaxed) / 1024,
-        (peak.load(Ordering::Relaxed) - before) / 1024
+        peak / 1024,
+        (peak - before) / 1024
     );
     let failure = answer
         .lines()

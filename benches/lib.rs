@@ -224,3 +224,80 @@ pub fn release_bin() -> PathBuf {
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .expect("cargo reported the wonopcode executable")
 }
+
+/// Waits for process `pid`; its exit status and peak RSS in MiB: the largest resident set
+/// of the process and of the children it waited for, not of other children of the
+/// benchmark (such as the cargo that built the binary).
+#[allow(unsafe_code)]
+pub fn wait_with_peak_rss(pid: u32) -> (i32, f64) {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: wait4 writes the status and a whole `rusage` into the pointers it is given;
+    // the child is ours and not waited for elsewhere.
+    let usage = unsafe {
+        let waited = libc::wait4(pid as libc::pid_t, &mut status, 0, usage.as_mut_ptr());
+        assert_eq!(waited, pid as libc::pid_t, "wait4");
+        usage.assume_init()
+    };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, usage.ru_maxrss as f64 / 1024.0)
+}
+
+/// Resident memory of this process, in KiB (`VmRSS` of `/proc/self/status`).
+pub fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The peak resident memory of this process while something runs, sampled every 5 ms on a
+/// thread of its own (criterion measures only time).
+pub struct PeakRss {
+    before: u64,
+    peak: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: std::thread::JoinHandle<()>,
+}
+
+impl PeakRss {
+    /// Starts sampling.
+    pub fn start() -> Self {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let before = rss_kib();
+        let peak = std::sync::Arc::new(AtomicU64::new(before));
+        let done = std::sync::Arc::new(AtomicBool::new(false));
+        let sampler = {
+            let (peak, done) = (peak.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    peak.fetch_max(rss_kib(), Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+        };
+        Self {
+            before,
+            peak,
+            done,
+            sampler,
+        }
+    }
+
+    /// Stops sampling: the resident memory before the start and the peak since, in KiB.
+    pub fn stop(self) -> (u64, u64) {
+        use std::sync::atomic::Ordering;
+        self.done.store(true, Ordering::Relaxed);
+        let _ = self.sampler.join();
+        (self.before, self.peak.load(Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,441 @@
+//! wonopcode beside the agents people would pick instead: Claude Code
+//! (`@anthropic-ai/claude-code`) and Codex (`@openai/codex`), pinned below and installed from
+//! npm into `target/peers/` by this benchmark on its first run (`npm` must be on `PATH`).
+//!
+//! One scripted model drives all three: a loopback server that answers N responses, each a
+//! call of the agent's own shell tool running `true K` (K the call's number), then a last
+//! answer `Done.`. It speaks
+//! Anthropic Messages to wonopcode and Claude Code and the Responses API to Codex (a
+//! `model_providers` entry with `wire_api = "responses"`). The model always knows what to
+//! answer from the request alone: the number of tool results in its history.
+//!
+//! Each agent runs as a user runs it headless, with its own sandbox where it has one:
+//! - `wonopcode --provider anthropic --yes PROMPT` with the default `workspace-write` kernel
+//!   sandbox and its journal kept;
+//! - `claude -p PROMPT --allowedTools Bash` (its sandbox needs bubblewrap and socat set up by
+//!   the user, so it runs commands without one: in its favour here);
+//! - `codex exec -s workspace-write PROMPT` (its bubblewrap and seccomp sandbox).
+//!
+//! Reported per agent and N (20, 100, 400): whole-process wall time (the median of
+//! `PEERS_RUNS` runs, 3 by default) and peak RSS, from `wait4`: the largest resident set of
+//! the process and any child it waited for. The native binaries are run directly, not
+//! through npm's node wrapper. Every run is checked: exit 0, `Done.` printed, the server saw
+//! N tool results that did not fail, and one request per response.
+//! `cargo bench -p wonopcode-benches --bench peers`; `PEERS_N=20,100` picks the rows and
+//! `PEERS_AGENTS=wonopcode,Codex` the agents.
+
+// Benchmark set-up has no user input; a failure there is a bug to see at once.
+#![allow(clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wonopcode_benches::{release_bin, wait_with_peak_rss};
+
+const CLAUDE_CODE: &str = "@anthropic-ai/claude-code@2.1.332";
+const CODEX: &str = "@openai/codex@0.171.0";
+
+/// What the scripted model saw: one entry per main-conversation request.
+#[derive(Default)]
+struct Seen {
+    /// Requests that offered a shell tool.
+    requests: usize,
+    /// The most tool results one request carried.
+    results: usize,
+    /// Tool results that reported a failure.
+    failures: Vec<String>,
+}
+
+/// The scripted model: how many shell calls it asks for before it answers.
+struct Script {
+    calls: usize,
+    seen: Mutex<Seen>,
+}
+
+impl Script {
+    /// The SSE body answering one request, by its path and JSON body.
+    fn answer(&self, path: &str, body: &Value) -> Option<String> {
+        if path.starts_with("/v1/messages") {
+            Some(self.messages(body))
+        } else if path.starts_with("/v1/responses") {
+            Some(self.responses(body))
+        } else {
+            None
+        }
+    }
+
+    /// Anthropic Messages: the shell tool is `Bash` (Claude Code) or `bash` (wonopcode).
+    fn messages(&self, body: &Value) -> String {
+        let tools: Vec<&str> = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        let shell = ["Bash", "bash"].into_iter().find(|t| tools.contains(t));
+        let results: Vec<&Value> = body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_result")
+            .collect();
+        let done = results.len();
+        if shell.is_some() {
+            let mut seen = self.seen.lock().expect("seen");
+            seen.requests += 1;
+            seen.results = seen.results.max(done);
+            if let Some(last) = results.last().filter(|r| r["is_error"] == true) {
+                seen.failures.push(last["content"].to_string());
+            }
+        }
+        let start = json!({"type": "message_start", "message": {"id": format!("msg_{done}"), "type": "message", "role": "assistant", "model": body["model"], "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}});
+        let (block, delta, stop) = match shell {
+            Some(name) if done < self.calls => (
+                json!({"type": "tool_use", "id": format!("toolu_{done}"), "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": shell_input(name, done).to_string()}),
+                "tool_use",
+            ),
+            _ => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": "Done."}),
+                "end_turn",
+            ),
+        };
+        sse(&[
+            ("message_start", start),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": block}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ])
+    }
+
+    /// The Responses API: Codex's shell tool is `exec_command`.
+    fn responses(&self, body: &Value) -> String {
+        let outputs: Vec<&Value> = body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "function_call_output")
+            .collect();
+        let done = outputs.len();
+        {
+            let mut seen = self.seen.lock().expect("seen");
+            seen.requests += 1;
+            seen.results = seen.results.max(done);
+            if let Some(last) = outputs.last() {
+                let text = last["output"].to_string();
+                if !text.contains("exited with code 0") {
+                    seen.failures.push(text);
+                }
+            }
+        }
+        let item = if done < self.calls {
+            json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"), "name": "exec_command", "arguments": json!({"cmd": command(done)}).to_string(), "status": "completed"})
+        } else {
+            json!({"type": "message", "id": format!("msg_{done}"), "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]})
+        };
+        sse(&[
+            (
+                "response.created",
+                json!({"type": "response.created", "response": {"id": "resp", "object": "response", "status": "in_progress", "output": []}}),
+            ),
+            (
+                "response.output_item.done",
+                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ),
+            (
+                "response.completed",
+                json!({"type": "response.completed", "response": {"id": "resp", "object": "response", "status": "completed", "output": [item], "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}}}),
+            ),
+        ])
+    }
+}
+
+/// The command of call `k`: `true` with the call's number, so no two calls are the same
+/// (an agent may stop a model that repeats itself).
+fn command(k: usize) -> String {
+    format!("true {k}")
+}
+
+/// The arguments of call `k` in each Anthropic agent's shell tool: Claude Code's `Bash`
+/// wants a description for its user, wonopcode's `bash` takes only the command.
+fn shell_input(tool: &str, k: usize) -> Value {
+    match tool {
+        "Bash" => json!({"command": command(k), "description": "Run true"}),
+        _ => json!({"command": command(k)}),
+    }
+}
+
+/// Server-sent events, `event:` and `data:` per event.
+fn sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// A loopback HTTP/1.1 server for the script: keep-alive, a thread per connection.
+fn serve(script: Arc<Script>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let script = script.clone();
+            std::thread::spawn(move || connection(stream, &script));
+        }
+    });
+    url
+}
+
+/// Requests on one connection, answered in turn until the client closes it.
+fn connection(stream: TcpStream, script: &Script) {
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end().to_ascii_lowercase();
+            if header.is_empty() {
+                break;
+            }
+            if let Some(v) = header.strip_prefix("content-length:") {
+                length = v.trim().parse().expect("content-length");
+            }
+            assert!(
+                !header.starts_with("transfer-encoding:"),
+                "a chunked request body: {header}"
+            );
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let reply = match script.answer(&path, &body) {
+            Some(events) => format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",
+                events.len()
+            ),
+            None => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_owned(),
+        };
+        if writer.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// The pinned peers, installed once into `target/peers/`.
+fn install_peers(root: &Path) -> PathBuf {
+    let dir = root.join("target/peers");
+    let installed = |spec: &str| {
+        let (name, version) = spec.rsplit_once('@').expect("name@version");
+        std::fs::read_to_string(dir.join("node_modules").join(name).join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|p| p["version"] == version)
+    };
+    if !(installed(CLAUDE_CODE) && installed(CODEX)) {
+        std::fs::create_dir_all(&dir).expect("target/peers");
+        std::fs::write(dir.join("package.json"), "{\"private\":true}\n").expect("package.json");
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .args([CLAUDE_CODE, CODEX])
+            .status()
+            .expect("npm runs (the peers are installed from npm)");
+        assert!(status.success(), "npm install {CLAUDE_CODE} {CODEX}");
+    }
+    dir.join("node_modules")
+}
+
+/// Builds an agent's command for a server URL, a call count, a home and a workspace.
+type CommandFor = Box<dyn Fn(&str, usize, &Path, &Path) -> Command>;
+
+/// One agent as the benchmark runs it.
+struct Agent {
+    name: &'static str,
+    command: CommandFor,
+}
+
+fn agents(root: &Path) -> Vec<Agent> {
+    let modules = install_peers(root);
+    let wonopcode = release_bin();
+    let claude = modules.join("@anthropic-ai/claude-code-linux-x64/claude");
+    let codex = modules.join("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    let prompt = |n: usize| format!("Run `true` {n} times, one command at a time.");
+    vec![
+        Agent {
+            name: "wonopcode",
+            command: Box::new(move |url, n, home, ws| {
+                let mut c = Command::new(&wonopcode);
+                c.env("ANTHROPIC_BASE_URL", url)
+                    .env("ANTHROPIC_API_KEY", "k")
+                    .env("WONOPCODE_RUNS_DIR", home.join("runs"))
+                    .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
+                    .args(["--yes", "--max-iterations", &(n + 1).to_string(), "-C"])
+                    .arg(ws)
+                    .arg(prompt(n));
+                c
+            }),
+        },
+        Agent {
+            name: "Claude Code",
+            command: Box::new(move |url, n, _home, _ws| {
+                let mut c = Command::new(&claude);
+                c.env("ANTHROPIC_BASE_URL", url)
+                    .env("ANTHROPIC_API_KEY", "k")
+                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                    .args(["--model", "claude-sonnet-4-5", "--allowedTools", "Bash"])
+                    .arg("-p")
+                    .arg(prompt(n));
+                c
+            }),
+        },
+        Agent {
+            name: "Codex",
+            command: Box::new(move |url, n, home, _ws| {
+                let codex_home = home.join(".codex");
+                std::fs::create_dir_all(&codex_home).expect("CODEX_HOME");
+                std::fs::write(
+                    codex_home.join("config.toml"),
+                    format!(
+                        "model = \"gpt-5.5\"\nmodel_provider = \"bench\"\n\n[model_providers.bench]\nname = \"bench\"\nbase_url = \"{url}/v1\"\nwire_api = \"responses\"\nenv_key = \"BENCH_API_KEY\"\n"
+                    ),
+                )
+                .expect("config.toml");
+                let mut c = Command::new(&codex);
+                c.env("CODEX_HOME", &codex_home)
+                    .env("BENCH_API_KEY", "k")
+                    .args(["exec", "--skip-git-repo-check", "-s", "workspace-write"])
+                    .arg(prompt(n));
+                c
+            }),
+        },
+    ]
+}
+
+/// One run of an agent against a fresh script of `n` calls: wall time and peak RSS in MiB.
+// The child is waited for with `wait4` (for its own rusage), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn run(agent: &Agent, n: usize, home: &Path, ws: &Path) -> (Duration, f64) {
+    let script = Arc::new(Script {
+        calls: n,
+        seen: Mutex::default(),
+    });
+    let url = serve(script.clone());
+    let started = Instant::now();
+    let mut child = (agent.command)(&url, n, home, ws)
+        .current_dir(ws)
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the agent starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut out = String::new();
+    let _ = stdout.read_to_string(&mut out);
+    let (code, peak) = wait_with_peak_rss(child.id());
+    let took = started.elapsed();
+    let errors = errors.join().unwrap_or_default();
+    let seen = script.seen.lock().expect("seen");
+    assert_eq!(code, 0, "{} exited {code}: {errors}", agent.name);
+    assert!(out.contains("Done."), "{}: {out}{errors}", agent.name);
+    assert_eq!(seen.results, n, "{}: tool results", agent.name);
+    assert_eq!(seen.requests, n + 1, "{}: requests", agent.name);
+    assert!(
+        seen.failures.is_empty(),
+        "{}: failed calls: {:?}",
+        agent.name,
+        seen.failures
+    );
+    (took, peak)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter or `--list` from the harness is not used.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sizes: Vec<usize> = std::env::var("PEERS_N")
+        .unwrap_or_else(|_| "20,100,400".to_owned())
+        .split(',')
+        .map(|n| n.trim().parse().expect("PEERS_N: numbers"))
+        .collect();
+    let runs: usize = std::env::var("PEERS_RUNS")
+        .ok()
+        .map_or(3, |n| n.parse().expect("PEERS_RUNS: a number"));
+    let only = std::env::var("PEERS_AGENTS").ok();
+    let agents: Vec<Agent> = agents(&root)
+        .into_iter()
+        .filter(|a| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|n| n == a.name))
+        })
+        .collect();
+    let scratch = tempfile::tempdir().expect("temp dir");
+    println!("| agent | N | wall (median of {runs}) | peak RSS |");
+    println!("|---|---:|---:|---:|");
+    for agent in &agents {
+        let home = scratch.path().join(agent.name).join("home");
+        let ws = scratch.path().join(agent.name).join("workspace");
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&ws).expect("workspace");
+        // A first run sets up the agent's home, as a user's second run finds it.
+        run(agent, 1, &home, &ws);
+        for &n in &sizes {
+            let mut times = Vec::new();
+            let mut peak = 0.0_f64;
+            for _ in 0..runs {
+                let (took, rss) = run(agent, n, &home, &ws);
+                times.push(took);
+                peak = peak.max(rss);
+            }
+            times.sort();
+            println!(
+                "| {} | {n} | {:.2} s | {:.0} MiB |",
+                agent.name,
+                times[times.len() / 2].as_secs_f64(),
+                peak
+            );
+        }
+    }
+}
