@@ -4,8 +4,9 @@
 //! effect or ends a step — a finished tool call, a finished or failed turn, a context's end —
 //! is fsync'd before the run goes on, so what is on disk after a crash is every effect up to
 //! it. A start (the session's, a context's) is not waited for: nothing has happened yet
-//! that a crash could lose, and the next fsync of the file takes it to disk first. Reading tolerates one torn last record (a power cut mid-write): it
-//! is reported and left out, and everything before it is read.
+//! that a crash could lose, and the next fsync of the file takes it to disk first. Reading
+//! tolerates one torn last record (a power cut mid-write): it is reported and left out, and
+//! everything before it is read.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -8,11 +8,10 @@
 //!   by everything it starts unless the environment is cleared;
 //! - when the call ends, `/proc` is read (first only wonopcode's own subtree, since
 //!   everything a call leaves is in it; the whole table once something is found, and where
-//!   the kernel does not list children): the
-//!   call's root and its descendants, every process carrying the call's marker (only those
-//!   started since the call's root can), and every process adopted by wonopcode since the
-//!   call began
-//!   (that is not another running call's, nor one of wonopcode's own such as an MCP server,
+//!   the kernel does not list children). The call's root and its descendants, every
+//!   process carrying the call's marker (only those started since the call's root can), and
+//!   every process adopted by wonopcode since the call began (that is not another running
+//!   call's, nor one of wonopcode's own such as an MCP server,
 //!   `wonopcode_agent_loop::own_processes`) are stopped, killed and, when adopted, reaped.
 //!
 //! A process that clears its environment *and* leaves while another call runs at the same
