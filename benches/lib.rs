@@ -301,3 +301,32 @@ impl PeakRss {
         (self.before, self.peak.load(Ordering::Relaxed))
     }
 }
+
+/// The Anthropic client (`HttpModel`) for a loopback server at `base_url`: one attempt, no
+/// retries, so a benchmark measures the client and not its back-off.
+pub fn loopback_anthropic(base_url: &str) -> wonopcode_providers::HttpModel {
+    use wonopcode_providers::http::retry::RetryPolicy;
+    wonopcode_providers::HttpModel::new(wonopcode_providers::HttpSettings {
+        api: wonopcode_providers::Api::Anthropic,
+        base_url: base_url.to_owned(),
+        api_key: Some("bench".to_owned()),
+        key_env: None,
+        model: wonopcode_agent_loop::ModelInfo {
+            id: "claude-sonnet-4-5".to_owned(),
+            provider: "anthropic".to_owned(),
+            context_window: 200_000,
+            max_output: 1024,
+            pricing: None,
+            capabilities: Default::default(),
+        },
+        connect_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(30),
+        retry: RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        },
+        rate_limit: Default::default(),
+        local_server: None,
+    })
+    .expect("model")
+}

@@ -10,17 +10,15 @@
 #![allow(clippy::expect_used)]
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use wonopcode_agent_loop::{
-    ContextPath, LanguageModel, Message, ModelInfo, ModelRequest, RequestOptions, StreamChunk,
+    ContextPath, LanguageModel, Message, ModelRequest, RequestOptions, StreamChunk,
 };
-use wonopcode_providers::http::retry::RetryPolicy;
-use wonopcode_providers::{Api, HttpModel, HttpSettings};
+use wonopcode_providers::HttpModel;
 
 const RECORDED: &str =
     include_str!("../crates/providers/tests/fixtures/anthropic/thinking-signature-text.sse");
@@ -100,29 +98,7 @@ async fn serve(body: Arc<String>) -> String {
 }
 
 fn model(base_url: &str) -> HttpModel {
-    HttpModel::new(HttpSettings {
-        api: Api::Anthropic,
-        base_url: base_url.to_owned(),
-        api_key: Some("bench".into()),
-        key_env: None,
-        model: ModelInfo {
-            id: "bench".into(),
-            provider: "anthropic".into(),
-            context_window: 200_000,
-            max_output: 1024,
-            pricing: None,
-            capabilities: Default::default(),
-        },
-        connect_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(30),
-        retry: RetryPolicy {
-            max_attempts: 1,
-            ..RetryPolicy::default()
-        },
-        rate_limit: Default::default(),
-        local_server: None,
-    })
-    .expect("model")
+    wonopcode_benches::loopback_anthropic(base_url)
 }
 
 fn request() -> ModelRequest {

@@ -14,10 +14,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use wonopcode_agent_loop::{ModelInfo, SharedModel};
+use wonopcode_agent_loop::SharedModel;
 use wonopcode_benches::{Nap, PeakRss, registry_with, run_prompt_on};
-use wonopcode_providers::http::retry::RetryPolicy;
-use wonopcode_providers::{Api, HttpModel, HttpSettings};
 use wonopcode_wasm_host::{ContextLimits, HostConfig, WasmAgentLoop, guest_paths};
 
 const CHILDREN: usize = 1000;
@@ -104,31 +102,7 @@ async fn respond(mut stream: tokio::net::TcpStream) {
 
 /// The Anthropic client for the server.
 fn model(url: &str) -> SharedModel {
-    Arc::new(
-        HttpModel::new(HttpSettings {
-            api: Api::Anthropic,
-            base_url: url.to_owned(),
-            api_key: Some("k".to_owned()),
-            key_env: None,
-            model: ModelInfo {
-                id: "claude-sonnet-4-5".to_owned(),
-                provider: "anthropic".to_owned(),
-                context_window: 200_000,
-                max_output: 1000,
-                pricing: None,
-                capabilities: Default::default(),
-            },
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(30),
-            retry: RetryPolicy {
-                max_attempts: 1,
-                ..RetryPolicy::default()
-            },
-            rate_limit: Default::default(),
-            local_server: None,
-        })
-        .expect("model"),
-    )
+    Arc::new(wonopcode_benches::loopback_anthropic(url))
 }
 
 fn bench_streaming(c: &mut Criterion) {
