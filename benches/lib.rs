@@ -302,18 +302,21 @@ impl PeakRss {
     }
 }
 
-/// The Anthropic client (`HttpModel`) for a loopback server at `base_url`: one attempt, no
+/// The client (`HttpModel`) of `api` for a loopback server at `base_url`: one attempt, no
 /// retries, so a benchmark measures the client and not its back-off.
-pub fn loopback_anthropic(base_url: &str) -> wonopcode_providers::HttpModel {
+pub fn loopback_model(
+    api: wonopcode_providers::Api,
+    base_url: &str,
+) -> wonopcode_providers::HttpModel {
     use wonopcode_providers::http::retry::RetryPolicy;
     wonopcode_providers::HttpModel::new(wonopcode_providers::HttpSettings {
-        api: wonopcode_providers::Api::Anthropic,
+        api,
         base_url: base_url.to_owned(),
         api_key: Some("bench".to_owned()),
         key_env: None,
         model: wonopcode_agent_loop::ModelInfo {
-            id: "claude-sonnet-4-5".to_owned(),
-            provider: "anthropic".to_owned(),
+            id: "bench-model".to_owned(),
+            provider: "bench".to_owned(),
             context_window: 200_000,
             max_output: 1024,
             pricing: None,

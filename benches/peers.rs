@@ -34,6 +34,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use wonopcode_benches::{release_bin, wait_with_peak_rss};
 
@@ -57,45 +59,99 @@ struct Script {
     seen: Mutex<Seen>,
 }
 
+/// The parts of an Anthropic Messages request the script reads; the rest is skipped
+/// unparsed, so the server's own time stays small beside an agent's.
+#[derive(Deserialize)]
+struct MessagesRequest<'a> {
+    #[serde(borrow)]
+    model: Option<&'a RawValue>,
+    #[serde(default)]
+    tools: Vec<NamedTool>,
+    #[serde(default, borrow)]
+    messages: Vec<MessageIn<'a>>,
+}
+
+/// A tool's name.
+#[derive(Deserialize)]
+struct NamedTool {
+    name: String,
+}
+
+/// One message: its content, a string or a list of blocks.
+#[derive(Deserialize)]
+struct MessageIn<'a> {
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+/// A content block: its type, and for a tool result its content and error flag.
+#[derive(Deserialize)]
+struct BlockIn<'a> {
+    r#type: &'a str,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+/// The parts of a Responses API request the script reads.
+#[derive(Deserialize)]
+struct ResponsesRequest<'a> {
+    #[serde(default, borrow)]
+    input: Vec<ItemIn<'a>>,
+}
+
+/// An input item: its type, and for a call's output the output.
+#[derive(Deserialize)]
+struct ItemIn<'a> {
+    r#type: Option<&'a str>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+}
+
 impl Script {
     /// The SSE body answering one request, by its path and JSON body.
-    fn answer(&self, path: &str, body: &Value) -> Option<String> {
+    fn answer(&self, path: &str, body: &[u8]) -> Option<String> {
         if path.starts_with("/v1/messages") {
-            Some(self.messages(body))
+            Some(self.messages(&serde_json::from_slice(body).expect("a Messages request")))
         } else if path.starts_with("/v1/responses") {
-            Some(self.responses(body))
+            Some(self.responses(&serde_json::from_slice(body).expect("a Responses request")))
         } else {
             None
         }
     }
 
     /// Anthropic Messages: the shell tool is `Bash` (Claude Code) or `bash` (wonopcode).
-    fn messages(&self, body: &Value) -> String {
-        let tools: Vec<&str> = body["tools"]
-            .as_array()
+    fn messages(&self, body: &MessagesRequest) -> String {
+        let shell = ["Bash", "bash"]
             .into_iter()
-            .flatten()
-            .filter_map(|t| t["name"].as_str())
+            .find(|t| body.tools.iter().any(|tool| tool.name == *t));
+        let blocks: Vec<Vec<BlockIn>> = body
+            .messages
+            .iter()
+            .filter_map(|m| m.content.filter(|c| c.get().starts_with('[')))
+            .map(|c| serde_json::from_str(c.get()).expect("content blocks"))
             .collect();
-        let shell = ["Bash", "bash"].into_iter().find(|t| tools.contains(t));
-        let results: Vec<&Value> = body["messages"]
-            .as_array()
-            .into_iter()
+        let results: Vec<&BlockIn> = blocks
+            .iter()
             .flatten()
-            .filter_map(|m| m["content"].as_array())
-            .flatten()
-            .filter(|b| b["type"] == "tool_result")
+            .filter(|b| b.r#type == "tool_result")
             .collect();
         let done = results.len();
         if shell.is_some() {
             let mut seen = self.seen.lock().expect("seen");
             seen.requests += 1;
             seen.results = seen.results.max(done);
-            if let Some(last) = results.last().filter(|r| r["is_error"] == true) {
-                seen.failures.push(last["content"].to_string());
+            if let Some(last) = results.last().filter(|r| r.is_error) {
+                seen.failures
+                    .push(last.content.map(|c| c.get().to_owned()).unwrap_or_default());
             }
         }
-        let start = json!({"type": "message_start", "message": {"id": format!("msg_{done}"), "type": "message", "role": "assistant", "model": body["model"], "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}});
+        let model: Value = body
+            .model
+            .and_then(|m| serde_json::from_str(m.get()).ok())
+            .unwrap_or(Value::Null);
+        let start = json!({"type": "message_start", "message": {"id": format!("msg_{done}"), "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}});
         let (block, delta, stop) = match shell {
             Some(name) if done < self.calls => (
                 json!({"type": "tool_use", "id": format!("toolu_{done}"), "name": name, "input": {}}),
@@ -131,12 +187,11 @@ impl Script {
     }
 
     /// The Responses API: Codex's shell tool is `exec_command`.
-    fn responses(&self, body: &Value) -> String {
-        let outputs: Vec<&Value> = body["input"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|i| i["type"] == "function_call_output")
+    fn responses(&self, body: &ResponsesRequest) -> String {
+        let outputs: Vec<&ItemIn> = body
+            .input
+            .iter()
+            .filter(|i| i.r#type == Some("function_call_output"))
             .collect();
         let done = outputs.len();
         {
@@ -144,7 +199,7 @@ impl Script {
             seen.requests += 1;
             seen.results = seen.results.max(done);
             if let Some(last) = outputs.last() {
-                let text = last["output"].to_string();
+                let text = last.output.map(|o| o.get().to_owned()).unwrap_or_default();
                 if !text.contains("exited with code 0") {
                     seen.failures.push(text);
                 }
@@ -240,7 +295,6 @@ fn connection(stream: TcpStream, script: &Script) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let reply = match script.answer(&path, &body) {
             Some(events) => format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",

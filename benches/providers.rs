@@ -1,7 +1,8 @@
 //! Provider client benchmarks over a loopback HTTP server:
-//! - `providers/sse_assemble_1mb`: an Anthropic stream of about 1 MB (the recorded thinking
-//!   stream's events, its text deltas repeated) parsed and assembled through the real client;
-//!   reported as MB/s and, with 1 element per delta, time per chunk.
+//! - `providers/sse_assemble_1mb` (Anthropic Messages), `providers/chat_completions_1mb`
+//!   and `providers/responses_1mb`: a recorded stream of each API grown to about 1 MB (its
+//!   text deltas repeated), parsed and decoded through the real client; reported as MB/s
+//!   and, with 1 element per delta, time per chunk.
 //! - `providers/first_text_delta`: a request to the first text delta, the server answering at
 //!   once with one text event (goal <= 1 ms from first byte; this includes the connection and
 //!   the request, so it bounds that from above).
@@ -18,18 +19,42 @@ use tokio::net::TcpListener;
 use wonopcode_agent_loop::{
     ContextPath, LanguageModel, Message, ModelRequest, RequestOptions, StreamChunk,
 };
-use wonopcode_providers::HttpModel;
+use wonopcode_providers::openai::MaxTokensField;
+use wonopcode_providers::{Api, HttpModel};
 
-const RECORDED: &str =
-    include_str!("../crates/providers/tests/fixtures/anthropic/thinking-signature-text.sse");
+/// Each API's recorded stream (`crates/providers/tests/fixtures`), and how its text deltas
+/// read.
+const RECORDED: [(&str, Api, &str, &str); 3] = [
+    (
+        "sse_assemble_1mb",
+        Api::Anthropic,
+        include_str!("../crates/providers/tests/fixtures/anthropic/thinking-signature-text.sse"),
+        "\"text_delta\"",
+    ),
+    (
+        "chat_completions_1mb",
+        Api::OpenAi(MaxTokensField::MaxTokens),
+        include_str!("../crates/providers/tests/fixtures/openai/text-include-usage.sse"),
+        "\"content\":\"",
+    ),
+    (
+        "responses_1mb",
+        Api::Responses,
+        include_str!(
+            "../crates/providers/tests/fixtures/responses/text-after-tool-event-lines.sse"
+        ),
+        "response.output_text.delta",
+    ),
+];
 
-/// The recorded stream with its text deltas repeated until the body is about 1 MB.
-fn long_stream() -> (String, u64) {
-    let events: Vec<&str> = RECORDED
+/// A recorded stream with its text deltas (events containing `marker`) repeated until the
+/// body is about 1 MB; and how many deltas it holds.
+fn long_stream(recorded: &str, marker: &str) -> (String, u64) {
+    let events: Vec<&str> = recorded
         .split("\n\n")
         .filter(|e| !e.trim().is_empty())
         .collect();
-    let is_text = |e: &&str| e.contains("\"text_delta\"");
+    let is_text = |e: &&str| e.contains(marker);
     let text: Vec<&str> = events.iter().copied().filter(is_text).collect();
     let last_text = events.iter().rposition(is_text).expect("text deltas");
     let mut body = String::new();
@@ -97,10 +122,6 @@ async fn serve(body: Arc<String>) -> String {
     format!("http://{addr}/v1")
 }
 
-fn model(base_url: &str) -> HttpModel {
-    wonopcode_benches::loopback_anthropic(base_url)
-}
-
 fn request() -> ModelRequest {
     ModelRequest {
         context: ContextPath::root(),
@@ -118,30 +139,32 @@ fn bench_providers(c: &mut Criterion) {
         .expect("runtime");
     let mut group = c.benchmark_group("providers");
 
-    let (body, deltas) = long_stream();
-    let bytes = body.len() as u64;
-    let long = rt.block_on(serve(Arc::new(body)));
-    let long_model = model(&long);
-    group.throughput(Throughput::Bytes(bytes));
-    group.bench_function("sse_assemble_1mb", |b| {
-        b.to_async(&rt).iter(|| async {
-            let mut stream = long_model.stream(request()).await.expect("stream");
-            let mut text = 0usize;
-            while let Some(chunk) = stream.next().await {
-                match chunk {
-                    StreamChunk::TextDelta { text: t } => text += t.len(),
-                    StreamChunk::Error { message } => panic!("{message}"),
-                    _ => {}
+    for (name, api, recorded, marker) in RECORDED {
+        let (body, deltas) = long_stream(recorded, marker);
+        let bytes = body.len() as u64;
+        let url = rt.block_on(serve(Arc::new(body)));
+        let model: HttpModel = wonopcode_benches::loopback_model(api, &url);
+        group.throughput(Throughput::Bytes(bytes));
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let mut stream = model.stream(request()).await.expect("stream");
+                let mut text = 0usize;
+                while let Some(chunk) = stream.next().await {
+                    match chunk {
+                        StreamChunk::TextDelta { text: t } => text += t.len(),
+                        StreamChunk::Error { message } => panic!("{message}"),
+                        _ => {}
+                    }
                 }
-            }
-            assert!(text > 0);
-        })
-    });
-    println!("providers/sse_assemble_1mb: {bytes} bytes, {deltas} text deltas per run");
+                assert!(text > 0);
+            })
+        });
+        println!("providers/{name}: {bytes} bytes, {deltas} text deltas per run");
+    }
 
     let first = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n";
     let short = rt.block_on(serve(Arc::new(first.to_owned())));
-    let short_model = model(&short);
+    let short_model = wonopcode_benches::loopback_model(Api::Anthropic, &short);
     group.throughput(Throughput::Elements(1));
     group.bench_function("first_text_delta", |b| {
         b.to_async(&rt).iter(|| async {

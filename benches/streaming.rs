@@ -102,7 +102,10 @@ async fn respond(mut stream: tokio::net::TcpStream) {
 
 /// The Anthropic client for the server.
 fn model(url: &str) -> SharedModel {
-    Arc::new(wonopcode_benches::loopback_anthropic(url))
+    Arc::new(wonopcode_benches::loopback_model(
+        wonopcode_providers::Api::Anthropic,
+        url,
+    ))
 }
 
 fn bench_streaming(c: &mut Criterion) {

@@ -132,6 +132,48 @@ fn anthropic_turns() -> Vec<String> {
     vec![first, second]
 }
 
+/// Responses API events, `event:` and `data:` each, as OpenAI streams them.
+fn responses_events(events: &[&str]) -> String {
+    events
+        .iter()
+        .map(|data| {
+            let name = serde_json::from_str::<Value>(data).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            format!("event: {name}\ndata: {data}\n\n")
+        })
+        .collect()
+}
+
+/// Responses API turn 1: a reasoning item (summary and encrypted content), then a call of
+/// `read` with its arguments in two fragments. Turn 2 answers.
+fn responses_turns() -> Vec<String> {
+    let first = responses_events(&[
+        r#"{"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Read the notes first."}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","encrypted_content":"enc-1","summary":[{"type":"summary_text","text":"Read the notes first."}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"read"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"path\": \"no"}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"tes.txt\"}"}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"path\": \"notes.txt\"}","call_id":"call_1","name":"read"}}"#,
+        r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":20},"output_tokens":40,"output_tokens_details":{"reasoning_tokens":16},"total_tokens":160}}}"#,
+    ]);
+    vec![first, responses_answer("The notes say: remember the milk.")]
+}
+
+/// A Responses API turn that answers `text`.
+fn responses_answer(text: &str) -> String {
+    let delta = serde_json::json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": text}).to_string();
+    responses_events(&[
+        r#"{"type":"response.created","response":{"id":"resp_2","status":"in_progress","output":[]}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}"#,
+        &delta,
+        r#"{"type":"response.completed","response":{"id":"resp_2","status":"completed","usage":{"input_tokens":200,"input_tokens_details":{"cached_tokens":0},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":209}}}"#,
+    ])
+}
+
 /// Events without their timestamps, durations and session id, for comparing two runs.
 fn comparable(events: &[Value]) -> Vec<Value> {
     events
@@ -239,7 +281,8 @@ fn tool_output(events: &[Value]) -> String {
 #[test]
 fn openai_compatible_tool_turn_records_and_replays() {
     let replies = openai_turns().into_iter().map(|b| (200, "", b)).collect();
-    let (events, requests) = live_then_replay("openai", "OPENAI_API_KEY", replies);
+    let (events, requests) =
+        live_then_replay_with(&["--wire", "chat"], "openai", "OPENAI_API_KEY", replies);
     assert_eq!(final_text(&events), "The notes say: remember the milk.");
     assert!(tool_output(&events).contains("remember the milk"));
     assert_eq!(requests.len(), 2);
@@ -262,6 +305,165 @@ fn openai_compatible_tool_turn_records_and_replays() {
         .unwrap();
     assert_eq!(done["usage"]["input_tokens"], 250);
     assert_eq!(done["usage"]["output_tokens"], 29);
+}
+
+#[test]
+fn responses_tool_turn_sends_the_reasoning_back_and_replays() {
+    let replies = responses_turns()
+        .into_iter()
+        .map(|b| (200, "", b))
+        .collect();
+    let (events, requests) = live_then_replay("openai", "OPENAI_API_KEY", replies);
+    assert_eq!(final_text(&events), "The notes say: remember the milk.");
+    assert!(tool_output(&events).contains("remember the milk"));
+    let first: Value = serde_json::from_str(&requests[0]).unwrap();
+    assert_eq!(first["store"], false);
+    assert!(
+        first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "read")
+    );
+    let second: Value = serde_json::from_str(&requests[1]).unwrap();
+    let input = second["input"].as_array().unwrap();
+    let reasoning = input
+        .iter()
+        .find(|i| i["type"] == "reasoning")
+        .expect("the reasoning went back");
+    assert_eq!(reasoning["encrypted_content"], "enc-1");
+    assert_eq!(reasoning["summary"][0]["text"], "Read the notes first.");
+    let output = input
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .expect("the call's output went back");
+    assert_eq!(output["call_id"], "call_1");
+    assert!(
+        output["output"]
+            .as_str()
+            .unwrap()
+            .contains("remember the milk")
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["usage"]["input_tokens"], 100 + 200);
+    assert_eq!(done["usage"]["cache_read_tokens"], 20);
+    assert_eq!(done["usage"]["reasoning_tokens"], 16);
+}
+
+/// The root speaks the Responses API and delegates to an agent file on Anthropic: one
+/// recording holds both, and replaying it gives the same events.
+#[test]
+fn a_responses_orchestrator_and_an_anthropic_agent_record_and_replay() {
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    scratch.file(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews notes.\ntools: Read\nmodel: claude-test\nprovider: anthropic\n---\n\nYou review notes.\n",
+    );
+    let call = |id: &str, name: &str, arguments: &str| {
+        let item = serde_json::json!({"id": format!("fc_{id}"), "type": "function_call", "status": "completed", "arguments": arguments, "call_id": id, "name": name}).to_string();
+        let added = serde_json::json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": format!("fc_{id}"), "type": "function_call", "arguments": "", "call_id": id, "name": name}}).to_string();
+        let done = serde_json::json!({"type": "response.output_item.done", "output_index": 0, "item": serde_json::from_str::<Value>(&item).unwrap()}).to_string();
+        responses_events(&[
+            &added,
+            &done,
+            r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":50,"output_tokens":10}}}"#,
+        ])
+    };
+    let openai = serve(vec![
+        (
+            200,
+            "",
+            call(
+                "call_s",
+                "spawn_agent",
+                r#"{"agent": "reviewer", "task": "Review notes.txt."}"#,
+            ),
+        ),
+        (200, "", call("call_w", "wait", "{}")),
+        (
+            200,
+            "",
+            responses_answer("The reviewer says the notes are fine."),
+        ),
+    ]);
+    let anthropic = serve(vec![(200, "", anthropic_turns()[1].clone())]);
+    let recorded = scratch.outside("recorded.jsonl");
+    let run = |extra: &[&std::ffi::OsStr]| {
+        wonopcode()
+            .env("OPENAI_API_KEY", "openai-key")
+            .env("ANTHROPIC_API_KEY", "anthropic-key")
+            .env("ANTHROPIC_BASE_URL", &anthropic.base_url)
+            .args(["--json", "-y", "--agents", "reviewer"])
+            .args(extra)
+            .arg("-C")
+            .arg(scratch.ws())
+            .arg("have the notes reviewed")
+            .output()
+            .unwrap()
+    };
+    let live = run(&[
+        "--provider".as_ref(),
+        "openai".as_ref(),
+        "--model".as_ref(),
+        "test-model".as_ref(),
+        "--base-url".as_ref(),
+        openai.base_url.as_ref(),
+        "--record".as_ref(),
+        recorded.as_os_str(),
+    ]);
+    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
+    let live_events = events(&live);
+    assert_eq!(
+        final_text(&live_events),
+        "The reviewer says the notes are fine."
+    );
+    assert_eq!(openai.requests.lock().unwrap().len(), 3);
+    assert_eq!(
+        anthropic.requests.lock().unwrap().len(),
+        1,
+        "{live_events:#?}"
+    );
+    assert!(
+        anthropic.lines.lock().unwrap()[0].starts_with("POST /v1/messages"),
+        "{:?}",
+        anthropic.lines.lock().unwrap()
+    );
+    assert!(openai.lines.lock().unwrap()[0].starts_with("POST /v1/responses"));
+    let child = live_events
+        .iter()
+        .find(|e| e["type"] == "context.started" && e["context"] == "0.1")
+        .expect("the agent ran in a child context");
+    assert_eq!(child["module"], "reviewer");
+
+    let replayed = run(&["--replay".as_ref(), recorded.as_os_str()]);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "stderr: {}",
+        stderr(&replayed)
+    );
+    // The root and its agent run side by side: each context's events are the same, in
+    // the same order, however the two interleave.
+    let by_context = |events: &[Value]| {
+        let mut contexts: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+        for event in comparable(events) {
+            let context = event["context"].as_str().unwrap_or_default().to_owned();
+            contexts.entry(context).or_default().push(event);
+        }
+        contexts
+    };
+    let (live, replay) = (by_context(&live_events), by_context(&events(&replayed)));
+    assert_eq!(live.keys().collect::<Vec<_>>(), ["0", "0.1"]);
+    assert_eq!(replay, live, "replay reproduces both providers' responses");
+    assert_eq!(
+        openai.requests.lock().unwrap().len(),
+        3,
+        "the replay is offline"
+    );
 }
 
 #[test]
@@ -295,7 +497,12 @@ fn a_rate_limit_is_retried_and_the_retry_is_visible() {
         r#"{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}"#.to_owned(),
     )];
     replies.extend(openai_turns().into_iter().map(|b| (200, "", b)));
-    let (events, requests) = live_then_replay("openai", "OPENAI_API_KEY", replies);
+    let (events, requests) = live_then_replay_with(
+        &["--wire", "chat"],
+        "openai-compatible",
+        "OPENAI_COMPATIBLE_API_KEY",
+        replies,
+    );
     assert_eq!(requests.len(), 3);
     let retry = events
         .iter()

@@ -180,11 +180,17 @@ impl ResponseAssembler {
         match chunk {
             StreamChunk::TextDelta { text } => self.append_text(OpenKind::Text, text),
             StreamChunk::ThinkingDelta { text } => self.append_text(OpenKind::Thinking, text),
+            // It closes the thinking just streamed; a signature with none before it (a
+            // reasoning item without a summary) is a thinking part of its own, so it never
+            // replaces an earlier block's signature.
             StreamChunk::ThinkingSignature { signature } => {
-                let target = self.turn.parts.iter_mut().rev().find_map(|p| match p {
-                    Part::Thinking { signature, .. } => Some(signature),
+                let target = match self.turn.parts.last_mut() {
+                    Some(Part::Thinking {
+                        signature: slot @ None,
+                        ..
+                    }) => Some(slot),
                     _ => None,
-                });
+                };
                 match target {
                     Some(slot) => *slot = Some(signature),
                     None => self.turn.parts.push(Part::Thinking {

@@ -161,6 +161,11 @@ pub struct ModelArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// Which of OpenAI's APIs to speak: `responses` (the `openai` preset's default) or `chat`
+    /// (Chat Completions, every OpenAI-compatible server's). Overrides the provider's `api`.
+    #[arg(long, value_enum, value_name = "API")]
+    pub wire: Option<WireArg>,
+
     /// With --replay, stream each chunk MS milliseconds after the previous one, as a model would.
     #[arg(long, value_name = "MS", requires = "replay", value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub replay_pace: Option<u64>,
@@ -807,4 +812,13 @@ fn parse_answer(value: &str) -> Result<(String, String), String> {
             "`{value}` is not CALL_ID=TEXT (the call ids a run waits on are printed when it suspends)"
         )),
     }
+}
+
+/// `--wire` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WireArg {
+    /// OpenAI's Responses API.
+    Responses,
+    /// Chat Completions.
+    Chat,
 }

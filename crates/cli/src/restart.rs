@@ -104,7 +104,7 @@ pub async fn fork(args: &ForkArgs) -> anyhow::Result<u8> {
         strip.extend(["--replay", "--replay-mode", "--replay-pace", "--model"]);
     }
     if args.replay.is_some() || args.provider.is_some() {
-        strip.extend(["--provider", "--base-url"]);
+        strip.extend(["--provider", "--base-url", "--wire"]);
     }
     if let Some(replay) = &args.replay {
         let path = std::path::absolute(replay).unwrap_or_else(|_| replay.clone());

@@ -13,6 +13,7 @@ use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
 use wonopcode_journal::Invocation;
+use wonopcode_providers::Wire;
 use wonopcode_session::{
     Config, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, TurnCanceller, config,
 };
@@ -23,6 +24,7 @@ use wonopcode_wasm_host::GuestPrompter;
 
 use crate::args::{
     Args, Command, ModelArgs, PermissionArgs, PromptArgs, ReplayModeArg, RunArgs, UnattendedArg,
+    WireArg,
 };
 use crate::exit;
 use crate::loops;
@@ -199,6 +201,10 @@ pub fn session_builder(
             provider: model.provider.clone(),
             model: model.model.clone(),
             base_url: model.base_url.clone(),
+            wire: model.wire.map(|w| match w {
+                WireArg::Responses => Wire::Responses,
+                WireArg::Chat => Wire::Chat,
+            }),
             record: model.record.clone(),
         })
         .permissions(policy)

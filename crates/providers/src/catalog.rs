@@ -33,6 +33,17 @@ pub enum ApiName {
     Anthropic,
     /// OpenAI-compatible Chat Completions.
     Openai,
+    /// OpenAI's Responses API.
+    Responses,
+}
+
+/// `--wire`: which of OpenAI's two APIs to speak to a provider that has both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// The Responses API.
+    Responses,
+    /// Chat Completions.
+    Chat,
 }
 
 /// How the output cap is named in Chat Completions requests.
@@ -182,6 +193,8 @@ pub struct Choice<'a> {
     pub model: Option<&'a str>,
     /// `--base-url`.
     pub base_url: Option<&'a str>,
+    /// `--wire`: overrides the provider's `api` between Responses and Chat Completions.
+    pub wire: Option<Wire>,
 }
 
 impl ModelCatalog {
@@ -206,7 +219,7 @@ impl ModelCatalog {
                     if entry.api.is_none() {
                         return Err(CatalogError::Invalid {
                             provider: id.clone(),
-                            reason: "a new provider needs `api: anthropic` or `api: openai`"
+                            reason: "a new provider needs `api: anthropic`, `api: openai` (Chat Completions) or `api: responses`"
                                 .to_owned(),
                         });
                     }
@@ -266,12 +279,20 @@ impl ModelCatalog {
         let Some(entry) = self.providers.get(&id) else {
             return Err(self.unknown_provider(&id));
         };
-        let api = match entry.api {
-            Some(ApiName::Anthropic) => Api::Anthropic,
-            Some(ApiName::Openai) | None => Api::OpenAi(match entry.max_tokens_field {
-                Some(CapField::MaxCompletionTokens) => MaxTokensField::MaxCompletionTokens,
-                _ => MaxTokensField::MaxTokens,
-            }),
+        let chat = Api::OpenAi(match entry.max_tokens_field {
+            Some(CapField::MaxCompletionTokens) => MaxTokensField::MaxCompletionTokens,
+            _ => MaxTokensField::MaxTokens,
+        });
+        let api = match (entry.api, choice.wire) {
+            (Some(ApiName::Anthropic), Some(_)) => {
+                return Err(CatalogError::Invalid {
+                    provider: id,
+                    reason: "--wire chooses between OpenAI's Responses and Chat Completions APIs; this provider speaks Anthropic Messages".to_owned(),
+                });
+            }
+            (Some(ApiName::Anthropic), None) => Api::Anthropic,
+            (_, Some(Wire::Responses)) | (Some(ApiName::Responses), None) => Api::Responses,
+            (_, Some(Wire::Chat)) | (Some(ApiName::Openai) | None, None) => chat,
         };
         let base_url = choice
             .base_url
@@ -662,6 +683,48 @@ anthropic:
                 .unwrap()
                 .with_overrides(&bad)
                 .is_err()
+        );
+    }
+
+    #[tokio::test]
+    async fn the_openai_preset_speaks_responses_and_wire_switches_it() {
+        let catalog = ModelCatalog::builtin().unwrap();
+        let env = env_with(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]);
+        let api = |provider: &'static str, wire: Option<Wire>| {
+            let catalog = catalog.clone();
+            let env = &env;
+            async move {
+                catalog
+                    .resolve(
+                        Choice {
+                            provider: Some(provider),
+                            model: Some("m"),
+                            base_url: Some("http://127.0.0.1:1/v1"),
+                            wire,
+                        },
+                        env,
+                    )
+                    .await
+                    .map(|s| s.api)
+            }
+        };
+        assert_eq!(api("openai", None).await, Ok(Api::Responses));
+        assert_eq!(
+            api("openai", Some(Wire::Chat)).await,
+            Ok(Api::OpenAi(MaxTokensField::MaxCompletionTokens))
+        );
+        assert_eq!(
+            api("openai-compatible", None).await,
+            Ok(Api::OpenAi(MaxTokensField::MaxTokens))
+        );
+        assert_eq!(
+            api("openai-compatible", Some(Wire::Responses)).await,
+            Ok(Api::Responses)
+        );
+        let refused = api("anthropic", Some(Wire::Chat)).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("speaks Anthropic Messages"),
+            "{refused}"
         );
     }
 }

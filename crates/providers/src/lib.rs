@@ -13,10 +13,11 @@ pub mod openai;
 pub mod prefix;
 pub mod record;
 pub mod replay;
+pub mod responses;
 pub mod source;
 pub mod transcript;
 
-pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry};
+pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry, Wire};
 pub use http::rate_limit::{RateLimiter, RateLimits};
 pub use http::{Api, HttpModel, HttpModelError, HttpSettings, LocalServer};
 pub use prefix::{PrefixReplay, PrefixSource};

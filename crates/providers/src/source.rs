@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use async_trait::async_trait;
 use wonopcode_agent_loop::{ModelError, ModelSource, ProviderListing, SharedModel};
 
-use crate::catalog::{Choice, ModelCatalog};
+use crate::catalog::{Choice, ModelCatalog, Wire};
 use crate::http::HttpModel;
 
 /// Reads an environment variable (a parameter so tests and embedders choose what it sees).
@@ -24,6 +24,8 @@ pub struct CatalogSource {
     first: SharedModel,
     /// `--base-url`, which applies to the first model's provider only.
     base_url: Option<String>,
+    /// `--wire`, likewise.
+    wire: Option<Wire>,
     opened: Mutex<HashMap<(String, String), SharedModel>>,
 }
 
@@ -41,8 +43,15 @@ impl CatalogSource {
             env,
             first,
             base_url,
+            wire: None,
             opened: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Speaks `wire` to the first model's provider, as the first model does.
+    pub fn with_wire(mut self, wire: Option<Wire>) -> Self {
+        self.wire = wire;
+        self
     }
 }
 
@@ -95,6 +104,7 @@ impl ModelSource for CatalogSource {
                 .base_url
                 .as_deref()
                 .filter(|_| provider == first.provider),
+            wire: self.wire.filter(|_| provider == first.provider),
         };
         let settings = self
             .catalog

@@ -12,18 +12,24 @@ use proptest::prelude::*;
 use support::{OPENAI, Reply, collect, fixture, serve, settings};
 use wonopcode_providers::Api;
 
-const FIXTURES: &[(&str, bool)] = &[
-    ("anthropic/text-ping-padded.sse", true),
-    ("anthropic/thinking-signature-text.sse", true),
-    ("anthropic/parallel-tool-use-empty-input.sse", true),
-    ("anthropic/docs-tool-use-text-then-tool.sse", true),
-    ("own/anthropic-redacted-thinking.sse", true),
-    ("openai/tool-call-include-usage.sse", false),
-    ("openai/text-include-usage.sse", false),
-    ("openrouter/processing-comments-midstream-error.sse", false),
-    ("own/llamacpp-text.sse", false),
-    ("own/vllm-tool-call.sse", false),
-    ("own/deepseek-reasoning.sse", false),
+const FIXTURES: &[(&str, Api)] = &[
+    ("anthropic/text-ping-padded.sse", Api::Anthropic),
+    ("anthropic/thinking-signature-text.sse", Api::Anthropic),
+    (
+        "anthropic/parallel-tool-use-empty-input.sse",
+        Api::Anthropic,
+    ),
+    ("anthropic/docs-tool-use-text-then-tool.sse", Api::Anthropic),
+    ("own/anthropic-redacted-thinking.sse", Api::Anthropic),
+    ("openai/tool-call-include-usage.sse", OPENAI),
+    ("openai/text-include-usage.sse", OPENAI),
+    ("openrouter/processing-comments-midstream-error.sse", OPENAI),
+    ("own/llamacpp-text.sse", OPENAI),
+    ("own/vllm-tool-call.sse", OPENAI),
+    ("own/deepseek-reasoning.sse", OPENAI),
+    ("responses/tool-call-event-lines.sse", Api::Responses),
+    ("responses/text-after-tool-event-lines.sse", Api::Responses),
+    ("own/responses-parallel-calls.sse", Api::Responses),
 ];
 
 fn split(body: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
@@ -64,8 +70,8 @@ proptest! {
 
     #[test]
     fn any_split_assembles_the_same(cuts in prop::collection::vec(any::<prop::sample::Index>(), 1..16)) {
-        for (file, anthropic) in FIXTURES {
-            let api = if *anthropic { Api::Anthropic } else { OPENAI };
+        for (file, api) in FIXTURES {
+            let api = *api;
             let body = fixture(file);
             let whole = assemble(api, vec![body.clone()]);
             let pieces = split(&body, &cuts);

@@ -11,7 +11,7 @@ use std::time::Duration;
 use wonopcode_agent_loop::{ContextPath, ModelSource, SharedModel};
 use wonopcode_providers::{
     CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, PrefixReplay, PrefixSource,
-    RecordingModel, RecordingSource, ReplayProvider, ReplaySource, Transcript,
+    RecordingModel, RecordingSource, ReplayProvider, ReplaySource, Transcript, Wire,
 };
 
 use crate::config::Config;
@@ -32,6 +32,8 @@ pub struct ModelChoice {
     pub model: Option<String>,
     /// The base URL of an OpenAI-compatible server.
     pub base_url: Option<String>,
+    /// Which OpenAI API to speak (`--wire`), over the provider's own.
+    pub wire: Option<Wire>,
     /// Record every response to this transcript.
     pub record: Option<PathBuf>,
 }
@@ -171,6 +173,7 @@ async fn provider(
             .or(choice.base_url.as_ref().map(|_| "openai-compatible")),
         model,
         base_url: choice.base_url.as_deref(),
+        wire: choice.wire,
     };
     let env: EnvReader = Arc::new(|name: &str| std::env::var(name).ok());
     let settings = catalog
@@ -179,6 +182,7 @@ async fn provider(
         .map_err(|e| SessionError::Choice(e.to_string()))?;
     let first: SharedModel =
         Arc::new(HttpModel::new(settings).map_err(|e| SessionError::Choice(e.to_string()))?);
-    let models = CatalogSource::new(catalog, env, first.clone(), choice.base_url.clone());
+    let models = CatalogSource::new(catalog, env, first.clone(), choice.base_url.clone())
+        .with_wire(choice.wire);
     Ok((first, Arc::new(models)))
 }

@@ -2,16 +2,92 @@
 
 pub mod decode;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
+
+use crate::responses;
 
 /// The API version header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
 
+/// The request body for `POST {base}/messages`, borrowing the history: it is serialized
+/// straight to JSON once per request, with no `serde_json::Value` tree of the whole history
+/// built, sorted and dropped in between (that tree was most of a long session's per-response
+/// cost).
+#[derive(Debug, Serialize)]
+pub struct RequestBody<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    stream: bool,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolDefinition<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+/// One turn of `messages`: a role and its content blocks.
+#[derive(Debug, Serialize)]
+struct Turn<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+/// One content block, as the API names its fields.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Input<'a>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+    },
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Serialize)]
+struct ToolDefinition<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// Extended thinking with a token budget.
+#[derive(Debug, Serialize)]
+struct Thinking {
+    r#type: &'static str,
+    budget_tokens: u32,
+}
+
 /// The request body for `POST {base}/messages`.
-pub fn request_body(model: &str, max_output: u64, request: &ModelRequest) -> Value {
+pub fn request_body<'a>(
+    model: &'a str,
+    max_output: u64,
+    request: &'a ModelRequest,
+) -> RequestBody<'a> {
     let mut system: Vec<String> = request.system.iter().cloned().collect();
-    let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut messages: Vec<Turn<'a>> = Vec::new();
     for message in request.messages.iter() {
         let role = match message.role {
             // A system message inside the history joins the system prompt: the API has no
@@ -29,97 +105,112 @@ pub fn request_body(model: &str, max_output: u64, request: &ModelRequest) -> Val
         }
         // The API wants user and assistant turns to alternate: merge neighbours.
         match messages.last_mut() {
-            Some((last, content)) if *last == role => content.extend(blocks),
-            _ => messages.push((role, blocks)),
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => messages.push(Turn {
+                role,
+                content: blocks,
+            }),
         }
     }
-    let mut body = json!({
-        "model": model,
-        "max_tokens": request.options.max_tokens.map_or(max_output, u64::from),
-        "stream": true,
-        "messages": messages
-            .into_iter()
-            .map(|(role, content)| json!({ "role": role, "content": content }))
-            .collect::<Vec<_>>(),
-    });
-    if !system.is_empty() {
-        body["system"] = json!(system.join("\n\n"));
-    }
-    if !request.tools.is_empty() {
-        body["tools"] = request
+    let options = &request.options;
+    RequestBody {
+        model,
+        max_tokens: options.max_tokens.map_or(max_output, u64::from),
+        stream: true,
+        messages,
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        tools: request
             .tools
             .iter()
-            .map(|t| {
-                json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "input_schema": t.parameters,
-                })
+            .map(|t| ToolDefinition {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
             })
-            .collect();
-    }
-    if let Some(budget) = request.options.thinking_budget {
-        body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
-    } else if let Some(t) = request.options.temperature {
+            .collect(),
+        thinking: options.thinking_budget.map(|budget| Thinking {
+            r#type: "enabled",
+            budget_tokens: budget,
+        }),
         // The API refuses a temperature together with extended thinking.
-        body["temperature"] = json!(t);
+        temperature: options
+            .temperature
+            .filter(|_| options.thinking_budget.is_none()),
     }
-    body
 }
 
 /// The content blocks of one message. Unsigned thinking cannot be sent back and is dropped;
 /// signed and redacted thinking go back verbatim, as the API requires.
-fn content_blocks(message: &Message) -> Vec<Value> {
+fn content_blocks(message: &Message) -> Vec<Block<'_>> {
     message
         .parts
         .iter()
         .filter_map(|part| match part {
             Part::Text { text } if text.is_empty() => None,
-            Part::Text { text } => Some(json!({ "type": "text", "text": text })),
+            Part::Text { text } => Some(Block::Text { text }),
+            // Reasoning from the Responses API cannot be read by this one.
+            Part::Thinking {
+                signature: Some(signature),
+                ..
+            } if responses::encrypted_content(signature).is_some() => None,
             Part::Thinking {
                 text,
                 signature: Some(signature),
-            } => Some(json!({ "type": "thinking", "thinking": text, "signature": signature })),
+            } => Some(Block::Thinking {
+                thinking: text,
+                signature,
+            }),
             Part::Thinking { .. } => None,
-            Part::RedactedThinking { data } => {
-                Some(json!({ "type": "redacted_thinking", "data": data }))
-            }
+            Part::RedactedThinking { data } => Some(Block::RedactedThinking { data }),
             Part::ToolCall {
                 id,
                 name,
                 arguments,
-            } => Some(json!({
-                "type": "tool_use",
-                "id": id,
-                "name": name,
-                "input": tool_input(arguments),
-            })),
+            } => Some(Block::ToolUse {
+                id,
+                name,
+                input: tool_input(arguments),
+            }),
             Part::ToolResult {
                 call_id,
                 content,
                 is_error,
-            } => Some(json!({
-                "type": "tool_result",
-                "tool_use_id": call_id,
-                "content": content,
-                "is_error": is_error,
-            })),
+            } => Some(Block::ToolResult {
+                tool_use_id: call_id,
+                content,
+                is_error: *is_error,
+            }),
         })
         .collect()
 }
 
-/// A tool call's arguments as the JSON object the API wants; arguments the model produced
-/// broken (already answered with an error) go back as `{}`.
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => json!({}),
+/// A tool call's arguments as the JSON object the API wants, passed through as written;
+/// arguments the model produced broken (already answered with an error) go back as `{}`.
+fn tool_input(arguments: &str) -> Input<'_> {
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') => Input::Given(raw),
+        _ => Input::Empty(EmptyObject {}),
     }
 }
+
+/// A `tool_use` block's input.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Input<'a> {
+    /// The model's arguments, a JSON object.
+    Given(&'a RawValue),
+    /// `{}`, for arguments that were not one.
+    Empty(EmptyObject),
+}
+
+/// Serializes as `{}`.
+#[derive(Debug, Serialize)]
+struct EmptyObject {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use wonopcode_agent_loop::{ContextPath, RequestOptions, ToolSchema};
 
     #[test]
@@ -161,7 +252,7 @@ mod tests {
             }],
             options: RequestOptions::default(),
         };
-        let body = request_body("claude-x", 8192, &request);
+        let body = serde_json::to_value(request_body("claude-x", 8192, &request)).unwrap();
         assert_eq!(body["system"], "be brief");
         assert_eq!(body["max_tokens"], 8192);
         let messages = body["messages"].as_array().unwrap();

@@ -13,6 +13,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -24,6 +25,7 @@ use wonopcode_agent_loop::{
 
 use crate::anthropic::{self, decode::AnthropicDecoder};
 use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
+use crate::responses::{self, decode::ResponsesDecoder};
 use decoder::Decoder;
 use failure::{Failure, RequestSite};
 use rate_limit::{RateLimiter, RateLimits};
@@ -36,6 +38,8 @@ pub enum Api {
     Anthropic,
     /// OpenAI-compatible Chat Completions (`POST {base}/chat/completions`).
     OpenAi(MaxTokensField),
+    /// OpenAI's Responses API (`POST {base}/responses`).
+    Responses,
 }
 
 /// Everything an `HttpModel` needs: where, who, which model, and how patiently.
@@ -148,6 +152,7 @@ impl HttpModel {
             }
             Api::Anthropic => format!("{base}/v1/messages"),
             Api::OpenAi(_) => format!("{base}/chat/completions"),
+            Api::Responses => format!("{base}/responses"),
         };
         let headers = headers(&settings)?;
         let client = shared_client(settings.connect_timeout)?;
@@ -167,13 +172,30 @@ impl HttpModel {
         &self.endpoint
     }
 
-    fn body(&self, request: &ModelRequest) -> String {
+    /// The request's JSON body. Serializing these bodies cannot fail: every map in them
+    /// has string keys, and every value is plain data.
+    fn body(&self, request: &ModelRequest) -> Bytes {
         let model = &self.settings.model;
-        let body = match self.settings.api {
-            Api::Anthropic => anthropic::request_body(&model.id, model.max_output, request),
-            Api::OpenAi(field) => openai::request_body(&model.id, model.max_output, field, request),
+        let written = match self.settings.api {
+            Api::Anthropic => serde_json::to_vec(&anthropic::request_body(
+                &model.id,
+                model.max_output,
+                request,
+            )),
+            Api::OpenAi(field) => serde_json::to_vec(&openai::request_body(
+                &model.id,
+                model.max_output,
+                field,
+                request,
+            )),
+            Api::Responses => serde_json::to_vec(&responses::request_body(
+                &model.id,
+                model.max_output,
+                model.capabilities.thinking,
+                request,
+            )),
         };
-        body.to_string()
+        Bytes::from(written.unwrap_or_default())
     }
 }
 
@@ -197,13 +219,13 @@ fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
                 headers.insert(HeaderName::from_static("x-api-key"), value);
             }
         }
-        (Api::OpenAi(_), Some(key)) => {
+        (Api::OpenAi(_) | Api::Responses, Some(key)) => {
             let mut value =
                 HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| key_error())?;
             value.set_sensitive(true);
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
-        (Api::OpenAi(_), None) => {}
+        (Api::OpenAi(_) | Api::Responses, None) => {}
     }
     Ok(headers)
 }
@@ -241,6 +263,7 @@ impl LanguageModel for HttpModel {
             decoder: match self.settings.api {
                 Api::Anthropic => DecoderKind::Anthropic,
                 Api::OpenAi(_) => DecoderKind::OpenAi,
+                Api::Responses => DecoderKind::Responses,
             },
         };
         let task = tokio::spawn(job.run(tx).instrument(span));
@@ -258,6 +281,7 @@ impl LanguageModel for HttpModel {
 enum DecoderKind {
     Anthropic,
     OpenAi,
+    Responses,
 }
 
 impl DecoderKind {
@@ -265,6 +289,7 @@ impl DecoderKind {
         match self {
             DecoderKind::Anthropic => Box::<AnthropicDecoder>::default(),
             DecoderKind::OpenAi => Box::<OpenAiDecoder>::default(),
+            DecoderKind::Responses => Box::<ResponsesDecoder>::default(),
         }
     }
 }
@@ -274,7 +299,7 @@ struct Request {
     client: reqwest::Client,
     endpoint: String,
     headers: HeaderMap,
-    body: String,
+    body: Bytes,
     settings: HttpSettings,
     limiter: Arc<RateLimiter>,
     decoder: DecoderKind,

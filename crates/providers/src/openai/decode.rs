@@ -206,7 +206,7 @@ fn start(slot: &mut ToolSlot, out: &mut Vec<StreamChunk>) {
 }
 
 /// The failure an `error` object describes (inside a chunk, or a named `error` event).
-fn error_failure(error: &serde_json::Value) -> Failure {
+pub(crate) fn error_failure(error: &serde_json::Value) -> Failure {
     let message = match error.get("message").and_then(|m| m.as_str()) {
         Some(m) => m.to_owned(),
         None => error.to_string(),

@@ -3,7 +3,10 @@
 
 pub mod decode;
 
-use serde_json::{Value, json};
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
 use wonopcode_agent_loop::{ModelRequest, Part, Role};
 
 /// How a server wants the output cap named.
@@ -15,46 +18,117 @@ pub enum MaxTokensField {
     MaxCompletionTokens,
 }
 
+/// The request body for `POST {base}/chat/completions`, borrowing the history and
+/// serialized straight to JSON (as the Anthropic body is, and for the same reason).
+#[derive(Debug, Serialize)]
+pub struct RequestBody<'a> {
+    model: &'a str,
+    messages: Vec<ChatMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<FunctionTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+/// Asks for a last chunk with the usage.
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// One entry of `messages`. `content` is `null` only for an assistant message that is all
+/// tool calls.
+#[derive(Debug, Serialize)]
+struct ChatMessage<'a> {
+    role: &'static str,
+    content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> ChatMessage<'a> {
+    fn text(role: &'static str, content: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+}
+
+/// One call in an assistant message.
+#[derive(Debug, Serialize)]
+struct ToolCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: FunctionCall<'a>,
+}
+
+/// A call's function and its arguments, the JSON text as the model wrote it.
+#[derive(Debug, Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Serialize)]
+struct FunctionTool<'a> {
+    r#type: &'static str,
+    function: FunctionDefinition<'a>,
+}
+
+/// A tool's name, description and argument schema.
+#[derive(Debug, Serialize)]
+struct FunctionDefinition<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
 /// The request body for `POST {base}/chat/completions`.
-pub fn request_body(
-    model: &str,
+pub fn request_body<'a>(
+    model: &'a str,
     max_output: u64,
     cap_field: MaxTokensField,
-    request: &ModelRequest,
-) -> Value {
+    request: &'a ModelRequest,
+) -> RequestBody<'a> {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
-        messages.push(json!({ "role": "system", "content": system }));
+        messages.push(ChatMessage::text("system", system.as_str()));
     }
     for message in request.messages.iter() {
         match message.role {
-            Role::System => {
-                messages.push(json!({ "role": "system", "content": message.text_content() }))
-            }
-            Role::User => {
-                messages.push(json!({ "role": "user", "content": message.text_content() }))
-            }
+            Role::System => messages.push(ChatMessage::text("system", message.text_content())),
+            Role::User => messages.push(ChatMessage::text("user", message.text_content())),
             Role::Assistant => {
-                let calls: Vec<Value> = message
+                let tool_calls: Vec<ToolCall<'a>> = message
                     .tool_calls()
-                    .map(|(id, name, arguments)| {
-                        json!({
-                            "id": id,
-                            "type": "function",
-                            "function": { "name": name, "arguments": arguments },
-                        })
+                    .map(|(id, name, arguments)| ToolCall {
+                        id,
+                        r#type: "function",
+                        function: FunctionCall { name, arguments },
                     })
                     .collect();
                 // Thinking is not sent back: DeepSeek refuses `reasoning_content` in input.
                 let text = message.text_content();
-                let mut entry = json!({ "role": "assistant", "content": text });
-                if !calls.is_empty() {
-                    if text.is_empty() {
-                        entry["content"] = Value::Null;
-                    }
-                    entry["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(entry);
+                // `null`, not `""`, beside tool calls and no text.
+                let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
+                messages.push(ChatMessage {
+                    role: "assistant",
+                    content: content.map(Cow::Owned),
+                    tool_calls,
+                    tool_call_id: None,
+                });
             }
             Role::Tool => {
                 for part in message.parts.iter() {
@@ -62,48 +136,39 @@ pub fn request_body(
                         call_id, content, ..
                     } = part
                     {
-                        messages.push(json!({
-                            "role": "tool",
-                            "tool_call_id": call_id,
-                            "content": content,
-                        }));
+                        messages.push(ChatMessage {
+                            tool_call_id: Some(call_id),
+                            ..ChatMessage::text("tool", content.as_str())
+                        });
                     }
                 }
             }
         }
     }
     let cap = request.options.max_tokens.map_or(max_output, u64::from);
-    let mut body = json!({
-        "model": model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": { "include_usage": true },
-    });
-    let key = match cap_field {
-        MaxTokensField::MaxTokens => "max_tokens",
-        MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-    };
-    body[key] = json!(cap);
-    if !request.tools.is_empty() {
-        body["tools"] = request
+    RequestBody {
+        model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_tokens: (cap_field == MaxTokensField::MaxTokens).then_some(cap),
+        max_completion_tokens: (cap_field == MaxTokensField::MaxCompletionTokens).then_some(cap),
+        tools: request
             .tools
             .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                })
+            .map(|t| FunctionTool {
+                r#type: "function",
+                function: FunctionDefinition {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
             })
-            .collect();
+            .collect(),
+        temperature: request.options.temperature,
     }
-    if let Some(t) = request.options.temperature {
-        body["temperature"] = json!(t);
-    }
-    body
 }
 
 #[cfg(test)]
@@ -157,7 +222,13 @@ mod tests {
             tools: Vec::new(),
             options: RequestOptions::default(),
         };
-        let body = request_body("m", 100, MaxTokensField::MaxCompletionTokens, &request);
+        let body = serde_json::to_value(request_body(
+            "m",
+            100,
+            MaxTokensField::MaxCompletionTokens,
+            &request,
+        ))
+        .unwrap();
         let messages = body["messages"].as_array().unwrap();
         assert_eq!(messages.len(), 5);
         assert_eq!(messages[2]["content"], Value::Null);

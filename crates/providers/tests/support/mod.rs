@@ -268,7 +268,12 @@ pub fn request() -> ModelRequest {
 /// Streams `request()` from a model built with these settings and folds the chunks.
 pub async fn collect(settings: HttpSettings) -> Collected {
     let model = HttpModel::new(settings).unwrap();
-    let mut stream = model.stream(request()).await.unwrap();
+    collect_from(&model, request()).await
+}
+
+/// Streams one request from `model` and folds the chunks.
+pub async fn collect_from(model: &HttpModel, request: ModelRequest) -> Collected {
+    let mut stream = model.stream(request).await.unwrap();
     let mut out = Collected::default();
     while let Some(chunk) = stream.next().await {
         match chunk {
