@@ -313,6 +313,8 @@ pub fn loopback_model(
         api,
         base_url: base_url.to_owned(),
         api_key: Some("bench".to_owned()),
+        auth: Default::default(),
+        api_version: None,
         key_env: None,
         model: wonopcode_agent_loop::ModelInfo {
             id: "bench-model".to_owned(),

@@ -12,7 +12,7 @@ use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
 use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
-use crate::http::{Api, HttpSettings, LocalServer};
+use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
 use crate::openai::MaxTokensField;
 
 /// The built-in presets, embedded at build time.
@@ -56,6 +56,16 @@ pub enum CapField {
     MaxCompletionTokens,
 }
 
+/// How a provider wants the key sent, as the catalog and config name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthName {
+    /// `Authorization: Bearer KEY` (an Entra ID token for Azure, a gateway's token).
+    Bearer,
+    /// Azure OpenAI's `api-key: KEY`.
+    ApiKey,
+}
+
 /// One provider: a built-in preset, or an entry of the config file's `providers:` (which
 /// overrides the preset of the same id field by field, or adds a new provider).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -71,6 +81,10 @@ pub struct ProviderEntry {
     pub key_command: Option<String>,
     /// The server works without a key.
     pub key_optional: Option<bool>,
+    /// How the key is sent (default: the API's own header).
+    pub auth: Option<AuthName>,
+    /// `api-version` query parameter added to every request (Azure OpenAI's dated APIs).
+    pub api_version: Option<String>,
     /// A local server: requests cost nothing, and no key is needed.
     pub local: Option<bool>,
     /// How a person starts the local server (`ollama serve`), said when it cannot be reached.
@@ -124,6 +138,16 @@ fn base_url_variable(id: &str) -> Option<&'static str> {
         "openai" => Some("OPENAI_BASE_URL"),
         _ => None,
     }
+}
+
+/// Azure OpenAI's v1 API under the resource endpoint its SDKs read from
+/// `AZURE_OPENAI_ENDPOINT` (`https://RESOURCE.openai.azure.com`).
+fn azure_endpoint(id: &str, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
+    (id == "azure")
+        .then(|| env("AZURE_OPENAI_ENDPOINT"))
+        .flatten()
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| format!("{}/openai/v1", e.trim().trim_end_matches('/')))
 }
 
 /// Errors choosing or configuring a provider; each says what to do.
@@ -302,6 +326,7 @@ impl ModelCatalog {
                     .and_then(env)
                     .filter(|u| !u.is_empty())
             })
+            .or_else(|| azure_endpoint(&id, env))
             .or_else(|| entry.base_url.clone())
             .ok_or_else(|| CatalogError::MissingBaseUrl(id.clone()))?;
         let model_id = choice
@@ -322,6 +347,12 @@ impl ModelCatalog {
             api,
             base_url,
             api_key,
+            auth: match entry.auth {
+                None => KeyAuth::Native,
+                Some(AuthName::Bearer) => KeyAuth::Bearer,
+                Some(AuthName::ApiKey) => KeyAuth::ApiKeyHeader,
+            },
+            api_version: entry.api_version.clone(),
             key_env: entry.key_env.clone(),
             model,
             connect_timeout: entry
@@ -425,6 +456,8 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         key_env: over.key_env.or(base.key_env),
         key_command: over.key_command.or(base.key_command),
         key_optional: over.key_optional.or(base.key_optional),
+        auth: over.auth.or(base.auth),
+        api_version: over.api_version.or(base.api_version),
         local: over.local.or(base.local),
         start_command: over.start_command.or(base.start_command),
         default_model: over.default_model.or(base.default_model),
@@ -726,5 +759,43 @@ anthropic:
             refused.to_string().contains("speaks Anthropic Messages"),
             "{refused}"
         );
+    }
+
+    #[tokio::test]
+    async fn azure_takes_its_endpoint_variable_and_sends_the_key_as_api_key() {
+        let catalog = ModelCatalog::builtin().unwrap();
+        let settings = catalog
+            .resolve(
+                Choice {
+                    provider: Some("azure"),
+                    model: Some("my-gpt-5"),
+                    ..Choice::default()
+                },
+                &env_with(&[
+                    ("AZURE_OPENAI_API_KEY", "k"),
+                    ("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com/"),
+                ]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(settings.base_url, "https://res.openai.azure.com/openai/v1");
+        assert_eq!(settings.api, Api::Responses);
+        assert_eq!(settings.auth, KeyAuth::ApiKeyHeader);
+        assert_eq!(
+            settings.model.pricing, None,
+            "a deployment's price is unknown"
+        );
+        let missing = catalog
+            .resolve(
+                Choice {
+                    provider: Some("azure"),
+                    model: Some("my-gpt-5"),
+                    ..Choice::default()
+                },
+                &env_with(&[("AZURE_OPENAI_API_KEY", "k")]),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(missing, CatalogError::MissingBaseUrl("azure".to_owned()));
     }
 }

@@ -19,7 +19,7 @@ pub mod transcript;
 
 pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry, Wire};
 pub use http::rate_limit::{RateLimiter, RateLimits};
-pub use http::{Api, HttpModel, HttpModelError, HttpSettings, LocalServer};
+pub use http::{Api, HttpModel, HttpModelError, HttpSettings, KeyAuth, LocalServer};
 pub use prefix::{PrefixReplay, PrefixSource};
 pub use record::{RecordingModel, RecordingSource};
 pub use replay::{ReplayProvider, ReplaySource};

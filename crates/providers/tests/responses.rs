@@ -12,7 +12,7 @@ use wonopcode_agent_loop::{
     ContextPath, Message, ModelRequest, Part, RequestOptions, Role, StopReason, ToolSchema,
 };
 use wonopcode_providers::responses::{encrypted_content, reasoning_signature};
-use wonopcode_providers::{Api, HttpModel};
+use wonopcode_providers::{Api, HttpModel, KeyAuth};
 
 /// A chunks file (one event's JSON a line, as the Vercel AI SDK's tests keep them) framed
 /// the way those tests serve it: `data: {line}` and a blank line each, then `data: [DONE]`.
@@ -358,4 +358,26 @@ fn reasoning_from_another_api_is_not_sent() {
         .collect();
     assert_eq!(thinking.len(), 1);
     assert_eq!(thinking[0]["signature"], "EqQBCkYIBxgCKkA");
+}
+
+/// Azure OpenAI: the key goes as `api-key` (never as a bearer token), and a dated API's
+/// `api-version` rides on every request's URL.
+#[tokio::test]
+async fn azure_sends_its_key_header_and_api_version() {
+    let server = serve(vec![Reply::sse(fixture(
+        "responses/text-after-tool-event-lines.sse",
+    ))])
+    .await;
+    let mut config = settings(Api::Responses, &server.base_url);
+    config.auth = KeyAuth::ApiKeyHeader;
+    config.api_version = Some("2025-04-01-preview".into());
+    let got = collect_from(&HttpModel::new(config).unwrap(), request()).await;
+    assert_eq!(got.text, "The capital of France is Paris.");
+    let head = server.heads.lock().unwrap()[0].to_ascii_lowercase();
+    assert!(
+        head.starts_with("post /v1/responses?api-version=2025-04-01-preview http/1.1"),
+        "{head}"
+    );
+    assert!(head.contains("\r\napi-key: test-key\r\n"), "{head}");
+    assert!(!head.contains("authorization:"), "{head}");
 }

@@ -52,6 +52,10 @@ pub struct HttpSettings {
     pub base_url: String,
     /// The API key, when the server needs one.
     pub api_key: Option<String>,
+    /// How the key is sent.
+    pub auth: KeyAuth,
+    /// An `api-version` query parameter for every request (Azure OpenAI's dated APIs).
+    pub api_version: Option<String>,
     /// The environment variable the key came from, named in authentication errors.
     pub key_env: Option<String>,
     /// The model requests go to, with its window, output cap and prices.
@@ -69,6 +73,19 @@ pub struct HttpSettings {
     /// reached is not running, which no retry fixes, so the first refusal ends the request
     /// with how to start it.
     pub local_server: Option<LocalServer>,
+}
+
+/// How the key goes to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyAuth {
+    /// The API's own header: `x-api-key` for Anthropic, `Authorization: Bearer` for
+    /// OpenAI's APIs.
+    #[default]
+    Native,
+    /// `Authorization: Bearer KEY`, whatever the API (an Entra ID token, a gateway's).
+    Bearer,
+    /// `api-key: KEY`, Azure OpenAI's header for its keys.
+    ApiKeyHeader,
 }
 
 /// A model server the user runs themselves.
@@ -154,6 +171,18 @@ impl HttpModel {
             Api::OpenAi(_) => format!("{base}/chat/completions"),
             Api::Responses => format!("{base}/responses"),
         };
+        let endpoint = match &settings.api_version {
+            Some(version) => {
+                let mut url =
+                    reqwest::Url::parse(&endpoint).map_err(|e| HttpModelError::BaseUrl {
+                        url: settings.base_url.clone(),
+                        reason: e.to_string(),
+                    })?;
+                url.query_pairs_mut().append_pair("api-version", version);
+                url.to_string()
+            }
+            None => endpoint,
+        };
         let headers = headers(&settings)?;
         let client = shared_client(settings.connect_timeout)?;
         let limiter =
@@ -206,27 +235,26 @@ fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
         reqwest::header::ACCEPT,
         HeaderValue::from_static("text/event-stream"),
     );
-    let key_error = || HttpModelError::Key(settings.model.provider.clone());
-    match (settings.api, &settings.api_key) {
-        (Api::Anthropic, key) => {
-            headers.insert(
-                HeaderName::from_static("anthropic-version"),
-                HeaderValue::from_static(anthropic::API_VERSION),
-            );
-            if let Some(key) = key {
-                let mut value = HeaderValue::from_str(key).map_err(|_| key_error())?;
-                value.set_sensitive(true);
-                headers.insert(HeaderName::from_static("x-api-key"), value);
-            }
-        }
-        (Api::OpenAi(_) | Api::Responses, Some(key)) => {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| key_error())?;
-            value.set_sensitive(true);
-            headers.insert(reqwest::header::AUTHORIZATION, value);
-        }
-        (Api::OpenAi(_) | Api::Responses, None) => {}
+    if settings.api == Api::Anthropic {
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(anthropic::API_VERSION),
+        );
     }
+    let Some(key) = &settings.api_key else {
+        return Ok(headers);
+    };
+    let (name, text) = match (settings.auth, settings.api) {
+        (KeyAuth::Native, Api::Anthropic) => (HeaderName::from_static("x-api-key"), key.clone()),
+        (KeyAuth::Native | KeyAuth::Bearer, _) => {
+            (reqwest::header::AUTHORIZATION, format!("Bearer {key}"))
+        }
+        (KeyAuth::ApiKeyHeader, _) => (HeaderName::from_static("api-key"), key.clone()),
+    };
+    let mut value = HeaderValue::from_str(&text)
+        .map_err(|_| HttpModelError::Key(settings.model.provider.clone()))?;
+    value.set_sensitive(true);
+    headers.insert(name, value);
     Ok(headers)
 }
 

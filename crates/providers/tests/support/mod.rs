@@ -68,6 +68,8 @@ pub struct Server {
     pub base_url: String,
     /// Bodies of the requests received, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
+    /// Their request lines and headers, as sent.
+    pub heads: Arc<Mutex<Vec<String>>>,
 }
 
 /// Starts a server answering connections with `replies` in order (then 500s).
@@ -76,7 +78,9 @@ pub async fn serve(replies: Vec<Reply>) -> Server {
     let addr = listener.local_addr().unwrap();
     let queue = Arc::new(Mutex::new(VecDeque::from(replies)));
     let requests = Arc::new(Mutex::new(Vec::new()));
+    let heads = Arc::new(Mutex::new(Vec::new()));
     let seen = requests.clone();
+    let seen_heads = heads.clone();
     tokio::spawn(async move {
         loop {
             let Ok((socket, _)) = listener.accept().await else {
@@ -84,24 +88,27 @@ pub async fn serve(replies: Vec<Reply>) -> Server {
             };
             let reply = queue.lock().unwrap().pop_front();
             let seen = seen.clone();
+            let seen_heads = seen_heads.clone();
             tokio::spawn(async move {
-                let _ = answer(socket, reply, seen).await;
+                let _ = answer(socket, reply, seen, seen_heads).await;
             });
         }
     });
     Server {
         base_url: format!("http://{addr}/v1"),
         requests,
+        heads,
     }
 }
 
-async fn read_request(socket: &mut TcpStream) -> std::io::Result<String> {
+/// One request's head (request line and headers) and body.
+async fn read_request(socket: &mut TcpStream) -> std::io::Result<(String, String)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
         let n = socket.read(&mut chunk).await?;
         if n == 0 {
-            return Ok(String::new());
+            return Ok((String::new(), String::new()));
         }
         buf.extend_from_slice(&chunk[..n]);
         if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -121,7 +128,10 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<String> {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
-    Ok(String::from_utf8_lossy(&buf[head_end..]).into_owned())
+    Ok((
+        String::from_utf8_lossy(&buf[..head_end]).into_owned(),
+        String::from_utf8_lossy(&buf[head_end..]).into_owned(),
+    ))
 }
 
 fn head(status: u16, content_type: &str, headers: &[(String, String)]) -> Vec<u8> {
@@ -146,9 +156,11 @@ async fn answer(
     mut socket: TcpStream,
     reply: Option<Reply>,
     seen: Arc<Mutex<Vec<String>>>,
+    seen_heads: Arc<Mutex<Vec<String>>>,
 ) -> std::io::Result<()> {
-    let body = read_request(&mut socket).await?;
+    let (request_head, body) = read_request(&mut socket).await?;
     seen.lock().unwrap().push(body);
+    seen_heads.lock().unwrap().push(request_head);
     let reply = reply.unwrap_or_else(|| Reply::status(500, "text/plain", "no more replies"));
     match reply {
         Reply::Pieces {
@@ -211,6 +223,8 @@ pub fn settings(api: Api, base_url: &str) -> HttpSettings {
         api,
         base_url: base_url.to_owned(),
         api_key: Some("test-key".to_owned()),
+        auth: Default::default(),
+        api_version: None,
         key_env: Some("TEST_API_KEY".to_owned()),
         model: ModelInfo {
             id: "test-model".to_owned(),
