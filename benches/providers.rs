@@ -1,8 +1,9 @@
 //! Provider client benchmarks over a loopback HTTP server:
-//! - `providers/sse_assemble_1mb` (Anthropic Messages), `providers/chat_completions_1mb`
-//!   and `providers/responses_1mb`: a recorded stream of each API grown to about 1 MB (its
-//!   text deltas repeated), parsed and decoded through the real client; reported as MB/s
-//!   and, with 1 element per delta, time per chunk.
+//! - `providers/sse_assemble_1mb` (Anthropic Messages), `providers/chat_completions_1mb`,
+//!   `providers/responses_1mb` and `providers/gemini_1mb`: a recorded stream of each API
+//!   grown to about 1 MB (its text deltas, Gemini's thought summaries, repeated), parsed and
+//!   decoded through the real client; reported as MB/s and, with 1 element per delta, time
+//!   per chunk.
 //! - `providers/first_text_delta`: a request to the first text delta, the server answering at
 //!   once with one text event (goal <= 1 ms from first byte; this includes the connection and
 //!   the request, so it bounds that from above).
@@ -22,9 +23,9 @@ use wonopcode_agent_loop::{
 use wonopcode_providers::openai::MaxTokensField;
 use wonopcode_providers::{Api, HttpModel};
 
-/// Each API's recorded stream (`crates/providers/tests/fixtures`), and how its text deltas
-/// read.
-const RECORDED: [(&str, Api, &str, &str); 3] = [
+/// Each API's recorded stream (`crates/providers/tests/fixtures`), and what marks the
+/// deltas repeated to grow it.
+const RECORDED: [(&str, Api, &str, &str); 4] = [
     (
         "sse_assemble_1mb",
         Api::Anthropic,
@@ -45,13 +46,25 @@ const RECORDED: [(&str, Api, &str, &str); 3] = [
         ),
         "response.output_text.delta",
     ),
+    (
+        "gemini_1mb",
+        Api::Gemini,
+        include_str!("../crates/providers/tests/fixtures/gemini/thought-summaries.sse"),
+        "\"thought\": true",
+    ),
 ];
 
 /// A recorded stream with its text deltas (events containing `marker`) repeated until the
 /// body is about 1 MB; and how many deltas it holds.
 fn long_stream(recorded: &str, marker: &str) -> (String, u64) {
+    // Google's streams end their lines with CRLF; the others with LF.
+    let blank = if recorded.contains("\r\n\r\n") {
+        "\r\n\r\n"
+    } else {
+        "\n\n"
+    };
     let events: Vec<&str> = recorded
-        .split("\n\n")
+        .split(blank)
         .filter(|e| !e.trim().is_empty())
         .collect();
     let is_text = |e: &&str| e.contains(marker);
@@ -61,18 +74,18 @@ fn long_stream(recorded: &str, marker: &str) -> (String, u64) {
     let mut deltas = 0;
     for e in &events[..=last_text] {
         body.push_str(e);
-        body.push_str("\n\n");
+        body.push_str(blank);
     }
     while body.len() < 1_000_000 {
         for e in &text {
             body.push_str(e);
-            body.push_str("\n\n");
+            body.push_str(blank);
             deltas += 1;
         }
     }
     for e in &events[last_text + 1..] {
         body.push_str(e);
-        body.push_str("\n\n");
+        body.push_str(blank);
     }
     (body, deltas + text.len() as u64)
 }

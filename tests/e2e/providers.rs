@@ -174,6 +174,23 @@ fn responses_answer(text: &str) -> String {
     ])
 }
 
+/// Gemini turn 1: a signed call of `read`; turn 2 answers. Each chunk is a whole
+/// `GenerateContentResponse`, as `streamGenerateContent?alt=sse` sends them.
+fn gemini_turns() -> Vec<String> {
+    let first = [
+        r#"data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"read","args":{"path":"notes.txt"}},"thoughtSignature":"SIG-gem"}]},"index":0}],"usageMetadata":{"promptTokenCount":90,"candidatesTokenCount":12,"thoughtsTokenCount":30},"responseId":"r1"}"#,
+        r#"data: {"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":90,"candidatesTokenCount":12,"thoughtsTokenCount":30},"responseId":"r1"}"#,
+    ]
+    .map(|l| format!("{l}\n\n"))
+    .concat();
+    let second = [
+        r#"data: {"candidates":[{"content":{"role":"model","parts":[{"text":"The notes say: remember the milk."}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":140,"candidatesTokenCount":9},"responseId":"r2"}"#,
+    ]
+    .map(|l| format!("{l}\n\n"))
+    .concat();
+    vec![first, second]
+}
+
 /// Events without their timestamps, durations and session id, for comparing two runs.
 fn comparable(events: &[Value]) -> Vec<Value> {
     events
@@ -351,6 +368,32 @@ fn responses_tool_turn_sends_the_reasoning_back_and_replays() {
     assert_eq!(done["usage"]["input_tokens"], 100 + 200);
     assert_eq!(done["usage"]["cache_read_tokens"], 20);
     assert_eq!(done["usage"]["reasoning_tokens"], 16);
+}
+
+#[test]
+fn gemini_tool_turn_sends_the_signature_back_on_the_call_and_replays() {
+    let replies = gemini_turns().into_iter().map(|b| (200, "", b)).collect();
+    let (events, requests) = live_then_replay("gemini", "GEMINI_API_KEY", replies);
+    assert_eq!(final_text(&events), "The notes say: remember the milk.");
+    assert!(tool_output(&events).contains("remember the milk"));
+    let second: Value = serde_json::from_str(&requests[1]).unwrap();
+    let call = &second["contents"][1]["parts"][0];
+    assert_eq!(call["thoughtSignature"], "SIG-gem");
+    assert_eq!(call["functionCall"]["name"], "read");
+    let result = &second["contents"][2]["parts"][0]["functionResponse"];
+    assert_eq!(result["name"], "read");
+    assert!(
+        result["response"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("remember the milk")
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "turn.completed")
+        .unwrap();
+    assert_eq!(done["usage"]["input_tokens"], 90 + 140);
+    assert_eq!(done["usage"]["output_tokens"], 12 + 30 + 9);
 }
 
 /// The root speaks the Responses API and delegates to an agent file on Anthropic: one

@@ -35,6 +35,8 @@ pub enum ApiName {
     Openai,
     /// OpenAI's Responses API.
     Responses,
+    /// Gemini's own API.
+    Gemini,
 }
 
 /// `--wire`: which of OpenAI's two APIs to speak to a provider that has both.
@@ -243,7 +245,7 @@ impl ModelCatalog {
                     if entry.api.is_none() {
                         return Err(CatalogError::Invalid {
                             provider: id.clone(),
-                            reason: "a new provider needs `api: anthropic`, `api: openai` (Chat Completions) or `api: responses`"
+                            reason: "a new provider needs `api: anthropic`, `api: openai` (Chat Completions), `api: responses` or `api: gemini`"
                                 .to_owned(),
                         });
                     }
@@ -308,13 +310,21 @@ impl ModelCatalog {
             _ => MaxTokensField::MaxTokens,
         });
         let api = match (entry.api, choice.wire) {
-            (Some(ApiName::Anthropic), Some(_)) => {
+            (Some(own @ (ApiName::Anthropic | ApiName::Gemini)), Some(_)) => {
+                let speaks = if own == ApiName::Anthropic {
+                    "Anthropic Messages"
+                } else {
+                    "Gemini's own API"
+                };
                 return Err(CatalogError::Invalid {
                     provider: id,
-                    reason: "--wire chooses between OpenAI's Responses and Chat Completions APIs; this provider speaks Anthropic Messages".to_owned(),
+                    reason: format!(
+                        "--wire chooses between OpenAI's Responses and Chat Completions APIs; this provider speaks {speaks}"
+                    ),
                 });
             }
             (Some(ApiName::Anthropic), None) => Api::Anthropic,
+            (Some(ApiName::Gemini), None) => Api::Gemini,
             (_, Some(Wire::Responses)) | (Some(ApiName::Responses), None) => Api::Responses,
             (_, Some(Wire::Chat)) | (Some(ApiName::Openai) | None, None) => chat,
         };

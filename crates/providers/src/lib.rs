@@ -6,14 +6,17 @@
 //! model after it. The transcript format is in `transcript` and `docs/replay.md`.
 
 pub mod anthropic;
+mod arguments;
 pub mod catalog;
 pub mod divergence;
+pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod prefix;
 pub mod record;
 pub mod replay;
 pub mod responses;
+pub mod signature;
 pub mod source;
 pub mod transcript;
 

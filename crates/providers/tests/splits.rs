@@ -30,6 +30,7 @@ const FIXTURES: &[(&str, Api)] = &[
     ("responses/tool-call-event-lines.sse", Api::Responses),
     ("responses/text-after-tool-event-lines.sse", Api::Responses),
     ("own/responses-parallel-calls.sse", Api::Responses),
+    ("gemini/thought-summaries.sse", Api::Gemini),
 ];
 
 fn split(body: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {

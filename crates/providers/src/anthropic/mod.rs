@@ -4,10 +4,10 @@ pub mod decode;
 
 use serde::Serialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
-use crate::responses;
+use crate::arguments::{self, Arguments};
+use crate::signature;
 
 /// The API version header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
@@ -56,7 +56,7 @@ enum Block<'a> {
     ToolUse {
         id: &'a str,
         name: &'a str,
-        input: Input<'a>,
+        input: Arguments<'a>,
     },
     ToolResult {
         tool_use_id: &'a str,
@@ -148,11 +148,11 @@ fn content_blocks(message: &Message) -> Vec<Block<'_>> {
         .filter_map(|part| match part {
             Part::Text { text } if text.is_empty() => None,
             Part::Text { text } => Some(Block::Text { text }),
-            // Reasoning from the Responses API cannot be read by this one.
+            // Another API's reasoning cannot be read by this one.
             Part::Thinking {
                 signature: Some(signature),
                 ..
-            } if responses::encrypted_content(signature).is_some() => None,
+            } if signature::is_marked(signature) => None,
             Part::Thinking {
                 text,
                 signature: Some(signature),
@@ -169,7 +169,7 @@ fn content_blocks(message: &Message) -> Vec<Block<'_>> {
             } => Some(Block::ToolUse {
                 id,
                 name,
-                input: tool_input(arguments),
+                input: arguments::object(arguments),
             }),
             Part::ToolResult {
                 call_id,
@@ -183,29 +183,6 @@ fn content_blocks(message: &Message) -> Vec<Block<'_>> {
         })
         .collect()
 }
-
-/// A tool call's arguments as the JSON object the API wants, passed through as written;
-/// arguments the model produced broken (already answered with an error) go back as `{}`.
-fn tool_input(arguments: &str) -> Input<'_> {
-    match serde_json::from_str::<&RawValue>(arguments) {
-        Ok(raw) if raw.get().starts_with('{') => Input::Given(raw),
-        _ => Input::Empty(EmptyObject {}),
-    }
-}
-
-/// A `tool_use` block's input.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum Input<'a> {
-    /// The model's arguments, a JSON object.
-    Given(&'a RawValue),
-    /// `{}`, for arguments that were not one.
-    Empty(EmptyObject),
-}
-
-/// Serializes as `{}`.
-#[derive(Debug, Serialize)]
-struct EmptyObject {}
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::anthropic::{self, decode::AnthropicDecoder};
+use crate::gemini::{self, decode::GeminiDecoder};
 use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
 use crate::responses::{self, decode::ResponsesDecoder};
 use decoder::Decoder;
@@ -40,6 +41,8 @@ pub enum Api {
     OpenAi(MaxTokensField),
     /// OpenAI's Responses API (`POST {base}/responses`).
     Responses,
+    /// Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
+    Gemini,
 }
 
 /// Everything an `HttpModel` needs: where, who, which model, and how patiently.
@@ -78,8 +81,8 @@ pub struct HttpSettings {
 /// How the key goes to the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KeyAuth {
-    /// The API's own header: `x-api-key` for Anthropic, `Authorization: Bearer` for
-    /// OpenAI's APIs.
+    /// The API's own header: `x-api-key` for Anthropic, `x-goog-api-key` for Gemini,
+    /// `Authorization: Bearer` for OpenAI's APIs.
     #[default]
     Native,
     /// `Authorization: Bearer KEY`, whatever the API (an Entra ID token, a gateway's).
@@ -170,6 +173,10 @@ impl HttpModel {
             Api::Anthropic => format!("{base}/v1/messages"),
             Api::OpenAi(_) => format!("{base}/chat/completions"),
             Api::Responses => format!("{base}/responses"),
+            Api::Gemini => format!(
+                "{base}/models/{}:streamGenerateContent?alt=sse",
+                settings.model.id
+            ),
         };
         let endpoint = match &settings.api_version {
             Some(version) => {
@@ -223,6 +230,11 @@ impl HttpModel {
                 model.capabilities.thinking,
                 request,
             )),
+            Api::Gemini => serde_json::to_vec(&gemini::request_body(
+                model.max_output,
+                model.capabilities.thinking,
+                request,
+            )),
         };
         Bytes::from(written.unwrap_or_default())
     }
@@ -246,6 +258,7 @@ fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
     };
     let (name, text) = match (settings.auth, settings.api) {
         (KeyAuth::Native, Api::Anthropic) => (HeaderName::from_static("x-api-key"), key.clone()),
+        (KeyAuth::Native, Api::Gemini) => (HeaderName::from_static("x-goog-api-key"), key.clone()),
         (KeyAuth::Native | KeyAuth::Bearer, _) => {
             (reqwest::header::AUTHORIZATION, format!("Bearer {key}"))
         }
@@ -292,6 +305,7 @@ impl LanguageModel for HttpModel {
                 Api::Anthropic => DecoderKind::Anthropic,
                 Api::OpenAi(_) => DecoderKind::OpenAi,
                 Api::Responses => DecoderKind::Responses,
+                Api::Gemini => DecoderKind::Gemini,
             },
         };
         let task = tokio::spawn(job.run(tx).instrument(span));
@@ -310,6 +324,7 @@ enum DecoderKind {
     Anthropic,
     OpenAi,
     Responses,
+    Gemini,
 }
 
 impl DecoderKind {
@@ -318,6 +333,7 @@ impl DecoderKind {
             DecoderKind::Anthropic => Box::<AnthropicDecoder>::default(),
             DecoderKind::OpenAi => Box::<OpenAiDecoder>::default(),
             DecoderKind::Responses => Box::<ResponsesDecoder>::default(),
+            DecoderKind::Gemini => Box::<GeminiDecoder>::default(),
         }
     }
 }
@@ -471,6 +487,7 @@ impl Request {
         if !response.status().is_success() {
             let retry_after = retry::server_delay(response.headers());
             let body = read_text(response, idle).await;
+            let retry_after = retry_after.or_else(|| retry::body_delay(&body));
             return failed(failure::from_status(
                 status,
                 &body,

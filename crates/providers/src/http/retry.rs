@@ -78,6 +78,30 @@ pub fn server_delay(headers: &HeaderMap) -> Option<Duration> {
     )
 }
 
+/// The wait a Google error body asks for: `error.details[]`'s `RetryInfo` `retryDelay`
+/// (`"34.4s"`), which Gemini sends instead of a `Retry-After` header.
+pub fn body_delay(body: &str) -> Option<Duration> {
+    let json: serde_json::Value = serde_json::from_str(body).ok()?;
+    json.get("error")?
+        .get("details")?
+        .as_array()?
+        .iter()
+        .filter(|d| {
+            d.get("@type")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| t.ends_with("RetryInfo"))
+        })
+        .find_map(|d| {
+            d.get("retryDelay")?
+                .as_str()?
+                .strip_suffix('s')?
+                .parse::<f64>()
+                .ok()
+        })
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +164,13 @@ mod tests {
             "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
         );
         assert_eq!(server_delay(&past), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_google_retry_info_in_the_body_is_a_delay() {
+        let body = include_str!("../../tests/fixtures/gemini/429-retry-info.json");
+        assert_eq!(body_delay(body), Some(Duration::from_millis(34_400)));
+        assert_eq!(body_delay(r#"{"error":{"message":"x"}}"#), None);
+        assert_eq!(body_delay("not json"), None);
     }
 }

@@ -15,19 +15,16 @@ use serde::Serialize;
 use serde_json::Value;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
-/// Marks a thinking signature as a Responses API reasoning item's encrypted content.
-/// Signatures are opaque to everything but the request builders: the mark keeps this API's
-/// reasoning out of Anthropic requests and Anthropic's signed thinking out of these.
-const REASONING_MARK: &str = "openai-responses:";
+use crate::signature::Marked;
 
 /// The thinking signature that stands for a reasoning item's encrypted content.
 pub fn reasoning_signature(encrypted_content: &str) -> String {
-    format!("{REASONING_MARK}{encrypted_content}")
+    Marked::Responses.mark(encrypted_content)
 }
 
 /// The encrypted content a thinking signature stands for, when it came from this API.
 pub fn encrypted_content(signature: &str) -> Option<&str> {
-    signature.strip_prefix(REASONING_MARK)
+    Marked::Responses.unmark(signature)
 }
 
 /// The request body, borrowing the history and serialized straight to JSON.
