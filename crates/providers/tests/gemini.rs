@@ -12,15 +12,9 @@ use wonopcode_agent_loop::{Message, Part, Role, StopReason};
 use wonopcode_providers::signature::Marked;
 use wonopcode_providers::{Api, HttpModel};
 
-/// A chunks file framed as the Vercel AI SDK's tests serve it: `data: {line}` and a blank
-/// line each.
+/// A chunks file framed as the Vercel AI SDK's Gemini tests serve it, with no end marker.
 fn chunks_sse(name: &str) -> String {
-    String::from_utf8(fixture(name))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| format!("data: {l}\n\n"))
-        .collect()
+    support::chunks_sse(&String::from_utf8(fixture(name)).unwrap(), "")
 }
 
 #[tokio::test]

@@ -14,16 +14,9 @@ use wonopcode_agent_loop::{
 use wonopcode_providers::responses::{encrypted_content, reasoning_signature};
 use wonopcode_providers::{Api, HttpModel, KeyAuth};
 
-/// A chunks file (one event's JSON a line, as the Vercel AI SDK's tests keep them) framed
-/// the way those tests serve it: `data: {line}` and a blank line each, then `data: [DONE]`.
+/// A chunks file framed as the Vercel AI SDK's OpenAI tests serve it, `[DONE]` at the end.
 fn chunks_sse(lines: &str) -> String {
-    let mut body: String = lines
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| format!("data: {l}\n\n"))
-        .collect();
-    body.push_str("data: [DONE]\n\n");
-    body
+    support::chunks_sse(lines, "data: [DONE]\n\n")
 }
 
 /// A chunks file that holds several responses, one after another: one body each, cut

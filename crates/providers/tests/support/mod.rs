@@ -209,6 +209,19 @@ async fn answer(
     Ok(())
 }
 
+/// A chunks file (one event's JSON a line, as the Vercel AI SDK's test suites keep them)
+/// framed the way those suites serve it: `data: {line}` and a blank line each, then `end`
+/// (`data: [DONE]` for OpenAI's APIs; nothing for Gemini's).
+pub fn chunks_sse(lines: &str, end: &str) -> String {
+    let mut body: String = lines
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| format!("data: {l}\n\n"))
+        .collect();
+    body.push_str(end);
+    body
+}
+
 /// A fixture file from `tests/fixtures` (see `SOURCES.md` there).
 pub fn fixture(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
