@@ -1,5 +1,5 @@
 //! Why an attempt failed, and what to tell the user: classifying HTTP statuses and error
-//! bodies of both APIs into one line that says what to do.
+//! bodies of every API into one line that says what to do.
 
 use std::time::Duration;
 
@@ -114,7 +114,7 @@ pub fn from_status(
     }
 }
 
-/// The human part of an error body: `error.message` (both APIs), `message`, an HTML page
+/// The human part of an error body: `error.message` (every API), `message`, an HTML page
 /// named as such, or the text itself, cut to one short line.
 pub fn provider_message(body: &str) -> String {
     let trimmed = body.trim();
