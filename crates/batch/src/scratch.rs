@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use similar::TextDiff;
 use tokio::process::Command;
+use wonopcode_agent_loop::own_processes;
 
 use crate::BatchError;
 use crate::task::{GitSource, Task};
@@ -140,9 +141,13 @@ async fn git_run(dir: Option<&Path>, args: &[&str]) -> Result<String, BatchError
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let shown = format!("git {}", args.join(" "));
+    let starting = own_processes::starting();
     let child = command
         .spawn()
         .map_err(|e| BatchError::Setup(format!("cannot run `{shown}`: {e} (is git installed?)")))?;
+    // Not a leftover of another task's `bash` call that ends while git runs.
+    let _own = child.id().map(own_processes::Own::new);
+    drop(starting);
     let output = tokio::time::timeout(GIT_TIMEOUT, child.wait_with_output())
         .await
         .map_err(|_| {

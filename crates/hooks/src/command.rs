@@ -12,6 +12,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use wonopcode_agent_loop::own_processes;
 use wonopcode_sandbox::Sandbox;
 
 /// The most of a hook's stdout or stderr that is kept.
@@ -73,7 +74,7 @@ pub async fn run(
     if let Some(confinement) = &mut confinement {
         confinement.apply(&mut command);
     }
-    let child = command
+    command
         .arg("-c")
         .arg(command_line)
         .current_dir(&env.workspace)
@@ -81,12 +82,15 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match child {
+        .kill_on_drop(true);
+    let starting = own_processes::starting();
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return Ran::NotStarted(e.to_string()),
     };
+    // Not a leftover of a `bash` call that ends while the hook runs.
+    let _own = child.id().map(own_processes::Own::new);
+    drop(starting);
     let stdin = child.stdin.take();
     let input = input.to_vec();
     // A hook that never reads its stdin must not stall the host: written on a task of its

@@ -61,7 +61,7 @@ pub enum ServerError {
 /// `bash` call's cleanup never takes it for a leftover) until the session is dropped.
 struct Connection {
     service: RunningService<RoleClient, Client>,
-    _own: Option<OwnProcess>,
+    _own: Option<own_processes::Own>,
     /// A stdio server's sandbox, kept while it runs (its cgroup, its private temp dir).
     _confined: Option<Confined>,
 }
@@ -70,15 +70,6 @@ struct Connection {
 struct Confined {
     _confinement: Confinement,
     _sandbox: Sandbox,
-}
-
-/// A process id marked in `own_processes`, unmarked when dropped.
-struct OwnProcess(u32);
-
-impl Drop for OwnProcess {
-    fn drop(&mut self) {
-        own_processes::release(self.0);
-    }
 }
 
 /// A started server and what is needed to start it again.
@@ -264,7 +255,14 @@ impl Server {
         args: &[String],
         env: &BTreeMap<String, String>,
         cwd: Option<&Path>,
-    ) -> Result<(TokioChildProcess, Option<OwnProcess>, Option<Confined>), ServerError> {
+    ) -> Result<
+        (
+            TokioChildProcess,
+            Option<own_processes::Own>,
+            Option<Confined>,
+        ),
+        ServerError,
+    > {
         let failed = |reason: String| ServerError::Spawn {
             command: program.to_owned(),
             reason,
@@ -292,14 +290,13 @@ impl Server {
             }
             None => None,
         };
+        let starting = own_processes::starting();
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| failed(e.to_string()))?;
-        let own = transport.id().map(|pid| {
-            own_processes::register(pid);
-            OwnProcess(pid)
-        });
+        let own = transport.id().map(own_processes::Own::new);
+        drop(starting);
         if let Some(stderr) = stderr {
             let name = self.config.name.clone();
             // Drained, so a chatty server never blocks on a full pipe; kept in the log.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
+use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::usage::ModelCapabilities;
 use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
@@ -520,13 +521,20 @@ async fn run_key_command(provider: &str, command: &str) -> Result<String, Catalo
         provider: provider.to_owned(),
         reason,
     };
+    let starting = own_processes::starting();
     let child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(KEY_COMMAND_TIMEOUT, child)
+        .spawn()
+        .map_err(|e| fail(e.to_string()))?;
+    // Not a leftover of a `bash` call that ends while the key command runs.
+    let _own = child.id().map(own_processes::Own::new);
+    drop(starting);
+    let output = tokio::time::timeout(KEY_COMMAND_TIMEOUT, child.wait_with_output())
         .await
         .map_err(|_| {
             fail(format!(

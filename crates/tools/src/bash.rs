@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use wonopcode_agent_loop::event::CommandDetails;
+use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
@@ -230,6 +231,9 @@ impl BashTool {
         if let Some(confinement) = &mut confinement {
             confinement.apply(&mut command);
         }
+        // Started and tracked before any other call's cleanup looks: until it is tracked, the
+        // new shell would look like a process that call left behind.
+        let starting = own_processes::starting();
         let mut child = command
             .arg("-c")
             .arg(text)
@@ -249,6 +253,7 @@ impl BashTool {
             })?;
         // Killed however `run` ends, the registry dropping the call's future included.
         let mut processes = child.id().map(|pid| CallProcesses::track(pid, marker));
+        drop(starting);
         let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
         let stderr = child.stderr.take().map(|p| tokio::spawn(capture(p)));
         let ending = tokio::select! {
@@ -411,19 +416,48 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_millis(150)).await;
         // Started while the call runs, as a server restarted by a parallel context would be.
+        let starting = own_processes::starting();
         let mut own = std::process::Command::new("sleep")
             .arg("7797")
             .spawn()
             .unwrap();
-        wonopcode_agent_loop::own_processes::register(own.id());
+        let mark = own_processes::Own::new(own.id());
+        drop(starting);
         call.await.unwrap().unwrap();
         assert!(
             own.try_wait().unwrap().is_none(),
             "an own process was killed"
         );
-        wonopcode_agent_loop::own_processes::release(own.id());
+        drop(mark);
         own.kill().unwrap();
         own.wait().unwrap();
+    }
+
+    /// One call's cleanup runs while other calls start their shells: none of them is taken
+    /// for a process the ending call left behind.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_starting_while_another_ends_are_not_killed() {
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                tokio::spawn(async move {
+                    let mut outs = Vec::new();
+                    for _ in 0..25 {
+                        outs.push(
+                            BashTool::default()
+                                .run(json!({"command": "true"}), &env())
+                                .await,
+                        );
+                    }
+                    outs
+                })
+            })
+            .collect();
+        for call in calls {
+            for out in call.await.unwrap() {
+                let out = out.unwrap();
+                assert!(!out.is_error, "{}", out.content);
+            }
+        }
     }
 
     #[tokio::test]

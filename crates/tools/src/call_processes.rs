@@ -11,8 +11,10 @@
 //!   the kernel does not list children). The call's root and its descendants, every
 //!   process carrying the call's marker (only those started since the call's root can), and
 //!   every process adopted by wonopcode since the call began (that is not another running
-//!   call's, nor one of wonopcode's own such as an MCP server,
+//!   call's, nor one of wonopcode's own children such as an MCP server, a hook or git,
 //!   `wonopcode_agent_loop::own_processes`) are stopped, killed and, when adopted, reaped.
+//!   Children are started and recorded under a lock the cleanup takes while it looks, so a
+//!   shell or server started but not yet recorded is never taken for a leftover.
 //!
 //! A process that clears its environment *and* leaves while another call runs at the same
 //! time may be counted to whichever of the two calls ends first; both are killed either way.
@@ -91,6 +93,9 @@ impl CallProcesses {
         // which does not depend on reading parent links while they change.
         #[cfg(target_os = "linux")]
         for look in 0..8 {
+            // No child of wonopcode's is started (and not yet recorded) while the table is
+            // read and the kills are sent.
+            let sweeping = own_processes::sweeping();
             let found;
             (found, adopted) = self.find(look > 0);
             if found.is_empty() {
@@ -103,6 +108,7 @@ impl CallProcesses {
             for pid in &found {
                 let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
             }
+            drop(sweeping);
             self.reap_adopted();
         }
         #[cfg(target_os = "linux")]
@@ -188,8 +194,11 @@ impl CallProcesses {
         {
             use nix::sys::wait::{WaitPidFlag, waitpid};
             let me = i32::try_from(std::process::id()).unwrap_or(0);
-            let running = running_calls();
             for _ in 0..20 {
+                // Held until the waits are done: a call's root started meanwhile, ended and
+                // not yet waited for by its spawner, would look adopted.
+                let sweeping = own_processes::sweeping();
+                let running = running_calls();
                 let adopted: Vec<i32> = proc_table::snapshot(true)
                     .into_iter()
                     .filter(|(pid, stat)| self.adopted(me, *pid, stat, &running))
@@ -207,6 +216,7 @@ impl CallProcesses {
                 if still_alive == 0 {
                     break;
                 }
+                drop(sweeping);
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         }
