@@ -316,6 +316,8 @@ pub fn loopback_model(
         auth: Default::default(),
         api_version: None,
         key_env: None,
+        aws_region: None,
+        aws_profile: None,
         model: wonopcode_agent_loop::ModelInfo {
             id: "bench-model".to_owned(),
             provider: "bench".to_owned(),

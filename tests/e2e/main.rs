@@ -8,6 +8,7 @@ mod agents;
 mod batch;
 mod child_handles;
 mod cli_errors;
+mod clouds;
 mod commands;
 mod demo;
 mod events_doc;

@@ -11,20 +11,50 @@ use wonopcode_wasm_host::guest_paths;
 
 use crate::support::{Scratch, events, stderr, wonopcode};
 
-/// A server answering each connection with the next (status, extra headers, body).
-struct Loopback {
-    base_url: String,
-    requests: Arc<Mutex<Vec<String>>>,
+/// A server answering each connection with the next scripted reply.
+pub(crate) struct Loopback {
+    pub(crate) base_url: String,
+    pub(crate) requests: Arc<Mutex<Vec<String>>>,
     /// Each request's line (`POST /v1/messages HTTP/1.1`).
-    lines: Arc<Mutex<Vec<String>>>,
+    pub(crate) lines: Arc<Mutex<Vec<String>>>,
+    /// Each request's head as sent (request line and headers).
+    pub(crate) heads: Arc<Mutex<Vec<String>>>,
 }
 
+/// One scripted reply: status, content type, extra header lines (each ending in CRLF), body.
+pub(crate) struct Scripted {
+    pub(crate) status: u16,
+    pub(crate) content_type: &'static str,
+    pub(crate) headers: &'static str,
+    pub(crate) body: Vec<u8>,
+}
+
+/// Answers with (status, extra headers, body): an event stream for a 200, JSON otherwise.
 fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
+    serve_scripted(
+        replies
+            .into_iter()
+            .map(|(status, headers, body)| Scripted {
+                status,
+                content_type: if status == 200 {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                },
+                headers,
+                body: body.into_bytes(),
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn serve_scripted(replies: Vec<Scripted>) -> Loopback {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
     let lines = Arc::new(Mutex::new(Vec::new()));
-    let (seen, seen_lines) = (requests.clone(), lines.clone());
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let (seen, seen_lines, seen_heads) = (requests.clone(), lines.clone(), heads.clone());
     std::thread::spawn(move || {
         for (reply, stream) in replies.into_iter().zip(listener.incoming()) {
             let mut stream = stream.unwrap();
@@ -42,6 +72,7 @@ fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
                 .lock()
                 .unwrap()
                 .push(head.lines().next().unwrap_or("").to_owned());
+            seen_heads.lock().unwrap().push(head.clone());
             let head = head.to_ascii_lowercase();
             let length: usize = head
                 .lines()
@@ -55,23 +86,25 @@ fn serve(replies: Vec<(u16, &'static str, String)>) -> Loopback {
             seen.lock()
                 .unwrap()
                 .push(String::from_utf8_lossy(&buf[body_start..]).into_owned());
-            let (status, headers, body) = reply;
-            let kind = if status == 200 {
-                "text/event-stream"
-            } else {
-                "application/json"
-            };
-            let response = format!(
-                "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\n{headers}connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            let Scripted {
+                status,
+                content_type,
+                headers,
+                body,
+            } = reply;
+            let head = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\n{headers}connection: close\r\ncontent-length: {}\r\n\r\n",
                 body.len()
             );
-            stream.write_all(response.as_bytes()).unwrap();
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(&body).unwrap();
         }
     });
     Loopback {
         base_url,
         requests,
         lines,
+        heads,
     }
 }
 
@@ -103,7 +136,7 @@ fn openai_turns() -> Vec<String> {
     vec![first, second]
 }
 
-fn anthropic_turns() -> Vec<String> {
+pub(crate) fn anthropic_turns() -> Vec<String> {
     let event = |name: &str, data: &str| format!("event: {name}\ndata: {data}\n\n");
     let first = [
         event("message_start", r#"{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":100,"output_tokens":1}}}"#),
@@ -192,7 +225,7 @@ fn gemini_turns() -> Vec<String> {
 }
 
 /// Events without their timestamps, durations and session id, for comparing two runs.
-fn comparable(events: &[Value]) -> Vec<Value> {
+pub(crate) fn comparable(events: &[Value]) -> Vec<Value> {
     events
         .iter()
         .map(|e| {
@@ -278,7 +311,7 @@ fn live_then_replay_with(
     (live_events, requests)
 }
 
-fn final_text(events: &[Value]) -> String {
+pub(crate) fn final_text(events: &[Value]) -> String {
     events
         .iter()
         .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")

@@ -15,6 +15,7 @@ use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
 use crate::openai::MaxTokensField;
+use crate::{bedrock, vertex};
 
 /// The built-in presets, embedded at build time.
 const BUILTIN: &str = include_str!("../data/catalog.yaml");
@@ -38,6 +39,10 @@ pub enum ApiName {
     Responses,
     /// Gemini's own API.
     Gemini,
+    /// Claude on Amazon Bedrock.
+    Bedrock,
+    /// Claude on Google Vertex AI.
+    Vertex,
 }
 
 /// `--wire`: which of OpenAI's two APIs to speak to a provider that has both.
@@ -88,6 +93,12 @@ pub struct ProviderEntry {
     pub auth: Option<AuthName>,
     /// `api-version` query parameter added to every request (Azure OpenAI's dated APIs).
     pub api_version: Option<String>,
+    /// The cloud region: Bedrock's AWS region, Vertex AI's location.
+    pub region: Option<String>,
+    /// Vertex AI's Google Cloud project.
+    pub project: Option<String>,
+    /// Bedrock: the AWS profile whose credentials sign requests.
+    pub profile: Option<String>,
     /// A local server: requests cost nothing, and no key is needed.
     pub local: Option<bool>,
     /// How a person starts the local server (`ollama serve`), said when it cannot be reached.
@@ -139,6 +150,8 @@ fn base_url_variable(id: &str) -> Option<&'static str> {
     match id {
         "anthropic" => Some("ANTHROPIC_BASE_URL"),
         "openai" => Some("OPENAI_BASE_URL"),
+        "bedrock" => Some("ANTHROPIC_BEDROCK_BASE_URL"),
+        "vertex" => Some("ANTHROPIC_VERTEX_BASE_URL"),
         _ => None,
     }
 }
@@ -151,6 +164,69 @@ fn azure_endpoint(id: &str, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Op
         .flatten()
         .filter(|e| !e.trim().is_empty())
         .map(|e| format!("{}/openai/v1", e.trim().trim_end_matches('/')))
+}
+
+/// The first of `variables` that is set and not blank.
+fn first_set(variables: &[&str], env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
+    variables
+        .iter()
+        .filter_map(|v| env(v))
+        .map(|v| v.trim().to_owned())
+        .find(|v| !v.is_empty())
+}
+
+/// Bedrock's region: the entry's, else the variables the AWS CLI reads, else the profile's
+/// (`region` in the shared config file).
+async fn aws_region(
+    id: &str,
+    entry: &ProviderEntry,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<String, CatalogError> {
+    if let Some(region) = entry.region.clone() {
+        return Ok(region);
+    }
+    if let Some(region) = first_set(&["AWS_REGION", "AWS_DEFAULT_REGION"], env) {
+        return Ok(region);
+    }
+    let profile = entry.profile.clone().or_else(|| env("AWS_PROFILE"));
+    bedrock::auth::profile_region(profile.as_deref())
+        .await
+        .ok_or_else(|| CatalogError::Invalid {
+            provider: id.to_owned(),
+            reason: "no AWS region: set AWS_REGION, `region` in the AWS profile, or `region` under the provider in the config file".to_owned(),
+        })
+}
+
+/// Vertex AI's models collection for the entry's project and region (or the variables
+/// Claude Code and gcloud read).
+fn vertex_base_url(
+    id: &str,
+    entry: &ProviderEntry,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<String, CatalogError> {
+    let project = entry
+        .project
+        .clone()
+        .or_else(|| {
+            first_set(
+                &[
+                    "ANTHROPIC_VERTEX_PROJECT_ID",
+                    "GOOGLE_CLOUD_PROJECT",
+                    "CLOUDSDK_CORE_PROJECT",
+                ],
+                env,
+            )
+        })
+        .ok_or_else(|| CatalogError::Invalid {
+            provider: id.to_owned(),
+            reason: "no Google Cloud project: set ANTHROPIC_VERTEX_PROJECT_ID, or `project` under the provider in the config file".to_owned(),
+        })?;
+    let region = entry
+        .region
+        .clone()
+        .or_else(|| first_set(&["CLOUD_ML_REGION"], env))
+        .unwrap_or_else(|| "global".to_owned());
+    Ok(vertex::base_url(&project, &region))
 }
 
 /// Errors choosing or configuring a provider; each says what to do.
@@ -311,11 +387,19 @@ impl ModelCatalog {
             _ => MaxTokensField::MaxTokens,
         });
         let api = match (entry.api, choice.wire) {
-            (Some(own @ (ApiName::Anthropic | ApiName::Gemini)), Some(_)) => {
-                let speaks = if own == ApiName::Anthropic {
-                    "Anthropic Messages"
-                } else {
+            (
+                Some(
+                    own @ (ApiName::Anthropic
+                    | ApiName::Gemini
+                    | ApiName::Bedrock
+                    | ApiName::Vertex),
+                ),
+                Some(_),
+            ) => {
+                let speaks = if own == ApiName::Gemini {
                     "Gemini's own API"
+                } else {
+                    "Anthropic Messages"
                 };
                 return Err(CatalogError::Invalid {
                     provider: id,
@@ -326,10 +410,16 @@ impl ModelCatalog {
             }
             (Some(ApiName::Anthropic), None) => Api::Anthropic,
             (Some(ApiName::Gemini), None) => Api::Gemini,
+            (Some(ApiName::Bedrock), None) => Api::Bedrock,
+            (Some(ApiName::Vertex), None) => Api::Vertex,
             (_, Some(Wire::Responses)) | (Some(ApiName::Responses), None) => Api::Responses,
             (_, Some(Wire::Chat)) | (Some(ApiName::Openai) | None, None) => chat,
         };
-        let base_url = choice
+        let aws_region = match api {
+            Api::Bedrock => Some(aws_region(&id, entry, env).await?),
+            _ => None,
+        };
+        let given_base_url = choice
             .base_url
             .map(str::to_owned)
             .or_else(|| {
@@ -338,8 +428,13 @@ impl ModelCatalog {
                     .filter(|u| !u.is_empty())
             })
             .or_else(|| azure_endpoint(&id, env))
-            .or_else(|| entry.base_url.clone())
-            .ok_or_else(|| CatalogError::MissingBaseUrl(id.clone()))?;
+            .or_else(|| entry.base_url.clone());
+        let base_url = match (given_base_url, api) {
+            (Some(url), _) => url,
+            (None, Api::Bedrock) => bedrock::base_url(aws_region.as_deref().unwrap_or_default()),
+            (None, Api::Vertex) => vertex_base_url(&id, entry, env)?,
+            (None, _) => return Err(CatalogError::MissingBaseUrl(id.clone())),
+        };
         let model_id = choice
             .model
             .map(str::to_owned)
@@ -353,7 +448,8 @@ impl ModelCatalog {
                 var: entry.key_env.clone().unwrap_or_else(|| "a key".to_owned()),
             });
         }
-        let model = model_info(&id, &model_id, entry.models.get(&model_id), local);
+        let messages = matches!(api, Api::Anthropic | Api::Bedrock | Api::Vertex);
+        let model = model_info(&id, &model_id, entry.models.get(&model_id), local, messages);
         Ok(HttpSettings {
             api,
             base_url,
@@ -365,6 +461,8 @@ impl ModelCatalog {
             },
             api_version: entry.api_version.clone(),
             key_env: entry.key_env.clone(),
+            aws_region,
+            aws_profile: entry.profile.clone(),
             model,
             connect_timeout: entry
                 .connect_timeout_ms
@@ -412,8 +510,29 @@ impl ModelCatalog {
             .collect()
     }
 
-    /// The first provider (presets in `AUTO_ORDER`, then the config's own) with a key.
+    /// Bedrock or Vertex, when Claude Code's switch for it (`CLAUDE_CODE_USE_BEDROCK=1`,
+    /// `CLAUDE_CODE_USE_VERTEX=1`) is set: where Claude Code runs on a cloud, so does
+    /// wonopcode when no `--provider` is given (a `--base-url` then names the cloud's gateway).
+    pub fn switched_to(
+        &self,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Option<&'static str> {
+        let switched_on = |v: &str| env(v).is_some_and(|v| matches!(v.trim(), "1" | "true"));
+        [
+            ("CLAUDE_CODE_USE_BEDROCK", "bedrock"),
+            ("CLAUDE_CODE_USE_VERTEX", "vertex"),
+        ]
+        .into_iter()
+        .find(|(variable, id)| switched_on(variable) && self.providers.contains_key(*id))
+        .map(|(_, id)| id)
+    }
+
+    /// The first provider (presets in `AUTO_ORDER`, then the config's own) with a key, after
+    /// Claude Code's switch to a cloud ([`Self::switched_to`]).
     fn auto_pick(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
+        if let Some(id) = self.switched_to(env) {
+            return Some(id.to_owned());
+        }
         let has_key = |entry: &ProviderEntry| has_key(entry, env);
         let presets = AUTO_ORDER.iter().map(|id| id.to_string());
         let own = self
@@ -469,6 +588,9 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         key_optional: over.key_optional.or(base.key_optional),
         auth: over.auth.or(base.auth),
         api_version: over.api_version.or(base.api_version),
+        region: over.region.or(base.region),
+        project: over.project.or(base.project),
+        profile: over.profile.or(base.profile),
         local: over.local.or(base.local),
         start_command: over.start_command.or(base.start_command),
         default_model: over.default_model.or(base.default_model),
@@ -489,7 +611,14 @@ fn micro_cents(usd: f64) -> u64 {
 }
 
 /// The model's metadata: the catalog's numbers, or defaults and an unknown price.
-fn model_info(provider: &str, id: &str, entry: Option<&ModelEntry>, local: bool) -> ModelInfo {
+/// `messages`: the provider speaks Anthropic Messages, whose thinking must go back signed.
+fn model_info(
+    provider: &str,
+    id: &str,
+    entry: Option<&ModelEntry>,
+    local: bool,
+    messages: bool,
+) -> ModelInfo {
     let entry = entry.cloned().unwrap_or_default();
     let pricing = match (entry.input, entry.output) {
         (Some(input), Some(output)) => Some(Pricing {
@@ -509,7 +638,7 @@ fn model_info(provider: &str, id: &str, entry: Option<&ModelEntry>, local: bool)
         pricing,
         capabilities: ModelCapabilities {
             thinking: entry.thinking,
-            thinking_must_be_returned: entry.thinking && provider == "anthropic",
+            thinking_must_be_returned: entry.thinking && messages,
             ..ModelCapabilities::default()
         },
     }
@@ -735,6 +864,78 @@ anthropic:
                 .with_overrides(&bad)
                 .is_err()
         );
+    }
+
+    #[tokio::test]
+    async fn bedrock_and_vertex_find_their_region_and_project_as_claude_code_does() {
+        let catalog = ModelCatalog::builtin().unwrap();
+        // Claude Code's switch picks Bedrock; the region comes from AWS_REGION.
+        let bedrock = catalog
+            .resolve(
+                Choice::default(),
+                &env_with(&[
+                    ("CLAUDE_CODE_USE_BEDROCK", "1"),
+                    ("AWS_REGION", "eu-west-3"),
+                    ("ANTHROPIC_API_KEY", "k"),
+                ]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(bedrock.api, Api::Bedrock);
+        assert_eq!(
+            bedrock.base_url,
+            "https://bedrock-runtime.eu-west-3.amazonaws.com"
+        );
+        assert_eq!(bedrock.aws_region.as_deref(), Some("eu-west-3"));
+        // No Bedrock API key: requests are signed.
+        assert_eq!(bedrock.api_key, None);
+        assert!(bedrock.model.pricing.is_some());
+        assert!(bedrock.model.capabilities.thinking_must_be_returned);
+
+        let vertex = catalog
+            .resolve(
+                Choice::default(),
+                &env_with(&[
+                    ("CLAUDE_CODE_USE_VERTEX", "1"),
+                    ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1"),
+                    ("CLOUD_ML_REGION", "us-east5"),
+                ]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(vertex.api, Api::Vertex);
+        assert_eq!(
+            vertex.base_url,
+            "https://us-east5-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models"
+        );
+        let no_project = catalog
+            .resolve(
+                Choice {
+                    provider: Some("vertex"),
+                    ..Choice::default()
+                },
+                &env_with(&[]),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            no_project
+                .to_string()
+                .contains("ANTHROPIC_VERTEX_PROJECT_ID"),
+            "{no_project}"
+        );
+        let wire = catalog
+            .resolve(
+                Choice {
+                    provider: Some("bedrock"),
+                    wire: Some(Wire::Chat),
+                    ..Choice::default()
+                },
+                &env_with(&[("AWS_REGION", "us-east-1")]),
+            )
+            .await
+            .unwrap_err();
+        assert!(wire.to_string().contains("Anthropic Messages"), "{wire}");
     }
 
     #[tokio::test]

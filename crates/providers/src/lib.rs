@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 mod arguments;
+pub mod bedrock;
 pub mod catalog;
 pub mod divergence;
 pub mod gemini;
@@ -19,6 +20,7 @@ pub mod responses;
 pub mod signature;
 pub mod source;
 pub mod transcript;
+pub mod vertex;
 
 pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry, Wire};
 pub use http::rate_limit::{RateLimiter, RateLimits};

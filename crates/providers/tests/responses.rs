@@ -340,7 +340,10 @@ fn reasoning_from_another_api_is_not_sent() {
     assert_eq!(reasoning.len(), 1);
     assert_eq!(reasoning[0]["encrypted_content"], "gAAAA");
     let anthropic = serde_json::to_value(wonopcode_providers::anthropic::request_body(
-        "m", 10, &request,
+        wonopcode_providers::anthropic::Host::Anthropic,
+        "m",
+        10,
+        &request,
     ))
     .unwrap();
     let thinking: Vec<&Value> = anthropic["messages"][1]["content"]

@@ -164,18 +164,20 @@ async fn provider(
             (Some(chosen), Some(own)) if chosen != own => None,
             _ => config.model.as_deref(),
         });
+    let env: EnvReader = Arc::new(|name: &str| std::env::var(name).ok());
     let wanted = Choice {
-        // A bare base URL means an OpenAI-compatible server.
+        // A bare base URL means an OpenAI-compatible server, unless Claude Code's switch to
+        // a cloud is set: then it is that cloud's gateway.
         provider: choice
             .provider
             .as_deref()
             .or(config.provider.as_deref())
+            .or(catalog.switched_to(&*env))
             .or(choice.base_url.as_ref().map(|_| "openai-compatible")),
         model,
         base_url: choice.base_url.as_deref(),
         wire: choice.wire,
     };
-    let env: EnvReader = Arc::new(|name: &str| std::env::var(name).ok());
     let settings = catalog
         .resolve(wanted, &*env)
         .await

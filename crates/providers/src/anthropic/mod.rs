@@ -18,9 +18,13 @@ pub const API_VERSION: &str = "2023-06-01";
 /// cost).
 #[derive(Debug, Serialize)]
 pub struct RequestBody<'a> {
-    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anthropic_version: Option<&'static str>,
     max_tokens: u64,
-    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<bool>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<String>,
@@ -80,8 +84,22 @@ struct Thinking {
     budget_tokens: u32,
 }
 
-/// The request body for `POST {base}/messages`.
+/// Who serves the Messages API. Anthropic reads the model and the wish to stream from the
+/// body; Bedrock and Vertex take the model from the URL (Bedrock the streaming too) and want
+/// their own `anthropic_version` in the body instead of a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// Anthropic's API, or a server that speaks it.
+    Anthropic,
+    /// Amazon Bedrock's `InvokeModelWithResponseStream`.
+    Bedrock,
+    /// Google Vertex AI's `streamRawPredict`.
+    Vertex,
+}
+
+/// The request body for `POST {base}/messages`, or its Bedrock or Vertex form.
 pub fn request_body<'a>(
+    host: Host,
     model: &'a str,
     max_output: u64,
     request: &'a ModelRequest,
@@ -114,9 +132,14 @@ pub fn request_body<'a>(
     }
     let options = &request.options;
     RequestBody {
-        model,
+        model: (host == Host::Anthropic).then_some(model),
+        anthropic_version: match host {
+            Host::Anthropic => None,
+            Host::Bedrock => Some(crate::bedrock::ANTHROPIC_VERSION),
+            Host::Vertex => Some(crate::vertex::ANTHROPIC_VERSION),
+        },
         max_tokens: options.max_tokens.map_or(max_output, u64::from),
-        stream: true,
+        stream: (host != Host::Bedrock).then_some(true),
         messages,
         system: (!system.is_empty()).then(|| system.join("\n\n")),
         tools: request
@@ -229,7 +252,8 @@ mod tests {
             }],
             options: RequestOptions::default(),
         };
-        let body = serde_json::to_value(request_body("claude-x", 8192, &request)).unwrap();
+        let body = serde_json::to_value(request_body(Host::Anthropic, "claude-x", 8192, &request))
+            .unwrap();
         assert_eq!(body["system"], "be brief");
         assert_eq!(body["max_tokens"], 8192);
         let messages = body["messages"].as_array().unwrap();

@@ -72,6 +72,8 @@ pub struct RequestSite<'a> {
     pub url: &'a str,
     /// The environment variable holding the key, when there is one.
     pub key_env: Option<&'a str>,
+    /// The cloud credentials that signed the request, when no key did.
+    pub credentials: Option<String>,
 }
 
 /// Classifies a non-success HTTP answer.
@@ -84,9 +86,10 @@ pub fn from_status(
     let said = provider_message(body);
     let message = match status {
         401 | 403 => {
-            let fix = match site.key_env {
-                Some(var) => format!("check the key in {var}"),
-                None => "check the provider's key in the config file".to_owned(),
+            let fix = match (&site.credentials, site.key_env) {
+                (Some(credentials), _) => format!("check {credentials}"),
+                (None, Some(var)) => format!("check the key in {var}"),
+                (None, None) => "check the provider's key in the config file".to_owned(),
             };
             format!(
                 "{} refused the key (HTTP {status}): {said}; {fix}",
@@ -176,6 +179,7 @@ mod tests {
             model: "gpt-x",
             url: "http://127.0.0.1/v1/chat/completions",
             key_env: Some("OPENAI_API_KEY"),
+            credentials: None,
         }
     }
 

@@ -23,10 +23,12 @@ use wonopcode_agent_loop::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
 
-use crate::anthropic::{self, decode::AnthropicDecoder};
+use crate::anthropic::{self, Host, decode::AnthropicDecoder};
+use crate::bedrock::{self, auth::AwsAuth, frames::Frame, frames::FrameReader};
 use crate::gemini::{self, decode::GeminiDecoder};
 use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
 use crate::responses::{self, decode::ResponsesDecoder};
+use crate::vertex::{self, GoogleAuth};
 use decoder::Decoder;
 use failure::{Failure, RequestSite};
 use rate_limit::{RateLimiter, RateLimits};
@@ -43,6 +45,10 @@ pub enum Api {
     Responses,
     /// Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
     Gemini,
+    /// Claude on Amazon Bedrock (`POST {base}/model/{model}/invoke-with-response-stream`).
+    Bedrock,
+    /// Claude on Google Vertex AI (`POST {base}/{model}:streamRawPredict`).
+    Vertex,
 }
 
 /// Everything an `HttpModel` needs: where, who, which model, and how patiently.
@@ -53,7 +59,8 @@ pub struct HttpSettings {
     /// Base URL: OpenAI-compatible ones up to the version (`http://host/v1`); Anthropic's
     /// with or without `/v1`.
     pub base_url: String,
-    /// The API key, when the server needs one.
+    /// The API key, when the server needs one. For Bedrock and Vertex, a bearer token that
+    /// replaces their cloud credentials (a Bedrock API key, a token command's output).
     pub api_key: Option<String>,
     /// How the key is sent.
     pub auth: KeyAuth,
@@ -61,6 +68,11 @@ pub struct HttpSettings {
     pub api_version: Option<String>,
     /// The environment variable the key came from, named in authentication errors.
     pub key_env: Option<String>,
+    /// Bedrock: the AWS region requests are signed for.
+    pub aws_region: Option<String>,
+    /// Bedrock: the profile whose credentials sign requests (default: `AWS_PROFILE`, else
+    /// the default chain).
+    pub aws_profile: Option<String>,
     /// The model requests go to, with its window, output cap and prices.
     pub model: ModelInfo,
     /// Longest wait for a TCP/TLS connection.
@@ -129,8 +141,64 @@ pub struct HttpModel {
     settings: HttpSettings,
     endpoint: String,
     headers: HeaderMap,
+    signer: Option<Signer>,
     client: reqwest::Client,
     limiter: Arc<RateLimiter>,
+}
+
+/// What proves each request of a cloud's Claude, when no fixed header does: read on the
+/// first request and refreshed as they expire, so it is added per attempt.
+#[derive(Debug, Clone)]
+enum Signer {
+    /// SigV4 with AWS credentials (Bedrock).
+    Aws(Arc<AwsAuth>),
+    /// A Google access token (Vertex).
+    Google(Arc<GoogleAuth>),
+}
+
+impl Signer {
+    /// The signer `settings` need: none when a key was given.
+    fn of(settings: &HttpSettings) -> Option<Self> {
+        if settings.api_key.is_some() {
+            return None;
+        }
+        match settings.api {
+            Api::Bedrock => Some(Signer::Aws(AwsAuth::shared(
+                settings.aws_region.as_deref().unwrap_or("us-east-1"),
+                settings.aws_profile.as_deref(),
+            ))),
+            Api::Vertex => Some(Signer::Google(GoogleAuth::shared())),
+            _ => None,
+        }
+    }
+
+    /// Adds the signature or token to a POST of `body` to `url`.
+    async fn apply(
+        &self,
+        request: reqwest::RequestBuilder,
+        url: &str,
+        body: &[u8],
+    ) -> Result<reqwest::RequestBuilder, Failure> {
+        match self {
+            Signer::Aws(aws) => {
+                let signed = aws
+                    .sign(url, &[("content-type", "application/json")], body)
+                    .await?;
+                Ok(signed.into_iter().fold(request, |request, (name, value)| {
+                    request.header(name, value)
+                }))
+            }
+            Signer::Google(google) => Ok(request.bearer_auth(google.token().await?)),
+        }
+    }
+
+    /// The credentials named when the server refuses them.
+    fn described(&self) -> String {
+        match self {
+            Signer::Aws(aws) => aws.described(),
+            Signer::Google(_) => "the Google Application Default Credentials".to_owned(),
+        }
+    }
 }
 
 /// One HTTP client per connect timeout for the whole process: every model, context and
@@ -177,6 +245,8 @@ impl HttpModel {
                 "{base}/models/{}:streamGenerateContent?alt=sse",
                 settings.model.id
             ),
+            Api::Bedrock => bedrock::endpoint(base, &settings.model.id),
+            Api::Vertex => vertex::endpoint(base, &settings.model.id),
         };
         let endpoint = match &settings.api_version {
             Some(version) => {
@@ -195,6 +265,7 @@ impl HttpModel {
         let limiter =
             RateLimiter::shared(&endpoint, settings.api_key.as_deref(), settings.rate_limit);
         Ok(Self {
+            signer: Signer::of(&settings),
             settings,
             endpoint,
             headers,
@@ -214,6 +285,19 @@ impl HttpModel {
         let model = &self.settings.model;
         let written = match self.settings.api {
             Api::Anthropic => serde_json::to_vec(&anthropic::request_body(
+                Host::Anthropic,
+                &model.id,
+                model.max_output,
+                request,
+            )),
+            Api::Bedrock => serde_json::to_vec(&anthropic::request_body(
+                Host::Bedrock,
+                &model.id,
+                model.max_output,
+                request,
+            )),
+            Api::Vertex => serde_json::to_vec(&anthropic::request_body(
+                Host::Vertex,
                 &model.id,
                 model.max_output,
                 request,
@@ -245,7 +329,10 @@ fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
         reqwest::header::ACCEPT,
-        HeaderValue::from_static("text/event-stream"),
+        HeaderValue::from_static(match settings.api {
+            Api::Bedrock => "application/vnd.amazon.eventstream",
+            _ => "text/event-stream",
+        }),
     );
     if settings.api == Api::Anthropic {
         headers.insert(
@@ -298,11 +385,12 @@ impl LanguageModel for HttpModel {
             client: self.client.clone(),
             endpoint: self.endpoint.clone(),
             headers: self.headers.clone(),
+            signer: self.signer.clone(),
             body: self.body(&request),
             settings: self.settings.clone(),
             limiter: self.limiter.clone(),
             decoder: match self.settings.api {
-                Api::Anthropic => DecoderKind::Anthropic,
+                Api::Anthropic | Api::Bedrock | Api::Vertex => DecoderKind::Anthropic,
                 Api::OpenAi(_) => DecoderKind::OpenAi,
                 Api::Responses => DecoderKind::Responses,
                 Api::Gemini => DecoderKind::Gemini,
@@ -343,6 +431,7 @@ struct Request {
     client: reqwest::Client,
     endpoint: String,
     headers: HeaderMap,
+    signer: Option<Signer>,
     body: Bytes,
     settings: HttpSettings,
     limiter: Arc<RateLimiter>,
@@ -453,6 +542,7 @@ impl Request {
             model: &self.settings.model.id,
             url: &self.endpoint,
             key_env: self.settings.key_env.as_deref(),
+            credentials: self.signer.as_ref().map(Signer::described),
         }
     }
 
@@ -462,12 +552,18 @@ impl Request {
             failure,
             shown: false,
         };
-        let send = self
+        let mut request = self
             .client
             .post(&self.endpoint)
             .headers(self.headers.clone())
-            .body(self.body.clone())
-            .send();
+            .body(self.body.clone());
+        if let Some(signer) = &self.signer {
+            request = match signer.apply(request, &self.endpoint, &self.body).await {
+                Ok(signed) => signed,
+                Err(failure) => return failed(failure),
+            };
+        }
+        let send = request.send();
         let response = match tokio::time::timeout(idle, send).await {
             Err(_) => {
                 return failed(Failure::transient(format!(
@@ -499,6 +595,9 @@ impl Request {
             let body = read_text(response, idle).await;
             return failed(self.explain_non_stream(status, &wrong, &body));
         }
+        if self.settings.api == Api::Bedrock {
+            return self.read_frames(response, tx).await;
+        }
         self.read_events(response, tx).await
     }
 
@@ -514,6 +613,7 @@ impl Request {
         // doubt; the events decide.
         let stream = kind.is_empty()
             || kind.contains("event-stream")
+            || kind.contains("vnd.amazon.eventstream")
             || kind.contains("octet-stream")
             || kind.starts_with("text/plain");
         (!stream).then_some(kind)
@@ -585,14 +685,66 @@ impl Request {
                 break;
             }
         }
-        let end = decoder.finish(&mut out);
-        if !forward(&mut out, tx, &mut shown).await {
-            return Attempt::Finished;
+        finish(decoder.as_mut(), &mut out, tx, shown).await
+    }
+}
+
+impl Request {
+    /// Reads Bedrock's event-stream frames, each `chunk` an Anthropic event.
+    async fn read_frames(
+        &self,
+        response: reqwest::Response,
+        tx: &mpsc::Sender<StreamChunk>,
+    ) -> Attempt {
+        let idle = self.settings.idle_timeout;
+        let mut body = response.bytes_stream();
+        let mut reader = FrameReader::default();
+        let mut frames = Vec::new();
+        let mut decoder = self.decoder.fresh();
+        let mut out = Vec::new();
+        let mut shown = false;
+        loop {
+            let read = match tokio::time::timeout(idle, body.next()).await {
+                Err(_) => Err(Failure::transient(format!(
+                    "no data from the model for {}",
+                    human(idle)
+                ))),
+                Ok(None) if reader.has_partial() => Err(Failure::transient(
+                    "bedrock: the stream broke off inside a frame",
+                )),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => Err(Failure::transient(format!(
+                    "the connection broke: {}",
+                    chain(&e)
+                ))),
+                Ok(Some(Ok(bytes))) => reader.push(&bytes, &mut frames),
+            };
+            let mut failed = read.err();
+            for frame in frames.drain(..) {
+                let event = match frame {
+                    Frame::Event(json) => decoder.event("", &json, &mut out),
+                    Frame::Other(kind) => {
+                        tracing::debug!(event = kind, "ignoring an unknown Bedrock event");
+                        Ok(())
+                    }
+                    Frame::Failed(failure) => Err(failure),
+                };
+                if let Err(failure) = event {
+                    failed.get_or_insert(failure);
+                    break;
+                }
+            }
+            if !forward(&mut out, tx, &mut shown).await {
+                return Attempt::Finished;
+            }
+            if let Some(failure) = failed {
+                return Attempt::Failed { failure, shown };
+            }
+            if decoder.is_done() {
+                break;
+            }
         }
-        match end {
-            Ok(()) => Attempt::Finished,
-            Err(failure) => Attempt::Failed { failure, shown },
-        }
+        finish(decoder.as_mut(), &mut out, tx, shown).await
     }
 }
 
@@ -607,6 +759,24 @@ fn slices(read: Result<bytes::Bytes, reqwest::Error>) -> Vec<Result<bytes::Bytes
             .map(|at| Ok(bytes.slice(at..(at + SLICE).min(bytes.len()))))
             .collect(),
         other => vec![other],
+    }
+}
+
+/// Ends a stream read to its end: what the decoder still holds goes out, and a stream that
+/// stopped before the model finished fails.
+async fn finish(
+    decoder: &mut dyn Decoder,
+    out: &mut Vec<StreamChunk>,
+    tx: &mpsc::Sender<StreamChunk>,
+    mut shown: bool,
+) -> Attempt {
+    let end = decoder.finish(out);
+    if !forward(out, tx, &mut shown).await {
+        return Attempt::Finished;
+    }
+    match end {
+        Ok(()) => Attempt::Finished,
+        Err(failure) => Attempt::Failed { failure, shown },
     }
 }
 

@@ -239,6 +239,8 @@ pub fn settings(api: Api, base_url: &str) -> HttpSettings {
         auth: Default::default(),
         api_version: None,
         key_env: Some("TEST_API_KEY".to_owned()),
+        aws_region: None,
+        aws_profile: None,
         model: ModelInfo {
             id: "test-model".to_owned(),
             provider: "test".to_owned(),

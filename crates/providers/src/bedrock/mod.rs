@@ -1,0 +1,57 @@
+//! Claude on Amazon Bedrock: the Anthropic Messages body (without `model` and `stream`, with
+//! Bedrock's `anthropic_version`) posted to `InvokeModelWithResponseStream`
+//! (`{base}/model/{model id}/invoke-with-response-stream`), signed with SigV4 (`auth`), and
+//! answered in AWS event-stream framing whose `chunk` events carry Anthropic's stream events
+//! (`frames`), read by the Anthropic decoder.
+//!
+//! A Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK`) replaces the signature with a bearer token.
+
+pub mod auth;
+pub mod frames;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// The `anthropic_version` Bedrock wants in the body.
+pub const ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
+
+/// What a path segment keeps unencoded: RFC 3986's unreserved characters, as the AWS SDKs
+/// encode a model id (`anthropic.claude-…-v1:0` → `…-v1%3A0`, an ARN's `/` → `%2F`).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The streaming endpoint of `model` (a model id, an inference profile id such as
+/// `us.anthropic.claude-…`, or an ARN) under `base` (`https://bedrock-runtime.REGION.amazonaws.com`).
+pub fn endpoint(base: &str, model: &str) -> String {
+    format!(
+        "{base}/model/{}/invoke-with-response-stream",
+        utf8_percent_encode(model, SEGMENT)
+    )
+}
+
+/// Bedrock's runtime endpoint in `region`.
+pub fn base_url(region: &str) -> String {
+    format!("https://bedrock-runtime.{region}.amazonaws.com")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_ids_and_arns_are_one_path_segment() {
+        assert_eq!(
+            endpoint("https://b", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            "https://b/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream"
+        );
+        assert_eq!(
+            endpoint(
+                "https://b",
+                "arn:aws:bedrock:us-east-1:1:inference-profile/x"
+            ),
+            "https://b/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fx/invoke-with-response-stream"
+        );
+    }
+}

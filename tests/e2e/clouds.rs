@@ -1,0 +1,343 @@
+//! Claude on Amazon Bedrock and Google Vertex AI through the real binary, chosen the way
+//! Claude Code is (`CLAUDE_CODE_USE_BEDROCK=1`, `CLAUDE_CODE_USE_VERTEX=1`): credentials from
+//! where the AWS and Google tools keep them (an AWS profile in the shared files; a
+//! service-account key file), each request signed or carrying a token, the stream read, and
+//! the run recorded and replayed. A missing credential fails the run with one line that says
+//! where it was looked for.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use aws_credential_types::Credentials;
+use serde_json::Value;
+use wonopcode_providers::bedrock::auth::signature_headers;
+use wonopcode_providers::bedrock::frames::chunk_message;
+
+use crate::providers::{Scripted, anthropic_turns, comparable, final_text, serve_scripted};
+use crate::support::{Scratch, events, repo_root, stderr, wonopcode};
+
+/// An Anthropic event stream as Bedrock frames it.
+fn bedrock_frames(sse: &str) -> Vec<u8> {
+    sse.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .flat_map(chunk_message)
+        .collect()
+}
+
+/// A header's value in a request head.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// `YYYYMMDDTHHMMSSZ` as a time.
+fn amz_date(text: &str) -> SystemTime {
+    let n = |range: std::ops::Range<usize>| text[range].parse::<i64>().unwrap();
+    let (year, month, day) = (n(0..4), n(4..6), n(6..8));
+    // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + n(9..11) * 3600 + n(11..13) * 60 + n(13..15);
+    SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).unwrap())
+}
+
+/// The environment of a machine whose only AWS credentials are `profile`'s in `home`'s
+/// shared files, and whose metadata endpoints are off.
+fn aws_home(home: &Path, credentials: &str, config: &str) -> Vec<(String, String)> {
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(home.join(".aws/credentials"), credentials).unwrap();
+    std::fs::write(home.join(".aws/config"), config).unwrap();
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        ("AWS_EC2_METADATA_DISABLED".into(), "true".into()),
+        ("CLAUDE_CODE_USE_BEDROCK".into(), "1".into()),
+    ]
+}
+
+#[test]
+fn bedrock_signs_with_a_profiles_credentials_and_the_run_replays() {
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let env = aws_home(
+        &scratch.outside("home"),
+        "[work]\naws_access_key_id = AKIDPROFILEWORK\naws_secret_access_key = profile/secret/key\naws_session_token = session-of-work\n",
+        "[profile work]\nregion = eu-west-3\n",
+    );
+    let server = serve_scripted(
+        anthropic_turns()
+            .iter()
+            .map(|turn| Scripted {
+                status: 200,
+                content_type: "application/vnd.amazon.eventstream",
+                headers: "",
+                body: bedrock_frames(turn),
+            })
+            .collect(),
+    );
+    let recorded = scratch.outside("recorded.jsonl");
+    let live = wonopcode()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("AWS_PROFILE", "work")
+        .args(["--json", "-y", "--model", "test-model", "--base-url"])
+        .arg(&server.base_url)
+        .arg("--record")
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
+    let live_events = events(&live);
+    assert_eq!(
+        final_text(&live_events),
+        "The notes say: remember the milk."
+    );
+
+    let heads = server.heads.lock().unwrap().clone();
+    let bodies = server.requests.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2);
+    let credentials = Credentials::new(
+        "AKIDPROFILEWORK",
+        "profile/secret/key",
+        Some("session-of-work".into()),
+        None,
+        "profile",
+    );
+    let url = format!(
+        "{}/model/test-model/invoke-with-response-stream",
+        server.base_url
+    );
+    for (head, body) in heads.iter().zip(&bodies) {
+        assert!(
+            head.starts_with("POST /v1/model/test-model/invoke-with-response-stream HTTP/1.1"),
+            "{head}"
+        );
+        // The server's side of SigV4: the same request, signed with the profile's secret at
+        // the time the request says, gives the signature it carries.
+        let date = header(head, "x-amz-date").expect("x-amz-date");
+        let expected = signature_headers(
+            "POST",
+            &url,
+            &[("content-type", "application/json")],
+            body.as_bytes(),
+            &credentials,
+            "eu-west-3",
+            "bedrock",
+            amz_date(date),
+        )
+        .unwrap();
+        let expected = |name: &str| {
+            expected
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(header(head, "authorization"), expected("authorization"));
+        assert!(
+            header(head, "authorization")
+                .is_some_and(|a| a.contains("Credential=AKIDPROFILEWORK/")
+                    && a.contains("/eu-west-3/bedrock/aws4_request")),
+            "{head}"
+        );
+        assert_eq!(
+            header(head, "x-amz-security-token"),
+            Some("session-of-work")
+        );
+        let sent: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(sent["anthropic_version"], "bedrock-2023-05-31");
+        assert!(sent.get("model").is_none(), "{sent}");
+    }
+    // The second request carries the first's signed thinking back, as Anthropic's API wants.
+    assert!(bodies[1].contains("SIG-abc"), "{}", bodies[1]);
+
+    let replayed = wonopcode()
+        .args(["--json", "-y", "--replay"])
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
+}
+
+#[test]
+fn bedrock_without_credentials_says_where_it_looked() {
+    let scratch = Scratch::new();
+    let env = aws_home(&scratch.outside("home"), "", "");
+    let out = wonopcode()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("AWS_REGION", "us-east-1")
+        .args([
+            "--model",
+            "test-model",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("hi")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("no AWS credentials"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("AWS_ACCESS_KEY_ID")
+            && line.contains("profile `default`")
+            && line.contains("AWS_BEARER_TOKEN_BEDROCK"),
+        "{line}"
+    );
+}
+
+/// A service-account key file whose token endpoint is `token_uri`.
+fn service_account(scratch: &Scratch, token_uri: &str) -> std::path::PathBuf {
+    let key = std::fs::read_to_string(
+        repo_root().join("tests/fixtures/google/throwaway-service-account-key.pem"),
+    )
+    .unwrap();
+    let file = serde_json::json!({
+        "type": "service_account",
+        "project_id": "proj-1",
+        "private_key_id": "k1",
+        "private_key": key,
+        "client_email": "runner@proj-1.iam.gserviceaccount.com",
+        "client_id": "1",
+        "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": token_uri,
+    });
+    let path = scratch.outside("service-account.json");
+    std::fs::write(&path, file.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn vertex_exchanges_a_service_account_key_for_a_token_and_the_run_replays() {
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let token = Scripted {
+        status: 200,
+        content_type: "application/json",
+        headers: "",
+        body: br#"{"access_token":"ya29.loopback-token","expires_in":3599,"token_type":"Bearer"}"#
+            .to_vec(),
+    };
+    let mut replies = vec![token];
+    replies.extend(anthropic_turns().into_iter().map(|turn| Scripted {
+        status: 200,
+        content_type: "text/event-stream",
+        headers: "",
+        body: turn.into_bytes(),
+    }));
+    let server = serve_scripted(replies);
+    let key = service_account(&scratch, &format!("{}/token", server.base_url));
+    let recorded = scratch.outside("recorded.jsonl");
+    let live = wonopcode()
+        .env("HOME", scratch.outside("home"))
+        .env("GOOGLE_APPLICATION_CREDENTIALS", &key)
+        .env("CLAUDE_CODE_USE_VERTEX", "1")
+        .env("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1")
+        .args(["--json", "-y", "--model", "claude-test@1", "--base-url"])
+        .arg(&server.base_url)
+        .arg("--record")
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
+    let live_events = events(&live);
+    assert_eq!(
+        final_text(&live_events),
+        "The notes say: remember the milk."
+    );
+
+    let heads = server.heads.lock().unwrap().clone();
+    let bodies = server.requests.lock().unwrap().clone();
+    // One token exchange: a JWT signed with the key, for the cloud-platform scope.
+    assert!(
+        heads[0].starts_with("POST /v1/token HTTP/1.1"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        bodies[0].contains("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer")
+            && bodies[0].contains("assertion="),
+        "{}",
+        bodies[0]
+    );
+    assert_eq!(heads.len(), 3, "the token is reused: {heads:?}");
+    for (head, body) in heads[1..].iter().zip(&bodies[1..]) {
+        assert!(
+            head.starts_with("POST /v1/claude-test@1:streamRawPredict HTTP/1.1"),
+            "{head}"
+        );
+        assert_eq!(
+            header(head, "authorization"),
+            Some("Bearer ya29.loopback-token")
+        );
+        let sent: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(sent["anthropic_version"], "vertex-2023-10-16");
+        assert!(sent.get("model").is_none(), "{sent}");
+    }
+
+    let replayed = wonopcode()
+        .args(["--json", "-y", "--replay"])
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
+}
+
+#[test]
+fn vertex_with_a_missing_key_file_says_where_it_looked() {
+    let scratch = Scratch::new();
+    let out = wonopcode()
+        .env("HOME", scratch.outside("home"))
+        .env(
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            scratch.outside("missing-key.json"),
+        )
+        .env("CLAUDE_CODE_USE_VERTEX", "1")
+        .env("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1")
+        .args([
+            "--model",
+            "claude-test@1",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("hi")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("no Google credentials"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("missing-key.json") && line.contains("application_default_credentials.json"),
+        "{line}"
+    );
+}
