@@ -4,6 +4,9 @@
 //!   grown to about 1 MB (its text deltas, Gemini's thought summaries, repeated), parsed and
 //!   decoded through the real client; reported as MB/s and, with 1 element per delta, time
 //!   per chunk.
+//! - `providers/bedrock_1mb`: the Anthropic stream of `sse_assemble_1mb` as Bedrock frames it
+//!   (each event base64-encoded in an event-stream `chunk` message), read through the real
+//!   client: the frame decoder, the base64 and the Anthropic decoder behind them.
 //! - `providers/first_text_delta`: a request to the first text delta, the server answering at
 //!   once with one text event (goal <= 1 ms from first byte; this includes the connection and
 //!   the request, so it bounds that from above).
@@ -20,6 +23,7 @@ use tokio::net::TcpListener;
 use wonopcode_agent_loop::{
     ContextPath, LanguageModel, Message, ModelRequest, RequestOptions, StreamChunk,
 };
+use wonopcode_providers::bedrock::frames::chunk_message;
 use wonopcode_providers::openai::MaxTokensField;
 use wonopcode_providers::{Api, HttpModel};
 
@@ -90,8 +94,8 @@ fn long_stream(recorded: &str, marker: &str) -> (String, u64) {
     (body, deltas + text.len() as u64)
 }
 
-/// Serves `body` as an event stream to every connection.
-async fn serve(body: Arc<String>) -> String {
+/// Serves `body` as `content_type` to every connection.
+async fn serve(body: Arc<Vec<u8>>, content_type: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
@@ -124,11 +128,11 @@ async fn serve(body: Arc<String>) -> String {
                     }
                 }
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
                     body.len()
                 );
                 let _ = socket.write_all(head.as_bytes()).await;
-                let _ = socket.write_all(body.as_bytes()).await;
+                let _ = socket.write_all(&body).await;
             });
         }
     });
@@ -152,10 +156,28 @@ fn bench_providers(c: &mut Criterion) {
         .expect("runtime");
     let mut group = c.benchmark_group("providers");
 
-    for (name, api, recorded, marker) in RECORDED {
-        let (body, deltas) = long_stream(recorded, marker);
+    let (anthropic, anthropic_deltas) = long_stream(RECORDED[0].2, RECORDED[0].3);
+    let bedrock: Vec<u8> = anthropic
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .flat_map(chunk_message)
+        .collect();
+    let streams = RECORDED
+        .into_iter()
+        .map(|(name, api, recorded, marker)| {
+            let (body, deltas) = long_stream(recorded, marker);
+            (name, api, body.into_bytes(), "text/event-stream", deltas)
+        })
+        .chain([(
+            "bedrock_1mb",
+            Api::Bedrock,
+            bedrock,
+            "application/vnd.amazon.eventstream",
+            anthropic_deltas,
+        )]);
+    for (name, api, body, content_type, deltas) in streams {
         let bytes = body.len() as u64;
-        let url = rt.block_on(serve(Arc::new(body)));
+        let url = rt.block_on(serve(Arc::new(body), content_type));
         let model: HttpModel = wonopcode_benches::loopback_model(api, &url);
         group.throughput(Throughput::Bytes(bytes));
         group.bench_function(name, |b| {
@@ -176,7 +198,10 @@ fn bench_providers(c: &mut Criterion) {
     }
 
     let first = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n";
-    let short = rt.block_on(serve(Arc::new(first.to_owned())));
+    let short = rt.block_on(serve(
+        Arc::new(first.as_bytes().to_vec()),
+        "text/event-stream",
+    ));
     let short_model = wonopcode_benches::loopback_model(Api::Anthropic, &short);
     group.throughput(Throughput::Elements(1));
     group.bench_function("first_text_delta", |b| {

@@ -236,3 +236,39 @@ async fn vertex_overloaded_mid_stream_error_after_content_keeps_the_text() {
         got.error
     );
 }
+
+#[tokio::test]
+async fn vertex_quota_errors_wait_and_refused_tokens_are_named() {
+    // Google's error shape, as Vertex AI answers a used-up quota.
+    let exhausted = r#"{"error":{"code":429,"message":"Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model with base model: anthropic-claude-sonnet-4-5.","status":"RESOURCE_EXHAUSTED"}}"#;
+    let (got, server) = run(
+        Api::Vertex,
+        vec![
+            Reply::status(429, "application/json", exhausted).header("retry-after", "0"),
+            Reply::sse(fixture("anthropic/text-ping-padded.sse")),
+        ],
+    )
+    .await;
+    assert_eq!(got.text, "2");
+    assert_eq!(got.retries.len(), 1);
+    assert!(
+        got.retries[0].1.contains("Quota exceeded"),
+        "{:?}",
+        got.retries
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+
+    let unauthenticated = r#"{"error":{"code":401,"message":"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.","status":"UNAUTHENTICATED"}}"#;
+    let (got, server) = run(
+        Api::Vertex,
+        vec![Reply::status(401, "application/json", unauthenticated)],
+    )
+    .await;
+    let error = got.error.unwrap();
+    assert!(
+        error.contains("refused the key (HTTP 401)")
+            && error.contains("invalid authentication credentials"),
+        "{error}"
+    );
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+}

@@ -17,6 +17,7 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_sigv4::sign::v4;
 use tokio::sync::{Mutex, OnceCell};
 
+use crate::http::chain;
 use crate::http::failure::Failure;
 
 /// The service name Bedrock's runtime signs under.
@@ -41,7 +42,7 @@ pub struct AwsAuth {
 impl AwsAuth {
     /// Credentials from `profile` (else `AWS_PROFILE`, else the default chain), for
     /// requests to `region`. Nothing is read until the first request.
-    pub fn new(region: String, profile: Option<String>) -> Self {
+    fn new(region: String, profile: Option<String>) -> Self {
         Self {
             region,
             profile,
@@ -182,20 +183,6 @@ pub async fn profile_region(profile: Option<&str>) -> Option<String> {
 /// Where the shared `file` is read from: its variable, else `~/.aws/FILE`.
 fn shared_file(variable: &str, file: &str) -> String {
     std::env::var(variable).unwrap_or_else(|_| format!("~/.aws/{file}"))
-}
-
-/// An error and its sources, joined by `: `.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
-            text = format!("{text}: {cause}");
-        }
-        source = source.and_then(std::error::Error::source);
-    }
-    text
 }
 
 /// The SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` for

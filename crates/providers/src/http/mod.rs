@@ -284,24 +284,19 @@ impl HttpModel {
     fn body(&self, request: &ModelRequest) -> Bytes {
         let model = &self.settings.model;
         let written = match self.settings.api {
-            Api::Anthropic => serde_json::to_vec(&anthropic::request_body(
-                Host::Anthropic,
-                &model.id,
-                model.max_output,
-                request,
-            )),
-            Api::Bedrock => serde_json::to_vec(&anthropic::request_body(
-                Host::Bedrock,
-                &model.id,
-                model.max_output,
-                request,
-            )),
-            Api::Vertex => serde_json::to_vec(&anthropic::request_body(
-                Host::Vertex,
-                &model.id,
-                model.max_output,
-                request,
-            )),
+            api @ (Api::Anthropic | Api::Bedrock | Api::Vertex) => {
+                let host = match api {
+                    Api::Bedrock => Host::Bedrock,
+                    Api::Vertex => Host::Vertex,
+                    _ => Host::Anthropic,
+                };
+                serde_json::to_vec(&anthropic::request_body(
+                    host,
+                    &model.id,
+                    model.max_output,
+                    request,
+                ))
+            }
             Api::OpenAi(field) => serde_json::to_vec(&openai::request_body(
                 &model.id,
                 model.max_output,
@@ -833,7 +828,7 @@ fn root_cause(error: &dyn std::error::Error) -> String {
 }
 
 /// An error and its sources, joined by `: `, without repeats.
-fn chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![error.to_string()];
     let mut source = error.source();
     while let Some(cause) = source {
