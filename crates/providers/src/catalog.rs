@@ -485,12 +485,14 @@ impl ModelCatalog {
     }
 
     /// The providers a run can open a model from without asking for anything: local
-    /// servers, servers that need no key, and those whose key is set or has a command.
+    /// servers, servers that need no key, those whose key is set or has a command, and the
+    /// clouds that show signs of being set up ([`cloud_set_up`]).
     pub fn listings(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Vec<ProviderListing> {
         self.providers
             .iter()
-            .filter(|(_, e)| {
-                e.local.unwrap_or(false) || e.key_optional.unwrap_or(false) || has_key(e, env)
+            .filter(|(_, e)| match e.api {
+                Some(ApiName::Bedrock | ApiName::Vertex) => cloud_set_up(e, env),
+                _ => e.local.unwrap_or(false) || e.key_optional.unwrap_or(false) || has_key(e, env),
             })
             .map(|(id, e)| {
                 let mut models: Vec<String> = e.models.keys().cloned().collect();
@@ -564,6 +566,31 @@ impl ModelCatalog {
             None => Ok(None),
         }
     }
+}
+
+/// Whether a Bedrock or Vertex provider looks set up: a key or token command, its region,
+/// project or profile in the config, or the variables Claude Code and the clouds' tools set
+/// for it. Its credentials are only read by the first request, so a guest is not offered a
+/// cloud the user never set up.
+fn cloud_set_up(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> bool {
+    let signs: &[&str] = match entry.api {
+        Some(ApiName::Bedrock) => &[
+            "CLAUDE_CODE_USE_BEDROCK",
+            "AWS_PROFILE",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_REGION",
+        ],
+        _ => &[
+            "CLAUDE_CODE_USE_VERTEX",
+            "ANTHROPIC_VERTEX_PROJECT_ID",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ],
+    };
+    has_key(entry, env)
+        || entry.region.is_some()
+        || entry.project.is_some()
+        || entry.profile.is_some()
+        || first_set(signs, env).is_some()
 }
 
 /// Whether a key for the provider is at hand: set in its variable, or a command to print it.
@@ -936,6 +963,19 @@ anthropic:
             .await
             .unwrap_err();
         assert!(wire.to_string().contains("Anthropic Messages"), "{wire}");
+
+        // Guests are offered a cloud only where it looks set up.
+        let listed = |env: &'static [(&'static str, &'static str)]| {
+            catalog
+                .listings(&env_with(env))
+                .into_iter()
+                .map(|l| l.id)
+                .filter(|id| id == "bedrock" || id == "vertex")
+                .collect::<Vec<_>>()
+        };
+        assert!(listed(&[]).is_empty());
+        assert_eq!(listed(&[("AWS_PROFILE", "work")]), ["bedrock"]);
+        assert_eq!(listed(&[("CLAUDE_CODE_USE_VERTEX", "1")]), ["vertex"]);
     }
 
     #[tokio::test]
