@@ -82,6 +82,7 @@ pub fn command() -> std::process::Command {
         "ANTHROPIC_BASE_URL",
         "OPENAI_BASE_URL",
         // Nor their cloud credentials, nor Claude Code's switches to the clouds.
+        "ANTHROPIC_MODEL",
         "CLAUDE_CODE_USE_BEDROCK",
         "CLAUDE_CODE_USE_VERTEX",
         "AWS_ACCESS_KEY_ID",

@@ -435,9 +435,17 @@ impl ModelCatalog {
             (None, Api::Vertex) => vertex_base_url(&id, entry, env)?,
             (None, _) => return Err(CatalogError::MissingBaseUrl(id.clone())),
         };
+        let messages = matches!(api, Api::Anthropic | Api::Bedrock | Api::Vertex);
+        // Claude Code's model variable names the Claude model on every Messages provider
+        // (a Bedrock inference profile, a Vertex model id), after `--model` and the config.
         let model_id = choice
             .model
             .map(str::to_owned)
+            .or_else(|| {
+                messages
+                    .then(|| first_set(&["ANTHROPIC_MODEL"], env))
+                    .flatten()
+            })
             .or_else(|| entry.default_model.clone())
             .ok_or_else(|| CatalogError::NoModel(id.clone()))?;
         let local = entry.local.unwrap_or(false);
@@ -448,7 +456,6 @@ impl ModelCatalog {
                 var: entry.key_env.clone().unwrap_or_else(|| "a key".to_owned()),
             });
         }
-        let messages = matches!(api, Api::Anthropic | Api::Bedrock | Api::Vertex);
         let model = model_info(&id, &model_id, entry.models.get(&model_id), local, messages);
         Ok(HttpSettings {
             api,
@@ -910,6 +917,10 @@ anthropic:
             .unwrap();
         assert_eq!(bedrock.api, Api::Bedrock);
         assert_eq!(
+            bedrock.model.id,
+            "global.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        );
+        assert_eq!(
             bedrock.base_url,
             "https://bedrock-runtime.eu-west-3.amazonaws.com"
         );
@@ -926,11 +937,14 @@ anthropic:
                     ("CLAUDE_CODE_USE_VERTEX", "1"),
                     ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1"),
                     ("CLOUD_ML_REGION", "us-east5"),
+                    ("ANTHROPIC_MODEL", "claude-opus-4-5@20251101"),
                 ]),
             )
             .await
             .unwrap();
         assert_eq!(vertex.api, Api::Vertex);
+        assert_eq!(vertex.model.id, "claude-opus-4-5@20251101");
+        assert!(vertex.model.pricing.is_some());
         assert_eq!(
             vertex.base_url,
             "https://us-east5-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models"
