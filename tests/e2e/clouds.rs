@@ -61,11 +61,49 @@ fn aws_home(home: &Path, credentials: &str, config: &str) -> Vec<(String, String
     ]
 }
 
+/// Runs the notes turn live in `scratch` with `env` added, against `base_url`, then replays
+/// its recording offline and checks that both tell the same; the live events.
+fn live_then_replay(
+    scratch: &Scratch,
+    env: &[(String, String)],
+    model: &str,
+    base_url: &str,
+) -> Vec<Value> {
+    let recorded = scratch.outside("recorded.jsonl");
+    let live = wonopcode()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .args(["--json", "-y", "--model", model, "--base-url", base_url])
+        .arg("--record")
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
+    let live_events = events(&live);
+    assert_eq!(
+        final_text(&live_events),
+        "The notes say: remember the milk."
+    );
+    let replayed = wonopcode()
+        .args(["--json", "-y", "--replay"])
+        .arg(&recorded)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
+    live_events
+}
+
 #[test]
 fn bedrock_signs_with_a_profiles_credentials_and_the_run_replays() {
     let scratch = Scratch::new();
     scratch.file("notes.txt", "remember the milk\n");
-    let env = aws_home(
+    let mut env = aws_home(
         &scratch.outside("home"),
         "[work]\naws_access_key_id = AKIDPROFILEWORK\naws_secret_access_key = profile/secret/key\naws_session_token = session-of-work\n",
         "[profile work]\nregion = eu-west-3\n",
@@ -81,25 +119,8 @@ fn bedrock_signs_with_a_profiles_credentials_and_the_run_replays() {
             })
             .collect(),
     );
-    let recorded = scratch.outside("recorded.jsonl");
-    let live = wonopcode()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("AWS_PROFILE", "work")
-        .args(["--json", "-y", "--model", "test-model", "--base-url"])
-        .arg(&server.base_url)
-        .arg("--record")
-        .arg(&recorded)
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("what do my notes say?")
-        .output()
-        .unwrap();
-    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
-    let live_events = events(&live);
-    assert_eq!(
-        final_text(&live_events),
-        "The notes say: remember the milk."
-    );
+    env.push(("AWS_PROFILE".into(), "work".into()));
+    live_then_replay(&scratch, &env, "test-model", &server.base_url);
 
     let heads = server.heads.lock().unwrap().clone();
     let bodies = server.requests.lock().unwrap().clone();
@@ -157,26 +178,13 @@ fn bedrock_signs_with_a_profiles_credentials_and_the_run_replays() {
     }
     // The second request carries the first's signed thinking back, as Anthropic's API wants.
     assert!(bodies[1].contains("SIG-abc"), "{}", bodies[1]);
-
-    let replayed = wonopcode()
-        .args(["--json", "-y", "--replay"])
-        .arg(&recorded)
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("what do my notes say?")
-        .output()
-        .unwrap();
-    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
-    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
 }
 
-#[test]
-fn bedrock_without_credentials_says_where_it_looked() {
-    let scratch = Scratch::new();
-    let env = aws_home(&scratch.outside("home"), "", "");
+/// Runs a prompt in `scratch` with `env` added, expecting it to fail; the line of its
+/// stderr that holds `needle`.
+fn failure_line(scratch: &Scratch, env: &[(String, String)], needle: &str) -> String {
     let out = wonopcode()
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("AWS_REGION", "us-east-1")
         .args([
             "--model",
             "test-model",
@@ -191,10 +199,18 @@ fn bedrock_without_credentials_says_where_it_looked() {
         .unwrap();
     assert_ne!(out.status.code(), Some(0));
     let err = stderr(&out);
-    let line = err
-        .lines()
-        .find(|l| l.contains("no AWS credentials"))
-        .unwrap_or_else(|| panic!("{err}"));
+    err.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{err}"))
+        .to_owned()
+}
+
+#[test]
+fn bedrock_without_credentials_says_where_it_looked() {
+    let scratch = Scratch::new();
+    let mut env = aws_home(&scratch.outside("home"), "", "");
+    env.push(("AWS_REGION".into(), "us-east-1".into()));
+    let line = failure_line(&scratch, &env, "no AWS credentials");
     assert!(
         line.contains("AWS_ACCESS_KEY_ID")
             && line.contains("profile `default`")
@@ -244,27 +260,14 @@ fn vertex_exchanges_a_service_account_key_for_a_token_and_the_run_replays() {
     }));
     let server = serve_scripted(replies);
     let key = service_account(&scratch, &format!("{}/token", server.base_url));
-    let recorded = scratch.outside("recorded.jsonl");
-    let live = wonopcode()
-        .env("HOME", scratch.outside("home"))
-        .env("GOOGLE_APPLICATION_CREDENTIALS", &key)
-        .env("CLAUDE_CODE_USE_VERTEX", "1")
-        .env("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1")
-        .args(["--json", "-y", "--model", "claude-test@1", "--base-url"])
-        .arg(&server.base_url)
-        .arg("--record")
-        .arg(&recorded)
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("what do my notes say?")
-        .output()
-        .unwrap();
-    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
-    let live_events = events(&live);
-    assert_eq!(
-        final_text(&live_events),
-        "The notes say: remember the milk."
-    );
+    let env = [
+        ("HOME", scratch.outside("home").display().to_string()),
+        ("GOOGLE_APPLICATION_CREDENTIALS", key.display().to_string()),
+        ("CLAUDE_CODE_USE_VERTEX", "1".to_owned()),
+        ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1".to_owned()),
+    ]
+    .map(|(k, v)| (k.to_owned(), v));
+    live_then_replay(&scratch, &env, "claude-test@1", &server.base_url);
 
     let heads = server.heads.lock().unwrap().clone();
     let bodies = server.requests.lock().unwrap().clone();
@@ -294,48 +297,22 @@ fn vertex_exchanges_a_service_account_key_for_a_token_and_the_run_replays() {
         assert_eq!(sent["anthropic_version"], "vertex-2023-10-16");
         assert!(sent.get("model").is_none(), "{sent}");
     }
-
-    let replayed = wonopcode()
-        .args(["--json", "-y", "--replay"])
-        .arg(&recorded)
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("what do my notes say?")
-        .output()
-        .unwrap();
-    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
-    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
 }
 
 #[test]
 fn vertex_with_a_missing_key_file_says_where_it_looked() {
     let scratch = Scratch::new();
-    let out = wonopcode()
-        .env("HOME", scratch.outside("home"))
-        .env(
+    let env = [
+        ("HOME", scratch.outside("home").display().to_string()),
+        (
             "GOOGLE_APPLICATION_CREDENTIALS",
-            scratch.outside("missing-key.json"),
-        )
-        .env("CLAUDE_CODE_USE_VERTEX", "1")
-        .env("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1")
-        .args([
-            "--model",
-            "claude-test@1",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-        ])
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("hi")
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert_ne!(out.status.code(), Some(0));
-    let err = stderr(&out);
-    let line = err
-        .lines()
-        .find(|l| l.contains("no Google credentials"))
-        .unwrap_or_else(|| panic!("{err}"));
+            scratch.outside("missing-key.json").display().to_string(),
+        ),
+        ("CLAUDE_CODE_USE_VERTEX", "1".to_owned()),
+        ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1".to_owned()),
+    ]
+    .map(|(k, v)| (k.to_owned(), v));
+    let line = failure_line(&scratch, &env, "no Google credentials");
     assert!(
         line.contains("missing-key.json") && line.contains("application_default_credentials.json"),
         "{line}"
