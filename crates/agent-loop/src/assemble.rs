@@ -193,10 +193,15 @@ impl ResponseAssembler {
                 };
                 match target {
                     Some(slot) => *slot = Some(signature),
-                    None => self.turn.parts.push(Part::Thinking {
-                        text: String::new(),
-                        signature: Some(signature),
-                    }),
+                    // A part of its own (after text, as Gemini sends one) ends the item shown
+                    // before it, which keeps its own text.
+                    None => {
+                        self.close_open();
+                        self.turn.parts.push(Part::Thinking {
+                            text: String::new(),
+                            signature: Some(signature),
+                        });
+                    }
                 }
             }
             StreamChunk::RedactedThinking { data } => {
@@ -413,5 +418,59 @@ impl AssembledResponse {
                 LoopError::Provider(format!("no data from the model for {} s", after.as_secs()))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::ContextPath;
+
+    /// Gemini signs after the text it streamed: the message shown keeps its text, and the
+    /// signature is a part of its own that goes back with the response.
+    #[test]
+    fn a_signature_after_text_leaves_the_message_its_text() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut assembler = ResponseAssembler::new(Emitter::new(Arc::new(tx), ContextPath::root()));
+        for chunk in [
+            StreamChunk::TextDelta {
+                text: "There are **3**".into(),
+            },
+            StreamChunk::TextDelta {
+                text: " \"r\"s".into(),
+            },
+            StreamChunk::ThinkingSignature {
+                signature: "gemini:sig".into(),
+            },
+        ] {
+            assert!(assembler.apply(chunk));
+        }
+        let response = assembler.finish();
+        let mut completed = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let EventKind::ItemCompleted { item } = event.kind {
+                completed.push(item.details);
+            }
+        }
+        assert_eq!(
+            completed,
+            [ItemDetails::AgentMessage {
+                text: "There are **3** \"r\"s".into()
+            }]
+        );
+        assert_eq!(
+            response.parts,
+            [
+                Part::Text {
+                    text: "There are **3** \"r\"s".into()
+                },
+                Part::Thinking {
+                    text: String::new(),
+                    signature: Some("gemini:sig".into())
+                }
+            ]
+        );
     }
 }
