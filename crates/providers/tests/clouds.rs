@@ -272,3 +272,27 @@ async fn vertex_quota_errors_wait_and_refused_tokens_are_named() {
     );
     assert_eq!(server.requests.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn bedrock_an_input_too_long_is_an_overflow_named_by_its_type() {
+    let (got, _) = run(
+        Api::Bedrock,
+        vec![
+            Reply::status(
+                400,
+                "application/json",
+                r#"{"message":"Input is too long for requested model."}"#,
+            )
+            .header(
+                "x-amzn-ErrorType",
+                "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+            ),
+        ],
+    )
+    .await;
+    let overflow = got.overflow.expect("an overflow");
+    assert!(
+        overflow.contains("ValidationException: Input is too long"),
+        "{overflow}"
+    );
+}

@@ -36,6 +36,26 @@ pub fn base_url(region: &str) -> String {
     format!("https://bedrock-runtime.{region}.amazonaws.com")
 }
 
+/// The error's type, as AWS's JSON services name it in `x-amzn-ErrorType`
+/// (`ValidationException:http://internal.amazon.com/...` → `ValidationException`).
+pub fn error_type(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let value = headers.get("x-amzn-errortype")?.to_str().ok()?;
+    let kind = value.split(':').next()?.trim();
+    (!kind.is_empty()).then(|| kind.to_owned())
+}
+
+/// Bedrock's error body (`{"message": ...}`) with the header's type added where the body has
+/// none, so the line says which error it was (`ValidationException: Input is too long`).
+pub fn typed_error(body: &str, kind: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(mut error)) if !error.contains_key("type") => {
+            error.insert("type".to_owned(), kind.into());
+            serde_json::Value::Object(error).to_string()
+        }
+        _ => body.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +73,27 @@ mod tests {
             ),
             "https://b/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fx/invoke-with-response-stream"
         );
+    }
+
+    #[test]
+    fn an_error_says_its_type() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            "x-amzn-ErrorType",
+            "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"
+                .parse()
+                .unwrap(),
+        );
+        let kind = error_type(&headers).unwrap();
+        let body = typed_error(
+            r#"{"message":"Input is too long for requested model."}"#,
+            &kind,
+        );
+        assert_eq!(
+            crate::http::failure::provider_message(&body),
+            "ValidationException: Input is too long for requested model."
+        );
+        assert_eq!(typed_error("not json", &kind), "not json");
+        assert!(crate::http::failure::is_overflow(&body));
     }
 }

@@ -48,6 +48,8 @@ pub fn retryable_status(status: u16) -> bool {
 /// Phrases providers use when the prompt does not fit the context window.
 const OVERFLOW_PHRASES: &[&str] = &[
     "prompt is too long",
+    // Bedrock's own check, before the model sees the prompt.
+    "input is too long",
     "context_length_exceeded",
     "context length",
     "maximum context",

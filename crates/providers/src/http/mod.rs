@@ -577,7 +577,13 @@ impl Request {
         self.limiter.observe(response.headers());
         if !response.status().is_success() {
             let retry_after = retry::server_delay(response.headers());
-            let body = read_text(response, idle).await;
+            let kind = (self.settings.api == Api::Bedrock)
+                .then(|| bedrock::error_type(response.headers()))
+                .flatten();
+            let mut body = read_text(response, idle).await;
+            if let Some(kind) = kind {
+                body = bedrock::typed_error(&body, &kind);
+            }
             let retry_after = retry_after.or_else(|| retry::body_delay(&body));
             return failed(failure::from_status(
                 status,
