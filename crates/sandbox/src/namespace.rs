@@ -83,7 +83,9 @@ impl Namespace {
 }
 
 /// Whether this machine lets an unprivileged process make the namespace: tried once in a
-/// short-lived child.
+/// short-lived child. It runs from `Support::detect`, which every `Sandbox::new` waits for,
+/// and a session builds its sandbox (full access included) before its first `bash` call, so
+/// no call has ended while it runs: no call's cleanup takes the probe for a leftover.
 pub(crate) fn available() -> bool {
     use std::os::unix::process::CommandExt;
     let namespace = Namespace::new(&[]);
