@@ -14,7 +14,7 @@ use crate::http::failure::{self, Failure};
 pub enum Frame {
     /// One Anthropic stream event, as JSON text.
     Event(String),
-    /// An event of another kind (none is sent today), skipped.
+    /// An event of another type (its name), skipped.
     Other(String),
     /// Bedrock failed mid-stream.
     Failed(Failure),
