@@ -13,7 +13,7 @@ use serde_json::Value;
 use wonopcode_providers::bedrock::auth::signature_headers;
 use wonopcode_providers::bedrock::frames::chunk_message;
 
-use crate::providers::{Scripted, anthropic_turns, comparable, final_text, serve_scripted};
+use crate::providers::{Scripted, anthropic_turns, final_text, live_and_replayed, serve_scripted};
 use crate::support::{Scratch, events, repo_root, stderr, wonopcode};
 
 /// An Anthropic event stream as Bedrock frames it.
@@ -61,42 +61,11 @@ fn aws_home(home: &Path, credentials: &str, config: &str) -> Vec<(String, String
     ]
 }
 
-/// Runs the notes turn live in `scratch` with `env` added, against `base_url`, then replays
-/// its recording offline and checks that both tell the same; the live events.
-fn live_then_replay(
-    scratch: &Scratch,
-    env: &[(String, String)],
-    model: &str,
-    base_url: &str,
-) -> Vec<Value> {
-    let recorded = scratch.outside("recorded.jsonl");
-    let live = wonopcode()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .args(["--json", "-y", "--model", model, "--base-url", base_url])
-        .arg("--record")
-        .arg(&recorded)
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("what do my notes say?")
-        .output()
-        .unwrap();
-    assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
-    let live_events = events(&live);
-    assert_eq!(
-        final_text(&live_events),
-        "The notes say: remember the milk."
-    );
-    let replayed = wonopcode()
-        .args(["--json", "-y", "--replay"])
-        .arg(&recorded)
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg("what do my notes say?")
-        .output()
-        .unwrap();
-    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
-    assert_eq!(comparable(&events(&replayed)), comparable(&live_events));
-    live_events
+/// The notes turn, live with `env` against `base_url` and then replayed (both must tell the
+/// same); it must answer from the notes.
+fn live_then_replay(scratch: &Scratch, env: &[(String, String)], model: &str, base_url: &str) {
+    let live = live_and_replayed(scratch, env, &["--model", model], base_url, &[]);
+    assert_eq!(final_text(&live), "The notes say: remember the milk.");
 }
 
 #[test]

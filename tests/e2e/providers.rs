@@ -225,7 +225,7 @@ fn gemini_turns() -> Vec<String> {
 }
 
 /// Events without their timestamps, durations and session id, for comparing two runs.
-pub(crate) fn comparable(events: &[Value]) -> Vec<Value> {
+fn comparable(events: &[Value]) -> Vec<Value> {
     events
         .iter()
         .map(|e| {
@@ -263,20 +263,32 @@ fn live_then_replay_with(
     let scratch = Scratch::new();
     scratch.file("notes.txt", "remember the milk\n");
     let server = serve(replies);
+    let live_events = live_and_replayed(
+        &scratch,
+        &[(key.to_owned(), "test-key".to_owned())],
+        &[flags, &["--provider", provider, "--model", "test-model"]].concat(),
+        &server.base_url,
+        flags,
+    );
+    let requests = server.requests.lock().unwrap().clone();
+    (live_events, requests)
+}
+
+/// Asks "what do my notes say?" in `scratch` with `env` and `args` added, against the
+/// provider at `base_url`, recording the run; replays the recording with `flags` and checks
+/// it reproduces the run. Returns the live run's events.
+pub(crate) fn live_and_replayed(
+    scratch: &Scratch,
+    env: &[(String, String)],
+    args: &[&str],
+    base_url: &str,
+    flags: &[&str],
+) -> Vec<Value> {
     let recorded = scratch.outside("recorded.jsonl");
     let live = wonopcode()
-        .env(key, "test-key")
-        .args(flags)
-        .args([
-            "--json",
-            "-y",
-            "--provider",
-            provider,
-            "--model",
-            "test-model",
-            "--base-url",
-        ])
-        .arg(&server.base_url)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .args(args)
+        .args(["--json", "-y", "--base-url", base_url])
         .arg("--record")
         .arg(&recorded)
         .arg("-C")
@@ -307,8 +319,7 @@ fn live_then_replay_with(
         comparable(&live_events),
         "replay reproduces the run"
     );
-    let requests = server.requests.lock().unwrap().clone();
-    (live_events, requests)
+    live_events
 }
 
 pub(crate) fn final_text(events: &[Value]) -> String {
