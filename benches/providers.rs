@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use wonopcode_agent_loop::{
     ContextPath, LanguageModel, Message, ModelRequest, RequestOptions, StreamChunk,
 };
-use wonopcode_providers::bedrock::frames::chunk_message;
+use wonopcode_providers::bedrock::frames::sse_as_frames;
 use wonopcode_providers::openai::MaxTokensField;
 use wonopcode_providers::{Api, HttpModel};
 
@@ -157,11 +157,7 @@ fn bench_providers(c: &mut Criterion) {
     let mut group = c.benchmark_group("providers");
 
     let (anthropic, anthropic_deltas) = long_stream(RECORDED[0].2, RECORDED[0].3);
-    let bedrock: Vec<u8> = anthropic
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .flat_map(chunk_message)
-        .collect();
+    let bedrock = sse_as_frames(&anthropic);
     let streams = RECORDED
         .into_iter()
         .map(|(name, api, recorded, marker)| {

@@ -11,18 +11,10 @@ use std::time::{Duration, SystemTime};
 use aws_credential_types::Credentials;
 use serde_json::Value;
 use wonopcode_providers::bedrock::auth::signature_headers;
-use wonopcode_providers::bedrock::frames::chunk_message;
+use wonopcode_providers::bedrock::frames::sse_as_frames;
 
 use crate::providers::{Scripted, anthropic_turns, final_text, live_and_replayed, serve_scripted};
 use crate::support::{Scratch, events, repo_root, stderr, wonopcode};
-
-/// An Anthropic event stream as Bedrock frames it.
-fn bedrock_frames(sse: &str) -> Vec<u8> {
-    sse.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .flat_map(chunk_message)
-        .collect()
-}
 
 /// A header's value in a request head.
 fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
@@ -84,7 +76,7 @@ fn bedrock_signs_with_a_profiles_credentials_and_the_run_replays() {
                 status: 200,
                 content_type: "application/vnd.amazon.eventstream",
                 headers: "",
-                body: bedrock_frames(turn),
+                body: sse_as_frames(turn),
             })
             .collect(),
     );
@@ -366,7 +358,7 @@ fn recorded_streams_of_each_new_api_through_the_binary() {
                 status: 200,
                 content_type: "application/vnd.amazon.eventstream",
                 headers: "",
-                body: bedrock_frames(&anthropic),
+                body: sse_as_frames(&anthropic),
             },
             answer: "2",
             request_line: "POST /v1/model/m/invoke-with-response-stream HTTP/1.1",

@@ -13,17 +13,11 @@ use serde_json::{Value, json};
 use support::{Reply, collect, fixture, run, serve, settings};
 use wonopcode_agent_loop::StopReason;
 use wonopcode_providers::Api;
-use wonopcode_providers::bedrock::frames::{chunk_message, exception_message};
+use wonopcode_providers::bedrock::frames::{exception_message, sse_as_frames};
 
 /// A recorded Anthropic stream as Bedrock sends it: each `data:` line's event in a `chunk`.
 fn bedrock_frames(sse: &[u8]) -> Vec<u8> {
-    String::from_utf8_lossy(sse)
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .filter(|data| !data.is_empty())
-        .flat_map(chunk_message)
-        .collect()
+    sse_as_frames(&String::from_utf8_lossy(sse))
 }
 
 fn frames(body: Vec<u8>) -> Reply {

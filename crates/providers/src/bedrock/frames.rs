@@ -65,6 +65,17 @@ pub fn chunk_message(event: &str) -> Vec<u8> {
     )
 }
 
+/// An Anthropic event stream (its `data:` lines) as Bedrock carries it: each event in a
+/// [`chunk_message`]. For servers that stand in for Bedrock with a recorded Anthropic stream.
+pub fn sse_as_frames(sse: &str) -> Vec<u8> {
+    sse.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty())
+        .flat_map(chunk_message)
+        .collect()
+}
+
 /// A mid-stream exception of `kind` (`throttlingException`) saying `text`, as Bedrock sends it.
 pub fn exception_message(kind: &str, text: &str) -> Vec<u8> {
     encoded(
