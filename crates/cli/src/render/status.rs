@@ -133,7 +133,10 @@ impl StatusLines {
             .with_prefix(working.label.clone())
             .with_message(working.message(root));
         let bar = self.progress.add(bar);
-        bar.enable_steady_tick(TICK);
+        // A ticker is a thread: none where nothing is drawn (stderr not a terminal).
+        if !bar.is_hidden() {
+            bar.enable_steady_tick(TICK);
+        }
         bar
     }
 

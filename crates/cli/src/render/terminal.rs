@@ -242,7 +242,10 @@ impl TerminalRenderer {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.set_message(message);
-        bar.enable_steady_tick(Duration::from_millis(80));
+        // A ticker is a thread: none where nothing is drawn (stderr not a terminal).
+        if !bar.is_hidden() {
+            bar.enable_steady_tick(Duration::from_millis(80));
+        }
         self.spinners.insert(id.to_owned(), bar);
     }
 

@@ -92,7 +92,11 @@ impl RateLimiter {
     pub async fn acquire(&self, tokens: u64) {
         let mut at = self.reserve(tokens, Instant::now());
         loop {
-            tokio::time::sleep_until(at.into()).await;
+            // Not a sleep when the time has come: tokio rounds a deadline up to its next
+            // millisecond tick, so a request free to go would still wait up to 1 ms.
+            if at > Instant::now() {
+                tokio::time::sleep_until(at.into()).await;
+            }
             let mut state = self.state.lock();
             let now = Instant::now();
             let spaced = match (state.limits().requests_per_minute, state.last_sent) {
