@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -163,10 +164,15 @@ impl Sandbox {
         let (writable, hidden) = (&prepared.writable, &prepared.hidden);
         // Per process: a `.git` may have been made since the last one.
         let read_only = self.read_only(&workspace, writable, hidden);
-        let ruleset = prepared
+        let ruleset: Option<OwnedFd> = prepared
             .ruleset
             .try_clone()
-            .map_err(|e| SandboxError::Landlock(e.to_string()))?;
+            .map_err(|e| SandboxError::Landlock(e.to_string()))?
+            .into();
+        // None only where Landlock enforces nothing, which `new` refused: never run unconfined.
+        let ruleset = ruleset.ok_or_else(|| {
+            SandboxError::Landlock("the kernel made no ruleset to enforce".to_owned())
+        })?;
         // A namespace of its own holds the read-only paths, and is where `RLIMIT_NPROC`
         // counts only the command's processes.
         let rlimit_cap = self.support.process_limit == ProcessLimitKind::Rlimit;
@@ -199,7 +205,7 @@ impl Sandbox {
                 cgroup: cgroup.clone(),
                 namespace,
                 rlimit,
-                ruleset: Some(ruleset),
+                ruleset,
                 seccomp: self.seccomp.clone(),
             }),
             cgroup,
@@ -277,19 +283,22 @@ impl Sandbox {
     }
 }
 
-/// What the child does between fork and exec, all of it prepared before.
-struct ChildSteps {
+/// What the child does between its start and exec, all of it prepared before. Applied
+/// without changing it: in a child that shares wonopcode's memory (`spawn`), a change
+/// would be wonopcode's too.
+pub(crate) struct ChildSteps {
     cgroup: Option<Arc<CommandCgroup>>,
     namespace: Option<Namespace>,
     rlimit: Option<u32>,
-    ruleset: Option<RulesetCreated>,
+    /// The Landlock ruleset to enforce.
+    ruleset: OwnedFd,
     seccomp: Option<Arc<BpfProgram>>,
 }
 
 impl ChildSteps {
     /// Confines the calling process. Only system calls on prepared memory: it runs in the
     /// child of a multi-threaded process.
-    fn apply(&mut self) -> io::Result<()> {
+    pub(crate) fn apply(&self) -> io::Result<()> {
         if let Some(cgroup) = &self.cgroup {
             cgroup.join()?;
         }
@@ -299,10 +308,17 @@ impl ChildSteps {
         if let Some(max) = self.rlimit {
             process_limit::set_rlimit(max)?;
         }
-        if let Some(ruleset) = self.ruleset.take() {
-            ruleset
-                .restrict_self()
-                .map_err(|_| io::Error::last_os_error())?;
+        // SAFETY: prctl and landlock_restrict_self take no pointer.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::syscall(
+                    libc::SYS_landlock_restrict_self,
+                    self.ruleset.as_raw_fd(),
+                    0,
+                ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
         }
         if let Some(program) = &self.seccomp {
             seccompiler::apply_filter(program).map_err(|_| io::Error::last_os_error())?;
@@ -354,7 +370,7 @@ impl Confinement {
         if let Some(temp) = &self.temp {
             command.env("TMPDIR", temp);
         }
-        let Some(mut steps) = self.steps.take() else {
+        let Some(steps) = self.steps.take() else {
             return;
         };
         // SAFETY: `ChildSteps::apply` makes only async-signal-safe system calls on memory
@@ -362,6 +378,16 @@ impl Confinement {
         unsafe {
             command.pre_exec(move || steps.apply());
         }
+    }
+
+    /// What its process does before exec; `None` when unconfined (or applied already).
+    pub(crate) fn steps(&self) -> Option<&ChildSteps> {
+        self.steps.as_ref()
+    }
+
+    /// The temp dir its process is given as `TMPDIR`, when it has one of its own.
+    pub(crate) fn temp(&self) -> Option<&Path> {
+        self.temp.as_deref()
     }
 
     /// Kills every process the command still has (when it has a cgroup of its own).

@@ -2,10 +2,12 @@
 //! tool's commands, MCP stdio servers): a [`Sandbox`] turns a [`SandboxPolicy`] (a
 //! [`SandboxMode`] and its grants) into Landlock filesystem and TCP rules, a seccomp filter
 //! for other sockets, a user and mount namespace for read-only holes (`.git`), and a cap on
-//! the process count, all applied in the child between fork and exec.
+//! the process count, all applied in the child before it execs. [`spawn`] starts a
+//! command's process without `fork`, confined or not.
 //!
 //! The crate sits below every tool source that starts processes, so each one confines them
-//! the same way. It needs `unsafe`: the `pre_exec` hook and the raw system calls in it.
+//! the same way. It needs `unsafe`: the `pre_exec` hook, the clone of [`spawn`], and the raw
+//! system calls in the child.
 #![allow(unsafe_code)]
 
 mod confine;
@@ -16,6 +18,7 @@ mod namespace;
 mod network;
 mod policy;
 mod process_limit;
+mod spawn;
 mod support;
 
 pub use confine::{Confinement, Sandbox};
@@ -23,6 +26,7 @@ pub use mode::SandboxMode;
 pub use policy::{
     DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SERVER_CACHES, SandboxPolicy,
 };
+pub use spawn::{Process, ProcessSpec, spawn};
 pub use support::{ProcessLimitKind, Support};
 
 /// Why a sandbox could not be set up.

@@ -5,10 +5,39 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use wonopcode_sandbox::{Sandbox, SandboxMode, SandboxPolicy, Support};
+use tokio::io::AsyncReadExt;
+use wonopcode_sandbox::{ProcessSpec, Sandbox, SandboxMode, SandboxPolicy, Support, spawn};
 
-/// Runs `script` in bash under `sandbox` in `workspace`: exit code and stderr.
+/// Runs `script` in bash under `sandbox` in `workspace` both ways wonopcode starts a
+/// confined process (`spawn`, as the bash tool does; a tokio command with the confinement
+/// applied, as hooks and MCP servers do): its exit code and stderr, on which both agree.
 async fn run(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String) {
+    let spawned = run_spawned(sandbox, workspace, script).await;
+    let applied = run_applied(sandbox, workspace, script).await;
+    assert_eq!(
+        spawned.0, applied.0,
+        "`{script}`: spawned {spawned:?}, applied {applied:?}"
+    );
+    spawned
+}
+
+async fn run_spawned(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String) {
+    let confinement = sandbox.confine(workspace).unwrap();
+    let spec = ProcessSpec {
+        program: "bash".into(),
+        args: vec!["-c".into(), script.into()],
+        env: std::env::vars_os().collect(),
+        dir: workspace.to_path_buf(),
+    };
+    let mut process = spawn(&spec, Some(&confinement)).unwrap();
+    let mut err = String::new();
+    let mut stderr = process.stderr.take().unwrap();
+    stderr.read_to_string(&mut err).await.unwrap();
+    let status = process.wait().await.unwrap();
+    (status.code().unwrap_or(-1), err)
+}
+
+async fn run_applied(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String) {
     let mut confinement = sandbox.confine(workspace).unwrap();
     let mut command = tokio::process::Command::new("bash");
     command

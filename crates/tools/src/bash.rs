@@ -6,7 +6,7 @@
 //! at the terminal approves (`PermissionGate::escalate`).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::process::Stdio;
+use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
-use wonopcode_sandbox::{Sandbox, SandboxMode};
+use wonopcode_sandbox::{ProcessSpec, Sandbox, SandboxMode};
 
 use crate::call_processes::{self, CallProcesses};
 use crate::spec::{args, spec};
@@ -214,13 +214,22 @@ impl BashTool {
         env: &ToolEnv,
         sandbox: Option<&Sandbox>,
     ) -> Result<ToolOutput, ToolError> {
-        let mut command = tokio::process::Command::new("bash");
-        if let Some(env) = &self.env {
-            command.env_clear().envs(env.iter());
-        }
+        let mut vars: Vec<(OsString, OsString)> = match &self.env {
+            Some(env) => env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            None => std::env::vars_os().collect(),
+        };
         let marker = CallProcesses::next_marker();
-        command.env(call_processes::MARKER_VARIABLE, &marker);
-        let mut confinement = match sandbox {
+        vars.push((
+            call_processes::MARKER_VARIABLE.into(),
+            marker.clone().into(),
+        ));
+        let spec = ProcessSpec {
+            program: "bash".into(),
+            args: vec!["-c".into(), text.into()],
+            env: vars,
+            dir: env.workspace_root.clone(),
+        };
+        let confinement = match sandbox {
             Some(sandbox) => Some(
                 sandbox
                     .confine(&env.workspace_root)
@@ -228,31 +237,21 @@ impl BashTool {
             ),
             None => None,
         };
-        if let Some(confinement) = &mut confinement {
-            confinement.apply(&mut command);
-        }
         // Started and tracked before any other call's cleanup looks: until it is tracked, the
         // new shell would look like a process that call left behind.
         let starting = own_processes::starting();
-        let mut child = command
-            .arg("-c")
-            .arg(text)
-            .current_dir(&env.workspace_root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| match &confinement {
-                Some(c) => ToolError::Failed(format!(
-                    "cannot start bash in the `{}` sandbox: {e}",
-                    c.mode()
-                )),
-                None => ToolError::Failed(format!("cannot start bash: {e}")),
-            })?;
         // Killed however `run` ends, the registry dropping the call's future included.
-        let mut processes = child.id().map(|pid| CallProcesses::track(pid, marker));
+        let mut child =
+            wonopcode_sandbox::spawn(&spec, confinement.as_ref()).map_err(
+                |e| match &confinement {
+                    Some(c) => ToolError::Failed(format!(
+                        "cannot start bash in the `{}` sandbox: {e}",
+                        c.mode()
+                    )),
+                    None => ToolError::Failed(format!("cannot start bash: {e}")),
+                },
+            )?;
+        let mut processes = CallProcesses::track(child.id(), marker);
         drop(starting);
         let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
         let stderr = child.stderr.take().map(|p| tokio::spawn(capture(p)));
@@ -266,9 +265,7 @@ impl BashTool {
             },
         };
         // Kill what is left (background jobs would hold the pipes open), then reap.
-        if let Some(processes) = &mut processes {
-            processes.kill_all();
-        }
+        processes.kill_all();
         if let Some(confinement) = &confinement {
             confinement.kill_all();
         }

@@ -1,0 +1,485 @@
+//! Starting a command's process without `fork`: [`spawn`] and the [`Process`] it gives.
+//!
+//! A `fork` copies the page tables of wonopcode's whole address space, and afterwards each
+//! page either side writes first takes a copy-on-write fault: about 1 ms a command for a
+//! process of wonopcode's size, more than the rest of starting it. Here the child shares the
+//! parent's memory until it execs (`clone(CLONE_VM | CLONE_VFORK)`, as glibc's
+//! `posix_spawn` does), on a stack of its own, and makes only system calls on memory
+//! prepared before the clone: its stdio, directory and process group, the confinement's
+//! steps, then `execve`. The spawning thread waits until the child has exec'd or failed;
+//! wonopcode's other threads run on meanwhile in the same memory, which is why the child
+//! never allocates, locks or unwinds.
+//!
+//! Signals stay blocked from before the clone until just before `execve`, and the child
+//! first sets every handler back to the default: a handler of wonopcode's run in the child
+//! would act on wonopcode's memory as if wonopcode had been signalled.
+//!
+//! The process is waited for through a pidfd (`CLONE_PIDFD`), so its id cannot be reused
+//! while wonopcode holds it; dropped before it ended, it is killed and reaped.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::net::unix::pipe;
+
+use crate::confine::{ChildSteps, Confinement};
+
+/// The child's stack: its few frames of system calls, with room to spare.
+const STACK_BYTES: usize = 256 << 10;
+
+/// What to start: a program (a name is looked up on the `PATH` of `env`, as a shell does),
+/// its arguments, its whole environment and its directory. Its stdin is empty, its stdout
+/// and stderr are pipes, and it leads a process group of its own.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// The program: a path, or a name looked up on `PATH`.
+    pub program: OsString,
+    /// Its arguments, after the program's name.
+    pub args: Vec<OsString>,
+    /// Its whole environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Its working directory.
+    pub dir: PathBuf,
+}
+
+/// A started process: its output pipes, and waiting for its end.
+#[derive(Debug)]
+pub struct Process {
+    pid: libc::pid_t,
+    /// `None` once reaped.
+    pidfd: Option<AsyncFd<OwnedFd>>,
+    /// The read end of its stdout.
+    pub stdout: Option<pipe::Receiver>,
+    /// The read end of its stderr.
+    pub stderr: Option<pipe::Receiver>,
+}
+
+/// Starts `spec`, confined by `confinement` when given (its steps run in the child before
+/// `execve`, and it adds `TMPDIR` where it has a temp dir of its own).
+///
+/// Must be called inside a tokio runtime (it waits through the runtime's reactor).
+pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Result<Process> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(io::Error::other(
+            "a process is started only inside a tokio runtime",
+        ));
+    }
+    let mut env = spec.env.clone();
+    if let Some(temp) = confinement.and_then(Confinement::temp) {
+        env.retain(|(k, _)| k != "TMPDIR");
+        env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
+    }
+    let path = find_program(&spec.program, &env)?;
+    let path = c_string(path.as_os_str())?;
+    let arguments = std::iter::once(&spec.program)
+        .chain(&spec.args)
+        .map(|a| c_string(a))
+        .collect::<io::Result<Vec<_>>>()?;
+    let variables = env
+        .iter()
+        .map(|(k, v)| {
+            let mut pair = k.clone();
+            pair.push("=");
+            pair.push(v);
+            c_string(&pair)
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    let argv = null_terminated(&arguments);
+    let envp = null_terminated(&variables);
+    let dir = c_string(spec.dir.as_os_str())?;
+
+    let stdin = above_stdio(std::fs::File::open("/dev/null")?.into())?;
+    let (out_read, out_write) = pipe_pair()?;
+    let (err_read, err_write) = pipe_pair()?;
+    let plan = Plan {
+        path: &path,
+        argv: &argv,
+        envp: &envp,
+        dir: &dir,
+        stdio: [
+            stdin.as_raw_fd(),
+            out_write.as_raw_fd(),
+            err_write.as_raw_fd(),
+        ],
+        steps: confinement.and_then(Confinement::steps),
+        failure: AtomicI32::new(0),
+    };
+    let stack = Stack::new()?;
+    let (pid, pidfd) = clone_child(&plan, &stack)?;
+    drop((stdin, out_write, err_write));
+    let failure = plan.failure.load(Ordering::Acquire);
+    if failure != 0 {
+        // It has exited already (the parent resumes only after the exec or the exit).
+        let _ = wait_blocking(&pidfd);
+        return Err(io::Error::from_raw_os_error(failure));
+    }
+    // SAFETY: an `OwnedFd` keeps its descriptor open, the same one, for its whole life.
+    let registered = unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) };
+    let pidfd = match registered {
+        Ok(pidfd) => pidfd,
+        Err(e) => {
+            let (pidfd, error) = e.into_parts();
+            send_kill(&pidfd);
+            let _ = wait_blocking(&pidfd);
+            return Err(error);
+        }
+    };
+    let mut process = Process {
+        pid,
+        pidfd: Some(pidfd),
+        stdout: None,
+        stderr: None,
+    };
+    // A failure from here drops `process`, which kills and reaps the child.
+    process.stdout = Some(pipe::Receiver::from_owned_fd(out_read)?);
+    process.stderr = Some(pipe::Receiver::from_owned_fd(err_read)?);
+    Ok(process)
+}
+
+impl Process {
+    /// Its process id (also its process group's).
+    pub fn id(&self) -> u32 {
+        self.pid.unsigned_abs()
+    }
+
+    /// Waits for it to end, and reaps it.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let Some(pidfd) = &self.pidfd else {
+            return Err(io::Error::other("the process was waited for already"));
+        };
+        let status = reap(pidfd).await?;
+        self.pidfd = None;
+        Ok(status)
+    }
+
+    /// Sends it `SIGKILL` (nothing once it was waited for).
+    pub fn kill(&self) {
+        if let Some(pidfd) = &self.pidfd {
+            send_kill(pidfd.get_ref());
+        }
+    }
+}
+
+/// Sends `SIGKILL` to the process of `pidfd`.
+fn send_kill(pidfd: &OwnedFd) {
+    // SAFETY: a pidfd this process holds; no pointer but a null siginfo is passed.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        );
+    }
+}
+
+impl Drop for Process {
+    /// Kills a process not waited for, and reaps it: now when it is gone at once, else in
+    /// a task of the runtime (or, outside one, by blocking until it is).
+    fn drop(&mut self) {
+        self.kill();
+        let Some(pidfd) = self.pidfd.take() else {
+            return;
+        };
+        if matches!(try_reap(pidfd.get_ref()), Ok(Some(_))) {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(async move { reap(&pidfd).await })),
+            Err(_) => drop(wait_blocking(pidfd.get_ref())),
+        }
+    }
+}
+
+/// Waits until the process of `pidfd` has ended, and reaps it.
+async fn reap(pidfd: &AsyncFd<OwnedFd>) -> io::Result<ExitStatus> {
+    loop {
+        let mut ready = pidfd.readable().await?;
+        if let Some(status) = try_reap(pidfd.get_ref())? {
+            return Ok(status);
+        }
+        ready.clear_ready();
+    }
+}
+
+/// Reaps the process of `pidfd` if it has ended.
+fn try_reap(pidfd: &OwnedFd) -> io::Result<Option<ExitStatus>> {
+    waitid(pidfd, libc::WEXITED | libc::WNOHANG)
+}
+
+/// Blocks until the process of `pidfd` has ended, and reaps it.
+fn wait_blocking(pidfd: &OwnedFd) -> io::Result<Option<ExitStatus>> {
+    waitid(pidfd, libc::WEXITED)
+}
+
+fn waitid(pidfd: &OwnedFd, options: libc::c_int) -> io::Result<Option<ExitStatus>> {
+    let id = libc::id_t::try_from(pidfd.as_raw_fd()).map_err(|_| io::Error::other("bad pidfd"))?;
+    loop {
+        // SAFETY: `info` is a zeroed siginfo_t the kernel fills in.
+        let (result, info) = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            (libc::waitid(libc::P_PIDFD, id, &mut info, options), info)
+        };
+        if result != 0 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(error);
+        }
+        // SAFETY: waitid filled in a SIGCHLD siginfo (or left it zeroed: not ended).
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if pid == 0 {
+            return Ok(None);
+        }
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => status | 0x80,
+            _ => status,
+        };
+        return Ok(Some(ExitStatus::from_raw(raw)));
+    }
+}
+
+/// Everything the child reads, prepared by the parent. The child writes only `failure`.
+struct Plan<'a> {
+    path: &'a CString,
+    argv: &'a [*const libc::c_char],
+    envp: &'a [*const libc::c_char],
+    dir: &'a CString,
+    /// What becomes its fds 0, 1 and 2 (each above 2 itself).
+    stdio: [libc::c_int; 3],
+    steps: Option<&'a ChildSteps>,
+    /// The errno of the step that failed; 0 while none did.
+    failure: AtomicI32,
+}
+
+/// Clones the child that runs `plan` on `stack`; returns its id and pidfd once it has
+/// exec'd or failed.
+fn clone_child(plan: &Plan, stack: &Stack) -> io::Result<(libc::pid_t, OwnedFd)> {
+    let mut pidfd: libc::c_int = -1;
+    // SAFETY: every signal is blocked for the clone and restored after it. The child runs
+    // `child` on its own stack, reading `plan`, which outlives it: with CLONE_VFORK this
+    // thread resumes only after the child's exec or exit.
+    let pid = unsafe {
+        let mut all = std::mem::zeroed::<libc::sigset_t>();
+        let mut before = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut before);
+        let pid = libc::clone(
+            child,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
+            std::ptr::from_ref(plan).cast_mut().cast(),
+            &mut pidfd as *mut libc::c_int,
+        );
+        let error = io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        if pid < 0 {
+            return Err(error);
+        }
+        pid
+    };
+    if pidfd < 0 {
+        return Err(io::Error::other(format!("no pidfd for process {pid}")));
+    }
+    // SAFETY: the kernel gave this fd to this process for the child (CLONE_PIDFD).
+    Ok((pid, unsafe { OwnedFd::from_raw_fd(pidfd) }))
+}
+
+/// The child: from the clone to `execve`. Never returns.
+extern "C" fn child(plan: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `plan` is the parent's `Plan`, alive and unchanged until this execs or exits.
+    let plan = unsafe { &*plan.cast::<Plan>().cast_const() };
+    // SAFETY: only system calls on `plan`'s memory, as `exec` requires.
+    let error = unsafe { exec(plan) };
+    plan.failure.store(
+        error.raw_os_error().unwrap_or(libc::EINVAL),
+        Ordering::Release,
+    );
+    // SAFETY: ends the child without running anything of the parent's.
+    unsafe { libc::_exit(127) }
+}
+
+/// Sets the child up and execs `plan`'s program; returns only the error that stopped it.
+///
+/// # Safety
+/// Runs in a child sharing the parent's memory: only system calls on `plan`'s memory.
+unsafe fn exec(plan: &Plan) -> io::Error {
+    // SAFETY: system calls on `plan`'s memory and the stack.
+    unsafe {
+        default_signal_handlers();
+        for (target, fd) in (0..).zip(plan.stdio) {
+            if libc::dup2(fd, target) < 0 {
+                return io::Error::last_os_error();
+            }
+        }
+        if libc::chdir(plan.dir.as_ptr()) != 0 || libc::setpgid(0, 0) != 0 {
+            return io::Error::last_os_error();
+        }
+        if let Some(steps) = plan.steps
+            && let Err(e) = steps.apply()
+        {
+            return e;
+        }
+        let mut none = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::execve(plan.path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
+        io::Error::last_os_error()
+    }
+}
+
+/// Sets each signal wonopcode handles back to its default, and `SIGPIPE` too (ignored by
+/// Rust programs, expected by shells' pipelines).
+///
+/// # Safety
+/// In the child, with every signal blocked.
+unsafe fn default_signal_handlers() {
+    // SAFETY: `sigaction` on stack memory.
+    unsafe {
+        let mut default = std::mem::zeroed::<libc::sigaction>();
+        default.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut default.sa_mask);
+        for signal in 1..=libc::SIGRTMAX() {
+            let mut current = std::mem::zeroed::<libc::sigaction>();
+            if libc::sigaction(signal, std::ptr::null(), &mut current) != 0 {
+                continue;
+            }
+            let handled =
+                current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
+            if handled || signal == libc::SIGPIPE {
+                libc::sigaction(signal, &default, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// The child's stack: a mapping of its own with a guard page below it.
+struct Stack {
+    base: *mut libc::c_void,
+}
+
+impl Stack {
+    fn new() -> io::Result<Self> {
+        // SAFETY: a fresh anonymous mapping; its lowest page made inaccessible.
+        unsafe {
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                STACK_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            );
+            if base == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            let stack = Self { base };
+            if libc::mprotect(base, page_size(), libc::PROT_NONE) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(stack)
+        }
+    }
+
+    /// Its top, where a stack that grows down starts.
+    fn top(&self) -> *mut libc::c_void {
+        self.base.wrapping_byte_add(STACK_BYTES)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, no longer used (the child has exec'd or exited).
+        unsafe {
+            libc::munmap(self.base, STACK_BYTES);
+        }
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf touches no memory.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+/// Where `program` is: itself when it names a path, else the first executable file of that
+/// name on the `PATH` of `env` (a shell's default `PATH` when it has none).
+fn find_program(program: &OsStr, env: &[(OsString, OsString)]) -> io::Result<PathBuf> {
+    if program.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(program));
+    }
+    let path = env.iter().find(|(k, _)| k == "PATH").map_or_else(
+        || OsString::from("/usr/local/bin:/usr/bin:/bin"),
+        |(_, v)| v.clone(),
+    );
+    std::env::split_paths(&path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(program))
+        .find(|candidate| executable(candidate))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("`{}` is not on PATH", program.to_string_lossy()),
+            )
+        })
+}
+
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn c_string(text: &OsStr) -> io::Result<CString> {
+    CString::new(text.as_bytes()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` contains a NUL byte", text.to_string_lossy()),
+        )
+    })
+}
+
+fn null_terminated(strings: &[CString]) -> Vec<*const libc::c_char> {
+    strings
+        .iter()
+        .map(|s| s.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
+/// A pipe, both ends close-on-exec: (read, write).
+fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: two new descriptors owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((read, above_stdio(write)?))
+}
+
+/// `fd`, moved above 0-2 when it is one of them (wonopcode started with a standard stream
+/// closed): the child's `dup2`s onto 0-2 must not replace a descriptor they have yet to
+/// read.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: duplicates a descriptor this process owns.
+    let moved = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if moved < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+}
