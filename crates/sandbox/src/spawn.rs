@@ -14,8 +14,8 @@
 //! first sets every handler back to the default: a handler of wonopcode's run in the child
 //! would act on wonopcode's memory as if wonopcode had been signalled.
 //!
-//! The process is waited for through a pidfd (`CLONE_PIDFD`), so its id cannot be reused
-//! while wonopcode holds it; dropped before it ended, it is killed and reaped.
+//! The end of the process is noticed through its pidfd (`CLONE_PIDFD`), or on kernels
+//! without one by `SIGCHLD`; dropped before it ended, it is killed and reaped.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -24,11 +24,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::confine::{ChildSteps, Confinement};
 
@@ -55,11 +56,21 @@ pub struct ProcessSpec {
 pub struct Process {
     pid: libc::pid_t,
     /// `None` once reaped.
-    pidfd: Option<AsyncFd<OwnedFd>>,
+    exit: Option<Exit>,
     /// The read end of its stdout.
     pub stdout: Option<pipe::Receiver>,
     /// The read end of its stderr.
     pub stderr: Option<pipe::Receiver>,
+}
+
+/// How the end of a process is noticed. Either way it is reaped by its id, which cannot be
+/// reused before: it is wonopcode's own child, waited for by nothing else.
+#[derive(Debug)]
+enum Exit {
+    /// Its pidfd becomes readable (Linux 5.3 and later).
+    Pidfd(AsyncFd<OwnedFd>),
+    /// A `SIGCHLD` arrives (older kernels).
+    Sigchld(Signal),
 }
 
 /// Starts `spec`, confined by `confinement` when given (its steps run in the child before
@@ -118,23 +129,20 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
     let failure = plan.failure.load(Ordering::Acquire);
     if failure != 0 {
         // It has exited already (the parent resumes only after the exec or the exit).
-        let _ = wait_blocking(&pidfd);
+        let _ = waitid(pid, libc::WEXITED);
         return Err(io::Error::from_raw_os_error(failure));
     }
-    // SAFETY: an `OwnedFd` keeps its descriptor open, the same one, for its whole life.
-    let registered = unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) };
-    let pidfd = match registered {
-        Ok(pidfd) => pidfd,
+    let exit = match exit_notice(pidfd) {
+        Ok(exit) => exit,
         Err(e) => {
-            let (pidfd, error) = e.into_parts();
-            send_kill(&pidfd);
-            let _ = wait_blocking(&pidfd);
-            return Err(error);
+            kill(pid);
+            let _ = waitid(pid, libc::WEXITED);
+            return Err(e);
         }
     };
     let mut process = Process {
         pid,
-        pidfd: Some(pidfd),
+        exit: Some(exit),
         stdout: None,
         stderr: None,
     };
@@ -142,6 +150,20 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
     process.stdout = Some(pipe::Receiver::from_owned_fd(out_read)?);
     process.stderr = Some(pipe::Receiver::from_owned_fd(err_read)?);
     Ok(process)
+}
+
+/// How the end of the process with `pidfd` (when the kernel gave one) will be noticed.
+fn exit_notice(pidfd: Option<OwnedFd>) -> io::Result<Exit> {
+    if let Some(pidfd) = pidfd {
+        // SAFETY: an `OwnedFd` keeps its descriptor open, the same one, for its whole life.
+        let registered = unsafe { AsyncFd::register_with_interest(pidfd, Interest::READABLE) };
+        // Refused where pidfds cannot be polled (Linux 5.2).
+        if let Ok(pidfd) = registered {
+            return Ok(Exit::Pidfd(pidfd));
+        }
+    }
+    // Created after the clone: a SIGCHLD before it is seen by the first look in `reap`.
+    Ok(Exit::Sigchld(signal(SignalKind::child())?))
 }
 
 impl Process {
@@ -152,33 +174,27 @@ impl Process {
 
     /// Waits for it to end, and reaps it.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        let Some(pidfd) = &self.pidfd else {
+        let Some(exit) = &mut self.exit else {
             return Err(io::Error::other("the process was waited for already"));
         };
-        let status = reap(pidfd).await?;
-        self.pidfd = None;
+        let status = reap(self.pid, exit).await?;
+        self.exit = None;
         Ok(status)
     }
 
     /// Sends it `SIGKILL` (nothing once it was waited for).
     pub fn kill(&self) {
-        if let Some(pidfd) = &self.pidfd {
-            send_kill(pidfd.get_ref());
+        if self.exit.is_some() {
+            kill(self.pid);
         }
     }
 }
 
-/// Sends `SIGKILL` to the process of `pidfd`.
-fn send_kill(pidfd: &OwnedFd) {
-    // SAFETY: a pidfd this process holds; no pointer but a null siginfo is passed.
+/// Sends `SIGKILL` to `pid`, a child not reaped yet (so the id is still its own).
+fn kill(pid: libc::pid_t) {
+    // SAFETY: kill takes no pointer.
     unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            libc::SIGKILL,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        );
+        libc::kill(pid, libc::SIGKILL);
     }
 }
 
@@ -186,48 +202,47 @@ impl Drop for Process {
     /// Kills a process not waited for, and reaps it: now when it is gone at once, else in
     /// a task of the runtime (or, outside one, by blocking until it is).
     fn drop(&mut self) {
-        self.kill();
-        let Some(pidfd) = self.pidfd.take() else {
+        let Some(mut exit) = self.exit.take() else {
             return;
         };
-        if matches!(try_reap(pidfd.get_ref()), Ok(Some(_))) {
+        kill(self.pid);
+        if matches!(waitid(self.pid, libc::WEXITED | libc::WNOHANG), Ok(Some(_))) {
             return;
         }
+        let pid = self.pid;
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(async move { reap(&pidfd).await })),
-            Err(_) => drop(wait_blocking(pidfd.get_ref())),
+            Ok(runtime) => drop(runtime.spawn(async move { reap(pid, &mut exit).await })),
+            Err(_) => drop(waitid(pid, libc::WEXITED)),
         }
     }
 }
 
-/// Waits until the process of `pidfd` has ended, and reaps it.
-async fn reap(pidfd: &AsyncFd<OwnedFd>) -> io::Result<ExitStatus> {
+/// Waits until `pid` has ended, and reaps it.
+async fn reap(pid: libc::pid_t, exit: &mut Exit) -> io::Result<ExitStatus> {
     loop {
-        let mut ready = pidfd.readable().await?;
-        if let Some(status) = try_reap(pidfd.get_ref())? {
+        if let Some(status) = waitid(pid, libc::WEXITED | libc::WNOHANG)? {
             return Ok(status);
         }
-        ready.clear_ready();
+        match exit {
+            Exit::Pidfd(pidfd) => pidfd.readable().await?.clear_ready(),
+            Exit::Sigchld(signal) => {
+                if signal.recv().await.is_none() {
+                    return Err(io::Error::other("SIGCHLD is no longer delivered"));
+                }
+            }
+        }
     }
 }
 
-/// Reaps the process of `pidfd` if it has ended.
-fn try_reap(pidfd: &OwnedFd) -> io::Result<Option<ExitStatus>> {
-    waitid(pidfd, libc::WEXITED | libc::WNOHANG)
-}
-
-/// Blocks until the process of `pidfd` has ended, and reaps it.
-fn wait_blocking(pidfd: &OwnedFd) -> io::Result<Option<ExitStatus>> {
-    waitid(pidfd, libc::WEXITED)
-}
-
-fn waitid(pidfd: &OwnedFd, options: libc::c_int) -> io::Result<Option<ExitStatus>> {
-    let id = libc::id_t::try_from(pidfd.as_raw_fd()).map_err(|_| io::Error::other("bad pidfd"))?;
+/// `waitid` for the child `pid`: its status once it has ended (`None` while it runs, with
+/// `WNOHANG`).
+fn waitid(pid: libc::pid_t, options: libc::c_int) -> io::Result<Option<ExitStatus>> {
+    let id = libc::id_t::try_from(pid).map_err(|_| io::Error::other("bad process id"))?;
     loop {
         // SAFETY: `info` is a zeroed siginfo_t the kernel fills in.
         let (result, info) = unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
-            (libc::waitid(libc::P_PIDFD, id, &mut info, options), info)
+            (libc::waitid(libc::P_PID, id, &mut info, options), info)
         };
         if result != 0 {
             let error = io::Error::last_os_error();
@@ -237,8 +252,8 @@ fn waitid(pidfd: &OwnedFd, options: libc::c_int) -> io::Result<Option<ExitStatus
             return Err(error);
         }
         // SAFETY: waitid filled in a SIGCHLD siginfo (or left it zeroed: not ended).
-        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
-        if pid == 0 {
+        let (ended, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if ended == 0 {
             return Ok(None);
         }
         let raw = match info.si_code {
@@ -263,14 +278,43 @@ struct Plan<'a> {
     failure: AtomicI32,
 }
 
-/// Clones the child that runs `plan` on `stack`; returns its id and pidfd once it has
-/// exec'd or failed.
-fn clone_child(plan: &Plan, stack: &Stack) -> io::Result<(libc::pid_t, OwnedFd)> {
-    let mut pidfd: libc::c_int = -1;
+/// Clones the child that runs `plan` on `stack`; returns its id, and its pidfd where the
+/// kernel gives one (`CLONE_PIDFD`, Linux 5.2 and later), once it has exec'd or failed.
+fn clone_child(plan: &Plan, stack: &Stack) -> io::Result<(libc::pid_t, Option<OwnedFd>)> {
+    static NO_PIDFD: AtomicBool = AtomicBool::new(false);
+    let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+    if !NO_PIDFD.load(Ordering::Relaxed) {
+        let mut pidfd: libc::c_int = -1;
+        match clone_with(plan, stack, flags | libc::CLONE_PIDFD, &mut pidfd) {
+            // SAFETY: the kernel gave this fd to this process for the child (CLONE_PIDFD).
+            Ok(pid) => {
+                return Ok((
+                    pid,
+                    (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) }),
+                ));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                NO_PIDFD.store(true, Ordering::Relaxed)
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let pid = clone_with(plan, stack, flags, std::ptr::null_mut())?;
+    Ok((pid, None))
+}
+
+/// One `clone` of the child with `flags`, every signal blocked around it; `pidfd` receives
+/// the pidfd with `CLONE_PIDFD`.
+fn clone_with(
+    plan: &Plan,
+    stack: &Stack,
+    flags: libc::c_int,
+    pidfd: *mut libc::c_int,
+) -> io::Result<libc::pid_t> {
     // SAFETY: every signal is blocked for the clone and restored after it. The child runs
     // `child` on its own stack, reading `plan`, which outlives it: with CLONE_VFORK this
     // thread resumes only after the child's exec or exit.
-    let pid = unsafe {
+    unsafe {
         let mut all = std::mem::zeroed::<libc::sigset_t>();
         let mut before = std::mem::zeroed::<libc::sigset_t>();
         libc::sigfillset(&mut all);
@@ -278,22 +322,14 @@ fn clone_child(plan: &Plan, stack: &Stack) -> io::Result<(libc::pid_t, OwnedFd)>
         let pid = libc::clone(
             child,
             stack.top(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
+            flags,
             std::ptr::from_ref(plan).cast_mut().cast(),
-            &mut pidfd as *mut libc::c_int,
+            pidfd,
         );
         let error = io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        if pid < 0 {
-            return Err(error);
-        }
-        pid
-    };
-    if pidfd < 0 {
-        return Err(io::Error::other(format!("no pidfd for process {pid}")));
+        if pid < 0 { Err(error) } else { Ok(pid) }
     }
-    // SAFETY: the kernel gave this fd to this process for the child (CLONE_PIDFD).
-    Ok((pid, unsafe { OwnedFd::from_raw_fd(pidfd) }))
 }
 
 /// The child: from the clone to `execve`. Never returns.
@@ -482,4 +518,26 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
     }
     // SAFETY: a new descriptor owned by nothing else.
     Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[tokio::test]
+    async fn without_a_pidfd_the_end_is_noticed_by_sigchld() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = ProcessSpec {
+            program: "bash".into(),
+            args: vec!["-c".into(), "sleep 0.2; exit 4".into()],
+            env: std::env::vars_os().collect(),
+            dir: dir.path().to_path_buf(),
+        };
+        let mut process = spawn(&spec, None).unwrap();
+        process.exit = Some(exit_notice(None).unwrap());
+        assert!(matches!(process.exit, Some(Exit::Sigchld(_))));
+        assert_eq!(process.wait().await.unwrap().code(), Some(4));
+    }
 }
