@@ -16,7 +16,7 @@ use crate::denial::Explainer;
 use crate::filesystem::{self, Layout};
 use crate::namespace::Namespace;
 use crate::network::{self, Sockets};
-use crate::process_limit::{self, CommandCgroup};
+use crate::process_limit::{self, CgroupPool, PooledCgroup};
 use crate::support::{ProcessLimitKind, Support};
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
@@ -31,6 +31,8 @@ pub struct Sandbox {
     /// What depends on the workspace only, per workspace: built once for its first
     /// process, the ruleset duplicated for each later one.
     prepared: parking_lot::Mutex<HashMap<PathBuf, Arc<Prepared>>>,
+    /// Emptied per-command cgroups, kept for the next commands.
+    cgroups: Arc<CgroupPool>,
 }
 
 /// A workspace's writable roots, hidden paths and Landlock ruleset.
@@ -104,6 +106,7 @@ impl Sandbox {
             private_temp,
             seccomp,
             prepared: parking_lot::Mutex::new(HashMap::new()),
+            cgroups: Arc::default(),
         })
     }
 
@@ -180,7 +183,7 @@ impl Sandbox {
             .then(|| Namespace::new(&read_only));
         let max = self.policy.max_processes;
         let (cgroup, rlimit) = match &self.support.process_limit {
-            ProcessLimitKind::Cgroup(parent) => match CommandCgroup::new(parent, max) {
+            ProcessLimitKind::Cgroup(parent) => match self.cgroups.take(parent, max) {
                 Ok(cgroup) => (Some(Arc::new(cgroup)), None),
                 Err(e) => {
                     tracing::warn!(error = %e, "no cgroup for this command; its processes are not capped");
@@ -287,7 +290,7 @@ impl Sandbox {
 /// without changing it: in a child that shares wonopcode's memory (`spawn`), a change
 /// would be wonopcode's too.
 pub(crate) struct ChildSteps {
-    cgroup: Option<Arc<CommandCgroup>>,
+    cgroup: Option<Arc<PooledCgroup>>,
     namespace: Option<Namespace>,
     rlimit: Option<u32>,
     /// The Landlock ruleset to enforce.
@@ -334,7 +337,7 @@ pub struct Confinement {
     workspace: PathBuf,
     temp: Option<PathBuf>,
     steps: Option<ChildSteps>,
-    cgroup: Option<Arc<CommandCgroup>>,
+    cgroup: Option<Arc<PooledCgroup>>,
     explainer: Option<Explainer>,
 }
 
