@@ -88,7 +88,7 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
         env.retain(|(k, _)| k != "TMPDIR");
         env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
     }
-    let path = find_program(&spec.program, &env)?;
+    let path = find_program(&spec.program, &env, &spec.dir)?;
     let path = c_string(path.as_os_str())?;
     let arguments = std::iter::once(&spec.program)
         .chain(&spec.args)
@@ -449,8 +449,9 @@ fn page_size() -> usize {
 }
 
 /// Where `program` is: itself when it names a path, else the first executable file of that
-/// name on the `PATH` of `env` (a shell's default `PATH` when it has none).
-fn find_program(program: &OsStr, env: &[(OsString, OsString)]) -> io::Result<PathBuf> {
+/// name on the `PATH` of `env` (a shell's default `PATH` when it has none), as `execvp` in
+/// the child would find it: a relative or empty entry is taken from its directory `dir`.
+fn find_program(program: &OsStr, env: &[(OsString, OsString)], dir: &Path) -> io::Result<PathBuf> {
     if program.as_bytes().contains(&b'/') {
         return Ok(PathBuf::from(program));
     }
@@ -459,8 +460,7 @@ fn find_program(program: &OsStr, env: &[(OsString, OsString)]) -> io::Result<Pat
         |(_, v)| v.clone(),
     );
     std::env::split_paths(&path)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join(program))
+        .map(|entry| dir.join(entry).join(program))
         .find(|candidate| executable(candidate))
         .ok_or_else(|| {
             io::Error::new(

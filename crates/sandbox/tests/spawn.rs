@@ -85,6 +85,25 @@ async fn the_child_gets_the_signal_state_a_std_command_gives() {
 }
 
 #[tokio::test]
+async fn a_relative_path_entry_is_looked_up_from_the_commands_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    let script = dir.path().join("tools/hello");
+    std::fs::write(&script, "#!/bin/sh\necho \"hello from $(pwd)\"\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = ProcessSpec {
+        program: "hello".into(),
+        args: Vec::new(),
+        env: vec![("PATH".into(), "tools:/usr/bin:/bin".into())],
+        dir: dir.path().to_path_buf(),
+    };
+    let (code, out, err) = output(spawn(&spec, None).unwrap()).await;
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, format!("hello from {}\n", dir.path().display()));
+}
+
+#[tokio::test]
 async fn a_missing_program_or_directory_is_an_error_and_leaves_no_child() {
     let dir = tempfile::tempdir().unwrap();
     let mut spec = bash("true", dir.path());
