@@ -1,6 +1,6 @@
 //! A run's sandbox ([`Sandbox`]: the policy, checked against what the kernel can enforce)
 //! and one process's confinement in it ([`Confinement`]: prepared before the spawn, applied
-//! by the child between fork and exec, and the process count cap and failure explanations
+//! by the child before exec, and the process count cap and failure explanations
 //! after).
 
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! can only add rights beneath a path, never take them back, so a read-only hole in a
 //! writable tree needs a mount. The uid and gid stay the user's own.
 //!
-//! [`Namespace::enter`] runs in the child between fork and exec: it only makes system calls
+//! [`Namespace::enter`] runs in the child before exec: it only makes system calls
 //! on what [`Namespace::new`] prepared (no allocation, no locks).
 
 use std::ffi::CString;

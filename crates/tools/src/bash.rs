@@ -1,9 +1,10 @@
 //! `bash`: run a shell command in the workspace, confined by the run's sandbox
-//! (`wonopcode-sandbox`). The command runs in its own process group; when the call ends,
-//! however it ends, that group and every process the command started (also those that left
-//! the group, and all of its cgroup) are killed (`call_processes`), so nothing outlives it. A
-//! command the sandbox stopped says so first, and may run again unconfined when the person
-//! at the terminal approves (`PermissionGate::escalate`).
+//! (`wonopcode-sandbox`, whose `spawn` starts it without fork). The command runs in its own
+//! process group; when the call ends, however it ends, that group and every process the
+//! command started (also those that left the group, and all of its cgroup) are killed
+//! (`call_processes`), so nothing outlives it. A command the sandbox stopped says so first,
+//! and may run again unconfined when the person at the terminal approves
+//! (`PermissionGate::escalate`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
