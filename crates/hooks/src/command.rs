@@ -4,8 +4,8 @@
 //! What it prints is kept up to a bound, so a hook that floods its pipes cannot grow the host.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use wonopcode_agent_loop::own_processes;
-use wonopcode_sandbox::Sandbox;
+use wonopcode_sandbox::{ProcessSpec, Sandbox};
 
 /// The most of a hook's stdout or stderr that is kept.
 const KEPT_BYTES: usize = 1 << 20;
@@ -55,41 +55,46 @@ pub async fn run(
     env: &HookEnv,
     context: &str,
 ) -> Ran {
-    let mut command = tokio::process::Command::new("sh");
-    if let Some(vars) = &env.env {
-        command.env_clear().envs(vars.iter());
-    }
-    let workspace = env.workspace.display().to_string();
-    command
-        .env("CLAUDE_PROJECT_DIR", &workspace)
-        .env("WONOPCODE_PROJECT_DIR", &workspace)
-        .env("WONOPCODE_CONTEXT", context);
-    let mut confinement = match &env.sandbox {
+    let mut vars: Vec<(OsString, OsString)> = match &env.env {
+        Some(vars) => vars.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        None => std::env::vars_os().collect(),
+    };
+    let workspace = env.workspace.as_os_str().to_owned();
+    vars.retain(|(k, _)| {
+        ![
+            "CLAUDE_PROJECT_DIR",
+            "WONOPCODE_PROJECT_DIR",
+            "WONOPCODE_CONTEXT",
+        ]
+        .iter()
+        .any(|set| k == set)
+    });
+    vars.extend([
+        ("CLAUDE_PROJECT_DIR".into(), workspace.clone()),
+        ("WONOPCODE_PROJECT_DIR".into(), workspace),
+        ("WONOPCODE_CONTEXT".into(), context.into()),
+    ]);
+    let spec = ProcessSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), command_line.into()],
+        env: vars,
+        dir: env.workspace.clone(),
+        piped_stdin: true,
+    };
+    let confinement = match &env.sandbox {
         Some(sandbox) => match sandbox.confine(&env.workspace) {
             Ok(c) => Some(c),
             Err(e) => return Ran::NotStarted(format!("the sandbox: {e}")),
         },
         None => None,
     };
-    if let Some(confinement) = &mut confinement {
-        confinement.apply(&mut command);
-    }
-    command
-        .arg("-c")
-        .arg(command_line)
-        .current_dir(&env.workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
     let starting = own_processes::starting();
-    let mut child = match command.spawn() {
+    let mut child = match wonopcode_sandbox::spawn(&spec, confinement.as_ref()) {
         Ok(child) => child,
         Err(e) => return Ran::NotStarted(e.to_string()),
     };
     // Not a leftover of a `bash` call that ends while the hook runs.
-    let _own = child.id().map(own_processes::Own::new);
+    let _own = own_processes::Own::new(child.id());
     drop(starting);
     let stdin = child.stdin.take();
     let input = input.to_vec();
@@ -102,7 +107,7 @@ pub async fn run(
     });
     let stdout = child.stdout.take().map(|p| tokio::spawn(kept(p)));
     let stderr = child.stderr.take().map(|p| tokio::spawn(kept(p)));
-    let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+    let group = i32::try_from(child.id()).ok();
     let waited = tokio::time::timeout(timeout, child.wait()).await;
     feeding.abort();
     // What the hook left running goes with it: its process group (`cmd &`), and, confined,
@@ -117,7 +122,7 @@ pub async fn run(
         Ok(Ok(status)) => status,
         Ok(Err(e)) => return Ran::NotStarted(format!("waiting for it failed: {e}")),
         Err(_) => {
-            let _ = child.start_kill();
+            child.kill();
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
             return Ran::TimedOut(timeout);
         }

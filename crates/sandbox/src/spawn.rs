@@ -37,8 +37,8 @@ use crate::confine::{ChildSteps, Confinement};
 const STACK_BYTES: usize = 256 << 10;
 
 /// What to start: a program (a name is looked up on the `PATH` of `env`, as a shell does),
-/// its arguments, its whole environment and its directory. Its stdin is empty, its stdout
-/// and stderr are pipes, and it leads a process group of its own.
+/// its arguments, its whole environment and its directory. Its stdin is empty or a pipe,
+/// its stdout and stderr are pipes, and it leads a process group of its own.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
     /// The program: a path, or a name looked up on `PATH`.
@@ -49,6 +49,8 @@ pub struct ProcessSpec {
     pub env: Vec<(OsString, OsString)>,
     /// Its working directory.
     pub dir: PathBuf,
+    /// Whether its stdin is a pipe ([`Process::stdin`]) rather than empty.
+    pub piped_stdin: bool,
 }
 
 /// A started process: its output pipes, and waiting for its end.
@@ -57,6 +59,8 @@ pub struct Process {
     pid: libc::pid_t,
     /// `None` once reaped.
     exit: Option<Exit>,
+    /// The write end of its stdin, when piped (drop it to close the stdin).
+    pub stdin: Option<pipe::Sender>,
     /// The read end of its stdout.
     pub stdout: Option<pipe::Receiver>,
     /// The read end of its stderr.
@@ -107,7 +111,12 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
     let envp = null_terminated(&variables);
     let dir = c_string(spec.dir.as_os_str())?;
 
-    let stdin = above_stdio(std::fs::File::open("/dev/null")?.into())?;
+    let (stdin_write, stdin) = if spec.piped_stdin {
+        let (read, write) = pipe_pair()?;
+        (Some(write), above_stdio(read)?)
+    } else {
+        (None, above_stdio(std::fs::File::open("/dev/null")?.into())?)
+    };
     let (out_read, out_write) = pipe_pair()?;
     let (err_read, err_write) = pipe_pair()?;
     let plan = Plan {
@@ -143,10 +152,12 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
     let mut process = Process {
         pid,
         exit: Some(exit),
+        stdin: None,
         stdout: None,
         stderr: None,
     };
     // A failure from here drops `process`, which kills and reaps the child.
+    process.stdin = stdin_write.map(pipe::Sender::from_owned_fd).transpose()?;
     process.stdout = Some(pipe::Receiver::from_owned_fd(out_read)?);
     process.stderr = Some(pipe::Receiver::from_owned_fd(err_read)?);
     Ok(process)
@@ -492,7 +503,7 @@ fn null_terminated(strings: &[CString]) -> Vec<*const libc::c_char> {
         .collect()
 }
 
-/// A pipe, both ends close-on-exec: (read, write).
+/// A pipe, both ends close-on-exec: (read, write), the write end above 0-2.
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors.
@@ -534,6 +545,7 @@ mod tests {
             args: vec!["-c".into(), "sleep 0.2; exit 4".into()],
             env: std::env::vars_os().collect(),
             dir: dir.path().to_path_buf(),
+            piped_stdin: false,
         };
         let mut process = spawn(&spec, None).unwrap();
         process.exit = Some(exit_notice(None).unwrap());

@@ -28,6 +28,7 @@ async fn run_spawned(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32,
         args: vec!["-c".into(), script.into()],
         env: std::env::vars_os().collect(),
         dir: workspace.to_path_buf(),
+        piped_stdin: false,
     };
     let mut process = spawn(&spec, Some(&confinement)).unwrap();
     let mut err = String::new();

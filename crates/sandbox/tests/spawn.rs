@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wonopcode_sandbox::{Process, ProcessSpec, Sandbox, SandboxMode, SandboxPolicy, spawn};
 
 fn bash(script: &str, dir: &Path) -> ProcessSpec {
@@ -15,6 +15,7 @@ fn bash(script: &str, dir: &Path) -> ProcessSpec {
         args: vec!["-c".into(), script.into()],
         env: std::env::vars_os().collect(),
         dir: dir.to_path_buf(),
+        piped_stdin: false,
     }
 }
 
@@ -50,6 +51,19 @@ async fn runs_in_its_directory_with_its_environment_and_own_group() {
         format!("{}\nvalue with spaces\nleader\nstdin:\n", dir.display())
     );
     assert_eq!(err, "oops\n");
+}
+
+#[tokio::test]
+async fn a_piped_stdin_reaches_the_command_and_ends_when_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = bash("cat; echo end", dir.path());
+    spec.piped_stdin = true;
+    let mut process = spawn(&spec, None).unwrap();
+    let mut stdin = process.stdin.take().unwrap();
+    stdin.write_all(b"the event\n").await.unwrap();
+    drop(stdin);
+    let (code, out, _) = output(process).await;
+    assert_eq!((code, out.as_str()), (Some(0), "the event\nend\n"));
 }
 
 #[tokio::test]
@@ -97,6 +111,7 @@ async fn a_relative_path_entry_is_looked_up_from_the_commands_directory() {
         args: Vec::new(),
         env: vec![("PATH".into(), "tools:/usr/bin:/bin".into())],
         dir: dir.path().to_path_buf(),
+        piped_stdin: false,
     };
     let (code, out, err) = output(spawn(&spec, None).unwrap()).await;
     assert_eq!(code, Some(0), "{err}");

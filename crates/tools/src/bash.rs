@@ -229,6 +229,7 @@ impl BashTool {
             args: vec!["-c".into(), text.into()],
             env: vars,
             dir: env.workspace_root.clone(),
+            piped_stdin: false,
         };
         let confinement = match sandbox {
             Some(sandbox) => Some(
