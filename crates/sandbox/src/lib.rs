@@ -1,5 +1,5 @@
 //! Kernel confinement of the processes wonopcode starts on a model's behalf (the `bash`
-//! tool's commands, MCP stdio servers): a [`Sandbox`] turns a [`SandboxPolicy`] (a
+//! tool's commands, hooks, MCP stdio servers): a [`Sandbox`] turns a [`SandboxPolicy`] (a
 //! [`SandboxMode`] and its grants) into Landlock filesystem and TCP rules, a seccomp filter
 //! for other sockets, a user and mount namespace for read-only holes (`.git`), and a cap on
 //! the process count, all applied in the child before it execs. [`spawn`] starts a
