@@ -140,8 +140,11 @@ impl Drop for PooledCgroup {
             let mut idle = self.pool.idle.lock();
             if idle.len() < KEPT {
                 idle.push(cgroup);
+                return;
             }
         }
+        // Removed outside the pool's lock: its removal may wait for the last processes.
+        drop(cgroup);
     }
 }
 
