@@ -4,7 +4,6 @@
 //! What it prints is kept up to a bound, so a hook that floods its pipes cannot grow the host.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,32 +54,11 @@ pub async fn run(
     env: &HookEnv,
     context: &str,
 ) -> Ran {
-    let mut vars: Vec<(OsString, OsString)> = match &env.env {
-        Some(vars) => vars.iter().map(|(k, v)| (k.into(), v.into())).collect(),
-        None => std::env::vars_os().collect(),
-    };
-    let workspace = env.workspace.as_os_str().to_owned();
-    vars.retain(|(k, _)| {
-        ![
-            "CLAUDE_PROJECT_DIR",
-            "WONOPCODE_PROJECT_DIR",
-            "WONOPCODE_CONTEXT",
-        ]
-        .iter()
-        .any(|set| k == set)
-    });
-    vars.extend([
-        ("CLAUDE_PROJECT_DIR".into(), workspace.clone()),
-        ("WONOPCODE_PROJECT_DIR".into(), workspace),
-        ("WONOPCODE_CONTEXT".into(), context.into()),
-    ]);
-    let spec = ProcessSpec {
-        program: "sh".into(),
-        args: vec!["-c".into(), command_line.into()],
-        env: vars,
-        dir: env.workspace.clone(),
-        piped_stdin: true,
-    };
+    let mut spec = ProcessSpec::script("sh", command_line, env.env.as_deref(), &env.workspace);
+    spec.set_env("CLAUDE_PROJECT_DIR", &env.workspace);
+    spec.set_env("WONOPCODE_PROJECT_DIR", &env.workspace);
+    spec.set_env("WONOPCODE_CONTEXT", context);
+    spec.piped_stdin = true;
     let confinement = match &env.sandbox {
         Some(sandbox) => match sandbox.confine(&env.workspace) {
             Ok(c) => Some(c),

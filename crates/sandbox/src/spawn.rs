@@ -17,6 +17,7 @@
 //! The end of the process is noticed through its pidfd (`CLONE_PIDFD`), or on kernels
 //! without one by `SIGCHLD`; dropped before it ended, it is killed and reaped.
 
+use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -53,6 +54,34 @@ pub struct ProcessSpec {
     pub piped_stdin: bool,
 }
 
+impl ProcessSpec {
+    /// `shell -c script` in `dir`, with exactly `env` when given (a command environment
+    /// built for the run), else wonopcode's own environment; stdin empty.
+    pub fn script(
+        shell: &str,
+        script: &str,
+        env: Option<&BTreeMap<String, String>>,
+        dir: &Path,
+    ) -> Self {
+        Self {
+            program: shell.into(),
+            args: vec!["-c".into(), script.into()],
+            env: match env {
+                Some(env) => env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
+                None => std::env::vars_os().collect(),
+            },
+            dir: dir.to_path_buf(),
+            piped_stdin: false,
+        }
+    }
+
+    /// Sets the variable `key` to `value`, in place of any value it had.
+    pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+    }
+}
+
 /// A started process: its output pipes, and waiting for its end.
 #[derive(Debug)]
 pub struct Process {
@@ -87,11 +116,11 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
             "a process is started only inside a tokio runtime",
         ));
     }
-    let mut env = spec.env.clone();
+    let mut spec = spec.clone();
     if let Some(temp) = confinement.and_then(Confinement::temp) {
-        env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
+        spec.set_env("TMPDIR", temp);
     }
+    let env = spec.env;
     let path = find_program(&spec.program, &env, &spec.dir)?;
     let path = c_string(path.as_os_str())?;
     let arguments = std::iter::once(&spec.program)
@@ -537,16 +566,30 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_script_gets_the_given_environment_and_a_set_variable_replaces_its_value() {
+        let env = BTreeMap::from([
+            ("PATH".to_owned(), "/usr/bin".to_owned()),
+            ("KEY".to_owned(), "old".to_owned()),
+        ]);
+        let mut spec = ProcessSpec::script("sh", "true", Some(&env), Path::new("/w"));
+        spec.set_env("KEY", "new");
+        let mut vars = spec.env.clone();
+        vars.sort();
+        assert_eq!(
+            vars,
+            vec![
+                ("KEY".into(), "new".into()),
+                ("PATH".into(), "/usr/bin".into())
+            ]
+        );
+        assert_eq!(spec.args, vec![OsString::from("-c"), "true".into()]);
+    }
+
     #[tokio::test]
     async fn without_a_pidfd_the_end_is_noticed_by_sigchld() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = ProcessSpec {
-            program: "bash".into(),
-            args: vec!["-c".into(), "sleep 0.2; exit 4".into()],
-            env: std::env::vars_os().collect(),
-            dir: dir.path().to_path_buf(),
-            piped_stdin: false,
-        };
+        let spec = ProcessSpec::script("bash", "sleep 0.2; exit 4", None, dir.path());
         let mut process = spawn(&spec, None).unwrap();
         process.exit = Some(exit_notice(None).unwrap());
         assert!(matches!(process.exit, Some(Exit::Sigchld(_))));

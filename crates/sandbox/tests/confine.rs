@@ -23,13 +23,7 @@ async fn run(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String)
 
 async fn run_spawned(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String) {
     let confinement = sandbox.confine(workspace).unwrap();
-    let spec = ProcessSpec {
-        program: "bash".into(),
-        args: vec!["-c".into(), script.into()],
-        env: std::env::vars_os().collect(),
-        dir: workspace.to_path_buf(),
-        piped_stdin: false,
-    };
+    let spec = ProcessSpec::script("bash", script, None, workspace);
     let mut process = spawn(&spec, Some(&confinement)).unwrap();
     let mut err = String::new();
     let mut stderr = process.stderr.take().unwrap();

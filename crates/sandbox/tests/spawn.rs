@@ -10,13 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wonopcode_sandbox::{Process, ProcessSpec, Sandbox, SandboxMode, SandboxPolicy, spawn};
 
 fn bash(script: &str, dir: &Path) -> ProcessSpec {
-    ProcessSpec {
-        program: "bash".into(),
-        args: vec!["-c".into(), script.into()],
-        env: std::env::vars_os().collect(),
-        dir: dir.to_path_buf(),
-        piped_stdin: false,
-    }
+    ProcessSpec::script("bash", script, None, dir)
 }
 
 /// Its exit code, stdout and stderr.
@@ -42,8 +36,7 @@ async fn runs_in_its_directory_with_its_environment_and_own_group() {
         "pwd; echo \"$WONOPCODE_SPAWN_TEST\"; echo oops >&2; [ \"$(cut -d' ' -f5 /proc/$$/stat)\" = $$ ] && echo leader; read line; echo \"stdin:$line\"; exit 3",
         &dir,
     );
-    spec.env
-        .push(("WONOPCODE_SPAWN_TEST".into(), "value with spaces".into()));
+    spec.set_env("WONOPCODE_SPAWN_TEST", "value with spaces");
     let (code, out, err) = output(spawn(&spec, None).unwrap()).await;
     assert_eq!(code, Some(3));
     assert_eq!(

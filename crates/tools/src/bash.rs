@@ -7,7 +7,6 @@
 //! (`PermissionGate::escalate`).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -215,22 +214,9 @@ impl BashTool {
         env: &ToolEnv,
         sandbox: Option<&Sandbox>,
     ) -> Result<ToolOutput, ToolError> {
-        let mut vars: Vec<(OsString, OsString)> = match &self.env {
-            Some(env) => env.iter().map(|(k, v)| (k.into(), v.into())).collect(),
-            None => std::env::vars_os().collect(),
-        };
+        let mut spec = ProcessSpec::script("bash", text, self.env.as_deref(), &env.workspace_root);
         let marker = CallProcesses::next_marker();
-        vars.push((
-            call_processes::MARKER_VARIABLE.into(),
-            marker.clone().into(),
-        ));
-        let spec = ProcessSpec {
-            program: "bash".into(),
-            args: vec!["-c".into(), text.into()],
-            env: vars,
-            dir: env.workspace_root.clone(),
-            piped_stdin: false,
-        };
+        spec.set_env(call_processes::MARKER_VARIABLE, &marker);
         let confinement = match sandbox {
             Some(sandbox) => Some(
                 sandbox
