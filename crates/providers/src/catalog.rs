@@ -15,7 +15,7 @@ use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
 use crate::openai::MaxTokensField;
-use crate::{bedrock, vertex};
+use crate::{bedrock, gemini, vertex};
 
 /// The built-in presets, embedded at build time.
 const BUILTIN: &str = include_str!("../data/catalog.yaml");
@@ -448,6 +448,10 @@ impl ModelCatalog {
             })
             .or_else(|| entry.default_model.clone())
             .ok_or_else(|| CatalogError::NoModel(id.clone()))?;
+        let model_id = match api {
+            Api::Gemini => gemini::base_model_id(&model_id).to_owned(),
+            _ => model_id,
+        };
         let local = entry.local.unwrap_or(false);
         let api_key = self.key(&id, entry, env).await?;
         if api_key.is_none() && !local && !entry.key_optional.unwrap_or(false) {
@@ -752,6 +756,25 @@ mod tests {
         assert_eq!(pricing.input_per_mtok, 300_000_000);
         assert_eq!(pricing.cache_read_per_mtok, 30_000_000);
         assert!(settings.model.capabilities.thinking_must_be_returned);
+    }
+
+    #[tokio::test]
+    async fn a_gemini_model_named_by_its_resource_name_is_the_catalogs_model() {
+        let catalog = ModelCatalog::builtin().unwrap();
+        let settings = catalog
+            .resolve(
+                Choice {
+                    provider: Some("gemini"),
+                    model: Some("models/gemini-2.5-pro"),
+                    ..Choice::default()
+                },
+                &env_with(&[("GEMINI_API_KEY", "k")]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(settings.model.id, "gemini-2.5-pro");
+        assert_eq!(settings.model.context_window, 1_048_576);
+        assert!(settings.model.pricing.is_some());
     }
 
     #[tokio::test]

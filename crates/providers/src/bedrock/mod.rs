@@ -9,25 +9,19 @@
 pub mod auth;
 pub mod frames;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use crate::http::path_segment;
 
 /// The `anthropic_version` Bedrock wants in the body.
 pub const ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
 
-/// What a path segment keeps unencoded: RFC 3986's unreserved characters, as the AWS SDKs
-/// encode a model id (`anthropic.claude-…-v1:0` → `…-v1%3A0`, an ARN's `/` → `%2F`).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
 /// The streaming endpoint of `model` (a model id, an inference profile id such as
 /// `us.anthropic.claude-…`, or an ARN) under `base` (`https://bedrock-runtime.REGION.amazonaws.com`).
+/// The id is one path segment, encoded as the AWS SDKs encode it (`…-v1:0` → `…-v1%3A0`, an
+/// ARN's `/` → `%2F`).
 pub fn endpoint(base: &str, model: &str) -> String {
     format!(
         "{base}/model/{}/invoke-with-response-stream",
-        utf8_percent_encode(model, SEGMENT)
+        path_segment(model)
     )
 }
 

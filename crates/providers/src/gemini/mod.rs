@@ -1,5 +1,5 @@
-//! Gemini's own API (`POST {base}/models/{model}:streamGenerateContent?alt=sse`): request
-//! body, and (in `decode`) its stream.
+//! Gemini's own API (`POST {base}/models/{model}:streamGenerateContent?alt=sse`): its
+//! endpoint, request body, and (in `decode`) its stream.
 //!
 //! A Gemini 3 model signs its reasoning: a part comes back with a `thoughtSignature`, which
 //! must go back on the same part (a function call's, above all: the server refuses a call
@@ -16,7 +16,26 @@ use serde_json::Value;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
 use crate::arguments::{self, Arguments};
+use crate::http::path_segment;
 use crate::signature::Marked;
+
+/// A base model's id, given as its id (`gemini-2.5-flash`) or as the resource name
+/// `models.list` prints (`models/gemini-2.5-flash`): the catalog knows it by its id.
+pub fn base_model_id(model: &str) -> &str {
+    model.strip_prefix("models/").unwrap_or(model)
+}
+
+/// The streaming endpoint of `model` under `base` (`https://generativelanguage.googleapis.com/v1beta`).
+/// The model is named as Google's SDKs accept it: a base model's id or resource name
+/// (`base_model_id`), or a tuned model's (`tunedModels/my-model-123`). The id itself is one
+/// encoded path segment.
+pub fn endpoint(base: &str, model: &str) -> String {
+    let resource = match model.strip_prefix("tunedModels/") {
+        Some(tuned) => format!("tunedModels/{}", path_segment(tuned)),
+        None => format!("models/{}", path_segment(base_model_id(model))),
+    };
+    format!("{base}/{resource}:streamGenerateContent?alt=sse")
+}
 
 /// The request body, borrowing the history and serialized straight to JSON.
 #[derive(Debug, Serialize)]
@@ -277,6 +296,30 @@ mod tests {
     use super::*;
     use serde_json::json;
     use wonopcode_agent_loop::{ContextPath, RequestOptions, ToolSchema};
+
+    #[test]
+    fn a_model_is_named_by_its_id_or_its_resource_name() {
+        let base = "https://generativelanguage.googleapis.com/v1beta";
+        let endpoint = |model| endpoint(base, model).replace(base, "");
+        let sse = ":streamGenerateContent?alt=sse";
+        assert_eq!(
+            endpoint("gemini-2.5-flash"),
+            format!("/models/gemini-2.5-flash{sse}")
+        );
+        assert_eq!(
+            endpoint("models/gemini-2.5-flash"),
+            format!("/models/gemini-2.5-flash{sse}")
+        );
+        assert_eq!(
+            endpoint("tunedModels/number-gen-123"),
+            format!("/tunedModels/number-gen-123{sse}")
+        );
+        // Anything else stays inside its segment.
+        assert_eq!(
+            endpoint("gemini 2?x/../y"),
+            format!("/models/gemini%202%3Fx%2F..%2Fy{sse}")
+        );
+    }
 
     #[test]
     fn a_signed_call_and_its_result_map_to_parts() {

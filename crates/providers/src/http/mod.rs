@@ -5,6 +5,7 @@
 
 pub mod decoder;
 pub mod failure;
+mod path;
 pub mod rate_limit;
 pub mod retry;
 
@@ -31,6 +32,7 @@ use crate::responses::{self, decode::ResponsesDecoder};
 use crate::vertex::{self, GoogleAuth};
 use decoder::Decoder;
 use failure::{Failure, RequestSite};
+pub(crate) use path::path_segment;
 use rate_limit::{RateLimiter, RateLimits};
 use retry::RetryPolicy;
 
@@ -43,7 +45,8 @@ pub enum Api {
     OpenAi(MaxTokensField),
     /// OpenAI's Responses API (`POST {base}/responses`).
     Responses,
-    /// Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`).
+    /// Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`, or
+    /// `{base}/tunedModels/…` for a tuned model).
     Gemini,
     /// Claude on Amazon Bedrock (`POST {base}/model/{model}/invoke-with-response-stream`).
     Bedrock,
@@ -241,10 +244,7 @@ impl HttpModel {
             Api::Anthropic => format!("{base}/v1/messages"),
             Api::OpenAi(_) => format!("{base}/chat/completions"),
             Api::Responses => format!("{base}/responses"),
-            Api::Gemini => format!(
-                "{base}/models/{}:streamGenerateContent?alt=sse",
-                settings.model.id
-            ),
+            Api::Gemini => gemini::endpoint(base, &settings.model.id),
             Api::Bedrock => bedrock::endpoint(base, &settings.model.id),
             Api::Vertex => vertex::endpoint(base, &settings.model.id),
         };
