@@ -318,6 +318,7 @@ pub fn loopback_model(
         key_env: None,
         aws_region: None,
         aws_profile: None,
+        unsigned: false,
         model: wonopcode_agent_loop::ModelInfo {
             id: "bench-model".to_owned(),
             provider: "bench".to_owned(),

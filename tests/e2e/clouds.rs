@@ -3,7 +3,7 @@
 //! where the AWS and Google tools keep them (an AWS profile in the shared files; a
 //! service-account key file), each request signed or carrying a token, the stream read, and
 //! the run recorded and replayed. A missing credential fails the run with one line that says
-//! where it was looked for.
+//! where it was looked for; with Claude Code's `CLAUDE_CODE_SKIP_*_AUTH`, none is needed.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -277,6 +277,71 @@ fn vertex_with_a_missing_key_file_says_where_it_looked() {
     assert!(
         line.contains("missing-key.json") && line.contains("application_default_credentials.json"),
         "{line}"
+    );
+}
+
+#[test]
+fn a_gateway_that_signs_for_itself_gets_requests_without_credentials() {
+    // Claude Code's LLM-gateway set-up: the cloud's API through a gateway holding the cloud's
+    // credentials, with `CLAUDE_CODE_SKIP_*_AUTH=1` and none on this machine.
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let unsigned = |heads: Vec<String>, path: &str| {
+        assert_eq!(heads.len(), 2, "{heads:?}");
+        for head in heads {
+            assert!(head.starts_with(&format!("POST {path} HTTP/1.1")), "{head}");
+            for credential in ["authorization", "x-amz-date", "x-amz-security-token"] {
+                assert_eq!(header(&head, credential), None, "{head}");
+            }
+        }
+    };
+
+    let bedrock = serve_scripted(
+        anthropic_turns()
+            .iter()
+            .map(|turn| Scripted {
+                status: 200,
+                content_type: "application/vnd.amazon.eventstream",
+                headers: "",
+                body: sse_as_frames(turn),
+            })
+            .collect(),
+    );
+    let mut env = aws_home(&scratch.outside("aws-home"), "", "");
+    env.push(("AWS_REGION".into(), "us-east-1".into()));
+    env.push(("CLAUDE_CODE_SKIP_BEDROCK_AUTH".into(), "1".into()));
+    live_then_replay(&scratch, &env, "test-model", &bedrock.base_url);
+    unsigned(
+        bedrock.heads.lock().unwrap().clone(),
+        "/v1/model/test-model/invoke-with-response-stream",
+    );
+
+    let vertex = serve_scripted(
+        anthropic_turns()
+            .into_iter()
+            .map(|turn| Scripted {
+                status: 200,
+                content_type: "text/event-stream",
+                headers: "",
+                body: turn.into_bytes(),
+            })
+            .collect(),
+    );
+    let env = [
+        ("HOME", scratch.outside("google-home").display().to_string()),
+        (
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            scratch.outside("missing-key.json").display().to_string(),
+        ),
+        ("CLAUDE_CODE_USE_VERTEX", "1".to_owned()),
+        ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1".to_owned()),
+        ("CLAUDE_CODE_SKIP_VERTEX_AUTH", "1".to_owned()),
+    ]
+    .map(|(k, v)| (k.to_owned(), v));
+    live_then_replay(&scratch, &env, "claude-test@1", &vertex.base_url);
+    unsigned(
+        vertex.heads.lock().unwrap().clone(),
+        "/v1/claude-test@1:streamRawPredict",
     );
 }
 

@@ -474,6 +474,11 @@ impl ModelCatalog {
             key_env: entry.key_env.clone(),
             aws_region,
             aws_profile: entry.profile.clone(),
+            unsigned: match api {
+                Api::Bedrock => switched_on(env, "CLAUDE_CODE_SKIP_BEDROCK_AUTH"),
+                Api::Vertex => switched_on(env, "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
+                _ => false,
+            },
             model,
             connect_timeout: entry
                 .connect_timeout_ms
@@ -530,13 +535,12 @@ impl ModelCatalog {
         &self,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Option<&'static str> {
-        let switched_on = |v: &str| env(v).is_some_and(|v| matches!(v.trim(), "1" | "true"));
         [
             ("CLAUDE_CODE_USE_BEDROCK", "bedrock"),
             ("CLAUDE_CODE_USE_VERTEX", "vertex"),
         ]
         .into_iter()
-        .find(|(variable, id)| switched_on(variable) && self.providers.contains_key(*id))
+        .find(|(variable, id)| switched_on(env, variable) && self.providers.contains_key(*id))
         .map(|(_, id)| id)
     }
 
@@ -577,6 +581,11 @@ impl ModelCatalog {
             None => Ok(None),
         }
     }
+}
+
+/// Whether one of Claude Code's switches (`CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`.
+fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variable: &str) -> bool {
+    env(variable).is_some_and(|v| matches!(v.trim(), "1" | "true"))
 }
 
 /// Whether a Bedrock or Vertex provider looks set up: a key or token command, its region,

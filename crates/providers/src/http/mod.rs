@@ -76,6 +76,10 @@ pub struct HttpSettings {
     /// Bedrock: the profile whose credentials sign requests (default: `AWS_PROFILE`, else
     /// the default chain).
     pub aws_profile: Option<String>,
+    /// Bedrock and Vertex: requests go with neither a signature nor a token, to a gateway
+    /// that adds the cloud's credentials itself (Claude Code's `CLAUDE_CODE_SKIP_BEDROCK_AUTH`
+    /// and `CLAUDE_CODE_SKIP_VERTEX_AUTH`).
+    pub unsigned: bool,
     /// The model requests go to, with its window, output cap and prices.
     pub model: ModelInfo,
     /// Longest wait for a TCP/TLS connection.
@@ -160,9 +164,9 @@ enum Signer {
 }
 
 impl Signer {
-    /// The signer `settings` need: none when a key was given.
+    /// The signer `settings` need: none when a key was given or a gateway signs.
     fn of(settings: &HttpSettings) -> Option<Self> {
-        if settings.api_key.is_some() {
+        if settings.api_key.is_some() || settings.unsigned {
             return None;
         }
         match settings.api {

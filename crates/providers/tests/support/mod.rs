@@ -241,6 +241,7 @@ pub fn settings(api: Api, base_url: &str) -> HttpSettings {
         key_env: Some("TEST_API_KEY".to_owned()),
         aws_region: None,
         aws_profile: None,
+        unsigned: false,
         model: ModelInfo {
             id: "test-model".to_owned(),
             provider: "test".to_owned(),
