@@ -13,7 +13,9 @@ use serde_json::Value;
 use wonopcode_providers::bedrock::auth::signature_headers;
 use wonopcode_providers::bedrock::frames::sse_as_frames;
 
-use crate::providers::{Scripted, anthropic_turns, final_text, live_and_replayed, serve_scripted};
+use crate::providers::{
+    Loopback, Scripted, anthropic_turns, final_text, live_and_replayed, serve_scripted,
+};
 use crate::support::{Scratch, events, repo_root, stderr, wonopcode};
 
 /// A header's value in a request head.
@@ -53,6 +55,33 @@ fn aws_home(home: &Path, credentials: &str, config: &str) -> Vec<(String, String
     ]
 }
 
+/// A loopback Bedrock answering the notes turn: Anthropic's events in event-stream frames.
+fn bedrock_server() -> Loopback {
+    serve_scripted(
+        anthropic_turns()
+            .iter()
+            .map(|turn| Scripted {
+                status: 200,
+                content_type: "application/vnd.amazon.eventstream",
+                headers: "",
+                body: sse_as_frames(turn),
+            })
+            .collect(),
+    )
+}
+
+/// A loopback Vertex answering the notes turn (Anthropic's own stream), after `first`
+/// replies (a token exchange).
+fn vertex_server(first: Vec<Scripted>) -> Loopback {
+    let turns = anthropic_turns().into_iter().map(|turn| Scripted {
+        status: 200,
+        content_type: "text/event-stream",
+        headers: "",
+        body: turn.into_bytes(),
+    });
+    serve_scripted(first.into_iter().chain(turns).collect())
+}
+
 /// The notes turn, live with `env` against `base_url` and then replayed (both must tell the
 /// same); it must answer from the notes.
 fn live_then_replay(scratch: &Scratch, env: &[(String, String)], model: &str, base_url: &str) {
@@ -69,17 +98,7 @@ fn bedrock_signs_with_a_profiles_credentials_and_the_run_replays() {
         "[work]\naws_access_key_id = AKIDPROFILEWORK\naws_secret_access_key = profile/secret/key\naws_session_token = session-of-work\n",
         "[profile work]\nregion = eu-west-3\n",
     );
-    let server = serve_scripted(
-        anthropic_turns()
-            .iter()
-            .map(|turn| Scripted {
-                status: 200,
-                content_type: "application/vnd.amazon.eventstream",
-                headers: "",
-                body: sse_as_frames(turn),
-            })
-            .collect(),
-    );
+    let server = bedrock_server();
     env.push(("AWS_PROFILE".into(), "work".into()));
     live_then_replay(&scratch, &env, "test-model", &server.base_url);
 
@@ -212,14 +231,7 @@ fn vertex_exchanges_a_service_account_key_for_a_token_and_the_run_replays() {
         body: br#"{"access_token":"ya29.loopback-token","expires_in":3599,"token_type":"Bearer"}"#
             .to_vec(),
     };
-    let mut replies = vec![token];
-    replies.extend(anthropic_turns().into_iter().map(|turn| Scripted {
-        status: 200,
-        content_type: "text/event-stream",
-        headers: "",
-        body: turn.into_bytes(),
-    }));
-    let server = serve_scripted(replies);
+    let server = vertex_server(vec![token]);
     let key = service_account(&scratch, &format!("{}/token", server.base_url));
     let env = [
         ("HOME", scratch.outside("home").display().to_string()),
@@ -296,17 +308,7 @@ fn a_gateway_that_signs_for_itself_gets_requests_without_credentials() {
         }
     };
 
-    let bedrock = serve_scripted(
-        anthropic_turns()
-            .iter()
-            .map(|turn| Scripted {
-                status: 200,
-                content_type: "application/vnd.amazon.eventstream",
-                headers: "",
-                body: sse_as_frames(turn),
-            })
-            .collect(),
-    );
+    let bedrock = bedrock_server();
     let mut env = aws_home(&scratch.outside("aws-home"), "", "");
     env.push(("AWS_REGION".into(), "us-east-1".into()));
     env.push(("CLAUDE_CODE_SKIP_BEDROCK_AUTH".into(), "1".into()));
@@ -316,17 +318,7 @@ fn a_gateway_that_signs_for_itself_gets_requests_without_credentials() {
         "/v1/model/test-model/invoke-with-response-stream",
     );
 
-    let vertex = serve_scripted(
-        anthropic_turns()
-            .into_iter()
-            .map(|turn| Scripted {
-                status: 200,
-                content_type: "text/event-stream",
-                headers: "",
-                body: turn.into_bytes(),
-            })
-            .collect(),
-    );
+    let vertex = vertex_server(Vec::new());
     let env = [
         ("HOME", scratch.outside("google-home").display().to_string()),
         (
