@@ -654,6 +654,55 @@ fn anthropic_base_url_is_taken_from_its_variable_with_or_without_the_version() {
 }
 
 #[test]
+fn claude_codes_gateway_token_and_url_need_no_flag() {
+    // Claude Code's LLM-gateway set-up, as it is: a URL and a token, no key, no flag.
+    let scratch = Scratch::new();
+    let server = serve(
+        anthropic_turns()
+            .into_iter()
+            .skip(1)
+            .map(|t| (200, "", t))
+            .collect(),
+    );
+    let gateway = || {
+        let mut cmd = wonopcode();
+        cmd.env("ANTHROPIC_AUTH_TOKEN", "gateway-token")
+            .env("ANTHROPIC_BASE_URL", &server.base_url);
+        cmd
+    };
+    let out = gateway()
+        .args(["--model", "test-model", "-C"])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let head = server.heads.lock().unwrap()[0].clone();
+    assert!(head.starts_with("POST /v1/messages HTTP/1.1"), "{head}");
+    let has = |line: &str| head.lines().any(|l| l.eq_ignore_ascii_case(line));
+    assert!(has("authorization: Bearer gateway-token"), "{head}");
+    assert!(!head.to_ascii_lowercase().contains("x-api-key"), "{head}");
+
+    // A refused token names its variable.
+    let refused = serve(vec![(
+        401,
+        "",
+        r#"{"type":"error","error":{"type":"authentication_error","message":"bad token"}}"#
+            .to_owned(),
+    )]);
+    let out = gateway()
+        .env("ANTHROPIC_BASE_URL", &refused.base_url)
+        .args(["--model", "test-model", "-C"])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("ANTHROPIC_AUTH_TOKEN"), "{err}");
+}
+
+#[test]
 fn a_wrong_key_names_the_variable_and_fails_the_run() {
     let scratch = Scratch::new();
     let server = serve(vec![(

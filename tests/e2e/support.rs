@@ -81,10 +81,13 @@ pub fn command() -> std::process::Command {
         // A developer's proxy must not move the providers the tests point elsewhere.
         "ANTHROPIC_BASE_URL",
         "OPENAI_BASE_URL",
+        "ANTHROPIC_AUTH_TOKEN",
         // Nor their cloud credentials, nor Claude Code's switches to the clouds.
         "ANTHROPIC_MODEL",
         "CLAUDE_CODE_USE_BEDROCK",
         "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
+        "CLAUDE_CODE_SKIP_VERTEX_AUTH",
         "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY",
         "AWS_SESSION_TOKEN",

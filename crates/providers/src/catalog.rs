@@ -87,6 +87,9 @@ pub struct ProviderEntry {
     pub key_env: Option<String>,
     /// Shell command printing the key (used when the variable is unset).
     pub key_command: Option<String>,
+    /// Environment variable holding a bearer token, sent as `Authorization: Bearer` when
+    /// the key's variable is unset: Claude Code's `ANTHROPIC_AUTH_TOKEN`, a gateway's token.
+    pub token_env: Option<String>,
     /// The server works without a key.
     pub key_optional: Option<bool>,
     /// How the key is sent (default: the API's own header).
@@ -356,10 +359,13 @@ impl ModelCatalog {
         self.providers.keys().map(String::as_str)
     }
 
-    /// The environment variables keys are read from (`key_env` of every provider): what
-    /// commands wonopcode runs must never see.
+    /// The environment variables keys are read from (`key_env` and `token_env` of every
+    /// provider): what commands wonopcode runs must never see.
     pub fn key_variables(&self) -> impl Iterator<Item = &str> {
-        self.providers.values().filter_map(|p| p.key_env.as_deref())
+        self.providers
+            .values()
+            .flat_map(|p| [p.key_env.as_deref(), p.token_env.as_deref()])
+            .flatten()
     }
 
     /// The provider entry with this id.
@@ -453,25 +459,36 @@ impl ModelCatalog {
             _ => model_id,
         };
         let local = entry.local.unwrap_or(false);
-        let api_key = self.key(&id, entry, env).await?;
-        if api_key.is_none() && !local && !entry.key_optional.unwrap_or(false) {
+        let key = self.key(&id, entry, env).await?;
+        if key.is_none() && !local && !entry.key_optional.unwrap_or(false) {
+            let var = match (&entry.key_env, &entry.token_env) {
+                (Some(key), Some(token)) => format!("{key} (or {token} for a gateway's token)"),
+                (Some(key), None) => key.clone(),
+                (None, _) => "a key".to_owned(),
+            };
             return Err(CatalogError::MissingKey {
                 provider: id.clone(),
-                var: entry.key_env.clone().unwrap_or_else(|| "a key".to_owned()),
+                var,
             });
         }
+        let native = match entry.auth {
+            None => KeyAuth::Native,
+            Some(AuthName::Bearer) => KeyAuth::Bearer,
+            Some(AuthName::ApiKey) => KeyAuth::ApiKeyHeader,
+        };
+        let (api_key, auth, key_env) = match key {
+            Some(Key::Token(token)) => (Some(token), KeyAuth::Bearer, entry.token_env.clone()),
+            Some(Key::Key(key)) => (Some(key), native, entry.key_env.clone()),
+            None => (None, native, entry.key_env.clone()),
+        };
         let model = model_info(&id, &model_id, entry.models.get(&model_id), local, messages);
         Ok(HttpSettings {
             api,
             base_url,
             api_key,
-            auth: match entry.auth {
-                None => KeyAuth::Native,
-                Some(AuthName::Bearer) => KeyAuth::Bearer,
-                Some(AuthName::ApiKey) => KeyAuth::ApiKeyHeader,
-            },
+            auth,
             api_version: entry.api_version.clone(),
-            key_env: entry.key_env.clone(),
+            key_env,
             aws_region,
             aws_profile: entry.profile.clone(),
             unsigned: match api {
@@ -564,28 +581,33 @@ impl ModelCatalog {
         })
     }
 
+    /// The provider's key: its variable, else its command, else its token variable.
     async fn key(
         &self,
         id: &str,
         entry: &ProviderEntry,
         env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Result<Option<String>, CatalogError> {
-        if let Some(key) = entry.key_env.as_deref().and_then(env) {
-            let key = key.trim().to_owned();
-            if !key.is_empty() {
-                return Ok(Some(key));
-            }
+    ) -> Result<Option<Key>, CatalogError> {
+        if let Some(key) = set_value(entry.key_env.as_deref(), env) {
+            return Ok(Some(Key::Key(key)));
         }
-        match &entry.key_command {
-            Some(command) => run_key_command(id, command).await.map(Some),
-            None => Ok(None),
+        if let Some(command) = &entry.key_command {
+            return run_key_command(id, command)
+                .await
+                .map(|k| Some(Key::Key(k)));
         }
+        Ok(set_value(entry.token_env.as_deref(), env).map(Key::Token))
     }
 }
 
-/// Whether one of Claude Code's switches (`CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`.
+/// Whether one of Claude Code's switches (`CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`:
+/// `1`, `true`, `yes` or `on`, in any case, as Claude Code reads them.
 fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variable: &str) -> bool {
-    env(variable).is_some_and(|v| matches!(v.trim(), "1" | "true"))
+    env(variable).is_some_and(|v| {
+        ["1", "true", "yes", "on"]
+            .iter()
+            .any(|on| v.trim().eq_ignore_ascii_case(on))
+    })
 }
 
 /// Whether a Bedrock or Vertex provider looks set up: a key or token command, its region,
@@ -613,14 +635,30 @@ fn cloud_set_up(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + S
         || first_set(signs, env).is_some()
 }
 
-/// Whether a key for the provider is at hand: set in its variable, or a command to print it.
+/// A provider's credential, by how it goes to the server.
+enum Key {
+    /// A key, sent as the provider's `auth` says.
+    Key(String),
+    /// A bearer token from `token_env`.
+    Token(String),
+}
+
+/// The trimmed value of `variable` in `env`, when it is set and not blank.
+fn set_value(
+    variable: Option<&str>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Option<String> {
+    let value = env(variable?)?;
+    let value = value.trim();
+    (!value.is_empty()).then(|| value.to_owned())
+}
+
+/// Whether a key for the provider is at hand: set in its variable (or its token's), or a
+/// command to print it.
 fn has_key(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> bool {
     entry.key_command.is_some()
-        || entry
-            .key_env
-            .as_deref()
-            .and_then(env)
-            .is_some_and(|k| !k.trim().is_empty())
+        || set_value(entry.key_env.as_deref(), env).is_some()
+        || set_value(entry.token_env.as_deref(), env).is_some()
 }
 
 /// Lays `over` on `base`, field by field; models merge by id.
@@ -632,6 +670,7 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         base_url: over.base_url.or(base.base_url),
         key_env: over.key_env.or(base.key_env),
         key_command: over.key_command.or(base.key_command),
+        token_env: over.token_env.or(base.token_env),
         key_optional: over.key_optional.or(base.key_optional),
         auth: over.auth.or(base.auth),
         api_version: over.api_version.or(base.api_version),
@@ -765,6 +804,51 @@ mod tests {
         assert_eq!(pricing.input_per_mtok, 300_000_000);
         assert_eq!(pricing.cache_read_per_mtok, 30_000_000);
         assert!(settings.model.capabilities.thinking_must_be_returned);
+    }
+
+    #[tokio::test]
+    async fn claude_codes_auth_token_is_a_bearer_token_when_no_key_is_set() {
+        let catalog = ModelCatalog::builtin().unwrap();
+        let anthropic = |env: &'static [(&'static str, &'static str)]| {
+            let catalog = &catalog;
+            async move {
+                catalog
+                    .resolve(
+                        Choice {
+                            provider: Some("anthropic"),
+                            ..Choice::default()
+                        },
+                        &env_with(env),
+                    )
+                    .await
+            }
+        };
+        let token = anthropic(&[("ANTHROPIC_AUTH_TOKEN", " gw \n")])
+            .await
+            .unwrap();
+        assert_eq!(token.api_key.as_deref(), Some("gw"));
+        assert_eq!(token.auth, KeyAuth::Bearer);
+        assert_eq!(token.key_env.as_deref(), Some("ANTHROPIC_AUTH_TOKEN"));
+        let both = anthropic(&[("ANTHROPIC_AUTH_TOKEN", "gw"), ("ANTHROPIC_API_KEY", "k")])
+            .await
+            .unwrap();
+        assert_eq!(both.api_key.as_deref(), Some("k"));
+        assert_eq!(both.auth, KeyAuth::Native);
+        let none = anthropic(&[]).await.unwrap_err().to_string();
+        assert!(
+            none.contains("set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN"),
+            "{none}"
+        );
+        // The token alone picks the provider, and is kept from commands like a key.
+        let picked = catalog
+            .resolve(
+                Choice::default(),
+                &env_with(&[("ANTHROPIC_AUTH_TOKEN", "gw")]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(picked.api, Api::Anthropic);
+        assert!(catalog.key_variables().any(|v| v == "ANTHROPIC_AUTH_TOKEN"));
     }
 
     #[tokio::test]
@@ -966,7 +1050,7 @@ anthropic:
             .resolve(
                 Choice::default(),
                 &env_with(&[
-                    ("CLAUDE_CODE_USE_VERTEX", "1"),
+                    ("CLAUDE_CODE_USE_VERTEX", "True"),
                     ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1"),
                     ("CLOUD_ML_REGION", "us-east5"),
                     ("ANTHROPIC_MODEL", "claude-opus-4-5@20251101"),
@@ -1022,6 +1106,17 @@ anthropic:
         assert!(listed(&[]).is_empty());
         assert_eq!(listed(&[("AWS_PROFILE", "work")]), ["bedrock"]);
         assert_eq!(listed(&[("CLAUDE_CODE_USE_VERTEX", "1")]), ["vertex"]);
+
+        // Claude Code's switches read as it reads them; a switch that is off picks nothing.
+        for (value, picked) in [
+            ("yes", Some("bedrock")),
+            (" ON ", Some("bedrock")),
+            ("0", None),
+        ] {
+            let env =
+                move |name: &str| (name == "CLAUDE_CODE_USE_BEDROCK").then(|| value.to_owned());
+            assert_eq!(catalog.switched_to(&env), picked, "{value:?}");
+        }
     }
 
     #[tokio::test]
