@@ -319,6 +319,7 @@ pub fn loopback_model(
         aws_region: None,
         aws_profile: None,
         unsigned: false,
+        extra_headers: Vec::new(),
         model: wonopcode_agent_loop::ModelInfo {
             id: "bench-model".to_owned(),
             provider: "bench".to_owned(),

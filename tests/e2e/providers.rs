@@ -654,8 +654,8 @@ fn anthropic_base_url_is_taken_from_its_variable_with_or_without_the_version() {
 }
 
 #[test]
-fn claude_codes_gateway_token_and_url_need_no_flag() {
-    // Claude Code's LLM-gateway set-up, as it is: a URL and a token, no key, no flag.
+fn claude_codes_gateway_token_url_and_headers_need_no_flag() {
+    // Claude Code's LLM-gateway set-up, as it is: a URL, a token and headers, no key, no flag.
     let scratch = Scratch::new();
     let server = serve(
         anthropic_turns()
@@ -667,7 +667,11 @@ fn claude_codes_gateway_token_and_url_need_no_flag() {
     let gateway = || {
         let mut cmd = wonopcode();
         cmd.env("ANTHROPIC_AUTH_TOKEN", "gateway-token")
-            .env("ANTHROPIC_BASE_URL", &server.base_url);
+            .env("ANTHROPIC_BASE_URL", &server.base_url)
+            .env(
+                "ANTHROPIC_CUSTOM_HEADERS",
+                "X-Team: core\nX-Gateway-Route: fast",
+            );
         cmd
     };
     let out = gateway()
@@ -681,6 +685,10 @@ fn claude_codes_gateway_token_and_url_need_no_flag() {
     assert!(head.starts_with("POST /v1/messages HTTP/1.1"), "{head}");
     let has = |line: &str| head.lines().any(|l| l.eq_ignore_ascii_case(line));
     assert!(has("authorization: Bearer gateway-token"), "{head}");
+    assert!(
+        has("x-team: core") && has("x-gateway-route: fast"),
+        "{head}"
+    );
     assert!(!head.to_ascii_lowercase().contains("x-api-key"), "{head}");
 
     // A refused token names its variable.

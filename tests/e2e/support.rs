@@ -82,6 +82,7 @@ pub fn command() -> std::process::Command {
         "ANTHROPIC_BASE_URL",
         "OPENAI_BASE_URL",
         "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_CUSTOM_HEADERS",
         // Nor their cloud credentials, nor Claude Code's switches to the clouds.
         "ANTHROPIC_MODEL",
         "CLAUDE_CODE_USE_BEDROCK",

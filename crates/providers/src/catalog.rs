@@ -87,6 +87,11 @@ pub struct ProviderEntry {
     pub key_env: Option<String>,
     /// Shell command printing the key (used when the variable is unset).
     pub key_command: Option<String>,
+    /// Headers sent with every request (Codex's `http_headers`), for a gateway or proxy.
+    pub http_headers: Option<BTreeMap<String, String>>,
+    /// Environment variable holding more headers, one `Name: Value` per line: Claude Code's
+    /// `ANTHROPIC_CUSTOM_HEADERS`.
+    pub headers_env: Option<String>,
     /// Environment variable holding a bearer token, sent as `Authorization: Bearer` when
     /// the key's variable is unset: Claude Code's `ANTHROPIC_AUTH_TOKEN`, a gateway's token.
     pub token_env: Option<String>,
@@ -274,6 +279,18 @@ pub enum CatalogError {
     /// No model was chosen.
     #[error("{0} has no default model: pass --model ID")]
     NoModel(String),
+    /// A line of a provider's headers variable is not a header.
+    #[error(
+        "{variable} (headers for {provider}): line {line} is not `Name: Value` (one header per line)"
+    )]
+    HeaderLine {
+        /// Provider id.
+        provider: String,
+        /// The variable.
+        variable: String,
+        /// Its line, from 1 (its text is not shown: it may hold a key).
+        line: usize,
+    },
     /// A config entry cannot be used.
     #[error("providers.{provider} in the config file: {reason}")]
     Invalid {
@@ -359,12 +376,19 @@ impl ModelCatalog {
         self.providers.keys().map(String::as_str)
     }
 
-    /// The environment variables keys are read from (`key_env` and `token_env` of every
-    /// provider): what commands wonopcode runs must never see.
+    /// The environment variables keys are read from (`key_env`, `token_env` and the
+    /// headers of `headers_env`, which often carry a gateway's key, of every provider): what
+    /// commands wonopcode runs must never see.
     pub fn key_variables(&self) -> impl Iterator<Item = &str> {
         self.providers
             .values()
-            .flat_map(|p| [p.key_env.as_deref(), p.token_env.as_deref()])
+            .flat_map(|p| {
+                [
+                    p.key_env.as_deref(),
+                    p.token_env.as_deref(),
+                    p.headers_env.as_deref(),
+                ]
+            })
             .flatten()
     }
 
@@ -481,6 +505,7 @@ impl ModelCatalog {
             Some(Key::Key(key)) => (Some(key), native, entry.key_env.clone()),
             None => (None, native, entry.key_env.clone()),
         };
+        let extra_headers = extra_headers(&id, entry, env)?;
         let model = model_info(&id, &model_id, entry.models.get(&model_id), local, messages);
         Ok(HttpSettings {
             api,
@@ -496,6 +521,7 @@ impl ModelCatalog {
                 Api::Vertex => switched_on(env, "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
                 _ => false,
             },
+            extra_headers,
             model,
             connect_timeout: entry
                 .connect_timeout_ms
@@ -635,6 +661,38 @@ fn cloud_set_up(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + S
         || first_set(signs, env).is_some()
 }
 
+/// The config's `http_headers`, then the lines of `headers_env` (`Name: Value` each, blank
+/// lines skipped).
+fn extra_headers(
+    id: &str,
+    entry: &ProviderEntry,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Vec<(String, String)>, CatalogError> {
+    let mut headers: Vec<(String, String)> = entry
+        .http_headers
+        .iter()
+        .flatten()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    let Some(variable) = entry.headers_env.as_deref() else {
+        return Ok(headers);
+    };
+    for (n, line) in env(variable).unwrap_or_default().lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(CatalogError::HeaderLine {
+                provider: id.to_owned(),
+                variable: variable.to_owned(),
+                line: n + 1,
+            });
+        };
+        headers.push((name.trim().to_owned(), value.trim().to_owned()));
+    }
+    Ok(headers)
+}
+
 /// A provider's credential, by how it goes to the server.
 enum Key {
     /// A key, sent as the provider's `auth` says.
@@ -671,6 +729,8 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         key_env: over.key_env.or(base.key_env),
         key_command: over.key_command.or(base.key_command),
         token_env: over.token_env.or(base.token_env),
+        http_headers: over.http_headers.or(base.http_headers),
+        headers_env: over.headers_env.or(base.headers_env),
         key_optional: over.key_optional.or(base.key_optional),
         auth: over.auth.or(base.auth),
         api_version: over.api_version.or(base.api_version),
@@ -849,6 +909,69 @@ mod tests {
             .unwrap();
         assert_eq!(picked.api, Api::Anthropic);
         assert!(catalog.key_variables().any(|v| v == "ANTHROPIC_AUTH_TOKEN"));
+    }
+
+    #[tokio::test]
+    async fn headers_come_from_the_config_and_claude_codes_custom_headers() {
+        let over: BTreeMap<String, ProviderEntry> =
+            serde_yaml::from_str("anthropic:\n  http_headers:\n    X-Org: acme\n").unwrap();
+        let catalog = ModelCatalog::builtin()
+            .unwrap()
+            .with_overrides(&over)
+            .unwrap();
+        let resolve = |headers: &'static str| {
+            let catalog = &catalog;
+            async move {
+                catalog
+                    .resolve(
+                        Choice {
+                            provider: Some("anthropic"),
+                            ..Choice::default()
+                        },
+                        &env_with(match headers {
+                            "good" => &[
+                                ("ANTHROPIC_API_KEY", "k"),
+                                (
+                                    "ANTHROPIC_CUSTOM_HEADERS",
+                                    "cf-aig-authorization: Bearer gw\n\n X-Team :core\n",
+                                ),
+                            ],
+                            _ => &[
+                                ("ANTHROPIC_API_KEY", "k"),
+                                (
+                                    "ANTHROPIC_CUSTOM_HEADERS",
+                                    "X-Team: core\nsecret-without-colon",
+                                ),
+                            ],
+                        }),
+                    )
+                    .await
+            }
+        };
+        let settings = resolve("good").await.unwrap();
+        let pairs = |v: &[(&str, &str)]| {
+            v.iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            settings.extra_headers,
+            pairs(&[
+                ("X-Org", "acme"),
+                ("cf-aig-authorization", "Bearer gw"),
+                ("X-Team", "core")
+            ])
+        );
+        let bad = resolve("bad").await.unwrap_err().to_string();
+        assert_eq!(
+            bad,
+            "ANTHROPIC_CUSTOM_HEADERS (headers for anthropic): line 2 is not `Name: Value` (one header per line)"
+        );
+        assert!(
+            catalog
+                .key_variables()
+                .any(|v| v == "ANTHROPIC_CUSTOM_HEADERS")
+        );
     }
 
     #[tokio::test]

@@ -202,3 +202,36 @@ async fn context_overflow_is_reported_as_such() {
     assert!(overflow.contains("prompt is too long"), "{overflow}");
     assert_eq!(got.error, None);
 }
+
+#[tokio::test]
+async fn extra_headers_reach_the_server_and_a_bad_one_is_refused_before_any_request() {
+    let server = serve(vec![Reply::sse(fixture("anthropic/text-ping-padded.sse"))]).await;
+    let mut with_headers = settings(Api::Anthropic, &server.base_url);
+    with_headers.extra_headers = vec![
+        ("cf-aig-authorization".into(), "Bearer gateway".into()),
+        ("X-Team".into(), "core".into()),
+    ];
+    let got = collect(with_headers.clone()).await;
+    assert_eq!(got.text, "2");
+    let head = server.heads.lock().unwrap()[0].to_ascii_lowercase();
+    assert!(
+        head.contains("\r\ncf-aig-authorization: bearer gateway\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("\r\nx-team: core\r\n"), "{head}");
+    assert!(head.contains("\r\nx-api-key: test-key\r\n"), "{head}");
+
+    for (name, value) in [("bad name", "v"), ("X-Ok", "two\nlines")] {
+        let mut bad = with_headers.clone();
+        bad.extra_headers = vec![(name.into(), value.into())];
+        let err = wonopcode_providers::HttpModel::new(bad)
+            .err()
+            .expect("refused");
+        let err = err.to_string();
+        assert!(
+            err.contains(&format!("the header `{name}` for test")),
+            "{err}"
+        );
+    }
+    assert_eq!(server.requests.lock().unwrap().len(), 1);
+}

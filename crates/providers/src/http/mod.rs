@@ -80,6 +80,10 @@ pub struct HttpSettings {
     /// that adds the cloud's credentials itself (Claude Code's `CLAUDE_CODE_SKIP_BEDROCK_AUTH`
     /// and `CLAUDE_CODE_SKIP_VERTEX_AUTH`).
     pub unsigned: bool,
+    /// Headers sent with every request besides the API's own (a gateway's or proxy's): the
+    /// config's `http_headers` and the lines of the provider's `headers_env` (Claude Code's
+    /// `ANTHROPIC_CUSTOM_HEADERS`). One of the same name replaces the API's.
+    pub extra_headers: Vec<(String, String)>,
     /// The model requests go to, with its window, output cap and prices.
     pub model: ModelInfo,
     /// Longest wait for a TCP/TLS connection.
@@ -138,6 +142,18 @@ pub enum HttpModelError {
     /// The key holds characters no HTTP header can carry.
     #[error("the API key for {0} is not a valid header value (a stray newline?)")]
     Key(String),
+    /// An extra header's name or value cannot be sent.
+    #[error(
+        "the header `{name}` for {provider} cannot be sent: {reason} (check http_headers and the headers variable)"
+    )]
+    Header {
+        /// The provider.
+        provider: String,
+        /// The header's name as given.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The HTTP client could not be built (TLS set-up).
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
@@ -339,22 +355,45 @@ fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
             HeaderValue::from_static(anthropic::API_VERSION),
         );
     }
-    let Some(key) = &settings.api_key else {
-        return Ok(headers);
-    };
+    if let Some(key) = &settings.api_key {
+        let (name, value) = key_header(settings, key)?;
+        headers.insert(name, value);
+    }
+    for (name, value) in &settings.extra_headers {
+        let invalid = |reason: &str| HttpModelError::Header {
+            provider: settings.model.provider.clone(),
+            name: name.clone(),
+            reason: reason.to_owned(),
+        };
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| invalid("not a valid header name"))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| invalid("its value is not valid text for a header"))?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// The header carrying `key`, as the provider's `auth` and API want it.
+fn key_header(
+    settings: &HttpSettings,
+    key: &str,
+) -> Result<(HeaderName, HeaderValue), HttpModelError> {
     let (name, text) = match (settings.auth, settings.api) {
-        (KeyAuth::Native, Api::Anthropic) => (HeaderName::from_static("x-api-key"), key.clone()),
-        (KeyAuth::Native, Api::Gemini) => (HeaderName::from_static("x-goog-api-key"), key.clone()),
+        (KeyAuth::Native, Api::Anthropic) => (HeaderName::from_static("x-api-key"), key.to_owned()),
+        (KeyAuth::Native, Api::Gemini) => {
+            (HeaderName::from_static("x-goog-api-key"), key.to_owned())
+        }
         (KeyAuth::Native | KeyAuth::Bearer, _) => {
             (reqwest::header::AUTHORIZATION, format!("Bearer {key}"))
         }
-        (KeyAuth::ApiKeyHeader, _) => (HeaderName::from_static("api-key"), key.clone()),
+        (KeyAuth::ApiKeyHeader, _) => (HeaderName::from_static("api-key"), key.to_owned()),
     };
     let mut value = HeaderValue::from_str(&text)
         .map_err(|_| HttpModelError::Key(settings.model.provider.clone()))?;
     value.set_sensitive(true);
-    headers.insert(name, value);
-    Ok(headers)
+    Ok((name, value))
 }
 
 /// Aborts the request task when the stream is dropped (cancellation, or the loop is done).

@@ -242,6 +242,7 @@ pub fn settings(api: Api, base_url: &str) -> HttpSettings {
         aws_region: None,
         aws_profile: None,
         unsigned: false,
+        extra_headers: Vec::new(),
         model: ModelInfo {
             id: "test-model".to_owned(),
             provider: "test".to_owned(),
