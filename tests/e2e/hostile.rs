@@ -162,6 +162,9 @@ fn commands_never_see_wonopcodes_keys() {
             ("OPENAI_API_KEY", "sk-SECRET2"),
             ("MY_LLM_CREDENTIAL", "SECRET3"),
             ("GITHUB_TOKEN", "SECRET4"),
+            // Claude Code's gateway headers: a name no pattern would hide.
+            ("ANTHROPIC_CUSTOM_HEADERS", "X-Gateway-Key: SECRET5"),
+            ("ANTHROPIC_AUTH_TOKEN", "SECRET6"),
             ("HARMLESS_SETTING", "visible-value"),
         ],
         &[
@@ -183,7 +186,9 @@ fn commands_never_see_wonopcodes_keys() {
         stderr(&out),
         std::fs::read_to_string(&history).unwrap()
     );
-    for secret in ["SECRET1", "SECRET2", "SECRET3", "SECRET4"] {
+    for secret in [
+        "SECRET1", "SECRET2", "SECRET3", "SECRET4", "SECRET5", "SECRET6",
+    ] {
         assert!(!everything.contains(secret), "{secret} leaked: {shown}");
     }
 
