@@ -305,6 +305,8 @@ fn a_gateway_that_signs_for_itself_gets_requests_without_credentials() {
             for credential in ["authorization", "x-amz-date", "x-amz-security-token"] {
                 assert_eq!(header(&head, credential), None, "{head}");
             }
+            // The gateway's own key, from Claude Code's custom headers.
+            assert_eq!(header(&head, "x-gateway-key"), Some("gk"), "{head}");
         }
     };
 
@@ -312,6 +314,10 @@ fn a_gateway_that_signs_for_itself_gets_requests_without_credentials() {
     let mut env = aws_home(&scratch.outside("aws-home"), "", "");
     env.push(("AWS_REGION".into(), "us-east-1".into()));
     env.push(("CLAUDE_CODE_SKIP_BEDROCK_AUTH".into(), "1".into()));
+    env.push((
+        "ANTHROPIC_CUSTOM_HEADERS".into(),
+        "X-Gateway-Key: gk".into(),
+    ));
     live_then_replay(&scratch, &env, "test-model", &bedrock.base_url);
     unsigned(
         bedrock.heads.lock().unwrap().clone(),
@@ -328,6 +334,7 @@ fn a_gateway_that_signs_for_itself_gets_requests_without_credentials() {
         ("CLAUDE_CODE_USE_VERTEX", "1".to_owned()),
         ("ANTHROPIC_VERTEX_PROJECT_ID", "proj-1".to_owned()),
         ("CLAUDE_CODE_SKIP_VERTEX_AUTH", "1".to_owned()),
+        ("ANTHROPIC_CUSTOM_HEADERS", "X-Gateway-Key: gk".to_owned()),
     ]
     .map(|(k, v)| (k.to_owned(), v));
     live_then_replay(&scratch, &env, "claude-test@1", &vertex.base_url);
