@@ -621,17 +621,22 @@ fn no_key_and_no_replay_says_how_to_set_one() {
     );
 }
 
+/// A loopback Anthropic API answering a prompt with text (the notes turn's last response).
+fn anthropic_answering() -> Loopback {
+    serve(
+        anthropic_turns()
+            .into_iter()
+            .skip(1)
+            .map(|t| (200, "", t))
+            .collect(),
+    )
+}
+
 #[test]
 fn anthropic_base_url_is_taken_from_its_variable_with_or_without_the_version() {
     let scratch = Scratch::new();
     for with_version in [false, true] {
-        let server = serve(
-            anthropic_turns()
-                .into_iter()
-                .skip(1)
-                .map(|t| (200, "", t))
-                .collect(),
-        );
+        let server = anthropic_answering();
         let base = match with_version {
             true => server.base_url.clone(),
             false => server.base_url.trim_end_matches("/v1").to_owned(),
@@ -657,13 +662,7 @@ fn anthropic_base_url_is_taken_from_its_variable_with_or_without_the_version() {
 fn claude_codes_gateway_token_url_and_headers_need_no_flag() {
     // Claude Code's LLM-gateway set-up, as it is: a URL, a token and headers, no key, no flag.
     let scratch = Scratch::new();
-    let server = serve(
-        anthropic_turns()
-            .into_iter()
-            .skip(1)
-            .map(|t| (200, "", t))
-            .collect(),
-    );
+    let server = anthropic_answering();
     let gateway = || {
         let mut cmd = wonopcode();
         cmd.env("ANTHROPIC_AUTH_TOKEN", "gateway-token")

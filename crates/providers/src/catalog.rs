@@ -845,6 +845,21 @@ mod tests {
         }
     }
 
+    /// `provider` (and `model`, or its default) resolved in `catalog` with only `env` set.
+    async fn resolved(
+        catalog: &ModelCatalog,
+        provider: &str,
+        model: Option<&str>,
+        env: &'static [(&'static str, &'static str)],
+    ) -> Result<HttpSettings, CatalogError> {
+        let choice = Choice {
+            provider: Some(provider),
+            model,
+            ..Choice::default()
+        };
+        catalog.resolve(choice, &env_with(env)).await
+    }
+
     #[tokio::test]
     async fn builtin_catalog_parses_and_prices_known_models() {
         let catalog = ModelCatalog::builtin().unwrap();
@@ -869,20 +884,7 @@ mod tests {
     #[tokio::test]
     async fn claude_codes_auth_token_is_a_bearer_token_when_no_key_is_set() {
         let catalog = ModelCatalog::builtin().unwrap();
-        let anthropic = |env: &'static [(&'static str, &'static str)]| {
-            let catalog = &catalog;
-            async move {
-                catalog
-                    .resolve(
-                        Choice {
-                            provider: Some("anthropic"),
-                            ..Choice::default()
-                        },
-                        &env_with(env),
-                    )
-                    .await
-            }
-        };
+        let anthropic = |env| resolved(&catalog, "anthropic", None, env);
         let token = anthropic(&[("ANTHROPIC_AUTH_TOKEN", " gw \n")])
             .await
             .unwrap();
@@ -919,36 +921,16 @@ mod tests {
             .unwrap()
             .with_overrides(&over)
             .unwrap();
-        let resolve = |headers: &'static str| {
-            let catalog = &catalog;
-            async move {
-                catalog
-                    .resolve(
-                        Choice {
-                            provider: Some("anthropic"),
-                            ..Choice::default()
-                        },
-                        &env_with(match headers {
-                            "good" => &[
-                                ("ANTHROPIC_API_KEY", "k"),
-                                (
-                                    "ANTHROPIC_CUSTOM_HEADERS",
-                                    "cf-aig-authorization: Bearer gw\n\n X-Team :core\n",
-                                ),
-                            ],
-                            _ => &[
-                                ("ANTHROPIC_API_KEY", "k"),
-                                (
-                                    "ANTHROPIC_CUSTOM_HEADERS",
-                                    "X-Team: core\nsecret-without-colon",
-                                ),
-                            ],
-                        }),
-                    )
-                    .await
-            }
-        };
-        let settings = resolve("good").await.unwrap();
+        let anthropic = |env| resolved(&catalog, "anthropic", None, env);
+        let settings = anthropic(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            (
+                "ANTHROPIC_CUSTOM_HEADERS",
+                "cf-aig-authorization: Bearer gw\n\n X-Team :core\n",
+            ),
+        ])
+        .await
+        .unwrap();
         let pairs = |v: &[(&str, &str)]| {
             v.iter()
                 .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
@@ -962,7 +944,16 @@ mod tests {
                 ("X-Team", "core")
             ])
         );
-        let bad = resolve("bad").await.unwrap_err().to_string();
+        let bad = anthropic(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            (
+                "ANTHROPIC_CUSTOM_HEADERS",
+                "X-Team: core\nsecret-without-colon",
+            ),
+        ])
+        .await
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             bad,
             "ANTHROPIC_CUSTOM_HEADERS (headers for anthropic): line 2 is not `Name: Value` (one header per line)"
@@ -977,17 +968,14 @@ mod tests {
     #[tokio::test]
     async fn a_gemini_model_named_by_its_resource_name_is_the_catalogs_model() {
         let catalog = ModelCatalog::builtin().unwrap();
-        let settings = catalog
-            .resolve(
-                Choice {
-                    provider: Some("gemini"),
-                    model: Some("models/gemini-2.5-pro"),
-                    ..Choice::default()
-                },
-                &env_with(&[("GEMINI_API_KEY", "k")]),
-            )
-            .await
-            .unwrap();
+        let settings = resolved(
+            &catalog,
+            "gemini",
+            Some("models/gemini-2.5-pro"),
+            &[("GEMINI_API_KEY", "k")],
+        )
+        .await
+        .unwrap();
         assert_eq!(settings.model.id, "gemini-2.5-pro");
         assert_eq!(settings.model.context_window, 1_048_576);
         assert!(settings.model.pricing.is_some());
