@@ -663,22 +663,22 @@ fn claude_codes_gateway_token_url_and_headers_need_no_flag() {
     // Claude Code's LLM-gateway set-up, as it is: a URL, a token and headers, no key, no flag.
     let scratch = Scratch::new();
     let server = anthropic_answering();
-    let gateway = || {
-        let mut cmd = wonopcode();
-        cmd.env("ANTHROPIC_AUTH_TOKEN", "gateway-token")
-            .env("ANTHROPIC_BASE_URL", &server.base_url)
+    // A prompt through the gateway at `base_url`.
+    let through = |base_url: &str| {
+        wonopcode()
+            .env("ANTHROPIC_AUTH_TOKEN", "gateway-token")
+            .env("ANTHROPIC_BASE_URL", base_url)
             .env(
                 "ANTHROPIC_CUSTOM_HEADERS",
                 "X-Team: core\nX-Gateway-Route: fast",
-            );
-        cmd
+            )
+            .args(["--model", "test-model", "-C"])
+            .arg(scratch.ws())
+            .arg("hi")
+            .output()
+            .unwrap()
     };
-    let out = gateway()
-        .args(["--model", "test-model", "-C"])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let out = through(&server.base_url);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let head = server.heads.lock().unwrap()[0].clone();
     assert!(head.starts_with("POST /v1/messages HTTP/1.1"), "{head}");
@@ -697,13 +697,7 @@ fn claude_codes_gateway_token_url_and_headers_need_no_flag() {
         r#"{"type":"error","error":{"type":"authentication_error","message":"bad token"}}"#
             .to_owned(),
     )]);
-    let out = gateway()
-        .env("ANTHROPIC_BASE_URL", &refused.base_url)
-        .args(["--model", "test-model", "-C"])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let out = through(&refused.base_url);
     assert_ne!(out.status.code(), Some(0));
     let err = stderr(&out);
     assert!(err.contains("ANTHROPIC_AUTH_TOKEN"), "{err}");
