@@ -64,7 +64,15 @@ fn run(
     let spawn = json!({"module": {"named": "standard"}, "task": "Clean up and write out.txt."});
     wonopcode()
         .env("HOME", &home)
-        .args(["--json", "--yes", "--agent-loop", MISBEHAVE, "--replay"])
+        // The workspace's hooks run only in a trusted workspace.
+        .args([
+            "--trust-workspace",
+            "--json",
+            "--yes",
+            "--agent-loop",
+            MISBEHAVE,
+            "--replay",
+        ])
         .arg(&t)
         .arg("-C")
         .arg(s.ws())
@@ -295,6 +303,8 @@ fn a_prompt_hook_adds_context_or_blocks_and_a_stop_hook_sends_the_turn_on() {
     let history = s.outside("h.jsonl");
     let out = wonopcode()
         .env("HOME", s.outside("home"))
+        // The workspace's hooks run only in a trusted workspace.
+        .arg("--trust-workspace")
         .args(["--json", "--yes", "--replay"])
         .arg(&t)
         .arg("--history")
@@ -329,6 +339,8 @@ fn a_prompt_hook_adds_context_or_blocks_and_a_stop_hook_sends_the_turn_on() {
     let history = s.outside("h2.jsonl");
     let out = wonopcode()
         .env("HOME", s.outside("home"))
+        // The workspace's hooks run only in a trusted workspace.
+        .arg("--trust-workspace")
         .args(["--yes", "--replay"])
         .arg(&t)
         .arg("--history")
@@ -407,6 +419,8 @@ fn hooks_fire_alike_for_the_native_loop_the_embedded_guest_and_an_agent_file_chi
         ));
         let out = wonopcode()
             .env("HOME", s.outside("home"))
+            // The workspace's hooks run only in a trusted workspace.
+            .arg("--trust-workspace")
             .arg("--config")
             .arg(&config)
             .args(["--json", "--yes", "--replay"])
@@ -484,6 +498,8 @@ fn the_examples_policy_component_refuses_rm_and_sends_the_first_done_back() {
     let prompt = std::fs::read_to_string(example.join("prompt.txt")).unwrap();
     let out = wonopcode()
         .env("HOME", s.outside("home"))
+        // The workspace's hooks run only in a trusted workspace.
+        .arg("--trust-workspace")
         .arg("--config")
         .arg(example.join("config.yaml"))
         .args(["--json", "--yes", "--replay"])
@@ -536,16 +552,21 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "
 fn permission_request_and_ask_hooks_answer_for_the_person_and_the_session_end_is_heard() {
     let s = Scratch::new();
     s.file("secret.txt", "s3cret\n");
-    s.file(".claude/hooks/approve.py", APPROVE);
-    s.file(
-        ".claude/settings.json",
+    // The user's own settings: a hook of the workspace's may refuse, never approve.
+    let home = s.outside("home");
+    std::fs::create_dir_all(home.join(".claude/hooks")).unwrap();
+    let approve = home.join(".claude/hooks/approve.py");
+    std::fs::write(&approve, APPROVE).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
         r#"{"hooks": {
-          "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 .claude/hooks/approve.py"}]}],
+          "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 \"$HOME\"/.claude/hooks/approve.py"}]}],
           "PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command",
             "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"ask\", \"permissionDecisionReason\": \"secrets need a person\"}}'"}]}],
           "SessionEnd": [{"hooks": [{"type": "command", "command": "cat > ended.json"}]}]
         }}"#,
-    );
+    )
+    .unwrap();
     let t = s.transcript(
         "t.jsonl",
         &[
@@ -557,7 +578,7 @@ fn permission_request_and_ask_hooks_answer_for_the_person_and_the_session_end_is
     );
     // No --yes and no terminal: nobody can be asked, so only a hook can approve.
     let out = wonopcode()
-        .env("HOME", s.outside("home"))
+        .env("HOME", &home)
         .args(["--json", "--replay"])
         .arg(&t)
         .arg("-C")
@@ -667,6 +688,8 @@ fn an_agents_own_hooks_hold_in_its_context_only_and_the_inherited_ones_hold_ever
     .unwrap();
     let out = wonopcode()
         .env("HOME", s.outside("home"))
+        // The workspace's hooks run only in a trusted workspace.
+        .arg("--trust-workspace")
         .args(["--json", "--yes", "--agents", "careful,free", "--replay"])
         .arg(&t)
         .arg("-C")

@@ -33,5 +33,6 @@ mod telemetry;
 mod templates;
 mod terminal;
 mod tool_errors;
+mod trust;
 mod wasm;
 mod webfetch;

@@ -933,7 +933,7 @@ fn session_and_subagent_start_hooks_add_to_what_the_model_is_told() {
     let spawn = serde_json::json!({"module": {"named": "standard"}, "task": "Hi."});
     let (out, system) = one_openai_answer(|run| {
         run.env("HOME", scratch.outside("home"))
-            .args(["--agent-loop", guest_paths::MISBEHAVE])
+            .args(["--trust-workspace", "--agent-loop", guest_paths::MISBEHAVE])
             .arg("-C")
             .arg(scratch.ws())
             .arg(format!("spawn {spawn}"));

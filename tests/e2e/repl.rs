@@ -343,6 +343,7 @@ fn compacting_and_leaving_the_repl_run_the_pre_compact_and_session_end_hooks() {
     let mut cmd = command();
     cmd.env("XDG_DATA_HOME", s.outside("data"))
         .env("HOME", s.outside("home"))
+        .arg("--trust-workspace")
         .arg("--replay")
         .arg(&t)
         .arg("-C")

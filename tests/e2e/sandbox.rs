@@ -568,3 +568,127 @@ fn a_fork_bomb_is_capped_for_a_user_no_cgroup_is_made_for() {
         .count();
     assert_eq!(left, 0, "processes of the call outlived it");
 }
+
+/// A daemon of the user's stand-in: a socket file outside the workspace, counting who
+/// connects in the background until the returned flag is set.
+fn daemon(
+    path: &Path,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    std::thread::JoinHandle<()>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connections = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let handle = std::thread::spawn(move || {
+        while std::time::Instant::now() < until && counted.load(Ordering::SeqCst) < usize::MAX / 2 {
+            match listener.accept() {
+                Ok(_) => {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+    });
+    (connections, handle)
+}
+
+/// Stops a [`daemon`] and gives how many connected.
+fn stop(
+    daemon: (
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        std::thread::JoinHandle<()>,
+    ),
+) -> usize {
+    use std::sync::atomic::Ordering;
+    let seen = daemon.0.load(Ordering::SeqCst);
+    daemon.0.fetch_add(usize::MAX / 2, Ordering::SeqCst);
+    daemon.1.join().unwrap();
+    seen
+}
+
+#[test]
+fn a_command_or_hook_reaches_no_daemon_of_the_users_and_names_none() {
+    if !confining() {
+        return;
+    }
+    let s = Scratch::new();
+    let sock = s.outside("daemon.sock");
+    let d = daemon(&sock);
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('CONNECTED')\"",
+        sock.display()
+    );
+    // A trusted repository's hook tries the same.
+    s.file(
+        ".claude/settings.json",
+        &serde_json::json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": format!("{connect} > hook-out.txt 2>&1")}]}]}})
+            .to_string(),
+    );
+    let pair = "python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'PAIRED'); print(b.recv(6).decode())\"";
+    let names = "echo \"tmux=$TMUX bus=$DBUS_SESSION_BUS_ADDRESS agent=$SSH_AUTH_SOCK docker=$DOCKER_HOST\"";
+    let (out, items) = run_commands(
+        &s,
+        &[&connect, pair, names],
+        "",
+        &["--trust-workspace"],
+        &[
+            ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus"),
+            ("SSH_AUTH_SOCK", "/run/agent.sock"),
+            ("DOCKER_HOST", "unix:///run/docker.sock"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stop(d),
+        0,
+        "a sandboxed process reached the daemon: {items:?}"
+    );
+    assert!(!output(&items[0]).contains("CONNECTED"), "{}", items[0]);
+    let hook = std::fs::read_to_string(s.ws().join("hook-out.txt")).unwrap_or_default();
+    assert!(
+        hook.contains("PermissionError") || hook.contains("Operation not permitted"),
+        "the hook: {hook}"
+    );
+    assert!(
+        output(&items[1]).contains("PAIRED"),
+        "a socket pair is not a daemon: {}",
+        items[1]
+    );
+    assert!(
+        output(&items[2]).contains("tmux= bus= agent= docker="),
+        "daemon variables reached a command: {}",
+        items[2]
+    );
+}
+
+#[test]
+fn a_command_has_no_terminal_to_write_around_wonopcodes_output() {
+    if !confining() {
+        return;
+    }
+    let s = Scratch::new();
+    // `\106` is F: what the terminal would show differs from the command's own text.
+    let command = r"printf '\106ORGED-BY-COMMAND\n' > /dev/tty; echo tty-exit=$?";
+    let args = serde_json::json!({ "command": command }).to_string();
+    let mut turn = call("c1", "bash", &args);
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let config = sandbox_config(&s, "");
+    let session = crate::terminal::spawn(
+        &s,
+        &t,
+        &["--yes".to_owned(), "--config".to_owned(), config],
+        "go",
+    );
+    let (rest, code) = crate::terminal::finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(
+        !rest.contains("FORGED-BY-COMMAND"),
+        "a command wrote to the terminal: {rest}"
+    );
+}

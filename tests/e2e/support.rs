@@ -270,13 +270,20 @@ pub fn model_transcript(model: Value, responses: &[(&str, Option<Value>, Vec<Val
 }
 
 /// Whether this machine can confine commands; the tests that need it say so and pass when
-/// it cannot (`wonopcode sandbox check` tells why).
+/// it cannot (`wonopcode sandbox check` tells why) — unless `WONOPCODE_REQUIRE_SANDBOX` is
+/// set (CI sets it), where a machine that cannot confine fails them: a regression that
+/// breaks confinement must not turn them green.
 pub fn confining() -> bool {
     let out = command().args(["sandbox", "check"]).output().unwrap();
     if out.status.success() {
         return true;
     }
-    eprintln!("skipped: {}", String::from_utf8_lossy(&out.stdout));
+    let why = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        std::env::var_os("WONOPCODE_REQUIRE_SANDBOX").is_none(),
+        "WONOPCODE_REQUIRE_SANDBOX is set and this machine cannot confine: {why}"
+    );
+    eprintln!("skipped: {why}");
     false
 }
 

@@ -264,6 +264,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_project_instructions: bool,
 
+    /// Trust the workspace for this run: its `.claude/settings*.json` hooks and its agent
+    /// files' hooks and MCP servers are used without the question (not remembered; see
+    /// `wonopcode trust`).
+    #[arg(long)]
+    pub trust_workspace: bool,
+
     /// Model requests allowed per prompt (default: the config's `max_iterations`, else 50).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Loop")]
     pub max_iterations: Option<u32>,
@@ -338,6 +344,9 @@ pub enum Command {
     McpServer(Box<McpServerArgs>),
     /// The sandbox of the commands a model runs.
     Sandbox(SandboxArgs),
+    /// Trust a workspace: its hooks and its agents' hooks and MCP servers are used from now
+    /// on, until what they would run changes. Shows what it would run first.
+    Trust(TrustArgs),
     /// The journals of past runs: list them, show one, remove old ones.
     Runs(RunsArgs),
     /// Go on with an interrupted run from its journal: started again as it was, its finished
@@ -577,6 +586,27 @@ pub enum ConfigAction {
     Path,
     /// The settings the config file gives, defaults filled in, as YAML.
     Show,
+}
+
+/// `wonopcode trust`.
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// The workspace (default: the current directory).
+    #[arg(value_name = "DIR", conflicts_with_all = ["list", "revoke"])]
+    pub dir: Option<PathBuf>,
+
+    /// What DIR (or the current directory) would run, and whether it is trusted; changes
+    /// nothing.
+    #[arg(long, conflicts_with_all = ["list", "revoke"])]
+    pub show: bool,
+
+    /// The trusted workspaces.
+    #[arg(long, conflicts_with = "revoke")]
+    pub list: bool,
+
+    /// Stop trusting DIR.
+    #[arg(long, value_name = "DIR")]
+    pub revoke: Option<PathBuf>,
 }
 
 /// `wonopcode sandbox`.

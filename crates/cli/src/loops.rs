@@ -35,6 +35,8 @@ pub struct Search<'a> {
     /// `-C`: the workspace whose agents are found (else the current directory).
     workspace: Option<&'a Path>,
     no_cache: bool,
+    /// Whether the workspace is trusted (a run's decision); `None`: as the trust file says.
+    trusted: Option<bool>,
 }
 
 impl<'a> Search<'a> {
@@ -45,6 +47,7 @@ impl<'a> Search<'a> {
             loops_dir: &run.loops_dir,
             workspace: run.cwd.as_deref(),
             no_cache: run.no_cache,
+            trusted: Some(run.trust_workspace),
         }
     }
 
@@ -55,6 +58,7 @@ impl<'a> Search<'a> {
             loops_dir: &search.loops_dir,
             workspace: search.cwd.as_deref(),
             no_cache: search.no_cache,
+            trusted: None,
         }
     }
 
@@ -64,7 +68,15 @@ impl<'a> Search<'a> {
             Some(dir) => Some(dir.to_path_buf()),
             None => std::env::current_dir().ok(),
         };
-        SearchPath::standard(self.loops_dir, workspace.as_deref())
+        // `wonopcode loops` asks nothing: the trust file decides.
+        let trusted = self.trusted.unwrap_or_else(|| {
+            workspace.as_deref().is_some_and(|w| {
+                w.canonicalize().is_ok_and(|root| {
+                    wonopcode_session::trust::is_trusted(&root, false).unwrap_or(false)
+                })
+            })
+        });
+        SearchPath::standard(self.loops_dir, workspace.as_deref()).trusting_workspace(trusted)
     }
 }
 
@@ -297,6 +309,11 @@ pub async fn list(search: &Search<'_>, json: bool, verbose: bool) -> anyhow::Res
             "metadata": metadata,
             "tools": entry.context_tools.tools,
             "grants": grants_json(&entry.context_tools.grants),
+            // What its contexts would run: its MCP servers and hooks (a workspace's only
+            // once the workspace is trusted).
+            "mcp_servers": entry.context_tools.mcp_servers,
+            "hooks": entry.context_tools.hooks.as_ref().map(|h| &h.table),
+            "from_workspace": entry.from_workspace,
             "shadows": shadows_json,
         }));
     }

@@ -19,6 +19,7 @@ mod runs;
 mod sandbox;
 mod session;
 mod telemetry;
+mod trust;
 
 use std::process::ExitCode;
 

@@ -20,7 +20,11 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
     let root = workspace_root(args.run.cwd.as_deref())?;
     let config = config::load(args.run.config.as_deref())?;
     let policy = permissions(&args.permissions, matches, &config)?;
-    let catalog = Catalog::discover(&SearchPath::standard(&args.run.loops_dir, Some(&root)));
+    // No terminal to ask on: the flag or the trust file decides.
+    let trusted = wonopcode_session::trust::is_trusted(&root, args.run.trust_workspace)?;
+    let catalog = Catalog::discover(
+        &SearchPath::standard(&args.run.loops_dir, Some(&root)).trusting_workspace(trusted),
+    );
     for warning in &catalog.warnings {
         eprintln!("warning: {warning}");
     }

@@ -47,7 +47,7 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
 }
 
 /// A yes/no question: only an explicit yes is yes.
-async fn confirm(question: String, progress: MultiProgress) -> bool {
+pub async fn confirm(question: String, progress: MultiProgress) -> bool {
     matches!(read_answer(question, progress).await.as_str(), "y" | "yes")
 }
 

@@ -223,6 +223,7 @@ pub fn session_builder(
         .mcp_servers(run.mcp.clone())
         .telemetry(crate::telemetry::recorder())
         .project_instructions(!run.no_project_instructions)
+        .trust_workspace(run.trust_workspace)
         .agents(run.agents.clone())
         .journal(
             (!run.no_journal)
@@ -251,6 +252,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         }
         Command::Mcp(mcp) => crate::mcp::run(&mcp).await,
         Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),
+        Command::Trust(trust) => crate::trust::run(&trust),
         Command::Runs(runs) => crate::runs::run(&runs),
         Command::Resume(resume) => {
             crate::restart::resume_by_id(&resume.id, resume.on_interrupted, &resume.flags).await
@@ -287,13 +289,15 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
 
 /// A session's run: a fresh one, or one resuming an interrupted run.
 pub async fn run_session(
-    args: PromptArgs,
+    mut args: PromptArgs,
     matches: &ArgMatches,
     again: Option<Again>,
 ) -> anyhow::Result<u8> {
     check_model_args(&args.model)?;
-    let (source, catalog) = loops::loop_choice(&args)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
+    // Before anything of the workspace is read for what it would run: asked once, here.
+    args.run.trust_workspace = crate::trust::decide(&root, args.run.trust_workspace).await?;
+    let (source, catalog) = loops::loop_choice(&args)?;
     let config = config::load(args.run.config.as_deref())?;
     let input = match &again {
         Some(again) => Input::Again {

@@ -268,6 +268,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             failure: None,
             source: "s.json".to_owned(),
+            from_workspace: false,
         }
     }
 

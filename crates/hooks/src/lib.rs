@@ -161,11 +161,15 @@ fn folded(answers: &[(&HookEntry, Answer)]) -> Option<HookDecision> {
         })
         .collect();
     let said = |verdict| answers.iter().any(|(_, a)| a.verdict == verdict);
+    // A workspace's hook may refuse or ask, never approve: the workspace never widens.
+    let allowed = answers
+        .iter()
+        .any(|(hook, a)| a.verdict == HookVerdict::Allow && !hook.from_workspace);
     if !denials.is_empty() {
         Some(HookDecision::Deny(denials.join("; ")))
     } else if said(HookVerdict::Ask) {
         Some(HookDecision::Ask)
-    } else if said(HookVerdict::Allow) {
+    } else if allowed {
         Some(HookDecision::Allow)
     } else {
         None

@@ -38,6 +38,9 @@ pub struct HookEntry {
     pub failure: Option<FailureMode>,
     /// The file it was configured in, for messages.
     pub source: String,
+    /// Whether that file is the workspace's (a repository's settings or agent file): its
+    /// `allow` answers approve nothing, and its component grants reach nothing outside.
+    pub from_workspace: bool,
 }
 
 /// What a hook runs.
@@ -188,6 +191,49 @@ impl HookTable {
             });
         }
         self
+    }
+
+    /// This table as configured by a workspace's file: the workspace never widens what a
+    /// run may do, so its hooks' `allow` answers count for nothing, and a component hook
+    /// keeps only `read` grants of relative paths inside the workspace and no `env` grant.
+    /// One line per grant left out.
+    pub fn from_workspace(mut self) -> (Self, Vec<String>) {
+        let mut dropped = Vec::new();
+        let entries = self
+            .events
+            .iter_mut()
+            .flat_map(|(_, groups)| groups.iter_mut())
+            .flat_map(|g| g.hooks.iter_mut());
+        for entry in entries {
+            entry.from_workspace = true;
+            let HookKind::Component(c) = &mut entry.kind else {
+                continue;
+            };
+            let inside = |p: &PathBuf| {
+                p.is_relative()
+                    && p.components().all(|part| {
+                        matches!(
+                            part,
+                            std::path::Component::Normal(_) | std::path::Component::CurDir
+                        )
+                    })
+            };
+            for read in c.read.iter().filter(|p| !inside(p)) {
+                dropped.push(format!(
+                    "{}: the workspace's hook may not be granted `read: {}` (ignored; a grant outside the workspace comes from your own settings)",
+                    entry.source,
+                    read.display()
+                ));
+            }
+            c.read.retain(inside);
+            for name in c.env.drain(..) {
+                dropped.push(format!(
+                    "{}: the workspace's hook may not be granted `env: {name}` (ignored; a variable comes from your own settings)",
+                    entry.source
+                ));
+            }
+        }
+        (self, dropped)
     }
 
     /// Whether a component hook is configured (so an engine is needed).
@@ -349,6 +395,7 @@ fn parse_hook(hook: &Value, source: &str) -> Result<HookEntry, String> {
         timeout,
         failure,
         source: source.to_owned(),
+        from_workspace: false,
     })
 }
 

@@ -284,6 +284,7 @@ impl AgentFile {
                 hooks: raw.hooks.map(|table| ScopedHooks {
                     table,
                     file: path.to_path_buf(),
+                    from_workspace: false,
                 }),
             },
             warnings,

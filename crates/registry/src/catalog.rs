@@ -84,6 +84,9 @@ pub struct Entry {
     pub context_tools: ModuleTools,
     /// Later entries of the same name, in discovery order.
     pub shadows: Vec<Shadowed>,
+    /// Whether it is one of the workspace's agent files (a repository's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_workspace: bool,
 }
 
 /// Every loop found, and what went wrong while looking.
@@ -108,6 +111,7 @@ impl Catalog {
                 input_schema: None,
                 context_tools: ModuleTools::default(),
                 shadows: Vec::new(),
+                from_workspace: false,
             },
             Entry {
                 name: "default".to_owned(),
@@ -120,6 +124,7 @@ impl Catalog {
                 input_schema: None,
                 context_tools: ModuleTools::default(),
                 shadows: Vec::new(),
+                from_workspace: false,
             },
         ]
     }
@@ -139,19 +144,24 @@ impl Catalog {
                 ));
                 continue;
             }
-            if dir.kind == DirKind::Agents {
-                catalog.scan_agents(&dir.path);
-            } else {
-                catalog.scan(&dir.path);
-                catalog.scan_agents(&dir.path.join(AGENTS_SUBDIR));
+            match dir.kind {
+                DirKind::Agents => catalog.scan_agents(&dir.path, None),
+                DirKind::WorkspaceAgents => {
+                    catalog.scan_agents(&dir.path, Some(search.workspace_trusted));
+                }
+                _ => {
+                    catalog.scan(&dir.path);
+                    catalog.scan_agents(&dir.path.join(AGENTS_SUBDIR), None);
+                }
             }
         }
         catalog
     }
 
     /// Reads the agent files (`*.md`) of a directory, in name order; one that does not parse
-    /// is skipped with its one line.
-    fn scan_agents(&mut self, dir: &Path) {
+    /// is skipped with its one line. `workspace` is `Some(trusted)` for the workspace's
+    /// directories: see [`Catalog::of_workspace`].
+    fn scan_agents(&mut self, dir: &Path, workspace: Option<bool>) {
         let Ok(listing) = std::fs::read_dir(dir) else {
             return;
         };
@@ -165,6 +175,10 @@ impl Catalog {
             match AgentFile::load(&file) {
                 Ok(agent) => {
                     self.warnings.extend(agent.warnings);
+                    let mut context_tools = agent.context_tools;
+                    if let Some(trusted) = workspace {
+                        context_tools = self.of_workspace(context_tools, &file, trusted);
+                    }
                     self.add(Entry {
                         name: agent.definition.name.clone(),
                         source: Source::AgentFile { file },
@@ -172,13 +186,39 @@ impl Catalog {
                         description: agent.description,
                         version: None,
                         input_schema: None,
-                        context_tools: agent.context_tools,
+                        context_tools,
                         shadows: Vec::new(),
+                        from_workspace: workspace.is_some(),
                     });
                 }
                 Err(e) => self.warnings.push(format!("{e} (file skipped)")),
             }
         }
+    }
+
+    /// A workspace agent's tools as the workspace may have them: the workspace never
+    /// widens a run, so its MCP servers run in the sandbox they would get anyway (a
+    /// `sandbox` of their own is ignored, with one line) and its hooks may refuse but never
+    /// approve; and until the workspace is `trusted`, its hooks and MCP servers are left
+    /// out altogether (the session says so once, listing them).
+    fn of_workspace(&mut self, mut tools: ModuleTools, file: &Path, trusted: bool) -> ModuleTools {
+        if !trusted {
+            tools.hooks = None;
+            tools.mcp_servers.clear();
+            return tools;
+        }
+        if let Some(hooks) = &mut tools.hooks {
+            hooks.from_workspace = true;
+        }
+        for (name, server) in &mut tools.mcp_servers {
+            if let Some(own) = server.as_object_mut().and_then(|s| s.remove("sandbox")) {
+                self.warnings.push(format!(
+                    "{}: MCP server `{name}` asks for sandbox {own}: ignored (a workspace's file cannot widen the sandbox; the server runs in the run's)",
+                    file.display()
+                ));
+            }
+        }
+        tools
     }
 
     /// Adds `entry`, or records it as shadowed by an earlier entry of the same name.
@@ -191,6 +231,21 @@ impl Catalog {
         match self.entries.iter_mut().find(|e| e.name == entry.name) {
             Some(first) if same_file(first) => {}
             Some(first) => {
+                // A repository's agent named like one of the user's own is said, never
+                // silently taken for it.
+                if first.from_workspace
+                    && !entry.from_workspace
+                    && matches!(entry.source, Source::AgentFile { .. })
+                    && let (Source::AgentFile { file: theirs }, Source::AgentFile { file: own }) =
+                        (&first.source, &entry.source)
+                {
+                    self.warnings.push(format!(
+                        "the workspace's agent `{}` ({}) shadows your agent of the same name ({})",
+                        first.name,
+                        theirs.display(),
+                        own.display()
+                    ));
+                }
                 if !first.shadows.iter().any(|s| s.location == entry.location) {
                     first.shadows.push(Shadowed {
                         source: entry.source,
@@ -224,6 +279,7 @@ impl Catalog {
                             input_schema: module.input_schema,
                             context_tools: module.context_tools,
                             shadows: Vec::new(),
+                            from_workspace: false,
                         });
                     }
                 }
@@ -265,6 +321,7 @@ impl Catalog {
                 input_schema: None,
                 context_tools: ModuleTools::default(),
                 shadows: Vec::new(),
+                from_workspace: false,
             });
         }
     }

@@ -201,6 +201,9 @@ pub struct ScopedHooks {
     pub table: serde_json::Value,
     /// The registry or agent file it is written in.
     pub file: PathBuf,
+    /// Whether that file is the workspace's (its hooks may refuse, never approve).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_workspace: bool,
 }
 
 // JSON values parsed by serde_json hold no NaN, and a cost limit is checked finite, so
@@ -344,6 +347,7 @@ impl RegistryFile {
                     hooks: module.hooks.map(|table| ScopedHooks {
                         table,
                         file: path.to_path_buf(),
+                        from_workspace: false,
                     }),
                 },
             });

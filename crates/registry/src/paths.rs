@@ -26,8 +26,11 @@ pub enum DirKind {
     Data,
     /// The system-wide directory.
     System,
-    /// A directory of agent files only (the workspace's or the user's).
+    /// A directory of the user's agent files.
     Agents,
+    /// A directory of the workspace's agent files (a repository's: used as instructions
+    /// only until the workspace is trusted).
+    WorkspaceAgents,
 }
 
 /// One directory to search.
@@ -44,6 +47,9 @@ pub struct SearchDir {
 pub struct SearchPath {
     /// In search order.
     pub dirs: Vec<SearchDir>,
+    /// Whether the person trusts the workspace: until then its agents' hooks and MCP
+    /// servers are left out (default: not trusted).
+    pub workspace_trusted: bool,
 }
 
 /// The sub-directory of the config, data and system directories that holds loops.
@@ -76,14 +82,17 @@ impl SearchPath {
         )
     }
 
-    /// This path with agents directories added: `project`'s before the config directory's
-    /// loops, `user`'s after them.
+    /// This path, with the workspace trusted or not.
+    pub fn trusting_workspace(mut self, trusted: bool) -> Self {
+        self.workspace_trusted = trusted;
+        self
+    }
+
+    /// This path with agents directories added: `project`'s (the workspace's) before the
+    /// config directory's loops, `user`'s after them.
     pub fn with_agent_dirs(mut self, project: Vec<PathBuf>, user: Vec<PathBuf>) -> Self {
-        let agents = |dirs: Vec<PathBuf>| {
-            dirs.into_iter().map(|path| SearchDir {
-                path,
-                kind: DirKind::Agents,
-            })
+        let agents = |dirs: Vec<PathBuf>, kind: DirKind| {
+            dirs.into_iter().map(move |path| SearchDir { path, kind })
         };
         let config = self.dirs.iter().position(|d| d.kind == DirKind::Config);
         let before = config.unwrap_or_else(|| {
@@ -94,11 +103,23 @@ impl SearchPath {
         });
         let after = config.map_or(before, |c| c + 1);
         let tail = self.dirs.split_off(after);
-        self.dirs.extend(agents(user));
+        self.dirs.extend(agents(user, DirKind::Agents));
         self.dirs.extend(tail);
         let tail = self.dirs.split_off(before);
-        self.dirs.extend(agents(project));
+        self.dirs.extend(agents(project, DirKind::WorkspaceAgents));
         self.dirs.extend(tail);
+        // A directory that is both (the workspace is the home directory) is the user's.
+        let users: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .filter(|d| d.kind == DirKind::Agents)
+            .map(|d| d.path.clone())
+            .collect();
+        for dir in &mut self.dirs {
+            if dir.kind == DirKind::WorkspaceAgents && users.contains(&dir.path) {
+                dir.kind = DirKind::Agents;
+            }
+        }
         let mut seen = Vec::new();
         self.dirs.retain(|d| {
             let new = !seen.contains(&d.path);

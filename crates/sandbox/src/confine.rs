@@ -88,7 +88,7 @@ impl Sandbox {
         };
         let seccomp = if confined && !policy.network_unrestricted() {
             let sockets = if policy.network.is_empty() {
-                Sockets::UnixOnly
+                Sockets::None
             } else {
                 let datagrams = policy.network.iter().any(|grant| {
                     matches!(grant, NetworkGrant::Port { host, .. } if host.parse::<std::net::IpAddr>().is_err())
@@ -369,17 +369,25 @@ impl Confinement {
 
     /// Makes `command` confine its process (in the child, before exec) and point `TMPDIR` at
     /// the writable temp dir.
+    /// Its process also leads a session of its own: it has no controlling terminal, so it
+    /// cannot open `/dev/tty` to write around wonopcode's output or read what is typed.
     pub fn apply(&mut self, command: &mut tokio::process::Command) {
         if let Some(temp) = &self.temp {
             command.env("TMPDIR", temp);
         }
-        let Some(steps) = self.steps.take() else {
-            return;
-        };
-        // SAFETY: `ChildSteps::apply` makes only async-signal-safe system calls on memory
-        // prepared before fork, as a `pre_exec` hook must.
+        let steps = self.steps.take();
+        // SAFETY: `setsid` and `ChildSteps::apply` make only async-signal-safe system calls
+        // on memory prepared before fork, as a `pre_exec` hook must.
         unsafe {
-            command.pre_exec(move || steps.apply());
+            command.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                match &steps {
+                    Some(steps) => steps.apply(),
+                    None => Ok(()),
+                }
+            });
         }
     }
 

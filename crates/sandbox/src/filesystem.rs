@@ -16,14 +16,14 @@ use landlock::{
 use crate::SandboxError;
 use crate::support::{NETWORK_LANDLOCK_ABI, SCOPE_LANDLOCK_ABI};
 
-/// Devices every program may read and write: output thrown away, zeros, randomness.
+/// Devices every program may read and write: output thrown away, zeros, randomness. Not
+/// `/dev/tty`: a command has no terminal (it leads a session of its own).
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 /// What the ruleset is built from.

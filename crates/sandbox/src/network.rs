@@ -1,7 +1,12 @@
-//! The seccomp filter of a sandboxed command: without a network grant, no socket but
-//! `AF_UNIX` (and no io_uring, which can open sockets past the filter); with port grants,
-//! TCP sockets too (Landlock then checks the port of every `connect`), and UDP only when a
-//! grant names a host that must be looked up.
+//! The seccomp filter of a sandboxed command: without a network grant, no socket at all
+//! (and no io_uring, which can open sockets past the filter); with port grants, TCP
+//! sockets (Landlock then checks the port of every `connect`), and UDP only when a grant
+//! names a host that must be looked up.
+//!
+//! `AF_UNIX` sockets are refused too: Landlock does not check `connect` to a socket file,
+//! so a command could otherwise reach any daemon of the user's (tmux, the session bus,
+//! ssh-agent, docker) and have it act unconfined. A connected pair (`socketpair`), which
+//! reaches nothing outside, stays allowed.
 
 use std::collections::BTreeMap;
 
@@ -15,9 +20,9 @@ use crate::SandboxError;
 /// What the filter lets through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sockets {
-    /// `AF_UNIX` only.
-    UnixOnly,
-    /// `AF_UNIX`, and TCP over IPv4 and IPv6; UDP too when `datagrams` (name lookups).
+    /// None.
+    None,
+    /// TCP over IPv4 and IPv6; UDP too when `datagrams` (name lookups).
     Tcp {
         /// Whether UDP sockets are allowed.
         datagrams: bool,
@@ -34,10 +39,10 @@ pub(crate) fn filter(sockets: Sockets) -> Result<BpfProgram, SandboxError> {
     let unix = libc::AF_UNIX as u64;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     let socket_rules = match sockets {
-        Sockets::UnixOnly => vec![rule(vec![condition(0, SeccompCmpOp::Ne, unix)?])?],
+        // No condition: every `socket` call is refused.
+        Sockets::None => Vec::new(),
         Sockets::Tcp { datagrams } => {
             let mut denied = vec![rule(vec![
-                condition(0, SeccompCmpOp::Ne, unix)?,
                 condition(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
                 condition(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
             ])?];

@@ -399,7 +399,9 @@ unsafe fn exec(plan: &Plan) -> io::Error {
                 return io::Error::last_os_error();
             }
         }
-        if libc::chdir(plan.dir.as_ptr()) != 0 || libc::setpgid(0, 0) != 0 {
+        // A session of its own (and so a process group): no controlling terminal, so no
+        // `/dev/tty` to write around wonopcode's output or to read what is typed.
+        if libc::chdir(plan.dir.as_ptr()) != 0 || libc::setsid() < 0 {
             return io::Error::last_os_error();
         }
         if let Some(steps) = plan.steps

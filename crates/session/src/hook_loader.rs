@@ -56,8 +56,15 @@ impl HookLoader {
 
     /// The hooks a module or agent adds to its contexts (`Stop` also at its end as a child).
     pub fn scoped(&self, own: &ScopedHooks) -> Result<Option<SharedHooks>, String> {
-        let table = HookTable::parse(&own.table, &own.file.display().to_string())
+        let mut table = HookTable::parse(&own.table, &own.file.display().to_string())
             .map_err(|e| e.to_string())?;
+        if own.from_workspace {
+            let (marked, refused) = table.from_workspace();
+            for line in refused {
+                tracing::warn!("{line}");
+            }
+            table = marked;
+        }
         self.hooks(table.scoped())
     }
 

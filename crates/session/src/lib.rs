@@ -39,6 +39,7 @@ mod sink;
 pub mod skill_tool;
 pub mod telemetry;
 pub mod trace;
+pub mod trust;
 
 pub use config::Config;
 pub use error::SessionError;

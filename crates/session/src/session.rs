@@ -92,6 +92,8 @@ pub struct SessionBuilder {
     fork: Option<Fork>,
     /// Turns the events into OpenTelemetry spans.
     telemetry: Option<Arc<SpanRecorder>>,
+    /// The person trusts the workspace for this run (`--trust-workspace`, or a yes).
+    trust_workspace: bool,
 }
 
 /// A run forked from another at one of its responses (`wonopcode fork`): the other run's
@@ -310,10 +312,29 @@ impl SessionBuilder {
         self
     }
 
+    /// Trust the workspace for this run: its hooks and its agents' hooks and MCP servers
+    /// are used (without it, only when the user's trust file says so).
+    pub fn trust_workspace(mut self, trusted: bool) -> Self {
+        self.trust_workspace = trusted;
+        self
+    }
+
     /// Opens the model, the history and the loop, and announces the session.
     pub async fn build(self) -> Result<Session, SessionError> {
         let root = workspace_root(&self.workspace)?;
         let config = self.config;
+        let mut notices = Vec::new();
+        // A cloned repository runs nothing before the person trusts it.
+        let trusted = crate::trust::is_trusted(&root, self.trust_workspace).unwrap_or_else(|e| {
+            notices.push(format!("{e}: the workspace is taken as not trusted"));
+            false
+        });
+        if !trusted {
+            let found = crate::trust::WorkspaceExecutables::scan(&root);
+            if !found.is_empty() {
+                notices.push(crate::trust::left_out_notice(&found));
+            }
+        }
         // An agent file's model, iteration and time limits are the run's unless the caller
         // chose its own.
         let agent_file = self.source.agent().cloned();
@@ -346,7 +367,6 @@ impl SessionBuilder {
             },
             None => models::open(&model_choice, &config, earlier.as_ref()).await?,
         };
-        let mut notices = Vec::new();
         let journal = self.runs.as_ref().and_then(|runs| {
             RunJournal::create(runs)
                 .map_err(|e| notices.push(format!("the run is not journaled: {e}")))
@@ -474,7 +494,7 @@ impl SessionBuilder {
             },
             self.cache,
         ));
-        loop_config.hooks = run_hooks(&config, &root, &hook_loader)?;
+        loop_config.hooks = run_hooks(&config, &root, &hook_loader, trusted, &mut notices)?;
         let instructions = if self.project_instructions {
             ProjectInstructions::find(&root)
         } else {
@@ -489,7 +509,8 @@ impl SessionBuilder {
         });
         let resolver = Arc::new(SessionResolver {
             catalog: {
-                let search = SearchPath::standard(&self.loops_dirs, Some(&root));
+                let search =
+                    SearchPath::standard(&self.loops_dirs, Some(&root)).trusting_workspace(trusted);
                 match self.catalog {
                     Some(catalog) => CatalogResolver::discovered(search, catalog),
                     None => CatalogResolver::new(search),
@@ -750,19 +771,24 @@ fn open_history(
     Ok((Some(history), messages))
 }
 
-/// The run's hooks: the config file's, then Claude Code's settings files'.
+/// The run's hooks: the config file's, then Claude Code's settings files' (the workspace's
+/// when it is `trusted`; grants its hooks may not have are one notice each).
 fn run_hooks(
     config: &Config,
     root: &Path,
     loader: &HookLoader,
+    trusted: bool,
+    notices: &mut Vec<String>,
 ) -> Result<Option<SharedHooks>, SessionError> {
     let file = config
         .file
         .as_ref()
         .map_or_else(|| "the config file".to_owned(), |f| f.display().to_string());
     let configured = config.hooks.as_ref().map(|h| (h, file.as_str()));
-    let table = wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref())
-        .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
+    let (table, refused) =
+        wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref(), trusted)
+            .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
+    notices.extend(refused);
     loader
         .hooks(table)
         .map_err(|e| SessionError::Choice(format!("hooks: {e}")))
@@ -858,7 +884,9 @@ enum Turn<'p> {
 }
 
 impl Session {
-    /// A builder for a session working in `workspace`.
+    /// A builder for a session working in `workspace`. The workspace's hooks and its agents'
+    /// hooks and MCP servers are used only when the workspace is trusted
+    /// ([`SessionBuilder::trust_workspace`], or the user's trust file: `crate::trust`).
     pub fn builder(workspace: impl Into<PathBuf>) -> SessionBuilder {
         SessionBuilder {
             workspace: workspace.into(),
@@ -892,6 +920,7 @@ impl Session {
             resuming: None,
             fork: None,
             telemetry: None,
+            trust_workspace: false,
         }
     }
 

@@ -5,7 +5,10 @@
 //! 1. start from `inherit`: `all` of wonopcode's environment (the default), a `core` set
 //!    (`HOME`, `PATH`, `USER`, …), or `none`;
 //! 2. unless `ignore_default_excludes`, drop every variable whose name contains `KEY`,
-//!    `SECRET` or `TOKEN` (any case);
+//!    `SECRET` or `TOKEN` (any case), and the variables that point at a daemon of the
+//!    user's (`TMUX`, `DBUS_SESSION_BUS_ADDRESS`, `SSH_AUTH_SOCK`, `DOCKER_HOST`, an
+//!    editor's IPC socket, the display: [`DAEMON_VARIABLES`]) — such a daemon is not
+//!    confined, and what a command asks of it would run unconfined;
 //! 3. drop the names matching `exclude` (globs such as `AWS_*`, any case);
 //! 4. add `set`;
 //! 5. if `include_only` is given, keep only the names matching it.
@@ -36,6 +39,34 @@ pub enum Inherit {
 const CORE: &[&str] = &[
     "HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TEMP", "TMP", "USER",
     "USERNAME",
+];
+
+/// Variables naming a daemon of the user's (a terminal multiplexer, the session bus, an
+/// agent holding keys, a container engine, an editor, the display), dropped unless
+/// `ignore_default_excludes` (or given back with `set`).
+pub const DAEMON_VARIABLES: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "SSH_ASKPASS",
+    "GPG_AGENT_INFO",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+    "VSCODE_GIT_IPC_HANDLE",
+    "VSCODE_GIT_ASKPASS_MAIN",
+    "VSCODE_GIT_ASKPASS_NODE",
+    "GIT_ASKPASS",
 ];
 
 /// Names dropped unless `ignore_default_excludes`.
@@ -101,7 +132,10 @@ impl ShellEnvironmentPolicy {
                 Inherit::None => false,
             })
             .filter(|(name, _)| !secrets.iter().any(|s| s == name))
-            .filter(|(name, _)| self.ignore_default_excludes || !any(&defaults, name))
+            .filter(|(name, _)| {
+                self.ignore_default_excludes
+                    || !(any(&defaults, name) || DAEMON_VARIABLES.contains(&name.as_str()))
+            })
             .filter(|(name, _)| !any(&exclude, name))
             .collect();
         env.extend(self.set.clone());
@@ -125,6 +159,9 @@ mod tests {
             ("github_token", "t"),
             ("AWS_REGION", "eu"),
             ("EDITOR", "vi"),
+            ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ("SSH_AUTH_SOCK", "/run/agent.sock"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -136,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn by_default_keys_secrets_tokens_and_the_providers_variables_are_dropped() {
+    fn by_default_keys_secrets_tokens_daemons_and_the_providers_variables_are_dropped() {
         let secrets = ["MY_LLM_CREDENTIAL".to_owned()];
         let env = ShellEnvironmentPolicy::default()
             .environment(vars(), &secrets)
@@ -164,6 +201,8 @@ mod tests {
             .environment(vars(), &["ANTHROPIC_API_KEY".to_owned()])
             .unwrap();
         assert!(!env.contains_key("ANTHROPIC_API_KEY"));
+        // The user may give a daemon back.
+        assert!(env.contains_key("SSH_AUTH_SOCK"));
         assert!(env.contains_key("github_token"));
         let bad = ShellEnvironmentPolicy {
             exclude: vec!["[".to_owned()],
