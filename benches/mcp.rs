@@ -73,6 +73,7 @@ fn bench_mcp(c: &mut Criterion) {
         cancel: CancellationToken::new(),
         context: Default::default(),
         gate: None,
+        hidden: std::sync::Arc::from([]),
         run: None,
     };
     let arguments = r#"{"message": "benchmark"}"#;

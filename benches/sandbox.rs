@@ -31,6 +31,7 @@ fn bench_sandbox(c: &mut Criterion) {
         cancel: CancellationToken::new(),
         context: Default::default(),
         gate: None,
+        hidden: std::sync::Arc::from([]),
         run: None,
     };
     let mut group = c.benchmark_group("sandbox");

@@ -13,6 +13,7 @@ mod commands;
 mod demo;
 mod events_doc;
 mod grants;
+mod hidden;
 mod hooks;
 mod hostile;
 mod journal;

@@ -143,6 +143,10 @@ pub struct LoopConfig {
     /// On a resume: the interrupted run's calls, answered from its journal in every context
     /// (a child's config is its parent's); `None`: a run of its own.
     pub earlier: Option<std::sync::Arc<crate::earlier::EarlierCalls>>,
+    /// Paths (canonical) the file tools of every context may not open or list: the same
+    /// credentials the sandbox hides from commands, so one list holds for both (a child's
+    /// config is its parent's). Empty: nothing hidden (an embedder without a sandbox).
+    pub hidden_paths: std::sync::Arc<[std::path::PathBuf]>,
 }
 
 impl LoopConfig {
@@ -183,6 +187,7 @@ impl Default for LoopConfig {
             hooks: None,
             agent: None,
             earlier: None,
+            hidden_paths: std::sync::Arc::from([]),
         }
     }
 }

@@ -495,6 +495,7 @@ mod tests {
             cancel: CancellationToken::new(),
             context: Default::default(),
             gate: None,
+            hidden: std::sync::Arc::from([]),
             run: None,
         }
     }

@@ -470,6 +470,7 @@ impl Run {
             cancel: s.cancel.clone(),
             context: s.events.context().clone(),
             gate: Some(s.gate.clone()),
+            hidden: s.config.hidden_paths.clone(),
             // The tools this round may use, cloned once (not the run's and then these).
             run: Some(RunServices {
                 cwd: s.cwd.clone(),

@@ -69,6 +69,9 @@ pub struct ToolEnv {
     /// The run's permission gate, for tools that walk the workspace: what a rule denies is
     /// left out of a walk. `None`: nothing is left out.
     pub gate: Option<crate::permission::SharedGate>,
+    /// Paths (canonical) file tools may not open or list: the credentials the sandbox hides
+    /// from commands ([`crate::LoopConfig::hidden_paths`]).
+    pub hidden: std::sync::Arc<[PathBuf]>,
 }
 
 impl std::fmt::Debug for ToolEnv {

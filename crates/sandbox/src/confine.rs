@@ -120,6 +120,15 @@ impl Sandbox {
         &self.policy
     }
 
+    /// The paths it hides (canonical), which file tools keep out of as well: none in
+    /// `full-access`, where nothing is confined.
+    pub fn hidden_paths(&self) -> Vec<PathBuf> {
+        if self.policy.mode == SandboxMode::FullAccess {
+            return Vec::new();
+        }
+        self.policy.hidden(self.home.as_deref())
+    }
+
     /// What a run says once at its start about its sandbox: that commands run unconfined,
     /// or what this machine cannot enforce of the policy.
     pub fn notices(&self) -> Vec<String> {

@@ -25,6 +25,7 @@ pub use confine::{Confinement, Sandbox};
 pub use mode::SandboxMode;
 pub use policy::{
     DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SERVER_CACHES, SandboxPolicy,
+    hidden_candidates,
 };
 pub use spawn::{Process, ProcessSpec, spawn};
 pub use support::{ProcessLimitKind, Support};

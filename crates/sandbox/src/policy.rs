@@ -7,8 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::SandboxMode;
 
-/// Secrets under the home directory that sandboxed commands cannot read unless a `read`
-/// grant names them: keys, cloud and registry credentials, wonopcode's own tokens.
+/// Secrets under the home directory that sandboxed commands and file tools cannot read
+/// unless a `read` grant names them: keys, cloud and registry credentials, other agents'
+/// sign-ins, shell histories, and wonopcode's own tokens, journals, trust file and compiled
+/// components (a command that could write those could forge trust or plant code).
+/// [`hidden_candidates`] adds the same places where the XDG variables move them.
 pub const HIDDEN_IN_HOME: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -16,6 +19,8 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".azure",
     ".config/gcloud",
     ".config/gh",
+    ".config/git/credentials",
+    ".config/hub",
     ".kube",
     ".docker",
     ".netrc",
@@ -23,10 +28,81 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".password-store",
     ".pypirc",
     ".npmrc",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".bash_history",
+    ".zsh_history",
+    ".histfile",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".local/share/fish/fish_history",
     ".local/share/wonopcode",
+    ".config/wonopcode/trusted-workspaces.json",
+    ".cache/wonopcode",
 ];
+
+/// Secrets relative to `$XDG_CONFIG_HOME`, `$XDG_DATA_HOME` and `$XDG_CACHE_HOME` when
+/// those are set (their defaults under the home are in [`HIDDEN_IN_HOME`]).
+const HIDDEN_IN_XDG: &[(&str, &[&str])] = &[
+    (
+        "XDG_CONFIG_HOME",
+        &[
+            "gcloud",
+            "gh",
+            "git/credentials",
+            "hub",
+            "wonopcode/trusted-workspaces.json",
+        ],
+    ),
+    ("XDG_DATA_HOME", &["wonopcode", "fish/fish_history"]),
+    ("XDG_CACHE_HOME", &["wonopcode"]),
+];
+
+/// Variables that name a file or directory of secrets themselves, and what in it is one.
+const HIDDEN_BY_VARIABLE: &[(&str, &str)] = &[
+    ("HISTFILE", ""),
+    ("CODEX_HOME", "auth.json"),
+    ("CLAUDE_CONFIG_DIR", ".credentials.json"),
+    ("GNUPGHOME", ""),
+    ("AWS_SHARED_CREDENTIALS_FILE", ""),
+    ("GOOGLE_APPLICATION_CREDENTIALS", ""),
+    ("KUBECONFIG", ""),
+    ("DOCKER_CONFIG", ""),
+];
+
+/// Every place [`SandboxPolicy::hidden`] considers, for the home directory `home` and the
+/// variables `var` gives (absolute paths only; existence is checked later).
+pub fn hidden_candidates(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = HIDDEN_IN_HOME.iter().map(|r| home.join(r)).collect();
+    let absolute = |value: String| Some(PathBuf::from(value)).filter(|p| p.is_absolute());
+    for (variable, entries) in HIDDEN_IN_XDG {
+        if let Some(base) = var(variable).and_then(absolute) {
+            paths.extend(entries.iter().map(|e| base.join(e)));
+        }
+    }
+    for (variable, entry) in HIDDEN_BY_VARIABLE {
+        // `KUBECONFIG` may list several files.
+        for value in var(variable).unwrap_or_default().split(':') {
+            if let Some(base) = absolute(value.to_owned()) {
+                paths.push(if entry.is_empty() {
+                    base
+                } else {
+                    base.join(entry)
+                });
+            }
+        }
+    }
+    paths
+}
 
 /// The most processes one sandboxed command may have at once, unless the policy says.
 pub const DEFAULT_MAX_PROCESSES: u32 = 512;
@@ -72,8 +148,9 @@ impl SandboxPolicy {
         self.network.contains(&NetworkGrant::Any)
     }
 
-    /// The paths hidden from commands: [`HIDDEN_IN_HOME`] under `home`, less those a `read`
-    /// grant names (or lies inside). Only paths that exist, canonical.
+    /// The paths hidden from commands and file tools: [`hidden_candidates`] of `home` and
+    /// this process's environment, less those a `read` grant names (or lies inside). Only
+    /// paths that exist, canonical, each once.
     pub fn hidden(&self, home: Option<&Path>) -> Vec<PathBuf> {
         let Some(home) = home else {
             return Vec::new();
@@ -83,11 +160,16 @@ impl SandboxPolicy {
             .iter()
             .filter_map(|p| p.canonicalize().ok())
             .collect();
-        HIDDEN_IN_HOME
-            .iter()
-            .filter_map(|relative| home.join(relative).canonicalize().ok())
+        let mut hidden: Vec<PathBuf> = hidden_candidates(home, &|name| std::env::var(name).ok())
+            .into_iter()
+            .filter_map(|path| path.canonicalize().ok())
+            // A variable naming `/` or the home itself hides no more than its secrets.
+            .filter(|hidden| !home.starts_with(hidden))
             .filter(|hidden| !read.iter().any(|granted| hidden.starts_with(granted)))
-            .collect()
+            .collect();
+        hidden.sort();
+        hidden.dedup();
+        hidden
     }
 }
 
@@ -428,9 +510,44 @@ mod tests {
         std::fs::create_dir_all(home.path().join(".aws")).unwrap();
         let home = home.path().canonicalize().unwrap();
         let mut policy = SandboxPolicy::default();
-        let hidden = policy.hidden(Some(&home));
-        assert_eq!(hidden, vec![home.join(".ssh"), home.join(".aws")]);
+        // The machine's own variables (`HISTFILE`, XDG) may add paths elsewhere.
+        let under_home = |policy: &SandboxPolicy| -> Vec<PathBuf> {
+            policy
+                .hidden(Some(&home))
+                .into_iter()
+                .filter(|p| p.starts_with(&home))
+                .collect()
+        };
+        assert_eq!(under_home(&policy), vec![home.join(".aws"), home.join(".ssh")]);
         policy.read.push(home.join(".ssh"));
-        assert_eq!(policy.hidden(Some(&home)), vec![home.join(".aws")]);
+        assert_eq!(under_home(&policy), vec![home.join(".aws")]);
+    }
+
+    #[test]
+    fn xdg_locations_and_named_files_are_hidden_where_the_variables_put_them() {
+        let vars = |name: &str| match name {
+            "XDG_CONFIG_HOME" => Some("/cfg".to_owned()),
+            "XDG_DATA_HOME" => Some("relative/ignored".to_owned()),
+            "KUBECONFIG" => Some("/k/one:/k/two".to_owned()),
+            "CODEX_HOME" => Some("/codex".to_owned()),
+            _ => None,
+        };
+        let found = hidden_candidates(Path::new("/home/u"), &vars);
+        for expected in [
+            "/home/u/.ssh",
+            "/home/u/.codex/auth.json",
+            "/home/u/.claude/.credentials.json",
+            "/home/u/.config/git/credentials",
+            "/home/u/.local/share/wonopcode",
+            "/cfg/gh",
+            "/cfg/git/credentials",
+            "/cfg/wonopcode/trusted-workspaces.json",
+            "/k/one",
+            "/k/two",
+            "/codex/auth.json",
+        ] {
+            assert!(found.contains(&PathBuf::from(expected)), "{expected}: {found:?}");
+        }
+        assert!(!found.iter().any(|p| p.starts_with("relative")), "{found:?}");
     }
 }

@@ -455,6 +455,8 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        // One hidden list for commands and file tools alike.
+        loop_config.hidden_paths = sandbox.hidden_paths().into();
         // The run this one resumes or forks, for its `run.json`.
         let resumes = self.resuming.as_ref().map(|(e, _)| e.meta.id.clone());
         let origin = self
@@ -496,7 +498,7 @@ impl SessionBuilder {
         ));
         loop_config.hooks = run_hooks(&config, &root, &hook_loader, trusted, &mut notices)?;
         let instructions = if self.project_instructions {
-            ProjectInstructions::find(&root)
+            ProjectInstructions::find(&root, &loop_config.hidden_paths)
         } else {
             ProjectInstructions::default()
         };

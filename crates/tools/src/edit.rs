@@ -12,7 +12,7 @@ use wonopcode_agent_loop::{
 
 use crate::diff::unified;
 use crate::spec::{args, spec};
-use crate::workspace::{describe, display, open_regular, resolve, rule_subject};
+use crate::workspace::{describe, display, open_regular, resolve, resolve_for, rule_subject};
 
 /// Replaces an exact string in a file.
 pub struct EditTool(ToolSpec);
@@ -100,7 +100,7 @@ impl Tool for EditTool {
         env: &ToolEnv,
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let path = resolve(&env.workspace_root, &a.path)?;
+        let path = resolve_for(env, &a.path)?;
         let rel = display(&env.workspace_root, &path);
         let text = read_for_edit(&path, &rel).await?;
         let (updated, matches) = replaced(&text, &a, &rel)?;
@@ -213,6 +213,7 @@ mod tests {
             cancel: CancellationToken::new(),
             context: Default::default(),
             gate: None,
+            hidden: std::sync::Arc::from([]),
             run: None,
         };
         let refused = EditTool::default()

@@ -12,7 +12,7 @@ use wonopcode_agent_loop::{
 
 use crate::spec::{args, spec};
 use crate::walk::{Denied, walk};
-use crate::workspace::{display, resolve, rule_subject};
+use crate::workspace::{display, resolve_for, rule_subject};
 
 const LIMIT: usize = 1000;
 
@@ -69,7 +69,7 @@ impl Tool for GlobTool {
             .build()
             .map_err(|e| ToolError::InvalidArguments(format!("bad glob `{}`: {e}", a.pattern)))?
             .compile_matcher();
-        let start = resolve(&env.workspace_root, a.path.as_deref().unwrap_or("."))?;
+        let start = resolve_for(env, a.path.as_deref().unwrap_or("."))?;
         let root = env.workspace_root.clone();
         let denied = Denied::of(env, "glob");
         let found = tokio::task::spawn_blocking(move || {

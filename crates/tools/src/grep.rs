@@ -15,7 +15,7 @@ use wonopcode_agent_loop::{
 
 use crate::spec::{args, spec};
 use crate::walk::{Denied, walk};
-use crate::workspace::{display, resolve, rule_subject};
+use crate::workspace::{display, resolve_for, rule_subject};
 
 const LIMIT: usize = 500;
 
@@ -84,7 +84,7 @@ impl Tool for GrepTool {
             ),
             None => None,
         };
-        let start = resolve(&env.workspace_root, a.path.as_deref().unwrap_or("."))?;
+        let start = resolve_for(env, a.path.as_deref().unwrap_or("."))?;
         let root = env.workspace_root.clone();
         let cancel = env.cancel.clone();
         let denied = Denied::of(env, "grep");

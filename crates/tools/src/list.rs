@@ -11,7 +11,7 @@ use wonopcode_agent_loop::{
 
 use crate::spec::{args, spec};
 use crate::walk::{Denied, walk};
-use crate::workspace::{display, resolve, rule_subject};
+use crate::workspace::{display, resolve_for, rule_subject};
 
 const LIMIT: usize = 1000;
 
@@ -63,7 +63,7 @@ impl Tool for ListTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let given = a.path.unwrap_or_else(|| ".".to_owned());
-        let start = resolve(&env.workspace_root, &given)?;
+        let start = resolve_for(env, &given)?;
         if !start.is_dir() {
             return Err(ToolError::Failed(format!("`{given}` is not a directory")));
         }

@@ -10,7 +10,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::spec::{args, spec};
-use crate::workspace::{OpenError, describe, display, open_regular, resolve, rule_subject};
+use crate::workspace::{OpenError, describe, display, open_regular, resolve_for, rule_subject};
 
 /// Lines returned when no range is given.
 const DEFAULT_LINES: usize = 2000;
@@ -62,7 +62,7 @@ impl Tool for ReadTool {
         env: &ToolEnv,
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let path = resolve(&env.workspace_root, &a.path)?;
+        let path = resolve_for(env, &a.path)?;
         let start = a.start_line.unwrap_or(1);
         let end = a
             .end_line

@@ -4,34 +4,44 @@
 //! skipped, since reading one can block or never end.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::WalkBuilder;
 use wonopcode_agent_loop::{PermissionRequest, PermissionStatus, SharedGate, ToolEnv, ToolKind};
 
-use crate::workspace::display;
+use crate::workspace::{display, hidden_by};
 
-/// What the permission rules deny a walking tool: an entry is left out (and a directory not
+/// What a walking tool may not see: the run's hidden paths (credentials, as for every file
+/// tool), and what the permission rules deny it — an entry is left out (and a directory not
 /// entered) when reading it is denied, by a rule for `read` or for the walking tool itself,
 /// matched against the entry's workspace-relative path as any path is.
 #[derive(Clone)]
 pub(crate) struct Denied {
-    gate: SharedGate,
+    gate: Option<SharedGate>,
+    hidden: Arc<[PathBuf]>,
     root: PathBuf,
     tool: &'static str,
 }
 
 impl Denied {
-    /// The rules of `env`'s run for `tool`; `None` when the call has no gate to ask.
+    /// The hidden paths and the rules of `env`'s run for `tool`.
     pub(crate) fn of(env: &ToolEnv, tool: &'static str) -> Option<Self> {
         Some(Self {
-            gate: env.gate.clone()?,
+            gate: env.gate.clone(),
+            hidden: env.hidden.clone(),
             root: env.workspace_root.clone(),
             tool,
         })
     }
 
-    /// Whether a rule denies reading `path`.
+    /// Whether `path` is hidden, or a rule denies reading it.
     pub(crate) fn covers(&self, path: &Path) -> bool {
+        if hidden_by(&self.hidden, path).is_some() {
+            return true;
+        }
+        let Some(gate) = &self.gate else {
+            return false;
+        };
         let subject = display(&self.root, path);
         [self.tool, "read"].into_iter().any(|tool| {
             let request = PermissionRequest {
@@ -40,7 +50,7 @@ impl Denied {
                 subject: Some(subject.clone()),
                 preview: None,
             };
-            self.gate.status(&request) == PermissionStatus::Denied
+            gate.status(&request) == PermissionStatus::Denied
         })
     }
 }
@@ -63,6 +73,7 @@ pub(crate) fn walk(
         .max_depth(max_depth)
         .require_git(false)
         .sort_by_file_path(|a, b| a.cmp(b));
+    let hidden = denied.as_ref().map(|d| d.hidden.clone());
     if let Some(denied) = denied {
         builder.filter_entry(move |entry| !denied.covers(entry.path()));
     }
@@ -75,7 +86,11 @@ pub(crate) fn walk(
             more = true;
             break;
         }
-        let Some(is_dir) = entry.file_type().and_then(|t| kind(root, entry.path(), t)) else {
+        let hidden = hidden.as_deref().unwrap_or_default();
+        let Some(is_dir) = entry
+            .file_type()
+            .and_then(|t| kind(root, hidden, entry.path(), t))
+        else {
             continue;
         };
         out.push((entry.into_path(), is_dir));
@@ -84,8 +99,14 @@ pub(crate) fn walk(
 }
 
 /// Whether an entry is a directory (`Some(true)`), a regular file (`Some(false)`), or to be
-/// skipped: a special file, or a symlink that is dangling or leads outside `root`.
-fn kind(root: &Path, path: &Path, file_type: std::fs::FileType) -> Option<bool> {
+/// skipped: a special file, or a symlink that is dangling or leads outside `root` or into
+/// a `hidden` path.
+fn kind(
+    root: &Path,
+    hidden: &[PathBuf],
+    path: &Path,
+    file_type: std::fs::FileType,
+) -> Option<bool> {
     if file_type.is_dir() {
         return Some(true);
     }
@@ -96,7 +117,7 @@ fn kind(root: &Path, path: &Path, file_type: std::fs::FileType) -> Option<bool> 
         return None;
     }
     let target = path.canonicalize().ok()?;
-    if !target.starts_with(root) {
+    if !target.starts_with(root) || hidden_by(hidden, &target).is_some() {
         return None;
     }
     let meta = std::fs::metadata(&target).ok()?;

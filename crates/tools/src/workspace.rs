@@ -4,7 +4,7 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use wonopcode_agent_loop::ToolError;
+use wonopcode_agent_loop::{ToolEnv, ToolError};
 
 /// Resolves `input` (relative to `root`, or absolute) to a path inside `root`. `root` must be
 /// canonical. The longest prefix that exists is resolved by the system, as opening the path
@@ -56,6 +56,29 @@ pub fn resolve(root: &Path, input: &str) -> Result<PathBuf, ToolError> {
             path: input.to_owned(),
         })
     }
+}
+
+/// [`resolve`], refusing a path that lies in one of `hidden` (the credentials the sandbox
+/// hides from commands: [`ToolEnv::hidden`]) with a line saying so.
+pub fn resolve_visible(root: &Path, hidden: &[PathBuf], input: &str) -> Result<PathBuf, ToolError> {
+    let path = resolve(root, input)?;
+    match hidden_by(hidden, &path) {
+        Some(hidden) => Err(ToolError::Failed(format!(
+            "`{input}` is hidden: {} holds credentials, kept from file tools and commands alike (a `read` grant in your sandbox settings opens it)",
+            display(root, hidden)
+        ))),
+        None => Ok(path),
+    }
+}
+
+/// [`resolve_visible`] in a call's workspace, with the run's hidden paths.
+pub fn resolve_for(env: &ToolEnv, input: &str) -> Result<PathBuf, ToolError> {
+    resolve_visible(&env.workspace_root, &env.hidden, input)
+}
+
+/// The hidden path `path` (canonical) is, or lies in.
+pub(crate) fn hidden_by<'h>(hidden: &'h [PathBuf], path: &Path) -> Option<&'h PathBuf> {
+    hidden.iter().find(|h| path.starts_with(h))
 }
 
 /// The path a model gave, as permission rules see it: resolved like every tool path and

@@ -12,7 +12,7 @@ use wonopcode_agent_loop::{
 
 use crate::diff::{MAX_DIFF_INPUT, unified};
 use crate::spec::{args, spec};
-use crate::workspace::{OpenError, describe, display, resolve, rule_subject};
+use crate::workspace::{OpenError, describe, display, resolve, resolve_for, rule_subject};
 
 /// Writes a file, creating parent directories.
 pub struct WriteTool(ToolSpec);
@@ -78,7 +78,7 @@ impl Tool for WriteTool {
         env: &ToolEnv,
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let path = resolve(&env.workspace_root, &a.path)?;
+        let path = resolve_for(env, &a.path)?;
         let rel = display(&env.workspace_root, &path);
         let (kind, before) = match tokio::fs::metadata(&path).await {
             // Writing to a FIFO would wait for a reader; to a device, reach past the files.

@@ -21,7 +21,7 @@ use wonopcode_agent_loop::{
 use crate::diff::unified;
 use crate::edit::read_for_edit;
 use crate::spec::{args, spec};
-use crate::workspace::{OpenError, describe, display, resolve};
+use crate::workspace::{OpenError, describe, display, resolve_visible};
 use apply::apply_hunks;
 use parse::{FileOp, parse};
 
@@ -71,7 +71,8 @@ impl Tool for ApplyPatchTool {
 
     async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
         let a: Args = serde_json::from_value(arguments.clone()).ok()?;
-        let plan = Plan::of(root, &a.input).await.ok()?;
+        // The preview shows the person what the call would do; it reads no hidden file either.
+        let plan = Plan::of(root, &[], &a.input).await.ok()?;
         let diffs: Vec<String> = plan.changes.into_iter().filter_map(|c| c.diff).collect();
         (!diffs.is_empty()).then(|| diffs.concat())
     }
@@ -82,7 +83,7 @@ impl Tool for ApplyPatchTool {
         env: &ToolEnv,
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let plan = Plan::of(&env.workspace_root, &a.input).await?;
+        let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
         plan.write().await?;
         let summary: Vec<String> = plan
             .changes
@@ -111,9 +112,9 @@ struct Plan {
 }
 
 impl Plan {
-    /// Parses `patch` and works out what it does to the files under `root`, without
-    /// writing; the first problem is the error.
-    async fn of(root: &Path, patch: &str) -> Result<Self, ToolError> {
+    /// Parses `patch` and works out what it does to the files under `root`, none of them
+    /// `hidden`, without writing; the first problem is the error.
+    async fn of(root: &Path, hidden: &[PathBuf], patch: &str) -> Result<Self, ToolError> {
         let ops = parse(patch).map_err(ToolError::Failed)?;
         let mut plan = Self {
             files: BTreeMap::new(),
@@ -121,7 +122,7 @@ impl Plan {
             changes: Vec::new(),
         };
         for op in &ops {
-            let path = resolve(root, op.path())?;
+            let path = resolve_visible(root, hidden, op.path())?;
             let rel = display(root, &path);
             match op {
                 FileOp::Add { lines, .. } => {
@@ -145,7 +146,7 @@ impl Plan {
                             plan.set(path, rel, Some(after));
                         }
                         Some(target) => {
-                            let target = resolve(root, target)?;
+                            let target = resolve_visible(root, hidden, target)?;
                             let target_rel = display(root, &target);
                             plan.change(&rel, Some(&before), None);
                             plan.set(path, rel, None);
@@ -283,6 +284,7 @@ mod tests {
                 cancel: CancellationToken::new(),
                 context: Default::default(),
                 gate: None,
+                hidden: std::sync::Arc::from([]),
                 run: None,
             };
             ApplyPatchTool::default()
