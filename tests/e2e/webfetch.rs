@@ -236,3 +236,48 @@ fn websearch_exists_only_with_an_engine_and_lists_its_results() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_fetch_allowed_for_one_host_follows_no_redirect_to_another() {
+    // The metadata service stand-in: another loopback address, counting who asks.
+    let metadata = TcpListener::bind("127.0.0.2:0").unwrap();
+    let metadata_url = format!(
+        "http://{}/latest/meta-data/",
+        metadata.local_addr().unwrap()
+    );
+    metadata.set_nonblocking(true).unwrap();
+    // The allowed host redirects there.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let target = metadata_url.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 2048];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                format!("HTTP/1.1 302 Found\r\nlocation: {target}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").as_bytes(),
+            );
+        }
+    });
+    let s = Scratch::new();
+    let mut turn = call(
+        "w1",
+        "webfetch",
+        &json!({"url": format!("{base}/docs")}).to_string(),
+    );
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let out = s.run_json(&t, &["--allow", "webfetch:127.0.0.1"], "fetch");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let item = &tool_results(&events(&out))[0];
+    assert_eq!(item["status"], "failed", "{item}");
+    let said = item["output"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("on another host than the one approved"),
+        "{item}"
+    );
+    assert!(
+        metadata.accept().is_err(),
+        "the redirect reached the metadata stand-in"
+    );
+}

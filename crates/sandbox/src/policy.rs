@@ -518,7 +518,10 @@ mod tests {
                 .filter(|p| p.starts_with(&home))
                 .collect()
         };
-        assert_eq!(under_home(&policy), vec![home.join(".aws"), home.join(".ssh")]);
+        assert_eq!(
+            under_home(&policy),
+            vec![home.join(".aws"), home.join(".ssh")]
+        );
         policy.read.push(home.join(".ssh"));
         assert_eq!(under_home(&policy), vec![home.join(".aws")]);
     }
@@ -546,8 +549,14 @@ mod tests {
             "/k/two",
             "/codex/auth.json",
         ] {
-            assert!(found.contains(&PathBuf::from(expected)), "{expected}: {found:?}");
+            assert!(
+                found.contains(&PathBuf::from(expected)),
+                "{expected}: {found:?}"
+            );
         }
-        assert!(!found.iter().any(|p| p.starts_with("relative")), "{found:?}");
+        assert!(
+            !found.iter().any(|p| p.starts_with("relative")),
+            "{found:?}"
+        );
     }
 }

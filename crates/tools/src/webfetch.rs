@@ -5,6 +5,11 @@
 //! cancellation. It asks before each fetch by default (a request can have effects, and what
 //! it sends names the URL); a context whose grants narrow its sandbox reaches only the hosts
 //! those grants name (`docs/grants.md`).
+//!
+//! Every redirect is checked, in every context ([`Redirects`]): against the context's
+//! grants; to another host only when the permission rules allow that host without asking
+//! (an approval of one host is not one of another); and never from a public address to a
+//! loopback, private or link-local one (a cloud's metadata service).
 
 use std::time::Duration;
 
@@ -13,7 +18,8 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+    PermissionRequest, PermissionStatus, SharedGate, Tool, ToolCategory, ToolEnv, ToolError,
+    ToolKind, ToolOutput, ToolSpec,
 };
 use wonopcode_sandbox::{NetworkGrant, SandboxMode, SandboxPolicy};
 
@@ -152,7 +158,8 @@ impl Tool for WebFetchTool {
         let limit = a.timeout.map_or(DEFAULT_TIMEOUT, |s| {
             Duration::from_secs(s.min(MAX_TIMEOUT_SECS))
         });
-        let fetch = fetch(url.clone(), self.reach.clone());
+        let redirects = Redirects::of(&url, self.reach.clone(), env.gate.clone());
+        let fetch = fetch(url.clone(), redirects);
         let page = tokio::select! {
             page = tokio::time::timeout(limit, fetch) => page.map_err(|_| {
                 ToolError::Failed(format!(
@@ -178,12 +185,88 @@ struct Page {
     cut: bool,
 }
 
-async fn fetch(url: reqwest::Url, reach: Reach) -> Result<Page, ToolError> {
+/// What a fetch's redirects may lead to: the context's grants, the hosts the permission
+/// rules allow, and no private address after a public one.
+#[derive(Clone)]
+struct Redirects {
+    reach: Reach,
+    gate: Option<SharedGate>,
+    /// The host the call named (and was approved for).
+    first_host: String,
+    /// Whether the call named a loopback, private or link-local address itself.
+    first_private: bool,
+}
+
+impl Redirects {
+    fn of(url: &reqwest::Url, reach: Reach, gate: Option<SharedGate>) -> Self {
+        Self {
+            reach,
+            gate,
+            first_host: url.host_str().unwrap_or_default().to_owned(),
+            first_private: is_private(url),
+        }
+    }
+
+    /// Why the redirect to `url` is refused, if it is.
+    fn refusal(&self, url: &reqwest::Url) -> Option<String> {
+        if !self.reach.allows(url) {
+            return Some(self.reach.refusal(url));
+        }
+        if !self.first_private && is_private(url) {
+            return Some(format!(
+                "redirected to `{url}`, a loopback, private or link-local address, from a public one: not followed"
+            ));
+        }
+        let host = url.host_str().unwrap_or_default();
+        if host.eq_ignore_ascii_case(&self.first_host) {
+            return None;
+        }
+        let allowed = self.gate.as_ref().is_none_or(|gate| {
+            gate.status(&PermissionRequest {
+                tool: "webfetch".to_owned(),
+                kind: ToolKind::Mutating,
+                subject: Some(host.to_owned()),
+                preview: None,
+            }) == PermissionStatus::Allowed
+        });
+        (!allowed).then(|| {
+            format!(
+                "redirected to `{url}`, on another host than the one approved (`{}`): not followed; fetch that URL itself to be asked for it",
+                self.first_host
+            )
+        })
+    }
+}
+
+/// Whether `url` names a loopback, private, link-local or unspecified address (by its
+/// literal address, or `localhost`).
+fn is_private(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => private_v4(ip),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || ip.is_unique_local()
+                || ip.is_unicast_link_local()
+                || ip.to_ipv4_mapped().is_some_and(private_v4)
+        }
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
+fn private_v4(ip: std::net::Ipv4Addr) -> bool {
+    ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+}
+
+async fn fetch(url: reqwest::Url, redirects: Redirects) -> Result<Page, ToolError> {
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else if !reach.allows(attempt.url()) {
-            let refusal = reach.refusal(attempt.url());
+        } else if let Some(refusal) = redirects.refusal(attempt.url()) {
             attempt.error(refusal)
         } else {
             attempt.follow()
@@ -326,5 +409,30 @@ mod tests {
         assert!(!grants.allows(&url("https://example.com/")));
         assert!(Reach::Approved.allows(&url("http://127.0.0.1:9/")));
         assert!(!Reach::Granted(Vec::new()).allows(&url("https://docs.rs/")));
+    }
+
+    #[test]
+    fn a_redirect_from_a_public_address_to_a_private_one_is_refused() {
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        for private in [
+            "http://127.0.0.2/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.1.2.3/",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[fd00::1]/",
+            "http://localhost:8080/",
+            "http://0.0.0.0/",
+        ] {
+            assert!(is_private(&url(private)), "{private}");
+            let public = Redirects::of(&url("https://docs.rs/"), Reach::Approved, None);
+            let refused = public.refusal(&url(private)).unwrap_or_default();
+            assert!(refused.contains("private"), "{private}: {refused}");
+            // A call that named a private address itself may be redirected within them.
+            let local = Redirects::of(&url("http://127.0.0.1:3000/"), Reach::Approved, None);
+            assert_eq!(local.refusal(&url(private)), None, "{private}");
+        }
+        assert!(!is_private(&url("https://8.8.8.8/")));
+        assert!(!is_private(&url("https://docs.rs/")));
     }
 }
