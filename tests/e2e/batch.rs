@@ -516,3 +516,49 @@ fn bad_batches_say_what_and_where() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a batch's results directory"));
 }
+
+#[test]
+fn a_task_cannot_take_a_workspace_from_outside_the_tasks_files_directory() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let keys = dir.join("home/.ssh");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("id_ed25519"), "PRIVATE KEY").unwrap();
+    let tasks = dir.join("tasks");
+    std::fs::create_dir_all(tasks.join("ws")).unwrap();
+    std::fs::write(
+        tasks.join("tasks.jsonl"),
+        "{\"id\":\"ok\",\"prompt\":\"x\",\"workspace\":\"ws\"}\n{\"id\":\"steal\",\"prompt\":\"x\",\"workspace\":\"../home/.ssh\"}\n",
+    )
+    .unwrap();
+    let out = batch(&tasks, "out", &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("tasks.jsonl:2: the workspace") && stderr.contains("is outside"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let copied = walk_files(&tasks.join("out"));
+    assert!(
+        !copied.iter().any(|f| f.ends_with("id_ed25519")),
+        "{copied:?}"
+    );
+}
+
+/// Every file beneath `dir` (none when it does not exist).
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

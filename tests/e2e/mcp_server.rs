@@ -121,6 +121,34 @@ fn a_loop_served_over_stdio_runs_its_tree_and_answers_with_usage() {
 }
 
 #[test]
+fn a_calls_workspace_stays_beneath_the_servers() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[vec![text("Hi."), done("end_turn")]]);
+    let outside = s.outside("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, s.ws().join("link-out")).unwrap();
+    std::fs::create_dir_all(s.ws().join("sub")).unwrap();
+    let server = served(&format!("-C {} --replay {}", s.ws().display(), t.display()));
+    for (workspace, said) in [
+        (outside.display().to_string(), "must be a relative path"),
+        ("../elsewhere".to_owned(), "must be a relative path"),
+        ("sub/../../elsewhere".to_owned(), "must be a relative path"),
+        (
+            "link-out".to_owned(),
+            "leads outside the server's workspace",
+        ),
+    ] {
+        let arguments = serde_json::json!({"prompt": "x", "workspace": workspace}).to_string();
+        let out = call_standard(&s, &server, &arguments, &[]);
+        assert_eq!(out.status.code(), Some(1), "{workspace}: {}", stderr(&out));
+        assert!(stdout(&out).contains(said), "{workspace}: {}", stdout(&out));
+    }
+    // Beneath it is fine.
+    let out = call_standard(&s, &server, r#"{"prompt": "x", "workspace": "sub"}"#, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
 fn mcp_server_refuses_an_unknown_loop_and_a_bad_address_in_one_line() {
     let out = command()
         .args(["mcp-server", "--loop", "standrad"])

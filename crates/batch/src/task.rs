@@ -94,13 +94,22 @@ pub struct TaskFile {
 
 impl TaskFile {
     /// Reads and checks every line (blank lines and lines starting with `#` are skipped); the
-    /// first bad line is the error, with its number.
+    /// first bad line is the error, with its number. A task's `workspace` must lie beneath
+    /// the tasks file's directory.
     pub fn read(path: &Path) -> Result<Self, BatchError> {
+        Self::read_within(path, None)
+    }
+
+    /// [`TaskFile::read`], with tasks' workspaces beneath `root` instead of the tasks file's
+    /// directory (a tasks file from elsewhere — a data set, another person — must not make
+    /// a task copy `~/.ssh` into its output).
+    pub fn read_within(path: &Path, root: Option<&Path>) -> Result<Self, BatchError> {
         let text = std::fs::read_to_string(path).map_err(|e| BatchError::Io {
             what: format!("cannot read the tasks file {}", path.display()),
             source: e,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
+        let root = real_or_plain(root.unwrap_or(base));
         let mut tasks = Vec::new();
         let mut seen = HashSet::new();
         for (index, line) in text.lines().enumerate() {
@@ -133,6 +142,16 @@ impl TaskFile {
                     *relative = base.join(&*relative);
                 }
             }
+            if let Some(workspace) = &task.workspace {
+                let real = real_or_plain(workspace);
+                if !real.starts_with(&root) {
+                    return Err(bad(format!(
+                        "the workspace {} is outside {} (the tasks file's directory; --workspace-root names another)",
+                        workspace.display(),
+                        root.display()
+                    )));
+                }
+            }
             if let Some(name) = &mut task.r#loop
                 && name.ends_with(".wasm")
                 && Path::new(name).is_relative()
@@ -149,6 +168,26 @@ impl TaskFile {
             tasks,
         })
     }
+}
+
+/// `path` with its links resolved where it exists, else made absolute with `.` and `..`
+/// taken as written (a missing directory is refused later, when the task starts).
+fn real_or_plain(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut plain = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                plain.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => plain.push(other),
+        }
+    }
+    plain
 }
 
 /// The default id of a task: from its line's bytes.
@@ -210,6 +249,19 @@ mod tests {
             source: e,
         })?;
         TaskFile::read(&path)
+    }
+
+    #[test]
+    fn a_workspace_outside_the_tasks_files_directory_is_refused() {
+        for outside in ["../home/.ssh", "/etc", "ws/../../x"] {
+            let line = format!("{{\"prompt\":\"p\",\"workspace\":\"{outside}\"}}\n");
+            let e = read(&line).unwrap_err().to_string();
+            assert!(
+                e.contains("is outside") && e.contains(":1:"),
+                "{outside}: {e}"
+            );
+        }
+        assert!(read("{\"prompt\":\"p\",\"workspace\":\"ws/../ws2\"}\n").is_ok());
     }
 
     #[test]

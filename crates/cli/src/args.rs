@@ -400,6 +400,11 @@ pub struct BatchArgs {
     #[arg(long)]
     pub retry_failed: bool,
 
+    /// Tasks' `workspace` directories must lie beneath DIR (default: the tasks file's
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace_root: Option<PathBuf>,
+
     /// Cancel a task that runs longer than this (for example 10m); it ends `timed_out`.
     #[arg(long, value_name = "TIME", value_parser = parse_wall)]
     pub task_timeout: Option<std::time::Duration>,

@@ -40,7 +40,8 @@ pub async fn run(args: &BatchArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
             "--record: each task's journal keeps its responses (tasks/ID/runs/RUN_ID/responses.jsonl), which --replay reads",
         ));
     }
-    let mut file = TaskFile::read(path).map_err(|e| usage(e.to_string()))?;
+    let mut file = TaskFile::read_within(path, args.workspace_root.as_deref())
+        .map_err(|e| usage(e.to_string()))?;
     // `-C`: the workspace of every task that names none.
     if let Some(dir) = &args.run.cwd {
         let dir = crate::session::workspace_root(Some(dir))?;

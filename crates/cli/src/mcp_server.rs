@@ -49,18 +49,33 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
     let run = args.run.clone();
     let yes = args.permissions.yes;
     let sessions: SessionFactory = Arc::new(move |call: &LoopCall| {
-        let workspace = call
-            .workspace
-            .as_ref()
-            .map_or_else(|| root.clone(), |dir| root.join(dir));
+        let workspace = match &call.workspace {
+            None => root.clone(),
+            // Confined beneath `-C`: a link that leads out is refused like `..`.
+            Some(dir) => {
+                let real = root
+                    .join(dir)
+                    .canonicalize()
+                    .map_err(|e| format!("`workspace` `{}`: {e}", dir.display()))?;
+                if !real.starts_with(&root) {
+                    return Err(format!(
+                        "`workspace` `{}` leads outside the server's workspace",
+                        dir.display()
+                    ));
+                }
+                real
+            }
+        };
         let mut model = model.clone();
         if call.model.is_some() {
             model.model = call.model.clone();
         }
-        session_builder(workspace, &model, policy.clone(), yes, &run, config.clone())
-            .loop_source(call.source.clone())
-            .loop_name(call.name.clone())
-            .max_iterations(call.max_iterations.or(run.max_iterations))
+        Ok(
+            session_builder(workspace, &model, policy.clone(), yes, &run, config.clone())
+                .loop_source(call.source.clone())
+                .loop_name(call.name.clone())
+                .max_iterations(call.max_iterations.or(run.max_iterations)),
+        )
     });
     let mut server = LoopServer::new(entries, sessions).map_err(usage)?;
     if client_model {

@@ -83,9 +83,25 @@ pub fn parse(arguments: Option<&serde_json::Map<String, Value>>) -> Result<Argum
                 })?,
         ),
     };
+    let workspace = text("workspace")?.map(PathBuf::from);
+    // Beneath the server's workspace, by a relative path that climbs nowhere (a link out is
+    // refused where the directory is resolved).
+    if let Some(dir) = &workspace
+        && !dir.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+    {
+        return Err(format!(
+            "`workspace` `{}` must be a relative path beneath the server's workspace, without `..`",
+            dir.display()
+        ));
+    }
     Ok(Arguments {
         prompt,
-        workspace: text("workspace")?.map(PathBuf::from),
+        workspace,
         model: text("model")?,
         max_iterations,
     })

@@ -44,9 +44,10 @@ pub struct LoopCall {
 }
 
 /// Makes the session a call runs in, with the server's settings (config, provider,
-/// permissions) and the call's choices. The server adds the renderer and, when the client
-/// can answer, the prompters.
-pub type SessionFactory = Arc<dyn Fn(&LoopCall) -> SessionBuilder + Send + Sync>;
+/// permissions) and the call's choices, or says in one line why the call cannot run there
+/// (a workspace outside the server's). The server adds the renderer and, when the client can
+/// answer, the prompters.
+pub type SessionFactory = Arc<dyn Fn(&LoopCall) -> Result<SessionBuilder, String> + Send + Sync>;
 
 /// While cancelling, how often the run is told again (it may not have started its turn).
 const CANCEL_RETRY: Duration = Duration::from_millis(10);
@@ -185,12 +186,16 @@ impl LoopServer {
                 Err(message) => return CallToolResult::error(vec![ContentBlock::text(message)]),
             },
         };
+        let builder = match (self.shared.sessions)(&call) {
+            Ok(builder) => builder,
+            Err(message) => return CallToolResult::error(vec![ContentBlock::text(message)]),
+        };
         let (notices, sender) = notices::start(
             context.peer.clone(),
             context.meta.get_progress_token(),
             self.level.clone(),
         );
-        let mut builder = (self.shared.sessions)(&call).renderer(Box::new(notices));
+        let mut builder = builder.renderer(Box::new(notices));
         if self.shared.client_model {
             let model: SharedModel = Arc::new(ClientModel::new(context.peer.clone()));
             builder = builder.model(model.clone(), Arc::new(SingleModel(model)));
