@@ -341,7 +341,9 @@ impl Drop for HttpServer {
 fn the_mcp_conformance_suite_passes_against_mcp_server_over_http() {
     let Some(dir) = conformance() else { return };
     // The fixtures' model is the client's own (MCP sampling).
+    // The suite's client sends no token: a loopback server without one.
     let server = HttpServer::start(&[
+        "--no-auth",
         "--loops-dir",
         &dir.to_string_lossy(),
         "--provider",
@@ -380,4 +382,87 @@ fn wonopcodes_mcp_client_passes_the_conformance_suites_client_scenarios() {
     ] {
         assert!(summary.contains(&format!("✓ {scenario}:")), "{summary}");
     }
+}
+
+/// Sends one MCP `initialize` request over HTTP to `url` (with `authorization` when given);
+/// the response's status code.
+fn initialize(url: &str, authorization: Option<&str>) -> u16 {
+    use std::io::{Read, Write};
+    let address = url.trim_start_matches("http://").split('/').next().unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let auth = authorization.map_or(String::new(), |a| format!("authorization: {a}\r\n"));
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n{auth}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+}
+
+#[test]
+fn the_http_server_wants_its_bearer_token() {
+    let s = Scratch::new();
+    let data = s.outside("data");
+    let mut child = command()
+        .env("XDG_DATA_HOME", &data)
+        .args(["mcp-server", "--http", "127.0.0.1:0", "-C"])
+        .arg(s.ws())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in `{first}`"))
+        .to_owned();
+    let second = lines.next().unwrap().unwrap();
+    let token = second
+        .strip_prefix("bearer token: ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no token in `{second}`"))
+        .to_owned();
+    std::thread::spawn(move || lines.for_each(drop));
+    let kept = data.join("wonopcode/mcp-server.token");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap().trim(), token);
+
+    assert_eq!(initialize(&url, None), 401, "no token");
+    assert_eq!(
+        initialize(&url, Some("Bearer not-the-token")),
+        401,
+        "a wrong token"
+    );
+    assert_eq!(
+        initialize(&url, Some(&format!("Bearer {token}"))),
+        200,
+        "the token"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // No token only on a loopback address.
+    let out = command()
+        .args(["mcp-server", "--http", "0.0.0.0:0", "--no-auth", "-C"])
+        .arg(s.ws())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not a loopback address"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
 }

@@ -708,6 +708,22 @@ pub struct McpServerArgs {
     #[arg(long, value_name = "HOST", requires = "http")]
     pub allow_host: Vec<String>,
 
+    /// With --http: the bearer token clients must send is the one in FILE (made, mode 0600,
+    /// when missing). Without it a new token is made at each start, printed once on stderr
+    /// and kept in wonopcode's data directory (`mcp-server.token`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "http",
+        conflicts_with = "no_auth"
+    )]
+    pub token_file: Option<PathBuf>,
+
+    /// With --http on a loopback address: accept requests without a token (any local user
+    /// can then run the loops).
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
+
     /// Offer only the loop NAME (repeatable; default: every named loop, see --list-loops).
     #[arg(long = "loop", value_name = "NAME")]
     pub loops: Vec<String>,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use clap::ArgMatches;
 use tokio_util::sync::CancellationToken;
-use wonopcode_mcp_server::{HttpOptions, LoopCall, LoopServer, SessionFactory};
+use wonopcode_mcp_server::{BearerToken, HttpOptions, LoopCall, LoopServer, SessionFactory};
 use wonopcode_registry::{Catalog, SearchPath};
 use wonopcode_session::config;
 
@@ -18,6 +18,7 @@ use crate::session::{permissions, session_builder, usage, workspace_root};
 pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     crate::session::check_model_args(&args.model)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
+    let root_shown = root.display().to_string();
     let config = config::load(args.run.config.as_deref())?;
     let policy = permissions(&args.permissions, matches, &config)?;
     // No terminal to ask on: the flag or the trust file decides.
@@ -85,6 +86,7 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
         wonopcode_mcp_server::serve_stdio(server).await?;
         return Ok(exit::SUCCESS);
     };
+    let token = bearer_token(args, addr)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| usage(format!("--http {addr}: cannot listen there: {e}")))?;
@@ -105,9 +107,53 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
             stop.cancel();
         }
     });
+    match &token {
+        Some((token, Some(kept))) => eprintln!(
+            "bearer token: {} (clients send `Authorization: Bearer TOKEN`; kept in {})",
+            token.as_str(),
+            kept.display()
+        ),
+        Some((_, None)) => {}
+        None => eprintln!(
+            "warning: --no-auth: any local user can run these loops in {}",
+            root_shown
+        ),
+    }
     let options = HttpOptions {
         allowed_hosts: args.allow_host.clone(),
+        token: token.map(|(token, _)| token),
     };
     wonopcode_mcp_server::serve_http(server, listener, options, cancel).await?;
     Ok(exit::SUCCESS)
+}
+
+/// The HTTP transport's token, and where it was made when it is printed: the one in
+/// `--token-file` (made there when missing), else a new one kept in the data directory;
+/// `None` with `--no-auth`, which only a loopback address may have.
+fn bearer_token(
+    args: &McpServerArgs,
+    addr: std::net::SocketAddr,
+) -> anyhow::Result<Option<(BearerToken, Option<std::path::PathBuf>)>> {
+    if args.no_auth {
+        if !addr.ip().is_loopback() {
+            return Err(usage(format!(
+                "--no-auth: {addr} is not a loopback address; any host could run the loops (leave --no-auth out to require a token)"
+            )));
+        }
+        return Ok(None);
+    }
+    if let Some(file) = &args.token_file {
+        let (token, made) = BearerToken::from_file(file).map_err(usage)?;
+        return Ok(Some((token, made.then(|| file.clone()))));
+    }
+    let token = BearerToken::generate()?;
+    let kept = dirs::data_dir()
+        .map(|d| d.join("wonopcode").join("mcp-server.token"))
+        .ok_or_else(|| {
+            anyhow::anyhow!("no data directory to keep the token in: give --token-file FILE")
+        })?;
+    token
+        .write_to(&kept)
+        .map_err(|e| anyhow::anyhow!("cannot keep the token in {}: {e}", kept.display()))?;
+    Ok(Some((token, Some(kept))))
 }

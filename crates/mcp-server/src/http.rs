@@ -1,19 +1,19 @@
 //! Streamable HTTP: rmcp's service (sessions, SSE streams with resumption, `Host` checks
-//! against DNS rebinding) run by hyper on a TCP listener. Each MCP session gets its own
-//! handler, so logging levels never leak between clients.
+//! against DNS rebinding) run by hyper on a TCP listener, behind a bearer token. Each MCP
+//! session gets its own handler, so logging levels never leak between clients.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::ServeError;
+use crate::auth::BearerToken;
 use crate::handler::LoopServer;
 
 /// How the HTTP server is reached.
@@ -22,6 +22,27 @@ pub struct HttpOptions {
     /// `Host` names (or `host:port`) accepted besides the loopback ones (`localhost`,
     /// `127.0.0.1`, `::1`); a request naming any other host is refused (DNS rebinding).
     pub allowed_hosts: Vec<String>,
+    /// The token every request must carry (`Authorization: Bearer …`); `None`: none
+    /// (`--no-auth`, on a loopback address only).
+    pub token: Option<BearerToken>,
+}
+
+/// A 401 with the challenge a client needs to know what to send.
+fn unauthorized()
+-> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>> {
+    use http_body_util::BodyExt;
+    let mut response = hyper::Response::new(
+        http_body_util::Full::new(bytes::Bytes::from_static(
+            b"this server needs its bearer token: Authorization: Bearer TOKEN\n",
+        ))
+        .boxed(),
+    );
+    *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Bearer"),
+    );
+    response
 }
 
 /// Keep-alive comments on idle SSE streams, so proxies do not close them.
@@ -49,7 +70,23 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let service = TowerToHyperService::new(service);
+    let token = options.token.map(Arc::new);
+    let service =
+        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+            let (service, token) = (service.clone(), token.clone());
+            async move {
+                let authorization = request
+                    .headers()
+                    .get(hyper::header::AUTHORIZATION)
+                    .map(|v| v.as_bytes());
+                if let Some(token) = &token
+                    && !token.admits(authorization)
+                {
+                    return Ok::<_, std::convert::Infallible>(unauthorized());
+                }
+                Ok(service.handle(request).await)
+            }
+        });
     loop {
         let (stream, peer) = tokio::select! {
             () = cancel.cancelled() => return Ok(()),

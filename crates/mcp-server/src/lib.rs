@@ -11,12 +11,14 @@
 //! official SDK (`rmcp`); nothing here speaks JSON-RPC itself.
 
 mod arguments;
+mod auth;
 mod elicit;
 mod handler;
 mod http;
 mod notices;
 mod sampling;
 
+pub use auth::BearerToken;
 pub use handler::{LoopCall, LoopServer, RESULT_CONTENT_KEY, SessionFactory};
 pub use http::{HttpOptions, serve_http};
 pub use sampling::CLIENT_PROVIDER;
