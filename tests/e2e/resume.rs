@@ -906,3 +906,72 @@ fn what_cannot_be_resumed_or_forked_is_refused_in_one_line() {
     let err = refused(&["--resume", "-C", s.ws().to_str().unwrap()]);
     assert!(err.contains("no interrupted run of"), "{err}");
 }
+
+#[test]
+fn a_journal_cannot_plant_wider_settings_for_the_next_resume() {
+    let s = Scratch::new();
+    // The runs directory moved into the workspace, where commands may write.
+    let runs = s.ws().join(".runs");
+    let mut turn = crate::support::call(
+        "c1",
+        "bash",
+        r#"{"command": "ls .runs > seen.txt 2>&1; echo planted > .runs/planted 2>&1; echo done"}"#,
+    );
+    turn.push(crate::support::done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, crate::support::answer("Done.")]);
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["--json", "--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go");
+    let (_, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(0), "{err}");
+    // Hidden from commands wherever it is.
+    assert!(
+        !runs.join("planted").exists(),
+        "a command wrote into the runs directory"
+    );
+    let seen = std::fs::read_to_string(s.ws().join("seen.txt")).unwrap_or_default();
+    assert!(
+        !seen.contains("run.json") && !seen.lines().any(|l| l.starts_with("2026")),
+        "{seen}"
+    );
+
+    // Someone who could write it plants a flag in the run's stored command line, and makes
+    // the run look interrupted.
+    let (id, dir) = only_run(&runs);
+    let meta_path = dir.join("run.json");
+    let original = std::fs::read_to_string(&meta_path).unwrap();
+    let mut meta: Value = serde_json::from_str(&original).unwrap();
+    meta["status"] = "running".into();
+    meta["pid"] = 999_999_999u64.into();
+    let untouched = meta.to_string();
+    let args = meta["invocation"]["args"].as_array_mut().unwrap();
+    args.insert(0, "full-access".into());
+    args.insert(0, "--sandbox".into());
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    let resume = |extra: &[&str]| {
+        let mut cmd = command();
+        cmd.env("WONOPCODE_RUNS_DIR", &runs)
+            .args(["resume", &id])
+            .args(extra);
+        run(&mut cmd)
+    };
+    let (_, code, err) = resume(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Once the stored line is not this user's, every wide flag in it is put to the person.
+    assert!(
+        err.contains("wider settings than you gave: --yes --sandbox full-access"),
+        "{err}"
+    );
+    // Given again by the person, they count.
+    let (_, _, err) = resume(&["--", "--yes", "--sandbox", "full-access"]);
+    assert!(!err.contains("wider settings"), "{err}");
+    // The command line as this user typed it (sealed) resumes without a question.
+    std::fs::write(&meta_path, untouched).unwrap();
+    let (_, _, err) = resume(&[]);
+    assert!(!err.contains("wider settings"), "{err}");
+}

@@ -14,7 +14,7 @@
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use wonopcode_agent_loop::{ContextPath, OnInterrupted};
-use wonopcode_journal::{EarlierRun, Invocation, ResumeError, RunMeta, RunStatus, Runs};
+use wonopcode_journal::{EarlierRun, Invocation, ResumeError, RunMeta, RunStatus, Runs, SealKey};
 use wonopcode_providers::Transcript;
 use wonopcode_session::Fork;
 
@@ -208,6 +208,27 @@ async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow
             history.display()
         )));
     }
+    // A journal can be changed by whoever may write the runs directory: a command line not
+    // sealed by this user's key runs what it would widen only when the person says so, here
+    // or by giving the flags again.
+    let sealed = SealKey::standard().is_some_and(|key| invocation.is_sealed_by(&key));
+    let stored = match sealed {
+        true => Vec::new(),
+        false => parse_prompt(&invocation.args, strip)
+            .map(|a| widening(&a))
+            .unwrap_or_default(),
+    };
+    let given = parse_prompt(add, &[])
+        .map(|a| widening(&a))
+        .unwrap_or_default();
+    let unasked: Vec<String> = stored.into_iter().filter(|w| !given.contains(w)).collect();
+    if !unasked.is_empty() && !confirm_wider(&id, &unasked).await {
+        return Err(usage(format!(
+            "run {id}'s journal starts it with wider settings than you gave: {}; give them again after `--` to run with them (wonopcode resume {id} -- {})",
+            unasked.join(" "),
+            unasked.join(" ")
+        )));
+    }
     if let Again::Resume { policy, .. } = &mut again {
         *policy = policy.or(prompt_args.on_interrupted);
     }
@@ -215,6 +236,73 @@ async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow
     prompt_args.prompt = None;
     prompt_args.resume = false;
     run_session(prompt_args, matches, Some(again)).await
+}
+
+/// A prompt's flags as clap reads them (`args` without `strip`), or `None` when they do
+/// not parse.
+fn parse_prompt(args: &[String], strip: &[&str]) -> Option<PromptArgs> {
+    let argv = std::iter::once("wonopcode".to_owned()).chain(without_flags(args, strip));
+    let matches = Args::command().try_get_matches_from(argv).ok()?;
+    let args = Args::from_arg_matches(&matches).ok()?;
+    match args.command {
+        None => Some(args.prompt),
+        Some(Command::Run(prompt)) => Some(*prompt),
+        Some(_) => None,
+    }
+}
+
+/// The settings of `args` that widen what a run may do beyond the defaults and the user's
+/// config file: approvals, sandbox, servers, rules, another config or loops, another
+/// provider address, workspace trust. One flag (with its value) each, as typed.
+fn widening(args: &PromptArgs) -> Vec<String> {
+    let mut wide = Vec::new();
+    if args.permissions.yes {
+        wide.push("--yes".to_owned());
+    }
+    wide.extend(
+        args.permissions
+            .allow
+            .iter()
+            .map(|r| format!("--allow {r}")),
+    );
+    if args.run.sandbox == Some(wonopcode_sandbox::SandboxMode::FullAccess) {
+        wide.push("--sandbox full-access".to_owned());
+    }
+    wide.extend(args.run.mcp.iter().map(|(n, c)| format!("--mcp {n}={c}")));
+    if let Some(config) = &args.run.config {
+        wide.push(format!("--config {}", config.display()));
+    }
+    wide.extend(
+        args.run
+            .loops_dir
+            .iter()
+            .map(|d| format!("--loops-dir {}", d.display())),
+    );
+    if args.run.trust_workspace {
+        wide.push("--trust-workspace".to_owned());
+    }
+    if let Some(url) = &args.model.base_url {
+        wide.push(format!("--base-url {url}"));
+    }
+    wide
+}
+
+/// At a terminal, shows `wider` and asks whether run `id` may start with them; `false`
+/// without a terminal.
+async fn confirm_wider(id: &str, wider: &[String]) -> bool {
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    eprintln!("run {id}'s journal starts it with settings wider than the defaults:");
+    for flag in wider {
+        eprintln!("  {}", crate::render::one_line(flag));
+    }
+    crate::prompter::confirm(
+        "Start it with them? [y/N] ".to_owned(),
+        indicatif::MultiProgress::new(),
+    )
+    .await
 }
 
 /// `args` without the flags `strip` names, each with its value (`--flag value` or

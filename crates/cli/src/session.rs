@@ -307,7 +307,7 @@ pub async fn run_session(
         },
         None => input(&args)?,
     };
-    let invocation = match again.as_ref().and_then(Again::invocation) {
+    let mut invocation = match again.as_ref().and_then(Again::invocation) {
         Some(earlier) => earlier.clone(),
         None => Invocation {
             args: std::env::args_os()
@@ -318,8 +318,14 @@ pub async fn run_session(
                 .map(|d| d.display().to_string())
                 .unwrap_or_default(),
             one_shot: matches!(input, Input::One(_)),
+            seal: None,
         },
     };
+    // Typed by this user (or, on a resume, sealed before or accepted just now): sealed, so
+    // a later `resume` knows its settings were not planted.
+    if let Some(key) = wonopcode_journal::SealKey::standard() {
+        invocation.seal(&key);
+    }
 
     let interactive =
         std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());

@@ -20,11 +20,13 @@ mod earlier;
 mod events;
 mod meta;
 mod runs;
+mod seal;
 
 pub use earlier::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
 pub use meta::{Invocation, RunMeta, RunStatus};
 pub use runs::{RunDir, Runs, new_run_id};
+pub use seal::SealKey;
 
 /// Why the journal could not be written or read.
 #[derive(Debug, thiserror::Error)]

@@ -68,6 +68,9 @@ pub struct Invocation {
     /// Whether the prompt came from the command line or stdin (one prompt, then the run
     /// ends) rather than an interactive session.
     pub one_shot: bool,
+    /// Its seal under the user's key (`SealKey`), when it was sealed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 impl RunMeta {

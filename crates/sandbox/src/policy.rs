@@ -69,6 +69,9 @@ const HIDDEN_IN_XDG: &[(&str, &[&str])] = &[
 
 /// Variables that name a file or directory of secrets themselves, and what in it is one.
 const HIDDEN_BY_VARIABLE: &[(&str, &str)] = &[
+    // The run journals, wherever they were moved: a command that could write one could
+    // plant flags for the next `resume`.
+    ("WONOPCODE_RUNS_DIR", ""),
     ("HISTFILE", ""),
     ("CODEX_HOME", "auth.json"),
     ("CLAUDE_CONFIG_DIR", ".credentials.json"),
