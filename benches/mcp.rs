@@ -82,10 +82,18 @@ fn bench_mcp(c: &mut Criterion) {
             let outcome = registry
                 .dispatch("mcp__everything__echo", arguments, &env, &AllowAll)
                 .await;
-            assert!(matches!(
-                outcome,
-                wonopcode_agent_loop::Dispatch::Finished { .. }
-            ));
+            // A failed call is not a finished one: the echo must come back.
+            match outcome {
+                wonopcode_agent_loop::Dispatch::Finished { output, status, .. } => {
+                    assert_eq!(
+                        status,
+                        wonopcode_agent_loop::event::ItemStatus::Completed,
+                        "{output:?}"
+                    );
+                    assert!(output.content.contains("benchmark"), "{output:?}");
+                }
+                other => panic!("the call did not finish: {other:?}"),
+            }
         });
     });
 
@@ -102,7 +110,9 @@ fn bench_mcp(c: &mut Criterion) {
     group.bench_function("call_bare_rmcp", |b| {
         b.to_async(&rt).iter(|| async {
             let request = CallToolRequestParams::new("echo").with_arguments(object.clone());
-            client.call_tool(request).await.expect("call");
+            let result = client.call_tool(request).await.expect("call");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            assert!(format!("{result:?}").contains("benchmark"), "{result:?}");
         });
     });
 

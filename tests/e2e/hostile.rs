@@ -821,3 +821,52 @@ fn a_call_running_when_wonopcode_is_killed_is_recorded_as_started() {
         "{answer}"
     );
 }
+
+/// A sibling swaps a directory of the workspace for a link to a directory outside it, and
+/// back, as fast as it can, while the model writes into that directory again and again: no
+/// write lands outside, however the swaps fall between the path check and the open.
+#[test]
+fn a_directory_swapped_for_a_link_mid_write_never_leads_a_write_out() {
+    let s = Scratch::new();
+    let outside = s.outside("ssh");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(s.ws().join("d")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (ws, outside, stop) = (s.ws(), outside.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let (dir, aside) = (ws.join("d"), ws.join("d.real"));
+            let mut swaps = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if std::fs::rename(&dir, &aside).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&outside, &dir);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&dir);
+                    let _ = std::fs::rename(&aside, &dir);
+                    swaps += 1;
+                }
+            }
+            swaps
+        })
+    };
+    let turns: Vec<Vec<serde_json::Value>> = (0..150)
+        .map(|i| {
+            // Each call its own: the same call three times would end the run (doom loop).
+            let args = serde_json::json!({"path": "d/authorized_keys", "content": format!("ssh-ed25519 ATTACKER{i}")});
+            let mut turn = call(&format!("w{i}"), "write", &args.to_string());
+            turn.push(done("tool_use"));
+            turn
+        })
+        .chain([vec![text("ok"), done("end_turn")]])
+        .collect();
+    let t = s.transcript("t.jsonl", &turns);
+    let out = s.run_json(&t, &["--yes", "--max-iterations", "200"], "write");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "the swapper hardly ran ({swaps} swaps)");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !outside.join("authorized_keys").exists(),
+        "a write landed outside the workspace through a swapped directory"
+    );
+}

@@ -62,7 +62,7 @@ impl Tool for EditTool {
         let a: Args = serde_json::from_value(arguments.clone()).ok()?;
         let path = resolve(root, &a.path).ok()?;
         let rel = display(root, &path);
-        let text = read_for_edit(&path, &rel).await.ok()?;
+        let text = read_for_edit(root, &path, &rel).await.ok()?;
         let (updated, _) = replaced(&text, &a, &rel).ok()?;
         unified(&rel, Some(&text), &updated)
     }
@@ -77,7 +77,7 @@ impl Tool for EditTool {
             return Interrupted::RunAgain;
         };
         let rel = display(root, &path);
-        let Ok(text) = read_for_edit(&path, &rel).await else {
+        let Ok(text) = read_for_edit(root, &path, &rel).await else {
             return Interrupted::RunAgain;
         };
         let made = !a.new_string.is_empty()
@@ -102,9 +102,9 @@ impl Tool for EditTool {
         let a: Args = args(arguments)?;
         let path = resolve_for(env, &a.path)?;
         let rel = display(&env.workspace_root, &path);
-        let text = read_for_edit(&path, &rel).await?;
+        let text = read_for_edit(&env.workspace_root, &path, &rel).await?;
         let (updated, matches) = replaced(&text, &a, &rel)?;
-        tokio::fs::write(&path, updated.as_bytes())
+        write_beneath(&env.workspace_root, &path, updated.as_bytes())
             .await
             .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
         let mut out = ToolOutput::text(replaced_message(matches, &rel));
@@ -147,15 +147,35 @@ fn replaced(text: &str, a: &Args, rel: &str) -> Result<(String, usize), ToolErro
     }
 }
 
+/// Writes `bytes` over the file `path` of the workspace `root` (made when missing), opened
+/// beneath `root` so no link leads the write out of it.
+pub(crate) async fn write_beneath(root: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let (root, path, bytes) = (root.to_path_buf(), path.to_path_buf(), bytes.to_vec());
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut file = crate::beneath::open(&root, &path, crate::beneath::Access::Replace)?;
+        if !file.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        file.write_all(&bytes)
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
 /// Files larger than this are not edited (the whole file is held, twice, while editing).
 const MAX_EDIT_BYTES: u64 = 64 << 20;
 
-/// The text of a regular file of at most [`MAX_EDIT_BYTES`].
-pub(crate) async fn read_for_edit(path: &Path, rel: &str) -> Result<String, ToolError> {
-    let (path, rel) = (path.to_path_buf(), rel.to_owned());
+/// The text of a regular file of the workspace `root` of at most [`MAX_EDIT_BYTES`].
+pub(crate) async fn read_for_edit(
+    root: &Path,
+    path: &Path,
+    rel: &str,
+) -> Result<String, ToolError> {
+    let (root, path, rel) = (root.to_path_buf(), path.to_path_buf(), rel.to_owned());
     tokio::task::spawn_blocking(move || {
         use std::io::Read;
-        let (file, size) = open_regular(&path).map_err(|e| e.for_path(&rel))?;
+        let (file, size) = open_regular(&root, &path).map_err(|e| e.for_path(&rel))?;
         if size > MAX_EDIT_BYTES {
             return Err(ToolError::Failed(format!(
                 "`{rel}` is too large to edit ({} MiB; the limit is {} MiB)",

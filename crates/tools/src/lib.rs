@@ -5,6 +5,7 @@
 //! group on timeout or cancellation.
 
 mod bash;
+pub mod beneath;
 mod call_processes;
 mod diff;
 mod edit;

@@ -74,7 +74,8 @@ impl Tool for ReadTool {
         }
         let shown = display(&env.workspace_root, &path);
         let given = a.path.clone();
-        tokio::task::spawn_blocking(move || read_lines(&path, start, end))
+        let root = env.workspace_root.clone();
+        tokio::task::spawn_blocking(move || read_lines(&root, &path, start, end))
             .await
             .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
             .map_err(|e| match e {
@@ -109,10 +110,10 @@ enum ReadError {
 /// Lines `start..=end` of a file, numbered, read in bounded pieces: no more of the file is
 /// read than the lines asked for (and one more, to know whether more follow), and no line or
 /// output holds more than its cap, whatever the file's size.
-fn read_lines(path: &Path, start: usize, end: usize) -> Result<String, ReadError> {
+fn read_lines(root: &Path, path: &Path, start: usize, end: usize) -> Result<String, ReadError> {
     use std::io::{BufRead, BufReader};
 
-    let (file, _) = open_regular(path).map_err(ReadError::Open)?;
+    let (file, _) = open_regular(root, path).map_err(ReadError::Open)?;
     let mut reader = BufReader::with_capacity(SNIFF_BYTES, file);
     if reader.fill_buf().map_err(ReadError::Io)?.contains(&0) {
         return Err(ReadError::Binary);
@@ -231,7 +232,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, text).unwrap();
-        read_lines(&path, start, end)
+        read_lines(dir.path(), &path, start, end)
     }
 
     #[test]
@@ -269,7 +270,10 @@ mod tests {
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(4 << 30).unwrap();
         let started = std::time::Instant::now();
-        assert!(matches!(read_lines(&path, 1, 10), Err(ReadError::Binary)));
+        assert!(matches!(
+            read_lines(dir.path(), &path, 1, 10),
+            Err(ReadError::Binary)
+        ));
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 
@@ -299,7 +303,7 @@ mod tests {
         let path = dir.path().join("fifo");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(matches!(
-            read_lines(&path, 1, 1),
+            read_lines(dir.path(), &path, 1, 1),
             Err(ReadError::Open(OpenError::NotRegular))
         ));
     }

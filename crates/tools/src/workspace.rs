@@ -107,16 +107,13 @@ pub fn describe(error: &io::Error) -> String {
     }
 }
 
-/// Opens a file for reading only when it is a regular file, giving its size: a FIFO, a
-/// socket or a device is refused without blocking on it (the open is non-blocking and the
-/// check is made on the open handle, so the file cannot be swapped in between).
-pub(crate) fn open_regular(path: &Path) -> Result<(std::fs::File, u64), OpenError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .map_err(OpenError::Io)?;
+/// Opens a file of the workspace `root` for reading only when it is a regular file, giving
+/// its size: resolved beneath `root` (no link leads out, however the path changed since it
+/// was checked), and a FIFO, a socket or a device is refused without blocking on it (the
+/// open is non-blocking and the check is made on the open handle).
+pub(crate) fn open_regular(root: &Path, path: &Path) -> Result<(std::fs::File, u64), OpenError> {
+    let file =
+        crate::beneath::open(root, path, crate::beneath::Access::Read).map_err(OpenError::Io)?;
     let metadata = file.metadata().map_err(OpenError::Io)?;
     if metadata.is_file() {
         Ok((file, metadata.len()))

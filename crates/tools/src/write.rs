@@ -89,14 +89,19 @@ impl Tool for WriteTool {
             Err(_) => (FileChangeKind::Add, None),
         };
         if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| {
-                ToolError::Failed(format!(
-                    "cannot create the directory of `{rel}`: {}",
-                    describe(&e)
-                ))
-            })?;
+            let (root, parent) = (env.workspace_root.clone(), parent.to_path_buf());
+            tokio::task::spawn_blocking(move || crate::beneath::create_dirs(&root, &parent))
+                .await
+                .map_err(std::io::Error::other)
+                .and_then(|made| made)
+                .map_err(|e| {
+                    ToolError::Failed(format!(
+                        "cannot create the directory of `{rel}`: {}",
+                        describe(&e)
+                    ))
+                })?;
         }
-        tokio::fs::write(&path, a.content.as_bytes())
+        crate::edit::write_beneath(&env.workspace_root, &path, a.content.as_bytes())
             .await
             .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
         let mut out = ToolOutput::text(format!("wrote {} bytes to {rel}", a.content.len()));

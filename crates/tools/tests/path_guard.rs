@@ -1,13 +1,17 @@
 //! The path guard and the rules that see its paths, checked against the system: generated
 //! paths with `.`, `..`, repeated and trailing separators, absolute forms and symlinks (inside
 //! the workspace, out of it, dangling) must resolve where `std::fs::canonicalize` says they
-//! lead, or be refused when that is outside the workspace.
+//! lead, or be refused when that is outside the workspace. The safe opener
+//! (`wonopcode_tools::beneath`) is held against the same paths: what the guard resolves to
+//! an existing file inside opens to that file, and nothing it opens, however the path was
+//! typed, is outside the workspace.
 
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
+use wonopcode_tools::beneath::{Access, open};
 use wonopcode_tools::permission::{Action, Rule};
 use wonopcode_tools::workspace::{resolve, rule_subject};
 
@@ -53,6 +57,12 @@ const NAMES: &[&str] = &[
     "..",
 ];
 
+/// The file an open descriptor is, as the kernel names it.
+fn opened(file: &std::fs::File) -> PathBuf {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+    std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap()
+}
+
 /// A path as a model might type it.
 fn typed_path() -> impl Strategy<Value = (bool, Vec<&'static str>, Vec<&'static str>, bool)> {
     (
@@ -93,6 +103,30 @@ proptest! {
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
+
+    #[test]
+    fn the_safe_opener_opens_what_the_guard_resolves_and_nothing_outside(
+        (absolute, names, separators, trailing) in typed_path()
+    ) {
+        let tree = tree();
+        let root = &tree.root;
+        let typed = render(root, absolute, &names, &separators, trailing);
+        // The guard's path of an existing regular file inside opens, to that very file.
+        if let Ok(path) = resolve(root, &typed)
+            && path.is_file()
+        {
+            let file = open(root, &path, Access::Read);
+            prop_assert!(file.is_ok(), "{} -> {}: {:?}", typed, path.display(), file.as_ref().err());
+            let file = file.unwrap();
+            prop_assert_eq!(opened(&file), path);
+        }
+        // Whatever it is given as typed, what it opens is inside.
+        let joined = if absolute { PathBuf::from(&typed) } else { root.join(&typed) };
+        if let Ok(file) = open(root, &joined, Access::Read) {
+            let real = opened(&file);
+            prop_assert!(real.starts_with(root), "{} opened {}", typed, real.display());
+        }
+    }
 
     #[test]
     fn paths_resolve_where_the_system_says_or_are_refused(

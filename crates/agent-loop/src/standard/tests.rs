@@ -243,7 +243,6 @@ async fn read_only_calls_overlap_and_mutating_calls_do_not() {
         ],
     );
     let mut h = Harness::new(model, vec![Arc::new(reader), Arc::new(writer)]);
-    let started = Instant::now();
     assert_eq!(h.run("go").await, Ok("ok".into()));
     assert_eq!(
         readers_max.load(Ordering::SeqCst),
@@ -254,11 +253,6 @@ async fn read_only_calls_overlap_and_mutating_calls_do_not() {
         writers_max.load(Ordering::SeqCst),
         1,
         "writes ran one at a time"
-    );
-    assert!(
-        started.elapsed() < Duration::from_millis(390),
-        "{:?}",
-        started.elapsed()
     );
     // Results are in call order whatever order they finished in.
     let tool_msg = &h.messages[2];
@@ -280,8 +274,10 @@ async fn cancellation_stops_a_hanging_stream_and_keeps_partial_text() {
     });
     let started = Instant::now();
     assert_eq!(h.run("go").await, Err(LoopError::Cancelled));
+    // The stream never ends by itself: ending at all is the point; the bound only keeps a
+    // regression from passing after a long wait on a busy machine.
     assert!(
-        started.elapsed() < Duration::from_millis(150),
+        started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
     );
@@ -309,7 +305,12 @@ async fn cancellation_during_a_tool_answers_the_call() {
     });
     let started = Instant::now();
     assert_eq!(h.run("go").await, Err(LoopError::Cancelled));
-    assert!(started.elapsed() < Duration::from_millis(150));
+    // The tool would take 10 s: well under that means it was cut short.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     let last = h.messages.last().unwrap();
     assert_eq!(last.role, Role::Tool);
     assert!(

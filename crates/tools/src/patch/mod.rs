@@ -18,6 +18,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
+use crate::beneath::Dir;
 use crate::diff::unified;
 use crate::edit::read_for_edit;
 use crate::spec::{args, spec};
@@ -106,6 +107,8 @@ impl Tool for ApplyPatchTool {
 /// A patch worked out: every file's new content (`None`: removed), the files in the order
 /// first touched (with their workspace-relative names), and the changes to report.
 struct Plan {
+    /// The workspace root the files are read beneath.
+    root: PathBuf,
     files: BTreeMap<PathBuf, Option<String>>,
     order: Vec<(PathBuf, String)>,
     changes: Vec<FileChange>,
@@ -117,6 +120,7 @@ impl Plan {
     async fn of(root: &Path, hidden: &[PathBuf], patch: &str) -> Result<Self, ToolError> {
         let ops = parse(patch).map_err(ToolError::Failed)?;
         let mut plan = Self {
+            root: root.to_path_buf(),
             files: BTreeMap::new(),
             order: Vec::new(),
             changes: Vec::new(),
@@ -178,7 +182,7 @@ impl Plan {
             Some(None) => Err(ToolError::Failed(format!(
                 "`{rel}` is deleted by an earlier part of the patch"
             ))),
-            None => read_for_edit(path, rel).await,
+            None => read_for_edit(&self.root, path, rel).await,
         }
     }
 
@@ -205,53 +209,46 @@ impl Plan {
     }
 
     /// Writes every file (through a temporary file renamed into place) and removes the
-    /// deleted ones.
+    /// deleted ones, each through its directory opened beneath the workspace root.
     async fn write(&self) -> Result<(), ToolError> {
         for (path, rel) in &self.order {
-            match self.files.get(path) {
-                Some(Some(text)) => write_file(path, rel, text).await?,
-                Some(None) => match tokio::fs::symlink_metadata(path).await {
-                    Ok(meta) if !meta.is_file() => {
-                        return Err(OpenError::NotRegular.for_path(rel));
-                    }
-                    Ok(_) => tokio::fs::remove_file(path).await.map_err(|e| {
-                        ToolError::Failed(format!("cannot delete `{rel}`: {}", describe(&e)))
-                    })?,
-                    // Added and deleted by the same patch: nothing to remove.
-                    Err(_) => {}
-                },
-                None => {}
-            }
+            let change = match self.files.get(path) {
+                Some(Some(text)) => Some(Some(text.clone())),
+                Some(None) => Some(None),
+                None => None,
+            };
+            let Some(change) = change else { continue };
+            let (root, path, owned_rel) = (self.root.clone(), path.clone(), rel.clone());
+            let done = tokio::task::spawn_blocking(move || -> Result<(), ToolError> {
+                let name = path
+                    .file_name()
+                    .ok_or_else(|| OpenError::NotRegular.for_path(&owned_rel))?;
+                let dir = path.parent().unwrap_or(&root);
+                match change {
+                    Some(text) => Dir::make(&root, dir)
+                        .and_then(|d| d.replace(name, text.as_bytes()))
+                        .map_err(|e| {
+                            ToolError::Failed(format!(
+                                "cannot write `{owned_rel}`: {}",
+                                describe(&e)
+                            ))
+                        }),
+                    None => match Dir::open(&root, dir).and_then(|d| d.remove(name)) {
+                        Ok(()) => Ok(()),
+                        // Added and deleted by the same patch: nothing to remove.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                        Err(e) => Err(ToolError::Failed(format!(
+                            "cannot delete `{owned_rel}`: {}",
+                            describe(&e)
+                        ))),
+                    },
+                }
+            });
+            done.await
+                .map_err(|e| ToolError::Failed(format!("writing the file stopped: {e}")))??;
         }
         Ok(())
     }
-}
-
-/// Writes `text` to `path` (`rel` in messages) whole: into a temporary file beside it, then
-/// renamed over it, so a reader never sees half of it.
-async fn write_file(path: &Path, rel: &str, text: &str) -> Result<(), ToolError> {
-    let failed =
-        |e: std::io::Error| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e)));
-    let dir = path.parent().unwrap_or(Path::new("."));
-    tokio::fs::create_dir_all(dir).await.map_err(failed)?;
-    let (dir, path, text) = (dir.to_path_buf(), path.to_path_buf(), text.to_owned());
-    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        use std::io::Write;
-        let mut file = tempfile::NamedTempFile::new_in(&dir)?;
-        file.write_all(text.as_bytes())?;
-        // An existing file keeps its permissions; a new one gets rw-r--r--, not the
-        // temporary file's rw-------.
-        let permissions = std::fs::metadata(&path).map_or_else(
-            |_| std::os::unix::fs::PermissionsExt::from_mode(0o644),
-            |m| m.permissions(),
-        );
-        file.as_file().set_permissions(permissions)?;
-        file.persist(&path).map_err(|e| e.error)?;
-        Ok(())
-    })
-    .await
-    .map_err(|e| ToolError::Failed(format!("writing the file stopped: {e}")))?
-    .map_err(failed)
 }
 
 #[cfg(test)]
