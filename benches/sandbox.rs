@@ -2,6 +2,11 @@
 //! (`workspace-write`: the cgroup, the namespace for `.git`, Landlock, seccomp) and
 //! unconfined (`full-access`), in the same process, one after the other. Goal: ≤ 2 ms added
 //! per call. Skipped with a message when the kernel cannot confine.
+//!
+//! And a file tool's open: the open by name the file tools made before
+//! (`file_open/by_name`), the safe opener they make now (`file_open/beneath`: a descriptor of
+//! the root, then `openat2` beneath it), and a whole `read` call of a small file with the
+//! hidden list of this machine (`file_open/read_tool`).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
@@ -51,5 +56,62 @@ fn bench_sandbox(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_sandbox);
+fn bench_file_open(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("workspace");
+    let root = dir.path().canonicalize().expect("root");
+    std::fs::create_dir_all(root.join("src/module")).expect("dirs");
+    let file = root.join("src/module/lib.rs");
+    std::fs::write(&file, "fn main() {}\n".repeat(80)).expect("file");
+    let mut group = c.benchmark_group("file_open");
+    group.bench_function("by_name", |b| {
+        b.iter(|| {
+            use std::os::unix::fs::OpenOptionsExt;
+            let opened = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&file)
+                .expect("open");
+            assert!(opened.metadata().expect("metadata").is_file());
+        });
+    });
+    group.bench_function("beneath", |b| {
+        b.iter(|| {
+            let opened = wonopcode_tools::beneath::open(
+                &root,
+                &file,
+                wonopcode_tools::beneath::Access::Read,
+            )
+            .expect("open");
+            assert!(opened.metadata().expect("metadata").is_file());
+        });
+    });
+    let hidden: Vec<std::path::PathBuf> =
+        Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
+            .map(|s| s.hidden_paths())
+            .unwrap_or_default();
+    let env = ToolEnv {
+        workspace_root: root.clone(),
+        cancel: CancellationToken::new(),
+        context: Default::default(),
+        gate: None,
+        hidden: hidden.into(),
+        run: None,
+    };
+    let read = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())
+        .into_iter()
+        .find(|t| t.spec().name == "read")
+        .expect("read");
+    group.bench_function("read_tool", |b| {
+        b.iter(|| {
+            let out = rt
+                .block_on(read.run(serde_json::json!({"path": "src/module/lib.rs"}), &env))
+                .expect("read");
+            assert!(out.content.contains("fn main"), "{}", out.content);
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_sandbox, bench_file_open);
 criterion_main!(benches);

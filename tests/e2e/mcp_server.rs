@@ -309,14 +309,25 @@ struct HttpServer {
     url: String,
 }
 
+/// What a served wonopcode prints on stderr after its address.
+type StderrLines = std::io::Lines<BufReader<std::process::ChildStderr>>;
+
 impl HttpServer {
     fn start(flags: &[&str]) -> Self {
-        let mut child = command()
-            .args(["mcp-server", "--http", "127.0.0.1:0"])
-            .args(flags)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let (server, lines) = Self::serve(
+            command()
+                .args(["mcp-server", "--http", "127.0.0.1:0"])
+                .args(flags),
+        );
+        // Drained, so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        server
+    }
+
+    /// Starts `cmd` (an `mcp-server --http`), reads its address; the lines after it are
+    /// the caller's to read (and drain).
+    fn serve(cmd: &mut std::process::Command) -> (Self, StderrLines) {
+        let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let first = lines.next().unwrap().unwrap();
         let url = first
@@ -324,9 +335,7 @@ impl HttpServer {
             .find(|w| w.starts_with("http://"))
             .unwrap_or_else(|| panic!("no address in `{first}`"))
             .to_owned();
-        // Drained, so the server never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        Self { child, url }
+        (Self { child, url }, lines)
     }
 }
 
@@ -409,20 +418,13 @@ fn initialize(url: &str, authorization: Option<&str>) -> u16 {
 fn the_http_server_wants_its_bearer_token() {
     let s = Scratch::new();
     let data = s.outside("data");
-    let mut child = command()
-        .env("XDG_DATA_HOME", &data)
-        .args(["mcp-server", "--http", "127.0.0.1:0", "-C"])
-        .arg(s.ws())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in `{first}`"))
-        .to_owned();
+    let (server, mut lines) = HttpServer::serve(
+        command()
+            .env("XDG_DATA_HOME", &data)
+            .args(["mcp-server", "--http", "127.0.0.1:0", "-C"])
+            .arg(s.ws()),
+    );
+    let url = server.url.clone();
     let second = lines.next().unwrap().unwrap();
     let token = second
         .strip_prefix("bearer token: ")
@@ -449,8 +451,7 @@ fn the_http_server_wants_its_bearer_token() {
         200,
         "the token"
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
 
     // No token only on a loopback address.
     let out = command()

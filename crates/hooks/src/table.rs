@@ -199,12 +199,7 @@ impl HookTable {
     /// One line per grant left out.
     pub fn from_workspace(mut self) -> (Self, Vec<String>) {
         let mut dropped = Vec::new();
-        let entries = self
-            .events
-            .iter_mut()
-            .flat_map(|(_, groups)| groups.iter_mut())
-            .flat_map(|g| g.hooks.iter_mut());
-        for entry in entries {
+        for entry in self.entries_mut() {
             entry.from_workspace = true;
             let HookKind::Component(c) = &mut entry.kind else {
                 continue;
@@ -254,12 +249,7 @@ impl HookTable {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<(), HookError> {
         let mut loaded: Vec<(PathBuf, String, HookGrants, Arc<HookComponent>)> = Vec::new();
-        let entries = self
-            .events
-            .iter_mut()
-            .flat_map(|(_, groups)| groups.iter_mut())
-            .flat_map(|g| g.hooks.iter_mut());
-        for entry in entries {
+        for entry in self.entries_mut() {
             let HookKind::Component(c) = &mut entry.kind else {
                 continue;
             };
@@ -294,6 +284,13 @@ impl HookTable {
             c.loaded = Some(component);
         }
         Ok(())
+    }
+
+    fn entries_mut(&mut self) -> impl Iterator<Item = &mut HookEntry> {
+        self.events
+            .iter_mut()
+            .flat_map(|(_, groups)| groups.iter_mut())
+            .flat_map(|g| g.hooks.iter_mut())
     }
 
     fn entries(&self) -> impl Iterator<Item = &HookEntry> {

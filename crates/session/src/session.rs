@@ -325,15 +325,14 @@ impl SessionBuilder {
         let config = self.config;
         let mut notices = Vec::new();
         // A cloned repository runs nothing before the person trusts it.
-        let trusted = crate::trust::is_trusted(&root, self.trust_workspace).unwrap_or_else(|e| {
-            notices.push(format!("{e}: the workspace is taken as not trusted"));
-            false
-        });
-        if !trusted {
-            let found = crate::trust::WorkspaceExecutables::scan(&root);
-            if !found.is_empty() {
-                notices.push(crate::trust::left_out_notice(&found));
-            }
+        let found = crate::trust::WorkspaceExecutables::scan(&root);
+        let trusted = crate::trust::trusted_with(&root, self.trust_workspace, &found)
+            .unwrap_or_else(|e| {
+                notices.push(format!("{e}: the workspace is taken as not trusted"));
+                false
+            });
+        if !trusted && !found.is_empty() {
+            notices.push(crate::trust::left_out_notice(&found));
         }
         // An agent file's model, iteration and time limits are the run's unless the caller
         // chose its own.

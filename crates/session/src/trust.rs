@@ -358,15 +358,23 @@ impl TrustStore {
 /// nothing is not (there is nothing to leave out, and none of its files is read for hooks
 /// or servers, even one planted while the run starts).
 pub fn is_trusted(root: &Path, granted: bool) -> Result<bool, SessionError> {
+    trusted_with(root, granted, &WorkspaceExecutables::scan(root))
+}
+
+/// [`is_trusted`], with what the workspace would run already scanned.
+pub fn trusted_with(
+    root: &Path,
+    granted: bool,
+    found: &WorkspaceExecutables,
+) -> Result<bool, SessionError> {
     if granted {
         return Ok(true);
     }
-    let found = WorkspaceExecutables::scan(root);
     if found.is_empty() {
         return Ok(false);
     }
     match TrustStore::standard() {
-        Some(store) => Ok(store.status(root, &found)? == TrustStatus::Trusted),
+        Some(store) => Ok(store.status(root, found)? == TrustStatus::Trusted),
         None => Ok(false),
     }
 }
