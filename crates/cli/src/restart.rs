@@ -223,10 +223,15 @@ async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow
         .unwrap_or_default();
     let unasked: Vec<String> = stored.into_iter().filter(|w| !given.contains(w)).collect();
     if !unasked.is_empty() && !confirm_wider(&id, &unasked).await {
+        // A planted line is hostile text: shown with its control characters escaped.
+        let shown: Vec<String> = unasked
+            .iter()
+            .map(|w| crate::render::one_line(w).into_owned())
+            .collect();
         return Err(usage(format!(
             "run {id}'s journal starts it with wider settings than you gave: {}; give them again after `--` to run with them (wonopcode resume {id} -- {})",
-            unasked.join(" "),
-            unasked.join(" ")
+            shown.join(" "),
+            shown.join(" ")
         )));
     }
     if let Again::Resume { policy, .. } = &mut again {
