@@ -630,6 +630,35 @@ fn a_tool_a_server_adds_during_a_run_is_offered_at_the_next_response() {
 }
 
 #[test]
+fn a_flood_of_list_changes_is_coalesced_into_few_re_lists() {
+    // Written by hand (no SDK), but run where the Python servers are required to be.
+    let Some(_) = python_server("flood") else {
+        return;
+    };
+    let script = repo_root().join("tests/mcp-servers/flood_server.py");
+    let server = format!("flood=python3 {}", script.display());
+    let s = Scratch::new();
+    let mut first = call("c1", "mcp__flood__flood", r#"{"n": 3000}"#);
+    first.push(done("tool_use"));
+    let mut second = call("c2", "mcp__flood__lists", "{}");
+    second.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, second, vec![text("done"), done("end_turn")]],
+    );
+    let out = s.run_json(&t, &["--allow", "mcp__flood", "--mcp", &server], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&events(&out));
+    assert_eq!(output(&results[0]), "sent 3000", "{results:?}");
+    let lists: usize = output(&results[1])
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{results:?}"));
+    // One listing at the start, and re-lists one at a time however many changes were said.
+    assert!(lists <= 50, "{lists} re-lists for 3,000 changes");
+}
+
+#[test]
 fn a_registry_module_gets_its_own_servers_and_keeps_to_its_allowlist() {
     use crate::support::transcript_of;
     let Some(server) = everything() else { return };

@@ -67,10 +67,18 @@ pub struct ListedTools {
 impl ListedTools {
     /// Replaces the list.
     pub fn set(&self, tools: Vec<RemoteTool>) {
+        self.replace(tools, true);
+    }
+
+    /// Replaces the list; `settled` when no newer change is waiting to be read (else the
+    /// list stays marked as being read again).
+    fn replace(&self, tools: Vec<RemoteTool>, settled: bool) {
         *self.tools.lock() = tools;
         self.generation.fetch_add(1, Ordering::SeqCst);
-        self.stale.store(false, Ordering::SeqCst);
-        self.fresh.notify_waiters();
+        if settled {
+            self.stale.store(false, Ordering::SeqCst);
+            self.fresh.notify_waiters();
+        }
     }
 
     /// Marks the list as being read again.
@@ -107,12 +115,24 @@ impl ListedTools {
 /// How long re-listing a changed server's tools may take.
 const RELIST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Re-reading a server's tool list after it said the list changed, one read at a time: a
+/// server that says so thousands of times in a row gets a few reads, not one task each
+/// (which grew wonopcode without bound under a flood).
+#[derive(Default)]
+struct Relists {
+    /// A read is under way (its task owns the loop).
+    running: AtomicBool,
+    /// A change was said since the running read began.
+    again: AtomicBool,
+}
+
 /// The connection handler of one server.
 #[derive(Clone)]
 pub struct Client {
     server: String,
     elicitor: Option<Arc<dyn Elicitor>>,
     listed: Arc<ListedTools>,
+    relists: Arc<Relists>,
 }
 
 impl Client {
@@ -127,6 +147,7 @@ impl Client {
             server: server.to_owned(),
             elicitor,
             listed,
+            relists: Arc::default(),
         }
     }
 }
@@ -150,27 +171,52 @@ impl ClientHandler for Client {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.listed.going_stale();
+        let relists = self.relists.clone();
+        relists.again.store(true, Ordering::SeqCst);
+        if relists.running.swap(true, Ordering::SeqCst) {
+            // The running read takes this change on when it ends.
+            return;
+        }
         // Read in a task of its own: a request from inside a notification's handler would
         // wait on the connection that is delivering the notification.
         let (peer, listed, server) = (context.peer, self.listed.clone(), self.server.clone());
-        listed.going_stale();
         tokio::spawn(async move {
-            match tokio::time::timeout(RELIST_TIMEOUT, peer.list_all_tools()).await {
-                Ok(Ok(tools)) => {
-                    tracing::info!(server = %server, tools = tools.len(), "MCP server's tools changed");
-                    listed.set(tools);
+            loop {
+                relists.again.store(false, Ordering::SeqCst);
+                let read = tokio::time::timeout(RELIST_TIMEOUT, peer.list_all_tools()).await;
+                let pending = relists.again.load(Ordering::SeqCst);
+                match read {
+                    Ok(Ok(tools)) => {
+                        tracing::info!(server = %server, tools = tools.len(), "MCP server's tools changed");
+                        listed.replace(tools, !pending);
+                    }
+                    // The connection was closed meanwhile (wonopcode is stopping it, or the
+                    // server went away, which its next call reports): nothing to warn about.
+                    Ok(Err(rmcp::service::ServiceError::TransportClosed)) => {
+                        tracing::debug!(server = %server, "the connection closed before the changed tools were listed");
+                        relists.running.store(false, Ordering::SeqCst);
+                        return;
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(server = %server, error = %e, "cannot list an MCP server's changed tools")
+                    }
+                    Err(_) => {
+                        tracing::warn!(server = %server, "listing an MCP server's changed tools timed out")
+                    }
                 }
-                // The connection was closed meanwhile (wonopcode is stopping it, or the server
-                // went away, which its next call reports): nothing to warn about.
-                Ok(Err(rmcp::service::ServiceError::TransportClosed)) => {
-                    tracing::debug!(server = %server, "the connection closed before the changed tools were listed")
+                if pending {
+                    continue;
                 }
-                Ok(Err(e)) => {
-                    tracing::warn!(server = %server, error = %e, "cannot list an MCP server's changed tools")
+                relists.running.store(false, Ordering::SeqCst);
+                // A change said between the check and the store: take it on, unless a new
+                // task already did.
+                if relists.again.load(Ordering::SeqCst)
+                    && !relists.running.swap(true, Ordering::SeqCst)
+                {
+                    continue;
                 }
-                Err(_) => {
-                    tracing::warn!(server = %server, "listing an MCP server's changed tools timed out")
-                }
+                return;
             }
         });
     }
