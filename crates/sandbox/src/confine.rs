@@ -237,8 +237,9 @@ impl Sandbox {
         roots
     }
 
-    /// Paths inside writable roots that stay read-only: the workspace's `.git` unless a
-    /// grant names it, and hidden paths inside a writable root.
+    /// Paths inside writable roots that stay read-only: the workspace's `.git` and the
+    /// files that make wonopcode run something ([`PROTECTED`]) where they exist, unless a
+    /// grant names them, and hidden paths inside a writable root.
     fn read_only(
         &self,
         workspace: &Path,
@@ -250,6 +251,12 @@ impl Sandbox {
             let git = workspace.join(".git");
             if git.symlink_metadata().is_ok() && !self.policy.git_writable(workspace) {
                 paths.push(git);
+            }
+            for name in PROTECTED {
+                let path = workspace.join(name);
+                if path.symlink_metadata().is_ok() && !self.policy.granted_write(&path, workspace) {
+                    paths.push(path);
+                }
             }
         }
         paths.extend(
@@ -294,6 +301,13 @@ impl Sandbox {
         Ok(built)
     }
 }
+
+/// What of a workspace makes wonopcode (or Claude Code, or Codex) run something the next
+/// time: read-only to commands where it exists, so a command cannot plant hooks or servers
+/// for the next run of a trusted workspace. Whole directories, not the files in them: a
+/// read-only file's directory could be renamed away and made again; a mount point cannot
+/// be renamed. `.git` is handled beside them.
+pub const PROTECTED: &[&str] = &[".claude", ".wonopcode", ".codex", ".mcp.json"];
 
 /// What the child does between its start and exec, all of it prepared before. Applied
 /// without changing it: in a child that shares wonopcode's memory (`spawn`), a change

@@ -215,11 +215,16 @@ impl SandboxPolicy {
     /// Whether a `write` grant makes `workspace`'s `.git` writable (naming it, or a path
     /// inside the workspace that holds it; the workspace itself does not count).
     pub fn git_writable(&self, workspace: &Path) -> bool {
-        let git = workspace.join(".git");
+        self.granted_write(&workspace.join(".git"), workspace)
+    }
+
+    /// Whether a `write` grant names `path` (or a directory on its way other than the
+    /// workspace itself): a protected path of the workspace made writable on purpose.
+    pub fn granted_write(&self, path: &Path, workspace: &Path) -> bool {
         self.write
             .iter()
             .map(|p| real(p))
-            .any(|p| git.starts_with(&p) && p != workspace)
+            .any(|p| path.starts_with(&p) && p != workspace)
     }
 
     /// What a context whose parent runs under `self` gets when it asks for `wanted` (both
