@@ -94,7 +94,7 @@ impl Tool for GrepTool {
                 .line_number(true)
                 .build();
             let files = if start.is_file() {
-                let refused = denied.as_ref().is_some_and(|d| d.covers(&start));
+                let refused = denied.covers(&start);
                 if refused {
                     Vec::new()
                 } else {

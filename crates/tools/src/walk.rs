@@ -25,13 +25,13 @@ pub(crate) struct Denied {
 
 impl Denied {
     /// The hidden paths and the rules of `env`'s run for `tool`.
-    pub(crate) fn of(env: &ToolEnv, tool: &'static str) -> Option<Self> {
-        Some(Self {
+    pub(crate) fn of(env: &ToolEnv, tool: &'static str) -> Self {
+        Self {
             gate: env.gate.clone(),
             hidden: env.hidden.clone(),
             root: env.workspace_root.clone(),
             tool,
-        })
+        }
     }
 
     /// Whether `path` is hidden, or a rule denies reading it.
@@ -64,7 +64,7 @@ pub(crate) fn walk(
     start: &Path,
     max_depth: Option<usize>,
     limit: usize,
-    denied: Option<Denied>,
+    denied: Denied,
 ) -> (Vec<(PathBuf, bool)>, bool) {
     let mut out = Vec::new();
     let mut more = false;
@@ -73,10 +73,8 @@ pub(crate) fn walk(
         .max_depth(max_depth)
         .require_git(false)
         .sort_by_file_path(|a, b| a.cmp(b));
-    let hidden = denied.as_ref().map(|d| d.hidden.clone());
-    if let Some(denied) = denied {
-        builder.filter_entry(move |entry| !denied.covers(entry.path()));
-    }
+    let hidden = denied.hidden.clone();
+    builder.filter_entry(move |entry| !denied.covers(entry.path()));
     let walker = builder.build();
     for entry in walker.flatten() {
         if entry.depth() == 0 {
@@ -86,10 +84,9 @@ pub(crate) fn walk(
             more = true;
             break;
         }
-        let hidden = hidden.as_deref().unwrap_or_default();
         let Some(is_dir) = entry
             .file_type()
-            .and_then(|t| kind(root, hidden, entry.path(), t))
+            .and_then(|t| kind(root, &hidden, entry.path(), t))
         else {
             continue;
         };
