@@ -9,8 +9,12 @@
 //! Every redirect is checked, in every context ([`Redirects`]): against the context's
 //! grants; to another host only when the permission rules allow that host without asking
 //! (an approval of one host is not one of another); and never from a public address to a
-//! loopback, private or link-local one (a cloud's metadata service).
+//! loopback, private or link-local one (a cloud's metadata service), whether by a literal
+//! address or by a name that resolves to one ([`addresses`]).
 
+mod addresses;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,6 +28,7 @@ use wonopcode_agent_loop::{
 use wonopcode_sandbox::{NetworkGrant, SandboxMode, SandboxPolicy};
 
 use crate::spec::{args, spec};
+use addresses::{AddressGuard, GuardedResolver, Lookup, is_private};
 
 /// Redirects followed before the fetch fails.
 pub const MAX_REDIRECTS: usize = 5;
@@ -66,6 +71,17 @@ impl Reach {
             NetworkGrant::Port { host: h, port: p } => {
                 h.eq_ignore_ascii_case(host) && Some(*p) == port
             }
+        })
+    }
+
+    /// Whether a grant names `host` itself (a narrowed context reaching a private name).
+    fn names(&self, host: &str) -> bool {
+        let Self::Granted(grants) = self else {
+            return false;
+        };
+        grants.iter().any(|grant| match grant {
+            NetworkGrant::Any => false,
+            NetworkGrant::Port { host: h, .. } => h.eq_ignore_ascii_case(host),
         })
     }
 
@@ -159,7 +175,7 @@ impl Tool for WebFetchTool {
             Duration::from_secs(s.min(MAX_TIMEOUT_SECS))
         });
         let redirects = Redirects::of(&url, self.reach.clone(), env.gate.clone());
-        let fetch = fetch(url.clone(), redirects);
+        let fetch = fetch(url.clone(), redirects, addresses::system_lookup());
         let page = tokio::select! {
             page = tokio::time::timeout(limit, fetch) => page.map_err(|_| {
                 ToolError::Failed(format!(
@@ -193,17 +209,25 @@ struct Redirects {
     gate: Option<SharedGate>,
     /// The host the call named (and was approved for).
     first_host: String,
-    /// Whether the call named a loopback, private or link-local address itself.
-    first_private: bool,
+    /// Which addresses the fetch may still reach.
+    addresses: Arc<AddressGuard>,
 }
 
 impl Redirects {
     fn of(url: &reqwest::Url, reach: Reach, gate: Option<SharedGate>) -> Self {
+        let by_name = (reach.clone(), gate.clone());
+        let addresses = AddressGuard::new(url, move |host| {
+            let (reach, gate) = &by_name;
+            reach.names(host)
+                || gate
+                    .as_ref()
+                    .is_some_and(|gate| allowed_without_asking(gate, host))
+        });
         Self {
             reach,
             gate,
             first_host: url.host_str().unwrap_or_default().to_owned(),
-            first_private: is_private(url),
+            addresses,
         }
     }
 
@@ -212,7 +236,7 @@ impl Redirects {
         if !self.reach.allows(url) {
             return Some(self.reach.refusal(url));
         }
-        if !self.first_private && is_private(url) {
+        if self.addresses.reached_public() && is_private(url) {
             return Some(format!(
                 "redirected to `{url}`, a loopback, private or link-local address, from a public one: not followed"
             ));
@@ -221,14 +245,10 @@ impl Redirects {
         if host.eq_ignore_ascii_case(&self.first_host) {
             return None;
         }
-        let allowed = self.gate.as_ref().is_none_or(|gate| {
-            gate.status(&PermissionRequest {
-                tool: "webfetch".to_owned(),
-                kind: ToolKind::Mutating,
-                subject: Some(host.to_owned()),
-                preview: None,
-            }) == PermissionStatus::Allowed
-        });
+        let allowed = self
+            .gate
+            .as_ref()
+            .is_none_or(|gate| allowed_without_asking(gate, host));
         (!allowed).then(|| {
             format!(
                 "redirected to `{url}`, on another host than the one approved (`{}`): not followed; fetch that URL itself to be asked for it",
@@ -238,31 +258,21 @@ impl Redirects {
     }
 }
 
-/// Whether `url` names a loopback, private, link-local or unspecified address (by its
-/// literal address, or `localhost`).
-fn is_private(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => private_v4(ip),
-        Ok(std::net::IpAddr::V6(ip)) => {
-            ip.is_loopback()
-                || ip.is_unspecified()
-                || ip.is_unique_local()
-                || ip.is_unicast_link_local()
-                || ip.to_ipv4_mapped().is_some_and(private_v4)
-        }
-        Err(_) => {
-            let name = host.trim_end_matches('.').to_ascii_lowercase();
-            name == "localhost" || name.ends_with(".localhost")
-        }
-    }
+/// Whether the permission rules let `webfetch` reach `host` without asking anyone.
+fn allowed_without_asking(gate: &SharedGate, host: &str) -> bool {
+    gate.status(&PermissionRequest {
+        tool: "webfetch".to_owned(),
+        kind: ToolKind::Mutating,
+        subject: Some(host.to_owned()),
+        preview: None,
+    }) == PermissionStatus::Allowed
 }
 
-fn private_v4(ip: std::net::Ipv4Addr) -> bool {
-    ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
-}
-
-async fn fetch(url: reqwest::Url, redirects: Redirects) -> Result<Page, ToolError> {
+async fn fetch(url: reqwest::Url, redirects: Redirects, lookup: Lookup) -> Result<Page, ToolError> {
+    let resolver = GuardedResolver {
+        guard: Arc::clone(&redirects.addresses),
+        lookup,
+    };
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
@@ -274,6 +284,7 @@ async fn fetch(url: reqwest::Url, redirects: Redirects) -> Result<Page, ToolErro
     });
     let client = reqwest::Client::builder()
         .redirect(policy)
+        .dns_resolver(Arc::new(resolver))
         .user_agent(concat!("wonopcode/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| ToolError::Failed(format!("cannot make an HTTP client: {e}")))?;
@@ -426,6 +437,9 @@ mod tests {
         ] {
             assert!(is_private(&url(private)), "{private}");
             let public = Redirects::of(&url("https://docs.rs/"), Reach::Approved, None);
+            // The first hop's name resolved to a public address.
+            let resolved = vec!["93.184.216.34:443".parse().unwrap()];
+            assert!(public.addresses.admit("docs.rs", resolved).is_ok());
             let refused = public.refusal(&url(private)).unwrap_or_default();
             assert!(refused.contains("private"), "{private}: {refused}");
             // A call that named a private address itself may be redirected within them.
@@ -434,5 +448,50 @@ mod tests {
         }
         assert!(!is_private(&url("https://8.8.8.8/")));
         assert!(!is_private(&url("https://docs.rs/")));
+    }
+
+    /// A local server answering every request with one page.
+    async fn serve_one_page() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut request = [0_u8; 4096];
+                let _ = stream.read(&mut request).await;
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 6\r\nconnection: close\r\n\r\nsecret")
+                    .await;
+            }
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn a_public_name_that_resolves_to_a_loopback_address_is_not_fetched() {
+        let port = serve_one_page().await;
+        // `rebind.example` resolves (here) to the loopback, as a hostile name's records can.
+        let lookup: Lookup = Arc::new(move |_name| {
+            Box::pin(async move { Ok(vec![std::net::SocketAddr::from(([127, 0, 0, 1], port))]) })
+        });
+        let url = reqwest::Url::parse(&format!("http://rebind.example:{port}/")).unwrap();
+        let open = Redirects::of(&url, Reach::Approved, None);
+        let Err(ToolError::Failed(refused)) = fetch(url.clone(), open, Arc::clone(&lookup)).await
+        else {
+            panic!("a name resolving to the loopback was fetched");
+        };
+        assert!(
+            refused.contains("resolves to a loopback, private or link-local address (127.0.0.1)"),
+            "{refused}"
+        );
+        // A grant naming the host lets it reach the address.
+        let granted = Reach::Granted(vec![NetworkGrant::Port {
+            host: "rebind.example".into(),
+            port,
+        }]);
+        let page = fetch(url.clone(), Redirects::of(&url, granted, None), lookup)
+            .await
+            .unwrap();
+        assert_eq!(page.body, b"secret");
     }
 }
