@@ -659,6 +659,36 @@ fn a_flood_of_list_changes_is_coalesced_into_few_re_lists() {
 }
 
 #[test]
+fn an_answer_over_the_message_limit_ends_its_call_at_once() {
+    let Some(_) = python_server("flood") else {
+        return;
+    };
+    let script = repo_root().join("tests/mcp-servers/flood_server.py");
+    let server = format!("flood=python3 {}", script.display());
+    let s = Scratch::new();
+    let mut huge = call("c1", "mcp__flood__huge", r#"{"mib": 17}"#);
+    huge.push(done("tool_use"));
+    let mut after = call("c2", "mcp__flood__lists", "{}");
+    after.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[huge, after, vec![text("done"), done("end_turn")]],
+    );
+    // Before, the 17 MiB line was dropped by the transport and the call waited out its
+    // timeout with no reason given.
+    let out = s.run_json(&t, &["--allow", "mcp__flood", "--mcp", &server], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&events(&out));
+    let refused = output(&results[0]);
+    assert!(
+        refused.contains("the server sent a message over 16 MiB"),
+        "{results:?}"
+    );
+    // The server is started again for the next call, which works.
+    assert_eq!(output(&results[1]).trim(), "1", "{results:?}");
+}
+
+#[test]
 fn a_registry_module_gets_its_own_servers_and_keeps_to_its_allowlist() {
     use crate::support::transcript_of;
     let Some(server) = everything() else { return };

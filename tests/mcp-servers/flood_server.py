@@ -1,7 +1,9 @@
 """A stdio MCP server speaking JSON-RPC by hand, so it can misbehave exactly: `flood` sends
 N `notifications/tools/list_changed` and N `notifications/message` before it answers, and
-`lists` says how many times its tool list was asked for. The end-to-end tests use it to see
-wonopcode coalesce a flood of re-lists instead of starting one per notification."""
+`lists` says how many times its tool list was asked for, and `huge` answers with a text of N
+MiB on one line. The end-to-end tests use it to see wonopcode coalesce a flood of re-lists
+instead of starting one per notification, and end a call at once on an answer over the
+limit of one message instead of waiting for its timeout."""
 import json
 import sys
 
@@ -11,6 +13,8 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
     {"name": "lists", "description": "How many times tools/list was called.",
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "huge", "description": "Answers with N MiB of text.",
+     "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer"}}, "required": ["mib"]}},
 ]
 
 
@@ -43,6 +47,9 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "method": "notifications/message",
                   "params": {"level": "info", "data": "x" * 200}})
         send({"jsonrpc": "2.0", "id": ident, "result": text(f"sent {n}")})
+    elif method == "tools/call" and message["params"]["name"] == "huge":
+        mib = int(message["params"].get("arguments", {}).get("mib", 0))
+        send({"jsonrpc": "2.0", "id": ident, "result": text("x" * (mib << 20))})
     elif method == "tools/call" and message["params"]["name"] == "lists":
         send({"jsonrpc": "2.0", "id": ident, "result": text(lists)})
     else:

@@ -12,6 +12,7 @@ pub mod config;
 pub mod oauth;
 mod result;
 pub mod server;
+mod stdio;
 pub mod tool;
 
 use std::collections::BTreeMap;

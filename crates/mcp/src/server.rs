@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as RemoteTool};
 use rmcp::service::{RoleClient, RunningService, ServiceError as RmcpError, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::own_processes;
@@ -22,6 +22,7 @@ use crate::challenge::{ChallengeKeeper, LastChallenge};
 use crate::client::{Client, Elicitor, ListedTools};
 use crate::config::{ServerConfig, Transport};
 use crate::oauth;
+use crate::stdio::{MAX_MESSAGE_BYTES, Oversize, ServerProcess};
 use rmcp::transport::auth::AuthClient;
 
 /// How long a call's answer waits for the server's changed tool list to be re-read.
@@ -64,6 +65,8 @@ struct Connection {
     _own: Option<own_processes::Own>,
     /// A stdio server's sandbox, kept while it runs (its cgroup, its private temp dir).
     _confined: Option<Confined>,
+    /// Set when the connection ended on a message over the limit.
+    oversize: Oversize,
 }
 
 /// A sandbox and the confinement of the process started in it.
@@ -174,16 +177,17 @@ impl Server {
         let config = &self.config;
         let started = Instant::now();
         let limit = config.startup_timeout;
-        let (service, own, confined) = match &config.transport {
+        let (service, own, confined, oversize) = match &config.transport {
             Transport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
             } => {
-                let (transport, own, confined) = self.spawn(command, args, env, cwd.as_deref())?;
+                let (transport, own, confined, oversize) =
+                    self.spawn(command, args, env, cwd.as_deref())?;
                 let service = tokio::time::timeout(limit, self.client().serve(transport)).await;
-                (service, own, confined)
+                (service, own, confined, oversize)
             }
             Transport::Http {
                 url,
@@ -221,7 +225,7 @@ impl Server {
                         tokio::time::timeout(limit, self.client().serve(transport)).await
                     }
                 };
-                (service, None, None)
+                (service, None, None, Oversize::default())
             }
         };
         let service = service
@@ -243,6 +247,7 @@ impl Server {
                 service,
                 _own: own,
                 _confined: confined,
+                oversize,
             },
             tools,
         ))
@@ -257,9 +262,10 @@ impl Server {
         cwd: Option<&Path>,
     ) -> Result<
         (
-            TokioChildProcess,
+            ServerProcess,
             Option<own_processes::Own>,
             Option<Confined>,
+            Oversize,
         ),
         ServerError,
     > {
@@ -291,10 +297,14 @@ impl Server {
             None => None,
         };
         let starting = own_processes::starting();
-        let (transport, stderr) = TokioChildProcess::builder(command)
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| failed(e.to_string()))?;
+        let stderr = child.stderr.take();
+        let (transport, oversize) = ServerProcess::new(child).map_err(|e| failed(e.to_string()))?;
         let own = transport.id().map(own_processes::Own::new);
         drop(starting);
         if let Some(stderr) = stderr {
@@ -307,7 +317,7 @@ impl Server {
                 }
             });
         }
-        Ok((transport, own, confined))
+        Ok((transport, own, confined, oversize))
     }
 
     /// Calls `tool` with `arguments`, within the call timeout and until `cancel`. A server
@@ -338,6 +348,7 @@ impl Server {
             return Err(ServerError::Protocol("no connection".to_owned()));
         };
         let peer = connection.service.peer().clone();
+        let oversize = connection.oversize.clone();
         drop(slot);
         let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let limit = self.config.tool_timeout;
@@ -355,6 +366,12 @@ impl Server {
                     if matches!(e, RmcpError::TransportClosed | RmcpError::TransportSend(_)) {
                         // The server is gone: the next call starts it again (if it may).
                         *self.connection.lock().await = None;
+                        if oversize.happened() {
+                            return Err(ServerError::Protocol(format!(
+                                "the server sent a message over {} MiB, the most one may take; its connection was closed",
+                                MAX_MESSAGE_BYTES >> 20
+                            )));
+                        }
                         return Err(ServerError::Protocol(format!("the server stopped ({e})")));
                     }
                     Err(ServerError::Protocol(e.to_string()))
