@@ -115,12 +115,23 @@ impl Prompter for TerminalPrompter {
     }
 
     async fn ask_escalation(&self, tool: &str, subject: &str, blocked: &str) -> Answer {
+        // A command is run again unconfined; a file tool's write is let through.
+        let (tool, subject) = (one_line(tool), one_line(subject));
+        let (what, always) = if tool == "bash" {
+            (
+                format!("run `{subject}` again outside the sandbox"),
+                format!("`{subject}` outside the sandbox"),
+            )
+        } else {
+            (
+                format!("let `{tool}` write `{subject}`"),
+                format!("`{tool}` writing `{subject}`"),
+            )
+        };
         let question = format!(
-            "{} the sandbox stopped `{}` ({}): run `{subject}` again outside the sandbox? [y] once  [a] always (`{subject}` outside the sandbox in this session)  [N] no: ",
+            "{} the sandbox stopped `{tool}` ({}): {what}? [y] once  [a] always ({always} in this session)  [N] no: ",
             console::style("!").red().bold(),
-            one_line(tool),
             one_line(blocked),
-            subject = one_line(subject),
         );
         match read_answer(question, self.progress.clone()).await.as_str() {
             "y" | "yes" => Answer::Once,

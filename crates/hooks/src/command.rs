@@ -95,6 +95,9 @@ pub async fn run(
     }
     if let Some(confinement) = &confinement {
         confinement.kill_all();
+        for moved in confinement.move_aside_made() {
+            tracing::warn!(hook = %command_line, "{moved}");
+        }
     }
     let status = match waited {
         Ok(Ok(status)) => status,

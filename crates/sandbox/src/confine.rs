@@ -17,6 +17,7 @@ use crate::filesystem::{self, Layout};
 use crate::namespace::Namespace;
 use crate::network::{self, Sockets};
 use crate::process_limit::{self, CgroupPool, PooledCgroup};
+use crate::protected::{Absent, MovedAside, PROTECTED, protected_in};
 use crate::support::{ProcessLimitKind, Support};
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
@@ -222,8 +223,20 @@ impl Sandbox {
             }),
             cgroup,
             explainer: Some(explainer),
+            absent: Absent::of(&workspace, &self.policy),
             workspace,
         })
+    }
+
+    /// The protected name a file tool's write to `path` (canonical, inside `workspace`)
+    /// would change, when no grant names it: such a write needs the person at the
+    /// terminal, as a command the sandbox stopped does. `None` under `full-access`.
+    pub fn guards_write(&self, path: &Path, workspace: &Path) -> Option<&'static str> {
+        if self.policy.mode == SandboxMode::FullAccess || self.policy.granted_write(path, workspace)
+        {
+            return None;
+        }
+        protected_in(path.strip_prefix(workspace).ok()?)
     }
 
     /// Where commands may write: the policy's roots, and `read-only`'s private temp dir.
@@ -237,9 +250,11 @@ impl Sandbox {
         roots
     }
 
-    /// Paths inside writable roots that stay read-only: the workspace's `.git` and the
-    /// files that make wonopcode run something ([`PROTECTED`]) where they exist, unless a
-    /// grant names them, and hidden paths inside a writable root.
+    /// Paths inside writable roots that stay read-only: the workspace's protected names
+    /// ([`PROTECTED`]: `.git` and what makes an agent run something) where they exist,
+    /// unless a grant names them, and hidden paths inside a writable root. Whole
+    /// directories, not the files in them: a read-only file's directory could be renamed
+    /// away and made again; a mount point cannot be renamed.
     fn read_only(
         &self,
         workspace: &Path,
@@ -248,10 +263,6 @@ impl Sandbox {
     ) -> Vec<PathBuf> {
         let mut paths = Vec::new();
         if self.policy.mode == SandboxMode::WorkspaceWrite {
-            let git = workspace.join(".git");
-            if git.symlink_metadata().is_ok() && !self.policy.git_writable(workspace) {
-                paths.push(git);
-            }
             for name in PROTECTED {
                 let path = workspace.join(name);
                 if path.symlink_metadata().is_ok() && !self.policy.granted_write(&path, workspace) {
@@ -301,13 +312,6 @@ impl Sandbox {
         Ok(built)
     }
 }
-
-/// What of a workspace makes wonopcode (or Claude Code, or Codex) run something the next
-/// time: read-only to commands where it exists, so a command cannot plant hooks or servers
-/// for the next run of a trusted workspace. Whole directories, not the files in them: a
-/// read-only file's directory could be renamed away and made again; a mount point cannot
-/// be renamed. `.git` is handled beside them.
-pub const PROTECTED: &[&str] = &[".claude", ".wonopcode", ".codex", ".mcp.json"];
 
 /// What the child does between its start and exec, all of it prepared before. Applied
 /// without changing it: in a child that shares wonopcode's memory (`spawn`), a change
@@ -362,6 +366,8 @@ pub struct Confinement {
     steps: Option<ChildSteps>,
     cgroup: Option<Arc<PooledCgroup>>,
     explainer: Option<Explainer>,
+    /// The protected names missing when it was prepared.
+    absent: Absent,
 }
 
 impl std::fmt::Debug for Confinement {
@@ -382,6 +388,7 @@ impl Confinement {
             steps: None,
             cgroup: None,
             explainer: None,
+            absent: Absent::default(),
         }
     }
 
@@ -429,6 +436,12 @@ impl Confinement {
         if let Some(cgroup) = &self.cgroup {
             cgroup.kill_all();
         }
+    }
+
+    /// Moves aside the protected names made at the workspace's top since it was prepared
+    /// (call it once the process and all it started have ended), and says which.
+    pub fn move_aside_made(&self) -> Vec<MovedAside> {
+        self.absent.move_aside_made()
     }
 
     /// When `output` shows the sandbox stopped the command, what it denied, in one line

@@ -18,6 +18,7 @@ mod namespace;
 mod network;
 mod policy;
 mod process_limit;
+mod protected;
 mod spawn;
 mod support;
 
@@ -27,6 +28,7 @@ pub use policy::{
     DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SERVER_CACHES, SandboxPolicy,
     hidden_candidates,
 };
+pub use protected::{MovedAside, PROTECTED, protected_in};
 pub use spawn::{Process, ProcessSpec, spawn};
 pub use support::{ProcessLimitKind, Support};
 

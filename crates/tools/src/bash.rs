@@ -20,7 +20,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
-use wonopcode_sandbox::{ProcessSpec, Sandbox, SandboxMode};
+use wonopcode_sandbox::{Confinement, ProcessSpec, Sandbox, SandboxMode};
 
 use crate::call_processes::{self, CallProcesses};
 use crate::spec::{args, spec};
@@ -272,6 +272,12 @@ impl BashTool {
         };
         let (out, out_dropped) = collect(stdout).await.text();
         let (err, err_dropped) = collect(stderr).await.text();
+        // All of its processes have ended: what it made at the workspace's top that would
+        // run something next time is moved aside now.
+        let moved_aside = confinement
+            .as_ref()
+            .map(Confinement::move_aside_made)
+            .unwrap_or_default();
         let (exit_code, headline, is_error) = match ending {
             Ending::Cancelled => return Err(ToolError::Cancelled),
             Ending::TimedOut(after) => (
@@ -296,6 +302,10 @@ impl BashTool {
             Some(what) => format!("blocked by the sandbox: {what}\n{headline}"),
             None => headline,
         };
+        for moved in &moved_aside {
+            tracing::warn!(call = %text, "{moved}");
+            content.push_str(&format!("\nblocked by the sandbox: {moved}"));
+        }
         if !out.is_empty() {
             content.push_str("\nstdout:\n");
             content.push_str(&out);
@@ -306,7 +316,8 @@ impl BashTool {
         }
         Ok(ToolOutput {
             content,
-            is_error,
+            // What it made was taken back: it did not do what it meant to.
+            is_error: is_error || !moved_aside.is_empty(),
             command: Some(CommandDetails {
                 command: text.to_owned(),
                 exit_code,

@@ -11,31 +11,49 @@ use wonopcode_agent_loop::{
 };
 
 use crate::diff::unified;
+use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, open_regular, resolve, resolve_for, rule_subject};
 
 /// Replaces an exact string in a file.
-pub struct EditTool(ToolSpec);
+pub struct EditTool {
+    spec: ToolSpec,
+    protected: ProtectedWrites,
+}
+
+impl EditTool {
+    /// An `edit` that asks the person before writing in a protected name (`protected`).
+    pub fn new(protected: ProtectedWrites) -> Self {
+        Self {
+            protected,
+            ..Self::default()
+        }
+    }
+}
 
 impl Default for EditTool {
+    /// An `edit` with no sandbox to keep protected names by.
     fn default() -> Self {
-        Self(spec(
-            "edit",
-            "Replace an exact string in a file. old_string must match exactly once unless replace_all is true.",
-            ToolKind::Mutating,
-            ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "old_string": {"type": "string", "minLength": 1},
-                    "new_string": {"type": "string"},
-                    "replace_all": {"type": "boolean", "default": false}
-                },
-                "required": ["path", "old_string", "new_string"],
-                "additionalProperties": false
-            }),
-        ))
+        Self {
+            protected: ProtectedWrites::default(),
+            spec: spec(
+                "edit",
+                "Replace an exact string in a file. old_string must match exactly once unless replace_all is true.",
+                ToolKind::Mutating,
+                ToolCategory::FileSystem,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string"},
+                        "old_string": {"type": "string", "minLength": 1},
+                        "new_string": {"type": "string"},
+                        "replace_all": {"type": "boolean", "default": false}
+                    },
+                    "required": ["path", "old_string", "new_string"],
+                    "additionalProperties": false
+                }),
+            ),
+        }
     }
 }
 
@@ -51,7 +69,7 @@ struct Args {
 #[async_trait]
 impl Tool for EditTool {
     fn spec(&self) -> &ToolSpec {
-        &self.0
+        &self.spec
     }
 
     fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
@@ -101,6 +119,7 @@ impl Tool for EditTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve_for(env, &a.path)?;
+        self.protected.check("edit", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
         let text = read_for_edit(&env.workspace_root, &path, &rel).await?;
         let (updated, matches) = replaced(&text, &a, &rel)?;

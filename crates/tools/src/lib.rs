@@ -14,6 +14,7 @@ mod grep;
 mod list;
 mod patch;
 pub mod permission;
+mod protected;
 mod read;
 mod shell_env;
 mod spec;
@@ -37,6 +38,7 @@ pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use list::ListTool;
 pub use patch::ApplyPatchTool;
+pub use protected::ProtectedWrites;
 pub use read::ReadTool;
 pub use shell_env::{Inherit, PatternError, ShellEnvironmentPolicy};
 pub use todo::TodoTool;
@@ -87,11 +89,12 @@ impl Default for BuiltinOptions {
 
 /// Every built-in tool.
 pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
+    let protected = ProtectedWrites::of(options.sandbox.clone());
     vec![
         Arc::new(ReadTool::default()),
-        Arc::new(WriteTool::default()),
-        Arc::new(EditTool::default()),
-        Arc::new(ApplyPatchTool::default()),
+        Arc::new(WriteTool::new(protected.clone())),
+        Arc::new(EditTool::new(protected.clone())),
+        Arc::new(ApplyPatchTool::new(protected)),
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),

@@ -11,29 +11,47 @@ use wonopcode_agent_loop::{
 };
 
 use crate::diff::{MAX_DIFF_INPUT, unified};
+use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve, resolve_for, rule_subject};
 
 /// Writes a file, creating parent directories.
-pub struct WriteTool(ToolSpec);
+pub struct WriteTool {
+    spec: ToolSpec,
+    protected: ProtectedWrites,
+}
+
+impl WriteTool {
+    /// A `write` that asks the person before writing in a protected name (`protected`).
+    pub fn new(protected: ProtectedWrites) -> Self {
+        Self {
+            protected,
+            ..Self::default()
+        }
+    }
+}
 
 impl Default for WriteTool {
+    /// A `write` with no sandbox to keep protected names by.
     fn default() -> Self {
-        Self(spec(
-            "write",
-            "Create or overwrite a file of the workspace with the given content. Parent directories are created.",
-            ToolKind::Mutating,
-            ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path, relative to the workspace root"},
-                    "content": {"type": "string"}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        ))
+        Self {
+            protected: ProtectedWrites::default(),
+            spec: spec(
+                "write",
+                "Create or overwrite a file of the workspace with the given content. Parent directories are created.",
+                ToolKind::Mutating,
+                ToolCategory::FileSystem,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File path, relative to the workspace root"},
+                        "content": {"type": "string"}
+                    },
+                    "required": ["path", "content"],
+                    "additionalProperties": false
+                }),
+            ),
+        }
     }
 }
 
@@ -46,7 +64,7 @@ struct Args {
 #[async_trait]
 impl Tool for WriteTool {
     fn spec(&self) -> &ToolSpec {
-        &self.0
+        &self.spec
     }
 
     fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
@@ -79,6 +97,7 @@ impl Tool for WriteTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve_for(env, &a.path)?;
+        self.protected.check("write", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
         let (kind, before) = match tokio::fs::metadata(&path).await {
             // Writing to a FIFO would wait for a reader; to a device, reach past the files.

@@ -21,6 +21,7 @@ use wonopcode_agent_loop::{
 use crate::beneath::Dir;
 use crate::diff::unified;
 use crate::edit::read_for_edit;
+use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve_visible};
 use apply::apply_hunks;
@@ -38,24 +39,41 @@ prefixed with ` ` (unchanged context, about 3 lines before and after), `-` (remo
 relative to the workspace. If any hunk does not apply, nothing is changed.";
 
 /// Applies a patch to the workspace.
-pub struct ApplyPatchTool(ToolSpec);
+pub struct ApplyPatchTool {
+    spec: ToolSpec,
+    protected: ProtectedWrites,
+}
+
+impl ApplyPatchTool {
+    /// An `apply_patch` that asks the person before writing in a protected name.
+    pub fn new(protected: ProtectedWrites) -> Self {
+        Self {
+            protected,
+            ..Self::default()
+        }
+    }
+}
 
 impl Default for ApplyPatchTool {
+    /// An `apply_patch` with no sandbox to keep protected names by.
     fn default() -> Self {
-        Self(spec(
-            "apply_patch",
-            DESCRIPTION,
-            ToolKind::Mutating,
-            ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "input": {"type": "string", "description": "The whole patch, from `*** Begin Patch` to `*** End Patch`"}
-                },
-                "required": ["input"],
-                "additionalProperties": false
-            }),
-        ))
+        Self {
+            protected: ProtectedWrites::default(),
+            spec: spec(
+                "apply_patch",
+                DESCRIPTION,
+                ToolKind::Mutating,
+                ToolCategory::FileSystem,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "input": {"type": "string", "description": "The whole patch, from `*** Begin Patch` to `*** End Patch`"}
+                    },
+                    "required": ["input"],
+                    "additionalProperties": false
+                }),
+            ),
+        }
     }
 }
 
@@ -67,7 +85,7 @@ struct Args {
 #[async_trait]
 impl Tool for ApplyPatchTool {
     fn spec(&self) -> &ToolSpec {
-        &self.0
+        &self.spec
     }
 
     async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
@@ -85,6 +103,10 @@ impl Tool for ApplyPatchTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
+        // Every file it touches, before any is written: a patch applies whole or not at all.
+        for (path, _) in &plan.order {
+            self.protected.check("apply_patch", env, path).await?;
+        }
         plan.write().await?;
         let summary: Vec<String> = plan
             .changes
