@@ -574,6 +574,32 @@ fn anthropic_tool_turn_sends_the_signed_thinking_back_and_replays() {
         .find(|e| e["type"] == "turn.completed")
         .unwrap();
     assert_eq!(done["usage"]["cache_read_tokens"], 40);
+    // The second request starts with what the first asked the API to cache: the same tools
+    // and system prompt (closed by a breakpoint), and the first's messages as they were.
+    let first: Value = serde_json::from_str(&requests[0]).unwrap();
+    let unmarked = |value: &Value| {
+        let mut text = value.to_string();
+        for marker in [r#","cache_control":{"type":"ephemeral"}"#] {
+            text = text.replace(marker, "");
+        }
+        text
+    };
+    assert_eq!(first["system"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(first["tools"], second["tools"]);
+    assert_eq!(first["system"], second["system"]);
+    let asked = first["messages"].as_array().unwrap();
+    assert_eq!(
+        unmarked(&Value::from(asked.clone())),
+        unmarked(&Value::from(
+            second["messages"].as_array().unwrap()[..asked.len()].to_vec()
+        ))
+    );
+    // The moving breakpoint: on the first request's prompt, and on the second's newest turn.
+    assert_eq!(asked[0]["content"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(
+        second["messages"][2]["content"][0]["cache_control"]["type"],
+        "ephemeral"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::usage::ModelCapabilities;
 use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
+use crate::anthropic::PromptCache;
 use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
@@ -126,9 +127,43 @@ pub struct ProviderEntry {
     pub requests_per_minute: Option<u32>,
     /// Prompt tokens per minute, likewise (estimated from each request's size).
     pub tokens_per_minute: Option<u32>,
+    /// Prompt caching (the Messages API's breakpoints): `cache: { ttl: 5m | 1h | off }`.
+    pub cache: Option<CacheEntry>,
     /// Models with their window, cap and prices.
     #[serde(default)]
     pub models: BTreeMap<String, ModelEntry>,
+}
+
+/// A provider's prompt caching, as the config states it.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheEntry {
+    /// How long the stable prefix is kept (default `5m`).
+    pub ttl: Option<CacheTtlName>,
+}
+
+/// `cache.ttl`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum CacheTtlName {
+    /// Five minutes, the API's default.
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    /// An hour for the stable prefix.
+    #[serde(rename = "1h")]
+    OneHour,
+    /// No caching asked for.
+    #[serde(rename = "off")]
+    Off,
+}
+
+impl From<CacheTtlName> for PromptCache {
+    fn from(name: CacheTtlName) -> Self {
+        match name {
+            CacheTtlName::FiveMinutes => Self::FiveMinutes,
+            CacheTtlName::OneHour => Self::OneHour,
+            CacheTtlName::Off => Self::Off,
+        }
+    }
 }
 
 /// What the catalog knows of a model. Prices are USD per million tokens.
@@ -540,6 +575,10 @@ impl ModelCatalog {
             local_server: local.then(|| LocalServer {
                 start_command: entry.start_command.clone(),
             }),
+            prompt_cache: entry
+                .cache
+                .and_then(|c| c.ttl)
+                .map_or_else(PromptCache::default, PromptCache::from),
         })
     }
 
@@ -746,6 +785,7 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         max_attempts: over.max_attempts.or(base.max_attempts),
         requests_per_minute: over.requests_per_minute.or(base.requests_per_minute),
         tokens_per_minute: over.tokens_per_minute.or(base.tokens_per_minute),
+        cache: over.cache.or(base.cache),
         models,
     }
 }

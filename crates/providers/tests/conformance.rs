@@ -27,7 +27,8 @@ async fn anthropic_padded_text_with_ping() {
     assert_eq!(got.error, None);
     let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
     assert_eq!(sent["stream"], true);
-    assert_eq!(sent["system"], "be brief");
+    assert_eq!(sent["system"][0]["text"], "be brief");
+    assert_eq!(sent["system"][0]["cache_control"]["type"], "ephemeral");
 }
 
 #[tokio::test]

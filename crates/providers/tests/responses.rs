@@ -344,6 +344,7 @@ fn reasoning_from_another_api_is_not_sent() {
         "m",
         10,
         &request,
+        wonopcode_providers::anthropic::PromptCache::default(),
     ))
     .unwrap();
     let thinking: Vec<&Value> = anthropic["messages"][1]["content"]

@@ -1,4 +1,11 @@
 //! The Anthropic Messages API: request body and headers, and (in `decode`) its stream.
+//!
+//! Requests ask the API to cache ([`PromptCache`]): one breakpoint after the stable prefix
+//! (the tools and the system prompt, which the API reads in that order) and a moving one on
+//! the newest message, plus the one the request before put on its newest message, so a
+//! step that adds more than the API's 20-block lookback still reads what the last one
+//! wrote. Three of the four breakpoints the API allows; below a model's minimum cacheable
+//! length the API caches nothing and bills as without.
 
 pub mod decode;
 
@@ -27,7 +34,7 @@ pub struct RequestBody<'a> {
     stream: Option<bool>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<String>,
+    system: Option<System>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDefinition<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -36,11 +43,84 @@ pub struct RequestBody<'a> {
     temperature: Option<f32>,
 }
 
+/// Whether and how long requests ask the API to keep their prefix: the `cache.ttl` of the
+/// provider's config (`5m` by default, `1h`, or `off`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptCache {
+    /// Five minutes, refreshed by each read: the API's default.
+    #[default]
+    FiveMinutes,
+    /// An hour for the stable prefix (writes bill at 2× instead of 1.25×); the moving
+    /// breakpoints stay at five minutes, as each is replaced by the next response's.
+    OneHour,
+    /// No breakpoints (a server that refuses them, or the user's choice).
+    Off,
+}
+
+impl PromptCache {
+    /// The marker on the stable prefix, if any.
+    fn prefix(self) -> Option<CacheControl> {
+        match self {
+            Self::FiveMinutes => Some(CacheControl::FIVE_MINUTES),
+            Self::OneHour => Some(CacheControl {
+                r#type: "ephemeral",
+                ttl: Some("1h"),
+            }),
+            Self::Off => None,
+        }
+    }
+
+    /// The marker on the newest messages, if any.
+    fn moving(self) -> Option<CacheControl> {
+        (self != Self::Off).then_some(CacheControl::FIVE_MINUTES)
+    }
+}
+
+/// A cache breakpoint: everything up to and including the block it marks is cached.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CacheControl {
+    r#type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
+impl CacheControl {
+    const FIVE_MINUTES: Self = Self {
+        r#type: "ephemeral",
+        ttl: None,
+    };
+}
+
+/// The system prompt: a plain string without caching (as before caching, so such a body is
+/// what it was), one text block with its breakpoint with.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum System {
+    Text(String),
+    Blocks([SystemBlock; 1]),
+}
+
+#[derive(Debug, Serialize)]
+struct SystemBlock {
+    r#type: &'static str,
+    text: String,
+    cache_control: CacheControl,
+}
+
 /// One turn of `messages`: a role and its content blocks.
 #[derive(Debug, Serialize)]
 struct Turn<'a> {
     role: &'static str,
-    content: Vec<Block<'a>>,
+    content: Vec<Marked<'a>>,
+}
+
+/// A content block, and the breakpoint on it if it has one.
+#[derive(Debug, Serialize)]
+struct Marked<'a> {
+    #[serde(flatten)]
+    block: Block<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// One content block, as the API names its fields.
@@ -75,6 +155,8 @@ struct ToolDefinition<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// Extended thinking with a token budget.
@@ -97,12 +179,14 @@ pub enum Host {
     Vertex,
 }
 
-/// The request body for `POST {base}/messages`, or its Bedrock or Vertex form.
+/// The request body for `POST {base}/messages`, or its Bedrock or Vertex form, with the
+/// breakpoints `cache` asks for.
 pub fn request_body<'a>(
     host: Host,
     model: &'a str,
     max_output: u64,
     request: &'a ModelRequest,
+    cache: PromptCache,
 ) -> RequestBody<'a> {
     let mut system: Vec<String> = request.system.iter().cloned().collect();
     let mut messages: Vec<Turn<'a>> = Vec::new();
@@ -117,7 +201,13 @@ pub fn request_body<'a>(
             Role::User | Role::Tool => "user",
             Role::Assistant => "assistant",
         };
-        let blocks = content_blocks(message);
+        let blocks: Vec<Marked<'a>> = content_blocks(message)
+            .into_iter()
+            .map(|block| Marked {
+                block,
+                cache_control: None,
+            })
+            .collect();
         if blocks.is_empty() {
             continue;
         }
@@ -130,6 +220,10 @@ pub fn request_body<'a>(
             }),
         }
     }
+    mark_newest(&mut messages, cache);
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    let prefix = cache.prefix();
+    let last_tool = request.tools.len().checked_sub(1);
     let options = &request.options;
     RequestBody {
         model: (host == Host::Anthropic).then_some(model),
@@ -141,16 +235,26 @@ pub fn request_body<'a>(
         max_tokens: options.max_tokens.map_or(max_output, u64::from),
         stream: (host != Host::Bedrock).then_some(true),
         messages,
-        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        // The prefix's breakpoint closes the system prompt, or the tools when there is none.
         tools: request
             .tools
             .iter()
-            .map(|t| ToolDefinition {
+            .enumerate()
+            .map(|(i, t)| ToolDefinition {
                 name: &t.name,
                 description: &t.description,
                 input_schema: &t.parameters,
+                cache_control: prefix.filter(|_| system.is_none() && Some(i) == last_tool),
             })
             .collect(),
+        system: system.map(|text| match prefix {
+            Some(cache_control) => System::Blocks([SystemBlock {
+                r#type: "text",
+                text,
+                cache_control,
+            }]),
+            None => System::Text(text),
+        }),
         thinking: options.thinking_budget.map(|budget| Thinking {
             r#type: "enabled",
             budget_tokens: budget,
@@ -159,6 +263,24 @@ pub fn request_body<'a>(
         temperature: options
             .temperature
             .filter(|_| options.thinking_budget.is_none()),
+    }
+}
+
+/// Puts the moving breakpoints: on the last block of the newest turn, and of the newest
+/// user turn before it (the newest one of the request before, when that ended on a user
+/// turn, as a tool loop's do). Thinking blocks cannot carry one; no turn ends on one.
+fn mark_newest(messages: &mut [Turn<'_>], cache: PromptCache) {
+    let Some(marker) = cache.moving() else {
+        return;
+    };
+    let Some(newest) = messages.len().checked_sub(1) else {
+        return;
+    };
+    let earlier = messages[..newest].iter().rposition(|t| t.role == "user");
+    for turn in [Some(newest), earlier].into_iter().flatten() {
+        if let Some(last) = messages[turn].content.last_mut() {
+            last.cache_control = Some(marker);
+        }
     }
 }
 
@@ -252,8 +374,14 @@ mod tests {
             }],
             options: RequestOptions::default(),
         };
-        let body = serde_json::to_value(request_body(Host::Anthropic, "claude-x", 8192, &request))
-            .unwrap();
+        let body = serde_json::to_value(request_body(
+            Host::Anthropic,
+            "claude-x",
+            8192,
+            &request,
+            PromptCache::Off,
+        ))
+        .unwrap();
         assert_eq!(body["system"], "be brief");
         assert_eq!(body["max_tokens"], 8192);
         let messages = body["messages"].as_array().unwrap();
@@ -267,5 +395,174 @@ mod tests {
         assert_eq!(messages[2]["content"][0]["type"], "tool_result");
         assert_eq!(messages[2]["content"][1]["text"], "and now?");
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    }
+
+    /// A tool loop's requests as the loop makes them: each adds the answer and its result.
+    fn tool_loop(steps: usize) -> Vec<ModelRequest> {
+        let mut messages = vec![Message::user("read the files")];
+        let mut requests = Vec::new();
+        for step in 0..steps {
+            requests.push(ModelRequest {
+                context: ContextPath::root(),
+                system: Some("be brief".into()),
+                messages: messages.clone().into(),
+                tools: vec![
+                    ToolSchema {
+                        name: "read".into(),
+                        description: "read a file".into(),
+                        parameters: json!({"type": "object"}),
+                    },
+                    ToolSchema {
+                        name: "glob".into(),
+                        description: "find files".into(),
+                        parameters: json!({"type": "object"}),
+                    },
+                ],
+                options: RequestOptions::default(),
+            });
+            let id = format!("t{step}");
+            messages.push(Message::new(
+                Role::Assistant,
+                vec![Part::ToolCall {
+                    id: id.clone(),
+                    name: "read".into(),
+                    arguments: format!(r#"{{"path": "f{step}.rs"}}"#),
+                }],
+            ));
+            messages.push(Message::new(
+                Role::Tool,
+                vec![Part::ToolResult {
+                    call_id: id,
+                    content: format!("fn f{step}() {{}}"),
+                    is_error: false,
+                }],
+            ));
+        }
+        requests
+    }
+
+    fn body_of(request: &ModelRequest, cache: PromptCache) -> Value {
+        serde_json::to_value(request_body(
+            Host::Anthropic,
+            "claude-x",
+            8192,
+            request,
+            cache,
+        ))
+        .unwrap()
+    }
+
+    /// Where a body's breakpoints are: `tools/I`, `system`, `messages/T/B`, with their TTL.
+    fn breakpoints(body: &Value) -> Vec<(String, Value)> {
+        let mut found = Vec::new();
+        for (i, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+            if !tool["cache_control"].is_null() {
+                found.push((format!("tools/{i}"), tool["cache_control"].clone()));
+            }
+        }
+        if let Some(blocks) = body["system"].as_array() {
+            for block in blocks.iter().filter(|b| !b["cache_control"].is_null()) {
+                found.push(("system".to_owned(), block["cache_control"].clone()));
+            }
+        }
+        for (t, turn) in body["messages"].as_array().unwrap().iter().enumerate() {
+            for (b, block) in turn["content"].as_array().unwrap().iter().enumerate() {
+                if !block["cache_control"].is_null() {
+                    found.push((format!("messages/{t}/{b}"), block["cache_control"].clone()));
+                }
+            }
+        }
+        found
+    }
+
+    /// `body` without its breakpoints: what the API's cache compares.
+    fn unmarked(mut body: Value) -> Value {
+        fn strip(value: &mut Value) {
+            match value {
+                Value::Object(map) => {
+                    map.remove("cache_control");
+                    map.values_mut().for_each(strip);
+                }
+                Value::Array(items) => items.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        strip(&mut body);
+        if let Some(blocks) = body["system"].as_array() {
+            body["system"] = blocks[0]["text"].clone();
+        }
+        body
+    }
+
+    #[test]
+    fn breakpoints_close_the_prefix_and_follow_the_newest_messages() {
+        let requests = tool_loop(3);
+        let five = json!({"type": "ephemeral"});
+        let first = body_of(&requests[0], PromptCache::FiveMinutes);
+        assert_eq!(
+            breakpoints(&first),
+            [
+                ("system".into(), five.clone()),
+                ("messages/0/0".into(), five.clone())
+            ]
+        );
+        let third = body_of(&requests[2], PromptCache::FiveMinutes);
+        // The newest turn, and the one the request before marked.
+        assert_eq!(
+            breakpoints(&third),
+            [
+                ("system".into(), five.clone()),
+                ("messages/2/0".into(), five.clone()),
+                ("messages/4/0".into(), five.clone()),
+            ]
+        );
+        let hour = body_of(&requests[2], PromptCache::OneHour);
+        assert_eq!(
+            breakpoints(&hour)[0].1,
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        assert_eq!(
+            breakpoints(&hour)[1].1,
+            five,
+            "the moving ones stay at 5 minutes"
+        );
+        // Without a system prompt, the last tool closes the prefix.
+        let mut bare = requests[0].clone();
+        bare.system = None;
+        assert_eq!(
+            breakpoints(&body_of(&bare, PromptCache::FiveMinutes))[0].0,
+            "tools/1"
+        );
+        // Off: the body is what it was before caching.
+        let off = body_of(&requests[2], PromptCache::Off);
+        assert!(breakpoints(&off).is_empty());
+        assert_eq!(off["system"], "be brief");
+        assert_eq!(unmarked(third), off);
+    }
+
+    #[test]
+    fn each_request_starts_with_what_the_one_before_cached() {
+        let requests = tool_loop(6);
+        for pair in requests.windows(2) {
+            let (before, after) = (
+                body_of(&pair[0], PromptCache::FiveMinutes),
+                body_of(&pair[1], PromptCache::FiveMinutes),
+            );
+            let marked = breakpoints(&before);
+            let (last, _) = marked.last().unwrap();
+            let turn: usize = last.split('/').nth(1).unwrap().parse().unwrap();
+            let (before, after) = (unmarked(before), unmarked(after));
+            assert_eq!(before["tools"], after["tools"]);
+            assert_eq!(before["system"], after["system"]);
+            let cached = &before["messages"].as_array().unwrap()[..=turn];
+            assert_eq!(cached, &after["messages"].as_array().unwrap()[..=turn]);
+            // And the next request marks the block the one before cached last.
+            assert!(
+                breakpoints(&body_of(&pair[1], PromptCache::FiveMinutes))
+                    .iter()
+                    .any(|(at, _)| at == last),
+                "{last}"
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod rate_limit;
 pub mod retry;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ use wonopcode_agent_loop::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
 
-use crate::anthropic::{self, Host, decode::AnthropicDecoder};
+use crate::anthropic::{self, Host, PromptCache, decode::AnthropicDecoder};
 use crate::bedrock::{self, auth::AwsAuth, frames::Frame, frames::FrameReader};
 use crate::gemini::{self, decode::GeminiDecoder};
 use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
@@ -99,6 +100,9 @@ pub struct HttpSettings {
     /// reached is not running, which no retry fixes, so the first refusal ends the request
     /// with how to start it.
     pub local_server: Option<LocalServer>,
+    /// What the Messages API (Anthropic, Bedrock, Vertex) is asked to cache: the config's
+    /// `cache.ttl`. A server that refuses it gets requests without, from its first refusal.
+    pub prompt_cache: PromptCache,
 }
 
 /// How the key goes to the server.
@@ -167,6 +171,8 @@ pub struct HttpModel {
     signer: Option<Signer>,
     client: reqwest::Client,
     limiter: Arc<RateLimiter>,
+    /// Set once the server refused a request for its cache markers: later ones go without.
+    cache_refused: Arc<AtomicBool>,
 }
 
 /// What proves each request of a cloud's Claude, when no fixed header does: read on the
@@ -291,6 +297,7 @@ impl HttpModel {
             headers,
             client,
             limiter,
+            cache_refused: Arc::default(),
         })
     }
 
@@ -299,44 +306,55 @@ impl HttpModel {
         &self.endpoint
     }
 
-    /// The request's JSON body. Serializing these bodies cannot fail: every map in them
-    /// has string keys, and every value is plain data.
-    fn body(&self, request: &ModelRequest) -> Bytes {
-        let model = &self.settings.model;
-        let written = match self.settings.api {
-            api @ (Api::Anthropic | Api::Bedrock | Api::Vertex) => {
-                let host = match api {
-                    Api::Bedrock => Host::Bedrock,
-                    Api::Vertex => Host::Vertex,
-                    _ => Host::Anthropic,
-                };
-                serde_json::to_vec(&anthropic::request_body(
-                    host,
-                    &model.id,
-                    model.max_output,
-                    request,
-                ))
-            }
-            Api::OpenAi(field) => serde_json::to_vec(&openai::request_body(
-                &model.id,
-                model.max_output,
-                field,
-                request,
-            )),
-            Api::Responses => serde_json::to_vec(&responses::request_body(
-                &model.id,
-                model.max_output,
-                model.capabilities.thinking,
-                request,
-            )),
-            Api::Gemini => serde_json::to_vec(&gemini::request_body(
-                model.max_output,
-                model.capabilities.thinking,
-                request,
-            )),
-        };
-        Bytes::from(written.unwrap_or_default())
+    /// What this model's requests ask to cache now.
+    fn prompt_cache(&self) -> PromptCache {
+        if self.cache_refused.load(Ordering::Relaxed) {
+            PromptCache::Off
+        } else {
+            self.settings.prompt_cache
+        }
     }
+}
+
+/// The request's JSON body, with the cache markers `cache` asks for where the API takes
+/// them. Serializing these bodies cannot fail: every map in them has string keys, and every
+/// value is plain data.
+fn body(settings: &HttpSettings, request: &ModelRequest, cache: PromptCache) -> Bytes {
+    let model = &settings.model;
+    let written = match settings.api {
+        api @ (Api::Anthropic | Api::Bedrock | Api::Vertex) => {
+            let host = match api {
+                Api::Bedrock => Host::Bedrock,
+                Api::Vertex => Host::Vertex,
+                _ => Host::Anthropic,
+            };
+            serde_json::to_vec(&anthropic::request_body(
+                host,
+                &model.id,
+                model.max_output,
+                request,
+                cache,
+            ))
+        }
+        Api::OpenAi(field) => serde_json::to_vec(&openai::request_body(
+            &model.id,
+            model.max_output,
+            field,
+            request,
+        )),
+        Api::Responses => serde_json::to_vec(&responses::request_body(
+            &model.id,
+            model.max_output,
+            model.capabilities.thinking,
+            request,
+        )),
+        Api::Gemini => serde_json::to_vec(&gemini::request_body(
+            model.max_output,
+            model.capabilities.thinking,
+            request,
+        )),
+    };
+    Bytes::from(written.unwrap_or_default())
 }
 
 fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
@@ -419,12 +437,16 @@ impl LanguageModel for HttpModel {
             provider = %self.settings.model.provider,
             model = %self.settings.model.id,
         );
+        let cache = self.prompt_cache();
         let job = Request {
             client: self.client.clone(),
             endpoint: self.endpoint.clone(),
             headers: self.headers.clone(),
             signer: self.signer.clone(),
-            body: self.body(&request),
+            body: body(&self.settings, &request, cache),
+            cache,
+            cache_refused: self.cache_refused.clone(),
+            request,
             settings: self.settings.clone(),
             limiter: self.limiter.clone(),
             decoder: match self.settings.api {
@@ -471,6 +493,12 @@ struct Request {
     headers: HeaderMap,
     signer: Option<Signer>,
     body: Bytes,
+    /// What `body` asks to cache.
+    cache: PromptCache,
+    /// The model's flag: set when a server refuses the cache markers.
+    cache_refused: Arc<AtomicBool>,
+    /// What `body` was made of, to make it again without cache markers.
+    request: ModelRequest,
     settings: HttpSettings,
     limiter: Arc<RateLimiter>,
     decoder: DecoderKind,
@@ -480,6 +508,8 @@ struct Request {
 enum Attempt {
     /// The stream finished (or nobody listens any more).
     Finished,
+    /// The server refused the request's cache markers (HTTP 400 naming them).
+    CacheRefused(String),
     /// It failed; `shown` says whether content had already gone out.
     Failed { failure: Failure, shown: bool },
 }
@@ -490,7 +520,7 @@ fn is_content(chunk: &StreamChunk) -> bool {
 }
 
 impl Request {
-    async fn run(self, tx: mpsc::Sender<StreamChunk>) {
+    async fn run(mut self, tx: mpsc::Sender<StreamChunk>) {
         let mut attempt = 1;
         // About four bytes of JSON a token: what the limiter draws from the token rate.
         let tokens = self.body.len() as u64 / 4;
@@ -506,6 +536,19 @@ impl Request {
                         "stream finished"
                     );
                     return;
+                }
+                Attempt::CacheRefused(said) => {
+                    // Once per model: later requests are made without.
+                    if !self.cache_refused.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            provider = %self.settings.model.provider,
+                            "{} refused prompt caching ({said}); requests go on without it",
+                            self.settings.model.provider
+                        );
+                    }
+                    self.cache = PromptCache::Off;
+                    self.body = body(&self.settings, &self.request, PromptCache::Off);
+                    continue;
                 }
                 Attempt::Failed { failure, shown } => (failure, shown),
             };
@@ -628,6 +671,9 @@ impl Request {
                 body = bedrock::typed_error(&body, &kind);
             }
             let retry_after = retry_after.or_else(|| retry::body_delay(&body));
+            if status == 400 && self.cache != PromptCache::Off && body.contains("cache_control") {
+                return Attempt::CacheRefused(failure::provider_message(&body));
+            }
             return failed(failure::from_status(
                 status,
                 &body,

@@ -261,6 +261,7 @@ pub fn settings(api: Api, base_url: &str) -> HttpSettings {
         },
         rate_limit: Default::default(),
         local_server: None,
+        prompt_cache: Default::default(),
     }
 }
 
