@@ -336,6 +336,7 @@ pub fn loopback_model(
         },
         rate_limit: Default::default(),
         local_server: None,
+        prompt_cache: Default::default(),
     })
     .expect("model")
 }

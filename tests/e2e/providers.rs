@@ -578,11 +578,9 @@ fn anthropic_tool_turn_sends_the_signed_thinking_back_and_replays() {
     // and system prompt (closed by a breakpoint), and the first's messages as they were.
     let first: Value = serde_json::from_str(&requests[0]).unwrap();
     let unmarked = |value: &Value| {
-        let mut text = value.to_string();
-        for marker in [r#","cache_control":{"type":"ephemeral"}"#] {
-            text = text.replace(marker, "");
-        }
-        text
+        value
+            .to_string()
+            .replace(r#","cache_control":{"type":"ephemeral"}"#, "")
     };
     assert_eq!(first["system"][0]["cache_control"]["type"], "ephemeral");
     assert_eq!(first["tools"], second["tools"]);

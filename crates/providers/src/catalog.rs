@@ -11,11 +11,11 @@ use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::usage::ModelCapabilities;
 use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
 
-use crate::anthropic::PromptCache;
 use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
 use crate::openai::MaxTokensField;
+use crate::prompt_cache::PromptCache;
 use crate::{bedrock, gemini, vertex};
 
 /// The built-in presets, embedded at build time.

@@ -14,6 +14,7 @@ pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod prefix;
+pub mod prompt_cache;
 pub mod record;
 pub mod replay;
 pub mod responses;

@@ -55,3 +55,52 @@ async fn a_refusal_for_another_reason_is_not_taken_for_one_of_caching() {
     assert!(error.contains("max_tokens: too large"), "{error}");
     assert_eq!(server.requests.lock().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn responses_requests_carry_one_cache_key_per_prompt_and_tools() {
+    let page = || Reply::sse(fixture("responses/text-after-tool-event-lines.sse"));
+    let server = serve(vec![page(), page(), page()]).await;
+    let model = HttpModel::new(settings(Api::Responses, &server.base_url)).unwrap();
+    let mut later = request();
+    later.messages = vec![
+        wonopcode_agent_loop::Message::user("hello"),
+        wonopcode_agent_loop::Message::user("and again"),
+    ]
+    .into();
+    let mut other = request();
+    other.system = Some("be thorough".to_owned());
+    for r in [request(), later, other] {
+        collect_from(&model, r).await;
+    }
+    let keys: Vec<Value> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|body| serde_json::from_str::<Value>(body).unwrap()["prompt_cache_key"].clone())
+        .collect();
+    assert!(
+        keys[0]
+            .as_str()
+            .is_some_and(|k| k.starts_with("wonopcode-")),
+        "{keys:?}"
+    );
+    assert_eq!(keys[0], keys[1], "the history is not in the key");
+    assert_ne!(keys[0], keys[2], "the system prompt is");
+}
+
+#[tokio::test]
+async fn a_responses_server_refusing_the_cache_key_is_asked_again_without_it() {
+    let refusal = r#"{"error":{"message":"Unrecognized request argument supplied: prompt_cache_key","type":"invalid_request_error"}}"#;
+    let server = serve(vec![
+        Reply::status(400, "application/json", refusal),
+        Reply::sse(fixture("responses/text-after-tool-event-lines.sse")),
+    ])
+    .await;
+    let model = HttpModel::new(settings(Api::Responses, &server.base_url)).unwrap();
+    let got = collect_from(&model, request()).await;
+    assert_eq!(got.error, None);
+    let sent = server.requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[0].contains("prompt_cache_key") && !sent[1].contains("prompt_cache_key"));
+}

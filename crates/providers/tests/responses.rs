@@ -328,7 +328,11 @@ fn reasoning_from_another_api_is_not_sent() {
     ]
     .into();
     let responses = serde_json::to_value(wonopcode_providers::responses::request_body(
-        "m", 10, true, &request,
+        "m",
+        10,
+        true,
+        &request,
+        wonopcode_providers::prompt_cache::PromptCache::default(),
     ))
     .unwrap();
     let reasoning: Vec<&Value> = responses["input"]
@@ -344,7 +348,7 @@ fn reasoning_from_another_api_is_not_sent() {
         "m",
         10,
         &request,
-        wonopcode_providers::anthropic::PromptCache::default(),
+        wonopcode_providers::prompt_cache::PromptCache::default(),
     ))
     .unwrap();
     let thinking: Vec<&Value> = anthropic["messages"][1]["content"]

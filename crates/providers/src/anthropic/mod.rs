@@ -14,6 +14,7 @@ use serde_json::Value;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
 use crate::arguments::{self, Arguments};
+use crate::prompt_cache::PromptCache;
 use crate::signature;
 
 /// The API version header every request carries.
@@ -43,39 +44,6 @@ pub struct RequestBody<'a> {
     temperature: Option<f32>,
 }
 
-/// Whether and how long requests ask the API to keep their prefix: the `cache.ttl` of the
-/// provider's config (`5m` by default, `1h`, or `off`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PromptCache {
-    /// Five minutes, refreshed by each read: the API's default.
-    #[default]
-    FiveMinutes,
-    /// An hour for the stable prefix (writes bill at 2× instead of 1.25×); the moving
-    /// breakpoints stay at five minutes, as each is replaced by the next response's.
-    OneHour,
-    /// No breakpoints (a server that refuses them, or the user's choice).
-    Off,
-}
-
-impl PromptCache {
-    /// The marker on the stable prefix, if any.
-    fn prefix(self) -> Option<CacheControl> {
-        match self {
-            Self::FiveMinutes => Some(CacheControl::FIVE_MINUTES),
-            Self::OneHour => Some(CacheControl {
-                r#type: "ephemeral",
-                ttl: Some("1h"),
-            }),
-            Self::Off => None,
-        }
-    }
-
-    /// The marker on the newest messages, if any.
-    fn moving(self) -> Option<CacheControl> {
-        (self != Self::Off).then_some(CacheControl::FIVE_MINUTES)
-    }
-}
-
 /// A cache breakpoint: everything up to and including the block it marks is cached.
 #[derive(Debug, Clone, Copy, Serialize)]
 struct CacheControl {
@@ -89,6 +57,26 @@ impl CacheControl {
         r#type: "ephemeral",
         ttl: None,
     };
+}
+
+/// The markers `cache` asks for: on the stable prefix, and on the newest messages.
+impl CacheControl {
+    /// The marker on the stable prefix, if any.
+    fn prefix(cache: PromptCache) -> Option<Self> {
+        match cache {
+            PromptCache::FiveMinutes => Some(Self::FIVE_MINUTES),
+            PromptCache::OneHour => Some(Self {
+                r#type: "ephemeral",
+                ttl: Some("1h"),
+            }),
+            PromptCache::Off => None,
+        }
+    }
+
+    /// The marker on the newest messages, if any.
+    fn moving(cache: PromptCache) -> Option<Self> {
+        (cache != PromptCache::Off).then_some(Self::FIVE_MINUTES)
+    }
 }
 
 /// The system prompt: a plain string without caching (as before caching, so such a body is
@@ -222,7 +210,7 @@ pub fn request_body<'a>(
     }
     mark_newest(&mut messages, cache);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    let prefix = cache.prefix();
+    let prefix = CacheControl::prefix(cache);
     let last_tool = request.tools.len().checked_sub(1);
     let options = &request.options;
     RequestBody {
@@ -270,7 +258,7 @@ pub fn request_body<'a>(
 /// user turn before it (the newest one of the request before, when that ended on a user
 /// turn, as a tool loop's do). Thinking blocks cannot carry one; no turn ends on one.
 fn mark_newest(messages: &mut [Turn<'_>], cache: PromptCache) {
-    let Some(marker) = cache.moving() else {
+    let Some(marker) = CacheControl::moving(cache) else {
         return;
     };
     let Some(newest) = messages.len().checked_sub(1) else {

@@ -25,10 +25,11 @@ use wonopcode_agent_loop::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
 
-use crate::anthropic::{self, Host, PromptCache, decode::AnthropicDecoder};
+use crate::anthropic::{self, Host, decode::AnthropicDecoder};
 use crate::bedrock::{self, auth::AwsAuth, frames::Frame, frames::FrameReader};
 use crate::gemini::{self, decode::GeminiDecoder};
 use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
+use crate::prompt_cache::PromptCache;
 use crate::responses::{self, decode::ResponsesDecoder};
 use crate::vertex::{self, GoogleAuth};
 use decoder::Decoder;
@@ -347,6 +348,7 @@ fn body(settings: &HttpSettings, request: &ModelRequest, cache: PromptCache) -> 
             model.max_output,
             model.capabilities.thinking,
             request,
+            cache,
         )),
         Api::Gemini => serde_json::to_vec(&gemini::request_body(
             model.max_output,
@@ -671,7 +673,8 @@ impl Request {
                 body = bedrock::typed_error(&body, &kind);
             }
             let retry_after = retry_after.or_else(|| retry::body_delay(&body));
-            if status == 400 && self.cache != PromptCache::Off && body.contains("cache_control") {
+            let names_caching = body.contains("cache_control") || body.contains("prompt_cache_key");
+            if status == 400 && self.cache != PromptCache::Off && names_caching {
                 return Attempt::CacheRefused(failure::provider_message(&body));
             }
             return failed(failure::from_status(

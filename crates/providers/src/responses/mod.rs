@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
+use crate::prompt_cache::{PromptCache, prefix_key};
 use crate::signature::Marked;
 
 /// The thinking signature that stands for a reasoning item's encrypted content.
@@ -49,6 +50,8 @@ pub struct RequestBody<'a> {
     temperature: Option<f32>,
     store: bool,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<String>,
 }
 
 /// One item of `input`.
@@ -124,6 +127,7 @@ pub fn request_body<'a>(
     max_output: u64,
     reasons: bool,
     request: &'a ModelRequest,
+    cache: PromptCache,
 ) -> RequestBody<'a> {
     let mut input = Vec::new();
     for message in request.messages.iter() {
@@ -160,6 +164,8 @@ pub fn request_body<'a>(
         temperature: options.temperature.filter(|_| !reasons),
         store: false,
         stream: true,
+        // OpenAI caches by itself; the key keeps a context's requests on one cache.
+        prompt_cache_key: (cache != PromptCache::Off).then(|| prefix_key(request)),
     }
 }
 
@@ -290,7 +296,14 @@ mod tests {
                 ..RequestOptions::default()
             },
         );
-        let body = serde_json::to_value(request_body("gpt-5", 1000, true, &request)).unwrap();
+        let body = serde_json::to_value(request_body(
+            "gpt-5",
+            1000,
+            true,
+            &request,
+            PromptCache::Off,
+        ))
+        .unwrap();
         assert_eq!(body["instructions"], "be brief");
         assert_eq!(body["store"], false);
         assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
@@ -321,7 +334,14 @@ mod tests {
                 ..RequestOptions::default()
             },
         );
-        let body = serde_json::to_value(request_body("gpt-4.1", 1000, false, &request)).unwrap();
+        let body = serde_json::to_value(request_body(
+            "gpt-4.1",
+            1000,
+            false,
+            &request,
+            PromptCache::Off,
+        ))
+        .unwrap();
         assert_eq!(body.get("reasoning"), None);
         assert_eq!(body.get("include"), None);
         assert_eq!(body["temperature"], 0.5);
