@@ -4,6 +4,8 @@
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
 
+pub mod peer_agents;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! wonopcode beside the agents people would pick instead: Claude Code
-//! (`@anthropic-ai/claude-code`) and Codex (`@openai/codex`), pinned below and installed from
+//! (`@anthropic-ai/claude-code`) and Codex (`@openai/codex`), pinned in `peer_agents.rs` and installed from
 //! npm into `target/peers/` by this benchmark on its first run (`npm` must be on `PATH`).
 //!
 //! One scripted model drives all three: a loopback server that answers N responses, each a
@@ -27,9 +27,8 @@
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,10 +36,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use wonopcode_benches::peer_agents::{Peers, install_peers, serve, sse};
 use wonopcode_benches::{release_bin, wait_with_peak_rss};
-
-const CLAUDE_CODE: &str = "@anthropic-ai/claude-code@2.1.332";
-const CODEX: &str = "@openai/codex@0.171.0";
 
 /// What the scripted model saw: one entry per main-conversation request.
 #[derive(Default)]
@@ -242,96 +239,6 @@ fn shell_input(tool: &str, k: usize) -> Value {
     }
 }
 
-/// Server-sent events, `event:` and `data:` per event.
-fn sse(events: &[(&str, Value)]) -> String {
-    events
-        .iter()
-        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-        .collect()
-}
-
-/// A loopback HTTP/1.1 server for the script: keep-alive, a thread per connection.
-fn serve(script: Arc<Script>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let script = script.clone();
-            std::thread::spawn(move || connection(stream, &script));
-        }
-    });
-    url
-}
-
-/// Requests on one connection, answered in turn until the client closes it.
-fn connection(stream: TcpStream, script: &Script) {
-    let mut writer = stream.try_clone().expect("clone");
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-        let mut length = 0;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end().to_ascii_lowercase();
-            if header.is_empty() {
-                break;
-            }
-            if let Some(v) = header.strip_prefix("content-length:") {
-                length = v.trim().parse().expect("content-length");
-            }
-            assert!(
-                !header.starts_with("transfer-encoding:"),
-                "a chunked request body: {header}"
-            );
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let reply = match script.answer(&path, &body) {
-            Some(events) => format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",
-                events.len()
-            ),
-            None => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_owned(),
-        };
-        if writer.write_all(reply.as_bytes()).is_err() {
-            return;
-        }
-    }
-}
-
-/// The pinned peers, installed once into `target/peers/`.
-fn install_peers(root: &Path) -> PathBuf {
-    let dir = root.join("target/peers");
-    let installed = |spec: &str| {
-        let (name, version) = spec.rsplit_once('@').expect("name@version");
-        std::fs::read_to_string(dir.join("node_modules").join(name).join("package.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|p| p["version"] == version)
-    };
-    if !(installed(CLAUDE_CODE) && installed(CODEX)) {
-        std::fs::create_dir_all(&dir).expect("target/peers");
-        std::fs::write(dir.join("package.json"), "{\"private\":true}\n").expect("package.json");
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&dir)
-            .args([CLAUDE_CODE, CODEX])
-            .status()
-            .expect("npm runs (the peers are installed from npm)");
-        assert!(status.success(), "npm install {CLAUDE_CODE} {CODEX}");
-    }
-    dir.join("node_modules")
-}
-
 /// Builds an agent's command for a server URL, a call count, a home and a workspace.
 type CommandFor = Box<dyn Fn(&str, usize, &Path, &Path) -> Command>;
 
@@ -342,10 +249,8 @@ struct Agent {
 }
 
 fn agents(root: &Path) -> Vec<Agent> {
-    let modules = install_peers(root);
+    let Peers { claude, codex } = install_peers(root);
     let wonopcode = release_bin();
-    let claude = modules.join("@anthropic-ai/claude-code-linux-x64/claude");
-    let codex = modules.join("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
     let prompt = |n: usize| format!("Run `true` {n} times, one command at a time.");
     vec![
         Agent {
@@ -406,7 +311,10 @@ fn run(agent: &Agent, n: usize, home: &Path, ws: &Path) -> (Duration, f64) {
         calls: n,
         seen: Mutex::default(),
     });
-    let url = serve(script.clone());
+    let answering = script.clone();
+    let url = serve(Arc::new(move |path: &str, body: &[u8]| {
+        answering.answer(path, body)
+    }));
     let started = Instant::now();
     let mut child = (agent.command)(&url, n, home, ws)
         .current_dir(ws)

@@ -1037,3 +1037,103 @@ fn a_prefix_replay_serves_the_recording_then_goes_live_and_records_both() {
         stderr(&refused)
     );
 }
+
+#[test]
+fn generation_settings_reach_the_request_and_ones_a_model_cannot_take_stop_the_run_first() {
+    let scratch = Scratch::new();
+    // On a model that thinks: the budget and the cap go out as the flags say.
+    let server = anthropic_answering();
+    let out = wonopcode()
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .env_remove("MAX_THINKING_TOKENS")
+        .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
+        .args(["--thinking", "4096", "--max-output-tokens", "16000", "-C"])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    assert_eq!(sent["thinking"]["budget_tokens"], 4096);
+    assert_eq!(sent["max_tokens"], 16000);
+
+    // Claude Code's variable is read as it reads it.
+    let server = anthropic_answering();
+    let out = wonopcode()
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .env("MAX_THINKING_TOKENS", "5000")
+        .args([
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "-C",
+        ])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    assert_eq!(sent["thinking"]["budget_tokens"], 5000);
+
+    // A model that does not think (by the catalog): one line, before any request.
+    let server = anthropic_answering();
+    let out = wonopcode()
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .args([
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-3-5-haiku-latest",
+        ])
+        .args(["--thinking", "high", "-C"])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("claude-3-5-haiku-latest") && err.contains("does not think"),
+        "{err}"
+    );
+    assert!(server.requests.lock().unwrap().is_empty());
+    // MAX_THINKING_TOKENS, meant for Claude Code's models, refuses no model that does not think.
+    let out = wonopcode()
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .env("MAX_THINKING_TOKENS", "5000")
+        .args([
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-3-5-haiku-latest",
+            "-C",
+        ])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    assert!(sent.get("thinking").is_none(), "{sent}");
+
+    // A level that is not one: a usage error naming what is accepted.
+    let out = wonopcode()
+        .args(["--thinking", "lots", "-C"])
+        .arg(scratch.ws())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("off, low, medium, high"),
+        "{}",
+        stderr(&out)
+    );
+}

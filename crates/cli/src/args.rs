@@ -161,6 +161,20 @@ pub struct ModelArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// How much the model thinks before answering: off, low, medium, high, or a budget in
+    /// tokens (default: the config's `thinking`, else `MAX_THINKING_TOKENS`, else the model's).
+    #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
+    pub thinking: Option<wonopcode_session::generation::Thinking>,
+
+    /// The most tokens one response may have (default: the config's `max_output_tokens`,
+    /// else the model's cap).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_output_tokens: Option<u32>,
+
+    /// Sampling temperature, 0 to 2 (default: the config's `temperature`, else the API's).
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f32>,
+
     /// Which of OpenAI's APIs to speak: `responses` (the `openai` preset's default) or `chat`
     /// (Chat Completions, every OpenAI-compatible server's). Overrides the provider's `api`.
     #[arg(long, value_enum, value_name = "API")]
@@ -872,4 +886,9 @@ pub enum WireArg {
     Responses,
     /// Chat Completions.
     Chat,
+}
+
+/// `--thinking`'s value, with what it accepts when it is not one.
+fn parse_thinking(text: &str) -> Result<wonopcode_session::generation::Thinking, String> {
+    text.parse()
 }

@@ -14,6 +14,7 @@ use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
 use wonopcode_journal::Invocation;
 use wonopcode_providers::Wire;
+use wonopcode_session::generation::Generation;
 use wonopcode_session::{
     Config, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, TurnCanceller, config,
 };
@@ -169,8 +170,10 @@ pub fn permissions(
     Ok(policy)
 }
 
-/// Refuses a live model's flags beside a strict `--replay`, which would not use them.
+/// Refuses a live model's flags beside a strict `--replay`, which would not use them, and
+/// a `MAX_THINKING_TOKENS` that is not a number.
 pub fn check_model_args(model: &ModelArgs) -> anyhow::Result<()> {
+    Generation::from_env(std::env::var("MAX_THINKING_TOKENS").ok().as_deref()).map_err(usage)?;
     let live = model.provider.is_some() || model.model.is_some() || model.base_url.is_some();
     if model.replay.is_some() && live && model.replay_mode == ReplayModeArg::Strict {
         return Err(usage(
@@ -178,6 +181,22 @@ pub fn check_model_args(model: &ModelArgs) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The generation settings of the flags.
+fn chosen_generation(model: &ModelArgs) -> Generation {
+    Generation {
+        thinking: model.thinking,
+        max_output_tokens: model.max_output_tokens,
+        temperature: model.temperature,
+    }
+}
+
+/// Claude Code's `MAX_THINKING_TOKENS` (checked by [`check_model_args`]; an unreadable one
+/// counts for nothing here).
+fn ambient_generation() -> Generation {
+    let env = std::env::var("MAX_THINKING_TOKENS").ok();
+    Generation::from_env(env.as_deref()).unwrap_or_default()
 }
 
 /// A session as the flags describe it: the model, the permission policy and the session's
@@ -210,6 +229,7 @@ pub fn session_builder(
         .permissions(policy)
         .yes(yes)
         .max_iterations(run.max_iterations)
+        .generation(chosen_generation(model), ambient_generation())
         .max_parallel(run.max_parallel)
         .loops_dirs(run.loops_dir.clone())
         .cache(loops::cache_policy(run, &config))

@@ -39,6 +39,13 @@ pub struct Config {
     pub provider: Option<String>,
     /// Model used when `--model` is not given.
     pub model: Option<String>,
+    /// How much the model thinks (`off`, `low`, `medium`, `high` or tokens), unless
+    /// `--thinking` says.
+    pub thinking: Option<crate::generation::Thinking>,
+    /// The most tokens one response may have, unless `--max-output-tokens` says.
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature, unless `--temperature` says.
+    pub temperature: Option<f32>,
     /// Provider overrides and additions (base URL, key variable or command, timeouts,
     /// models with windows and prices), laid over the built-in presets.
     pub providers: BTreeMap<String, ProviderEntry>,
@@ -60,6 +67,15 @@ pub struct Config {
 }
 
 impl Config {
+    /// The generation settings the file states.
+    pub fn generation(&self) -> crate::generation::Generation {
+        crate::generation::Generation {
+            thinking: self.thinking,
+            max_output_tokens: self.max_output_tokens,
+            temperature: self.temperature,
+        }
+    }
+
     /// The run's sandbox policy: the config file's, with `mode` (`--sandbox`) over its mode,
     /// and its paths made absolute (`~/` is the home directory; others are relative to
     /// `workspace`).

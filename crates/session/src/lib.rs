@@ -25,6 +25,7 @@
 
 pub mod config;
 mod error;
+pub mod generation;
 pub mod guest_project;
 pub mod history;
 mod hook_loader;

@@ -27,6 +27,7 @@ use wonopcode_wasm_host::{CachePolicy, Delegation, Grant, GuestPrompter, HostCon
 
 use crate::config::Config;
 use crate::error::SessionError;
+use crate::generation::Generation;
 use crate::history::History;
 use crate::hook_loader::HookLoader;
 use crate::instructions::ProjectInstructions;
@@ -66,6 +67,8 @@ pub struct SessionBuilder {
     prompter: Option<Arc<dyn Prompter>>,
     guest_prompter: Option<Arc<dyn GuestPrompter>>,
     max_iterations: Option<u32>,
+    generation: Generation,
+    ambient_generation: Generation,
     max_parallel: Option<u32>,
     loops_dirs: Vec<PathBuf>,
     cache: Option<CachePolicy>,
@@ -254,6 +257,16 @@ impl SessionBuilder {
         self
     }
 
+    /// Thinking, output cap and temperature the person chose (the config file's fill in
+    /// what these leave unset); checked against the model before anything is stored.
+    /// `ambient` (Claude Code's `MAX_THINKING_TOKENS`) fills in what both leave unset, and
+    /// only for a model that thinks: a setting made for Claude models refuses no other.
+    pub fn generation(mut self, chosen: Generation, ambient: Generation) -> Self {
+        self.generation = chosen;
+        self.ambient_generation = ambient;
+        self
+    }
+
     /// Children of one parallel spawn running at once (default: the config's).
     pub fn max_parallel(mut self, limit: Option<u32>) -> Self {
         self.max_parallel = limit;
@@ -379,6 +392,16 @@ impl SessionBuilder {
         // a cost limit on a model without prices is refused before anything is stored.
         let run_budget = budget_limits.any().then(|| RunBudget::new(budget_limits));
         let (provider, models) = capped(provider, models, run_budget)?;
+        let ambient = match provider.info().capabilities.thinking {
+            true => self.ambient_generation,
+            false => Generation::default(),
+        };
+        let request = self
+            .generation
+            .over(config.generation())
+            .over(ambient)
+            .request_options(provider.info())
+            .map_err(SessionError::Choice)?;
         let mut tools = ToolRegistry::new();
         let command_env = mcp::command_environment(&config)?;
         // A sandbox the kernel cannot enforce is refused here, before anything is stored.
@@ -451,6 +474,7 @@ impl SessionBuilder {
                     .clone()
                     .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
             }),
+            request,
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
@@ -903,6 +927,8 @@ impl Session {
             prompter: None,
             guest_prompter: None,
             max_iterations: None,
+            generation: Generation::default(),
+            ambient_generation: Generation::default(),
             max_parallel: None,
             loops_dirs: Vec::new(),
             cache: Some(CachePolicy::default()),

@@ -1,0 +1,123 @@
+//! What the whole-process benchmarks against other agents share: the pinned peers (Claude
+//! Code and Codex from npm, installed once into `target/peers/`), the paths of their native
+//! binaries, and a loopback HTTP/1.1 server that answers each request from its path and body
+//! with server-sent events.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+/// Claude Code, as pinned for every benchmark.
+pub const CLAUDE_CODE: &str = "@anthropic-ai/claude-code@2.1.332";
+/// Codex, likewise.
+pub const CODEX: &str = "@openai/codex@0.171.0";
+
+/// The native binaries of the pinned peers, run directly rather than through npm's node
+/// wrapper.
+pub struct Peers {
+    /// Claude Code's `claude`.
+    pub claude: PathBuf,
+    /// Codex's `codex`.
+    pub codex: PathBuf,
+}
+
+/// Installs the pinned peers into `ROOT/target/peers/` unless they are there already.
+pub fn install_peers(root: &Path) -> Peers {
+    let dir = root.join("target/peers");
+    let installed = |spec: &str| {
+        let (name, version) = spec.rsplit_once('@').expect("name@version");
+        std::fs::read_to_string(dir.join("node_modules").join(name).join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|p| p["version"] == version)
+    };
+    if !(installed(CLAUDE_CODE) && installed(CODEX)) {
+        std::fs::create_dir_all(&dir).expect("target/peers");
+        std::fs::write(dir.join("package.json"), "{\"private\":true}\n").expect("package.json");
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .args([CLAUDE_CODE, CODEX])
+            .status()
+            .expect("npm runs (the peers are installed from npm)");
+        assert!(status.success(), "npm install {CLAUDE_CODE} {CODEX}");
+    }
+    let modules = dir.join("node_modules");
+    Peers {
+        claude: modules.join("@anthropic-ai/claude-code-linux-x64/claude"),
+        codex: modules.join("@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"),
+    }
+}
+
+/// Server-sent events, `event:` and `data:` per event.
+pub fn sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// What answers a request: its path and body, to the events of its reply (`None`: 404).
+pub type Answer = dyn Fn(&str, &[u8]) -> Option<String> + Send + Sync;
+
+/// A loopback HTTP/1.1 server (keep-alive, a thread per connection); its base URL.
+pub fn serve(answer: Arc<Answer>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = answer.clone();
+            std::thread::spawn(move || connection(stream, &*answer));
+        }
+    });
+    url
+}
+
+/// Requests on one connection, answered in turn until the client closes it.
+fn connection(stream: TcpStream, answer: &Answer) {
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end().to_ascii_lowercase();
+            if header.is_empty() {
+                break;
+            }
+            if let Some(v) = header.strip_prefix("content-length:") {
+                length = v.trim().parse().expect("content-length");
+            }
+            assert!(
+                !header.starts_with("transfer-encoding:"),
+                "a chunked request body: {header}"
+            );
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let reply = match answer(&path, &body) {
+            Some(events) => format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{events}",
+                events.len()
+            ),
+            None => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".to_owned(),
+        };
+        if writer.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
