@@ -20,7 +20,8 @@
 //! the answer printed, N tool results that did not fail).
 //!
 //! `cargo bench -p wonopcode-benches --bench cost`; `COST_N=20,50` picks the rows,
-//! `COST_AGENTS=wonopcode,Codex` the agents, `COST_TASKS=new` the tasks.
+//! `COST_AGENTS=wonopcode,Codex` the agents, `COST_TASKS=new` the tasks. wonopcode runs
+//! twice: on the Messages API (beside Claude Code) and on the Responses API (beside Codex).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
@@ -437,9 +438,19 @@ impl Script {
             .map(|o| o["output"].to_string())
             .filter(|text| !text.contains("fn item_"));
         self.bill(usage, GPT5, true, done, failure);
+        // wonopcode reads with its `read` tool; Codex has a shell only.
+        let reads = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["name"] == "read");
         let item = if done < self.calls {
-            let cmd = format!("cat {}", self.task.file(done));
-            json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"), "name": "exec_command", "arguments": json!({"cmd": cmd}).to_string(), "status": "completed"})
+            let file = self.task.file(done);
+            let (name, arguments) = match reads {
+                true => ("read", json!({"path": file})),
+                false => ("exec_command", json!({"cmd": format!("cat {file}")})),
+            };
+            json!({"type": "function_call", "id": format!("fc_{done}"), "call_id": format!("call_{done}"), "name": name, "arguments": arguments.to_string(), "status": "completed"})
         } else {
             json!({"type": "message", "id": format!("msg_{done}"), "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]})
         };
@@ -487,6 +498,7 @@ struct Agent {
 fn agents(root: &Path) -> Vec<Agent> {
     let Peers { claude, codex } = install_peers(root);
     let wonopcode = release_bin();
+    let on_responses = wonopcode.clone();
     let prompt = |n: usize| {
         format!("Read the {n} source files you are told of, one at a time, then say Done.")
     };
@@ -503,6 +515,23 @@ fn agents(root: &Path) -> Vec<Agent> {
                     .arg(ws)
                     .arg(prompt(n));
                 c
+            }),
+        },
+        Agent {
+            name: "wonopcode (Responses)",
+            command: Box::new({
+                let wonopcode = on_responses;
+                move |url, n, home, ws| {
+                    let mut c = Command::new(&wonopcode);
+                    c.env("OPENAI_API_KEY", "k")
+                        .env("WONOPCODE_RUNS_DIR", home.join("runs"))
+                        .args(["--provider", "openai", "--model", "gpt-5", "--base-url"])
+                        .arg(format!("{url}/v1"))
+                        .args(["--yes", "--max-iterations", &(n + 1).to_string(), "-C"])
+                        .arg(ws)
+                        .arg(prompt(n));
+                    c
+                }
             }),
         },
         Agent {

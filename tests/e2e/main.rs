@@ -10,6 +10,7 @@ mod child_handles;
 mod cli_errors;
 mod clouds;
 mod commands;
+mod costs;
 mod demo;
 mod events_doc;
 mod grants;

@@ -24,6 +24,7 @@ pub mod model_source;
 pub mod own_processes;
 pub mod permission;
 pub mod registry;
+pub mod repeated_result;
 pub mod result;
 pub mod run;
 pub mod standard;

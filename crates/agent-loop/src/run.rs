@@ -23,6 +23,7 @@ use crate::message::{Message, Part, Role, SharedHistory, pending_tool_calls};
 use crate::model::{ModelRequest, RequestOptions, SharedModel, ToolSchema};
 use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
+use crate::repeated_result;
 use crate::tool::{BreakLoop, ToolEnv};
 use crate::tool_round::{Call, CallOutcome, TodoTracker, calls_in, run_calls};
 
@@ -513,7 +514,16 @@ impl Run {
         for (call, outcome) in calls.iter().zip(outcomes) {
             let verdict = verdict_of(call, outcome);
             succeeded.push(verdict.succeeded());
-            if let Ok(part) = ending.note(call, verdict) {
+            if let Ok(mut part) = ending.note(call, verdict) {
+                if let Part::ToolResult {
+                    content,
+                    is_error: false,
+                    ..
+                } = &mut part
+                    && let Some(pointer) = repeated_result::pointer(&self.messages, call, content)
+                {
+                    *content = pointer;
+                }
                 answered.push(part);
             }
         }
