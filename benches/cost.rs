@@ -436,7 +436,8 @@ impl Script {
         let failure = outputs
             .last()
             .map(|o| o["output"].to_string())
-            .filter(|text| !text.contains("fn item_"));
+            // A file's text, or wonopcode's pointer to the earlier read of an unchanged one.
+            .filter(|text| !text.contains("fn item_") && !text.contains("as the result of call"));
         self.bill(usage, GPT5, true, done, failure);
         // wonopcode reads with its `read` tool; Codex has a shell only.
         let reads = body["tools"]
@@ -455,20 +456,26 @@ impl Script {
             json!({"type": "message", "id": format!("msg_{done}"), "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]})
         };
         let usage_json = json!({"input_tokens": usage.prompt(), "input_tokens_details": {"cached_tokens": usage.read}, "output_tokens": OUTPUT_TOKENS, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": usage.prompt() + OUTPUT_TOKENS});
-        sse(&[
-            (
-                "response.created",
-                json!({"type": "response.created", "response": {"id": "resp", "object": "response", "status": "in_progress", "output": []}}),
-            ),
-            (
-                "response.output_item.done",
-                json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
-            ),
-            (
-                "response.completed",
-                json!({"type": "response.completed", "response": {"id": "resp", "object": "response", "status": "completed", "output": [item], "usage": usage_json}}),
-            ),
-        ])
+        let mut events = vec![(
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp", "object": "response", "status": "in_progress", "output": []}}),
+        )];
+        // The answer's text as a delta too, as the API streams it.
+        if item["type"] == "message" {
+            events.push((
+                "response.output_text.delta",
+                json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": "Done."}),
+            ));
+        }
+        events.push((
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ));
+        events.push((
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp", "object": "response", "status": "completed", "output": [item], "usage": usage_json}}),
+        ));
+        sse(&events)
     }
 }
 
