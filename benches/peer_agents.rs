@@ -121,3 +121,101 @@ fn connection(stream: TcpStream, answer: &Answer) {
         }
     }
 }
+
+/// Builds an agent's command for a server URL, a response count, a home and a workspace.
+pub type CommandFor = Box<dyn Fn(&str, usize, &Path, &Path) -> Command>;
+
+/// One agent as a whole-process benchmark runs it.
+pub struct Agent {
+    /// Its name in the tables.
+    pub name: &'static str,
+    /// Its command.
+    pub command: CommandFor,
+}
+
+/// wonopcode as a user runs it headless (`--yes`, at most `n + 1` requests) on the Messages
+/// API at `url`, keeping its journal under `home`.
+pub fn wonopcode_on_messages(bin: &Path, url: &str, n: usize, home: &Path, ws: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("WONOPCODE_RUNS_DIR", home.join("runs"))
+        .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
+        .args(["--yes", "--max-iterations", &(n + 1).to_string(), "-C"])
+        .arg(ws);
+    c
+}
+
+/// Claude Code headless (`-p`) on the Messages API at `url`, allowed `tool`.
+pub fn claude_code(bin: &Path, url: &str, tool: &str) -> Command {
+    let mut c = Command::new(bin);
+    c.env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .args(["--model", "claude-sonnet-4-5", "--allowedTools", tool])
+        .arg("-p");
+    c
+}
+
+/// Codex `exec` in its `workspace-write` sandbox, on the Responses API at `url` (a
+/// `model_providers` entry in its own home under `home`).
+pub fn codex_exec(bin: &Path, url: &str, home: &Path) -> Command {
+    let codex_home = home.join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("CODEX_HOME");
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"bench\"\n\n[model_providers.bench]\nname = \"bench\"\nbase_url = \"{url}/v1\"\nwire_api = \"responses\"\nenv_key = \"BENCH_API_KEY\"\n"
+        ),
+    )
+    .expect("config.toml");
+    let mut c = Command::new(bin);
+    c.env("CODEX_HOME", &codex_home)
+        .env("BENCH_API_KEY", "k")
+        .args(["exec", "--skip-git-repo-check", "-s", "workspace-write"]);
+    c
+}
+
+/// A started agent: its process, and its stderr read to the end on a thread.
+pub struct Started {
+    /// The process (its stdout already taken and read by [`Started::stdout`]).
+    pub child: std::process::Child,
+    /// All it printed on stdout.
+    pub stdout: String,
+    errors: std::thread::JoinHandle<String>,
+}
+
+impl Started {
+    /// All it printed on stderr (call once the process has ended).
+    pub fn stderr(self) -> String {
+        self.errors.join().unwrap_or_default()
+    }
+}
+
+/// Starts `command` in `ws` with `home` as its home and no colour, and reads its stdout to
+/// the end (the caller then waits for it as it needs).
+pub fn start(mut command: Command, home: &Path, ws: &Path) -> Started {
+    let mut child = command
+        .current_dir(ws)
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the agent starts");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = err.read_to_string(&mut text);
+        text
+    });
+    let mut stdout = String::new();
+    let _ = out.read_to_string(&mut stdout);
+    Started {
+        child,
+        stdout,
+        errors,
+    }
+}

@@ -27,16 +27,16 @@
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use wonopcode_benches::peer_agents::{Peers, install_peers, serve, sse};
+use wonopcode_benches::peer_agents::{
+    Agent, Peers, claude_code, codex_exec, install_peers, serve, sse, start, wonopcode_on_messages,
+};
 use wonopcode_benches::{release_bin, wait_with_peak_rss};
 
 /// What the scripted model saw: one entry per main-conversation request.
@@ -239,15 +239,6 @@ fn shell_input(tool: &str, k: usize) -> Value {
     }
 }
 
-/// Builds an agent's command for a server URL, a call count, a home and a workspace.
-type CommandFor = Box<dyn Fn(&str, usize, &Path, &Path) -> Command>;
-
-/// One agent as the benchmark runs it.
-struct Agent {
-    name: &'static str,
-    command: CommandFor,
-}
-
 fn agents(root: &Path) -> Vec<Agent> {
     let Peers { claude, codex } = install_peers(root);
     let wonopcode = release_bin();
@@ -256,47 +247,24 @@ fn agents(root: &Path) -> Vec<Agent> {
         Agent {
             name: "wonopcode",
             command: Box::new(move |url, n, home, ws| {
-                let mut c = Command::new(&wonopcode);
-                c.env("ANTHROPIC_BASE_URL", url)
-                    .env("ANTHROPIC_API_KEY", "k")
-                    .env("WONOPCODE_RUNS_DIR", home.join("runs"))
-                    .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
-                    .args(["--yes", "--max-iterations", &(n + 1).to_string(), "-C"])
-                    .arg(ws)
-                    .arg(prompt(n));
+                let mut c = wonopcode_on_messages(&wonopcode, url, n, home, ws);
+                c.arg(prompt(n));
                 c
             }),
         },
         Agent {
             name: "Claude Code",
             command: Box::new(move |url, n, _home, _ws| {
-                let mut c = Command::new(&claude);
-                c.env("ANTHROPIC_BASE_URL", url)
-                    .env("ANTHROPIC_API_KEY", "k")
-                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-                    .args(["--model", "claude-sonnet-4-5", "--allowedTools", "Bash"])
-                    .arg("-p")
-                    .arg(prompt(n));
+                let mut c = claude_code(&claude, url, "Bash");
+                c.arg(prompt(n));
                 c
             }),
         },
         Agent {
             name: "Codex",
             command: Box::new(move |url, n, home, _ws| {
-                let codex_home = home.join(".codex");
-                std::fs::create_dir_all(&codex_home).expect("CODEX_HOME");
-                std::fs::write(
-                    codex_home.join("config.toml"),
-                    format!(
-                        "model = \"gpt-5.5\"\nmodel_provider = \"bench\"\n\n[model_providers.bench]\nname = \"bench\"\nbase_url = \"{url}/v1\"\nwire_api = \"responses\"\nenv_key = \"BENCH_API_KEY\"\n"
-                    ),
-                )
-                .expect("config.toml");
-                let mut c = Command::new(&codex);
-                c.env("CODEX_HOME", &codex_home)
-                    .env("BENCH_API_KEY", "k")
-                    .args(["exec", "--skip-git-repo-check", "-s", "workspace-write"])
-                    .arg(prompt(n));
+                let mut c = codex_exec(&codex, url, home);
+                c.arg(prompt(n));
                 c
             }),
         },
@@ -316,27 +284,11 @@ fn run(agent: &Agent, n: usize, home: &Path, ws: &Path) -> (Duration, f64) {
         answering.answer(path, body)
     }));
     let started = Instant::now();
-    let mut child = (agent.command)(&url, n, home, ws)
-        .current_dir(ws)
-        .env("HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the agent starts");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let errors = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let mut out = String::new();
-    let _ = stdout.read_to_string(&mut out);
-    let (code, peak) = wait_with_peak_rss(child.id());
+    let agent_run = start((agent.command)(&url, n, home, ws), home, ws);
+    let (code, peak) = wait_with_peak_rss(agent_run.child.id());
     let took = started.elapsed();
-    let errors = errors.join().unwrap_or_default();
+    let out = agent_run.stdout.clone();
+    let errors = agent_run.stderr();
     let seen = script.seen.lock().expect("seen");
     assert_eq!(code, 0, "{} exited {code}: {errors}", agent.name);
     assert!(out.contains("Done."), "{}: {out}{errors}", agent.name);

@@ -1041,60 +1041,56 @@ fn a_prefix_replay_serves_the_recording_then_goes_live_and_records_both() {
 #[test]
 fn generation_settings_reach_the_request_and_ones_a_model_cannot_take_stop_the_run_first() {
     let scratch = Scratch::new();
+    // One prompt against `server` with `MAX_THINKING_TOKENS` as given and `args`.
+    let run = |server: &Loopback, thinking_env: Option<&str>, args: &[&str]| {
+        let mut command = wonopcode();
+        command
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.base_url)
+            .env_remove("MAX_THINKING_TOKENS");
+        if let Some(tokens) = thinking_env {
+            command.env("MAX_THINKING_TOKENS", tokens);
+        }
+        command
+            .args(["--provider", "anthropic"])
+            .args(args)
+            .arg("-C")
+            .arg(scratch.ws())
+            .arg("hi")
+            .output()
+            .unwrap()
+    };
+    let first_request = |server: &Loopback| -> Value {
+        serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap()
+    };
+    let sonnet = ["--model", "claude-sonnet-4-5"];
+    let haiku = ["--model", "claude-3-5-haiku-latest"];
+
     // On a model that thinks: the budget and the cap go out as the flags say.
     let server = anthropic_answering();
-    let out = wonopcode()
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", &server.base_url)
-        .env_remove("MAX_THINKING_TOKENS")
-        .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
-        .args(["--thinking", "4096", "--max-output-tokens", "16000", "-C"])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let flags = [
+        &sonnet[..],
+        &["--thinking", "4096", "--max-output-tokens", "16000"],
+    ]
+    .concat();
+    let out = run(&server, None, &flags);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
-    assert_eq!(sent["thinking"]["budget_tokens"], 4096);
-    assert_eq!(sent["max_tokens"], 16000);
+    assert_eq!(first_request(&server)["thinking"]["budget_tokens"], 4096);
+    assert_eq!(first_request(&server)["max_tokens"], 16000);
 
     // Claude Code's variable is read as it reads it.
     let server = anthropic_answering();
-    let out = wonopcode()
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", &server.base_url)
-        .env("MAX_THINKING_TOKENS", "5000")
-        .args([
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-sonnet-4-5",
-            "-C",
-        ])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let out = run(&server, Some("5000"), &sonnet);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
-    assert_eq!(sent["thinking"]["budget_tokens"], 5000);
+    assert_eq!(first_request(&server)["thinking"]["budget_tokens"], 5000);
 
     // A model that does not think (by the catalog): one line, before any request.
     let server = anthropic_answering();
-    let out = wonopcode()
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", &server.base_url)
-        .args([
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-3-5-haiku-latest",
-        ])
-        .args(["--thinking", "high", "-C"])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let out = run(
+        &server,
+        None,
+        &[&haiku[..], &["--thinking", "high"]].concat(),
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -1104,32 +1100,12 @@ fn generation_settings_reach_the_request_and_ones_a_model_cannot_take_stop_the_r
     );
     assert!(server.requests.lock().unwrap().is_empty());
     // MAX_THINKING_TOKENS, meant for Claude Code's models, refuses no model that does not think.
-    let out = wonopcode()
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("ANTHROPIC_BASE_URL", &server.base_url)
-        .env("MAX_THINKING_TOKENS", "5000")
-        .args([
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-3-5-haiku-latest",
-            "-C",
-        ])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let out = run(&server, Some("5000"), &haiku);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let sent: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
-    assert!(sent.get("thinking").is_none(), "{sent}");
+    assert!(first_request(&server).get("thinking").is_none());
 
     // A level that is not one: a usage error naming what is accepted.
-    let out = wonopcode()
-        .args(["--thinking", "lots", "-C"])
-        .arg(scratch.ws())
-        .arg("hi")
-        .output()
-        .unwrap();
+    let out = run(&server, None, &["--thinking", "lots"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("off, low, medium, high"),
