@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wonopcode_benches::peer_agents::{
-    Agent, Peers, claude_code, codex_exec, install_peers, serve, sse, start, wonopcode_on_messages,
+    Agent, Peers, claude_code, codex_exec, install_peers, messages_reply, serve, sse, start,
+    wonopcode_on_messages,
 };
 use wonopcode_benches::release_bin;
 
@@ -378,45 +379,15 @@ impl Script {
             "output_tokens": 1
         });
         let start = json!({"type": "message_start", "message": {"id": format!("msg_{done}"), "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage_json}});
-        let (block, delta, stop) = match tool {
-            Some(name) if done < self.calls => {
-                let file = self.task.file(done);
-                let input = match name {
-                    "Read" => json!({"file_path": self.workspace.join(&file)}),
-                    _ => json!({"path": file}),
-                };
-                (
-                    json!({"type": "tool_use", "id": format!("toolu_{done}"), "name": name, "input": {}}),
-                    json!({"type": "input_json_delta", "partial_json": input.to_string()}),
-                    "tool_use",
-                )
-            }
-            _ => (
-                json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": "Done."}),
-                "end_turn",
-            ),
-        };
-        sse(&[
-            ("message_start", start),
-            (
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": block}),
-            ),
-            (
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-            ),
-            (
-                "content_block_stop",
-                json!({"type": "content_block_stop", "index": 0}),
-            ),
-            (
-                "message_delta",
-                json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": OUTPUT_TOKENS}}),
-            ),
-            ("message_stop", json!({"type": "message_stop"})),
-        ])
+        let call = tool.filter(|_| done < self.calls).map(|name| {
+            let file = self.task.file(done);
+            let input = match name {
+                "Read" => json!({"file_path": self.workspace.join(&file)}),
+                _ => json!({"path": file}),
+            };
+            (name, format!("toolu_{done}"), input)
+        });
+        messages_reply(start, call, OUTPUT_TOKENS)
     }
 
     fn responses(&self, body: &Value, now: Instant) -> String {

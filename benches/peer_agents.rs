@@ -219,3 +219,45 @@ pub fn start(mut command: Command, home: &Path, ws: &Path) -> Started {
         errors,
     }
 }
+
+/// The events of a scripted Messages API response: `start` (the `message_start` event),
+/// then one block: a tool call of `tool` with `input` when given, else the answer `Done.`;
+/// `output_tokens` in its closing usage.
+pub fn messages_reply(
+    start: Value,
+    call: Option<(&str, String, Value)>,
+    output_tokens: u64,
+) -> String {
+    let (block, delta, stop) = match call {
+        Some((tool, id, input)) => (
+            serde_json::json!({"type": "tool_use", "id": id, "name": tool, "input": {}}),
+            serde_json::json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            "tool_use",
+        ),
+        None => (
+            serde_json::json!({"type": "text", "text": ""}),
+            serde_json::json!({"type": "text_delta", "text": "Done."}),
+            "end_turn",
+        ),
+    };
+    sse(&[
+        ("message_start", start),
+        (
+            "content_block_start",
+            serde_json::json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        ),
+        (
+            "content_block_delta",
+            serde_json::json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ),
+        (
+            "content_block_stop",
+            serde_json::json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            serde_json::json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": output_tokens}}),
+        ),
+        ("message_stop", serde_json::json!({"type": "message_stop"})),
+    ])
+}

@@ -35,7 +35,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use wonopcode_benches::peer_agents::{
-    Agent, Peers, claude_code, codex_exec, install_peers, serve, sse, start, wonopcode_on_messages,
+    Agent, Peers, claude_code, codex_exec, install_peers, messages_reply, serve, sse, start,
+    wonopcode_on_messages,
 };
 use wonopcode_benches::{release_bin, wait_with_peak_rss};
 
@@ -149,38 +150,10 @@ impl Script {
             .and_then(|m| serde_json::from_str(m.get()).ok())
             .unwrap_or(Value::Null);
         let start = json!({"type": "message_start", "message": {"id": format!("msg_{done}"), "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}});
-        let (block, delta, stop) = match shell {
-            Some(name) if done < self.calls => (
-                json!({"type": "tool_use", "id": format!("toolu_{done}"), "name": name, "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": shell_input(name, done).to_string()}),
-                "tool_use",
-            ),
-            _ => (
-                json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": "Done."}),
-                "end_turn",
-            ),
-        };
-        sse(&[
-            ("message_start", start),
-            (
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": block}),
-            ),
-            (
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-            ),
-            (
-                "content_block_stop",
-                json!({"type": "content_block_stop", "index": 0}),
-            ),
-            (
-                "message_delta",
-                json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
-            ),
-            ("message_stop", json!({"type": "message_stop"})),
-        ])
+        let call = shell
+            .filter(|_| done < self.calls)
+            .map(|name| (name, format!("toolu_{done}"), shell_input(name, done)));
+        messages_reply(start, call, 5)
     }
 
     /// The Responses API: Codex's shell tool is `exec_command`.
