@@ -101,8 +101,9 @@ pub struct HttpSettings {
     /// reached is not running, which no retry fixes, so the first refusal ends the request
     /// with how to start it.
     pub local_server: Option<LocalServer>,
-    /// What the Messages API (Anthropic, Bedrock, Vertex) is asked to cache: the config's
-    /// `cache.ttl`. A server that refuses it gets requests without, from its first refusal.
+    /// What requests ask the provider to cache (the config's `cache.ttl`): breakpoints on
+    /// the Messages API (Anthropic, Bedrock, Vertex), a `prompt_cache_key` on the Responses
+    /// API. A server that refuses it gets requests without, from its first refusal.
     pub prompt_cache: PromptCache,
 }
 
