@@ -81,9 +81,9 @@ const OUTPUT_TOKENS: u64 = 30;
 /// Bytes of each source file.
 const FILE_BYTES: usize = 8 * 1024;
 
-/// Tokens of one block: a quarter of its JSON's bytes, rounded up.
-fn tokens(block: &Value) -> u64 {
-    (block.to_string().len() as u64).div_ceil(4)
+/// Tokens of a block's JSON text: a quarter of its bytes, rounded up.
+fn tokens(json: &str) -> u64 {
+    (json.len() as u64).div_ceil(4)
 }
 
 /// One block of a request as the cache sees it: its content's hash (markers left out), its
@@ -99,11 +99,12 @@ fn block(value: &Value) -> Block {
     let breakpoint = content
         .as_object_mut()
         .and_then(|m| m.remove("cache_control"));
+    let text = content.to_string();
     let mut hasher = DefaultHasher::new();
-    content.to_string().hash(&mut hasher);
+    text.hash(&mut hasher);
     Block {
         hash: hasher.finish(),
-        tokens: tokens(&content),
+        tokens: tokens(&text),
         breakpoint: breakpoint.map(|c| match c["ttl"].as_str() {
             Some("1h") => Duration::from_secs(3600),
             _ => Duration::from_secs(300),
@@ -159,6 +160,21 @@ impl Usage {
     }
 }
 
+/// Each prefix of `blocks` (the first one, the first two, …): its hash and its tokens.
+fn prefixes(blocks: &[Block]) -> (Vec<u64>, Vec<u64>) {
+    let (mut hash, mut sum) = (0_u64, 0_u64);
+    blocks
+        .iter()
+        .map(|b| {
+            let mut hasher = DefaultHasher::new();
+            (hash, b.hash).hash(&mut hasher);
+            hash = hasher.finish();
+            sum += b.tokens;
+            (hash, sum)
+        })
+        .unzip()
+}
+
 /// The provider's cache: prefix hashes and when they expire.
 #[derive(Default)]
 struct Cache {
@@ -168,15 +184,7 @@ struct Cache {
 impl Cache {
     /// Bills a Messages request and writes what its breakpoints ask.
     fn messages(&mut self, blocks: &[Block], now: Instant) -> Usage {
-        let mut prefix = Vec::with_capacity(blocks.len());
-        let (mut hash, mut total) = (0_u64, Vec::with_capacity(blocks.len()));
-        for b in blocks {
-            let mut hasher = DefaultHasher::new();
-            (hash, b.hash).hash(&mut hasher);
-            hash = hasher.finish();
-            prefix.push(hash);
-            total.push(total.last().copied().unwrap_or(0) + b.tokens);
-        }
+        let (prefix, total) = prefixes(blocks);
         let alive = |i: usize, entries: &HashMap<u64, Instant>| {
             entries.get(&prefix[i]).is_some_and(|until| *until > now)
         };
@@ -224,18 +232,15 @@ impl Cache {
 
     /// Bills a Responses request (automatic caching) and remembers its prefixes.
     fn responses(&mut self, blocks: &[Block], now: Instant) -> Usage {
-        let (mut hash, mut sum) = (0_u64, 0_u64);
+        let (prefix, total) = prefixes(blocks);
         let mut cached = 0;
-        for b in blocks {
-            let mut hasher = DefaultHasher::new();
-            (hash, b.hash).hash(&mut hasher);
-            hash = hasher.finish();
-            sum += b.tokens;
+        for (hash, sum) in prefix.into_iter().zip(total.iter().copied()) {
             if self.entries.get(&hash).is_some_and(|until| *until > now) && sum >= MIN_CACHED {
                 cached = sum / 128 * 128;
             }
             self.entries.insert(hash, now + Duration::from_secs(300));
         }
+        let sum = total.last().copied().unwrap_or(0);
         Usage {
             input: sum - cached,
             read: cached,
