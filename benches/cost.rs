@@ -35,8 +35,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wonopcode_benches::peer_agents::{
-    Agent, Peers, claude_code, codex_exec, install_peers, messages_reply, serve, sse, start,
-    wonopcode_on_messages,
+    Agent, install_peers, messages_reply, peer_agents, serve, sse, start, wonopcode_on_messages,
 };
 use wonopcode_benches::release_bin;
 
@@ -472,13 +471,13 @@ fn source(k: usize) -> String {
 }
 
 fn agents(root: &Path) -> Vec<Agent> {
-    let Peers { claude, codex } = install_peers(root);
+    let peers = install_peers(root);
     let wonopcode = release_bin();
     let on_responses = wonopcode.clone();
     let prompt = |n: usize| {
         format!("Read the {n} source files you are told of, one at a time, then say Done.")
     };
-    vec![
+    [
         Agent {
             name: "wonopcode",
             command: Box::new(move |url, n, home, ws| {
@@ -501,23 +500,10 @@ fn agents(root: &Path) -> Vec<Agent> {
                 c
             }),
         },
-        Agent {
-            name: "Claude Code",
-            command: Box::new(move |url, n, _home, _ws| {
-                let mut c = claude_code(&claude, url, "Read");
-                c.arg(prompt(n));
-                c
-            }),
-        },
-        Agent {
-            name: "Codex",
-            command: Box::new(move |url, n, home, _ws| {
-                let mut c = codex_exec(&codex, url, home);
-                c.arg(prompt(n));
-                c
-            }),
-        },
     ]
+    .into_iter()
+    .chain(peer_agents(peers, "Read", prompt))
+    .collect()
 }
 
 /// One run: the agent's bill for `n` responses of `task`.

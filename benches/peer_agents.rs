@@ -261,3 +261,27 @@ pub fn messages_reply(
         ("message_stop", serde_json::json!({"type": "message_stop"})),
     ])
 }
+
+/// Claude Code (allowed `tool`) and Codex, each given `prompt(n)` for a run of `n`
+/// responses: the two peers as every benchmark runs them.
+pub fn peer_agents(peers: Peers, tool: &'static str, prompt: fn(usize) -> String) -> [Agent; 2] {
+    let Peers { claude, codex } = peers;
+    [
+        Agent {
+            name: "Claude Code",
+            command: Box::new(move |url, n, _home, _ws| {
+                let mut c = claude_code(&claude, url, tool);
+                c.arg(prompt(n));
+                c
+            }),
+        },
+        Agent {
+            name: "Codex",
+            command: Box::new(move |url, n, home, _ws| {
+                let mut c = codex_exec(&codex, url, home);
+                c.arg(prompt(n));
+                c
+            }),
+        },
+    ]
+}

@@ -35,8 +35,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use wonopcode_benches::peer_agents::{
-    Agent, Peers, claude_code, codex_exec, install_peers, messages_reply, serve, sse, start,
-    wonopcode_on_messages,
+    Agent, install_peers, messages_reply, peer_agents, serve, sse, start, wonopcode_on_messages,
 };
 use wonopcode_benches::{release_bin, wait_with_peak_rss};
 
@@ -213,35 +212,20 @@ fn shell_input(tool: &str, k: usize) -> Value {
 }
 
 fn agents(root: &Path) -> Vec<Agent> {
-    let Peers { claude, codex } = install_peers(root);
+    let peers = install_peers(root);
     let wonopcode = release_bin();
     let prompt = |n: usize| format!("Run `true` {n} times, one command at a time.");
-    vec![
-        Agent {
-            name: "wonopcode",
-            command: Box::new(move |url, n, home, ws| {
-                let mut c = wonopcode_on_messages(&wonopcode, url, n, home, ws);
-                c.arg(prompt(n));
-                c
-            }),
-        },
-        Agent {
-            name: "Claude Code",
-            command: Box::new(move |url, n, _home, _ws| {
-                let mut c = claude_code(&claude, url, "Bash");
-                c.arg(prompt(n));
-                c
-            }),
-        },
-        Agent {
-            name: "Codex",
-            command: Box::new(move |url, n, home, _ws| {
-                let mut c = codex_exec(&codex, url, home);
-                c.arg(prompt(n));
-                c
-            }),
-        },
-    ]
+    [Agent {
+        name: "wonopcode",
+        command: Box::new(move |url, n, home, ws| {
+            let mut c = wonopcode_on_messages(&wonopcode, url, n, home, ws);
+            c.arg(prompt(n));
+            c
+        }),
+    }]
+    .into_iter()
+    .chain(peer_agents(peers, "Bash", prompt))
+    .collect()
 }
 
 /// One run of an agent against a fresh script of `n` calls: wall time and peak RSS in MiB.
