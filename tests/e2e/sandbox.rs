@@ -13,11 +13,14 @@ use serde_json::Value;
 use crate::support::{Scratch, call, command, confining, done, events, stderr, text, tool_results};
 
 /// A config file whose `sandbox:` leaves the temp dirs out, with `lines` (indented two
-/// spaces) added to it.
+/// spaces) added to it; a key `lines` names replaces the default.
 fn sandbox_config(s: &Scratch, lines: &str) -> String {
-    s.config(&format!(
-        "sandbox:\n  exclude_slash_tmp: true\n  exclude_tmpdir_env_var: true\n{lines}"
-    ))
+    let defaults: String = ["exclude_slash_tmp", "exclude_tmpdir_env_var"]
+        .iter()
+        .filter(|key| !lines.contains(*key))
+        .map(|key| format!("  {key}: true\n"))
+        .collect();
+    s.config(&format!("sandbox:\n{defaults}{lines}"))
 }
 
 /// Runs one response holding a `bash` call per command (then a final answer) under
@@ -691,6 +694,59 @@ fn a_command_has_no_terminal_to_write_around_wonopcodes_output() {
         !rest.contains("FORGED-BY-COMMAND"),
         "a command wrote to the terminal: {rest}"
     );
+}
+
+#[test]
+fn what_would_run_next_time_cannot_be_made_or_changed_below_the_top() {
+    if !confining() {
+        return;
+    }
+    let s = Scratch::new();
+    let ws = s.ws();
+    std::fs::create_dir_all(ws.join("vendor/lib")).unwrap();
+    git(&ws.join("vendor/lib"), &["init", "-q"]);
+    // A writable temp dir's top counts too: git finds a `.git` there from anywhere below.
+    let temp = s.dir.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let (out, items) = run_commands(
+        &s,
+        &[
+            "mkdir -p sub && cd sub && git init -q && git config core.fsmonitor 'touch pwned' && echo made",
+            "git -C vendor/lib config core.fsmonitor 'touch pwned'; echo rc=$?",
+            r#"mkdir -p a/b/.claude && echo '{"hooks": {}}' > a/b/.claude/settings.json && echo made"#,
+            r#"git init -q "$TMPDIR" && echo made"#,
+        ],
+        "  exclude_tmpdir_env_var: false\n",
+        &[],
+        &[("TMPDIR", temp.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(items[0]["status"], "failed", "{}", items[0]);
+    assert!(
+        output(&items[0]).contains("`sub/.git` was made in the workspace")
+            && output(&items[0]).contains("moved aside to `.git.wonopcode-blocked`"),
+        "{}",
+        items[0]
+    );
+    assert!(ws.join("sub/.git").symlink_metadata().is_err());
+    assert!(ws.join("sub/.git.wonopcode-blocked/config").exists());
+    let config = std::fs::read_to_string(ws.join("vendor/lib/.git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    assert!(!output(&items[1]).contains("rc=0"), "{}", items[1]);
+    assert!(
+        output(&items[2]).contains("`a/b/.claude` was made"),
+        "{}",
+        items[2]
+    );
+    assert!(ws.join("a/b/.claude").symlink_metadata().is_err());
+    assert!(ws.join("vendor/lib/.git").is_dir(), "was there before");
+    let made = temp.canonicalize().unwrap().join(".git");
+    assert!(
+        output(&items[3]).contains(&format!("`{}` was made,", made.display())),
+        "{}",
+        items[3]
+    );
+    assert!(temp.join(".git.wonopcode-blocked").is_dir());
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::filesystem::{self, Layout};
 use crate::namespace::Namespace;
 use crate::network::{self, Sockets};
 use crate::process_limit::{self, CgroupPool, PooledCgroup};
-use crate::protected::{Absent, MovedAside, PROTECTED, protected_in};
+use crate::protected::{Absent, MovedAside, Nested, at_tops, protected_in};
 use crate::support::{ProcessLimitKind, Support};
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
@@ -36,11 +36,13 @@ pub struct Sandbox {
     cgroups: Arc<CgroupPool>,
 }
 
-/// A workspace's writable roots, hidden paths and Landlock ruleset.
+/// A workspace's writable roots, hidden paths, Landlock ruleset and protected names below
+/// its top.
 struct Prepared {
     writable: Vec<PathBuf>,
     hidden: Vec<PathBuf>,
     ruleset: RulesetCreated,
+    nested: Arc<Nested>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -176,7 +178,7 @@ impl Sandbox {
         let prepared = self.prepared(&workspace)?;
         let (writable, hidden) = (&prepared.writable, &prepared.hidden);
         // Per process: a `.git` may have been made since the last one.
-        let read_only = self.read_only(&workspace, writable, hidden);
+        let read_only = self.read_only(&workspace, &prepared);
         let ruleset: Option<OwnedFd> = prepared
             .ruleset
             .try_clone()
@@ -223,7 +225,7 @@ impl Sandbox {
             }),
             cgroup,
             explainer: Some(explainer),
-            absent: Absent::of(&workspace, &self.policy),
+            absent: Absent::of(&workspace, &self.policy, prepared.nested.clone()),
             workspace,
         })
     }
@@ -251,29 +253,24 @@ impl Sandbox {
     }
 
     /// Paths inside writable roots that stay read-only: the workspace's protected names
-    /// ([`PROTECTED`]: `.git` and what makes an agent run something) where they exist,
-    /// unless a grant names them, and hidden paths inside a writable root. Whole
-    /// directories, not the files in them: a read-only file's directory could be renamed
-    /// away and made again; a mount point cannot be renamed.
-    fn read_only(
-        &self,
-        workspace: &Path,
-        writable: &[PathBuf],
-        hidden: &[PathBuf],
-    ) -> Vec<PathBuf> {
-        let mut paths = Vec::new();
+    /// ([`crate::PROTECTED`]: `.git` and what makes an agent run something) where they
+    /// exist, at its top and below and at the top of the shared temp dirs, unless a grant
+    /// names them, and hidden paths inside a writable root. Whole directories, not the
+    /// files in them: a read-only file's directory could be renamed away and made again; a
+    /// mount point cannot be renamed.
+    fn read_only(&self, workspace: &Path, prepared: &Prepared) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = at_tops(workspace, &self.policy)
+            .into_iter()
+            .filter(|path| path.symlink_metadata().is_ok())
+            .collect();
         if self.policy.mode == SandboxMode::WorkspaceWrite {
-            for name in PROTECTED {
-                let path = workspace.join(name);
-                if path.symlink_metadata().is_ok() && !self.policy.granted_write(&path, workspace) {
-                    paths.push(path);
-                }
-            }
+            paths.extend(prepared.nested.existing());
         }
         paths.extend(
-            hidden
+            prepared
+                .hidden
                 .iter()
-                .filter(|h| writable.iter().any(|w| h.starts_with(w)))
+                .filter(|h| prepared.writable.iter().any(|w| h.starts_with(w)))
                 .cloned(),
         );
         paths
@@ -303,10 +300,12 @@ impl Sandbox {
             hidden: &hidden,
             ports: ports.as_deref(),
         })?;
+        let nested = Nested::new(workspace, self.policy.write_grants(workspace));
         let built = Arc::new(Prepared {
             writable,
             hidden,
             ruleset,
+            nested: Arc::new(nested),
         });
         cache.insert(workspace.to_path_buf(), built.clone());
         Ok(built)

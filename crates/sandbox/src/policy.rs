@@ -221,10 +221,19 @@ impl SandboxPolicy {
     /// Whether a `write` grant names `path` (or a directory on its way other than the
     /// workspace itself): a protected path of the workspace made writable on purpose.
     pub fn granted_write(&self, path: &Path, workspace: &Path) -> bool {
+        self.write_grants(workspace)
+            .iter()
+            .any(|p| path.starts_with(p))
+    }
+
+    /// The paths `write` grants name (canonical where they exist), other than `workspace`
+    /// itself: where a protected path may be made and changed on purpose.
+    pub(crate) fn write_grants(&self, workspace: &Path) -> Vec<PathBuf> {
         self.write
             .iter()
             .map(|p| real(p))
-            .any(|p| path.starts_with(&p) && p != workspace)
+            .filter(|p| p != workspace)
+            .collect()
     }
 
     /// What a context whose parent runs under `self` gets when it asks for `wanted` (both
