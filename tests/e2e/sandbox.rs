@@ -432,6 +432,71 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
     );
 }
 
+#[test]
+fn an_mcp_server_call_cannot_make_or_change_what_would_run_next_time() {
+    if !confining() {
+        return;
+    }
+    let Some(everything) = crate::mcp::everything() else {
+        return;
+    };
+    let filesystem = everything.with_file_name("mcp-server-filesystem");
+    let s = Scratch::new();
+    let ws = s.ws();
+    std::fs::create_dir_all(ws.join("vendor/.git")).unwrap();
+    std::fs::write(ws.join("vendor/.git/config"), "[core]\n").unwrap();
+    let config = s.config(&format!(
+        "sandbox:\n  exclude_slash_tmp: true\n  exclude_tmpdir_env_var: true\nmcp_servers:\n  files:\n    command: {}\n    args: ['{}']\n",
+        filesystem.display(),
+        ws.display(),
+    ));
+    let at = |path: &str| ws.join(path).to_str().unwrap().to_owned();
+    let mut turn = call(
+        "c1",
+        "mcp__files__create_directory",
+        &serde_json::json!({"path": at("sub/.claude")}).to_string(),
+    );
+    let write = |path: &str| serde_json::json!({"path": at(path), "content": "x"}).to_string();
+    turn.extend(call("c2", "mcp__files__write_file", &write(".mcp.json")));
+    turn.extend(call(
+        "c3",
+        "mcp__files__write_file",
+        &write("vendor/.git/config"),
+    ));
+    turn.extend(call(
+        "c4",
+        "mcp__files__write_file",
+        &write("sub/notes.txt"),
+    ));
+    turn.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[turn, vec![text("ok"), done("end_turn")]]);
+    let out = s.run_json(&t, &["--yes", "--config", &config], "go");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let items = tool_results(&events(&out));
+    assert_eq!(items.len(), 4, "{items:?}");
+    for (item, made) in [
+        (&items[0], "`sub/.claude` was made"),
+        (&items[1], "`.mcp.json` was made"),
+    ] {
+        assert_eq!(item["status"], "failed", "{item}");
+        assert!(output(item).contains("blocked by the sandbox"), "{item}");
+        assert!(output(item).contains(made), "{item}");
+    }
+    assert!(ws.join("sub/.claude").symlink_metadata().is_err());
+    assert!(ws.join(".mcp.json").symlink_metadata().is_err());
+    assert!(
+        ws.join("sub/.claude.wonopcode-blocked").is_dir(),
+        "moved, not lost"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("vendor/.git/config")).unwrap(),
+        "[core]\n",
+        "{}",
+        items[2]
+    );
+    assert_eq!(items[3]["status"], "completed", "{}", items[3]);
+}
+
 /// One `bash` call writing `target`, then a final answer.
 fn write_outside_transcript(s: &Scratch, target: &Path) -> std::path::PathBuf {
     let args = serde_json::json!({ "command": format!("echo escaped > {}", target.display()) });

@@ -56,6 +56,10 @@ pub enum ServerError {
     /// The run was cancelled during a call.
     #[error("cancelled")]
     Cancelled,
+    /// The call made a protected name (`.git`, `.claude`, ...) in a writable place; it
+    /// was moved aside.
+    #[error("blocked by the sandbox: {0}")]
+    MadeProtected(String),
 }
 
 /// A running server: the protocol session, and its process marked as wonopcode's own (so a
@@ -63,8 +67,9 @@ pub enum ServerError {
 struct Connection {
     service: RunningService<RoleClient, Client>,
     _own: Option<own_processes::Own>,
-    /// A stdio server's sandbox, kept while it runs (its cgroup, its private temp dir).
-    _confined: Option<Confined>,
+    /// A stdio server's sandbox, kept while it runs (its cgroup, its private temp dir),
+    /// which also watches what its calls make.
+    confined: Option<Confined>,
     /// Set when the connection ended on a message over the limit.
     oversize: Oversize,
 }
@@ -72,7 +77,7 @@ struct Connection {
 /// A sandbox and the confinement of the process started in it.
 struct Confined {
     _confinement: Confinement,
-    _sandbox: Sandbox,
+    sandbox: Arc<Sandbox>,
 }
 
 /// A started server and what is needed to start it again.
@@ -246,7 +251,7 @@ impl Server {
             Connection {
                 service,
                 _own: own,
-                _confined: confined,
+                confined,
                 oversize,
             },
             tools,
@@ -291,7 +296,7 @@ impl Server {
                 confinement.apply(&mut command);
                 Some(Confined {
                     _confinement: confinement,
-                    _sandbox: sandbox,
+                    sandbox: Arc::new(sandbox),
                 })
             }
             None => None,
@@ -349,7 +354,19 @@ impl Server {
         };
         let peer = connection.service.peer().clone();
         let oversize = connection.oversize.clone();
+        let sandbox = connection.confined.as_ref().map(|c| c.sandbox.clone());
         drop(slot);
+        // What would run the next time git or an agent starts here, made during the call,
+        // is moved aside after it, as for a command. (What the server does between calls
+        // is not watched: `docs/security.md`.)
+        let watch = match &sandbox {
+            Some(sandbox) => Some(
+                sandbox
+                    .watch_protected(&self.workspace)
+                    .map_err(|e| ServerError::Protocol(e.to_string()))?,
+            ),
+            None => None,
+        };
         let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let limit = self.config.tool_timeout;
         tokio::select! {
@@ -377,6 +394,12 @@ impl Server {
                     Err(ServerError::Protocol(e.to_string()))
                 }
                 Ok(Ok(result)) => {
+                    let moved = watch.map(|w| w.move_aside_made()).unwrap_or_default();
+                    if !moved.is_empty() {
+                        let lines: Vec<String> = moved.iter().map(ToString::to_string).collect();
+                        tracing::warn!(server = %self.config.name, tool, "{}", lines.join("; "));
+                        return Err(ServerError::MadeProtected(lines.join("; ")));
+                    }
                     // A call that changed the server's tools answers once they are re-read.
                     self.listed.settled(RELIST_WAIT).await;
                     Ok(result)

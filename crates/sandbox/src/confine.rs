@@ -230,6 +230,24 @@ impl Sandbox {
         })
     }
 
+    /// What becomes of the protected names of `workspace` from now on, for a process that
+    /// was started earlier and keeps running (an MCP server): after each of its calls,
+    /// [`Absent::move_aside_made`] moves aside those made during the call.
+    pub fn watch_protected(&self, workspace: &Path) -> Result<Absent, SandboxError> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| SandboxError::Io(format!("{}: {e}", workspace.display())))?;
+        if self.policy.mode == SandboxMode::FullAccess {
+            return Ok(Absent::default());
+        }
+        let prepared = self.prepared(&workspace)?;
+        Ok(Absent::of(
+            &workspace,
+            &self.policy,
+            prepared.nested.clone(),
+        ))
+    }
+
     /// The protected name a file tool's write to `path` (canonical, inside `workspace`)
     /// would change, when no grant names it: such a write needs the person at the
     /// terminal, as a command the sandbox stopped does. `None` under `full-access`.

@@ -28,7 +28,7 @@ pub use policy::{
     DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SERVER_CACHES, SandboxPolicy,
     hidden_candidates,
 };
-pub use protected::{MovedAside, PROTECTED, protected_in};
+pub use protected::{Absent, MovedAside, PROTECTED, protected_in};
 pub use spawn::{Process, ProcessSpec, spawn};
 pub use support::{ProcessLimitKind, Support};
 
