@@ -73,3 +73,65 @@ fn a_file_read_again_unchanged_is_pointed_at_and_a_changed_one_sent_whole() {
         "{shown:?}"
     );
 }
+
+#[test]
+fn old_tool_outputs_are_cleared_in_one_batch_and_say_how_to_get_them_back() {
+    let s = Scratch::new();
+    let mut responses = Vec::new();
+    for i in 0..16 {
+        s.file(
+            &format!("f{i}.rs"),
+            &format!("let value_{i} = {i};\n").repeat(500),
+        );
+        let mut turn = call(
+            &format!("c{i}"),
+            "read",
+            &serde_json::json!({ "path": format!("f{i}.rs") }).to_string(),
+        );
+        turn.push(done("tool_use"));
+        responses.push(turn);
+    }
+    responses.push(vec![text("done"), done("end_turn")]);
+    let t = s.transcript("t.jsonl", &responses);
+    let out = s.run_json(&t, &["--yes"], "read them all");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let cleared: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "context.compacted")
+        .collect();
+    assert_eq!(cleared.len(), 1, "one batch: {cleared:?}");
+    assert_eq!(cleared[0]["strategy"], "clear_tool_outputs");
+    let history: Vec<String> = cleared[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            m["parts"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    let marked = history
+        .iter()
+        .filter(|c| c.contains("cleared to save context: make the same call again"))
+        .count();
+    assert!(marked >= 9, "{marked} of {}", history.len());
+    assert!(
+        history.last().unwrap().contains("let value_"),
+        "the newest output is kept whole"
+    );
+    assert!(!history[0].contains("let value_0"), "the oldest is cleared");
+    // Clearing only `off`: nothing cleared before compaction is due.
+    let config = s.config("clear_tool_outputs: off\n");
+    let out = s.run_json(&t, &["--yes", "--config", &config], "read them all");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !crate::support::events(&out)
+            .iter()
+            .any(|e| e["type"] == "context.compacted"),
+        "off"
+    );
+}

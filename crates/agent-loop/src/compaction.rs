@@ -2,6 +2,12 @@
 //! the history passes a message count), first prune old tool outputs, then, if that is not
 //! enough, summarize the older conversation with the model, keeping the most recent user
 //! turns verbatim.
+//!
+//! Long before that, old tool outputs are cleared in batches ([`ClearToolOutputs`], as
+//! Anthropic's context editing does): every request reads the whole history again, from the
+//! provider's cache at a tenth of the input price, so a file read fifty responses ago is paid
+//! for fifty times. Clearing in batches of at least `batch_tokens` changes the history (and
+//! so what the cache holds) rarely; each cleared output says how to get it back.
 
 use std::sync::Arc;
 
@@ -28,6 +34,29 @@ pub struct CompactionConfig {
     pub min_prune_tokens: usize,
     /// User turns kept verbatim by summarization (default 2).
     pub keep_user_turns: usize,
+    /// Old tool outputs cleared in batches before the window fills; `None`: only at the
+    /// threshold, with the rest of compaction.
+    pub clear_tool_outputs: Option<ClearToolOutputs>,
+}
+
+/// When old tool outputs are cleared before compaction is due: once the outputs beyond the
+/// newest `keep_tokens` add up to `batch_tokens`, all of them at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClearToolOutputs {
+    /// The newest tool outputs' tokens always kept whole (default 8,000: three 8 KB files).
+    pub keep_tokens: usize,
+    /// The least a clearing frees (default 24,000): the cache is written again from the
+    /// first cleared output on, so clearing less at a time would cost more than it saves.
+    pub batch_tokens: usize,
+}
+
+impl Default for ClearToolOutputs {
+    fn default() -> Self {
+        Self {
+            keep_tokens: 8_000,
+            batch_tokens: 24_000,
+        }
+    }
 }
 
 impl Default for CompactionConfig {
@@ -38,12 +67,23 @@ impl Default for CompactionConfig {
             protect_tool_tokens: 40_000,
             min_prune_tokens: 20_000,
             keep_user_turns: 2,
+            clear_tool_outputs: Some(ClearToolOutputs::default()),
         }
     }
 }
 
 /// Text that replaces a pruned tool output.
-pub const PRUNED_MARKER: &str = "[tool output pruned to save context]";
+pub const PRUNED_MARKER: &str =
+    "[this output was cleared to save context: make the same call again to see it]";
+
+/// What replaced a pruned output before [`PRUNED_MARKER`] said how to get it back (histories
+/// of runs stored then).
+const OLD_PRUNED_MARKER: &str = "[tool output pruned to save context]";
+
+/// Whether a tool output is a pruned one's marker.
+pub fn is_pruned(content: &str) -> bool {
+    content == PRUNED_MARKER || content == OLD_PRUNED_MARKER
+}
 
 /// Prompt for the summarizing request.
 pub const SUMMARY_PROMPT: &str = "Summarize the conversation so far for your own later use: the user's goals, decisions made, files read or changed, and what remains to do. Be concise and factual.";
@@ -122,31 +162,25 @@ impl CompactionConfig {
     /// `protect_tool_tokens`. Changes nothing and returns 0 unless it frees at least
     /// `min_prune_tokens`; otherwise returns the tokens freed.
     pub fn prune_tool_outputs(&self, messages: &mut [Message]) -> usize {
-        let mut seen = 0usize;
-        let mut victims = Vec::new();
-        let mut freed = 0usize;
-        for (mi, message) in messages.iter().enumerate().rev() {
-            for (pi, part) in message.parts.iter().enumerate().rev() {
-                if let Part::ToolResult { content, .. } = part {
-                    let tokens = content.len().div_ceil(4);
-                    if seen >= self.protect_tool_tokens && content != PRUNED_MARKER {
-                        victims.push((mi, pi));
-                        freed += tokens.saturating_sub(PRUNED_MARKER.len().div_ceil(4));
-                    }
-                    seen += tokens;
-                }
+        prune(messages, self.protect_tool_tokens, self.min_prune_tokens)
+    }
+
+    /// Clears old tool outputs in a batch when [`ClearToolOutputs`] says one is due for a
+    /// history of `tokens`; the tokens freed (0: nothing changed).
+    pub fn clear_tool_outputs(&self, messages: &mut [Message], tokens: usize) -> usize {
+        match self.clear_tool_outputs {
+            Some(clear) if self.may_clear(tokens) => {
+                prune(messages, clear.keep_tokens, clear.batch_tokens)
             }
+            _ => 0,
         }
-        if freed < self.min_prune_tokens {
-            return 0;
-        }
-        for (mi, pi) in victims {
-            let parts = Arc::make_mut(&mut messages[mi].parts);
-            if let Some(Part::ToolResult { content, .. }) = parts.get_mut(pi) {
-                *content = PRUNED_MARKER.to_owned();
-            }
-        }
-        freed
+    }
+
+    /// Whether a history of `tokens` may hold a batch of tool outputs to clear: below keep +
+    /// batch it cannot, and the history is not walked.
+    pub fn may_clear(&self, tokens: usize) -> bool {
+        self.clear_tool_outputs
+            .is_some_and(|clear| tokens >= clear.keep_tokens + clear.batch_tokens)
     }
 
     /// Index where the verbatim tail starts: the `keep_user_turns`-th user message from the
@@ -163,6 +197,36 @@ impl CompactionConfig {
         }
         None
     }
+}
+
+/// Replaces tool outputs older than the newest `protect` tokens of them with
+/// [`PRUNED_MARKER`], when that frees at least `at_least` tokens; the tokens freed.
+fn prune(messages: &mut [Message], protect: usize, at_least: usize) -> usize {
+    let mut seen = 0usize;
+    let mut victims = Vec::new();
+    let mut freed = 0usize;
+    for (mi, message) in messages.iter().enumerate().rev() {
+        for (pi, part) in message.parts.iter().enumerate().rev() {
+            if let Part::ToolResult { content, .. } = part {
+                let tokens = content.len().div_ceil(4);
+                if seen >= protect && !is_pruned(content) {
+                    victims.push((mi, pi));
+                    freed += tokens.saturating_sub(PRUNED_MARKER.len().div_ceil(4));
+                }
+                seen += tokens;
+            }
+        }
+    }
+    if freed < at_least {
+        return 0;
+    }
+    for (mi, pi) in victims {
+        let parts = Arc::make_mut(&mut messages[mi].parts);
+        if let Some(Part::ToolResult { content, .. }) = parts.get_mut(pi) {
+            *content = PRUNED_MARKER.to_owned();
+        }
+    }
+    freed
 }
 
 /// The history after summarization: the summary as a user message, then the kept tail.
@@ -220,7 +284,16 @@ impl Compactor<'_> {
             .known_tokens
             .unwrap_or_else(|| estimate_tokens(system, messages));
         if !force && !cfg.needs_compaction(before, messages.len(), window) {
-            return false;
+            if cfg.clear_tool_outputs(messages, before) == 0 {
+                return false;
+            }
+            self.events.emit(EventKind::ContextCompacted {
+                strategy: "clear_tool_outputs".to_owned(),
+                tokens_before: before as u64,
+                tokens_after: estimate_tokens(system, messages) as u64,
+                messages: messages.clone(),
+            });
+            return true;
         }
         if let Some(hooks) = &self.config.hooks {
             let agent = self.config.agent_name();
@@ -313,6 +386,41 @@ mod tests {
             }]
             .into(),
         }
+    }
+
+    #[test]
+    fn old_outputs_are_cleared_in_batches_long_before_the_window_fills() {
+        let cfg = CompactionConfig::default();
+        let pruned = |h: &[Message]| {
+            h.iter()
+                .filter(|m| matches!(&m.parts[0], Part::ToolResult { content, .. } if is_pruned(content)))
+                .count()
+        };
+        // Ten outputs of 3,000 tokens: 30,000, less than a batch beyond the kept 8,000.
+        let mut history: Vec<Message> = (0..10).map(|_| tool_msg(12_000)).collect();
+        let tokens = estimate_tokens(None, &history);
+        assert!(!cfg.may_clear(tokens));
+        assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
+        assert_eq!(pruned(&history), 0);
+        // Two more: the nine beyond the newest three (9,000 tokens) go at once.
+        history.extend((0..2).map(|_| tool_msg(12_000)));
+        let tokens = estimate_tokens(None, &history);
+        let freed = cfg.clear_tool_outputs(&mut history, tokens);
+        assert!(freed >= 24_000, "{freed}");
+        assert_eq!(pruned(&history), 9);
+        // The next one adds too little for a batch: the history, and the cache, stay.
+        history.push(tool_msg(12_000));
+        let tokens = estimate_tokens(None, &history);
+        assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
+        // Off, nothing is cleared before compaction is due.
+        let off = CompactionConfig {
+            clear_tool_outputs: None,
+            ..CompactionConfig::default()
+        };
+        let mut history: Vec<Message> = (0..40).map(|_| tool_msg(12_000)).collect();
+        assert_eq!(off.clear_tool_outputs(&mut history, 120_000), 0);
+        assert!(PRUNED_MARKER.contains("make the same call again"));
+        assert!(is_pruned("[tool output pruned to save context]"));
     }
 
     #[test]

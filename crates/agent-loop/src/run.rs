@@ -312,13 +312,16 @@ impl Run {
         let known = self.estimated_tokens();
         let window = self.services.provider.info().context_window;
         let compaction = &self.services.config.compaction;
-        if !force && !compaction.needs_compaction(known, self.messages.len(), window) {
+        let needed = force || compaction.needs_compaction(known, self.messages.len(), window);
+        if !needed && !compaction.may_clear(known) {
             return false;
         }
-        self.tally.forget();
+        if needed {
+            self.tally.forget();
+        }
         // The services are borrowed, not cloned: this runs before every request.
         let s = &self.services;
-        compact(
+        let changed = compact(
             s,
             &s.config,
             Arc::make_mut(&mut self.messages),
@@ -326,7 +329,11 @@ impl Run {
             force,
             Some(known),
         )
-        .await
+        .await;
+        if changed {
+            self.tally.forget();
+        }
+        changed
     }
 
     /// One response to the history, with every tool of the run offered: compaction, the

@@ -24,6 +24,9 @@ pub struct Config {
     /// Compact the history when it holds more messages than this (besides the 90%-of-window
     /// rule).
     pub compact_after_messages: Option<usize>,
+    /// When old tool outputs are cleared in batches before compaction is due
+    /// (`docs/costs.md`): `off`, or `{keep_tokens, batch_tokens}` (defaults 8,000 and 24,000).
+    pub clear_tool_outputs: Option<ClearSetting>,
     /// Permission rules and defaults.
     pub permissions: PolicyConfig,
     /// The environment commands run with (Codex's keys; default: wonopcode's, without keys,
@@ -64,6 +67,48 @@ pub struct Config {
     /// The file this was read from, for messages about it.
     #[serde(skip)]
     pub file: Option<PathBuf>,
+}
+
+/// The config file's `clear_tool_outputs`: `off`, or the sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClearSetting {
+    /// Old tool outputs are cleared only when compaction is due.
+    Off,
+    /// Cleared in batches with these sizes.
+    On(wonopcode_agent_loop::compaction::ClearToolOutputs),
+}
+
+impl<'de> Deserialize<'de> for ClearSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// The mapping form; a missing size is the default's.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Sizes {
+            keep_tokens: Option<usize>,
+            batch_tokens: Option<usize>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Word(String),
+            Sizes(Sizes),
+        }
+        match Form::deserialize(d)? {
+            Form::Word(word) if word == "off" => Ok(Self::Off),
+            Form::Word(other) => Err(serde::de::Error::custom(format!(
+                "clear_tool_outputs: `{other}` is neither `off` nor {{keep_tokens, batch_tokens}}"
+            ))),
+            Form::Sizes(sizes) => {
+                let default = wonopcode_agent_loop::compaction::ClearToolOutputs::default();
+                Ok(Self::On(
+                    wonopcode_agent_loop::compaction::ClearToolOutputs {
+                        keep_tokens: sizes.keep_tokens.unwrap_or(default.keep_tokens),
+                        batch_tokens: sizes.batch_tokens.unwrap_or(default.batch_tokens),
+                    },
+                ))
+            }
+        }
+    }
 }
 
 impl Config {
@@ -212,6 +257,26 @@ mod tests {
         let policy = set.cache.policy();
         assert_eq!(policy.max_bytes, 10 << 20);
         assert_eq!(policy.max_age, None);
+    }
+
+    #[test]
+    fn clearing_tool_outputs_is_off_or_sizes_and_a_bad_word_is_named() {
+        use wonopcode_agent_loop::compaction::ClearToolOutputs;
+        let off: Config = serde_yaml::from_str("clear_tool_outputs: off\n").unwrap();
+        assert_eq!(off.clear_tool_outputs, Some(ClearSetting::Off));
+        let sizes: Config =
+            serde_yaml::from_str("clear_tool_outputs: {keep_tokens: 20000}\n").unwrap();
+        assert_eq!(
+            sizes.clear_tool_outputs,
+            Some(ClearSetting::On(ClearToolOutputs {
+                keep_tokens: 20_000,
+                batch_tokens: 24_000
+            }))
+        );
+        let bad = serde_yaml::from_str::<Config>("clear_tool_outputs: sometimes\n")
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("`sometimes` is neither `off`"), "{bad}");
     }
 
     #[test]

@@ -478,6 +478,15 @@ impl SessionBuilder {
             ..LoopConfig::default()
         };
         loop_config.compaction.max_messages = config.compact_after_messages;
+        match config.clear_tool_outputs {
+            Some(crate::config::ClearSetting::Off) => {
+                loop_config.compaction.clear_tool_outputs = None
+            }
+            Some(crate::config::ClearSetting::On(sizes)) => {
+                loop_config.compaction.clear_tool_outputs = Some(sizes);
+            }
+            None => {}
+        }
         // One hidden list for commands and file tools alike.
         loop_config.hidden_paths = sandbox.hidden_paths().into();
         // The run this one resumes or forks, for its `run.json`.
