@@ -18,6 +18,10 @@ pub struct Usage {
     /// Prompt tokens written to the provider's cache.
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// Of `cache_write_tokens`, those written to be kept an hour (Anthropic's `1h` TTL),
+    /// which cost more than the 5-minute writes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h_tokens: u64,
     /// Reasoning tokens, when the provider reports them separately.
     #[serde(default)]
     pub reasoning_tokens: u64,
@@ -34,6 +38,7 @@ impl Usage {
         self.output_tokens += other.output_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
+        self.cache_write_1h_tokens += other.cache_write_1h_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
         self.cost_micro_cents = match (self.cost_micro_cents, other.cost_micro_cents) {
             (None, None) => None,
@@ -52,6 +57,9 @@ impl Usage {
             cache_write_tokens: self
                 .cache_write_tokens
                 .saturating_sub(earlier.cache_write_tokens),
+            cache_write_1h_tokens: self
+                .cache_write_1h_tokens
+                .saturating_sub(earlier.cache_write_1h_tokens),
             reasoning_tokens: self
                 .reasoning_tokens
                 .saturating_sub(earlier.reasoning_tokens),
@@ -77,19 +85,34 @@ pub struct Pricing {
     /// Cache-read price per million tokens.
     #[serde(default)]
     pub cache_read_per_mtok: u64,
-    /// Cache-write price per million tokens.
+    /// Cache-write price per million tokens (Anthropic: a 5-minute write, 1.25× input).
     #[serde(default)]
     pub cache_write_per_mtok: u64,
+    /// An hour-long cache write's price per million tokens; 0: twice the input price, as
+    /// Anthropic bills it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h_per_mtok: u64,
+}
+
+/// Whether a count is zero (left out of what is written).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Pricing {
     /// The cost of a usage at these prices, in micro-cents.
     pub fn cost(&self, usage: &Usage) -> u64 {
         let part = |tokens: u64, price: u64| u128::from(tokens) * u128::from(price) / 1_000_000;
+        let hour = usage.cache_write_1h_tokens.min(usage.cache_write_tokens);
+        let hour_price = match self.cache_write_1h_per_mtok {
+            0 => self.input_per_mtok.saturating_mul(2),
+            price => price,
+        };
         let total = part(usage.input_tokens, self.input_per_mtok)
             + part(usage.output_tokens, self.output_per_mtok)
             + part(usage.cache_read_tokens, self.cache_read_per_mtok)
-            + part(usage.cache_write_tokens, self.cache_write_per_mtok);
+            + part(usage.cache_write_tokens - hour, self.cache_write_per_mtok)
+            + part(hour, hour_price);
         u64::try_from(total).unwrap_or(u64::MAX)
     }
 }
@@ -162,6 +185,24 @@ mod tests {
         };
         // $0.003 + $0.0015 = $0.0045 = 450_000 micro-cents
         assert_eq!(pricing.cost(&usage), 450_000);
+    }
+
+    #[test]
+    fn an_hour_long_cache_write_costs_twice_the_input_price_unless_the_catalog_says() {
+        let mut pricing = Pricing {
+            input_per_mtok: 300_000_000,
+            cache_write_per_mtok: 375_000_000,
+            ..Pricing::default()
+        };
+        let usage = Usage {
+            cache_write_tokens: 3_000_000,
+            cache_write_1h_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        // 2M five-minute writes at $3.75 and 1M hour-long ones at $6.00.
+        assert_eq!(pricing.cost(&usage), 750_000_000 + 600_000_000);
+        pricing.cache_write_1h_per_mtok = 500_000_000;
+        assert_eq!(pricing.cost(&usage), 750_000_000 + 500_000_000);
     }
 
     #[test]

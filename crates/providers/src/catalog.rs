@@ -182,6 +182,9 @@ pub struct ModelEntry {
     pub cache_read: Option<f64>,
     /// Cache-write price (default: the input price).
     pub cache_write: Option<f64>,
+    /// An hour-long cache write's price (default: twice the input price, as Anthropic
+    /// bills a `1h` breakpoint).
+    pub cache_write_1h: Option<f64>,
     /// Emits extended thinking.
     #[serde(default)]
     pub thinking: bool,
@@ -812,6 +815,7 @@ fn model_info(
             output_per_mtok: micro_cents(output),
             cache_read_per_mtok: micro_cents(entry.cache_read.unwrap_or(input)),
             cache_write_per_mtok: micro_cents(entry.cache_write.unwrap_or(input)),
+            cache_write_1h_per_mtok: micro_cents(entry.cache_write_1h.unwrap_or(2.0 * input)),
         }),
         _ if local => Some(Pricing::default()),
         _ => None,

@@ -160,6 +160,20 @@ async fn anthropic_usage_with_a_compaction_iteration_is_what_was_billed() {
 }
 
 #[tokio::test]
+async fn anthropic_hour_long_cache_writes_are_told_apart() {
+    let (got, _) = run(
+        Api::Anthropic,
+        vec![Reply::sse(fixture("own/anthropic-cache-1h.sse"))],
+    )
+    .await;
+    assert_eq!(got.text, "Cached.");
+    assert_eq!(got.usage.cache_write_tokens, 2_400);
+    assert_eq!(got.usage.cache_write_1h_tokens, 2_000);
+    assert_eq!(got.usage.cache_read_tokens, 900);
+    assert_eq!(got.usage.output_tokens, 4);
+}
+
+#[tokio::test]
 async fn anthropic_redacted_thinking_passes_through_and_unknowns_are_ignored() {
     let (got, _) = run(
         Api::Anthropic,

@@ -64,6 +64,18 @@ impl AnthropicDecoder {
                 *slot = n;
             }
         }
+        // The hour-long writes, inside `cache_creation` (the rest are 5-minute ones).
+        let hour = |u: &serde_json::Value| {
+            u.get("cache_creation")
+                .and_then(|c| u64_field(c, "ephemeral_1h_input_tokens"))
+        };
+        let reported = match iterations {
+            Some(iterations) => iterations.iter().filter_map(hour).reduce(u64::saturating_add),
+            None => hour(usage),
+        };
+        if let Some(n) = reported {
+            self.usage.cache_write_1h_tokens = n;
+        }
     }
 
     /// Usage seen so far, pushed before a failure so billed tokens are still counted.
