@@ -1113,3 +1113,60 @@ fn generation_settings_reach_the_request_and_ones_a_model_cannot_take_stop_the_r
         stderr(&out)
     );
 }
+
+#[test]
+fn an_agent_files_generation_settings_reach_its_requests_and_a_model_that_cannot_take_them_stops_it_first()
+ {
+    let scratch = Scratch::new();
+    let home = scratch.outside("home");
+    let agents = home.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("thinker.md"),
+        "---\nname: thinker\ndescription: Thinks first\nprovider: anthropic\nmodel: claude-sonnet-4-5\nthinking: 4096\nmax-output-tokens: 16000\n---\nThink, then answer.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("quick.md"),
+        "---\nname: quick\ndescription: Answers at once\nprovider: anthropic\nmodel: claude-3-5-haiku-latest\nthinking: high\n---\nAnswer.\n",
+    )
+    .unwrap();
+    let run = |server: &Loopback, agent: &str, args: &[&str]| {
+        wonopcode()
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("ANTHROPIC_BASE_URL", &server.base_url)
+            .env_remove("MAX_THINKING_TOKENS")
+            .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
+            .args(["--agent-loop-name", agent])
+            .args(args)
+            .arg("-C")
+            .arg(scratch.ws())
+            .arg("hi")
+            .output()
+            .unwrap()
+    };
+    let server = anthropic_answering();
+    let out = run(&server, "thinker", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    assert_eq!(first["thinking"]["budget_tokens"], 4096, "{first}");
+    assert_eq!(first["max_tokens"], 16000);
+    // A flag wins over the file.
+    let server = anthropic_answering();
+    let out = run(&server, "thinker", &["--thinking", "2048"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first: Value = serde_json::from_str(&server.requests.lock().unwrap()[0]).unwrap();
+    assert_eq!(first["thinking"]["budget_tokens"], 2048);
+    // The file's model does not think: one line naming it, before any request.
+    let server = anthropic_answering();
+    let out = run(&server, "quick", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("claude-3-5-haiku-latest") && err.contains("does not think"),
+        "{err}"
+    );
+    assert!(server.requests.lock().unwrap().is_empty());
+}

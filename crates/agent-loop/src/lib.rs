@@ -17,6 +17,7 @@ pub mod doom_loop;
 pub mod durable;
 pub mod earlier;
 pub mod event;
+pub mod generation;
 pub mod hook;
 pub mod message;
 pub mod model;

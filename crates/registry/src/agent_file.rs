@@ -10,6 +10,9 @@
 //! max-iterations: 20               # Claude Code's `maxTurns` too
 //! max-tokens: 200000
 //! timeout: 5m
+//! thinking: high                   # wonopcode's: off, low, medium, high or tokens
+//! max-output-tokens: 8000          # wonopcode's
+//! temperature: 0.2                 # wonopcode's
 //! grants: { sandbox: read-only, max_cost: 0.50 }
 //! skills: [release-notes]          # the only skills it sees
 //! hooks:                            # its own, as Claude Code's (`Stop` also when it ends
@@ -29,6 +32,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use wonopcode_agent_loop::budget::tighter;
+use wonopcode_agent_loop::generation::{Generation, Thinking};
 use wonopcode_wasm_host::AgentDefinition;
 
 use crate::error::RegistryError;
@@ -71,6 +75,10 @@ struct RawAgent {
     #[serde(rename = "max-tokens")]
     max_tokens: Option<u64>,
     timeout: Option<Timeout>,
+    thinking: Option<Thinking>,
+    #[serde(rename = "max-output-tokens")]
+    max_output_tokens: Option<u32>,
+    temperature: Option<f32>,
     grants: Option<RawGrants>,
     #[serde(rename = "mcp-servers", alias = "mcpServers")]
     mcp_servers: Option<McpServers>,
@@ -274,6 +282,11 @@ impl AgentFile {
                 max_iterations: raw.max_iterations,
                 timeout_ms,
                 denied_tools: denied,
+                generation: Generation {
+                    thinking: raw.thinking,
+                    max_output_tokens: raw.max_output_tokens,
+                    temperature: raw.temperature,
+                },
             },
             description: raw.description.map(|d| d.trim().to_owned()),
             context_tools: ModuleTools {
@@ -397,6 +410,32 @@ mod tests {
         assert!(agent.warnings.is_empty(), "{:?}", agent.warnings);
         let inherit = parse("---\nmodel: inherit\n---\nx").unwrap();
         assert_eq!(inherit.definition.model_choice("ollama"), None);
+    }
+
+    #[test]
+    fn generation_settings_are_read_and_a_bad_level_names_its_line() {
+        let agent =
+            parse("---\nthinking: high\nmax-output-tokens: 8000\ntemperature: 0.2\n---\nThink.\n")
+                .unwrap();
+        assert_eq!(
+            agent.definition.generation,
+            Generation {
+                thinking: Some(Thinking::High),
+                max_output_tokens: Some(8000),
+                temperature: Some(0.2),
+            }
+        );
+        assert!(agent.warnings.is_empty(), "{:?}", agent.warnings);
+        let tokens = parse("---\nthinking: 5000\n---\nThink.\n").unwrap();
+        assert_eq!(
+            tokens.definition.generation.thinking,
+            Some(Thinking::Tokens(5000))
+        );
+        let bad = parse("---\nname: x\nthinking: lots\n---\nThink.\n").unwrap_err();
+        assert!(
+            bad.contains("code-reviewer.md") && bad.contains("off, low, medium, high"),
+            "{bad}"
+        );
     }
 
     #[test]

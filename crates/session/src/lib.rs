@@ -25,7 +25,8 @@
 
 pub mod config;
 mod error;
-pub mod generation;
+/// Generation settings (thinking, output cap, temperature), which agent files set too.
+pub use wonopcode_agent_loop::generation;
 pub mod guest_project;
 pub mod history;
 mod hook_loader;

@@ -396,8 +396,13 @@ impl SessionBuilder {
             true => self.ambient_generation,
             false => Generation::default(),
         };
+        let agent_generation = agent_file
+            .as_ref()
+            .map(|a| a.generation)
+            .unwrap_or_default();
         let request = self
             .generation
+            .over(agent_generation)
             .over(config.generation())
             .over(ambient)
             .request_options(provider.info())

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
+use wonopcode_agent_loop::generation::Generation;
 
 /// What an agent file sets. The tool allowlist, MCP servers and grants are not here: they
 /// are a module's tools in the registry's terms and reach a context the way a registry
@@ -35,6 +36,10 @@ pub struct AgentDefinition {
     /// Tools it must not use, even when its parent has them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub denied_tools: Vec<String>,
+    /// How much its model thinks, its output cap, its temperature; what it leaves unset is
+    /// its parent's (or the run's).
+    #[serde(skip_serializing_if = "Generation::is_unset")]
+    pub generation: Generation,
 }
 
 impl AgentDefinition {

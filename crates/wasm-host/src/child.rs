@@ -18,10 +18,12 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents, tighter};
 use wonopcode_agent_loop::event::{Item, ItemDetails};
+use wonopcode_agent_loop::generation::Generation;
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopContext, LoopResult,
-    LoopStatus, Message, RunServices, SharedModel, StandardLoop, ToolRegistry, Usage, run_turn,
+    LoopStatus, Message, ModelInfo, RequestOptions, RunServices, SharedModel, StandardLoop,
+    ToolRegistry, Usage, run_turn,
 };
 
 use crate::agent_definition::AgentDefinition;
@@ -268,6 +270,12 @@ impl LiveChild {
         }
         if let Some(prompt) = &params.system_prompt {
             config.system_prompt = Some(prompt.clone());
+        }
+        // An agent file's generation settings over the parent's, checked against the
+        // child's own model before its first request.
+        if let Some(agent) = &agent {
+            config.request = agent_request(agent, &config.request, provider.info())
+                .map_err(|reason| refuse(parent, &path, &reason))?;
         }
         let events = Emitter::new(
             Arc::new(ChildSink {
@@ -556,6 +564,24 @@ fn apply_agent(params: &mut ContextParams, agent: &AgentDefinition) {
     }
 }
 
+/// The request options of a child started from `agent`: its generation settings over its
+/// parent's `inherited`, checked against the child's `model`; `inherited` as it is when the
+/// agent sets none. `Err`: one line naming the agent, the model and what it accepts.
+fn agent_request(
+    agent: &AgentDefinition,
+    inherited: &RequestOptions,
+    model: &ModelInfo,
+) -> Result<RequestOptions, String> {
+    if agent.generation.is_unset() {
+        return Ok(inherited.clone());
+    }
+    agent
+        .generation
+        .over(Generation::of_options(inherited))
+        .request_options(model)
+        .map_err(|e| format!("agent `{}`: {e}", agent.name))
+}
+
 /// What a child's grants give it.
 struct Granted {
     /// Its module's servers and allowlist, its narrower `bash`, its module's limits.
@@ -810,5 +836,58 @@ mod tests {
         let path = ContextPath::root().child(1).child(2);
         assert_eq!(parent_of(&path), "0.1");
         assert_eq!(parent_of(&ContextPath::root().child(3)), "0");
+    }
+
+    #[test]
+    fn an_agents_generation_settings_lie_over_its_parents_and_fit_its_own_model() {
+        use wonopcode_agent_loop::generation::Thinking;
+        use wonopcode_agent_loop::usage::ModelCapabilities;
+        let model = |thinking: bool| ModelInfo {
+            id: "m".into(),
+            provider: "anthropic".into(),
+            context_window: 200_000,
+            max_output: 64_000,
+            pricing: None,
+            capabilities: ModelCapabilities {
+                thinking,
+                thinking_must_be_returned: thinking,
+                ..ModelCapabilities::default()
+            },
+        };
+        let mut agent = AgentDefinition {
+            name: "thinker".into(),
+            file: "thinker.md".into(),
+            system_prompt: "Think.".into(),
+            provider: None,
+            model: None,
+            max_iterations: None,
+            timeout_ms: None,
+            denied_tools: Vec::new(),
+            generation: Generation::default(),
+        };
+        let parent = RequestOptions {
+            max_tokens: Some(40_000),
+            temperature: None,
+            thinking_budget: Some(2_048),
+        };
+        // Setting nothing, it runs as its parent asks, whatever its model.
+        assert_eq!(
+            agent_request(&agent, &parent, &model(false)),
+            Ok(parent.clone())
+        );
+        agent.generation.thinking = Some(Thinking::High);
+        let got = agent_request(&agent, &parent, &model(true)).unwrap();
+        assert_eq!(got.thinking_budget, Some(24_576));
+        assert_eq!(got.max_tokens, Some(40_000), "the parent's cap stays");
+        // Past the cap its parent set, the budget is refused, naming both.
+        agent.generation.thinking = Some(Thinking::Tokens(50_000));
+        let over = agent_request(&agent, &parent, &model(true)).unwrap_err();
+        assert!(over.contains("fewer than its output cap (40000)"), "{over}");
+        agent.generation.thinking = Some(Thinking::High);
+        let refused = agent_request(&agent, &parent, &model(false)).unwrap_err();
+        assert!(
+            refused.starts_with("agent `thinker`: ") && refused.contains("does not think"),
+            "{refused}"
+        );
     }
 }

@@ -70,7 +70,10 @@ impl AnthropicDecoder {
                 .and_then(|c| u64_field(c, "ephemeral_1h_input_tokens"))
         };
         let reported = match iterations {
-            Some(iterations) => iterations.iter().filter_map(hour).reduce(u64::saturating_add),
+            Some(iterations) => iterations
+                .iter()
+                .filter_map(hour)
+                .reduce(u64::saturating_add),
             None => hour(usage),
         };
         if let Some(n) = reported {

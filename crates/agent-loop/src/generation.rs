@@ -1,13 +1,14 @@
 //! Generation settings a person chooses for a run: how much the model thinks, a cap on its
 //! output, a temperature (`--thinking`, `--max-output-tokens`, `--temperature`; the config
-//! file's `thinking`, `max_output_tokens` and `temperature`; Claude Code's
-//! `MAX_THINKING_TOKENS`). Checked against the model before any request: a setting it cannot
-//! take is one line naming the model and what it accepts.
+//! file's `thinking`, `max_output_tokens` and `temperature`; an agent file's `thinking`,
+//! `max-output-tokens` and `temperature`; Claude Code's `MAX_THINKING_TOKENS`). Checked
+//! against the model before any request: a setting it cannot take is one line naming the
+//! model and what it accepts.
 
 use std::str::FromStr;
 
-use serde::Deserialize;
-use wonopcode_agent_loop::{ModelInfo, RequestOptions};
+use crate::{ModelInfo, RequestOptions};
+use serde::{Deserialize, Serialize};
 
 /// The least thinking budget the Messages API takes.
 const MIN_MESSAGES_BUDGET: u32 = 1024;
@@ -15,7 +16,7 @@ const MIN_MESSAGES_BUDGET: u32 = 1024;
 /// How much a model thinks before it answers: a level, or a budget in tokens. Each API
 /// gets it in its own terms: Anthropic's budget, OpenAI's `reasoning.effort` (up to 2,048
 /// tokens `low`, up to 16,384 `medium`, above `high`), Gemini's `thinkingBudget`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Thinking {
     /// No thinking asked for.
     Off,
@@ -58,6 +59,18 @@ impl FromStr for Thinking {
     }
 }
 
+impl Serialize for Thinking {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Off => serializer.serialize_str("off"),
+            Self::Low => serializer.serialize_str("low"),
+            Self::Medium => serializer.serialize_str("medium"),
+            Self::High => serializer.serialize_str("high"),
+            Self::Tokens(n) => serializer.serialize_u32(*n),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Thinking {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
@@ -74,17 +87,46 @@ impl<'de> Deserialize<'de> for Thinking {
 }
 
 /// A run's generation settings; a field left `None` is the model's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Generation {
     /// How much the model thinks.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Thinking>,
     /// The most tokens one response may have.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
     /// Sampling temperature, 0 to 2.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
 }
 
+// Settings are compared and hashed as written: a temperature by its bits.
+impl Eq for Generation {}
+
+impl std::hash::Hash for Generation {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.thinking.hash(state);
+        self.max_output_tokens.hash(state);
+        self.temperature.map(f32::to_bits).hash(state);
+    }
+}
+
 impl Generation {
+    /// Whether it sets nothing.
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The settings request options were made from (a parent context's, which a child
+    /// started from an agent file lays its own over).
+    pub fn of_options(options: &RequestOptions) -> Generation {
+        Generation {
+            thinking: options.thinking_budget.map(Thinking::Tokens),
+            max_output_tokens: options.max_tokens,
+            temperature: options.temperature,
+        }
+    }
+
     /// `self`, with what it leaves unset taken from `under`.
     pub fn over(self, under: Generation) -> Generation {
         Generation {
@@ -165,7 +207,7 @@ impl Generation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::usage::ModelCapabilities;
+    use crate::usage::ModelCapabilities;
 
     fn model(thinking: bool, messages: bool) -> ModelInfo {
         ModelInfo {
