@@ -218,6 +218,11 @@ fn a_parallel_spawn_is_exported_as_a_tree_of_genai_spans() {
                 attribute(chat, "wonopcode.cost_usd").as_deref(),
                 Some("0.011")
             );
+            // Nothing of the recorded prompts came from a cache.
+            assert_eq!(
+                attribute(chat, "wonopcode.cache_hit_ratio").as_deref(),
+                Some("0")
+            );
         }
     }
     // A child's span sums its usage.

@@ -216,7 +216,7 @@ impl RunBudget {
 
 /// The most `request` can use on `model`: its prompt (the history's estimate of one token
 /// per four bytes, raised to one per three, more than real text and code take; the tool
-/// schemas counted the same way), all of it at the dearer of the input and cache-write
+/// schemas counted the same way), all of it at the dearest of the input and cache-write
 /// prices, and the whole output allowance.
 /// `history` is the estimate of the request's system prompt and messages
 /// ([`crate::compaction::estimate_tokens`], or a [`TokenTally`] of the context).
@@ -231,15 +231,38 @@ pub fn worst_case(model: &ModelInfo, request: &ModelRequest, history: usize) -> 
         .options
         .max_tokens
         .map_or(model.max_output, u64::from);
-    let dearer = model
-        .pricing
-        .is_some_and(|p| p.cache_write_per_mtok > p.input_per_mtok);
-    Usage {
-        input_tokens: if dearer { 0 } else { prompt },
-        cache_write_tokens: if dearer { prompt } else { 0 },
+    let Some(pricing) = model.pricing else {
+        return Usage {
+            input_tokens: prompt,
+            output_tokens: output,
+            ..Usage::default()
+        };
+    };
+    // Whichever way the prompt is billed (sent whole, written for five minutes or, where
+    // writes are billed at all, for an hour: a `cache.ttl: 1h` prefix), the dearest is
+    // reserved.
+    let hour = match pricing.cache_write_1h_per_mtok {
+        _ if pricing.cache_write_per_mtok <= pricing.input_per_mtok => 0,
+        0 => pricing.input_per_mtok.saturating_mul(2),
+        price => price,
+    };
+    let dearest = pricing
+        .input_per_mtok
+        .max(pricing.cache_write_per_mtok)
+        .max(hour);
+    let mut worst = Usage {
         output_tokens: output,
         ..Usage::default()
+    };
+    if dearest == pricing.input_per_mtok {
+        worst.input_tokens = prompt;
+    } else {
+        worst.cache_write_tokens = prompt;
+        if dearest == hour && hour > pricing.cache_write_per_mtok {
+            worst.cache_write_1h_tokens = prompt;
+        }
     }
+    worst
 }
 
 /// A model whose every request is reserved against a run's budget first, and charged with
@@ -365,6 +388,33 @@ mod tests {
             budget.reserve(&model(), &request()).is_err(),
             "spent $0.025 + $0.011 > $0.03"
         );
+    }
+
+    #[test]
+    fn the_worst_case_prices_the_prompt_at_the_dearest_way_it_can_be_billed() {
+        let priced = |write: u64, hour: u64| ModelInfo {
+            pricing: Some(Pricing {
+                input_per_mtok: 100_000_000,
+                cache_write_per_mtok: write,
+                cache_write_1h_per_mtok: hour,
+                ..Pricing::default()
+            }),
+            ..model()
+        };
+        let prompt_cost = |m: &ModelInfo| {
+            let worst = worst_case(m, &request(), 3_000);
+            let p = m.pricing.unwrap();
+            p.cost(&Usage {
+                output_tokens: 0,
+                ..worst
+            })
+        };
+        // No write premium (OpenAI): the input price; nothing is written for an hour.
+        assert_eq!(prompt_cost(&priced(0, 0)), 4_000 * 100);
+        // Anthropic: an hour-long write, twice the input price, is the dearest.
+        assert_eq!(prompt_cost(&priced(125_000_000, 0)), 4_000 * 200);
+        // A catalog price for it is used as given.
+        assert_eq!(prompt_cost(&priced(125_000_000, 110_000_000)), 4_000 * 125);
     }
 
     #[test]

@@ -69,6 +69,13 @@ impl Usage {
         }
     }
 
+    /// The share of the prompt tokens read from the provider's cache (0 to 1); `None`
+    /// when nothing was sent.
+    pub fn cache_hit_ratio(&self) -> Option<f64> {
+        let prompt = self.input_tokens + self.cache_read_tokens + self.cache_write_tokens;
+        (prompt > 0).then(|| self.cache_read_tokens as f64 / prompt as f64)
+    }
+
     /// All tokens counted, of every kind.
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens

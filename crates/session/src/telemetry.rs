@@ -129,6 +129,15 @@ fn usage_attributes(usage: &Usage) -> Vec<KeyValue> {
             usage.cache_read_tokens as i64,
         ));
     }
+    if usage.cache_write_tokens > 0 {
+        attributes.push(KeyValue::new(
+            "gen_ai.usage.cache_creation.input_tokens",
+            usage.cache_write_tokens as i64,
+        ));
+    }
+    if let Some(ratio) = usage.cache_hit_ratio() {
+        attributes.push(KeyValue::new("wonopcode.cache_hit_ratio", ratio));
+    }
     if let Some(cost) = usage.cost_micro_cents {
         attributes.push(KeyValue::new("wonopcode.cost_usd", cost as f64 / 1e8));
     }

@@ -146,13 +146,20 @@ pub fn elapsed(ms: u64) -> String {
     }
 }
 
-/// All tokens of a usage, cached input included.
+/// All tokens of a usage, cached input included, and the share of the prompt read from
+/// the provider's cache when some was.
 pub fn tokens(usage: &Usage) -> String {
     let all = usage.input_tokens
         + usage.cache_read_tokens
         + usage.cache_write_tokens
         + usage.output_tokens;
-    format!("{all} tokens")
+    match usage
+        .cache_hit_ratio()
+        .filter(|_| usage.cache_read_tokens > 0)
+    {
+        Some(ratio) => format!("{all} tokens, {:.0}% from cache", ratio * 100.0),
+        None => format!("{all} tokens"),
+    }
 }
 
 /// The cost in dollars, or `cost unknown`.
@@ -166,6 +173,23 @@ pub fn cost(usage: &Usage) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_say_how_much_of_the_prompt_came_from_the_cache() {
+        let cached = Usage {
+            input_tokens: 100,
+            cache_read_tokens: 800,
+            cache_write_tokens: 100,
+            output_tokens: 50,
+            ..Usage::default()
+        };
+        assert_eq!(tokens(&cached), "1050 tokens, 80% from cache");
+        let none = Usage {
+            input_tokens: 100,
+            ..Usage::default()
+        };
+        assert_eq!(tokens(&none), "100 tokens");
+    }
 
     #[test]
     fn the_summary_nests_children_under_their_parents_in_numeric_order() {
