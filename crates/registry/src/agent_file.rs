@@ -299,6 +299,8 @@ impl AgentFile {
                     file: path.to_path_buf(),
                     from_workspace: false,
                 }),
+                // An agent's are its definition's, which reach a root run too.
+                generation: Generation::default(),
             },
             warnings,
         })

@@ -36,6 +36,15 @@
 //!           hooks: [{type: command, command: ./guard.sh}]
 //! ```
 //!
+//! and generation settings for its contexts' models, as the flags of the same names
+//! (`docs/providers.md`); what it leaves unset is its parent's:
+//!
+//! ```yaml
+//!     thinking: medium             # off, low, medium, high or tokens
+//!     max_output_tokens: 8000
+//!     temperature: 0.2
+//! ```
+//!
 //! Relative paths resolve against the file's directory. Unknown keys are reported as
 //! warnings, never silently ignored; a file that does not parse is an error naming the file,
 //! line and column.
@@ -44,6 +53,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use wonopcode_agent_loop::generation::{Generation, Thinking};
 use wonopcode_sandbox::SandboxPolicy;
 
 use crate::error::RegistryError;
@@ -110,6 +120,9 @@ struct RawModule {
     grants: Option<RawGrants>,
     skills: Option<Vec<String>>,
     hooks: Option<serde_json::Value>,
+    thinking: Option<Thinking>,
+    max_output_tokens: Option<u32>,
+    temperature: Option<f32>,
     #[serde(flatten)]
     unknown: BTreeMap<String, serde_yaml::Value>,
 }
@@ -191,6 +204,10 @@ pub struct ModuleTools {
     /// `hooks`: hooks asked in its contexts after the ones they inherit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hooks: Option<ScopedHooks>,
+    /// `thinking`, `max_output_tokens`, `temperature`: its contexts' generation settings
+    /// over their parent's.
+    #[serde(skip_serializing_if = "Generation::is_unset")]
+    pub generation: Generation,
 }
 
 /// A module's or an agent's own hook table, as written (checked when a context of it
@@ -218,6 +235,7 @@ impl ModuleTools {
             && self.grants.is_empty()
             && self.skills.is_none()
             && self.hooks.is_none()
+            && self.generation.is_unset()
     }
 }
 
@@ -349,6 +367,11 @@ impl RegistryFile {
                         file: path.to_path_buf(),
                         from_workspace: false,
                     }),
+                    generation: Generation {
+                        thinking: module.thinking,
+                        max_output_tokens: module.max_output_tokens,
+                        temperature: module.temperature,
+                    },
                 },
             });
         }
@@ -406,6 +429,36 @@ mod tests {
         );
         assert_eq!(file.modules[0].version.as_deref(), Some("1.0.0"));
         assert_eq!(file.modules[1].path, PathBuf::from("/opt/abs.wasm"));
+    }
+
+    #[test]
+    fn a_modules_generation_settings_are_read() {
+        let file = RegistryFile::parse(
+            "modules:\n  coder:\n    path: coder.wasm\n    thinking: medium\n    max_output_tokens: 8000\n    temperature: 0.5\n",
+            Path::new("/cfg/registry.yaml"),
+        )
+        .unwrap();
+        assert_eq!(file.warnings, Vec::<String>::new());
+        let tools = &file.modules[0].context_tools;
+        assert_eq!(
+            tools.generation,
+            Generation {
+                thinking: Some(Thinking::Medium),
+                max_output_tokens: Some(8000),
+                temperature: Some(0.5),
+            }
+        );
+        assert!(!tools.is_empty());
+        let bad = RegistryFile::parse(
+            "modules:\n  coder:\n    path: coder.wasm\n    thinking: lots\n",
+            Path::new("/cfg/registry.yaml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.contains("registry.yaml") && bad.contains("off, low, medium, high"),
+            "{bad}"
+        );
     }
 
     #[test]

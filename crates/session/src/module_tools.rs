@@ -186,6 +186,7 @@ impl SessionResolver {
     ) -> ContextTools {
         let mut own = ContextTools {
             allowlist: tools.tools.clone(),
+            generation: tools.generation,
             ..ContextTools::default()
         };
         if tools.mcp_servers.is_empty() {

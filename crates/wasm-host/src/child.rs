@@ -273,8 +273,15 @@ impl LiveChild {
         }
         // An agent file's generation settings over the parent's, checked against the
         // child's own model before its first request.
-        if let Some(agent) = &agent {
-            config.request = agent_request(agent, &config.request, provider.info())
+        let settings = [
+            (format!("module `{module}`"), own.generation),
+            (
+                format!("agent `{module}`"),
+                agent.as_ref().map(|a| a.generation).unwrap_or_default(),
+            ),
+        ];
+        for (whose, generation) in &settings {
+            config.request = settings_request(whose, generation, &config.request, provider.info())
                 .map_err(|reason| refuse(parent, &path, &reason))?;
         }
         let events = Emitter::new(
@@ -564,22 +571,23 @@ fn apply_agent(params: &mut ContextParams, agent: &AgentDefinition) {
     }
 }
 
-/// The request options of a child started from `agent`: its generation settings over its
-/// parent's `inherited`, checked against the child's `model`; `inherited` as it is when the
-/// agent sets none. `Err`: one line naming the agent, the model and what it accepts.
-fn agent_request(
-    agent: &AgentDefinition,
+/// The request options of a child whose module or agent file (`whose`) sets `generation`:
+/// those settings over its parent's `inherited`, checked against the child's `model`;
+/// `inherited` as it is when nothing is set. `Err`: one line naming whose settings, the
+/// model and what it accepts.
+fn settings_request(
+    whose: &str,
+    generation: &Generation,
     inherited: &RequestOptions,
     model: &ModelInfo,
 ) -> Result<RequestOptions, String> {
-    if agent.generation.is_unset() {
+    if generation.is_unset() {
         return Ok(inherited.clone());
     }
-    agent
-        .generation
+    generation
         .over(Generation::of_options(inherited))
         .request_options(model)
-        .map_err(|e| format!("agent `{}`: {e}", agent.name))
+        .map_err(|e| format!("{whose}: {e}"))
 }
 
 /// What a child's grants give it.
@@ -839,7 +847,7 @@ mod tests {
     }
 
     #[test]
-    fn an_agents_generation_settings_lie_over_its_parents_and_fit_its_own_model() {
+    fn a_modules_or_agents_generation_settings_lie_over_its_parents_and_fit_its_own_model() {
         use wonopcode_agent_loop::generation::Thinking;
         use wonopcode_agent_loop::usage::ModelCapabilities;
         let model = |thinking: bool| ModelInfo {
@@ -854,17 +862,11 @@ mod tests {
                 ..ModelCapabilities::default()
             },
         };
-        let mut agent = AgentDefinition {
-            name: "thinker".into(),
-            file: "thinker.md".into(),
-            system_prompt: "Think.".into(),
-            provider: None,
-            model: None,
-            max_iterations: None,
-            timeout_ms: None,
-            denied_tools: Vec::new(),
-            generation: Generation::default(),
-        };
+        let mut generation = Generation::default();
+        let agent_request =
+            |generation: &Generation, parent: &RequestOptions, model: &ModelInfo| {
+                settings_request("agent `thinker`", generation, parent, model)
+            };
         let parent = RequestOptions {
             max_tokens: Some(40_000),
             temperature: None,
@@ -872,19 +874,19 @@ mod tests {
         };
         // Setting nothing, it runs as its parent asks, whatever its model.
         assert_eq!(
-            agent_request(&agent, &parent, &model(false)),
+            agent_request(&generation, &parent, &model(false)),
             Ok(parent.clone())
         );
-        agent.generation.thinking = Some(Thinking::High);
-        let got = agent_request(&agent, &parent, &model(true)).unwrap();
+        generation.thinking = Some(Thinking::High);
+        let got = agent_request(&generation, &parent, &model(true)).unwrap();
         assert_eq!(got.thinking_budget, Some(24_576));
         assert_eq!(got.max_tokens, Some(40_000), "the parent's cap stays");
         // Past the cap its parent set, the budget is refused, naming both.
-        agent.generation.thinking = Some(Thinking::Tokens(50_000));
-        let over = agent_request(&agent, &parent, &model(true)).unwrap_err();
+        generation.thinking = Some(Thinking::Tokens(50_000));
+        let over = agent_request(&generation, &parent, &model(true)).unwrap_err();
         assert!(over.contains("fewer than its output cap (40000)"), "{over}");
-        agent.generation.thinking = Some(Thinking::High);
-        let refused = agent_request(&agent, &parent, &model(false)).unwrap_err();
+        generation.thinking = Some(Thinking::High);
+        let refused = agent_request(&generation, &parent, &model(false)).unwrap_err();
         assert!(
             refused.starts_with("agent `thinker`: ") && refused.contains("does not think"),
             "{refused}"

@@ -29,6 +29,8 @@ pub struct ContextTools {
     /// Hooks of its module or agent, asked after the ones it inherits (which it cannot
     /// remove); `None`: none of its own.
     pub hooks: Option<wonopcode_agent_loop::hook::SharedHooks>,
+    /// Its module's generation settings, over its parent's.
+    pub generation: wonopcode_agent_loop::generation::Generation,
     /// What must live as long as the context (the servers' connections).
     pub keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }
