@@ -553,4 +553,56 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_compaction_and_a_child_keep_the_cached_prefix_and_start_a_new_moving_one() {
+        let requests = tool_loop(4);
+        let last = requests.last().unwrap();
+        let before = body_of(last, PromptCache::FiveMinutes);
+        // A compaction: the summary and the kept tail replace the history, once.
+        let mut compacted = last.clone();
+        compacted.messages = vec![
+            Message::user("[Summary of the earlier conversation]\nread a.rs and b.rs"),
+            last.messages.last().unwrap().clone(),
+        ]
+        .into();
+        let after = body_of(&compacted, PromptCache::FiveMinutes);
+        // The tools and the system prompt, up to the prefix's breakpoint, are unchanged.
+        assert_eq!(breakpoints(&after)[0].0, "system");
+        let (before_plain, after_plain) = (unmarked(before), unmarked(after.clone()));
+        assert_eq!(before_plain["tools"], after_plain["tools"]);
+        assert_eq!(before_plain["system"], after_plain["system"]);
+        // The request after it starts with what the compacted one cached.
+        let mut next = compacted.clone();
+        let mut messages = next.messages.to_vec();
+        messages.push(Message::new(
+            Role::Assistant,
+            vec![Part::Text { text: "ok".into() }],
+        ));
+        messages.push(Message::user("go on"));
+        next.messages = messages.into();
+        let marked = breakpoints(&after);
+        let turn: usize = marked
+            .last()
+            .unwrap()
+            .0
+            .split('/')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let next_plain = unmarked(body_of(&next, PromptCache::FiveMinutes));
+        assert_eq!(
+            &after_plain["messages"].as_array().unwrap()[..=turn],
+            &next_plain["messages"].as_array().unwrap()[..=turn]
+        );
+        // A child with the same prompt and tools (a sibling of the same module) sends the
+        // same prefix, so it reads what its parent or first sibling wrote.
+        let mut child = requests[0].clone();
+        child.context = ContextPath::root().child(1);
+        child.messages = vec![Message::user("review b.rs")].into();
+        let child_plain = unmarked(body_of(&child, PromptCache::FiveMinutes));
+        assert_eq!(child_plain["tools"], before_plain["tools"]);
+        assert_eq!(child_plain["system"], before_plain["system"]);
+    }
 }
