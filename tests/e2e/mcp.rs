@@ -28,6 +28,12 @@ pub(crate) fn everything() -> Option<PathBuf> {
     None
 }
 
+/// The filesystem MCP server installed beside `everything`, or `None` (said) when the test
+/// servers are not installed.
+pub(crate) fn filesystem() -> Option<PathBuf> {
+    everything().map(|e| e.with_file_name("mcp-server-filesystem"))
+}
+
 /// What a tool-call item says the tool answered.
 fn output(item: &Value) -> &str {
     item["output"].as_str().unwrap_or_default()
@@ -318,10 +324,9 @@ fn the_python_time_server_and_the_filesystem_server_answer() {
     if !time_server_installed() {
         return;
     }
-    let Some(everything) = everything() else {
+    let Some(filesystem) = filesystem() else {
         return;
     };
-    let filesystem = everything.with_file_name("mcp-server-filesystem");
     let s = Scratch::new();
     s.file("notes/plan.md", "step one: write the tests\n");
     let config = s.config(&format!(

@@ -371,10 +371,9 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
     if !confining() {
         return;
     }
-    let Some(everything) = crate::mcp::everything() else {
+    let Some(filesystem) = crate::mcp::filesystem() else {
         return;
     };
-    let filesystem = everything.with_file_name("mcp-server-filesystem");
     let s = Scratch::new();
     let outside = s.outside("shared");
     std::fs::create_dir(&outside).unwrap();
@@ -437,10 +436,9 @@ fn an_mcp_server_call_cannot_make_or_change_what_would_run_next_time() {
     if !confining() {
         return;
     }
-    let Some(everything) = crate::mcp::everything() else {
+    let Some(filesystem) = crate::mcp::filesystem() else {
         return;
     };
-    let filesystem = everything.with_file_name("mcp-server-filesystem");
     let s = Scratch::new();
     let ws = s.ws();
     std::fs::create_dir_all(ws.join("vendor/.git")).unwrap();
