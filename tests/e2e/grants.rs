@@ -249,3 +249,50 @@ fn list_loops_and_validate_module_show_a_modules_grants() {
         "{said}"
     );
 }
+
+#[test]
+fn a_spawns_generation_settings_are_checked_against_the_childs_model_before_it_starts() {
+    let s = Scratch::new();
+    let loops = registry(
+        &s,
+        &format!("  deep:\n    path: {CODER}\n    thinking: high\n"),
+    );
+    // The transcript's model does not think: a spawn asking it to is refused, naming it.
+    let spawn = json!({"module": "same", "task": "hi", "thinking": "high"});
+    let out = misbehave(&s, &loops, &[], &format!("spawn {spawn}"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = answer(&out);
+    assert!(
+        said.starts_with("spawn failed: context 0.1 was not started: the spawn: ")
+            && said.contains("model `priced` (test) does not think"),
+        "{said}"
+    );
+    assert!(!events(&out).iter().any(|e| e["type"] == "context.started"));
+    // A setting that is not one is one line, before anything starts.
+    let spawn = json!({"module": "same", "task": "hi", "thinking": "lots"});
+    let said = answer(&misbehave(&s, &loops, &[], &format!("spawn {spawn}")));
+    assert!(
+        said.starts_with("spawn failed: generation: `lots` is not a thinking setting"),
+        "{said}"
+    );
+    // A module's registry settings are checked the same way.
+    let spawn = json!({"module": {"named": "deep"}, "task": "hi"});
+    let said = answer(&misbehave(&s, &loops, &[], &format!("spawn {spawn}")));
+    assert!(
+        said.contains("was not started: module `") && said.contains("does not think"),
+        "{said}"
+    );
+    // An output cap the model can take starts the child.
+    let spawn = json!({"module": "same", "task": "hi", "max_output_tokens": 500});
+    let out = misbehave(
+        &s,
+        &loops,
+        &[("0.1", vec![text("fine"), done("end_turn")])],
+        &format!("spawn {spawn}"),
+    );
+    assert!(
+        !answer(&out).starts_with("spawn failed"),
+        "{}",
+        answer(&out)
+    );
+}

@@ -28,8 +28,8 @@ use wonopcode_agent_loop::{
 
 use crate::agent_definition::AgentDefinition;
 use crate::bindings::context::{
-    ContextGrants, ContextModule, ContextParams, ContextResult, ContextStatus as WitStatus,
-    TokenUsage,
+    ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
+    ContextStatus as WitStatus, TokenUsage,
 };
 use crate::budget::{BudgetedModel, TokenBudget};
 use crate::context_tools::{ContextTools, report_failures};
@@ -143,6 +143,48 @@ impl ChildLoop {
     }
 }
 
+/// What a spawn asks for besides its parameters: grants narrowing the child (WIT 0.2.7)
+/// and generation settings for its model (0.2.10). A fork repeats both.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SpawnAsks {
+    /// Its grants; `None`: its parent's.
+    pub(crate) grants: Option<ContextGrants>,
+    /// Its generation settings, over its module's, its agent file's and its parent's.
+    pub(crate) generation: Generation,
+}
+
+impl SpawnAsks {
+    /// Grants alone.
+    pub(crate) fn granted(grants: Option<ContextGrants>) -> Self {
+        Self {
+            grants,
+            generation: Generation::default(),
+        }
+    }
+
+    /// Grants and the WIT's generation settings; a thinking setting that is not one is
+    /// one line.
+    pub(crate) fn generating(
+        grants: Option<ContextGrants>,
+        generation: ContextGeneration,
+    ) -> Result<Self, String> {
+        let thinking = generation
+            .thinking
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e: String| format!("generation: {e}"))?;
+        Ok(Self {
+            grants,
+            generation: Generation {
+                thinking,
+                max_output_tokens: generation.max_output_tokens,
+                temperature: generation.temperature,
+            },
+        })
+    }
+}
+
 /// Runs one child to its end; with the result comes its whole usage (descendants included),
 /// which the parent adds to its own. `Err` only when it could not start (depth, live
 /// contexts, an unknown or broken module); every ending after that is a result with a status.
@@ -150,10 +192,10 @@ pub(crate) async fn run_child(
     parent: &ParentView,
     path: ContextPath,
     params: ContextParams,
-    grants: Option<ContextGrants>,
+    asks: SpawnAsks,
 ) -> Result<(ContextResult, Usage), String> {
     let task = params.task.clone();
-    let mut child = LiveChild::start(parent, path, params, grants).await?;
+    let mut child = LiveChild::start(parent, path, params, asks).await?;
     Ok(child.turn(&task).await)
 }
 
@@ -181,8 +223,8 @@ pub(crate) struct LiveChild {
     timeout_ms: Option<u64>,
     /// What it was started with (an agent file's settings laid in), which a fork repeats.
     params: ContextParams,
-    /// The grants it was spawned with, which a fork repeats too.
-    grants: Option<ContextGrants>,
+    /// The grants and generation settings it was spawned with, which a fork repeats too.
+    asks: SpawnAsks,
     /// Its own place, for the children it delegates to.
     place: ParentPlace,
     /// Its usage already handed to the parent.
@@ -201,7 +243,7 @@ impl LiveChild {
         parent: &ParentView,
         path: ContextPath,
         params: ContextParams,
-        grants: Option<ContextGrants>,
+        asks: SpawnAsks,
     ) -> Result<Self, String> {
         if parent.services.cancel.is_cancelled() {
             return Err(format!(
@@ -217,7 +259,7 @@ impl LiveChild {
             ));
         }
         let slot = tree.enter()?;
-        let Granted { own, lineage, cap } = granted(parent, &path, &params, grants.clone())
+        let Granted { own, lineage, cap } = granted(parent, &path, &params, asks.grants.clone())
             .await
             .map_err(|reason| refuse(parent, &path, &reason))?;
         let max_tokens = tighter(params.max_tokens, own.max_tokens);
@@ -279,6 +321,7 @@ impl LiveChild {
                 format!("agent `{module}`"),
                 agent.as_ref().map(|a| a.generation).unwrap_or_default(),
             ),
+            ("the spawn".to_owned(), asks.generation),
         ];
         for (whose, generation) in &settings {
             config.request = settings_request(whose, generation, &config.request, provider.info())
@@ -319,7 +362,7 @@ impl LiveChild {
             },
             timeout_ms: params.timeout_ms,
             params,
-            grants,
+            asks,
             place: own_place,
             reported: Usage::default(),
             started: false,
@@ -353,7 +396,7 @@ impl LiveChild {
         let mut params = self.params.clone();
         params.task = task.to_owned();
         params.inherit_messages = false;
-        let mut forked = Self::start(parent, path, params, self.grants.clone()).await?;
+        let mut forked = Self::start(parent, path, params, self.asks.clone()).await?;
         forked.messages = self.messages.clone();
         Ok(forked)
     }

@@ -21,7 +21,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::bindings::context::{ContextModule, ContextParams, ContextResult};
-use crate::child::{LiveChild, ParentPlace, ParentView, core_status};
+use crate::child::{LiveChild, ParentPlace, ParentView, SpawnAsks, core_status};
 use crate::child_turns::{ChildTurns, TurnState};
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
@@ -175,7 +175,7 @@ impl Delegation {
             services: run.clone(),
             messages: Vec::new(),
         };
-        let mut child = LiveChild::start(&parent, path, params, None).await?;
+        let mut child = LiveChild::start(&parent, path, params, SpawnAsks::default()).await?;
         child.give_delegation(self);
         let turns = ChildTurns::begin(child, a.task);
         let (id, module) = (turns.id().to_owned(), turns.module().to_owned());

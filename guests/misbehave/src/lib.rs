@@ -14,7 +14,8 @@ struct Misbehave;
 /// A child described as JSON: `{"module": "same" | {"named": N} | {"path": P}, "task": T,
 /// "allow": [..], "deny": [..], "max_iterations": N, "max_tokens": N, "timeout_ms": N,
 /// "inherit": true, "data": "...", "provider": P, "model": M, "grants": {"sandbox": MODE,
-/// "write": [..], "read": [..], "network": [..], "max_processes": N, "max_cost_usd": X}}`.
+/// "write": [..], "read": [..], "network": [..], "max_processes": N, "max_cost_usd": X},
+/// "thinking": T, "max_output_tokens": N, "temperature": X}`.
 fn child(spec: &Value) -> Spawn {
     let task = spec["task"].as_str().unwrap_or_default();
     let mut child = match &spec["module"] {
@@ -80,6 +81,19 @@ fn child(spec: &Value) -> Spawn {
     let (provider, model) = (spec["provider"].as_str(), spec["model"].as_str());
     if provider.is_some() || model.is_some() {
         child = child.prefer(provider, model);
+    }
+    if let Some(thinking) = &spec["thinking"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| spec["thinking"].as_u64().map(|n| n.to_string()))
+    {
+        child = child.thinking(thinking.as_str());
+    }
+    if let Some(n) = spec["max_output_tokens"].as_u64() {
+        child = child.max_output_tokens(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    if let Some(t) = spec["temperature"].as_f64() {
+        child = child.temperature(t as f32);
     }
     child
 }

@@ -3,7 +3,8 @@
 //! its parent; the host enforces its limits and rolls its usage up into the parent's.
 
 use crate::bindings::wonopcode::agent_loop::context::{
-    self, ContextGrants, ContextModule, ContextParams, ContextResult, ContextStatus,
+    self, ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
+    ContextStatus,
 };
 use crate::bindings::wonopcode::agent_loop::storage;
 
@@ -11,9 +12,14 @@ use crate::bindings::wonopcode::agent_loop::storage;
 /// parent as the result's `data`.
 pub const RESULT_DATA_KEY: &str = "__result_data__";
 
-/// A child context to spawn, built up field by field.
+/// A child context to spawn, built up field by field: its parameters, its grants, and its
+/// model's generation settings.
 #[derive(Clone)]
-pub struct Spawn(ContextParams, Option<ContextGrants>);
+pub struct Spawn(
+    ContextParams,
+    Option<ContextGrants>,
+    Option<ContextGeneration>,
+);
 
 /// What a child may use beyond its tools (`context-grants`): a narrower sandbox and a cost
 /// limit. A grant wider than the parent's refuses the spawn.
@@ -50,6 +56,7 @@ impl Spawn {
                 custom_data: None,
                 system_prompt: None,
             },
+            None,
             None,
         )
     }
@@ -137,6 +144,34 @@ impl Spawn {
         self
     }
 
+    /// How much the child's model thinks: `off`, `low`, `medium`, `high` or a number of
+    /// tokens (`spawn-with-generation`, WIT 0.2.10).
+    pub fn thinking(mut self, setting: impl Into<String>) -> Self {
+        self.generation().thinking = Some(setting.into());
+        self
+    }
+
+    /// The most tokens one of the child's responses may have (WIT 0.2.10).
+    pub fn max_output_tokens(mut self, n: u32) -> Self {
+        self.generation().max_output_tokens = Some(n);
+        self
+    }
+
+    /// The child's sampling temperature, 0 to 2 (WIT 0.2.10).
+    pub fn temperature(mut self, t: f32) -> Self {
+        self.generation().temperature = Some(t);
+        self
+    }
+
+    /// The generation settings, made empty the first time one is set.
+    fn generation(&mut self) -> &mut ContextGeneration {
+        self.2.get_or_insert(ContextGeneration {
+            thinking: None,
+            max_output_tokens: None,
+            temperature: None,
+        })
+    }
+
     /// The WIT parameters.
     pub fn params(&self) -> &ContextParams {
         &self.0
@@ -144,19 +179,26 @@ impl Spawn {
 
     /// Spawns the child and waits for it. `Err`: it could not start.
     pub fn run(&self) -> Result<ContextResult, String> {
-        match &self.1 {
-            Some(grants) => context::spawn_with_grants(&self.0, grants),
-            None => context::spawn(&self.0),
+        match (&self.1, &self.2) {
+            (grants, Some(generation)) => {
+                context::spawn_with_generation(&self.0, grants.as_ref(), generation)
+            }
+            (Some(grants), None) => context::spawn_with_grants(&self.0, grants),
+            (None, None) => context::spawn(&self.0),
         }
     }
 
     /// Starts the child and returns at once with a handle that lives on after its turn
-    /// (WIT 0.2.8; with grants, 0.2.9): [`Child::wait`] for its answer, [`Child::send`] it
-    /// follow-ups with its history kept. Its forks keep its grants.
+    /// (WIT 0.2.8; with grants, 0.2.9; with generation settings, 0.2.10): [`Child::wait`]
+    /// for its answer, [`Child::send`] it follow-ups with its history kept. Its forks keep
+    /// its grants and settings.
     pub fn start(&self) -> Result<Child, String> {
-        match &self.1 {
-            Some(grants) => context::start_with_grants(&self.0, grants),
-            None => context::start(&self.0),
+        match (&self.1, &self.2) {
+            (grants, Some(generation)) => {
+                context::start_with_generation(&self.0, grants.as_ref(), generation)
+            }
+            (Some(grants), None) => context::start_with_grants(&self.0, grants),
+            (None, None) => context::start(&self.0),
         }
         .map(Child)
     }

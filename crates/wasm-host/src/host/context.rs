@@ -11,10 +11,10 @@ use wonopcode_agent_loop::Usage;
 use wasmtime::component::{Resource, ResourceTable};
 
 use crate::bindings::context::{
-    ChildState, ContextGrants, ContextInfo, ContextParams, ContextResult, ContextStatus, Host,
-    HostChild, TokenUsage,
+    ChildState, ContextGeneration, ContextGrants, ContextInfo, ContextParams, ContextResult,
+    ContextStatus, Host, HostChild, TokenUsage,
 };
-use crate::child::{LiveChild, run_child};
+use crate::child::{LiveChild, SpawnAsks, run_child};
 use crate::child_turns::{ChildTurns, TurnState};
 use crate::state::{ContextTools, HostState, Place, RunSlot};
 
@@ -53,7 +53,7 @@ impl Host for ContextView<'_> {
     ) -> wasmtime::Result<Result<ContextResult, String>> {
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, params, None).await;
+        let outcome = run_child(&parent, path, params, SpawnAsks::default()).await;
         Ok(self.roll_up(outcome))
     }
 
@@ -64,7 +64,23 @@ impl Host for ContextView<'_> {
     ) -> wasmtime::Result<Result<ContextResult, String>> {
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, params, Some(grants)).await;
+        let outcome = run_child(&parent, path, params, SpawnAsks::granted(Some(grants))).await;
+        Ok(self.roll_up(outcome))
+    }
+
+    async fn spawn_with_generation(
+        &mut self,
+        params: ContextParams,
+        grants: Option<ContextGrants>,
+        generation: ContextGeneration,
+    ) -> wasmtime::Result<Result<ContextResult, String>> {
+        let asks = match SpawnAsks::generating(grants, generation) {
+            Ok(asks) => asks,
+            Err(e) => return Ok(Err(e)),
+        };
+        let parent = self.parent_view(params.inherit_messages)?;
+        let path = self.next_child_path()?;
+        let outcome = run_child(&parent, path, params, asks).await;
         Ok(self.roll_up(outcome))
     }
 
@@ -90,7 +106,7 @@ impl Host for ContextView<'_> {
         &mut self,
         params: ContextParams,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        self.start_held(params, None).await
+        self.start_held(params, SpawnAsks::default()).await
     }
 
     async fn start_with_grants(
@@ -98,7 +114,20 @@ impl Host for ContextView<'_> {
         params: ContextParams,
         grants: ContextGrants,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        self.start_held(params, Some(grants)).await
+        self.start_held(params, SpawnAsks::granted(Some(grants)))
+            .await
+    }
+
+    async fn start_with_generation(
+        &mut self,
+        params: ContextParams,
+        grants: Option<ContextGrants>,
+        generation: ContextGeneration,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        match SpawnAsks::generating(grants, generation) {
+            Ok(asks) => self.start_held(params, asks).await,
+            Err(e) => Ok(Err(e)),
+        }
     }
 
     fn get_current_context(&mut self) -> wasmtime::Result<ContextInfo> {
@@ -199,16 +228,17 @@ impl HostChild for ContextView<'_> {
 }
 
 impl ContextView<'_> {
-    /// Starts a child that lives on (`start`, `start-with-grants`) and returns its handle.
+    /// Starts a child that lives on (`start`, `start-with-grants`, `start-with-generation`)
+    /// and returns its handle.
     async fn start_held(
         &mut self,
         params: ContextParams,
-        grants: Option<ContextGrants>,
+        asks: SpawnAsks,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
         let task = params.task.clone();
-        let child = match LiveChild::start(&parent, path, params, grants).await {
+        let child = match LiveChild::start(&parent, path, params, asks).await {
             Ok(child) => child,
             Err(e) => return Ok(Err(e)),
         };
@@ -240,7 +270,7 @@ impl ContextView<'_> {
                     .acquire()
                     .await
                     .map_err(|_| "the spawn batch was closed".to_owned())?;
-                run_child(parent, path, params, grants).await
+                run_child(parent, path, params, SpawnAsks::granted(grants)).await
             });
         }
         let outcomes = futures::future::join_all(batch).await;
