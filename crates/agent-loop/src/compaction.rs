@@ -176,6 +176,17 @@ impl CompactionConfig {
         }
     }
 
+    /// How many more tokens of old tool outputs `messages` needs before a batch is due
+    /// (0: one is due, or clearing is off).
+    pub fn clear_shortfall(&self, messages: &[Message]) -> usize {
+        let Some(clear) = self.clear_tool_outputs else {
+            return 0;
+        };
+        clear
+            .batch_tokens
+            .saturating_sub(clearable(messages, clear.keep_tokens))
+    }
+
     /// Whether a history of `tokens` may hold a batch of tool outputs to clear: below keep +
     /// batch it cannot, and the history is not walked.
     pub fn may_clear(&self, tokens: usize) -> bool {
@@ -199,9 +210,9 @@ impl CompactionConfig {
     }
 }
 
-/// Replaces tool outputs older than the newest `protect` tokens of them with
-/// [`PRUNED_MARKER`], when that frees at least `at_least` tokens; the tokens freed.
-fn prune(messages: &mut [Message], protect: usize, at_least: usize) -> usize {
+/// The tool outputs older than the newest `protect` tokens of them, not cleared yet: where
+/// each is (message, part), and the tokens clearing them all would free.
+fn prunable(messages: &[Message], protect: usize) -> (Vec<(usize, usize)>, usize) {
     let mut seen = 0usize;
     let mut victims = Vec::new();
     let mut freed = 0usize;
@@ -217,6 +228,18 @@ fn prune(messages: &mut [Message], protect: usize, at_least: usize) -> usize {
             }
         }
     }
+    (victims, freed)
+}
+
+/// The tokens clearing the tool outputs older than the newest `protect` would free.
+fn clearable(messages: &[Message], protect: usize) -> usize {
+    prunable(messages, protect).1
+}
+
+/// Replaces tool outputs older than the newest `protect` tokens of them with
+/// [`PRUNED_MARKER`], when that frees at least `at_least` tokens; the tokens freed.
+fn prune(messages: &mut [Message], protect: usize, at_least: usize) -> usize {
+    let (victims, freed) = prunable(messages, protect);
     if freed < at_least {
         return 0;
     }
@@ -408,9 +431,11 @@ mod tests {
         let freed = cfg.clear_tool_outputs(&mut history, tokens);
         assert!(freed >= 24_000, "{freed}");
         assert_eq!(pruned(&history), 9);
-        // The next one adds too little for a batch: the history, and the cache, stay.
+        // The next one adds too little for a batch: the history, and the cache, stay; the
+        // shortfall says how much more is needed.
         history.push(tool_msg(12_000));
         let tokens = estimate_tokens(None, &history);
+        assert!(cfg.clear_shortfall(&history) > 20_000);
         assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
         // Off, nothing is cleared before compaction is due.
         let off = CompactionConfig {

@@ -102,6 +102,10 @@ pub struct Run {
     todo: TodoTracker,
     /// The history's token estimate, kept as it grows.
     tally: TokenTally,
+    /// The history size below which old tool outputs cannot add up to a batch to clear: a
+    /// look that found too few is not made again until the history has grown by what was
+    /// missing (so a long session is not walked before every request).
+    clear_after: usize,
     /// Set once a step ended the run: later steps refuse to go on.
     ending: Option<Result<String, LoopError>>,
 }
@@ -116,6 +120,7 @@ impl Run {
             doom: DoomLoopDetector::default(),
             todo: TodoTracker::default(),
             tally: TokenTally::owned(),
+            clear_after: 0,
             ending: None,
         }
     }
@@ -299,6 +304,7 @@ impl Run {
     /// counts its tokens again.
     pub fn history_mut(&mut self) -> &mut Vec<Message> {
         self.tally.forget();
+        self.clear_after = 0;
         Arc::make_mut(&mut self.messages)
     }
 
@@ -313,8 +319,16 @@ impl Run {
         let window = self.services.provider.info().context_window;
         let compaction = &self.services.config.compaction;
         let needed = force || compaction.needs_compaction(known, self.messages.len(), window);
-        if !needed && !compaction.may_clear(known) {
-            return false;
+        if !needed {
+            if known < self.clear_after || !compaction.may_clear(known) {
+                return false;
+            }
+            let short = compaction.clear_shortfall(&self.messages);
+            if short > 0 {
+                // What is clearable grows by at most what the history grows by.
+                self.clear_after = known + short;
+                return false;
+            }
         }
         if needed {
             self.tally.forget();
@@ -332,6 +346,7 @@ impl Run {
         .await;
         if changed {
             self.tally.forget();
+            self.clear_after = 0;
         }
         changed
     }
