@@ -313,8 +313,9 @@ impl LiveChild {
         if let Some(prompt) = &params.system_prompt {
             config.system_prompt = Some(prompt.clone());
         }
-        // An agent file's generation settings over the parent's, checked against the
-        // child's own model before its first request.
+        // Its module's, its agent file's and its spawn's generation settings, each over
+        // what came before (its parent's first), checked against its own model before its
+        // first request.
         let settings = [
             (format!("module `{module}`"), own.generation),
             (
@@ -614,7 +615,8 @@ fn apply_agent(params: &mut ContextParams, agent: &AgentDefinition) {
     }
 }
 
-/// The request options of a child whose module or agent file (`whose`) sets `generation`:
+/// The request options of a child whose module, agent file or spawn (`whose`) sets
+/// `generation`:
 /// those settings over its parent's `inherited`, checked against the child's `model`;
 /// `inherited` as it is when nothing is set. `Err`: one line naming whose settings, the
 /// model and what it accepts.
