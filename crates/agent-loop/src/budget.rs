@@ -241,10 +241,11 @@ pub fn worst_case(model: &ModelInfo, request: &ModelRequest, history: usize) -> 
     // Whichever way the prompt is billed (sent whole, written for five minutes or, where
     // writes are billed at all, for an hour: a `cache.ttl: 1h` prefix), the dearest is
     // reserved.
-    let hour = match pricing.cache_write_1h_per_mtok {
-        _ if pricing.cache_write_per_mtok <= pricing.input_per_mtok => 0,
-        0 => pricing.input_per_mtok.saturating_mul(2),
-        price => price,
+    let writes_billed = pricing.cache_write_per_mtok > pricing.input_per_mtok;
+    let hour = if writes_billed {
+        pricing.cache_write_1h_price()
+    } else {
+        0
     };
     let dearest = pricing
         .input_per_mtok

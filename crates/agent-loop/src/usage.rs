@@ -111,16 +111,21 @@ impl Pricing {
     pub fn cost(&self, usage: &Usage) -> u64 {
         let part = |tokens: u64, price: u64| u128::from(tokens) * u128::from(price) / 1_000_000;
         let hour = usage.cache_write_1h_tokens.min(usage.cache_write_tokens);
-        let hour_price = match self.cache_write_1h_per_mtok {
-            0 => self.input_per_mtok.saturating_mul(2),
-            price => price,
-        };
         let total = part(usage.input_tokens, self.input_per_mtok)
             + part(usage.output_tokens, self.output_per_mtok)
             + part(usage.cache_read_tokens, self.cache_read_per_mtok)
             + part(usage.cache_write_tokens - hour, self.cache_write_per_mtok)
-            + part(hour, hour_price);
+            + part(hour, self.cache_write_1h_price());
         u64::try_from(total).unwrap_or(u64::MAX)
+    }
+
+    /// An hour-long cache write's price per million tokens: the catalog's, else twice the
+    /// input price, as Anthropic bills it.
+    pub fn cache_write_1h_price(&self) -> u64 {
+        match self.cache_write_1h_per_mtok {
+            0 => self.input_per_mtok.saturating_mul(2),
+            price => price,
+        }
     }
 }
 
