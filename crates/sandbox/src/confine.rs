@@ -17,7 +17,7 @@ use crate::filesystem::{self, Layout};
 use crate::namespace::Namespace;
 use crate::network::{self, Sockets};
 use crate::process_limit::{self, CgroupPool, PooledCgroup};
-use crate::protected::{Absent, MovedAside, Nested, at_tops, protected_in};
+use crate::protected::{Absent, MovedAside, Nested, protected_in};
 use crate::support::{ProcessLimitKind, Support};
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
@@ -178,7 +178,7 @@ impl Sandbox {
         let prepared = self.prepared(&workspace)?;
         let (writable, hidden) = (&prepared.writable, &prepared.hidden);
         // Per process: a `.git` may have been made since the last one.
-        let read_only = self.read_only(&workspace, &prepared);
+        let read_only = self.read_only(&prepared);
         let ruleset: Option<OwnedFd> = prepared
             .ruleset
             .try_clone()
@@ -276,10 +276,13 @@ impl Sandbox {
     /// names them, and hidden paths inside a writable root. Whole directories, not the
     /// files in them: a read-only file's directory could be renamed away and made again; a
     /// mount point cannot be renamed.
-    fn read_only(&self, workspace: &Path, prepared: &Prepared) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = at_tops(workspace, &self.policy)
-            .into_iter()
+    fn read_only(&self, prepared: &Prepared) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = prepared
+            .nested
+            .tops
+            .iter()
             .filter(|path| path.symlink_metadata().is_ok())
+            .cloned()
             .collect();
         if self.policy.mode == SandboxMode::WorkspaceWrite {
             paths.extend(prepared.nested.existing());
@@ -318,7 +321,7 @@ impl Sandbox {
             hidden: &hidden,
             ports: ports.as_deref(),
         })?;
-        let nested = Nested::new(workspace, self.policy.write_grants(workspace));
+        let nested = Nested::new(workspace, &self.policy);
         let built = Arc::new(Prepared {
             writable,
             hidden,

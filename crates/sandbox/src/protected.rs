@@ -78,9 +78,11 @@ impl Absent {
         if policy.mode != SandboxMode::WorkspaceWrite {
             return Self::default();
         }
-        let paths = at_tops(workspace, policy)
-            .into_iter()
+        let paths = nested
+            .tops
+            .iter()
             .filter(|path| path.symlink_metadata().is_err())
+            .cloned()
             .collect();
         Self {
             paths,
@@ -114,6 +116,9 @@ pub(crate) struct Nested {
     workspace: PathBuf,
     /// Paths a `write` grant names: neither walked nor checked.
     granted: Vec<PathBuf>,
+    /// The protected names at the top of the workspace and the other writable roots
+    /// ([`at_tops`]), worked out once.
+    pub(crate) tops: Vec<PathBuf>,
     /// `None` until the first command's walk.
     known: parking_lot::Mutex<Option<BTreeSet<PathBuf>>>,
 }
@@ -123,12 +128,12 @@ pub(crate) struct Nested {
 const CLOCK_SLACK: Duration = Duration::from_secs(1);
 
 impl Nested {
-    /// The index of `workspace` (canonical); `granted` are the canonical paths `write`
-    /// grants name.
-    pub(crate) fn new(workspace: &Path, granted: Vec<PathBuf>) -> Self {
+    /// The index of `workspace` (canonical) under `policy`.
+    pub(crate) fn new(workspace: &Path, policy: &SandboxPolicy) -> Self {
         Self {
             workspace: workspace.to_path_buf(),
-            granted,
+            granted: policy.write_grants(workspace),
+            tops: at_tops(workspace, policy),
             known: parking_lot::Mutex::new(None),
         }
     }
@@ -299,8 +304,9 @@ mod tests {
         let ws = dir.path().canonicalize().unwrap();
         std::fs::create_dir(ws.join(".claude")).unwrap();
         std::fs::write(ws.join(".git.wonopcode-blocked"), "an earlier one").unwrap();
-        let nested = Arc::new(Nested::new(&ws, Vec::new()));
-        let absent = Absent::of(&ws, &SandboxPolicy::default(), nested);
+        let policy = SandboxPolicy::default();
+        let nested = Arc::new(Nested::new(&ws, &policy));
+        let absent = Absent::of(&ws, &policy, nested);
         std::fs::create_dir(ws.join(".git")).unwrap();
         std::fs::write(ws.join(".git/config"), "[core]\nfsmonitor = evil").unwrap();
         std::os::unix::fs::symlink("/etc", ws.join(".codex")).unwrap();
@@ -335,7 +341,11 @@ mod tests {
             std::fs::create_dir_all(ws.join(d)).unwrap();
         }
         std::fs::create_dir(ws.join(".git")).unwrap();
-        let nested = Nested::new(&ws, vec![ws.join("granted")]);
+        let policy = SandboxPolicy {
+            write: vec![ws.join("granted")],
+            ..SandboxPolicy::default()
+        };
+        let nested = Nested::new(&ws, &policy);
         assert_eq!(nested.existing(), [ws.join("sub/vendor/.git")]);
 
         // What a command that has just started made, at any depth.
