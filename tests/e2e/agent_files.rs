@@ -325,6 +325,32 @@ Read.
         ),
         "{said}"
     );
+
+    // And its generation settings, against the model it names, before any run.
+    std::fs::write(
+        own.join("deep.md"),
+        "---\nprovider: openai\nmodel: gpt-4o\nthinking: high\n---\nThink.\n",
+    )
+    .unwrap();
+    let bad = validate("deep");
+    let said = String::from_utf8_lossy(&bad.stdout);
+    assert_eq!(bad.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("FAIL  generation        --thinking: model `gpt-4o` (openai) does not think"),
+        "{said}"
+    );
+    std::fs::write(
+        own.join("deep.md"),
+        "---\nprovider: anthropic\nmodel: claude-haiku-4-5\nthinking: 4000\nmax-output-tokens: 16000\n---\nThink.\n",
+    )
+    .unwrap();
+    let good = validate("deep");
+    let said = String::from_utf8_lossy(&good.stdout);
+    assert_eq!(good.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("ok    generation        thinking 4000 tokens, at most 16000 output tokens for anthropic/claude-haiku-4-5"),
+        "{said}"
+    );
 }
 
 /// A skill in Claude Code's layout, with a file beside its instructions.

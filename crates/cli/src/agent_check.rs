@@ -23,6 +23,9 @@ pub fn validate(entry: &Entry, agent: &AgentDefinition, config: &Config, json: b
     if checks.iter().all(|(_, outcome)| outcome.is_ok()) {
         checks.push(("model", model(agent, config)));
     }
+    if checks.iter().all(|(_, outcome)| outcome.is_ok()) && !agent.generation.is_unset() {
+        checks.push(("generation", generation(agent, config)));
+    }
     let valid = checks.iter().all(|(_, outcome)| outcome.is_ok());
     if json {
         let checks: Vec<_> = checks
@@ -124,4 +127,36 @@ fn model(agent: &AgentDefinition, config: &Config) -> Result<String, String> {
         Some(model) if entry.models.contains_key(model) => format!("{provider}/{model}"),
         Some(model) => format!("{provider}/{model} (not in the catalog: its cost is unknown)"),
     })
+}
+
+/// The file's `thinking`, `max-output-tokens` and `temperature`, checked against the model it
+/// names the way a run checks them before its first request; a file that leaves the model to
+/// its parent is checked when it is spawned, against the parent's.
+fn generation(agent: &AgentDefinition, config: &Config) -> Result<String, String> {
+    let Some(provider) = agent.provider.as_deref() else {
+        return Ok("checked against its parent's model when it is spawned".to_owned());
+    };
+    let catalog = models::catalog(config).map_err(|e| e.to_string())?;
+    let model = agent
+        .model
+        .clone()
+        .or_else(|| catalog.get(provider).and_then(|e| e.default_model.clone()));
+    let Some(info) = model.and_then(|model| catalog.model(provider, &model)) else {
+        return Ok("checked against the model the run picks".to_owned());
+    };
+    let options = agent.generation.request_options(&info)?;
+    let mut said = Vec::new();
+    if let Some(budget) = options.thinking_budget {
+        said.push(format!("thinking {budget} tokens"));
+    }
+    if let Some(cap) = options.max_tokens {
+        said.push(format!("at most {cap} output tokens"));
+    }
+    if let Some(t) = options.temperature {
+        said.push(format!("temperature {t}"));
+    }
+    if said.is_empty() {
+        said.push("thinking off".to_owned());
+    }
+    Ok(format!("{} for {provider}/{}", said.join(", "), info.id))
 }

@@ -629,6 +629,24 @@ impl ModelCatalog {
         .map(|(_, id)| id)
     }
 
+    /// What the catalog says of `model` on `provider` (its limits, prices and whether it
+    /// thinks), without resolving a key or a URL: for checks made before any run, such as
+    /// `agents check` on an agent file's generation settings. `None` for an unknown provider.
+    pub fn model(&self, provider: &str, model: &str) -> Option<ModelInfo> {
+        let entry = self.providers.get(provider)?;
+        let messages = matches!(
+            entry.api,
+            Some(ApiName::Anthropic | ApiName::Bedrock | ApiName::Vertex)
+        );
+        Some(model_info(
+            provider,
+            model,
+            entry.models.get(model),
+            entry.local.unwrap_or(false),
+            messages,
+        ))
+    }
+
     /// The first provider (presets in `AUTO_ORDER`, then the config's own) with a key, after
     /// Claude Code's switch to a cloud ([`Self::switched_to`]).
     fn auto_pick(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
