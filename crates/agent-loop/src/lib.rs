@@ -26,6 +26,7 @@ pub mod own_processes;
 pub mod permission;
 pub mod registry;
 pub mod repeated_result;
+pub mod response;
 pub mod result;
 pub mod run;
 pub mod standard;

@@ -1,8 +1,8 @@
 //! `Run`: one prompt's run, owned in one place. It holds the history, the services, the
 //! counters, the todo list and the doom-loop detector, and its step methods are the rules of
-//! a run: request a response (cancellation, the iteration limit, compaction, one retry after
-//! the provider says the history does not fit), store it, check it for repetition, run its
-//! tool round (break-loop and suspension). `StandardLoop` is a short loop over these steps;
+//! a run: request a response and store it (`response.rs`: cancellation, the iteration limit,
+//! compaction, one retry after the provider says the history does not fit), check it for
+//! repetition, run its tool round (break-loop and suspension). `StandardLoop` is a short loop over these steps;
 //! the WebAssembly host keeps a `Run` in the guest's store and maps each WIT call to a step,
 //! so a guest's run obeys the same rules as the native one.
 
@@ -12,10 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
-use crate::assemble::{AssembledResponse, report_response, stream_request};
 use crate::compaction::{Compactor, TokenTally};
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
@@ -25,7 +23,7 @@ use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
 use crate::repeated_result;
 use crate::tool::{BreakLoop, ToolEnv};
-use crate::tool_round::{Call, CallOutcome, TodoTracker, calls_in, run_calls};
+use crate::tool_round::{Call, CallOutcome, TodoTracker, run_calls};
 
 /// The services a run uses: owned handles (each cheap to clone), so a run can live where a
 /// borrow cannot, such as a guest's store.
@@ -349,80 +347,6 @@ impl Run {
             self.clear_after = 0;
         }
         changed
-    }
-
-    /// One response to the history, with every tool of the run offered: compaction, the
-    /// request's checks, the stream, and one more try after compacting should the provider
-    /// say the history does not fit.
-    pub async fn respond(&mut self) -> Result<AssembledResponse, LoopError> {
-        let mut overflow_retried = false;
-        loop {
-            // Nothing of a cancelled run is compacted or sent.
-            if self.services.cancel.is_cancelled() {
-                return Err(LoopError::Cancelled);
-            }
-            self.compact_if_needed().await;
-            self.begin_request()?;
-            let request = self.request(self.services.tools.schemas(), &RequestOptions::default());
-            let started = std::time::Instant::now();
-            let span = tracing::debug_span!(
-                "model_request",
-                iteration = self.stats.iterations,
-                messages = request.messages.len()
-            );
-            let s = &self.services;
-            let turn = stream_request(
-                &s.provider,
-                request,
-                &s.events,
-                &s.cancel,
-                s.config.stream_idle_timeout,
-            )
-            .instrument(span)
-            .await
-            .map_err(|e| match e {
-                // A budget stop ends the run, whichever loop drives it.
-                LoopError::BudgetExceeded(_) => self.fail(e),
-                e => e,
-            })?;
-            self.stats.usage.add(&turn.usage);
-            tracing::debug!(
-                iteration = self.stats.iterations,
-                latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-                stop_reason = ?turn.stop_reason,
-                "model request finished"
-            );
-            if turn.overflowed() && !overflow_retried {
-                overflow_retried = true;
-                // Refused as too long and asked again after compacting: like a retry, not a
-                // response of its own (the host's stream does the same).
-                if self.compact_now().await {
-                    continue;
-                }
-            }
-            let s = &self.services;
-            report_response(&s.events, s.provider.info(), &turn, started);
-            return Ok(turn);
-        }
-    }
-
-    /// Stores a response. A failed one keeps what the model said (half-streamed calls
-    /// dropped) and ends the run with its error; otherwise its calls are checked for
-    /// repetition before anything runs.
-    pub async fn store_response(&mut self, turn: AssembledResponse) -> Result<Response, LoopError> {
-        if let Some(error) = turn.error() {
-            if let Some(kept) = turn.message() {
-                self.push_message(kept);
-            }
-            return Err(self.fail(error));
-        }
-        let parts = turn.stored_parts();
-        let calls = calls_in(&parts);
-        let message = Message::new(Role::Assistant, parts);
-        let text = message.text_content();
-        self.push_message(message.clone());
-        self.check_repetition(&message).await?;
-        Ok(Response { text, calls })
     }
 
     /// Stops the run when one call of a stored response (`response`, the assistant message

@@ -69,8 +69,7 @@ impl AgentLoop for StandardLoop {
 /// The native loop: respond, store, stop at an answer, otherwise run the tool round.
 async fn drive(run: &mut Run) -> Result<String, LoopError> {
     loop {
-        let turn = run.respond().await?;
-        let response = run.store_response(turn).await?;
+        let response = run.respond().await?;
         if response.calls.is_empty() {
             return Ok(response.text);
         }

@@ -290,6 +290,84 @@ async fn cancellation_stops_a_hanging_stream_and_keeps_partial_text() {
 }
 
 #[tokio::test]
+async fn a_stream_that_goes_quiet_past_the_idle_timeout_fails_and_keeps_what_it_said() {
+    let model = Scripted::new(
+        100_000,
+        vec![Script::ChunksThenHang(vec![text("half an ans")])],
+    );
+    let mut h = Harness::new(model, vec![]);
+    h.config.stream_idle_timeout = Duration::from_millis(50);
+    let outcome = h.run("go").await;
+    assert_eq!(
+        outcome,
+        Err(LoopError::Provider("no data from the model for 0 s".into()))
+    );
+    let last = h.messages.last().unwrap();
+    assert_eq!(last.role, Role::Assistant);
+    assert!(
+        last.text_content()
+            .starts_with("half an ans\n\n[incomplete: provider error: no data from the model"),
+        "{}",
+        last.text_content()
+    );
+    // The response is reported once, failed.
+    let types = h.event_types();
+    assert_eq!(
+        types.iter().filter(|t| *t == "response.completed").count(),
+        1,
+        "{types:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_refused_before_it_streamed_is_reported_and_not_counted() {
+    // The script is empty: the model refuses the first request.
+    let h = Harness::new(Scripted::new(100_000, vec![]), vec![]);
+    let mut run = crate::Run::new(
+        crate::RunServices {
+            cwd: h.cwd.clone(),
+            provider: h.shared_model.clone(),
+            tools: h.tools.clone(),
+            gate: h.gate.clone(),
+            config: h.config.clone(),
+            events: h.events.clone(),
+            cancel: h.cancel.clone(),
+            session_id: "t".into(),
+        },
+        Vec::new(),
+    );
+    let outcome = run.respond().await;
+    assert!(
+        matches!(&outcome, Err(LoopError::Provider(m)) if m.contains("script exhausted")),
+        "{outcome:?}"
+    );
+    assert_eq!(run.stats.iterations, 1);
+    assert_eq!(
+        run.stats.usage,
+        crate::Usage::default(),
+        "nothing was billed"
+    );
+    assert!(run.messages.is_empty(), "nothing was said");
+    let completed: Vec<_> = h
+        .sink
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            crate::EventKind::ResponseCompleted { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(completed.len(), 1, "{completed:?}");
+    assert!(
+        completed[0]
+            .as_deref()
+            .is_some_and(|e| e.contains("script exhausted"))
+    );
+}
+
+#[tokio::test]
 async fn cancellation_during_a_tool_answers_the_call() {
     let mut turn = call("slow", "peek", "{}");
     turn.push(done(StopReason::ToolUse));

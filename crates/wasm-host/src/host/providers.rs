@@ -10,15 +10,13 @@
 
 use std::sync::Arc;
 
-use futures::{FutureExt, StreamExt};
 use wasmtime::component::HasData;
-use wonopcode_agent_loop::assemble::{
-    AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
-};
+use wonopcode_agent_loop::assemble::StreamFailure;
 use wonopcode_agent_loop::model_source::listing_of;
+use wonopcode_agent_loop::response::{Ask, ResponseStream};
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
 use wonopcode_agent_loop::{
-    ChunkStream, Message, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
+    Message, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
     StreamChunk as Chunk, ToolSchema, Usage,
 };
 
@@ -58,26 +56,16 @@ impl HasData for ProvidersData {
     type Data<'a> = ProvidersView<'a>;
 }
 
-/// A stream the guest opened.
+/// A response the guest asked for, and how far it has come: a tool round needs it stored
+/// (the results answer its calls) and runs once.
 pub(crate) struct OpenStream {
-    /// The model's chunks; dropping it ends the request.
-    chunks: ChunkStream,
-    assembler: Option<ResponseAssembler>,
-    finished: Option<AssembledResponse>,
-    /// The model the request went to, whose prices its usage is counted at.
-    model: SharedModel,
-    /// For a stream of the host's own history (`stream-history`) not yet retried: how to
-    /// open it again after compacting, should the provider say the history does not fit.
-    reopen: Option<(Vec<String>, StreamOptions)>,
-    /// Where the finished turn is in its life: stored in the history, its tools run.
+    /// The response itself: the run's step ([`ResponseStream`]) reads, ends and stores it.
+    pub(crate) response: ResponseStream,
     stage: ResponseStage,
-    /// When the request was made, for `response.completed`.
-    opened: std::time::Instant,
 }
 
-/// How far a finished response has come: a tool round needs it stored (the results answer
-/// its calls) and runs once. Once stored, the stream keeps only its usage: the response
-/// lives in the history, the request's connection is dropped.
+/// How far a finished response has come. Once stored, the stream keeps only its usage: the
+/// response lives in the history, the request's connection is dropped.
 #[derive(Debug)]
 enum ResponseStage {
     Streamed,
@@ -85,49 +73,33 @@ enum ResponseStage {
     /// the calls a tool round answers. A failed response is stored without its calls.
     Stored {
         parts: Arc<[Part]>,
-        usage: Usage,
     },
-    RoundRun {
-        usage: Usage,
-    },
+    RoundRun,
 }
 
 impl OpenStream {
-    /// Takes the finished turn into the history: gives the message to store (`None`: a
-    /// failed turn with nothing worth keeping) and the assembled parts, which the stream no
-    /// longer needs (its tool round reads the stored message's). A long run so keeps each
-    /// turn once, in its history. `Err` while still streaming, and once stored.
-    pub(crate) fn store(
-        &mut self,
-        handle: StreamHandle,
-    ) -> Result<(Option<Message>, Vec<Part>), String> {
+    /// Says why the response cannot be stored now (`None`: it can): still streaming, or
+    /// stored already.
+    pub(crate) fn not_storable(&self, handle: StreamHandle) -> Option<String> {
         if !matches!(self.stage, ResponseStage::Streamed) {
-            return Err(format!("turn {handle} is already in the history"));
+            return Some(format!("turn {handle} is already in the history"));
         }
-        let Some(turn) = self.finished.take() else {
-            return Err(format!(
-                "stream {handle} is still open: read it to the end first"
-            ));
-        };
-        let message = turn.message();
-        let parts = message
-            .as_ref()
-            .map_or_else(|| Arc::from([]), |m| m.parts.clone());
-        self.stage = ResponseStage::Stored {
-            parts,
-            usage: turn.usage,
-        };
-        self.chunks = Box::pin(futures::stream::empty());
-        Ok((message, turn.parts))
+        (!self.response.is_finished())
+            .then(|| format!("stream {handle} is still open: read it to the end first"))
+    }
+
+    /// Notes that the response is in the history with these parts.
+    pub(crate) fn mark_stored(&mut self, parts: Arc<[Part]>) {
+        self.stage = ResponseStage::Stored { parts };
     }
 
     /// The tool calls of a stored turn whose round has not run. `Err` says why the round
     /// cannot run.
     pub(crate) fn round_calls(&self, handle: StreamHandle) -> Result<Vec<Call>, String> {
         match &self.stage {
-            ResponseStage::Stored { parts, .. } => Ok(calls_in(parts)),
-            ResponseStage::RoundRun { .. } => Err(format!("turn {handle} has had its tool round")),
-            ResponseStage::Streamed if self.finished.is_none() => Err(format!(
+            ResponseStage::Stored { parts } => Ok(calls_in(parts)),
+            ResponseStage::RoundRun => Err(format!("turn {handle} has had its tool round")),
+            ResponseStage::Streamed if !self.response.is_finished() => Err(format!(
                 "turn {handle} is still streaming: read it to the end first"
             )),
             ResponseStage::Streamed => Err(format!(
@@ -138,20 +110,8 @@ impl OpenStream {
 
     /// Notes that the turn's tool round has run (it runs once).
     pub(crate) fn mark_round_run(&mut self) {
-        if let ResponseStage::Stored { usage, .. } = &self.stage {
-            self.stage = ResponseStage::RoundRun { usage: *usage };
-        }
-    }
-
-    /// The usage of the response so far (all of it once the stream ended).
-    fn usage(&self) -> Usage {
-        match (&self.stage, &self.finished, &self.assembler) {
-            (ResponseStage::Stored { usage, .. } | ResponseStage::RoundRun { usage }, _, _) => {
-                *usage
-            }
-            (ResponseStage::Streamed, Some(turn), _) => turn.usage,
-            (ResponseStage::Streamed, None, Some(assembler)) => *assembler.usage(),
-            (ResponseStage::Streamed, None, None) => Usage::default(),
+        if matches!(self.stage, ResponseStage::Stored { .. }) {
+            self.stage = ResponseStage::RoundRun;
         }
     }
 }
@@ -335,42 +295,19 @@ fn details(usage: &Usage) -> UsageDetails {
 }
 
 impl ProvidersView<'_> {
-    /// Ends a stream: closes its items, prices its usage and adds it to the run.
-    fn finish_stream(&mut self, handle: StreamHandle, failure: Option<StreamFailure>) {
+    /// Ends a stream the guest closed (the run's step: its items, price, usage, report).
+    fn finish_stream(
+        &mut self,
+        handle: StreamHandle,
+        failure: StreamFailure,
+    ) -> wasmtime::Result<()> {
         let Some(stream) = self.responses.streams.get_mut(&handle) else {
-            return;
+            return Ok(());
         };
-        let Some(mut assembler) = stream.assembler.take() else {
-            return;
-        };
-        if let Some(f) = failure {
-            assembler.fail(f);
-        }
-        let mut turn = assembler.finish();
-        // A response that failed before the provider reported any usage was not billed and
-        // is not counted, as the native loop counts no request that failed to open: its
-        // cost is not a known $0.
-        let unbilled =
-            turn.failure.is_some() && turn.usage == wonopcode_agent_loop::Usage::default();
-        if !unbilled {
-            price(&stream.model, &mut turn.usage);
-            if let Some(run) = &mut self.run.run {
-                run.stats.usage.add(&turn.usage);
-            }
-        }
-        if let Some(run) = &self.run.run {
-            report_response(
-                &run.services.events,
-                stream.model.info(),
-                &turn,
-                stream.opened,
-            );
-        }
-        let text = turn.text();
-        if !text.is_empty() {
-            self.run.shown = text;
-        }
-        stream.finished = Some(turn);
+        self.run
+            .get_mut()?
+            .end_response(&mut stream.response, Some(failure));
+        Ok(())
     }
 
     /// The messages of a request: the host's own history when the guest passes it back
@@ -399,11 +336,10 @@ impl ProvidersView<'_> {
         Ok(Some((config_system, converted)))
     }
 
-    /// Starts a model stream of the run's history (`own` = `None`) or of the guest's own
-    /// messages, after checking that every tool offered is enabled in this context and the
-    /// run's request step (cancellation, the iteration limit). A request the model refuses
-    /// to start becomes a stream of one error chunk, so the guest reads the failure where it
-    /// reads everything else.
+    /// Starts a model stream of the run's history (`own` = `None`: the run may compact it
+    /// and ask again once, should it not fit) or of the guest's own messages, after
+    /// checking that every tool offered is enabled in this context; the run's step does the
+    /// rest ([`wonopcode_agent_loop::Run::open_response`]).
     async fn open_stream(
         &mut self,
         own: Option<(Option<String>, Vec<Message>)>,
@@ -415,82 +351,37 @@ impl ProvidersView<'_> {
             Err(e) => return Ok(Err(e)),
         };
         let run = self.run.get_mut()?;
-        if let Err(e) = run.begin_request() {
-            return Ok(Err(e.to_string()));
-        }
         let options = RequestOptions {
             max_tokens: options.max_tokens,
             temperature: options.temperature,
             thinking_budget: options.thinking_budget,
         };
-        let request = match own {
-            None => run.request(schemas, &options),
-            Some((system, messages)) => run.request_of(system, messages.into(), schemas, &options),
-        };
-        // Borrowed, not cloned, for the request: a token's clone takes its tree's lock.
-        let s = &run.services;
-        let idle = s.config.stream_idle_timeout;
-        let opened = std::time::Instant::now();
-        let started = start_stream(&s.provider, request, &s.cancel, idle).await;
-        let (provider, events) = (s.provider.clone(), s.events.clone());
-        let chunks = match started {
-            Ok(stream) => stream,
-            Err(e) => {
-                // A budget stop ends the run, as it does the native loop's.
-                let e = match e {
-                    wonopcode_agent_loop::LoopError::BudgetExceeded(_) => run.fail(e),
-                    e => e,
-                };
-                Box::pin(futures::stream::iter([Chunk::Error {
-                    message: e.detail(),
-                }]))
+        let ask = match own {
+            None => Ask::History {
+                tools: schemas,
+                options,
+            },
+            Some((system, messages)) => {
+                Ask::Request(run.request_of(system, messages.into(), schemas, &options))
             }
+        };
+        let response = match run.open_response(ask).await {
+            Ok(response) => response,
+            Err(e) => return Ok(Err(e.to_string())),
         };
         let handle = self.responses.next_stream;
         self.responses.next_stream += 1;
         self.responses.streams.insert(
             handle,
             OpenStream {
-                chunks,
-                assembler: Some(ResponseAssembler::new(events)),
-                finished: None,
-                model: provider,
-                reopen: None,
+                response,
                 stage: ResponseStage::Streamed,
-                opened,
             },
         );
         Ok(Ok(handle))
     }
 
-    /// The provider refused the host's history as too long: compact it and open the same
-    /// request again under the same handle, once (as the native loop does). False when
-    /// compaction changed nothing or the stream cannot be reopened.
-    async fn retry_after_overflow(&mut self, handle: StreamHandle) -> wasmtime::Result<bool> {
-        let Some((tools, options)) = self
-            .responses
-            .streams
-            .get_mut(&handle)
-            .and_then(|s| s.reopen.take())
-        else {
-            return Ok(false);
-        };
-        if !self.run.get_mut()?.compact_now().await {
-            return Ok(false);
-        }
-        let Ok(fresh) = self.open_stream(None, &tools, options).await? else {
-            return Ok(false);
-        };
-        match self.responses.streams.remove(&fresh) {
-            Some(stream) => {
-                self.responses.streams.insert(handle, stream);
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-
-    /// Reads a stream's next chunk into its assembler and gives the guest's view of it:
+    /// Reads a stream's next chunk through the run's step and gives the guest's view of it:
     /// `see` maps a chunk (`None`: the guest does not see it, read on), `failed` an error
     /// message. `None` once the stream is over.
     async fn read_next<T>(
@@ -499,75 +390,17 @@ impl ProvidersView<'_> {
         see: impl Fn(&Chunk) -> Option<T>,
         failed: impl Fn(String) -> T,
     ) -> wasmtime::Result<Option<T>> {
-        loop {
-            // The token is borrowed, not cloned: a clone takes the token tree's lock.
-            let env = self.run.services()?;
-            let (cancel, idle) = (&env.cancel, env.config.stream_idle_timeout);
-            let Some(stream) = self.responses.streams.get_mut(&handle) else {
-                return Ok(Some(failed(format!("unknown stream handle {handle}"))));
-            };
-            if stream.assembler.is_none() {
-                return Ok(None);
-            }
-            // A chunk already buffered is taken at once: arming a timer and a cancellation
-            // waiter for every chunk costs more than the rest of this call.
-            let ready = if cancel.is_cancelled() {
-                Some(Err(StreamFailure::Cancelled))
-            } else {
-                stream.chunks.next().now_or_never().map(Ok)
-            };
-            let next = match ready {
-                Some(next) => next,
-                None => tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => Err(StreamFailure::Cancelled),
-                    next = tokio::time::timeout(idle, stream.chunks.next()) => next.map_err(|_| StreamFailure::Timeout(idle)),
-                },
-            };
-            let overflow =
-                matches!(next, Ok(Some(Chunk::ContextOverflow { .. }))) && stream.reopen.is_some();
-            let stream = if overflow {
-                if self.retry_after_overflow(handle).await? {
-                    continue;
-                }
-                match self.responses.streams.get_mut(&handle) {
-                    Some(stream) => stream,
-                    None => return Ok(None),
-                }
-            } else {
-                stream
-            };
-            match next {
-                Ok(Some(chunk)) => {
-                    let visible = see(&chunk);
-                    let more = stream.assembler.as_mut().is_some_and(|a| a.apply(chunk));
-                    if !more {
-                        self.finish_stream(handle, None);
-                    }
-                    match visible {
-                        Some(c) => return Ok(Some(c)),
-                        None if more => continue,
-                        None => return Ok(None),
-                    }
-                }
-                // A stream that ends without `done` ended all the same.
-                Ok(None) => {
-                    self.finish_stream(handle, None);
-                    return Ok(None);
-                }
-                Err(failure) => {
-                    let message = match &failure {
-                        StreamFailure::Cancelled => "cancelled".to_owned(),
-                        StreamFailure::Timeout(after) => {
-                            format!("no data from the model for {} s", after.as_secs())
-                        }
-                        StreamFailure::Provider(m) | StreamFailure::ContextOverflow(m) => m.clone(),
-                    };
-                    self.finish_stream(handle, Some(failure));
-                    return Ok(Some(failed(message)));
-                }
-            }
+        let Some(stream) = self.responses.streams.get_mut(&handle) else {
+            return Ok(Some(failed(format!("unknown stream handle {handle}"))));
+        };
+        let run = self.run.get_mut()?;
+        let read = run.read_response(&mut stream.response, see, failed).await;
+        if !stream.response.is_streaming()
+            && let Some(text) = stream.response.text().filter(|t| !t.is_empty())
+        {
+            self.run.shown = text;
         }
+        Ok(read)
     }
 
     /// Makes `model` of `provider` this context's model, for this run and the next ones.
@@ -685,13 +518,7 @@ impl Host for ProvidersView<'_> {
         tools: Vec<String>,
         options: StreamOptions,
     ) -> wasmtime::Result<Result<StreamHandle, String>> {
-        let opened = self.open_stream(None, &tools, options).await?;
-        if let Ok(handle) = opened
-            && let Some(stream) = self.responses.streams.get_mut(&handle)
-        {
-            stream.reopen = Some((tools, options));
-        }
-        Ok(opened)
+        self.open_stream(None, &tools, options).await
     }
 
     async fn read_stream_chunk(
@@ -702,16 +529,10 @@ impl Host for ProvidersView<'_> {
     }
 
     fn close_stream(&mut self, handle: StreamHandle) -> wasmtime::Result<()> {
-        if let Some(stream) = self.responses.streams.get_mut(&handle) {
-            stream.chunks = Box::pin(futures::stream::empty());
-        }
         self.finish_stream(
             handle,
-            Some(StreamFailure::Provider(
-                "the loop closed the stream".to_owned(),
-            )),
-        );
-        Ok(())
+            StreamFailure::Provider("the loop closed the stream".to_owned()),
+        )
     }
 
     fn get_stream_usage(&mut self, handle: StreamHandle) -> wasmtime::Result<Option<UsageDetails>> {
@@ -719,7 +540,7 @@ impl Host for ProvidersView<'_> {
             .responses
             .streams
             .get(&handle)
-            .map(|s| details(&s.usage())))
+            .map(|s| details(&s.response.usage())))
     }
 
     fn get_run_usage(&mut self) -> wasmtime::Result<UsageDetails> {

@@ -57,10 +57,9 @@ impl HasData for StorageData {
     type Data<'a> = StorageView<'a>;
 }
 
-/// Appends the assistant message the host assembled from a finished stream, checks its
-/// calls for repetition (which may end the run), and hands back the stream's assembled
-/// parts (see `OpenStream::store`). Shared by `storage.add-streamed-message` and
-/// `providers.run-turn`.
+/// Stores a finished stream's response through the run's step (a whole one's calls checked
+/// for repetition, which may end the run) and hands back its assembled parts, moved. Shared
+/// by `storage.add-streamed-message` and `providers.run-turn`.
 pub(crate) async fn store_streamed(
     run: &mut RunSlot,
     responses: &mut Responses,
@@ -69,18 +68,21 @@ pub(crate) async fn store_streamed(
     let Some(stream) = responses.streams.get_mut(&handle) else {
         return Ok(Err(format!("unknown stream handle {handle}")));
     };
-    let (message, parts) = match stream.store(handle) {
-        Ok(stored) => stored,
-        Err(e) => return Ok(Err(e)),
-    };
-    let run = run.get_mut()?;
-    let Some(message) = message else {
-        return Ok(Ok(parts));
-    };
-    run.push_message(message.clone());
-    Ok(match run.check_repetition(&message).await {
-        Ok(()) => Ok(parts),
-        Err(e) => Err(e.to_string()),
+    if let Some(why) = stream.not_storable(handle) {
+        return Ok(Err(why));
+    }
+    let stored = run.get_mut()?.store_response(&mut stream.response).await;
+    Ok(match stored {
+        Some(Ok(stored)) => {
+            stream.mark_stored(stored.stored);
+            Ok(stored.parts)
+        }
+        // Stored, and the run stopped at its repetition.
+        Some(Err(e)) => {
+            stream.mark_stored(std::sync::Arc::from([]));
+            Err(e.to_string())
+        }
+        None => Err(format!("turn {handle} is already in the history")),
     })
 }
 
