@@ -48,6 +48,7 @@ pub use error::SessionError;
 pub use models::{ModelChoice, ReplayMode};
 pub use session::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, Session, SessionBuilder, TurnCanceller,
+    workspace_root,
 };
 pub use sink::{NoRenderer, Renderer, SessionSink};
 pub use wonopcode_wasm_host::LoopSource;

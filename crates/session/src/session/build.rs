@@ -1,0 +1,827 @@
+//! [`SessionBuilder::build`]: a session from its settings, in named steps whose order
+//! matters — the workspace's trust before anything of it is read, the model and the journal
+//! before anything is stored, the limits, the sandbox and the tools, the history, the hooks,
+//! the resolver of named loops, delegation, then the loop loaded while the MCP servers
+//! start, and last the session announced. Everything that can refuse the settings refuses
+//! them before the journal records a run.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
+use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
+use wonopcode_agent_loop::{
+    ContextPath, Emitter, EventKind, LoopConfig, Message, ModelSource, OnInterrupted, Role,
+    SharedGate, SharedModel, ToolRegistry,
+};
+use wonopcode_hooks::HookEnv;
+use wonopcode_journal::EarlierRun;
+use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
+use wonopcode_sandbox::{Sandbox, SandboxPolicy};
+use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
+use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
+use wonopcode_wasm_host::context_tools::ContextTools;
+use wonopcode_wasm_host::{
+    AgentDefinition, CachePolicy, Delegation, Grant, HostConfig, LoopSource, ModuleResolver,
+};
+
+use super::{
+    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, LoopSwitcher, Session, SessionBuilder,
+    TurnCanceller, new_session_id,
+};
+use crate::config::{ClearSetting, Config};
+use crate::error::SessionError;
+use crate::history::History;
+use crate::hook_loader::HookLoader;
+use crate::instructions::ProjectInstructions;
+use crate::loops;
+use crate::mcp;
+use crate::models::{self, EarlierResponses, ModelChoice};
+use crate::module_tools::SessionResolver;
+use crate::run_journal::{RunJournal, RunMetaParts};
+use crate::sink::SessionSink;
+use crate::skill_tool::SkillTool;
+use wonopcode_mcp::{AcceptDefaults, Elicitor, ServerConfig, ServerFailure};
+
+impl SessionBuilder {
+    /// Opens the model, the history and the loop, and announces the session.
+    pub async fn build(mut self) -> Result<Session, SessionError> {
+        let root = workspace_root(&self.workspace)?;
+        let mut notices = Vec::new();
+        let trusted = trust(&root, self.trust_workspace, &mut notices);
+        let agent_file = self.source.agent().cloned();
+        let (provider, models, journal) = self.model_and_journal(&agent_file, &mut notices).await?;
+        let mut tooling = Tooling::set_up(&self, &root)?;
+        let catalog = self.catalog.take();
+        let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
+        // One hidden list for commands and file tools alike.
+        loop_config.hidden_paths = tooling.sandbox.hidden_paths().into();
+        notices.extend(tooling.sandbox.notices());
+        notices.extend(std::mem::take(&mut tooling.skill_warnings));
+        let permissions = self
+            .permissions
+            .take()
+            .unwrap_or_else(|| self.config.permissions.clone());
+        let permission_policy = Arc::new(PermissionPolicy::new(
+            permissions,
+            self.yes,
+            self.prompter.take(),
+        ));
+        let policy: SharedGate = permission_policy.clone();
+        let token = CancellationToken::new();
+        let (messages, session_id, sink, events) =
+            self.conversation(&provider, &token, &mut notices)?;
+        let lineage = Lineage::of(
+            self.resuming.take(),
+            self.fork.take(),
+            &mut loop_config,
+            &mut notices,
+        );
+        let (hook_loader, instructions) =
+            self.hooks_and_instructions(&root, trusted, &tooling, &mut loop_config, &mut notices)?;
+        let elicitor = self.elicitor.take().or_else(|| {
+            self.yes
+                .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
+        });
+        let resolver = self.resolver(
+            catalog,
+            &root,
+            trusted,
+            &tooling,
+            &hook_loader,
+            elicitor.clone(),
+        );
+        // A named root loop starts its lineage with its module's grants; its limits cap the
+        // whole run under the run's own.
+        let root_grants: Vec<Grant> = self.loop_name.iter().cloned().map(Grant::Module).collect();
+        let root_budget = match &self.loop_name {
+            Some(name) => resolver.module_budget(name).map_err(SessionError::Choice)?,
+            None => None,
+        };
+        let (provider, models) = capped(provider, models, root_budget)?;
+        let host_config = HostConfig {
+            values: self.config.guest.clone(),
+            prompter: self.guest_prompter.take(),
+            contexts: self.config.contexts.limits(self.max_parallel),
+            resolver: Some(resolver.clone()),
+            models: Some(models.clone()),
+            grants: root_grants.clone(),
+            ..HostConfig::default()
+        };
+        self.delegation(&mut tooling.tools, &resolver, &host_config)?;
+        let switcher = self.switcher(&resolver, &host_config);
+        let loaded = self
+            .load(
+                &root,
+                &resolver,
+                &root_grants,
+                host_config,
+                &mut tooling,
+                elicitor,
+            )
+            .await?;
+        let Loaded {
+            agent,
+            reloader,
+            own,
+            tools,
+            clashes,
+            mcp_failures,
+        } = loaded;
+        loop_config.hooks =
+            wonopcode_agent_loop::hook::layered(loop_config.hooks.take(), own.hooks.clone());
+        let loop_name = agent_file
+            .as_ref()
+            .map_or(agent.name(), |a| a.name.as_str())
+            .to_owned();
+        loop_config.agent = Some(loop_name.as_str().into());
+        if let Some(journal) = &journal {
+            let info = provider.info();
+            let parts = RunMetaParts {
+                workspace: &root.display().to_string(),
+                loop_name: &loop_name,
+                model: &format!("{}/{}", info.provider, info.id),
+                invocation: self.invocation.clone(),
+                resumes: lineage.resumes.clone(),
+                origin: lineage.origin.clone(),
+            };
+            begin_journal(journal, parts, &sink, &mut notices);
+        }
+        let announced = Announcement {
+            events: &events,
+            session_id: &session_id,
+            root: &root,
+            loop_name,
+            model: provider.info().id.clone(),
+            resumed: !messages.is_empty(),
+        };
+        announced
+            .announce(lineage, &mut loop_config, &instructions)
+            .await;
+        report_failures(&events, &own, clashes, mcp_failures);
+        Ok(Session {
+            root,
+            journal,
+            agent_file: agent_file.map(|a| a.name.clone()),
+            messages,
+            provider,
+            models,
+            tools,
+            policy,
+            config: loop_config,
+            events,
+            session_id,
+            token,
+            current_turn: TurnCanceller::default(),
+            agent,
+            reloader: reloader.filter(|_| self.hot_reload),
+            switcher,
+            sink,
+            notices,
+            sandbox_mode: tooling.sandbox_policy.mode,
+            permission_policy,
+            _module_tools: own,
+        })
+    }
+
+    /// The model (the caller's, or one opened from the choice, an agent file's when the
+    /// caller chose none), answered first from the journal it resumes or forks, recorded in
+    /// the run's own journal, and drawing on the run's budget — a cost limit on a model
+    /// without prices is refused here, before anything is stored.
+    async fn model_and_journal(
+        &mut self,
+        agent_file: &Option<Arc<AgentDefinition>>,
+        notices: &mut Vec<String>,
+    ) -> Result<(SharedModel, Arc<dyn ModelSource>, Option<RunJournal>), SessionError> {
+        // An agent file's model and time limit are the run's unless the caller chose its own.
+        let mut choice: ModelChoice = self.model_choice.clone();
+        let mut budget_limits: BudgetLimits = self.budget;
+        if let Some(agent) = agent_file {
+            if choice.provider.is_none() && choice.model.is_none() {
+                choice.provider = agent.provider.clone();
+                choice.model = agent.model.clone();
+            }
+            let wall = agent.timeout_ms.map(std::time::Duration::from_millis);
+            budget_limits.max_wall = tighter(budget_limits.max_wall, wall);
+        }
+        let earlier = match (&self.resuming, &self.fork) {
+            (Some((earlier, _)), _) => Some(EarlierResponses {
+                path: earlier.responses.clone(),
+                cut: None,
+            }),
+            (None, Some(fork)) => Some(EarlierResponses {
+                path: fork.responses.clone(),
+                cut: Some((fork.at.clone(), fork.response)),
+            }),
+            (None, None) => None,
+        };
+        let (provider, models) = match self.model.take() {
+            // A model of the caller's: the journal's responses are served before it.
+            Some((model, models)) => match &earlier {
+                Some(earlier) => models::resumed(earlier, model, models)?,
+                None => (model, models),
+            },
+            None => models::open(&choice, &self.config, earlier.as_ref()).await?,
+        };
+        let journal = self.runs.as_ref().and_then(|runs| {
+            RunJournal::create(runs)
+                .map_err(|e| notices.push(format!("the run is not journaled: {e}")))
+                .ok()
+        });
+        let (provider, models) = match &journal {
+            Some(journal) => journal.recording(provider, models)?,
+            None => (provider, models),
+        };
+        // Every model of the run, the ones guests switch to included, draws on one budget.
+        let run_budget = budget_limits.any().then(|| RunBudget::new(budget_limits));
+        let (provider, models) = capped(provider, models, run_budget)?;
+        Ok((provider, models, journal))
+    }
+
+    /// The resolver of named loops (the catalog the workspace may add to when trusted) and
+    /// of what a child context is given.
+    fn resolver(
+        &self,
+        catalog: Option<Catalog>,
+        root: &Path,
+        trusted: bool,
+        tooling: &Tooling,
+        hooks: &Arc<HookLoader>,
+        elicitor: Option<Arc<dyn Elicitor>>,
+    ) -> Arc<SessionResolver> {
+        let search = SearchPath::standard(&self.loops_dirs, Some(root)).trusting_workspace(trusted);
+        Arc::new(SessionResolver {
+            catalog: match catalog {
+                Some(catalog) => CatalogResolver::discovered(search, catalog),
+                None => CatalogResolver::new(search),
+            },
+            workspace: root.to_path_buf(),
+            env: tooling.command_env.clone(),
+            elicitor,
+            sandbox: tooling.sandbox_policy.clone(),
+            builtins: tooling.options.clone(),
+            narrower: Default::default(),
+            skill_tool: tooling.skill_tool.clone(),
+            hooks: hooks.clone(),
+            scoped_hooks: Default::default(),
+        })
+    }
+
+    /// The conversation the session goes on with (its history file's, or a new one), the
+    /// sink its events go to (the history, the renderer, the trace, telemetry) and the root's
+    /// emitter. A continued conversation's answers were responses of the root already: a
+    /// replay serves, and a recording numbers, the next one after them.
+    #[allow(clippy::type_complexity)]
+    fn conversation(
+        &mut self,
+        provider: &SharedModel,
+        token: &CancellationToken,
+        notices: &mut Vec<String>,
+    ) -> Result<(Vec<Message>, String, Arc<SessionSink>, Emitter), SessionError> {
+        let (history, messages) = open_history(self.history.as_deref(), notices)?;
+        for _ in messages.iter().filter(|m| m.role == Role::Assistant) {
+            provider.skip_response(&ContextPath::root());
+        }
+        let session_id = history
+            .as_ref()
+            .map_or_else(new_session_id, |h| h.session_id.clone());
+        let renderer = std::mem::replace(&mut self.renderer, Box::new(crate::sink::NoRenderer));
+        let sink = Arc::new(SessionSink::new(
+            history,
+            renderer,
+            token.clone(),
+            self.trace,
+        ));
+        if let Some(recorder) = self.telemetry.take() {
+            sink.telemetry(recorder);
+        }
+        let events = Emitter::new(sink.clone(), ContextPath::root());
+        Ok((messages, session_id, sink, events))
+    }
+
+    /// The run's hooks (the workspace's only when it is trusted) and the project's
+    /// instructions (`AGENTS.md`, `CLAUDE.md`), both set in the loop's config.
+    fn hooks_and_instructions(
+        &self,
+        root: &Path,
+        trusted: bool,
+        tooling: &Tooling,
+        loop_config: &mut LoopConfig,
+        notices: &mut Vec<String>,
+    ) -> Result<(Arc<HookLoader>, ProjectInstructions), SessionError> {
+        let hook_loader = Arc::new(HookLoader::new(
+            HookEnv {
+                workspace: root.to_path_buf(),
+                env: Some(tooling.command_env.clone()),
+                sandbox: Some(tooling.sandbox.clone()),
+            },
+            self.cache,
+        ));
+        loop_config.hooks = run_hooks(&self.config, root, &hook_loader, trusted, notices)?;
+        let instructions = if self.project_instructions {
+            ProjectInstructions::find(root, &loop_config.hidden_paths)
+        } else {
+            ProjectInstructions::default()
+        };
+        if !instructions.text.is_empty() {
+            loop_config.instructions = Some(instructions.text.as_str().into());
+        }
+        Ok((hook_loader, instructions))
+    }
+
+    /// What switching the root's loop later takes: the resolver, how this one was loaded,
+    /// and the named root whose own tools and grants are set up for the whole run.
+    fn switcher(&self, resolver: &Arc<SessionResolver>, host_config: &HostConfig) -> LoopSwitcher {
+        LoopSwitcher {
+            resolver: resolver.clone(),
+            cache: self.cache,
+            host_config: host_config.clone(),
+            hot_reload: self.hot_reload,
+            scoped_root: self.loop_name.as_ref().and_then(|name| {
+                let entry = resolver.catalog.entry(name).ok()?;
+                let own = !entry.context_tools.is_empty() || entry.location.agent().is_some();
+                own.then(|| name.clone())
+            }),
+        }
+    }
+
+    /// Loads the loop while the MCP servers (the config's, and a named root loop's own)
+    /// start: a guest may compile, and the first request waits for the slowest, not for all.
+    async fn load(
+        &mut self,
+        root: &Path,
+        resolver: &SessionResolver,
+        root_grants: &[Grant],
+        host_config: HostConfig,
+        tooling: &mut Tooling,
+        elicitor: Option<Arc<dyn Elicitor>>,
+    ) -> Result<Loaded, SessionError> {
+        // The builder is not `Sync` (its renderer): the futures borrow its fields alone.
+        let (loop_name, source, cache) = (&self.loop_name, &self.source, self.cache);
+        let module_tools = async move {
+            match loop_name {
+                Some(name) => resolver.context_tools(Some(name), root_grants).await,
+                None => Ok(ContextTools::default()),
+            }
+        };
+        let mcp_configs = std::mem::take(&mut tooling.mcp_configs);
+        let env = tooling.command_env.clone();
+        let (mcp_failures, loaded, own) = tokio::join!(
+            mcp::start(mcp_configs, root, env, &mut tooling.tools, elicitor),
+            loops::load(source, cache, host_config),
+            module_tools,
+        );
+        let (agent, reloader) = loaded?;
+        let own = own.map_err(SessionError::Choice)?;
+        let (mut tools, clashes) = own.apply(&tooling.tools);
+        // An agent file's `disallowedTools` are taken out last, whoever offered them.
+        if let Some(file) = source.agent().filter(|a| !a.denied_tools.is_empty()) {
+            let kept: Vec<String> = tools
+                .names()
+                .filter(|name| !file.denied_tools.iter().any(|d| d == name))
+                .map(str::to_owned)
+                .collect();
+            tools = tools.filtered(kept.iter().map(String::as_str));
+        }
+        Ok(Loaded {
+            agent,
+            reloader,
+            own,
+            tools,
+            clashes,
+            mcp_failures,
+        })
+    }
+
+    /// Delegation from the native loop: on when asked for (`agents`), or when the root is
+    /// an agent whose tools name it; refused for a WebAssembly root, which spawns itself.
+    fn delegation(
+        &self,
+        tools: &mut ToolRegistry,
+        resolver: &SessionResolver,
+        host_config: &HostConfig,
+    ) -> Result<(), SessionError> {
+        let root_delegates = self.loop_name.as_ref().is_some_and(|name| {
+            resolver.catalog.entry(name).is_ok_and(|e| {
+                e.context_tools
+                    .tools
+                    .as_ref()
+                    .is_some_and(|t| t.iter().any(|n| n == "spawn_agent"))
+            })
+        });
+        let native_root = matches!(self.source, LoopSource::Native | LoopSource::Agent(_));
+        if native_root && (!self.agents.is_empty() || root_delegates) {
+            register_delegation(tools, &self.agents, self.cache, host_config)
+        } else if !self.agents.is_empty() {
+            Err(SessionError::Choice(
+                "--agents lets the native loop delegate; a WebAssembly loop spawns with its own `context` calls".to_owned(),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The loop loaded, the MCP servers started, and the tools the root has with its module's
+/// own.
+struct Loaded {
+    agent: Arc<dyn wonopcode_agent_loop::AgentLoop>,
+    reloader: Option<crate::loops::Reloader>,
+    own: ContextTools,
+    tools: ToolRegistry,
+    clashes: Vec<String>,
+    mcp_failures: Vec<ServerFailure>,
+}
+
+/// Reports what of the root's tools could not be used: the MCP servers that failed to
+/// start, and the module's own tools that could not be set up or clashed with the run's.
+fn report_failures(
+    events: &Emitter,
+    own: &ContextTools,
+    clashes: Vec<String>,
+    mcp_failures: Vec<ServerFailure>,
+) {
+    for failure in mcp_failures {
+        events.emit(EventKind::McpServerFailed {
+            server: failure.server,
+            error: failure.reason,
+        });
+    }
+    wonopcode_wasm_host::context_tools::report_failures(events, own, clashes);
+}
+
+/// Starts the run's journal (`run.json` with how it was started) and has the sink write
+/// to it; a journal that cannot start is a notice, not a failed run.
+fn begin_journal(
+    journal: &RunJournal,
+    parts: RunMetaParts<'_>,
+    sink: &SessionSink,
+    notices: &mut Vec<String>,
+) {
+    match journal.begin(parts) {
+        Ok(log) => sink.journal(log),
+        Err(e) => notices.push(format!("the run is not journaled: {e}")),
+    }
+}
+
+/// Whether the workspace is trusted: a cloned repository runs nothing before the person
+/// trusts it (what it would have run is one notice).
+fn trust(root: &Path, asked: bool, notices: &mut Vec<String>) -> bool {
+    let found = crate::trust::WorkspaceExecutables::scan(root);
+    let trusted = crate::trust::trusted_with(root, asked, &found).unwrap_or_else(|e| {
+        notices.push(format!("{e}: the workspace is taken as not trusted"));
+        false
+    });
+    if !trusted && !found.is_empty() {
+        notices.push(crate::trust::left_out_notice(&found));
+    }
+    trusted
+}
+
+/// The run's limits and request settings: the iteration limit, the system prompt, the
+/// generation settings (the caller's over the agent file's over the config's over the
+/// ambient ones, checked against the model), compaction and the clearing of old outputs.
+fn limits(
+    builder: &SessionBuilder,
+    agent_file: Option<&AgentDefinition>,
+    provider: &SharedModel,
+) -> Result<LoopConfig, SessionError> {
+    let config = &builder.config;
+    let ambient = match provider.info().capabilities.thinking {
+        true => builder.ambient_generation,
+        false => Default::default(),
+    };
+    let agent_generation = agent_file.map(|a| a.generation).unwrap_or_default();
+    let request = builder
+        .generation
+        .over(agent_generation)
+        .over(config.generation())
+        .over(ambient)
+        .request_options(provider.info())
+        .map_err(SessionError::Choice)?;
+    let mut loop_config = LoopConfig {
+        max_iterations: builder
+            .max_iterations
+            .or(agent_file.and_then(|a| a.max_iterations))
+            .or(config.max_iterations)
+            .unwrap_or(DEFAULT_MAX_ITERATIONS),
+        system_prompt: Some(match agent_file {
+            Some(agent) => agent.system_prompt.clone(),
+            None => config
+                .system_prompt
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+        }),
+        request,
+        ..LoopConfig::default()
+    };
+    loop_config.compaction.max_messages = config.compact_after_messages;
+    match config.clear_tool_outputs {
+        Some(ClearSetting::Off) => loop_config.compaction.clear_tool_outputs = None,
+        Some(ClearSetting::On(sizes)) => {
+            loop_config.compaction.clear_tool_outputs = Some(sizes);
+        }
+        None => {}
+    }
+    Ok(loop_config)
+}
+
+/// The sandbox and what runs under it: the built-in tools, the optional ones, the MCP
+/// servers' configs (confined like commands, with the same environment: the run's secrets
+/// stay out), and the permission rules checked against the tools.
+struct Tooling {
+    tools: ToolRegistry,
+    options: BuiltinOptions,
+    sandbox: Arc<Sandbox>,
+    sandbox_policy: SandboxPolicy,
+    command_env: Arc<std::collections::BTreeMap<String, String>>,
+    mcp_configs: Vec<ServerConfig>,
+    skill_tool: Option<Arc<SkillTool>>,
+    skill_warnings: Vec<String>,
+}
+
+impl Tooling {
+    /// Sets it up; a sandbox the kernel cannot enforce, or a rule for a tool the run lacks,
+    /// is refused here, before anything is stored.
+    fn set_up(builder: &SessionBuilder, root: &Path) -> Result<Self, SessionError> {
+        let config = &builder.config;
+        let command_env = mcp::command_environment(config)?;
+        let sandbox_policy = config.sandbox_policy(builder.sandbox_mode, root);
+        let sandbox = Sandbox::new(sandbox_policy.clone())
+            .map(Arc::new)
+            .map_err(|e| SessionError::Choice(e.to_string()))?;
+        let mut options = BuiltinOptions {
+            command_env: command_env.clone(),
+            sandbox: Some(sandbox.clone()),
+            ..BuiltinOptions::default()
+        };
+        if let Some(limit) = builder.bash_timeout {
+            options = options.with_bash_limit(limit);
+        }
+        let mut tools = ToolRegistry::new();
+        register_builtins(&mut tools, options.clone())
+            .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
+        let skills = Skills::discover(root);
+        let skill_tool = register_optional_tools(&mut tools, config, &skills)?;
+        let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &builder.mcp)?;
+        mcp::confine_servers(&mut mcp_configs, &sandbox_policy, root);
+        let permissions = builder.permissions.as_ref().unwrap_or(&config.permissions);
+        check_rules(permissions, &tools)?;
+        Ok(Self {
+            tools,
+            options,
+            sandbox,
+            sandbox_policy,
+            command_env,
+            mcp_configs,
+            skill_tool,
+            skill_warnings: skills.warnings,
+        })
+    }
+}
+
+/// A rule for a tool the run lacks would match nothing: refused (MCP tools are not known
+/// until their servers start).
+fn check_rules(permissions: &PolicyConfig, tools: &ToolRegistry) -> Result<(), SessionError> {
+    for rule in &permissions.rules {
+        if !mcp::names_a_server(&rule.tool) {
+            rule.check_tool(tools.names())
+                .map_err(|e| SessionError::Choice(e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The run this one resumes or forks: for its `run.json`, its first events, and the calls
+/// the resumed run finished (answered from its journal).
+struct Lineage {
+    resumes: Option<String>,
+    origin: Option<String>,
+    events: Vec<EventKind>,
+}
+
+impl Lineage {
+    fn of(
+        resuming: Option<(EarlierRun, OnInterrupted)>,
+        fork: Option<Fork>,
+        loop_config: &mut LoopConfig,
+        notices: &mut Vec<String>,
+    ) -> Self {
+        let resumes = resuming.as_ref().map(|(e, _)| e.meta.id.clone());
+        let origin = fork.as_ref().map(|f| format!("{}@{}", f.origin, f.point()));
+        let mut events = Vec::new();
+        if let Some((earlier, on_interrupted)) = resuming {
+            let mut calls = earlier.calls;
+            calls.on_interrupted = on_interrupted;
+            let mut unfinished: Vec<&ContextPath> = calls.unfinished.iter().collect();
+            unfinished.sort();
+            events.push(EventKind::RunResumed {
+                from: earlier.meta.id.clone(),
+                unfinished: unfinished.iter().map(|c| c.to_string()).collect(),
+                calls: u32::try_from(calls.finished_count()).unwrap_or(u32::MAX),
+            });
+            if let Some(torn) = &earlier.torn {
+                notices.push(format!(
+                    "run {}'s journal ended in a record cut short (line {}): the run goes on from the record before it",
+                    earlier.meta.id, torn.line
+                ));
+            }
+            loop_config.earlier = Some(Arc::new(calls));
+        }
+        if let Some(fork) = fork {
+            events.push(EventKind::RunForked {
+                at: fork.point(),
+                from: fork.origin,
+            });
+        }
+        Self {
+            resumes,
+            origin,
+            events,
+        }
+    }
+}
+
+/// The session's first events: it started (and from which run), what its hooks add to the
+/// instructions at its start, the project instructions it read.
+struct Announcement<'a> {
+    events: &'a Emitter,
+    session_id: &'a str,
+    root: &'a Path,
+    loop_name: String,
+    model: String,
+    /// It goes on with a conversation.
+    resumed: bool,
+}
+
+impl Announcement<'_> {
+    async fn announce(
+        self,
+        lineage: Lineage,
+        loop_config: &mut LoopConfig,
+        instructions: &ProjectInstructions,
+    ) {
+        let events = self.events;
+        events.emit(EventKind::SessionStarted {
+            session_id: self.session_id.to_owned(),
+            loop_name: self.loop_name,
+            model: self.model.clone(),
+            schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
+        });
+        for lineage in lineage.events {
+            events.emit(lineage);
+        }
+        if let Some(hooks) = loop_config.hooks.clone() {
+            let site = HookSite::new(events, self.session_id, self.root, loop_config.agent_name());
+            let source = if self.resumed { "resume" } else { "startup" };
+            let said = hooks
+                .turn_event(
+                    &site,
+                    TurnEvent::SessionStarted {
+                        source,
+                        model: &self.model,
+                    },
+                )
+                .await;
+            if let Some(added) = said.context {
+                loop_config.add_instructions(&added);
+            }
+        }
+        if !instructions.files.is_empty() {
+            events.emit(EventKind::ProjectInstructionsLoaded {
+                files: instructions
+                    .files
+                    .iter()
+                    .map(|f| f.strip_prefix(self.root).unwrap_or(f).display().to_string())
+                    .collect(),
+                truncated: instructions.truncated,
+            });
+        }
+    }
+}
+
+/// The workspace as a canonical directory, or why it cannot be one. Every front-end
+/// resolves its workspace here.
+pub fn workspace_root(workspace: &Path) -> Result<PathBuf, SessionError> {
+    let root = workspace.canonicalize().map_err(|e| {
+        SessionError::Choice(format!(
+            "workspace directory {} is not usable: {e}",
+            workspace.display()
+        ))
+    })?;
+    if !root.is_dir() {
+        return Err(SessionError::Choice(format!(
+            "{} is not a directory",
+            workspace.display()
+        )));
+    }
+    Ok(root)
+}
+
+/// The model and the source of the models it may switch to, both drawing on `budget` when
+/// there is one; a model without prices under a cost limit is refused.
+fn capped(
+    provider: SharedModel,
+    models: Arc<dyn ModelSource>,
+    budget: Option<Arc<RunBudget>>,
+) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
+    let Some(budget) = budget else {
+        return Ok((provider, models));
+    };
+    budget
+        .check_model(provider.info())
+        .map_err(SessionError::Choice)?;
+    Ok((
+        CappedModel::wrap(provider, budget.clone()),
+        CappedSource::wrap(models, budget),
+    ))
+}
+
+/// The tools a run has only when it is set up for them: `websearch` when the config names a
+/// search engine, `skill` when there are skills (its description lists them). The skill
+/// tool is returned too, for the contexts whose skills are narrowed.
+fn register_optional_tools(
+    tools: &mut ToolRegistry,
+    config: &Config,
+    skills: &Skills,
+) -> Result<Option<Arc<SkillTool>>, SessionError> {
+    if let Some(engine) = &config.websearch {
+        let tool = WebSearchTool::new(engine.clone(), &|name| std::env::var(name).ok())
+            .map_err(SessionError::Choice)?;
+        tools
+            .register(Arc::new(tool))
+            .map_err(|e| SessionError::Choice(format!("the websearch tool: {e}")))?;
+    }
+    let skill_tool = SkillTool::of(skills).map(Arc::new);
+    if let Some(tool) = &skill_tool {
+        tools
+            .register(tool.clone())
+            .map_err(|e| SessionError::Choice(format!("the skill tool: {e}")))?;
+    }
+    Ok(skill_tool)
+}
+
+/// The history file at `path` and the conversation it holds (none without a file); a file
+/// torn by a crash is repaired, with a notice saying where its tail was kept.
+fn open_history(
+    path: Option<&Path>,
+    notices: &mut Vec<String>,
+) -> Result<(Option<History>, Vec<Message>), SessionError> {
+    let Some(path) = path else {
+        return Ok((None, Vec::new()));
+    };
+    let (history, messages) = History::open(path, &new_session_id())?;
+    if let Some(aside) = &history.torn {
+        notices.push(format!(
+            "the history file {} ended in an incomplete record (a crash or a full disk); it is kept in {} and the history goes on from the last whole record",
+            path.display(),
+            aside.display()
+        ));
+    }
+    Ok((Some(history), messages))
+}
+
+/// The run's hooks: the config file's, then Claude Code's settings files' (the workspace's
+/// when it is `trusted`; grants its hooks may not have are one notice each).
+fn run_hooks(
+    config: &Config,
+    root: &Path,
+    loader: &HookLoader,
+    trusted: bool,
+    notices: &mut Vec<String>,
+) -> Result<Option<SharedHooks>, SessionError> {
+    let file = config
+        .file
+        .as_ref()
+        .map_or_else(|| "the config file".to_owned(), |f| f.display().to_string());
+    let configured = config.hooks.as_ref().map(|h| (h, file.as_str()));
+    let (table, refused) =
+        wonopcode_hooks::discover(configured, root, dirs::home_dir().as_deref(), trusted)
+            .map_err(|e| SessionError::Choice(format!("hooks: {e}")))?;
+    notices.extend(refused);
+    loader
+        .hooks(table)
+        .map_err(|e| SessionError::Choice(format!("hooks: {e}")))
+}
+
+/// The native loop's delegation tools (`spawn_agent` and the rest), for the agents `agents`
+/// names (`all`, or none named: every one).
+fn register_delegation(
+    tools: &mut ToolRegistry,
+    agents: &[String],
+    cache: Option<CachePolicy>,
+    host_config: &HostConfig,
+) -> Result<(), SessionError> {
+    let allowed = (!agents.iter().any(|a| a == "all")).then_some(agents);
+    let allowed = allowed.filter(|a| !a.is_empty());
+    let engine = loops::engine(cache)?;
+    let delegation =
+        Delegation::root(engine, host_config.clone(), allowed).map_err(SessionError::Choice)?;
+    for tool in delegation.tools() {
+        tools
+            .register(tool)
+            .map_err(|e| SessionError::Choice(format!("the delegation tools: {e}")))?;
+    }
+    Ok(())
+}
