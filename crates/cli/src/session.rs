@@ -106,19 +106,7 @@ pub fn workspace_root(cwd: Option<&std::path::Path>) -> anyhow::Result<PathBuf> 
         Some(d) => d.to_path_buf(),
         None => std::env::current_dir().context("cannot determine the current directory")?,
     };
-    let canonical = dir.canonicalize().map_err(|e| {
-        usage(format!(
-            "-C/--cwd: workspace directory {} is not usable: {e}",
-            dir.display()
-        ))
-    })?;
-    if !canonical.is_dir() {
-        return Err(usage(format!(
-            "-C/--cwd: {} is not a directory",
-            dir.display()
-        )));
-    }
-    Ok(canonical)
+    wonopcode_session::workspace_root(&dir).map_err(|e| usage(format!("-C/--cwd: {e}")))
 }
 
 fn input(args: &PromptArgs) -> anyhow::Result<Input> {
@@ -327,26 +315,7 @@ pub async fn run_session(
         },
         None => input(&args)?,
     };
-    let mut invocation = match again.as_ref().and_then(Again::invocation) {
-        Some(earlier) => earlier.clone(),
-        None => Invocation {
-            args: std::env::args_os()
-                .skip(1)
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            cwd: std::env::current_dir()
-                .map(|d| d.display().to_string())
-                .unwrap_or_default(),
-            one_shot: matches!(input, Input::One(_)),
-            seal: None,
-        },
-    };
-    // Typed by this user (or, on a resume, sealed before or accepted just now): sealed, so
-    // a later `resume` knows its settings were not planted.
-    if let Some(key) = wonopcode_journal::SealKey::standard() {
-        invocation.seal(&key);
-    }
-
+    let invocation = invocation(again.as_ref(), &input);
     let interactive =
         std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());
     let progress = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
@@ -422,32 +391,7 @@ pub async fn run_session(
         },
         history: args.history.clone(),
     };
-    let code = match input {
-        Input::One(prompt) => {
-            let result = cli.session.prompt(&prompt).await;
-            cli.finish(&result)
-        }
-        Input::Resume(answers) => {
-            let result = cli.session.resume(answers).await.map_err(reported)?;
-            cli.finish(&result)
-        }
-        Input::Repl => cli.repl().await?,
-        Input::Again { prompts, then_repl } => {
-            let mut code = exit::SUCCESS;
-            for prompt in prompts {
-                let result = cli.session.prompt(&prompt).await;
-                code = cli.finish(&result);
-                if code != exit::SUCCESS {
-                    break;
-                }
-            }
-            if then_repl && code == exit::SUCCESS {
-                cli.repl().await?
-            } else {
-                code
-            }
-        }
-    };
+    let code = cli.run(input).await?;
     // Stopped by SIGTERM or SIGHUP: the turn was cancelled and its history written; the
     // exit code says which signal.
     let code = match cli.stopped_by.load(Ordering::SeqCst) {
@@ -471,6 +415,30 @@ pub async fn run_session(
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
     Ok(code)
+}
+
+/// How the run was started, for its journal: the command line as typed, or, on a resume
+/// or fork, the other run's (sealed before, or accepted just now). Sealed under the
+/// user's key, so a later `resume` knows its settings were not planted.
+fn invocation(again: Option<&Again>, input: &Input) -> Invocation {
+    let mut invocation = match again.and_then(Again::invocation) {
+        Some(earlier) => earlier.clone(),
+        None => Invocation {
+            args: std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            one_shot: matches!(input, Input::One(_)),
+            seal: None,
+        },
+    };
+    if let Some(key) = wonopcode_journal::SealKey::standard() {
+        invocation.seal(&key);
+    }
+    invocation
 }
 
 fn spawn_ctrl_c_handler(canceller: TurnCanceller, progress: MultiProgress) {
@@ -532,6 +500,38 @@ struct Cli {
 }
 
 impl Cli {
+    /// Runs what the session was started with: one prompt, answers to a suspended call,
+    /// the REPL, or another run's prompts again (then the REPL, when it had one). The exit
+    /// code.
+    async fn run(&mut self, input: Input) -> anyhow::Result<u8> {
+        Ok(match input {
+            Input::One(prompt) => {
+                let result = self.session.prompt(&prompt).await;
+                self.finish(&result)
+            }
+            Input::Resume(answers) => {
+                let result = self.session.resume(answers).await.map_err(reported)?;
+                self.finish(&result)
+            }
+            Input::Repl => self.repl().await?,
+            Input::Again { prompts, then_repl } => {
+                let mut code = exit::SUCCESS;
+                for prompt in prompts {
+                    let result = self.session.prompt(&prompt).await;
+                    code = self.finish(&result);
+                    if code != exit::SUCCESS {
+                        break;
+                    }
+                }
+                if then_repl && code == exit::SUCCESS {
+                    self.repl().await?
+                } else {
+                    code
+                }
+            }
+        })
+    }
+
     /// Reports how a turn ended and returns its exit code.
     fn finish(&self, result: &LoopResult) -> u8 {
         if let Some(failure) = self.session.failure() {

@@ -463,6 +463,76 @@ impl TerminalRenderer {
         }
     }
 
+    /// A finished item of the root: a tool's outcome, the end of streamed text, an error,
+    /// a note, a hook's line.
+    fn item_completed(&mut self, item: &wonopcode_agent_loop::event::Item) {
+        match &item.details {
+            ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                self.tool_finished(&item.id, call)
+            }
+            ItemDetails::AgentMessage { .. } => {
+                if self.stdout_mid_line {
+                    self.out("\n");
+                }
+            }
+            ItemDetails::Reasoning { .. } => {
+                if self.stderr_mid_line {
+                    self.err_line("");
+                }
+            }
+            ItemDetails::Error { message } => {
+                self.err_line(&format!("{} {message}", style("!").red().bold()))
+            }
+            ItemDetails::Info { message } => {
+                self.err_line(&style(format!("· {message}")).dim().to_string());
+            }
+            ItemDetails::Hook(hook) => {
+                if let Some(line) = hook_line(hook) {
+                    self.err_line(&line);
+                }
+            }
+            ItemDetails::Progress { .. } => self.clear_spinner(&item.id),
+            ItemDetails::TodoList { .. } => {}
+        }
+    }
+
+    /// The turn's closing lines: how it ended, its requests, tokens and cost, and the
+    /// summary of its contexts.
+    fn turn_ended(
+        &mut self,
+        status: LoopStatus,
+        iterations: u32,
+        usage: &wonopcode_agent_loop::Usage,
+    ) {
+        self.status.stop_all();
+        for (_, bar) in self.spinners.drain() {
+            bar.finish_and_clear();
+        }
+        let cost = cost(usage);
+        // Every context's requests, as the tokens are every context's.
+        let requests = iterations + self.contexts.requests();
+        let what = match status {
+            LoopStatus::Complete => "done",
+            LoopStatus::Suspended => "suspended",
+            LoopStatus::MaxIterations => "stopped at the iteration limit",
+            LoopStatus::Error => "failed",
+            LoopStatus::Cancelled => "cancelled",
+            LoopStatus::BudgetExceeded => "stopped by the budget",
+        };
+        self.err_line(
+            &style(format!(
+                "· {what} · {requests} model request(s) · {} in / {} out tokens · {cost}",
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+                usage.output_tokens
+            ))
+            .dim()
+            .to_string(),
+        );
+        for line in self.contexts.summary(&self.root_module, status, usage) {
+            self.err_line(&style(line).dim().to_string());
+        }
+    }
+
     /// An event of the root context: its answer on stdout, everything else on stderr.
     fn render_root(&mut self, event: &Event) {
         match &event.kind {
@@ -486,34 +556,7 @@ impl TerminalRenderer {
                 self.status.streamed(&event.context, text.len());
                 self.root_delta(item_id, text);
             }
-            EventKind::ItemCompleted { item } => match &item.details {
-                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
-                    self.tool_finished(&item.id, call)
-                }
-                ItemDetails::AgentMessage { .. } => {
-                    if self.stdout_mid_line {
-                        self.out("\n");
-                    }
-                }
-                ItemDetails::Reasoning { .. } => {
-                    if self.stderr_mid_line {
-                        self.err_line("");
-                    }
-                }
-                ItemDetails::Error { message } => {
-                    self.err_line(&format!("{} {message}", style("!").red().bold()))
-                }
-                ItemDetails::Info { message } => {
-                    self.err_line(&style(format!("· {message}")).dim().to_string());
-                }
-                ItemDetails::Hook(hook) => {
-                    if let Some(line) = hook_line(hook) {
-                        self.err_line(&line);
-                    }
-                }
-                ItemDetails::Progress { .. } => self.clear_spinner(&item.id),
-                ItemDetails::TodoList { .. } => {}
-            },
+            EventKind::ItemCompleted { item } => self.item_completed(item),
             EventKind::ItemUpdated { item } => match &item.details {
                 ItemDetails::TodoList { items } => self.todo_list(items),
                 ItemDetails::Progress { message, fraction } => {
@@ -566,33 +609,7 @@ impl TerminalRenderer {
                 usage,
                 ..
             } => {
-                self.status.stop_all();
-                for (_, bar) in self.spinners.drain() {
-                    bar.finish_and_clear();
-                }
-                let cost = cost(usage);
-                // Every context's requests, as the tokens are every context's.
-                let requests = iterations + self.contexts.requests();
-                let what = match status {
-                    LoopStatus::Complete => "done",
-                    LoopStatus::Suspended => "suspended",
-                    LoopStatus::MaxIterations => "stopped at the iteration limit",
-                    LoopStatus::Error => "failed",
-                    LoopStatus::Cancelled => "cancelled",
-                    LoopStatus::BudgetExceeded => "stopped by the budget",
-                };
-                self.err_line(
-                    &style(format!(
-                        "· {what} · {requests} model request(s) · {} in / {} out tokens · {cost}",
-                        usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-                        usage.output_tokens
-                    ))
-                    .dim()
-                    .to_string(),
-                );
-                for line in self.contexts.summary(&self.root_module, *status, usage) {
-                    self.err_line(&style(line).dim().to_string());
-                }
+                self.turn_ended(*status, *iterations, usage);
             }
             EventKind::LoopReloaded {
                 loop_name, module, ..
