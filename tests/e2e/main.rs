@@ -5,6 +5,7 @@
 
 mod agent_files;
 mod agents;
+mod architecture;
 mod batch;
 mod child_handles;
 mod cli_errors;

@@ -1,0 +1,196 @@
+//! The dependency rules of `docs/architecture.md`, read from `cargo metadata`: each crate
+//! imports only the siblings its place in the layout allows (build and normal dependencies;
+//! a test may use anything), nothing imports the binary, and every guest imports only the
+//! guest SDK of the workspace. A new arrow between crates is a design decision: it is made
+//! here and in the picture, or not at all.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Each workspace crate and the siblings it may import.
+const ALLOWED: &[(&str, &[&str])] = &[
+    // The core imports no sibling.
+    ("wonopcode-agent-loop", &[]),
+    // The one crate with `unsafe`, below the tool sources.
+    ("wonopcode-sandbox", &[]),
+    // Tool and model sources: the core and the sandbox, never each other.
+    (
+        "wonopcode-tools",
+        &["wonopcode-agent-loop", "wonopcode-sandbox"],
+    ),
+    ("wonopcode-providers", &["wonopcode-agent-loop"]),
+    (
+        "wonopcode-mcp",
+        &["wonopcode-agent-loop", "wonopcode-sandbox"],
+    ),
+    ("wonopcode-journal", &["wonopcode-agent-loop"]),
+    // The component host reaches tools and providers through the core's traits only.
+    ("wonopcode-wasm-host", &["wonopcode-agent-loop"]),
+    // Component hooks run on the host's engine.
+    (
+        "wonopcode-hooks",
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-sandbox",
+            "wonopcode-wasm-host",
+        ],
+    ),
+    // Named loops: the host for validating a module and for what a loop is.
+    (
+        "wonopcode-registry",
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-sandbox",
+            "wonopcode-wasm-host",
+        ],
+    ),
+    // Many tasks: a task runner is the front-end's, which builds each run with `session`.
+    ("wonopcode-batch", &["wonopcode-agent-loop"]),
+    // `session` may import every library crate.
+    (
+        "wonopcode-session",
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-hooks",
+            "wonopcode-journal",
+            "wonopcode-mcp",
+            "wonopcode-providers",
+            "wonopcode-registry",
+            "wonopcode-sandbox",
+            "wonopcode-tools",
+            "wonopcode-wasm-host",
+        ],
+    ),
+    // A front-end: runs built through `session`, the libraries' types it speaks of.
+    (
+        "wonopcode-mcp-server",
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-mcp",
+            "wonopcode-registry",
+            "wonopcode-session",
+            "wonopcode-tools",
+            "wonopcode-wasm-host",
+        ],
+    ),
+    // The binary: every front-end and the libraries' types it renders.
+    (
+        "wonopcode",
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-batch",
+            "wonopcode-journal",
+            "wonopcode-mcp",
+            "wonopcode-mcp-server",
+            "wonopcode-providers",
+            "wonopcode-registry",
+            "wonopcode-sandbox",
+            "wonopcode-session",
+            "wonopcode-tools",
+            "wonopcode-wasm-host",
+        ],
+    ),
+    // Tests and benchmarks drive whatever they measure.
+    ("wonopcode-e2e", &["*"]),
+    ("wonopcode-benches", &["*"]),
+];
+
+/// `cargo metadata` of the workspace at `dir`, without the registry's crates.
+fn metadata(dir: &Path) -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("cargo metadata is JSON")
+}
+
+/// Each package of the workspace at `dir` and the workspace packages it imports (normal and
+/// build dependencies, by path).
+fn imports(dir: &Path) -> BTreeMap<String, Vec<String>> {
+    let meta = metadata(dir);
+    let packages = meta["packages"].as_array().expect("packages");
+    let local: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    packages
+        .iter()
+        .map(|p| {
+            let name = p["name"].as_str().unwrap_or_default().to_owned();
+            let deps = p["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["kind"].as_str() != Some("dev"))
+                .filter(|d| d["path"].is_string())
+                .filter_map(|d| d["name"].as_str())
+                .filter(|d| local.contains(d))
+                .map(str::to_owned)
+                .collect();
+            (name, deps)
+        })
+        .collect()
+}
+
+#[test]
+fn every_crate_imports_only_what_its_place_in_the_layout_allows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let imports = imports(&root);
+    let mut broken = Vec::new();
+    for (package, deps) in &imports {
+        let Some((_, allowed)) = ALLOWED.iter().find(|(name, _)| name == package) else {
+            broken.push(format!(
+                "`{package}` has no place in the layout: add it to docs/architecture.md and to ALLOWED here"
+            ));
+            continue;
+        };
+        for dep in deps {
+            if dep == "wonopcode" {
+                broken.push(format!("`{package}` imports the binary `wonopcode`"));
+            } else if !allowed.contains(&"*") && !allowed.contains(&dep.as_str()) {
+                broken.push(format!(
+                    "`{package}` imports `{dep}`, which its place does not allow"
+                ));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+    // The rules are not vacuous: the crates they name are the workspace's.
+    for (name, _) in ALLOWED {
+        assert!(
+            imports.contains_key(*name),
+            "`{name}` is not in the workspace"
+        );
+    }
+}
+
+#[test]
+fn every_guest_imports_only_the_guest_sdk() {
+    let guests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../guests");
+    let imports = imports(&guests);
+    assert!(imports.len() > 5, "{imports:?}");
+    let sdk = "wonopcode-guest-sdk";
+    assert!(imports.contains_key(sdk), "{imports:?}");
+    let hook_sdk = "wonopcode-hook-sdk";
+    for (package, deps) in &imports {
+        for dep in deps {
+            // A hook guest imports the hook SDK, a loop guest the loop SDK; the fixtures of
+            // MCP tests import nothing of either.
+            let allowed = dep == sdk || dep == hook_sdk;
+            assert!(allowed, "guest `{package}` imports `{dep}`");
+        }
+    }
+}
