@@ -97,6 +97,32 @@ fn not_found(why: &str) -> Failure {
     ))
 }
 
+/// Vertex's wire: the Messages body and events at Vertex's endpoint, with a Google token.
+pub(crate) struct VertexWire;
+
+impl crate::http::Wire for VertexWire {
+    fn endpoint(&self, base: &str, model: &str) -> String {
+        endpoint(base, model)
+    }
+
+    fn body(
+        &self,
+        model: &wonopcode_agent_loop::ModelInfo,
+        request: &wonopcode_agent_loop::ModelRequest,
+        cache: crate::prompt_cache::PromptCache,
+    ) -> serde_json::Result<Vec<u8>> {
+        crate::anthropic::MessagesWire(crate::anthropic::Host::Vertex).body(model, request, cache)
+    }
+
+    fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
+        Box::<crate::anthropic::decode::AnthropicDecoder>::default()
+    }
+
+    fn signer(&self, _settings: &crate::http::HttpSettings) -> Option<crate::http::Signer> {
+        Some(crate::http::Signer::Google(GoogleAuth::shared()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -317,6 +317,51 @@ fn content_blocks(message: &Message) -> Vec<Block<'_>> {
         .collect()
 }
 
+/// The Messages API as Anthropic serves it (Bedrock and Vertex wrap the same body in their
+/// own endpoint, framing and signature: `bedrock::BedrockWire`, `vertex::VertexWire`).
+pub(crate) struct MessagesWire(pub Host);
+
+impl crate::http::Wire for MessagesWire {
+    /// Anthropic's base URL is given with or without its version, as `ANTHROPIC_BASE_URL`
+    /// is for the SDKs and proxies (`https://api.anthropic.com`).
+    fn endpoint(&self, base: &str, _model: &str) -> String {
+        let versioned = reqwest::Url::parse(base)
+            .is_ok_and(|url| url.path().trim_end_matches('/').ends_with("/v1"));
+        if versioned {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        }
+    }
+
+    fn body(
+        &self,
+        model: &wonopcode_agent_loop::ModelInfo,
+        request: &ModelRequest,
+        cache: PromptCache,
+    ) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&request_body(
+            self.0,
+            &model.id,
+            model.max_output,
+            request,
+            cache,
+        ))
+    }
+
+    fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
+        Box::<decode::AnthropicDecoder>::default()
+    }
+
+    fn own_headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("anthropic-version", API_VERSION)]
+    }
+
+    fn native_key(&self) -> crate::http::NativeKey {
+        crate::http::NativeKey::Header("x-api-key")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,47 @@ pub fn typed_error(body: &str, kind: &str) -> String {
     }
 }
 
+/// Bedrock's wire: the Messages body and events, in AWS's framing, signed with SigV4.
+pub(crate) struct BedrockWire;
+
+impl crate::http::Wire for BedrockWire {
+    fn endpoint(&self, base: &str, model: &str) -> String {
+        endpoint(base, model)
+    }
+
+    fn body(
+        &self,
+        model: &wonopcode_agent_loop::ModelInfo,
+        request: &wonopcode_agent_loop::ModelRequest,
+        cache: crate::prompt_cache::PromptCache,
+    ) -> serde_json::Result<Vec<u8>> {
+        crate::anthropic::MessagesWire(crate::anthropic::Host::Bedrock).body(model, request, cache)
+    }
+
+    fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
+        Box::<crate::anthropic::decode::AnthropicDecoder>::default()
+    }
+
+    fn framing(&self) -> crate::http::Framing {
+        crate::http::Framing::AwsEventStream
+    }
+
+    fn signer(&self, settings: &crate::http::HttpSettings) -> Option<crate::http::Signer> {
+        Some(crate::http::Signer::Aws(auth::AwsAuth::shared(
+            settings.aws_region.as_deref().unwrap_or("us-east-1"),
+            settings.aws_profile.as_deref(),
+        )))
+    }
+
+    fn error_type(&self, headers: &reqwest::header::HeaderMap) -> Option<String> {
+        error_type(headers)
+    }
+
+    fn typed_error(&self, body: String, kind: &str) -> String {
+        typed_error(&body, kind)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -291,6 +291,36 @@ fn signed_text<'a>(text: &'a str, thought_signature: Option<&'a str>) -> PartOut
     }
 }
 
+/// Gemini's own API (`{base}/models/{model}:streamGenerateContent?alt=sse`).
+pub(crate) struct GeminiWire;
+
+impl crate::http::Wire for GeminiWire {
+    fn endpoint(&self, base: &str, model: &str) -> String {
+        endpoint(base, model)
+    }
+
+    fn body(
+        &self,
+        model: &wonopcode_agent_loop::ModelInfo,
+        request: &ModelRequest,
+        _cache: crate::prompt_cache::PromptCache,
+    ) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&request_body(
+            model.max_output,
+            model.capabilities.thinking,
+            request,
+        ))
+    }
+
+    fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
+        Box::<decode::GeminiDecoder>::default()
+    }
+
+    fn native_key(&self) -> crate::http::NativeKey {
+        crate::http::NativeKey::Header("x-goog-api-key")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

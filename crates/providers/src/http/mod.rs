@@ -8,6 +8,7 @@ pub mod failure;
 mod path;
 pub mod rate_limit;
 pub mod retry;
+mod wire;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,18 +26,16 @@ use wonopcode_agent_loop::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
 
-use crate::anthropic::{self, Host, decode::AnthropicDecoder};
-use crate::bedrock::{self, auth::AwsAuth, frames::Frame, frames::FrameReader};
-use crate::gemini::{self, decode::GeminiDecoder};
-use crate::openai::{self, MaxTokensField, decode::OpenAiDecoder};
+use crate::bedrock::{auth::AwsAuth, frames::Frame, frames::FrameReader};
+use crate::openai::MaxTokensField;
 use crate::prompt_cache::PromptCache;
-use crate::responses::{self, decode::ResponsesDecoder};
-use crate::vertex::{self, GoogleAuth};
+use crate::vertex::GoogleAuth;
 use decoder::Decoder;
 use failure::{Failure, RequestSite};
 pub(crate) use path::path_segment;
 use rate_limit::{RateLimiter, RateLimits};
 use retry::RetryPolicy;
+pub(crate) use wire::{Framing, NativeKey, Wire};
 
 /// Which wire format a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +167,7 @@ pub enum HttpModelError {
 /// A model provider reached over HTTP.
 pub struct HttpModel {
     settings: HttpSettings,
+    wire: Arc<dyn Wire>,
     endpoint: String,
     headers: HeaderMap,
     signer: Option<Signer>,
@@ -180,7 +180,7 @@ pub struct HttpModel {
 /// What proves each request of a cloud's Claude, when no fixed header does: read on the
 /// first request and refreshed as they expire, so it is added per attempt.
 #[derive(Debug, Clone)]
-enum Signer {
+pub(crate) enum Signer {
     /// SigV4 with AWS credentials (Bedrock).
     Aws(Arc<AwsAuth>),
     /// A Google access token (Vertex).
@@ -188,19 +188,13 @@ enum Signer {
 }
 
 impl Signer {
-    /// The signer `settings` need: none when a key was given or a gateway signs.
-    fn of(settings: &HttpSettings) -> Option<Self> {
+    /// The signer `settings` need: none when a key was given or a gateway signs, else the
+    /// wire's.
+    fn of(settings: &HttpSettings, wire: &dyn Wire) -> Option<Self> {
         if settings.api_key.is_some() || settings.unsigned {
             return None;
         }
-        match settings.api {
-            Api::Bedrock => Some(Signer::Aws(AwsAuth::shared(
-                settings.aws_region.as_deref().unwrap_or("us-east-1"),
-                settings.aws_profile.as_deref(),
-            ))),
-            Api::Vertex => Some(Signer::Google(GoogleAuth::shared())),
-            _ => None,
-        }
+        wire.signer(settings)
     }
 
     /// Adds the signature or token to a POST of `body` to `url`.
@@ -263,19 +257,8 @@ impl HttpModel {
                 reason: "the scheme must be http or https".to_owned(),
             });
         }
-        let endpoint = match settings.api {
-            // Anthropic's base URL is given with or without its version, as
-            // `ANTHROPIC_BASE_URL` is for the SDKs and proxies (`https://api.anthropic.com`).
-            Api::Anthropic if parsed.path().trim_end_matches('/').ends_with("/v1") => {
-                format!("{base}/messages")
-            }
-            Api::Anthropic => format!("{base}/v1/messages"),
-            Api::OpenAi(_) => format!("{base}/chat/completions"),
-            Api::Responses => format!("{base}/responses"),
-            Api::Gemini => gemini::endpoint(base, &settings.model.id),
-            Api::Bedrock => bedrock::endpoint(base, &settings.model.id),
-            Api::Vertex => vertex::endpoint(base, &settings.model.id),
-        };
+        let wire: Arc<dyn Wire> = settings.api.wire().into();
+        let endpoint = wire.endpoint(base, &settings.model.id);
         let endpoint = match &settings.api_version {
             Some(version) => {
                 let mut url =
@@ -288,12 +271,13 @@ impl HttpModel {
             }
             None => endpoint,
         };
-        let headers = headers(&settings)?;
+        let headers = headers(&settings, wire.as_ref())?;
         let client = shared_client(settings.connect_timeout)?;
         let limiter =
             RateLimiter::shared(&endpoint, settings.api_key.as_deref(), settings.rate_limit);
         Ok(Self {
-            signer: Signer::of(&settings),
+            signer: Signer::of(&settings, wire.as_ref()),
+            wire,
             settings,
             endpoint,
             headers,
@@ -321,63 +305,25 @@ impl HttpModel {
 /// The request's JSON body, with the cache markers `cache` asks for where the API takes
 /// them. Serializing these bodies cannot fail: every map in them has string keys, and every
 /// value is plain data.
-fn body(settings: &HttpSettings, request: &ModelRequest, cache: PromptCache) -> Bytes {
-    let model = &settings.model;
-    let written = match settings.api {
-        api @ (Api::Anthropic | Api::Bedrock | Api::Vertex) => {
-            let host = match api {
-                Api::Bedrock => Host::Bedrock,
-                Api::Vertex => Host::Vertex,
-                _ => Host::Anthropic,
-            };
-            serde_json::to_vec(&anthropic::request_body(
-                host,
-                &model.id,
-                model.max_output,
-                request,
-                cache,
-            ))
-        }
-        Api::OpenAi(field) => serde_json::to_vec(&openai::request_body(
-            &model.id,
-            model.max_output,
-            field,
-            request,
-        )),
-        Api::Responses => serde_json::to_vec(&responses::request_body(
-            &model.id,
-            model.max_output,
-            model.capabilities.thinking,
-            request,
-            cache,
-        )),
-        Api::Gemini => serde_json::to_vec(&gemini::request_body(
-            model.max_output,
-            model.capabilities.thinking,
-            request,
-        )),
-    };
-    Bytes::from(written.unwrap_or_default())
+fn body(wire: &dyn Wire, model: &ModelInfo, request: &ModelRequest, cache: PromptCache) -> Bytes {
+    Bytes::from(wire.body(model, request, cache).unwrap_or_default())
 }
 
-fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
+fn headers(settings: &HttpSettings, wire: &dyn Wire) -> Result<HeaderMap, HttpModelError> {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(
         reqwest::header::ACCEPT,
-        HeaderValue::from_static(match settings.api {
-            Api::Bedrock => "application/vnd.amazon.eventstream",
-            _ => "text/event-stream",
-        }),
+        HeaderValue::from_static(wire.accept()),
     );
-    if settings.api == Api::Anthropic {
+    for (name, value) in wire.own_headers() {
         headers.insert(
-            HeaderName::from_static("anthropic-version"),
-            HeaderValue::from_static(anthropic::API_VERSION),
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
         );
     }
     if let Some(key) = &settings.api_key {
-        let (name, value) = key_header(settings, key)?;
+        let (name, value) = key_header(settings, wire.native_key(), key)?;
         headers.insert(name, value);
     }
     for (name, value) in &settings.extra_headers {
@@ -399,12 +345,12 @@ fn headers(settings: &HttpSettings) -> Result<HeaderMap, HttpModelError> {
 /// The header carrying `key`, as the provider's `auth` and API want it.
 fn key_header(
     settings: &HttpSettings,
+    native: NativeKey,
     key: &str,
 ) -> Result<(HeaderName, HeaderValue), HttpModelError> {
-    let (name, text) = match (settings.auth, settings.api) {
-        (KeyAuth::Native, Api::Anthropic) => (HeaderName::from_static("x-api-key"), key.to_owned()),
-        (KeyAuth::Native, Api::Gemini) => {
-            (HeaderName::from_static("x-goog-api-key"), key.to_owned())
+    let (name, text) = match (settings.auth, native) {
+        (KeyAuth::Native, NativeKey::Header(name)) => {
+            (HeaderName::from_static(name), key.to_owned())
         }
         (KeyAuth::Native | KeyAuth::Bearer, _) => {
             (reqwest::header::AUTHORIZATION, format!("Bearer {key}"))
@@ -446,18 +392,13 @@ impl LanguageModel for HttpModel {
             endpoint: self.endpoint.clone(),
             headers: self.headers.clone(),
             signer: self.signer.clone(),
-            body: body(&self.settings, &request, cache),
+            body: body(self.wire.as_ref(), &self.settings.model, &request, cache),
             cache,
             cache_refused: self.cache_refused.clone(),
             request,
             settings: self.settings.clone(),
             limiter: self.limiter.clone(),
-            decoder: match self.settings.api {
-                Api::Anthropic | Api::Bedrock | Api::Vertex => DecoderKind::Anthropic,
-                Api::OpenAi(_) => DecoderKind::OpenAi,
-                Api::Responses => DecoderKind::Responses,
-                Api::Gemini => DecoderKind::Gemini,
-            },
+            wire: self.wire.clone(),
         };
         let task = tokio::spawn(job.run(tx).instrument(span));
         let guard = AbortOnDrop(task);
@@ -466,26 +407,6 @@ impl LanguageModel for HttpModel {
             let _keep = &guard;
             rx.poll_recv(cx)
         })))
-    }
-}
-
-/// Which decoder a request's attempts start with.
-#[derive(Clone, Copy)]
-enum DecoderKind {
-    Anthropic,
-    OpenAi,
-    Responses,
-    Gemini,
-}
-
-impl DecoderKind {
-    fn fresh(self) -> Box<dyn Decoder> {
-        match self {
-            DecoderKind::Anthropic => Box::<AnthropicDecoder>::default(),
-            DecoderKind::OpenAi => Box::<OpenAiDecoder>::default(),
-            DecoderKind::Responses => Box::<ResponsesDecoder>::default(),
-            DecoderKind::Gemini => Box::<GeminiDecoder>::default(),
-        }
     }
 }
 
@@ -504,7 +425,8 @@ struct Request {
     request: ModelRequest,
     settings: HttpSettings,
     limiter: Arc<RateLimiter>,
-    decoder: DecoderKind,
+    /// The API: each attempt's decoder, its framing, its errors' types.
+    wire: Arc<dyn Wire>,
 }
 
 /// How an attempt ended.
@@ -550,7 +472,12 @@ impl Request {
                         );
                     }
                     self.cache = PromptCache::Off;
-                    self.body = body(&self.settings, &self.request, PromptCache::Off);
+                    self.body = body(
+                        self.wire.as_ref(),
+                        &self.settings.model,
+                        &self.request,
+                        PromptCache::Off,
+                    );
                     continue;
                 }
                 Attempt::Failed { failure, shown } => (failure, shown),
@@ -666,12 +593,10 @@ impl Request {
         self.limiter.observe(response.headers());
         if !response.status().is_success() {
             let retry_after = retry::server_delay(response.headers());
-            let kind = (self.settings.api == Api::Bedrock)
-                .then(|| bedrock::error_type(response.headers()))
-                .flatten();
+            let kind = self.wire.error_type(response.headers());
             let mut body = read_text(response, idle).await;
             if let Some(kind) = kind {
-                body = bedrock::typed_error(&body, &kind);
+                body = self.wire.typed_error(body, &kind);
             }
             let retry_after = retry_after.or_else(|| retry::body_delay(&body));
             let names_caching = body.contains("cache_control") || body.contains("prompt_cache_key");
@@ -689,7 +614,7 @@ impl Request {
             let body = read_text(response, idle).await;
             return failed(self.explain_non_stream(status, &wrong, &body));
         }
-        if self.settings.api == Api::Bedrock {
+        if self.wire.framing() == Framing::AwsEventStream {
             return self.read_frames(response, tx).await;
         }
         self.read_events(response, tx).await
@@ -753,7 +678,7 @@ impl Request {
             .flat_map(|read| futures::stream::iter(slices(read)))
             .chain(end);
         let mut events = bytes.eventsource();
-        let mut decoder = self.decoder.fresh();
+        let mut decoder = self.wire.decoder();
         let mut out = Vec::new();
         let mut shown = false;
         loop {
@@ -794,7 +719,7 @@ impl Request {
         let mut body = response.bytes_stream();
         let mut reader = FrameReader::default();
         let mut frames = Vec::new();
-        let mut decoder = self.decoder.fresh();
+        let mut decoder = self.wire.decoder();
         let mut out = Vec::new();
         let mut shown = false;
         loop {

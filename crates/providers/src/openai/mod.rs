@@ -171,6 +171,28 @@ pub fn request_body<'a>(
     }
 }
 
+/// Chat Completions (`POST {base}/chat/completions`), its output cap in `field`.
+pub(crate) struct ChatWire(pub MaxTokensField);
+
+impl crate::http::Wire for ChatWire {
+    fn endpoint(&self, base: &str, _model: &str) -> String {
+        format!("{base}/chat/completions")
+    }
+
+    fn body(
+        &self,
+        model: &wonopcode_agent_loop::ModelInfo,
+        request: &ModelRequest,
+        _cache: crate::prompt_cache::PromptCache,
+    ) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&request_body(&model.id, model.max_output, self.0, request))
+    }
+
+    fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
+        Box::<decode::OpenAiDecoder>::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

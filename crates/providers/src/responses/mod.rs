@@ -238,6 +238,34 @@ fn items<'a>(message: &'a Message, out: &mut Vec<InputItem<'a>>) {
     flush(&mut texts, out);
 }
 
+/// OpenAI's Responses API (`POST {base}/responses`).
+pub(crate) struct ResponsesWire;
+
+impl crate::http::Wire for ResponsesWire {
+    fn endpoint(&self, base: &str, _model: &str) -> String {
+        format!("{base}/responses")
+    }
+
+    fn body(
+        &self,
+        model: &wonopcode_agent_loop::ModelInfo,
+        request: &ModelRequest,
+        cache: PromptCache,
+    ) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&request_body(
+            &model.id,
+            model.max_output,
+            model.capabilities.thinking,
+            request,
+            cache,
+        ))
+    }
+
+    fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
+        Box::<decode::ResponsesDecoder>::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

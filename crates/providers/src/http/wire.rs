@@ -1,0 +1,101 @@
+//! `Wire`: what one wire API decides about its requests — where they go, their body, the
+//! headers of its own, how a key is sent, how the answer is framed and decoded, what signs
+//! a request when no key does. Each API's module implements it (`anthropic::MessagesWire`,
+//! `openai::ChatWire`, ...); the HTTP module only carries requests, whatever the API.
+
+use reqwest::header::HeaderMap;
+use wonopcode_agent_loop::{ModelInfo, ModelRequest};
+
+use super::decoder::Decoder;
+use super::{Api, HttpSettings, Signer};
+use crate::prompt_cache::PromptCache;
+
+/// How an API's answer arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-sent events.
+    ServerSentEvents,
+    /// AWS's binary event-stream frames, each carrying one JSON event (Bedrock).
+    AwsEventStream,
+}
+
+/// The header an API's own keys go in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NativeKey {
+    /// `Authorization: Bearer KEY` (OpenAI's APIs, the clouds' tokens).
+    Bearer,
+    /// The key as it is, in a header of the API's own (`x-api-key`, `x-goog-api-key`).
+    Header(&'static str),
+}
+
+/// One wire API. See the module documentation.
+pub(crate) trait Wire: Send + Sync {
+    /// The URL requests for `model` are posted to, below `base` (no trailing `/`).
+    fn endpoint(&self, base: &str, model: &str) -> String;
+
+    /// The request's JSON, with the cache markers `cache` asks for where the API takes
+    /// them.
+    fn body(
+        &self,
+        model: &ModelInfo,
+        request: &ModelRequest,
+        cache: PromptCache,
+    ) -> serde_json::Result<Vec<u8>>;
+
+    /// A fresh decoder of one answer's events.
+    fn decoder(&self) -> Box<dyn Decoder>;
+
+    /// How the answer arrives.
+    fn framing(&self) -> Framing {
+        Framing::ServerSentEvents
+    }
+
+    /// The media type asked for.
+    fn accept(&self) -> &'static str {
+        match self.framing() {
+            Framing::ServerSentEvents => "text/event-stream",
+            Framing::AwsEventStream => "application/vnd.amazon.eventstream",
+        }
+    }
+
+    /// Headers every request carries besides the key (an API version).
+    fn own_headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Where the API's own keys go.
+    fn native_key(&self) -> NativeKey {
+        NativeKey::Bearer
+    }
+
+    /// What signs each request when no key was given and no gateway signs (a cloud's
+    /// credentials).
+    fn signer(&self, _settings: &HttpSettings) -> Option<Signer> {
+        None
+    }
+
+    /// The error's type, when the API names it in a header of a refusal.
+    fn error_type(&self, _headers: &HeaderMap) -> Option<String> {
+        None
+    }
+
+    /// A refusal's body with the type [`Wire::error_type`] named.
+    fn typed_error(&self, body: String, _kind: &str) -> String {
+        body
+    }
+}
+
+impl Api {
+    /// The wire this API speaks.
+    pub(crate) fn wire(self) -> Box<dyn Wire> {
+        use crate::anthropic::{Host, MessagesWire};
+        match self {
+            Api::Anthropic => Box::new(MessagesWire(Host::Anthropic)),
+            Api::Bedrock => Box::new(crate::bedrock::BedrockWire),
+            Api::Vertex => Box::new(crate::vertex::VertexWire),
+            Api::OpenAi(field) => Box::new(crate::openai::ChatWire(field)),
+            Api::Responses => Box::new(crate::responses::ResponsesWire),
+            Api::Gemini => Box::new(crate::gemini::GeminiWire),
+        }
+    }
+}
