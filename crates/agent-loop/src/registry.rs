@@ -255,17 +255,12 @@ impl ToolRegistry {
 
     /// Schemas of every tool, sorted by name, for the model.
     pub fn schemas(&self) -> Vec<ToolSchema> {
-        self.tools
-            .values()
-            .map(|r| {
-                let spec = r.tool.spec();
-                ToolSchema {
-                    name: spec.name.clone(),
-                    description: spec.description.clone(),
-                    parameters: spec.parameters.clone(),
-                }
-            })
-            .collect()
+        self.tools.values().map(|r| schema_of(&r.tool)).collect()
+    }
+
+    /// The schema of the tool named `name`, when the registry holds it.
+    pub fn schema(&self, name: &str) -> Option<ToolSchema> {
+        self.get(name).map(schema_of)
     }
 
     /// Parses a call's arguments: they must be JSON that fits the tool's schema. The error names the tool
@@ -387,6 +382,16 @@ impl ToolRegistry {
         }
         .instrument(span)
         .await
+    }
+}
+
+/// A tool as the model sees it.
+fn schema_of(tool: &Arc<dyn Tool>) -> ToolSchema {
+    let spec = tool.spec();
+    ToolSchema {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        parameters: spec.parameters.clone(),
     }
 }
 

@@ -14,10 +14,11 @@ use crate::agent::LoopError;
 use crate::assemble::{
     AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };
-use crate::message::{Message, Part};
+use crate::message::Part;
 use crate::model::{
     ChunkStream, ModelRequest, RequestOptions, SharedModel, StreamChunk, ToolSchema,
 };
+use crate::registry::ToolRegistry;
 use crate::run::{Response, Run};
 use crate::tool_round::calls_in;
 use crate::usage::Usage;
@@ -51,16 +52,48 @@ pub struct ResponseStream {
     model: SharedModel,
     opened: Instant,
     /// How to ask again after compacting (the run's own history, not yet retried).
-    retry: Option<(Vec<ToolSchema>, RequestOptions)>,
+    retry: Option<Offered>,
     /// Why the request was refused before anything streamed, as the typed error a run ends
     /// with (a budget stop, a cancel); its message is the stream's one error chunk.
     refused: Option<LoopError>,
 }
 
+/// What a response of the run's history offered, to offer it again after compacting: the
+/// tools' names (their schemas are looked up again, not copied for a retry that rarely
+/// comes) and the schemas of the tools the run does not hold (a guest's own).
+struct Offered {
+    names: Vec<String>,
+    own: Vec<ToolSchema>,
+    options: RequestOptions,
+}
+
+impl Offered {
+    fn of(tools: &[ToolSchema], options: RequestOptions, held: &ToolRegistry) -> Self {
+        Self {
+            names: tools.iter().map(|t| t.name.clone()).collect(),
+            own: tools
+                .iter()
+                .filter(|t| held.get(&t.name).is_none())
+                .cloned()
+                .collect(),
+            options,
+        }
+    }
+
+    /// The schemas offered, in the order they were.
+    fn tools(&self, held: &ToolRegistry) -> Vec<ToolSchema> {
+        self.names
+            .iter()
+            .filter_map(|name| {
+                held.schema(name)
+                    .or_else(|| self.own.iter().find(|t| &t.name == name).cloned())
+            })
+            .collect()
+    }
+}
+
 /// A stored response: what the native loop acts on, what a guest is handed back.
 pub struct Stored {
-    /// Its text and the calls its tool round runs.
-    pub response: Response,
     /// The parts as stored in the history (shared with its message; empty when nothing
     /// was worth keeping).
     pub stored: std::sync::Arc<[Part]>,
@@ -69,6 +102,25 @@ pub struct Stored {
     /// Set when the response failed. Storing does not end the run: the native loop ends
     /// it with this error; a guest may ask again.
     pub failure: Option<LoopError>,
+}
+
+impl Stored {
+    /// Its text and the calls its tool round runs (what the native loop acts on; a guest
+    /// reads the parts).
+    pub fn response(&self) -> Response {
+        let text = self
+            .stored
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        Response {
+            text,
+            calls: calls_in(&self.stored),
+        }
+    }
 }
 
 impl ResponseStream {
@@ -111,10 +163,10 @@ impl Run {
     pub async fn open_response(&mut self, ask: Ask) -> Result<ResponseStream, LoopError> {
         self.begin_request()?;
         let (request, retry) = match ask {
-            Ask::History { tools, options } => (
-                self.request(tools.clone(), &options),
-                Some((tools, options)),
-            ),
+            Ask::History { tools, options } => {
+                let offered = Offered::of(&tools, options.clone(), &self.services.tools);
+                (self.request(tools, &options), Some(offered))
+            }
             Ask::Request(request) => (request, None),
         };
         let opened = Instant::now();
@@ -251,13 +303,14 @@ impl Run {
     /// The provider refused the history as too long: compacts it and asks again in the same
     /// stream, once. False when compaction changed nothing or no request may be made.
     async fn ask_again(&mut self, stream: &mut ResponseStream) -> bool {
-        let Some((tools, options)) = stream.retry.take() else {
+        let Some(offered) = stream.retry.take() else {
             return false;
         };
         if !self.compact_now().await || self.begin_request().is_err() {
             return false;
         }
-        let request = self.request(tools, &options);
+        let tools = offered.tools(&self.services.tools);
+        let request = self.request(tools, &offered.options);
         let (chunks, refused) = self.start(request).await;
         stream.chunks = chunks;
         stream.refused = refused;
@@ -314,15 +367,6 @@ impl Run {
         let stored = message
             .as_ref()
             .map_or_else(|| std::sync::Arc::from([]), |m| m.parts.clone());
-        let text = message
-            .as_ref()
-            .map(Message::text_content)
-            .unwrap_or_default();
-        let calls = if failure.is_some() {
-            Vec::new()
-        } else {
-            calls_in(&stored)
-        };
         if let Some(message) = message {
             self.push_message(message.clone());
             if failure.is_none()
@@ -332,7 +376,6 @@ impl Run {
             }
         }
         Some(Ok(Stored {
-            response: Response { text, calls },
             stored,
             parts: turn.parts,
             failure,
@@ -360,7 +403,7 @@ impl Run {
             .unwrap_or_else(|| Err(LoopError::Internal("a drained response is finished".into())))?;
         match stored.failure {
             Some(error) => Err(self.fail(error)),
-            None => Ok(stored.response),
+            None => Ok(stored.response()),
         }
     }
 }
