@@ -5,6 +5,7 @@ mod agent_check;
 mod args;
 mod batch;
 mod config_file;
+mod dispatch;
 mod exit;
 mod form;
 mod loops;
@@ -15,6 +16,7 @@ mod prompter;
 mod render;
 mod repl;
 mod restart;
+mod run;
 mod runs;
 mod sandbox;
 mod session;
@@ -75,7 +77,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::ERROR);
         }
     };
-    let outcome = runtime.block_on(session::run(args, matches));
+    let outcome = runtime.block_on(dispatch::run(args, matches));
     // Blocking stdin readers (REPL, prompts) must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     telemetry::shutdown();

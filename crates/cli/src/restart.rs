@@ -19,7 +19,8 @@ use wonopcode_providers::Transcript;
 use wonopcode_session::Fork;
 
 use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs};
-use crate::session::{run_session, usage};
+use crate::run::run_session;
+use crate::session::usage;
 
 /// A run started again from another's journal.
 pub enum Again {

@@ -1,0 +1,608 @@
+//! A session's run from the command line: where its prompts come from (one-shot, piped,
+//! resumed, or the interactive REPL), Ctrl-C and the stop signals, and what each ending
+//! prints and exits with.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use anyhow::{Context, bail};
+use clap::ArgMatches;
+use indicatif::{MultiProgress, ProgressDrawTarget};
+use wonopcode_agent_loop::{LoopResult, LoopStatus};
+use wonopcode_journal::Invocation;
+use wonopcode_session::{Session, TurnCanceller, config};
+use wonopcode_tools::permission::{PermissionPolicy, Prompter};
+use wonopcode_wasm_host::GuestPrompter;
+
+use crate::args::PromptArgs;
+use crate::exit;
+use crate::loops;
+use crate::prompter::TerminalPrompter;
+use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, cost, one_line, visible};
+use crate::repl::editor::history_file;
+use crate::repl::{Line, LineEditor, SlashCommand};
+use crate::restart::Again;
+use wonopcode_agent_loop::Usage;
+
+use crate::session::{
+    check_model_args, permissions, reported, session_builder, usage, workspace_root,
+};
+
+/// Where prompts come from.
+enum Input {
+    One(String),
+    /// Continue a suspended run, answering these pending calls (`(call id, text)`).
+    Resume(Vec<(String, String)>),
+    Repl,
+    /// A resumed run's prompts, given again; then the REPL, when the run was interactive
+    /// and still is.
+    Again {
+        prompts: Vec<String>,
+        then_repl: bool,
+    },
+}
+
+impl Input {
+    /// Whether the session ends in the REPL.
+    fn has_repl(&self) -> bool {
+        matches!(
+            self,
+            Self::Repl
+                | Self::Again {
+                    then_repl: true,
+                    ..
+                }
+        )
+    }
+}
+
+/// Where the prompts come from: answers to a suspended call (`--resume`), the prompt given,
+/// the REPL at a terminal, else stdin.
+fn input(args: &PromptArgs) -> anyhow::Result<Input> {
+    if args.resume {
+        return Ok(Input::Resume(args.answer.clone()));
+    }
+    if let Some(prompt) = &args.prompt {
+        if prompt.trim().is_empty() {
+            return Err(usage("the prompt is empty"));
+        }
+        return Ok(Input::One(prompt.clone()));
+    }
+    if std::io::stdin().is_terminal() {
+        return Ok(Input::Repl);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .context("cannot read the prompt from stdin")?;
+    if text.trim().is_empty() {
+        return Err(usage("no prompt: give one as an argument or on stdin"));
+    }
+    Ok(Input::One(text.trim_end().to_owned()))
+}
+
+/// A session's run: a fresh one, or one resuming an interrupted run.
+pub async fn run_session(
+    mut args: PromptArgs,
+    matches: &ArgMatches,
+    again: Option<Again>,
+) -> anyhow::Result<u8> {
+    check_model_args(&args.model)?;
+    let root = workspace_root(args.run.cwd.as_deref())?;
+    // Before anything of the workspace is read for what it would run: asked once, here.
+    args.run.trust_workspace = crate::trust::decide(&root, args.run.trust_workspace).await?;
+    let (source, catalog) = loops::loop_choice(&args)?;
+    let config = config::load(args.run.config.as_deref())?;
+    let input = match &again {
+        Some(again) => Input::Again {
+            prompts: again.meta().prompts.clone(),
+            then_repl: again.invocation().is_some_and(|i| !i.one_shot)
+                && std::io::stdin().is_terminal(),
+        },
+        None => input(&args)?,
+    };
+    let invocation = invocation(again.as_ref(), &input);
+    let interactive =
+        std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());
+    let progress = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
+        crate::render::draw_target::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
+    let renderer: Box<dyn Renderer> = if args.json {
+        Box::new(JsonlRenderer)
+    } else {
+        Box::new(TerminalRenderer::new(progress.clone()))
+    };
+    let policy = permissions(&args.permissions, matches, &config)?;
+    let mut builder = session_builder(
+        root,
+        &args.model,
+        policy,
+        args.permissions.yes,
+        &args.run,
+        config,
+    )
+    .loop_source(source)
+    .renderer(renderer)
+    // A REPL records its trace for `/trace`.
+    .trace(args.trace.is_some() || input.has_repl())
+    // Only an interactive session has a "next prompt" to reload before.
+    .hot_reload(input.has_repl())
+    .invocation(invocation);
+    match again {
+        Some(Again::Resume { earlier, policy }) => {
+            builder = builder.resuming(earlier, crate::restart::on_interrupted(policy));
+        }
+        Some(Again::Fork { fork, .. }) => builder = builder.forking(fork),
+        None => {}
+    }
+    if interactive {
+        let terminal = Arc::new(TerminalPrompter {
+            progress: progress.clone(),
+        });
+        builder = builder
+            .prompters(
+                terminal.clone() as Arc<dyn Prompter>,
+                terminal.clone() as Arc<dyn GuestPrompter>,
+            )
+            .elicitor(terminal);
+    }
+    if let Some(path) = &args.history {
+        builder = builder.history(path);
+    }
+    if let Some(name) = &args.agent_loop_name {
+        builder = builder.loop_name(name);
+    }
+    if let Some(catalog) = catalog {
+        builder = builder.catalog(catalog);
+    }
+    let mut session = builder.build().await.map_err(reported)?;
+    for notice in session.notices() {
+        eprintln!("warning: {notice}");
+    }
+    spawn_ctrl_c_handler(session.canceller(), progress.clone());
+    let stopped_by = Arc::new(AtomicU8::new(0));
+    spawn_stop_handler(session.canceller(), stopped_by.clone());
+    session.start().await.context("the loop failed to start")?;
+    let mut cli = Cli {
+        session,
+        can_resume: args.history.is_some(),
+        in_repl: false,
+        stopped_by,
+        approvals: if args.permissions.yes {
+            "all approved (--yes)"
+        } else {
+            "ask"
+        },
+        history: args.history.clone(),
+    };
+    let code = cli.run(input).await?;
+    // Stopped by SIGTERM or SIGHUP: the turn was cancelled and its history written; the
+    // exit code says which signal.
+    let code = match cli.stopped_by.load(Ordering::SeqCst) {
+        0 => code,
+        signal => signal,
+    };
+    let stopped = cli.stopped_by.load(Ordering::SeqCst) != 0;
+    let reason = if cli.in_repl && !stopped {
+        "prompt_input_exit"
+    } else {
+        "other"
+    };
+    // Stopped by a signal, or the last turn cancelled (Ctrl-C): the run did not end its
+    // work, and `wonopcode resume` can go on with it.
+    cli.session
+        .end(reason, stopped || code == exit::CANCELLED)
+        .await;
+    if let Some(path) = &args.trace {
+        cli.session
+            .write_trace(path)
+            .with_context(|| format!("cannot write the trace to {}", path.display()))?;
+    }
+    Ok(code)
+}
+
+/// How the run was started, for its journal: the command line as typed, or, on a resume
+/// or fork, the other run's (sealed before, or accepted just now). Sealed under the
+/// user's key, so a later `resume` knows its settings were not planted.
+fn invocation(again: Option<&Again>, input: &Input) -> Invocation {
+    let mut invocation = match again.and_then(Again::invocation) {
+        Some(earlier) => earlier.clone(),
+        None => Invocation {
+            args: std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            one_shot: matches!(input, Input::One(_)),
+            seal: None,
+        },
+    };
+    if let Some(key) = wonopcode_journal::SealKey::standard() {
+        invocation.seal(&key);
+    }
+    invocation
+}
+
+fn spawn_ctrl_c_handler(canceller: TurnCanceller, progress: MultiProgress) {
+    tokio::spawn(async move {
+        loop {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
+            if canceller.cancel() {
+                // Above the status lines and spinners, which then end with the turn: a line
+                // written past them would leave a copy of them behind.
+                progress.suspend(|| eprintln!("cancelling the turn (Ctrl-C again quits)"));
+            } else {
+                // Every stored message is already synced, so quitting keeps the history valid.
+                std::process::exit(i32::from(exit::CANCELLED));
+            }
+        }
+    });
+}
+
+/// SIGTERM and SIGHUP stop wonopcode as Ctrl-C does, at once: the turn is cancelled (its
+/// commands' process groups killed, its history written), then wonopcode exits with 143 or
+/// 129. Between turns, it exits at once (every stored message is already synced).
+fn spawn_stop_handler(canceller: TurnCanceller, stopped_by: Arc<AtomicU8>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    tokio::spawn(async move {
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            tracing::warn!("cannot handle SIGTERM and SIGHUP; they end wonopcode unhandled");
+            return;
+        };
+        loop {
+            let code = tokio::select! {
+                _ = term.recv() => exit::TERMINATED,
+                _ = hup.recv() => exit::HUNG_UP,
+            };
+            stopped_by.store(code, Ordering::SeqCst);
+            if !canceller.cancel() {
+                std::process::exit(i32::from(code));
+            }
+        }
+    });
+}
+
+/// The session as the terminal drives it.
+struct Cli {
+    session: Session,
+    can_resume: bool,
+    /// A suspended run is answered at the REPL's next line, not with `--resume`.
+    in_repl: bool,
+    /// The exit code of the signal that stopped wonopcode (0: none yet).
+    stopped_by: Arc<AtomicU8>,
+    /// How tool calls are approved, for the REPL's banner.
+    approvals: &'static str,
+    /// Where the conversation is stored (`--history`).
+    history: Option<PathBuf>,
+}
+
+impl Cli {
+    /// Runs what the session was started with: one prompt, answers to a suspended call,
+    /// the REPL, or another run's prompts again (then the REPL, when it had one). The exit
+    /// code.
+    async fn run(&mut self, input: Input) -> anyhow::Result<u8> {
+        Ok(match input {
+            Input::One(prompt) => {
+                let result = self.session.prompt(&prompt).await;
+                self.finish(&result)
+            }
+            Input::Resume(answers) => {
+                let result = self.session.resume(answers).await.map_err(reported)?;
+                self.finish(&result)
+            }
+            Input::Repl => self.repl().await?,
+            Input::Again { prompts, then_repl } => {
+                let mut code = exit::SUCCESS;
+                for prompt in prompts {
+                    let result = self.session.prompt(&prompt).await;
+                    code = self.finish(&result);
+                    if code != exit::SUCCESS {
+                        break;
+                    }
+                }
+                if then_repl && code == exit::SUCCESS {
+                    self.repl().await?
+                } else {
+                    code
+                }
+            }
+        })
+    }
+
+    /// Reports how a turn ended and returns its exit code.
+    fn finish(&self, result: &LoopResult) -> u8 {
+        if let Some(failure) = self.session.failure() {
+            eprintln!("error: {failure}");
+            return exit::ERROR;
+        }
+        self.report(result);
+        let code = exit::for_status(result.status);
+        let unapproved = self.session.unapproved();
+        if code == exit::SUCCESS && unapproved > 0 && !self.in_repl {
+            eprintln!(
+                "error: {unapproved} tool call(s) needed approval and nobody could give it, so they did not run: run at a terminal, with --yes, or with the --allow rules shown above"
+            );
+            return exit::NOT_APPROVED;
+        }
+        code
+    }
+
+    fn report(&self, result: &LoopResult) {
+        let error = visible(result.error.as_deref().unwrap_or(""));
+        match result.status {
+            LoopStatus::Complete => {}
+            LoopStatus::Error => eprintln!("error: {error}"),
+            LoopStatus::MaxIterations => {
+                eprintln!("error: {error} (raise it with --max-iterations)")
+            }
+            LoopStatus::Cancelled => eprintln!("cancelled"),
+            LoopStatus::BudgetExceeded => eprintln!("error: {error}"),
+            LoopStatus::Suspended => {
+                let waiting: Vec<String> = result
+                    .pending
+                    .iter()
+                    .map(|p| format!("{} ({})", one_line(&p.id), one_line(&p.name)))
+                    .collect();
+                let how = if self.in_repl {
+                    "answer below".to_owned()
+                } else if self.can_resume {
+                    format!(
+                        "continue with --resume (with --yes or an --allow rule to approve it, or --answer CALL_ID=TEXT; waiting: {})",
+                        waiting.join(", ")
+                    )
+                } else {
+                    "run with --history FILE to be able to resume".to_owned()
+                };
+                eprintln!("suspended: {error}; {how}");
+            }
+        }
+    }
+
+    async fn repl(&mut self) -> anyhow::Result<u8> {
+        let model = self.session.model();
+        eprintln!(
+            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}",
+            model.provider,
+            model.id,
+            self.session.loop_name(),
+            self.session.sandbox_mode(),
+            self.approvals
+        );
+        eprintln!(
+            "workspace {} · /help for commands · Ctrl-D to quit",
+            self.session.workspace().display()
+        );
+        self.in_repl = true;
+        let editor = LineEditor::start(history_file());
+        let marker = console::style(">").cyan().bold().to_string();
+        let mut spent = Usage::default();
+        // After a resume that failed (a guest that cannot resume), the next line is a new
+        // prompt, which closes the waiting calls as not run.
+        let mut offer_answers = true;
+        // Whether the last key at the prompt was Ctrl-C.
+        let mut interrupted = false;
+        loop {
+            let result = if !offer_answers || self.session.pending().is_empty() {
+                let line = match editor.read(&marker).await {
+                    Line::End => return Ok(exit::SUCCESS),
+                    // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
+                    Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
+                    Line::Interrupted => {
+                        interrupted = true;
+                        eprintln!("(Ctrl-C again or Ctrl-D to quit)");
+                        continue;
+                    }
+                    Line::Text(line) => line,
+                };
+                interrupted = false;
+                let prompt = line.trim();
+                if prompt.is_empty() {
+                    continue;
+                }
+                match SlashCommand::parse(prompt) {
+                    Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
+                    Some(Ok(command)) => {
+                        self.run_command(command, &mut spent).await;
+                        continue;
+                    }
+                    Some(Err(why)) => {
+                        eprintln!("{why}");
+                        continue;
+                    }
+                    None => {}
+                }
+                // `//text` sends `/text`.
+                let prompt = prompt
+                    .strip_prefix('/')
+                    .filter(|p| p.starts_with('/'))
+                    .unwrap_or(prompt);
+                if let Some(why) = self.session.reload_if_changed().await {
+                    eprintln!("warning: {why}; the running version of the loop stays");
+                }
+                offer_answers = true;
+                self.session.prompt(prompt).await
+            } else {
+                let Some(answers) = self.answer_pending(&editor).await else {
+                    return Ok(exit::SUCCESS);
+                };
+                let result = self.session.resume(answers).await?;
+                offer_answers = result.status != LoopStatus::Error;
+                result
+            };
+            spent.add(&result.usage);
+            let code = self.finish(&result);
+            if self.stopped_by.load(Ordering::SeqCst) != 0 {
+                return Ok(code);
+            }
+            if code == exit::ERROR && self.session.failure().is_some() {
+                bail!("stopping: the history file can no longer be written");
+            }
+        }
+    }
+
+    /// Does what a slash command asks (all but `/exit`), on stderr.
+    async fn run_command(&mut self, command: SlashCommand, spent: &mut Usage) {
+        match command {
+            SlashCommand::Help => eprint!("{}", SlashCommand::help()),
+            SlashCommand::Exit => {}
+            SlashCommand::Model(None) => {
+                let model = self.session.model();
+                eprintln!("answering: {}/{}", model.provider, model.id);
+                eprintln!("available (/model PROVIDER, or /model PROVIDER/MODEL):");
+                for listing in self.session.providers() {
+                    eprintln!("  {:<18} {}", listing.id, listing.models.join(", "));
+                }
+            }
+            SlashCommand::Model(Some(choice)) => {
+                let (provider, model) = match choice.split_once('/') {
+                    Some((provider, model)) => (provider, Some(model)),
+                    None => (choice.as_str(), None),
+                };
+                match self.session.switch_model(provider, model).await {
+                    Ok(info) => eprintln!(
+                        "now answering: {}/{} (from the next prompt; the conversation carries over)",
+                        info.provider, info.id
+                    ),
+                    Err(e) => eprintln!("/model {choice}: {e}"),
+                }
+            }
+            SlashCommand::Approvals(argument) => self.approvals(argument.as_deref()),
+            SlashCommand::Loop(None) => {
+                eprintln!("running: {}", self.session.loop_name());
+                eprintln!("named loops (/loop NAME):");
+                for (name, description) in self.session.named_loops() {
+                    eprintln!("  {name:<18} {}", description.as_deref().unwrap_or(""));
+                }
+            }
+            SlashCommand::Loop(Some(name)) => match self.session.switch_loop(&name).await {
+                Ok(running) => eprintln!(
+                    "now running loop `{running}` (from the next prompt; the conversation carries over)"
+                ),
+                Err(e) => eprintln!("/loop {name}: {e}"),
+            },
+            SlashCommand::Compact => {
+                let (changed, usage) = self.session.compact().await;
+                spent.add(&usage);
+                if !changed {
+                    eprintln!("nothing to compact: the conversation is as small as it gets");
+                }
+            }
+            SlashCommand::Clear => self.session.clear(),
+            SlashCommand::Trace(file) => {
+                let path = PathBuf::from(file.as_deref().unwrap_or("wonopcode-trace.json"));
+                match self.session.write_trace(&path) {
+                    Ok(()) => eprintln!(
+                        "trace written to {} (open it in https://ui.perfetto.dev)",
+                        path.display()
+                    ),
+                    Err(e) => eprintln!("cannot write the trace to {}: {e}", path.display()),
+                }
+            }
+            SlashCommand::Tools => eprintln!("{}", self.session.tool_names().join(", ")),
+            SlashCommand::Cost => {
+                eprintln!(
+                    "{} tokens in, {} out, {} cached · {} (every context, since the REPL started)",
+                    spent.input_tokens,
+                    spent.output_tokens,
+                    spent.cache_read_tokens + spent.cache_write_tokens,
+                    cost(spent)
+                );
+            }
+            SlashCommand::History => match &self.history {
+                Some(path) => eprintln!("the conversation is stored in {}", path.display()),
+                None => {
+                    eprintln!("the conversation is not stored (run with --history FILE to keep it)")
+                }
+            },
+        }
+    }
+
+    /// `/approvals`: the "always" answers of the session, numbered; `revoke N` or
+    /// `revoke all` takes them back.
+    fn approvals(&self, argument: Option<&str>) {
+        let keys = self.session.approvals();
+        let Some(argument) = argument else {
+            if keys.is_empty() {
+                eprintln!(
+                    "no call is approved for the rest of the session ([a] always at a question adds one)"
+                );
+                return;
+            }
+            eprintln!("approved for the rest of the session (/approvals revoke N, or all):");
+            for (i, key) in keys.iter().enumerate() {
+                eprintln!("  {}  {}", i + 1, approval_text(key));
+            }
+            return;
+        };
+        let which: Vec<&String> = match argument.strip_prefix("revoke").map(str::trim) {
+            Some("all") => keys.iter().collect(),
+            Some(n) => match n
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| keys.get(n.wrapping_sub(1)))
+            {
+                Some(key) => vec![key],
+                None => {
+                    eprintln!(
+                        "/approvals revoke: `{n}` is not the number of an approval (1 to {})",
+                        keys.len()
+                    );
+                    return;
+                }
+            },
+            None => {
+                eprintln!("/approvals: `{argument}` is not `revoke N` or `revoke all`");
+                return;
+            }
+        };
+        for key in which {
+            if self.session.revoke(key) {
+                eprintln!("revoked: {} (it is asked about again)", approval_text(key));
+            }
+        }
+    }
+
+    /// Shows each call the suspended run waits on and reads its answer: a typed line
+    /// answers the call, an empty line lets it run (asking for approval as usual). `None`:
+    /// the user quit.
+    async fn answer_pending(&self, editor: &LineEditor) -> Option<Vec<(String, String)>> {
+        let mut answers = Vec::new();
+        for call in self.session.pending() {
+            eprintln!(
+                "the run waits on `{}` ({}): {}",
+                one_line(&call.name),
+                one_line(&call.id),
+                one_line(&call.arguments)
+            );
+            let label = format!("answer {} (Enter: let it run) >", one_line(&call.id));
+            let line = match editor
+                .read(&console::style(label).yellow().bold().to_string())
+                .await
+            {
+                Line::Text(line) => line,
+                Line::Interrupted | Line::End => return None,
+            };
+            match line.trim() {
+                "/exit" | "/quit" => return None,
+                "" => {}
+                text => answers.push((call.id, text.to_owned())),
+            }
+        }
+        Some(answers)
+    }
+}
+
+/// An approval key in words, shown safely.
+fn approval_text(key: &str) -> String {
+    one_line(&PermissionPolicy::describe_approval(key)).into_owned()
+}
