@@ -1,6 +1,6 @@
 //! One run, two drivers: the rules of a run that take more than one process, a signal or a
 //! person's answer (suspension, resume with answers, compaction of a long history, a context
-//! overflow retried, cancellation mid-stream) hold the same for the native loop, the embedded
+//! overflow retried, cancellation mid-stream, a stream gone quiet past the idle timeout) hold the same for the native loop, the embedded
 //! guest and a guest file. The single-process scenarios are recorded runs of the
 //! differential test (`wasm.rs`, `tests/fixtures/transcripts`); the interactive ones are in
 //! `terminal.rs`.
@@ -540,6 +540,95 @@ fn a_response_that_failed_before_it_began_costs_an_unknown_amount_on_every_loop(
         assert!(line.ends_with("cost unknown"), "{label}: {line}");
         // The provider's message, once.
         assert_eq!(err.matches("overloaded").count(), 1, "{label}: {err}");
+        closing.push(line);
+    }
+    assert!(closing.windows(2).all(|w| w[0] == w[1]), "{closing:?}");
+}
+
+/// A loopback OpenAI-compatible server that answers each of `runs` requests with the head
+/// and the first words of a stream, then says nothing for 10 s (far past the idle timeout
+/// the test configures) before it hangs up.
+fn going_quiet(runs: usize) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(runs) {
+            let mut stream = stream.unwrap();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let mut read = Vec::new();
+                while !read.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let Ok(n) = stream.read(&mut buf) else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    read.extend_from_slice(&buf[..n]);
+                }
+                let first = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Half an ans"},"finish_reason":null}]}"#;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{first}\n\n"
+                );
+                let _ = stream.write_all(reply.as_bytes());
+                let _ = stream.flush();
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            });
+        }
+    });
+    base_url
+}
+
+#[test]
+fn a_stream_that_goes_quiet_past_the_idle_timeout_ends_the_same_in_every_loop() {
+    let base_url = going_quiet(3);
+    let mut closing = Vec::new();
+    for (label, flags) in three_loops() {
+        let s = Scratch::new();
+        let config = s.outside("config.yaml");
+        std::fs::write(
+            &config,
+            "providers:\n  openai:\n    idle_timeout_ms: 300\n    max_attempts: 1\n",
+        )
+        .unwrap();
+        let history = s.outside("h.jsonl");
+        let out = crate::support::command()
+            .env("OPENAI_API_KEY", "test-key")
+            .args(["--provider", "openai", "--wire", "chat"])
+            .args(["--model", "quiet-model", "--base-url"])
+            .arg(&base_url)
+            .arg("--config")
+            .arg(&config)
+            .arg("--history")
+            .arg(&history)
+            .arg("-C")
+            .arg(s.ws())
+            .args(&flags)
+            .arg("Say something.")
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{label}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_else(|| panic!("{label}: no error line in {err}"))
+            .to_owned();
+        assert_eq!(
+            line,
+            "error: provider error: the response broke off after it had started: no data from the model for 300 ms",
+            "{label}"
+        );
+        // What was said before it went quiet is kept, marked as cut off.
+        let history = history_messages(&history);
+        let said: String = history
+            .last()
+            .and_then(|m| m["parts"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["text"].as_str())
+            .collect();
+        assert!(said.starts_with("Half an ans"), "{label}: {said}");
+        assert!(said.contains("[incomplete: "), "{label}: {said}");
         closing.push(line);
     }
     assert!(closing.windows(2).all(|w| w[0] == w[1]), "{closing:?}");
