@@ -1,7 +1,8 @@
-//! One run, two drivers: the rules of a run that take more than one process, a signal or a
-//! person's answer (suspension, resume with answers, compaction of a long history, a context
-//! overflow retried, cancellation mid-stream, a stream gone quiet past the idle timeout) hold the same for the native loop, the embedded
-//! guest and a guest file. The single-process scenarios are recorded runs of the
+//! One run, two drivers: the rules of a run that take more than one process, a signal, a
+//! server or a person's answer (suspension, resume with answers, compaction of a long
+//! history, a context overflow retried, cancellation mid-stream, a stream gone quiet past
+//! the idle timeout) hold the same for the native loop, the embedded guest and a guest
+//! file. The single-process scenarios are recorded runs of the
 //! differential test (`wasm.rs`, `tests/fixtures/transcripts`); the interactive ones are in
 //! `terminal.rs`.
 
