@@ -309,6 +309,12 @@ fn a_request_the_cost_budget_cannot_cover_is_never_sent() {
         .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
         .count();
     assert_eq!(started, 2, "{all:?}");
+    // Only the two that were sent are reported as responses.
+    let reported = all
+        .iter()
+        .filter(|e| e["type"] == "response.completed")
+        .count();
+    assert_eq!(reported, 2, "{all:?}");
     assert!(history.exists());
     // Under $0.05 four responses ($0.044) are paid for, and the fifth is not sent.
     let out = s.run_json(&t, &["--yes", "--max-cost", "0.05"], "go");

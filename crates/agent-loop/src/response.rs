@@ -320,7 +320,8 @@ impl Run {
     }
 
     /// Ends a response (`failure`: how it was cut short; the loop closed it, say): closes
-    /// its items, prices its usage and adds it to the run, and reports it. A response that
+    /// its items, prices its usage and adds it to the run, and reports it (unless the budget
+    /// stopped it before it was sent). A response that
     /// failed before the provider reported any usage was not billed and is not counted:
     /// its cost is not a known $0.
     pub fn end_response(&mut self, stream: &mut ResponseStream, failure: Option<StreamFailure>) {
@@ -342,12 +343,16 @@ impl Run {
             stop_reason = ?turn.stop_reason,
             "model request finished"
         );
-        report_response(
-            &self.services.events,
-            stream.model.info(),
-            &turn,
-            stream.opened,
-        );
+        // A request the budget stopped was never sent: there is no response to report.
+        let unsent = matches!(stream.refused, Some(LoopError::BudgetExceeded(_)));
+        if !unsent {
+            report_response(
+                &self.services.events,
+                stream.model.info(),
+                &turn,
+                stream.opened,
+            );
+        }
         stream.close();
         stream.finished = Some(turn);
     }
