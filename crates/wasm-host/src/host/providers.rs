@@ -294,6 +294,17 @@ fn details(usage: &Usage) -> UsageDetails {
     }
 }
 
+/// Keeps an ended response's text, when it said something, as what the guest's run shows
+/// (its answer, unless the loop shows another).
+fn note_shown(run: &mut RunSlot, response: &ResponseStream) {
+    if response.is_streaming() {
+        return;
+    }
+    if let Some(text) = response.text().filter(|t| !t.is_empty()) {
+        run.shown = text;
+    }
+}
+
 impl ProvidersView<'_> {
     /// Ends a stream the guest closed (the run's step: its items, price, usage, report).
     fn finish_stream(
@@ -307,6 +318,7 @@ impl ProvidersView<'_> {
         self.run
             .get_mut()?
             .end_response(&mut stream.response, Some(failure));
+        note_shown(self.run, &stream.response);
         Ok(())
     }
 
@@ -394,11 +406,10 @@ impl ProvidersView<'_> {
             return Ok(Some(failed(format!("unknown stream handle {handle}"))));
         };
         let run = self.run.get_mut()?;
+        let was_streaming = stream.response.is_streaming();
         let read = run.read_response(&mut stream.response, see, failed).await;
-        if !stream.response.is_streaming()
-            && let Some(text) = stream.response.text().filter(|t| !t.is_empty())
-        {
-            self.run.shown = text;
+        if was_streaming {
+            note_shown(self.run, &stream.response);
         }
         Ok(read)
     }
