@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agent_check;
 pub mod agent_file;
 pub mod catalog;
 pub mod error;
