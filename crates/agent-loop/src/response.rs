@@ -387,14 +387,20 @@ impl Run {
         }))
     }
 
-    /// One response to the history with every tool of the run offered, stored: compaction
-    /// first, then [`Run::open_response`], read to the end. A failed response ends the run.
-    pub async fn respond(&mut self) -> Result<Response, LoopError> {
-        // Nothing of a cancelled run is compacted or sent.
+    /// Gets the history ready for the next response of a turn: nothing of a cancelled run
+    /// is compacted or sent (`Err`), and a history past the threshold is compacted first.
+    pub async fn ready_for_response(&mut self) -> Result<(), LoopError> {
         if self.services.cancel.is_cancelled() {
             return Err(LoopError::Cancelled);
         }
         self.compact_if_needed().await;
+        Ok(())
+    }
+
+    /// One response to the history with every tool of the run offered, stored: compaction
+    /// first, then [`Run::open_response`], read to the end. A failed response ends the run.
+    pub async fn respond(&mut self) -> Result<Response, LoopError> {
+        self.ready_for_response().await?;
         let tools = self.services.tools.schemas();
         let ask = Ask::History {
             tools,

@@ -563,11 +563,10 @@ impl Host for ProvidersView<'_> {
         tools: Vec<String>,
         options: StreamOptions,
     ) -> wasmtime::Result<Result<CollectedTurn, String>> {
-        // Nothing of a cancelled run is compacted or sent: a loop learns it here.
-        if self.run.services()?.cancel.is_cancelled() {
-            return Ok(Err("cancelled".to_owned()));
+        // A cancelled run: a loop learns it here.
+        if let Err(e) = self.run.get_mut()?.ready_for_response().await {
+            return Ok(Err(e.to_string()));
         }
-        self.run.get_mut()?.compact_if_needed().await;
         let handle = match self.stream_history(tools, options).await? {
             Ok(handle) => handle,
             Err(e) => return Ok(Err(e)),
