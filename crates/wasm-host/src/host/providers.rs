@@ -1,12 +1,12 @@
-//! `providers`: the host's models and streaming. `stream-prompt` starts the model stream
-//! (an HTTP model runs its request on its own tokio task feeding a bounded channel, so the
-//! network is read while the guest works); `read-stream-chunk` awaits the next chunk under
-//! the idle timeout and the cancellation token, and assembles it with the native loop's
-//! assembler, so items, usage and the stored message are the same as the native loop's.
-//! The stream is read inline, on the guest's own task, as the native loop reads it: a second
-//! task and channel here would only copy every chunk across threads once more (see
-//! docs/decisions.md). The host enforces the iteration limit here: a request past it is
-//! refused.
+//! `providers`: the host's models and streaming. `stream-prompt` and `stream-history` open
+//! a response through the run's own step (`wonopcode_agent_loop::response`), and
+//! `read-stream-chunk` reads it one chunk at a time through the same step the native loop
+//! drains: the idle timeout, the cancellation token, the one retry after a context
+//! overflow, pricing and the report are the run's, so items, usage and the stored message
+//! are the same whichever loop runs. The stream is read inline, on the guest's own task: a
+//! second task and channel here would only copy every chunk across threads once more (see
+//! docs/decisions.md). What this module adds is the guest's side: which of its tools a
+//! request may offer, its handles, and the WIT shapes (`host/shapes.rs`).
 
 use std::sync::Arc;
 
@@ -17,14 +17,15 @@ use wonopcode_agent_loop::response::{Ask, ResponseStream};
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
 use wonopcode_agent_loop::{
     Message, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
-    StreamChunk as Chunk, ToolSchema, Usage,
+    StreamChunk as Chunk, ToolSchema,
 };
 
 use crate::bindings::providers::{
     self as wit, CollectedTurn, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle,
-    StreamOptions, ToolCallDeltaData, ToolCallStartData, UsageData, UsageDetails,
+    StreamOptions, UsageDetails,
 };
 use crate::budget::{TokenBudget, draw_on};
+use crate::host::shapes::{collected, details, message_from_wit, message_to_wit, wit_chunk};
 use crate::host::storage::store_streamed;
 use crate::state::{ContextTools, HostState, Place, Responses, RunSlot};
 
@@ -135,109 +136,6 @@ pub(crate) async fn open_model(
     opened.map_err(|e| e.to_string())
 }
 
-/// A core message as the WIT `message` (text, tool calls, tool results; thinking is kept by
-/// the host only).
-pub(crate) fn message_to_wit(message: &Message) -> wit::Message {
-    let calls: Vec<wit::ToolCall> = message
-        .tool_calls()
-        .map(|(id, name, arguments)| wit::ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments: arguments.to_owned(),
-        })
-        .collect();
-    let results: Vec<wit::ToolResult> = message
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => Some(wit::ToolResult {
-                call_id: call_id.clone(),
-                content: content.clone(),
-                is_error: *is_error,
-            }),
-            _ => None,
-        })
-        .collect();
-    wit::Message {
-        role: match message.role {
-            Role::System => wit::MessageRole::System,
-            Role::User => wit::MessageRole::User,
-            Role::Assistant => wit::MessageRole::Assistant,
-            Role::Tool => wit::MessageRole::Tool,
-        },
-        content: message.text_content(),
-        tool_calls: (!calls.is_empty()).then_some(calls),
-        tool_results: (!results.is_empty()).then_some(results),
-    }
-}
-
-/// A WIT message as a core message (its strings moved, not copied).
-pub(crate) fn message_from_wit(message: wit::Message) -> Message {
-    let mut parts = Vec::new();
-    if !message.content.is_empty() {
-        parts.push(Part::Text {
-            text: message.content,
-        });
-    }
-    for call in message.tool_calls.into_iter().flatten() {
-        parts.push(Part::ToolCall {
-            id: call.id,
-            name: call.name,
-            arguments: call.arguments,
-        });
-    }
-    for result in message.tool_results.into_iter().flatten() {
-        parts.push(Part::ToolResult {
-            call_id: result.call_id,
-            content: result.content,
-            is_error: result.is_error,
-        });
-    }
-    let role = match message.role {
-        wit::MessageRole::System => Role::System,
-        wit::MessageRole::User => Role::User,
-        wit::MessageRole::Assistant => Role::Assistant,
-        wit::MessageRole::Tool => Role::Tool,
-    };
-    Message::new(role, parts)
-}
-
-fn wit_chunk(chunk: &Chunk) -> Option<StreamChunk> {
-    Some(match chunk {
-        Chunk::TextDelta { text } => StreamChunk::TextDelta(text.clone()),
-        Chunk::ThinkingDelta { text } => StreamChunk::ThinkingDelta(text.clone()),
-        Chunk::ToolCallStart { id, name } => StreamChunk::ToolCallStart(ToolCallStartData {
-            id: id.clone(),
-            name: name.clone(),
-        }),
-        Chunk::ToolCallDelta {
-            id,
-            arguments_delta,
-        } => StreamChunk::ToolCallDelta(ToolCallDeltaData {
-            id: id.clone(),
-            arguments_delta: arguments_delta.clone(),
-        }),
-        Chunk::ToolCallEnd { id } => StreamChunk::ToolCallEnd(id.clone()),
-        Chunk::Usage { usage } => StreamChunk::Usage(UsageData {
-            input_tokens: u32::try_from(usage.input_tokens).unwrap_or(u32::MAX),
-            output_tokens: u32::try_from(usage.output_tokens).unwrap_or(u32::MAX),
-        }),
-        Chunk::Done { .. } => StreamChunk::Done,
-        Chunk::Error { message } | Chunk::ContextOverflow { message } => {
-            StreamChunk::Error(message.clone())
-        }
-        // Signatures and redacted thinking stay with the host (see `add-streamed-message`);
-        // retry notices go to the event stream only.
-        Chunk::ThinkingSignature { .. } | Chunk::RedactedThinking { .. } | Chunk::Retry { .. } => {
-            return None;
-        }
-    })
-}
-
 /// How a chunk read for `run-turn` bears on the turn: `Ok(true)` it is done, `Err` it failed
 /// (what `read-stream-chunk` would hand out as `done` and `error`).
 fn ending(chunk: &Chunk) -> Option<Result<bool, String>> {
@@ -245,52 +143,6 @@ fn ending(chunk: &Chunk) -> Option<Result<bool, String>> {
         Chunk::Done { .. } => Some(Ok(true)),
         Chunk::Error { message } | Chunk::ContextOverflow { message } => Some(Err(message.clone())),
         _ => Some(Ok(false)),
-    }
-}
-
-/// A finished turn's parts as the guest's `collected-turn`, their strings moved.
-fn collected(handle: StreamHandle, parts: Vec<Part>, error: Option<String>) -> CollectedTurn {
-    let mut turn = CollectedTurn {
-        handle,
-        text: String::new(),
-        thinking: String::new(),
-        tool_calls: Vec::new(),
-        error,
-    };
-    let join = |into: &mut String, text: String| {
-        if into.is_empty() {
-            *into = text;
-        } else {
-            into.push_str(&text);
-        }
-    };
-    for part in parts {
-        match part {
-            Part::Text { text } => join(&mut turn.text, text),
-            Part::Thinking { text, .. } => join(&mut turn.thinking, text),
-            Part::ToolCall {
-                id,
-                name,
-                arguments,
-            } => turn.tool_calls.push(wit::ToolCall {
-                id,
-                name,
-                arguments,
-            }),
-            Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
-        }
-    }
-    turn
-}
-
-fn details(usage: &Usage) -> UsageDetails {
-    UsageDetails {
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        cache_read_tokens: usage.cache_read_tokens,
-        cache_write_tokens: usage.cache_write_tokens,
-        reasoning_tokens: usage.reasoning_tokens,
-        cost_microcents: usage.cost_micro_cents,
     }
 }
 

@@ -10,7 +10,7 @@ use wasmtime::component::HasData;
 
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
 use crate::bindings::storage::{CompactionStrategy, Host};
-use crate::host::providers::{message_from_wit, message_to_wit};
+use crate::host::shapes::{message_from_wit, message_to_wit};
 use crate::state::{HostState, KeyValues, MAX_ADDED_MESSAGE_BYTES, Responses, RunSlot};
 
 /// What `storage` sees of a store: the run (its history), the streamed responses it
