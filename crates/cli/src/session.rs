@@ -86,7 +86,7 @@ pub fn permissions(
 /// Refuses a live model's flags beside a strict `--replay`, which would not use them, and
 /// a `MAX_THINKING_TOKENS` that is not a number.
 pub fn check_model_args(model: &ModelArgs) -> anyhow::Result<()> {
-    Generation::from_env(std::env::var("MAX_THINKING_TOKENS").ok().as_deref()).map_err(usage)?;
+    ambient_generation()?;
     let live = model.provider.is_some() || model.model.is_some() || model.base_url.is_some();
     if model.replay.is_some() && live && model.replay_mode == ReplayModeArg::Strict {
         return Err(usage(
@@ -105,11 +105,11 @@ fn chosen_generation(model: &ModelArgs) -> Generation {
     }
 }
 
-/// Claude Code's `MAX_THINKING_TOKENS` (checked by [`check_model_args`]; an unreadable one
-/// counts for nothing here).
-fn ambient_generation() -> Generation {
+/// Claude Code's `MAX_THINKING_TOKENS`, read as Claude Code reads it: a number of tokens,
+/// or a usage error naming the variable.
+fn ambient_generation() -> anyhow::Result<Generation> {
     let env = std::env::var("MAX_THINKING_TOKENS").ok();
-    Generation::from_env(env.as_deref()).unwrap_or_default()
+    Generation::from_env(env.as_deref()).map_err(usage)
 }
 
 /// A session as the flags describe it: the model, the permission policy and the session's
@@ -142,7 +142,11 @@ pub fn session_builder(
         .permissions(policy)
         .yes(yes)
         .max_iterations(run.max_iterations)
-        .generation(chosen_generation(model), ambient_generation())
+        // Checked by `check_model_args` before any session is built.
+        .generation(
+            chosen_generation(model),
+            ambient_generation().unwrap_or_default(),
+        )
         .max_parallel(run.max_parallel)
         .loops_dirs(run.loops_dir.clone())
         .cache(loops::cache_policy(run, &config))
