@@ -51,7 +51,9 @@ impl SessionBuilder {
         let mut notices = Vec::new();
         let trusted = trust(&root, self.trust_workspace, &mut notices);
         let agent_file = self.source.agent().cloned();
-        let (provider, models, journal) = self.model_and_journal(&agent_file, &mut notices).await?;
+        let (provider, models, journal) = self
+            .model_and_journal(agent_file.as_deref(), &mut notices)
+            .await?;
         let mut tooling = Tooling::set_up(&self, &root)?;
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
@@ -191,7 +193,7 @@ impl SessionBuilder {
     /// without prices is refused here, before anything is stored.
     async fn model_and_journal(
         &mut self,
-        agent_file: &Option<Arc<AgentDefinition>>,
+        agent_file: Option<&AgentDefinition>,
         notices: &mut Vec<String>,
     ) -> Result<(SharedModel, Arc<dyn ModelSource>, Option<RunJournal>), SessionError> {
         // An agent file's model and time limit are the run's unless the caller chose its own.
