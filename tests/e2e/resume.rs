@@ -939,7 +939,7 @@ fn a_journal_cannot_plant_wider_settings_for_the_next_resume() {
         "{seen}"
     );
 
-    // Someone who could write it plants a flag in the run's stored command line, and makes
+    // Someone who could write it plants a setting in the run's stored settings, and makes
     // the run look interrupted.
     let (id, dir) = only_run(&runs);
     let meta_path = dir.join("run.json");
@@ -948,9 +948,9 @@ fn a_journal_cannot_plant_wider_settings_for_the_next_resume() {
     meta["status"] = "running".into();
     meta["pid"] = 999_999_999u64.into();
     let untouched = meta.to_string();
-    let args = meta["invocation"]["args"].as_array_mut().unwrap();
-    args.insert(0, "full-access".into());
-    args.insert(0, "--sandbox".into());
+    let stored = meta["invocation"]["settings"].clone();
+    assert_eq!(stored["yes"], true, "{stored}");
+    meta["invocation"]["settings"]["sandbox"] = "full-access".into();
     std::fs::write(&meta_path, meta.to_string()).unwrap();
     let resume = |extra: &[&str]| {
         let mut cmd = command();
@@ -962,7 +962,7 @@ fn a_journal_cannot_plant_wider_settings_for_the_next_resume() {
     let (_, code, err) = resume(&[]);
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    // Once the stored line is not this user's, every wide flag in it is put to the person.
+    // Once the stored settings are not this user's, every wide one is put to the person.
     assert!(
         err.contains("wider settings than you gave: --yes --sandbox full-access"),
         "{err}"
@@ -970,8 +970,163 @@ fn a_journal_cannot_plant_wider_settings_for_the_next_resume() {
     // Given again by the person, they count.
     let (_, _, err) = resume(&["--", "--yes", "--sandbox", "full-access"]);
     assert!(!err.contains("wider settings"), "{err}");
+    // A journal from before settings were kept has its command line: planted there, the
+    // same question.
+    let mut legacy: Value = serde_json::from_str(&untouched).unwrap();
+    let invocation = legacy["invocation"].as_object_mut().unwrap();
+    invocation.remove("settings");
+    invocation.remove("json");
+    invocation.insert(
+        "args".into(),
+        json!([
+            "--sandbox",
+            "full-access",
+            "--json",
+            "--yes",
+            "--replay",
+            t,
+            "-C",
+            s.ws(),
+            "go"
+        ]),
+    );
+    std::fs::write(&meta_path, legacy.to_string()).unwrap();
+    let (_, code, err) = resume(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("wider settings than you gave: --yes --sandbox full-access"),
+        "{err}"
+    );
+    // And it still resumes, read into the same settings.
+    let (events, _, err) = resume(&["--", "--yes", "--sandbox", "full-access"]);
+    assert!(!err.contains("wider settings"), "{err}");
+    assert!(
+        events.iter().any(|e| e["type"] == "session.started"),
+        "{err}"
+    );
     // The command line as this user typed it (sealed) resumes without a question.
     std::fs::write(&meta_path, untouched).unwrap();
     let (_, _, err) = resume(&[]);
     assert!(!err.contains("wider settings"), "{err}");
+}
+
+/// Makes the run in `dir` look interrupted (its process gone before its end).
+fn interrupt(dir: &Path) {
+    let path = dir.join("run.json");
+    let mut meta: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    meta["status"] = "running".into();
+    meta["pid"] = 999_999_999u64.into();
+    std::fs::write(&path, meta.to_string()).unwrap();
+}
+
+/// A transcript whose model writes `done.txt` with `bash`, then answers "Wrote it.".
+fn writing_transcript(s: &Scratch) -> PathBuf {
+    let mut turn = crate::support::call(
+        "c1",
+        "bash",
+        r#"{"command": "echo ran >> done.txt && echo ok"}"#,
+    );
+    turn.push(crate::support::done("tool_use"));
+    s.transcript("t.jsonl", &[turn, crate::support::answer("Wrote it.")])
+}
+
+/// `wonopcode resume RUN -- --json`, with the runs directory `runs`.
+fn resumed(runs: &Path, id: &str, extra: &[&str]) -> (Vec<Value>, Option<i32>, String) {
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", runs)
+        .args(["resume", id, "--", "--json"])
+        .args(extra);
+    run(&mut cmd)
+}
+
+#[test]
+fn a_batch_tasks_run_and_an_mcp_calls_run_resume_like_any_other() {
+    let s = Scratch::new();
+    let t = writing_transcript(&s);
+
+    // A batch task's run: its journal in the task's `runs/`, resumed by its directory.
+    let batch = s.outside("batch");
+    std::fs::create_dir_all(batch.join("ws")).unwrap();
+    std::fs::write(
+        batch.join("tasks.jsonl"),
+        format!(
+            "{}\n",
+            json!({"id": "t1", "prompt": "write it", "workspace": "ws"})
+        ),
+    )
+    .unwrap();
+    let mut cmd = command();
+    cmd.arg("batch")
+        .arg(batch.join("tasks.jsonl"))
+        .arg("--out")
+        .arg(batch.join("out"))
+        .args(["--yes", "--replay"])
+        .arg(&t);
+    let (_, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(0), "{err}");
+    let task_runs = batch.join("out/tasks/t1/runs");
+    let (id, dir) = only_run(&task_runs);
+    let workspace = std::fs::read_dir(batch.join("out/tasks/t1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("done.txt").exists())
+        .expect("the task's workspace");
+    interrupt(&dir);
+    let (events, code, err) = resumed(&s.outside("elsewhere"), dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(answer(&events), "Wrote it.", "{err}");
+    // Its finished command was answered from the journal, not run again.
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("done.txt")).unwrap(),
+        "ran\n"
+    );
+    // The resumed run's journal is beside the one it resumes.
+    let beside: Vec<Value> = std::fs::read_dir(&task_runs)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("run.json"))
+        .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok())
+        .collect();
+    assert!(
+        beside.iter().any(|m| m["resumes"] == id.as_str()),
+        "{beside:?}"
+    );
+
+    // An MCP call's run: the loop by its name, in the server's workspace.
+    let runs = s.outside("mcp-runs");
+    let server = format!(
+        "w={} mcp-server -C {} --replay {} --allow bash",
+        crate::support::bin().display(),
+        s.ws().display(),
+        t.display()
+    );
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .current_dir(s.ws())
+        .args(["mcp", "--mcp", &server, "call", "w", "standard"])
+        .arg(r#"{"prompt": "write the file"}"#);
+    let (_, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(0), "{err}");
+    let (id, dir) = only_run(&runs);
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        meta["invocation"]["settings"]["loop"]["named"], "standard",
+        "{meta}"
+    );
+    interrupt(&dir);
+    // The server ran confined by the client's sandbox, where the user's key is hidden: its
+    // run is not sealed, so its wide setting is the person's to give again.
+    let (_, code, err) = resumed(&runs, &id, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("wider settings than you gave: --allow bash"),
+        "{err}"
+    );
+    let (events, code, err) = resumed(&runs, &id, &["--allow", "bash"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(answer(&events), "Wrote it.", "{err}");
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("done.txt")).unwrap(),
+        "ran\n"
+    );
 }

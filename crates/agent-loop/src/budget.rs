@@ -23,13 +23,17 @@ use crate::model_source::{ModelSource, ProviderListing};
 use crate::usage::{ModelInfo, Usage};
 
 /// The limits of a run; `None`: no limit of that kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct BudgetLimits {
     /// The most the run may cost, in micro-cents (1e-8 USD).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_cost_micro_cents: Option<u64>,
     /// The most tokens (prompt, cached, output) the run may use.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
     /// How long after its start the run may still send a request.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_wall: Option<Duration>,
 }
 

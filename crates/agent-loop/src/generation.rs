@@ -87,7 +87,8 @@ impl<'de> Deserialize<'de> for Thinking {
 }
 
 /// A run's generation settings; a field left `None` is the model's default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Generation {
     /// How much the model thinks.
     #[serde(skip_serializing_if = "Option::is_none")]

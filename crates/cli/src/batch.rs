@@ -17,13 +17,14 @@ use wonopcode_batch::results::Summary;
 use wonopcode_batch::{
     BatchOptions, Progress, RunOutcome, Shard, Task, TaskFile, TaskPlace, TaskResult, TaskRunner,
 };
-use wonopcode_session::{Config, NoRenderer, Session, config};
-use wonopcode_tools::permission::PolicyConfig;
+use wonopcode_session::{LoopChoice, NoRenderer, Session, Settings};
 
-use crate::args::{BatchArgs, BatchCommand, ModelArgs, RunArgs};
+use crate::args::{BatchArgs, BatchCommand};
 use crate::exit;
 use crate::loops;
-use crate::session::{check_model_args, permissions, reported, session_builder, usage};
+use crate::session::{
+    check_model_args, check_model_choice, reported, session_builder, settings, usage,
+};
 
 /// Runs `wonopcode batch`; returns the exit code (0 when every task of the shard completed).
 pub async fn run(args: &BatchArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
@@ -79,16 +80,21 @@ pub async fn run(args: &BatchArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     let Some(plan) = plan else {
         return Err(usage("--out DIR is needed to run a batch"));
     };
-    let config = config::load(args.run.config.as_deref())?;
+    check_model_args(&args.model)?;
+    let loop_choice = loops::choose_loop(
+        args.loop_type,
+        args.agent_loop.as_deref(),
+        args.agent_loop_name.as_deref(),
+    )?;
     let runner = Arc::new(FlagRunner {
-        policy: permissions(&args.permissions, matches, &config)?,
-        model: args.model.clone(),
-        run: args.run.clone(),
-        loop_type: args.loop_type,
-        agent_loop: args.agent_loop.clone(),
-        agent_loop_name: args.agent_loop_name.clone(),
-        yes: args.permissions.yes,
-        config,
+        settings: settings(
+            &args.model,
+            &args.permissions,
+            matches,
+            &args.run,
+            loop_choice,
+        )?,
+        journal: !args.run.no_journal,
     });
     let results_file = plan.results.results_file();
     let mut summary = Summary::of(&plan.done);
@@ -146,21 +152,17 @@ fn merge(dirs: &[PathBuf], out: &std::path::Path) -> anyhow::Result<u8> {
     Ok(exit::SUCCESS)
 }
 
-/// Builds and runs one task's session from the batch's flags and the task's choices.
+/// Builds and runs one task's session: the batch's settings with the task's choices over
+/// them, its journal in the task's `runs/` (where `wonopcode resume` finds it).
 struct FlagRunner {
-    policy: PolicyConfig,
-    model: ModelArgs,
-    run: RunArgs,
-    loop_type: Option<crate::args::LoopType>,
-    agent_loop: Option<PathBuf>,
-    agent_loop_name: Option<String>,
-    yes: bool,
-    config: Config,
+    settings: Settings,
+    journal: bool,
 }
 
 impl FlagRunner {
     async fn session(&self, task: &Task, place: &TaskPlace) -> anyhow::Result<Session> {
-        let mut model = self.model.clone();
+        let mut settings = self.settings.clone();
+        let model = &mut settings.model;
         if let Some(provider) = &task.provider {
             model.provider = Some(provider.clone());
         }
@@ -170,42 +172,27 @@ impl FlagRunner {
         if let Some(replay) = &task.replay {
             model.replay = Some(replay.clone());
         }
-        check_model_args(&model)?;
-        let mut run = self.run.clone();
-        run.cwd = Some(place.workspace.clone());
-        run.max_iterations = task.max_iterations.or(run.max_iterations);
-        run.max_cost = task.cost_limit().or(run.max_cost);
-        run.max_tokens = task.max_tokens.or(run.max_tokens);
-        run.max_wall = task.wall().or(run.max_wall);
-        let (loop_type, file, name) = match &task.r#loop {
-            Some(l) if l.ends_with(".wasm") => (None, Some(PathBuf::from(l)), None),
-            Some(l) => (None, None, Some(l.clone())),
-            None => (
-                self.loop_type,
-                self.agent_loop.clone(),
-                self.agent_loop_name.clone(),
-            ),
-        };
-        let (source, catalog) =
-            loops::choose_loop(loop_type, file.as_deref(), name.as_deref(), &run)?;
-        let mut builder = session_builder(
-            place.workspace.clone(),
-            &model,
-            self.policy.clone(),
-            self.yes,
-            &run,
-            self.config.clone(),
-        )
-        .loop_source(source)
-        .renderer(Box::new(NoRenderer))
-        .journal((!run.no_journal).then(|| wonopcode_journal::Runs::at(&place.dir.join("runs"))));
-        if let Some(name) = &name {
-            builder = builder.loop_name(name);
+        check_model_choice(model)?;
+        settings.workspace = place.workspace.clone();
+        settings.max_iterations = task.max_iterations.or(settings.max_iterations);
+        let budget = &mut settings.budget;
+        budget.max_cost_micro_cents = task.cost_limit().or(budget.max_cost_micro_cents);
+        budget.max_tokens = task.max_tokens.or(budget.max_tokens);
+        budget.max_wall = task.wall().or(budget.max_wall);
+        if let Some(chosen) = &task.r#loop {
+            settings.loop_choice = match chosen.ends_with(".wasm") {
+                true => LoopChoice::File(PathBuf::from(chosen)),
+                false => LoopChoice::Named(chosen.clone()),
+            };
         }
-        if let Some(catalog) = catalog {
-            builder = builder.catalog(catalog);
-        }
-        builder.build().await.map_err(reported)
+        let journal = self
+            .journal
+            .then(|| wonopcode_journal::Runs::at(&place.dir.join("runs")));
+        session_builder(settings, journal)?
+            .renderer(Box::new(NoRenderer))
+            .build()
+            .await
+            .map_err(reported)
     }
 }
 

@@ -60,5 +60,5 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     if args.resume && args.history.is_none() {
         return crate::restart::resume_latest(&args).await;
     }
-    run_session(args, matches, None).await
+    run_session(args, matches).await
 }

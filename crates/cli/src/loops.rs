@@ -17,7 +17,8 @@ use crate::args::{LoopSearchArgs, LoopType, LoopsAction, LoopsArgs, PromptArgs, 
 use crate::exit;
 use crate::render::clip;
 use crate::session::usage;
-use wonopcode_session::config::{self, Config};
+use wonopcode_session::LoopChoice;
+use wonopcode_session::config;
 use wonopcode_session::loops::{self, ListedLoop, engine};
 
 fn loop_type_name(kind: LoopType) -> &'static str {
@@ -126,26 +127,22 @@ pub async fn validate_flags(args: &PromptArgs) -> anyhow::Result<u8> {
     validate(&Search::of_run(&args.run), guest, args.json).await
 }
 
-/// The loop the flags ask for, with the catalog it was found in when named (its warnings
-/// printed). `--agent-loop` and `--agent-loop-name` imply `custom`; contradictions are usage
-/// errors naming both flags.
-pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<(LoopSource, Option<Catalog>)> {
+/// The loop a prompt's flags choose.
+pub fn loop_choice(args: &PromptArgs) -> anyhow::Result<LoopChoice> {
     choose_loop(
         args.loop_type,
         args.agent_loop.as_deref(),
         args.agent_loop_name.as_deref(),
-        &args.run,
     )
 }
 
-/// The loop these flags choose (a prompt's, or a batch task's): `--loop-type`,
-/// `--agent-loop` or `--agent-loop-name`, named loops searched as `run` says.
+/// The loop these flags choose (a prompt's, or a batch's): `--loop-type`, `--agent-loop` or
+/// `--agent-loop-name` (a name is looked up when the session starts).
 pub fn choose_loop(
     loop_type: Option<LoopType>,
     agent_loop: Option<&std::path::Path>,
     name: Option<&str>,
-    run: &RunArgs,
-) -> anyhow::Result<(LoopSource, Option<Catalog>)> {
+) -> anyhow::Result<LoopChoice> {
     match (loop_type, agent_loop, name) {
         (_, Some(_), Some(_)) => Err(usage(
             "--agent-loop and --agent-loop-name both choose the loop; give only one of them",
@@ -161,14 +158,10 @@ pub fn choose_loop(
         (Some(LoopType::Custom), None, None) => Err(usage(
             "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
         )),
-        (_, Some(path), None) => Ok((LoopSource::File(path.to_path_buf()), None)),
-        (_, None, Some(name)) => {
-            let catalog = catalog(&Search::of_run(run), false);
-            let entry = catalog.find(name).map_err(|e| usage(e.to_string()))?;
-            Ok((entry.location.clone(), Some(catalog)))
-        }
-        (Some(LoopType::Wasm), None, None) => Ok((LoopSource::Embedded, None)),
-        (Some(LoopType::Standard) | None, None, None) => Ok((LoopSource::Native, None)),
+        (_, Some(path), None) => Ok(LoopChoice::File(path.to_path_buf())),
+        (_, None, Some(name)) => Ok(LoopChoice::Named(name.to_owned())),
+        (Some(LoopType::Wasm), None, None) => Ok(LoopChoice::Embedded),
+        (Some(LoopType::Standard) | None, None, None) => Ok(LoopChoice::Standard),
     }
 }
 
@@ -190,11 +183,6 @@ fn resolve(search: &Search<'_>, name: &str) -> anyhow::Result<Entry> {
         .find(name)
         .cloned()
         .map_err(|e| usage(e.to_string()))
-}
-
-/// The compile cache's policy from the config file, or `None` with `--no-cache`.
-pub fn cache_policy(run: &RunArgs, config: &Config) -> Option<CachePolicy> {
-    (!run.no_cache).then(|| config.cache.policy())
 }
 
 /// The compile cache's policy for commands that have not read the config file yet.

@@ -6,21 +6,27 @@ use std::sync::Arc;
 
 use clap::ArgMatches;
 use tokio_util::sync::CancellationToken;
+use wonopcode_journal::Runs;
 use wonopcode_mcp_server::{BearerToken, HttpOptions, LoopCall, LoopServer, SessionFactory};
 use wonopcode_registry::{Catalog, SearchPath};
-use wonopcode_session::config;
+use wonopcode_session::LoopChoice;
 
 use crate::args::McpServerArgs;
 use crate::exit;
-use crate::session::{permissions, session_builder, usage, workspace_root};
+use crate::session::{session_builder, settings, usage, workspace_root};
 
 /// Serves until the client goes away (stdio) or wonopcode is stopped (HTTP).
 pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     crate::session::check_model_args(&args.model)?;
     let root = workspace_root(args.run.cwd.as_deref())?;
     let root_shown = root.display().to_string();
-    let config = config::load(args.run.config.as_deref())?;
-    let policy = permissions(&args.permissions, matches, &config)?;
+    let mut settings = settings(
+        &args.model,
+        &args.permissions,
+        matches,
+        &args.run,
+        LoopChoice::Standard,
+    )?;
     // No terminal to ask on: the flag or the trust file decides.
     let trusted = wonopcode_session::trust::is_trusted(&root, args.run.trust_workspace)?;
     let catalog = Catalog::discover(
@@ -41,14 +47,13 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
         }
         chosen
     };
-    let mut model = args.model.clone();
     // The calling agent's model answers (MCP sampling): no provider of the server's own.
-    let client_model = model.provider.as_deref() == Some(wonopcode_mcp_server::CLIENT_PROVIDER);
+    let client_model =
+        settings.model.provider.as_deref() == Some(wonopcode_mcp_server::CLIENT_PROVIDER);
     if client_model {
-        model.provider = None;
+        settings.model.provider = None;
     }
-    let run = args.run.clone();
-    let yes = args.permissions.yes;
+    let journal = !args.run.no_journal;
     let sessions: SessionFactory = Arc::new(move |call: &LoopCall| {
         let workspace = match &call.workspace {
             None => root.clone(),
@@ -67,16 +72,17 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
                 real
             }
         };
-        let mut model = model.clone();
+        let mut settings = settings.clone();
+        settings.workspace = workspace;
         if call.model.is_some() {
-            model.model = call.model.clone();
+            settings.model.model = call.model.clone();
         }
-        Ok(
-            session_builder(workspace, &model, policy.clone(), yes, &run, config.clone())
-                .loop_source(call.source.clone())
-                .loop_name(call.name.clone())
-                .max_iterations(call.max_iterations.or(run.max_iterations)),
-        )
+        settings.max_iterations = call.max_iterations.or(settings.max_iterations);
+        settings.loop_choice = LoopChoice::Named(call.name.clone());
+        let journal = journal.then(Runs::standard).flatten();
+        Ok(session_builder(settings, journal)
+            .map_err(|e| format!("{e:#}"))?
+            .loop_source(call.source.clone()))
     });
     let mut server = LoopServer::new(entries, sessions).map_err(usage)?;
     if client_model {

@@ -1,26 +1,31 @@
-//! Runs started again from another run's journal, the way it was started (its command line,
-//! in its directory) with its root given the same prompts:
+//! Runs started again from another run's journal, the way it was started (its settings,
+//! kept in the journal, in its directory) with its root given the same prompts:
 //!
-//! - `wonopcode resume RUN_ID` (and `--resume` without `--history`): an interrupted run goes
+//! - `wonopcode resume RUN` (and `--resume` without `--history`): an interrupted run goes
 //!   on, its finished responses and tool calls answered from its journal, live from where it
-//!   stopped;
-//! - `wonopcode fork RUN_ID --at CONTEXT:RESPONSE`: a run's responses before that point
+//!   stopped — a prompt's run, a batch task's (`RUN` its directory, `OUT/runs/ID`) or an MCP
+//!   call's alike;
+//! - `wonopcode fork RUN --at CONTEXT:RESPONSE`: a run's responses before that point
 //!   served from its journal (its tool calls run again), and from that response on another
 //!   model (or the same), to try a decision again.
 //!
-//! Either is a new run with a journal of its own (`resumes` or `origin` names the other),
-//! so nothing the other run left is changed.
+//! Either is a new run with a journal of its own beside the other's (`resumes` or `origin`
+//! names the other), so nothing the other run left is changed. A journal from before
+//! settings were kept has its command line instead, read here into the same settings.
 
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use wonopcode_agent_loop::{ContextPath, OnInterrupted};
-use wonopcode_journal::{EarlierRun, Invocation, ResumeError, RunMeta, RunStatus, Runs, SealKey};
+use wonopcode_journal::{
+    EarlierRun, Invocation, ResumeError, RunDir, RunMeta, RunStatus, Runs, SealKey,
+};
 use wonopcode_providers::Transcript;
-use wonopcode_session::Fork;
+use wonopcode_session::{Fork, Settings};
+use wonopcode_tools::permission::Action;
 
 use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs};
-use crate::run::run_session;
-use crate::session::usage;
+use crate::run::{Start, run_again};
+use crate::session::{settings, usage};
 
 /// A run started again from another's journal.
 pub enum Again {
@@ -54,16 +59,21 @@ impl Again {
     pub fn invocation(&self) -> Option<&Invocation> {
         self.meta().invocation.as_ref()
     }
+
+    /// Whether the other run was one prompt (else an interactive session).
+    pub fn one_shot(&self) -> bool {
+        self.invocation().is_some_and(|i| i.one_shot)
+    }
 }
 
-/// `wonopcode resume ID [--on-interrupted P] [-- FLAGS]`.
+/// `wonopcode resume RUN [--on-interrupted P] [-- FLAGS]`.
 pub async fn resume_by_id(
     id: &str,
     policy: Option<OnInterruptedArg>,
     flags: &[String],
 ) -> anyhow::Result<u8> {
-    let dir = runs()?.find(id).map_err(|e| usage(e.to_string()))?;
-    resume(EarlierRun::read(&dir), policy, flags).await
+    let (runs, dir) = find_run(id)?;
+    resume(EarlierRun::read(&dir), runs, policy, flags).await
 }
 
 /// `--resume` without `--history`: this workspace's latest interrupted run.
@@ -87,63 +97,38 @@ pub async fn resume_latest(args: &PromptArgs) -> anyhow::Result<u8> {
         )));
     };
     let dir = runs.find(&meta.id).map_err(|e| usage(e.to_string()))?;
-    resume(EarlierRun::read(&dir), args.on_interrupted, &[]).await
+    resume(EarlierRun::read(&dir), runs, args.on_interrupted, &[]).await
 }
 
-/// `wonopcode fork ID --at CONTEXT:RESPONSE [--provider P] [--model M] [--replay FILE]`.
+/// `wonopcode fork RUN --at CONTEXT:RESPONSE [--provider P] [--model M] [--replay FILE]`.
 pub async fn fork(args: &ForkArgs) -> anyhow::Result<u8> {
-    let dir = runs()?.find(&args.id).map_err(|e| usage(e.to_string()))?;
+    let (runs, dir) = find_run(&args.id)?;
     let meta = dir.meta()?;
     let (at, response) = fork_point(&args.at)?;
     let responses = dir.responses_path();
     check_fork_point(&meta.id, &responses, &at, response)?;
-    // The live part's model: what the fork names replaces the run's own; a model alone
-    // keeps the run's provider.
-    let mut strip: Vec<&str> = Vec::new();
-    let mut add: Vec<String> = Vec::new();
-    if args.replay.is_some() || args.provider.is_some() || args.model.is_some() {
-        strip.extend(["--replay", "--replay-mode", "--replay-pace", "--model"]);
-    }
-    if args.replay.is_some() || args.provider.is_some() {
-        strip.extend(["--provider", "--base-url", "--wire"]);
-    }
-    if let Some(replay) = &args.replay {
-        let path = std::path::absolute(replay).unwrap_or_else(|_| replay.clone());
-        add.extend(["--replay".to_owned(), path.display().to_string()]);
-    }
-    if let Some(provider) = &args.provider {
-        add.extend(["--provider".to_owned(), provider.clone()]);
-    }
-    if let Some(model) = &args.model {
-        add.extend(["--model".to_owned(), model.clone()]);
-        let provider_given = args.provider.is_some()
-            || meta
-                .invocation
-                .as_ref()
-                .is_some_and(|i| i.args.iter().any(|a| is_flag(a, "--provider")));
-        if !provider_given && let Some((provider, _)) = meta.model.split_once('/') {
-            add.extend(["--provider".to_owned(), provider.to_owned()]);
-        }
-    }
-    // The fork keeps its recording in its own journal: the run's `--record` file is its.
-    strip.push("--record");
-    if let Some(workspace) = &args.cwd {
-        strip.extend(["-C", "--cwd"]);
-        let path = std::path::absolute(workspace).unwrap_or_else(|_| workspace.clone());
-        add.extend(["-C".to_owned(), path.display().to_string()]);
-    }
-    add.extend(args.flags.iter().cloned());
-    let id = meta.id.clone();
     let again = Again::Fork {
         fork: Fork {
-            origin: id,
+            origin: meta.id.clone(),
             responses,
             at,
             response,
         },
         meta,
     };
-    start_again(again, &strip, &add).await
+    start_again(again, runs, Some(args), &args.flags).await
+}
+
+/// The run `id` names — an id (or its start) in the user's runs directory, or the path of
+/// a run's directory (a batch's `OUT/runs/ID`) — and the runs beside it.
+fn find_run(id: &str) -> anyhow::Result<(Runs, RunDir)> {
+    if id.contains('/') {
+        return Runs::holding(std::path::Path::new(id))
+            .ok_or_else(|| usage(format!("{id}: no run's journal (run.json) there")));
+    }
+    let runs = runs()?;
+    let dir = runs.find(id).map_err(|e| usage(e.to_string()))?;
+    Ok((runs, dir))
 }
 
 fn runs() -> anyhow::Result<Runs> {
@@ -152,6 +137,7 @@ fn runs() -> anyhow::Result<Runs> {
 
 async fn resume(
     earlier: Result<EarlierRun, ResumeError>,
+    runs: Runs,
     policy: Option<OnInterruptedArg>,
     flags: &[String],
 ) -> anyhow::Result<u8> {
@@ -159,12 +145,56 @@ async fn resume(
         ResumeError::Journal(e) => anyhow::Error::from(e),
         refused => usage(refused.to_string()),
     })?;
-    start_again(Again::Resume { earlier, policy }, &[], flags).await
+    start_again(Again::Resume { earlier, policy }, runs, None, flags).await
 }
 
-/// Starts `again`'s run the way the other was started: its arguments without the flags in
-/// `strip` (and their values), with `add` after them, in its directory.
-async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow::Result<u8> {
+/// How the other run was started, read back: its settings, whether it showed JSON Lines,
+/// and (from an old journal's command line) its trace file and `--on-interrupted`.
+struct Stored {
+    settings: Settings,
+    json: bool,
+    trace: Option<std::path::PathBuf>,
+    on_interrupted: Option<OnInterruptedArg>,
+}
+
+impl Stored {
+    fn read(id: &str, invocation: &Invocation) -> anyhow::Result<Self> {
+        if let Some(value) = &invocation.settings {
+            let settings =
+                Settings::from_journal(value).map_err(|e| usage(format!("run {id}: {e}")))?;
+            return Ok(Self {
+                settings,
+                json: invocation.json,
+                trace: None,
+                on_interrupted: None,
+            });
+        }
+        let (args, matches) = parse_prompt(&invocation.args).map_err(|e| {
+            usage(format!(
+                "run {id}'s command line does not parse now: {}",
+                first_line(&e)
+            ))
+        })?;
+        let mut settings = flag_settings(&args, &matches)?;
+        settings.history = args.history.clone();
+        Ok(Self {
+            settings,
+            json: args.json,
+            trace: args.trace,
+            on_interrupted: args.on_interrupted,
+        })
+    }
+}
+
+/// Starts `again`'s run the way the other was started — its settings, the fork's model
+/// (`fork`) and the flags given after `--` laid over them — in its directory, its journal
+/// beside the other's in `runs`.
+async fn start_again(
+    mut again: Again,
+    runs: Runs,
+    fork: Option<&ForkArgs>,
+    flags: &[String],
+) -> anyhow::Result<u8> {
     let meta = again.meta().clone();
     let id = meta.id.clone();
     let Some(invocation) = meta.invocation.clone() else {
@@ -177,54 +207,45 @@ async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow
             "run {id} stopped before its prompt was given: start it again instead"
         )));
     }
-    // Relative paths of its command line are relative to where it was started.
+    // The fork's paths are the person's, relative to where they typed them.
+    let fork_model = fork.map(ForkModel::of).transpose()?;
+    // Relative paths of its settings are relative to where it was started.
     std::env::set_current_dir(&invocation.cwd)
         .map_err(|e| usage(format!("run {id} was started in {}: {e}", invocation.cwd)))?;
-    let argv = std::iter::once("wonopcode".to_owned())
-        .chain(without_flags(&invocation.args, strip))
-        .chain(add.iter().cloned());
-    let matches = Args::command().try_get_matches_from(argv).map_err(|e| {
-        usage(format!(
-            "run {id}'s command line does not parse now: {}",
-            first_line(&e.to_string())
-        ))
-    })?;
-    let args = Args::from_arg_matches(&matches).map_err(|e| {
-        usage(format!(
-            "run {id}'s command line: {}",
-            first_line(&e.to_string())
-        ))
-    })?;
-    let (mut prompt_args, matches): (PromptArgs, &ArgMatches) = match args.command {
-        None => (args.prompt, &matches),
-        Some(Command::Run(prompt)) => (
-            *prompt,
-            matches.subcommand_matches("run").unwrap_or(&matches),
-        ),
-        Some(_) => return Err(usage(format!("run {id} was not a prompt's run"))),
-    };
-    if let Some(history) = &prompt_args.history {
+    let stored = Stored::read(&id, &invocation)?;
+    if let Some(history) = &stored.settings.history {
         return Err(usage(format!(
             "run {id} kept its conversation in --history {}, which starting it again would write twice: continue that conversation with --history {0} instead",
             history.display()
         )));
     }
-    // A journal can be changed by whoever may write the runs directory: a command line not
-    // sealed by this user's key runs what it would widen only when the person says so, here
-    // or by giving the flags again.
+    let mut settings = stored.settings;
+    if let Some(model) = fork_model {
+        model.lay_over(&mut settings, &meta);
+    }
+    let (extra, matches) = parse_prompt(flags)
+        .map_err(|e| usage(format!("the flags after `--`: {}", first_line(&e))))?;
+    let (none, none_matches) = parse_prompt(&[]).map_err(usage)?;
+    let (given, base) = (
+        flag_settings(&extra, &matches)?,
+        flag_settings(&none, &none_matches)?,
+    );
+    // A journal can be changed by whoever may write the runs directory: settings not
+    // sealed by this user's key run what they would widen only when the person says so,
+    // here or by giving the flags again.
     let sealed = SealKey::standard().is_some_and(|key| invocation.is_sealed_by(&key));
-    let stored = match sealed {
-        true => Vec::new(),
-        false => parse_prompt(&invocation.args, strip)
-            .map(|a| widening(&a))
-            .unwrap_or_default(),
+    let stored_wide = if sealed {
+        Vec::new()
+    } else {
+        widening(&settings)
     };
-    let given = parse_prompt(add, &[])
-        .map(|a| widening(&a))
-        .unwrap_or_default();
-    let unasked: Vec<String> = stored.into_iter().filter(|w| !given.contains(w)).collect();
+    let given_wide = widening(&given);
+    let unasked: Vec<String> = stored_wide
+        .into_iter()
+        .filter(|w| !given_wide.contains(w))
+        .collect();
     if !unasked.is_empty() && !confirm_wider(&id, &unasked).await {
-        // A planted line is hostile text: shown with its control characters escaped.
+        // A planted setting is hostile text: shown with its control characters escaped.
         let shown: Vec<String> = unasked
             .iter()
             .map(|w| crate::render::one_line(w).into_owned())
@@ -235,59 +256,142 @@ async fn start_again(mut again: Again, strip: &[&str], add: &[String]) -> anyhow
             shown.join(" ")
         )));
     }
+    let settings = settings
+        .overlaid(&given, &base)
+        .map_err(|e| usage(e.to_string()))?;
     if let Again::Resume { policy, .. } = &mut again {
-        *policy = policy.or(prompt_args.on_interrupted);
+        *policy = policy.or(extra.on_interrupted).or(stored.on_interrupted);
     }
-    // The prompts come from the journal.
-    prompt_args.prompt = None;
-    prompt_args.resume = false;
-    run_session(prompt_args, matches, Some(again)).await
+    let start = Start {
+        settings,
+        json: stored.json || extra.json,
+        trace: extra.trace.or(stored.trace),
+        journal: Some(runs),
+        again: Some(again),
+    };
+    run_again(start).await
 }
 
-/// A prompt's flags as clap reads them (`args` without `strip`), or `None` when they do
-/// not parse.
-fn parse_prompt(args: &[String], strip: &[&str]) -> Option<PromptArgs> {
-    let argv = std::iter::once("wonopcode".to_owned()).chain(without_flags(args, strip));
-    let matches = Args::command().try_get_matches_from(argv).ok()?;
-    let args = Args::from_arg_matches(&matches).ok()?;
+/// A prompt's flags as clap reads them, with their matches (for the order of permission
+/// rules), or clap's error.
+fn parse_prompt(args: &[String]) -> Result<(PromptArgs, ArgMatches), String> {
+    let argv = std::iter::once("wonopcode".to_owned()).chain(args.iter().cloned());
+    let matches = Args::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| e.to_string())?;
+    let args = Args::from_arg_matches(&matches).map_err(|e| e.to_string())?;
     match args.command {
-        None => Some(args.prompt),
-        Some(Command::Run(prompt)) => Some(*prompt),
-        Some(_) => None,
+        None => Ok((args.prompt, matches)),
+        Some(Command::Run(prompt)) => {
+            let matches = matches
+                .subcommand_matches("run")
+                .cloned()
+                .unwrap_or(matches);
+            Ok((*prompt, matches))
+        }
+        Some(_) => Err("it was not a prompt's run".to_owned()),
     }
 }
 
-/// The settings of `args` that widen what a run may do beyond the defaults and the user's
-/// config file: approvals, sandbox, servers, rules, another config or loops, another
-/// provider address, workspace trust. One flag (with its value) each, as typed.
-fn widening(args: &PromptArgs) -> Vec<String> {
+/// The settings a prompt's flags choose.
+fn flag_settings(args: &PromptArgs, matches: &ArgMatches) -> anyhow::Result<Settings> {
+    settings(
+        &args.model,
+        &args.permissions,
+        matches,
+        &args.run,
+        crate::loops::loop_choice(args)?,
+    )
+}
+
+/// The live model a fork names, its paths made absolute where the person typed them.
+struct ForkModel {
+    replay: Option<std::path::PathBuf>,
+    provider: Option<String>,
+    model: Option<String>,
+    workspace: Option<std::path::PathBuf>,
+}
+
+impl ForkModel {
+    fn of(args: &ForkArgs) -> anyhow::Result<Self> {
+        let absolute =
+            |p: &std::path::PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let workspace = match &args.cwd {
+            Some(dir) => Some(crate::session::workspace_root(Some(&absolute(dir)))?),
+            None => None,
+        };
+        Ok(Self {
+            replay: args.replay.as_ref().map(absolute),
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            workspace,
+        })
+    }
+
+    /// What the fork names replaces the run's own: a transcript or a provider its whole
+    /// model, a model alone its id (keeping the run's provider); the run's recording file is
+    /// its own (the fork records in its journal).
+    fn lay_over(self, settings: &mut Settings, meta: &RunMeta) {
+        let choice = &mut settings.model;
+        if self.replay.is_some() || self.provider.is_some() || self.model.is_some() {
+            choice.replay = None;
+            choice.replay_pace = None;
+            choice.replay_mode = Default::default();
+            choice.model = None;
+        }
+        if self.replay.is_some() || self.provider.is_some() {
+            choice.provider = None;
+            choice.base_url = None;
+            choice.wire = None;
+        }
+        if self.model.is_some() && self.provider.is_none() && choice.provider.is_none() {
+            choice.provider = meta.model.split_once('/').map(|(p, _)| p.to_owned());
+        }
+        choice.replay = self.replay.or(choice.replay.take());
+        choice.provider = self.provider.or(choice.provider.take());
+        choice.model = self.model.or(choice.model.take());
+        choice.record = None;
+        if let Some(workspace) = self.workspace {
+            settings.workspace = workspace;
+        }
+    }
+}
+
+/// The settings that widen what a run may do beyond the defaults and the user's config
+/// file: approvals, sandbox, servers, rules, another config or loops, another provider
+/// address, workspace trust. One flag (with its value) each, as it is typed.
+fn widening(settings: &Settings) -> Vec<String> {
     let mut wide = Vec::new();
-    if args.permissions.yes {
+    if settings.yes {
         wide.push("--yes".to_owned());
     }
     wide.extend(
-        args.permissions
-            .allow
+        settings
+            .rules
             .iter()
-            .map(|r| format!("--allow {r}")),
+            .filter(|r| r.action == Action::Allow)
+            .map(|r| match &r.pattern {
+                Some(pattern) => format!("--allow {}:{pattern}", r.tool),
+                None => format!("--allow {}", r.tool),
+            }),
     );
-    if args.run.sandbox == Some(wonopcode_sandbox::SandboxMode::FullAccess) {
+    if settings.sandbox == Some(wonopcode_sandbox::SandboxMode::FullAccess) {
         wide.push("--sandbox full-access".to_owned());
     }
-    wide.extend(args.run.mcp.iter().map(|(n, c)| format!("--mcp {n}={c}")));
-    if let Some(config) = &args.run.config {
+    wide.extend(settings.mcp.iter().map(|(n, c)| format!("--mcp {n}={c}")));
+    if let Some(config) = &settings.config_file {
         wide.push(format!("--config {}", config.display()));
     }
     wide.extend(
-        args.run
-            .loops_dir
+        settings
+            .loops_dirs
             .iter()
             .map(|d| format!("--loops-dir {}", d.display())),
     );
-    if args.run.trust_workspace {
+    if settings.trust_workspace {
         wide.push("--trust-workspace".to_owned());
     }
-    if let Some(url) = &args.model.base_url {
+    if let Some(url) = &settings.model.base_url {
         wide.push(format!("--base-url {url}"));
     }
     wide
@@ -309,33 +413,6 @@ async fn confirm_wider(id: &str, wider: &[String]) -> bool {
         indicatif::MultiProgress::new(),
     )
     .await
-}
-
-/// `args` without the flags `strip` names, each with its value (`--flag value` or
-/// `--flag=value`). Every flag stripped takes a value.
-fn without_flags(args: &[String], strip: &[&str]) -> Vec<String> {
-    let mut kept = Vec::new();
-    let mut skip_value = false;
-    for arg in args {
-        if std::mem::take(&mut skip_value) {
-            continue;
-        }
-        if let Some(flag) = strip.iter().find(|f| is_flag(arg, f)) {
-            skip_value = arg.len() == flag.len();
-            continue;
-        }
-        kept.push(arg.clone());
-    }
-    kept
-}
-
-/// Whether `arg` is `flag`, alone or with its value (`--flag=value`, `-Fvalue`).
-fn is_flag(arg: &str, flag: &str) -> bool {
-    let short = flag.len() == 2 && !flag.starts_with("--");
-    arg == flag
-        || arg
-            .strip_prefix(flag)
-            .is_some_and(|rest| short || rest.starts_with('='))
 }
 
 /// `CONTEXT:RESPONSE` (`0.2:1`).
@@ -389,32 +466,6 @@ fn first_line(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stripped_flags_go_with_their_values() {
-        let args: Vec<String> = [
-            "--replay",
-            "t.jsonl",
-            "--model=m",
-            "--yes",
-            "--replay-mode",
-            "prefix",
-            "-Cws",
-            "-C",
-            "ws",
-            "--cwd=ws",
-            "go",
-        ]
-        .map(str::to_owned)
-        .into();
-        assert_eq!(
-            without_flags(
-                &args,
-                &["--replay", "--replay-mode", "--model", "-C", "--cwd"]
-            ),
-            ["--yes", "go"]
-        );
-    }
 
     #[test]
     fn a_fork_point_is_a_context_and_a_response() {

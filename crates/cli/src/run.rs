@@ -11,8 +11,8 @@ use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::{LoopResult, LoopStatus};
-use wonopcode_journal::Invocation;
-use wonopcode_session::{Session, TurnCanceller, config};
+use wonopcode_journal::Runs;
+use wonopcode_session::{Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::{PermissionPolicy, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 
@@ -27,7 +27,7 @@ use crate::restart::Again;
 use wonopcode_agent_loop::Usage;
 
 use crate::session::{
-    check_model_args, permissions, reported, session_builder, usage, workspace_root,
+    check_model_args, reported, session_builder, settings, standard_journal, usage,
 };
 
 /// Where prompts come from.
@@ -82,55 +82,93 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
     Ok(Input::One(text.trim_end().to_owned()))
 }
 
-/// A session's run: a fresh one, or one resuming an interrupted run.
-pub async fn run_session(
-    mut args: PromptArgs,
-    matches: &ArgMatches,
-    again: Option<Again>,
-) -> anyhow::Result<u8> {
+/// A prompt's run as its flags say.
+pub async fn run_session(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     check_model_args(&args.model)?;
-    let root = workspace_root(args.run.cwd.as_deref())?;
-    // Before anything of the workspace is read for what it would run: asked once, here.
-    args.run.trust_workspace = crate::trust::decide(&root, args.run.trust_workspace).await?;
-    let (source, catalog) = loops::loop_choice(&args)?;
-    let config = config::load(args.run.config.as_deref())?;
-    let input = match &again {
-        Some(again) => Input::Again {
-            prompts: again.meta().prompts.clone(),
-            then_repl: again.invocation().is_some_and(|i| !i.one_shot)
-                && std::io::stdin().is_terminal(),
-        },
-        None => input(&args)?,
+    let mut settings = settings(
+        &args.model,
+        &args.permissions,
+        matches,
+        &args.run,
+        loops::loop_choice(&args)?,
+    )?;
+    settings.history = args.history.clone();
+    let input = input(&args)?;
+    let start = Start {
+        settings,
+        json: args.json,
+        trace: args.trace.clone(),
+        journal: standard_journal(&args.run),
+        again: None,
     };
-    let invocation = invocation(again.as_ref(), &input);
-    let interactive =
-        std::io::stdin().is_terminal() && !matches!(input, Input::One(_) if args.prompt.is_none());
+    run_started(start, input).await
+}
+
+/// How the command line starts a session: its settings (the flags', or another run's read
+/// from its journal), how it is shown, where its journal goes, and the run it resumes or
+/// forks.
+pub struct Start {
+    /// The run's settings.
+    pub settings: Settings,
+    /// Events as JSON Lines (`--json`).
+    pub json: bool,
+    /// Where its trace is written (`--trace`).
+    pub trace: Option<PathBuf>,
+    /// Where its journal goes.
+    pub journal: Option<Runs>,
+    /// The run it resumes or forks.
+    pub again: Option<Again>,
+}
+
+/// Another run started again: its prompts given again, then the REPL when it had one and
+/// there is a terminal.
+pub async fn run_again(start: Start) -> anyhow::Result<u8> {
+    let Some(again) = &start.again else {
+        return Err(anyhow::anyhow!("no run to start again"));
+    };
+    let input = Input::Again {
+        prompts: again.meta().prompts.clone(),
+        then_repl: !again.one_shot() && std::io::stdin().is_terminal(),
+    };
+    run_started(start, input).await
+}
+
+/// A session's run from its start: a fresh one, or one resuming or forking another.
+async fn run_started(start: Start, input: Input) -> anyhow::Result<u8> {
+    let Start {
+        settings,
+        json,
+        trace,
+        journal,
+        again,
+    } = start;
+    // Before anything of the workspace is read for what it would run: asked once, here.
+    let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
+    let one_shot = matches!(input, Input::One(_));
+    let interactive = std::io::stdin().is_terminal();
     let progress = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
         crate::render::draw_target::stderr()
     } else {
         ProgressDrawTarget::hidden()
     });
-    let renderer: Box<dyn Renderer> = if args.json {
+    let renderer: Box<dyn Renderer> = if json {
         Box::new(JsonlRenderer)
     } else {
         Box::new(TerminalRenderer::new(progress.clone()))
     };
-    let policy = permissions(&args.permissions, matches, &config)?;
-    let mut builder = session_builder(
-        root,
-        &args.model,
-        policy,
-        args.permissions.yes,
-        &args.run,
-        config,
-    )
-    .loop_source(source)
-    .renderer(renderer)
-    // A REPL records its trace for `/trace`.
-    .trace(args.trace.is_some() || input.has_repl())
-    // Only an interactive session has a "next prompt" to reload before.
-    .hot_reload(input.has_repl())
-    .invocation(invocation);
+    let yes = settings.yes;
+    let history = settings.history.clone();
+    let mut builder = session_builder(settings, journal)?
+        .trust_workspace(trusted)
+        .renderer(renderer)
+        // A REPL records its trace for `/trace`.
+        .trace(trace.is_some() || input.has_repl())
+        // Only an interactive session has a "next prompt" to reload before.
+        .hot_reload(input.has_repl())
+        .started_as(
+            one_shot || again.as_ref().is_some_and(Again::one_shot),
+            json,
+        );
     match again {
         Some(Again::Resume { earlier, policy }) => {
             builder = builder.resuming(earlier, crate::restart::on_interrupted(policy));
@@ -149,15 +187,6 @@ pub async fn run_session(
             )
             .elicitor(terminal);
     }
-    if let Some(path) = &args.history {
-        builder = builder.history(path);
-    }
-    if let Some(name) = &args.agent_loop_name {
-        builder = builder.loop_name(name);
-    }
-    if let Some(catalog) = catalog {
-        builder = builder.catalog(catalog);
-    }
     let mut session = builder.build().await.map_err(reported)?;
     for notice in session.notices() {
         eprintln!("warning: {notice}");
@@ -168,15 +197,11 @@ pub async fn run_session(
     session.start().await.context("the loop failed to start")?;
     let mut cli = Cli {
         session,
-        can_resume: args.history.is_some(),
+        can_resume: history.is_some(),
         in_repl: false,
         stopped_by,
-        approvals: if args.permissions.yes {
-            "all approved (--yes)"
-        } else {
-            "ask"
-        },
-        history: args.history.clone(),
+        approvals: if yes { "all approved (--yes)" } else { "ask" },
+        history,
     };
     let code = cli.run(input).await?;
     // Stopped by SIGTERM or SIGHUP: the turn was cancelled and its history written; the
@@ -196,36 +221,12 @@ pub async fn run_session(
     cli.session
         .end(reason, stopped || code == exit::CANCELLED)
         .await;
-    if let Some(path) = &args.trace {
+    if let Some(path) = &trace {
         cli.session
             .write_trace(path)
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
     Ok(code)
-}
-
-/// How the run was started, for its journal: the command line as typed, or, on a resume
-/// or fork, the other run's (sealed before, or accepted just now). Sealed under the
-/// user's key, so a later `resume` knows its settings were not planted.
-fn invocation(again: Option<&Again>, input: &Input) -> Invocation {
-    let mut invocation = match again.and_then(Again::invocation) {
-        Some(earlier) => earlier.clone(),
-        None => Invocation {
-            args: std::env::args_os()
-                .skip(1)
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
-            cwd: std::env::current_dir()
-                .map(|d| d.display().to_string())
-                .unwrap_or_default(),
-            one_shot: matches!(input, Input::One(_)),
-            seal: None,
-        },
-    };
-    if let Some(key) = wonopcode_journal::SealKey::standard() {
-        invocation.seal(&key);
-    }
-    invocation
 }
 
 fn spawn_ctrl_c_handler(canceller: TurnCanceller, progress: MultiProgress) {

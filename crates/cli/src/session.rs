@@ -1,20 +1,23 @@
-//! The command line's settings of a session: flags and the config file into a
-//! `wonopcode_session::SessionBuilder` (the model, permissions, limits, generation), and the
-//! errors that say a flag is wrong. Every front-end of the binary (a prompt's run, a batch
-//! task, the MCP server) builds its sessions through here.
+//! The command line's settings of a session: flags into one `wonopcode_session::Settings`
+//! (the model, permissions, limits, generation, the loop), a `SessionBuilder` of them with
+//! the services of the binary, and the errors that say a flag is wrong. Every front-end of
+//! the binary (a prompt's run, a batch task, the MCP server, a resume) builds its sessions
+//! through here.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::ArgMatches;
 use wonopcode_agent_loop::budget::BudgetLimits;
+use wonopcode_journal::Runs;
 use wonopcode_providers::Wire;
 use wonopcode_session::generation::Generation;
-use wonopcode_session::{Config, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError};
-use wonopcode_tools::permission::{Action, PolicyConfig, Rule, Unattended};
+use wonopcode_session::{
+    LoopChoice, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, Settings, config,
+};
+use wonopcode_tools::permission::{Action, Rule, Unattended};
 
 use crate::args::{ModelArgs, PermissionArgs, ReplayModeArg, RunArgs, UnattendedArg, WireArg};
-use crate::loops;
 
 /// A mistake in how wonopcode was invoked (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -64,45 +67,36 @@ pub fn reported(error: SessionError) -> anyhow::Error {
     }
 }
 
-/// The permission policy: flag rules first (in the order given), then the config file's.
-pub fn permissions(
-    args: &PermissionArgs,
-    matches: &ArgMatches,
-    config: &Config,
-) -> anyhow::Result<PolicyConfig> {
-    let mut policy = config.permissions.clone();
-    let mut rules = flag_rules(args, matches)?;
-    rules.append(&mut policy.rules);
-    policy.rules = rules;
-    if let Some(mode) = args.unattended {
-        policy.unattended = match mode {
-            UnattendedArg::Deny => Unattended::Deny,
-            UnattendedArg::Suspend => Unattended::Suspend,
-        };
-    }
-    Ok(policy)
-}
-
 /// Refuses a live model's flags beside a strict `--replay`, which would not use them, and
 /// a `MAX_THINKING_TOKENS` that is not a number.
 pub fn check_model_args(model: &ModelArgs) -> anyhow::Result<()> {
     ambient_generation()?;
+    check_model_choice(&ModelChoice {
+        replay: model.replay.clone(),
+        provider: model.provider.clone(),
+        model: model.model.clone(),
+        base_url: model.base_url.clone(),
+        replay_mode: replay_mode(model.replay_mode),
+        ..ModelChoice::default()
+    })
+}
+
+fn replay_mode(arg: ReplayModeArg) -> ReplayMode {
+    match arg {
+        ReplayModeArg::Strict => ReplayMode::Strict,
+        ReplayModeArg::Prefix => ReplayMode::Prefix,
+    }
+}
+
+/// Refuses a live model beside a strict replay (a batch task's choices over the flags').
+pub fn check_model_choice(model: &ModelChoice) -> anyhow::Result<()> {
     let live = model.provider.is_some() || model.model.is_some() || model.base_url.is_some();
-    if model.replay.is_some() && live && model.replay_mode == ReplayModeArg::Strict {
+    if model.replay.is_some() && live && model.replay_mode == ReplayMode::Strict {
         return Err(usage(
             "--provider, --model and --base-url choose a live model: with --replay they need --replay-mode prefix",
         ));
     }
     Ok(())
-}
-
-/// The generation settings of the flags.
-fn chosen_generation(model: &ModelArgs) -> Generation {
-    Generation {
-        thinking: model.thinking,
-        max_output_tokens: model.max_output_tokens,
-        temperature: model.temperature,
-    }
 }
 
 /// Claude Code's `MAX_THINKING_TOKENS`, read as Claude Code reads it: a number of tokens,
@@ -112,24 +106,22 @@ fn ambient_generation() -> anyhow::Result<Generation> {
     Generation::from_env(env.as_deref()).map_err(usage)
 }
 
-/// A session as the flags describe it: the model, the permission policy and the session's
-/// settings, in `root`; the caller adds the loop, renderer, prompters and history.
-pub fn session_builder(
-    root: PathBuf,
+/// The settings the flags choose: the model, the permissions, the limits, the sandbox,
+/// the servers and `loop_choice` — mapped here once for every front-end (a prompt's run,
+/// a batch task, the MCP server), which lays its own choices over them.
+pub fn settings(
     model: &ModelArgs,
-    policy: PolicyConfig,
-    yes: bool,
+    permissions: &PermissionArgs,
+    matches: &ArgMatches,
     run: &RunArgs,
-    config: Config,
-) -> SessionBuilder {
-    Session::builder(root)
-        .model_choice(ModelChoice {
+    loop_choice: LoopChoice,
+) -> anyhow::Result<Settings> {
+    Ok(Settings {
+        workspace: workspace_root(run.cwd.as_deref())?,
+        model: ModelChoice {
             replay: model.replay.clone(),
             replay_pace: model.replay_pace.map(std::time::Duration::from_millis),
-            replay_mode: match model.replay_mode {
-                ReplayModeArg::Strict => ReplayMode::Strict,
-                ReplayModeArg::Prefix => ReplayMode::Prefix,
-            },
+            replay_mode: replay_mode(model.replay_mode),
             provider: model.provider.clone(),
             model: model.model.clone(),
             base_url: model.base_url.clone(),
@@ -138,34 +130,58 @@ pub fn session_builder(
                 WireArg::Chat => Wire::Chat,
             }),
             record: model.record.clone(),
-        })
-        .permissions(policy)
-        .yes(yes)
-        .max_iterations(run.max_iterations)
-        // Checked by `check_model_args` before any session is built.
-        .generation(
-            chosen_generation(model),
-            ambient_generation().unwrap_or_default(),
-        )
-        .max_parallel(run.max_parallel)
-        .loops_dirs(run.loops_dir.clone())
-        .cache(loops::cache_policy(run, &config))
-        .bash_timeout(run.bash_timeout_ms.map(std::time::Duration::from_millis))
-        .sandbox_mode(run.sandbox)
-        .budget(BudgetLimits {
+        },
+        generation: Generation {
+            thinking: model.thinking,
+            max_output_tokens: model.max_output_tokens,
+            temperature: model.temperature,
+        },
+        rules: flag_rules(permissions, matches)?,
+        unattended: permissions.unattended.map(|mode| match mode {
+            UnattendedArg::Deny => Unattended::Deny,
+            UnattendedArg::Suspend => Unattended::Suspend,
+        }),
+        yes: permissions.yes,
+        sandbox: run.sandbox,
+        bash_timeout: run.bash_timeout_ms.map(std::time::Duration::from_millis),
+        budget: BudgetLimits {
             max_cost_micro_cents: run.max_cost,
             max_tokens: run.max_tokens,
             max_wall: run.max_wall,
-        })
-        .mcp_servers(run.mcp.clone())
+        },
+        max_iterations: run.max_iterations,
+        max_parallel: run.max_parallel,
+        loop_choice,
+        loops_dirs: run.loops_dir.clone(),
+        agents: run.agents.clone(),
+        mcp: run.mcp.clone(),
+        config_file: run.config.clone(),
+        compile_cache: !run.no_cache,
+        project_instructions: !run.no_project_instructions,
+        trust_workspace: run.trust_workspace,
+        history: None,
+    })
+}
+
+/// A session of `settings` with the services every front-end of the binary gives it: the
+/// config file the settings name, `MAX_THINKING_TOKENS`, telemetry, and the journal under
+/// `journal` (`None`: no journal); the caller adds its loop, renderer and prompters.
+pub fn session_builder(
+    settings: Settings,
+    journal: Option<Runs>,
+) -> anyhow::Result<SessionBuilder> {
+    let config = config::load(settings.config_file.as_deref())?;
+    let generation = settings.generation;
+    Ok(Session::builder(&settings.workspace)
+        .settings(settings)
+        // Checked by `check_model_args` before any session is built.
+        .generation(generation, ambient_generation().unwrap_or_default())
         .telemetry(crate::telemetry::recorder())
-        .project_instructions(!run.no_project_instructions)
-        .trust_workspace(run.trust_workspace)
-        .agents(run.agents.clone())
-        .journal(
-            (!run.no_journal)
-                .then(wonopcode_journal::Runs::standard)
-                .flatten(),
-        )
-        .config(config)
+        .journal(journal)
+        .config(config))
+}
+
+/// Where a run's journal goes unless `--no-journal`: the user's runs directory.
+pub fn standard_journal(run: &RunArgs) -> Option<Runs> {
+    (!run.no_journal).then(Runs::standard).flatten()
 }

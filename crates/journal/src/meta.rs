@@ -58,16 +58,26 @@ pub struct RunMeta {
     pub prompts: Vec<String>,
 }
 
-/// How a run was started.
+/// How a run was started: its settings (the session's `Settings`, as the front-end gave
+/// them) and the shape of the front-end's run. A run journaled before settings were kept has
+/// its command line instead (`args`), which `resume` still reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Invocation {
-    /// The arguments after the program's name.
+    /// The command line's arguments after the program's name (journals from before
+    /// `settings`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// The directory it was started in (relative paths in `args` are relative to it).
+    /// The run's settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<serde_json::Value>,
+    /// The directory it was started in (relative paths in its settings are relative to it).
     pub cwd: String,
-    /// Whether the prompt came from the command line or stdin (one prompt, then the run
-    /// ends) rather than an interactive session.
+    /// Whether it was one prompt (from the command line, stdin, a batch task or an MCP
+    /// call; the run then ends) rather than an interactive session.
     pub one_shot: bool,
+    /// Whether its events were shown as JSON Lines (`--json`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub json: bool,
     /// Its seal under the user's key (`SealKey`), when it was sealed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,

@@ -57,6 +57,24 @@ impl Runs {
         }
     }
 
+    /// The run whose directory is `path` (a batch's `runs/ID`, say), and the runs beside
+    /// it; `None` when `path` holds no run.
+    pub fn holding(path: &Path) -> Option<(Self, RunDir)> {
+        if !path.join("run.json").is_file() {
+            return None;
+        }
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some((
+            Self::at(dir),
+            RunDir {
+                dir: path.to_path_buf(),
+            },
+        ))
+    }
+
     /// Where they are.
     pub fn dir(&self) -> &Path {
         &self.dir

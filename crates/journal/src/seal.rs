@@ -88,8 +88,17 @@ impl SealKey {
 
     /// The seal of `invocation` (hex).
     fn seal_of(&self, invocation: &Invocation) -> String {
-        let message = serde_json::to_vec(&(&invocation.args, &invocation.cwd, invocation.one_shot))
-            .unwrap_or_default();
+        // A journal from before settings were kept seals its command line alone.
+        let message = match &invocation.settings {
+            None => serde_json::to_vec(&(&invocation.args, &invocation.cwd, invocation.one_shot)),
+            Some(settings) => serde_json::to_vec(&(
+                settings,
+                &invocation.cwd,
+                invocation.one_shot,
+                invocation.json,
+            )),
+        }
+        .unwrap_or_default();
         hex::encode(self.mac(&message))
     }
 }
@@ -132,8 +141,10 @@ mod tests {
         );
         let mut invocation = Invocation {
             args: vec!["--yes".into(), "fix it".into()],
+            settings: None,
             cwd: "/w".into(),
             one_shot: true,
+            json: false,
             seal: None,
         };
         assert!(!invocation.is_sealed_by(&key));
@@ -148,6 +159,22 @@ mod tests {
         assert!(!planted.is_sealed_by(&key));
         let other = SealKey::at(&dir.path().join("other.key")).unwrap();
         assert!(!invocation.is_sealed_by(&other));
+        // Settings are sealed the same way, read back from the journal's text or not.
+        let mut kept = Invocation {
+            args: Vec::new(),
+            settings: Some(serde_json::json!({"yes": false, "model": {"replay": "t.jsonl"}})),
+            ..invocation.clone()
+        };
+        kept.seal(&key);
+        let read: Invocation =
+            serde_json::from_str(&serde_json::to_string_pretty(&kept).unwrap()).unwrap();
+        assert!(read.is_sealed_by(&key));
+        let mut planted = read.clone();
+        planted.settings = Some(serde_json::json!({"yes": true, "model": {"replay": "t.jsonl"}}));
+        assert!(!planted.is_sealed_by(&key));
+        let mut shown = read;
+        shown.json = true;
+        assert!(!shown.is_sealed_by(&key));
         // RFC 4231 test case 2 (key "Jefe"), padded construction as HMAC defines it.
         let mut jefe = [0u8; 32];
         jefe[..4].copy_from_slice(b"Jefe");

@@ -47,7 +47,8 @@ pub enum ApiName {
 }
 
 /// `--wire`: which of OpenAI's two APIs to speak to a provider that has both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Wire {
     /// The Responses API.
     Responses,

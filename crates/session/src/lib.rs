@@ -37,6 +37,7 @@ pub mod models;
 mod module_tools;
 mod run_journal;
 mod session;
+pub mod settings;
 mod sink;
 pub mod skill_tool;
 pub mod telemetry;
@@ -50,5 +51,6 @@ pub use session::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, Session, SessionBuilder, TurnCanceller,
     workspace_root,
 };
+pub use settings::{LoopChoice, Settings};
 pub use sink::{NoRenderer, Renderer, SessionSink};
 pub use wonopcode_wasm_host::LoopSource;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use wonopcode_agent_loop::{ContextPath, ModelSource, SharedModel};
 use wonopcode_providers::{
     CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, PrefixReplay, PrefixSource,
@@ -18,28 +19,37 @@ use crate::config::Config;
 use crate::error::SessionError;
 
 /// What the caller chose (flags, in the binary); unset fields fall back to the config file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ModelChoice {
     /// Replay this transcript instead of calling a provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<PathBuf>,
     /// Wait this long between replayed chunks (to watch a replay stream).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_pace: Option<Duration>,
     /// What happens where the recording cannot answer.
     pub replay_mode: ReplayMode,
     /// A provider of the catalog (`anthropic`, `openai`, `ollama`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
     /// A model of that provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The base URL of an OpenAI-compatible server.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Which OpenAI API to speak (`--wire`), over the provider's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub wire: Option<Wire>,
     /// Record every response to this transcript.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub record: Option<PathBuf>,
 }
 
 /// What a replay does at a request the recording cannot answer (past its end, or diverged).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ReplayMode {
     /// The run fails there, saying what differed.
     #[default]

@@ -17,7 +17,7 @@ use wonopcode_agent_loop::{
     Message, ModelSource, OnInterrupted, PendingCall, ProviderListing, Role, RunStats, SharedGate,
     SharedModel, ToolRegistry, resume_turn, run_turn,
 };
-use wonopcode_journal::{EarlierRun, Invocation, Runs};
+use wonopcode_journal::{EarlierRun, Runs};
 use wonopcode_registry::Catalog;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -30,6 +30,7 @@ use crate::loops::{self, Reload, Reloader};
 use crate::models::ModelChoice;
 use crate::module_tools::SessionResolver;
 use crate::run_journal::RunJournal;
+use crate::settings::{LoopChoice, Settings};
 use crate::sink::{NoRenderer, Renderer, SessionSink};
 use crate::telemetry::SpanRecorder;
 
@@ -47,51 +48,39 @@ Read before you edit, keep changes minimal, and finish with a short summary of w
 /// Model requests allowed per prompt unless the caller or the config says otherwise.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
 
-/// Builds a [`Session`]; every setting has a default but the workspace.
+/// Builds a [`Session`] from its [`Settings`] and the services the caller gives it; every
+/// setting has a default but the workspace.
 pub struct SessionBuilder {
-    workspace: PathBuf,
+    settings: Settings,
     config: Config,
     model: Option<(SharedModel, Arc<dyn ModelSource>)>,
-    model_choice: ModelChoice,
-    source: LoopSource,
-    history: Option<PathBuf>,
+    /// The loop as the caller found it already; else looked up from the settings' choice.
+    source: Option<LoopSource>,
     renderer: Box<dyn Renderer>,
     trace: bool,
+    /// A whole permission policy of the caller's, instead of the settings' over the config's.
     permissions: Option<PolicyConfig>,
-    yes: bool,
     prompter: Option<Arc<dyn Prompter>>,
     guest_prompter: Option<Arc<dyn GuestPrompter>>,
-    max_iterations: Option<u32>,
-    generation: Generation,
     ambient_generation: Generation,
-    max_parallel: Option<u32>,
-    loops_dirs: Vec<PathBuf>,
+    /// The compile cache's policy: the config file's, when the settings cache at all.
     cache: Option<CachePolicy>,
-    bash_timeout: Option<Duration>,
-    sandbox_mode: Option<SandboxMode>,
-    budget: BudgetLimits,
     hot_reload: bool,
-    /// MCP servers given for this run only (`--mcp NAME=COMMAND`).
-    mcp: Vec<(String, String)>,
     /// Who fills in MCP servers' forms.
     elicitor: Option<Arc<dyn Elicitor>>,
-    /// The registry name of the loop, when it was chosen by name (its own servers start).
-    loop_name: Option<String>,
     catalog: Option<Catalog>,
-    project_instructions: bool,
-    agents: Vec<String>,
     /// Where the run's journal goes; `None`: no journal.
     runs: Option<Runs>,
-    /// How the run was started, for its journal.
-    invocation: Option<Invocation>,
+    /// How the front-end started the run, for its journal: one prompt (else a REPL), and
+    /// its events shown as JSON Lines.
+    one_shot: bool,
+    json: bool,
     /// The interrupted run this one resumes, and what to do with its cut-off calls.
     resuming: Option<(EarlierRun, OnInterrupted)>,
     /// The run this one forks.
     fork: Option<Fork>,
     /// Turns the events into OpenTelemetry spans.
     telemetry: Option<Arc<SpanRecorder>>,
-    /// The person trusts the workspace for this run (`--trust-workspace`, or a yes).
-    trust_workspace: bool,
 }
 
 /// A run forked from another at one of its responses (`wonopcode fork`): the other run's
@@ -124,10 +113,18 @@ impl SessionBuilder {
         self
     }
 
-    /// How the run was started (the command line), kept in its journal so `wonopcode
-    /// resume` can start it again the same way.
-    pub fn invocation(mut self, invocation: Invocation) -> Self {
-        self.invocation = Some(invocation);
+    /// How the front-end started the run — one prompt (`true`, the default) or an
+    /// interactive session, its events shown as JSON Lines or not — kept in its journal
+    /// with the settings, so `wonopcode resume` starts it again the same way.
+    pub fn started_as(mut self, one_shot: bool, json: bool) -> Self {
+        self.one_shot = one_shot;
+        self.json = json;
+        self
+    }
+
+    /// Every setting at once (what [`Session::builder`] starts from: the defaults).
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
         self
     }
 
@@ -160,19 +157,28 @@ impl SessionBuilder {
 
     /// Which model to open (a transcript to replay, a provider, a model, a recording).
     pub fn model_choice(mut self, choice: ModelChoice) -> Self {
-        self.model_choice = choice;
+        self.settings.model = choice;
         self
     }
 
-    /// Which loop runs the prompts (default: the native StandardLoop).
+    /// Which loop runs the prompts (default: the native StandardLoop), found already; the
+    /// settings keep how it was chosen (a name given with [`Self::loop_name`] stays).
     pub fn loop_source(mut self, source: LoopSource) -> Self {
-        self.source = source;
+        let choice = match &source {
+            LoopSource::Native | LoopSource::Agent(_) => LoopChoice::Standard,
+            LoopSource::Embedded => LoopChoice::Embedded,
+            LoopSource::File(path) => LoopChoice::File(path.clone()),
+        };
+        if self.settings.loop_choice.name().is_none() {
+            self.settings.loop_choice = choice;
+        }
+        self.source = Some(source);
         self
     }
 
     /// Appends the conversation to this file, and continues the one it holds.
     pub fn history(mut self, path: impl Into<PathBuf>) -> Self {
-        self.history = Some(path.into());
+        self.settings.history = Some(path.into());
         self
     }
 
@@ -196,7 +202,7 @@ impl SessionBuilder {
 
     /// Approves every `ask` without asking.
     pub fn yes(mut self, yes: bool) -> Self {
-        self.yes = yes;
+        self.settings.yes = yes;
         self
     }
 
@@ -215,13 +221,13 @@ impl SessionBuilder {
     /// loops (`all`: every one the registry knows). Empty: only a root agent whose tools
     /// name `spawn_agent` delegates.
     pub fn agents(mut self, names: Vec<String>) -> Self {
-        self.agents = names;
+        self.settings.agents = names;
         self
     }
 
     /// Whether the project's `AGENTS.md` files are told to every context (default: yes).
     pub fn project_instructions(mut self, on: bool) -> Self {
-        self.project_instructions = on;
+        self.settings.project_instructions = on;
         self
     }
 
@@ -235,7 +241,7 @@ impl SessionBuilder {
     /// The registry name the loop was chosen by: the module's own MCP servers and tool
     /// allowlist (`registry.yaml`) apply to the root context, as to a child spawned by name.
     pub fn loop_name(mut self, name: impl Into<String>) -> Self {
-        self.loop_name = Some(name.into());
+        self.settings.loop_choice = LoopChoice::Named(name.into());
         self
     }
 
@@ -248,7 +254,7 @@ impl SessionBuilder {
 
     /// Model requests allowed per prompt (default: the config's, else 50).
     pub fn max_iterations(mut self, limit: Option<u32>) -> Self {
-        self.max_iterations = limit;
+        self.settings.max_iterations = limit;
         self
     }
 
@@ -257,54 +263,54 @@ impl SessionBuilder {
     /// `ambient` (Claude Code's `MAX_THINKING_TOKENS`) fills in what both leave unset, and
     /// only for a model that thinks: a setting made for Claude models refuses no other.
     pub fn generation(mut self, chosen: Generation, ambient: Generation) -> Self {
-        self.generation = chosen;
+        self.settings.generation = chosen;
         self.ambient_generation = ambient;
         self
     }
 
     /// Children of one parallel spawn running at once (default: the config's).
     pub fn max_parallel(mut self, limit: Option<u32>) -> Self {
-        self.max_parallel = limit;
+        self.settings.max_parallel = limit;
         self
     }
 
     /// Directories searched first for named loops.
     pub fn loops_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.loops_dirs = dirs;
+        self.settings.loops_dirs = dirs;
         self
     }
 
-    /// The compile cache's policy (`None`: no cache; default: the config's).
-    pub fn cache(mut self, cache: Option<CachePolicy>) -> Self {
-        self.cache = cache;
+    /// Whether compiled guests are cached (default: yes, as the config file says).
+    pub fn compile_cache(mut self, on: bool) -> Self {
+        self.settings.compile_cache = on;
         self
     }
 
     /// The user's limit on each `bash` command: its timeout, which a model may lower but
     /// not raise (default: 2 minutes, and a model may ask for up to 10).
     pub fn bash_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.bash_timeout = timeout;
+        self.settings.bash_timeout = timeout;
         self
     }
 
     /// The run's spending limits (`--max-cost`, `--max-tokens`, `--max-wall`; default none),
     /// shared by all its contexts and kept before each request.
     pub fn budget(mut self, limits: BudgetLimits) -> Self {
-        self.budget = limits;
+        self.settings.budget = limits;
         self
     }
 
     /// The sandbox mode of commands (`--sandbox`; default: the config file's, else
     /// `workspace-write`).
     pub fn sandbox_mode(mut self, mode: Option<SandboxMode>) -> Self {
-        self.sandbox_mode = mode;
+        self.settings.sandbox = mode;
         self
     }
 
     /// MCP servers for this run besides the config file's: each a name and a command line
     /// (`--mcp NAME=COMMAND`).
     pub fn mcp_servers(mut self, servers: Vec<(String, String)>) -> Self {
-        self.mcp = servers;
+        self.settings.mcp = servers;
         self
     }
 
@@ -323,7 +329,7 @@ impl SessionBuilder {
     /// Trust the workspace for this run: its hooks and its agents' hooks and MCP servers
     /// are used (without it, only when the user's trust file says so).
     pub fn trust_workspace(mut self, trusted: bool) -> Self {
-        self.trust_workspace = trusted;
+        self.settings.trust_workspace = trusted;
         self
     }
 }
@@ -402,40 +408,26 @@ impl Session {
     /// ([`SessionBuilder::trust_workspace`], or the user's trust file: `crate::trust`).
     pub fn builder(workspace: impl Into<PathBuf>) -> SessionBuilder {
         SessionBuilder {
-            workspace: workspace.into(),
+            settings: Settings::new(workspace),
             config: Config::default(),
             model: None,
-            model_choice: ModelChoice::default(),
-            source: LoopSource::Native,
-            history: None,
+            source: None,
             renderer: Box::new(NoRenderer),
             trace: false,
             permissions: None,
-            yes: false,
             prompter: None,
             guest_prompter: None,
-            max_iterations: None,
-            generation: Generation::default(),
             ambient_generation: Generation::default(),
-            max_parallel: None,
-            loops_dirs: Vec::new(),
-            cache: Some(CachePolicy::default()),
-            bash_timeout: None,
-            sandbox_mode: None,
-            budget: BudgetLimits::default(),
+            cache: None,
             hot_reload: false,
-            mcp: Vec::new(),
             elicitor: None,
-            loop_name: None,
             catalog: None,
-            project_instructions: true,
             runs: None,
-            agents: Vec::new(),
-            invocation: None,
+            one_shot: true,
+            json: false,
             resuming: None,
             fork: None,
             telemetry: None,
-            trust_workspace: false,
         }
     }
 

@@ -16,7 +16,7 @@ use wonopcode_agent_loop::{
     SharedGate, SharedModel, ToolRegistry,
 };
 use wonopcode_hooks::HookEnv;
-use wonopcode_journal::EarlierRun;
+use wonopcode_journal::{EarlierRun, Invocation, SealKey};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
@@ -40,6 +40,7 @@ use crate::mcp;
 use crate::models::{self, EarlierResponses, ModelChoice};
 use crate::module_tools::SessionResolver;
 use crate::run_journal::{RunJournal, RunMetaParts};
+use crate::settings::LoopChoice;
 use crate::sink::SessionSink;
 use crate::skill_tool::SkillTool;
 use wonopcode_mcp::{AcceptDefaults, Elicitor, ServerConfig, ServerFailure};
@@ -47,27 +48,32 @@ use wonopcode_mcp::{AcceptDefaults, Elicitor, ServerConfig, ServerFailure};
 impl SessionBuilder {
     /// Opens the model, the history and the loop, and announces the session.
     pub async fn build(mut self) -> Result<Session, SessionError> {
-        let root = workspace_root(&self.workspace)?;
+        let root = workspace_root(&self.settings.workspace)?;
         let mut notices = Vec::new();
-        let trusted = trust(&root, self.trust_workspace, &mut notices);
-        let agent_file = self.source.agent().cloned();
+        let trusted = trust(&root, self.settings.trust_workspace, &mut notices);
+        self.cache = self
+            .settings
+            .compile_cache
+            .then(|| self.config.cache.policy());
+        let source = self.chosen_loop(&root, trusted, &mut notices)?;
+        let agent_file = source.agent().cloned();
         let (provider, models, journal) = self
             .model_and_journal(agent_file.as_deref(), &mut notices)
             .await?;
-        let mut tooling = Tooling::set_up(&self, &root)?;
+        let permissions = self
+            .permissions
+            .take()
+            .unwrap_or_else(|| self.settings.policy(&self.config.permissions));
+        let mut tooling = Tooling::set_up(&self, &root, &permissions)?;
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
         // One hidden list for commands and file tools alike.
         loop_config.hidden_paths = tooling.sandbox.hidden_paths().into();
         notices.extend(tooling.sandbox.notices());
         notices.extend(std::mem::take(&mut tooling.skill_warnings));
-        let permissions = self
-            .permissions
-            .take()
-            .unwrap_or_else(|| self.config.permissions.clone());
         let permission_policy = Arc::new(PermissionPolicy::new(
             permissions,
-            self.yes,
+            self.settings.yes,
             self.prompter.take(),
         ));
         let policy: SharedGate = permission_policy.clone();
@@ -83,7 +89,8 @@ impl SessionBuilder {
         let (hook_loader, instructions) =
             self.hooks_and_instructions(&root, trusted, &tooling, &mut loop_config, &mut notices)?;
         let elicitor = self.elicitor.take().or_else(|| {
-            self.yes
+            self.settings
+                .yes
                 .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
         });
         let resolver = self.resolver(
@@ -96,8 +103,12 @@ impl SessionBuilder {
         );
         // A named root loop starts its lineage with its module's grants; its limits cap the
         // whole run under the run's own.
-        let root_grants: Vec<Grant> = self.loop_name.iter().cloned().map(Grant::Module).collect();
-        let root_budget = match &self.loop_name {
+        let loop_name = self.settings.loop_choice.name();
+        let root_grants: Vec<Grant> = loop_name
+            .map(|n| Grant::Module(n.to_owned()))
+            .into_iter()
+            .collect();
+        let root_budget = match loop_name {
             Some(name) => resolver.module_budget(name).map_err(SessionError::Choice)?,
             None => None,
         };
@@ -105,16 +116,17 @@ impl SessionBuilder {
         let host_config = HostConfig {
             values: self.config.guest.clone(),
             prompter: self.guest_prompter.take(),
-            contexts: self.config.contexts.limits(self.max_parallel),
+            contexts: self.config.contexts.limits(self.settings.max_parallel),
             resolver: Some(resolver.clone()),
             models: Some(models.clone()),
             grants: root_grants.clone(),
             ..HostConfig::default()
         };
-        self.delegation(&mut tooling.tools, &resolver, &host_config)?;
+        self.delegation(&source, &mut tooling.tools, &resolver, &host_config)?;
         let switcher = self.switcher(&resolver, &host_config);
         let loaded = self
             .load(
+                &source,
                 &root,
                 &resolver,
                 &root_grants,
@@ -144,7 +156,7 @@ impl SessionBuilder {
                 workspace: &root.display().to_string(),
                 loop_name: &loop_name,
                 model: &format!("{}/{}", info.provider, info.id),
-                invocation: self.invocation.clone(),
+                invocation: Some(self.invocation()),
                 resumes: lineage.resumes.clone(),
                 origin: lineage.origin.clone(),
             };
@@ -197,8 +209,8 @@ impl SessionBuilder {
         notices: &mut Vec<String>,
     ) -> Result<(SharedModel, Arc<dyn ModelSource>, Option<RunJournal>), SessionError> {
         // An agent file's model and time limit are the run's unless the caller chose its own.
-        let mut choice: ModelChoice = self.model_choice.clone();
-        let mut budget_limits: BudgetLimits = self.budget;
+        let mut choice: ModelChoice = self.settings.model.clone();
+        let mut budget_limits: BudgetLimits = self.settings.budget;
         if let Some(agent) = agent_file {
             if choice.provider.is_none() && choice.model.is_none() {
                 choice.provider = agent.provider.clone();
@@ -241,6 +253,57 @@ impl SessionBuilder {
         Ok((provider, models, journal))
     }
 
+    /// The loop that runs the prompts: the caller's, else the settings' choice — a name
+    /// looked up in the catalog (the caller's, else discovered here, where the workspace
+    /// adds to it only when trusted, and kept for the resolver).
+    fn chosen_loop(
+        &mut self,
+        root: &Path,
+        trusted: bool,
+        notices: &mut Vec<String>,
+    ) -> Result<LoopSource, SessionError> {
+        if let Some(source) = self.source.take() {
+            return Ok(source);
+        }
+        Ok(match &self.settings.loop_choice {
+            LoopChoice::Standard => LoopSource::Native,
+            LoopChoice::Embedded => LoopSource::Embedded,
+            LoopChoice::File(path) => LoopSource::File(path.clone()),
+            LoopChoice::Named(name) => {
+                let catalog = self.catalog.get_or_insert_with(|| {
+                    let search = SearchPath::standard(&self.settings.loops_dirs, Some(root))
+                        .trusting_workspace(trusted);
+                    let catalog = Catalog::discover(&search);
+                    notices.extend(catalog.warnings.iter().map(ToString::to_string));
+                    catalog
+                });
+                let entry = catalog
+                    .find(name)
+                    .map_err(|e| SessionError::Choice(e.to_string()))?;
+                entry.location.clone()
+            }
+        })
+    }
+
+    /// How the run was started, for its journal: its settings and the front-end's shape,
+    /// sealed under the user's key, so a later `resume` knows they were not planted.
+    fn invocation(&self) -> Invocation {
+        let mut invocation = Invocation {
+            args: Vec::new(),
+            settings: Some(self.settings.to_journal()),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            one_shot: self.one_shot,
+            json: self.json,
+            seal: None,
+        };
+        if let Some(key) = SealKey::standard() {
+            invocation.seal(&key);
+        }
+        invocation
+    }
+
     /// The resolver of named loops (the catalog the workspace may add to when trusted) and
     /// of what a child context is given.
     fn resolver(
@@ -252,7 +315,8 @@ impl SessionBuilder {
         hooks: &Arc<HookLoader>,
         elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Arc<SessionResolver> {
-        let search = SearchPath::standard(&self.loops_dirs, Some(root)).trusting_workspace(trusted);
+        let search =
+            SearchPath::standard(&self.settings.loops_dirs, Some(root)).trusting_workspace(trusted);
         Arc::new(SessionResolver {
             catalog: match catalog {
                 Some(catalog) => CatalogResolver::discovered(search, catalog),
@@ -281,7 +345,7 @@ impl SessionBuilder {
         token: &CancellationToken,
         notices: &mut Vec<String>,
     ) -> Result<(Vec<Message>, String, Arc<SessionSink>, Emitter), SessionError> {
-        let (history, messages) = open_history(self.history.as_deref(), notices)?;
+        let (history, messages) = open_history(self.settings.history.as_deref(), notices)?;
         for _ in messages.iter().filter(|m| m.role == Role::Assistant) {
             provider.skip_response(&ContextPath::root());
         }
@@ -321,7 +385,7 @@ impl SessionBuilder {
             self.cache,
         ));
         loop_config.hooks = run_hooks(&self.config, root, &hook_loader, trusted, notices)?;
-        let instructions = if self.project_instructions {
+        let instructions = if self.settings.project_instructions {
             ProjectInstructions::find(root, &loop_config.hidden_paths)
         } else {
             ProjectInstructions::default()
@@ -340,18 +404,20 @@ impl SessionBuilder {
             cache: self.cache,
             host_config: host_config.clone(),
             hot_reload: self.hot_reload,
-            scoped_root: self.loop_name.as_ref().and_then(|name| {
+            scoped_root: self.settings.loop_choice.name().and_then(|name| {
                 let entry = resolver.catalog.entry(name).ok()?;
                 let own = !entry.context_tools.is_empty() || entry.location.agent().is_some();
-                own.then(|| name.clone())
+                own.then(|| name.to_owned())
             }),
         }
     }
 
     /// Loads the loop while the MCP servers (the config's, and a named root loop's own)
     /// start: a guest may compile, and the first request waits for the slowest, not for all.
+    #[allow(clippy::too_many_arguments)]
     async fn load(
         &mut self,
+        source: &LoopSource,
         root: &Path,
         resolver: &SessionResolver,
         root_grants: &[Grant],
@@ -360,7 +426,7 @@ impl SessionBuilder {
         elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Loaded, SessionError> {
         // The builder is not `Sync` (its renderer): the futures borrow its fields alone.
-        let (loop_name, source, cache) = (&self.loop_name, &self.source, self.cache);
+        let (loop_name, cache) = (self.settings.loop_choice.name(), self.cache);
         let module_tools = async move {
             match loop_name {
                 Some(name) => resolver.context_tools(Some(name), root_grants).await,
@@ -400,11 +466,13 @@ impl SessionBuilder {
     /// an agent whose tools name it; refused for a WebAssembly root, which spawns itself.
     fn delegation(
         &self,
+        source: &LoopSource,
         tools: &mut ToolRegistry,
         resolver: &SessionResolver,
         host_config: &HostConfig,
     ) -> Result<(), SessionError> {
-        let root_delegates = self.loop_name.as_ref().is_some_and(|name| {
+        let agents = &self.settings.agents;
+        let root_delegates = self.settings.loop_choice.name().is_some_and(|name| {
             resolver.catalog.entry(name).is_ok_and(|e| {
                 e.context_tools
                     .tools
@@ -412,10 +480,10 @@ impl SessionBuilder {
                     .is_some_and(|t| t.iter().any(|n| n == "spawn_agent"))
             })
         });
-        let native_root = matches!(self.source, LoopSource::Native | LoopSource::Agent(_));
-        if native_root && (!self.agents.is_empty() || root_delegates) {
-            register_delegation(tools, &self.agents, self.cache, host_config)
-        } else if !self.agents.is_empty() {
+        let native_root = matches!(source, LoopSource::Native | LoopSource::Agent(_));
+        if native_root && (!agents.is_empty() || root_delegates) {
+            register_delegation(tools, agents, self.cache, host_config)
+        } else if !agents.is_empty() {
             Err(SessionError::Choice(
                 "--agents lets the native loop delegate; a WebAssembly loop spawns with its own `context` calls".to_owned(),
             ))
@@ -496,6 +564,7 @@ fn limits(
     };
     let agent_generation = agent_file.map(|a| a.generation).unwrap_or_default();
     let request = builder
+        .settings
         .generation
         .over(agent_generation)
         .over(config.generation())
@@ -504,6 +573,7 @@ fn limits(
         .map_err(SessionError::Choice)?;
     let mut loop_config = LoopConfig {
         max_iterations: builder
+            .settings
             .max_iterations
             .or(agent_file.and_then(|a| a.max_iterations))
             .or(config.max_iterations)
@@ -546,10 +616,14 @@ struct Tooling {
 impl Tooling {
     /// Sets it up; a sandbox the kernel cannot enforce, or a rule for a tool the run lacks,
     /// is refused here, before anything is stored.
-    fn set_up(builder: &SessionBuilder, root: &Path) -> Result<Self, SessionError> {
+    fn set_up(
+        builder: &SessionBuilder,
+        root: &Path,
+        permissions: &PolicyConfig,
+    ) -> Result<Self, SessionError> {
         let config = &builder.config;
         let command_env = mcp::command_environment(config)?;
-        let sandbox_policy = config.sandbox_policy(builder.sandbox_mode, root);
+        let sandbox_policy = config.sandbox_policy(builder.settings.sandbox, root);
         let sandbox = Sandbox::new(sandbox_policy.clone())
             .map(Arc::new)
             .map_err(|e| SessionError::Choice(e.to_string()))?;
@@ -558,7 +632,7 @@ impl Tooling {
             sandbox: Some(sandbox.clone()),
             ..BuiltinOptions::default()
         };
-        if let Some(limit) = builder.bash_timeout {
+        if let Some(limit) = builder.settings.bash_timeout {
             options = options.with_bash_limit(limit);
         }
         let mut tools = ToolRegistry::new();
@@ -566,9 +640,8 @@ impl Tooling {
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
         let skills = Skills::discover(root);
         let skill_tool = register_optional_tools(&mut tools, config, &skills)?;
-        let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &builder.mcp)?;
+        let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &builder.settings.mcp)?;
         mcp::confine_servers(&mut mcp_configs, &sandbox_policy, root);
-        let permissions = builder.permissions.as_ref().unwrap_or(&config.permissions);
         check_rules(permissions, &tools)?;
         Ok(Self {
             tools,
