@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use wonopcode_benches::{Nap, PeakRss, registry_with, replay, run_prompt};
-use wonopcode_wasm_host::{ContextLimits, HostConfig, WasmAgentLoop, guest_paths};
+use wonopcode_contexts::ContextLimits;
+use wonopcode_wasm_host::{HostConfig, WasmAgentLoop, guest_paths};
 
 /// Minor page faults of this process so far (`/proc/self/stat`, field 10).
 fn minor_faults() -> u64 {

@@ -27,8 +27,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["wonopcode-agent-loop", "wonopcode-sandbox"],
     ),
     ("wonopcode-journal", &["wonopcode-agent-loop"]),
+    // The context tree's vocabulary knows no WebAssembly.
+    ("wonopcode-contexts", &["wonopcode-agent-loop"]),
     // The component host reaches tools and providers through the core's traits only.
-    ("wonopcode-wasm-host", &["wonopcode-agent-loop"]),
+    (
+        "wonopcode-wasm-host",
+        &["wonopcode-agent-loop", "wonopcode-contexts"],
+    ),
     // Component hooks run on the host's engine.
     (
         "wonopcode-hooks",
@@ -38,11 +43,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-wasm-host",
         ],
     ),
-    // Named loops: the host for validating a module and for what a loop is.
+    // Named loops: what a loop is from `contexts`, the host for validating a module only.
     (
         "wonopcode-registry",
         &[
             "wonopcode-agent-loop",
+            "wonopcode-contexts",
             "wonopcode-sandbox",
             "wonopcode-wasm-host",
         ],
@@ -54,6 +60,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "wonopcode-session",
         &[
             "wonopcode-agent-loop",
+            "wonopcode-contexts",
             "wonopcode-hooks",
             "wonopcode-journal",
             "wonopcode-mcp",
@@ -69,6 +76,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "wonopcode-mcp-server",
         &[
             "wonopcode-agent-loop",
+            "wonopcode-contexts",
             "wonopcode-mcp",
             "wonopcode-registry",
             "wonopcode-session",
@@ -82,6 +90,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "wonopcode-agent-loop",
             "wonopcode-batch",
+            "wonopcode-contexts",
             "wonopcode-journal",
             "wonopcode-mcp",
             "wonopcode-mcp-server",
@@ -193,4 +202,20 @@ fn every_guest_imports_only_the_guest_sdk() {
             assert!(allowed, "guest `{package}` imports `{dep}`");
         }
     }
+}
+
+#[test]
+fn the_registry_names_the_component_host_only_to_validate_a_module() {
+    // What a loop, an agent and a grant are comes from `contexts`; the host's engine checks
+    // a module (`metadata.rs`) and nothing else of the registry reaches it.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/registry/src");
+    let mut reaching = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if text.contains("wonopcode_wasm_host") {
+            reaching.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert_eq!(reaching, ["metadata.rs"], "{reaching:?}");
 }

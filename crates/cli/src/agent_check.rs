@@ -5,13 +5,13 @@
 
 use serde_json::json;
 use wonopcode_agent_loop::ModelInfo;
+use wonopcode_contexts::AgentDefinition;
 use wonopcode_providers::catalog::ModelCatalog as Catalog;
 use wonopcode_registry::Entry;
 use wonopcode_registry::agent_check::{self, Known, ModelCatalog};
 use wonopcode_session::Config;
 use wonopcode_session::models;
 use wonopcode_tools::{BuiltinOptions, builtin_tools};
-use wonopcode_wasm_host::AgentDefinition;
 
 use crate::exit;
 

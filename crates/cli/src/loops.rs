@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
+use wonopcode_contexts::LoopSource;
 use wonopcode_registry::{
     Catalog, Entry, Metadata, MetadataCache, ModuleGrants, SearchPath, Status,
 };
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
-use wonopcode_wasm_host::{CachePolicy, Component, LoopSource};
+use wonopcode_wasm_host::{CachePolicy, Component};
 
 use crate::args::{LoopSearchArgs, LoopType, LoopsAction, LoopsArgs, PromptArgs, RunArgs};
 use crate::exit;
@@ -489,7 +490,7 @@ pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyh
             (entry.location, Some(name), Some(entry.context_tools.grants))
         }
     };
-    let Some(Component { bytes, origin }) = source.component()? else {
+    let Some(Component { bytes, origin }) = Component::of(&source)? else {
         let name = name.unwrap_or("standard");
         println!("`{name}` is the native loop: there is no module to validate");
         return Ok(exit::SUCCESS);

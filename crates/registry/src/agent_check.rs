@@ -6,7 +6,7 @@
 //! the caller's: this crate knows agent files, not tools or providers.
 
 use wonopcode_agent_loop::ModelInfo;
-use wonopcode_wasm_host::AgentDefinition;
+use wonopcode_contexts::AgentDefinition;
 
 use crate::Entry;
 use crate::agent_file::DELEGATION_TOOLS;

@@ -33,7 +33,7 @@ use std::path::Path;
 use serde::Deserialize;
 use wonopcode_agent_loop::budget::tighter;
 use wonopcode_agent_loop::generation::{Generation, Thinking};
-use wonopcode_wasm_host::AgentDefinition;
+use wonopcode_contexts::AgentDefinition;
 
 use crate::error::RegistryError;
 use crate::file::{ModuleTools, RawGrants, ScopedHooks, read_text, yaml_error};
@@ -52,7 +52,7 @@ pub struct AgentFile {
 }
 
 /// The tools a context delegates with; Claude Code's `Task` (or `Agent`) is all of them.
-pub const DELEGATION_TOOLS: &[&str] = &wonopcode_wasm_host::delegation::TOOL_NAMES;
+pub const DELEGATION_TOOLS: &[&str] = &wonopcode_contexts::DELEGATION_TOOLS;
 
 /// Claude Code's model aliases and the Anthropic models they stand for.
 const CLAUDE_MODELS: &[(&str, &str)] = &[

@@ -14,7 +14,7 @@ use crate::agent_file::AgentFile;
 use crate::error::RegistryError;
 use crate::file::{FILE_NAME, InputSchema, ModuleTools, RegistryFile};
 use crate::paths::{DirKind, SearchPath};
-use wonopcode_wasm_host::LoopSource;
+use wonopcode_contexts::LoopSource;
 
 /// The sub-directory of a loop directory that holds agent files.
 pub const AGENTS_SUBDIR: &str = "agents";

@@ -24,4 +24,4 @@ pub use metadata::{Metadata, MetadataCache, Status};
 pub use paths::{SearchDir, SearchPath};
 pub use resolver::CatalogResolver;
 pub use skill::{Skill, Skills};
-pub use wonopcode_wasm_host::LoopSource;
+pub use wonopcode_contexts::LoopSource;

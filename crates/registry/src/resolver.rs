@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use wonopcode_wasm_host::{LoopSource, ModuleResolver};
+use wonopcode_contexts::{LoopSource, ModuleResolver};
 
 use crate::catalog::{Catalog, Entry};
 use crate::paths::SearchPath;

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use wonopcode_contexts::ContextLimits;
 use wonopcode_providers::ProviderEntry;
 use wonopcode_sandbox::{SandboxMode, SandboxPolicy};
 use wonopcode_tools::ShellEnvironmentPolicy;
 use wonopcode_tools::permission::PolicyConfig;
-use wonopcode_wasm_host::{CachePolicy, ContextLimits};
+use wonopcode_wasm_host::CachePolicy;
 
 use crate::error::SessionError;
 

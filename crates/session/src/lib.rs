@@ -53,4 +53,4 @@ pub use session::{
 };
 pub use settings::{LoopChoice, Settings};
 pub use sink::{NoRenderer, Renderer, SessionSink};
-pub use wonopcode_wasm_host::LoopSource;
+pub use wonopcode_contexts::LoopSource;

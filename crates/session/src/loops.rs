@@ -5,10 +5,11 @@
 use std::sync::{Arc, OnceLock};
 
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
+use wonopcode_contexts::LoopSource;
 use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath};
 use wonopcode_wasm_host::{
-    CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, LoopSource, WasmAgentLoop,
-    WasmEngine, WasmError,
+    CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine,
+    WasmError,
 };
 
 /// The WebAssembly engine with the compile cache under `cache` (`None`: no cache).
@@ -27,7 +28,7 @@ pub async fn load(
     cache: Option<CachePolicy>,
     host_config: HostConfig,
 ) -> Result<(Arc<dyn AgentLoop>, Option<Reloader>), WasmError> {
-    let Some(component) = source.component()? else {
+    let Some(component) = wonopcode_wasm_host::Component::of(source)? else {
         return Ok((Arc::new(StandardLoop::new()), None));
     };
     let engine = engine(cache)?;

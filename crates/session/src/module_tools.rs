@@ -13,12 +13,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents};
 use wonopcode_agent_loop::hook::SharedHooks;
+use wonopcode_contexts::{ContextTools, Grant, LoopSource, ModuleResolver, SpawnSandbox};
 use wonopcode_mcp::{Elicitor, ServerEntry};
 use wonopcode_registry::{CatalogResolver, ModuleTools};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
 use wonopcode_tools::{BuiltinOptions, Reach, WebFetchTool};
-use wonopcode_wasm_host::context_tools::ContextTools;
-use wonopcode_wasm_host::{Grant, LoopSource, ModuleResolver, SpawnSandbox};
 
 use crate::config::absolute_paths;
 use crate::hook_loader::HookLoader;

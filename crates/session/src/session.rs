@@ -17,11 +17,12 @@ use wonopcode_agent_loop::{
     Message, ModelSource, OnInterrupted, PendingCall, ProviderListing, Role, RunStats, SharedGate,
     SharedModel, ToolRegistry, resume_turn, run_turn,
 };
+use wonopcode_contexts::{ContextTools, LoopSource};
 use wonopcode_journal::{EarlierRun, Runs};
 use wonopcode_registry::Catalog;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
-use wonopcode_wasm_host::{CachePolicy, GuestPrompter, HostConfig, LoopSource};
+use wonopcode_wasm_host::{CachePolicy, GuestPrompter, HostConfig};
 
 use crate::config::Config;
 use crate::error::SessionError;
@@ -37,7 +38,6 @@ use crate::telemetry::SpanRecorder;
 mod build;
 pub use build::workspace_root;
 use wonopcode_mcp::Elicitor;
-use wonopcode_wasm_host::context_tools::ContextTools;
 
 /// The system prompt unless the config replaces it. It names no absolute path, so recorded
 /// transcripts replay on any machine.

@@ -25,23 +25,24 @@ use wonopcode_agent_loop::{
     LoopStatus, Message, ModelInfo, RequestOptions, RunServices, SharedModel, StandardLoop,
     ToolRegistry, Usage, run_turn,
 };
+use wonopcode_contexts::context_tools::report_failures;
+use wonopcode_contexts::grants::without_resolver;
+use wonopcode_contexts::{
+    AgentDefinition, BudgetedModel, ChildSink, ContextTools, FileChanges, Grant, LoopSource,
+    ModuleResolver, SpawnSandbox, TokenBudget,
+};
 
-use crate::agent_definition::AgentDefinition;
 use crate::bindings::context::{
     ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
     ContextStatus as WitStatus, TokenUsage,
 };
-use crate::budget::{BudgetedModel, TokenBudget};
-use crate::context_tools::{ContextTools, report_failures};
+use crate::component::Component;
 use crate::context_tree::{ContextTree, LiveSlot};
 use crate::delegation::Delegation;
 use crate::engine::WasmEngine;
-use crate::file_changes::{ChildSink, FileChanges};
 use crate::frame::{Frame, LoadedGuest};
-use crate::grants::{self, Grant};
 use crate::host::context::ContextView;
 use crate::host::providers::open_model;
-use crate::loop_source::LoopSource;
 use crate::state::HostConfig;
 use crate::wasm_loop::{WasmAgentLoop, load_guest};
 
@@ -559,7 +560,7 @@ async fn load_child(
         Some(source) => match tree.loaded(&source) {
             Some(loaded) => (loaded, None),
             None => {
-                let Some(component) = source.component().map_err(|e| e.to_string())? else {
+                let Some(component) = Component::of(&source).map_err(|e| e.to_string())? else {
                     return Ok((ChildLoop::Native(StandardLoop), source.agent().cloned()));
                 };
                 let base = &parent.place;
@@ -655,7 +656,7 @@ async fn granted(
     params: &ContextParams,
     grants: Option<ContextGrants>,
 ) -> Result<Granted, String> {
-    let (sandbox, spawn_cost) = grants.map(grants::split).unwrap_or_default();
+    let (sandbox, spawn_cost) = grants.map(spawn_grants).unwrap_or_default();
     let mut lineage = parent.place.grants.clone();
     if let Some(sandbox) = sandbox {
         lineage.push(Grant::Spawn {
@@ -670,7 +671,7 @@ async fn granted(
     lineage.extend(module.map(|name| Grant::Module(name.to_owned())));
     let own = match &parent.place.tree.resolver {
         Some(resolver) => resolver.context_tools(module, &lineage).await?,
-        None => grants::without_resolver(&lineage)?,
+        None => without_resolver(&lineage)?,
     };
     let cap = cost_cap(path, module, spawn_cost, own.max_cost_usd)?;
     Ok(Granted { own, lineage, cap })
@@ -730,7 +731,7 @@ const MAX_MODULE_BYTES: u64 = 256 << 20;
 /// Every refusal reads the same, so a guest learns nothing about files outside them.
 fn module_file(
     workspace: &std::path::Path,
-    resolver: Option<&dyn crate::context_tree::ModuleResolver>,
+    resolver: Option<&dyn ModuleResolver>,
     file: &str,
 ) -> Result<std::path::PathBuf, String> {
     let refused = || {
@@ -878,6 +879,22 @@ fn wit_status(status: ContextStatus, error: Option<String>) -> WitStatus {
         // names the limit.
         ContextStatus::BudgetExceeded => WitStatus::Error(error.unwrap_or_default()),
     }
+}
+
+/// A spawn's grants split into the part the resolver checks and the cost limit the host
+/// keeps; `None` for a sandbox that asks for nothing.
+fn spawn_grants(grants: ContextGrants) -> (Option<SpawnSandbox>, Option<f64>) {
+    let sandbox = SpawnSandbox {
+        mode: grants.sandbox,
+        write: grants.write,
+        read: grants.read,
+        network: grants.network,
+        max_processes: grants.max_processes,
+    };
+    (
+        (!sandbox.is_empty()).then_some(sandbox),
+        grants.max_cost_usd,
+    )
 }
 
 #[cfg(test)]

@@ -27,15 +27,7 @@ use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
 use crate::memory_budget::MemoryBudget;
 use crate::state::HostConfig;
-
-/// The names of the delegation tools.
-pub const TOOL_NAMES: [&str; 5] = [
-    "spawn_agent",
-    "send_input",
-    "wait",
-    "close_agent",
-    "list_agents",
-];
+use wonopcode_contexts::DELEGATION_TOOLS;
 
 /// How long `wait` waits when the call does not say.
 const DEFAULT_WAIT: Duration = Duration::from_secs(600);
@@ -119,7 +111,7 @@ impl Delegation {
 
     /// Its five tools.
     pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
-        TOOL_NAMES
+        DELEGATION_TOOLS
             .iter()
             .map(|name| {
                 Arc::new(DelegationTool {

@@ -8,12 +8,11 @@ use wonopcode_agent_loop::{EventSink, LoopCapabilities};
 
 use crate::bindings::AgentLoopWorldPre;
 use crate::bindings::context::ContextParams;
-use crate::budget::TokenBudget;
 use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
-use crate::file_changes::FileChanges;
 use crate::loader::ModuleInfo;
 use crate::state::{HostConfig, HostState};
+use wonopcode_contexts::{FileChanges, TokenBudget};
 
 /// A guest ready to instantiate: each context gets its own store and instance from `pre`.
 pub(crate) struct LoadedGuest {
@@ -42,7 +41,7 @@ pub(crate) struct Frame {
     /// root).
     pub changes: Vec<Arc<FileChanges>>,
     /// Every grant from the root to this context, its own last.
-    pub grants: Vec<crate::grants::Grant>,
+    pub grants: Vec<wonopcode_contexts::Grant>,
     /// The root context's event sink, which every descendant writes to directly; `None` for
     /// a root (it writes to its own).
     pub root_sink: Option<Arc<dyn EventSink>>,

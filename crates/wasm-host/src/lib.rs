@@ -7,44 +7,36 @@
 
 #![deny(missing_docs)]
 
-pub mod agent_definition;
 mod bindings;
-mod budget;
 pub mod cache;
 pub mod check;
 mod child;
 mod child_turns;
-pub mod context_tools;
-pub mod context_tree;
+mod component;
+mod context_tree;
 pub mod delegation;
 pub mod engine;
 pub mod error;
-mod file_changes;
 mod frame;
-pub mod grants;
 pub mod hook;
 mod host;
 pub mod limits;
 pub mod loader;
 mod loop_name;
-pub mod loop_source;
 mod memory_budget;
 pub mod prompter;
 pub mod reload;
 pub mod state;
 mod wasm_loop;
 
-pub use agent_definition::AgentDefinition;
 pub use cache::{CachePolicy, CompileCache};
 pub use child::RESULT_DATA_KEY;
-pub use context_tree::{ContextLimits, ModuleResolver};
+pub use component::Component;
 pub use delegation::Delegation;
 pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
-pub use grants::{Grant, SpawnSandbox};
 pub use limits::GuestLimits;
 pub use loader::{ModuleInfo, inspect};
-pub use loop_source::{Component, LoopSource};
 pub use prompter::GuestPrompter;
 pub use reload::GuestFile;
 pub use state::HostConfig;

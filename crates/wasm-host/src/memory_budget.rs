@@ -128,22 +128,6 @@ impl Drop for GuestLimiter {
     }
 }
 
-/// The default budget: a quarter of the machine's memory, at least 1 GiB (4 GiB when the
-/// machine's memory cannot be read).
-pub fn default_limit() -> usize {
-    limit_of(std::fs::read_to_string("/proc/meminfo").ok().as_deref())
-}
-
-/// The default budget for a machine whose `/proc/meminfo` reads `meminfo`.
-fn limit_of(meminfo: Option<&str>) -> usize {
-    let machine = meminfo.and_then(|text| {
-        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-        let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-        kib.checked_mul(1024)
-    });
-    machine.map_or(4 << 30, |bytes| (bytes / 4).max(1 << 30))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,16 +159,5 @@ mod tests {
         assert_eq!(budget.used(), 50);
         drop(b);
         assert_eq!(budget.used(), 0);
-    }
-
-    #[test]
-    fn the_default_is_a_quarter_of_the_machine_at_least_a_gibibyte() {
-        let kib = |gib: usize| format!("MemTotal:       {} kB\nMemFree: 1 kB\n", gib << 20);
-        assert_eq!(limit_of(Some(&kib(64))), 16 << 30);
-        assert_eq!(limit_of(Some(&kib(24))), 6 << 30);
-        assert_eq!(limit_of(Some(&kib(2))), 1 << 30, "never under a gibibyte");
-        assert_eq!(limit_of(None), 4 << 30, "unreadable: 4 GiB");
-        assert_eq!(limit_of(Some("MemTotal: lots\n")), 4 << 30);
-        assert_eq!(limit_of(Some("MemFree: 1 kB\n")), 4 << 30);
     }
 }

@@ -11,12 +11,12 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wonopcode_agent_loop::{ModelSource, Run, RunServices, SharedModel, ToolRegistry};
 
-use crate::context_tree::{ContextLimits, ModuleResolver};
 use crate::frame::Frame;
 use crate::host::providers::OpenStream;
 use crate::limits::GuestLimits;
 use crate::memory_budget::{GuestLimiter, MemoryBudget};
 use crate::prompter::GuestPrompter;
+use wonopcode_contexts::{ContextLimits, ModuleResolver};
 
 /// What the host's config tells guests (`config` interface): the user's choices, and who
 /// answers their questions (`ui` interface).
@@ -38,7 +38,7 @@ pub struct HostConfig {
     /// `preferred-provider` / `preferred-model` of a child); `None`: only the run's model.
     pub models: Option<Arc<dyn ModelSource>>,
     /// The root context's grants (a named root module's), the start of every lineage.
-    pub grants: Vec<crate::grants::Grant>,
+    pub grants: Vec<wonopcode_contexts::Grant>,
 }
 
 impl std::fmt::Debug for HostConfig {

@@ -13,8 +13,9 @@ use std::time::Duration;
 use serde_json::json;
 use support::{World, keyed_transcript, load, load_with};
 use wonopcode_agent_loop::{ContextStatus, EventKind, Message};
+use wonopcode_contexts::{ContextLimits, LoopSource, ModuleResolver};
+use wonopcode_wasm_host::HostConfig;
 use wonopcode_wasm_host::guest_paths as guests;
-use wonopcode_wasm_host::{ContextLimits, HostConfig, LoopSource, ModuleResolver};
 
 /// `spawn JSON` for the misbehave guest.
 fn spawn(spec: serde_json::Value) -> String {

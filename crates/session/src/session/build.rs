@@ -15,16 +15,15 @@ use wonopcode_agent_loop::{
     ContextPath, Emitter, EventKind, LoopConfig, Message, ModelSource, OnInterrupted, Role,
     SharedGate, SharedModel, ToolRegistry,
 };
+use wonopcode_contexts::ModuleResolver;
+use wonopcode_contexts::{AgentDefinition, ContextTools, Grant, LoopSource};
 use wonopcode_hooks::HookEnv;
 use wonopcode_journal::{EarlierRun, Invocation, SealKey};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
 use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
-use wonopcode_wasm_host::context_tools::ContextTools;
-use wonopcode_wasm_host::{
-    AgentDefinition, CachePolicy, Delegation, Grant, HostConfig, LoopSource, ModuleResolver,
-};
+use wonopcode_wasm_host::{CachePolicy, Delegation, HostConfig};
 
 use super::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, LoopSwitcher, Session, SessionBuilder,
@@ -518,7 +517,7 @@ fn report_failures(
             error: failure.reason,
         });
     }
-    wonopcode_wasm_host::context_tools::report_failures(events, own, clashes);
+    wonopcode_contexts::context_tools::report_failures(events, own, clashes);
 }
 
 /// Starts the run's journal (`run.json` with how it was started) and has the sink write

@@ -24,10 +24,11 @@ use crate::bindings::providers::{
     self as wit, CollectedTurn, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle,
     StreamOptions, UsageDetails,
 };
-use crate::budget::{TokenBudget, draw_on};
 use crate::host::shapes::{collected, details, message_from_wit, message_to_wit, wit_chunk};
 use crate::host::storage::store_streamed;
 use crate::state::{ContextTools, HostState, Place, Responses, RunSlot};
+use wonopcode_contexts::TokenBudget;
+use wonopcode_contexts::budget::draw_on;
 
 /// What `providers` sees of a store: the run (its model, history and steps), the
 /// context's model and streams, the tools a request may offer, and the guest's place (the

@@ -4,7 +4,6 @@
 //! parts over the run's policy (each may only narrow), and the host applies the cost parts
 //! as budgets of their own, nested in the ancestors'.
 
-use crate::bindings::context::ContextGrants;
 use crate::context_tools::ContextTools;
 
 /// One narrowing on a context's way from the root.
@@ -43,26 +42,10 @@ impl SpawnSandbox {
     }
 }
 
-/// A spawn's grants split into the part the resolver checks and the cost limit the host
-/// keeps; `None` for a sandbox that asks for nothing.
-pub(crate) fn split(grants: ContextGrants) -> (Option<SpawnSandbox>, Option<f64>) {
-    let sandbox = SpawnSandbox {
-        mode: grants.sandbox,
-        write: grants.write,
-        read: grants.read,
-        network: grants.network,
-        max_processes: grants.max_processes,
-    };
-    (
-        (!sandbox.is_empty()).then_some(sandbox),
-        grants.max_cost_usd,
-    )
-}
-
 /// What a context gets from a host that has no resolver (or one that keeps the default):
 /// nothing besides its parent's tools, and no sandbox grants, which only an embedder that
 /// makes sandboxes can honour.
-pub(crate) fn without_resolver(lineage: &[Grant]) -> Result<ContextTools, String> {
+pub fn without_resolver(lineage: &[Grant]) -> Result<ContextTools, String> {
     if lineage.iter().any(|g| matches!(g, Grant::Spawn { .. })) {
         return Err("this host cannot narrow a child's sandbox".to_owned());
     }

@@ -2,14 +2,12 @@
 //! (`--loop-type`, `--agent-loop`, `--agent-loop-name`), the registry's entries and agent
 //! files, hot reload and `context-module::named` spawns.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::agent_definition::AgentDefinition;
-use crate::error::WasmError;
 
 /// Which loop runs a context.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -32,14 +30,6 @@ fn agent_file<S: serde::Serializer>(
     agent.file.serialize(serializer)
 }
 
-/// A guest component's bytes and the name messages give it.
-pub struct Component {
-    /// The component.
-    pub bytes: Cow<'static, [u8]>,
-    /// Its file, or "the default guest".
-    pub origin: String,
-}
-
 impl LoopSource {
     /// The agent file's settings, when this is one.
     pub fn agent(&self) -> Option<&Arc<AgentDefinition>> {
@@ -47,24 +37,5 @@ impl LoopSource {
             Self::Agent(agent) => Some(agent),
             _ => None,
         }
-    }
-
-    /// The guest component this source names, read from its file; `None` for the native
-    /// loop (an agent file's too).
-    pub fn component(&self) -> Result<Option<Component>, WasmError> {
-        Ok(match self {
-            Self::Native | Self::Agent(_) => None,
-            Self::Embedded => Some(Component {
-                bytes: Cow::Borrowed(crate::DEFAULT_LOOP),
-                origin: "the default guest".to_owned(),
-            }),
-            Self::File(path) => Some(Component {
-                bytes: Cow::Owned(std::fs::read(path).map_err(|e| WasmError::Read {
-                    path: path.display().to_string(),
-                    reason: e.to_string(),
-                })?),
-                origin: path.display().to_string(),
-            }),
-        })
     }
 }

@@ -13,7 +13,7 @@ use wonopcode_agent_loop::{Event, EventKind, EventSink};
 
 /// The files one context and its descendants changed.
 #[derive(Default)]
-pub(crate) struct FileChanges(Mutex<BTreeSet<String>>);
+pub struct FileChanges(Mutex<BTreeSet<String>>);
 
 impl FileChanges {
     /// The changed files so far, relative to the workspace, sorted.
@@ -27,7 +27,8 @@ impl FileChanges {
 }
 
 /// A child context's sink: notes changed files, then hands the event to the root's sink.
-pub(crate) struct ChildSink {
+pub struct ChildSink {
+    /// The root's sink, which every event reaches.
     pub root: Arc<dyn EventSink>,
     /// The child's set and its ancestors' (the root has none).
     pub changes: Vec<Arc<FileChanges>>,

@@ -21,7 +21,7 @@ use wonopcode_agent_loop::{
 /// Tokens (input, cached input and output) a context and its descendants may spend, and what
 /// they spent: the context's rolled-up usage, priced, whatever became of its run.
 #[derive(Debug, Default)]
-pub(crate) struct TokenBudget {
+pub struct TokenBudget {
     limit: Option<u64>,
     used: Mutex<Usage>,
     /// The context's granted cost limit, kept before each request.
@@ -60,19 +60,20 @@ impl TokenBudget {
 
 /// `model` drawing on every budget of a context's lineage (ancestors' first): what a model a
 /// context opens itself must be wrapped in, as its given model already is.
-pub(crate) fn draw_on(model: SharedModel, budgets: &[Arc<TokenBudget>]) -> SharedModel {
+pub fn draw_on(model: SharedModel, budgets: &[Arc<TokenBudget>]) -> SharedModel {
     budgets.iter().fold(model, |inner, budget| {
         Arc::new(BudgetedModel::new(inner, budget.clone()))
     })
 }
 
 /// A model whose requests draw on a [`TokenBudget`].
-pub(crate) struct BudgetedModel {
+pub struct BudgetedModel {
     inner: SharedModel,
     budget: Arc<TokenBudget>,
 }
 
 impl BudgetedModel {
+    /// `inner`, its responses counted against `budget`.
     pub fn new(inner: SharedModel, budget: Arc<TokenBudget>) -> Self {
         Self { inner, budget }
     }
