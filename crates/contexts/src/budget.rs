@@ -14,8 +14,8 @@ use futures::StreamExt;
 use wonopcode_agent_loop::assemble::price;
 use wonopcode_agent_loop::budget::RunBudget;
 use wonopcode_agent_loop::{
-    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, SharedModel, StreamChunk,
-    Usage,
+    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource, SharedModel,
+    SingleModel, StreamChunk, Usage,
 };
 
 /// Tokens (input, cached input and output) a context and its descendants may spend, and what
@@ -64,6 +64,25 @@ pub fn draw_on(model: SharedModel, budgets: &[Arc<TokenBudget>]) -> SharedModel 
     budgets.iter().fold(model, |inner, budget| {
         Arc::new(BudgetedModel::new(inner, budget.clone()))
     })
+}
+
+/// Opens a model for a context: from the host's source, drawing on the context's token
+/// budgets; without a source, only the context's current model can be "opened".
+pub async fn open_model(
+    source: Option<&dyn ModelSource>,
+    current: &SharedModel,
+    budgets: &[Arc<TokenBudget>],
+    provider: &str,
+    model: Option<&str>,
+) -> Result<SharedModel, String> {
+    let opened = match source {
+        Some(source) => source
+            .open(provider, model)
+            .await
+            .map(|m| draw_on(m, budgets)),
+        None => SingleModel(current.clone()).open(provider, model).await,
+    };
+    opened.map_err(|e| e.to_string())
 }
 
 /// A model whose requests draw on a [`TokenBudget`].

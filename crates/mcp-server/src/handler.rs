@@ -18,11 +18,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tracing::Instrument;
 use wonopcode_agent_loop::{LoopResult, LoopStatus, SharedModel, SingleModel};
-use wonopcode_contexts::LoopSource;
+use wonopcode_contexts::{LoopSource, RESULT_DATA_KEY};
 use wonopcode_registry::{Entry, InputSchema};
 use wonopcode_session::{Session, SessionBuilder};
 use wonopcode_tools::permission::Prompter;
-use wonopcode_wasm_host::{GuestPrompter, RESULT_DATA_KEY};
+use wonopcode_wasm_host::GuestPrompter;
 
 use crate::arguments;
 use crate::elicit::Elicitor;

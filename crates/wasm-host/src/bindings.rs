@@ -40,8 +40,8 @@ wasmtime::component::bindgen!({
         default: trappable,
     },
     exports: { default: async },
-    // A guest's `child` handle is a live child and its turns (`crate::child_turns`).
-    with: { "wonopcode:agent-loop/context.child": crate::child_turns::ChildTurns },
+    // A guest's `child` handle is a live child and its turns (`wonopcode_contexts`).
+    with: { "wonopcode:agent-loop/context.child": wonopcode_contexts::ChildTurns },
     additional_derives: [PartialEq],
 });
 

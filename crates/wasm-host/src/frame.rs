@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
-use wonopcode_agent_loop::{EventSink, LoopCapabilities};
+use wonopcode_agent_loop::LoopCapabilities;
+use wonopcode_contexts::{ContextTree, Lineage};
 
 use crate::bindings::AgentLoopWorldPre;
 use crate::bindings::context::ContextParams;
-use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
+use crate::guest_loader::TreeGuests;
 use crate::loader::ModuleInfo;
 use crate::state::{HostConfig, HostState};
-use wonopcode_contexts::{FileChanges, TokenBudget};
 
 /// A guest ready to instantiate: each context gets its own store and instance from `pre`.
 pub(crate) struct LoadedGuest {
@@ -29,20 +29,14 @@ pub(crate) struct LoadedGuest {
 /// Where a loop runs: its tree, and for a child, what its parent gave it.
 pub(crate) struct Frame {
     pub loaded: Arc<LoadedGuest>,
+    /// What the tree's guests share (compiled guests, memory).
+    pub guests: Arc<TreeGuests>,
     pub tree: Arc<ContextTree>,
     /// The spawn parameters (`context.get-context-params`); `None` for a root.
     pub params: Option<ContextParams>,
     /// The parent's context path; `None` for a root.
     pub parent_id: Option<String>,
-    /// The token budgets this context draws on: its ancestors', then its own (empty for a
-    /// root). A child reached the limit when any of them is spent.
-    pub budgets: Vec<Arc<TokenBudget>>,
-    /// The changed-file sets this context adds to: its ancestors', then its own (empty for a
-    /// root).
-    pub changes: Vec<Arc<FileChanges>>,
-    /// Every grant from the root to this context, its own last.
-    pub grants: Vec<wonopcode_contexts::Grant>,
-    /// The root context's event sink, which every descendant writes to directly; `None` for
-    /// a root (it writes to its own).
-    pub root_sink: Option<Arc<dyn EventSink>>,
+    /// What it inherits: the token budgets it draws on (a child reached its limit when any
+    /// is spent), the changed-file sets it adds to, its grants, the root's sink.
+    pub lineage: Lineage,
 }

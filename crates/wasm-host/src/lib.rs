@@ -10,14 +10,11 @@
 mod bindings;
 pub mod cache;
 pub mod check;
-mod child;
-mod child_turns;
 mod component;
-mod context_tree;
-pub mod delegation;
 pub mod engine;
 pub mod error;
 mod frame;
+mod guest_loader;
 pub mod hook;
 mod host;
 pub mod limits;
@@ -30,11 +27,10 @@ pub mod state;
 mod wasm_loop;
 
 pub use cache::{CachePolicy, CompileCache};
-pub use child::RESULT_DATA_KEY;
 pub use component::Component;
-pub use delegation::Delegation;
 pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
+pub use guest_loader::GuestLoader;
 pub use limits::GuestLimits;
 pub use loader::{ModuleInfo, inspect};
 pub use prompter::GuestPrompter;

@@ -15,13 +15,14 @@ use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::event::ItemDetails;
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError, Next, Run};
+use wonopcode_contexts::{ContextTree, Lineage};
 
 use crate::bindings::types::LoopError as WitError;
 use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
-use crate::context_tree::ContextTree;
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
 use crate::frame::{Frame, LoadedGuest};
+use crate::guest_loader::TreeGuests;
 use crate::host::ui::UiView;
 use crate::host::ui::emit_text_item;
 use crate::loader::{ModuleInfo, inspect};
@@ -105,23 +106,21 @@ impl WasmAgentLoop {
         origin: &str,
         host_config: HostConfig,
     ) -> Result<Self, WasmError> {
-        let memory = MemoryBudget::new(host_config.contexts.max_memory_bytes);
-        let (loaded, live) = load_guest(engine, bytes, origin, host_config, memory.clone()).await?;
+        let guests = TreeGuests::new(engine.clone(), host_config.clone());
+        let (loaded, live) =
+            load_guest(engine, bytes, origin, host_config, guests.memory.clone()).await?;
         let tree = ContextTree::new(
             loaded.host_config.contexts,
             loaded.host_config.resolver.clone(),
-            memory,
         );
-        let grants = loaded.host_config.grants.clone();
+        let lineage = Lineage::root(loaded.host_config.grants.clone());
         let frame = Arc::new(Frame {
             loaded: Arc::new(loaded),
+            guests,
             tree,
             params: None,
             parent_id: None,
-            budgets: Vec::new(),
-            changes: Vec::new(),
-            grants,
-            root_sink: None,
+            lineage,
         });
         let mut live = live;
         live.store.data_mut().place.frame = Some(frame.clone());
@@ -444,7 +443,7 @@ pub(crate) async fn load_guest(
 /// A fresh store and instance for a context of this frame.
 async fn instantiate(frame: &Arc<Frame>) -> Result<Live, WasmError> {
     let t = &frame.loaded;
-    let memory = frame.tree.memory.clone();
+    let memory = frame.guests.memory.clone();
     let mut live = new_instance(&t.engine, &t.pre, &t.origin, &t.host_config, memory).await?;
     let state = live.store.data_mut();
     state.place.loop_name = t.name.to_owned();

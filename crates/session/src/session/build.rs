@@ -15,6 +15,7 @@ use wonopcode_agent_loop::{
     ContextPath, Emitter, EventKind, LoopConfig, Message, ModelSource, OnInterrupted, Role,
     SharedGate, SharedModel, ToolRegistry,
 };
+use wonopcode_contexts::Delegation;
 use wonopcode_contexts::ModuleResolver;
 use wonopcode_contexts::{AgentDefinition, ContextTools, Grant, LoopSource};
 use wonopcode_hooks::HookEnv;
@@ -23,7 +24,7 @@ use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
 use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
-use wonopcode_wasm_host::{CachePolicy, Delegation, HostConfig};
+use wonopcode_wasm_host::{CachePolicy, GuestLoader, HostConfig};
 
 use super::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, LoopSwitcher, Session, SessionBuilder,
@@ -890,8 +891,8 @@ fn register_delegation(
     let allowed = (!agents.iter().any(|a| a == "all")).then_some(agents);
     let allowed = allowed.filter(|a| !a.is_empty());
     let engine = loops::engine(cache)?;
-    let delegation =
-        Delegation::root(engine, host_config.clone(), allowed).map_err(SessionError::Choice)?;
+    let place = GuestLoader::root_place(engine, host_config.clone());
+    let delegation = Delegation::root(place, allowed).map_err(SessionError::Choice)?;
     for tool in delegation.tools() {
         tools
             .register(tool)

@@ -1,21 +1,24 @@
 //! `context`: where this context sits in the tree, and spawning children — one at a time
 //! (`spawn`, or `spawn-with-grants` under narrower grants, 0.2.7) or a batch run
-//! concurrently under a limit (`spawn-parallel`, 0.2.2). The running
-//! of a child is in `crate::child`; here the parent's side: paths, the batch's concurrency,
-//! and adding each child's usage to the parent's, so usage rolls up to the root.
+//! concurrently under a limit (`spawn-parallel`, 0.2.2). The running of a child is the
+//! context tree's (`wonopcode_contexts::child`); here the parent's side: its place and
+//! history lent to the child, paths, the batch's concurrency, and adding each child's usage
+//! to the parent's, so usage rolls up to the root.
 
 use tokio::sync::Semaphore;
 use wasmtime::component::HasData;
-use wonopcode_agent_loop::Usage;
-
 use wasmtime::component::{Resource, ResourceTable};
-
-use crate::bindings::context::{
-    ChildState, ContextGeneration, ContextGrants, ContextInfo, ContextParams, ContextResult,
-    ContextStatus, Host, HostChild, TokenUsage,
+use wonopcode_agent_loop::{ContextPath, Usage};
+use wonopcode_contexts::{
+    ChildResult, ChildTurns, LiveChild, ParentView, SpawnAsks, TurnState, run_child,
 };
-use crate::child::{LiveChild, SpawnAsks, run_child};
-use crate::child_turns::{ChildTurns, TurnState};
+
+use super::spawn_shapes::{generating, granted, request, wit_result};
+use crate::bindings::context::{
+    ChildState, ContextGeneration, ContextGrants, ContextInfo, ContextParams, ContextResult, Host,
+    HostChild,
+};
+use crate::guest_loader::GuestLoader;
 use crate::state::{ContextTools, HostState, Place, RunSlot};
 
 /// What `context` sees of a store: the run (its services and usage), the guest's place in
@@ -53,7 +56,7 @@ impl Host for ContextView<'_> {
     ) -> wasmtime::Result<Result<ContextResult, String>> {
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, params, SpawnAsks::default()).await;
+        let outcome = run_child(&parent, path, request(params), SpawnAsks::default()).await;
         Ok(self.roll_up(outcome))
     }
 
@@ -62,9 +65,10 @@ impl Host for ContextView<'_> {
         params: ContextParams,
         grants: ContextGrants,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
+        let asks = granted(Some(grants));
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, params, SpawnAsks::granted(Some(grants))).await;
+        let outcome = run_child(&parent, path, request(params), asks).await;
         Ok(self.roll_up(outcome))
     }
 
@@ -74,13 +78,13 @@ impl Host for ContextView<'_> {
         grants: Option<ContextGrants>,
         generation: ContextGeneration,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
-        let asks = match SpawnAsks::generating(grants, generation) {
+        let asks = match generating(grants, generation) {
             Ok(asks) => asks,
             Err(e) => return Ok(Err(e)),
         };
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, params, asks).await;
+        let outcome = run_child(&parent, path, request(params), asks).await;
         Ok(self.roll_up(outcome))
     }
 
@@ -114,8 +118,7 @@ impl Host for ContextView<'_> {
         params: ContextParams,
         grants: ContextGrants,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        self.start_held(params, SpawnAsks::granted(Some(grants)))
-            .await
+        self.start_held(params, granted(Some(grants))).await
     }
 
     async fn start_with_generation(
@@ -124,7 +127,7 @@ impl Host for ContextView<'_> {
         grants: Option<ContextGrants>,
         generation: ContextGeneration,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        match SpawnAsks::generating(grants, generation) {
+        match generating(grants, generation) {
             Ok(asks) => self.start_held(params, asks).await,
             Err(e) => Ok(Err(e)),
         }
@@ -177,18 +180,7 @@ impl HostChild for ContextView<'_> {
         // A turn that stopped without a result (its task panicked) is an `error` status.
         Ok(outcome.map(|o| match self.roll_up(o) {
             Ok(result) => result,
-            Err(e) => ContextResult {
-                response: String::new(),
-                data: None,
-                usage: TokenUsage {
-                    input_tokens: 0,
-                    output_tokens: 0,
-                    total_cost_microcents: None,
-                },
-                status: ContextStatus::Error(e),
-                modified_files: Vec::new(),
-                duration_ms: 0,
-            },
+            Err(e) => wit_result(ChildResult::failed(e)),
         }))
     }
 
@@ -238,7 +230,7 @@ impl ContextView<'_> {
         let parent = self.parent_view(params.inherit_messages)?;
         let path = self.next_child_path()?;
         let task = params.task.clone();
-        let child = match LiveChild::start(&parent, path, params, asks).await {
+        let child = match LiveChild::start(&parent, path, request(params), asks).await {
             Ok(child) => child,
             Err(e) => return Ok(Err(e)),
         };
@@ -270,7 +262,7 @@ impl ContextView<'_> {
                     .acquire()
                     .await
                     .map_err(|_| "the spawn batch was closed".to_owned())?;
-                run_child(parent, path, params, SpawnAsks::granted(grants)).await
+                run_child(parent, path, request(params), granted(grants)).await
             });
         }
         let outcomes = futures::future::join_all(batch).await;
@@ -281,14 +273,48 @@ impl ContextView<'_> {
     /// Adds a child's usage (its descendants' included) to this context's run.
     fn roll_up(
         &mut self,
-        outcome: Result<(ContextResult, Usage), String>,
+        outcome: Result<(ChildResult, Usage), String>,
     ) -> Result<ContextResult, String> {
         outcome.map(|(result, usage)| {
             if let Some(run) = &mut self.run.run {
                 run.stats.usage.add(&usage);
             }
-            result
+            wit_result(result)
         })
+    }
+
+    /// The parent's side of a spawn; `inherit` copies the history (only when a child asks).
+    fn parent_view(&self, inherit: bool) -> wasmtime::Result<ParentView> {
+        let frame = self
+            .place
+            .frame
+            .as_ref()
+            .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
+        let run = self.run.get()?;
+        let mut services = run.services.clone();
+        if let Some(enabled) = &self.tools.enabled {
+            services.tools = services.tools.filtered(enabled.iter().map(String::as_str));
+        }
+        Ok(ParentView {
+            place: GuestLoader::place_of(frame),
+            services,
+            messages: if inherit {
+                run.messages.to_vec()
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    /// The path of the next child of this context.
+    fn next_child_path(&mut self) -> wasmtime::Result<ContextPath> {
+        self.place.children += 1;
+        Ok(self
+            .run
+            .services()?
+            .events
+            .context()
+            .child(self.place.children))
     }
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod context;
 pub(crate) mod custom_tools;
 pub(crate) mod providers;
 pub(crate) mod shapes;
+pub(crate) mod spawn_shapes;
 pub(crate) mod storage;
 pub(crate) mod system;
 pub(crate) mod tools;

@@ -15,10 +15,7 @@ use wonopcode_agent_loop::assemble::StreamFailure;
 use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::response::{Ask, ResponseStream};
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
-use wonopcode_agent_loop::{
-    Message, ModelSource, Part, RequestOptions, Role, SharedModel, SingleModel,
-    StreamChunk as Chunk, ToolSchema,
-};
+use wonopcode_agent_loop::{Message, Part, RequestOptions, Role, StreamChunk as Chunk, ToolSchema};
 
 use crate::bindings::providers::{
     self as wit, CollectedTurn, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle,
@@ -27,8 +24,7 @@ use crate::bindings::providers::{
 use crate::host::shapes::{collected, details, message_from_wit, message_to_wit, wit_chunk};
 use crate::host::storage::store_streamed;
 use crate::state::{ContextTools, HostState, Place, Responses, RunSlot};
-use wonopcode_contexts::TokenBudget;
-use wonopcode_contexts::budget::draw_on;
+use wonopcode_contexts::budget::open_model;
 
 /// What `providers` sees of a store: the run (its model, history and steps), the
 /// context's model and streams, the tools a request may offer, and the guest's place (the
@@ -116,25 +112,6 @@ impl OpenStream {
             self.stage = ResponseStage::RoundRun;
         }
     }
-}
-
-/// Opens a model for a context: from the host's source, drawing on the context's token
-/// budgets; without a source, only the context's current model can be "opened".
-pub(crate) async fn open_model(
-    source: Option<&dyn ModelSource>,
-    current: &SharedModel,
-    budgets: &[Arc<TokenBudget>],
-    provider: &str,
-    model: Option<&str>,
-) -> Result<SharedModel, String> {
-    let opened = match source {
-        Some(source) => source
-            .open(provider, model)
-            .await
-            .map(|m| draw_on(m, budgets)),
-        None => SingleModel(current.clone()).open(provider, model).await,
-    };
-    opened.map_err(|e| e.to_string())
 }
 
 /// How a chunk read for `run-turn` bears on the turn: `Ok(true)` it is done, `Err` it failed
@@ -278,7 +255,7 @@ impl ProvidersView<'_> {
             .place
             .frame
             .as_ref()
-            .map(|f| f.budgets.clone())
+            .map(|f| f.lineage.budgets.clone())
             .unwrap_or_default();
         let source = self.place.host_config.models.clone();
         match open_model(source.as_deref(), &current, &budgets, provider, model).await {

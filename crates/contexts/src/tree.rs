@@ -1,31 +1,25 @@
 //! The tree of contexts one root run grows: the limits every spawn checks (depth, live
-//! contexts, concurrency), where named modules come from, and the guests already loaded for
-//! it, so a specialist spawned a hundred times is compiled and linked once.
+//! contexts, concurrency) and where named modules come from. (The guests it loaded, and the
+//! memory they share, are the loader's: `wonopcode-wasm-host`.)
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use wonopcode_contexts::{ContextLimits, LoopSource, ModuleResolver};
 
-use parking_lot::Mutex;
-
-use crate::frame::LoadedGuest;
-use crate::memory_budget::MemoryBudget;
+use crate::resolver::{ContextLimits, ModuleResolver};
 
 /// One root run's tree.
-pub(crate) struct ContextTree {
+pub struct ContextTree {
+    /// Its limits.
     pub limits: ContextLimits,
+    /// Where named modules come from; `None`: nothing can be named.
     pub resolver: Option<Arc<dyn ModuleResolver>>,
-    /// The memory all the tree's guest instances draw on.
-    pub memory: Arc<MemoryBudget>,
     live: AtomicUsize,
     /// Contexts started in the root's current turn.
     started: AtomicUsize,
-    loaded: Mutex<HashMap<LoopSource, Arc<LoadedGuest>>>,
 }
 
 /// A live context's place in the count; dropping it frees the place.
-pub(crate) struct LiveSlot(Arc<ContextTree>);
+pub struct LiveSlot(Arc<ContextTree>);
 
 impl Drop for LiveSlot {
     fn drop(&mut self) {
@@ -34,19 +28,14 @@ impl Drop for LiveSlot {
 }
 
 impl ContextTree {
-    pub fn new(
-        limits: ContextLimits,
-        resolver: Option<Arc<dyn ModuleResolver>>,
-        memory: Arc<MemoryBudget>,
-    ) -> Arc<Self> {
+    /// A tree whose root is alive.
+    pub fn new(limits: ContextLimits, resolver: Option<Arc<dyn ModuleResolver>>) -> Arc<Self> {
         Arc::new(Self {
             limits,
             resolver,
-            memory,
             // The root context is alive for as long as the tree.
             live: AtomicUsize::new(1),
             started: AtomicUsize::new(0),
-            loaded: Mutex::new(HashMap::new()),
         })
     }
 
@@ -83,16 +72,6 @@ impl ContextTree {
             )),
         }
     }
-
-    /// A guest loaded before from this source.
-    pub fn loaded(&self, key: &LoopSource) -> Option<Arc<LoadedGuest>> {
-        self.loaded.lock().get(key).cloned()
-    }
-
-    /// Keeps a loaded guest for the next spawn of the same module.
-    pub fn keep_loaded(&self, key: LoopSource, loaded: Arc<LoadedGuest>) {
-        self.loaded.lock().insert(key, loaded);
-    }
 }
 
 #[cfg(test)]
@@ -107,7 +86,6 @@ mod tests {
                 ..ContextLimits::default()
             },
             None,
-            MemoryBudget::new(1 << 20),
         );
         let a = tree.enter().unwrap();
         let _b = tree.enter().unwrap();
@@ -125,7 +103,6 @@ mod tests {
                 ..ContextLimits::default()
             },
             None,
-            MemoryBudget::new(1 << 20),
         );
         drop(tree.enter().unwrap());
         drop(tree.enter().unwrap());

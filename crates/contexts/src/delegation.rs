@@ -20,14 +20,10 @@ use wonopcode_agent_loop::{
     ToolSpec, Usage,
 };
 
-use crate::bindings::context::{ContextModule, ContextParams, ContextResult};
-use crate::child::{LiveChild, ParentPlace, ParentView, SpawnAsks, core_status};
+use crate::DELEGATION_TOOLS;
+use crate::child::{LiveChild, ParentPlace, ParentView};
 use crate::child_turns::{ChildTurns, TurnState};
-use crate::context_tree::ContextTree;
-use crate::engine::WasmEngine;
-use crate::memory_budget::MemoryBudget;
-use crate::state::HostConfig;
-use wonopcode_contexts::DELEGATION_TOOLS;
+use crate::spawn::{ChildResult, ModuleRef, SpawnAsks, SpawnRequest};
 
 /// How long `wait` waits when the call does not say.
 const DEFAULT_WAIT: Duration = Duration::from_secs(600);
@@ -52,15 +48,12 @@ struct Agent {
 }
 
 impl Delegation {
-    /// The delegation of a run's root context on the native loop: a tree of its own under
-    /// `host_config`'s limits and resolver; `allowed` narrows what may be spawned (`None`:
-    /// every name the resolver knows). `Err`: an allowed name the resolver does not know.
-    pub fn root(
-        engine: Arc<WasmEngine>,
-        host_config: HostConfig,
-        allowed: Option<&[String]>,
-    ) -> Result<Arc<Self>, String> {
-        let known = host_config
+    /// The delegation of a run's root context on the native loop, at `place` (a tree of
+    /// its own); `allowed` narrows what may be spawned (`None`: every name the tree's
+    /// resolver knows). `Err`: an allowed name the resolver does not know.
+    pub fn root(place: ParentPlace, allowed: Option<&[String]>) -> Result<Arc<Self>, String> {
+        let known = place
+            .tree
             .resolver
             .as_ref()
             .map(|r| r.names())
@@ -80,19 +73,8 @@ impl Delegation {
                 kept
             }
         };
-        let memory = MemoryBudget::new(host_config.contexts.max_memory_bytes);
-        let tree = ContextTree::new(host_config.contexts, host_config.resolver.clone(), memory);
         Ok(Arc::new(Self {
-            place: ParentPlace {
-                tree,
-                same: None,
-                engine,
-                grants: host_config.grants.clone(),
-                host_config,
-                budgets: Vec::new(),
-                changes: Vec::new(),
-                root_sink: None,
-            },
+            place,
             spawnable,
             started: AtomicU32::new(0),
             agents: Mutex::new(BTreeMap::new()),
@@ -100,7 +82,7 @@ impl Delegation {
     }
 
     /// The delegation of a native child at `place`: what it may spawn is its parent's.
-    pub(crate) fn child(&self, place: ParentPlace) -> Arc<Self> {
+    pub fn child(&self, place: ParentPlace) -> Arc<Self> {
         Arc::new(Self {
             place,
             spawnable: self.spawnable.clone(),
@@ -123,7 +105,7 @@ impl Delegation {
     }
 
     /// Puts this delegation's tools in place of those `tools` has (a child's own).
-    pub(crate) fn replace_in(self: &Arc<Self>, tools: &mut ToolRegistry) {
+    pub fn replace_in(self: &Arc<Self>, tools: &mut ToolRegistry) {
         for tool in self.tools() {
             if let Err(e) = tools.replace(tool) {
                 tracing::warn!(error = %e, "a delegation tool could not be given to a child");
@@ -146,19 +128,13 @@ impl Delegation {
             },
             None => (None, None),
         };
-        let params = ContextParams {
-            module: ContextModule::Named(a.agent.clone()),
-            task: a.task.clone(),
-            inherit_messages: false,
-            system_prompt: None,
+        let params = SpawnRequest {
             preferred_provider,
             preferred_model,
-            allowed_tools: None,
-            denied_tools: None,
             max_iterations: a.max_iterations,
             max_tokens: a.max_tokens,
             timeout_ms: a.timeout_ms,
-            custom_data: None,
+            ..SpawnRequest::new(ModuleRef::Named(a.agent.clone()), a.task.clone())
         };
         let number = self.started.fetch_add(1, Ordering::AcqRel) + 1;
         let path = run.events.context().child(number);
@@ -319,8 +295,8 @@ impl Delegation {
 }
 
 /// A finished turn for the model, and its status in a word.
-fn describe(id: &str, result: &ContextResult) -> (String, String) {
-    let status = match core_status(&result.status) {
+fn describe(id: &str, result: &ChildResult) -> (String, String) {
+    let status = match result.reported() {
         (status, Some(error)) => format!("{}: {error}", status.as_str()),
         (status, None) => status.as_str().to_owned(),
     };

@@ -10,16 +10,16 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::Usage;
 
-use crate::bindings::context::ContextResult;
 use crate::child::{LiveChild, ParentView};
+use crate::spawn::ChildResult;
 use wonopcode_agent_loop::ContextPath;
 
 /// A finished turn: the result, and what it spent since the last one.
-pub(crate) type Turn = (ContextResult, Usage);
+pub type Turn = (ChildResult, Usage);
 
 /// Where a child is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TurnState {
+pub enum TurnState {
     /// A turn runs.
     Working,
     /// A turn finished; its result is not taken yet.
@@ -45,7 +45,7 @@ impl Drop for ChildTurns {
 
 impl ChildTurns {
     /// `child`, starting a turn on `prompt`.
-    pub(crate) fn begin(child: LiveChild, prompt: String) -> Self {
+    pub fn begin(child: LiveChild, prompt: String) -> Self {
         let id = child.path().to_string();
         let module = child.module().to_owned();
         let cancel = child.canceller();
@@ -67,17 +67,17 @@ impl ChildTurns {
     }
 
     /// Its context id.
-    pub(crate) fn id(&self) -> &str {
+    pub fn id(&self) -> &str {
         &self.id
     }
 
     /// The module or agent it runs.
-    pub(crate) fn module(&self) -> &str {
+    pub fn module(&self) -> &str {
         &self.module
     }
 
     /// Where it is.
-    pub(crate) fn state(&self) -> TurnState {
+    pub fn state(&self) -> TurnState {
         match &self.turn {
             Some(turn) if !turn.is_finished() => TurnState::Working,
             Some(_) => TurnState::Answered,
@@ -86,7 +86,7 @@ impl ChildTurns {
     }
 
     /// Starts a follow-up turn; `Err` unless it is idle.
-    pub(crate) fn send(&mut self, message: String) -> Result<(), String> {
+    pub fn send(&mut self, message: String) -> Result<(), String> {
         match self.state() {
             TurnState::Working => Err(format!(
                 "context {} is still working: wait for it, then send",
@@ -105,17 +105,17 @@ impl ChildTurns {
 
     /// The turn in progress, taken out to be waited on (`put_back` returns one whose wait
     /// timed out); `None` when it is idle.
-    pub(crate) fn take_turn(&mut self) -> Option<JoinHandle<Turn>> {
+    pub fn take_turn(&mut self) -> Option<JoinHandle<Turn>> {
         self.turn.take()
     }
 
     /// Puts back a turn taken with [`Self::take_turn`] and not finished.
-    pub(crate) fn put_back(&mut self, turn: JoinHandle<Turn>) {
+    pub fn put_back(&mut self, turn: JoinHandle<Turn>) {
         self.turn = Some(turn);
     }
 
     /// Waits for the current turn and takes its result.
-    pub(crate) async fn wait(&mut self) -> Result<Turn, String> {
+    pub async fn wait(&mut self) -> Result<Turn, String> {
         let turn = self.turn.take().ok_or_else(|| {
             format!(
                 "context {} has no turn to wait for: send it a follow-up first",
@@ -126,7 +126,7 @@ impl ChildTurns {
     }
 
     /// The current turn's result when it has finished (taken), else `None`.
-    pub(crate) fn poll(&mut self) -> Option<Result<Turn, String>> {
+    pub fn poll(&mut self) -> Option<Result<Turn, String>> {
         if self.state() != TurnState::Answered {
             return None;
         }
@@ -136,13 +136,13 @@ impl ChildTurns {
     }
 
     /// Cancels the turn in progress and every later one.
-    pub(crate) fn cancel(&self) {
+    pub fn cancel(&self) {
         self.cancel.cancel();
     }
 
     /// A new child at `path` under `parent` with a copy of this one's history and settings,
     /// starting a turn on `task`. `Err` while a turn runs (its history is not settled).
-    pub(crate) async fn fork(
+    pub async fn fork(
         &self,
         parent: &ParentView,
         path: ContextPath,

@@ -1,4 +1,5 @@
-//! Running a child context (`context.spawn`, `context.spawn-parallel`). Shared with the parent: host tools (narrowed), files, the provider
+//! Running a child context (a guest's `context.spawn`, the native loop's `spawn_agent`).
+//! Shared with the parent: host tools (narrowed), files, the provider
 //! connection, cancellation (a child token of the parent's), read-only preferences, the
 //! event stream. Isolated: the instance and its memory, history (a copy when
 //! `inherit-messages`), provider/model preference, enabled tools, custom tools, key/value
@@ -21,30 +22,22 @@ use wonopcode_agent_loop::event::{Item, ItemDetails};
 use wonopcode_agent_loop::generation::Generation;
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, EventSink, LoopContext, LoopResult,
-    LoopStatus, Message, ModelInfo, RequestOptions, RunServices, SharedModel, StandardLoop,
+    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopContext, LoopResult, LoopStatus,
+    Message, ModelInfo, ModelSource, RequestOptions, RunServices, SharedModel, StandardLoop,
     ToolRegistry, Usage, run_turn,
 };
-use wonopcode_contexts::context_tools::report_failures;
-use wonopcode_contexts::grants::without_resolver;
-use wonopcode_contexts::{
-    AgentDefinition, BudgetedModel, ChildSink, ContextTools, FileChanges, Grant, LoopSource,
-    ModuleResolver, SpawnSandbox, TokenBudget,
-};
 
-use crate::bindings::context::{
-    ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
-    ContextStatus as WitStatus, TokenUsage,
-};
-use crate::component::Component;
-use crate::context_tree::{ContextTree, LiveSlot};
+use crate::agent_definition::AgentDefinition;
+use crate::budget::{BudgetedModel, TokenBudget, open_model};
+use crate::context_tools::{ContextTools, report_failures};
 use crate::delegation::Delegation;
-use crate::engine::WasmEngine;
-use crate::frame::{Frame, LoadedGuest};
-use crate::host::context::ContextView;
-use crate::host::providers::open_model;
-use crate::state::HostConfig;
-use crate::wasm_loop::{WasmAgentLoop, load_guest};
+use crate::file_changes::{ChildSink, FileChanges};
+use crate::grants::{Grant, without_resolver};
+use crate::loader::{ChildSeat, Lineage, LoopLoader};
+use crate::loop_source::LoopSource;
+use crate::resolver::ModuleResolver;
+use crate::spawn::{ChildResult, ModuleRef, SpawnAsks, SpawnGrants, SpawnRequest};
+use crate::tree::{ContextTree, LiveSlot};
 
 /// The state key whose value is a run's structured result: a child returns it as its
 /// result's `data`, `wonopcode mcp-server` as the tool result's structured content.
@@ -53,85 +46,33 @@ pub const RESULT_DATA_KEY: &str = "__result_data__";
 /// What a parent lends its children: taken from its store (a guest) or its delegation
 /// tools (the native loop) before they start, so the children of one `spawn-parallel` call
 /// share it.
-pub(crate) struct ParentView {
-    pub(crate) place: ParentPlace,
+pub struct ParentView {
+    /// Where the parent sits in its tree.
+    pub place: ParentPlace,
     /// The parent run's services, its tools narrowed to those the parent has enabled.
-    pub(crate) services: RunServices,
-    pub(crate) messages: Vec<Message>,
+    pub services: RunServices,
+    /// Its history, for a child that inherits it (else empty).
+    pub messages: Vec<Message>,
 }
 
-/// Where a parent sits in its tree, as its children need it: the tree's limits and loaded
-/// guests, what loads a guest, and the lineage a child extends (budgets, changed-file sets,
-/// grants, the root's sink).
+/// Where a parent sits in its tree, as its children need it: the tree's limits and
+/// resolver, what loads a guest, the models a child may ask for, and the lineage a child
+/// extends (budgets, changed-file sets, grants, the root's sink).
 #[derive(Clone)]
-pub(crate) struct ParentPlace {
+pub struct ParentPlace {
+    /// Its tree.
     pub tree: Arc<ContextTree>,
-    /// The parent's own guest, which `same` names; `None` for the native loop.
-    pub same: Option<Arc<LoadedGuest>>,
-    pub engine: Arc<WasmEngine>,
-    pub host_config: HostConfig,
-    pub budgets: Vec<Arc<TokenBudget>>,
-    pub changes: Vec<Arc<FileChanges>>,
-    pub grants: Vec<Grant>,
-    /// The root's sink; `None` when the parent is the root (its own sink is).
-    pub root_sink: Option<Arc<dyn EventSink>>,
-}
-
-impl ParentPlace {
-    /// A guest's place: its frame's.
-    fn of(frame: &Frame) -> Self {
-        Self {
-            tree: frame.tree.clone(),
-            same: Some(frame.loaded.clone()),
-            engine: frame.loaded.engine.clone(),
-            host_config: frame.loaded.host_config.clone(),
-            budgets: frame.budgets.clone(),
-            changes: frame.changes.clone(),
-            grants: frame.grants.clone(),
-            root_sink: frame.root_sink.clone(),
-        }
-    }
-}
-
-impl ContextView<'_> {
-    /// The parent's side of a spawn; `inherit` copies the history (only when a child asks).
-    pub(crate) fn parent_view(&self, inherit: bool) -> wasmtime::Result<ParentView> {
-        let frame = self
-            .place
-            .frame
-            .as_ref()
-            .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
-        let run = self.run.get()?;
-        let mut services = run.services.clone();
-        if let Some(enabled) = &self.tools.enabled {
-            services.tools = services.tools.filtered(enabled.iter().map(String::as_str));
-        }
-        Ok(ParentView {
-            place: ParentPlace::of(frame),
-            services,
-            messages: if inherit {
-                run.messages.to_vec()
-            } else {
-                Vec::new()
-            },
-        })
-    }
-
-    /// The path of the next child of this context.
-    pub(crate) fn next_child_path(&mut self) -> wasmtime::Result<ContextPath> {
-        self.place.children += 1;
-        Ok(self
-            .run
-            .services()?
-            .events
-            .context()
-            .child(self.place.children))
-    }
+    /// What loads its children's guests (and knows its own, which `same` names).
+    pub loader: Arc<dyn LoopLoader>,
+    /// The models a child may ask for by name; `None`: only the parent's.
+    pub models: Option<Arc<dyn ModelSource>>,
+    /// Its lineage.
+    pub lineage: Lineage,
 }
 
 /// A child's loop: a guest instance, or the native loop (`named("standard")`).
 enum ChildLoop {
-    Guest(Box<WasmAgentLoop>),
+    Guest(Box<dyn AgentLoop>),
     Native(StandardLoop),
 }
 
@@ -144,57 +85,15 @@ impl ChildLoop {
     }
 }
 
-/// What a spawn asks for besides its parameters: grants narrowing the child (WIT 0.2.7)
-/// and generation settings for its model (0.2.10). A fork repeats both.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SpawnAsks {
-    /// Its grants; `None`: its parent's.
-    pub(crate) grants: Option<ContextGrants>,
-    /// Its generation settings, over its module's, its agent file's and its parent's.
-    pub(crate) generation: Generation,
-}
-
-impl SpawnAsks {
-    /// Grants alone.
-    pub(crate) fn granted(grants: Option<ContextGrants>) -> Self {
-        Self {
-            grants,
-            generation: Generation::default(),
-        }
-    }
-
-    /// Grants and the WIT's generation settings; a thinking setting that is not one is
-    /// one line.
-    pub(crate) fn generating(
-        grants: Option<ContextGrants>,
-        generation: ContextGeneration,
-    ) -> Result<Self, String> {
-        let thinking = generation
-            .thinking
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e: String| format!("generation: {e}"))?;
-        Ok(Self {
-            grants,
-            generation: Generation {
-                thinking,
-                max_output_tokens: generation.max_output_tokens,
-                temperature: generation.temperature,
-            },
-        })
-    }
-}
-
 /// Runs one child to its end; with the result comes its whole usage (descendants included),
 /// which the parent adds to its own. `Err` only when it could not start (depth, live
 /// contexts, an unknown or broken module); every ending after that is a result with a status.
-pub(crate) async fn run_child(
+pub async fn run_child(
     parent: &ParentView,
     path: ContextPath,
-    params: ContextParams,
+    params: SpawnRequest,
     asks: SpawnAsks,
-) -> Result<(ContextResult, Usage), String> {
+) -> Result<(ChildResult, Usage), String> {
     let task = params.task.clone();
     let mut child = LiveChild::start(parent, path, params, asks).await?;
     Ok(child.turn(&task).await)
@@ -203,7 +102,7 @@ pub(crate) async fn run_child(
 /// A child context that lives on after its turn: its loop, its history, its model, tools and
 /// limits, and its place in the tree (it counts as live until dropped). A guest's `spawn`
 /// runs one turn and drops it; the native loop's delegation tools keep it for follow-ups.
-pub(crate) struct LiveChild {
+pub struct LiveChild {
     path: ContextPath,
     module: String,
     child: ChildLoop,
@@ -223,7 +122,7 @@ pub(crate) struct LiveChild {
     messages: Vec<Message>,
     timeout_ms: Option<u64>,
     /// What it was started with (an agent file's settings laid in), which a fork repeats.
-    params: ContextParams,
+    params: SpawnRequest,
     /// The grants and generation settings it was spawned with, which a fork repeats too.
     asks: SpawnAsks,
     /// Its own place, for the children it delegates to.
@@ -240,10 +139,10 @@ pub(crate) struct LiveChild {
 impl LiveChild {
     /// Sets a child up under `parent` at `path`: checks the tree's limits and the grants,
     /// loads its loop, opens its model. `Err`: one line, and nothing started.
-    pub(crate) async fn start(
+    pub async fn start(
         parent: &ParentView,
         path: ContextPath,
-        params: ContextParams,
+        params: SpawnRequest,
         asks: SpawnAsks,
     ) -> Result<Self, String> {
         if parent.services.cancel.is_cancelled() {
@@ -265,32 +164,28 @@ impl LiveChild {
             .map_err(|reason| refuse(parent, &path, &reason))?;
         let max_tokens = tighter(params.max_tokens, own.max_tokens);
         let budget = TokenBudget::new(max_tokens, cap);
-        let mut budgets = parent.place.budgets.clone();
+        let inherited = &parent.place.lineage;
+        let mut budgets = inherited.budgets.clone();
         budgets.push(budget.clone());
         let files = Arc::new(FileChanges::default());
-        let mut changes = parent.place.changes.clone();
+        let mut changes = inherited.changes.clone();
         changes.push(files.clone());
-        let root_sink = parent
-            .place
+        let root_sink = inherited
             .root_sink
             .clone()
             .unwrap_or_else(|| parent.services.events.sink().clone());
-        // Where its own children go, should it delegate from the native loop.
-        let own_place = ParentPlace {
-            tree: tree.clone(),
-            same: None,
-            engine: parent.place.engine.clone(),
-            host_config: parent.place.host_config.clone(),
-            budgets: budgets.clone(),
-            changes: changes.clone(),
-            grants: lineage.clone(),
-            root_sink: Some(root_sink.clone()),
-        };
         let lineage = Lineage {
             budgets: budgets.clone(),
             changes: changes.clone(),
             grants: lineage,
-            root_sink: root_sink.clone(),
+            root_sink: Some(root_sink.clone()),
+        };
+        // Where its own children go, should it delegate from the native loop.
+        let own_place = ParentPlace {
+            tree: tree.clone(),
+            loader: parent.place.loader.for_native(),
+            models: parent.place.models.clone(),
+            lineage: lineage.clone(),
         };
         let (child, agent) = load_child(parent, &path, &params, lineage).await?;
         // An agent file's settings are its spawn's defaults: what the spawn sets itself
@@ -375,7 +270,7 @@ impl LiveChild {
 
     /// A native child whose tools include the delegation tools gets its own, which put its
     /// children under it (its budgets, grants and path), not under its parent.
-    pub(crate) fn give_delegation(&mut self, parent: &Delegation) {
+    pub fn give_delegation(&mut self, parent: &Delegation) {
         let delegates = self.tools.names().any(|n| n == "spawn_agent");
         if matches!(self.child, ChildLoop::Native(_)) && delegates {
             parent.child(self.place.clone()).replace_in(&mut self.tools);
@@ -383,13 +278,13 @@ impl LiveChild {
     }
 
     /// Its path in the tree.
-    pub(crate) fn path(&self) -> &ContextPath {
+    pub fn path(&self) -> &ContextPath {
         &self.path
     }
 
     /// A new child at `path` under `parent`, with this one's module, settings and grants
     /// and a copy of its history.
-    pub(crate) async fn fork(
+    pub async fn fork(
         &self,
         parent: &ParentView,
         path: ContextPath,
@@ -419,19 +314,19 @@ impl LiveChild {
     }
 
     /// The module or agent it runs.
-    pub(crate) fn module(&self) -> &str {
+    pub fn module(&self) -> &str {
         &self.module
     }
 
     /// What cancels its turn in progress, and every later one.
-    pub(crate) fn canceller(&self) -> CancellationToken {
+    pub fn canceller(&self) -> CancellationToken {
         self.cancel.clone()
     }
 
     /// Runs one turn on `prompt` (its history kept from the turns before), between
     /// `context.started` and `context.completed`; the result, and the usage spent since the
     /// last turn's (descendants included), for the parent to add to its own.
-    pub(crate) async fn turn(&mut self, prompt: &str) -> (ContextResult, Usage) {
+    pub async fn turn(&mut self, prompt: &str) -> (ChildResult, Usage) {
         let resumed = self
             .config
             .earlier
@@ -496,30 +391,17 @@ impl LiveChild {
         });
         let spent = usage.since(&self.reported);
         self.reported = usage;
-        let result = ContextResult {
+        let result = ChildResult {
             response,
             data: self.child.agent().state_value(RESULT_DATA_KEY),
-            usage: TokenUsage {
-                input_tokens: usage.input_tokens
-                    + usage.cache_read_tokens
-                    + usage.cache_write_tokens,
-                output_tokens: usage.output_tokens,
-                total_cost_microcents: usage.cost_micro_cents,
-            },
-            status: wit_status(status, error),
+            usage,
+            status,
+            error,
             modified_files,
             duration_ms,
         };
         (result, spent)
     }
-}
-
-/// What a child inherits from its ancestors' frames, with its own parts added.
-struct Lineage {
-    budgets: Vec<Arc<TokenBudget>>,
-    changes: Vec<Arc<FileChanges>>,
-    grants: Vec<Grant>,
-    root_sink: Arc<dyn EventSink>,
 }
 
 /// The child's loop, and the agent file's settings when it runs one: `same` is a fresh
@@ -528,13 +410,13 @@ struct Lineage {
 async fn load_child(
     parent: &ParentView,
     path: &ContextPath,
-    params: &ContextParams,
+    params: &SpawnRequest,
     lineage: Lineage,
 ) -> Result<(ChildLoop, Option<Arc<AgentDefinition>>), String> {
     let tree = &parent.place.tree;
     let source = match &params.module {
-        ContextModule::Same => None,
-        ContextModule::Named(name) => Some(
+        ModuleRef::Same => None,
+        ModuleRef::Named(name) => Some(
             tree.resolver
                 .as_ref()
                 .ok_or_else(|| {
@@ -542,63 +424,29 @@ async fn load_child(
                 })?
                 .resolve(name)?,
         ),
-        ContextModule::Path(file) => Some(LoopSource::File(module_file(
+        ModuleRef::Path(file) => Some(LoopSource::File(module_file(
             &parent.services.cwd,
             tree.resolver.as_deref(),
             file,
         )?)),
     };
-    // A module loaded for the first time in this tree comes with an instance proven to run
-    // (its name and capabilities read): the child uses it instead of making another.
-    let (loaded, first) = match source {
-        None => (
-            parent.place.same.clone().ok_or_else(|| {
-                "module `same` is the parent's own guest, and the native loop has none: name a module".to_owned()
-            })?,
-            None,
-        ),
-        Some(source) => match tree.loaded(&source) {
-            Some(loaded) => (loaded, None),
-            None => {
-                let Some(component) = Component::of(&source).map_err(|e| e.to_string())? else {
-                    return Ok((ChildLoop::Native(StandardLoop), source.agent().cloned()));
-                };
-                let base = &parent.place;
-                let (loaded, first) = load_guest(
-                    base.engine.clone(),
-                    &component.bytes,
-                    &component.origin,
-                    base.host_config.clone(),
-                    tree.memory.clone(),
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-                let loaded = Arc::new(loaded);
-                tree.keep_loaded(source, loaded.clone());
-                (loaded, Some(first))
-            }
-        },
-    };
-    let frame = Frame {
-        loaded,
+    if let Some(source @ (LoopSource::Native | LoopSource::Agent(_))) = &source {
+        return Ok((ChildLoop::Native(StandardLoop), source.agent().cloned()));
+    }
+    let seat = ChildSeat {
         tree: tree.clone(),
-        params: Some(params.clone()),
-        parent_id: Some(parent_of(path)),
-        budgets: lineage.budgets,
-        changes: lineage.changes,
-        grants: lineage.grants,
-        root_sink: Some(lineage.root_sink),
+        request: params.clone(),
+        parent_id: parent_of(path),
+        lineage,
     };
-    Ok((
-        ChildLoop::Guest(Box::new(WasmAgentLoop::child(frame, first))),
-        None,
-    ))
+    let guest = parent.place.loader.load(source.as_ref(), seat).await?;
+    Ok((ChildLoop::Guest(guest), None))
 }
 
 /// An agent file's settings laid under a spawn's own: the spawn's system prompt, model and
 /// iteration limit win; the agent's denied tools are added to the spawn's; the shorter
 /// timeout holds.
-fn apply_agent(params: &mut ContextParams, agent: &AgentDefinition) {
+fn apply_agent(params: &mut SpawnRequest, agent: &AgentDefinition) {
     if params.system_prompt.is_none() {
         params.system_prompt = Some(agent.system_prompt.clone());
     }
@@ -653,11 +501,14 @@ struct Granted {
 async fn granted(
     parent: &ParentView,
     path: &ContextPath,
-    params: &ContextParams,
-    grants: Option<ContextGrants>,
+    params: &SpawnRequest,
+    grants: Option<SpawnGrants>,
 ) -> Result<Granted, String> {
-    let (sandbox, spawn_cost) = grants.map(spawn_grants).unwrap_or_default();
-    let mut lineage = parent.place.grants.clone();
+    let SpawnGrants {
+        sandbox,
+        max_cost_usd: spawn_cost,
+    } = grants.unwrap_or_default();
+    let mut lineage = parent.place.lineage.grants.clone();
     if let Some(sandbox) = sandbox {
         lineage.push(Grant::Spawn {
             context: path.to_string(),
@@ -665,7 +516,7 @@ async fn granted(
         });
     }
     let module = match &params.module {
-        ContextModule::Named(name) => Some(name.as_str()),
+        ModuleRef::Named(name) => Some(name.as_str()),
         _ => None,
     };
     lineage.extend(module.map(|name| Grant::Module(name.to_owned())));
@@ -766,7 +617,7 @@ fn module_file(
 /// on the ancestors' budgets; the child's own is added by the caller.
 async fn preferred_model(
     parent: &ParentView,
-    params: &ContextParams,
+    params: &SpawnRequest,
 ) -> Result<SharedModel, String> {
     let (provider, model) = match (&params.preferred_provider, &params.preferred_model) {
         (None, None) => return Ok(parent.services.provider.clone()),
@@ -777,11 +628,10 @@ async fn preferred_model(
             model.as_deref(),
         ),
     };
-    let source = parent.place.host_config.models.clone();
     open_model(
-        source.as_deref(),
+        parent.place.models.as_deref(),
         &parent.services.provider,
-        &parent.place.budgets,
+        &parent.place.lineage.budgets,
         &provider,
         model,
     )
@@ -847,54 +697,6 @@ fn classify(
         format!("{line}; waiting: {}", waiting.join(", "))
     });
     (status, result.response.unwrap_or_default(), error)
-}
-
-/// A WIT status as the core one and the error it carries, so its words are the core's
-/// (`ContextStatus::as_str`), written once.
-pub(crate) fn core_status(status: &WitStatus) -> (ContextStatus, Option<&str>) {
-    match status {
-        WitStatus::Completed => (ContextStatus::Completed, None),
-        WitStatus::Cancelled => (ContextStatus::Cancelled, None),
-        WitStatus::MaxIterationsReached => (ContextStatus::MaxIterationsReached, None),
-        WitStatus::TokenLimitReached => (ContextStatus::TokenLimitReached, None),
-        WitStatus::Timeout => (ContextStatus::Timeout, None),
-        WitStatus::Error(e) => (ContextStatus::Error, Some(e)),
-    }
-}
-
-fn wit_status(status: ContextStatus, error: Option<String>) -> WitStatus {
-    match status {
-        ContextStatus::Completed => WitStatus::Completed,
-        ContextStatus::Cancelled => WitStatus::Cancelled,
-        ContextStatus::MaxIterationsReached => WitStatus::MaxIterationsReached,
-        ContextStatus::TokenLimitReached => WitStatus::TokenLimitReached,
-        ContextStatus::Timeout => WitStatus::Timeout,
-        ContextStatus::Error => WitStatus::Error(error.unwrap_or_default()),
-        // The 0.2 WIT cannot change `context-status`: a suspended child is an error whose
-        // text says so.
-        ContextStatus::Suspended => {
-            WitStatus::Error(format!("suspended: {}", error.unwrap_or_default()))
-        }
-        // Nor has it a budget case: the error's text ("budget exceeded: --max-cost ...")
-        // names the limit.
-        ContextStatus::BudgetExceeded => WitStatus::Error(error.unwrap_or_default()),
-    }
-}
-
-/// A spawn's grants split into the part the resolver checks and the cost limit the host
-/// keeps; `None` for a sandbox that asks for nothing.
-fn spawn_grants(grants: ContextGrants) -> (Option<SpawnSandbox>, Option<f64>) {
-    let sandbox = SpawnSandbox {
-        mode: grants.sandbox,
-        write: grants.write,
-        read: grants.read,
-        network: grants.network,
-        max_processes: grants.max_processes,
-    };
-    (
-        (!sandbox.is_empty()).then_some(sandbox),
-        grants.max_cost_usd,
-    )
 }
 
 #[cfg(test)]
