@@ -78,8 +78,7 @@ impl SessionBuilder {
         ));
         let policy: SharedGate = permission_policy.clone();
         let token = CancellationToken::new();
-        let (messages, session_id, sink, events) =
-            self.conversation(&provider, &token, &mut notices)?;
+        let conversation = self.conversation(&provider, &token, &mut notices)?;
         let lineage = Lineage::of(
             self.resuming.take(),
             self.fork.take(),
@@ -160,38 +159,38 @@ impl SessionBuilder {
                 resumes: lineage.resumes.clone(),
                 origin: lineage.origin.clone(),
             };
-            begin_journal(journal, parts, &sink, &mut notices);
+            begin_journal(journal, parts, &conversation.sink, &mut notices);
         }
         let announced = Announcement {
-            events: &events,
-            session_id: &session_id,
+            events: &conversation.events,
+            session_id: &conversation.session_id,
             root: &root,
             loop_name,
             model: provider.info().id.clone(),
-            resumed: !messages.is_empty(),
+            resumed: !conversation.messages.is_empty(),
         };
         announced
             .announce(lineage, &mut loop_config, &instructions)
             .await;
-        report_failures(&events, &own, clashes, mcp_failures);
+        report_failures(&conversation.events, &own, clashes, mcp_failures);
         Ok(Session {
             root,
             journal,
             agent_file: agent_file.map(|a| a.name.clone()),
-            messages,
+            messages: conversation.messages,
             provider,
             models,
             tools,
             policy,
             config: loop_config,
-            events,
-            session_id,
+            events: conversation.events,
+            session_id: conversation.session_id,
             token,
             current_turn: TurnCanceller::default(),
             agent,
             reloader: reloader.filter(|_| self.hot_reload),
             switcher,
-            sink,
+            sink: conversation.sink,
             notices,
             sandbox_mode: tooling.sandbox_policy.mode,
             permission_policy,
@@ -338,13 +337,12 @@ impl SessionBuilder {
     /// sink its events go to (the history, the renderer, the trace, telemetry) and the root's
     /// emitter. A continued conversation's answers were responses of the root already: a
     /// replay serves, and a recording numbers, the next one after them.
-    #[allow(clippy::type_complexity)]
     fn conversation(
         &mut self,
         provider: &SharedModel,
         token: &CancellationToken,
         notices: &mut Vec<String>,
-    ) -> Result<(Vec<Message>, String, Arc<SessionSink>, Emitter), SessionError> {
+    ) -> Result<Conversation, SessionError> {
         let (history, messages) = open_history(self.settings.history.as_deref(), notices)?;
         for _ in messages.iter().filter(|m| m.role == Role::Assistant) {
             provider.skip_response(&ContextPath::root());
@@ -363,7 +361,12 @@ impl SessionBuilder {
             sink.telemetry(recorder);
         }
         let events = Emitter::new(sink.clone(), ContextPath::root());
-        Ok((messages, session_id, sink, events))
+        Ok(Conversation {
+            messages,
+            session_id,
+            sink,
+            events,
+        })
     }
 
     /// The run's hooks (the workspace's only when it is trusted) and the project's
@@ -491,6 +494,15 @@ impl SessionBuilder {
             Ok(())
         }
     }
+}
+
+/// The conversation a session goes on with: its history, its id, the sink its events go
+/// to, and the root's emitter.
+struct Conversation {
+    messages: Vec<Message>,
+    session_id: String,
+    sink: Arc<SessionSink>,
+    events: Emitter,
 }
 
 /// The loop loaded, the MCP servers started, and the tools the root has with its module's
