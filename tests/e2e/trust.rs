@@ -163,7 +163,8 @@ fn the_trust_question_is_asked_on_a_terminal_once_and_a_no_runs_nothing() {
     .unwrap();
     let spawn = || {
         let mut cmd = r.command();
-        cmd.arg("--replay")
+        cmd.env("WONOPCODE_RUNS_DIR", r.s.outside("runs"))
+            .arg("--replay")
             .arg(&t)
             .arg("-C")
             .arg(r.s.ws())
@@ -195,6 +196,16 @@ fn the_trust_question_is_asked_on_a_terminal_once_and_a_no_runs_nothing() {
     let (rest, code) = finish(session);
     assert_eq!(code, 0, "{rest}");
     assert_eq!(r.marks(), 1);
+    // The yes is the trust file's to keep, not the run's settings: a resume of a run
+    // whose journal was planted in asks (or the trust file answers) again.
+    for run in std::fs::read_dir(r.s.outside("runs")).unwrap() {
+        let meta = std::fs::read_to_string(run.unwrap().path().join("run.json")).unwrap();
+        let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
+        assert_eq!(
+            meta["invocation"]["settings"]["trust_workspace"], false,
+            "{meta}"
+        );
+    }
 
     // Asked once: the next run goes straight on.
     let session = spawn();

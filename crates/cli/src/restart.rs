@@ -267,9 +267,8 @@ async fn start_again(
         json: stored.json || extra.json,
         trace: extra.trace.or(stored.trace),
         journal: Some(runs),
-        again: Some(again),
     };
-    run_again(start).await
+    run_again(start, again).await
 }
 
 /// A prompt's flags as clap reads them, with their matches (for the order of permission

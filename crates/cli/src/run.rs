@@ -99,14 +99,12 @@ pub async fn run_session(args: PromptArgs, matches: &ArgMatches) -> anyhow::Resu
         json: args.json,
         trace: args.trace.clone(),
         journal: standard_journal(&args.run),
-        again: None,
     };
-    run_started(start, input).await
+    run_started(start, input, None).await
 }
 
 /// How the command line starts a session: its settings (the flags', or another run's read
-/// from its journal), how it is shown, where its journal goes, and the run it resumes or
-/// forks.
+/// from its journal), how it is shown, and where its journal goes.
 pub struct Start {
     /// The run's settings.
     pub settings: Settings,
@@ -116,31 +114,25 @@ pub struct Start {
     pub trace: Option<PathBuf>,
     /// Where its journal goes.
     pub journal: Option<Runs>,
-    /// The run it resumes or forks.
-    pub again: Option<Again>,
 }
 
-/// Another run started again: its prompts given again, then the REPL when it had one and
+/// `again`'s run started again: its prompts given again, then the REPL when it had one and
 /// there is a terminal.
-pub async fn run_again(start: Start) -> anyhow::Result<u8> {
-    let Some(again) = &start.again else {
-        return Err(anyhow::anyhow!("no run to start again"));
-    };
+pub async fn run_again(start: Start, again: Again) -> anyhow::Result<u8> {
     let input = Input::Again {
         prompts: again.meta().prompts.clone(),
         then_repl: !again.one_shot() && std::io::stdin().is_terminal(),
     };
-    run_started(start, input).await
+    run_started(start, input, Some(again)).await
 }
 
 /// A session's run from its start: a fresh one, or one resuming or forking another.
-async fn run_started(start: Start, input: Input) -> anyhow::Result<u8> {
+async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow::Result<u8> {
     let Start {
         settings,
         json,
         trace,
         journal,
-        again,
     } = start;
     // Before anything of the workspace is read for what it would run: asked once, here.
     let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
@@ -159,7 +151,7 @@ async fn run_started(start: Start, input: Input) -> anyhow::Result<u8> {
     let yes = settings.yes;
     let history = settings.history.clone();
     let mut builder = session_builder(settings, journal)?
-        .trust_workspace(trusted)
+        .trusted_when_asked(trusted)
         .renderer(renderer)
         // A REPL records its trace for `/trace`.
         .trace(trace.is_some() || input.has_repl())

@@ -81,6 +81,8 @@ pub struct SessionBuilder {
     fork: Option<Fork>,
     /// Turns the events into OpenTelemetry spans.
     telemetry: Option<Arc<SpanRecorder>>,
+    /// The person trusted the workspace for this run when asked (not kept in the settings).
+    trusted_when_asked: bool,
 }
 
 /// A run forked from another at one of its responses (`wonopcode fork`): the other run's
@@ -332,6 +334,14 @@ impl SessionBuilder {
         self.settings.trust_workspace = trusted;
         self
     }
+
+    /// The person, asked at a prompt, trusts the workspace for this run: as
+    /// [`Self::trust_workspace`], but not kept with the run's settings, so a resumed run
+    /// asks again (unless the trust file remembers the answer).
+    pub fn trusted_when_asked(mut self, trusted: bool) -> Self {
+        self.trusted_when_asked = trusted;
+        self
+    }
 }
 
 /// Cancels the turn in progress, from another task (a Ctrl-C handler).
@@ -428,6 +438,7 @@ impl Session {
             resuming: None,
             fork: None,
             telemetry: None,
+            trusted_when_asked: false,
         }
     }
 

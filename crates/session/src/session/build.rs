@@ -50,7 +50,8 @@ impl SessionBuilder {
     pub async fn build(mut self) -> Result<Session, SessionError> {
         let root = workspace_root(&self.settings.workspace)?;
         let mut notices = Vec::new();
-        let trusted = trust(&root, self.settings.trust_workspace, &mut notices);
+        let asked = self.settings.trust_workspace || self.trusted_when_asked;
+        let trusted = trust(&root, asked, &mut notices);
         self.cache = self
             .settings
             .compile_cache
