@@ -89,3 +89,83 @@ fn sequence_grammar_accepts_a_minimal_run_and_rejects_nonsense() {
     assert!(!re.is_match("turn.started session.started "));
     assert!(!re.is_match("session.started turn.started "));
 }
+
+/// The `const` values of a `oneOf` of string constants.
+fn constants(of: &Value) -> Vec<String> {
+    of["oneOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["const"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The rows of the document's tables, by the value of their first cell (`` `name` ``).
+fn table_rows(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("| `")?;
+            let (name, _) = rest.split_once('`')?;
+            Some((name.to_owned(), line.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_event_item_kind_and_status_the_schema_has_is_in_the_tables() {
+    let schema: Value = serde_json::from_str(&generated_schema()).unwrap();
+    let defs = &schema["$defs"];
+    let text = doc();
+    let rows = table_rows(&text);
+    let row = |name: &str| {
+        rows.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r.as_str())
+    };
+    let mut missing = Vec::new();
+    let event_types: Vec<String> = schema["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["properties"]["type"]["const"].as_str().map(str::to_owned))
+        .collect();
+    assert!(event_types.len() > 15, "{event_types:?}");
+    let item_kinds: Vec<String> = defs["Item"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["properties"]["kind"]["const"].as_str().map(str::to_owned))
+        .collect();
+    assert!(item_kinds.len() > 5, "{item_kinds:?}");
+    for name in event_types.iter().chain(&item_kinds) {
+        if row(name).is_none() {
+            missing.push(format!("a row for `{name}`"));
+        }
+    }
+    // Each set of values, and the rows that must name every one of them.
+    let values: [(&str, &[&str]); 6] = [
+        ("LoopStatus", &["turn.completed", "turn.failed"]),
+        ("ContextStatus", &["context.completed"]),
+        ("ItemStatus", &["tool_call"]),
+        ("FileChangeKind", &["tool_call"]),
+        ("HookVerdict", &["hook"]),
+        ("TodoStatus", &["todo_list"]),
+    ];
+    for (def, owners) in values {
+        let named: Vec<&str> = owners.iter().filter_map(|o| row(o)).collect();
+        for value in constants(&defs[def]) {
+            let quoted = format!("`{value}`");
+            if !named.iter().any(|r| r.contains(&quoted)) {
+                missing.push(format!(
+                    "{def} `{value}` in the row of {}",
+                    owners.join(" or ")
+                ));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/events.md lacks: {}",
+        missing.join("; ")
+    );
+}

@@ -24,7 +24,7 @@ use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopContext, LoopResult, LoopStatus,
     Message, ModelInfo, ModelSource, RequestOptions, RunServices, SharedModel, StandardLoop,
-    ToolRegistry, Usage, run_turn,
+    ToolRegistry, Usage, canonical_tool_name, run_turn,
 };
 
 use crate::agent_definition::AgentDefinition;
@@ -653,8 +653,10 @@ fn restrict(
     allowed: Option<&[String]>,
     denied: Option<&[String]>,
 ) -> ToolRegistry {
-    let listed =
-        |list: Option<&[String]>, name: &str| list.is_some_and(|l| l.iter().any(|n| n == name));
+    // A seed guest's `patch` is `apply_patch`.
+    let listed = |list: Option<&[String]>, name: &str| {
+        list.is_some_and(|l| l.iter().any(|n| canonical_tool_name(n) == name))
+    };
     let names: Vec<&str> = tools
         .names()
         .filter(|n| allowed.is_none() || listed(allowed, n))

@@ -115,6 +115,41 @@ async fn history_is_copied_only_when_the_child_inherits_it() {
 }
 
 #[tokio::test]
+async fn the_seeds_tool_names_reach_their_tools_and_an_unknown_one_says_the_nearest() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = no_model();
+    // The seed's `patch` is `apply_patch`, in `allowed-tools` and in `enable-tool`.
+    let (answer, _) = world
+        .run(
+            &agent,
+            &spawn(json!({"task": "tools", "allow": ["read", "patch"]})),
+        )
+        .await;
+    assert!(answer.unwrap().contains(
+        "answer:
+apply_patch,read
+"
+    ));
+    let (answer, _) = world
+        .run(
+            &agent,
+            &spawn(json!({"task": "enable patch", "allow": ["read", "patch"]})),
+        )
+        .await;
+    let answer = answer.unwrap();
+    assert!(answer.contains("Ok(()) apply_patch,read"), "{answer}");
+    // A name no tool has is refused with the nearest one, not dropped.
+    let (answer, _) = world
+        .run(&agent, &spawn(json!({"task": "enable reed"})))
+        .await;
+    let answer = answer.unwrap();
+    assert!(
+        answer.contains("unknown tool `reed`; did you mean `read`?"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
 async fn a_child_never_has_more_tools_than_its_parent() {
     let agent = load(guests::MISBEHAVE).await.unwrap();
     let mut world = no_model();

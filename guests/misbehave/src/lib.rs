@@ -420,6 +420,11 @@ impl Loop for Misbehave {
                 tools::enable_tool("bash"),
                 tools::get_enabled_tools().join(",")
             )),
+            other if other.starts_with("enable ") => Ok(format!(
+                "{:?} {}",
+                tools::enable_tool(&other["enable ".len()..]),
+                tools::get_enabled_tools().join(",")
+            )),
             "whoami" => {
                 let me = context::get_current_context();
                 let params = context::get_context_params();

@@ -62,14 +62,9 @@ impl Rule {
         if self.tool == "*" || known.clone().any(|k| k == self.tool) {
             return Ok(());
         }
-        let lower = self.tool.to_lowercase();
-        let closest = known
-            .clone()
-            .map(|k| (strsim::jaro_winkler(&lower, &k.to_lowercase()), k))
-            .filter(|(score, _)| *score >= 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let closest = wonopcode_agent_loop::nearest_name(&self.tool, known.clone());
         let hint = match closest {
-            Some((_, name)) => format!("; did you mean `{name}`?"),
+            Some(name) => format!("; did you mean `{name}`?"),
             None => format!("; its tools are: {}", known.collect::<Vec<_>>().join(", ")),
         };
         Err(UnknownToolError {
@@ -88,7 +83,8 @@ impl Rule {
             return Err(RuleParseError(text.to_owned()));
         }
         Ok(Self {
-            tool: tool.to_owned(),
+            // A rule for the seed's `patch` is about `apply_patch`.
+            tool: wonopcode_agent_loop::canonical_tool_name(tool).to_owned(),
             pattern,
             action,
         })

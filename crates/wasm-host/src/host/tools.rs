@@ -9,6 +9,7 @@ use wasmtime::component::HasData;
 use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_agent_loop::{
     Next, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory,
+    canonical_tool_name,
 };
 
 use crate::bindings::providers::StreamHandle;
@@ -118,11 +119,15 @@ impl ToolsView<'_> {
         &mut self,
         requests: Vec<ToolExecutionRequest>,
     ) -> wasmtime::Result<Vec<ToolExecutionResult>> {
+        // A guest written to the seed names `patch`: the host's `apply_patch`.
         let calls: Vec<Call> = requests
             .into_iter()
             .map(|r| Call {
                 id: r.id,
-                name: r.name,
+                name: match self.tools.custom.contains_key(&r.name) {
+                    true => r.name,
+                    false => canonical_tool_name(&r.name).to_owned(),
+                },
                 arguments: r.arguments,
             })
             .collect();
@@ -166,8 +171,10 @@ impl Host for ToolsView<'_> {
             self.tools.custom_enabled.insert(tool_id);
             return Ok(Ok(()));
         }
-        if self.run.services()?.tools.get(&tool_id).is_none() {
-            return Ok(Err(format!("unknown tool `{tool_id}`")));
+        let tools = &self.run.services()?.tools;
+        let tool_id = canonical_tool_name(&tool_id).to_owned();
+        if tools.get(&tool_id).is_none() {
+            return Ok(Err(tools.unknown_tool(&tool_id)));
         }
         if let Some(set) = &mut self.tools.enabled {
             set.insert(tool_id);
@@ -180,8 +187,10 @@ impl Host for ToolsView<'_> {
             self.tools.custom_enabled.remove(&tool_id);
             return Ok(Ok(()));
         }
-        if self.run.services()?.tools.get(&tool_id).is_none() {
-            return Ok(Err(format!("unknown tool `{tool_id}`")));
+        let tools = &self.run.services()?.tools;
+        let tool_id = canonical_tool_name(&tool_id).to_owned();
+        if tools.get(&tool_id).is_none() {
+            return Ok(Err(tools.unknown_tool(&tool_id)));
         }
         let mut set: BTreeSet<String> = self
             .tools
