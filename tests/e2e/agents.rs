@@ -50,6 +50,7 @@ fn per_context(events: &[Value]) -> BTreeMap<String, Vec<Value>> {
         let object = e.as_object_mut().unwrap();
         object.remove("ts");
         object.remove("duration_ms");
+        object.remove("first_chunk_ms");
         object.remove("session_id");
         if let Some(item) = object.get_mut("item").and_then(Value::as_object_mut) {
             item.remove("duration_ms");

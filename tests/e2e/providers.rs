@@ -235,6 +235,7 @@ fn comparable(events: &[Value]) -> Vec<Value> {
             map.remove("session_id");
             // A response's time (`response.completed`).
             map.remove("duration_ms");
+            map.remove("first_chunk_ms");
             if let Some(item) = map.get_mut("item").and_then(|i| i.as_object_mut()) {
                 item.remove("duration_ms");
             }
@@ -298,6 +299,17 @@ pub(crate) fn live_and_replayed(
         .unwrap();
     assert_eq!(live.status.code(), Some(0), "stderr: {}", stderr(&live));
     let live_events = events(&live);
+    // Each live response says how long its first chunk took, within its whole time.
+    for response in live_events
+        .iter()
+        .filter(|e| e["type"] == "response.completed")
+    {
+        let first = response["first_chunk_ms"].as_u64().expect("first_chunk_ms");
+        assert!(
+            first <= response["duration_ms"].as_u64().unwrap(),
+            "{response}"
+        );
+    }
 
     let replayed = wonopcode()
         .args(flags)

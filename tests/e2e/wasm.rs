@@ -79,6 +79,7 @@ pub(crate) fn comparable_events(out: &std::process::Output) -> Vec<Value> {
         obj.remove("loop_name");
         // A response's or a child's time (`response.completed`, `context.completed`).
         obj.remove("duration_ms");
+        obj.remove("first_chunk_ms");
         if let Some(item) = obj.get_mut("item").and_then(Value::as_object_mut) {
             item.remove("duration_ms");
         }

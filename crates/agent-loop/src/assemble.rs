@@ -273,19 +273,22 @@ pub async fn stream_request(
 }
 
 /// Reports a finished response (`response.completed`) with its priced usage; `started` is
-/// when its request was made. A response the provider refused as too long and that is asked
+/// when its request was made, `first_chunk` how long its first chunk took. A response the provider refused as too long and that is asked
 /// again after compacting is not reported (both loops treat it as a retry).
 pub fn report_response(
     events: &Emitter,
     model: &crate::usage::ModelInfo,
     turn: &AssembledResponse,
     started: std::time::Instant,
+    first_chunk: Option<Duration>,
 ) {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     events.emit(EventKind::ResponseCompleted {
         provider: model.provider.clone(),
         model: model.id.clone(),
         usage: turn.usage,
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        duration_ms: ms(started.elapsed()),
+        first_chunk_ms: first_chunk.map(ms),
         stop_reason: turn.stop_reason,
         error: turn.error().map(|e| e.to_string()),
     });

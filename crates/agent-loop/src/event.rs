@@ -159,6 +159,10 @@ pub enum EventKind {
         usage: Usage,
         /// From the request to the end of the stream.
         duration_ms: u64,
+        /// From the request to the stream's first chunk (time to first token); absent when
+        /// nothing streamed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_chunk_ms: Option<u64>,
         /// Why the model stopped, when it said.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<crate::model::StopReason>,

@@ -51,6 +51,8 @@ pub struct ResponseStream {
     usage: Usage,
     model: SharedModel,
     opened: Instant,
+    /// From the request to the stream's first chunk, once it came (time to first token).
+    first_chunk: Option<std::time::Duration>,
     /// How to ask again after compacting (the run's own history, not yet retried).
     retry: Option<Offered>,
     /// Why the request was refused before anything streamed, as the typed error a run ends
@@ -178,6 +180,7 @@ impl Run {
             usage: Usage::default(),
             model: self.services.provider.clone(),
             opened,
+            first_chunk: None,
             retry,
             refused,
         })
@@ -262,6 +265,9 @@ impl Run {
                     return visible;
                 }
                 Ok(Some(chunk)) => {
+                    stream
+                        .first_chunk
+                        .get_or_insert_with(|| stream.opened.elapsed());
                     let visible = see(&chunk);
                     if !assembler.apply(chunk) {
                         self.end_response(stream, None);
@@ -315,6 +321,7 @@ impl Run {
         stream.chunks = chunks;
         stream.refused = refused;
         stream.opened = Instant::now();
+        stream.first_chunk = None;
         stream.assembler = Some(ResponseAssembler::new(self.services.events.clone()));
         true
     }
@@ -351,6 +358,7 @@ impl Run {
                 stream.model.info(),
                 &turn,
                 stream.opened,
+                stream.first_chunk,
             );
         }
         stream.close();

@@ -216,6 +216,7 @@ impl SpanRecorder {
                 model,
                 usage,
                 duration_ms,
+                first_chunk_ms,
                 error,
                 ..
             } => {
@@ -229,6 +230,10 @@ impl SpanRecorder {
                     KeyValue::new("wonopcode.context", path.to_string()),
                 ];
                 attributes.extend(usage_attributes(usage));
+                if let Some(ms) = first_chunk_ms {
+                    let ms = i64::try_from(*ms).unwrap_or(i64::MAX);
+                    attributes.push(KeyValue::new("wonopcode.first_chunk_ms", ms));
+                }
                 let mut span = self
                     .tracer
                     .span_builder(format!("chat {model}"))
