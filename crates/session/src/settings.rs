@@ -182,11 +182,12 @@ fn to_value(settings: &Settings) -> Result<Value, SettingsError> {
     serde_json::to_value(settings).map_err(|e| SettingsError(e.to_string()))
 }
 
-/// Lays `given` over `into` where it differs from `base`: objects field by field, lists by
-/// adding the entries `into` lacks, anything else replaced.
+/// Lays `given` over `into` where it differs from `base`: a struct (an object in all three)
+/// field by field, lists by adding the entries `into` lacks, anything else — an enum's
+/// variant among them — replaced whole.
 fn lay_over(into: &mut Value, given: &Value, base: &Value) {
     match (into, given) {
-        (Value::Object(into), Value::Object(given)) => {
+        (Value::Object(into), Value::Object(given)) if base.is_object() => {
             for (key, value) in given {
                 let unchosen = base.get(key).unwrap_or(&Value::Null);
                 if value == unchosen {
@@ -262,5 +263,12 @@ mod tests {
         assert_eq!(merged.rules.len(), 2, "{:?}", merged.rules);
         // Nothing chosen: nothing changes.
         assert_eq!(stored.overlaid(&base, &base).unwrap(), stored);
+        // A loop chosen again replaces the stored one whole.
+        let mut filed = base.clone();
+        filed.loop_choice = LoopChoice::File("a.wasm".into());
+        let mut named = base.clone();
+        named.loop_choice = LoopChoice::Named("coder".into());
+        let merged = filed.overlaid(&named, &base).unwrap();
+        assert_eq!(merged.loop_choice, LoopChoice::Named("coder".into()));
     }
 }
