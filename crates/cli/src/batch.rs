@@ -17,13 +17,13 @@ use wonopcode_batch::results::Summary;
 use wonopcode_batch::{
     BatchOptions, Progress, RunOutcome, Shard, Task, TaskFile, TaskPlace, TaskResult, TaskRunner,
 };
-use wonopcode_session::{LoopChoice, NoRenderer, Session, Settings};
+use wonopcode_session::{Config, LoopChoice, NoRenderer, Session, Settings};
 
 use crate::args::{BatchArgs, BatchCommand};
 use crate::exit;
 use crate::loops;
 use crate::session::{
-    check_model_args, check_model_choice, reported, session_builder, settings, usage,
+    check_model_args, check_model_choice, load_config, reported, session_builder, settings, usage,
 };
 
 /// Runs `wonopcode batch`; returns the exit code (0 when every task of the shard completed).
@@ -86,14 +86,16 @@ pub async fn run(args: &BatchArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
         args.agent_loop.as_deref(),
         args.agent_loop_name.as_deref(),
     )?;
+    let settings = settings(
+        &args.model,
+        &args.permissions,
+        matches,
+        &args.run,
+        loop_choice,
+    )?;
     let runner = Arc::new(FlagRunner {
-        settings: settings(
-            &args.model,
-            &args.permissions,
-            matches,
-            &args.run,
-            loop_choice,
-        )?,
+        config: load_config(&settings)?,
+        settings,
         journal: !args.run.no_journal,
     });
     let results_file = plan.results.results_file();
@@ -156,6 +158,8 @@ fn merge(dirs: &[PathBuf], out: &std::path::Path) -> anyhow::Result<u8> {
 /// them, its journal in the task's `runs/` (where `wonopcode resume` finds it).
 struct FlagRunner {
     settings: Settings,
+    /// The config file, read once for every task.
+    config: Config,
     journal: bool,
 }
 
@@ -188,7 +192,7 @@ impl FlagRunner {
         let journal = self
             .journal
             .then(|| wonopcode_journal::Runs::at(&place.dir.join("runs")));
-        session_builder(settings, journal)?
+        session_builder(settings, self.config.clone(), journal)
             .renderer(Box::new(NoRenderer))
             .build()
             .await

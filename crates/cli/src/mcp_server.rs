@@ -13,7 +13,7 @@ use wonopcode_session::LoopChoice;
 
 use crate::args::McpServerArgs;
 use crate::exit;
-use crate::session::{session_builder, settings, usage, workspace_root};
+use crate::session::{load_config, session_builder, settings, usage, workspace_root};
 
 /// Serves until the client goes away (stdio) or wonopcode is stopped (HTTP).
 pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
@@ -54,6 +54,8 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
         settings.model.provider = None;
     }
     let journal = !args.run.no_journal;
+    // Read once: every call's session is built from the same config file.
+    let config = load_config(&settings)?;
     let sessions: SessionFactory = Arc::new(move |call: &LoopCall| {
         let workspace = match &call.workspace {
             None => root.clone(),
@@ -80,9 +82,7 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
         settings.max_iterations = call.max_iterations.or(settings.max_iterations);
         settings.loop_choice = LoopChoice::Named(call.name.clone());
         let journal = journal.then(Runs::standard).flatten();
-        Ok(session_builder(settings, journal)
-            .map_err(|e| format!("{e:#}"))?
-            .loop_source(call.source.clone()))
+        Ok(session_builder(settings, config.clone(), journal).loop_source(call.source.clone()))
     });
     let mut server = LoopServer::new(entries, sessions).map_err(usage)?;
     if client_model {

@@ -27,7 +27,7 @@ use crate::restart::Again;
 use wonopcode_agent_loop::Usage;
 
 use crate::session::{
-    check_model_args, reported, session_builder, settings, standard_journal, usage,
+    check_model_args, load_config, reported, session_builder, settings, standard_journal, usage,
 };
 
 /// Where prompts come from.
@@ -150,7 +150,8 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
     };
     let yes = settings.yes;
     let history = settings.history.clone();
-    let mut builder = session_builder(settings, journal)?
+    let config = load_config(&settings)?;
+    let mut builder = session_builder(settings, config, journal)
         .trusted_when_asked(trusted)
         .renderer(renderer)
         // A REPL records its trace for `/trace`.

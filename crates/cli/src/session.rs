@@ -13,7 +13,8 @@ use wonopcode_journal::Runs;
 use wonopcode_providers::Wire;
 use wonopcode_session::generation::Generation;
 use wonopcode_session::{
-    LoopChoice, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, Settings, config,
+    Config, LoopChoice, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, Settings,
+    config,
 };
 use wonopcode_tools::permission::{Action, Rule, Unattended};
 
@@ -71,20 +72,26 @@ pub fn reported(error: SessionError) -> anyhow::Error {
 /// a `MAX_THINKING_TOKENS` that is not a number.
 pub fn check_model_args(model: &ModelArgs) -> anyhow::Result<()> {
     ambient_generation()?;
-    check_model_choice(&ModelChoice {
+    check_model_choice(&model_choice(model))
+}
+
+/// The model the flags choose.
+fn model_choice(model: &ModelArgs) -> ModelChoice {
+    ModelChoice {
         replay: model.replay.clone(),
+        replay_pace: model.replay_pace.map(std::time::Duration::from_millis),
+        replay_mode: match model.replay_mode {
+            ReplayModeArg::Strict => ReplayMode::Strict,
+            ReplayModeArg::Prefix => ReplayMode::Prefix,
+        },
         provider: model.provider.clone(),
         model: model.model.clone(),
         base_url: model.base_url.clone(),
-        replay_mode: replay_mode(model.replay_mode),
-        ..ModelChoice::default()
-    })
-}
-
-fn replay_mode(arg: ReplayModeArg) -> ReplayMode {
-    match arg {
-        ReplayModeArg::Strict => ReplayMode::Strict,
-        ReplayModeArg::Prefix => ReplayMode::Prefix,
+        wire: model.wire.map(|w| match w {
+            WireArg::Responses => Wire::Responses,
+            WireArg::Chat => Wire::Chat,
+        }),
+        record: model.record.clone(),
     }
 }
 
@@ -118,19 +125,7 @@ pub fn settings(
 ) -> anyhow::Result<Settings> {
     Ok(Settings {
         workspace: workspace_root(run.cwd.as_deref())?,
-        model: ModelChoice {
-            replay: model.replay.clone(),
-            replay_pace: model.replay_pace.map(std::time::Duration::from_millis),
-            replay_mode: replay_mode(model.replay_mode),
-            provider: model.provider.clone(),
-            model: model.model.clone(),
-            base_url: model.base_url.clone(),
-            wire: model.wire.map(|w| match w {
-                WireArg::Responses => Wire::Responses,
-                WireArg::Chat => Wire::Chat,
-            }),
-            record: model.record.clone(),
-        },
+        model: model_choice(model),
         generation: Generation {
             thinking: model.thinking,
             max_output_tokens: model.max_output_tokens,
@@ -163,22 +158,28 @@ pub fn settings(
     })
 }
 
+/// The config file `settings` name (else the user's), read once per front-end: a batch or
+/// an MCP server builds every session of its tasks or calls from the same reading.
+pub fn load_config(settings: &Settings) -> anyhow::Result<Config> {
+    Ok(config::load(settings.config_file.as_deref())?)
+}
+
 /// A session of `settings` with the services every front-end of the binary gives it: the
-/// config file the settings name, `MAX_THINKING_TOKENS`, telemetry, and the journal under
+/// config file's settings, `MAX_THINKING_TOKENS`, telemetry, and the journal under
 /// `journal` (`None`: no journal); the caller adds its loop, renderer and prompters.
 pub fn session_builder(
     settings: Settings,
+    config: Config,
     journal: Option<Runs>,
-) -> anyhow::Result<SessionBuilder> {
-    let config = config::load(settings.config_file.as_deref())?;
+) -> SessionBuilder {
     let generation = settings.generation;
-    Ok(Session::builder(&settings.workspace)
+    Session::builder(&settings.workspace)
         .settings(settings)
         // Checked by `check_model_args` before any session is built.
         .generation(generation, ambient_generation().unwrap_or_default())
         .telemetry(crate::telemetry::recorder())
         .journal(journal)
-        .config(config))
+        .config(config)
 }
 
 /// Where a run's journal goes unless `--no-journal`: the user's runs directory.
