@@ -132,6 +132,7 @@ pub async fn run_prompt_after(
         events: &events,
         session_id: "bench".into(),
         stats: RunStats::default(),
+        attachments: Vec::new(),
     };
     agent
         .run_prompt(&mut ctx, prompt)

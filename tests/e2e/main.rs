@@ -6,6 +6,7 @@
 mod agent_files;
 mod agents;
 mod architecture;
+mod attachments;
 mod batch;
 mod child_handles;
 mod cli_errors;

@@ -372,3 +372,36 @@ fn compacting_and_leaving_the_repl_run_the_pre_compact_and_session_end_hooks() {
         ]
     );
 }
+
+#[test]
+fn a_dropped_image_path_is_attached_and_a_missing_mention_sends_nothing() {
+    let s = Scratch::new();
+    let transcript = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let dropped = s.outside("screen shot.png");
+    std::fs::write(&dropped, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let mut session = repl(&s, &transcript, &history);
+    // A missing `@path` leaves the line unsent: the first answer still waits.
+    ready(&mut session);
+    enter(&mut session, "what is in @missing.png?");
+    expect(
+        &mut session,
+        "cannot read @missing.png: no such file; nothing was sent",
+    );
+    // A terminal pastes a dragged file quoted.
+    ready(&mut session);
+    enter(
+        &mut session,
+        &format!("'{}' what is this?", dropped.display()),
+    );
+    expect(&mut session, "attached: image/png");
+    expect(&mut session, "First answer.");
+    quit(&mut session);
+    let messages = history_messages(&history);
+    let parts = messages[0]["parts"].as_array().unwrap();
+    assert_eq!(parts[0]["type"], "image", "{parts:?}");
+    assert_eq!(parts[0]["media_type"], "image/png");
+    assert_eq!(parts[1]["type"], "text");
+    let users = messages.iter().filter(|m| m["role"] == "user").count();
+    assert_eq!(users, 1, "the unsent line is not stored");
+}

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compaction::CompactionConfig;
 use crate::event::Emitter;
-use crate::message::Message;
+use crate::message::{Message, Part};
 use crate::model::{RequestOptions, SharedModel};
 use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
@@ -224,6 +224,9 @@ pub struct LoopContext<'a> {
     pub session_id: String,
     /// Counters of the current run.
     pub stats: RunStats,
+    /// Images and documents attached to this turn's prompt: the run puts them in the
+    /// prompt's message (`Run::push_message`), for the native loop and guests alike.
+    pub attachments: Vec<Part>,
 }
 
 /// An agent loop: the strategy that turns a prompt into model requests and tool calls.

@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod assemble;
+pub mod attachment;
 pub mod budget;
 pub mod claude_code;
 pub mod compaction;

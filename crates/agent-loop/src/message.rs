@@ -61,6 +61,22 @@ pub enum Part {
         #[serde(default)]
         is_error: bool,
     },
+    /// An image the person attached (PNG, JPEG, GIF or WebP), sent as each API takes one.
+    Image {
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`, read from the bytes.
+        media_type: String,
+        /// The bytes, base64 (standard alphabet, padded).
+        data: String,
+    },
+    /// A document the person attached (a PDF), for the APIs that read one.
+    Document {
+        /// `application/pdf`.
+        media_type: String,
+        /// The bytes, base64 (standard alphabet, padded).
+        data: String,
+        /// The file's name, which some APIs show the model.
+        name: String,
+    },
 }
 
 /// A conversation shared without copying: a run's history and the requests made of it hold
@@ -143,6 +159,7 @@ impl Message {
                     name, arguments, ..
                 } => name.len() + arguments.len(),
                 Part::ToolResult { content, .. } => content.len(),
+                Part::Image { .. } | Part::Document { .. } => crate::attachment::estimated_bytes(p),
             })
             .sum();
         bytes.div_ceil(4) + 4

@@ -164,6 +164,10 @@ pub enum ModelError {
     /// The run's budget would not cover the request's worst case; it was not sent.
     #[error("budget exceeded: {0}")]
     BudgetExceeded(String),
+    /// The request holds what the model or its API cannot take (an image for a model that
+    /// reads only text, a file over the API's limit); it was not sent.
+    #[error("{0}")]
+    Unsupported(String),
     /// Anything else (I/O, configuration).
     #[error("{0}")]
     Other(String),

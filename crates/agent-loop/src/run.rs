@@ -106,6 +106,9 @@ pub struct Run {
     clear_after: usize,
     /// Set once a step ended the run: later steps refuse to go on.
     ending: Option<Result<String, LoopError>>,
+    /// Images and documents attached to the prompt, put in the first user message the
+    /// loop adds (its prompt), whichever loop adds it.
+    attachments: Vec<Part>,
 }
 
 impl Run {
@@ -120,6 +123,7 @@ impl Run {
             tally: TokenTally::owned(),
             clear_after: 0,
             ending: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -136,7 +140,9 @@ impl Run {
             cancel: ctx.cancel.clone(),
             session_id: ctx.session_id.clone(),
         };
-        Self::new(services, std::mem::take(ctx.messages))
+        let mut run = Self::new(services, std::mem::take(ctx.messages));
+        run.attachments = std::mem::take(&mut ctx.attachments);
+        run
     }
 
     /// Hands the history back to the loop context, adds this run's counters to its stats and
@@ -186,6 +192,12 @@ impl Run {
                 return;
             }
             message.parts = kept.into();
+        }
+        if message.role == Role::User && !self.attachments.is_empty() {
+            // Before the text, where the APIs advise an image to go.
+            let mut parts = std::mem::take(&mut self.attachments);
+            parts.extend(message.parts.iter().cloned());
+            message.parts = parts.into();
         }
         self.services.events.emit(EventKind::MessageCreated {
             message: message.clone(),

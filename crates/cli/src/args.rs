@@ -38,7 +38,20 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 suspended, 4 iteration limit, 5 budget,
 #[derive(Debug, Clone, clap::Args)]
 pub struct PromptArgs {
     /// The prompt. Without it: read from stdin when piped, or start an interactive session.
+    /// `@path` of an image or PDF in it attaches the file.
     pub prompt: Option<String>,
+
+    /// Attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (the first one, in an
+    /// interactive session): a path, `-` for stdin, or a `data:` URL. Repeatable, or
+    /// comma-separated.
+    #[arg(
+        short = 'i',
+        long = "image",
+        value_name = "FILE",
+        value_delimiter = ',',
+        conflicts_with = "resume"
+    )]
+    pub images: Vec<String>,
 
     /// The model.
     #[command(flatten)]

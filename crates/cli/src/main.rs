@@ -3,6 +3,7 @@
 
 mod agent_check;
 mod args;
+mod attach;
 mod batch;
 mod config_file;
 mod dispatch;

@@ -263,6 +263,7 @@ async fn start_again(
         *policy = policy.or(extra.on_interrupted).or(stored.on_interrupted);
     }
     let start = Start {
+        attachments: Vec::new(),
         settings,
         json: stored.json || extra.json,
         trace: extra.trace.or(stored.trace),

@@ -3,20 +3,22 @@
 //! prints and exits with.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
-use wonopcode_agent_loop::{LoopResult, LoopStatus};
+use wonopcode_agent_loop::attachment::AttachmentError;
+use wonopcode_agent_loop::{LoopResult, LoopStatus, Part};
 use wonopcode_journal::Runs;
 use wonopcode_session::{Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::{PermissionPolicy, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 
 use crate::args::PromptArgs;
+use crate::attach;
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
@@ -64,6 +66,11 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
     if args.resume {
         return Ok(Input::Resume(args.answer.clone()));
     }
+    if args.prompt.is_none() && args.images.iter().any(|i| i == "-") {
+        return Err(usage(
+            "`--image -` reads the image from stdin, so give the prompt as an argument",
+        ));
+    }
     if let Some(prompt) = &args.prompt {
         if prompt.trim().is_empty() {
             return Err(usage("the prompt is empty"));
@@ -94,11 +101,13 @@ pub async fn run_session(args: PromptArgs, matches: &ArgMatches) -> anyhow::Resu
     )?;
     settings.history = args.history.clone();
     let input = input(&args)?;
+    let attachments = attachments(&args, &settings.workspace)?;
     let start = Start {
         settings,
         json: args.json,
         trace: args.trace.clone(),
         journal: standard_journal(&args.run),
+        attachments,
     };
     run_started(start, input, None).await
 }
@@ -114,6 +123,23 @@ pub struct Start {
     pub trace: Option<PathBuf>,
     /// Where its journal goes.
     pub journal: Option<Runs>,
+    /// Images and documents for its first prompt (`--image`, `@path`).
+    pub attachments: Vec<Part>,
+}
+
+/// What the command line attaches to the first prompt: each `--image`, then each `@path`
+/// of the prompt given as an argument (not one read from stdin: a piped diff's `@2x.png` is
+/// text). Read before anything runs, so a bad file stops the run with one line.
+fn attachments(args: &PromptArgs, workspace: &Path) -> anyhow::Result<Vec<Part>> {
+    let mut parts = Vec::new();
+    for image in &args.images {
+        parts.push(attach::from_flag(image).map_err(|e| usage(e.to_string()))?);
+    }
+    if let Some(prompt) = &args.prompt {
+        parts
+            .extend(attach::mentioned(prompt, workspace, false).map_err(|e| usage(e.to_string()))?);
+    }
+    Ok(parts)
 }
 
 /// `again`'s run started again: its prompts given again, then the REPL when it had one and
@@ -133,6 +159,7 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
         json,
         trace,
         journal,
+        attachments,
     } = start;
     // Before anything of the workspace is read for what it would run: asked once, here.
     let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
@@ -195,7 +222,11 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
         stopped_by,
         approvals: if yes { "all approved (--yes)" } else { "ask" },
         history,
+        attached: attachments,
     };
+    if !json {
+        attach::announce(&cli.attached);
+    }
     let code = cli.run(input).await?;
     // Stopped by SIGTERM or SIGHUP: the turn was cancelled and its history written; the
     // exit code says which signal.
@@ -278,16 +309,30 @@ struct Cli {
     approvals: &'static str,
     /// Where the conversation is stored (`--history`).
     history: Option<PathBuf>,
+    /// Images and documents the next prompt carries (`--image` and the first prompt's
+    /// `@path`s).
+    attached: Vec<Part>,
 }
 
 impl Cli {
+    /// What a REPL line attaches, with what `--image` left for the first prompt: its
+    /// `@path`s and the paths dropped into it.
+    fn attach_from(&mut self, line: &str) -> Result<Vec<Part>, AttachmentError> {
+        let found = attach::mentioned(line, self.session.workspace(), true)?;
+        attach::announce(&found);
+        let mut parts = std::mem::take(&mut self.attached);
+        parts.extend(found);
+        Ok(parts)
+    }
+
     /// Runs what the session was started with: one prompt, answers to a suspended call,
     /// the REPL, or another run's prompts again (then the REPL, when it had one). The exit
     /// code.
     async fn run(&mut self, input: Input) -> anyhow::Result<u8> {
         Ok(match input {
             Input::One(prompt) => {
-                let result = self.session.prompt(&prompt).await;
+                let attached = std::mem::take(&mut self.attached);
+                let result = self.session.prompt_with(&prompt, attached).await;
                 self.finish(&result)
             }
             Input::Resume(answers) => {
@@ -420,11 +465,18 @@ impl Cli {
                     .strip_prefix('/')
                     .filter(|p| p.starts_with('/'))
                     .unwrap_or(prompt);
+                let attached = match self.attach_from(prompt) {
+                    Ok(parts) => parts,
+                    Err(why) => {
+                        eprintln!("{why}; nothing was sent");
+                        continue;
+                    }
+                };
                 if let Some(why) = self.session.reload_if_changed().await {
                     eprintln!("warning: {why}; the running version of the loop stays");
                 }
                 offer_answers = true;
-                self.session.prompt(prompt).await
+                self.session.prompt_with(prompt, attached).await
             } else {
                 let Some(answers) = self.answer_pending(&editor).await else {
                     return Ok(exit::SUCCESS);

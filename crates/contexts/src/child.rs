@@ -356,6 +356,7 @@ impl LiveChild {
                 events: &self.events,
                 session_id: self.session_id.clone(),
                 stats: Default::default(),
+                attachments: Vec::new(),
             };
             run_turn(self.child.agent(), &mut ctx, prompt).await
         }

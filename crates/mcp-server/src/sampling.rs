@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::model::{
-    ContentBlock, CreateMessageRequestParams, Role as SamplingRole, SamplingMessage,
+    ContentBlock, CreateMessageRequestParams, ImageContent, Role as SamplingRole, SamplingMessage,
     SamplingMessageContentBlock, Tool as McpTool,
 };
 use rmcp::{Peer, RoleServer};
@@ -97,6 +97,13 @@ fn sampling_message(message: &Message) -> Option<SamplingMessage> {
                 call_id.clone(),
                 vec![ContentBlock::text(content.clone())],
             )),
+            Part::Image { media_type, data } => Some(SamplingMessageContentBlock::Image(
+                ImageContent::new(data.clone(), media_type.clone()),
+            )),
+            // Sampling has no document content: the client's model is told it was left out.
+            Part::Document { name, .. } => Some(SamplingMessageContentBlock::text(format!(
+                "(the document {name} was attached; MCP sampling cannot carry it)"
+            ))),
             Part::Thinking { .. } | Part::RedactedThinking { .. } => None,
         })
         .collect();

@@ -189,6 +189,8 @@ pub struct ModelEntry {
     /// Emits extended thinking.
     #[serde(default)]
     pub thinking: bool,
+    /// Reads images and PDFs (default: yes; `false` for a model that reads only text).
+    pub images: Option<bool>,
 }
 
 /// The variable that moves a provider's API elsewhere in its own ecosystem (a proxy, a
@@ -848,6 +850,7 @@ fn model_info(
         capabilities: ModelCapabilities {
             thinking: entry.thinking,
             thinking_must_be_returned: entry.thinking && messages,
+            vision: entry.images.unwrap_or(true),
             ..ModelCapabilities::default()
         },
     }

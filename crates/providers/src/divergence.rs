@@ -8,7 +8,8 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::{Message, Part, Role};
+use sha2::{Digest, Sha256};
+use wonopcode_agent_loop::{Message, Part, Role, attachment};
 
 /// Characters of one message kept in a record.
 const MESSAGE_CHARS: usize = 2000;
@@ -82,6 +83,12 @@ pub fn render(message: &Message) -> String {
             } => {
                 let failed = if *is_error { " (error)" } else { "" };
                 text.push_str(&format!("result {call_id}{failed}: {content}"));
+            }
+            // The bytes are told apart by their digest: two screenshots of one size differ.
+            Part::Image { data, .. } | Part::Document { data, .. } => {
+                let described = attachment::describe(part).unwrap_or_default();
+                let digest = hex::encode(&Sha256::digest(data.as_bytes())[..4]);
+                text.push_str(&format!("(attached {described}, sha256 {digest}…)"));
             }
         }
     }

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
 
 use tokio::sync::OnceCell;
 
@@ -101,6 +102,15 @@ fn not_found(why: &str) -> Failure {
 pub(crate) struct VertexWire;
 
 impl crate::http::Wire for VertexWire {
+    /// 5 MB an image, as Anthropic's own API; a document under Vertex's 30 MB request once base64.
+    fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            api: "Vertex AI",
+            image_bytes: 5 * 1024 * 1024,
+            document_bytes: Some(20 * 1024 * 1024),
+        }
+    }
+
     fn endpoint(&self, base: &str, model: &str) -> String {
         endpoint(base, model)
     }

@@ -14,8 +14,8 @@ use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
-    Message, ModelSource, OnInterrupted, PendingCall, ProviderListing, Role, RunStats, SharedGate,
-    SharedModel, ToolRegistry, resume_turn, run_turn,
+    Message, ModelSource, OnInterrupted, Part, PendingCall, ProviderListing, Role, RunStats,
+    SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_contexts::{ContextTools, LoopSource};
 use wonopcode_journal::{EarlierRun, Runs};
@@ -408,7 +408,7 @@ struct LoopSwitcher {
 
 /// What a turn starts from.
 enum Turn<'p> {
-    Prompt(&'p str),
+    Prompt(&'p str, Vec<Part>),
     Resume(Vec<(String, String, bool)>),
 }
 
@@ -454,10 +454,16 @@ impl Session {
 
     /// Runs one prompt to its end.
     pub async fn prompt(&mut self, prompt: &str) -> LoopResult {
+        self.prompt_with(prompt, Vec::new()).await
+    }
+
+    /// Runs one prompt with images or documents attached (`attachment::from_path` and its
+    /// kin make them); the prompt's message carries them, whichever loop runs it.
+    pub async fn prompt_with(&mut self, prompt: &str, attachments: Vec<Part>) -> LoopResult {
         if let Some(journal) = &self.journal {
             journal.prompted(prompt);
         }
-        self.turn(Turn::Prompt(prompt)).await
+        self.turn(Turn::Prompt(prompt, attachments)).await
     }
 
     /// The id of the run's journal (`wonopcode runs show ID`), when it has one.
@@ -481,7 +487,7 @@ impl Session {
     }
 
     async fn turn(&mut self, turn: Turn<'_>) -> LoopResult {
-        let prompted = matches!(turn, Turn::Prompt(_));
+        let prompted = matches!(turn, Turn::Prompt(..));
         let before = self.messages.len();
         let token = self.token.child_token();
         *self.current_turn.0.lock() = Some(token.clone());
@@ -489,7 +495,10 @@ impl Session {
         let result = {
             let mut ctx = self.context(&token);
             match turn {
-                Turn::Prompt(p) => run_turn(agent.as_ref(), &mut ctx, p).await,
+                Turn::Prompt(p, attachments) => {
+                    ctx.attachments = attachments;
+                    run_turn(agent.as_ref(), &mut ctx, p).await
+                }
                 Turn::Resume(answers) => resume_turn(agent.as_ref(), &mut ctx, answers).await,
             }
         };
@@ -535,6 +544,7 @@ impl Session {
             events: &self.events,
             session_id: self.session_id.clone(),
             stats: RunStats::default(),
+            attachments: Vec::new(),
         }
     }
 

@@ -293,6 +293,7 @@ pub async fn smoke_custom_tools(guest: &WasmAgentLoop) -> Result<Vec<ToolSmoke>,
         events: &events,
         session_id: "validate".to_owned(),
         stats: RunStats::default(),
+        attachments: Vec::new(),
     };
     guest
         .on_start(&mut ctx)

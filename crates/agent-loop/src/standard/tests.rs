@@ -191,6 +191,7 @@ impl Harness {
             events: &self.events,
             session_id: "t".into(),
             stats: RunStats::default(),
+            attachments: Vec::new(),
         }
     }
 

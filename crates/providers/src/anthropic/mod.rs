@@ -11,6 +11,7 @@ pub mod decode;
 
 use serde::Serialize;
 use serde_json::Value;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
 use crate::arguments::{self, Arguments};
@@ -135,6 +136,32 @@ enum Block<'a> {
         content: &'a str,
         is_error: bool,
     },
+    Image {
+        source: Source<'a>,
+    },
+    /// A PDF; `title` is the file's name, which the model is shown.
+    Document {
+        source: Source<'a>,
+        title: &'a str,
+    },
+}
+
+/// An image's or document's bytes, inline.
+#[derive(Debug, Serialize)]
+struct Source<'a> {
+    r#type: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl<'a> Source<'a> {
+    fn base64(media_type: &'a str, data: &'a str) -> Self {
+        Self {
+            r#type: "base64",
+            media_type,
+            data,
+        }
+    }
 }
 
 /// A tool offered to the model.
@@ -313,6 +340,17 @@ fn content_blocks(message: &Message) -> Vec<Block<'_>> {
                 content,
                 is_error: *is_error,
             }),
+            Part::Image { media_type, data } => Some(Block::Image {
+                source: Source::base64(media_type, data),
+            }),
+            Part::Document {
+                media_type,
+                data,
+                name,
+            } => Some(Block::Document {
+                source: Source::base64(media_type, data),
+                title: name,
+            }),
         })
         .collect()
 }
@@ -322,6 +360,15 @@ fn content_blocks(message: &Message) -> Vec<Block<'_>> {
 pub(crate) struct MessagesWire(pub Host);
 
 impl crate::http::Wire for MessagesWire {
+    /// 5 MB an image, a 32 MB request (the API's documented limits).
+    fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            api: "Anthropic Messages",
+            image_bytes: 5 * 1024 * 1024,
+            document_bytes: Some(32 * 1024 * 1024),
+        }
+    }
+
     /// Anthropic's base URL is given with or without its version, as `ANTHROPIC_BASE_URL`
     /// is for the SDKs and proxies (`https://api.anthropic.com`).
     fn endpoint(&self, base: &str, _model: &str) -> String {

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod frames;
 
 use crate::http::path_segment;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
 
 /// The `anthropic_version` Bedrock wants in the body.
 pub const ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
@@ -54,6 +55,15 @@ pub fn typed_error(body: &str, kind: &str) -> String {
 pub(crate) struct BedrockWire;
 
 impl crate::http::Wire for BedrockWire {
+    /// Bedrock's limits for Claude: 3.75 MB an image, 4.5 MB a document.
+    fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            api: "Bedrock",
+            image_bytes: 3_750_000,
+            document_bytes: Some(4_500_000),
+        }
+    }
+
     fn endpoint(&self, base: &str, model: &str) -> String {
         endpoint(base, model)
     }

@@ -10,6 +10,7 @@
 pub mod decode;
 
 use std::collections::HashMap;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -90,6 +91,19 @@ enum PartOut<'a> {
         #[serde(rename = "functionResponse")]
         function_response: FunctionResponse<'a>,
     },
+    /// An image or PDF, inline.
+    Inline {
+        #[serde(rename = "inlineData")]
+        inline_data: InlineData<'a>,
+    },
+}
+
+/// Bytes sent in the request, base64.
+#[derive(Debug, Serialize)]
+struct InlineData<'a> {
+    #[serde(rename = "mimeType")]
+    mime_type: &'a str,
+    data: &'a str,
 }
 
 /// A call: the function's name and its arguments object.
@@ -253,6 +267,17 @@ fn parts<'a>(message: &'a Message, names: &mut HashMap<&'a str, &'a str>) -> Vec
                 }
                 match other {
                     Part::Text { text } if !text.is_empty() => out.push(signed_text(text, None)),
+                    Part::Image { media_type, data }
+                    | Part::Document {
+                        media_type, data, ..
+                    } => {
+                        out.push(PartOut::Inline {
+                            inline_data: InlineData {
+                                mime_type: media_type,
+                                data,
+                            },
+                        });
+                    }
                     Part::ToolResult {
                         call_id,
                         content,
@@ -295,6 +320,15 @@ fn signed_text<'a>(text: &'a str, thought_signature: Option<&'a str>) -> PartOut
 pub(crate) struct GeminiWire;
 
 impl crate::http::Wire for GeminiWire {
+    /// Inline data must keep the whole request under 20 MB; base64 adds a third.
+    fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            api: "Gemini",
+            image_bytes: 15 * 1024 * 1024,
+            document_bytes: Some(15 * 1024 * 1024),
+        }
+    }
+
     fn endpoint(&self, base: &str, model: &str) -> String {
         endpoint(base, model)
     }

@@ -22,6 +22,7 @@ use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::mpsc;
 use tracing::Instrument;
+use wonopcode_agent_loop::attachment;
 use wonopcode_agent_loop::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
@@ -379,6 +380,11 @@ impl LanguageModel for HttpModel {
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
+        let limits = self.wire.attachment_limits();
+        if let Some(refusal) = attachment::refusal(&self.settings.model, limits, &request.messages)
+        {
+            return Err(ModelError::Unsupported(refusal));
+        }
         let (tx, mut rx) = mpsc::channel(256);
         let span = tracing::info_span!(
             "provider_request",

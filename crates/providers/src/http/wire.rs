@@ -4,6 +4,7 @@
 //! `openai::ChatWire`, ...); the HTTP module only carries requests, whatever the API.
 
 use reqwest::header::HeaderMap;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
 use wonopcode_agent_loop::{ModelInfo, ModelRequest};
 
 use super::decoder::Decoder;
@@ -41,6 +42,10 @@ pub(crate) trait Wire: Send + Sync {
         request: &ModelRequest,
         cache: PromptCache,
     ) -> serde_json::Result<Vec<u8>>;
+
+    /// The largest image and document the API takes, and whether it takes documents:
+    /// checked before a request is sent, so a refusal is one line naming the limit.
+    fn attachment_limits(&self) -> AttachmentLimits;
 
     /// A fresh decoder of one answer's events.
     fn decoder(&self) -> Box<dyn Decoder>;

@@ -4,9 +4,11 @@
 pub mod decode;
 
 use std::borrow::Cow;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
 
 use serde::Serialize;
 use serde_json::Value;
+use wonopcode_agent_loop::attachment::DataUrl;
 use wonopcode_agent_loop::{ModelRequest, Part, Role};
 
 /// How a server wants the output cap named.
@@ -47,7 +49,7 @@ struct StreamOptions {
 #[derive(Debug, Serialize)]
 struct ChatMessage<'a> {
     role: &'static str,
-    content: Option<Cow<'a, str>>,
+    content: Option<Content<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<ToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -58,11 +60,80 @@ impl<'a> ChatMessage<'a> {
     fn text(role: &'static str, content: impl Into<Cow<'a, str>>) -> Self {
         Self {
             role,
-            content: Some(content.into()),
+            content: Some(Content::Text(content.into())),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }
     }
+
+    /// A user message: its text as a string, as every compatible server takes it, or a list
+    /// of parts when it carries images or documents.
+    fn user(message: &'a wonopcode_agent_loop::Message) -> Self {
+        let attached = message
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Image { .. } | Part::Document { .. }));
+        if !attached {
+            return Self::text("user", message.text_content());
+        }
+        let parts = message
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text } if !text.is_empty() => Some(ChatPart::Text { text }),
+                Part::Image { media_type, data } => Some(ChatPart::ImageUrl {
+                    image_url: ImageUrl {
+                        url: DataUrl { media_type, data },
+                    },
+                }),
+                Part::Document {
+                    media_type,
+                    data,
+                    name,
+                } => Some(ChatPart::File {
+                    file: FileData {
+                        filename: name,
+                        file_data: DataUrl { media_type, data },
+                    },
+                }),
+                _ => None,
+            })
+            .collect();
+        Self {
+            content: Some(Content::Parts(parts)),
+            ..Self::text("user", "")
+        }
+    }
+}
+
+/// A message's content: text, or parts when it carries attachments.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<ChatPart<'a>>),
+}
+
+/// One part of a user message's content.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ChatPart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+    File { file: FileData<'a> },
+}
+
+/// An image, inline as a data URL.
+#[derive(Debug, Serialize)]
+struct ImageUrl<'a> {
+    url: DataUrl<'a>,
+}
+
+/// A PDF, inline as a data URL, with its name.
+#[derive(Debug, Serialize)]
+struct FileData<'a> {
+    filename: &'a str,
+    file_data: DataUrl<'a>,
 }
 
 /// One call in an assistant message.
@@ -109,7 +180,7 @@ pub fn request_body<'a>(
     for message in request.messages.iter() {
         match message.role {
             Role::System => messages.push(ChatMessage::text("system", message.text_content())),
-            Role::User => messages.push(ChatMessage::text("user", message.text_content())),
+            Role::User => messages.push(ChatMessage::user(message)),
             Role::Assistant => {
                 let tool_calls: Vec<ToolCall<'a>> = message
                     .tool_calls()
@@ -125,7 +196,7 @@ pub fn request_body<'a>(
                 let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
                 messages.push(ChatMessage {
                     role: "assistant",
-                    content: content.map(Cow::Owned),
+                    content: content.map(|text| Content::Text(Cow::Owned(text))),
                     tool_calls,
                     tool_call_id: None,
                 });
@@ -175,6 +246,15 @@ pub fn request_body<'a>(
 pub(crate) struct ChatWire(pub MaxTokensField);
 
 impl crate::http::Wire for ChatWire {
+    /// OpenAI's limits; a compatible server that takes less says so in its refusal.
+    fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            api: "Chat Completions",
+            image_bytes: 20 * 1024 * 1024,
+            document_bytes: Some(32 * 1024 * 1024),
+        }
+    }
+
     fn endpoint(&self, base: &str, _model: &str) -> String {
         format!("{base}/chat/completions")
     }

@@ -13,6 +13,8 @@ pub mod decode;
 
 use serde::Serialize;
 use serde_json::Value;
+use wonopcode_agent_loop::attachment::AttachmentLimits;
+use wonopcode_agent_loop::attachment::DataUrl;
 use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
 
 use crate::prompt_cache::{PromptCache, prefix_key};
@@ -83,8 +85,19 @@ enum InputItem<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum ContentPart<'a> {
-    InputText { text: &'a str },
-    OutputText { text: &'a str },
+    InputText {
+        text: &'a str,
+    },
+    OutputText {
+        text: &'a str,
+    },
+    InputImage {
+        image_url: DataUrl<'a>,
+    },
+    InputFile {
+        filename: &'a str,
+        file_data: DataUrl<'a>,
+    },
 }
 
 /// One paragraph of a reasoning summary.
@@ -233,6 +246,17 @@ fn items<'a>(message: &'a Message, out: &mut Vec<InputItem<'a>>) {
                     output: content,
                 });
             }
+            Part::Image { media_type, data } => texts.push(ContentPart::InputImage {
+                image_url: DataUrl { media_type, data },
+            }),
+            Part::Document {
+                media_type,
+                data,
+                name,
+            } => texts.push(ContentPart::InputFile {
+                filename: name,
+                file_data: DataUrl { media_type, data },
+            }),
         }
     }
     flush(&mut texts, out);
@@ -242,6 +266,15 @@ fn items<'a>(message: &'a Message, out: &mut Vec<InputItem<'a>>) {
 pub(crate) struct ResponsesWire;
 
 impl crate::http::Wire for ResponsesWire {
+    /// 20 MB an image, 32 MB a file (OpenAI's documented limits).
+    fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            api: "OpenAI Responses",
+            image_bytes: 20 * 1024 * 1024,
+            document_bytes: Some(32 * 1024 * 1024),
+        }
+    }
+
     fn endpoint(&self, base: &str, _model: &str) -> String {
         format!("{base}/responses")
     }

@@ -147,7 +147,10 @@ pub(crate) fn collected(
                 name,
                 arguments,
             }),
-            Part::RedactedThinking { .. } | Part::ToolResult { .. } => {}
+            Part::RedactedThinking { .. }
+            | Part::ToolResult { .. }
+            | Part::Image { .. }
+            | Part::Document { .. } => {}
         }
     }
     turn

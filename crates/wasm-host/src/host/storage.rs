@@ -47,6 +47,7 @@ fn part_bytes(part: &Part) -> usize {
         Part::ToolResult {
             call_id, content, ..
         } => call_id.len() + content.len(),
+        Part::Image { data, .. } | Part::Document { data, .. } => data.len(),
     }
 }
 

@@ -148,6 +148,7 @@ impl World {
             events: &self.events,
             session_id: "test".into(),
             stats: RunStats::default(),
+            attachments: Vec::new(),
         };
         let result = agent.run_prompt(&mut ctx, prompt).await;
         (result, ctx.stats)
