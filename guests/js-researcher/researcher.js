@@ -10,19 +10,19 @@
 import {
   streamHistory,
   readStreamChunk,
-} from 'wonopcode:agent-loop/providers@0.2.10';
+} from 'wonopcode:agent-loop/providers@0.2.11';
 import {
   addMessage,
   addStreamedMessage,
   compactIfNeeded,
   setState,
-} from 'wonopcode:agent-loop/storage@0.2.10';
+} from 'wonopcode:agent-loop/storage@0.2.11';
 import {
   executeToolsParallel,
   getEnabledTools,
   setEnabledTools,
-} from 'wonopcode:agent-loop/tools@0.2.10';
-import { isCancelled } from 'wonopcode:agent-loop/system@0.2.10';
+} from 'wonopcode:agent-loop/tools@0.2.11';
+import { isCancelled } from 'wonopcode:agent-loop/system@0.2.11';
 
 // Read-only tools: a researcher never writes, whatever its parent allowed it.
 const TOOLS = ['read', 'glob', 'grep', 'list'];

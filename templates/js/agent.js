@@ -4,14 +4,14 @@
 // Build: npm install && node build.mjs
 // Check: wonopcode --validate-module --agent-loop {{name}}.wasm
 
-import { streamHistory, readStreamChunk } from 'wonopcode:agent-loop/providers@0.2.10';
+import { streamHistory, readStreamChunk } from 'wonopcode:agent-loop/providers@0.2.11';
 import {
   addMessage,
   addStreamedMessage,
   compactIfNeeded,
-} from 'wonopcode:agent-loop/storage@0.2.10';
-import { executeToolsParallel, getEnabledTools } from 'wonopcode:agent-loop/tools@0.2.10';
-import { isCancelled } from 'wonopcode:agent-loop/system@0.2.10';
+} from 'wonopcode:agent-loop/storage@0.2.11';
+import { executeToolsParallel, getEnabledTools } from 'wonopcode:agent-loop/tools@0.2.11';
+import { isCancelled } from 'wonopcode:agent-loop/system@0.2.11';
 
 // Model turns one prompt may take.
 const MAX_ROUNDS = 20;

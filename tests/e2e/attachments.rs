@@ -98,19 +98,23 @@ fn an_image_flag_and_a_mention_reach_the_model_and_replay_only_with_the_same_ima
 }
 
 #[test]
-fn an_image_on_stdin_goes_with_the_prompt_given_as_an_argument() {
-    let scratch = Scratch::new();
-    let server = answering(1);
-    let out = live(&scratch, &server.base_url)
-        .args(["-i", "-", "describe it"])
-        .write_stdin(PNG)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(
-        sent_blocks(&server, 0)[0]["source"]["media_type"],
-        "image/png"
-    );
+fn an_image_on_stdin_goes_with_the_prompt_given_as_an_argument_on_either_loop() {
+    for loop_type in ["standard", "wasm"] {
+        let scratch = Scratch::new();
+        let server = answering(1);
+        let out = live(&scratch, &server.base_url)
+            .args(["--loop-type", loop_type, "-i", "-", "describe it"])
+            .write_stdin(PNG)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{loop_type}: {}", stderr(&out));
+        let blocks = sent_blocks(&server, 0);
+        assert_eq!(
+            blocks[0]["source"]["media_type"], "image/png",
+            "{loop_type}"
+        );
+        assert_eq!(blocks[1]["text"], "describe it", "{loop_type}");
+    }
 }
 
 #[test]

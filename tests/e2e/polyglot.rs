@@ -250,7 +250,7 @@ fn a_js_guest_built_against_an_incompatible_wit_version_is_refused_naming_both()
     let (code, said) = validate(&dir.join("bad/js-version-0-3.wasm"));
     assert_eq!(code, Some(1), "{said}");
     assert!(
-        said.contains("built against wonopcode:agent-loop@0.3.0, which is not compatible with the host's wonopcode:agent-loop@0.2.10"),
+        said.contains("built against wonopcode:agent-loop@0.3.0, which is not compatible with the host's wonopcode:agent-loop@0.2.11"),
         "{said}"
     );
 }

@@ -51,6 +51,16 @@ pub enum AttachmentError {
         /// The path, `stdin` or `data: URL`.
         name: String,
     },
+    /// Bytes of another type than the one they were given as.
+    #[error("{name} is given as `{claimed}` but holds {actual}")]
+    Mislabelled {
+        /// What the attachment was called.
+        name: String,
+        /// The type it was given as.
+        claimed: String,
+        /// What its bytes are.
+        actual: String,
+    },
     /// A `data:` URL that is not base64 of an image or PDF.
     #[error("the data URL is not `data:<image type>;base64,<data>`: {0}")]
     DataUrl(String),
@@ -119,19 +129,39 @@ pub fn from_data_url(url: &str) -> Result<Part, AttachmentError> {
     let bytes = STANDARD
         .decode(data.trim())
         .map_err(|e| AttachmentError::DataUrl(e.to_string()))?;
+    as_claimed(&bytes, claimed, "the data URL").map_err(|e| match e {
+        AttachmentError::Mislabelled {
+            claimed, actual, ..
+        } => AttachmentError::DataUrl(format!("it says `{claimed}` but holds {actual}")),
+        other => other,
+    })
+}
+
+/// An attachment whose type someone else named (a data URL, a guest): the bytes must be
+/// that type, and no bigger than [`MAX_ATTACHMENT_BYTES`].
+pub fn as_claimed(bytes: &[u8], claimed: &str, name: &str) -> Result<Part, AttachmentError> {
     if bytes.len() as u64 > MAX_ATTACHMENT_BYTES {
         return Err(AttachmentError::TooLarge {
-            name: "the data URL".to_owned(),
+            name: name.to_owned(),
         });
     }
-    let part = from_bytes(&bytes, "the data URL")?;
-    if sniff(&bytes) != Some(claimed) {
-        return Err(AttachmentError::DataUrl(format!(
-            "it says `{claimed}` but holds {}",
-            sniff(&bytes).unwrap_or("something else")
-        )));
+    let part = from_bytes(bytes, name)?;
+    match sniff(bytes) {
+        Some(actual) if actual == claimed => Ok(part),
+        actual => Err(AttachmentError::Mislabelled {
+            name: name.to_owned(),
+            claimed: claimed.to_owned(),
+            actual: actual.unwrap_or("something else").to_owned(),
+        }),
     }
-    Ok(part)
+}
+
+/// The bytes of an image or document part.
+pub fn bytes_of(part: &Part) -> Option<Vec<u8>> {
+    match part {
+        Part::Image { data, .. } | Part::Document { data, .. } => STANDARD.decode(data).ok(),
+        _ => None,
+    }
 }
 
 /// Whether a path names a file by an image's or PDF's extension: how a prompt's `@path` or

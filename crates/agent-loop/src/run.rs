@@ -145,10 +145,12 @@ impl Run {
         run
     }
 
-    /// Hands the history back to the loop context, adds this run's counters to its stats and
-    /// completes the todo-list item.
+    /// Hands the history back to the loop context, adds this run's counters to its stats,
+    /// completes the todo-list item and returns the attachments no message took.
     pub fn give_back(self, ctx: &mut LoopContext<'_>) {
         self.todo.finish(&self.services.events);
+        // Attachments no user message took (a guest's `on-start`) wait for the prompt's.
+        ctx.attachments = self.attachments;
         *ctx.messages = Arc::unwrap_or_clone(self.messages);
         ctx.stats.usage.add(&self.stats.usage);
         ctx.stats.iterations += self.stats.iterations;

@@ -23,7 +23,7 @@ use wonopcode_agent_loop::generation::Generation;
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopContext, LoopResult, LoopStatus,
-    Message, ModelInfo, ModelSource, RequestOptions, RunServices, SharedModel, StandardLoop,
+    Message, ModelInfo, ModelSource, Part, RequestOptions, RunServices, SharedModel, StandardLoop,
     ToolRegistry, Usage, canonical_tool_name, run_turn,
 };
 
@@ -123,6 +123,8 @@ pub struct LiveChild {
     timeout_ms: Option<u64>,
     /// What it was started with (an agent file's settings laid in), which a fork repeats.
     params: SpawnRequest,
+    /// What its next turn's message carries: the task's attachments, for the first turn.
+    attachments: Vec<Part>,
     /// The grants and generation settings it was spawned with, which a fork repeats too.
     asks: SpawnAsks,
     /// Its own place, for the children it delegates to.
@@ -142,9 +144,10 @@ impl LiveChild {
     pub async fn start(
         parent: &ParentView,
         path: ContextPath,
-        params: SpawnRequest,
+        mut params: SpawnRequest,
         asks: SpawnAsks,
     ) -> Result<Self, String> {
+        let attachments = std::mem::take(&mut params.attachments);
         if parent.services.cancel.is_cancelled() {
             return Err(format!(
                 "context {path} was not started: the run is cancelled"
@@ -259,6 +262,7 @@ impl LiveChild {
             },
             timeout_ms: params.timeout_ms,
             params,
+            attachments,
             asks,
             place: own_place,
             reported: Usage::default(),
@@ -343,6 +347,7 @@ impl LiveChild {
         }
         let started = Instant::now();
         let cancel = self.cancel.child_token();
+        let attachments = std::mem::take(&mut self.attachments);
         let span = tracing::info_span!("context", context = %self.path, depth = self.path.depth(), module = %self.module);
         let run = async {
             let mut ctx = LoopContext {
@@ -356,7 +361,7 @@ impl LiveChild {
                 events: &self.events,
                 session_id: self.session_id.clone(),
                 stats: Default::default(),
-                attachments: Vec::new(),
+                attachments,
             };
             run_turn(self.child.agent(), &mut ctx, prompt).await
         }

@@ -3,7 +3,7 @@
 //! `spawn_agent` both speak these.
 
 use wonopcode_agent_loop::generation::Generation;
-use wonopcode_agent_loop::{ContextStatus, Usage};
+use wonopcode_agent_loop::{ContextStatus, Part, Usage};
 
 use crate::grants::SpawnSandbox;
 
@@ -45,6 +45,8 @@ pub struct SpawnRequest {
     pub custom_data: Option<String>,
     /// Its system prompt; `None`: its parent's (or its agent file's).
     pub system_prompt: Option<String>,
+    /// Images and documents its task's message carries (its first turn's only).
+    pub attachments: Vec<Part>,
 }
 
 impl SpawnRequest {
@@ -63,6 +65,7 @@ impl SpawnRequest {
             inherit_messages: false,
             custom_data: None,
             system_prompt: None,
+            attachments: Vec::new(),
         }
     }
 }

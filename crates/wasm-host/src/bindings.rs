@@ -31,6 +31,8 @@ wasmtime::component::bindgen!({
         "wonopcode:agent-loop/context.start-with-grants": async | trappable,
         "wonopcode:agent-loop/context.spawn-with-generation": async | trappable,
         "wonopcode:agent-loop/context.start-with-generation": async | trappable,
+        "wonopcode:agent-loop/context.spawn-with-attachments": async | trappable,
+        "wonopcode:agent-loop/context.start-with-attachments": async | trappable,
         "wonopcode:agent-loop/context.[method]child.wait": async | trappable,
         "wonopcode:agent-loop/context.[method]child.fork": async | trappable,
         "wonopcode:agent-loop/system.sleep-ms": async | trappable,

@@ -11,7 +11,7 @@ use crate::error::WasmError;
 /// The package every guest uses.
 pub const PACKAGE: &str = "wonopcode:agent-loop";
 /// The version the host implements; guests of any compatible version (0.2.x) load.
-pub const HOST_VERSION: &str = "0.2.10";
+pub const HOST_VERSION: &str = "0.2.11";
 /// The exports a guest must have.
 pub const REQUIRED_EXPORTS: [&str; 2] = ["agent-loop", "custom-tool-handler"];
 

@@ -68,9 +68,10 @@ const CANCEL_GRACE: Duration = Duration::from_millis(30);
 /// How long a guest's `on-cancel` may take.
 const ON_CANCEL_LIMIT: Duration = Duration::from_secs(1);
 
-/// The export that holds `resume`, as components built against 0.2.5 to 0.2.10 name it (a
+/// The export that holds `resume`, as components built against 0.2.5 to 0.2.11 name it (a
 /// component names its exports with the version it was built against).
 const RESUMABLE_EXPORTS: &[&str] = &[
+    "wonopcode:agent-loop/resumable@0.2.11",
     "wonopcode:agent-loop/resumable@0.2.10",
     "wonopcode:agent-loop/resumable@0.2.9",
     "wonopcode:agent-loop/resumable@0.2.8",

@@ -548,3 +548,41 @@ async fn cancelling_the_root_cancels_every_descendant() {
     assert!(waited < Duration::from_secs(5), "{waited:?}");
     eprintln!("the root's run returned {waited:?} after the cancel");
 }
+
+/// A guest passes the person's attachments on to a child, which reads them from its own
+/// history; an attachment whose bytes are not what it says is refused, not sent.
+#[tokio::test]
+async fn a_guest_passes_the_prompts_attachments_to_a_child_and_a_forged_one_is_refused() {
+    let agent = load(guests::MISBEHAVE).await.unwrap();
+    let mut world = no_model();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let image = wonopcode_agent_loop::attachment::from_bytes(&png, "shot.png").unwrap();
+    let pdf = wonopcode_agent_loop::attachment::from_bytes(b"%PDF-1.7\n", "/tmp/spec.pdf").unwrap();
+    let (answer, _) = world
+        .run_attached(
+            &agent,
+            &format!("spawn-attached {}", json!({"task": "attachments"})),
+            vec![image, pdf],
+        )
+        .await;
+    let answer = answer.unwrap();
+    assert!(answer.starts_with("passed 2\n"), "{answer}");
+    assert!(
+        answer.contains(&format!(
+            "attachments: [image/png {} bytes None, application/pdf 9 bytes Some(\"spec.pdf\")]",
+            png.len()
+        )),
+        "{answer}"
+    );
+
+    let (answer, _) = world
+        .run(
+            &agent,
+            &format!("spawn-forged {}", json!({"task": "attachments"})),
+        )
+        .await;
+    assert_eq!(
+        answer.unwrap(),
+        "spawn failed: innocent.png is not a PNG, JPEG, GIF, WebP image or a PDF (read from its first bytes)"
+    );
+}

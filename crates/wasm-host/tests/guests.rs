@@ -346,7 +346,7 @@ async fn validate_reports_the_api_version() {
     let info = WasmAgentLoop::validate(engine(), Path::new(guests::DEFAULT_LOOP))
         .await
         .unwrap();
-    assert_eq!(info.api_version, "0.2.10");
+    assert_eq!(info.api_version, "0.2.11");
 }
 
 #[tokio::test]

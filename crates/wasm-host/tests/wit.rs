@@ -1,4 +1,4 @@
-//! `wit/` and the seed's 0.2.0 fixture must parse, so a broken edit fails CI, and the 0.2.10
+//! `wit/` and the seed's 0.2.0 fixture must parse, so a broken edit fails CI, and the 0.2.11
 //! package must only add to 0.2.0: every interface and function of the fixture is still there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -33,7 +33,7 @@ fn functions(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(String, 
 fn wit_parses_and_declares_the_world() {
     let (resolve, package) = parse("wit");
     let pkg = &resolve.packages[package];
-    assert_eq!(pkg.name.to_string(), "wonopcode:agent-loop@0.2.10");
+    assert_eq!(pkg.name.to_string(), "wonopcode:agent-loop@0.2.11");
     let world = &resolve.worlds[pkg.worlds["agent-loop-world"]];
     let exports: Vec<String> = world
         .exports
@@ -82,7 +82,7 @@ fn version_0_2_5_only_adds_to_the_seed_text() {
     let before = functions(&old, old_pkg);
     let after = functions(&new, new_pkg);
     for f in &before {
-        assert!(after.contains(f), "0.2.10 removed {}.{}", f.0, f.1);
+        assert!(after.contains(f), "0.2.11 removed {}.{}", f.0, f.1);
     }
     assert!(after.len() > before.len());
 }

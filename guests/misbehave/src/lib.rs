@@ -5,8 +5,9 @@ use std::hint::black_box;
 
 use serde_json::Value;
 use wonopcode_guest_sdk::{
-    Grants, Loop, LoopError, Spawn, config, context, custom_tools_host, describe, export_loop,
-    providers, set_result_data, spawn_all, storage, system, tools, ui,
+    Attachment, Grants, Loop, LoopError, Spawn, config, context, custom_tools_host, describe,
+    export_loop, prompt_attachments, providers, set_result_data, spawn_all, storage, system, tools,
+    ui, user_message,
 };
 
 struct Misbehave;
@@ -139,6 +140,29 @@ fn handles(spec: &Value) -> Result<String, String> {
 /// Runs the spawn commands: `spawn JSON`, `spawn-all MAX JSON-ARRAY`, `bomb` (spawns itself
 /// until the host refuses), `fanout N` (every child spawns N more, in parallel).
 fn spawning(input: &str) -> Option<String> {
+    if let Some(spec) = input.strip_prefix("spawn-attached ") {
+        // The prompt joins the history as a loop adds it; its attachments go to the child.
+        storage::add_message(&user_message(input));
+        let spec: Value = serde_json::from_str(spec).unwrap_or_default();
+        let attachments = prompt_attachments();
+        return Some(match child(&spec).run_with(&attachments) {
+            Ok(result) => format!("passed {}\n{}", attachments.len(), describe(&result)),
+            Err(e) => format!("spawn failed: {e}"),
+        });
+    }
+    if let Some(spec) = input.strip_prefix("spawn-forged ") {
+        // An attachment that says PNG but is not one.
+        let spec: Value = serde_json::from_str(spec).unwrap_or_default();
+        let forged = Attachment {
+            media_type: "image/png".to_owned(),
+            data: b"#!/bin/sh\nrm -rf ~".to_vec(),
+            name: Some("innocent.png".to_owned()),
+        };
+        return Some(match child(&spec).run_with(&[forged]) {
+            Ok(result) => describe(&result),
+            Err(e) => format!("spawn failed: {e}"),
+        });
+    }
     if let Some(spec) = input.strip_prefix("spawn ") {
         let spec: Value = serde_json::from_str(spec).unwrap_or_default();
         return Some(match child(&spec).run() {
@@ -407,6 +431,14 @@ impl Loop for Misbehave {
                 Ok(run_tool(name, arguments))
             }
             "history" => Ok(format!("{} messages", storage::get_messages().len())),
+            "attachments" => {
+                storage::add_message(&user_message(&input));
+                let seen: Vec<String> = prompt_attachments()
+                    .iter()
+                    .map(|a| format!("{} {} bytes {:?}", a.media_type, a.data.len(), a.name))
+                    .collect();
+                Ok(format!("attachments: [{}]", seen.join(", ")))
+            }
             "progress" => {
                 ui::show_progress("reading the notes", Some(0.25));
                 ui::show_progress("reading the notes", Some(0.75));

@@ -41,6 +41,7 @@ pub use bindings::wonopcode::agent_loop::context::{
 pub use bindings::wonopcode::agent_loop::providers::{
     Message, MessageRole, StreamOptions, ToolCall, ToolResult,
 };
+pub use bindings::wonopcode::agent_loop::storage::Attachment;
 pub use bindings::wonopcode::agent_loop::tools::{ToolExecutionRequest, ToolExecutionResult};
 pub use bindings::wonopcode::agent_loop::types::{LoopCapabilities, LoopError};
 pub use bindings::wonopcode::agent_loop::{
@@ -49,7 +50,8 @@ pub use bindings::wonopcode::agent_loop::{
 pub use custom_tools::{CustomTool, CustomTools};
 pub use json_answer::{json_object, resume_for_json, run_for_json};
 pub use spawn::{
-    Child, Grants, RESULT_DATA_KEY, Spawn, describe, set_result_data, spawn_all, spent, status_text,
+    Child, Grants, RESULT_DATA_KEY, Spawn, describe, prompt_attachments, set_result_data,
+    spawn_all, spent, status_text,
 };
 pub use tiers::{Route, Tier};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};

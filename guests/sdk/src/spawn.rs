@@ -6,7 +6,7 @@ use crate::bindings::wonopcode::agent_loop::context::{
     self, ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
     ContextStatus,
 };
-use crate::bindings::wonopcode::agent_loop::storage;
+use crate::bindings::wonopcode::agent_loop::storage::{self, Attachment};
 
 /// The state key a child sets to return structured data: its value arrives in the
 /// parent as the result's `data`.
@@ -202,6 +202,37 @@ impl Spawn {
         }
         .map(Child)
     }
+}
+
+impl Spawn {
+    /// Spawns the child with `attachments` (images, PDFs: the person's, from
+    /// [`prompt_attachments`], or the guest's own) in its task's message, before the task's
+    /// text, and waits for it (WIT 0.2.11). `Err` as [`Spawn::run`], or when an attachment
+    /// is not an image or PDF of the type it says.
+    pub fn run_with(&self, attachments: &[Attachment]) -> Result<ContextResult, String> {
+        context::spawn_with_attachments(&self.0, self.1.as_ref(), self.2.as_ref(), attachments)
+    }
+
+    /// [`Spawn::start`] with `attachments` in the first turn's task message (WIT 0.2.11);
+    /// its forks do not repeat them.
+    pub fn start_with(&self, attachments: &[Attachment]) -> Result<Child, String> {
+        context::start_with_attachments(&self.0, self.1.as_ref(), self.2.as_ref(), attachments)
+            .map(Child)
+    }
+}
+
+/// The images and documents of the newest user message of this context's history: what
+/// the person attached to the prompt (once the loop has added it to the history), to pass
+/// on to a child with [`Spawn::run_with`] (WIT 0.2.11).
+pub fn prompt_attachments() -> Vec<Attachment> {
+    let messages = storage::get_messages();
+    let newest = messages.iter().rposition(|m| {
+        m.role == crate::bindings::wonopcode::agent_loop::providers::MessageRole::User
+    });
+    newest
+        .and_then(|i| u32::try_from(i).ok())
+        .map(storage::get_attachments)
+        .unwrap_or_default()
 }
 
 /// A child context that lives on after its turn. Dropping it closes the child: a turn in

@@ -10,14 +10,15 @@ use wasmtime::component::HasData;
 use wasmtime::component::{Resource, ResourceTable};
 use wonopcode_agent_loop::{ContextPath, Usage};
 use wonopcode_contexts::{
-    ChildResult, ChildTurns, LiveChild, ParentView, SpawnAsks, TurnState, run_child,
+    ChildResult, ChildTurns, LiveChild, ParentView, SpawnAsks, SpawnRequest, TurnState, run_child,
 };
 
-use super::spawn_shapes::{generating, granted, request, wit_result};
+use super::spawn_shapes::{attached, generating, granted, request, wit_result};
 use crate::bindings::context::{
     ChildState, ContextGeneration, ContextGrants, ContextInfo, ContextParams, ContextResult, Host,
     HostChild,
 };
+use crate::bindings::storage::Attachment;
 use crate::guest_loader::GuestLoader;
 use crate::state::{ContextTools, HostState, Place, RunSlot};
 
@@ -88,6 +89,23 @@ impl Host for ContextView<'_> {
         Ok(self.roll_up(outcome))
     }
 
+    async fn spawn_with_attachments(
+        &mut self,
+        params: ContextParams,
+        grants: Option<ContextGrants>,
+        generation: Option<ContextGeneration>,
+        attachments: Vec<Attachment>,
+    ) -> wasmtime::Result<Result<ContextResult, String>> {
+        let (request, asks) = match attached(params, grants, generation, attachments) {
+            Ok(asked) => asked,
+            Err(e) => return Ok(Err(e)),
+        };
+        let parent = self.parent_view(request.inherit_messages)?;
+        let path = self.next_child_path()?;
+        let outcome = run_child(&parent, path, request, asks).await;
+        Ok(self.roll_up(outcome))
+    }
+
     async fn spawn_parallel(
         &mut self,
         params: Vec<ContextParams>,
@@ -119,6 +137,19 @@ impl Host for ContextView<'_> {
         grants: ContextGrants,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
         self.start_held(params, granted(Some(grants))).await
+    }
+
+    async fn start_with_attachments(
+        &mut self,
+        params: ContextParams,
+        grants: Option<ContextGrants>,
+        generation: Option<ContextGeneration>,
+        attachments: Vec<Attachment>,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        match attached(params, grants, generation, attachments) {
+            Ok((request, asks)) => self.start_request(request, asks).await,
+            Err(e) => Ok(Err(e)),
+        }
     }
 
     async fn start_with_generation(
@@ -227,10 +258,19 @@ impl ContextView<'_> {
         params: ContextParams,
         asks: SpawnAsks,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        let parent = self.parent_view(params.inherit_messages)?;
+        self.start_request(request(params), asks).await
+    }
+
+    /// Starts a child that lives on from the tree's request.
+    async fn start_request(
+        &mut self,
+        request: SpawnRequest,
+        asks: SpawnAsks,
+    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        let parent = self.parent_view(request.inherit_messages)?;
         let path = self.next_child_path()?;
-        let task = params.task.clone();
-        let child = match LiveChild::start(&parent, path, request(params), asks).await {
+        let task = request.task.clone();
+        let child = match LiveChild::start(&parent, path, request, asks).await {
             Ok(child) => child,
             Err(e) => return Ok(Err(e)),
         };

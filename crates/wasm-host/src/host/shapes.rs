@@ -3,12 +3,14 @@
 //! `run-turn`'s `collected-turn`, usage as `usage-details`. Shared by the interfaces that
 //! speak them, so each conversion is written once.
 
+use wonopcode_agent_loop::attachment;
 use wonopcode_agent_loop::{Message, Part, Role, StreamChunk as Chunk, Usage};
 
 use crate::bindings::providers::{
     self as wit, CollectedTurn, StreamChunk, StreamHandle, ToolCallDeltaData, ToolCallStartData,
     UsageData, UsageDetails,
 };
+use crate::bindings::storage::Attachment;
 
 /// A core message as the WIT `message` (text, tool calls, tool results; thinking is kept by
 /// the host only).
@@ -79,6 +81,53 @@ pub(crate) fn message_from_wit(message: wit::Message) -> Message {
         wit::MessageRole::Tool => Role::Tool,
     };
     Message::new(role, parts)
+}
+
+/// The most attachments a guest passes with one task.
+const MAX_ATTACHMENTS: usize = 20;
+
+/// A message's images and documents as the guest reads them (`storage.get-attachments`).
+pub(crate) fn attachments_to_wit(message: &Message) -> Vec<Attachment> {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| {
+            let data = attachment::bytes_of(part)?;
+            match part {
+                Part::Image { media_type, .. } => Some(Attachment {
+                    media_type: media_type.clone(),
+                    data,
+                    name: None,
+                }),
+                Part::Document {
+                    media_type, name, ..
+                } => Some(Attachment {
+                    media_type: media_type.clone(),
+                    data,
+                    name: Some(name.clone()),
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// A guest's attachments as parts, each checked as a person's file is: an image or PDF by
+/// its bytes, of the type the guest says, within the size every API's limits are under.
+pub(crate) fn attachments_from_wit(list: Vec<Attachment>) -> Result<Vec<Part>, String> {
+    if list.len() > MAX_ATTACHMENTS {
+        return Err(format!(
+            "{} attachments: at most {MAX_ATTACHMENTS} go with one task",
+            list.len()
+        ));
+    }
+    list.into_iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let name = a.name.unwrap_or_else(|| format!("attachment {}", i + 1));
+            attachment::as_claimed(&a.data, &a.media_type, &name).map_err(|e| e.to_string())
+        })
+        .collect()
 }
 
 /// A chunk as the guest reads it; `None` for what stays with the host.

@@ -11,6 +11,8 @@ use crate::bindings::context::{
     ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
     ContextStatus as WitStatus, TokenUsage,
 };
+use crate::bindings::storage::Attachment;
+use crate::host::shapes::attachments_from_wit;
 
 /// A guest's `context-params` as the tree's request.
 pub(crate) fn request(params: ContextParams) -> SpawnRequest {
@@ -31,7 +33,25 @@ pub(crate) fn request(params: ContextParams) -> SpawnRequest {
         inherit_messages: params.inherit_messages,
         custom_data: params.custom_data,
         system_prompt: params.system_prompt,
+        attachments: Vec::new(),
     }
+}
+
+/// A spawn that passes attachments (`spawn-with-attachments`, `start-with-attachments`):
+/// its request, with them in its task's message, and what it asks for.
+pub(crate) fn attached(
+    params: ContextParams,
+    with: Option<ContextGrants>,
+    generation: Option<ContextGeneration>,
+    attachments: Vec<Attachment>,
+) -> Result<(SpawnRequest, SpawnAsks), String> {
+    let asks = match generation {
+        Some(generation) => generating(with, generation)?,
+        None => granted(with),
+    };
+    let mut request = request(params);
+    request.attachments = attachments_from_wit(attachments)?;
+    Ok((request, asks))
 }
 
 /// The request a child was started with, as its guest reads it

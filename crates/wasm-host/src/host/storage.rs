@@ -9,8 +9,8 @@ use wonopcode_agent_loop::{EventKind, Part, Role};
 use wasmtime::component::HasData;
 
 use crate::bindings::providers::{Message as WitMessage, StreamHandle};
-use crate::bindings::storage::{CompactionStrategy, Host};
-use crate::host::shapes::{message_from_wit, message_to_wit};
+use crate::bindings::storage::{Attachment, CompactionStrategy, Host};
+use crate::host::shapes::{attachments_to_wit, message_from_wit, message_to_wit};
 use crate::state::{HostState, KeyValues, MAX_ADDED_MESSAGE_BYTES, Responses, RunSlot};
 
 /// What `storage` sees of a store: the run (its history), the streamed responses it
@@ -114,6 +114,14 @@ impl Host for StorageView<'_> {
             .iter()
             .map(message_to_wit)
             .collect())
+    }
+
+    fn get_attachments(&mut self, index: u32) -> wasmtime::Result<Vec<Attachment>> {
+        let run = self.run.get()?;
+        let message = usize::try_from(index)
+            .ok()
+            .and_then(|i| run.messages.get(i));
+        Ok(message.map(attachments_to_wit).unwrap_or_default())
     }
 
     fn add_message(&mut self, message: WitMessage) -> wasmtime::Result<()> {

@@ -136,6 +136,16 @@ impl World {
         agent: &dyn AgentLoop,
         prompt: &str,
     ) -> (Result<String, LoopError>, RunStats) {
+        self.run_attached(agent, prompt, Vec::new()).await
+    }
+
+    /// [`World::run`] with images or documents attached to the prompt.
+    pub async fn run_attached(
+        &mut self,
+        agent: &dyn AgentLoop,
+        prompt: &str,
+        attachments: Vec<wonopcode_agent_loop::Part>,
+    ) -> (Result<String, LoopError>, RunStats) {
         let root = self.workspace();
         let mut ctx = LoopContext {
             cwd: &root,
@@ -148,7 +158,7 @@ impl World {
             events: &self.events,
             session_id: "test".into(),
             stats: RunStats::default(),
-            attachments: Vec::new(),
+            attachments,
         };
         let result = agent.run_prompt(&mut ctx, prompt).await;
         (result, ctx.stats)
