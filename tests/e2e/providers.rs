@@ -1182,3 +1182,34 @@ fn an_agent_files_generation_settings_reach_its_requests_and_a_model_that_cannot
     );
     assert!(server.requests.lock().unwrap().is_empty());
 }
+
+#[test]
+fn verbose_shows_each_raw_payload_with_credentials_redacted() {
+    let scratch = Scratch::new();
+    let key = "sk-ant-do-not-print-me";
+    let run = |verbose: bool| {
+        let server = anthropic_answering();
+        let mut cmd = wonopcode();
+        cmd.env("ANTHROPIC_API_KEY", key)
+            .args(["--provider", "anthropic", "--base-url", &server.base_url])
+            .arg("-C")
+            .arg(scratch.ws());
+        if verbose {
+            cmd.arg("--verbose");
+        }
+        let out = cmd.arg("hi").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        (stderr(&out), server.base_url)
+    };
+    let (err, base) = run(true);
+    assert!(err.contains(&format!("→ POST {base}/messages")), "{err}");
+    assert!(err.contains("x-api-key: [redacted]"), "{err}");
+    assert!(
+        err.contains(r#""messages":[{"content":"#),
+        "the body: {err}"
+    );
+    assert!(err.contains("← message_start "), "each event: {err}");
+    assert!(!err.contains(key), "the key never shows: {err}");
+    let (quiet, _) = run(false);
+    assert!(!quiet.contains("→ POST"), "{quiet}");
+}

@@ -19,6 +19,16 @@ pub struct Args {
     pub prompt: PromptArgs,
 }
 
+impl Args {
+    /// Whether `--verbose` was given to a prompt's run (`wonopcode -v` or `wonopcode run -v`).
+    pub fn verbose(&self) -> bool {
+        match &self.command {
+            Some(Command::Run(prompt)) => prompt.verbose,
+            _ => self.prompt.verbose,
+        }
+    }
+}
+
 /// The examples at the end of `--help`.
 const EXAMPLES: &str = "\
 Examples:
@@ -113,7 +123,8 @@ pub struct PromptArgs {
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
-    /// With --list-loops: every column, and paths in full.
+    /// Every request's and response's raw payload on stderr (keys and credentials
+    /// redacted, long strings cut); with --list-loops: every column, and paths in full.
     #[arg(short, long, help_heading = "Output")]
     pub verbose: bool,
 

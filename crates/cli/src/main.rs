@@ -28,11 +28,19 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("WONOPCODE_LOG")
+/// Logs to stderr as `WONOPCODE_LOG` says; `--verbose` adds every request's and response's
+/// raw payload (`wonopcode::wire`, credentials redacted).
+fn init_tracing(verbose: bool) {
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("WONOPCODE_LOG")
         // rmcp logs its transports' failures itself; wonopcode reports each MCP failure once,
         // in its own words (`WONOPCODE_LOG=rmcp=debug` shows rmcp's).
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+    if verbose {
+        let wire = format!("{}=trace", wonopcode_providers::http::wire_log::TARGET);
+        if let Ok(directive) = wire.parse() {
+            filter = filter.add_directive(directive);
+        }
+    }
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -62,7 +70,7 @@ fn main() -> ExitCode {
         console::set_colors_enabled(false);
         console::set_colors_enabled_stderr(false);
     }
-    init_tracing();
+    init_tracing(args.verbose());
     // Before the runtime: the exporter's HTTP client runs on a thread of its own.
     if let Err(e) = telemetry::start(&args) {
         eprintln!("error: {e}");

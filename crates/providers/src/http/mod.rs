@@ -9,6 +9,7 @@ mod path;
 pub mod rate_limit;
 pub mod retry;
 mod wire;
+pub mod wire_log;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -574,6 +575,7 @@ impl Request {
             .post(&self.endpoint)
             .headers(self.headers.clone())
             .body(self.body.clone());
+        wire_log::request(&self.endpoint, &self.headers, &self.body);
         if let Some(signer) = &self.signer {
             request = match signer.apply(request, &self.endpoint, &self.body).await {
                 Ok(signed) => signed,
@@ -601,6 +603,7 @@ impl Request {
             let retry_after = retry::server_delay(response.headers());
             let kind = self.wire.error_type(response.headers());
             let mut body = read_text(response, idle).await;
+            wire_log::refusal(status, &body);
             if let Some(kind) = kind {
                 body = self.wire.typed_error(body, &kind);
             }
@@ -618,6 +621,7 @@ impl Request {
         }
         if let Some(wrong) = self.not_a_stream(&response) {
             let body = read_text(response, idle).await;
+            wire_log::refusal(status, &body);
             return failed(self.explain_non_stream(status, &wrong, &body));
         }
         if self.wire.framing() == Framing::AwsEventStream {
@@ -698,7 +702,10 @@ impl Request {
                     "the connection broke: {}",
                     chain(&e)
                 ))),
-                Ok(Some(Ok(event))) => decoder.event(&event.event, &event.data, &mut out),
+                Ok(Some(Ok(event))) => {
+                    wire_log::event(&event.event, &event.data);
+                    decoder.event(&event.event, &event.data, &mut out)
+                }
             };
             if !forward(&mut out, tx, &mut shown).await {
                 return Attempt::Finished;
@@ -747,7 +754,10 @@ impl Request {
             let mut failed = read.err();
             for frame in frames.drain(..) {
                 let event = match frame {
-                    Frame::Event(json) => decoder.event("", &json, &mut out),
+                    Frame::Event(json) => {
+                        wire_log::event("", &json);
+                        decoder.event("", &json, &mut out)
+                    }
                     Frame::Other(kind) => {
                         tracing::debug!(event = kind, "ignoring an unknown Bedrock event");
                         Ok(())
