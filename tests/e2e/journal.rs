@@ -161,3 +161,41 @@ fn the_journal_gives_the_conversation_a_history_file_would_have_kept() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(messages(&made).len(), 6);
 }
+
+#[test]
+fn a_warning_of_the_host_is_a_diagnostic_item_of_the_event_stream_too() {
+    use crate::support::{answer, events};
+    let s = Scratch::new();
+    // The runs directory is a file: the run goes on without a journal, and says so.
+    let runs = s.outside("runs");
+    std::fs::write(&runs, "not a directory").unwrap();
+    let t = s.transcript("t.jsonl", &[answer("Done.")]);
+    let out = wonopcode()
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .arg("--json")
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: the run is not journaled"),
+        "{}",
+        stderr(&out)
+    );
+    let events = events(&out);
+    let started = events
+        .iter()
+        .position(|e| e["type"] == "session.started")
+        .unwrap();
+    let diagnostic = events
+        .iter()
+        .position(|e| e["type"] == "item.completed" && e["item"]["kind"] == "diagnostic")
+        .expect("a diagnostic item");
+    assert!(diagnostic > started, "after session.started");
+    let message = events[diagnostic]["item"]["message"].as_str().unwrap();
+    assert!(message.starts_with("the run is not journaled"), "{message}");
+}

@@ -7,6 +7,7 @@ mod agent_files;
 mod agents;
 mod architecture;
 mod attachments;
+mod authoring;
 mod batch;
 mod child_handles;
 mod cli_errors;

@@ -147,6 +147,10 @@ pub struct LoopConfig {
     /// credentials the sandbox hides from commands, so one list holds for both (a child's
     /// config is its parent's). Empty: nothing hidden (an embedder without a sandbox).
     pub hidden_paths: std::sync::Arc<[std::path::PathBuf]>,
+    /// Every tool name of the run (its root's tools, before any context narrowed them), so
+    /// a spawn naming a tool no context has is told from one its parent only lacks. Empty:
+    /// not known (an embedder that does not say), and no name is refused for it.
+    pub tool_names: std::sync::Arc<[String]>,
 }
 
 impl LoopConfig {
@@ -188,6 +192,7 @@ impl Default for LoopConfig {
             agent: None,
             earlier: None,
             hidden_paths: std::sync::Arc::from([]),
+            tool_names: std::sync::Arc::from([]),
         }
     }
 }

@@ -322,6 +322,13 @@ pub enum ItemDetails {
     },
     /// One hook that ran (`docs/hooks.md`): what it was asked and what it said.
     Hook(HookItem),
+    /// A warning of the host's about the run: a setting it could not honour, a file, hook
+    /// or server it skipped (the lines the terminal prints as `warning:`), so that what
+    /// reads the events sees them too.
+    Diagnostic {
+        /// One line.
+        message: String,
+    },
 }
 
 /// Details of a hook item.

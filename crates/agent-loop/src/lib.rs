@@ -57,5 +57,5 @@ pub use result::{ContextStatus, LoopResult, LoopStatus, resume_turn, run_turn};
 pub use run::{Next, Response, Round, Run, RunServices};
 pub use standard::StandardLoop;
 pub use tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
-pub use tool_names::{TOOL_ALIASES, canonical_tool_name, nearest_name};
+pub use tool_names::{OPTIONAL_TOOLS, TOOL_ALIASES, canonical_tool_name, nearest_name};
 pub use usage::{ModelInfo, Pricing, Usage};

@@ -8,6 +8,10 @@ use crate::registry::ToolRegistry;
 /// Other names of tools, as `(alias, registered name)`.
 pub const TOOL_ALIASES: [(&str, &str); 1] = [("patch", "apply_patch")];
 
+/// Tools a run has only when it is set up for them: `websearch` with a search engine in the
+/// config, `skill` with skills. A name of these is a tool's, whether this run has it or not.
+pub const OPTIONAL_TOOLS: [&str; 2] = ["skill", "websearch"];
+
 /// The name the tool `name` is registered under: `name` itself unless it is an alias.
 pub fn canonical_tool_name(name: &str) -> &str {
     TOOL_ALIASES

@@ -28,6 +28,10 @@ pub struct Usage {
     /// Cost in micro-cents (1e-8 USD), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micro_cents: Option<u64>,
+    /// Web searches made (`websearch` calls that ran), which a search engine bills apart
+    /// from tokens.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_search_count: u64,
 }
 
 impl Usage {
@@ -40,6 +44,7 @@ impl Usage {
         self.cache_write_tokens += other.cache_write_tokens;
         self.cache_write_1h_tokens += other.cache_write_1h_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
+        self.web_search_count += other.web_search_count;
         self.cost_micro_cents = match (self.cost_micro_cents, other.cost_micro_cents) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
@@ -66,6 +71,9 @@ impl Usage {
             cost_micro_cents: self
                 .cost_micro_cents
                 .map(|now| now.saturating_sub(earlier.cost_micro_cents.unwrap_or(0))),
+            web_search_count: self
+                .web_search_count
+                .saturating_sub(earlier.web_search_count),
         }
     }
 

@@ -24,7 +24,7 @@ use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopContext, LoopResult, LoopStatus,
     Message, ModelInfo, ModelSource, Part, RequestOptions, RunServices, SharedModel, StandardLoop,
-    ToolRegistry, Usage, canonical_tool_name, run_turn,
+    ToolRegistry, Usage, canonical_tool_name, nearest_name, run_turn,
 };
 
 use crate::agent_definition::AgentDefinition;
@@ -234,6 +234,8 @@ impl LiveChild {
             }),
             path.clone(),
         );
+        unknown_tool(&parent.services, &params)
+            .map_or(Ok(()), |reason| Err(refuse(parent, &path, &reason)))?;
         let (tools, clashes) = own.apply(&restrict(
             &parent.services.tools,
             params.allowed_tools.as_deref(),
@@ -672,6 +674,37 @@ fn restrict(
 }
 
 /// How the child's run ended, as a context status.
+/// Why a spawn's `allowed-tools` or `denied-tools` names a tool no context of the run has
+/// (a typo, a tool of another program), with the nearest name; a tool its parent only
+/// lacks is not one: the child cannot have it either, and that is narrowing, not a
+/// mistake. MCP tools (`mcp__SERVER__TOOL`) are not judged: their server may be down.
+fn unknown_tool(parent: &RunServices, params: &SpawnRequest) -> Option<String> {
+    let universe = &parent.config.tool_names;
+    if universe.is_empty() {
+        return None;
+    }
+    let lists = [
+        ("allowed-tools", &params.allowed_tools),
+        ("denied-tools", &params.denied_tools),
+    ];
+    for (list, names) in lists {
+        for name in names.iter().flatten() {
+            let name = canonical_tool_name(name);
+            let known = name.starts_with("mcp__")
+                || universe.iter().any(|n| n == name)
+                || parent.tools.get(name).is_some();
+            if !known {
+                let near = nearest_name(name, universe.iter().map(String::as_str));
+                return Some(match near {
+                    Some(near) => format!("{list}: unknown tool `{name}`; did you mean `{near}`?"),
+                    None => format!("{list}: unknown tool `{name}`"),
+                });
+            }
+        }
+    }
+    None
+}
+
 fn classify(
     result: LoopResult,
     budgets: &[Arc<TokenBudget>],

@@ -137,6 +137,9 @@ impl Notices {
             },
             EventKind::ItemCompleted { item } => match &item.details {
                 ItemDetails::Info { message } => Notice::Log(LoggingLevel::Info, message.clone()),
+                ItemDetails::Diagnostic { message } => {
+                    Notice::Log(LoggingLevel::Warning, message.clone())
+                }
                 ItemDetails::Error { message } => {
                     Notice::Log(LoggingLevel::Error, format!("{message}{at}"))
                 }

@@ -63,7 +63,7 @@ fn tools(entry: &Entry, known: &Known<'_>) -> Result<String, String> {
         .iter()
         .cloned()
         .chain(DELEGATION_TOOLS.iter().map(|n| (*n).to_owned()))
-        .chain(["skill", "websearch"].map(str::to_owned))
+        .chain(wonopcode_agent_loop::OPTIONAL_TOOLS.map(str::to_owned))
         .collect();
     let servers: Vec<&str> = known
         .config_servers

@@ -147,6 +147,35 @@ apply_patch,read
         answer.contains("unknown tool `reed`; did you mean `read`?"),
         "{answer}"
     );
+    // With the run's tool names known, a spawn naming a tool no context has is refused;
+    // one the run has but this parent lacks (`lsp` here) is narrowing, not a mistake.
+    let mut names: Vec<String> = world.tools.names().map(str::to_owned).collect();
+    names.push("lsp".to_owned());
+    world.config.tool_names = names.into();
+    for (spec, said) in [
+        (
+            json!({"task": "tools", "allow": ["read", "raed"]}),
+            "allowed-tools: unknown tool `raed`; did you mean `read`?",
+        ),
+        (
+            json!({"task": "tools", "deny": ["bahs"]}),
+            "denied-tools: unknown tool `bahs`; did you mean `bash`?",
+        ),
+    ] {
+        let (answer, _) = world.run(&agent, &spawn(spec)).await;
+        let answer = answer.unwrap();
+        assert!(
+            answer.contains(&format!("was not started: {said}")),
+            "{answer}"
+        );
+    }
+    let (answer, _) = world
+        .run(
+            &agent,
+            &spawn(json!({"task": "tools", "allow": ["read", "lsp", "mcp__gh__issues"]})),
+        )
+        .await;
+    assert!(answer.unwrap().contains("answer:\nread\n"));
 }
 
 #[tokio::test]

@@ -759,3 +759,24 @@ async fn the_pre_compact_hooks_hear_a_compaction_before_it_happens() {
     assert_eq!(*heard.0.lock().unwrap(), ["PreCompact auto 0"]);
     assert!(h.event_types().contains(&"context.compacted".to_owned()));
 }
+
+#[tokio::test]
+async fn web_searches_that_ran_are_counted_in_the_turns_usage() {
+    let search = Probe::new("websearch", ToolKind::ReadOnly, 0);
+    let mut first = call("s1", "websearch", "{}");
+    first.extend(call("s2", "websearch", "{}"));
+    first.extend(call("s3", "nosuchtool", "{}"));
+    first.push(done(StopReason::ToolUse));
+    let model = Scripted::new(
+        100_000,
+        vec![
+            Script::Chunks(first),
+            Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
+        ],
+    );
+    let mut h = Harness::new(model, vec![Arc::new(search)]);
+    let result = crate::run_turn(&StandardLoop, &mut h.context(), "find it").await;
+    assert_eq!(result.usage.web_search_count, 2, "the two that ran");
+    let json = serde_json::to_value(result.usage).unwrap();
+    assert_eq!(json["web_search_count"], 2);
+}

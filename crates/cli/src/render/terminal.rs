@@ -178,9 +178,11 @@ impl TerminalRenderer {
                             self.err_line(&format!("{indent}  {} {line}", label(&module)));
                         }
                     }
+                    // The CLI prints the host's warnings itself (`warning:`).
                     ItemDetails::Reasoning { .. }
                     | ItemDetails::TodoList { .. }
-                    | ItemDetails::Progress { .. } => {}
+                    | ItemDetails::Progress { .. }
+                    | ItemDetails::Diagnostic { .. } => {}
                 }
             }
             EventKind::ItemDelta { text, .. } => self.status.streamed(path, text.len()),
@@ -492,7 +494,8 @@ impl TerminalRenderer {
                 }
             }
             ItemDetails::Progress { .. } => self.clear_spinner(&item.id),
-            ItemDetails::TodoList { .. } => {}
+            // The CLI prints the host's warnings itself (`warning:`).
+            ItemDetails::TodoList { .. } | ItemDetails::Diagnostic { .. } => {}
         }
     }
 
@@ -550,7 +553,10 @@ impl TerminalRenderer {
                 ItemDetails::Progress { message, fraction } => {
                     self.spinner(&item.id, progress_text(message, *fraction));
                 }
-                ItemDetails::Error { .. } | ItemDetails::Info { .. } | ItemDetails::Hook(_) => {}
+                ItemDetails::Error { .. }
+                | ItemDetails::Info { .. }
+                | ItemDetails::Hook(_)
+                | ItemDetails::Diagnostic { .. } => {}
             },
             EventKind::ItemDelta { item_id, text } => {
                 self.status.streamed(&event.context, text.len());

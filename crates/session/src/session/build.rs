@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
+use wonopcode_agent_loop::OPTIONAL_TOOLS;
 use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
+use wonopcode_agent_loop::event::{Item, ItemDetails};
 use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
 use wonopcode_agent_loop::{
     ContextPath, Emitter, EventKind, LoopConfig, Message, ModelSource, OnInterrupted, Role,
@@ -124,6 +126,16 @@ impl SessionBuilder {
         };
         self.delegation(&source, &mut tooling.tools, &resolver, &host_config)?;
         let switcher = self.switcher(&resolver, &host_config);
+        // Every tool a context of the run could have, before the root's module narrows
+        // them, and those only some runs have, for the spawns that name one
+        // (`LoopConfig::tool_names`); the MCP servers' join after loading.
+        let mut tool_names: Vec<String> = tooling
+            .tools
+            .names()
+            .map(str::to_owned)
+            .chain(OPTIONAL_TOOLS.map(str::to_owned))
+            .chain(wonopcode_contexts::DELEGATION_TOOLS.map(str::to_owned))
+            .collect();
         let loaded = self
             .load(
                 &source,
@@ -145,6 +157,12 @@ impl SessionBuilder {
         } = loaded;
         loop_config.hooks =
             wonopcode_agent_loop::hook::layered(loop_config.hooks.take(), own.hooks.clone());
+        for name in tools.names() {
+            if !tool_names.iter().any(|n| n == name) {
+                tool_names.push(name.to_owned());
+            }
+        }
+        loop_config.tool_names = tool_names.into();
         let loop_name = agent_file
             .as_ref()
             .map_or(agent.name(), |a| a.name.as_str())
@@ -174,6 +192,16 @@ impl SessionBuilder {
             .announce(lineage, &mut loop_config, &instructions)
             .await;
         report_failures(&conversation.events, &own, clashes, mcp_failures);
+        for notice in &notices {
+            conversation.events.emit(EventKind::ItemCompleted {
+                item: Item {
+                    id: conversation.events.next_item_id(),
+                    details: ItemDetails::Diagnostic {
+                        message: notice.clone(),
+                    },
+                },
+            });
+        }
         Ok(Session {
             root,
             journal,
