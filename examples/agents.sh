@@ -5,6 +5,8 @@
 #   bash examples/agents.sh                 # the orchestrator delegating to specialists
 #   bash examples/agents.sh coder           # one specialist on its own (planner, coder,
 #                                           # researcher, reviewer)
+#   bash examples/agents.sh architect       # seed 000's custom-tool example: its
+#                                           # analyze_architecture spawns the analyzer
 #   bash examples/agents.sh coder --json    # extra flags go to wonopcode
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,7 +17,7 @@ if [[ $# -gt 0 && "$1" != -* ]]; then
 fi
 agents="$here/agents"
 if [[ ! -f "$agents/prompts/$name.txt" ]]; then
-  echo "error: no example named \`$name\`; use orchestrator, planner, coder, researcher or reviewer" >&2
+  echo "error: no example named \`$name\`; use orchestrator, architect, planner, coder, researcher or reviewer" >&2
   exit 2
 fi
 scratch="$agents/scratch"

@@ -307,3 +307,64 @@ fn a_test_or_debug_task_switches_the_coder_to_the_deep_model() {
         assert_eq!(code, Some(0), "{prompt}: {err}");
     }
 }
+
+/// Seed 000's custom-tool example (`guests/architect`): `analyze_architecture` lists the
+/// workspace with the host's `glob` and hands the files to the `analyzer` specialist, whose
+/// answer is the tool's output; `delegate_to_specialist` hands a question to the researcher.
+#[test]
+fn the_seeds_custom_tool_example_analyzes_through_the_analyzer_and_delegates() {
+    let scratch = Scratch::new();
+    let agents = repo_root().join("examples/agents");
+    copy_dir(&agents.join("workspace"), &scratch.ws());
+    let prompt = std::fs::read_to_string(agents.join("prompts/architect.txt")).unwrap();
+    let out = wonopcode()
+        .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
+        .arg("--loops-dir")
+        .arg(&agents)
+        .args([
+            "--agent-loop-name",
+            "architect",
+            "--yes",
+            "--json",
+            "--replay",
+        ])
+        .arg(agents.join("transcripts/architect.jsonl"))
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg(prompt.trim())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let started: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["type"] == "context.started")
+        .map(|e| {
+            (
+                e["module"].as_str().unwrap_or_default().to_owned(),
+                e["task"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(started.len(), 2, "{started:?}");
+    assert_eq!(started[0].0, "analyzer");
+    assert!(
+        started[0].1.contains("greet.sh") && started[0].1.contains("Makefile"),
+        "the analyzer is given the files glob found: {}",
+        started[0].1
+    );
+    assert_eq!(started[1].0, "researcher");
+    let analysis = result_of(&events, "0", "toolu_a1");
+    assert!(
+        analysis["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("A one-script project")),
+        "the analyzer's answer is the tool's output: {analysis}"
+    );
+    let delegated = result_of(&events, "0", "toolu_a2");
+    assert_eq!(
+        delegated["output"],
+        "Yes: the README says to run `make test`."
+    );
+    assert!(final_answer(&events).starts_with("The project is one shell script"));
+}

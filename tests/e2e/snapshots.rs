@@ -155,6 +155,26 @@ fn the_multi_agent_example_reads_the_same() {
 }
 
 #[test]
+fn the_seeds_custom_tool_example_reads_the_same() {
+    let agents = repo_root().join("examples/agents");
+    let transcript = agents.join("transcripts/architect.jsonl");
+    let out = rendered(
+        &agents.join("workspace"),
+        &[
+            "--yes",
+            "--loops-dir",
+            agents.to_str().unwrap(),
+            "--agent-loop-name",
+            "architect",
+            "--replay",
+            transcript.to_str().unwrap(),
+        ],
+        &agents.join("prompts/architect.txt"),
+    );
+    insta::assert_snapshot!("agents_architect", out);
+}
+
+#[test]
 fn the_hooks_example_reads_the_same() {
     let example = repo_root().join("examples/hooks");
     let transcript = example.join("transcript.jsonl");
