@@ -85,29 +85,29 @@ fn run_sample(
         .unwrap()
 }
 
-#[test]
-fn the_orchestrator_example_routes_each_specialist_by_its_work_and_reports_what_it_spent() {
+/// Runs the example `name` of `examples/agents` (its registry, prompt and recorded
+/// transcript) on a fresh copy of its workspace, with events as JSON Lines.
+fn example(name: &str) -> Output {
     let scratch = Scratch::new();
     let agents = repo_root().join("examples/agents");
     copy_dir(&agents.join("workspace"), &scratch.ws());
-    let prompt = std::fs::read_to_string(agents.join("prompts/orchestrator.txt")).unwrap();
-    let out = wonopcode()
+    let prompt = std::fs::read_to_string(agents.join(format!("prompts/{name}.txt"))).unwrap();
+    wonopcode()
         .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
         .arg("--loops-dir")
         .arg(&agents)
-        .args([
-            "--agent-loop-name",
-            "orchestrator",
-            "--yes",
-            "--json",
-            "--replay",
-        ])
-        .arg(agents.join("transcripts/orchestrator.jsonl"))
+        .args(["--agent-loop-name", name, "--yes", "--json", "--replay"])
+        .arg(agents.join(format!("transcripts/{name}.jsonl")))
         .arg("-C")
         .arg(scratch.ws())
         .arg(prompt.trim())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_orchestrator_example_routes_each_specialist_by_its_work_and_reports_what_it_spent() {
+    let out = example("orchestrator");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events = events(&out);
     // Each specialist's result says which model ran it and what it spent.
@@ -313,27 +313,7 @@ fn a_test_or_debug_task_switches_the_coder_to_the_deep_model() {
 /// answer is the tool's output; `delegate_to_specialist` hands a question to the researcher.
 #[test]
 fn the_seeds_custom_tool_example_analyzes_through_the_analyzer_and_delegates() {
-    let scratch = Scratch::new();
-    let agents = repo_root().join("examples/agents");
-    copy_dir(&agents.join("workspace"), &scratch.ws());
-    let prompt = std::fs::read_to_string(agents.join("prompts/architect.txt")).unwrap();
-    let out = wonopcode()
-        .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
-        .arg("--loops-dir")
-        .arg(&agents)
-        .args([
-            "--agent-loop-name",
-            "architect",
-            "--yes",
-            "--json",
-            "--replay",
-        ])
-        .arg(agents.join("transcripts/architect.jsonl"))
-        .arg("-C")
-        .arg(scratch.ws())
-        .arg(prompt.trim())
-        .output()
-        .unwrap();
+    let out = example("architect");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events = events(&out);
     let started: Vec<(String, String)> = events

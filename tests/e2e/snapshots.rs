@@ -134,44 +134,34 @@ fn an_edit_and_a_command_read_the_same() {
     insta::assert_snapshot!("edit_and_run", out);
 }
 
-#[test]
-fn the_multi_agent_example_reads_the_same() {
+/// What the example `name` of `examples/agents` prints (its registry, prompt and recorded
+/// transcript, on a fresh copy of its workspace).
+fn agents_example(name: &str) -> String {
     let agents = repo_root().join("examples/agents");
-    let transcript = agents.join("transcripts/orchestrator.jsonl");
-    let out = rendered(
+    let transcript = agents.join(format!("transcripts/{name}.jsonl"));
+    rendered(
         &agents.join("workspace"),
         &[
             "--yes",
             "--loops-dir",
             agents.to_str().unwrap(),
             "--agent-loop-name",
-            "orchestrator",
+            name,
             "--replay",
             transcript.to_str().unwrap(),
         ],
-        &agents.join("prompts/orchestrator.txt"),
-    );
-    insta::assert_snapshot!("agents_orchestrator", out);
+        &agents.join(format!("prompts/{name}.txt")),
+    )
+}
+
+#[test]
+fn the_multi_agent_example_reads_the_same() {
+    insta::assert_snapshot!("agents_orchestrator", agents_example("orchestrator"));
 }
 
 #[test]
 fn the_seeds_custom_tool_example_reads_the_same() {
-    let agents = repo_root().join("examples/agents");
-    let transcript = agents.join("transcripts/architect.jsonl");
-    let out = rendered(
-        &agents.join("workspace"),
-        &[
-            "--yes",
-            "--loops-dir",
-            agents.to_str().unwrap(),
-            "--agent-loop-name",
-            "architect",
-            "--replay",
-            transcript.to_str().unwrap(),
-        ],
-        &agents.join("prompts/architect.txt"),
-    );
-    insta::assert_snapshot!("agents_architect", out);
+    insta::assert_snapshot!("agents_architect", agents_example("architect"));
 }
 
 #[test]
