@@ -185,3 +185,59 @@ fn a_model_that_reads_only_text_is_refused_before_the_request() {
     );
     assert!(server.requests.lock().unwrap().is_empty());
 }
+
+/// A run's attachments are kept in its journal, so a fork (and a resume) gives its prompts
+/// again with them: the forked run's request carries the same image as the original's.
+#[test]
+fn a_fork_gives_the_prompt_again_with_its_image() {
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let shot = scratch.outside("shot.png");
+    std::fs::write(&shot, PNG).unwrap();
+    let runs = scratch.outside("runs");
+    let first = serve_scripted(
+        anthropic_turns()
+            .into_iter()
+            .map(|body| Scripted {
+                status: 200,
+                content_type: "text/event-stream",
+                headers: "",
+                body: body.into_bytes(),
+            })
+            .collect(),
+    );
+    let out = live(&scratch, &first.base_url)
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["--yes", "-i"])
+        .arg(&shot)
+        .arg("what do my notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    assert!(runs.join(&id).join("attachments/prompt-0.json").is_file());
+
+    let second = answering(1);
+    let forked = wonopcode()
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .env("ANTHROPIC_API_KEY", "k")
+        .args(["fork", &id, "--at", "0:1", "-C"])
+        .arg(scratch.ws())
+        .args(["--", "--base-url", &second.base_url])
+        .output()
+        .unwrap();
+    assert_eq!(forked.status.code(), Some(0), "{}", stderr(&forked));
+    let blocks = sent_blocks(&second, 0);
+    assert_eq!(blocks[0]["type"], "image", "{blocks:?}");
+    assert_eq!(
+        blocks[0]["source"]["data"],
+        sent_blocks(&first, 0)[0]["source"]["data"]
+    );
+}

@@ -41,7 +41,7 @@ enum Input {
     /// A resumed run's prompts, given again; then the REPL, when the run was interactive
     /// and still is.
     Again {
-        prompts: Vec<String>,
+        prompts: Vec<(String, Vec<Part>)>,
         then_repl: bool,
     },
 }
@@ -146,7 +146,7 @@ fn attachments(args: &PromptArgs, workspace: &Path) -> anyhow::Result<Vec<Part>>
 /// there is a terminal.
 pub async fn run_again(start: Start, again: Again) -> anyhow::Result<u8> {
     let input = Input::Again {
-        prompts: again.meta().prompts.clone(),
+        prompts: again.prompts()?,
         then_repl: !again.one_shot() && std::io::stdin().is_terminal(),
     };
     run_started(start, input, Some(again)).await
@@ -342,8 +342,8 @@ impl Cli {
             Input::Repl => self.repl().await?,
             Input::Again { prompts, then_repl } => {
                 let mut code = exit::SUCCESS;
-                for prompt in prompts {
-                    let result = self.session.prompt(&prompt).await;
+                for (prompt, attached) in prompts {
+                    let result = self.session.prompt_with(&prompt, attached).await;
                     code = self.finish(&result);
                     if code != exit::SUCCESS {
                         break;

@@ -25,7 +25,7 @@ mod seal;
 pub use earlier::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
 pub use meta::{Invocation, RunMeta, RunStatus};
-pub use runs::{RunDir, Runs, new_run_id};
+pub use runs::{RunDir, Runs, attachments_path, new_run_id, prompt_attachments};
 pub use seal::SealKey;
 
 /// Why the journal could not be written or read.

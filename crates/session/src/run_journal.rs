@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use wonopcode_agent_loop::{ModelSource, SharedModel};
+use wonopcode_agent_loop::{ModelSource, Part, SharedModel};
 use wonopcode_journal::{EventLog, Invocation, RunDir, RunMeta, RunStatus, Runs, new_run_id};
 use wonopcode_providers::{RecordingModel, RecordingSource};
 
@@ -92,12 +92,25 @@ impl RunJournal {
     }
 
     /// Adds a prompt of the root to `run.json` (whole: a resume gives it again; the first
-    /// also cut to a line, for `runs list`), before its turn runs.
-    pub fn prompted(&self, prompt: &str) {
+    /// also cut to a line, for `runs list`), and its attachments beside it, before its turn
+    /// runs.
+    pub fn prompted(&self, prompt: &str, attachments: &[Part]) {
         let mut meta = self.meta.lock();
         let Some(meta) = meta.as_mut() else {
             return;
         };
+        if !attachments.is_empty() {
+            let path = self.dir.attachments_path(meta.prompts.len());
+            let written = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| {
+                    std::fs::write(&path, serde_json::to_vec(attachments).unwrap_or_default())
+                });
+            if let Err(e) = written {
+                tracing::warn!(error = %e, path = %path.display(), "cannot keep the prompt's attachments");
+            }
+        }
         if meta.prompt.is_none() {
             let line = prompt.lines().next().unwrap_or_default();
             meta.prompt = Some(line.chars().take(120).collect());

@@ -461,7 +461,7 @@ impl Session {
     /// kin make them); the prompt's message carries them, whichever loop runs it.
     pub async fn prompt_with(&mut self, prompt: &str, attachments: Vec<Part>) -> LoopResult {
         if let Some(journal) = &self.journal {
-            journal.prompted(prompt);
+            journal.prompted(prompt, &attachments);
         }
         self.turn(Turn::Prompt(prompt, attachments)).await
     }
