@@ -211,6 +211,47 @@ impl RunDir {
     }
 }
 
+/// Where the run in `dir` keeps the attachments of its root's prompt `index`.
+pub fn attachments_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join("attachments").join(format!("prompt-{index}.json"))
+}
+
+/// The attachments of the root's prompt `index` of the run in `dir` (none when it carried
+/// none), each checked by its bytes again: a journal is read back, not trusted.
+pub fn prompt_attachments(dir: &Path, index: usize) -> Result<Vec<Part>, JournalError> {
+    let path = attachments_path(dir, index);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(JournalError::io(&path, &e)),
+    };
+    let parts: Vec<Part> =
+        serde_json::from_str(&text).map_err(|e| bad_attachment(&path, &e.to_string()))?;
+    parts
+        .iter()
+        .map(|part| {
+            let (media_type, name) = match part {
+                Part::Image { media_type, .. } => (media_type.as_str(), "an image".to_owned()),
+                Part::Document {
+                    media_type, name, ..
+                } => (media_type.as_str(), name.clone()),
+                _ => return Err(bad_attachment(&path, "not an image or document")),
+            };
+            let bytes =
+                attachment::bytes_of(part).ok_or_else(|| bad_attachment(&path, "not base64"))?;
+            attachment::as_claimed(&bytes, media_type, &name)
+                .map_err(|e| bad_attachment(&path, &e.to_string()))
+        })
+        .collect()
+}
+
+fn bad_attachment(path: &Path, why: &str) -> JournalError {
+    JournalError::Io {
+        path: path.display().to_string(),
+        why: why.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,46 +331,5 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), ids.len());
-    }
-}
-
-/// Where the run in `dir` keeps the attachments of its root's prompt `index`.
-pub fn attachments_path(dir: &Path, index: usize) -> PathBuf {
-    dir.join("attachments").join(format!("prompt-{index}.json"))
-}
-
-/// The attachments of the root's prompt `index` of the run in `dir` (none when it carried
-/// none), each checked by its bytes again: a journal is read back, not trusted.
-pub fn prompt_attachments(dir: &Path, index: usize) -> Result<Vec<Part>, JournalError> {
-    let path = attachments_path(dir, index);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(JournalError::io(&path, &e)),
-    };
-    let parts: Vec<Part> =
-        serde_json::from_str(&text).map_err(|e| bad_attachment(&path, &e.to_string()))?;
-    parts
-        .iter()
-        .map(|part| {
-            let (media_type, name) = match part {
-                Part::Image { media_type, .. } => (media_type.as_str(), "an image".to_owned()),
-                Part::Document {
-                    media_type, name, ..
-                } => (media_type.as_str(), name.clone()),
-                _ => return Err(bad_attachment(&path, "not an image or document")),
-            };
-            let bytes =
-                attachment::bytes_of(part).ok_or_else(|| bad_attachment(&path, "not base64"))?;
-            attachment::as_claimed(&bytes, media_type, &name)
-                .map_err(|e| bad_attachment(&path, &e.to_string()))
-        })
-        .collect()
-}
-
-fn bad_attachment(path: &Path, why: &str) -> JournalError {
-    JournalError::Io {
-        path: path.display().to_string(),
-        why: why.to_owned(),
     }
 }
