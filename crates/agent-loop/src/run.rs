@@ -86,9 +86,6 @@ pub struct Response {
     pub calls: Vec<Call>,
 }
 
-/// The tool whose calls are counted as web searches in the run's usage.
-const WEB_SEARCH: &str = "websearch";
-
 /// One prompt's run. See the module documentation.
 pub struct Run {
     /// The services.
@@ -477,7 +474,7 @@ impl Run {
         for (call, outcome) in calls.iter().zip(outcomes) {
             let verdict = verdict_of(call, outcome);
             succeeded.push(verdict.succeeded());
-            if call.name == WEB_SEARCH && verdict.succeeded() {
+            if call.name == crate::tool_names::WEB_SEARCH_TOOL && verdict.succeeded() {
                 self.stats.usage.web_search_count += 1;
             }
             if let Ok(mut part) = ending.note(call, verdict) {

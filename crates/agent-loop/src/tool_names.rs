@@ -10,7 +10,10 @@ pub const TOOL_ALIASES: [(&str, &str); 1] = [("patch", "apply_patch")];
 
 /// Tools a run has only when it is set up for them: `websearch` with a search engine in the
 /// config, `skill` with skills. A name of these is a tool's, whether this run has it or not.
-pub const OPTIONAL_TOOLS: [&str; 2] = ["skill", "websearch"];
+pub const OPTIONAL_TOOLS: [&str; 2] = ["skill", WEB_SEARCH_TOOL];
+
+/// The web search tool, whose calls the run's usage counts (`web_search_count`).
+pub const WEB_SEARCH_TOOL: &str = "websearch";
 
 /// The name the tool `name` is registered under: `name` itself unless it is an alias.
 pub fn canonical_tool_name(name: &str) -> &str {

@@ -55,10 +55,8 @@ impl Host for ContextView<'_> {
         &mut self,
         params: ContextParams,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
-        let parent = self.parent_view(params.inherit_messages)?;
-        let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, request(params), SpawnAsks::default()).await;
-        Ok(self.roll_up(outcome))
+        self.run_request(request(params), SpawnAsks::default())
+            .await
     }
 
     async fn spawn_with_grants(
@@ -66,11 +64,8 @@ impl Host for ContextView<'_> {
         params: ContextParams,
         grants: ContextGrants,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
-        let asks = granted(Some(grants));
-        let parent = self.parent_view(params.inherit_messages)?;
-        let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, request(params), asks).await;
-        Ok(self.roll_up(outcome))
+        self.run_request(request(params), granted(Some(grants)))
+            .await
     }
 
     async fn spawn_with_generation(
@@ -83,10 +78,7 @@ impl Host for ContextView<'_> {
             Ok(asks) => asks,
             Err(e) => return Ok(Err(e)),
         };
-        let parent = self.parent_view(params.inherit_messages)?;
-        let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, request(params), asks).await;
-        Ok(self.roll_up(outcome))
+        self.run_request(request(params), asks).await
     }
 
     async fn spawn_with_attachments(
@@ -100,10 +92,7 @@ impl Host for ContextView<'_> {
             Ok(asked) => asked,
             Err(e) => return Ok(Err(e)),
         };
-        let parent = self.parent_view(request.inherit_messages)?;
-        let path = self.next_child_path()?;
-        let outcome = run_child(&parent, path, request, asks).await;
-        Ok(self.roll_up(outcome))
+        self.run_request(request, asks).await
     }
 
     async fn spawn_parallel(
@@ -259,6 +248,19 @@ impl ContextView<'_> {
         asks: SpawnAsks,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
         self.start_request(request(params), asks).await
+    }
+
+    /// Runs a child on the tree's request to its end (`spawn` and its kin) and rolls its
+    /// usage up.
+    async fn run_request(
+        &mut self,
+        request: SpawnRequest,
+        asks: SpawnAsks,
+    ) -> wasmtime::Result<Result<ContextResult, String>> {
+        let parent = self.parent_view(request.inherit_messages)?;
+        let path = self.next_child_path()?;
+        let outcome = run_child(&parent, path, request, asks).await;
+        Ok(self.roll_up(outcome))
     }
 
     /// Starts a child that lives on from the tree's request.
