@@ -59,7 +59,8 @@ pub struct PromptArgs {
         long = "image",
         value_name = "FILE",
         value_delimiter = ',',
-        conflicts_with = "resume"
+        conflicts_with = "resume",
+        help_heading = "Session"
     )]
     pub images: Vec<String>,
 
