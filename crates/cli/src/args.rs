@@ -51,19 +51,6 @@ pub struct PromptArgs {
     /// `@path` of an image or PDF in it attaches the file.
     pub prompt: Option<String>,
 
-    /// Attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (the first one, in an
-    /// interactive session): a path, `-` for stdin, or a `data:` URL. Repeatable, or
-    /// comma-separated.
-    #[arg(
-        short = 'i',
-        long = "image",
-        value_name = "FILE",
-        value_delimiter = ',',
-        conflicts_with = "resume",
-        help_heading = "Session"
-    )]
-    pub images: Vec<String>,
-
     /// The model.
     #[command(flatten)]
     pub model: ModelArgs,
@@ -132,6 +119,19 @@ pub struct PromptArgs {
     /// Write the run's contexts, turns and tool calls as Chrome trace-event JSON (Perfetto).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub trace: Option<PathBuf>,
+
+    /// Attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (the first one, in an
+    /// interactive session): a path, `-` for stdin, or a `data:` URL. Repeatable, or
+    /// comma-separated.
+    #[arg(
+        short = 'i',
+        long = "image",
+        value_name = "FILE",
+        value_delimiter = ',',
+        conflicts_with = "resume",
+        help_heading = "Session"
+    )]
+    pub images: Vec<String>,
 
     /// Append every message to this JSONL file (fsync'd); an existing file resumes its session.
     #[arg(long, value_name = "FILE", help_heading = "Session")]
