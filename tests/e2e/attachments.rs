@@ -214,15 +214,8 @@ fn a_fork_gives_the_prompt_again_with_its_image() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let id = std::fs::read_dir(&runs)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .file_name()
-        .to_string_lossy()
-        .into_owned();
-    assert!(runs.join(&id).join("attachments/prompt-0.json").is_file());
+    let (id, run) = crate::resume::only_run(&runs);
+    assert!(run.join("attachments/prompt-0.json").is_file());
 
     let second = answering(1);
     let forked = wonopcode()

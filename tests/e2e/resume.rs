@@ -296,7 +296,7 @@ fn kill_after(cmd: &mut std::process::Command, lines: usize) -> bool {
 }
 
 /// The only run under `runs`: its id and directory.
-fn only_run(runs: &Path) -> (String, PathBuf) {
+pub(crate) fn only_run(runs: &Path) -> (String, PathBuf) {
     let dirs: Vec<PathBuf> = std::fs::read_dir(runs)
         .unwrap()
         .map(|e| e.unwrap().path())

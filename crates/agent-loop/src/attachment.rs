@@ -80,13 +80,21 @@ pub struct AttachmentLimits {
 
 /// An image or PDF from its bytes. `name` is what an error or the model is told.
 pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Part, AttachmentError> {
-    let Some(media_type) = sniff(bytes) else {
-        return Err(AttachmentError::UnknownKind {
-            name: name.to_owned(),
-        });
-    };
+    let media_type = kind_of(bytes, name)?;
+    Ok(encoded(bytes, media_type, name))
+}
+
+/// The media type `bytes` are of, or why they are none the APIs read.
+fn kind_of(bytes: &[u8], name: &str) -> Result<&'static str, AttachmentError> {
+    sniff(bytes).ok_or_else(|| AttachmentError::UnknownKind {
+        name: name.to_owned(),
+    })
+}
+
+/// The part holding `bytes` of `media_type`.
+fn encoded(bytes: &[u8], media_type: &'static str, name: &str) -> Part {
     let data = STANDARD.encode(bytes);
-    Ok(if media_type == "application/pdf" {
+    if media_type == "application/pdf" {
         Part::Document {
             media_type: media_type.to_owned(),
             data,
@@ -97,7 +105,7 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Part, AttachmentError> {
             media_type: media_type.to_owned(),
             data,
         }
-    })
+    }
 }
 
 /// An attachment from a file, read no further than [`MAX_ATTACHMENT_BYTES`].
@@ -145,15 +153,15 @@ pub fn as_claimed(bytes: &[u8], claimed: &str, name: &str) -> Result<Part, Attac
             name: name.to_owned(),
         });
     }
-    let part = from_bytes(bytes, name)?;
-    match sniff(bytes) {
-        Some(actual) if actual == claimed => Ok(part),
-        actual => Err(AttachmentError::Mislabelled {
+    let actual = kind_of(bytes, name)?;
+    if actual != claimed {
+        return Err(AttachmentError::Mislabelled {
             name: name.to_owned(),
             claimed: claimed.to_owned(),
-            actual: actual.unwrap_or("something else").to_owned(),
-        }),
+            actual: actual.to_owned(),
+        });
     }
+    Ok(encoded(bytes, actual, name))
 }
 
 /// The bytes of an image or document part.
