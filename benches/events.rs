@@ -67,6 +67,7 @@ fn sample() -> Vec<Event> {
             output_tokens: 300,
             ..Usage::default()
         },
+        pending: Vec::new(),
     }));
     events
 }

@@ -34,6 +34,7 @@ mod sandbox;
 mod seed_examples;
 mod snapshots;
 mod support;
+mod suspended_tree;
 mod telemetry;
 mod templates;
 mod terminal;

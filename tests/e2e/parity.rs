@@ -276,7 +276,8 @@ fn a_child_that_waits_for_an_answer_is_reported_suspended_with_its_question() {
         ],
         &format!("spawn {spec}"),
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The child's suspension suspends the root (exit 3), on the child's own call.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let evs = events(&out);
     let child = evs
         .iter()
@@ -289,11 +290,17 @@ fn a_child_that_waits_for_an_answer_is_reported_suspended_with_its_question() {
         ),
         "{child}"
     );
-    // The parent heard it through the 0.2 status, as an error that says so.
-    let answer = String::from_utf8_lossy(&out.stdout).to_string();
+    let root = evs
+        .iter()
+        .rfind(|e| e["type"] == "turn.completed" && e["context"] == "0")
+        .expect("the root's turn ended");
+    assert_eq!(root["status"], "suspended", "{root}");
+    assert_eq!(root["pending"][0]["context"], "0.1", "{root}");
+    assert_eq!(root["pending"][0]["id"], "w", "{root}");
     assert!(
-        answer.contains("status: error: suspended: `write` on `SUMMARY.md` needs approval"),
-        "{answer}"
+        stderr(&out).contains("waiting: 0.1:w (write)"),
+        "{}",
+        stderr(&out)
     );
     assert!(!s.ws().join("SUMMARY.md").exists());
 }

@@ -24,8 +24,8 @@ type Answerer = dyn Fn(&Value) -> Option<(String, String)> + Send + Sync;
 /// A loopback model server: each connection one request, answered as `answer` says, the
 /// body streamed in pieces a little apart (so a kill can land mid-response); a request it
 /// cannot answer gets a 500. It logs every label it was asked for.
-struct ModelServer {
-    base_url: String,
+pub(crate) struct ModelServer {
+    pub(crate) base_url: String,
     /// Every label answered, with the model it was asked of.
     asked: Arc<Mutex<Vec<(String, String)>>>,
 }
@@ -47,7 +47,7 @@ impl ModelServer {
         Self { base_url, asked }
     }
 
-    fn asked(&self) -> Vec<String> {
+    pub(crate) fn asked(&self) -> Vec<String> {
         self.asked
             .lock()
             .unwrap()
@@ -200,7 +200,7 @@ fn text_of(content: &Value) -> String {
 /// A server answering Anthropic requests from a transcript of the multi-agent example:
 /// the context by its first message (its task, whose start the record keeps), the response by how many answers the
 /// request already holds. Labels are `CONTEXT:RESPONSE`.
-fn example_server(transcript: &Path) -> ModelServer {
+pub(crate) fn example_server(transcript: &Path) -> ModelServer {
     let mut by_task: HashMap<String, String> = HashMap::new();
     let mut records: HashMap<(String, u64), Vec<Value>> = HashMap::new();
     for line in std::fs::read_to_string(transcript).unwrap().lines() {
@@ -233,8 +233,19 @@ fn example_server(transcript: &Path) -> ModelServer {
     }))
 }
 
-/// The multi-agent example, live against `server`, in `ws`, journaled under `runs`.
+/// The multi-agent example, live against `server`, in `ws`, journaled under `runs`, every
+/// call approved.
 fn example(server: &ModelServer, ws: &Path, runs: &Path) -> std::process::Command {
+    example_with(server, ws, runs, &["--yes"])
+}
+
+/// The multi-agent example with `approvals` (`--yes`, or `--unattended suspend`).
+pub(crate) fn example_with(
+    server: &ModelServer,
+    ws: &Path,
+    runs: &Path,
+    approvals: &[&str],
+) -> std::process::Command {
     let agents = repo_root().join("examples/agents");
     let prompt = std::fs::read_to_string(agents.join("prompts/orchestrator.txt")).unwrap();
     let mut cmd = command();
@@ -243,7 +254,8 @@ fn example(server: &ModelServer, ws: &Path, runs: &Path) -> std::process::Comman
         .env("ANTHROPIC_BASE_URL", &server.base_url)
         .arg("--loops-dir")
         .arg(&agents)
-        .args(["--agent-loop-name", "orchestrator", "--yes", "--json"])
+        .args(["--agent-loop-name", "orchestrator", "--json"])
+        .args(approvals)
         .args(["--provider", "anthropic", "--model", "claude-sonnet-4-5"])
         .arg("-C")
         .arg(ws)
@@ -252,14 +264,14 @@ fn example(server: &ModelServer, ws: &Path, runs: &Path) -> std::process::Comman
 }
 
 /// A fresh copy of the example's workspace in a new scratch directory.
-fn example_workspace() -> Scratch {
+pub(crate) fn example_workspace() -> Scratch {
     let s = Scratch::new();
     copy_dir(&repo_root().join("examples/agents/workspace"), &s.ws());
     s
 }
 
 /// Runs `cmd`; its stdout's JSON lines and exit code.
-fn run(cmd: &mut std::process::Command) -> (Vec<Value>, Option<i32>, String) {
+pub(crate) fn run(cmd: &mut std::process::Command) -> (Vec<Value>, Option<i32>, String) {
     let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
     let events = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -307,7 +319,7 @@ pub(crate) fn only_run(runs: &Path) -> (String, PathBuf) {
 }
 
 /// `CONTEXT:RESPONSE` of every whole record of a run's `responses.jsonl`.
-fn recorded(run: &Path) -> BTreeSet<String> {
+pub(crate) fn recorded(run: &Path) -> BTreeSet<String> {
     std::fs::read_to_string(run.join("responses.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -318,7 +330,7 @@ fn recorded(run: &Path) -> BTreeSet<String> {
 }
 
 /// The root's last answer.
-fn answer(events: &[Value]) -> String {
+pub(crate) fn answer(events: &[Value]) -> String {
     events
         .iter()
         .filter(|e| {
@@ -333,7 +345,7 @@ fn answer(events: &[Value]) -> String {
 }
 
 /// The files the example changes.
-fn changed_files(ws: &Path) -> (String, String) {
+pub(crate) fn changed_files(ws: &Path) -> (String, String) {
     (
         std::fs::read_to_string(ws.join("greet.sh")).unwrap(),
         std::fs::read_to_string(ws.join("README.md")).unwrap(),
@@ -341,7 +353,12 @@ fn changed_files(ws: &Path) -> (String, String) {
 }
 
 /// `wonopcode resume ID` with `runs` as the runs' directory, against `server`.
-fn resume(server: &ModelServer, runs: &Path, id: &str, extra: &[&str]) -> std::process::Command {
+pub(crate) fn resume(
+    server: &ModelServer,
+    runs: &Path,
+    id: &str,
+    extra: &[&str],
+) -> std::process::Command {
     let mut cmd = command();
     cmd.env("WONOPCODE_RUNS_DIR", runs)
         .env("ANTHROPIC_API_KEY", "k")
@@ -368,7 +385,7 @@ fn kill_points(lines: usize) -> Vec<usize> {
 
 /// The example's server, and the example run uninterrupted against it (its workspace, with
 /// the journal under `runs`, and its events).
-fn uninterrupted() -> (ModelServer, Scratch, Vec<Value>) {
+pub(crate) fn uninterrupted() -> (ModelServer, Scratch, Vec<Value>) {
     let transcript = repo_root().join("examples/agents/transcripts/orchestrator.jsonl");
     let server = example_server(&transcript);
     let whole = example_workspace();
@@ -904,7 +921,7 @@ fn what_cannot_be_resumed_or_forked_is_refused_in_one_line() {
     let err = refused(&["fork", &id, "--at", "zero"]);
     assert!(err.contains("give CONTEXT:RESPONSE"), "{err}");
     let err = refused(&["--resume", "-C", s.ws().to_str().unwrap()]);
-    assert!(err.contains("no interrupted run of"), "{err}");
+    assert!(err.contains("no interrupted or suspended run of"), "{err}");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::compaction::CompactionConfig;
+use crate::context_path::ContextPath;
 use crate::event::Emitter;
 use crate::message::{Message, Part};
 use crate::model::{RequestOptions, SharedModel};
@@ -39,9 +40,14 @@ pub struct LoopCapabilities {
     pub custom: HashMap<String, String>,
 }
 
-/// A tool call a suspended run is waiting on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A tool call a suspended run is waiting on: in the run's own context, or in a child
+/// context whose suspension suspended the run (the call that asked, wherever it is in the
+/// tree, so the person's answer goes to it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingCall {
+    /// The context whose call it is.
+    #[serde(default = "ContextPath::root")]
+    pub context: ContextPath,
     /// Call id.
     pub id: String,
     /// Tool name.

@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::agent::PendingCall;
 use crate::context_path::ContextPath;
 use crate::event::{Emitter, ItemStatus, ToolCallItem};
 use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
@@ -57,6 +58,9 @@ pub struct EarlierCalls {
     /// The contexts that had started and not ended: in the resumed run they go on where
     /// they stopped (`context.started` says `resumed`).
     pub unfinished: HashSet<ContextPath>,
+    /// The calls the run waited on when it ended suspended (its root's last turn's
+    /// `pending`, each in the context that made it): what [`EarlierCalls::answer`] may name.
+    pub waiting: Vec<PendingCall>,
 }
 
 impl EarlierCalls {
@@ -99,6 +103,71 @@ impl EarlierCalls {
             }
             other => Some(other),
         }
+    }
+
+    /// Answers a call the run waited on with the person's `text`: in the resumed run, the
+    /// call (reached again in its context) is answered with it instead of running. `context`
+    /// `None` names the only waiting call with that id. `Err`: one line naming what waits.
+    pub fn answer(
+        &mut self,
+        context: Option<&ContextPath>,
+        id: &str,
+        text: &str,
+    ) -> Result<(), String> {
+        let matching: Vec<&PendingCall> = self
+            .waiting
+            .iter()
+            .filter(|p| p.id == id && context.is_none_or(|c| *c == p.context))
+            .collect();
+        let call = match matching.as_slice() {
+            [one] => (*one).clone(),
+            [] => {
+                return Err(format!(
+                    "the answer for `{}`: the run waits on no such call; it waits on {}",
+                    match context {
+                        Some(c) => format!("{c}:{id}"),
+                        None => id.to_owned(),
+                    },
+                    self.waiting_list()
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "the answer for `{id}`: calls of several contexts have that id; name one as CONTEXT:{id} ({})",
+                    self.waiting_list()
+                ));
+            }
+        };
+        let item = ToolCallItem {
+            call_id: call.id.clone(),
+            name: call.name,
+            arguments: call.arguments,
+            status: ItemStatus::Completed,
+            output: Some(text.to_owned()),
+            duration_ms: Some(0),
+            command: None,
+            file_change: None,
+            file_changes: Vec::new(),
+            server: None,
+            tool: None,
+        };
+        self.calls.insert(
+            (call.context, call.id),
+            EarlierCall::Finished(Box::new(item)),
+        );
+        Ok(())
+    }
+
+    /// The waiting calls as `CONTEXT:ID (tool)`, or `nothing` when none waits.
+    pub fn waiting_list(&self) -> String {
+        if self.waiting.is_empty() {
+            return "nothing (the run did not end suspended)".to_owned();
+        }
+        self.waiting
+            .iter()
+            .map(|p| format!("{}:{} ({})", p.context, p.id, p.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// How many calls it knows.
@@ -262,5 +331,33 @@ mod tests {
         assert_eq!(calls.find(&root, &call("b", "{\"x\":1}")), None);
         assert_eq!(calls.find(&root, &call("c", "{}")), None);
         assert_eq!(calls.len(), 3);
+    }
+
+    #[test]
+    fn an_answer_finishes_the_waiting_call_of_its_context_only() {
+        let root = ContextPath::root();
+        let (first, second) = (root.child(1), root.child(2));
+        let waiting = |context: &ContextPath| PendingCall {
+            context: context.clone(),
+            id: "w".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        };
+        let mut calls = EarlierCalls {
+            waiting: vec![waiting(&first), waiting(&second)],
+            ..EarlierCalls::default()
+        };
+        // The id is in two contexts: a bare id is ambiguous, an unknown one names them all.
+        let ambiguous = calls.answer(None, "w", "x").unwrap_err();
+        assert!(ambiguous.contains("name one as CONTEXT:w"), "{ambiguous}");
+        let unknown = calls.answer(Some(&root), "w", "x").unwrap_err();
+        assert!(unknown.contains("0:w") && unknown.contains("0.1:w (bash), 0.2:w (bash)"));
+        calls.answer(Some(&second), "w", "done by hand").unwrap();
+        assert!(matches!(
+            calls.find(&second, &call("w", "{}")),
+            Some(EarlierCall::Finished(i))
+                if i.output.as_deref() == Some("done by hand") && i.status == ItemStatus::Completed
+        ));
+        assert_eq!(calls.find(&first, &call("w", "{}")), None, "it runs again");
     }
 }

@@ -193,6 +193,10 @@ pub enum EventKind {
         iterations: u32,
         /// Tokens and cost of this turn.
         usage: Usage,
+        /// When `suspended`: the calls the run waits on, each in the context that made it (a
+        /// child's suspension suspends its parents up to the root).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pending: Vec<crate::agent::PendingCall>,
     },
     /// The prompt could not be processed.
     #[serde(rename = "turn.failed")]

@@ -241,6 +241,7 @@ async fn finish_turn(
                 status: result.status,
                 iterations: result.iterations,
                 usage: result.usage,
+                pending: result.pending.clone(),
             });
         }
         LoopStatus::Error | LoopStatus::Cancelled | LoopStatus::BudgetExceeded => {

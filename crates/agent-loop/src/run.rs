@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
 use crate::compaction::{Compactor, TokenTally};
+use crate::context_path::ContextPath;
 use crate::doom_loop::DoomLoopDetector;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
 use crate::message::{Message, Part, Role, SharedHistory, pending_tool_calls};
@@ -177,13 +178,31 @@ impl Run {
         error
     }
 
+    /// Ends the run suspended on calls deeper in the tree (a child context it read has
+    /// suspended): the run waits on them. Children read in one batch add theirs to the same
+    /// suspension; any other ending that came first stands.
+    pub fn wait_on(&mut self, deeper: Vec<PendingCall>) {
+        match &mut self.ending {
+            Some(Err(LoopError::Suspended { pending, .. })) => pending.extend(deeper),
+            Some(_) => {}
+            None => {
+                let reason = waiting_on(&deeper);
+                self.ending = Some(Err(LoopError::Suspended {
+                    pending: deeper,
+                    reason,
+                }));
+            }
+        }
+    }
+
     /// Appends a message to the history and announces it to the consumer. While the run is
     /// suspended, results for the calls it waits on are left out: only a resume answers them.
     pub fn push_message(&mut self, mut message: Message) {
         if let Some(Err(LoopError::Suspended { pending, .. })) = &self.ending
             && message.role == Role::Tool
         {
-            let waiting = |id: &str| pending.iter().any(|p| p.id == id);
+            let here = self.services.events.context();
+            let waiting = |id: &str| pending.iter().any(|p| p.id == id && p.context == *here);
             let kept: Vec<Part> = message
                 .parts
                 .iter()
@@ -469,7 +488,7 @@ impl Run {
         enabled: Option<&BTreeSet<String>>,
     ) -> Round {
         let outcomes = self.execute(calls, enabled).await;
-        let mut ending = Ending::default();
+        let mut ending = Ending::new(self.services.events.context().clone());
         let mut succeeded = Vec::with_capacity(calls.len());
         for (call, outcome) in calls.iter().zip(outcomes) {
             let verdict = verdict_of(call, outcome);
@@ -528,7 +547,7 @@ impl Run {
         enabled: Option<&BTreeSet<String>>,
     ) -> Vec<LoopCallResult> {
         let outcomes = self.execute(calls, enabled).await;
-        let mut ending = Ending::default();
+        let mut ending = Ending::new(self.services.events.context().clone());
         let mut results = Vec::with_capacity(calls.len());
         for (call, outcome) in calls.iter().zip(outcomes) {
             let duration = match &outcome {
@@ -622,14 +641,24 @@ async fn compact(
 
 /// What the calls of one round mean for the run, gathered call by call: the calls that wait
 /// (the first one's reason), the value a tool completed the run with.
-#[derive(Default)]
 struct Ending {
+    /// The context whose round it is.
+    context: ContextPath,
     pending: Vec<PendingCall>,
     suspend_reason: Option<String>,
     complete: Option<Option<String>>,
 }
 
 impl Ending {
+    fn new(context: ContextPath) -> Self {
+        Self {
+            context,
+            pending: Vec::new(),
+            suspend_reason: None,
+            complete: None,
+        }
+    }
+
     /// Notes one call's verdict; returns its result part, or why it waits.
     fn note(&mut self, call: &Call, verdict: CallVerdict) -> Result<Part, String> {
         match verdict {
@@ -638,12 +667,19 @@ impl Ending {
                 self.complete.get_or_insert(value);
                 Ok(part)
             }
-            CallVerdict::Waits(reason) => {
-                self.pending.push(PendingCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                });
+            CallVerdict::Waits(reason, deeper) => {
+                // A call that waits on calls deeper in the tree stands for them: the person
+                // answers those, where they were made.
+                if deeper.is_empty() {
+                    self.pending.push(PendingCall {
+                        context: self.context.clone(),
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    });
+                } else {
+                    self.pending.extend(deeper);
+                }
                 self.suspend_reason.get_or_insert_with(|| reason.clone());
                 Err(reason)
             }
@@ -658,8 +694,9 @@ enum CallVerdict {
     /// Its result goes to the model and the run ends with this value (`None`: the last
     /// answer's text).
     Completes(Part, Option<String>),
-    /// It waits for an answer from outside the run: no result, the run suspends.
-    Waits(String),
+    /// It waits for an answer from outside the run: no result, the run suspends. The calls
+    /// deeper in the tree it waits on, when a child's suspension is why.
+    Waits(String, Vec<PendingCall>),
 }
 
 impl CallVerdict {
@@ -669,7 +706,7 @@ impl CallVerdict {
             Self::Answered(part) | Self::Completes(part, _) => {
                 !matches!(part, Part::ToolResult { is_error: true, .. })
             }
-            Self::Waits(_) => false,
+            Self::Waits(..) => false,
         }
     }
 }
@@ -699,15 +736,29 @@ fn verdict_of(call: &Call, outcome: CallOutcome) -> CallVerdict {
                 is_error,
             };
             match break_loop {
-                Some(BreakLoop::Suspend) => {
-                    CallVerdict::Waits(format!("`{}` asked to wait for an answer", call.name))
-                }
+                Some(BreakLoop::Suspend) => CallVerdict::Waits(
+                    format!("`{}` asked to wait for an answer", call.name),
+                    Vec::new(),
+                ),
+                Some(BreakLoop::WaitsOn(deeper)) => CallVerdict::Waits(waiting_on(&deeper), deeper),
                 Some(BreakLoop::Complete { return_value }) => {
                     CallVerdict::Completes(part, return_value)
                 }
                 None => CallVerdict::Answered(part),
             }
         }
-        CallOutcome::Suspended { reason } => CallVerdict::Waits(reason),
+        CallOutcome::Suspended { reason } => CallVerdict::Waits(reason, Vec::new()),
     }
+}
+
+/// Why a run waits on calls deeper in the tree, naming them.
+pub fn waiting_on(deeper: &[PendingCall]) -> String {
+    let calls: Vec<String> = deeper
+        .iter()
+        .map(|p| format!("`{}` ({}) in context {}", p.name, p.id, p.context))
+        .collect();
+    format!(
+        "a child context waits for an answer to {}",
+        calls.join(", ")
+    )
 }

@@ -90,6 +90,10 @@ impl std::fmt::Debug for ToolEnv {
 pub enum BreakLoop {
     /// Stop with status `suspended`; the call stays pending until resumed with an answer.
     Suspend,
+    /// Stop with status `suspended` because these calls, deeper in the tree, wait for an
+    /// answer (a child context the call read has suspended): the run waits on them, and
+    /// this call stays pending with them.
+    WaitsOn(Vec<crate::agent::PendingCall>),
     /// Stop with status `complete`, answering with `return_value` when given.
     Complete {
         /// The run's answer.

@@ -151,8 +151,9 @@ pub struct PromptArgs {
     pub on_interrupted: Option<OnInterruptedArg>,
 
     /// With --resume: answer the pending call CALL_ID with TEXT instead of running it
-    /// (repeatable). Pending calls without an answer run, under the permissions of this run.
-    #[arg(long, value_name = "CALL_ID=TEXT", requires = "resume", value_parser = parse_answer, help_heading = "Session")]
+    /// (repeatable; CONTEXT:CALL_ID for a call of a child context). Pending calls without an
+    /// answer run, under the permissions of this run.
+    #[arg(long, value_name = "[CONTEXT:]CALL_ID=TEXT", requires = "resume", value_parser = parse_answer, help_heading = "Session")]
     pub answer: Vec<(String, String)>,
 
     /// The session's settings.
@@ -540,6 +541,13 @@ pub struct ResumeArgs {
     #[arg(long, value_enum, value_name = "POLICY")]
     pub on_interrupted: Option<OnInterruptedArg>,
 
+    /// A suspended run: answer the call it waits on with TEXT instead of running it
+    /// (repeatable); CALL_ID alone when one waiting call has it, CONTEXT:CALL_ID (`0.2:toolu_06`)
+    /// for a call of a child context. Calls without an answer run, asking for approval
+    /// again (`-- --yes` approves them).
+    #[arg(long, value_name = "[CONTEXT:]CALL_ID=TEXT", value_parser = parse_answer)]
+    pub answer: Vec<(String, String)>,
+
     /// Flags added to the run's own (after `--`), for example `-- --json`.
     #[arg(last = true, value_name = "FLAGS")]
     pub flags: Vec<String>,
@@ -894,7 +902,7 @@ pub enum GuestKind {
     Hook,
 }
 
-/// `CALL_ID=TEXT` of `--answer`.
+/// `[CONTEXT:]CALL_ID=TEXT` of `--answer` (the context stays in the id; `restart` reads it).
 fn parse_answer(value: &str) -> Result<(String, String), String> {
     match value.split_once('=') {
         Some((id, text)) if !id.trim().is_empty() => Ok((id.trim().to_owned(), text.to_owned())),

@@ -30,9 +30,7 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),
         Command::Trust(trust) => crate::trust::run(&trust),
         Command::Runs(runs) => crate::runs::run(&runs),
-        Command::Resume(resume) => {
-            crate::restart::resume_by_id(&resume.id, resume.on_interrupted, &resume.flags).await
-        }
+        Command::Resume(resume) => crate::restart::resume_by_id(&resume).await,
         Command::Fork(fork) => crate::restart::fork(&fork).await,
         Command::Batch(batch) => {
             let matches = matches.subcommand_matches("batch").unwrap_or(&matches);

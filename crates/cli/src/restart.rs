@@ -23,7 +23,7 @@ use wonopcode_providers::Transcript;
 use wonopcode_session::{Fork, Settings};
 use wonopcode_tools::permission::Action;
 
-use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs};
+use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs, ResumeArgs};
 use crate::run::{Start, run_again};
 use crate::session::{settings, usage};
 
@@ -86,38 +86,70 @@ impl Again {
     }
 }
 
-/// `wonopcode resume RUN [--on-interrupted P] [-- FLAGS]`.
-pub async fn resume_by_id(
-    id: &str,
-    policy: Option<OnInterruptedArg>,
-    flags: &[String],
-) -> anyhow::Result<u8> {
-    let (runs, dir) = find_run(id)?;
-    resume(EarlierRun::read(&dir), runs, policy, flags).await
+/// `wonopcode resume RUN [--on-interrupted P] [--answer [CONTEXT:]CALL_ID=TEXT] [-- FLAGS]`.
+pub async fn resume_by_id(args: &ResumeArgs) -> anyhow::Result<u8> {
+    let (runs, dir) = find_run(&args.id)?;
+    let earlier = answered(EarlierRun::read(&dir), &args.answer);
+    resume(earlier, runs, args.on_interrupted, &args.flags).await
 }
 
-/// `--resume` without `--history`: this workspace's latest interrupted run.
+/// `--resume` without `--history`: this workspace's latest interrupted or suspended run,
+/// its waiting calls answered by `--answer` and approved by `--yes` and `--allow`.
 pub async fn resume_latest(args: &PromptArgs) -> anyhow::Result<u8> {
-    if !args.answer.is_empty() {
-        return Err(usage(
-            "--answer answers a suspended call of the conversation in --history FILE: give --history",
-        ));
-    }
     let root = crate::session::workspace_root(args.run.cwd.as_deref())?;
     let workspace = root.display().to_string();
     let runs = runs()?;
-    let Some(meta) = runs
-        .list()
-        .into_iter()
-        .find(|m| m.workspace == workspace && m.current_status() == RunStatus::Interrupted)
-    else {
+    let Some(meta) = runs.list().into_iter().find(|m| {
+        m.workspace == workspace
+            && matches!(
+                m.current_status(),
+                RunStatus::Interrupted | RunStatus::Suspended
+            )
+    }) else {
         return Err(usage(format!(
-            "--resume: no interrupted run of {workspace} in {} (with --history FILE, --resume continues that conversation)",
+            "--resume: no interrupted or suspended run of {workspace} in {} (with --history FILE, --resume continues that conversation)",
             runs.dir().display()
         )));
     };
     let dir = runs.find(&meta.id).map_err(|e| usage(e.to_string()))?;
-    resume(EarlierRun::read(&dir), runs, args.on_interrupted, &[]).await
+    let earlier = answered(EarlierRun::read(&dir), &args.answer);
+    // The approvals given with --resume are the person's, for the calls that wait.
+    let mut flags = Vec::new();
+    if args.permissions.yes {
+        flags.push("--yes".to_owned());
+    }
+    for rule in &args.permissions.allow {
+        flags.extend(["--allow".to_owned(), rule.clone()]);
+    }
+    resume(earlier, runs, args.on_interrupted, &flags).await
+}
+
+/// The run read back with the person's answers in place of the calls it waits on; an answer
+/// naming no waiting call is refused (one line naming those that wait).
+fn answered(
+    earlier: Result<EarlierRun, ResumeError>,
+    answers: &[(String, String)],
+) -> Result<EarlierRun, ResumeError> {
+    let mut earlier = earlier?;
+    for (target, text) in answers {
+        let (context, id) = answer_target(target);
+        earlier
+            .calls
+            .answer(context.as_ref(), id, text)
+            .map_err(|why| ResumeError::Answer(format!("run {}: {why}", earlier.meta.id)))?;
+    }
+    Ok(earlier)
+}
+
+/// `CONTEXT:CALL_ID` (`0.2:toolu_06`) or a bare `CALL_ID` of `--answer`.
+fn answer_target(target: &str) -> (Option<ContextPath>, &str) {
+    match target.split_once(':') {
+        Some((context, id)) if !id.is_empty() => match ContextPath::parse(context) {
+            Some(context) => (Some(context), id),
+            None => (None, target),
+        },
+        _ => (None, target),
+    }
 }
 
 /// `wonopcode fork RUN --at CONTEXT:RESPONSE [--provider P] [--model M] [--replay FILE]`.

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::attachment::AttachmentError;
-use wonopcode_agent_loop::{LoopResult, LoopStatus, Part};
+use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part};
 use wonopcode_journal::Runs;
 use wonopcode_session::{Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::{PermissionPolicy, Prompter};
@@ -387,16 +387,45 @@ impl Cli {
             LoopStatus::Cancelled => eprintln!("cancelled"),
             LoopStatus::BudgetExceeded => eprintln!("error: {error}"),
             LoopStatus::Suspended => {
+                let root = ContextPath::root();
                 let waiting: Vec<String> = result
                     .pending
                     .iter()
-                    .map(|p| format!("{} ({})", one_line(&p.id), one_line(&p.name)))
+                    .map(|p| {
+                        let id = one_line(&p.id);
+                        let name = one_line(&p.name);
+                        if p.context == root {
+                            format!("{id} ({name})")
+                        } else {
+                            format!("{}:{id} ({name})", p.context)
+                        }
+                    })
                     .collect();
-                let how = if self.in_repl {
-                    "answer below".to_owned()
-                } else if self.can_resume {
+                let in_child = waits_in_child(result);
+                let run = self.session.run_id().unwrap_or("RUN");
+                let how = if self.in_repl && in_child {
+                    // A child's state lives in the tree of the turn that ended; the journal
+                    // starts the tree again and answers the call where it was made.
                     format!(
-                        "continue with --resume (with --yes or an --allow rule to approve it, or --answer CALL_ID=TEXT; waiting: {})",
+                        "the calls wait in child contexts: quit and continue with `wonopcode resume {run} --answer CONTEXT:CALL_ID=TEXT` (or `-- --yes` to approve them; waiting: {}); a new prompt here goes on without them",
+                        waiting.join(", ")
+                    )
+                } else if self.in_repl {
+                    "answer below".to_owned()
+                } else if self.can_resume && in_child {
+                    // The conversation file keeps the root's messages, not its children's.
+                    format!(
+                        "the calls wait in child contexts, which --history does not keep: run without --history to resume them from the run's journal (waiting: {})",
+                        waiting.join(", ")
+                    )
+                } else if self.can_resume || self.session.run_id().is_some() {
+                    format!(
+                        "continue with --resume (with --yes or an --allow rule to approve it, or --answer {}=TEXT; waiting: {})",
+                        if in_child {
+                            "CONTEXT:CALL_ID"
+                        } else {
+                            "CALL_ID"
+                        },
                         waiting.join(", ")
                     )
                 } else {
@@ -475,16 +504,16 @@ impl Cli {
                 if let Some(why) = self.session.reload_if_changed().await {
                     eprintln!("warning: {why}; the running version of the loop stays");
                 }
-                offer_answers = true;
                 self.session.prompt_with(prompt, attached).await
             } else {
                 let Some(answers) = self.answer_pending(&editor).await else {
                     return Ok(exit::SUCCESS);
                 };
-                let result = self.session.resume(answers).await?;
-                offer_answers = result.status != LoopStatus::Error;
-                result
+                self.session.resume(answers).await?
             };
+            // Calls waiting in child contexts are answered through the run's journal (the
+            // tree is started again; `report` says how), not here.
+            offer_answers = result.status != LoopStatus::Error && !waits_in_child(&result);
             spent.add(&result.usage);
             let code = self.finish(&result);
             if self.stopped_by.load(Ordering::SeqCst) != 0 {
@@ -646,6 +675,12 @@ impl Cli {
         }
         Some(answers)
     }
+}
+
+/// Whether a suspended run waits on calls of its child contexts (not only its root's).
+fn waits_in_child(result: &LoopResult) -> bool {
+    let root = ContextPath::root();
+    result.pending.iter().any(|p| p.context != root)
 }
 
 /// An approval key in words, shown safely.

@@ -111,7 +111,7 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
     // A context that never ended: going on, to resume, or left as it was.
     let unended = match meta.current_status() {
         RunStatus::Running => "running",
-        RunStatus::Interrupted => "resumable",
+        RunStatus::Interrupted | RunStatus::Suspended => "resumable",
         RunStatus::Finished => "unfinished",
     };
     let mut contexts: BTreeMap<String, ContextSummary> = BTreeMap::new();

@@ -23,8 +23,8 @@ use wonopcode_agent_loop::generation::Generation;
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopContext, LoopResult, LoopStatus,
-    Message, ModelInfo, ModelSource, Part, RequestOptions, RunServices, SharedModel, StandardLoop,
-    ToolRegistry, Usage, canonical_tool_name, nearest_name, run_turn,
+    Message, ModelInfo, ModelSource, Part, PendingCall, RequestOptions, RunServices, SharedModel,
+    StandardLoop, ToolRegistry, Usage, canonical_tool_name, nearest_name, run_turn,
 };
 
 use crate::agent_definition::AgentDefinition;
@@ -373,7 +373,7 @@ impl LiveChild {
             None => Some(run.await),
         };
         let requests = ended.as_ref().map_or(0, |result| result.iterations);
-        let (status, response, error) = match ended {
+        let (status, response, error, pending) = match ended {
             None => {
                 cancel.cancel();
                 let ms = self.timeout_ms.unwrap_or(0);
@@ -381,6 +381,7 @@ impl LiveChild {
                     ContextStatus::Timeout,
                     String::new(),
                     Some(format!("did not finish within {ms} ms")),
+                    Vec::new(),
                 )
             }
             Some(result) => classify(result, &self.budgets, &cancel),
@@ -407,6 +408,7 @@ impl LiveChild {
             error,
             modified_files,
             duration_ms,
+            pending,
         };
         (result, spent)
     }
@@ -705,11 +707,15 @@ fn unknown_tool(parent: &RunServices, params: &SpawnRequest) -> Option<String> {
     None
 }
 
+/// How a child's run ended: its status, answer, error line and (suspended) the calls it
+/// waits on.
+type Classified = (ContextStatus, String, Option<String>, Vec<PendingCall>);
+
 fn classify(
     result: LoopResult,
     budgets: &[Arc<TokenBudget>],
     cancel: &CancellationToken,
-) -> (ContextStatus, String, Option<String>) {
+) -> Classified {
     // A cancelled context is reported cancelled even when its guest went on to return: the
     // cascade is what the parent needs to see.
     let status = match result.status {
@@ -737,7 +743,12 @@ fn classify(
             .collect();
         format!("{line}; waiting: {}", waiting.join(", "))
     });
-    (status, result.response.unwrap_or_default(), error)
+    let pending = if status == ContextStatus::Suspended {
+        result.pending
+    } else {
+        Vec::new()
+    };
+    (status, result.response.unwrap_or_default(), error, pending)
 }
 
 #[cfg(test)]

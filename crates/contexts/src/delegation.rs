@@ -16,8 +16,8 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::{
-    RunServices, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry,
-    ToolSpec, Usage,
+    BreakLoop, PendingCall, RunServices, Tool, ToolCategory, ToolEnv, ToolError, ToolKind,
+    ToolOutput, ToolRegistry, ToolSpec, Usage,
 };
 
 use crate::DELEGATION_TOOLS;
@@ -166,7 +166,9 @@ impl Delegation {
         ))
     }
 
-    async fn wait(&self, a: WaitArgs) -> Result<(String, Usage), String> {
+    /// Waits for the agents' turns: what to tell the model, what they spent, and the calls
+    /// the agents that suspended wait on (the run then suspends on them).
+    async fn wait(&self, a: WaitArgs) -> Result<Waited, String> {
         let ids: Vec<String> = match a.ids {
             Some(ids) if !ids.is_empty() => ids,
             _ => self
@@ -178,7 +180,10 @@ impl Delegation {
                 .collect(),
         };
         if ids.is_empty() {
-            return Ok(("no agent is working".to_owned(), Usage::default()));
+            return Ok(Waited {
+                text: "no agent is working".to_owned(),
+                ..Waited::default()
+            });
         }
         let mut turns = Vec::new();
         {
@@ -193,7 +198,7 @@ impl Delegation {
         });
         let deadline = tokio::time::Instant::now() + limit;
         let mut lines = Vec::new();
-        let mut spent = Usage::default();
+        let mut waited = Waited::default();
         for (id, turn) in turns {
             let Some(mut turn) = turn else {
                 let agents = self.agents.lock();
@@ -205,8 +210,9 @@ impl Delegation {
                 continue;
             };
             match tokio::time::timeout_at(deadline, &mut turn).await {
-                Ok(Ok((result, usage))) => {
-                    spent.add(&usage);
+                Ok(Ok((mut result, usage))) => {
+                    waited.spent.add(&usage);
+                    waited.pending.append(&mut result.pending);
                     let (line, status) = describe(&id, &result);
                     if let Some(agent) = self.agents.lock().get_mut(&id) {
                         agent.last = Some(status);
@@ -225,7 +231,8 @@ impl Delegation {
                 }
             }
         }
-        Ok((lines.join("\n\n"), spent))
+        waited.text = lines.join("\n\n");
+        Ok(waited)
     }
 
     async fn close(&self, id: &str) -> Result<(String, Usage), String> {
@@ -292,6 +299,17 @@ impl Delegation {
             }
         )
     }
+}
+
+/// What a `wait` collected.
+#[derive(Default)]
+struct Waited {
+    /// For the model.
+    text: String,
+    /// What the turns spent.
+    spent: Usage,
+    /// The calls the suspended agents wait on.
+    pending: Vec<PendingCall>,
 }
 
 /// A finished turn for the model, and its status in a word.
@@ -454,8 +472,14 @@ impl Tool for DelegationTool {
                     waited = d.wait(a) => waited,
                     () = env.cancel.cancelled() => return Err(ToolError::Cancelled),
                 };
-                let (text, spent) = waited.map_err(ToolError::Failed)?;
-                (text, Some(spent))
+                let waited = waited.map_err(ToolError::Failed)?;
+                let mut out = ToolOutput::text(waited.text);
+                out.spent = Some(waited.spent);
+                // An agent that suspended suspends this run on the calls it waits on.
+                if !waited.pending.is_empty() {
+                    out.break_loop = Some(BreakLoop::WaitsOn(waited.pending));
+                }
+                return Ok(out);
             }
             "close_agent" => {
                 let a: CloseArgs = serde_json::from_value(arguments).map_err(parse)?;

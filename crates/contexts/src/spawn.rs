@@ -3,7 +3,7 @@
 //! `spawn_agent` both speak these.
 
 use wonopcode_agent_loop::generation::Generation;
-use wonopcode_agent_loop::{ContextStatus, Part, Usage};
+use wonopcode_agent_loop::{ContextStatus, Part, PendingCall, Usage};
 
 use crate::grants::SpawnSandbox;
 
@@ -117,6 +117,9 @@ pub struct ChildResult {
     pub modified_files: Vec<String>,
     /// How long its turn took.
     pub duration_ms: u64,
+    /// When it suspended: the calls it waits on, in its context or deeper (the parent that
+    /// reads this result suspends on them).
+    pub pending: Vec<PendingCall>,
 }
 
 impl ChildResult {
@@ -145,6 +148,7 @@ impl ChildResult {
             error: Some(error),
             modified_files: Vec::new(),
             duration_ms: 0,
+            pending: Vec::new(),
         }
     }
 }

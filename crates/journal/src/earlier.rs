@@ -1,11 +1,11 @@
-//! An interrupted run read back for its resume: how it was started, the prompts its root was
+//! An interrupted (or suspended) run read back for its resume: how it was started, the prompts its root was
 //! given, what each context's tool calls did (finished, or started and cut off), which
 //! contexts never ended, and where its model responses are. The resume starts the run again
 //! the same way; the responses and the finished calls are answered from here, not repeated.
 
 use std::path::PathBuf;
 
-use wonopcode_agent_loop::{EarlierCalls, EventKind};
+use wonopcode_agent_loop::{ContextPath, EarlierCalls, EventKind};
 
 use crate::JournalError;
 use crate::events::{Read, Torn};
@@ -43,6 +43,9 @@ pub enum ResumeError {
     /// It ended: nothing is left to do.
     #[error("run {0} finished: there is nothing to resume")]
     Finished(String),
+    /// An answer names no call the run waits on (one line naming those that wait).
+    #[error("{0}")]
+    Answer(String),
     /// It was made by a wonopcode that did not record how it was started.
     #[error("run {0} does not say how it was started (it predates resumable journals)")]
     NoInvocation(String),
@@ -60,7 +63,7 @@ impl EarlierRun {
                 });
             }
             RunStatus::Finished => return Err(ResumeError::Finished(meta.id)),
-            RunStatus::Interrupted => {}
+            RunStatus::Interrupted | RunStatus::Suspended => {}
         }
         if meta.invocation.is_none() {
             return Err(ResumeError::NoInvocation(meta.id));
@@ -75,9 +78,20 @@ impl EarlierRun {
                 | EventKind::ContextStarted { .. } => {
                     calls.unfinished.insert(context);
                 }
-                EventKind::ContextCompleted { .. }
-                | EventKind::TurnCompleted { .. }
-                | EventKind::TurnFailed { .. } => {
+                EventKind::TurnCompleted { pending, .. } => {
+                    // What the root's last turn waits on is what an answer may name.
+                    if context == ContextPath::root() {
+                        calls.waiting = pending;
+                    }
+                    calls.unfinished.remove(&context);
+                }
+                EventKind::TurnFailed { .. } => {
+                    if context == ContextPath::root() {
+                        calls.waiting.clear();
+                    }
+                    calls.unfinished.remove(&context);
+                }
+                EventKind::ContextCompleted { .. } => {
                     calls.unfinished.remove(&context);
                 }
                 EventKind::ItemStarted { item } => {

@@ -17,6 +17,9 @@ pub enum RunStatus {
     Finished,
     /// Stopped by a signal or Ctrl-C.
     Interrupted,
+    /// Its last turn ended suspended: calls wait for the person's answer (or approval), in
+    /// its root or in a child context; `wonopcode resume` goes on with them.
+    Suspended,
 }
 
 /// What a run is.

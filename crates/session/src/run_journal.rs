@@ -81,13 +81,9 @@ impl RunJournal {
         Ok(log)
     }
 
-    /// Marks the run ended: interrupted, or finished.
-    pub fn end(&self, interrupted: bool) -> Result<(), String> {
-        let status = if interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Finished
-        };
+    /// Marks the run ended: interrupted, suspended (its last turn waits for answers), or
+    /// finished.
+    pub fn end(&self, status: RunStatus) -> Result<(), String> {
         self.dir.end(status).map_err(|e| e.to_string())
     }
 

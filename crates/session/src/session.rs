@@ -18,7 +18,7 @@ use wonopcode_agent_loop::{
     SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_contexts::{ContextTools, LoopSource};
-use wonopcode_journal::{EarlierRun, Runs};
+use wonopcode_journal::{EarlierRun, RunStatus, Runs};
 use wonopcode_registry::Catalog;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -393,6 +393,9 @@ pub struct Session {
     permission_policy: Arc<PermissionPolicy>,
     /// The root loop's own MCP servers (a named module's), kept running with the session.
     _module_tools: ContextTools,
+    /// Whether the last turn ended suspended (its journal then ends `suspended`, resumable
+    /// with answers).
+    suspended: bool,
 }
 
 /// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
@@ -503,6 +506,7 @@ impl Session {
             }
         };
         *self.current_turn.0.lock() = None;
+        self.suspended = result.status == LoopStatus::Suspended;
         if prompted && result.status == LoopStatus::Error {
             self.withdraw_unanswered(before);
         }
@@ -633,6 +637,7 @@ impl Session {
         pending_tool_calls(&self.messages)
             .into_iter()
             .map(|(id, name, arguments)| PendingCall {
+                context: wonopcode_agent_loop::ContextPath::root(),
                 id,
                 name,
                 arguments,
@@ -718,8 +723,15 @@ impl Session {
                 run_id: self.run_id().map(str::to_owned),
             });
         }
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else if self.suspended {
+            RunStatus::Suspended
+        } else {
+            RunStatus::Finished
+        };
         if let Some(journal) = &self.journal
-            && let Err(e) = journal.end(interrupted)
+            && let Err(e) = journal.end(status)
         {
             tracing::warn!(error = %e, "cannot mark the run's journal ended");
         }

@@ -144,6 +144,7 @@ impl TraceRecorder {
                 status,
                 iterations,
                 usage,
+                ..
             }
             | EventKind::TurnFailed {
                 status,
@@ -231,6 +232,7 @@ mod tests {
                         output_tokens: 5,
                         ..Usage::default()
                     },
+                    pending: Vec::new(),
                 },
             ),
             at(
@@ -268,6 +270,7 @@ mod tests {
                     status: wonopcode_agent_loop::LoopStatus::Complete,
                     iterations: 1,
                     usage: Usage::default(),
+                    pending: Vec::new(),
                 },
             ),
         ] {

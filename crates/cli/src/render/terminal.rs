@@ -608,6 +608,7 @@ impl TerminalRenderer {
                 status,
                 iterations,
                 usage,
+                ..
             }
             | EventKind::TurnFailed {
                 status,

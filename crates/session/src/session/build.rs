@@ -224,6 +224,7 @@ impl SessionBuilder {
             sandbox_mode: tooling.sandbox_policy.mode,
             permission_policy,
             _module_tools: own,
+            suspended: false,
         })
     }
 

@@ -257,6 +257,9 @@ impl ContextView<'_> {
         request: SpawnRequest,
         asks: SpawnAsks,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
+        if let Some(ended) = self.ended()? {
+            return Ok(Err(ended));
+        }
         let parent = self.parent_view(request.inherit_messages)?;
         let path = self.next_child_path()?;
         let outcome = run_child(&parent, path, request, asks).await;
@@ -269,6 +272,9 @@ impl ContextView<'_> {
         request: SpawnRequest,
         asks: SpawnAsks,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
+        if let Some(ended) = self.ended()? {
+            return Ok(Err(ended));
+        }
         let parent = self.parent_view(request.inherit_messages)?;
         let path = self.next_child_path()?;
         let task = request.task.clone();
@@ -286,6 +292,9 @@ impl ContextView<'_> {
         children: Vec<(ContextParams, Option<ContextGrants>)>,
         max_concurrent: Option<u32>,
     ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
+        if let Some(ended) = self.ended()? {
+            return Ok(children.iter().map(|_| Err(ended.clone())).collect());
+        }
         let inherit = children.iter().any(|(p, _)| p.inherit_messages);
         let parent = self.parent_view(inherit)?;
         let host_limit = parent_limit(self.place);
@@ -312,16 +321,32 @@ impl ContextView<'_> {
         Ok(results)
     }
 
-    /// Adds a child's usage (its descendants' included) to this context's run.
+    /// Adds a child's usage (its descendants' included) to this context's run. A child that
+    /// suspended suspends this run on the calls it waits on: the guest reads the result (an
+    /// `error("suspended: …")`, as the 0.2 `context-status` has no such case), and its next
+    /// request learns that the run has ended.
     fn roll_up(
         &mut self,
         outcome: Result<(ChildResult, Usage), String>,
     ) -> Result<ContextResult, String> {
-        outcome.map(|(result, usage)| {
+        outcome.map(|(mut result, usage)| {
             if let Some(run) = &mut self.run.run {
                 run.stats.usage.add(&usage);
+                if !result.pending.is_empty() {
+                    run.wait_on(std::mem::take(&mut result.pending));
+                }
             }
             wit_result(result)
+        })
+    }
+
+    /// Why no child may start: the run has ended (a child's suspension suspended it, a tool
+    /// completed it), so a child started now would work for nothing. `None`: it goes on.
+    fn ended(&self) -> wasmtime::Result<Option<String>> {
+        Ok(match self.run.get()?.ending() {
+            None => None,
+            Some(Err(e)) => Some(format!("the run has ended ({e}): no child starts")),
+            Some(Ok(_)) => Some("the run has ended: no child starts".to_owned()),
         })
     }
 
