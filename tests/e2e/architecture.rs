@@ -27,6 +27,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["wonopcode-agent-loop", "wonopcode-sandbox"],
     ),
     ("wonopcode-journal", &["wonopcode-agent-loop"]),
+    // Fetching a published component knows nothing of what runs it.
+    ("wonopcode-oci", &[]),
     // The context tree's vocabulary knows no WebAssembly.
     ("wonopcode-contexts", &["wonopcode-agent-loop"]),
     // The component host reaches tools and providers through the core's traits only.
@@ -64,6 +66,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-hooks",
             "wonopcode-journal",
             "wonopcode-mcp",
+            "wonopcode-oci",
             "wonopcode-providers",
             "wonopcode-registry",
             "wonopcode-sandbox",

@@ -23,6 +23,7 @@ mod hostile;
 mod journal;
 mod mcp;
 mod mcp_server;
+mod oci;
 mod parity;
 mod polyglot;
 mod providers;

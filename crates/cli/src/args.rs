@@ -60,7 +60,8 @@ pub struct PromptArgs {
     #[arg(long, value_enum, value_name = "TYPE", help_heading = "Loop")]
     pub loop_type: Option<LoopType>,
 
-    /// Run this guest component as the loop (implies --loop-type=custom).
+    /// Run this guest component as the loop (implies --loop-type=custom): a file, or a
+    /// component published to an OCI registry (oci://HOST/REPO:TAG or oci://HOST/REPO@sha256:…).
     #[arg(long, value_name = "PATH", help_heading = "Loop")]
     pub agent_loop: Option<PathBuf>,
 
@@ -453,7 +454,7 @@ pub struct BatchArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// The loop of every task that names none: a guest file.
+    /// The loop of every task that names none: a guest file (or an oci:// reference).
     #[arg(long, value_name = "PATH", help_heading = "Loop")]
     pub agent_loop: Option<PathBuf>,
 

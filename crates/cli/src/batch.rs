@@ -184,9 +184,12 @@ impl FlagRunner {
         budget.max_tokens = task.max_tokens.or(budget.max_tokens);
         budget.max_wall = task.wall().or(budget.max_wall);
         if let Some(chosen) = &task.r#loop {
-            settings.loop_choice = match chosen.ends_with(".wasm") {
-                true => LoopChoice::File(PathBuf::from(chosen)),
-                false => LoopChoice::Named(chosen.clone()),
+            // A `.wasm` file or an `oci://` reference, else a name.
+            settings.loop_choice = match LoopChoice::component(std::path::Path::new(chosen)) {
+                LoopChoice::File(_) if !chosen.ends_with(".wasm") => {
+                    LoopChoice::Named(chosen.clone())
+                }
+                component => component,
             };
         }
         let journal = self

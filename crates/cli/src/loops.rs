@@ -159,7 +159,7 @@ pub fn choose_loop(
         (Some(LoopType::Custom), None, None) => Err(usage(
             "--loop-type=custom needs --agent-loop PATH or --agent-loop-name NAME",
         )),
-        (_, Some(path), None) => Ok(LoopChoice::File(path.to_path_buf())),
+        (_, Some(path), None) => Ok(LoopChoice::component(path)),
         (_, None, Some(name)) => Ok(LoopChoice::Named(name.to_owned())),
         (Some(LoopType::Wasm), None, None) => Ok(LoopChoice::Embedded),
         (Some(LoopType::Standard) | None, None, None) => Ok(LoopChoice::Standard),
@@ -480,7 +480,16 @@ fn print_verbose(rows: &[Row]) {
 pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyhow::Result<u8> {
     // A named module's grants are part of what it is: shown, as the listing shows them.
     let (source, name, grants) = match guest {
-        Guest::File(path) => (LoopSource::File(path.to_path_buf()), None, None),
+        Guest::File(path) => match LoopChoice::component(path) {
+            // A published module is checked as the bytes its reference names now.
+            LoopChoice::Oci(reference) => {
+                let fetched = wonopcode_session::loops::fetch_module(&reference)
+                    .await
+                    .map_err(|e| usage(e.to_string()))?;
+                (LoopSource::File(fetched.path), None, None)
+            }
+            _ => (LoopSource::File(path.to_path_buf()), None, None),
+        },
         Guest::Named(name) => {
             let entry = resolve(search, name)?;
             if let Some(agent) = entry.location.agent() {

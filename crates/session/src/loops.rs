@@ -6,6 +6,8 @@ use std::sync::{Arc, OnceLock};
 
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_contexts::LoopSource;
+
+use crate::error::SessionError;
 use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath};
 use wonopcode_wasm_host::{
     CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine,
@@ -20,6 +22,21 @@ pub fn engine(cache: Option<CachePolicy>) -> Result<Arc<WasmEngine>, WasmError> 
         None => options.cache_dir = None,
     }
     WasmEngine::new(options)
+}
+
+/// Fetches the module an `oci://` reference names into the user's module cache (or finds it
+/// there, when the reference pins a digest it holds). `Err`: one line naming the reference.
+pub async fn fetch_module(reference: &str) -> Result<wonopcode_oci::Fetched, SessionError> {
+    let choice = |e: wonopcode_oci::OciError| SessionError::Choice(e.to_string());
+    let reference = wonopcode_oci::OciRef::parse(reference).map_err(choice)?;
+    let cache = wonopcode_oci::ModuleCache::standard().ok_or_else(|| {
+        SessionError::Choice(format!(
+            "{reference}: this system has no cache directory to keep fetched modules in"
+        ))
+    })?;
+    wonopcode_oci::fetch(&reference, &cache)
+        .await
+        .map_err(choice)
 }
 
 /// Loads the loop `source` names; a guest file comes with a [`Reloader`] for hot reload.

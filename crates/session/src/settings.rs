@@ -98,6 +98,10 @@ pub enum LoopChoice {
     Standard,
     /// The default guest embedded in the binary.
     Embedded,
+    /// A component published to an OCI registry (`oci://HOST/REPO:TAG`), fetched when the
+    /// run starts; the run keeps it pinned to the digest it fetched
+    /// (`oci://HOST/REPO@sha256:…`), so its journal starts it again with the same bytes.
+    Oci(String),
     /// A component file.
     File(PathBuf),
     /// A loop of the registry, or an agent, by name.
@@ -105,6 +109,14 @@ pub enum LoopChoice {
 }
 
 impl LoopChoice {
+    /// The component `--agent-loop` names: an `oci://` reference, else a file.
+    pub fn component(path: &std::path::Path) -> Self {
+        match path.to_str() {
+            Some(text) if wonopcode_oci::OciRef::is_reference(text) => Self::Oci(text.to_owned()),
+            _ => Self::File(path.to_path_buf()),
+        }
+    }
+
     /// The registry name, when the loop was chosen by one.
     pub fn name(&self) -> Option<&str> {
         match self {

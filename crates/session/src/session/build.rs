@@ -58,7 +58,7 @@ impl SessionBuilder {
             .settings
             .compile_cache
             .then(|| self.config.cache.policy());
-        let source = self.chosen_loop(&root, trusted, &mut notices)?;
+        let source = self.chosen_loop(&root, trusted, &mut notices).await?;
         let agent_file = source.agent().cloned();
         let (provider, models, journal) = self
             .model_and_journal(agent_file.as_deref(), &mut notices)
@@ -285,7 +285,7 @@ impl SessionBuilder {
     /// The loop that runs the prompts: the caller's, else the settings' choice — a name
     /// looked up in the catalog (the caller's, else discovered here, where the workspace
     /// adds to it only when trusted, and kept for the resolver).
-    fn chosen_loop(
+    async fn chosen_loop(
         &mut self,
         root: &Path,
         trusted: bool,
@@ -298,6 +298,12 @@ impl SessionBuilder {
             LoopChoice::Standard => LoopSource::Native,
             LoopChoice::Embedded => LoopSource::Embedded,
             LoopChoice::File(path) => LoopSource::File(path.clone()),
+            LoopChoice::Oci(reference) => {
+                let fetched = loops::fetch_module(reference).await?;
+                // The journal (written later) keeps the digest fetched, not the tag.
+                self.settings.loop_choice = LoopChoice::Oci(fetched.pinned.to_string());
+                LoopSource::File(fetched.path)
+            }
             LoopChoice::Named(name) => {
                 let catalog = self.catalog.get_or_insert_with(|| {
                     let search = SearchPath::standard(&self.settings.loops_dirs, Some(root))

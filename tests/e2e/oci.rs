@@ -1,0 +1,317 @@
+//! Agent loops from an OCI registry (`--agent-loop oci://…`, `docs/guest-authoring.md`) on the
+//! real binary, against a loopback OCI distribution server that serves components in the
+//! Wasm OCI artifact layout `wkg oci push` writes: the module runs, the run's journal keeps it
+//! pinned by digest, a pinned reference loads from the cache without asking the registry,
+//! and bytes that do not match their digest, another layout or a core module are refused in
+//! one line with nothing kept.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::support::{Scratch, answer, command, events, stderr};
+
+/// `sha256:HEX` of `bytes`.
+fn digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What the registry holds, by repository: manifests by tag or digest, blobs by digest.
+#[derive(Default)]
+struct Store {
+    manifests: HashMap<(String, String), Vec<u8>>,
+    blobs: HashMap<(String, String), Vec<u8>>,
+}
+
+/// A loopback OCI distribution server (the pull side of the API), logging every request.
+struct Registry {
+    host: String,
+    store: Arc<Mutex<Store>>,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Registry {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let host = listener.local_addr().unwrap().to_string();
+        let store = Arc::new(Mutex::new(Store::default()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (served, log) = (store.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let (store, log) = (served.clone(), log.clone());
+                std::thread::spawn(move || serve(stream, &store, &log));
+            }
+        });
+        Self {
+            host,
+            store,
+            requests,
+        }
+    }
+
+    /// Publishes `component` under `repository:tag` in the Wasm OCI artifact layout (as
+    /// `wkg oci push` does), with this config media type and layer `served` in place of the
+    /// component's bytes when given; the manifest's digest.
+    fn publish_as(
+        &self,
+        repository: &str,
+        tag: &str,
+        component: &[u8],
+        config_type: &str,
+        served: Option<&[u8]>,
+    ) -> String {
+        let config = json!({
+            "created": "2026-11-28T00:00:00Z",
+            "architecture": "wasm",
+            "os": "wasip2",
+            "layerDigests": [digest(component)],
+            "component": {"exports": ["wonopcode:agent-loop/agent-loop@0.2.0"], "imports": []},
+        })
+        .to_string();
+        let manifest = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": config_type, "digest": digest(config.as_bytes()), "size": config.len()},
+            "layers": [{"mediaType": "application/wasm", "digest": digest(component), "size": component.len()}],
+            "annotations": {"org.opencontainers.image.created": "2026-11-28T00:00:00Z"},
+        })
+        .to_string()
+        .into_bytes();
+        let manifest_digest = digest(&manifest);
+        let mut store = self.store.lock().unwrap();
+        let blob = |digest: String| (repository.to_owned(), digest);
+        store
+            .blobs
+            .insert(blob(digest(config.as_bytes())), config.into_bytes());
+        store.blobs.insert(
+            blob(digest(component)),
+            served.unwrap_or(component).to_vec(),
+        );
+        for reference in [tag.to_owned(), manifest_digest.clone()] {
+            store
+                .manifests
+                .insert((repository.to_owned(), reference), manifest.clone());
+        }
+        manifest_digest
+    }
+
+    fn publish(&self, repository: &str, tag: &str, component: &[u8]) -> String {
+        self.publish_as(
+            repository,
+            tag,
+            component,
+            "application/vnd.wasm.config.v0+json",
+            None,
+        )
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+}
+
+fn serve(mut stream: std::net::TcpStream, store: &Mutex<Store>, log: &Mutex<Vec<String>>) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let mut words = head.split_whitespace();
+    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    log.lock().unwrap().push(format!("{method} {path}"));
+    let store = store.lock().unwrap();
+    let found = if path == "/v2/" {
+        Some(("application/json", b"{}".to_vec()))
+    } else if let Some((repository, reference)) = path
+        .strip_prefix("/v2/")
+        .and_then(|p| p.split_once("/manifests/"))
+    {
+        store
+            .manifests
+            .get(&(repository.to_owned(), reference.to_owned()))
+            .map(|m| ("application/vnd.oci.image.manifest.v1+json", m.clone()))
+    } else if let Some((repository, blob)) = path
+        .strip_prefix("/v2/")
+        .and_then(|p| p.split_once("/blobs/"))
+    {
+        store
+            .blobs
+            .get(&(repository.to_owned(), blob.to_owned()))
+            .map(|b| ("application/octet-stream", b.clone()))
+    } else {
+        None
+    };
+    let response = match found {
+        Some((kind, body)) => {
+            let mut response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            if method != "HEAD" {
+                response.extend(body);
+            }
+            response
+        }
+        None => {
+            let body = r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"not here"}]}"#;
+            format!(
+                "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes()
+        }
+    };
+    let _ = stream.write_all(&response);
+}
+
+/// The default guest's component bytes.
+fn component() -> Vec<u8> {
+    wonopcode_wasm_host::DEFAULT_LOOP.to_vec()
+}
+
+/// Runs the loop `reference` on one prompt, answered from a transcript, with the module
+/// cache and the journal in the scratch directory.
+fn run(s: &Scratch, reference: &str) -> Output {
+    let transcript = s.transcript("t.jsonl", &[answer("Hello from the registry.")]);
+    command()
+        .env("XDG_CACHE_HOME", s.outside("cache"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .args(["--json", "--replay"])
+        .arg(&transcript)
+        .arg("--agent-loop")
+        .arg(reference)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Say hello.")
+        .output()
+        .unwrap()
+}
+
+/// The modules the cache holds.
+fn cached(s: &Scratch) -> Vec<PathBuf> {
+    let dir = s.outside("cache").join("wonopcode/oci");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries.map(|e| e.unwrap().path()).collect()
+}
+
+/// The settings the run's journal keeps.
+fn journaled_settings(runs: &Path) -> Value {
+    let (_, dir) = crate::resume::only_run(runs);
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    meta["invocation"]["settings"].clone()
+}
+
+#[test]
+fn a_module_from_a_registry_runs_pinned_by_digest_and_loads_from_the_cache_after() {
+    let registry = Registry::start();
+    let manifest = registry.publish("loops/default", "1.0", &component());
+    let s = Scratch::new();
+    let tagged = format!("oci://{}/loops/default:1.0", registry.host);
+    let out = run(&s, &tagged);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
+        .collect();
+    assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
+    // The journal keeps the digest the tag named, not the tag.
+    let pinned = format!("oci://{}/loops/default@{manifest}", registry.host);
+    let settings = journaled_settings(&s.outside("runs")).to_string();
+    assert!(settings.contains(&pinned), "{settings}");
+    assert!(!settings.contains(":1.0"), "{settings}");
+    let files = cached(&s);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(std::fs::read(&files[0]).unwrap(), component());
+
+    // `loops validate` checks the bytes a reference names.
+    let validated = command()
+        .env("XDG_CACHE_HOME", s.outside("cache"))
+        .args(["loops", "validate", &tagged])
+        .output()
+        .unwrap();
+    assert_eq!(validated.status.code(), Some(0), "{}", stderr(&validated));
+
+    // Pinned and cached: the registry is not asked again.
+    let before = registry.requests();
+    let again = Scratch::new();
+    std::fs::rename(s.outside("cache"), again.outside("cache")).unwrap();
+    let out = run(&again, &pinned);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(registry.requests(), before);
+}
+
+#[test]
+fn what_does_not_match_its_digest_or_is_not_a_component_is_refused_and_not_kept() {
+    let registry = Registry::start();
+    let good = component();
+    let mut tampered = good.clone();
+    let last = tampered.len() - 1;
+    tampered[last] ^= 0xff;
+    registry.publish_as(
+        "loops/tampered",
+        "1",
+        &good,
+        "application/vnd.wasm.config.v0+json",
+        Some(&tampered),
+    );
+    registry.publish_as(
+        "loops/image",
+        "1",
+        &good,
+        "application/vnd.oci.image.config.v1+json",
+        None,
+    );
+    // A core module: `\0asm` version 1.
+    let core = b"\0asm\x01\x00\x00\x00".to_vec();
+    registry.publish("loops/core", "1", &core);
+    let host = &registry.host;
+    for (reference, says) in [
+        (format!("oci://{host}/loops/tampered:1"), "digest"),
+        (
+            format!("oci://{host}/loops/image:1"),
+            "not a WebAssembly component artifact: its config is `application/vnd.oci.image.config.v1+json`",
+        ),
+        (
+            format!("oci://{host}/loops/core:1"),
+            "its layer is not a WebAssembly component",
+        ),
+        (format!("oci://{host}/loops/missing:1"), "loops/missing:1"),
+        (
+            format!("oci://{host}/loops/x@sha256:{}", "0".repeat(64)),
+            "loops/x@sha256:",
+        ),
+        ("oci://loops/default:1".to_owned(), "names no registry host"),
+    ] {
+        let s = Scratch::new();
+        let out = run(&s, &reference);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{reference}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{reference}: {err}");
+        assert!(err.contains(says), "{reference}: {err}");
+        let kept: Vec<PathBuf> = cached(&s)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+            .collect();
+        assert!(kept.is_empty(), "{reference}: kept {kept:?}");
+    }
+}
