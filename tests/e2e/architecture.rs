@@ -45,12 +45,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-wasm-host",
         ],
     ),
-    // Named loops: what a loop is from `contexts`, the host for validating a module only.
+    // Named loops: what a loop is from `contexts`, the host for validating a module only,
+    // `oci` for the references an entry may give.
     (
         "wonopcode-registry",
         &[
             "wonopcode-agent-loop",
             "wonopcode-contexts",
+            "wonopcode-oci",
             "wonopcode-sandbox",
             "wonopcode-wasm-host",
         ],

@@ -213,12 +213,10 @@ fn cached(s: &Scratch) -> Vec<PathBuf> {
     entries.map(|e| e.unwrap().path()).collect()
 }
 
-/// The settings the run's journal keeps.
-fn journaled_settings(runs: &Path) -> Value {
+/// The only run's `run.json`.
+fn run_json(runs: &Path) -> Value {
     let (_, dir) = crate::resume::only_run(runs);
-    let meta: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    meta["invocation"]["settings"].clone()
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
 }
 
 #[test]
@@ -234,11 +232,10 @@ fn a_module_from_a_registry_runs_pinned_by_digest_and_loads_from_the_cache_after
         .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
         .collect();
     assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
-    // The journal keeps the digest the tag named, not the tag.
+    // The journal keeps the digest the tag named.
     let pinned = format!("oci://{}/loops/default@{manifest}", registry.host);
-    let settings = journaled_settings(&s.outside("runs")).to_string();
-    assert!(settings.contains(&pinned), "{settings}");
-    assert!(!settings.contains(":1.0"), "{settings}");
+    let meta = run_json(&s.outside("runs"));
+    assert_eq!(meta["modules"], json!({tagged.clone(): pinned}), "{meta}");
     let files = cached(&s);
     assert_eq!(files.len(), 1, "{files:?}");
     assert_eq!(std::fs::read(&files[0]).unwrap(), component());
@@ -314,4 +311,74 @@ fn what_does_not_match_its_digest_or_is_not_a_component_is_refused_and_not_kept(
             .collect();
         assert!(kept.is_empty(), "{reference}: kept {kept:?}");
     }
+}
+
+#[test]
+fn registry_entries_name_published_modules_for_the_root_and_its_children_and_a_fork_keeps_the_pin()
+{
+    let registry = Registry::start();
+    registry.publish("loops/default", "1.0", &component());
+    let misbehave = std::fs::read(wonopcode_wasm_host::guest_paths::MISBEHAVE).unwrap();
+    registry.publish("loops/misbehave", "2", &misbehave);
+    let s = Scratch::new();
+    let loops = s.outside("loops");
+    std::fs::create_dir_all(&loops).unwrap();
+    let host = &registry.host;
+    std::fs::write(
+        loops.join("registry.yaml"),
+        format!(
+            "modules:\n  greeter:\n    path: oci://{host}/loops/default:1.0\n  spawner:\n    path: oci://{host}/loops/misbehave:2\n"
+        ),
+    )
+    .unwrap();
+    // The root runs a published entry, which spawns a child by another's name.
+    let transcript = crate::support::transcript_of("0.1", &[answer("Hello from a child.")]);
+    let t = s.outside("child.jsonl");
+    std::fs::write(&t, transcript).unwrap();
+    let spec = json!({"module": {"named": "greeter"}, "task": "Say hello."});
+    let out = command()
+        .env("XDG_CACHE_HOME", s.outside("cache"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .args(["--json", "--replay"])
+        .arg(&t)
+        .arg("--loops-dir")
+        .arg(&loops)
+        .args(["--agent-loop-name", "spawner", "-C"])
+        .arg(s.ws())
+        .arg(format!("spawn {spec}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let child = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "context.completed" && e["context"] == "0.1")
+        .expect("the child ran");
+    assert_eq!(child["status"], "completed", "{child}");
+    let meta = run_json(&s.outside("runs"));
+    let modules = meta["modules"].as_object().unwrap();
+    assert_eq!(modules.len(), 2, "{meta}");
+
+    // The tag moves to other bytes; a fork of the run still runs the ones it pinned, from
+    // the cache, without asking the registry for the tag.
+    let hello = std::fs::read(wonopcode_wasm_host::guest_paths::GUEST_HELLO).unwrap();
+    registry.publish("loops/misbehave", "2", &hello);
+    let before = registry.requests();
+    let (id, _) = crate::resume::only_run(&s.outside("runs"));
+    let forked = command()
+        .env("XDG_CACHE_HOME", s.outside("cache"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .args(["fork", &id, "--at", "0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(forked.status.code(), Some(0), "{}", stderr(&forked));
+    let started = events(&forked)
+        .into_iter()
+        .find(|e| e["type"] == "session.started")
+        .expect("the fork started");
+    assert_eq!(started["loop_name"], "misbehave", "{started}");
+    assert_eq!(
+        registry.requests(),
+        before,
+        "the pins were fetched from the cache"
+    );
 }

@@ -211,6 +211,7 @@ fn kind(location: &LoopSource) -> &'static str {
         LoopSource::Native => "native",
         LoopSource::Embedded => "embedded",
         LoopSource::File(_) => "component",
+        LoopSource::Oci(_) => "published",
         LoopSource::Agent(_) => "agent",
     }
 }
@@ -218,6 +219,7 @@ fn kind(location: &LoopSource) -> &'static str {
 fn file_of(location: &LoopSource) -> Option<PathBuf> {
     match location {
         LoopSource::File(path) => Some(path.clone()),
+        LoopSource::Oci(reference) => Some(PathBuf::from(reference)),
         LoopSource::Agent(agent) => Some(agent.file.clone()),
         LoopSource::Native | LoopSource::Embedded => None,
     }
@@ -481,13 +483,7 @@ pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyh
     // A named module's grants are part of what it is: shown, as the listing shows them.
     let (source, name, grants) = match guest {
         Guest::File(path) => match LoopChoice::component(path) {
-            // A published module is checked as the bytes its reference names now.
-            LoopChoice::Oci(reference) => {
-                let fetched = wonopcode_session::loops::fetch_module(&reference)
-                    .await
-                    .map_err(|e| usage(e.to_string()))?;
-                (LoopSource::File(fetched.path), None, None)
-            }
+            LoopChoice::Oci(reference) => (LoopSource::Oci(reference), None, None),
             _ => (LoopSource::File(path.to_path_buf()), None, None),
         },
         Guest::Named(name) => {
@@ -498,6 +494,16 @@ pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyh
             }
             (entry.location, Some(name), Some(entry.context_tools.grants))
         }
+    };
+    // A published module is checked as the bytes its reference names now.
+    let source = match source {
+        LoopSource::Oci(reference) => {
+            let fetched = wonopcode_session::loops::fetch_module(&reference)
+                .await
+                .map_err(|e| usage(e.to_string()))?;
+            LoopSource::File(fetched.path)
+        }
+        other => other,
     };
     let Some(Component { bytes, origin }) = Component::of(&source)? else {
         let name = name.unwrap_or("standard");

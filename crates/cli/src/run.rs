@@ -189,6 +189,10 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
             one_shot || again.as_ref().is_some_and(Again::one_shot),
             json,
         );
+    if let Some(again) = &again {
+        // The other run's `oci://` tags fetch the digests they named then.
+        builder = builder.module_pins(again.meta().modules.clone());
+    }
     match again {
         Some(Again::Resume { earlier, policy }) => {
             builder = builder.resuming(earlier, crate::restart::on_interrupted(policy));

@@ -432,7 +432,8 @@ async fn load_child(
                 .ok_or_else(|| {
                     format!("cannot load module `{name}`: this host has no module registry")
                 })?
-                .resolve(name)?,
+                .resolve(name)
+                .await?,
         ),
         ModuleRef::Path(file) => Some(LoopSource::File(module_file(
             &parent.services.cwd,

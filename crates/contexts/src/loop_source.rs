@@ -19,6 +19,9 @@ pub enum LoopSource {
     Embedded,
     /// A component file.
     File(PathBuf),
+    /// A component published to an OCI registry (`oci://HOST/REPO:TAG`), which the session
+    /// fetches into a file before it loads (the tree itself never reaches the network).
+    Oci(String),
     /// An agent file: the native loop with the file's settings (shown as its file).
     Agent(#[serde(serialize_with = "agent_file")] Arc<AgentDefinition>),
 }

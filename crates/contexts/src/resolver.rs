@@ -37,8 +37,10 @@ impl Default for ContextLimits {
 /// (`registry.yaml`, loop directories, built-ins); a library embedder may answer as it likes.
 #[async_trait::async_trait]
 pub trait ModuleResolver: Send + Sync {
-    /// The module called `name` (with or without `.wasm`), or one line saying why not.
-    fn resolve(&self, name: &str) -> Result<LoopSource, String>;
+    /// The module called `name` (with or without `.wasm`), or one line saying why not. A
+    /// module published to a registry comes back fetched (a file), where the resolver can
+    /// fetch.
+    async fn resolve(&self, name: &str) -> Result<LoopSource, String>;
 
     /// What a context gets besides its parent's tools, given its `lineage` (every grant from
     /// the root to it, its own last) and the module it runs when named: that module's own MCP

@@ -59,6 +59,10 @@ pub struct RunMeta {
     /// Every prompt the root was given, whole, in order: what a resume gives it again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<String>,
+    /// Each `oci://` tag the run fetched a module by, and the reference pinned to the digest
+    /// it named: what a resume or fork fetches, so it runs the same bytes.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub modules: std::collections::BTreeMap<String, String>,
 }
 
 /// How a run was started: its settings (the session's `Settings`, as the front-end gave

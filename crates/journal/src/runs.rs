@@ -268,6 +268,7 @@ mod tests {
             resumes: None,
             invocation: None,
             prompts: Vec::new(),
+            modules: Default::default(),
             status,
             origin: None,
             pid: Some(std::process::id()),

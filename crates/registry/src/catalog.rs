@@ -225,6 +225,7 @@ impl Catalog {
     fn add(&mut self, entry: Entry) {
         let same_file = |e: &Entry| match (&e.location, &entry.location) {
             (LoopSource::File(a), LoopSource::File(b)) => same_path(a, b),
+            (LoopSource::Oci(a), LoopSource::Oci(b)) => a == b,
             (LoopSource::Agent(a), LoopSource::Agent(b)) => same_path(&a.file, &b.file),
             _ => false,
         };
@@ -273,7 +274,7 @@ impl Catalog {
                             source: Source::Registry {
                                 file: registry.clone(),
                             },
-                            location: LoopSource::File(module.path),
+                            location: module.location,
                             description: module.description,
                             version: module.version,
                             input_schema: module.input_schema,

@@ -6,6 +6,8 @@
 //!     path: /path/to/my-loop.wasm
 //!     description: "My custom agent loop"
 //!     version: "1.0.0"
+//!   published:
+//!     path: oci://ghcr.io/acme/loops/planner:1.2   # fetched when used (`crates/oci`)
 //! ```
 //!
 //! A module may also give its contexts MCP servers of their own and an allowlist of tools:
@@ -54,6 +56,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use wonopcode_agent_loop::generation::{Generation, Thinking};
+use wonopcode_contexts::LoopSource;
+use wonopcode_oci::OciRef;
 use wonopcode_sandbox::SandboxPolicy;
 
 use crate::error::RegistryError;
@@ -171,8 +175,9 @@ impl RawGrants {
 pub struct FileEntry {
     /// Its name (the key under `modules`).
     pub name: String,
-    /// The component, resolved against the file's directory.
-    pub path: PathBuf,
+    /// The component: a file, resolved against the registry file's directory, or a module
+    /// published to an OCI registry (`path: oci://HOST/REPO:TAG`).
+    pub location: LoopSource,
     /// What it does.
     pub description: Option<String>,
     /// Its version, as the author gave it.
@@ -351,8 +356,15 @@ impl RegistryFile {
                 reason: format!("module `{name}`: {reason}"),
             };
             let (tools, grants) = RawGrants::merge(module.grants, module.tools).map_err(refused)?;
+            let location = match module.path.to_str() {
+                Some(text) if OciRef::is_reference(text) => {
+                    OciRef::parse(text).map_err(|e| refused(e.to_string()))?;
+                    LoopSource::Oci(text.to_owned())
+                }
+                _ => LoopSource::File(base.join(&module.path)),
+            };
             modules.push(FileEntry {
-                path: base.join(&module.path),
+                location,
                 name,
                 description: module.description,
                 version: module.version,
@@ -415,6 +427,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_module_may_be_published_and_a_bad_reference_names_its_module() {
+        let file = RegistryFile::parse(
+            "modules:\n  planner:\n    path: oci://ghcr.io/acme/planner:1.2\n",
+            Path::new("/cfg/registry.yaml"),
+        )
+        .unwrap();
+        assert_eq!(
+            file.modules[0].location,
+            LoopSource::Oci("oci://ghcr.io/acme/planner:1.2".into())
+        );
+        let bad = RegistryFile::parse(
+            "modules:\n  planner:\n    path: oci://planner:1.2\n",
+            Path::new("/cfg/registry.yaml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.contains("/cfg/registry.yaml") && bad.contains("module `planner`"),
+            "{bad}"
+        );
+        assert!(bad.contains("names no repository"), "{bad}");
+    }
+
+    #[test]
     fn the_seed_format() {
         let file = RegistryFile::parse(
             "modules:\n  my-loop:\n    path: loops/my-loop.wasm\n    description: \"My custom agent loop\"\n    version: \"1.0.0\"\n  abs:\n    path: /opt/abs.wasm\n",
@@ -424,11 +460,14 @@ mod tests {
         assert_eq!(file.warnings, Vec::<String>::new());
         assert_eq!(file.modules[0].name, "my-loop");
         assert_eq!(
-            file.modules[0].path,
-            PathBuf::from("/cfg/loops/my-loop.wasm")
+            file.modules[0].location,
+            LoopSource::File(PathBuf::from("/cfg/loops/my-loop.wasm"))
         );
         assert_eq!(file.modules[0].version.as_deref(), Some("1.0.0"));
-        assert_eq!(file.modules[1].path, PathBuf::from("/opt/abs.wasm"));
+        assert_eq!(
+            file.modules[1].location,
+            LoopSource::File(PathBuf::from("/opt/abs.wasm"))
+        );
     }
 
     #[test]

@@ -60,8 +60,9 @@ impl CatalogResolver {
     }
 }
 
+#[async_trait::async_trait]
 impl ModuleResolver for CatalogResolver {
-    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
+    async fn resolve(&self, name: &str) -> Result<LoopSource, String> {
         resolve(self.catalog(), name)
     }
 

@@ -35,6 +35,7 @@ pub mod loops;
 pub mod mcp;
 pub mod models;
 mod module_tools;
+mod published;
 mod run_journal;
 mod session;
 pub mod settings;

@@ -62,7 +62,10 @@ pub async fn load(
             engine,
             host_config,
         }),
-        LoopSource::Native | LoopSource::Embedded | LoopSource::Agent(_) => None,
+        // A published module changes by a new digest, not under the run's feet.
+        LoopSource::Native | LoopSource::Embedded | LoopSource::Agent(_) | LoopSource::Oci(_) => {
+            None
+        }
     };
     Ok((Arc::new(agent), reloader))
 }
@@ -186,7 +189,8 @@ async fn describe(
     engine: &LazyEngine,
 ) -> Option<Metadata> {
     match location {
-        LoopSource::Native | LoopSource::Agent(_) => None,
+        // A published module is checked when it is fetched (`loops validate oci://…`).
+        LoopSource::Native | LoopSource::Agent(_) | LoopSource::Oci(_) => None,
         LoopSource::Embedded => Some(
             cache
                 .describe(|| engine.get(), DEFAULT_LOOP, "the default guest")

@@ -21,6 +21,7 @@ use wonopcode_tools::{BuiltinOptions, Reach, WebFetchTool};
 
 use crate::config::absolute_paths;
 use crate::hook_loader::HookLoader;
+use crate::published::PublishedModules;
 use crate::skill_tool::SkillTool;
 
 /// Resolves module names through the catalog and gives each context what its grants allow.
@@ -46,12 +47,15 @@ pub(crate) struct SessionResolver {
     /// Each module's own hooks, made once (its components' instances shared by all its
     /// contexts).
     pub scoped_hooks: Mutex<HashMap<String, Option<SharedHooks>>>,
+    /// The run's published modules, fetched as entries name them.
+    pub published: Arc<PublishedModules>,
 }
 
 #[async_trait::async_trait]
 impl ModuleResolver for SessionResolver {
-    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
-        self.catalog.resolve(name)
+    async fn resolve(&self, name: &str) -> Result<LoopSource, String> {
+        let source = self.catalog.resolve(name).await?;
+        self.published.located(source).await
     }
 
     fn module_dirs(&self) -> Vec<PathBuf> {

@@ -75,6 +75,7 @@ impl RunJournal {
             resumes: meta.resumes,
             invocation: meta.invocation,
             prompts: Vec::new(),
+            modules: meta.modules,
         };
         let log = self.dir.begin(&meta).map_err(|e| e.to_string())?;
         *self.meta.lock() = Some(meta);
@@ -85,6 +86,18 @@ impl RunJournal {
     /// finished.
     pub fn end(&self, status: RunStatus) -> Result<(), String> {
         self.dir.end(status).map_err(|e| e.to_string())
+    }
+
+    /// Adds the pin of a module fetched by `tag` to `run.json`, for a resume to fetch again.
+    pub fn pinned(&self, tag: &str, pinned: &str) {
+        let mut meta = self.meta.lock();
+        let Some(meta) = meta.as_mut() else {
+            return;
+        };
+        meta.modules.insert(tag.to_owned(), pinned.to_owned());
+        if let Err(e) = meta.write(&self.dir.meta_path()) {
+            tracing::warn!(error = %e, "cannot update the run's metadata");
+        }
     }
 
     /// Adds a prompt of the root to `run.json` (whole: a resume gives it again; the first
@@ -132,4 +145,6 @@ pub(crate) struct RunMetaParts<'a> {
     pub resumes: Option<String>,
     /// The run and point it forks (`RUN_ID@CONTEXT:RESPONSE`).
     pub origin: Option<String>,
+    /// The published modules fetched so far, each tag with its pin.
+    pub modules: std::collections::BTreeMap<String, String>,
 }

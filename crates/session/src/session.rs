@@ -83,6 +83,8 @@ pub struct SessionBuilder {
     telemetry: Option<Arc<SpanRecorder>>,
     /// The person trusted the workspace for this run when asked (not kept in the settings).
     trusted_when_asked: bool,
+    /// The run's published modules (with the pins of the run resumed or forked).
+    published: Arc<crate::published::PublishedModules>,
 }
 
 /// A run forked from another at one of its responses (`wonopcode fork`): the other run's
@@ -139,6 +141,13 @@ impl SessionBuilder {
         self
     }
 
+    /// The digests the `oci://` tags of the run resumed or forked named (its `run.json`'s
+    /// `modules`): those tags fetch the same bytes again.
+    pub fn module_pins(mut self, pins: std::collections::BTreeMap<String, String>) -> Self {
+        self.published = Arc::new(crate::published::PublishedModules::new(pins));
+        self
+    }
+
     /// Forks another run ([`Fork`]); the caller gives the root the same prompts again.
     pub fn forking(mut self, fork: Fork) -> Self {
         self.fork = Some(fork);
@@ -170,6 +179,7 @@ impl SessionBuilder {
             LoopSource::Native | LoopSource::Agent(_) => LoopChoice::Standard,
             LoopSource::Embedded => LoopChoice::Embedded,
             LoopSource::File(path) => LoopChoice::File(path.clone()),
+            LoopSource::Oci(reference) => LoopChoice::Oci(reference.clone()),
         };
         if self.settings.loop_choice.name().is_none() {
             self.settings.loop_choice = choice;
@@ -366,7 +376,7 @@ impl TurnCanceller {
 pub struct Session {
     root: PathBuf,
     /// The run's journal, when it has one.
-    journal: Option<RunJournal>,
+    journal: Option<Arc<RunJournal>>,
     /// The agent file's name when the root runs one.
     agent_file: Option<String>,
     messages: Vec<Message>,
@@ -442,6 +452,7 @@ impl Session {
             fork: None,
             telemetry: None,
             trusted_when_asked: false,
+            published: Default::default(),
         }
     }
 
@@ -471,7 +482,7 @@ impl Session {
 
     /// The id of the run's journal (`wonopcode runs show ID`), when it has one.
     pub fn run_id(&self) -> Option<&str> {
-        self.journal.as_ref().map(RunJournal::id)
+        self.journal.as_ref().map(|journal| journal.id())
     }
 
     /// Continues a suspended run: `answers` (`(call id, text)`) answer the calls it waits
@@ -593,12 +604,14 @@ impl Session {
                 "`{name}` has a prompt, tools or grants of its own, which are set up when a run starts: run `wonopcode --agent-loop-name {name}` (with --history FILE to keep this conversation)"
             )));
         }
-        let (agent, reloader) = loops::load(
-            &entry.location,
-            switcher.cache,
-            switcher.host_config.clone(),
-        )
-        .await?;
+        let location = switcher
+            .resolver
+            .published
+            .located(entry.location)
+            .await
+            .map_err(SessionError::Choice)?;
+        let (agent, reloader) =
+            loops::load(&location, switcher.cache, switcher.host_config.clone()).await?;
         let hot_reload = switcher.hot_reload;
         let previous = std::mem::replace(&mut self.agent, agent);
         if let Err(e) = self.start().await {

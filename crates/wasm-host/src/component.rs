@@ -32,6 +32,15 @@ impl Component {
                 })?),
                 origin: path.display().to_string(),
             }),
+            // The session fetches a published module into a file before the host sees it.
+            LoopSource::Oci(reference) => {
+                return Err(WasmError::Read {
+                    path: reference.clone(),
+                    reason:
+                        "a module from a registry is fetched before it loads, and this one was not"
+                            .to_owned(),
+                });
+            }
         })
     }
 }

@@ -335,8 +335,9 @@ async fn parallel_children_answer_in_input_order_and_one_failure_fails_none_else
 /// Resolves `helper` to the misbehave guest, `default` to the embedded default guest.
 struct Names;
 
+#[async_trait::async_trait]
 impl ModuleResolver for Names {
-    fn resolve(&self, name: &str) -> Result<LoopSource, String> {
+    async fn resolve(&self, name: &str) -> Result<LoopSource, String> {
         match name.trim_end_matches(".wasm") {
             "helper" => Ok(LoopSource::File(PathBuf::from(guests::MISBEHAVE))),
             "default" => Ok(LoopSource::Embedded),

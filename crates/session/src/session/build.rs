@@ -177,6 +177,7 @@ impl SessionBuilder {
                 invocation: Some(self.invocation()),
                 resumes: lineage.resumes.clone(),
                 origin: lineage.origin.clone(),
+                modules: self.published.begin_journal(journal.clone()),
             };
             begin_journal(journal, parts, &conversation.sink, &mut notices);
         }
@@ -236,7 +237,7 @@ impl SessionBuilder {
         &mut self,
         agent_file: Option<&AgentDefinition>,
         notices: &mut Vec<String>,
-    ) -> Result<(SharedModel, Arc<dyn ModelSource>, Option<RunJournal>), SessionError> {
+    ) -> Result<(SharedModel, Arc<dyn ModelSource>, Option<Arc<RunJournal>>), SessionError> {
         // An agent file's model and time limit are the run's unless the caller chose its own.
         let mut choice: ModelChoice = self.settings.model.clone();
         let mut budget_limits: BudgetLimits = self.settings.budget;
@@ -269,6 +270,7 @@ impl SessionBuilder {
         };
         let journal = self.runs.as_ref().and_then(|runs| {
             RunJournal::create(runs)
+                .map(Arc::new)
                 .map_err(|e| notices.push(format!("the run is not journaled: {e}")))
                 .ok()
         });
@@ -291,19 +293,33 @@ impl SessionBuilder {
         trusted: bool,
         notices: &mut Vec<String>,
     ) -> Result<LoopSource, SessionError> {
-        if let Some(source) = self.source.take() {
-            return Ok(source);
-        }
-        Ok(match &self.settings.loop_choice {
+        let chosen = match self.source.take() {
+            Some(source) => source,
+            None => {
+                let choice = self.settings.loop_choice.clone();
+                self.loop_of(&choice, root, trusted, notices)?
+            }
+        };
+        // A published module (given, or a registry entry's) is fetched into a file.
+        self.published
+            .located(chosen)
+            .await
+            .map_err(SessionError::Choice)
+    }
+
+    /// The loop `choice` names; a name is looked up in the catalog.
+    fn loop_of(
+        &mut self,
+        choice: &LoopChoice,
+        root: &Path,
+        trusted: bool,
+        notices: &mut Vec<String>,
+    ) -> Result<LoopSource, SessionError> {
+        Ok(match choice {
             LoopChoice::Standard => LoopSource::Native,
             LoopChoice::Embedded => LoopSource::Embedded,
             LoopChoice::File(path) => LoopSource::File(path.clone()),
-            LoopChoice::Oci(reference) => {
-                let fetched = loops::fetch_module(reference).await?;
-                // The journal (written later) keeps the digest fetched, not the tag.
-                self.settings.loop_choice = LoopChoice::Oci(fetched.pinned.to_string());
-                LoopSource::File(fetched.path)
-            }
+            LoopChoice::Oci(reference) => LoopSource::Oci(reference.clone()),
             LoopChoice::Named(name) => {
                 let catalog = self.catalog.get_or_insert_with(|| {
                     let search = SearchPath::standard(&self.settings.loops_dirs, Some(root))
@@ -366,6 +382,7 @@ impl SessionBuilder {
             skill_tool: tooling.skill_tool.clone(),
             hooks: hooks.clone(),
             scoped_hooks: Default::default(),
+            published: self.published.clone(),
         })
     }
 
