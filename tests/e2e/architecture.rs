@@ -76,6 +76,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-wasm-host",
         ],
     ),
+    // The editor front-end: runs built through `session`, the libraries' types it speaks of.
+    (
+        "wonopcode-acp",
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-session",
+            "wonopcode-tools",
+            "wonopcode-wasm-host",
+        ],
+    ),
     // A front-end: runs built through `session`, the libraries' types it speaks of.
     (
         "wonopcode-mcp-server",
@@ -93,6 +103,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "wonopcode",
         &[
+            "wonopcode-acp",
             "wonopcode-agent-loop",
             "wonopcode-batch",
             "wonopcode-contexts",

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod agent_files;
 mod agents;
 mod architecture;

@@ -383,6 +383,9 @@ pub enum Command {
     /// Serve the named loops as MCP tools for other agents (Codex, Claude Code, any MCP
     /// client): on stdio, or on streamable HTTP with --http.
     McpServer(Box<McpServerArgs>),
+    /// Serve an editor over the Agent Client Protocol on stdio (Zed, JetBrains, Neovim):
+    /// each session the editor opens runs in its folder with these settings.
+    Acp(Box<AcpArgs>),
     /// The sandbox of the commands a model runs.
     Sandbox(SandboxArgs),
     /// Trust a workspace: its hooks and its agents' hooks and MCP servers are used from now
@@ -787,6 +790,30 @@ pub struct McpServerArgs {
     /// The session's settings.
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `wonopcode acp`.
+#[derive(Debug, clap::Args)]
+pub struct AcpArgs {
+    /// The model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// Tool permissions (what the editor is asked about, and what runs unasked).
+    #[command(flatten)]
+    pub permissions: PermissionArgs,
+
+    /// The sessions' settings (their workspace is the folder the editor names).
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// The loop the sessions run (default: the native loop).
+    #[arg(long, value_name = "PATH", help_heading = "Loop")]
+    pub agent_loop: Option<PathBuf>,
+
+    /// The named loop or agent the sessions run.
+    #[arg(long, value_name = "NAME", help_heading = "Loop")]
+    pub agent_loop_name: Option<String>,
 }
 
 /// `wonopcode mcp`.

@@ -36,6 +36,10 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
             let matches = matches.subcommand_matches("batch").unwrap_or(&matches);
             crate::batch::run(&batch, matches).await
         }
+        Command::Acp(acp) => {
+            let matches = matches.subcommand_matches("acp").unwrap_or(&matches);
+            crate::acp::run(&acp, matches).await
+        }
         Command::McpServer(serve) => {
             let matches = matches.subcommand_matches("mcp-server").unwrap_or(&matches);
             crate::mcp_server::run(&serve, matches).await

@@ -1,6 +1,7 @@
 //! The `wonopcode` binary: parses flags, runs a session, maps the outcome to an exit code.
 //! All logic lives in the library crates; this is wiring and rendering.
 
+mod acp;
 mod agent_check;
 mod args;
 mod attach;

@@ -1,0 +1,388 @@
+//! What the run does, as ACP session updates: the root's answer and reasoning as message and
+//! thought chunks; every tool call (a child's labelled with its context) as a `tool_call`
+//! and its end as a `tool_call_update` with the output, and a diff for each file it
+//! changed; each child context as a tool call of its own (its module and task, then its
+//! status and cost); the todo list as the plan; the turn's usage.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use parking_lot::Mutex;
+use wonopcode_agent_loop::event::{
+    FileChange, FileChangeKind, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
+};
+use wonopcode_agent_loop::{ContextPath, ContextStatus, Event, EventKind};
+use wonopcode_session::Renderer;
+
+/// The tool call a permission question is about: the last one a context started.
+#[derive(Default)]
+pub(crate) struct CallsInFlight {
+    /// The ACP id of the last tool call started, with its tool's name.
+    last: Mutex<Option<(String, String)>>,
+}
+
+impl CallsInFlight {
+    /// The ACP id of the last call of `tool` started, when it is the last one.
+    pub(crate) fn of(&self, tool: &str) -> Option<String> {
+        self.last
+            .lock()
+            .as_ref()
+            .filter(|(_, name)| name == tool)
+            .map(|(id, _)| id.clone())
+    }
+}
+
+/// Sends a session's updates to the editor.
+pub(crate) struct Updates {
+    /// The session's id, set once it is built (nothing before then is an update).
+    session: Arc<OnceLock<SessionId>>,
+    client: ConnectionTo<Client>,
+    workspace: PathBuf,
+    /// Text items streamed so far, by context and item id: whether each is reasoning.
+    streaming: HashMap<(ContextPath, String), bool>,
+    calls: Arc<CallsInFlight>,
+}
+
+impl Updates {
+    pub(crate) fn new(
+        session: Arc<OnceLock<SessionId>>,
+        client: ConnectionTo<Client>,
+        workspace: PathBuf,
+        calls: Arc<CallsInFlight>,
+    ) -> Self {
+        Self {
+            session,
+            client,
+            workspace,
+            streaming: HashMap::new(),
+            calls,
+        }
+    }
+
+    fn send(&self, update: SessionUpdate) {
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        let note = SessionNotification::new(session.clone(), update);
+        if let Err(e) = self.client.send_notification(note) {
+            tracing::warn!(error = %e, "a session update could not be sent");
+        }
+    }
+
+    /// The updates one event makes.
+    fn updates_of(&mut self, event: &Event) -> Vec<SessionUpdate> {
+        let context = &event.context;
+        let root = context.depth() == 0;
+        match &event.kind {
+            EventKind::ItemStarted { item } => match &item.details {
+                ItemDetails::AgentMessage { .. } | ItemDetails::Reasoning { .. } => {
+                    let reasoning = matches!(item.details, ItemDetails::Reasoning { .. });
+                    self.streaming
+                        .insert((context.clone(), item.id.clone()), reasoning);
+                    Vec::new()
+                }
+                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                    let id = call_id(context, &call.call_id);
+                    *self.calls.last.lock() = Some((id.clone(), call.name.clone()));
+                    vec![SessionUpdate::ToolCall(started(
+                        id,
+                        context,
+                        call,
+                        &self.workspace,
+                    ))]
+                }
+                ItemDetails::TodoList { items } => vec![plan(items)],
+                _ => Vec::new(),
+            },
+            EventKind::ItemDelta { item_id, text } if root => {
+                match self.streaming.get(&(context.clone(), item_id.clone())) {
+                    Some(true) => vec![SessionUpdate::AgentThoughtChunk(chunk(text))],
+                    Some(false) => vec![SessionUpdate::AgentMessageChunk(chunk(text))],
+                    None => Vec::new(),
+                }
+            }
+            EventKind::ItemUpdated { item } => match &item.details {
+                ItemDetails::TodoList { items } => vec![plan(items)],
+                _ => Vec::new(),
+            },
+            EventKind::ItemCompleted { item } => match &item.details {
+                ItemDetails::AgentMessage { text } | ItemDetails::Reasoning { text } => {
+                    // Text that was not streamed (a guest's `ui.send-text`) is sent whole.
+                    let streamed = self
+                        .streaming
+                        .remove(&(context.clone(), item.id.clone()))
+                        .is_some();
+                    let reasoning = matches!(item.details, ItemDetails::Reasoning { .. });
+                    match (root, streamed, reasoning) {
+                        (true, false, false) => vec![SessionUpdate::AgentMessageChunk(chunk(text))],
+                        (true, false, true) => vec![SessionUpdate::AgentThoughtChunk(chunk(text))],
+                        _ => Vec::new(),
+                    }
+                }
+                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                    vec![SessionUpdate::ToolCallUpdate(finished(
+                        call_id(context, &call.call_id),
+                        call,
+                        &self.workspace,
+                    ))]
+                }
+                ItemDetails::TodoList { items } => vec![plan(items)],
+                ItemDetails::Diagnostic { message } | ItemDetails::Error { message } if root => {
+                    vec![SessionUpdate::AgentMessageChunk(chunk(&format!(
+                        "\n\n> {message}\n\n"
+                    )))]
+                }
+                _ => Vec::new(),
+            },
+            EventKind::ContextStarted { module, task, .. } if !root => {
+                let title = format!("{module}: {}", task.lines().next().unwrap_or_default());
+                vec![SessionUpdate::ToolCall(
+                    ToolCall::new(context_call_id(context), format!("[{context}] {title}"))
+                        .kind(ToolKind::Other)
+                        .status(ToolCallStatus::InProgress)
+                        .raw_input(serde_json::json!({"module": module, "task": task})),
+                )]
+            }
+            EventKind::ContextCompleted {
+                status,
+                error,
+                usage,
+                modified_files,
+                ..
+            } if !root => {
+                let mut summary = format!(
+                    "{} · {} tokens",
+                    status.as_str().replace('_', " "),
+                    usage.total_tokens()
+                );
+                if let Some(micro_cents) = usage.cost_micro_cents {
+                    summary.push_str(&format!(" · ${:.4}", micro_cents as f64 / 1e8));
+                }
+                if !modified_files.is_empty() {
+                    summary.push_str(&format!(" · changed {}", modified_files.join(", ")));
+                }
+                if let Some(error) = error {
+                    summary.push_str(&format!("\n{error}"));
+                }
+                let status = match status {
+                    ContextStatus::Completed => ToolCallStatus::Completed,
+                    _ => ToolCallStatus::Failed,
+                };
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    context_call_id(context),
+                    ToolCallUpdateFields::new()
+                        .status(status)
+                        .content(vec![ToolCallContent::from(summary)]),
+                ))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Renderer for Updates {
+    fn render(&mut self, event: &Event) {
+        for update in self.updates_of(event) {
+            self.send(update);
+        }
+    }
+}
+
+/// A tool call's ACP id: its call id, after its context's path for a child's.
+pub(crate) fn call_id(context: &ContextPath, call: &str) -> String {
+    if context.depth() == 0 {
+        call.to_owned()
+    } else {
+        format!("{context}/{call}")
+    }
+}
+
+/// The ACP id of the tool call that stands for a child context.
+fn context_call_id(context: &ContextPath) -> String {
+    format!("context-{context}")
+}
+
+fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::from(text.to_owned()))
+}
+
+/// The `tool_call` of a call that started (a path it names, made absolute, as its location).
+fn started(id: String, context: &ContextPath, call: &ToolCallItem, workspace: &Path) -> ToolCall {
+    let arguments: serde_json::Value =
+        serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+    let subject = ["path", "file_path", "command", "pattern", "url", "query"]
+        .iter()
+        .find_map(|key| arguments.get(*key).and_then(|v| v.as_str()))
+        .map(|s| s.lines().next().unwrap_or_default().to_owned());
+    let mut title = match subject {
+        Some(subject) => format!("{} {subject}", call.name),
+        None => call.name.clone(),
+    };
+    if context.depth() > 0 {
+        title = format!("[{context}] {title}");
+    }
+    let mut update = ToolCall::new(id, title)
+        .kind(kind_of(&call.name))
+        .status(ToolCallStatus::InProgress)
+        .raw_input(arguments.clone());
+    if let Some(path) = ["path", "file_path"]
+        .iter()
+        .find_map(|key| arguments.get(*key).and_then(|v| v.as_str()))
+    {
+        update = update.locations(vec![ToolCallLocation::new(workspace.join(path))]);
+    }
+    update
+}
+
+/// The `tool_call_update` of a call that ended: its status, a diff for each file it changed
+/// (its output when it changed none), and the output as `rawOutput`.
+fn finished(id: String, call: &ToolCallItem, workspace: &Path) -> ToolCallUpdate {
+    let status = match call.status {
+        ItemStatus::Completed => ToolCallStatus::Completed,
+        ItemStatus::InProgress => ToolCallStatus::InProgress,
+        _ => ToolCallStatus::Failed,
+    };
+    let output = call.output.clone().unwrap_or_default();
+    let changes: Vec<&FileChange> = call
+        .file_changes
+        .iter()
+        .chain(call.file_change.iter())
+        .collect();
+    let mut content: Vec<ToolCallContent> = changes
+        .iter()
+        .map(|change| diff_of(change, workspace))
+        .collect();
+    if content.is_empty() && !output.is_empty() {
+        content.push(ToolCallContent::from(output.clone()));
+    }
+    ToolCallUpdate::new(
+        id,
+        ToolCallUpdateFields::new()
+            .status(status)
+            .content(content)
+            .raw_output(serde_json::json!({"output": output})),
+    )
+}
+
+/// A file change as an ACP diff: the file as it is now and as it was (the unified diff
+/// applied backwards); the unified diff as text when the file cannot be read back.
+fn diff_of(change: &FileChange, workspace: &Path) -> ToolCallContent {
+    let path = workspace.join(&change.path);
+    let now = match change.kind {
+        FileChangeKind::Delete => Some(String::new()),
+        _ => std::fs::read_to_string(&path).ok(),
+    };
+    let before = match (&now, &change.diff, change.kind) {
+        (_, _, FileChangeKind::Add) => None,
+        (Some(now), Some(diff), _) => match unapply(now, diff) {
+            Some(before) => Some(before),
+            None => return ToolCallContent::from(format!("```diff\n{diff}\n```")),
+        },
+        _ => None,
+    };
+    match now {
+        Some(now) => ToolCallContent::Diff(Diff::new(path, now).old_text(before)),
+        None => ToolCallContent::from(change.diff.clone().unwrap_or_default()),
+    }
+}
+
+/// The text a unified diff was made from, given the text it made: each hunk's added lines
+/// replaced by its removed ones. `None` when the diff does not fit the text.
+pub(crate) fn unapply(after: &str, diff: &str) -> Option<String> {
+    let lines: Vec<&str> = after.split_inclusive('\n').collect();
+    let mut before = String::new();
+    let mut next = 0usize;
+    let mut hunk = diff.lines().peekable();
+    while let Some(line) = hunk.next() {
+        let Some(header) = line.strip_prefix("@@ ") else {
+            continue;
+        };
+        // `@@ -a,b +c,d @@`: the hunk starts at line c of the new text (1-based).
+        let new_start: usize = header
+            .split_whitespace()
+            .find_map(|part| part.strip_prefix('+'))
+            .and_then(|range| range.split(',').next())
+            .and_then(|n| n.parse().ok())?;
+        let start = new_start.saturating_sub(1).max(next);
+        before.extend(lines.get(next..start)?.iter().copied());
+        next = start;
+        while let Some(body) = hunk.peek() {
+            if body.starts_with("@@ ") {
+                break;
+            }
+            let body = hunk.next()?;
+            match body.split_at_checked(1) {
+                Some(("+", _)) => next += 1,
+                Some(("-", text)) => {
+                    before.push_str(text);
+                    before.push('\n');
+                }
+                Some((" ", _)) | Some(("", _)) | None => {
+                    before.push_str(lines.get(next)?);
+                    next += 1;
+                }
+                Some(("\\", _)) => {
+                    // `\ No newline at end of file`: the line before had none.
+                    if before.ends_with('\n') {
+                        before.pop();
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+    before.extend(lines.get(next..)?.iter().copied());
+    Some(before)
+}
+
+/// The ACP kind of a tool, by its name.
+fn kind_of(tool: &str) -> ToolKind {
+    match tool {
+        "read" => ToolKind::Read,
+        "write" | "edit" | "apply_patch" => ToolKind::Edit,
+        "grep" | "glob" | "list" => ToolKind::Search,
+        "bash" => ToolKind::Execute,
+        "webfetch" | "web_search" => ToolKind::Fetch,
+        "todo" => ToolKind::Think,
+        _ => ToolKind::Other,
+    }
+}
+
+/// The todo list as the plan.
+fn plan(items: &[TodoItem]) -> SessionUpdate {
+    let entries = items
+        .iter()
+        .map(|item| {
+            let status = match item.status {
+                TodoStatus::Pending => PlanEntryStatus::Pending,
+                TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                TodoStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(item.content.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    SessionUpdate::Plan(Plan::new(entries))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_unified_diff_applied_backwards_gives_the_text_before() {
+        let before = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+        let after = "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven\n";
+        let diff = "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n@@ -8,3 +8,4 @@\n eight\n nine\n ten\n+eleven\n";
+        assert_eq!(unapply(after, diff).as_deref(), Some(before));
+        // A diff that does not fit the text is not applied.
+        assert_eq!(unapply("x\n", "@@ -1,3 +5,3 @@\n a\n b\n c\n"), None);
+    }
+}

@@ -1,0 +1,113 @@
+// Drives `wonopcode acp` with the official ACP TypeScript client, the way an editor does:
+// initialize, a session in a folder, then each prompt of a scenario, answering permission
+// requests as the scenario says and cancelling a prompt when it asks. Every line on the
+// wire, both ways, is written to WIRE (JSON Lines, `{"from": "client"|"agent", "message"}`),
+// for the test to check against the protocol's schema; what the client saw is printed on
+// stdout as one JSON object.
+//
+//   node drive.mjs SCENARIO.json WIRE.jsonl -- wonopcode acp [FLAGS]
+//
+// SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?}],
+//            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always"}
+
+import { spawn } from "node:child_process";
+import { appendFileSync, readFileSync } from "node:fs";
+import { Readable, Writable } from "node:stream";
+import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
+
+const [scenarioPath, wirePath, dashes, command, ...args] = process.argv.slice(2);
+if (dashes !== "--" || !command) {
+  console.error("usage: node drive.mjs SCENARIO.json WIRE.jsonl -- COMMAND [ARGS]");
+  process.exit(2);
+}
+const scenario = JSON.parse(readFileSync(scenarioPath, "utf8"));
+
+const agent = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
+
+/** A byte stream whose lines are also written to WIRE as `from`'s messages. */
+function recorded(from) {
+  let pending = "";
+  return new TransformStream({
+    transform(chunk, controller) {
+      pending += new TextDecoder().decode(chunk);
+      let newline;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (line.trim()) {
+          appendFileSync(wirePath, JSON.stringify({ from, message: JSON.parse(line) }) + "\n");
+        }
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+const toAgent = recorded("client");
+// The pipe ends when the connection does; its abort then is expected.
+toAgent.readable.pipeTo(Writable.toWeb(agent.stdin)).catch(() => {});
+const fromAgent = Readable.toWeb(agent.stdout).pipeThrough(recorded("agent"));
+const stream = ndJsonStream(toAgent.writable, fromAgent);
+
+const seen = { updates: [], permissions: [], stops: [], errors: [] };
+let onUpdate = () => {};
+
+const app = client({ name: "wonopcode-e2e" })
+  .onNotification(methods.client.session.update, async ({ params }) => {
+    seen.updates.push(params.update);
+    onUpdate(params.update);
+  })
+  .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+    seen.permissions.push(params);
+    return { outcome: { outcome: "selected", optionId: scenario.permission ?? "reject_once" } };
+  });
+
+await app.connectWith(stream, async (ctx) => {
+  seen.initialize = await ctx.request(methods.agent.initialize, {
+    protocolVersion: 1,
+    clientCapabilities: {},
+  });
+  const session = await ctx.request(methods.agent.session.new, {
+    cwd: scenario.cwd,
+    mcpServers: [],
+  });
+  seen.sessionId = session.sessionId;
+  for (const turn of scenario.prompts) {
+    let updates = 0;
+    onUpdate = () => {
+      updates += 1;
+      if (turn.cancelAfterUpdate !== undefined && updates === turn.cancelAfterUpdate) {
+        seen.cancelledAt = Date.now();
+        ctx.notify(methods.agent.session.cancel, { sessionId: session.sessionId });
+      }
+    };
+    try {
+      const response = await ctx.request(methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: turn.prompt,
+      });
+      if (seen.cancelledAt !== undefined) {
+        seen.cancelMs = Date.now() - seen.cancelledAt;
+      }
+      seen.stops.push(response.stopReason);
+    } catch (error) {
+      seen.errors.push(String(error?.message ?? error));
+    }
+  }
+  // A prompt for a session that does not exist is refused, not fatal.
+  try {
+    await ctx.request(methods.agent.session.prompt, {
+      sessionId: "no-such-session",
+      prompt: [{ type: "text", text: "hi" }],
+    });
+  } catch (error) {
+    seen.unknownSession = String(error?.message ?? error) + " " + JSON.stringify(error?.data ?? null);
+  }
+});
+
+if (!agent.stdin.destroyed) {
+  agent.stdin.end();
+}
+const code = await new Promise((resolve) => agent.on("exit", resolve));
+seen.exitCode = code;
+process.stdout.write(JSON.stringify(seen) + "\n");

@@ -1,0 +1,236 @@
+//! `wonopcode acp` (`docs/editors.md`) driven by the official ACP TypeScript client
+//! (`@agentclientprotocol/sdk`, pinned in `tests/acp-client` and installed by `.ci/run`; the
+//! tests skip with a message without it), the real binary answering from recorded
+//! transcripts: a session in the editor's folder, the tool calls with their diffs and the
+//! answer as updates, a permission round trip both ways, a cancelled turn, an unknown
+//! session refused; every message wonopcode sent checked against the protocol's JSON
+//! schema shipped in that package.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::support::{Scratch, answer, bin, calling, repo_root};
+
+/// The client's directory, or `None` (with a message) when it is not installed.
+fn client_dir() -> Option<PathBuf> {
+    let dir = repo_root().join("tests/acp-client");
+    if dir.join("node_modules/.bin/node").exists() {
+        return Some(dir);
+    }
+    let how = "the ACP client is not installed: npm ci --prefix tests/acp-client";
+    if std::env::var_os("WONOPCODE_REQUIRE_ACP_CLIENT").is_some() {
+        panic!("{how}");
+    }
+    eprintln!("skipped: {how}");
+    None
+}
+
+/// Runs the client on `scenario` against `wonopcode acp FLAGS`; what it saw, and the wire.
+fn drive(s: &Scratch, dir: &Path, scenario: &Value, flags: &[&str]) -> (Value, Vec<Value>) {
+    let scenario_path = s.outside("scenario.json");
+    std::fs::write(&scenario_path, scenario.to_string()).unwrap();
+    let wire = s.outside("wire.jsonl");
+    let _ = std::fs::remove_file(&wire);
+    let out = std::process::Command::new(dir.join("node_modules/.bin/node"))
+        .current_dir(dir)
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
+        .env("NO_COLOR", "1")
+        .arg("drive.mjs")
+        .arg(&scenario_path)
+        .arg(&wire)
+        .arg("--")
+        .arg(bin())
+        .arg("acp")
+        .args(flags)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let seen: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    let wire: Vec<Value> = std::fs::read_to_string(&wire)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (seen, wire)
+}
+
+/// Checks every message wonopcode sent against the schema's definition for it: updates and
+/// permission requests by method, responses by the method of the request they answer.
+fn check_against_schema(dir: &Path, wire: &[Value]) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            dir.join("node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = |definition: &str| {
+        let mut one = schema.clone();
+        one["$ref"] = json!(format!("#/$defs/{definition}"));
+        if let Some(object) = one.as_object_mut() {
+            object.remove("anyOf");
+        }
+        jsonschema::validator_for(&one).unwrap()
+    };
+    let mut asked = std::collections::HashMap::new();
+    for entry in wire {
+        let message = &entry["message"];
+        if entry["from"] == "client" {
+            if let Some(method) = message["method"].as_str() {
+                asked.insert(message["id"].to_string(), method.to_owned());
+            }
+            continue;
+        }
+        let (definition, body) = match message["method"].as_str() {
+            Some("session/update") => ("SessionNotification", &message["params"]),
+            Some("session/request_permission") => ("RequestPermissionRequest", &message["params"]),
+            Some(other) => panic!("wonopcode sent an unexpected `{other}`"),
+            None if message.get("error").is_some() => continue,
+            None => {
+                let method = asked
+                    .get(&message["id"].to_string())
+                    .unwrap_or_else(|| panic!("a response to no request: {message}"));
+                let definition = match method.as_str() {
+                    "initialize" => "InitializeResponse",
+                    "session/new" => "NewSessionResponse",
+                    "session/prompt" => "PromptResponse",
+                    other => panic!("a response to `{other}`"),
+                };
+                (definition, &message["result"])
+            }
+        };
+        let errors: Vec<String> = validator(definition)
+            .iter_errors(body)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{definition}: {errors:?}\n{body}");
+    }
+}
+
+/// A transcript: write `a.txt`, then answer.
+fn writing(s: &Scratch) -> PathBuf {
+    s.transcript(
+        "t.jsonl",
+        &[
+            calling("w1", "write", r#"{"path": "a.txt", "content": "hi\n"}"#),
+            answer("Wrote a.txt."),
+        ],
+    )
+}
+
+fn kinds(seen: &Value) -> Vec<String> {
+    seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let t = writing(&s);
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "permission": "allow_once",
+        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    assert_eq!(seen["exitCode"], 0, "{seen}");
+    assert_eq!(seen["initialize"]["agentInfo"]["name"], "wonopcode");
+    assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
+    assert_eq!(
+        kinds(&seen),
+        ["tool_call", "tool_call_update", "agent_message_chunk"],
+        "{seen}"
+    );
+    let updates = &seen["updates"];
+    assert_eq!(updates[0]["kind"], "edit");
+    assert_eq!(
+        updates[0]["locations"][0]["path"],
+        ws.join("a.txt").display().to_string()
+    );
+    assert_eq!(updates[1]["status"], "completed");
+    assert_eq!(updates[1]["content"][0]["type"], "diff");
+    assert_eq!(updates[1]["content"][0]["newText"], "hi\n");
+    assert_eq!(updates[2]["content"]["text"], "Wrote a.txt.");
+    // The write asked the editor, which allowed it once.
+    assert_eq!(seen["permissions"][0]["toolCall"]["toolCallId"], "w1");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "hi\n");
+    // The session is the run's journal.
+    let run = s.outside("runs").join(seen["sessionId"].as_str().unwrap());
+    assert!(run.join("run.json").is_file(), "{}", run.display());
+    // A prompt for a session that does not exist is refused, and the agent goes on.
+    assert!(
+        seen["unknownSession"]
+            .as_str()
+            .unwrap()
+            .contains("no session `no-such-session`"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn a_rejected_write_does_not_happen_and_the_model_is_told() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let t = writing(&s);
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "permission": "reject_once",
+        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    assert!(!ws.join("a.txt").exists());
+    let update = &seen["updates"][1];
+    assert_eq!(update["status"], "failed", "{seen}");
+    assert!(
+        update["rawOutput"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("refused"),
+        "{update}"
+    );
+}
+
+#[test]
+fn a_cancel_stops_the_turn_and_its_command() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("b1", "bash", r#"{"command": "sleep 30"}"#),
+            answer("never"),
+        ],
+    );
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": "Wait."}], "cancelAfterUpdate": 1}],
+    });
+    let (seen, wire) = drive(
+        &s,
+        &dir,
+        &scenario,
+        &["--replay", t.to_str().unwrap(), "--yes"],
+    );
+    check_against_schema(&dir, &wire);
+    assert_eq!(seen["stops"], json!(["cancelled"]), "{seen}");
+    // Not a timing target (the benchmarks hold those): the 30 s command did not run out.
+    let cancel_ms = seen["cancelMs"].as_u64().unwrap();
+    assert!(
+        cancel_ms < 10_000,
+        "the turn ended {cancel_ms} ms after the cancel"
+    );
+}
