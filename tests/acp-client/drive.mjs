@@ -8,7 +8,8 @@
 //   node drive.mjs SCENARIO.json WIRE.jsonl -- wonopcode acp [FLAGS]
 //
 // SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?}],
-//            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always"}
+//            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always",
+//            "mcpServers": [McpServer]?}
 
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -69,7 +70,7 @@ await app.connectWith(stream, async (ctx) => {
   });
   const session = await ctx.request(methods.agent.session.new, {
     cwd: scenario.cwd,
-    mcpServers: [],
+    mcpServers: scenario.mcpServers ?? [],
   });
   seen.sessionId = session.sessionId;
   for (const turn of scenario.prompts) {

@@ -28,6 +28,17 @@ fn client_dir() -> Option<PathBuf> {
 
 /// Runs the client on `scenario` against `wonopcode acp FLAGS`; what it saw, and the wire.
 fn drive(s: &Scratch, dir: &Path, scenario: &Value, flags: &[&str]) -> (Value, Vec<Value>) {
+    drive_with(s, dir, scenario, flags, &[])
+}
+
+/// [`drive`] with these variables in wonopcode's environment.
+fn drive_with(
+    s: &Scratch,
+    dir: &Path,
+    scenario: &Value,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> (Value, Vec<Value>) {
     let scenario_path = s.outside("scenario.json");
     std::fs::write(&scenario_path, scenario.to_string()).unwrap();
     let wire = s.outside("wire.jsonl");
@@ -37,6 +48,7 @@ fn drive(s: &Scratch, dir: &Path, scenario: &Value, flags: &[&str]) -> (Value, V
         .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
         .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
         .arg("drive.mjs")
         .arg(&scenario_path)
         .arg(&wire)
@@ -232,5 +244,117 @@ fn a_cancel_stops_the_turn_and_its_command() {
     assert!(
         cancel_ms < 10_000,
         "the turn ended {cancel_ms} ms after the cancel"
+    );
+}
+
+#[test]
+fn the_multi_agent_example_reads_in_the_editor_as_its_specialists_tool_calls() {
+    let Some(dir) = client_dir() else { return };
+    let transcript = repo_root().join("examples/agents/transcripts/orchestrator.jsonl");
+    let server = crate::resume::example_server(&transcript);
+    let s = crate::resume::example_workspace();
+    let ws = s.ws().canonicalize().unwrap();
+    let agents = repo_root().join("examples/agents");
+    let prompt = std::fs::read_to_string(agents.join("prompts/orchestrator.txt")).unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": prompt.trim_end()}]}],
+    });
+    let (seen, wire) = drive_with(
+        &s,
+        &dir,
+        &scenario,
+        &[
+            "--loops-dir",
+            agents.to_str().unwrap(),
+            "--agent-loop-name",
+            "orchestrator",
+            "--yes",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", &server.base_url),
+        ],
+    );
+    check_against_schema(&dir, &wire);
+    assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
+    let updates = seen["updates"].as_array().unwrap();
+    // Each specialist is a tool call of its own, started and completed.
+    let specialists: Vec<&str> = updates
+        .iter()
+        .filter(|u| {
+            u["sessionUpdate"] == "tool_call"
+                && u["toolCallId"].as_str().unwrap().starts_with("context-")
+        })
+        .map(|u| u["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(specialists.len(), 4, "{specialists:?}");
+    assert!(
+        specialists[0].starts_with("[0.1] planner: "),
+        "{specialists:?}"
+    );
+    for context in ["0.1", "0.2", "0.3", "0.4"] {
+        let done = updates.iter().any(|u| {
+            u["toolCallId"] == format!("context-{context}").as_str() && u["status"] == "completed"
+        });
+        assert!(done, "context {context} did not complete: {seen}");
+    }
+    // A specialist's own calls are labelled by its context, with its edit as a diff.
+    let edit = updates
+        .iter()
+        .find(|u| u["toolCallId"] == "0.2/toolu_06" && u["sessionUpdate"] == "tool_call_update")
+        .unwrap_or_else(|| panic!("no update of the coder's edit: {seen}"));
+    assert_eq!(edit["content"][0]["type"], "diff", "{edit}");
+    let answer: String = updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(answer.contains("Specialists"), "{answer}");
+    let greet = std::fs::read_to_string(ws.join("greet.sh")).unwrap();
+    assert!(greet.contains("shout"), "{greet}");
+}
+
+#[test]
+fn the_editors_mcp_server_joins_the_session() {
+    let Some(dir) = client_dir() else { return };
+    let Some(everything) = crate::mcp::everything() else {
+        return;
+    };
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("e1", "mcp__editor__echo", r#"{"message": "from the editor"}"#),
+            answer("Echoed."),
+        ],
+    );
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "permission": "allow_once",
+        "mcpServers": [{"name": "editor", "command": everything, "args": [], "env": []}],
+        "prompts": [{"prompt": [{"type": "text", "text": "Echo."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    let update = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["toolCallId"] == "e1" && u["sessionUpdate"] == "tool_call_update")
+        .cloned()
+        .unwrap_or_else(|| panic!("no update of the call: {seen}"));
+    assert_eq!(update["status"], "completed", "{update}");
+    assert!(
+        update["rawOutput"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("from the editor"),
+        "{update}"
     );
 }

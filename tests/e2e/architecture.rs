@@ -81,6 +81,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "wonopcode-acp",
         &[
             "wonopcode-agent-loop",
+            "wonopcode-mcp",
             "wonopcode-session",
             "wonopcode-tools",
             "wonopcode-wasm-host",

@@ -9,6 +9,7 @@
 mod content;
 mod permission;
 mod server;
+mod servers;
 mod updates;
 
 pub use server::{SessionFactory, serve_stdio};

@@ -11,8 +11,8 @@ use std::sync::{Arc, OnceLock};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionId, StopReason,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionId, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -111,7 +111,8 @@ fn initialized(request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true)),
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .mcp_capabilities(McpCapabilities::new().http(true)),
         )
         .agent_info(Implementation::new("wonopcode", env!("CARGO_PKG_VERSION")))
 }
@@ -130,7 +131,10 @@ impl Sessions {
                 cwd.display()
             )));
         }
-        let builder = (self.factory)(&cwd).map_err(invalid)?;
+        let servers = crate::servers::entries_of(&request.mcp_servers).map_err(invalid)?;
+        let builder = (self.factory)(&cwd)
+            .map_err(invalid)?
+            .session_mcp_servers(servers);
         let id = Arc::new(OnceLock::new());
         let calls = Arc::new(CallsInFlight::default());
         let prompter = Arc::new(EditorPrompter::new(
@@ -152,12 +156,6 @@ impl Sessions {
         let name = session.run_id().map_or_else(unjournaled_id, str::to_owned);
         let session_id = SessionId::new(name.clone());
         let _ = id.set(session_id.clone());
-        if !request.mcp_servers.is_empty() {
-            tracing::warn!(
-                count = request.mcp_servers.len(),
-                "the editor's MCP servers are not connected yet"
-            );
-        }
         let live = Live {
             canceller: session.canceller(),
             session: tokio::sync::Mutex::new(session),

@@ -85,6 +85,9 @@ pub struct SessionBuilder {
     trusted_when_asked: bool,
     /// The run's published modules (with the pins of the run resumed or forked).
     published: Arc<crate::published::PublishedModules>,
+    /// MCP servers a front-end brings for this session only (an editor's), beside the config
+    /// file's; not kept in the journal (their variables may hold secrets).
+    session_servers: std::collections::BTreeMap<String, wonopcode_mcp::ServerEntry>,
 }
 
 /// A run forked from another at one of its responses (`wonopcode fork`): the other run's
@@ -145,6 +148,16 @@ impl SessionBuilder {
     /// `modules`): those tags fetch the same bytes again.
     pub fn module_pins(mut self, pins: std::collections::BTreeMap<String, String>) -> Self {
         self.published = Arc::new(crate::published::PublishedModules::new(pins));
+        self
+    }
+
+    /// MCP servers for this session only (an editor's), started and sandboxed as the config
+    /// file's are; a name the config file also gives is refused when the session is built.
+    pub fn session_mcp_servers(
+        mut self,
+        servers: std::collections::BTreeMap<String, wonopcode_mcp::ServerEntry>,
+    ) -> Self {
+        self.session_servers = servers;
         self
     }
 
@@ -453,6 +466,7 @@ impl Session {
             telemetry: None,
             trusted_when_asked: false,
             published: Default::default(),
+            session_servers: Default::default(),
         }
     }
 

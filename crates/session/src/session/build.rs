@@ -705,7 +705,15 @@ impl Tooling {
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
         let skills = Skills::discover(root);
         let skill_tool = register_optional_tools(&mut tools, config, &skills)?;
-        let mut mcp_configs = mcp::server_configs(&config.mcp_servers, &builder.settings.mcp)?;
+        let mut servers = config.mcp_servers.clone();
+        for (name, entry) in &builder.session_servers {
+            if servers.insert(name.clone(), entry.clone()).is_some() {
+                return Err(SessionError::Choice(format!(
+                    "the MCP server name `{name}` is given twice (the session's and the config file's)"
+                )));
+            }
+        }
+        let mut mcp_configs = mcp::server_configs(&servers, &builder.settings.mcp)?;
         mcp::confine_servers(&mut mcp_configs, &sandbox_policy, root);
         check_rules(permissions, &tools)?;
         Ok(Self {
