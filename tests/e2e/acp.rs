@@ -152,19 +152,41 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
     let scenario = json!({
         "cwd": ws,
         "permission": "allow_once",
-        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
+        "prompts": [
+            {"prompt": [{"type": "text", "text": "Write a.txt."}]},
+            {"prompt": [{"type": "text", "text": "/clear"}]},
+        ],
     });
     let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     check_against_schema(&dir, &wire);
     assert_eq!(seen["exitCode"], 0, "{seen}");
     assert_eq!(seen["initialize"]["agentInfo"]["name"], "wonopcode");
-    assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
+    assert_eq!(seen["stops"], json!(["end_turn", "end_turn"]), "{seen}");
     assert_eq!(
         kinds(&seen),
-        ["tool_call", "tool_call_update", "agent_message_chunk"],
+        [
+            "available_commands_update",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk",
+            "usage_update",
+            "usage_update"
+        ],
         "{seen}"
     );
-    let updates = &seen["updates"];
+    let commands: Vec<&str> = seen["updates"][0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["compact", "clear"]);
+    // The turn left a conversation; `/clear` emptied it (no model was asked).
+    let (held, cleared) = (&seen["updates"][4], &seen["updates"][5]);
+    assert!(held["used"].as_u64().unwrap() > 0, "{held}");
+    assert_eq!(cleared["used"], 0, "{cleared}");
+    assert_eq!(held["size"], 200000, "{held}");
+    let updates = &seen["updates"].as_array().unwrap()[1..];
     assert_eq!(updates[0]["kind"], "edit");
     assert_eq!(
         updates[0]["locations"][0]["path"],
@@ -204,7 +226,7 @@ fn a_rejected_write_does_not_happen_and_the_model_is_told() {
     let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     check_against_schema(&dir, &wire);
     assert!(!ws.join("a.txt").exists());
-    let update = &seen["updates"][1];
+    let update = &seen["updates"][2];
     assert_eq!(update["status"], "failed", "{seen}");
     assert!(
         update["rawOutput"]["output"]
@@ -329,7 +351,11 @@ fn the_editors_mcp_server_joins_the_session() {
     let t = s.transcript(
         "t.jsonl",
         &[
-            calling("e1", "mcp__editor__echo", r#"{"message": "from the editor"}"#),
+            calling(
+                "e1",
+                "mcp__editor__echo",
+                r#"{"message": "from the editor"}"#,
+            ),
             answer("Echoed."),
         ],
     );

@@ -6,6 +6,7 @@
 //! each child context as a tool call of its own), and every question the terminal would
 //! ask is a `session/request_permission`.
 
+mod commands;
 mod content;
 mod permission;
 mod server;

@@ -10,16 +10,19 @@ use std::sync::{Arc, OnceLock};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionId, StopReason,
+    AgentCapabilities, CancelNotification, Cost, Implementation, InitializeRequest,
+    InitializeResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
+    UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
 use parking_lot::Mutex;
-use wonopcode_agent_loop::LoopStatus;
+use wonopcode_agent_loop::compaction::estimate_tokens;
+use wonopcode_agent_loop::{LoopStatus, Usage};
 use wonopcode_session::{Session, SessionBuilder, TurnCanceller};
 
+use crate::commands::{Command, command_of};
 use crate::content::prompt_of;
 use crate::permission::EditorPrompter;
 use crate::updates::{CallsInFlight, Updates};
@@ -32,6 +35,8 @@ pub type SessionFactory = Arc<dyn Fn(&Path) -> Result<SessionBuilder, String> + 
 struct Live {
     session: tokio::sync::Mutex<Session>,
     canceller: TurnCanceller,
+    /// What its turns have spent.
+    spent: Mutex<Usage>,
 }
 
 /// The agent's state: how sessions are made, and the open ones by id.
@@ -67,8 +72,15 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
                 let sessions = opening.clone();
                 let connection = client.clone();
                 client.spawn(async move {
-                    match sessions.open(request, connection).await {
-                        Ok(response) => responder.respond(response),
+                    match sessions.open(request, connection.clone()).await {
+                        Ok(response) => {
+                            let id = response.session_id.clone();
+                            responder.respond(response)?;
+                            connection.send_notification(SessionNotification::new(
+                                id,
+                                crate::commands::available(),
+                            ))
+                        }
                         Err(e) => responder.respond_with_error(e),
                     }
                 })
@@ -80,8 +92,9 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
                         responder: Responder<PromptResponse>,
                         client: ConnectionTo<Client>| {
                 let sessions = prompting.clone();
+                let connection = client.clone();
                 client.spawn(async move {
-                    match sessions.prompt(request).await {
+                    match sessions.prompt(request, &connection).await {
                         Ok(response) => responder.respond(response),
                         Err(e) => responder.respond_with_error(e),
                     }
@@ -157,6 +170,7 @@ impl Sessions {
         let session_id = SessionId::new(name.clone());
         let _ = id.set(session_id.clone());
         let live = Live {
+            spent: Mutex::new(Usage::default()),
             canceller: session.canceller(),
             session: tokio::sync::Mutex::new(session),
         };
@@ -164,8 +178,13 @@ impl Sessions {
         Ok(NewSessionResponse::new(session_id))
     }
 
-    /// Runs one turn; its end as the stop reason.
-    async fn prompt(&self, request: PromptRequest) -> Result<PromptResponse, Error> {
+    /// Runs one turn (or the command the prompt is); its end as the stop reason, then what
+    /// the session holds and has cost as a usage update.
+    async fn prompt(
+        &self,
+        request: PromptRequest,
+        client: &ConnectionTo<Client>,
+    ) -> Result<PromptResponse, Error> {
         let live = self.find(&request.session_id)?;
         let Ok(mut session) = live.session.try_lock() else {
             return Err(Error::invalid_request().data(format!(
@@ -174,7 +193,20 @@ impl Sessions {
             )));
         };
         let (text, attachments) = prompt_of(&request.prompt).map_err(invalid)?;
+        if let Some(command) = command_of(&text) {
+            match command {
+                Command::Compact => {
+                    let (_, spent) = session.compact().await;
+                    live.spent.lock().add(&spent);
+                }
+                Command::Clear => session.clear(),
+            }
+            send_usage(client, &request.session_id, &session, &live);
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
         let result = session.prompt_with(&text, attachments).await;
+        live.spent.lock().add(&result.usage);
+        send_usage(client, &request.session_id, &session, &live);
         if let Some(failure) = session.failure() {
             return Err(failed(failure));
         }
@@ -205,6 +237,20 @@ impl Sessions {
             .get(&id.to_string())
             .cloned()
             .ok_or_else(|| invalid(format!("no session `{id}`")))
+    }
+}
+
+/// How full the session's conversation is (estimated, against its model's window) and what
+/// its turns have cost so far.
+fn send_usage(client: &ConnectionTo<Client>, id: &SessionId, session: &Session, live: &Live) {
+    let used = estimate_tokens(None, session.messages()) as u64;
+    let mut update = UsageUpdate::new(used, session.model().context_window);
+    if let Some(micro_cents) = live.spent.lock().cost_micro_cents {
+        update = update.cost(Cost::new(micro_cents as f64 / 1e8, "USD"));
+    }
+    let note = SessionNotification::new(id.clone(), SessionUpdate::UsageUpdate(update));
+    if let Err(e) = client.send_notification(note) {
+        tracing::warn!(error = %e, "the usage update could not be sent");
     }
 }
 
