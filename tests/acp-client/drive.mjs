@@ -9,7 +9,7 @@
 //
 // SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?}],
 //            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always",
-//            "mcpServers": [McpServer]?}
+//            "mcpServers": [McpServer]?, "mode": MODE_ID?}
 
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -73,6 +73,13 @@ await app.connectWith(stream, async (ctx) => {
     mcpServers: scenario.mcpServers ?? [],
   });
   seen.sessionId = session.sessionId;
+  seen.modes = session.modes;
+  if (scenario.mode) {
+    await ctx.request(methods.agent.session.setMode, {
+      sessionId: session.sessionId,
+      modeId: scenario.mode,
+    });
+  }
   for (const turn of scenario.prompts) {
     let updates = 0;
     onUpdate = () => {

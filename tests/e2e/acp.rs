@@ -110,6 +110,7 @@ fn check_against_schema(dir: &Path, wire: &[Value]) {
                     "initialize" => "InitializeResponse",
                     "session/new" => "NewSessionResponse",
                     "session/prompt" => "PromptResponse",
+                    "session/set_mode" => "SetSessionModeResponse",
                     other => panic!("a response to `{other}`"),
                 };
                 (definition, &message["result"])
@@ -383,4 +384,31 @@ fn the_editors_mcp_server_joins_the_session() {
             .contains("from the editor"),
         "{update}"
     );
+}
+
+#[test]
+fn in_auto_edit_mode_a_write_runs_unasked() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let t = writing(&s);
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "mode": "auto-edit",
+        "permission": "reject_once",
+        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    let offered: Vec<&str> = seen["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["ask", "auto-edit", "full-auto"]);
+    assert_eq!(seen["modes"]["currentModeId"], "ask");
+    assert!(kinds(&seen).contains(&"current_mode_update".to_owned()), "{seen}");
+    assert_eq!(seen["permissions"], json!([]), "nothing was asked: {seen}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "hi\n");
 }

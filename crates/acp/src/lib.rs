@@ -8,6 +8,7 @@
 
 mod commands;
 mod content;
+mod modes;
 mod permission;
 mod server;
 mod servers;

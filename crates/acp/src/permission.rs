@@ -19,6 +19,7 @@ use parking_lot::Mutex;
 use wonopcode_agent_loop::PermissionRequest;
 use wonopcode_tools::permission::{Answer, Prompter};
 
+use crate::modes::Mode;
 use crate::updates::CallsInFlight;
 
 /// The options offered, in the order the editor shows them.
@@ -45,6 +46,8 @@ pub(crate) struct EditorPrompter {
     calls: Arc<CallsInFlight>,
     /// Requests the person rejected for the rest of the session.
     rejected: Mutex<HashSet<(String, Option<String>)>>,
+    /// The session's mode: what runs without asking.
+    mode: Mutex<Mode>,
 }
 
 impl EditorPrompter {
@@ -58,7 +61,13 @@ impl EditorPrompter {
             client,
             calls,
             rejected: Mutex::new(HashSet::new()),
+            mode: Mutex::new(Mode::default()),
         }
+    }
+
+    /// Sets the session's mode.
+    pub(crate) fn set_mode(&self, mode: Mode) {
+        *self.mode.lock() = mode;
     }
 
     /// Asks about `tool` on `subject`, `title` saying what; the answer, `Deny` when the
@@ -110,6 +119,9 @@ impl EditorPrompter {
 #[async_trait]
 impl Prompter for EditorPrompter {
     async fn ask(&self, request: &PermissionRequest) -> Answer {
+        if self.mode.lock().allows(&request.tool) {
+            return Answer::Once;
+        }
         let title = match &request.subject {
             Some(subject) => format!("{} {subject}", request.tool),
             None => request.tool.clone(),
@@ -119,6 +131,9 @@ impl Prompter for EditorPrompter {
     }
 
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
+        if *self.mode.lock() == Mode::FullAuto {
+            return true;
+        }
         let title = format!(
             "{tool} was called {count} times in a row with the same arguments: run it again?"
         );

@@ -10,10 +10,10 @@ use std::sync::{Arc, OnceLock};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Cost, Implementation, InitializeRequest,
-    InitializeResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
-    UsageUpdate,
+    AgentCapabilities, CancelNotification, Cost, CurrentModeUpdate, Implementation,
+    InitializeRequest, InitializeResponse, McpCapabilities, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, SessionId, SessionNotification,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason, UsageUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -24,6 +24,7 @@ use wonopcode_session::{Session, SessionBuilder, TurnCanceller};
 
 use crate::commands::{Command, command_of};
 use crate::content::prompt_of;
+use crate::modes::Mode;
 use crate::permission::EditorPrompter;
 use crate::updates::{CallsInFlight, Updates};
 
@@ -34,6 +35,8 @@ pub type SessionFactory = Arc<dyn Fn(&Path) -> Result<SessionBuilder, String> + 
 /// A session the editor opened.
 struct Live {
     session: tokio::sync::Mutex<Session>,
+    /// Who it asks, which keeps its mode.
+    prompter: Arc<EditorPrompter>,
     canceller: TurnCanceller,
     /// What its turns have spent.
     spent: Mutex<Usage>,
@@ -53,7 +56,8 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
         factory,
         open: Arc::default(),
     };
-    let (opening, prompting, cancelling) = (sessions.clone(), sessions.clone(), sessions);
+    let (opening, prompting, moding) = (sessions.clone(), sessions.clone(), sessions.clone());
+    let cancelling = sessions;
     Agent
         .v1()
         .name("wonopcode")
@@ -99,6 +103,17 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
                         Err(e) => responder.respond_with_error(e),
                     }
                 })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest,
+                        responder: Responder<SetSessionModeResponse>,
+                        client: ConnectionTo<Client>| {
+                match moding.set_mode(&request, &client) {
+                    Ok(response) => responder.respond(response),
+                    Err(e) => responder.respond_with_error(e),
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -158,7 +173,7 @@ impl Sessions {
         let updates = Updates::new(id.clone(), client, cwd.clone(), calls);
         let mut session = builder
             .renderer(Box::new(updates))
-            .prompters(prompter.clone(), prompter)
+            .prompters(prompter.clone(), prompter.clone())
             .build()
             .await
             .map_err(|e| invalid(e.to_string()))?;
@@ -170,12 +185,13 @@ impl Sessions {
         let session_id = SessionId::new(name.clone());
         let _ = id.set(session_id.clone());
         let live = Live {
+            prompter,
             spent: Mutex::new(Usage::default()),
             canceller: session.canceller(),
             session: tokio::sync::Mutex::new(session),
         };
         self.open.lock().insert(name, Arc::new(live));
-        Ok(NewSessionResponse::new(session_id))
+        Ok(NewSessionResponse::new(session_id).modes(Mode::default().state()))
     }
 
     /// Runs one turn (or the command the prompt is); its end as the stop reason, then what
@@ -222,6 +238,22 @@ impl Sessions {
             }
         };
         Ok(PromptResponse::new(stop))
+    }
+
+    /// Sets a session's mode; the editor is told it changed.
+    fn set_mode(
+        &self,
+        request: &SetSessionModeRequest,
+        client: &ConnectionTo<Client>,
+    ) -> Result<SetSessionModeResponse, Error> {
+        let live = self.find(&request.session_id)?;
+        let mode = Mode::of(&request.mode_id.to_string())
+            .ok_or_else(|| invalid(format!("no mode `{}`", request.mode_id)))?;
+        live.prompter.set_mode(mode);
+        let update =
+            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(request.mode_id.clone()));
+        client.send_notification(SessionNotification::new(request.session_id.clone(), update))?;
+        Ok(SetSessionModeResponse::new())
     }
 
     /// Stops the turn running in `id`, if any.
