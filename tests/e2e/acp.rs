@@ -135,6 +135,24 @@ fn writing(s: &Scratch) -> PathBuf {
     )
 }
 
+/// The client asking for `a.txt` to be written, the scenario's `fields` laid over the
+/// plain one; the workspace, and what the client saw (every message checked against the
+/// schema).
+fn asked_to_write(s: &Scratch, dir: &Path, fields: Value) -> (PathBuf, Value) {
+    let t = writing(s);
+    let ws = s.ws().canonicalize().unwrap();
+    let mut scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
+    });
+    if let (Some(scenario), Some(fields)) = (scenario.as_object_mut(), fields.as_object()) {
+        scenario.extend(fields.clone());
+    }
+    let (seen, wire) = drive(s, dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(dir, &wire);
+    (ws, seen)
+}
+
 fn kinds(seen: &Value) -> Vec<String> {
     seen["updates"]
         .as_array()
@@ -148,18 +166,17 @@ fn kinds(seen: &Value) -> Vec<String> {
 fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
     let Some(dir) = client_dir() else { return };
     let s = Scratch::new();
-    let t = writing(&s);
-    let ws = s.ws().canonicalize().unwrap();
-    let scenario = json!({
-        "cwd": ws,
-        "permission": "allow_once",
-        "prompts": [
-            {"prompt": [{"type": "text", "text": "Write a.txt."}]},
-            {"prompt": [{"type": "text", "text": "/clear"}]},
-        ],
-    });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let (ws, seen) = asked_to_write(
+        &s,
+        &dir,
+        json!({
+            "permission": "allow_once",
+            "prompts": [
+                {"prompt": [{"type": "text", "text": "Write a.txt."}]},
+                {"prompt": [{"type": "text", "text": "/clear"}]},
+            ],
+        }),
+    );
     assert_eq!(seen["exitCode"], 0, "{seen}");
     assert_eq!(seen["initialize"]["agentInfo"]["name"], "wonopcode");
     assert_eq!(seen["stops"], json!(["end_turn", "end_turn"]), "{seen}");
@@ -217,15 +234,7 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
 fn a_rejected_write_does_not_happen_and_the_model_is_told() {
     let Some(dir) = client_dir() else { return };
     let s = Scratch::new();
-    let t = writing(&s);
-    let ws = s.ws().canonicalize().unwrap();
-    let scenario = json!({
-        "cwd": ws,
-        "permission": "reject_once",
-        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
-    });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let (ws, seen) = asked_to_write(&s, &dir, json!({"permission": "reject_once"}));
     assert!(!ws.join("a.txt").exists());
     let update = &seen["updates"][2];
     assert_eq!(update["status"], "failed", "{seen}");
@@ -390,16 +399,11 @@ fn the_editors_mcp_server_joins_the_session() {
 fn in_auto_edit_mode_a_write_runs_unasked() {
     let Some(dir) = client_dir() else { return };
     let s = Scratch::new();
-    let t = writing(&s);
-    let ws = s.ws().canonicalize().unwrap();
-    let scenario = json!({
-        "cwd": ws,
-        "mode": "auto-edit",
-        "permission": "reject_once",
-        "prompts": [{"prompt": [{"type": "text", "text": "Write a.txt."}]}],
-    });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let (ws, seen) = asked_to_write(
+        &s,
+        &dir,
+        json!({"mode": "auto-edit", "permission": "reject_once"}),
+    );
     let offered: Vec<&str> = seen["modes"]["availableModes"]
         .as_array()
         .unwrap()
@@ -408,7 +412,10 @@ fn in_auto_edit_mode_a_write_runs_unasked() {
         .collect();
     assert_eq!(offered, ["ask", "auto-edit", "full-auto"]);
     assert_eq!(seen["modes"]["currentModeId"], "ask");
-    assert!(kinds(&seen).contains(&"current_mode_update".to_owned()), "{seen}");
+    assert!(
+        kinds(&seen).contains(&"current_mode_update".to_owned()),
+        "{seen}"
+    );
     assert_eq!(seen["permissions"], json!([]), "nothing was asked: {seen}");
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "hi\n");
 }

@@ -138,19 +138,13 @@ impl EarlierCalls {
                 ));
             }
         };
-        let item = ToolCallItem {
-            call_id: call.id.clone(),
+        let answered = Call {
+            id: call.id.clone(),
             name: call.name,
             arguments: call.arguments,
-            status: ItemStatus::Completed,
-            output: Some(text.to_owned()),
-            duration_ms: Some(0),
-            command: None,
-            file_change: None,
-            file_changes: Vec::new(),
-            server: None,
-            tool: None,
         };
+        let mut item = interrupted_item(&answered, text);
+        item.status = ItemStatus::Completed;
         self.calls.insert(
             (call.context, call.id),
             EarlierCall::Finished(Box::new(item)),
@@ -251,7 +245,8 @@ const INTERRUPTED_QUESTION: &str = "The run this one resumes was stopped while t
 /// What the model is told of an interrupted call not run again.
 const NOT_RUN_AGAIN: &str = "this call was interrupted when the run stopped and was not run again on resume: it may or may not have had its effect; check before repeating it";
 
-/// The item of an interrupted call answered with `output` (failed until said otherwise).
+/// The item of a call answered with `output` without running (an interrupted call, a
+/// waiting call the person answered): failed until said otherwise.
 fn interrupted_item(call: &Call, output: &str) -> ToolCallItem {
     ToolCallItem {
         call_id: call.id.clone(),
