@@ -32,6 +32,10 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
 
 fn generated_schema() -> String {
     let schema = schemars::schema_for!(Event);
+    // Keys sorted, whether or not this build's serde_json and schemars keep insertion order
+    // (a dependency's `preserve_order` turns that on for a whole build).
+    let schema =
+        wonopcode_providers::transcript::sorted_keys(&serde_json::to_value(&schema).unwrap());
     format!("{}\n", serde_json::to_string_pretty(&schema).unwrap())
 }
 

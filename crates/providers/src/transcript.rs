@@ -135,16 +135,39 @@ fn message_hash(message: &Message) -> String {
     format!("{}:{}", role_name(message.role), json_hash(message))
 }
 
-/// The hash of the generation options and the tools' parameters.
+/// The hash of the generation options and the tools' parameters. A schema's keys are
+/// hashed in sorted order whatever order it was built in, so a fingerprint does not depend
+/// on whether serde_json keeps insertion order (a dependency's `preserve_order` turns that
+/// on for the whole build) and recordings made either way match.
 fn options_hash(request: &ModelRequest) -> String {
     json_hash(&(
         &request.options,
         request
             .tools
             .iter()
-            .map(|t| &t.parameters)
+            .map(|t| sorted_keys(&t.parameters))
             .collect::<Vec<_>>(),
     ))
+}
+
+/// `value` with every object's keys in sorted order.
+pub fn sorted_keys(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted_keys(v)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(sorted_keys).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 /// JSON text of a value that always serializes (strings and lists of them).
