@@ -293,9 +293,12 @@ mod tests {
             "updatedInput": {"file_path": "b.txt", "content": "x"}}}"#;
         let allowed = pre(exited(0, json, ""));
         assert_eq!(allowed.verdict, HookVerdict::Allow);
+        // Compared as JSON: the text's key order is whichever this build's serde_json keeps.
+        let arguments: serde_json::Value =
+            serde_json::from_str(allowed.arguments.as_deref().unwrap()).unwrap();
         assert_eq!(
-            allowed.arguments.as_deref(),
-            Some(r#"{"content":"x","path":"b.txt"}"#)
+            arguments,
+            serde_json::json!({"content": "x", "path": "b.txt"})
         );
         let old = pre(exited(0, r#"{"decision": "block", "reason": "no"}"#, ""));
         assert_eq!(old.verdict, HookVerdict::Deny);
