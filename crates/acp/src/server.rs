@@ -98,10 +98,7 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
                 let sessions = prompting.clone();
                 let connection = client.clone();
                 client.spawn(async move {
-                    match sessions.prompt(request, &connection).await {
-                        Ok(response) => responder.respond(response),
-                        Err(e) => responder.respond_with_error(e),
-                    }
+                    answer(responder, sessions.prompt(request, &connection).await)
                 })
             },
             agent_client_protocol::on_receive_request!(),
@@ -110,10 +107,7 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
             async move |request: SetSessionModeRequest,
                         responder: Responder<SetSessionModeResponse>,
                         client: ConnectionTo<Client>| {
-                match moding.set_mode(&request, &client) {
-                    Ok(response) => responder.respond(response),
-                    Err(e) => responder.respond_with_error(e),
-                }
+                answer(responder, moding.set_mode(&request, &client))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -127,6 +121,17 @@ pub async fn serve_stdio(factory: SessionFactory) -> Result<(), String> {
         .connect_to(Stdio::new())
         .await
         .map_err(|e| e.to_string())
+}
+
+/// Sends a request's outcome: its response, or its error.
+fn answer<T: agent_client_protocol::JsonRpcResponse>(
+    responder: Responder<T>,
+    outcome: Result<T, Error>,
+) -> Result<(), Error> {
+    match outcome {
+        Ok(response) => responder.respond(response),
+        Err(e) => responder.respond_with_error(e),
+    }
 }
 
 /// What wonopcode speaks: ACP v1, whatever the editor asked for (the protocol's
