@@ -7,9 +7,16 @@
 //
 //   node drive.mjs SCENARIO.json WIRE.jsonl -- wonopcode acp [FLAGS]
 //
-// SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?}],
+// SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?,
+//                                     "leaveAfterUpdate": N?}],
 //            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always",
-//            "mcpServers": [McpServer]?, "mode": MODE_ID?}
+//            "mcpServers": [McpServer]?, "mode": MODE_ID?,
+//            "load": SESSION_ID?, "resume": SESSION_ID?, "list": true?, "close": true?}
+//
+// `load` and `resume` open a kept session instead of a new one (the updates its load sends
+// are in `loadUpdates`); `list` lists the sessions first (`listed`); `close` closes the
+// session after the prompts; `leaveAfterUpdate` ends the connection in the middle of that
+// prompt, as an editor that quits does.
 
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -68,10 +75,25 @@ await app.connectWith(stream, async (ctx) => {
     protocolVersion: 1,
     clientCapabilities: {},
   });
-  const session = await ctx.request(methods.agent.session.new, {
-    cwd: scenario.cwd,
-    mcpServers: scenario.mcpServers ?? [],
-  });
+  if (scenario.list) {
+    seen.listed = await ctx.request(methods.agent.session.list, { cwd: scenario.cwd });
+  }
+  const opening = { cwd: scenario.cwd, mcpServers: scenario.mcpServers ?? [] };
+  let session;
+  if (scenario.load || scenario.resume) {
+    const sessionId = scenario.load ?? scenario.resume;
+    const method = scenario.load ? methods.agent.session.load : methods.agent.session.resume;
+    try {
+      session = { sessionId, ...(await ctx.request(method, { ...opening, sessionId })) };
+    } catch (error) {
+      seen.loadError = String(error?.message ?? error) + " " + JSON.stringify(error?.data ?? null);
+      return;
+    }
+    seen.loadUpdates = seen.updates;
+    seen.updates = [];
+  } else {
+    session = await ctx.request(methods.agent.session.new, opening);
+  }
   seen.sessionId = session.sessionId;
   seen.modes = session.modes;
   if (scenario.mode) {
@@ -82,13 +104,32 @@ await app.connectWith(stream, async (ctx) => {
   }
   for (const turn of scenario.prompts) {
     let updates = 0;
-    onUpdate = () => {
+    let leave;
+    const left = new Promise((resolve) => (leave = resolve));
+    onUpdate = (update) => {
+      // The commands the session offers come when it opens, not as the turn goes.
+      if (update.sessionUpdate === "available_commands_update") {
+        return;
+      }
       updates += 1;
       if (turn.cancelAfterUpdate !== undefined && updates === turn.cancelAfterUpdate) {
         seen.cancelledAt = Date.now();
         ctx.notify(methods.agent.session.cancel, { sessionId: session.sessionId });
       }
+      if (turn.leaveAfterUpdate !== undefined && updates === turn.leaveAfterUpdate) {
+        leave();
+      }
     };
+    if (turn.leaveAfterUpdate !== undefined) {
+      // The editor goes away mid-turn: its end of the connection closes, nothing answered.
+      ctx.request(methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: turn.prompt,
+      }).catch(() => {});
+      await left;
+      seen.left = true;
+      return;
+    }
     try {
       const response = await ctx.request(methods.agent.session.prompt, {
         sessionId: session.sessionId,
@@ -101,6 +142,9 @@ await app.connectWith(stream, async (ctx) => {
     } catch (error) {
       seen.errors.push(String(error?.message ?? error));
     }
+  }
+  if (scenario.close) {
+    seen.closed = await ctx.request(methods.agent.session.close, { sessionId: session.sessionId });
   }
   // A prompt for a session that does not exist is refused, not fatal.
   try {

@@ -111,6 +111,10 @@ fn check_against_schema(dir: &Path, wire: &[Value]) {
                     "session/new" => "NewSessionResponse",
                     "session/prompt" => "PromptResponse",
                     "session/set_mode" => "SetSessionModeResponse",
+                    "session/load" => "LoadSessionResponse",
+                    "session/resume" => "ResumeSessionResponse",
+                    "session/list" => "ListSessionsResponse",
+                    "session/close" => "CloseSessionResponse",
                     other => panic!("a response to `{other}`"),
                 };
                 (definition, &message["result"])
@@ -219,7 +223,14 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "hi\n");
     // The session is the run's journal.
     let run = s.outside("runs").join(seen["sessionId"].as_str().unwrap());
-    assert!(run.join("run.json").is_file(), "{}", run.display());
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    // `/clear` is kept in its place, for a resume to give again.
+    assert_eq!(
+        meta["commands"],
+        json!([{"after_prompts": 1, "command": "clear"}]),
+        "{meta}"
+    );
     // A prompt for a session that does not exist is refused, and the agent goes on.
     assert!(
         seen["unknownSession"]
@@ -418,4 +429,170 @@ fn in_auto_edit_mode_a_write_runs_unasked() {
     );
     assert_eq!(seen["permissions"], json!([]), "nothing was asked: {seen}");
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "hi\n");
+}
+
+/// The text of every update of `kind` in `updates`, joined.
+fn texts(updates: &Value, kind: &str) -> String {
+    updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+#[test]
+fn a_session_is_loaded_after_the_editor_restarts_and_nothing_runs_again() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let (ws, first) = asked_to_write(&s, &dir, json!({"permission": "allow_once"}));
+    let id = first["sessionId"].as_str().unwrap().to_owned();
+    // What the write did is undone by hand: a load that ran it again would bring it back.
+    std::fs::remove_file(ws.join("a.txt")).unwrap();
+    let next = s.transcript_after("next.jsonl", 2, &[answer("Continued.")]);
+    let flags = ["--replay", next.to_str().unwrap()];
+    let scenario = json!({
+        "cwd": ws, "load": id, "list": true,
+        "prompts": [{"prompt": [{"type": "text", "text": "Go on."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &flags);
+    check_against_schema(&dir, &wire);
+    assert_eq!(seen["initialize"]["agentCapabilities"]["loadSession"], true);
+    let listed = &seen["listed"]["sessions"];
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["sessionId"], id.as_str());
+    assert_eq!(listed[0]["title"], "Write a.txt.");
+    // The past comes back as it was seen: the prompt, the call, its end, the answer.
+    let past = &seen["loadUpdates"];
+    assert_eq!(
+        kinds(&json!({"updates": past})),
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk"
+        ],
+        "{past}"
+    );
+    assert_eq!(texts(past, "user_message_chunk"), "Write a.txt.");
+    assert_eq!(past[2]["status"], "completed");
+    assert_eq!(texts(past, "agent_message_chunk"), "Wrote a.txt.");
+    assert!(!ws.join("a.txt").exists(), "the write ran again");
+    // The conversation goes on with the model's next response (a replay that would have
+    // been asked for the first two again has none of them).
+    assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
+    assert_eq!(texts(&seen["updates"], "agent_message_chunk"), "Continued.");
+    // Loaded again, it holds both prompts; from another folder, or by a name it does not
+    // have, it is refused.
+    let scenario = json!({"cwd": ws, "load": id, "prompts": []});
+    let (again, _) = drive(&s, &dir, &scenario, &flags);
+    assert_eq!(
+        texts(&again["loadUpdates"], "user_message_chunk"),
+        "Write a.txt.Go on."
+    );
+    assert_eq!(
+        texts(&again["loadUpdates"], "agent_message_chunk"),
+        "Wrote a.txt.Continued."
+    );
+    let elsewhere = s.outside("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let scenario = json!({"cwd": elsewhere.canonicalize().unwrap(), "load": id, "prompts": []});
+    let (refused, _) = drive(&s, &dir, &scenario, &flags);
+    let why = refused["loadError"].as_str().unwrap();
+    assert!(why.contains(&format!("session `{id}` ran in")), "{why}");
+    let scenario = json!({"cwd": ws, "load": "20990101T000000-000000", "prompts": []});
+    let (unknown, _) = drive(&s, &dir, &scenario, &flags);
+    let why = unknown["loadError"].as_str().unwrap();
+    assert!(why.contains("no session `20990101T000000-000000`"), "{why}");
+}
+
+#[test]
+fn a_resumed_session_goes_on_without_its_past_sent_and_a_closed_one_ends() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let (ws, first) = asked_to_write(&s, &dir, json!({"permission": "allow_once"}));
+    let id = first["sessionId"].as_str().unwrap();
+    let next = s.transcript_after("next.jsonl", 2, &[answer("Continued.")]);
+    let scenario = json!({
+        "cwd": ws, "resume": id, "close": true,
+        "prompts": [{"prompt": [{"type": "text", "text": "Go on."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    assert_eq!(seen["loadUpdates"], json!([]), "{seen}");
+    assert_eq!(texts(&seen["updates"], "agent_message_chunk"), "Continued.");
+    assert_eq!(seen["closed"], json!({}), "{seen}");
+    // The run that went on ended when the editor closed the session.
+    let runs = std::fs::read_dir(s.outside("runs")).unwrap();
+    let metas: Vec<Value> = runs
+        .map(|e| {
+            serde_json::from_str(
+                &std::fs::read_to_string(e.unwrap().path().join("run.json")).unwrap(),
+            )
+            .unwrap()
+        })
+        .collect();
+    let went_on = metas
+        .iter()
+        .find(|m| m["resumes"] == id)
+        .unwrap_or_else(|| panic!("no run resumes {id}: {metas:?}"));
+    assert_eq!(went_on["status"], "finished", "{went_on}");
+    assert_eq!(went_on["prompts"], json!(["Go on."]), "{went_on}");
+}
+
+#[test]
+fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("b1", "bash", r#"{"command": "sleep 30"}"#),
+            answer("never"),
+        ],
+    );
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": "Wait."}], "leaveAfterUpdate": 1}],
+    });
+    let started = std::time::Instant::now();
+    let (seen, _) = drive(
+        &s,
+        &dir,
+        &scenario,
+        &["--replay", t.to_str().unwrap(), "--yes"],
+    );
+    // Not a timing target: the 30 s command did not hold the agent up.
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+    assert_eq!(seen["left"], true, "{seen}");
+    assert_eq!(seen["exitCode"], 0, "{seen}");
+    let id = seen["sessionId"].as_str().unwrap();
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.outside("runs").join(id).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["status"], "interrupted", "{meta}");
+    // Loaded again, the cut call is there, and the model is told it was interrupted.
+    let next = s.transcript_after("next.jsonl", 1, &[answer("Understood.")]);
+    let scenario = json!({
+        "cwd": ws, "load": id,
+        "prompts": [{"prompt": [{"type": "text", "text": "What happened?"}]}],
+    });
+    let (loaded, _) = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
+    let call = loaded["loadUpdates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["toolCallId"] == "b1" && u["sessionUpdate"] == "tool_call_update")
+        .cloned()
+        .unwrap_or_else(|| panic!("no end of the cut call: {loaded}"));
+    assert_eq!(call["status"], "failed", "{call}");
+    assert_eq!(loaded["stops"], json!(["end_turn"]), "{loaded}");
+    assert_eq!(
+        texts(&loaded["updates"], "agent_message_chunk"),
+        "Understood."
+    );
 }

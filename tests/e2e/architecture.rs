@@ -76,11 +76,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-wasm-host",
         ],
     ),
-    // The editor front-end: runs built through `session`, the libraries' types it speaks of.
+    // The editor front-end: runs built through `session`, the libraries' types it speaks of,
+    // sessions kept in the `journal`.
     (
         "wonopcode-acp",
         &[
             "wonopcode-agent-loop",
+            "wonopcode-journal",
             "wonopcode-mcp",
             "wonopcode-session",
             "wonopcode-tools",

@@ -10,8 +10,11 @@ mod commands;
 mod content;
 mod modes;
 mod permission;
+mod replay;
 mod server;
 mod servers;
+mod sessions;
 mod updates;
 
-pub use server::{SessionFactory, serve_stdio};
+pub use server::serve_stdio;
+pub use sessions::SessionFactory;

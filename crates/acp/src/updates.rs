@@ -11,15 +11,15 @@ use std::sync::{Arc, OnceLock};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent, ToolCallLocation,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, Diff, ImageContent, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use parking_lot::Mutex;
 use wonopcode_agent_loop::event::{
     FileChange, FileChangeKind, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
 };
-use wonopcode_agent_loop::{ContextPath, ContextStatus, Event, EventKind};
+use wonopcode_agent_loop::{ContextPath, ContextStatus, Event, EventKind, Part, Role};
 use wonopcode_session::Renderer;
 
 /// The tool call a permission question is about: the last one a context started.
@@ -46,9 +46,13 @@ pub(crate) struct Updates {
     session: Arc<OnceLock<SessionId>>,
     client: ConnectionTo<Client>,
     workspace: PathBuf,
-    /// Text items streamed so far, by context and item id: whether each is reasoning.
-    streaming: HashMap<(ContextPath, String), bool>,
+    /// Text items started, by context and item id: whether each is reasoning, and whether
+    /// any of its text was streamed (a journal keeps no deltas, a guest may send none).
+    streaming: HashMap<(ContextPath, String), (bool, bool)>,
     calls: Arc<CallsInFlight>,
+    /// Whether the events are a journal's, replayed: the person's own messages are sent
+    /// too (live, the editor shows them as they are typed).
+    replaying: bool,
 }
 
 impl Updates {
@@ -64,7 +68,14 @@ impl Updates {
             workspace,
             streaming: HashMap::new(),
             calls,
+            replaying: false,
         }
+    }
+
+    /// Updates made from a journal's events: the person's prompts included.
+    pub(crate) fn replaying(mut self) -> Self {
+        self.replaying = true;
+        self
     }
 
     fn send(&self, update: SessionUpdate) {
@@ -73,7 +84,8 @@ impl Updates {
         };
         let note = SessionNotification::new(session.clone(), update);
         if let Err(e) = self.client.send_notification(note) {
-            tracing::warn!(error = %e, "a session update could not be sent");
+            // The editor has gone: the session is being ended.
+            tracing::debug!(error = %e, "a session update could not be sent");
         }
     }
 
@@ -86,7 +98,7 @@ impl Updates {
                 ItemDetails::AgentMessage { .. } | ItemDetails::Reasoning { .. } => {
                     let reasoning = matches!(item.details, ItemDetails::Reasoning { .. });
                     self.streaming
-                        .insert((context.clone(), item.id.clone()), reasoning);
+                        .insert((context.clone(), item.id.clone()), (reasoning, false));
                     Vec::new()
                 }
                 ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
@@ -103,9 +115,15 @@ impl Updates {
                 _ => Vec::new(),
             },
             EventKind::ItemDelta { item_id, text } if root => {
-                match self.streaming.get(&(context.clone(), item_id.clone())) {
-                    Some(true) => vec![SessionUpdate::AgentThoughtChunk(chunk(text))],
-                    Some(false) => vec![SessionUpdate::AgentMessageChunk(chunk(text))],
+                match self.streaming.get_mut(&(context.clone(), item_id.clone())) {
+                    Some((reasoning, streamed)) => {
+                        *streamed = true;
+                        if *reasoning {
+                            vec![SessionUpdate::AgentThoughtChunk(chunk(text))]
+                        } else {
+                            vec![SessionUpdate::AgentMessageChunk(chunk(text))]
+                        }
+                    }
                     None => Vec::new(),
                 }
             }
@@ -115,11 +133,12 @@ impl Updates {
             },
             EventKind::ItemCompleted { item } => match &item.details {
                 ItemDetails::AgentMessage { text } | ItemDetails::Reasoning { text } => {
-                    // Text that was not streamed (a guest's `ui.send-text`) is sent whole.
+                    // Text that was not streamed (a guest's `ui.send-text`, a journal's
+                    // message) is sent whole.
                     let streamed = self
                         .streaming
                         .remove(&(context.clone(), item.id.clone()))
-                        .is_some();
+                        .is_some_and(|(_, streamed)| streamed);
                     let reasoning = matches!(item.details, ItemDetails::Reasoning { .. });
                     match (root, streamed, reasoning) {
                         (true, false, false) => vec![SessionUpdate::AgentMessageChunk(chunk(text))],
@@ -142,6 +161,11 @@ impl Updates {
                 }
                 _ => Vec::new(),
             },
+            EventKind::MessageCreated { message }
+                if root && self.replaying && message.role == Role::User =>
+            {
+                message.parts.iter().filter_map(user_chunk).collect()
+            }
             EventKind::ContextStarted { module, task, .. } if !root => {
                 let title = format!("{module}: {}", task.lines().next().unwrap_or_default());
                 vec![SessionUpdate::ToolCall(
@@ -194,6 +218,18 @@ impl Renderer for Updates {
             self.send(update);
         }
     }
+}
+
+/// A part of the person's message as the chunk the editor shows: its text or image.
+fn user_chunk(part: &Part) -> Option<SessionUpdate> {
+    let block = match part {
+        Part::Text { text } => ContentBlock::from(text.clone()),
+        Part::Image { media_type, data } => {
+            ContentBlock::Image(ImageContent::new(data.clone(), media_type.clone()))
+        }
+        _ => return None,
+    };
+    Some(SessionUpdate::UserMessageChunk(ContentChunk::new(block)))
 }
 
 /// A tool call's ACP id: its call id, after its context's path for a child's.

@@ -23,12 +23,13 @@ pub async fn run(args: &AcpArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     // Read once: every session is built from the same config file.
     let config = load_config(&settings)?;
     let journal = standard_journal(&args.run);
+    let runs = journal.clone();
     let sessions: SessionFactory = Arc::new(move |workspace: &std::path::Path| {
         let mut settings = settings.clone();
         settings.workspace = workspace.to_path_buf();
         Ok(session_builder(settings, config.clone(), journal.clone()).started_as(false, false))
     });
-    wonopcode_acp::serve_stdio(sessions)
+    wonopcode_acp::serve_stdio(sessions, runs)
         .await
         .map_err(|e| anyhow::anyhow!("the editor's connection: {e}"))?;
     Ok(exit::SUCCESS)

@@ -15,9 +15,9 @@
 
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
-use wonopcode_agent_loop::{ContextPath, OnInterrupted, Part};
+use wonopcode_agent_loop::{ContextPath, OnInterrupted};
 use wonopcode_journal::{
-    EarlierRun, Invocation, ResumeError, RunDir, RunMeta, RunStatus, Runs, SealKey,
+    EarlierRun, Invocation, ResumeError, RunDir, RunMeta, RunStatus, Runs, SealKey, Step,
 };
 use wonopcode_providers::Transcript;
 use wonopcode_session::{Fork, Settings};
@@ -65,24 +65,18 @@ impl Again {
         self.invocation().is_some_and(|i| i.one_shot)
     }
 
-    /// The other run's prompts, each with the images and documents it carried, to give
-    /// again. `Err`: a prompt's attachments cannot be read back (one line).
-    pub fn prompts(&self) -> anyhow::Result<Vec<(String, Vec<Part>)>> {
+    /// What the other run's root was given — its prompts, each with the images and
+    /// documents it carried, and the commands between them — to give again. `Err`: a
+    /// prompt's attachments cannot be read back (one line).
+    pub fn steps(&self) -> anyhow::Result<Vec<Step>> {
         let responses = match self {
             Self::Resume { earlier, .. } => &earlier.responses,
             Self::Fork { fork, .. } => &fork.responses,
         };
         let dir = responses.parent().unwrap_or(std::path::Path::new("."));
         self.meta()
-            .prompts
-            .iter()
-            .enumerate()
-            .map(|(index, prompt)| {
-                let attached = wonopcode_journal::prompt_attachments(dir, index)
-                    .map_err(|e| usage(format!("the run's prompt {}: {e}", index + 1)))?;
-                Ok((prompt.clone(), attached))
-            })
-            .collect()
+            .steps(dir)
+            .map_err(|e| usage(format!("the run's prompts: {e}")))
     }
 }
 

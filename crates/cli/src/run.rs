@@ -12,7 +12,7 @@ use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::attachment::AttachmentError;
 use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part};
-use wonopcode_journal::Runs;
+use wonopcode_journal::{Runs, Step};
 use wonopcode_session::{Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::{PermissionPolicy, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
@@ -41,7 +41,7 @@ enum Input {
     /// A resumed run's prompts, given again; then the REPL, when the run was interactive
     /// and still is.
     Again {
-        prompts: Vec<(String, Vec<Part>)>,
+        steps: Vec<Step>,
         then_repl: bool,
     },
 }
@@ -146,7 +146,7 @@ fn attachments(args: &PromptArgs, workspace: &Path) -> anyhow::Result<Vec<Part>>
 /// there is a terminal.
 pub async fn run_again(start: Start, again: Again) -> anyhow::Result<u8> {
     let input = Input::Again {
-        prompts: again.prompts()?,
+        steps: again.steps()?,
         then_repl: !again.one_shot() && std::io::stdin().is_terminal(),
     };
     run_started(start, input, Some(again)).await
@@ -344,10 +344,20 @@ impl Cli {
                 self.finish(&result)
             }
             Input::Repl => self.repl().await?,
-            Input::Again { prompts, then_repl } => {
+            Input::Again { steps, then_repl } => {
                 let mut code = exit::SUCCESS;
-                for (prompt, attached) in prompts {
-                    let result = self.session.prompt_with(&prompt, attached).await;
+                for step in steps {
+                    let (text, attachments) = match step {
+                        Step::Prompt { text, attachments } => (text, attachments),
+                        Step::Command(command) => {
+                            self.session
+                                .command(&command)
+                                .await
+                                .map_err(|e| usage(format!("the run's {command}: {e}")))?;
+                            continue;
+                        }
+                    };
+                    let result = self.session.prompt_with(&text, attachments).await;
                     code = self.finish(&result);
                     if code != exit::SUCCESS {
                         break;

@@ -26,6 +26,14 @@ pub struct EarlierRun {
     pub torn: Option<Torn>,
 }
 
+impl EarlierRun {
+    /// What its root was given, in order, to give again.
+    pub fn steps(&self) -> Result<Vec<crate::Step>, JournalError> {
+        let dir = self.responses.parent().unwrap_or(std::path::Path::new("."));
+        self.meta.steps(dir)
+    }
+}
+
 /// Why a run cannot be resumed.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
@@ -54,6 +62,17 @@ pub enum ResumeError {
 impl EarlierRun {
     /// Reads the run in `dir`, refusing one that still runs or finished.
     pub fn read(dir: &RunDir) -> Result<Self, ResumeError> {
+        Self::read_as(dir, false)
+    }
+
+    /// Reads the run in `dir` for its conversation to go on (an editor loading a session):
+    /// a finished run too, whose prompts are all answered from its journal before the next
+    /// is given. One that still runs is refused.
+    pub fn continuing(dir: &RunDir) -> Result<Self, ResumeError> {
+        Self::read_as(dir, true)
+    }
+
+    fn read_as(dir: &RunDir, finished_too: bool) -> Result<Self, ResumeError> {
         let meta = dir.meta()?;
         match meta.current_status() {
             RunStatus::Running => {
@@ -62,8 +81,8 @@ impl EarlierRun {
                     pid: meta.pid.unwrap_or_default(),
                 });
             }
-            RunStatus::Finished => return Err(ResumeError::Finished(meta.id)),
-            RunStatus::Interrupted | RunStatus::Suspended => {}
+            RunStatus::Finished if !finished_too => return Err(ResumeError::Finished(meta.id)),
+            RunStatus::Finished | RunStatus::Interrupted | RunStatus::Suspended => {}
         }
         if meta.invocation.is_none() {
             return Err(ResumeError::NoInvocation(meta.id));

@@ -18,15 +18,19 @@
 
 mod earlier;
 mod events;
+mod lineage;
 mod meta;
 mod runs;
 mod seal;
+mod steps;
 
 pub use earlier::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
-pub use meta::{Invocation, RunMeta, RunStatus};
+pub use lineage::Lineage;
+pub use meta::{Invocation, KeptCommand, RunMeta, RunStatus, SessionCommand};
 pub use runs::{RunDir, Runs, attachments_path, new_run_id, prompt_attachments};
 pub use seal::SealKey;
+pub use steps::Step;
 
 /// Why the journal could not be written or read.
 #[derive(Debug, thiserror::Error)]

@@ -63,6 +63,54 @@ pub struct RunMeta {
     /// it named: what a resume or fork fetches, so it runs the same bytes.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub modules: std::collections::BTreeMap<String, String>,
+    /// The session commands given between its prompts (`/clear`, `/compact`, a switch of
+    /// model), each with its place: what a resume gives again between the prompts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<KeptCommand>,
+}
+
+impl std::fmt::Display for SessionCommand {
+    /// As the REPL's command is typed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Clear => f.write_str("/clear"),
+            Self::Compact => f.write_str("/compact"),
+            Self::Model {
+                provider,
+                model: Some(model),
+            } => write!(f, "/model {provider}/{model}"),
+            Self::Model { provider, .. } => write!(f, "/model {provider}"),
+        }
+    }
+}
+
+/// A session command, kept in its place among the prompts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptCommand {
+    /// How many prompts were given before it.
+    pub after_prompts: usize,
+    /// What it did.
+    #[serde(flatten)]
+    pub command: SessionCommand,
+}
+
+/// A command that changes a session's conversation or model between prompts; the REPL's
+/// `/clear`, `/compact` and `/model`, an editor's equivalents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum SessionCommand {
+    /// The conversation started afresh.
+    Clear,
+    /// The conversation was compacted on request.
+    Compact,
+    /// The root's model was switched: `provider`'s `model` (its default when `None`).
+    Model {
+        /// The provider.
+        provider: String,
+        /// The model, when one was named.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
 }
 
 /// How a run was started: its settings (the session's `Settings`, as the front-end gave

@@ -269,6 +269,7 @@ mod tests {
             invocation: None,
             prompts: Vec::new(),
             modules: Default::default(),
+            commands: Vec::new(),
             status,
             origin: None,
             pid: Some(std::process::id()),

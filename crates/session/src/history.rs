@@ -151,18 +151,9 @@ impl History {
     /// makes the history file from the root's events, as a run writes it and as
     /// `wonopcode runs history` makes it from a run's journal.
     pub fn keep(&mut self, event: &EventKind) -> Result<(), SessionError> {
-        match event {
-            EventKind::MessageCreated { message } => self.append(message),
-            EventKind::ContextCompacted { messages, .. } => self.reset(messages),
-            EventKind::ItemStarted { item } => match item.details.tool_call() {
-                Some(call) => self.call_started(&call.call_id),
-                None => Ok(()),
-            },
-            EventKind::ItemCompleted { item } => match item.details.tool_call() {
-                Some(call) => self.call_ended(&call.call_id, call.status != ItemStatus::Declined),
-                None => Ok(()),
-            },
-            _ => Ok(()),
+        match record_of(event) {
+            Some(record) => self.append_record(&record),
+            None => Ok(()),
         }
     }
 
@@ -314,12 +305,86 @@ fn answer_interrupted(messages: &[Message], calls: &HashMap<String, CallState>) 
     })
 }
 
+/// The record a root context's event makes in the history, if any.
+fn record_of(event: &EventKind) -> Option<Record> {
+    match event {
+        EventKind::MessageCreated { message } => Some(Record::Message {
+            message: message.clone(),
+        }),
+        EventKind::ContextCompacted { messages, .. } => Some(Record::Reset {
+            messages: messages.clone(),
+        }),
+        EventKind::ItemStarted { item } => {
+            item.details.tool_call().map(|call| Record::CallStarted {
+                call_id: call.call_id.clone(),
+            })
+        }
+        EventKind::ItemCompleted { item } => {
+            item.details.tool_call().map(|call| Record::CallEnded {
+                call_id: call.call_id.clone(),
+                ran: call.status != ItemStatus::Declined,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The conversation as far as the records read so far make it.
+#[derive(Default)]
+struct Folded {
+    session_id: Option<String>,
+    messages: Vec<Message>,
+    calls: HashMap<String, CallState>,
+}
+
+impl Folded {
+    fn apply(&mut self, record: Record) {
+        match record {
+            Record::Session { session_id, .. } => self.session_id = Some(session_id),
+            Record::Message { message } => {
+                // A call id used again (as recorded transcripts do) starts with no state.
+                for (id, _, _) in message.tool_calls() {
+                    self.calls.remove(id);
+                }
+                self.messages.push(message);
+            }
+            Record::Reset { messages } => {
+                self.messages = messages;
+                self.calls.clear();
+            }
+            Record::CallStarted { call_id } => {
+                self.calls.insert(call_id, CallState::Started);
+            }
+            Record::CallEnded { call_id, ran } => {
+                let state = if ran {
+                    CallState::Ran
+                } else {
+                    CallState::NotRun
+                };
+                self.calls.insert(call_id, state);
+            }
+        }
+    }
+}
+
+/// The conversation the root's `events` (of one run, or of a run and the runs that went
+/// on with it, in order) leave — as a history file kept from them would hold it when
+/// opened, calls cut off by a stop answered as such.
+pub fn conversation_of<'a>(events: impl IntoIterator<Item = &'a EventKind>) -> Vec<Message> {
+    let mut folded = Folded::default();
+    for record in events.into_iter().filter_map(record_of) {
+        folded.apply(record);
+    }
+    if let Some(answers) = answer_interrupted(&folded.messages, &folded.calls) {
+        folded.messages.push(answers);
+    }
+    folded.messages
+}
+
 type Parsed = (String, Vec<Message>, HashMap<String, CallState>);
 
 fn parse(text: &str, path: &Path) -> Result<Parsed, SessionError> {
-    let mut session_id = None;
-    let mut messages = Vec::new();
-    let mut calls = HashMap::new();
+    let mut folded = Folded::default();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -332,41 +397,15 @@ fn parse(text: &str, path: &Path) -> Result<Parsed, SessionError> {
                 index + 1
             ))
         })?;
-        match record {
-            Record::Session { session_id: id, .. } => session_id = Some(id),
-            Record::Message { message } => {
-                // A call id used again (as recorded transcripts do) starts with no state.
-                for (id, _, _) in message.tool_calls() {
-                    calls.remove(id);
-                }
-                messages.push(message);
-            }
-            Record::Reset { messages: all } => {
-                messages = all;
-                calls.clear();
-            }
-            Record::CallStarted { call_id } => {
-                calls.insert(call_id, CallState::Started);
-            }
-            Record::CallEnded { call_id, ran } => {
-                calls.insert(
-                    call_id,
-                    if ran {
-                        CallState::Ran
-                    } else {
-                        CallState::NotRun
-                    },
-                );
-            }
-        }
+        folded.apply(record);
     }
-    let Some(session_id) = session_id else {
+    let Some(session_id) = folded.session_id else {
         return Err(error(format!(
             "{}:1: not a wonopcode history file (no session record)",
             path.display()
         )));
     };
-    Ok((session_id, messages, calls))
+    Ok((session_id, folded.messages, folded.calls))
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use wonopcode_agent_loop::{ModelSource, Part, SharedModel};
-use wonopcode_journal::{EventLog, Invocation, RunDir, RunMeta, RunStatus, Runs, new_run_id};
+use wonopcode_journal::{
+    EventLog, Invocation, KeptCommand, RunDir, RunMeta, RunStatus, Runs, SessionCommand, new_run_id,
+};
 use wonopcode_providers::{RecordingModel, RecordingSource};
 
 use crate::error::SessionError;
@@ -76,6 +78,7 @@ impl RunJournal {
             invocation: meta.invocation,
             prompts: Vec::new(),
             modules: meta.modules,
+            commands: Vec::new(),
         };
         let log = self.dir.begin(&meta).map_err(|e| e.to_string())?;
         *self.meta.lock() = Some(meta);
@@ -95,6 +98,22 @@ impl RunJournal {
             return;
         };
         meta.modules.insert(tag.to_owned(), pinned.to_owned());
+        if let Err(e) = meta.write(&self.dir.meta_path()) {
+            tracing::warn!(error = %e, "cannot update the run's metadata");
+        }
+    }
+
+    /// Keeps a session command in `run.json`, in its place among the prompts, for a resume
+    /// to give again.
+    pub fn commanded(&self, command: SessionCommand) {
+        let mut meta = self.meta.lock();
+        let Some(meta) = meta.as_mut() else {
+            return;
+        };
+        meta.commands.push(KeptCommand {
+            after_prompts: meta.prompts.len(),
+            command,
+        });
         if let Err(e) = meta.write(&self.dir.meta_path()) {
             tracing::warn!(error = %e, "cannot update the run's metadata");
         }

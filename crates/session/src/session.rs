@@ -18,7 +18,7 @@ use wonopcode_agent_loop::{
     SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_contexts::{ContextTools, LoopSource};
-use wonopcode_journal::{EarlierRun, RunStatus, Runs};
+use wonopcode_journal::{EarlierRun, RunStatus, Runs, SessionCommand};
 use wonopcode_registry::Catalog;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
@@ -79,6 +79,8 @@ pub struct SessionBuilder {
     resuming: Option<(EarlierRun, OnInterrupted)>,
     /// The run this one forks.
     fork: Option<Fork>,
+    /// The run whose conversation this one goes on with, and that conversation.
+    continued: Option<(String, Vec<wonopcode_agent_loop::Message>)>,
     /// Turns the events into OpenTelemetry spans.
     telemetry: Option<Arc<SpanRecorder>>,
     /// The person trusted the workspace for this run when asked (not kept in the settings).
@@ -158,6 +160,16 @@ impl SessionBuilder {
         servers: std::collections::BTreeMap<String, wonopcode_mcp::ServerEntry>,
     ) -> Self {
         self.session_servers = servers;
+        self
+    }
+
+    /// Goes on with the conversation `run` left (an editor loading its session): the root
+    /// starts with `messages` — the conversation of `run` and the runs it went on from
+    /// (`wonopcode_session::history::conversation_of`) — and nothing is run or asked again;
+    /// the new run's journal says it resumes `run`. A `--history` file, when the settings
+    /// name one, holds the conversation instead.
+    pub fn continuing(mut self, run: String, messages: Vec<wonopcode_agent_loop::Message>) -> Self {
+        self.continued = Some((run, messages));
         self
     }
 
@@ -462,6 +474,7 @@ impl Session {
             one_shot: true,
             json: false,
             resuming: None,
+            continued: None,
             fork: None,
             telemetry: None,
             trusted_when_asked: false,
@@ -699,7 +712,33 @@ impl Session {
             .await
             .map_err(|e| SessionError::Choice(e.to_string()))?;
         self.provider = opened;
+        self.kept(SessionCommand::Model {
+            provider: provider.to_owned(),
+            model: model.map(str::to_owned),
+        });
         Ok(self.provider.info())
+    }
+
+    /// Gives a session command (one a resume reads back from the journal); what it cost.
+    pub async fn command(
+        &mut self,
+        command: &SessionCommand,
+    ) -> Result<wonopcode_agent_loop::Usage, SessionError> {
+        match command {
+            SessionCommand::Clear => self.clear(),
+            SessionCommand::Compact => return Ok(self.compact().await.1),
+            SessionCommand::Model { provider, model } => {
+                self.switch_model(provider, model.as_deref()).await?;
+            }
+        }
+        Ok(wonopcode_agent_loop::Usage::default())
+    }
+
+    /// Keeps `command` in the journal, in its place among the prompts.
+    fn kept(&self, command: SessionCommand) {
+        if let Some(journal) = &self.journal {
+            journal.commanded(command);
+        }
     }
 
     /// The "always" answers given so far (see `PermissionPolicy::approvals`).
@@ -731,6 +770,7 @@ impl Session {
         };
         let changed = compactor.compact_now(&mut self.messages, &mut usage).await;
         *self.current_turn.0.lock() = None;
+        self.kept(SessionCommand::Compact);
         (changed, usage)
     }
 
@@ -777,6 +817,7 @@ impl Session {
             tokens_after: estimate_tokens(system, &self.messages) as u64,
             messages: Vec::new(),
         });
+        self.kept(SessionCommand::Clear);
     }
 
     /// The model answering the root context (provider, id, prices).

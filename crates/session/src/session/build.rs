@@ -81,8 +81,15 @@ impl SessionBuilder {
         ));
         let policy: SharedGate = permission_policy.clone();
         let token = CancellationToken::new();
-        let conversation = self.conversation(&provider, &token, &mut notices)?;
+        let continued = self.continued.take();
+        let (continued_from, continued_messages) = match continued {
+            Some((run, messages)) => (Some(run), messages),
+            None => (None, Vec::new()),
+        };
+        let conversation =
+            self.conversation(&provider, &token, continued_messages, &mut notices)?;
         let lineage = Lineage::of(
+            continued_from,
             self.resuming.take(),
             self.fork.take(),
             &mut loop_config,
@@ -394,9 +401,13 @@ impl SessionBuilder {
         &mut self,
         provider: &SharedModel,
         token: &CancellationToken,
+        continued: Vec<Message>,
         notices: &mut Vec<String>,
     ) -> Result<Conversation, SessionError> {
-        let (history, messages) = open_history(self.settings.history.as_deref(), notices)?;
+        let (history, mut messages) = open_history(self.settings.history.as_deref(), notices)?;
+        if history.is_none() {
+            messages = continued;
+        }
         for _ in messages.iter().filter(|m| m.role == Role::Assistant) {
             provider.skip_response(&ContextPath::root());
         }
@@ -751,14 +762,25 @@ struct Lineage {
 
 impl Lineage {
     fn of(
+        continued_from: Option<String>,
         resuming: Option<(EarlierRun, OnInterrupted)>,
         fork: Option<Fork>,
         loop_config: &mut LoopConfig,
         notices: &mut Vec<String>,
     ) -> Self {
-        let resumes = resuming.as_ref().map(|(e, _)| e.meta.id.clone());
+        let resumes = resuming
+            .as_ref()
+            .map(|(e, _)| e.meta.id.clone())
+            .or_else(|| continued_from.clone());
         let origin = fork.as_ref().map(|f| format!("{}@{}", f.origin, f.point()));
         let mut events = Vec::new();
+        if let Some(from) = continued_from {
+            events.push(EventKind::RunResumed {
+                from,
+                unfinished: Vec::new(),
+                calls: 0,
+            });
+        }
         if let Some((earlier, on_interrupted)) = resuming {
             let mut calls = earlier.calls;
             calls.on_interrupted = on_interrupted;
