@@ -11,11 +11,13 @@
 //                                     "leaveAfterUpdate": N?}],
 //            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always",
 //            "mcpServers": [McpServer]?, "mode": MODE_ID?,
-//            "load": SESSION_ID?, "resume": SESSION_ID?, "list": true?, "close": true?}
+//            "load": SESSION_ID?, "resume": SESSION_ID?, "list": true?, "close": true?,
+//            "options": [{"configId": ID, "value": VALUE}]?}
 //
 // `load` and `resume` open a kept session instead of a new one (the updates its load sends
 // are in `loadUpdates`); `list` lists the sessions first (`listed`); `close` closes the
-// session after the prompts; `leaveAfterUpdate` ends the connection in the middle of that
+// session after the prompts; `options` are set before the prompts (each answer, or its
+// error, in `optionsSet`); `leaveAfterUpdate` ends the connection in the middle of that
 // prompt, as an editor that quits does.
 
 import { spawn } from "node:child_process";
@@ -96,6 +98,20 @@ await app.connectWith(stream, async (ctx) => {
   }
   seen.sessionId = session.sessionId;
   seen.modes = session.modes;
+  seen.configOptions = session.configOptions;
+  seen.optionsSet = [];
+  for (const option of scenario.options ?? []) {
+    try {
+      seen.optionsSet.push(
+        await ctx.request(methods.agent.session.setConfigOption, {
+          sessionId: session.sessionId,
+          ...option,
+        }),
+      );
+    } catch (error) {
+      seen.optionsSet.push({ error: String(error?.message ?? error) + " " + JSON.stringify(error?.data ?? null) });
+    }
+  }
   if (scenario.mode) {
     await ctx.request(methods.agent.session.setMode, {
       sessionId: session.sessionId,

@@ -115,6 +115,7 @@ fn check_against_schema(dir: &Path, wire: &[Value]) {
                     "session/resume" => "ResumeSessionResponse",
                     "session/list" => "ListSessionsResponse",
                     "session/close" => "CloseSessionResponse",
+                    "session/set_config_option" => "SetSessionConfigOptionResponse",
                     other => panic!("a response to `{other}`"),
                 };
                 (definition, &message["result"])
@@ -594,5 +595,83 @@ fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
     assert_eq!(
         texts(&loaded["updates"], "agent_message_chunk"),
         "Understood."
+    );
+}
+
+#[test]
+fn the_editor_sets_the_model_and_thinking_and_the_journal_keeps_them() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let model = |id: &str| {
+        json!({"id": id, "provider": "test", "context_window": 200000, "max_output": 32000,
+               "capabilities": {"tools": true, "thinking": true,
+                                "thinking_must_be_returned": false, "vision": false}})
+    };
+    let t = s.outside("models.jsonl");
+    std::fs::write(
+        &t,
+        crate::support::model_transcript(
+            model("m1"),
+            &[("0", Some(model("m2")), answer("From m2."))],
+        ),
+    )
+    .unwrap();
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "options": [
+            {"configId": "thinking", "value": "high"},
+            {"configId": "model", "value": "test/m2"},
+            {"configId": "model", "value": "nowhere/x"},
+            {"configId": "colour", "value": "blue"},
+        ],
+        "prompts": [{"prompt": [{"type": "text", "text": "Hi."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    let options = &seen["configOptions"];
+    assert_eq!(options[0]["id"], "model", "{options}");
+    assert_eq!(options[0]["currentValue"], "test/m1", "{options}");
+    let offered: Vec<&str> = options[0]["options"][0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["test/m1", "test/m2"], "{options}");
+    assert_eq!(options[1]["id"], "thinking", "{options}");
+    assert_eq!(options[1]["currentValue"], "off", "{options}");
+    let set = &seen["optionsSet"];
+    assert_eq!(set[0]["configOptions"][1]["currentValue"], "high", "{set}");
+    assert_eq!(
+        set[1]["configOptions"][0]["currentValue"], "test/m2",
+        "{set}"
+    );
+    assert!(
+        set[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("model `nowhere/x`"),
+        "{set}"
+    );
+    assert!(
+        set[3]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no option `colour`"),
+        "{set}"
+    );
+    // The prompt after the switch is answered by the model switched to.
+    assert_eq!(texts(&seen["updates"], "agent_message_chunk"), "From m2.");
+    let run = s.outside("runs").join(seen["sessionId"].as_str().unwrap());
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        meta["commands"],
+        json!([
+            {"after_prompts": 0, "command": "thinking", "thinking": "high"},
+            {"after_prompts": 0, "command": "model", "provider": "test", "model": "m2"},
+        ]),
+        "{meta}"
     );
 }

@@ -9,6 +9,7 @@
 mod commands;
 mod content;
 mod modes;
+mod options;
 mod permission;
 mod replay;
 mod server;

@@ -1,7 +1,7 @@
 //! The ACP agent on stdio: `initialize`; `session/new`, `session/load`, `session/resume`,
 //! `session/list` and `session/close` (sessions kept in the journal); `session/prompt` (one
-//! turn, its updates sent as it goes, its end as the stop reason), `session/set_mode` and
-//! `session/cancel` (the turn stopped as Ctrl-C stops it, children and commands with it).
+//! turn, its updates sent as it goes, its end as the stop reason), `session/set_mode`,
+//! `session/set_config_option` (the model, the thinking level) and `session/cancel` (the turn stopped as Ctrl-C stops it, children and commands with it).
 //! Requests that take time are served on tasks of their own, so a cancel is read while a
 //! prompt runs; when the editor goes, every open session is ended in its journal.
 
@@ -13,7 +13,8 @@ use agent_client_protocol::v1::schema::{
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
     ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
     SessionId, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
-    SetSessionModeRequest, SetSessionModeResponse,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -34,7 +35,8 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
         sessions.clone(),
         sessions.clone(),
     );
-    let (prompting, moding, cancelling, closing) = (
+    let (prompting, moding, cancelling, closing, setting) = (
+        sessions.clone(),
         sessions.clone(),
         sessions.clone(),
         sessions.clone(),
@@ -60,8 +62,10 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                     let opened = sessions
                         .open(request.cwd, &request.mcp_servers, client.clone())
                         .await;
-                    let response = opened.map(|id| {
-                        NewSessionResponse::new(id.clone()).modes(Mode::default().state())
+                    let response = opened.map(|(id, options)| {
+                        NewSessionResponse::new(id)
+                            .modes(Mode::default().state())
+                            .config_options(options)
                     });
                     let id = response.as_ref().ok().map(|r| r.session_id.clone());
                     respond_then_commands(responder, response, id, &client);
@@ -88,8 +92,11 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                             client.clone(),
                         )
                         .await;
-                    let response =
-                        loaded.map(|()| LoadSessionResponse::new().modes(Mode::default().state()));
+                    let response = loaded.map(|options| {
+                        LoadSessionResponse::new()
+                            .modes(Mode::default().state())
+                            .config_options(options)
+                    });
                     respond_then_commands(responder, response, Some(id), &client);
                 });
                 Ok(())
@@ -114,8 +121,11 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                             client.clone(),
                         )
                         .await;
-                    let response = loaded
-                        .map(|()| ResumeSessionResponse::new().modes(Mode::default().state()));
+                    let response = loaded.map(|options| {
+                        ResumeSessionResponse::new()
+                            .modes(Mode::default().state())
+                            .config_options(options)
+                    });
                     respond_then_commands(responder, response, Some(id), &client);
                 });
                 Ok(())
@@ -152,6 +162,18 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                         responder: Responder<SetSessionModeResponse>,
                         client: ConnectionTo<Client>| {
                 answer(responder, moding.set_mode(&request, &client))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest,
+                        responder: Responder<SetSessionConfigOptionResponse>,
+                        _client: ConnectionTo<Client>| {
+                let sessions = setting.clone();
+                tokio::spawn(async move {
+                    let _ = answer(responder, sessions.set_option(&request).await);
+                });
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )

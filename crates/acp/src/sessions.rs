@@ -13,7 +13,8 @@ use agent_client_protocol::Error;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     Cost, CurrentModeUpdate, ListSessionsRequest, ListSessionsResponse, McpServer, PromptRequest,
-    PromptResponse, SessionId, SessionInfo, SessionNotification, SessionUpdate,
+    PromptResponse, SessionConfigOption, SessionId, SessionInfo, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
     SetSessionModeRequest, SetSessionModeResponse, StopReason, UsageUpdate,
 };
 use parking_lot::Mutex;
@@ -85,22 +86,23 @@ impl Sessions {
         self.runs.is_some()
     }
 
-    /// Builds and starts a session in the editor's `cwd`; its id is its run's id.
+    /// Builds and starts a session in the editor's `cwd`; its id is its run's id. Its id and
+    /// options.
     pub(crate) async fn open(
         &self,
         cwd: PathBuf,
         mcp_servers: &[McpServer],
         client: ConnectionTo<Client>,
-    ) -> Result<SessionId, Error> {
+    ) -> Result<(SessionId, Vec<SessionConfigOption>), Error> {
         let cwd = workspace(&cwd)?;
         let builder = self.builder(&cwd, mcp_servers)?;
-        let (session, live) = self.start(builder, &cwd, client, None).await?;
+        let (session, live, options) = self.start(builder, &cwd, client, None).await?;
         let name = session
             .get()
             .map(ToString::to_string)
             .unwrap_or_else(unjournaled_id);
         self.open.lock().insert(name.clone(), live);
-        Ok(SessionId::new(name))
+        Ok((SessionId::new(name), options))
     }
 
     /// Loads the kept session `loading.id`: its conversation (sent to the editor again for
@@ -109,7 +111,7 @@ impl Sessions {
         &self,
         loading: Loading,
         client: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
+    ) -> Result<Vec<SessionConfigOption>, Error> {
         let runs = self.runs.as_ref().ok_or_else(|| {
             invalid("sessions are not kept (the journal is off): none can be loaded")
         })?;
@@ -134,9 +136,9 @@ impl Sessions {
         let builder = self
             .builder(&cwd, &loading.mcp_servers)?
             .continuing(kept.latest.clone(), kept.conversation());
-        let (_, live) = self.start(builder, &cwd, client, Some(loading.id)).await?;
+        let (_, live, options) = self.start(builder, &cwd, client, Some(loading.id)).await?;
         self.open.lock().insert(name, live);
-        Ok(())
+        Ok(options)
     }
 
     /// The kept sessions, of `cwd` when the editor names one, the most recent first, a page
@@ -189,7 +191,14 @@ impl Sessions {
         cwd: &Path,
         client: ConnectionTo<Client>,
         id: Option<SessionId>,
-    ) -> Result<(Arc<OnceLock<SessionId>>, Arc<Live>), Error> {
+    ) -> Result<
+        (
+            Arc<OnceLock<SessionId>>,
+            Arc<Live>,
+            Vec<SessionConfigOption>,
+        ),
+        Error,
+    > {
         let session_id = Arc::new(OnceLock::new());
         if let Some(id) = id {
             let _ = session_id.set(id);
@@ -214,6 +223,7 @@ impl Sessions {
         let _ = session_id.set(SessionId::new(
             session.run_id().map_or_else(unjournaled_id, str::to_owned),
         ));
+        let options = crate::options::of(&session);
         let live = Live {
             prompter,
             spent: Mutex::new(Usage::default()),
@@ -221,7 +231,7 @@ impl Sessions {
             canceller: session.canceller(),
             session: tokio::sync::Mutex::new(session),
         };
-        Ok((session_id, Arc::new(live)))
+        Ok((session_id, Arc::new(live), options))
     }
 
     /// Runs one turn (or the command the prompt is); its end as the stop reason, then what
@@ -290,6 +300,26 @@ impl Sessions {
             SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(request.mode_id.clone()));
         client.send_notification(SessionNotification::new(request.session_id.clone(), update))?;
         Ok(SetSessionModeResponse::new())
+    }
+
+    /// Sets one of a session's options (between prompts); the options as they are now.
+    pub(crate) async fn set_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let live = self.find(&request.session_id)?;
+        let Ok(mut session) = live.session.try_lock() else {
+            return Err(Error::invalid_request().data(format!(
+                "session {} is running a prompt: set its options between prompts",
+                request.session_id
+            )));
+        };
+        crate::options::set(&mut session, &request.config_id.to_string(), &request.value)
+            .await
+            .map_err(invalid)?;
+        Ok(SetSessionConfigOptionResponse::new(crate::options::of(
+            &session,
+        )))
     }
 
     /// Stops the turn running in `id`, if any.

@@ -43,6 +43,19 @@ impl Thinking {
     }
 }
 
+impl Thinking {
+    /// The setting a budget stands for: its level when it is one's, else the tokens.
+    pub fn of_budget(budget: Option<u32>) -> Self {
+        [Self::Low, Self::Medium, Self::High]
+            .into_iter()
+            .find(|level| level.budget() == budget)
+            .unwrap_or(match budget {
+                None => Self::Off,
+                Some(n) => Self::Tokens(n),
+            })
+    }
+}
+
 impl FromStr for Thinking {
     type Err = String;
 

@@ -80,6 +80,11 @@ impl std::fmt::Display for SessionCommand {
                 model: Some(model),
             } => write!(f, "/model {provider}/{model}"),
             Self::Model { provider, .. } => write!(f, "/model {provider}"),
+            Self::Thinking { thinking } => write!(
+                f,
+                "/thinking {}",
+                serde_json::to_value(thinking).unwrap_or_default()
+            ),
         }
     }
 }
@@ -95,7 +100,7 @@ pub struct KeptCommand {
 }
 
 /// A command that changes a session's conversation or model between prompts; the REPL's
-/// `/clear`, `/compact` and `/model`, an editor's equivalents.
+/// `/clear`, `/compact` and `/model`, an editor's equivalents and its thinking level.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command", rename_all = "snake_case")]
 pub enum SessionCommand {
@@ -110,6 +115,11 @@ pub enum SessionCommand {
         /// The model, when one was named.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+    },
+    /// How much the root's model thinks was set.
+    Thinking {
+        /// The setting.
+        thinking: wonopcode_agent_loop::generation::Thinking,
     },
 }
 

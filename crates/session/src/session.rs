@@ -719,6 +719,26 @@ impl Session {
         Ok(self.provider.info())
     }
 
+    /// How much the root's model is asked to think.
+    pub fn thinking(&self) -> crate::generation::Thinking {
+        crate::generation::Thinking::of_budget(self.config.request.thinking_budget)
+    }
+
+    /// Asks the root's model to think `thinking` from the next prompt on; a setting the
+    /// model cannot take changes nothing (one line naming the model and what it takes).
+    pub fn set_thinking(
+        &mut self,
+        thinking: crate::generation::Thinking,
+    ) -> Result<(), SessionError> {
+        let mut generation = Generation::of_options(&self.config.request);
+        generation.thinking = Some(thinking);
+        self.config.request = generation
+            .request_options(self.provider.info())
+            .map_err(SessionError::Choice)?;
+        self.kept(SessionCommand::Thinking { thinking });
+        Ok(())
+    }
+
     /// Gives a session command (one a resume reads back from the journal); what it cost.
     pub async fn command(
         &mut self,
@@ -730,6 +750,7 @@ impl Session {
             SessionCommand::Model { provider, model } => {
                 self.switch_model(provider, model.as_deref()).await?;
             }
+            SessionCommand::Thinking { thinking } => self.set_thinking(*thinking)?,
         }
         Ok(wonopcode_agent_loop::Usage::default())
     }
