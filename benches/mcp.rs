@@ -74,6 +74,7 @@ fn bench_mcp(c: &mut Criterion) {
         context: Default::default(),
         gate: None,
         hidden: std::sync::Arc::from([]),
+        editor: None,
         run: None,
     };
     let arguments = r#"{"message": "benchmark"}"#;

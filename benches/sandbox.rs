@@ -39,6 +39,7 @@ fn bench_sandbox(c: &mut Criterion) {
         context: Default::default(),
         gate: None,
         hidden: std::sync::Arc::from([]),
+        editor: None,
         run: None,
     };
     let mut group = c.benchmark_group("sandbox");
@@ -117,6 +118,7 @@ fn bench_file_open(c: &mut Criterion) {
         context: Default::default(),
         gate: None,
         hidden: hidden.into(),
+        editor: None,
         run: None,
     };
     let read = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())

@@ -12,16 +12,19 @@
 //            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always",
 //            "mcpServers": [McpServer]?, "mode": MODE_ID?,
 //            "load": SESSION_ID?, "resume": SESSION_ID?, "list": true?, "close": true?,
-//            "options": [{"configId": ID, "value": VALUE}]?}
+//            "options": [{"configId": ID, "value": VALUE}]?,
+//            "buffers": {PATH: TEXT}?}
 //
 // `load` and `resume` open a kept session instead of a new one (the updates its load sends
 // are in `loadUpdates`); `list` lists the sessions first (`listed`); `close` closes the
 // session after the prompts; `options` are set before the prompts (each answer, or its
-// error, in `optionsSet`); `leaveAfterUpdate` ends the connection in the middle of that
+// error, in `optionsSet`); `buffers` makes the client offer its file system, answering
+// reads from those open buffers (else the disk) and keeping writes in them, not on disk
+// (each read and write in `fsReads`, `fsWrites`); `leaveAfterUpdate` ends the connection in the middle of that
 // prompt, as an editor that quits does.
 
 import { spawn } from "node:child_process";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, readFileSync, existsSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 
@@ -59,7 +62,8 @@ toAgent.readable.pipeTo(Writable.toWeb(agent.stdin)).catch(() => {});
 const fromAgent = Readable.toWeb(agent.stdout).pipeThrough(recorded("agent"));
 const stream = ndJsonStream(toAgent.writable, fromAgent);
 
-const seen = { updates: [], permissions: [], stops: [], errors: [] };
+const seen = { updates: [], permissions: [], stops: [], errors: [], fsReads: [], fsWrites: [] };
+const buffers = { ...(scenario.buffers ?? {}) };
 let onUpdate = () => {};
 
 const app = client({ name: "wonopcode-e2e" })
@@ -70,12 +74,29 @@ const app = client({ name: "wonopcode-e2e" })
   .onRequest(methods.client.session.requestPermission, async ({ params }) => {
     seen.permissions.push(params);
     return { outcome: { outcome: "selected", optionId: scenario.permission ?? "reject_once" } };
+  })
+  .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
+    seen.fsReads.push(params.path);
+    if (params.path in buffers) {
+      return { content: buffers[params.path] };
+    }
+    if (!existsSync(params.path)) {
+      throw new Error(`no file ${params.path}`);
+    }
+    return { content: readFileSync(params.path, "utf8") };
+  })
+  .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+    seen.fsWrites.push({ path: params.path, content: params.content });
+    buffers[params.path] = params.content;
+    return {};
   });
 
 await app.connectWith(stream, async (ctx) => {
   seen.initialize = await ctx.request(methods.agent.initialize, {
     protocolVersion: 1,
-    clientCapabilities: {},
+    clientCapabilities: scenario.buffers
+      ? { fs: { readTextFile: true, writeTextFile: true } }
+      : {},
   });
   if (scenario.list) {
     seen.listed = await ctx.request(methods.agent.session.list, { cwd: scenario.cwd });

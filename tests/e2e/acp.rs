@@ -100,6 +100,8 @@ fn check_against_schema(dir: &Path, wire: &[Value]) {
         let (definition, body) = match message["method"].as_str() {
             Some("session/update") => ("SessionNotification", &message["params"]),
             Some("session/request_permission") => ("RequestPermissionRequest", &message["params"]),
+            Some("fs/read_text_file") => ("ReadTextFileRequest", &message["params"]),
+            Some("fs/write_text_file") => ("WriteTextFileRequest", &message["params"]),
             Some(other) => panic!("wonopcode sent an unexpected `{other}`"),
             None if message.get("error").is_some() => continue,
             None => {
@@ -674,4 +676,62 @@ fn the_editor_sets_the_model_and_thinking_and_the_journal_keeps_them() {
         ]),
         "{meta}"
     );
+}
+
+#[test]
+fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_there() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    s.file("a.txt", "on disk\n");
+    std::fs::write(s.outside("secret.txt"), "outside\n").unwrap();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("r1", "read", r#"{"path": "a.txt"}"#),
+            calling(
+                "e1",
+                "edit",
+                r#"{"path": "a.txt", "old_string": "unsaved", "new_string": "edited"}"#,
+            ),
+            calling("r2", "read", r#"{"path": "../secret.txt"}"#),
+            answer("Done."),
+        ],
+    );
+    let ws = s.ws().canonicalize().unwrap();
+    let a = ws.join("a.txt").display().to_string();
+    let scenario = json!({
+        "cwd": ws,
+        "permission": "allow_once",
+        "buffers": {a.clone(): "unsaved line\n"},
+        "prompts": [{"prompt": [{"type": "text", "text": "Edit a.txt."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    let ended = |id: &str| {
+        seen["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["toolCallId"] == id && u["sessionUpdate"] == "tool_call_update")
+            .cloned()
+            .unwrap_or_else(|| panic!("no end of {id}: {seen}"))
+    };
+    // The read saw the editor's unsaved text, not the disk's.
+    let read = ended("r1");
+    let output = read["rawOutput"]["output"].as_str().unwrap();
+    assert!(output.contains("unsaved line"), "{read}");
+    // The edit was made on that text and written in the editor; the disk is as it was.
+    assert_eq!(ended("e1")["status"], "completed");
+    assert_eq!(
+        seen["fsWrites"],
+        json!([{"path": a, "content": "edited line\n"}]),
+        "{seen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "on disk\n"
+    );
+    // A path outside the workspace is refused before the editor is asked.
+    assert_eq!(ended("r2")["status"], "failed");
+    assert_eq!(seen["fsReads"], json!([a, a]), "{seen}");
 }

@@ -8,6 +8,7 @@
 
 mod commands;
 mod content;
+mod files;
 mod modes;
 mod options;
 mod permission;

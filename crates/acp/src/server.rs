@@ -29,6 +29,7 @@ use crate::sessions::{Loading, SessionFactory, Sessions};
 pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<(), String> {
     let sessions = Sessions::new(factory, runs);
     let kept = sessions.kept();
+    let greeting = sessions.clone();
     let (opening, loading, resuming, listing) = (
         sessions.clone(),
         sessions.clone(),
@@ -49,6 +50,7 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
             async move |request: InitializeRequest,
                         responder: Responder<InitializeResponse>,
                         _client: ConnectionTo<Client>| {
+                greeting.initialized(&request.client_capabilities);
                 responder.respond(initialized(&request, kept))
             },
             agent_client_protocol::on_receive_request!(),

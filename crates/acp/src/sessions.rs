@@ -12,10 +12,11 @@ use agent_client_protocol::Client;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    Cost, CurrentModeUpdate, ListSessionsRequest, ListSessionsResponse, McpServer, PromptRequest,
-    PromptResponse, SessionConfigOption, SessionId, SessionInfo, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse, StopReason, UsageUpdate,
+    ClientCapabilities, Cost, CurrentModeUpdate, FileSystemCapabilities, ListSessionsRequest,
+    ListSessionsResponse, McpServer, PromptRequest, PromptResponse, SessionConfigOption, SessionId,
+    SessionInfo, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    UsageUpdate,
 };
 use parking_lot::Mutex;
 use wonopcode_agent_loop::compaction::estimate_tokens;
@@ -25,6 +26,7 @@ use wonopcode_session::{Renderer, Session, SessionBuilder, TurnCanceller};
 
 use crate::commands::{Command, command_of};
 use crate::content::prompt_of;
+use crate::files::EditorFs;
 use crate::modes::Mode;
 use crate::permission::EditorPrompter;
 use crate::replay::Kept;
@@ -60,6 +62,8 @@ pub(crate) struct Live {
 pub(crate) struct Sessions {
     factory: SessionFactory,
     runs: Option<Runs>,
+    /// The file system the editor offered at `initialize`.
+    fs: Arc<Mutex<FileSystemCapabilities>>,
     open: Arc<Mutex<HashMap<String, Arc<Live>>>>,
 }
 
@@ -77,8 +81,14 @@ impl Sessions {
         Self {
             factory,
             runs,
+            fs: Arc::default(),
             open: Arc::default(),
         }
+    }
+
+    /// Takes what the editor offers at `initialize`: its file system.
+    pub(crate) fn initialized(&self, capabilities: &ClientCapabilities) {
+        *self.fs.lock() = capabilities.fs.clone();
     }
 
     /// Whether sessions are kept, so they can be listed and loaded.
@@ -209,6 +219,11 @@ impl Sessions {
             client.clone(),
             calls.clone(),
         ));
+        let fs = self.fs.lock().clone();
+        let builder = match EditorFs::offered(session_id.clone(), client.clone(), &fs) {
+            Some(files) => builder.editor_files(Arc::new(files)),
+            None => builder,
+        };
         let updates = Updates::new(session_id.clone(), client, cwd.to_path_buf(), calls);
         let mut session = builder
             .renderer(Box::new(updates))

@@ -157,6 +157,9 @@ pub struct LoopConfig {
     /// a spawn naming a tool no context has is told from one its parent only lacks. Empty:
     /// not known (an embedder that does not say), and no name is refused for it.
     pub tool_names: std::sync::Arc<[String]>,
+    /// The editor the run is driven from, when it offers its files: the file tools of every
+    /// context read and write through it (a child's config is its parent's).
+    pub editor_files: Option<crate::editor_files::SharedEditorFiles>,
 }
 
 impl LoopConfig {
@@ -199,6 +202,7 @@ impl Default for LoopConfig {
             earlier: None,
             hidden_paths: std::sync::Arc::from([]),
             tool_names: std::sync::Arc::from([]),
+            editor_files: None,
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod context_path;
 pub mod doom_loop;
 pub mod durable;
 pub mod earlier;
+pub mod editor_files;
 pub mod event;
 pub mod generation;
 pub mod hook;

@@ -501,6 +501,7 @@ mod tests {
             context: Default::default(),
             gate: None,
             hidden: std::sync::Arc::from([]),
+            editor: None,
             run: None,
         }
     }

@@ -451,6 +451,7 @@ impl Run {
             context: s.events.context().clone(),
             gate: Some(s.gate.clone()),
             hidden: s.config.hidden_paths.clone(),
+            editor: s.config.editor_files.clone(),
             // The tools this round may use, cloned once (not the run's and then these).
             run: Some(RunServices {
                 cwd: s.cwd.clone(),

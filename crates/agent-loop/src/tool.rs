@@ -72,6 +72,9 @@ pub struct ToolEnv {
     /// Paths (canonical) file tools may not open or list: the credentials the sandbox hides
     /// from commands ([`crate::LoopConfig::hidden_paths`]).
     pub hidden: std::sync::Arc<[PathBuf]>,
+    /// The editor's files, when the run is driven from an editor that offers them
+    /// ([`crate::LoopConfig::editor_files`]); `None`: the disk.
+    pub editor: Option<crate::editor_files::SharedEditorFiles>,
 }
 
 impl std::fmt::Debug for ToolEnv {

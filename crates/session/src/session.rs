@@ -79,6 +79,8 @@ pub struct SessionBuilder {
     resuming: Option<(EarlierRun, OnInterrupted)>,
     /// The run this one forks.
     fork: Option<Fork>,
+    /// The editor's files, for the file tools, when the front-end is an editor offering them.
+    editor_files: Option<wonopcode_agent_loop::editor_files::SharedEditorFiles>,
     /// The run whose conversation this one goes on with, and that conversation.
     continued: Option<(String, Vec<wonopcode_agent_loop::Message>)>,
     /// Turns the events into OpenTelemetry spans.
@@ -160,6 +162,17 @@ impl SessionBuilder {
         servers: std::collections::BTreeMap<String, wonopcode_mcp::ServerEntry>,
     ) -> Self {
         self.session_servers = servers;
+        self
+    }
+
+    /// The file tools of every context read and write through the editor the session is
+    /// driven from (its unsaved buffers seen, its writes landing there), the path guard,
+    /// hidden list and permission rules checked first as always.
+    pub fn editor_files(
+        mut self,
+        files: wonopcode_agent_loop::editor_files::SharedEditorFiles,
+    ) -> Self {
+        self.editor_files = Some(files);
         self
     }
 
@@ -475,6 +488,7 @@ impl Session {
             json: false,
             resuming: None,
             continued: None,
+            editor_files: None,
             fork: None,
             telemetry: None,
             trusted_when_asked: false,

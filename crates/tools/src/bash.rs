@@ -342,6 +342,7 @@ mod tests {
             context: Default::default(),
             gate: None,
             hidden: std::sync::Arc::from([]),
+            editor: None,
             run: None,
         }
     }

@@ -121,11 +121,9 @@ impl Tool for EditTool {
         let path = resolve_for(env, &a.path)?;
         self.protected.check("edit", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
-        let text = read_for_edit(&env.workspace_root, &path, &rel).await?;
+        let text = crate::text_files::read(env, &path, &rel).await?;
         let (updated, matches) = replaced(&text, &a, &rel)?;
-        write_beneath(&env.workspace_root, &path, updated.as_bytes())
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
+        crate::text_files::write(env, &path, &rel, &updated).await?;
         let mut out = ToolOutput::text(replaced_message(matches, &rel));
         out.file_change = Some(FileChange {
             diff: unified(&rel, Some(&text), &updated),
@@ -183,7 +181,7 @@ pub(crate) async fn write_beneath(root: &Path, path: &Path, bytes: &[u8]) -> std
 }
 
 /// Files larger than this are not edited (the whole file is held, twice, while editing).
-const MAX_EDIT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_EDIT_BYTES: u64 = 64 << 20;
 
 /// The text of a regular file of the workspace `root` of at most [`MAX_EDIT_BYTES`].
 pub(crate) async fn read_for_edit(
@@ -253,6 +251,7 @@ mod tests {
             context: Default::default(),
             gate: None,
             hidden: std::sync::Arc::from([]),
+            editor: None,
             run: None,
         };
         let refused = EditTool::default()

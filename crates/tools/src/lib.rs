@@ -18,6 +18,7 @@ mod protected;
 mod read;
 mod shell_env;
 mod spec;
+mod text_files;
 mod todo;
 mod walk;
 pub mod webfetch;

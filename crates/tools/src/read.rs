@@ -75,20 +75,27 @@ impl Tool for ReadTool {
         let shown = display(&env.workspace_root, &path);
         let given = a.path.clone();
         let root = env.workspace_root.clone();
-        tokio::task::spawn_blocking(move || read_lines(&root, &path, start, end))
-            .await
-            .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
-            .map_err(|e| match e {
-                ReadError::Io(e) => {
-                    ToolError::Failed(format!("cannot read `{given}`: {}", describe(&e)))
-                }
-                ReadError::Open(e) => e.for_path(&given),
-                ReadError::Binary => ToolError::Failed(format!("`{given}` is a binary file")),
-                ReadError::PastEnd(total) => ToolError::InvalidArguments(format!(
-                    "start_line {start} is past the end of `{shown}` ({total} lines)"
-                )),
-            })
-            .map(ToolOutput::text)
+        let read = if crate::text_files::editor_reads(env) {
+            // The text the editor holds (unsaved changes included), numbered the same way.
+            let text = crate::text_files::read(env, &path, &shown).await?;
+            numbered(std::io::Cursor::new(text.into_bytes()), start, end)
+        } else {
+            tokio::task::spawn_blocking(move || read_lines(&root, &path, start, end))
+                .await
+                .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
+        };
+        let given = a.path;
+        read.map_err(|e| match e {
+            ReadError::Io(e) => {
+                ToolError::Failed(format!("cannot read `{given}`: {}", describe(&e)))
+            }
+            ReadError::Open(e) => e.for_path(&given),
+            ReadError::Binary => ToolError::Failed(format!("`{given}` is a binary file")),
+            ReadError::PastEnd(total) => ToolError::InvalidArguments(format!(
+                "start_line {start} is past the end of `{shown}` ({total} lines)"
+            )),
+        })
+        .map(ToolOutput::text)
     }
 }
 
@@ -111,10 +118,15 @@ enum ReadError {
 /// read than the lines asked for (and one more, to know whether more follow), and no line or
 /// output holds more than its cap, whatever the file's size.
 fn read_lines(root: &Path, path: &Path, start: usize, end: usize) -> Result<String, ReadError> {
+    let (file, _) = open_regular(root, path).map_err(ReadError::Open)?;
+    numbered(file, start, end)
+}
+
+/// Lines `start..=end` of what `source` holds, numbered (see [`read_lines`]).
+fn numbered(source: impl std::io::Read, start: usize, end: usize) -> Result<String, ReadError> {
     use std::io::{BufRead, BufReader};
 
-    let (file, _) = open_regular(root, path).map_err(ReadError::Open)?;
-    let mut reader = BufReader::with_capacity(SNIFF_BYTES, file);
+    let mut reader = BufReader::with_capacity(SNIFF_BYTES, source);
     if reader.fill_buf().map_err(ReadError::Io)?.contains(&0) {
         return Err(ReadError::Binary);
     }

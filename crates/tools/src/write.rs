@@ -104,6 +104,11 @@ impl Tool for WriteTool {
             Ok(meta) if !meta.is_file() => {
                 return Err(OpenError::NotRegular.for_path(&a.path));
             }
+            // The editor's text is the one the person sees (and the diff is against).
+            Ok(_) if crate::text_files::editor_reads(env) => (
+                FileChangeKind::Update,
+                crate::text_files::read(env, &path, &rel).await.ok(),
+            ),
             Ok(meta) => (FileChangeKind::Update, small_text(&path, meta.len()).await),
             Err(_) => (FileChangeKind::Add, None),
         };
@@ -120,9 +125,7 @@ impl Tool for WriteTool {
                     ))
                 })?;
         }
-        crate::edit::write_beneath(&env.workspace_root, &path, a.content.as_bytes())
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot write `{rel}`: {}", describe(&e))))?;
+        crate::text_files::write(env, &path, &rel, &a.content).await?;
         let mut out = ToolOutput::text(format!("wrote {} bytes to {rel}", a.content.len()));
         // A file that was there but too large (or not text) to diff gets no diff rather
         // than one showing every line as new.

@@ -70,6 +70,7 @@ impl SessionBuilder {
         let mut tooling = Tooling::set_up(&self, &root, &permissions)?;
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
+        loop_config.editor_files = self.editor_files.take();
         // One hidden list for commands and file tools alike.
         loop_config.hidden_paths = tooling.sandbox.hidden_paths().into();
         notices.extend(tooling.sandbox.notices());

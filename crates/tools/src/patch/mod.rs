@@ -304,6 +304,7 @@ mod tests {
                 context: Default::default(),
                 gate: None,
                 hidden: std::sync::Arc::from([]),
+                editor: None,
                 run: None,
             };
             ApplyPatchTool::default()
