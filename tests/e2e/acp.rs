@@ -349,6 +349,14 @@ fn the_multi_agent_example_reads_in_the_editor_as_its_specialists_tool_calls() {
         });
         assert!(done, "context {context} did not complete: {seen}");
     }
+    // Once it answers, a specialist's call names its model.
+    let named = updates.iter().any(|u| {
+        u["toolCallId"] == "context-0.2"
+            && u["title"]
+                .as_str()
+                .is_some_and(|t| t.ends_with(" · anthropic/claude-opus-4-5"))
+    });
+    assert!(named, "no title with the coder's model: {seen}");
     // A specialist's own calls are labelled by its context, with its edit as a diff.
     let edit = updates
         .iter()
@@ -734,4 +742,25 @@ fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_there(
     // A path outside the workspace is refused before the editor is asked.
     assert_eq!(ended("r2")["status"], "failed");
     assert_eq!(seen["fsReads"], json!([a, a]), "{seen}");
+}
+
+#[test]
+fn a_refused_answer_ends_the_prompt_as_a_refusal() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[vec![
+            crate::support::text("I can't help with that."),
+            crate::support::done("refusal"),
+        ]],
+    );
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": "Something I should not ask."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    assert_eq!(seen["stops"], json!(["refusal"]), "{seen}");
 }

@@ -20,7 +20,7 @@ use wonopcode_agent_loop::PermissionRequest;
 use wonopcode_tools::permission::{Answer, Prompter};
 
 use crate::modes::Mode;
-use crate::updates::CallsInFlight;
+use crate::updates::Seen;
 
 /// The options offered, in the order the editor shows them.
 const OPTIONS: [(&str, &str, PermissionOptionKind); 4] = [
@@ -43,7 +43,7 @@ pub(crate) struct EditorPrompter {
     /// The session's id, set once it is built.
     session: Arc<OnceLock<SessionId>>,
     client: ConnectionTo<Client>,
-    calls: Arc<CallsInFlight>,
+    seen: Arc<Seen>,
     /// Requests the person rejected for the rest of the session.
     rejected: Mutex<HashSet<(String, Option<String>)>>,
     /// The session's mode: what runs without asking.
@@ -54,12 +54,12 @@ impl EditorPrompter {
     pub(crate) fn new(
         session: Arc<OnceLock<SessionId>>,
         client: ConnectionTo<Client>,
-        calls: Arc<CallsInFlight>,
+        seen: Arc<Seen>,
     ) -> Self {
         Self {
             session,
             client,
-            calls,
+            seen,
             rejected: Mutex::new(HashSet::new()),
             mode: Mutex::new(Mode::default()),
         }
@@ -81,8 +81,8 @@ impl EditorPrompter {
             return Answer::Deny;
         };
         let call_id = self
-            .calls
-            .of(tool)
+            .seen
+            .call_of(tool)
             .unwrap_or_else(|| format!("permission-{tool}"));
         let options = OPTIONS
             .iter()

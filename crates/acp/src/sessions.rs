@@ -20,6 +20,7 @@ use agent_client_protocol::v1::schema::{
 };
 use parking_lot::Mutex;
 use wonopcode_agent_loop::compaction::estimate_tokens;
+use wonopcode_agent_loop::model::StopReason as ModelStop;
 use wonopcode_agent_loop::{LoopStatus, Usage};
 use wonopcode_journal::Runs;
 use wonopcode_session::{Renderer, Session, SessionBuilder, TurnCanceller};
@@ -30,7 +31,7 @@ use crate::files::EditorFs;
 use crate::modes::Mode;
 use crate::permission::EditorPrompter;
 use crate::replay::Kept;
-use crate::updates::{CallsInFlight, Updates};
+use crate::updates::{Seen, Updates};
 
 /// Makes the builder of a session in the workspace the editor names, with the front-end's
 /// settings (model, permissions, limits, loop); `Err`: one line saying why not.
@@ -55,6 +56,8 @@ pub(crate) struct Live {
     spent: Mutex<Usage>,
     /// Set once it is being ended: no prompt starts after.
     ending: AtomicBool,
+    /// What its updates saw (why the root's last response stopped).
+    seen: Arc<Seen>,
 }
 
 /// The agent's state: how sessions are made, where they are kept, and the open ones by id.
@@ -213,18 +216,18 @@ impl Sessions {
         if let Some(id) = id {
             let _ = session_id.set(id);
         }
-        let calls = Arc::new(CallsInFlight::default());
+        let seen = Arc::new(Seen::default());
         let prompter = Arc::new(EditorPrompter::new(
             session_id.clone(),
             client.clone(),
-            calls.clone(),
+            seen.clone(),
         ));
         let fs = self.fs.lock().clone();
         let builder = match EditorFs::offered(session_id.clone(), client.clone(), &fs) {
             Some(files) => builder.editor_files(Arc::new(files)),
             None => builder,
         };
-        let updates = Updates::new(session_id.clone(), client, cwd.to_path_buf(), calls);
+        let updates = Updates::new(session_id.clone(), client, cwd.to_path_buf(), seen.clone());
         let mut session = builder
             .renderer(Box::new(updates))
             .prompters(prompter.clone(), prompter.clone())
@@ -243,6 +246,7 @@ impl Sessions {
             prompter,
             spent: Mutex::new(Usage::default()),
             ending: AtomicBool::new(false),
+            seen,
             canceller: session.canceller(),
             session: tokio::sync::Mutex::new(session),
         };
@@ -281,13 +285,16 @@ impl Sessions {
             send_usage(client, &request.session_id, &session, &live);
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }
+        live.seen.take_root_stop();
         let result = session.prompt_with(&text, attachments).await;
+        let refused = live.seen.take_root_stop() == Some(ModelStop::Refusal);
         live.spent.lock().add(&result.usage);
         send_usage(client, &request.session_id, &session, &live);
         if let Some(failure) = session.failure() {
             return Err(failed(failure));
         }
         let stop = match result.status {
+            LoopStatus::Complete if refused => StopReason::Refusal,
             LoopStatus::Complete | LoopStatus::Suspended => StopReason::EndTurn,
             LoopStatus::MaxIterations => StopReason::MaxTurnRequests,
             LoopStatus::BudgetExceeded => StopReason::MaxTokens,

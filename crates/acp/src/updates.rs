@@ -19,24 +19,34 @@ use parking_lot::Mutex;
 use wonopcode_agent_loop::event::{
     FileChange, FileChangeKind, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
 };
+use wonopcode_agent_loop::model::StopReason as ModelStop;
 use wonopcode_agent_loop::{ContextPath, ContextStatus, Event, EventKind, Part, Role};
 use wonopcode_session::Renderer;
 
-/// The tool call a permission question is about: the last one a context started.
+/// What the updates saw that the rest of the session asks about: the tool call a permission
+/// question is about (the last one a context started), and why the root's last response
+/// stopped (a refusal ends the prompt as one).
 #[derive(Default)]
-pub(crate) struct CallsInFlight {
+pub(crate) struct Seen {
     /// The ACP id of the last tool call started, with its tool's name.
-    last: Mutex<Option<(String, String)>>,
+    last_call: Mutex<Option<(String, String)>>,
+    /// Why the root's last response stopped.
+    root_stop: Mutex<Option<ModelStop>>,
 }
 
-impl CallsInFlight {
+impl Seen {
     /// The ACP id of the last call of `tool` started, when it is the last one.
-    pub(crate) fn of(&self, tool: &str) -> Option<String> {
-        self.last
+    pub(crate) fn call_of(&self, tool: &str) -> Option<String> {
+        self.last_call
             .lock()
             .as_ref()
             .filter(|(_, name)| name == tool)
             .map(|(id, _)| id.clone())
+    }
+
+    /// Why the root's last response stopped, forgotten as it is read (a turn asks once).
+    pub(crate) fn take_root_stop(&self) -> Option<ModelStop> {
+        self.root_stop.lock().take()
     }
 }
 
@@ -49,7 +59,9 @@ pub(crate) struct Updates {
     /// Text items started, by context and item id: whether each is reasoning, and whether
     /// any of its text was streamed (a journal keeps no deltas, a guest may send none).
     streaming: HashMap<(ContextPath, String), (bool, bool)>,
-    calls: Arc<CallsInFlight>,
+    seen: Arc<Seen>,
+    /// Each child context's title (its module and task), to name its model in once known.
+    children: HashMap<ContextPath, (String, Option<String>)>,
     /// Whether the events are a journal's, replayed: the person's own messages are sent
     /// too (live, the editor shows them as they are typed).
     replaying: bool,
@@ -60,14 +72,15 @@ impl Updates {
         session: Arc<OnceLock<SessionId>>,
         client: ConnectionTo<Client>,
         workspace: PathBuf,
-        calls: Arc<CallsInFlight>,
+        seen: Arc<Seen>,
     ) -> Self {
         Self {
             session,
             client,
             workspace,
             streaming: HashMap::new(),
-            calls,
+            seen,
+            children: HashMap::new(),
             replaying: false,
         }
     }
@@ -103,7 +116,7 @@ impl Updates {
                 }
                 ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
                     let id = call_id(context, &call.call_id);
-                    *self.calls.last.lock() = Some((id.clone(), call.name.clone()));
+                    *self.seen.last_call.lock() = Some((id.clone(), call.name.clone()));
                     vec![SessionUpdate::ToolCall(started(
                         id,
                         context,
@@ -166,10 +179,38 @@ impl Updates {
             {
                 message.parts.iter().filter_map(user_chunk).collect()
             }
+            EventKind::ResponseCompleted {
+                stop_reason,
+                provider,
+                model,
+                ..
+            } => {
+                if root {
+                    *self.seen.root_stop.lock() = *stop_reason;
+                    return Vec::new();
+                }
+                // A child's model, once it answers (and again should it switch).
+                let name = format!("{provider}/{model}");
+                let Some((title, known)) = self.children.get_mut(context) else {
+                    return Vec::new();
+                };
+                if known.as_deref() == Some(name.as_str()) {
+                    return Vec::new();
+                }
+                *known = Some(name.clone());
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    context_call_id(context),
+                    ToolCallUpdateFields::new().title(format!("{title} · {name}")),
+                ))]
+            }
             EventKind::ContextStarted { module, task, .. } if !root => {
-                let title = format!("{module}: {}", task.lines().next().unwrap_or_default());
+                let title = format!(
+                    "[{context}] {module}: {}",
+                    task.lines().next().unwrap_or_default()
+                );
+                self.children.insert(context.clone(), (title.clone(), None));
                 vec![SessionUpdate::ToolCall(
-                    ToolCall::new(context_call_id(context), format!("[{context}] {title}"))
+                    ToolCall::new(context_call_id(context), title)
                         .kind(ToolKind::Other)
                         .status(ToolCallStatus::InProgress)
                         .raw_input(serde_json::json!({"module": module, "task": task})),

@@ -63,6 +63,9 @@ pub enum StopReason {
     MaxTokens,
     /// A stop sequence matched.
     StopSequence,
+    /// The provider declined to answer (Anthropic's `refusal`, OpenAI's `content_filter`,
+    /// Gemini's `SAFETY` and its kin).
+    Refusal,
     /// Anything else the provider reported.
     Other,
 }

@@ -26,6 +26,7 @@ fn stop_reason(text: &str) -> StopReason {
         "tool_use" => StopReason::ToolUse,
         "max_tokens" | "model_context_window_exceeded" => StopReason::MaxTokens,
         "stop_sequence" => StopReason::StopSequence,
+        "refusal" => StopReason::Refusal,
         _ => StopReason::Other,
     }
 }
@@ -271,5 +272,17 @@ impl Decoder for AnthropicDecoder {
             stop_reason: self.stop_reason.unwrap_or(StopReason::EndTurn),
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declined_answer_stops_as_a_refusal() {
+        for word in ["refusal"] {
+            assert_eq!(stop_reason(word), StopReason::Refusal, "{word}");
+        }
     }
 }

@@ -26,6 +26,9 @@ fn stop_reason(text: &str) -> StopReason {
     match text {
         "STOP" => StopReason::EndTurn,
         "MAX_TOKENS" => StopReason::MaxTokens,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            StopReason::Refusal
+        }
         _ => StopReason::Other,
     }
 }
@@ -161,5 +164,17 @@ impl Decoder for GeminiDecoder {
         }
         out.push(StreamChunk::Done { stop_reason: stop });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declined_answer_stops_as_a_refusal() {
+        for word in ["SAFETY", "RECITATION", "PROHIBITED_CONTENT"] {
+            assert_eq!(stop_reason(word), StopReason::Refusal, "{word}");
+        }
     }
 }

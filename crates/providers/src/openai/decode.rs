@@ -34,6 +34,7 @@ fn stop_reason(text: &str) -> StopReason {
         "stop" | "end_turn" | "eos" => StopReason::EndTurn,
         "tool_calls" | "function_call" => StopReason::ToolUse,
         "length" => StopReason::MaxTokens,
+        "content_filter" => StopReason::Refusal,
         _ => StopReason::Other,
     }
 }
@@ -310,5 +311,17 @@ impl Decoder for OpenAiDecoder {
             stop_reason: reason,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declined_answer_stops_as_a_refusal() {
+        for word in ["content_filter"] {
+            assert_eq!(stop_reason(word), StopReason::Refusal, "{word}");
+        }
     }
 }

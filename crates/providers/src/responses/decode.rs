@@ -228,6 +228,7 @@ impl Decoder for ResponsesDecoder {
                     .unwrap_or("");
                 let stop = match reason {
                     "max_output_tokens" => StopReason::MaxTokens,
+                    "content_filter" => StopReason::Refusal,
                     _ => StopReason::Other,
                 };
                 self.ended(response, stop);
