@@ -281,8 +281,7 @@ mod tests {
 
     #[test]
     fn a_declined_answer_stops_as_a_refusal() {
-        for word in ["refusal"] {
-            assert_eq!(stop_reason(word), StopReason::Refusal, "{word}");
-        }
+        assert_eq!(stop_reason("refusal"), StopReason::Refusal);
+        assert_eq!(stop_reason("end_turn"), StopReason::EndTurn);
     }
 }

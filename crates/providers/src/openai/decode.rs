@@ -320,8 +320,7 @@ mod tests {
 
     #[test]
     fn a_declined_answer_stops_as_a_refusal() {
-        for word in ["content_filter"] {
-            assert_eq!(stop_reason(word), StopReason::Refusal, "{word}");
-        }
+        assert_eq!(stop_reason("content_filter"), StopReason::Refusal);
+        assert_eq!(stop_reason("stop"), StopReason::EndTurn);
     }
 }
