@@ -186,6 +186,11 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
     );
     assert_eq!(seen["exitCode"], 0, "{seen}");
     assert_eq!(seen["initialize"]["agentInfo"]["name"], "wonopcode");
+    // The transcript's model takes no images, so prompts are not offered them.
+    assert_eq!(
+        seen["initialize"]["agentCapabilities"]["promptCapabilities"]["image"],
+        false
+    );
     assert_eq!(seen["stops"], json!(["end_turn", "end_turn"]), "{seen}");
     assert_eq!(
         kinds(&seen),
@@ -205,7 +210,7 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(commands, ["compact", "clear"]);
+    assert_eq!(commands, ["compact", "clear"], "no skills, only the session's own");
     // The turn left a conversation; `/clear` emptied it (no model was asked).
     let (held, cleared) = (&seen["updates"][4], &seen["updates"][5]);
     assert!(held["used"].as_u64().unwrap() > 0, "{held}");
@@ -328,6 +333,11 @@ fn the_multi_agent_example_reads_in_the_editor_as_its_specialists_tool_calls() {
     );
     check_against_schema(&dir, &wire);
     assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
+    // Claude Sonnet 4.5 takes images: prompts are offered them.
+    assert_eq!(
+        seen["initialize"]["agentCapabilities"]["promptCapabilities"]["image"],
+        true
+    );
     let updates = seen["updates"].as_array().unwrap();
     // Each specialist is a tool call of its own, started and completed.
     let specialists: Vec<&str> = updates
@@ -763,4 +773,47 @@ fn a_refused_answer_ends_the_prompt_as_a_refusal() {
     let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     check_against_schema(&dir, &wire);
     assert_eq!(seen["stops"], json!(["refusal"]), "{seen}");
+}
+
+#[test]
+fn a_skill_is_a_command_and_asking_for_it_gives_the_model_its_instructions() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    s.file(
+        ".claude/skills/review/SKILL.md",
+        "---\nname: review\ndescription: Review a change for bugs\n---\nCheck every changed line for off-by-one errors.\n",
+    );
+    let t = s.transcript("t.jsonl", &[answer("Reviewed.")]);
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": "/review the parser"}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    let offered = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["sessionUpdate"] == "available_commands_update")
+        .cloned()
+        .unwrap_or_else(|| panic!("no commands: {seen}"));
+    let review = offered["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "review")
+        .cloned()
+        .unwrap_or_else(|| panic!("the skill is not a command: {offered}"));
+    assert_eq!(review["description"], "Skill: Review a change for bugs");
+    assert_eq!(review["input"]["hint"], "what to use it for");
+    assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
+    // The prompt the model was given holds the skill's instructions and the request.
+    let run = s.outside("runs").join(seen["sessionId"].as_str().unwrap());
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let prompt = meta["prompts"][0].as_str().unwrap();
+    assert!(prompt.contains("<skill name=\"review\""), "{prompt}");
+    assert!(prompt.contains("off-by-one errors"), "{prompt}");
+    assert!(prompt.ends_with("the parser"), "{prompt}");
 }

@@ -1,47 +1,97 @@
 //! The session's commands as the editor offers them (`available_commands_update`): a prompt
 //! that is `/compact` or `/clear` does what the REPL's command of that name does instead of
-//! going to the model.
+//! going to the model, and `/SKILL [REQUEST]` asks for one of the run's skills by hand (its
+//! instructions, then the request, as the prompt).
 
-use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandsUpdate, SessionUpdate};
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
+    UnstructuredCommandInput,
+};
 
 /// A command a prompt can be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Command {
     /// Summarise the conversation now.
     Compact,
     /// Start the conversation afresh.
     Clear,
+    /// Use a skill for what follows its name.
+    Skill {
+        /// The skill.
+        name: String,
+        /// What the person asked with it (maybe nothing).
+        request: String,
+    },
 }
 
-/// The commands, with what each does.
-const COMMANDS: [(Command, &str, &str); 2] = [
+/// The session's own commands, with what each does; a skill of the same name is not one.
+const OWN: [(&str, &str); 2] = [
     (
-        Command::Compact,
         "compact",
         "Summarise the conversation so far to free the model's context",
     ),
     (
-        Command::Clear,
         "clear",
         "Start the conversation afresh (the loop and its settings stay)",
     ),
 ];
 
-/// The update that lists them.
-pub(crate) fn available() -> SessionUpdate {
+/// The update that lists them, with `skills` (name, description).
+pub(crate) fn available(skills: &[(String, String)]) -> SessionUpdate {
+    let own = OWN
+        .iter()
+        .map(|(name, description)| AvailableCommand::new(*name, *description));
+    let skills = skills
+        .iter()
+        .filter(|(name, _)| !OWN.iter().any(|(own, _)| own == name))
+        .map(|(name, description)| {
+            AvailableCommand::new(name.clone(), format!("Skill: {description}")).input(
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                    "what to use it for",
+                )),
+            )
+        });
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
-        COMMANDS
-            .iter()
-            .map(|(_, name, description)| AvailableCommand::new(*name, *description))
-            .collect(),
+        own.chain(skills).collect(),
     ))
 }
 
 /// The command a prompt's text is, when it is one.
-pub(crate) fn command_of(text: &str) -> Option<Command> {
-    let name = text.trim().strip_prefix('/')?;
-    COMMANDS
-        .iter()
-        .find(|(_, n, _)| *n == name)
-        .map(|(command, _, _)| *command)
+pub(crate) fn command_of(text: &str, skills: &[(String, String)]) -> Option<Command> {
+    let line = text.trim().strip_prefix('/')?;
+    let (name, rest) = line
+        .split_once(char::is_whitespace)
+        .map_or((line, ""), |(name, rest)| (name, rest.trim()));
+    match name {
+        "compact" if rest.is_empty() => Some(Command::Compact),
+        "clear" if rest.is_empty() => Some(Command::Clear),
+        _ if skills.iter().any(|(skill, _)| skill == name) => Some(Command::Skill {
+            name: name.to_owned(),
+            request: rest.to_owned(),
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_is_a_command_only_by_a_name_the_session_has() {
+        let skills = [("review".to_owned(), "Review a change".to_owned())];
+        assert_eq!(command_of(" /compact ", &skills), Some(Command::Compact));
+        assert_eq!(command_of("/clear", &skills), Some(Command::Clear));
+        assert_eq!(
+            command_of("/review the parser\nplease", &skills),
+            Some(Command::Skill {
+                name: "review".into(),
+                request: "the parser\nplease".into()
+            })
+        );
+        assert_eq!(command_of("/review", &skills).map(|_| ()), Some(()));
+        assert_eq!(command_of("/unknown thing", &skills), None);
+        assert_eq!(command_of("/clear everything now", &skills), None);
+        assert_eq!(command_of("explain /clear", &skills), None);
+    }
 }

@@ -18,5 +18,5 @@ mod servers;
 mod sessions;
 mod updates;
 
-pub use server::serve_stdio;
+pub use server::{Serving, serve_stdio};
 pub use sessions::SessionFactory;

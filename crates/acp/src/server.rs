@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
     ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
     ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionId, SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
+    SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
@@ -21,13 +21,23 @@ use agent_client_protocol::{Agent, Client, Error, Stdio};
 use wonopcode_journal::Runs;
 
 use crate::modes::Mode;
-use crate::sessions::{Loading, SessionFactory, Sessions};
+use crate::sessions::{Loading, Opened, SessionFactory, Sessions};
 
-/// Serves ACP on stdin and stdout until the editor closes the connection; sessions are
-/// kept in `runs` (none: they cannot be listed or loaded). Logs go to stderr: stdout is
-/// the protocol's.
-pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<(), String> {
-    let sessions = Sessions::new(factory, runs);
+/// What `wonopcode acp` serves with.
+pub struct Serving {
+    /// Makes each session's builder.
+    pub sessions: SessionFactory,
+    /// Where sessions are kept (`None`: they cannot be listed or loaded).
+    pub runs: Option<Runs>,
+    /// Whether the model sessions start with takes images (prompts are offered them).
+    pub takes_images: bool,
+}
+
+/// Serves ACP on stdin and stdout until the editor closes the connection. Logs go to
+/// stderr: stdout is the protocol's.
+pub async fn serve_stdio(serving: Serving) -> Result<(), String> {
+    let takes_images = serving.takes_images;
+    let sessions = Sessions::new(serving.sessions, serving.runs);
     let kept = sessions.kept();
     let greeting = sessions.clone();
     let (opening, loading, resuming, listing) = (
@@ -51,7 +61,7 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                         responder: Responder<InitializeResponse>,
                         _client: ConnectionTo<Client>| {
                 greeting.initialized(&request.client_capabilities);
-                responder.respond(initialized(&request, kept))
+                responder.respond(initialized(&request, kept, takes_images))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -64,13 +74,11 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                     let opened = sessions
                         .open(request.cwd, &request.mcp_servers, client.clone())
                         .await;
-                    let response = opened.map(|(id, options)| {
-                        NewSessionResponse::new(id)
+                    respond_then_commands(responder, opened, &client, |opened| {
+                        NewSessionResponse::new(opened.id.clone())
                             .modes(Mode::default().state())
-                            .config_options(options)
+                            .config_options(opened.options.clone())
                     });
-                    let id = response.as_ref().ok().map(|r| r.session_id.clone());
-                    respond_then_commands(responder, response, id, &client);
                 });
                 Ok(())
             },
@@ -82,7 +90,6 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                         client: ConnectionTo<Client>| {
                 let sessions = loading.clone();
                 tokio::spawn(async move {
-                    let id = request.session_id.clone();
                     let loaded = sessions
                         .load(
                             Loading {
@@ -94,12 +101,11 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                             client.clone(),
                         )
                         .await;
-                    let response = loaded.map(|options| {
+                    respond_then_commands(responder, loaded, &client, |opened| {
                         LoadSessionResponse::new()
                             .modes(Mode::default().state())
-                            .config_options(options)
+                            .config_options(opened.options.clone())
                     });
-                    respond_then_commands(responder, response, Some(id), &client);
                 });
                 Ok(())
             },
@@ -111,7 +117,6 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                         client: ConnectionTo<Client>| {
                 let sessions = resuming.clone();
                 tokio::spawn(async move {
-                    let id = request.session_id.clone();
                     let loaded = sessions
                         .load(
                             Loading {
@@ -123,12 +128,11 @@ pub async fn serve_stdio(factory: SessionFactory, runs: Option<Runs>) -> Result<
                             client.clone(),
                         )
                         .await;
-                    let response = loaded.map(|options| {
+                    respond_then_commands(responder, loaded, &client, |opened| {
                         ResumeSessionResponse::new()
                             .modes(Mode::default().state())
-                            .config_options(options)
+                            .config_options(opened.options.clone())
                     });
-                    respond_then_commands(responder, response, Some(id), &client);
                 });
                 Ok(())
             },
@@ -217,31 +221,36 @@ fn answer<T: agent_client_protocol::JsonRpcResponse>(
     }
 }
 
-/// Answers a request that opened session `id`, then tells the editor the commands it has.
+/// Answers a request that opened a session (its response made by `response`), then tells
+/// the editor the commands the session has.
 fn respond_then_commands<T: agent_client_protocol::JsonRpcResponse>(
     responder: Responder<T>,
-    outcome: Result<T, Error>,
-    id: Option<SessionId>,
+    outcome: Result<Opened, Error>,
     client: &ConnectionTo<Client>,
+    response: impl FnOnce(&Opened) -> T,
 ) {
-    let opened = outcome.is_ok();
-    if let Err(e) = answer(responder, outcome) {
+    let opened = match outcome {
+        Ok(opened) => opened,
+        Err(e) => {
+            let _ = responder.respond_with_error(e);
+            return;
+        }
+    };
+    if let Err(e) = responder.respond(response(&opened)) {
         tracing::debug!(error = %e, "the session's answer could not be sent");
         return;
     }
-    if let (true, Some(id)) = (opened, id) {
-        let note = SessionNotification::new(id, crate::commands::available());
-        if let Err(e) = client.send_notification(note) {
-            tracing::debug!(error = %e, "the commands could not be sent");
-        }
+    let note = SessionNotification::new(opened.id, opened.commands);
+    if let Err(e) = client.send_notification(note) {
+        tracing::debug!(error = %e, "the commands could not be sent");
     }
 }
 
 /// What wonopcode speaks: ACP v1, whatever the editor asked for (the protocol's
 /// negotiation: the agent answers the version it supports, and an editor that cannot speak
-/// it closes the connection), prompts with images and embedded files, sessions loaded,
-/// resumed, listed and closed when they are `kept`.
-fn initialized(request: &InitializeRequest, kept: bool) -> InitializeResponse {
+/// it closes the connection), prompts with embedded files and (when the model takes them)
+/// images, sessions loaded, resumed, listed and closed when they are `kept`.
+fn initialized(request: &InitializeRequest, kept: bool, images: bool) -> InitializeResponse {
     if request.protocol_version != ProtocolVersion::V1 {
         tracing::info!(asked = ?request.protocol_version, "the editor asked for another ACP version; answering 1");
     }
@@ -256,7 +265,11 @@ fn initialized(request: &InitializeRequest, kept: bool) -> InitializeResponse {
             AgentCapabilities::new()
                 .load_session(kept)
                 .session_capabilities(sessions)
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .prompt_capabilities(
+                    PromptCapabilities::new()
+                        .image(images)
+                        .embedded_context(true),
+                )
                 .mcp_capabilities(McpCapabilities::new().http(true)),
         )
         .agent_info(Implementation::new("wonopcode", env!("CARGO_PKG_VERSION")))

@@ -70,6 +70,14 @@ pub(crate) struct Sessions {
     open: Arc<Mutex<HashMap<String, Arc<Live>>>>,
 }
 
+/// A session opened (made or loaded): what the editor is told of it.
+pub(crate) struct Opened {
+    pub id: SessionId,
+    pub options: Vec<SessionConfigOption>,
+    /// Its commands (`available_commands_update`), sent once it is answered.
+    pub commands: SessionUpdate,
+}
+
 /// A session loaded from the journal, and whether the editor sees its past again.
 pub(crate) struct Loading {
     pub id: SessionId,
@@ -99,23 +107,18 @@ impl Sessions {
         self.runs.is_some()
     }
 
-    /// Builds and starts a session in the editor's `cwd`; its id is its run's id. Its id and
-    /// options.
+    /// Builds and starts a session in the editor's `cwd`; its id is its run's id.
     pub(crate) async fn open(
         &self,
         cwd: PathBuf,
         mcp_servers: &[McpServer],
         client: ConnectionTo<Client>,
-    ) -> Result<(SessionId, Vec<SessionConfigOption>), Error> {
+    ) -> Result<Opened, Error> {
         let cwd = workspace(&cwd)?;
         let builder = self.builder(&cwd, mcp_servers)?;
-        let (session, live, options) = self.start(builder, &cwd, client, None).await?;
-        let name = session
-            .get()
-            .map(ToString::to_string)
-            .unwrap_or_else(unjournaled_id);
-        self.open.lock().insert(name.clone(), live);
-        Ok((SessionId::new(name), options))
+        let (live, opened) = self.start(builder, &cwd, client, None).await?;
+        self.open.lock().insert(opened.id.to_string(), live);
+        Ok(opened)
     }
 
     /// Loads the kept session `loading.id`: its conversation (sent to the editor again for
@@ -124,7 +127,7 @@ impl Sessions {
         &self,
         loading: Loading,
         client: ConnectionTo<Client>,
-    ) -> Result<Vec<SessionConfigOption>, Error> {
+    ) -> Result<Opened, Error> {
         let runs = self.runs.as_ref().ok_or_else(|| {
             invalid("sessions are not kept (the journal is off): none can be loaded")
         })?;
@@ -149,9 +152,9 @@ impl Sessions {
         let builder = self
             .builder(&cwd, &loading.mcp_servers)?
             .continuing(kept.latest.clone(), kept.conversation());
-        let (_, live, options) = self.start(builder, &cwd, client, Some(loading.id)).await?;
+        let (live, opened) = self.start(builder, &cwd, client, Some(loading.id)).await?;
         self.open.lock().insert(name, live);
-        Ok(options)
+        Ok(opened)
     }
 
     /// The kept sessions, of `cwd` when the editor names one, the most recent first, a page
@@ -204,14 +207,7 @@ impl Sessions {
         cwd: &Path,
         client: ConnectionTo<Client>,
         id: Option<SessionId>,
-    ) -> Result<
-        (
-            Arc<OnceLock<SessionId>>,
-            Arc<Live>,
-            Vec<SessionConfigOption>,
-        ),
-        Error,
-    > {
+    ) -> Result<(Arc<Live>, Opened), Error> {
         let session_id = Arc::new(OnceLock::new());
         if let Some(id) = id {
             let _ = session_id.set(id);
@@ -241,7 +237,14 @@ impl Sessions {
         let _ = session_id.set(SessionId::new(
             session.run_id().map_or_else(unjournaled_id, str::to_owned),
         ));
-        let options = crate::options::of(&session);
+        let opened = Opened {
+            id: session_id
+                .get()
+                .cloned()
+                .unwrap_or_else(|| SessionId::new(unjournaled_id())),
+            options: crate::options::of(&session),
+            commands: crate::commands::available(&session.skills()),
+        };
         let live = Live {
             prompter,
             spent: Mutex::new(Usage::default()),
@@ -250,7 +253,7 @@ impl Sessions {
             canceller: session.canceller(),
             session: tokio::sync::Mutex::new(session),
         };
-        Ok((session_id, Arc::new(live), options))
+        Ok((Arc::new(live), opened))
     }
 
     /// Runs one turn (or the command the prompt is); its end as the stop reason, then what
@@ -273,15 +276,27 @@ impl Sessions {
                 request.session_id
             )));
         }
-        let (text, attachments) = prompt_of(&request.prompt).map_err(invalid)?;
-        if let Some(command) = command_of(&text) {
-            match command {
-                Command::Compact => {
-                    let (_, spent) = session.compact().await;
-                    live.spent.lock().add(&spent);
-                }
-                Command::Clear => session.clear(),
+        let (mut text, attachments) = prompt_of(&request.prompt).map_err(invalid)?;
+        // The session's own commands end the prompt; a skill's makes it.
+        let done = match command_of(&text, &session.skills()) {
+            Some(Command::Compact) => {
+                let (_, spent) = session.compact().await;
+                live.spent.lock().add(&spent);
+                true
             }
+            Some(Command::Clear) => {
+                session.clear();
+                true
+            }
+            Some(Command::Skill { name, request }) => {
+                text = session
+                    .skill_prompt(&name, &request)
+                    .map_err(|e| invalid(e.to_string()))?;
+                false
+            }
+            None => false,
+        };
+        if done {
             send_usage(client, &request.session_id, &session, &live);
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }

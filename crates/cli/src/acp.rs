@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use clap::ArgMatches;
-use wonopcode_acp::SessionFactory;
+use wonopcode_acp::{Serving, SessionFactory};
+use wonopcode_session::{Config, Settings};
 
 use crate::args::AcpArgs;
 use crate::exit;
@@ -24,13 +25,35 @@ pub async fn run(args: &AcpArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     let config = load_config(&settings)?;
     let journal = standard_journal(&args.run);
     let runs = journal.clone();
+    let takes_images = takes_images(&settings, &config).await;
     let sessions: SessionFactory = Arc::new(move |workspace: &std::path::Path| {
         let mut settings = settings.clone();
         settings.workspace = workspace.to_path_buf();
         Ok(session_builder(settings, config.clone(), journal.clone()).started_as(false, false))
     });
-    wonopcode_acp::serve_stdio(sessions, runs)
+    let serving = Serving {
+        sessions,
+        runs,
+        takes_images,
+    };
+    wonopcode_acp::serve_stdio(serving)
         .await
         .map_err(|e| anyhow::anyhow!("the editor's connection: {e}"))?;
     Ok(exit::SUCCESS)
+}
+
+/// Whether the model the sessions start with takes images, by its catalog entry (or its
+/// transcript's header): what prompts are offered. No model to open (no provider set) is
+/// no images; `session/new` then says what to set.
+async fn takes_images(settings: &Settings, config: &Config) -> bool {
+    // Opened only to be read: nothing recorded.
+    let mut choice = settings.model.clone();
+    choice.record = None;
+    match wonopcode_session::models::open(&choice, config, None).await {
+        Ok((model, _)) => model.info().capabilities.vision,
+        Err(e) => {
+            tracing::info!(error = %e, "no model to read the prompt capabilities from");
+            false
+        }
+    }
 }

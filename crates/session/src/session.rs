@@ -444,6 +444,8 @@ pub struct Session {
     /// Whether the last turn ended suspended (its journal then ends `suspended`, resumable
     /// with answers).
     suspended: bool,
+    /// The run's skills (the `skill` tool's).
+    skills: Arc<[wonopcode_registry::Skill]>,
 }
 
 /// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
@@ -853,6 +855,35 @@ impl Session {
             messages: Vec::new(),
         });
         self.kept(SessionCommand::Clear);
+    }
+
+    /// The run's skills, by name and description: what a person can ask for by name
+    /// ([`Session::skill_prompt`]).
+    pub fn skills(&self) -> Vec<(String, String)> {
+        self.skills
+            .iter()
+            .map(|s| (s.name.clone(), s.description.clone()))
+            .collect()
+    }
+
+    /// The prompt that asks for skill `name` by hand (a person's `/NAME REQUEST`): its
+    /// instructions, then the request. `Err`: no such skill, or its file cannot be read.
+    pub fn skill_prompt(&self, name: &str, request: &str) -> Result<String, SessionError> {
+        let skill = self
+            .skills
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| SessionError::Choice(format!("no skill `{name}`")))?;
+        let body = skill.body().map_err(SessionError::Choice)?;
+        let request = match request.trim() {
+            "" => "Follow the skill.",
+            given => given,
+        };
+        Ok(format!(
+            "<skill name=\"{name}\" dir=\"{}\">\n{}\n</skill>\n\n{request}",
+            skill.dir.display(),
+            body.trim_end()
+        ))
     }
 
     /// The model answering the root context (provider, id, prices).

@@ -83,6 +83,11 @@ impl SkillTool {
         }
     }
 
+    /// The skills it offers.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
     /// The same tool offering only the skills named in `only` (perhaps none: then every
     /// call is refused).
     pub fn narrowed(&self, only: &[String]) -> Self {

@@ -234,6 +234,10 @@ impl SessionBuilder {
             permission_policy,
             _module_tools: own,
             suspended: false,
+            skills: tooling
+                .skill_tool
+                .as_ref()
+                .map_or_else(|| Arc::from([]), |tool| tool.skills().into()),
         })
     }
 
