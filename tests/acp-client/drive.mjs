@@ -9,7 +9,8 @@
 //
 // SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?,
 //                                     "leaveAfterUpdate": N?}],
-//            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always",
+//            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always"
+//                          | "cancel",
 //            "mcpServers": [McpServer]?, "mode": MODE_ID?,
 //            "load": SESSION_ID?, "resume": SESSION_ID?, "list": true?, "close": true?,
 //            "options": [{"configId": ID, "value": VALUE}]?,
@@ -65,6 +66,7 @@ const stream = ndJsonStream(toAgent.writable, fromAgent);
 const seen = { updates: [], permissions: [], stops: [], errors: [], fsReads: [], fsWrites: [] };
 const buffers = { ...(scenario.buffers ?? {}) };
 let onUpdate = () => {};
+let cancel = async () => {};
 
 const app = client({ name: "wonopcode-e2e" })
   .onNotification(methods.client.session.update, async ({ params }) => {
@@ -73,6 +75,13 @@ const app = client({ name: "wonopcode-e2e" })
   })
   .onRequest(methods.client.session.requestPermission, async ({ params }) => {
     seen.permissions.push(params);
+    if (scenario.permission === "cancel") {
+      // The person cancels the turn instead of answering: the editor sends session/cancel
+      // and answers the pending question as cancelled, as the protocol asks.
+      seen.cancelledAt = Date.now();
+      await cancel(params.sessionId);
+      return { outcome: { outcome: "cancelled" } };
+    }
     return { outcome: { outcome: "selected", optionId: scenario.permission ?? "reject_once" } };
   })
   .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
@@ -101,6 +110,7 @@ await app.connectWith(stream, async (ctx) => {
   if (scenario.list) {
     seen.listed = await ctx.request(methods.agent.session.list, { cwd: scenario.cwd });
   }
+  cancel = async (sessionId) => ctx.notify(methods.agent.session.cancel, { sessionId });
   const opening = { cwd: scenario.cwd, mcpServers: scenario.mcpServers ?? [] };
   let session;
   if (scenario.load || scenario.resume) {

@@ -210,7 +210,11 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(commands, ["compact", "clear"], "no skills, only the session's own");
+    assert_eq!(
+        commands,
+        ["compact", "clear"],
+        "no skills, only the session's own"
+    );
     // The turn left a conversation; `/clear` emptied it (no model was asked).
     let (held, cleared) = (&seen["updates"][4], &seen["updates"][5]);
     assert!(held["used"].as_u64().unwrap() > 0, "{held}");
@@ -816,4 +820,113 @@ fn a_skill_is_a_command_and_asking_for_it_gives_the_model_its_instructions() {
     assert!(prompt.contains("<skill name=\"review\""), "{prompt}");
     assert!(prompt.contains("off-by-one errors"), "{prompt}");
     assert!(prompt.ends_with("the parser"), "{prompt}");
+}
+
+#[test]
+fn thinking_and_the_todo_list_reach_the_editor_as_thought_chunks_and_a_plan() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let mut planning = vec![json!({"type": "thinking_delta", "text": "Two steps."})];
+    planning.extend(calling(
+        "t1",
+        "todo",
+        r#"{"todos": [{"content": "Read", "status": "completed"}, {"content": "Write", "status": "in_progress"}]}"#,
+    ));
+    let t = s.transcript("t.jsonl", &[planning, answer("Planned.")]);
+    let ws = s.ws().canonicalize().unwrap();
+    let scenario = json!({
+        "cwd": ws,
+        "prompts": [{"prompt": [{"type": "text", "text": "Plan."}]}],
+    });
+    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    check_against_schema(&dir, &wire);
+    assert_eq!(texts(&seen["updates"], "agent_thought_chunk"), "Two steps.");
+    let plan = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["sessionUpdate"] == "plan")
+        .cloned()
+        .unwrap_or_else(|| panic!("no plan: {seen}"));
+    let entries: Vec<(&str, &str)> = plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(entries, [("Read", "completed"), ("Write", "in_progress")]);
+    let think = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["toolCallId"] == "t1" && u["sessionUpdate"] == "tool_call")
+        .cloned()
+        .unwrap_or_else(|| panic!("no todo call: {seen}"));
+    assert_eq!(think["kind"], "think", "{think}");
+}
+
+#[test]
+fn a_turn_cancelled_while_a_question_waits_ends_cancelled_and_nothing_runs() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let (ws, seen) = asked_to_write(&s, &dir, json!({"permission": "cancel"}));
+    assert_eq!(seen["permissions"].as_array().unwrap().len(), 1, "{seen}");
+    assert_eq!(seen["stops"], json!(["cancelled"]), "{seen}");
+    assert!(!ws.join("a.txt").exists(), "the write ran");
+}
+
+#[test]
+fn malformed_messages_and_unknown_methods_get_errors_and_the_agent_goes_on() {
+    use std::io::{BufRead, Write};
+    let s = Scratch::new();
+    let mut agent = std::process::Command::new(bin())
+        .arg("acp")
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to = agent.stdin.take().unwrap();
+    let mut from = std::io::BufReader::new(agent.stdout.take().unwrap());
+    let mut ask = |line: &str| -> Value {
+        writeln!(to, "{line}").unwrap();
+        let mut answer = String::new();
+        from.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}"))
+    };
+    let init = ask(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#,
+    );
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+    let garbage = ask("{not json");
+    assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
+    let unknown = ask(r#"{"jsonrpc":"2.0","id":1,"method":"session/fly","params":{}}"#);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let bad = ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}"#,
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("not an absolute path"),
+        "{bad}"
+    );
+    let wrong =
+        ask(r#"{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":7}}"#);
+    assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
+    // Still serving: a well-formed request is answered.
+    let listed = ask(r#"{"jsonrpc":"2.0","id":4,"method":"session/list","params":{}}"#);
+    assert_eq!(listed["result"]["sessions"], json!([]), "{listed}");
+    drop(to);
+    let status = agent.wait().unwrap();
+    assert!(status.success(), "{status}");
 }
