@@ -307,7 +307,7 @@ fn started(id: String, context: &ContextPath, call: &ToolCallItem, workspace: &P
         title = format!("[{context}] {title}");
     }
     let mut update = ToolCall::new(id, title)
-        .kind(kind_of(&call.name))
+        .kind(kind_of(&call.name, &arguments))
         .status(ToolCallStatus::InProgress)
         .raw_input(arguments.clone());
     if let Some(path) = ["path", "file_path"]
@@ -420,16 +420,42 @@ pub(crate) fn unapply(after: &str, diff: &str) -> Option<String> {
     Some(before)
 }
 
-/// The ACP kind of a tool, by its name.
-fn kind_of(tool: &str) -> ToolKind {
+/// The ACP kind of a call, by its tool (a patch that only deletes files is a delete, one
+/// that only moves them a move).
+fn kind_of(tool: &str, arguments: &serde_json::Value) -> ToolKind {
     match tool {
         "read" => ToolKind::Read,
-        "write" | "edit" | "apply_patch" => ToolKind::Edit,
+        "apply_patch" => patch_kind(arguments["input"].as_str().unwrap_or_default()),
+        "write" | "edit" => ToolKind::Edit,
         "grep" | "glob" | "list" => ToolKind::Search,
         "bash" => ToolKind::Execute,
         "webfetch" | "web_search" => ToolKind::Fetch,
         "todo" => ToolKind::Think,
         _ => ToolKind::Other,
+    }
+}
+
+/// A patch's kind, by its file operations (Codex's patch format: `*** Delete File:`,
+/// `*** Update File:` with `*** Move to:`, `*** Add File:`).
+fn patch_kind(patch: &str) -> ToolKind {
+    let mut files = 0;
+    let (mut deletes, mut moves, mut changed) = (0, 0, false);
+    for line in patch.lines() {
+        if line.starts_with("*** Delete File:") {
+            files += 1;
+            deletes += 1;
+        } else if line.starts_with("*** Add File:") || line.starts_with("*** Update File:") {
+            files += 1;
+        } else if line.starts_with("*** Move to:") {
+            moves += 1;
+        } else if line.starts_with(['+', '-']) || line.starts_with("@@") {
+            changed = true;
+        }
+    }
+    match (files, deletes, moves, changed) {
+        (1.., d, 0, _) if d == files => ToolKind::Delete,
+        (1.., 0, m, false) if m == files => ToolKind::Move,
+        _ => ToolKind::Edit,
     }
 }
 
@@ -461,5 +487,21 @@ mod tests {
         assert_eq!(unapply(after, diff).as_deref(), Some(before));
         // A diff that does not fit the text is not applied.
         assert_eq!(unapply("x\n", "@@ -1,3 +5,3 @@\n a\n b\n c\n"), None);
+    }
+
+    #[test]
+    fn a_patch_that_only_deletes_or_only_moves_says_so() {
+        let kind = |patch: &str| kind_of("apply_patch", &serde_json::json!({"input": patch}));
+        let delete =
+            "*** Begin Patch\n*** Delete File: a.txt\n*** Delete File: b.txt\n*** End Patch";
+        assert_eq!(kind(delete), ToolKind::Delete);
+        let moved = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n*** End Patch";
+        assert_eq!(kind(moved), ToolKind::Move);
+        let moved_and_changed = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-x\n+y\n*** End Patch";
+        assert_eq!(kind(moved_and_changed), ToolKind::Edit);
+        let mixed =
+            "*** Begin Patch\n*** Delete File: a.txt\n*** Add File: c.txt\n+c\n*** End Patch";
+        assert_eq!(kind(mixed), ToolKind::Edit);
+        assert_eq!(kind(""), ToolKind::Edit);
     }
 }
