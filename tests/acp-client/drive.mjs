@@ -8,7 +8,8 @@
 //   node drive.mjs SCENARIO.json WIRE.jsonl -- wonopcode acp [FLAGS]
 //
 // SCENARIO: {"cwd": DIR, "prompts": [{"prompt": [ContentBlock], "cancelAfterUpdate": N?,
-//                                     "leaveAfterUpdate": N?}],
+//                                     "leaveAfterUpdate": N?, "overlapAfterUpdate": N?,
+//                                     "cancelAfterOverlap": true?}],
 //            "permission": "allow_once" | "allow_always" | "reject_once" | "reject_always"
 //                          | "cancel",
 //            "mcpServers": [McpServer]?, "mode": MODE_ID?,
@@ -22,7 +23,8 @@
 // error, in `optionsSet`); `buffers` makes the client offer its file system, answering
 // reads from those open buffers (else the disk) and keeping writes in them, not on disk
 // (each read and write in `fsReads`, `fsWrites`); `leaveAfterUpdate` ends the connection in the middle of that
-// prompt, as an editor that quits does.
+// prompt, as an editor that quits does; `overlapAfterUpdate` sends the prompt again while it
+// runs (the answer, or the error, in `overlap`; `cancelAfterOverlap` cancels once it is in).
 
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync, existsSync } from "node:fs";
@@ -159,6 +161,20 @@ await app.connectWith(stream, async (ctx) => {
         return;
       }
       updates += 1;
+      if (turn.overlapAfterUpdate !== undefined && updates === turn.overlapAfterUpdate) {
+        // A second prompt while this one runs: refused, this one goes on.
+        seen.overlap = ctx
+          .request(methods.agent.session.prompt, { sessionId: session.sessionId, prompt: turn.prompt })
+          .then((r) => ({ answered: r }))
+          .catch((e) => ({ error: String(e?.message ?? e) + " " + JSON.stringify(e?.data ?? null) }))
+          .then((outcome) => {
+            if (turn.cancelAfterOverlap) {
+              seen.cancelledAt = Date.now();
+              ctx.notify(methods.agent.session.cancel, { sessionId: session.sessionId });
+            }
+            return outcome;
+          });
+      }
       if (turn.cancelAfterUpdate !== undefined && updates === turn.cancelAfterUpdate) {
         seen.cancelledAt = Date.now();
         ctx.notify(methods.agent.session.cancel, { sessionId: session.sessionId });
@@ -189,6 +205,9 @@ await app.connectWith(stream, async (ctx) => {
     } catch (error) {
       seen.errors.push(String(error?.message ?? error));
     }
+  }
+  if (seen.overlap) {
+    seen.overlap = await seen.overlap;
   }
   if (scenario.close) {
     seen.closed = await ctx.request(methods.agent.session.close, { sessionId: session.sessionId });

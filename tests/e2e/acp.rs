@@ -284,7 +284,8 @@ fn a_cancel_stops_the_turn_and_its_command() {
     let ws = s.ws().canonicalize().unwrap();
     let scenario = json!({
         "cwd": ws,
-        "prompts": [{"prompt": [{"type": "text", "text": "Wait."}], "cancelAfterUpdate": 1}],
+        "prompts": [{"prompt": [{"type": "text", "text": "Wait."}],
+                     "overlapAfterUpdate": 1, "cancelAfterOverlap": true}],
     });
     let (seen, wire) = drive(
         &s,
@@ -294,6 +295,9 @@ fn a_cancel_stops_the_turn_and_its_command() {
     );
     check_against_schema(&dir, &wire);
     assert_eq!(seen["stops"], json!(["cancelled"]), "{seen}");
+    // A second prompt while the first ran was refused, saying why.
+    let overlap = seen["overlap"]["error"].as_str().unwrap_or_default();
+    assert!(overlap.contains("is running a prompt"), "{seen}");
     // Not a timing target (the benchmarks hold those): the 30 s command did not run out.
     let cancel_ms = seen["cancelMs"].as_u64().unwrap();
     assert!(
