@@ -564,8 +564,8 @@ fn a_resumed_session_goes_on_without_its_past_sent_and_a_closed_one_ends() {
         .collect();
     let went_on = metas
         .iter()
-        .find(|m| m["resumes"] == id)
-        .unwrap_or_else(|| panic!("no run resumes {id}: {metas:?}"));
+        .find(|m| m["continues"] == id)
+        .unwrap_or_else(|| panic!("no run continues {id}: {metas:?}"));
     assert_eq!(went_on["status"], "finished", "{went_on}");
     assert_eq!(went_on["prompts"], json!(["Go on."]), "{went_on}");
 }

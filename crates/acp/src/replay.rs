@@ -1,5 +1,5 @@
 //! A session kept in the journal, read back for an editor that loads it: the conversation
-//! its runs leave (the root starts from it; nothing is run or asked again) and, for
+//! its runs leave (each run after the first continues the one before, or resumed it whole) (the root starts from it; nothing is run or asked again) and, for
 //! `session/load`, every event of those runs sent as the updates the editor saw then — the
 //! person's prompts with them.
 
@@ -25,8 +25,15 @@ impl Kept {
             .lineage(id)
             .map_err(|_| format!("no session `{id}` in {}", runs.dir().display()))?;
         check(&lineage, id, workspace)?;
+        let dirs = runs.dirs_of(&lineage).map_err(|e| e.to_string())?;
+        // A resume gave the earlier prompts again: its journal holds the whole conversation,
+        // and the runs before it are not read again.
+        let whole_from = dirs
+            .iter()
+            .rposition(|dir| dir.meta().is_ok_and(|meta| meta.resumes.is_some()))
+            .unwrap_or(0);
         let mut events = Vec::new();
-        for dir in runs.dirs_of(&lineage).map_err(|e| e.to_string())? {
+        for dir in &dirs[whole_from..] {
             let read = Read::of(&dir.events_path()).map_err(|e| e.to_string())?;
             if let Some(torn) = read.torn {
                 tracing::warn!(run = %dir.path().display(), line = torn.line, "the run's journal ends in a record cut short: the session goes on from the record before it");

@@ -26,14 +26,6 @@ pub struct EarlierRun {
     pub torn: Option<Torn>,
 }
 
-impl EarlierRun {
-    /// What its root was given, in order, to give again.
-    pub fn steps(&self) -> Result<Vec<crate::Step>, JournalError> {
-        let dir = self.responses.parent().unwrap_or(std::path::Path::new("."));
-        self.meta.steps(dir)
-    }
-}
-
 /// Why a run cannot be resumed.
 #[derive(Debug, thiserror::Error)]
 pub enum ResumeError {
@@ -54,25 +46,25 @@ pub enum ResumeError {
     /// An answer names no call the run waits on (one line naming those that wait).
     #[error("{0}")]
     Answer(String),
+    /// It went on with another run's conversation (an editor's session loaded again).
+    #[error(
+        "run {id} goes on with the conversation of run {from} (an editor's session): load that session in the editor to go on with it"
+    )]
+    Continues {
+        /// The run.
+        id: String,
+        /// The run whose conversation it continues.
+        from: String,
+    },
     /// It was made by a wonopcode that did not record how it was started.
     #[error("run {0} does not say how it was started (it predates resumable journals)")]
     NoInvocation(String),
 }
 
 impl EarlierRun {
-    /// Reads the run in `dir`, refusing one that still runs or finished.
+    /// Reads the run in `dir`, refusing one that still runs or finished, and one that
+    /// continues another's conversation (its prompts alone do not make it again).
     pub fn read(dir: &RunDir) -> Result<Self, ResumeError> {
-        Self::read_as(dir, false)
-    }
-
-    /// Reads the run in `dir` for its conversation to go on (an editor loading a session):
-    /// a finished run too, whose prompts are all answered from its journal before the next
-    /// is given. One that still runs is refused.
-    pub fn continuing(dir: &RunDir) -> Result<Self, ResumeError> {
-        Self::read_as(dir, true)
-    }
-
-    fn read_as(dir: &RunDir, finished_too: bool) -> Result<Self, ResumeError> {
         let meta = dir.meta()?;
         match meta.current_status() {
             RunStatus::Running => {
@@ -81,8 +73,11 @@ impl EarlierRun {
                     pid: meta.pid.unwrap_or_default(),
                 });
             }
-            RunStatus::Finished if !finished_too => return Err(ResumeError::Finished(meta.id)),
-            RunStatus::Finished | RunStatus::Interrupted | RunStatus::Suspended => {}
+            RunStatus::Finished => return Err(ResumeError::Finished(meta.id)),
+            RunStatus::Interrupted | RunStatus::Suspended => {}
+        }
+        if let Some(from) = meta.continues {
+            return Err(ResumeError::Continues { id: meta.id, from });
         }
         if meta.invocation.is_none() {
             return Err(ResumeError::NoInvocation(meta.id));

@@ -1,6 +1,7 @@
-//! A conversation kept across runs: its first run's id names it, and each resume of it is a
-//! run of its own whose `resumes` names the run before (nothing a run left is ever
-//! rewritten). What an editor calls a session, listed and loaded by that first id.
+//! A conversation kept across runs: its first run's id names it, and each run that went on
+//! with it names the run before — `resumes` (a resume, which gave the earlier prompts again)
+//! or `continues` (an editor's session loaded again, which went on from where it ended).
+//! Nothing a run left is ever rewritten. What an editor calls a session, listed and loaded by that first id.
 
 use std::collections::{HashMap, HashSet};
 
@@ -36,7 +37,7 @@ impl Runs {
         let runs = self.list();
         let by_id: HashMap<&str, &RunMeta> = runs.iter().map(|m| (m.id.as_str(), m)).collect();
         // A run another went on from holds less than that one.
-        let went_on: HashSet<&str> = runs.iter().filter_map(|m| m.resumes.as_deref()).collect();
+        let went_on: HashSet<&str> = runs.iter().filter_map(went_on_from).collect();
         let newer = |a: &RunMeta, b: &RunMeta| {
             let key = |m: &RunMeta| {
                 (
@@ -85,12 +86,18 @@ impl Runs {
     }
 }
 
+/// The run `meta` went on from: the one it resumes, or the one whose conversation it
+/// continues.
+fn went_on_from(meta: &RunMeta) -> Option<&str> {
+    meta.resumes.as_deref().or(meta.continues.as_deref())
+}
+
 /// The ids of the runs from the first of `meta`'s lineage to `meta`.
 fn chain_to(meta: &RunMeta, by_id: &HashMap<&str, &RunMeta>) -> Vec<String> {
     let mut chain = vec![meta.id.clone()];
     let mut at = meta;
     for _ in 0..by_id.len() {
-        match at.resumes.as_deref().and_then(|id| by_id.get(id)) {
+        match went_on_from(at).and_then(|id| by_id.get(id)) {
             Some(earlier) if !chain.contains(&earlier.id) => {
                 chain.push(earlier.id.clone());
                 at = earlier;
@@ -107,7 +114,7 @@ fn chain_to(meta: &RunMeta, by_id: &HashMap<&str, &RunMeta>) -> Vec<String> {
 fn first_of<'a>(meta: &'a RunMeta, by_id: &HashMap<&str, &'a RunMeta>) -> &'a RunMeta {
     let mut first = meta;
     for _ in 0..by_id.len() {
-        match first.resumes.as_deref().and_then(|id| by_id.get(id)) {
+        match went_on_from(first).and_then(|id| by_id.get(id)) {
             Some(earlier) if earlier.id != first.id => first = earlier,
             _ => break,
         }
@@ -120,12 +127,19 @@ mod tests {
     use crate::meta::{RunMeta, RunStatus};
     use crate::runs::Runs;
 
-    fn write(runs: &Runs, id: &str, resumes: Option<&str>, prompt: &str) {
+    /// Writes run `id`, going on from `before` (a resume, or with `+` before it a
+    /// continuation).
+    fn write(runs: &Runs, id: &str, before: Option<&str>, prompt: &str) {
         let dir = runs.create(id).unwrap();
+        let (resumes, continues) = match before.map(|b| b.strip_prefix('+').ok_or(b)) {
+            Some(Ok(continued)) => (None, Some(continued)),
+            Some(Err(resumed)) => (Some(resumed), None),
+            None => (None, None),
+        };
         let meta: RunMeta = serde_json::from_value(serde_json::json!({
             "id": id, "workspace": "/w", "started": id, "loop_name": "standard",
             "model": "p/m", "status": RunStatus::Finished, "resumes": resumes,
-            "prompt": prompt,
+            "continues": continues, "prompt": prompt,
         }))
         .unwrap();
         meta.write(&dir.meta_path()).unwrap();

@@ -49,9 +49,14 @@ pub struct RunMeta {
     /// The process running it, while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
-    /// The interrupted run this one resumes.
+    /// The interrupted run this one resumes (it gave that run's prompts again, so its
+    /// journal holds the whole conversation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumes: Option<String>,
+    /// The run whose conversation this one goes on with, started from where that one's
+    /// ended (an editor's session loaded again): its journal holds only what came after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
     /// How it was started: the command line's arguments (after the program's name) and the
     /// directory it was started in, so `wonopcode resume` can start it again the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]

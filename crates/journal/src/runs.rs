@@ -266,6 +266,7 @@ mod tests {
             model: "p/m".into(),
             prompt: Some("hi".into()),
             resumes: None,
+            continues: None,
             invocation: None,
             prompts: Vec::new(),
             modules: Default::default(),

@@ -75,6 +75,7 @@ impl RunJournal {
             origin: meta.origin,
             pid: Some(std::process::id()),
             resumes: meta.resumes,
+            continues: meta.continues,
             invocation: meta.invocation,
             prompts: Vec::new(),
             modules: meta.modules,
@@ -162,6 +163,8 @@ pub(crate) struct RunMetaParts<'a> {
     pub invocation: Option<Invocation>,
     /// The interrupted run it resumes.
     pub resumes: Option<String>,
+    /// The run whose conversation it goes on with.
+    pub continues: Option<String>,
     /// The run and point it forks (`RUN_ID@CONTEXT:RESPONSE`).
     pub origin: Option<String>,
     /// The published modules fetched so far, each tag with its pin.

@@ -179,7 +179,7 @@ impl SessionBuilder {
     /// Goes on with the conversation `run` left (an editor loading its session): the root
     /// starts with `messages` — the conversation of `run` and the runs it went on from
     /// (`wonopcode_session::history::conversation_of`) — and nothing is run or asked again;
-    /// the new run's journal says it resumes `run`. A `--history` file, when the settings
+    /// the new run's journal says it continues `run`. A `--history` file, when the settings
     /// name one, holds the conversation instead.
     pub fn continuing(mut self, run: String, messages: Vec<wonopcode_agent_loop::Message>) -> Self {
         self.continued = Some((run, messages));

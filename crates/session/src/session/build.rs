@@ -184,6 +184,7 @@ impl SessionBuilder {
                 model: &format!("{}/{}", info.provider, info.id),
                 invocation: Some(self.invocation()),
                 resumes: lineage.resumes.clone(),
+                continues: lineage.continues.clone(),
                 origin: lineage.origin.clone(),
                 modules: self.published.begin_journal(journal.clone()),
             };
@@ -761,6 +762,7 @@ fn check_rules(permissions: &PolicyConfig, tools: &ToolRegistry) -> Result<(), S
 /// the resumed run finished (answered from its journal).
 struct Lineage {
     resumes: Option<String>,
+    continues: Option<String>,
     origin: Option<String>,
     events: Vec<EventKind>,
 }
@@ -773,19 +775,9 @@ impl Lineage {
         loop_config: &mut LoopConfig,
         notices: &mut Vec<String>,
     ) -> Self {
-        let resumes = resuming
-            .as_ref()
-            .map(|(e, _)| e.meta.id.clone())
-            .or_else(|| continued_from.clone());
+        let resumes = resuming.as_ref().map(|(e, _)| e.meta.id.clone());
         let origin = fork.as_ref().map(|f| format!("{}@{}", f.origin, f.point()));
         let mut events = Vec::new();
-        if let Some(from) = continued_from {
-            events.push(EventKind::RunResumed {
-                from,
-                unfinished: Vec::new(),
-                calls: 0,
-            });
-        }
         if let Some((earlier, on_interrupted)) = resuming {
             let mut calls = earlier.calls;
             calls.on_interrupted = on_interrupted;
@@ -812,6 +804,7 @@ impl Lineage {
         }
         Self {
             resumes,
+            continues: continued_from,
             origin,
             events,
         }
