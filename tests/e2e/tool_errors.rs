@@ -226,3 +226,48 @@ fn apply_patch_changes_files_and_a_stale_hunk_changes_none() {
         "a failed patch writes nothing"
     );
 }
+
+#[test]
+fn a_file_changed_since_the_model_read_it_is_not_edited_until_it_is_read_again() {
+    let s = Scratch::new();
+    s.file("a.txt", "one\n");
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            crate::support::calling("r1", "read", r#"{"path": "a.txt"}"#),
+            // Someone else changes it (here a command; a sibling context or the person alike).
+            crate::support::calling("b1", "bash", r#"{"command": "echo two >> a.txt"}"#),
+            crate::support::calling(
+                "e1",
+                "edit",
+                r#"{"path": "a.txt", "old_string": "one", "new_string": "ONE"}"#,
+            ),
+            crate::support::calling("r2", "read", r#"{"path": "a.txt"}"#),
+            crate::support::calling(
+                "e2",
+                "edit",
+                r#"{"path": "a.txt", "old_string": "one", "new_string": "ONE"}"#,
+            ),
+            crate::support::answer("Done."),
+        ],
+    );
+    let out = s.run_json(&t, &["--yes"], "Edit a.txt.");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = crate::support::tool_results(&crate::support::events(&out));
+    let by_id = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["call_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no result of {id}: {results:?}"))
+    };
+    let refused = by_id("e1");
+    assert_eq!(refused["status"], "failed", "{refused}");
+    assert!(output(&refused).contains("read it again"), "{refused}");
+    // Refused, it changed nothing; read again, the same edit is made on what is there.
+    assert_eq!(by_id("e2")["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("a.txt")).unwrap(),
+        "ONE\ntwo\n"
+    );
+}

@@ -1,6 +1,7 @@
 //! `edit`: exact string replacement in a file.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -11,6 +12,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::diff::unified;
+use crate::file_times::FileTimes;
 use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, open_regular, resolve, resolve_for, rule_subject};
@@ -19,9 +21,15 @@ use crate::workspace::{describe, display, open_regular, resolve, resolve_for, ru
 pub struct EditTool {
     spec: ToolSpec,
     protected: ProtectedWrites,
+    times: Arc<FileTimes>,
 }
 
 impl EditTool {
+    /// An `edit` that refuses a file changed since its context saw it in `times`.
+    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
+        Self { times, ..self }
+    }
+
     /// An `edit` that asks the person before writing in a protected name (`protected`).
     pub fn new(protected: ProtectedWrites) -> Self {
         Self {
@@ -36,6 +44,7 @@ impl Default for EditTool {
     fn default() -> Self {
         Self {
             protected: ProtectedWrites::default(),
+            times: Arc::default(),
             spec: spec(
                 "edit",
                 "Replace an exact string in a file. old_string must match exactly once unless replace_all is true.",
@@ -121,9 +130,11 @@ impl Tool for EditTool {
         let path = resolve_for(env, &a.path)?;
         self.protected.check("edit", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
+        self.times.check(&env.context, &path, &rel).await?;
         let text = crate::text_files::read(env, &path, &rel).await?;
         let (updated, matches) = replaced(&text, &a, &rel)?;
         crate::text_files::write(env, &path, &rel, &updated).await?;
+        self.times.saw(&env.context, &path).await;
         let mut out = ToolOutput::text(replaced_message(matches, &rel));
         out.file_change = Some(FileChange {
             diff: unified(&rel, Some(&text), &updated),

@@ -9,6 +9,7 @@ pub mod beneath;
 mod call_processes;
 mod diff;
 mod edit;
+mod file_times;
 mod glob;
 mod grep;
 mod list;
@@ -35,6 +36,7 @@ use wonopcode_sandbox::Sandbox;
 
 pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 pub use edit::EditTool;
+pub use file_times::FileTimes;
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use list::ListTool;
@@ -91,11 +93,13 @@ impl Default for BuiltinOptions {
 /// Every built-in tool.
 pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
     let protected = ProtectedWrites::of(options.sandbox.clone());
+    // What each context read, which the writing tools hold their changes to.
+    let times = Arc::new(FileTimes::default());
     vec![
-        Arc::new(ReadTool::default()),
-        Arc::new(WriteTool::new(protected.clone())),
-        Arc::new(EditTool::new(protected.clone())),
-        Arc::new(ApplyPatchTool::new(protected)),
+        Arc::new(ReadTool::default().seeing(times.clone())),
+        Arc::new(WriteTool::new(protected.clone()).seeing(times.clone())),
+        Arc::new(EditTool::new(protected.clone()).seeing(times.clone())),
+        Arc::new(ApplyPatchTool::new(protected).seeing(times)),
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),

@@ -1,6 +1,7 @@
 //! `read`: a text file's lines, numbered, optionally a line range.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -9,6 +10,7 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
+use crate::file_times::FileTimes;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, open_regular, resolve_for, rule_subject};
 
@@ -16,26 +18,36 @@ use crate::workspace::{OpenError, describe, display, open_regular, resolve_for, 
 const DEFAULT_LINES: usize = 2000;
 
 /// Reads a file.
-pub struct ReadTool(ToolSpec);
+pub struct ReadTool(ToolSpec, Arc<FileTimes>);
+
+impl ReadTool {
+    /// A `read` that notes what each context saw in `times` (which the writing tools check).
+    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
+        Self(self.0, times)
+    }
+}
 
 impl Default for ReadTool {
     fn default() -> Self {
-        Self(spec(
-            "read",
-            "Read a text file of the workspace. Returns numbered lines; give start_line and end_line (1-based, inclusive) to read a range.",
-            ToolKind::ReadOnly,
-            ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path, relative to the workspace root"},
-                    "start_line": {"type": "integer", "minimum": 1},
-                    "end_line": {"type": "integer", "minimum": 1}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        ))
+        Self(
+            spec(
+                "read",
+                "Read a text file of the workspace. Returns numbered lines; give start_line and end_line (1-based, inclusive) to read a range.",
+                ToolKind::ReadOnly,
+                ToolCategory::FileSystem,
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File path, relative to the workspace root"},
+                        "start_line": {"type": "integer", "minimum": 1},
+                        "end_line": {"type": "integer", "minimum": 1}
+                    },
+                    "required": ["path"],
+                    "additionalProperties": false
+                }),
+            ),
+            Arc::default(),
+        )
     }
 }
 
@@ -80,22 +92,26 @@ impl Tool for ReadTool {
             let text = crate::text_files::read(env, &path, &shown).await?;
             numbered(std::io::Cursor::new(text.into_bytes()), start, end)
         } else {
-            tokio::task::spawn_blocking(move || read_lines(&root, &path, start, end))
+            let at = path.clone();
+            tokio::task::spawn_blocking(move || read_lines(&root, &at, start, end))
                 .await
                 .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
         };
         let given = a.path;
-        read.map_err(|e| match e {
-            ReadError::Io(e) => {
-                ToolError::Failed(format!("cannot read `{given}`: {}", describe(&e)))
-            }
-            ReadError::Open(e) => e.for_path(&given),
-            ReadError::Binary => ToolError::Failed(format!("`{given}` is a binary file")),
-            ReadError::PastEnd(total) => ToolError::InvalidArguments(format!(
-                "start_line {start} is past the end of `{shown}` ({total} lines)"
-            )),
-        })
-        .map(ToolOutput::text)
+        let read = read
+            .map_err(|e| match e {
+                ReadError::Io(e) => {
+                    ToolError::Failed(format!("cannot read `{given}`: {}", describe(&e)))
+                }
+                ReadError::Open(e) => e.for_path(&given),
+                ReadError::Binary => ToolError::Failed(format!("`{given}` is a binary file")),
+                ReadError::PastEnd(total) => ToolError::InvalidArguments(format!(
+                    "start_line {start} is past the end of `{shown}` ({total} lines)"
+                )),
+            })
+            .map(ToolOutput::text)?;
+        self.1.saw(&env.context, &path).await;
+        Ok(read)
     }
 }
 

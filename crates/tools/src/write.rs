@@ -1,6 +1,7 @@
 //! `write`: create or overwrite a file.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -11,6 +12,7 @@ use wonopcode_agent_loop::{
 };
 
 use crate::diff::{MAX_DIFF_INPUT, unified};
+use crate::file_times::FileTimes;
 use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve, resolve_for, rule_subject};
@@ -19,9 +21,16 @@ use crate::workspace::{OpenError, describe, display, resolve, resolve_for, rule_
 pub struct WriteTool {
     spec: ToolSpec,
     protected: ProtectedWrites,
+    times: Arc<FileTimes>,
 }
 
 impl WriteTool {
+    /// A `write` that refuses to overwrite a file changed since its context saw it in
+    /// `times`.
+    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
+        Self { times, ..self }
+    }
+
     /// A `write` that asks the person before writing in a protected name (`protected`).
     pub fn new(protected: ProtectedWrites) -> Self {
         Self {
@@ -36,6 +45,7 @@ impl Default for WriteTool {
     fn default() -> Self {
         Self {
             protected: ProtectedWrites::default(),
+            times: Arc::default(),
             spec: spec(
                 "write",
                 "Create or overwrite a file of the workspace with the given content. Parent directories are created.",
@@ -99,6 +109,7 @@ impl Tool for WriteTool {
         let path = resolve_for(env, &a.path)?;
         self.protected.check("write", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
+        self.times.check(&env.context, &path, &rel).await?;
         let (kind, before) = match tokio::fs::metadata(&path).await {
             // Writing to a FIFO would wait for a reader; to a device, reach past the files.
             Ok(meta) if !meta.is_file() => {
@@ -126,6 +137,7 @@ impl Tool for WriteTool {
                 })?;
         }
         crate::text_files::write(env, &path, &rel, &a.content).await?;
+        self.times.saw(&env.context, &path).await;
         let mut out = ToolOutput::text(format!("wrote {} bytes to {rel}", a.content.len()));
         // A file that was there but too large (or not text) to diff gets no diff rather
         // than one showing every line as new.

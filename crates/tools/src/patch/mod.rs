@@ -9,6 +9,7 @@ mod parse;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -21,6 +22,7 @@ use wonopcode_agent_loop::{
 use crate::beneath::Dir;
 use crate::diff::unified;
 use crate::edit::read_for_edit;
+use crate::file_times::FileTimes;
 use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve_visible};
@@ -42,9 +44,15 @@ relative to the workspace. If any hunk does not apply, nothing is changed.";
 pub struct ApplyPatchTool {
     spec: ToolSpec,
     protected: ProtectedWrites,
+    times: Arc<FileTimes>,
 }
 
 impl ApplyPatchTool {
+    /// An `apply_patch` that refuses a file changed since its context saw it in `times`.
+    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
+        Self { times, ..self }
+    }
+
     /// An `apply_patch` that asks the person before writing in a protected name.
     pub fn new(protected: ProtectedWrites) -> Self {
         Self {
@@ -59,6 +67,7 @@ impl Default for ApplyPatchTool {
     fn default() -> Self {
         Self {
             protected: ProtectedWrites::default(),
+            times: Arc::default(),
             spec: spec(
                 "apply_patch",
                 DESCRIPTION,
@@ -104,10 +113,14 @@ impl Tool for ApplyPatchTool {
         let a: Args = args(arguments)?;
         let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
         // Every file it touches, before any is written: a patch applies whole or not at all.
-        for (path, _) in &plan.order {
+        for (path, rel) in &plan.order {
             self.protected.check("apply_patch", env, path).await?;
+            self.times.check(&env.context, path, rel).await?;
         }
         plan.write().await?;
+        for (path, _) in &plan.order {
+            self.times.saw(&env.context, path).await;
+        }
         let summary: Vec<String> = plan
             .changes
             .iter()
