@@ -75,6 +75,7 @@ fn bench_mcp(c: &mut Criterion) {
         gate: None,
         hidden: std::sync::Arc::from([]),
         editor: None,
+        checkpoints: None,
         run: None,
     };
     let arguments = r#"{"message": "benchmark"}"#;

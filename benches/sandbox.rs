@@ -40,6 +40,7 @@ fn bench_sandbox(c: &mut Criterion) {
         gate: None,
         hidden: std::sync::Arc::from([]),
         editor: None,
+        checkpoints: None,
         run: None,
     };
     let mut group = c.benchmark_group("sandbox");
@@ -119,6 +120,7 @@ fn bench_file_open(c: &mut Criterion) {
         gate: None,
         hidden: hidden.into(),
         editor: None,
+        checkpoints: None,
         run: None,
     };
     let read = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())

@@ -31,6 +31,7 @@ mod providers;
 mod registry;
 mod repl;
 mod resume;
+mod rewind;
 mod runs;
 mod sandbox;
 mod seed_examples;

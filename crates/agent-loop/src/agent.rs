@@ -160,6 +160,9 @@ pub struct LoopConfig {
     /// The editor the run is driven from, when it offers its files: the file tools of every
     /// context read and write through it (a child's config is its parent's).
     pub editor_files: Option<crate::editor_files::SharedEditorFiles>,
+    /// Where the file tools of every context record what they change, so it can be taken
+    /// back; `None`: nothing recorded (a run without a journal).
+    pub checkpoints: Option<crate::checkpoint::SharedCheckpoints>,
 }
 
 impl LoopConfig {
@@ -203,6 +206,7 @@ impl Default for LoopConfig {
             hidden_paths: std::sync::Arc::from([]),
             tool_names: std::sync::Arc::from([]),
             editor_files: None,
+            checkpoints: None,
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod agent;
 pub mod assemble;
 pub mod attachment;
 pub mod budget;
+pub mod checkpoint;
 pub mod claude_code;
 pub mod compaction;
 pub mod context_path;

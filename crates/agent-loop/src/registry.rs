@@ -502,6 +502,7 @@ mod tests {
             gate: None,
             hidden: std::sync::Arc::from([]),
             editor: None,
+            checkpoints: None,
             run: None,
         }
     }

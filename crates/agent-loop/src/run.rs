@@ -452,6 +452,7 @@ impl Run {
             gate: Some(s.gate.clone()),
             hidden: s.config.hidden_paths.clone(),
             editor: s.config.editor_files.clone(),
+            checkpoints: s.config.checkpoints.clone(),
             // The tools this round may use, cloned once (not the run's and then these).
             run: Some(RunServices {
                 cwd: s.cwd.clone(),

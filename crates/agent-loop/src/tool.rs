@@ -75,6 +75,18 @@ pub struct ToolEnv {
     /// The editor's files, when the run is driven from an editor that offers them
     /// ([`crate::LoopConfig::editor_files`]); `None`: the disk.
     pub editor: Option<crate::editor_files::SharedEditorFiles>,
+    /// Where a change to a file is recorded ([`crate::LoopConfig::checkpoints`]).
+    pub checkpoints: Option<crate::checkpoint::SharedCheckpoints>,
+}
+
+impl ToolEnv {
+    /// Records that the calling context changed `path` (relative to the workspace) from
+    /// `before` to `after` (`None`: no file), when the run keeps checkpoints.
+    pub fn changed(&self, path: &str, before: Option<&[u8]>, after: Option<&[u8]>) {
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.changed(&self.context, path, before, after);
+        }
+    }
 }
 
 impl std::fmt::Debug for ToolEnv {

@@ -401,6 +401,13 @@ pub enum Command {
     /// are asked of the model (another, with --model or --provider) — to try a decision
     /// again.
     Fork(ForkArgs),
+    /// Take back the changes a run's file tools made from one of its prompts on (the files
+    /// as they were before it); a file changed since by someone else is a conflict, listed
+    /// and left alone unless --force.
+    Rewind(RewindArgs),
+    /// Take back the changes of the last prompt of this workspace's latest run (`rewind`
+    /// of that prompt).
+    Undo(UndoArgs),
     /// Run the prompts of a tasks file (JSON Lines, one task a line), K at a time, each in
     /// its own scratch workspace; results under --out, and a re-run skips finished tasks.
     /// `wonopcode batch merge` joins the results of shards.
@@ -532,6 +539,48 @@ pub struct ForkArgs {
     /// Flags added to the run's own (after `--`), for example `-- --json`.
     #[arg(last = true, value_name = "FLAGS")]
     pub flags: Vec<String>,
+}
+
+/// `wonopcode rewind`.
+#[derive(Debug, clap::Args)]
+pub struct RewindArgs {
+    /// The run's id, or the start of one (`wonopcode runs list`).
+    pub id: String,
+
+    /// The prompt (from 1) whose changes and every later one's are taken back.
+    #[arg(long, value_name = "PROMPT", value_parser = clap::value_parser!(u32).range(1..))]
+    pub to: u32,
+
+    /// Only this context's changes and its children's (`0.2`): a specialist's work, its
+    /// siblings' kept.
+    #[arg(long, value_name = "CONTEXT")]
+    pub context: Option<String>,
+
+    #[command(flatten)]
+    pub apply: RewindApply,
+}
+
+/// `wonopcode undo`.
+#[derive(Debug, clap::Args)]
+pub struct UndoArgs {
+    /// The workspace (default: the current directory).
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub apply: RewindApply,
+}
+
+/// How a rewind is applied.
+#[derive(Debug, clap::Args)]
+pub struct RewindApply {
+    /// Say what would be restored, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Restore files changed by someone else since the run changed them too.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `wonopcode resume`.

@@ -32,6 +32,8 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         Command::Runs(runs) => crate::runs::run(&runs),
         Command::Resume(resume) => crate::restart::resume_by_id(&resume).await,
         Command::Fork(fork) => crate::restart::fork(&fork).await,
+        Command::Rewind(rewind) => crate::rewind::rewind(&rewind),
+        Command::Undo(undo) => crate::rewind::undo(&undo),
         Command::Batch(batch) => {
             let matches = matches.subcommand_matches("batch").unwrap_or(&matches);
             crate::batch::run(&batch, matches).await

@@ -18,6 +18,7 @@ mod prompter;
 mod render;
 mod repl;
 mod restart;
+mod rewind;
 mod run;
 mod runs;
 mod sandbox;

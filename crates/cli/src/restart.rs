@@ -167,7 +167,9 @@ pub async fn fork(args: &ForkArgs) -> anyhow::Result<u8> {
 
 /// The run `id` names — an id (or its start) in the user's runs directory, or the path of
 /// a run's directory (a batch's `OUT/runs/ID`) — and the runs beside it.
-fn find_run(id: &str) -> anyhow::Result<(Runs, RunDir)> {
+/// The run `id` names (an id, its start, or the path of its directory), with the runs beside
+/// it.
+pub fn find_run(id: &str) -> anyhow::Result<(Runs, RunDir)> {
     if id.contains('/') {
         return Runs::holding(std::path::Path::new(id))
             .ok_or_else(|| usage(format!("{id}: no run's journal (run.json) there")));
@@ -177,7 +179,8 @@ fn find_run(id: &str) -> anyhow::Result<(Runs, RunDir)> {
     Ok((runs, dir))
 }
 
-fn runs() -> anyhow::Result<Runs> {
+/// The user's runs directory.
+pub fn runs() -> anyhow::Result<Runs> {
     Runs::standard().context("there is no data directory for runs (set WONOPCODE_RUNS_DIR)")
 }
 

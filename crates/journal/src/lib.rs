@@ -16,6 +16,7 @@
 //!
 //! `docs/durability.md` says why one log and not a file per context.
 
+mod checkpoints;
 mod earlier;
 mod events;
 mod lineage;
@@ -24,6 +25,7 @@ mod runs;
 mod seal;
 mod steps;
 
+pub use checkpoints::{Change, CheckpointStore, Rewind, changes};
 pub use earlier::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
 pub use lineage::Lineage;

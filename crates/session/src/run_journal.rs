@@ -8,7 +8,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wonopcode_agent_loop::{ModelSource, Part, SharedModel};
 use wonopcode_journal::{
-    EventLog, Invocation, KeptCommand, RunDir, RunMeta, RunStatus, Runs, SessionCommand, new_run_id,
+    CheckpointStore, EventLog, Invocation, KeptCommand, RunDir, RunMeta, RunStatus, Runs,
+    SessionCommand, new_run_id,
 };
 use wonopcode_providers::{RecordingModel, RecordingSource};
 
@@ -20,6 +21,8 @@ pub(crate) struct RunJournal {
     dir: RunDir,
     /// `run.json` as written last (its prompts grow as the run goes).
     meta: Mutex<Option<RunMeta>>,
+    /// Every change the file tools make, to take back (`None`: the store could not be made).
+    checkpoints: Option<Arc<CheckpointStore>>,
 }
 
 impl RunJournal {
@@ -30,10 +33,15 @@ impl RunJournal {
             let id = new_run_id();
             match runs.create(&id) {
                 Ok(dir) => {
+                    let checkpoints = CheckpointStore::open(&dir)
+                        .inspect_err(|e| tracing::warn!(error = %e, "the run keeps no checkpoints"))
+                        .ok()
+                        .map(Arc::new);
                     return Ok(Self {
                         id,
                         dir,
                         meta: Mutex::new(None),
+                        checkpoints,
                     });
                 }
                 Err(e) => last = e.to_string(),
@@ -45,6 +53,13 @@ impl RunJournal {
     /// The run's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Where the file tools record their changes.
+    pub fn checkpoints(&self) -> Option<wonopcode_agent_loop::checkpoint::SharedCheckpoints> {
+        self.checkpoints
+            .clone()
+            .map(|c| c as wonopcode_agent_loop::checkpoint::SharedCheckpoints)
     }
 
     /// `model` and `models` with every response recorded into the run's transcript.
@@ -139,6 +154,9 @@ impl RunJournal {
             if let Err(e) = written {
                 tracing::warn!(error = %e, path = %path.display(), "cannot keep the prompt's attachments");
             }
+        }
+        if let Some(checkpoints) = &self.checkpoints {
+            checkpoints.at_prompt(meta.prompts.len());
         }
         if meta.prompt.is_none() {
             let line = prompt.lines().next().unwrap_or_default();

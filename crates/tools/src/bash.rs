@@ -343,6 +343,7 @@ mod tests {
             gate: None,
             hidden: std::sync::Arc::from([]),
             editor: None,
+            checkpoints: None,
             run: None,
         }
     }

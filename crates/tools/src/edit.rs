@@ -135,6 +135,7 @@ impl Tool for EditTool {
         let (updated, matches) = replaced(&text, &a, &rel)?;
         crate::text_files::write(env, &path, &rel, &updated).await?;
         self.times.saw(&env.context, &path).await;
+        env.changed(&rel, Some(text.as_bytes()), Some(updated.as_bytes()));
         let mut out = ToolOutput::text(replaced_message(matches, &rel));
         out.file_change = Some(FileChange {
             diff: unified(&rel, Some(&text), &updated),
@@ -263,6 +264,7 @@ mod tests {
             gate: None,
             hidden: std::sync::Arc::from([]),
             editor: None,
+            checkpoints: None,
             run: None,
         };
         let refused = EditTool::default()

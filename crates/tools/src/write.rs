@@ -136,8 +136,17 @@ impl Tool for WriteTool {
                     ))
                 })?;
         }
+        // The exact bytes it replaces, for the run's checkpoints (a file too large to keep
+        // is not: its change cannot be taken back).
+        let replaced = match kind {
+            FileChangeKind::Add => None,
+            _ => bounded_bytes(&path).await,
+        };
         crate::text_files::write(env, &path, &rel, &a.content).await?;
         self.times.saw(&env.context, &path).await;
+        if kind == FileChangeKind::Add || replaced.is_some() {
+            env.changed(&rel, replaced.as_deref(), Some(a.content.as_bytes()));
+        }
         let mut out = ToolOutput::text(format!("wrote {} bytes to {rel}", a.content.len()));
         // A file that was there but too large (or not text) to diff gets no diff rather
         // than one showing every line as new.
@@ -154,6 +163,15 @@ impl Tool for WriteTool {
         });
         Ok(out)
     }
+}
+
+/// The bytes of the file at `path`, when it holds at most [`crate::edit::MAX_EDIT_BYTES`].
+async fn bounded_bytes(path: &Path) -> Option<Vec<u8>> {
+    let size = tokio::fs::metadata(path).await.ok()?.len();
+    if size > crate::edit::MAX_EDIT_BYTES {
+        return None;
+    }
+    tokio::fs::read(path).await.ok()
 }
 
 /// The text of a file of `size` bytes when it is small enough to diff and is UTF-8.

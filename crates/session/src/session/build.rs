@@ -71,6 +71,7 @@ impl SessionBuilder {
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
         loop_config.editor_files = self.editor_files.take();
+        loop_config.checkpoints = journal.as_ref().and_then(|j| j.checkpoints());
         // One hidden list for commands and file tools alike.
         loop_config.hidden_paths = tooling.sandbox.hidden_paths().into();
         notices.extend(tooling.sandbox.notices());

@@ -113,13 +113,30 @@ impl Tool for ApplyPatchTool {
         let a: Args = args(arguments)?;
         let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
         // Every file it touches, before any is written: a patch applies whole or not at all.
+        let mut before = Vec::with_capacity(plan.order.len());
         for (path, rel) in &plan.order {
             self.protected.check("apply_patch", env, path).await?;
             self.times.check(&env.context, path, rel).await?;
+            // What the patch replaces, for the run's checkpoints: no file, its text, or
+            // (a file it cannot read back) nothing kept, so its change is not taken back.
+            let replaced = match read_for_edit(&env.workspace_root, path, rel).await {
+                Ok(text) => Some(Some(text)),
+                Err(_) if tokio::fs::symlink_metadata(path).await.is_err() => Some(None),
+                Err(_) => None,
+            };
+            before.push(replaced);
         }
         plan.write().await?;
-        for (path, _) in &plan.order {
+        for ((path, rel), before) in plan.order.iter().zip(&before) {
             self.times.saw(&env.context, path).await;
+            let after = plan.files.get(path).and_then(Option::as_deref);
+            if let Some(before) = before {
+                env.changed(
+                    rel,
+                    before.as_deref().map(str::as_bytes),
+                    after.map(str::as_bytes),
+                );
+            }
         }
         let summary: Vec<String> = plan
             .changes
@@ -318,6 +335,7 @@ mod tests {
                 gate: None,
                 hidden: std::sync::Arc::from([]),
                 editor: None,
+                checkpoints: None,
                 run: None,
             };
             ApplyPatchTool::default()

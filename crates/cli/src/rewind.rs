@@ -1,0 +1,125 @@
+//! `wonopcode rewind RUN --to PROMPT [--context C]` and `wonopcode undo`: the changes a run's
+//! file tools made from one of its prompts on, taken back from its checkpoints (the files'
+//! contents before each change, kept beside its journal). A file someone else changed since
+//! the run last changed it is a conflict: listed, and left alone unless `--force`. Changes
+//! of the context rewound that another context's later changes build on are refused, naming
+//! the files.
+
+use wonopcode_journal::{Rewind, RunDir, RunStatus, Runs, changes};
+
+use crate::args::{RewindApply, RewindArgs, UndoArgs};
+use crate::exit;
+use crate::restart::{find_run, runs};
+use crate::session::{usage, workspace_root};
+
+/// `wonopcode rewind RUN --to PROMPT`.
+pub fn rewind(args: &RewindArgs) -> anyhow::Result<u8> {
+    let (_, dir) = find_run(&args.id)?;
+    let from = usize::try_from(args.to - 1).unwrap_or(usize::MAX);
+    take_back(&dir, from, args.context.as_deref(), &args.apply)
+}
+
+/// `wonopcode undo`: the last prompt of this workspace's latest run.
+pub fn undo(args: &UndoArgs) -> anyhow::Result<u8> {
+    let root = workspace_root(args.cwd.as_deref())?;
+    let runs = runs()?;
+    let workspace = root.display().to_string();
+    let Some(meta) = runs.list().into_iter().find(|m| m.workspace == workspace) else {
+        return Err(usage(format!(
+            "undo: no run of {workspace} in {}",
+            runs.dir().display()
+        )));
+    };
+    let Some(last) = meta.prompts.len().checked_sub(1) else {
+        return Err(usage(format!(
+            "undo: run {} of {workspace} has no prompt to undo",
+            meta.id
+        )));
+    };
+    let dir = found(&runs, &meta.id)?;
+    take_back(&dir, last, None, &args.apply)
+}
+
+fn found(runs: &Runs, id: &str) -> anyhow::Result<RunDir> {
+    runs.find(id).map_err(|e| usage(e.to_string()))
+}
+
+/// Takes back the changes of `dir`'s run from prompt `from` (0-based) on, of `context`
+/// when given, as `apply` says.
+fn take_back(
+    dir: &RunDir,
+    from: usize,
+    context: Option<&str>,
+    apply: &RewindApply,
+) -> anyhow::Result<u8> {
+    let meta = dir.meta()?;
+    if meta.current_status() == RunStatus::Running {
+        return Err(usage(format!(
+            "run {} is still running (process {}): stop it first",
+            meta.id,
+            meta.pid.unwrap_or_default()
+        )));
+    }
+    if from >= meta.prompts.len() {
+        return Err(usage(format!(
+            "run {} has {} prompt(s): there is no prompt {}",
+            meta.id,
+            meta.prompts.len(),
+            from + 1
+        )));
+    }
+    let workspace = std::path::PathBuf::from(&meta.workspace);
+    let rewind = Rewind::of(&changes(dir)?, from, context, &workspace);
+    let shown = crate::render::one_line;
+    for path in &rewind.refused {
+        eprintln!(
+            "refused: {} is not a path inside the workspace",
+            shown(path)
+        );
+    }
+    if !rewind.overlaps.is_empty() {
+        let files: Vec<String> = rewind
+            .overlaps
+            .iter()
+            .map(|p| shown(p).into_owned())
+            .collect();
+        return Err(usage(format!(
+            "another context changed these files after the changes to take back, so both cannot hold: {}",
+            files.join(", ")
+        )));
+    }
+    if rewind.restore.is_empty() {
+        println!(
+            "nothing to take back: the run's file tools changed nothing from prompt {} on",
+            from + 1
+        );
+        return Ok(exit::SUCCESS);
+    }
+    for (path, content) in &rewind.restore {
+        let what = if content.is_some() {
+            "restore"
+        } else {
+            "remove"
+        };
+        let conflict = rewind.conflicts.contains(path);
+        let note = match (conflict, apply.force) {
+            (true, true) => " (changed since by someone else: overwritten, --force)",
+            (true, false) => " (changed since by someone else: left alone; --force restores it)",
+            _ => "",
+        };
+        let verb = if apply.dry_run { "would " } else { "" };
+        println!("{verb}{what} {}{note}", shown(path));
+    }
+    if apply.dry_run {
+        return Ok(exit::SUCCESS);
+    }
+    rewind.apply(dir, &workspace, apply.force)?;
+    if !apply.force && !rewind.conflicts.is_empty() {
+        eprintln!(
+            "{} file(s) changed since by someone else were left alone",
+            rewind.conflicts.len()
+        );
+        return Ok(exit::ERROR);
+    }
+    Ok(exit::SUCCESS)
+}

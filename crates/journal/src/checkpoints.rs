@@ -1,0 +1,345 @@
+//! A run's checkpoints, beside its journal (`checkpoints/` in the run's directory): every
+//! change the file tools made, in order — the prompt it was made under, the context, the
+//! file, and the file's content before and after as content-addressed objects
+//! (`objects/SHA256`, written once, so the store grows with changed bytes only) — and the
+//! rewind worked out from them: what each file goes back to, and which files someone else
+//! has changed since (conflicts, left alone unless forced). Nothing is written in the
+//! person's repository, index or stash.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use wonopcode_agent_loop::ContextPath;
+use wonopcode_agent_loop::checkpoint::Checkpoints;
+
+use crate::JournalError;
+use crate::runs::RunDir;
+
+/// One change a file tool made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// The prompt it was made under (0 for the first).
+    pub prompt: usize,
+    /// The context that made it.
+    pub context: String,
+    /// The file, relative to the workspace.
+    pub path: String,
+    /// Its content before (an object's hash; `None`: there was no file).
+    pub before: Option<String>,
+    /// Its content after (`None`: it was deleted).
+    pub after: Option<String>,
+}
+
+/// The checkpoints of a run being made.
+pub struct CheckpointStore {
+    dir: PathBuf,
+    /// The prompt the run is at.
+    prompt: AtomicUsize,
+    log: Mutex<File>,
+}
+
+impl CheckpointStore {
+    /// The store of the run in `run` (made when missing).
+    pub fn open(run: &RunDir) -> Result<Self, JournalError> {
+        let dir = run.path().join("checkpoints");
+        let objects = dir.join("objects");
+        std::fs::create_dir_all(&objects).map_err(|e| JournalError::io(&objects, &e))?;
+        let path = dir.join("changes.jsonl");
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| JournalError::io(&path, &e))?;
+        Ok(Self {
+            dir,
+            prompt: AtomicUsize::new(0),
+            log: Mutex::new(log),
+        })
+    }
+
+    /// The changes from now on are made under prompt `index` (0 for the first).
+    pub fn at_prompt(&self, index: usize) {
+        self.prompt.store(index, Ordering::SeqCst);
+    }
+
+    /// Keeps `bytes` as an object; its hash.
+    fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
+        let hash = hex::encode(Sha256::digest(bytes));
+        let path = self.dir.join("objects").join(&hash);
+        if !path.exists() {
+            let partial = path.with_extension("partial");
+            std::fs::write(&partial, bytes)?;
+            std::fs::rename(&partial, &path)?;
+        }
+        Ok(hash)
+    }
+
+    fn record(
+        &self,
+        context: &ContextPath,
+        path: &str,
+        before: Option<&[u8]>,
+        after: Option<&[u8]>,
+    ) -> std::io::Result<()> {
+        let change = Change {
+            prompt: self.prompt.load(Ordering::SeqCst),
+            context: context.to_string(),
+            path: path.to_owned(),
+            before: before.map(|b| self.put(b)).transpose()?,
+            after: after.map(|a| self.put(a)).transpose()?,
+        };
+        let mut line = serde_json::to_string(&change).map_err(std::io::Error::other)?;
+        line.push('\n');
+        let mut log = self.log.lock();
+        log.write_all(line.as_bytes())?;
+        wonopcode_agent_loop::durable::sync_data(&log)
+    }
+}
+
+impl Checkpoints for CheckpointStore {
+    fn changed(
+        &self,
+        context: &ContextPath,
+        path: &str,
+        before: Option<&[u8]>,
+        after: Option<&[u8]>,
+    ) {
+        if let Err(e) = self.record(context, path, before, after) {
+            tracing::warn!(error = %e, path, "cannot keep a checkpoint of the change");
+        }
+    }
+}
+
+/// The changes the run in `run` made, in order (none when it kept no checkpoints).
+pub fn changes(run: &RunDir) -> Result<Vec<Change>, JournalError> {
+    let path = run.path().join("checkpoints/changes.jsonl");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(JournalError::io(&path, &e)),
+    };
+    // A last line cut short by a crash is not a change that was kept.
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect())
+}
+
+/// What taking back a run's changes does to the workspace.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Rewind {
+    /// Each file, and what it goes back to (an object's hash; `None`: no file).
+    pub restore: Vec<(String, Option<String>)>,
+    /// Files changed since the run last changed them (by someone else), left alone
+    /// unless forced.
+    pub conflicts: Vec<String>,
+    /// Files the changes kept overlap (another context changed them after the ones taken
+    /// back), refused.
+    pub overlaps: Vec<String>,
+    /// Paths that are not plainly inside the workspace (a journal someone else changed),
+    /// never written.
+    pub refused: Vec<String>,
+}
+
+impl Rewind {
+    /// The rewind of the changes made under prompt `from` and after (only `context`'s and
+    /// its children's, when given), against the workspace as it is now.
+    pub fn of(changes: &[Change], from: usize, context: Option<&str>, workspace: &Path) -> Self {
+        let taken =
+            |c: &Change| c.prompt >= from && context.is_none_or(|ctx| in_context(&c.context, ctx));
+        let mut rewind = Rewind::default();
+        let mut paths: Vec<&str> = Vec::new();
+        for change in changes.iter().filter(|c| taken(c)) {
+            if !paths.contains(&change.path.as_str()) {
+                paths.push(&change.path);
+            }
+        }
+        for path in paths {
+            if !plainly_inside(path) {
+                rewind.refused.push(path.to_owned());
+                continue;
+            }
+            let of_path: Vec<&Change> = changes.iter().filter(|c| c.path == path).collect();
+            let Some(first) = of_path.iter().position(|c| taken(c)) else {
+                continue;
+            };
+            // A change kept (another context's) after one taken back: both cannot hold.
+            if of_path[first..].iter().any(|c| !taken(c)) {
+                rewind.overlaps.push(path.to_owned());
+                continue;
+            }
+            let last = of_path[of_path.len() - 1];
+            if current_hash(&workspace.join(path)) != last.after {
+                rewind.conflicts.push(path.to_owned());
+            }
+            rewind
+                .restore
+                .push((path.to_owned(), of_path[first].before.clone()));
+        }
+        rewind
+    }
+
+    /// Puts each file back (a conflict's too, when `force`); the files changed. A file
+    /// whose directory leads out of the workspace (a link), or whose kept content does not
+    /// match its hash, is an error and stops the rewind there.
+    pub fn apply(
+        &self,
+        run: &RunDir,
+        workspace: &Path,
+        force: bool,
+    ) -> Result<Vec<String>, JournalError> {
+        let objects = run.path().join("checkpoints/objects");
+        let mut done = Vec::new();
+        for (path, content) in &self.restore {
+            if self.conflicts.contains(path) && !force {
+                continue;
+            }
+            let target = inside(workspace, path)?;
+            match content {
+                Some(hash) => {
+                    let object = objects.join(hash);
+                    let bytes =
+                        std::fs::read(&object).map_err(|e| JournalError::io(&object, &e))?;
+                    if hex::encode(Sha256::digest(&bytes)) != *hash {
+                        return Err(JournalError::io(
+                            &object,
+                            &std::io::Error::other("its content does not match its name"),
+                        ));
+                    }
+                    if let Some(parent) = target.parent() {
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| JournalError::io(parent, &e))?;
+                    }
+                    std::fs::write(&target, bytes).map_err(|e| JournalError::io(&target, &e))?;
+                }
+                None => match std::fs::remove_file(&target) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(JournalError::io(&target, &e)),
+                },
+            }
+            done.push(path.clone());
+        }
+        Ok(done)
+    }
+}
+
+/// Whether `path` is relative and names only plain components (no `..`, no root).
+fn plainly_inside(path: &str) -> bool {
+    !path.is_empty()
+        && Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// `path` under `workspace`, when the directory it is in (as far as it exists) resolves
+/// inside the workspace: no link leads a restore out of it.
+fn inside(workspace: &Path, path: &str) -> Result<PathBuf, JournalError> {
+    let target = workspace.join(path);
+    let refused = |why: &str| JournalError::io(&target, &std::io::Error::other(why.to_owned()));
+    if !plainly_inside(path) {
+        return Err(refused("not a path inside the workspace"));
+    }
+    let root = workspace
+        .canonicalize()
+        .map_err(|e| JournalError::io(workspace, &e))?;
+    let mut existing = target.parent().map(Path::to_path_buf);
+    while let Some(dir) = existing {
+        if let Ok(real) = dir.canonicalize() {
+            if !real.starts_with(&root) {
+                return Err(refused("its directory leads out of the workspace"));
+            }
+            break;
+        }
+        existing = dir.parent().map(Path::to_path_buf);
+    }
+    if target
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(refused("it is a link"));
+    }
+    Ok(target)
+}
+
+/// Whether a change of `context` is in `of` (it, or one of its children).
+fn in_context(context: &str, of: &str) -> bool {
+    context == of
+        || context
+            .strip_prefix(of)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// The hash of the file at `path` now; `None` when there is none.
+fn current_hash(path: &Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| hex::encode(Sha256::digest(bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(
+        prompt: usize,
+        context: &str,
+        path: &str,
+        before: Option<&str>,
+        after: Option<&str>,
+    ) -> Change {
+        let hash = |text: &str| hex::encode(Sha256::digest(text.as_bytes()));
+        Change {
+            prompt,
+            context: context.into(),
+            path: path.into(),
+            before: before.map(hash),
+            after: after.map(hash),
+        }
+    }
+
+    #[test]
+    fn a_rewind_restores_the_first_before_refuses_overlaps_and_planted_paths() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a"), "a2").unwrap();
+        std::fs::write(ws.path().join("b"), "b1").unwrap();
+        std::fs::write(ws.path().join("c"), "by hand").unwrap();
+        let changes = [
+            change(0, "0", "a", Some("a0"), Some("a1")),
+            change(1, "0.1", "a", Some("a1"), Some("a2")),
+            change(1, "0.2", "b", None, Some("b1")),
+            change(1, "0.1", "c", Some("c0"), Some("c1")),
+            // Another context built on 0.1's work after it.
+            change(1, "0.1", "d", None, Some("d1")),
+            change(2, "0.3", "d", Some("d1"), Some("d2")),
+            change(1, "0.1.1", "e", None, Some("e1")),
+            change(1, "0.1", "../outside", None, Some("x")),
+        ];
+        // From prompt 1, context 0.1 and its children.
+        let rewind = Rewind::of(&changes, 1, Some("0.1"), ws.path());
+        assert_eq!(
+            rewind.restore,
+            [
+                ("a".to_owned(), changes[1].before.clone()),
+                ("c".to_owned(), changes[3].before.clone()),
+                ("e".to_owned(), None),
+            ]
+        );
+        // `c` was changed by hand since, `e` is not there any more.
+        assert_eq!(rewind.conflicts, ["c", "e"]);
+        assert_eq!(rewind.overlaps, ["d"]);
+        assert_eq!(rewind.refused, ["../outside"]);
+        // The whole of prompt 1 on: `a` goes back to what prompt 1 found.
+        let all = Rewind::of(&changes, 1, None, ws.path());
+        assert!(all.restore.contains(&("b".to_owned(), None)));
+        assert!(all.overlaps.is_empty());
+        // `0.10` is not a child of `0.1`.
+        assert!(!in_context("0.10", "0.1"));
+        assert!(in_context("0.1.2", "0.1"));
+    }
+}
