@@ -1,7 +1,8 @@
 //! A run's checkpoints, beside its journal (`checkpoints/` in the run's directory): every
 //! change the file tools made, in order — the prompt it was made under, the context, the
 //! file, and the file's content before and after as content-addressed objects
-//! (`objects/SHA256`, written once, so the store grows with changed bytes only) — and the
+//! (`objects/SHA256`, written once; a large content in pieces cut where its content says,
+//! so the store grows with about the bytes changed) — and the
 //! rewind worked out from them: what each file goes back to, and which files someone else
 //! has changed since (conflicts, left alone unless forced). Nothing is written in the
 //! person's repository, index or stash.
@@ -19,6 +20,61 @@ use wonopcode_agent_loop::checkpoint::Checkpoints;
 
 use crate::JournalError;
 use crate::runs::RunDir;
+
+/// Contents up to this size are kept whole; larger ones in pieces.
+const WHOLE_UP_TO: usize = 64 << 10;
+/// The pieces' sizes: at least, on average, at most.
+const PIECE_MIN: usize = 2 << 10;
+const PIECE_AVG: usize = 8 << 10;
+const PIECE_MAX: usize = 64 << 10;
+
+/// Writes `bytes` at `path` through a temporary name, so an object is whole or absent.
+fn write_once(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, path)
+}
+
+/// The content kept as `hash` in `objects`, checked against its hash.
+fn object(objects: &Path, hash: &str) -> Result<Vec<u8>, JournalError> {
+    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        let path = objects.join("?");
+        return Err(JournalError::io(
+            &path,
+            &std::io::Error::other(format!("`{hash}` is not an object's name")),
+        ));
+    }
+    let whole = objects.join(hash);
+    let bytes = match std::fs::read(&whole) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let listed = objects.join(format!("{hash}.pieces"));
+            let list =
+                std::fs::read_to_string(&listed).map_err(|e| JournalError::io(&listed, &e))?;
+            let mut bytes = Vec::new();
+            for name in list.lines() {
+                // A piece is checked with the whole; its name must be an object's.
+                if name.len() != 64 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(JournalError::io(
+                        &listed,
+                        &std::io::Error::other("a piece's name is not an object's"),
+                    ));
+                }
+                let piece = objects.join(name);
+                bytes.extend(std::fs::read(&piece).map_err(|e| JournalError::io(&piece, &e))?);
+            }
+            bytes
+        }
+        Err(e) => return Err(JournalError::io(&whole, &e)),
+    };
+    if hex::encode(Sha256::digest(&bytes)) != hash {
+        return Err(JournalError::io(
+            &whole,
+            &std::io::Error::other("its content does not match its name"),
+        ));
+    }
+    Ok(bytes)
+}
 
 /// One change a file tool made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,15 +123,33 @@ impl CheckpointStore {
         self.prompt.store(index, Ordering::SeqCst);
     }
 
-    /// Keeps `bytes` as an object; its hash.
+    /// Keeps `bytes` as an object; its hash. A small content is one object; a larger one
+    /// is cut where its content says (FastCDC), each piece an object of its own, and kept as
+    /// the list of its pieces — so an edit of a large file adds the pieces it changed and a
+    /// list, not the whole file again.
     fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
         let hash = hex::encode(Sha256::digest(bytes));
-        let path = self.dir.join("objects").join(&hash);
-        if !path.exists() {
-            let partial = path.with_extension("partial");
-            std::fs::write(&partial, bytes)?;
-            std::fs::rename(&partial, &path)?;
+        let objects = self.dir.join("objects");
+        let (whole, listed) = (objects.join(&hash), objects.join(format!("{hash}.pieces")));
+        if whole.exists() || listed.exists() {
+            return Ok(hash);
         }
+        if bytes.len() <= WHOLE_UP_TO {
+            write_once(&whole, bytes)?;
+            return Ok(hash);
+        }
+        let mut list = String::new();
+        for piece in fastcdc::v2020::FastCDC::new(bytes, PIECE_MIN, PIECE_AVG, PIECE_MAX) {
+            let piece = &bytes[piece.offset..piece.offset + piece.length];
+            let name = hex::encode(Sha256::digest(piece));
+            let path = objects.join(&name);
+            if !path.exists() {
+                write_once(&path, piece)?;
+            }
+            list.push_str(&name);
+            list.push('\n');
+        }
+        write_once(&listed, list.as_bytes())?;
         Ok(hash)
     }
 
@@ -202,15 +276,7 @@ impl Rewind {
             let target = inside(workspace, path)?;
             match content {
                 Some(hash) => {
-                    let object = objects.join(hash);
-                    let bytes =
-                        std::fs::read(&object).map_err(|e| JournalError::io(&object, &e))?;
-                    if hex::encode(Sha256::digest(&bytes)) != *hash {
-                        return Err(JournalError::io(
-                            &object,
-                            &std::io::Error::other("its content does not match its name"),
-                        ));
-                    }
+                    let bytes = object(&objects, hash)?;
                     if let Some(parent) = target.parent() {
                         std::fs::create_dir_all(parent)
                             .map_err(|e| JournalError::io(parent, &e))?;
@@ -341,5 +407,46 @@ mod tests {
         // `0.10` is not a child of `0.1`.
         assert!(!in_context("0.10", "0.1"));
         assert!(in_context("0.1.2", "0.1"));
+    }
+
+    /// The bytes under `dir`.
+    fn size_of(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum()
+    }
+
+    #[test]
+    fn a_hundred_edits_of_a_large_file_store_about_what_they_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = crate::Runs::at(tmp.path()).create("r").unwrap();
+        let store = CheckpointStore::open(&run).unwrap();
+        // 1 MiB of varied text, edited a few bytes at a time in 100 places.
+        let mut text: Vec<u8> = (0..(1u32 << 20))
+            .map(|i| b"abcdefghij\n"[(i.wrapping_mul(2_654_435_761) >> 28) as usize % 11])
+            .collect();
+        let mut versions = Vec::new();
+        for edit in 0..100usize {
+            let before = text.clone();
+            let at = (edit * 10_007) % (text.len() - 8);
+            text[at..at + 8].copy_from_slice(b"EDITED!\n");
+            store.changed(&ContextPath::root(), "big.txt", Some(&before), Some(&text));
+            versions.push(text.clone());
+        }
+        let objects = run.path().join("checkpoints/objects");
+        let stored = size_of(&objects);
+        // Whole copies would be 101 MiB; pieces are a small multiple of what changed.
+        assert!(stored < 8 << 20, "{stored} bytes stored");
+        let kept = changes(&run).unwrap();
+        assert_eq!(kept.len(), 100);
+        let fiftieth = kept[49].after.as_deref().unwrap();
+        assert_eq!(object(&objects, fiftieth).unwrap(), versions[49]);
+        // A piece swapped for other bytes is found out.
+        let list = std::fs::read_to_string(objects.join(format!("{fiftieth}.pieces"))).unwrap();
+        let piece = list.lines().next().unwrap();
+        std::fs::write(objects.join(piece), b"planted").unwrap();
+        assert!(object(&objects, fiftieth).is_err());
+        assert!(object(&objects, "../../etc/passwd").is_err());
     }
 }
