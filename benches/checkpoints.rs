@@ -16,6 +16,9 @@ use wonopcode_agent_loop::{Tool, ToolEnv};
 use wonopcode_journal::{CheckpointStore, Runs};
 use wonopcode_tools::EditTool;
 
+/// The length of a line of the large file.
+const LINE: usize = 58;
+
 /// A workspace of 10,000 small files and one of 1 MiB.
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("workspace");
@@ -26,8 +29,10 @@ fn workspace() -> tempfile::TempDir {
             std::fs::write(sub.join(format!("f{f}.txt")), "small\n").expect("file");
         }
     }
-    let line = "the quick brown fox jumps over the lazy dog 0123456789\n";
-    let mut big = line.repeat((1 << 20) / line.len());
+    // Numbered lines, so each can be named by an edit.
+    let mut big: String = (0..(1 << 20) / LINE)
+        .map(|i| format!("line {i:06} of the quick brown fox over the lazy dog 0123\n"))
+        .collect();
     big.push_str("marker alpha\n");
     std::fs::write(dir.path().join("big.txt"), big).expect("big");
     dir
@@ -92,17 +97,14 @@ fn bench_checkpoints(c: &mut Criterion) {
     let run = Runs::at(runs_dir.path()).create("size").expect("run");
     let store = Arc::new(CheckpointStore::open(&run).expect("store"));
     let env = env(fresh.path(), Some(store));
-    let line = "the quick brown fox jumps over the lazy dog 0123456789\n";
-    let mut text = std::fs::read_to_string(fresh.path().join("big.txt")).expect("big");
-    for edit in 0..100 {
-        // The edit's own line: replace one line in a different place each time.
-        let at = (edit * 173 + 7) * line.len();
-        let old = &text[at..at + line.len()];
-        let new = format!("edited line {edit:03} of the lazy dog, quick brown fox 012345\n");
+    for edit in 0..100usize {
+        // One line in a different place each time.
+        let number = edit * 173 + 7;
+        let old = format!("line {number:06} of");
+        let new = format!("LINE {number:06} of");
         let args = serde_json::json!({"path": "big.txt", "old_string": old, "new_string": new});
         let out = rt.block_on(tool.run(args, &env)).expect("edit");
         assert!(!out.is_error, "{}", out.content);
-        text = std::fs::read_to_string(fresh.path().join("big.txt")).expect("big");
     }
     let objects = run.path().join("checkpoints/objects");
     let stored: u64 = std::fs::read_dir(&objects)
@@ -112,7 +114,7 @@ fn bench_checkpoints(c: &mut Criterion) {
     eprintln!(
         "checkpoints/store_after_100_edits_of_1mib: {stored} bytes stored ({:.1} MiB; 100 whole copies: 100 MiB; bytes changed: {})",
         stored as f64 / f64::from(1 << 20),
-        100 * line.len()
+        100 * 4
     );
 }
 

@@ -160,6 +160,28 @@ fn asked_to_write(s: &Scratch, dir: &Path, fields: Value) -> (PathBuf, Value) {
     (ws, seen)
 }
 
+/// The update of `kind` (`tool_call`, `tool_call_update`) about the call `id` in `updates`.
+fn update_of(updates: &Value, id: &str, kind: &str) -> Value {
+    updates
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["toolCallId"] == id && u["sessionUpdate"] == kind)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {kind} of {id}: {updates}"))
+}
+
+/// A transcript whose call runs `sleep 30` (a turn to stop or leave in the middle).
+fn sleeping(s: &Scratch) -> PathBuf {
+    s.transcript(
+        "t.jsonl",
+        &[
+            calling("b1", "bash", r#"{"command": "sleep 30"}"#),
+            answer("never"),
+        ],
+    )
+}
+
 fn kinds(seen: &Value) -> Vec<String> {
     seen["updates"]
         .as_array()
@@ -274,13 +296,7 @@ fn a_rejected_write_does_not_happen_and_the_model_is_told() {
 fn a_cancel_stops_the_turn_and_its_command() {
     let Some(dir) = client_dir() else { return };
     let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            calling("b1", "bash", r#"{"command": "sleep 30"}"#),
-            answer("never"),
-        ],
-    );
+    let t = sleeping(&s);
     let ws = s.ws().canonicalize().unwrap();
     let scenario = json!({
         "cwd": ws,
@@ -376,10 +392,7 @@ fn the_multi_agent_example_reads_in_the_editor_as_its_specialists_tool_calls() {
     });
     assert!(named, "no title with the coder's model: {seen}");
     // A specialist's own calls are labelled by its context, with its edit as a diff.
-    let edit = updates
-        .iter()
-        .find(|u| u["toolCallId"] == "0.2/toolu_06" && u["sessionUpdate"] == "tool_call_update")
-        .unwrap_or_else(|| panic!("no update of the coder's edit: {seen}"));
+    let edit = update_of(&seen["updates"], "0.2/toolu_06", "tool_call_update");
     assert_eq!(edit["content"][0]["type"], "diff", "{edit}");
     let answer: String = updates
         .iter()
@@ -418,13 +431,7 @@ fn the_editors_mcp_server_joins_the_session() {
     });
     let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     check_against_schema(&dir, &wire);
-    let update = seen["updates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["toolCallId"] == "e1" && u["sessionUpdate"] == "tool_call_update")
-        .cloned()
-        .unwrap_or_else(|| panic!("no update of the call: {seen}"));
+    let update = update_of(&seen["updates"], "e1", "tool_call_update");
     assert_eq!(update["status"], "completed", "{update}");
     assert!(
         update["rawOutput"]["output"]
@@ -574,13 +581,7 @@ fn a_resumed_session_goes_on_without_its_past_sent_and_a_closed_one_ends() {
 fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
     let Some(dir) = client_dir() else { return };
     let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            calling("b1", "bash", r#"{"command": "sleep 30"}"#),
-            answer("never"),
-        ],
-    );
+    let t = sleeping(&s);
     let ws = s.ws().canonicalize().unwrap();
     let scenario = json!({
         "cwd": ws,
@@ -611,13 +612,7 @@ fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
         "prompts": [{"prompt": [{"type": "text", "text": "What happened?"}]}],
     });
     let (loaded, _) = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
-    let call = loaded["loadUpdates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["toolCallId"] == "b1" && u["sessionUpdate"] == "tool_call_update")
-        .cloned()
-        .unwrap_or_else(|| panic!("no end of the cut call: {loaded}"));
+    let call = update_of(&loaded["loadUpdates"], "b1", "tool_call_update");
     assert_eq!(call["status"], "failed", "{call}");
     assert_eq!(loaded["stops"], json!(["end_turn"]), "{loaded}");
     assert_eq!(
@@ -733,15 +728,7 @@ fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_there(
     });
     let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     check_against_schema(&dir, &wire);
-    let ended = |id: &str| {
-        seen["updates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|u| u["toolCallId"] == id && u["sessionUpdate"] == "tool_call_update")
-            .cloned()
-            .unwrap_or_else(|| panic!("no end of {id}: {seen}"))
-    };
+    let ended = |id: &str| update_of(&seen["updates"], id, "tool_call_update");
     // The read saw the editor's unsaved text, not the disk's.
     let read = ended("r1");
     let output = read["rawOutput"]["output"].as_str().unwrap();
@@ -864,13 +851,7 @@ fn thinking_and_the_todo_list_reach_the_editor_as_thought_chunks_and_a_plan() {
         })
         .collect();
     assert_eq!(entries, [("Read", "completed"), ("Write", "in_progress")]);
-    let think = seen["updates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["toolCallId"] == "t1" && u["sessionUpdate"] == "tool_call")
-        .cloned()
-        .unwrap_or_else(|| panic!("no todo call: {seen}"));
+    let think = update_of(&seen["updates"], "t1", "tool_call");
     assert_eq!(think["kind"], "think", "{think}");
 }
 

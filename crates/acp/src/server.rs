@@ -40,7 +40,7 @@ pub async fn serve_stdio(serving: Serving) -> Result<(), String> {
     let sessions = Sessions::new(serving.sessions, serving.runs);
     let kept = sessions.kept();
     let greeting = sessions.clone();
-    let (opening, loading, resuming, listing) = (
+    let (opening, loader, resumer, listing) = (
         sessions.clone(),
         sessions.clone(),
         sessions.clone(),
@@ -88,24 +88,16 @@ pub async fn serve_stdio(serving: Serving) -> Result<(), String> {
             async move |request: LoadSessionRequest,
                         responder: Responder<LoadSessionResponse>,
                         client: ConnectionTo<Client>| {
-                let sessions = loading.clone();
-                tokio::spawn(async move {
-                    let loaded = sessions
-                        .load(
-                            Loading {
-                                id: request.session_id,
-                                cwd: request.cwd,
-                                mcp_servers: request.mcp_servers,
-                                replay: true,
-                            },
-                            client.clone(),
-                        )
-                        .await;
-                    respond_then_commands(responder, loaded, &client, |opened| {
-                        LoadSessionResponse::new()
-                            .modes(Mode::default().state())
-                            .config_options(opened.options.clone())
-                    });
+                let loading = Loading {
+                    id: request.session_id,
+                    cwd: request.cwd,
+                    mcp_servers: request.mcp_servers,
+                    replay: true,
+                };
+                spawn_load(loader.clone(), loading, responder, client, |opened| {
+                    LoadSessionResponse::new()
+                        .modes(Mode::default().state())
+                        .config_options(opened.options.clone())
                 });
                 Ok(())
             },
@@ -115,24 +107,16 @@ pub async fn serve_stdio(serving: Serving) -> Result<(), String> {
             async move |request: ResumeSessionRequest,
                         responder: Responder<ResumeSessionResponse>,
                         client: ConnectionTo<Client>| {
-                let sessions = resuming.clone();
-                tokio::spawn(async move {
-                    let loaded = sessions
-                        .load(
-                            Loading {
-                                id: request.session_id,
-                                cwd: request.cwd,
-                                mcp_servers: request.mcp_servers,
-                                replay: false,
-                            },
-                            client.clone(),
-                        )
-                        .await;
-                    respond_then_commands(responder, loaded, &client, |opened| {
-                        ResumeSessionResponse::new()
-                            .modes(Mode::default().state())
-                            .config_options(opened.options.clone())
-                    });
+                let loading = Loading {
+                    id: request.session_id,
+                    cwd: request.cwd,
+                    mcp_servers: request.mcp_servers,
+                    replay: false,
+                };
+                spawn_load(resumer.clone(), loading, responder, client, |opened| {
+                    ResumeSessionResponse::new()
+                        .modes(Mode::default().state())
+                        .config_options(opened.options.clone())
                 });
                 Ok(())
             },
@@ -219,6 +203,21 @@ fn answer<T: agent_client_protocol::JsonRpcResponse>(
         Ok(response) => responder.respond(response),
         Err(e) => responder.respond_with_error(e),
     }
+}
+
+/// Loads a kept session on a task of its own (a load may take a while: its journal is read
+/// and sent again), then answers with `response` and the session's commands.
+fn spawn_load<T: agent_client_protocol::JsonRpcResponse + Send + 'static>(
+    sessions: Sessions,
+    loading: Loading,
+    responder: Responder<T>,
+    client: ConnectionTo<Client>,
+    response: fn(&Opened) -> T,
+) {
+    tokio::spawn(async move {
+        let loaded = sessions.load(loading, client.clone()).await;
+        respond_then_commands(responder, loaded, &client, response);
+    });
 }
 
 /// Answers a request that opened a session (its response made by `response`), then tells

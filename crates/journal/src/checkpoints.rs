@@ -1,7 +1,7 @@
 //! A run's checkpoints, beside its journal (`checkpoints/` in the run's directory): every
 //! change the file tools made, in order — the prompt it was made under, the context, the
 //! file, and the file's content before and after as content-addressed objects
-//! (`objects/SHA256`, written once; a large content in pieces cut where its content says,
+//! (`objects/BLAKE3`, written once; a large content in pieces cut where its content says,
 //! so the store grows with about the bytes changed) — and the
 //! rewind worked out from them: what each file goes back to, and which files someone else
 //! has changed since (conflicts, left alone unless forced). Nothing is written in the
@@ -14,12 +14,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use wonopcode_agent_loop::ContextPath;
 use wonopcode_agent_loop::checkpoint::Checkpoints;
 
 use crate::JournalError;
 use crate::runs::RunDir;
+
+/// An object's name: the BLAKE3 hash of its content, in hex.
+fn content_name(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
 
 /// Contents up to this size are kept whole; larger ones in pieces.
 const WHOLE_UP_TO: usize = 64 << 10;
@@ -67,7 +71,7 @@ fn object(objects: &Path, hash: &str) -> Result<Vec<u8>, JournalError> {
         }
         Err(e) => return Err(JournalError::io(&whole, &e)),
     };
-    if hex::encode(Sha256::digest(&bytes)) != hash {
+    if content_name(&bytes) != hash {
         return Err(JournalError::io(
             &whole,
             &std::io::Error::other("its content does not match its name"),
@@ -128,7 +132,7 @@ impl CheckpointStore {
     /// the list of its pieces — so an edit of a large file adds the pieces it changed and a
     /// list, not the whole file again.
     fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
-        let hash = hex::encode(Sha256::digest(bytes));
+        let hash = content_name(bytes);
         let objects = self.dir.join("objects");
         let (whole, listed) = (objects.join(&hash), objects.join(format!("{hash}.pieces")));
         if whole.exists() || listed.exists() {
@@ -141,7 +145,7 @@ impl CheckpointStore {
         let mut list = String::new();
         for piece in fastcdc::v2020::FastCDC::new(bytes, PIECE_MIN, PIECE_AVG, PIECE_MAX) {
             let piece = &bytes[piece.offset..piece.offset + piece.length];
-            let name = hex::encode(Sha256::digest(piece));
+            let name = content_name(piece);
             let path = objects.join(&name);
             if !path.exists() {
                 write_once(&path, piece)?;
@@ -343,9 +347,7 @@ fn in_context(context: &str, of: &str) -> bool {
 
 /// The hash of the file at `path` now; `None` when there is none.
 fn current_hash(path: &Path) -> Option<String> {
-    std::fs::read(path)
-        .ok()
-        .map(|bytes| hex::encode(Sha256::digest(bytes)))
+    std::fs::read(path).ok().map(|bytes| content_name(&bytes))
 }
 
 #[cfg(test)]
@@ -359,7 +361,7 @@ mod tests {
         before: Option<&str>,
         after: Option<&str>,
     ) -> Change {
-        let hash = |text: &str| hex::encode(Sha256::digest(text.as_bytes()));
+        let hash = |text: &str| content_name(text.as_bytes());
         Change {
             prompt,
             context: context.into(),
