@@ -203,7 +203,7 @@ await app.connectWith(stream, async (ctx) => {
       }
       seen.stops.push(response.stopReason);
     } catch (error) {
-      seen.errors.push(String(error?.message ?? error));
+      seen.errors.push(String(error?.message ?? error) + " " + JSON.stringify(error?.data ?? null));
     }
   }
   if (seen.overlap) {

@@ -234,7 +234,7 @@ fn an_editor_runs_a_turn_sees_its_tool_calls_and_diff_and_approves_the_write() {
         .collect();
     assert_eq!(
         commands,
-        ["compact", "clear"],
+        ["compact", "clear", "rewind"],
         "no skills, only the session's own"
     );
     // The turn left a conversation; `/clear` emptied it (no model was asked).
@@ -914,4 +914,30 @@ fn malformed_messages_and_unknown_methods_get_errors_and_the_agent_goes_on() {
     drop(to);
     let status = agent.wait().unwrap();
     assert!(status.success(), "{status}");
+}
+
+#[test]
+fn rewind_in_the_editor_takes_back_the_last_prompts_changes() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    let (ws, seen) = asked_to_write(
+        &s,
+        &dir,
+        json!({
+            "permission": "allow_once",
+            "prompts": [
+                {"prompt": [{"type": "text", "text": "Write a.txt."}]},
+                {"prompt": [{"type": "text", "text": "/rewind 5"}]},
+                {"prompt": [{"type": "text", "text": "/rewind"}]},
+            ],
+        }),
+    );
+    // A prompt the run does not have is refused, saying how many there are.
+    assert_eq!(seen["stops"], json!(["end_turn", "end_turn"]), "{seen}");
+    let refused = seen["errors"][0].as_str().unwrap_or_default();
+    assert!(refused.contains("has 1 prompt(s)"), "{seen}");
+    // The write is taken back, and the editor is told.
+    assert!(!ws.join("a.txt").exists(), "{seen}");
+    let said = texts(&seen["updates"], "agent_message_chunk");
+    assert!(said.ends_with("removed a.txt"), "{said}");
 }

@@ -405,3 +405,31 @@ fn a_dropped_image_path_is_attached_and_a_missing_mention_sends_nothing() {
     let users = messages.iter().filter(|m| m["role"] == "user").count();
     assert_eq!(users, 1, "the unsent line is not stored");
 }
+
+#[test]
+fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            crate::support::calling("w1", "write", r#"{"path": "a.txt", "content": "hi\n"}"#),
+            vec![text("Wrote it."), done("end_turn")],
+            vec![text("Nothing to do."), done("end_turn")],
+        ],
+    );
+    let mut session = repl_with(&s, &t, &["--yes".as_ref()]);
+    says(&mut session, "Write a.txt.", "Wrote it.");
+    says(&mut session, "Say hi.", "Nothing to do.");
+    assert!(s.ws().join("a.txt").exists());
+    says(&mut session, "/rewind", "1  Write a.txt.");
+    expect(&mut session, "2  Say hi.");
+    says(&mut session, "/rewind 9", "this run has 2 prompt(s)");
+    says(
+        &mut session,
+        "/rewind 2",
+        "no file changes from prompt 2 on",
+    );
+    says(&mut session, "/rewind 1", "removed a.txt");
+    quit(&mut session);
+    assert!(!s.ws().join("a.txt").exists());
+}

@@ -12,11 +12,11 @@ use agent_client_protocol::Client;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, Cost, CurrentModeUpdate, FileSystemCapabilities, ListSessionsRequest,
-    ListSessionsResponse, McpServer, PromptRequest, PromptResponse, SessionConfigOption, SessionId,
-    SessionInfo, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
-    UsageUpdate,
+    ClientCapabilities, ContentBlock, ContentChunk, Cost, CurrentModeUpdate,
+    FileSystemCapabilities, ListSessionsRequest, ListSessionsResponse, McpServer, PromptRequest,
+    PromptResponse, SessionConfigOption, SessionId, SessionInfo, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, UsageUpdate,
 };
 use parking_lot::Mutex;
 use wonopcode_agent_loop::compaction::estimate_tokens;
@@ -288,6 +288,16 @@ impl Sessions {
                 session.clear();
                 true
             }
+            Some(Command::Rewind(which)) => {
+                let said = rewound(&session, &which)?;
+                let chunk = ContentChunk::new(ContentBlock::from(said));
+                let note = SessionNotification::new(
+                    request.session_id.clone(),
+                    SessionUpdate::AgentMessageChunk(chunk),
+                );
+                client.send_notification(note)?;
+                true
+            }
             Some(Command::Skill { name, request }) => {
                 text = session
                     .skill_prompt(&name, &request)
@@ -394,6 +404,48 @@ impl Sessions {
             .cloned()
             .ok_or_else(|| invalid(format!("no session `{id}`")))
     }
+}
+
+/// Takes back the file changes of prompt `which` (a number from 1; empty: the last) and
+/// every later one in `session`'s run; what was done, in a line or a few.
+fn rewound(session: &Session, which: &str) -> Result<String, Error> {
+    let prompts = session.prompts().len();
+    let from = match which.trim() {
+        "" => prompts.checked_sub(1),
+        n => n
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=prompts).contains(n))
+            .map(|n| n - 1),
+    }
+    .ok_or_else(|| {
+        invalid(format!(
+            "/rewind {which}: this session's run has {prompts} prompt(s); give one's number"
+        ))
+    })?;
+    let rewind = session
+        .rewind(from, false)
+        .map_err(|e| invalid(e.to_string()))?;
+    if !rewind.overlaps.is_empty() {
+        return Err(invalid(format!(
+            "/rewind: another context changed these files after, so both cannot hold: {}",
+            rewind.overlaps.join(", ")
+        )));
+    }
+    let mut lines = Vec::new();
+    for (path, content) in &rewind.restore {
+        if rewind.conflicts.contains(path) {
+            lines.push(format!("left alone {path}: changed since by someone else"));
+        } else if content.is_some() {
+            lines.push(format!("restored {path}"));
+        } else {
+            lines.push(format!("removed {path}"));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(format!("no file changes from prompt {} on", from + 1));
+    }
+    Ok(lines.join("\n"))
 }
 
 /// Stops `live`'s turn if one runs, waits for it to wind down, and ends the session

@@ -5,7 +5,7 @@
 //! of the context rewound that another context's later changes build on are refused, naming
 //! the files.
 
-use wonopcode_journal::{Rewind, RunDir, RunStatus, Runs, changes};
+use wonopcode_journal::{RunDir, RunStatus, Runs, rewind_run};
 
 use crate::args::{RewindApply, RewindArgs, UndoArgs};
 use crate::exit;
@@ -69,7 +69,7 @@ fn take_back(
         )));
     }
     let workspace = std::path::PathBuf::from(&meta.workspace);
-    let rewind = Rewind::of(&changes(dir)?, from, context, &workspace);
+    let rewind = rewind_run(dir, &workspace, from, context, apply.force, apply.dry_run)?;
     let shown = crate::render::one_line;
     for path in &rewind.refused {
         eprintln!(
@@ -113,7 +113,6 @@ fn take_back(
     if apply.dry_run {
         return Ok(exit::SUCCESS);
     }
-    rewind.apply(dir, &workspace, apply.force)?;
     if !apply.force && !rewind.conflicts.is_empty() {
         eprintln!(
             "{} file(s) changed since by someone else were left alone",

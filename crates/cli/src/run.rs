@@ -539,6 +539,55 @@ impl Cli {
         }
     }
 
+    /// `/rewind`: the run's prompts, numbered; `/rewind N`: their file changes from prompt N
+    /// on taken back, a file someone else changed since left alone (said so).
+    fn rewind(&self, which: Option<&str>) {
+        let prompts = self.session.prompts();
+        let Some(which) = which else {
+            if prompts.is_empty() {
+                eprintln!("no prompt yet in this run");
+            }
+            for (n, prompt) in prompts.iter().enumerate() {
+                let first = prompt.lines().next().unwrap_or_default();
+                eprintln!("  {:>3}  {}", n + 1, one_line(first));
+            }
+            eprintln!("/rewind N takes back the file changes of prompt N and every later one");
+            return;
+        };
+        let Some(from) = which
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=prompts.len()).contains(n))
+        else {
+            eprintln!(
+                "/rewind {}: this run has {} prompt(s); give one's number (/rewind lists them)",
+                one_line(which),
+                prompts.len()
+            );
+            return;
+        };
+        match self.session.rewind(from - 1, false) {
+            Err(e) => eprintln!("/rewind: {e}"),
+            Ok(rewind) if !rewind.overlaps.is_empty() => eprintln!(
+                "/rewind: another context changed these files after, so both cannot hold: {}",
+                rewind.overlaps.join(", ")
+            ),
+            Ok(rewind) if rewind.restore.is_empty() => {
+                eprintln!("no file changes from prompt {from} on");
+            }
+            Ok(rewind) => {
+                for (path, content) in &rewind.restore {
+                    let done = match (rewind.conflicts.contains(path), content) {
+                        (true, _) => "left alone (changed since by someone else):",
+                        (false, Some(_)) => "restored",
+                        (false, None) => "removed",
+                    };
+                    eprintln!("{done} {}", one_line(path));
+                }
+            }
+        }
+    }
+
     /// Does what a slash command asks (all but `/exit`), on stderr.
     async fn run_command(&mut self, command: SlashCommand, spent: &mut Usage) {
         match command {
@@ -566,6 +615,7 @@ impl Cli {
                 }
             }
             SlashCommand::Approvals(argument) => self.approvals(argument.as_deref()),
+            SlashCommand::Rewind(which) => self.rewind(which.as_deref()),
             SlashCommand::Loop(None) => {
                 eprintln!("running: {}", self.session.loop_name());
                 eprintln!("named loops (/loop NAME):");

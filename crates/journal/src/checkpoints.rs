@@ -299,6 +299,25 @@ impl Rewind {
     }
 }
 
+/// Takes back the changes the run in `run` made from prompt `from` (0-based) on — only
+/// `context`'s and its children's when given — in `workspace`: nothing when some overlap
+/// changes that stay (the rewind says which), nor when `dry_run`; a conflict's file only
+/// when `force`. The rewind worked out, whatever was done.
+pub fn rewind_run(
+    run: &RunDir,
+    workspace: &Path,
+    from: usize,
+    context: Option<&str>,
+    force: bool,
+    dry_run: bool,
+) -> Result<Rewind, JournalError> {
+    let rewind = Rewind::of(&changes(run)?, from, context, workspace);
+    if !dry_run && rewind.overlaps.is_empty() {
+        rewind.apply(run, workspace, force)?;
+    }
+    Ok(rewind)
+}
+
 /// Whether `path` is relative and names only plain components (no `..`, no root).
 fn plainly_inside(path: &str) -> bool {
     !path.is_empty()

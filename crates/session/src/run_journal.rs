@@ -55,6 +55,20 @@ impl RunJournal {
         &self.id
     }
 
+    /// The run's directory.
+    pub fn dir(&self) -> &RunDir {
+        &self.dir
+    }
+
+    /// The prompts the root has been given so far.
+    pub fn prompts(&self) -> Vec<String> {
+        self.meta
+            .lock()
+            .as_ref()
+            .map(|meta| meta.prompts.clone())
+            .unwrap_or_default()
+    }
+
     /// Where the file tools record their changes.
     pub fn checkpoints(&self) -> Option<wonopcode_agent_loop::checkpoint::SharedCheckpoints> {
         self.checkpoints

@@ -857,6 +857,31 @@ impl Session {
         self.kept(SessionCommand::Clear);
     }
 
+    /// The prompts this session's run has been given, in order: what [`Session::rewind`]
+    /// counts (none without a journal).
+    pub fn prompts(&self) -> Vec<String> {
+        self.journal
+            .as_ref()
+            .map(|j| j.prompts())
+            .unwrap_or_default()
+    }
+
+    /// Takes back the file changes this session's run made from prompt `from` (0-based)
+    /// on, a file changed since by someone else only when `force`; what was worked out
+    /// (nothing is changed when the changes overlap others that stay). `Err`: no journal,
+    /// so no checkpoints.
+    pub fn rewind(
+        &self,
+        from: usize,
+        force: bool,
+    ) -> Result<wonopcode_journal::Rewind, SessionError> {
+        let journal = self.journal.as_ref().ok_or_else(|| {
+            SessionError::Choice("the session keeps no journal, so no checkpoints".into())
+        })?;
+        wonopcode_journal::rewind_run(journal.dir(), &self.root, from, None, force, false)
+            .map_err(|e| SessionError::Choice(e.to_string()))
+    }
+
     /// The run's skills, by name and description: what a person can ask for by name
     /// ([`Session::skill_prompt`]).
     pub fn skills(&self) -> Vec<(String, String)> {

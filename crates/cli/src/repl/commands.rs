@@ -29,6 +29,9 @@ pub enum SlashCommand {
     Trace(Option<String>),
     /// `/loop`: the loop running and the named loops; `/loop NAME`: switch.
     Loop(Option<String>),
+    /// `/rewind`: the prompts, numbered; `/rewind N`: take back the file changes of prompt N
+    /// and every later one.
+    Rewind(Option<String>),
 }
 
 /// Every command with its one-line description, in the order `/help` lists them.
@@ -57,6 +60,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "start the conversation afresh (the loop and settings stay)",
     ),
     ("/history", "where the conversation is stored"),
+    (
+        "/rewind",
+        "the prompts, numbered; /rewind N takes back the file changes of prompt N and later ones",
+    ),
     (
         "/trace",
         "write the session's trace (Perfetto) to FILE (default wonopcode-trace.json)",
@@ -97,6 +104,7 @@ impl SlashCommand {
             "clear" => bare(Self::Clear),
             "trace" => Ok(Self::Trace(argument)),
             "loop" => Ok(Self::Loop(argument)),
+            "rewind" => Ok(Self::Rewind(argument)),
             _ => Err(unknown(word)),
         })
     }
