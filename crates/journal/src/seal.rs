@@ -86,10 +86,26 @@ impl SealKey {
             .into()
     }
 
-    /// The seal of `invocation` (hex).
+    /// The seal of `invocation` (hex), over its settings with every object's keys in
+    /// order: the same whatever order a JSON writer kept them in (serde_json keeps them as
+    /// inserted in a build that asks it to, sorted in one that does not; a person's tool may
+    /// sort them too).
     fn seal_of(&self, invocation: &Invocation) -> String {
+        self.seal_over(
+            invocation,
+            invocation.settings.as_ref().map(sorted).as_ref(),
+        )
+    }
+
+    /// The seal of `invocation` over its settings in the order they were read: how runs
+    /// journaled before seals were order-free were sealed, still honoured.
+    fn seal_as_read(&self, invocation: &Invocation) -> String {
+        self.seal_over(invocation, invocation.settings.as_ref())
+    }
+
+    fn seal_over(&self, invocation: &Invocation, settings: Option<&serde_json::Value>) -> String {
         // A journal from before settings were kept seals its command line alone.
-        let message = match &invocation.settings {
+        let message = match settings {
             None => serde_json::to_vec(&(&invocation.args, &invocation.cwd, invocation.one_shot)),
             Some(settings) => serde_json::to_vec(&(
                 settings,
@@ -100,6 +116,25 @@ impl SealKey {
         }
         .unwrap_or_default();
         hex::encode(self.mac(&message))
+    }
+}
+
+/// `value` with every object's keys in order.
+fn sorted(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            serde_json::Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.iter().map(sorted).collect())
+        }
+        other => other.clone(),
     }
 }
 
@@ -114,15 +149,18 @@ impl Invocation {
         let Some(seal) = &self.seal else {
             return false;
         };
-        let expected = key.seal_of(self);
-        // Constant time: no early exit on the first difference.
-        seal.len() == expected.len()
-            && seal
-                .bytes()
-                .zip(expected.bytes())
-                .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-                == 0
+        same(seal, &key.seal_of(self)) || same(seal, &key.seal_as_read(self))
     }
+}
+
+/// Whether two seals are equal, in constant time (no early exit on the first difference).
+fn same(seal: &str, expected: &str) -> bool {
+    seal.len() == expected.len()
+        && seal
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+            == 0
 }
 
 #[cfg(test)]
@@ -172,6 +210,22 @@ mod tests {
         let mut planted = read.clone();
         planted.settings = Some(serde_json::json!({"yes": true, "model": {"replay": "t.jsonl"}}));
         assert!(!planted.is_sealed_by(&key));
+        // The same settings with their keys in another order (a JSON tool that sorts them)
+        // keep the seal.
+        let mut reordered = read.clone();
+        let mut map = serde_json::Map::new();
+        map.insert("yes".into(), false.into());
+        map.insert("model".into(), serde_json::json!({"replay": "t.jsonl"}));
+        let mut backwards = serde_json::Map::new();
+        for (k, v) in map.into_iter().rev() {
+            backwards.insert(k, v);
+        }
+        reordered.settings = Some(serde_json::Value::Object(backwards));
+        assert!(reordered.is_sealed_by(&key));
+        // A seal made over the settings in the order they were read is still honoured.
+        let mut older = read.clone();
+        older.seal = Some(key.seal_as_read(&older));
+        assert!(older.is_sealed_by(&key));
         let mut shown = read;
         shown.json = true;
         assert!(!shown.is_sealed_by(&key));
