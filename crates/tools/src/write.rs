@@ -110,18 +110,30 @@ impl Tool for WriteTool {
         self.protected.check("write", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
         self.times.check(&env.context, &path, &rel).await?;
-        let (kind, before) = match tokio::fs::metadata(&path).await {
+        // The exact bytes it replaces, read once for the diff and the run's checkpoints (a
+        // file too large to keep is not: its change cannot be taken back).
+        let (kind, replaced) = match tokio::fs::metadata(&path).await {
             // Writing to a FIFO would wait for a reader; to a device, reach past the files.
             Ok(meta) if !meta.is_file() => {
                 return Err(OpenError::NotRegular.for_path(&a.path));
             }
-            // The editor's text is the one the person sees (and the diff is against).
-            Ok(_) if crate::text_files::editor_reads(env) => (
+            Ok(meta) => (
                 FileChangeKind::Update,
-                crate::text_files::read(env, &path, &rel).await.ok(),
+                bounded_bytes(&path, meta.len()).await,
             ),
-            Ok(meta) => (FileChangeKind::Update, small_text(&path, meta.len()).await),
             Err(_) => (FileChangeKind::Add, None),
+        };
+        let before = match kind {
+            FileChangeKind::Add => None,
+            // The editor's text is the one the person sees (and the diff is against).
+            _ if crate::text_files::editor_reads(env) => {
+                crate::text_files::read(env, &path, &rel).await.ok()
+            }
+            _ => replaced
+                .as_deref()
+                .filter(|bytes| bytes.len() <= MAX_DIFF_INPUT)
+                .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                .map(str::to_owned),
         };
         if let Some(parent) = path.parent() {
             let (root, parent) = (env.workspace_root.clone(), parent.to_path_buf());
@@ -136,12 +148,6 @@ impl Tool for WriteTool {
                     ))
                 })?;
         }
-        // The exact bytes it replaces, for the run's checkpoints (a file too large to keep
-        // is not: its change cannot be taken back).
-        let replaced = match kind {
-            FileChangeKind::Add => None,
-            _ => bounded_bytes(&path).await,
-        };
         crate::text_files::write(env, &path, &rel, &a.content).await?;
         self.times.saw(&env.context, &path).await;
         if kind == FileChangeKind::Add || replaced.is_some() {
@@ -165,19 +171,19 @@ impl Tool for WriteTool {
     }
 }
 
-/// The bytes of the file at `path`, when it holds at most [`crate::edit::MAX_EDIT_BYTES`].
-async fn bounded_bytes(path: &Path) -> Option<Vec<u8>> {
-    let size = tokio::fs::metadata(path).await.ok()?.len();
-    if size > crate::edit::MAX_EDIT_BYTES {
-        return None;
-    }
-    tokio::fs::read(path).await.ok()
-}
-
 /// The text of a file of `size` bytes when it is small enough to diff and is UTF-8.
 async fn small_text(path: &Path, size: u64) -> Option<String> {
     if size > MAX_DIFF_INPUT as u64 {
         return None;
     }
     tokio::fs::read_to_string(path).await.ok()
+}
+
+/// The bytes of the file at `path`, of `size` bytes, when that is at most
+/// [`crate::edit::MAX_EDIT_BYTES`].
+async fn bounded_bytes(path: &Path, size: u64) -> Option<Vec<u8>> {
+    if size > crate::edit::MAX_EDIT_BYTES {
+        return None;
+    }
+    tokio::fs::read(path).await.ok()
 }

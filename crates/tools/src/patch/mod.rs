@@ -113,24 +113,17 @@ impl Tool for ApplyPatchTool {
         let a: Args = args(arguments)?;
         let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
         // Every file it touches, before any is written: a patch applies whole or not at all.
-        let mut before = Vec::with_capacity(plan.order.len());
         for (path, rel) in &plan.order {
             self.protected.check("apply_patch", env, path).await?;
             self.times.check(&env.context, path, rel).await?;
-            // What the patch replaces, for the run's checkpoints: no file, its text, or
-            // (a file it cannot read back) nothing kept, so its change is not taken back.
-            let replaced = match read_for_edit(&env.workspace_root, path, rel).await {
-                Ok(text) => Some(Some(text)),
-                Err(_) if tokio::fs::symlink_metadata(path).await.is_err() => Some(None),
-                Err(_) => None,
-            };
-            before.push(replaced);
         }
         plan.write().await?;
-        for ((path, rel), before) in plan.order.iter().zip(&before) {
+        for (path, rel) in &plan.order {
             self.times.saw(&env.context, path).await;
             let after = plan.files.get(path).and_then(Option::as_deref);
-            if let Some(before) = before {
+            // What it replaced, as the plan read it: a file it could not read back is not
+            // kept, so its change is not taken back.
+            if let Some(before) = plan.originals.get(path) {
                 env.changed(
                     rel,
                     before.as_deref().map(str::as_bytes),
@@ -162,6 +155,9 @@ struct Plan {
     /// The workspace root the files are read beneath.
     root: PathBuf,
     files: BTreeMap<PathBuf, Option<String>>,
+    /// Each file as the plan first read it from disk (`None`: there was none); a file it
+    /// could not read is not here.
+    originals: BTreeMap<PathBuf, Option<String>>,
     order: Vec<(PathBuf, String)>,
     changes: Vec<FileChange>,
 }
@@ -174,6 +170,7 @@ impl Plan {
         let mut plan = Self {
             root: root.to_path_buf(),
             files: BTreeMap::new(),
+            originals: BTreeMap::new(),
             order: Vec::new(),
             changes: Vec::new(),
         };
@@ -228,13 +225,28 @@ impl Plan {
 
     /// The text of `path` as the operations so far leave it; `Err` when it is not there
     /// (or not a text file wonopcode can edit).
-    async fn current(&self, path: &Path, rel: &str) -> Result<String, ToolError> {
+    async fn current(&mut self, path: &Path, rel: &str) -> Result<String, ToolError> {
         match self.files.get(path) {
             Some(Some(text)) => Ok(text.clone()),
             Some(None) => Err(ToolError::Failed(format!(
                 "`{rel}` is deleted by an earlier part of the patch"
             ))),
-            None => read_for_edit(&self.root, path, rel).await,
+            None => {
+                let read = read_for_edit(&self.root, path, rel).await;
+                if !self.originals.contains_key(path) {
+                    match &read {
+                        Ok(text) => {
+                            self.originals
+                                .insert(path.to_path_buf(), Some(text.clone()));
+                        }
+                        Err(_) if tokio::fs::symlink_metadata(path).await.is_err() => {
+                            self.originals.insert(path.to_path_buf(), None);
+                        }
+                        Err(_) => {}
+                    }
+                }
+                read
+            }
         }
     }
 
