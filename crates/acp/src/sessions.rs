@@ -409,41 +409,22 @@ impl Sessions {
 /// Takes back the file changes of prompt `which` (a number from 1; empty: the last) and
 /// every later one in `session`'s run; what was done, in a line or a few.
 fn rewound(session: &Session, which: &str) -> Result<String, Error> {
-    let prompts = session.prompts().len();
-    let from = match which.trim() {
-        "" => prompts.checked_sub(1),
-        n => n
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=prompts).contains(n))
-            .map(|n| n - 1),
-    }
-    .ok_or_else(|| {
-        invalid(format!(
-            "/rewind {which}: this session's run has {prompts} prompt(s); give one's number"
-        ))
-    })?;
+    let number = match which.trim() {
+        "" => session.prompts().len(),
+        n => n.parse::<usize>().unwrap_or(0),
+    };
     let rewind = session
-        .rewind(from, false)
-        .map_err(|e| invalid(e.to_string()))?;
+        .rewind(number)
+        .map_err(|e| invalid(format!("/rewind {which}: {e}")))?;
     if !rewind.overlaps.is_empty() {
         return Err(invalid(format!(
             "/rewind: another context changed these files after, so both cannot hold: {}",
             rewind.overlaps.join(", ")
         )));
     }
-    let mut lines = Vec::new();
-    for (path, content) in &rewind.restore {
-        if rewind.conflicts.contains(path) {
-            lines.push(format!("left alone {path}: changed since by someone else"));
-        } else if content.is_some() {
-            lines.push(format!("restored {path}"));
-        } else {
-            lines.push(format!("removed {path}"));
-        }
-    }
+    let lines = rewind.done_lines();
     if lines.is_empty() {
-        lines.push(format!("no file changes from prompt {} on", from + 1));
+        return Ok(format!("no file changes from prompt {number} on"));
     }
     Ok(lines.join("\n"))
 }

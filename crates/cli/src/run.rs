@@ -554,35 +554,19 @@ impl Cli {
             eprintln!("/rewind N takes back the file changes of prompt N and every later one");
             return;
         };
-        let Some(from) = which
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=prompts.len()).contains(n))
-        else {
-            eprintln!(
-                "/rewind {}: this run has {} prompt(s); give one's number (/rewind lists them)",
-                one_line(which),
-                prompts.len()
-            );
-            return;
-        };
-        match self.session.rewind(from - 1, false) {
-            Err(e) => eprintln!("/rewind: {e}"),
+        let number = which.parse::<usize>().unwrap_or(0);
+        match self.session.rewind(number) {
+            Err(e) => eprintln!("/rewind {}: {e} (/rewind lists them)", one_line(which)),
             Ok(rewind) if !rewind.overlaps.is_empty() => eprintln!(
                 "/rewind: another context changed these files after, so both cannot hold: {}",
                 rewind.overlaps.join(", ")
             ),
             Ok(rewind) if rewind.restore.is_empty() => {
-                eprintln!("no file changes from prompt {from} on");
+                eprintln!("no file changes from prompt {number} on");
             }
             Ok(rewind) => {
-                for (path, content) in &rewind.restore {
-                    let done = match (rewind.conflicts.contains(path), content) {
-                        (true, _) => "left alone (changed since by someone else):",
-                        (false, Some(_)) => "restored",
-                        (false, None) => "removed",
-                    };
-                    eprintln!("{done} {}", one_line(path));
+                for line in rewind.done_lines() {
+                    eprintln!("{}", one_line(&line));
                 }
             }
         }

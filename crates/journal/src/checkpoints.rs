@@ -262,6 +262,21 @@ impl Rewind {
         rewind
     }
 
+    /// What a rewind applied without `force` did, a line a file: `restored PATH`, `removed
+    /// PATH`, or `left alone PATH: changed since by someone else`.
+    pub fn done_lines(&self) -> Vec<String> {
+        self.restore
+            .iter()
+            .map(
+                |(path, content)| match (self.conflicts.contains(path), content) {
+                    (true, _) => format!("left alone {path}: changed since by someone else"),
+                    (false, Some(_)) => format!("restored {path}"),
+                    (false, None) => format!("removed {path}"),
+                },
+            )
+            .collect()
+    }
+
     /// Puts each file back (a conflict's too, when `force`); the files changed. A file
     /// whose directory leads out of the workspace (a link), or whose kept content does not
     /// match its hash, is an error and stops the rewind there.
@@ -419,6 +434,14 @@ mod tests {
         );
         // `c` was changed by hand since, `e` is not there any more.
         assert_eq!(rewind.conflicts, ["c", "e"]);
+        assert_eq!(
+            rewind.done_lines(),
+            [
+                "restored a",
+                "left alone c: changed since by someone else",
+                "left alone e: changed since by someone else",
+            ]
+        );
         assert_eq!(rewind.overlaps, ["d"]);
         assert_eq!(rewind.refused, ["../outside"]);
         // The whole of prompt 1 on: `a` goes back to what prompt 1 found.

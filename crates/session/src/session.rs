@@ -866,19 +866,21 @@ impl Session {
             .unwrap_or_default()
     }
 
-    /// Takes back the file changes this session's run made from prompt `from` (0-based)
-    /// on, a file changed since by someone else only when `force`; what was worked out
-    /// (nothing is changed when the changes overlap others that stay). `Err`: no journal,
-    /// so no checkpoints.
-    pub fn rewind(
-        &self,
-        from: usize,
-        force: bool,
-    ) -> Result<wonopcode_journal::Rewind, SessionError> {
+    /// Takes back the file changes this session's run made from prompt `number` (from 1)
+    /// on, a file changed since by someone else left alone; what was worked out (nothing is
+    /// changed when the changes overlap others that stay). `Err`: no such prompt, or no
+    /// journal (so no checkpoints).
+    pub fn rewind(&self, number: usize) -> Result<wonopcode_journal::Rewind, SessionError> {
         let journal = self.journal.as_ref().ok_or_else(|| {
             SessionError::Choice("the session keeps no journal, so no checkpoints".into())
         })?;
-        wonopcode_journal::rewind_run(journal.dir(), &self.root, from, None, force, false)
+        let prompts = journal.prompts().len();
+        if !(1..=prompts).contains(&number) {
+            return Err(SessionError::Choice(format!(
+                "this run has {prompts} prompt(s); there is no prompt {number}"
+            )));
+        }
+        wonopcode_journal::rewind_run(journal.dir(), &self.root, number - 1, None, false, false)
             .map_err(|e| SessionError::Choice(e.to_string()))
     }
 
