@@ -26,14 +26,9 @@ impl Kept {
             .map_err(|_| format!("no session `{id}` in {}", runs.dir().display()))?;
         check(&lineage, id, workspace)?;
         let dirs = runs.dirs_of(&lineage).map_err(|e| e.to_string())?;
-        // A resume gave the earlier prompts again: its journal holds the whole conversation,
-        // and the runs before it are not read again.
-        let whole_from = dirs
-            .iter()
-            .rposition(|dir| dir.meta().is_ok_and(|meta| meta.resumes.is_some()))
-            .unwrap_or(0);
+        // The runs before its last resume are not read: the resume holds them.
         let mut events = Vec::new();
-        for dir in &dirs[whole_from..] {
+        for dir in dirs.iter().skip(lineage.whole_from) {
             let read = Read::of(&dir.events_path()).map_err(|e| e.to_string())?;
             if let Some(torn) = read.torn {
                 tracing::warn!(run = %dir.path().display(), line = torn.line, "the run's journal ends in a record cut short: the session goes on from the record before it");

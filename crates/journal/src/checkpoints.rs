@@ -39,9 +39,14 @@ fn write_once(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&partial, path)
 }
 
+/// Whether `name` is an object's name (a hash in hex), never a path.
+fn is_object_name(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// The content kept as `hash` in `objects`, checked against its hash.
 fn object(objects: &Path, hash: &str) -> Result<Vec<u8>, JournalError> {
-    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !is_object_name(hash) {
         let path = objects.join("?");
         return Err(JournalError::io(
             &path,
@@ -58,7 +63,7 @@ fn object(objects: &Path, hash: &str) -> Result<Vec<u8>, JournalError> {
             let mut bytes = Vec::new();
             for name in list.lines() {
                 // A piece is checked with the whole; its name must be an object's.
-                if name.len() != 64 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+                if !is_object_name(name) {
                     return Err(JournalError::io(
                         &listed,
                         &std::io::Error::other("a piece's name is not an object's"),

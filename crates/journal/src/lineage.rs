@@ -22,6 +22,9 @@ pub struct Lineage {
     /// The ids of the runs that hold it, the first first and the newest last (each went on
     /// from the one before; a run resumed twice has only the newest branch here).
     pub runs: Vec<String>,
+    /// Where in `runs` its whole conversation starts: at its last resume (which gave the
+    /// earlier prompts again, so its journal holds all of it), else at its first run.
+    pub whole_from: usize,
 }
 
 impl Lineage {
@@ -56,6 +59,7 @@ impl Runs {
                 title: first.prompt.clone(),
                 latest: meta.clone(),
                 runs: Vec::new(),
+                whole_from: 0,
             });
             if newer(meta, &lineage.latest) {
                 lineage.latest = meta.clone();
@@ -67,6 +71,11 @@ impl Runs {
         let mut lineages: Vec<Lineage> = lineages.into_values().collect();
         for lineage in &mut lineages {
             lineage.runs = chain_to(&lineage.latest, &by_id);
+            lineage.whole_from = lineage
+                .runs
+                .iter()
+                .rposition(|id| by_id.get(id.as_str()).is_some_and(|m| m.resumes.is_some()))
+                .unwrap_or(0);
         }
         lineages.sort_by(|a, b| b.updated().cmp(a.updated()).then(b.id.cmp(&a.id)));
         lineages
@@ -159,7 +168,7 @@ mod tests {
         write(
             &runs,
             "20261128T120000-cccccc",
-            Some("20261128T110000-bbbbbb"),
+            Some("+20261128T110000-bbbbbb"),
             "first",
         );
         write(&runs, "20261128T113000-dddddd", None, "other");
@@ -192,6 +201,8 @@ mod tests {
             ]
         );
         let found = runs.lineage("20261128T100000-aaaaaa").unwrap();
+        // bbbbbb resumed aaaaaa: its journal holds the conversation from the start.
+        assert_eq!(found.whole_from, 1);
         let dirs = runs.dirs_of(&found).unwrap();
         assert!(dirs[2].path().ends_with("20261128T120000-cccccc"));
         // Only a conversation's own name finds it: not a later run's id, nor a prefix.
