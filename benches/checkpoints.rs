@@ -3,6 +3,10 @@
 //! line appended and fsync'd) and without (`checkpoints/edit_1mib_*`). Goal: ≤ 1 ms added
 //! per call. And what 100 such edits leave in the store, printed beside the bytes they
 //! changed (the store grows with about the changed bytes, not 100 copies of the file).
+//! And what finding a command's changes costs in the same workspace
+//! (`checkpoints/command_*`): the first look (every file read and kept), and the bracket
+//! around each later command — with nothing changed, and with one file changed. Goal: ≤ 1
+//! ms a call.
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
@@ -11,8 +15,8 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::checkpoint::SharedCheckpoints;
-use wonopcode_agent_loop::{Tool, ToolEnv};
+use wonopcode_agent_loop::checkpoint::{Checkpoints, SharedCheckpoints};
+use wonopcode_agent_loop::{ContextPath, Tool, ToolEnv};
 use wonopcode_journal::{CheckpointStore, Runs};
 use wonopcode_tools::EditTool;
 
@@ -26,7 +30,8 @@ fn workspace() -> tempfile::TempDir {
         let sub = dir.path().join(format!("d{d}"));
         std::fs::create_dir(&sub).expect("dir");
         for f in 0..100 {
-            std::fs::write(sub.join(format!("f{f}.txt")), "small\n").expect("file");
+            std::fs::write(sub.join(format!("f{f}.txt")), format!("small {d} {f}\n"))
+                .expect("file");
         }
     }
     // Numbered lines, so each can be named by an edit.
@@ -118,5 +123,54 @@ fn bench_checkpoints(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench_checkpoints);
+/// A fresh store for a run in `runs`.
+fn store_in(runs: &std::path::Path, id: &str) -> CheckpointStore {
+    let run = Runs::at(runs).create(id).expect("run");
+    CheckpointStore::open(&run).expect("store")
+}
+
+fn bench_commands(c: &mut Criterion) {
+    let mut group = c.benchmark_group("checkpoints");
+    group.sample_size(10);
+    let ws = workspace();
+    let root = ws.path().canonicalize().expect("root");
+    let runs = tempfile::tempdir().expect("runs");
+    let context = ContextPath::root();
+    let mut n = 0;
+    group.bench_function("command_first_look_10k_files", |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                store_in(runs.path(), &format!("first{n}"))
+            },
+            |store| store.command_starts(&root, &[]),
+            criterion::BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("checkpoints");
+    group.sample_size(100);
+    let store = store_in(runs.path(), "later");
+    store.command_starts(&root, &[]);
+    store.command_ended(&context);
+    group.bench_function("command_unchanged_10k_files", |b| {
+        b.iter(|| {
+            store.command_starts(&root, &[]);
+            store.command_ended(&context);
+        });
+    });
+    let mut n = 0;
+    group.bench_function("command_one_file_changed_10k_files", |b| {
+        b.iter(|| {
+            store.command_starts(&root, &[]);
+            n += 1;
+            std::fs::write(root.join("d42/f7.txt"), format!("changed {n}\n")).expect("write");
+            store.command_ended(&context);
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_checkpoints, bench_commands);
 criterion_main!(benches);

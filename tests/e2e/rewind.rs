@@ -159,3 +159,90 @@ fn one_specialists_changes_are_taken_back_and_its_siblings_kept() {
         readme_before
     );
 }
+
+/// The mode bits of `path`.
+fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn what_a_command_created_deleted_renamed_and_made_executable_is_taken_back() {
+    let s = Scratch::new();
+    s.file("keep.txt", "kept\n");
+    s.file("gone.txt", "to delete\n");
+    s.file("old.txt", "to rename\n");
+    s.file("tool.sh", "echo hi\n");
+    s.file(".gitignore", "build/\n");
+    let outside = s.outside("secret.txt");
+    std::fs::write(&outside, "outside\n").unwrap();
+    let script = format!(
+        "mkdir -p out/deep && echo made > out/deep/new.txt && rm gone.txt && mv old.txt renamed.txt \
+         && chmod +x tool.sh && echo more >> keep.txt && mkdir -p build && echo built > build/a.o \
+         && ln -s {} link",
+        outside.display()
+    );
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling(
+                "b1",
+                "bash",
+                &serde_json::json!({ "command": script }).to_string(),
+            ),
+            answer("Done."),
+        ],
+    );
+    let out = command()
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .args(["--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Rearrange things.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ws = s.ws();
+    assert!(ws.join("renamed.txt").exists() && !ws.join("gone.txt").exists());
+    assert_eq!(mode_of(&ws.join("tool.sh")) & 0o111, 0o111);
+    let id = only_run(&s.outside("runs"));
+
+    let (code, shown, err) = wonopcode_in(&s, &["rewind", &id, "--to", "1", "--dry-run"]);
+    assert_eq!(code, Some(0), "{err}");
+    for line in [
+        "would remove out/deep/new.txt",
+        "would restore gone.txt",
+        "would restore old.txt",
+        "would remove renamed.txt",
+        "would restore tool.sh",
+        "would restore keep.txt",
+    ] {
+        assert!(shown.contains(line), "{line} missing from:\n{shown}");
+    }
+    // Build output the ignore files leave out, and links, are not the run's to take back.
+    assert!(
+        !shown.contains("build/a.o") && !shown.contains("link"),
+        "{shown}"
+    );
+
+    let (code, _, err) = wonopcode_in(&s, &["rewind", &id, "--to", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!ws.join("out/deep/new.txt").exists());
+    assert!(!ws.join("renamed.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("gone.txt")).unwrap(),
+        "to delete\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("old.txt")).unwrap(),
+        "to rename\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("keep.txt")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(mode_of(&ws.join("tool.sh")) & 0o111, 0);
+    assert!(ws.join("build/a.o").exists());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
+}

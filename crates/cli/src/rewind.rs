@@ -95,8 +95,9 @@ fn take_back(
         );
         return Ok(exit::SUCCESS);
     }
-    for (path, content) in &rewind.restore {
-        let what = if content.is_some() {
+    for restore in &rewind.restore {
+        let path = &restore.path;
+        let what = if restore.content.is_some() {
             "restore"
         } else {
             "remove"

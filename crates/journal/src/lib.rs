@@ -25,7 +25,7 @@ mod runs;
 mod seal;
 mod steps;
 
-pub use checkpoints::{Change, CheckpointStore, Rewind, changes, rewind_run};
+pub use checkpoints::{Change, CheckpointStore, Restore, Rewind, changes, rewind_run};
 pub use earlier::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
 pub use lineage::Lineage;

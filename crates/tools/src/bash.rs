@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use wonopcode_agent_loop::checkpoint::CommandEffects;
 use wonopcode_agent_loop::event::CommandDetails;
 use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::{
@@ -181,9 +182,13 @@ impl Tool for BashTool {
             .timeout_ms
             .map_or(self.default_timeout, Duration::from_millis)
             .min(self.ceiling);
+        // What the command changes in the workspace is recorded, to take back.
+        let effects = CommandEffects::start(env).await;
         let first = self
             .execute(&a.command, timeout, env, self.sandbox.as_deref())
-            .await?;
+            .await;
+        effects.end().await;
+        let first = first?;
         let blocked = first.command.as_ref().and_then(|c| c.blocked.clone());
         let (Some(blocked), Some(gate)) = (blocked, &env.gate) else {
             return Ok(first);
@@ -191,8 +196,11 @@ impl Tool for BashTool {
         if !gate.escalate("bash", &a.command, &blocked).await {
             return Ok(first);
         }
+        let effects = CommandEffects::start(env).await;
         // The person who approved it runs this one command with their own rights.
-        let mut again = self.execute(&a.command, timeout, env, None).await?;
+        let again = self.execute(&a.command, timeout, env, None).await;
+        effects.end().await;
+        let mut again = again?;
         again.content = format!(
             "ran again outside the sandbox, with the user's approval (it had been blocked: {blocked})\n{}",
             again.content
