@@ -24,6 +24,7 @@ fn repl(s: &Scratch, transcript: &Path, history: &Path) -> PtySession {
 fn repl_with(s: &Scratch, transcript: &Path, args: &[&std::ffi::OsStr]) -> PtySession {
     let mut cmd = command();
     cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .arg("--replay")
         .arg(transcript)
         .args(args)
@@ -423,6 +424,9 @@ fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
     assert!(s.ws().join("a.txt").exists());
     says(&mut session, "/rewind", "1  Write a.txt.");
     expect(&mut session, "2  Say hi.");
+    // Enter at the question changes nothing.
+    expect(&mut session, "before which prompt?");
+    enter(&mut session, "");
     says(&mut session, "/rewind 9", "this run has 2 prompt(s)");
     says(
         &mut session,
@@ -432,4 +436,149 @@ fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
     says(&mut session, "/rewind 1", "removed a.txt");
     quit(&mut session);
     assert!(!s.ws().join("a.txt").exists());
+}
+
+#[test]
+fn rewind_picks_a_prompt_and_takes_back_its_conversation_its_code_or_both() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            crate::support::calling("w1", "write", r#"{"path": "a.txt", "content": "hi\n"}"#),
+            vec![text("Wrote it."), done("end_turn")],
+            vec![text("Nothing to do."), done("end_turn")],
+        ],
+    );
+    let mut session = repl_with(&s, &t, &["--yes".as_ref()]);
+    says(&mut session, "Write a.txt.", "Wrote it.");
+    says(&mut session, "Say hi.", "Nothing to do.");
+    // The picker: the prompts, then which, then what.
+    says(&mut session, "/rewind", "1  Write a.txt.");
+    expect(&mut session, "2  Say hi.");
+    expect(&mut session, "before which prompt?");
+    enter(&mut session, "2");
+    expect(&mut session, "con[v]ersation only? [b]");
+    enter(&mut session, "v");
+    expect(
+        &mut session,
+        "conversation: back to before prompt 2 (2 message(s) dropped)",
+    );
+    assert!(
+        s.ws().join("a.txt").exists(),
+        "the conversation alone was asked for"
+    );
+    says(&mut session, "/rewind 1 code", "removed a.txt");
+    assert!(!s.ws().join("a.txt").exists());
+    says(
+        &mut session,
+        "/rewind 1 conversation",
+        "conversation: back to before prompt 1 (4 message(s) dropped)",
+    );
+    says(
+        &mut session,
+        "/rewind 2 conversation",
+        "no longer has that point",
+    );
+    says(
+        &mut session,
+        "/rewind 1 everything",
+        "is not what to take back",
+    );
+    // Enter at the picker's question changes nothing.
+    says(&mut session, "/rewind", "before which prompt?");
+    enter(&mut session, "");
+    quit(&mut session);
+    let runs = s.outside("runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    assert_eq!(
+        events.matches(r#""strategy":"rewind""#).count(),
+        2,
+        "{events}"
+    );
+    let meta = std::fs::read_to_string(run.join("run.json")).unwrap();
+    assert!(
+        meta.contains(r#""command": "rewind""#) || meta.contains(r#""command":"rewind""#),
+        "{meta}"
+    );
+}
+
+#[test]
+fn a_finished_runs_conversation_is_taken_back_into_a_run_that_goes_on_from_it() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            crate::support::calling("w1", "write", r#"{"path": "a.txt", "content": "hi\n"}"#),
+            vec![text("Wrote it."), done("end_turn")],
+            vec![text("Nothing to do."), done("end_turn")],
+        ],
+    );
+    let mut session = repl_with(&s, &t, &["--yes".as_ref()]);
+    says(&mut session, "Write a.txt.", "Wrote it.");
+    says(&mut session, "Say hi.", "Nothing to do.");
+    quit(&mut session);
+    let wonopcode = |args: &[&str]| {
+        let out = command()
+            .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            crate::support::stderr(&out),
+        )
+    };
+    let runs = s.outside("runs");
+    let ids = |runs: &Path| -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(runs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let id = ids(&runs).remove(0);
+    let (code, out, err) = wonopcode(&["rewind", &id, "--to", "2", "--conversation", "--dry-run"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("would take the conversation back to before prompt 2 (2 message(s) left out)"),
+        "{out}"
+    );
+    assert_eq!(ids(&runs).len(), 1, "a dry run made a run");
+    // The conversation alone: the file stays.
+    let (code, out, err) = wonopcode(&["rewind", &id, "--to", "2", "--conversation"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("conversation: back to before prompt 2"),
+        "{out}"
+    );
+    assert!(s.ws().join("a.txt").exists());
+    let new = ids(&runs).into_iter().find(|n| *n != id).unwrap();
+    assert!(out.contains(&new), "{out}");
+    let meta = std::fs::read_to_string(runs.join(&new).join("run.json")).unwrap();
+    assert!(meta.contains(&id), "{meta}");
+    // What goes on from it is the conversation before prompt 2: prompt 1, its call, its
+    // result and its answer.
+    let file = s.outside("back.jsonl");
+    let (code, _, err) = wonopcode(&["runs", "history", &new, file.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(history_messages(&file).len(), 4);
+    // The run was gone on with: its conversation is the new run's to take back now.
+    let (code, _, err) = wonopcode(&["rewind", &id, "--to", "1", "--conversation"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("was gone on with by run {new}")),
+        "{err}"
+    );
+    // Its files still can be, and both together.
+    let (code, out, err) = wonopcode(&["rewind", &id, "--to", "1", "--code"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("remove a.txt"), "{out}");
 }

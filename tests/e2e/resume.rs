@@ -823,6 +823,21 @@ fn a_fork_serves_the_run_up_to_its_point_and_asks_the_rest_of_another_model() {
     assert_eq!(asked, expected);
     assert_eq!(items_of(&forked, "0.1"), items_of(&events, "0.1"));
 
+    // In the run's own workspace, as the run left it: the files the run changed go back to
+    // what they were before it, and the fork's calls make them again up to its point.
+    let expected = changed_files(&original.ws());
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .args(["fork", &id, "--at", "0.2:1", "-C"])
+        .arg(original.ws());
+    let (forked, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("fork: restored greet.sh"), "{err}");
+    assert_eq!(answer(&forked), answer(&events));
+    assert_eq!(changed_files(&original.ws()), expected);
+
     // A point past what the journal holds is refused in one line.
     let mut cmd = command();
     cmd.env("WONOPCODE_RUNS_DIR", &runs)

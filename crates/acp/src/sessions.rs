@@ -23,7 +23,7 @@ use wonopcode_agent_loop::compaction::estimate_tokens;
 use wonopcode_agent_loop::model::StopReason as ModelStop;
 use wonopcode_agent_loop::{LoopStatus, Usage};
 use wonopcode_journal::Runs;
-use wonopcode_session::{Renderer, Session, SessionBuilder, TurnCanceller};
+use wonopcode_session::{Renderer, RewindScope, Session, SessionBuilder, TurnCanceller};
 
 use crate::commands::{Command, command_of};
 use crate::content::prompt_of;
@@ -289,7 +289,7 @@ impl Sessions {
                 true
             }
             Some(Command::Rewind(which)) => {
-                let said = rewound(&session, &which)?;
+                let said = rewound(&mut session, &which)?;
                 let chunk = ContentChunk::new(ContentBlock::from(said));
                 let note = SessionNotification::new(
                     request.session_id.clone(),
@@ -408,14 +408,17 @@ impl Sessions {
 
 /// Takes back the file changes of prompt `which` (a number from 1; empty: the last) and
 /// every later one in `session`'s run; what was done, in a line or a few.
-fn rewound(session: &Session, which: &str) -> Result<String, Error> {
+fn rewound(session: &mut Session, which: &str) -> Result<String, Error> {
     let number = match which.trim() {
         "" => session.prompts().len(),
         n => n.parse::<usize>().unwrap_or(0),
     };
+    // The editor keeps its own view of the conversation: only the files are taken back.
     let rewind = session
-        .rewind(number)
-        .map_err(|e| invalid(format!("/rewind {which}: {e}")))?;
+        .rewind(number, RewindScope::Code)
+        .map_err(|e| invalid(format!("/rewind {which}: {e}")))?
+        .files
+        .unwrap_or_default();
     if !rewind.overlaps.is_empty() {
         return Err(invalid(format!(
             "/rewind: another context changed these files after, so both cannot hold: {}",

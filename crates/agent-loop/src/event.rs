@@ -247,7 +247,7 @@ pub enum EventKind {
     ContextCompacted {
         /// `prune_tool_outputs` or `summarize`; `clear` when the user started the
         /// conversation afresh; `withdraw` when a prompt the model never answered was taken
-        /// out.
+        /// out; `rewind` when the person took the conversation back to before a prompt.
         strategy: String,
         /// Estimated tokens before.
         tokens_before: u64,

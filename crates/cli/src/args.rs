@@ -531,10 +531,15 @@ pub struct ForkArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["provider", "model"])]
     pub replay: Option<PathBuf>,
 
-    /// The fork's workspace (default: the run's). The fork's tool calls run there again,
-    /// so a fresh checkout of where the run started gives the state at the fork point.
+    /// The fork's workspace (default: the run's). The files the run changed there go back
+    /// to what they were before it, and the fork's tool calls make them again up to its
+    /// point.
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+
+    /// Leave the workspace's files as they are: the fork's tool calls run again on them.
+    #[arg(long)]
+    pub keep_files: bool,
 
     /// Flags added to the run's own (after `--`), for example `-- --json`.
     #[arg(last = true, value_name = "FLAGS")]
@@ -553,8 +558,18 @@ pub struct RewindArgs {
 
     /// Only this context's changes and its children's (`0.2`): a specialist's work, its
     /// siblings' kept.
-    #[arg(long, value_name = "CONTEXT")]
+    #[arg(long, value_name = "CONTEXT", conflicts_with = "conversation")]
     pub context: Option<String>,
+
+    /// Take back the files (the default, unless --conversation alone is given).
+    #[arg(long)]
+    pub code: bool,
+
+    /// Take back the conversation: a new run goes on from before the prompt (an editor
+    /// loads it as the session; `wonopcode runs history` makes a --history file of it).
+    /// With --code, both.
+    #[arg(long)]
+    pub conversation: bool,
 
     #[command(flatten)]
     pub apply: RewindApply,

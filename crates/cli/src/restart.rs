@@ -308,6 +308,9 @@ async fn start_again(
     let settings = settings
         .overlaid(&given, &base)
         .map_err(|e| usage(e.to_string()))?;
+    if fork.is_some_and(|f| !f.keep_files) {
+        files_before(&runs, &id, &settings.workspace)?;
+    }
     if let Again::Resume { policy, .. } = &mut again {
         *policy = policy.or(extra.on_interrupted).or(stored.on_interrupted);
     }
@@ -319,6 +322,25 @@ async fn start_again(
         journal: Some(runs),
     };
     run_again(start, again).await
+}
+
+/// Puts the files run `id` changed in `workspace` back to what they were before it (from
+/// its checkpoints), so a fork's tool calls, run again, leave them as they were at its
+/// point; says what it did on stderr. A file changed since by someone else is left alone.
+fn files_before(runs: &Runs, id: &str, workspace: &std::path::Path) -> anyhow::Result<()> {
+    let dir = runs.find(id).map_err(|e| usage(e.to_string()))?;
+    let rewind = wonopcode_journal::rewind_run(&dir, workspace, 0, None, false, false)?;
+    let shown = crate::render::one_line;
+    for path in &rewind.refused {
+        eprintln!(
+            "fork: refused {}: not a path inside the workspace",
+            shown(path)
+        );
+    }
+    for line in rewind.done_lines() {
+        eprintln!("fork: {}", shown(&line));
+    }
+    Ok(())
 }
 
 /// A prompt's flags as clap reads them, with their matches (for the order of permission

@@ -13,7 +13,7 @@ use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::attachment::AttachmentError;
 use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part};
 use wonopcode_journal::{Runs, Step};
-use wonopcode_session::{Session, Settings, TurnCanceller};
+use wonopcode_session::{RewindScope, Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::{PermissionPolicy, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 
@@ -227,6 +227,7 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
         approvals: if yes { "all approved (--yes)" } else { "ask" },
         history,
         attached: attachments,
+        progress,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -316,6 +317,8 @@ struct Cli {
     /// Images and documents the next prompt carries (`--image` and the first prompt's
     /// `@path`s).
     attached: Vec<Part>,
+    /// Spinners to hide while asking on the terminal.
+    progress: MultiProgress,
 }
 
 impl Cli {
@@ -539,36 +542,72 @@ impl Cli {
         }
     }
 
-    /// `/rewind`: the run's prompts, numbered; `/rewind N`: their file changes from prompt N
-    /// on taken back, a file someone else changed since left alone (said so).
-    fn rewind(&self, which: Option<&str>) {
-        let prompts = self.session.prompts();
-        let Some(which) = which else {
-            if prompts.is_empty() {
-                eprintln!("no prompt yet in this run");
+    /// `/rewind`: the run's prompts, numbered, then which to go back to before and what to
+    /// take back — the files, the conversation, or both; `/rewind N [both|code|conversation]`
+    /// without asking (both by default). A file someone else changed since is left alone
+    /// (said so).
+    async fn rewind(&mut self, argument: Option<&str>) {
+        let mut words = argument.unwrap_or_default().split_whitespace();
+        let (which, scope) = match (words.next(), words.next()) {
+            (Some(which), scope) => (which.to_owned(), scope.unwrap_or_default().to_owned()),
+            (None, _) => {
+                let prompts = self.session.prompts();
+                if prompts.is_empty() {
+                    eprintln!("no prompt yet in this run");
+                    return;
+                }
+                for (n, prompt) in prompts.iter().enumerate() {
+                    let first = prompt.lines().next().unwrap_or_default();
+                    eprintln!("  {:>3}  {}", n + 1, one_line(first));
+                }
+                let asked = "take back to before which prompt? (its number; Enter: none) ";
+                let which = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
+                    .await
+                    .unwrap_or_default();
+                if which.trim().is_empty() {
+                    return;
+                }
+                let asked = "take back [b]oth the files and the conversation, the [c]ode only, or the con[v]ersation only? [b] ";
+                let scope = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
+                    .await
+                    .unwrap_or_default();
+                (which.trim().to_owned(), scope)
             }
-            for (n, prompt) in prompts.iter().enumerate() {
-                let first = prompt.lines().next().unwrap_or_default();
-                eprintln!("  {:>3}  {}", n + 1, one_line(first));
-            }
-            eprintln!("/rewind N takes back the file changes of prompt N and every later one");
+        };
+        let Some(scope) = RewindScope::parse(&scope) else {
+            eprintln!(
+                "/rewind: `{}` is not what to take back: both, code or conversation",
+                one_line(&scope)
+            );
             return;
         };
         let number = which.parse::<usize>().unwrap_or(0);
-        match self.session.rewind(number) {
-            Err(e) => eprintln!("/rewind {}: {e} (/rewind lists them)", one_line(which)),
-            Ok(rewind) if !rewind.overlaps.is_empty() => eprintln!(
-                "/rewind: another context changed these files after, so both cannot hold: {}",
-                rewind.overlaps.join(", ")
-            ),
-            Ok(rewind) if rewind.restore.is_empty() => {
+        let rewound = match self.session.rewind(number, scope) {
+            Ok(rewound) => rewound,
+            Err(e) => {
+                eprintln!("/rewind {}: {e} (/rewind lists them)", one_line(&which));
+                return;
+            }
+        };
+        if let Some(files) = &rewound.files {
+            if !files.overlaps.is_empty() {
+                eprintln!(
+                    "/rewind: another context changed these files after, so both cannot hold: {}",
+                    files.overlaps.join(", ")
+                );
+                return;
+            }
+            if files.restore.is_empty() {
                 eprintln!("no file changes from prompt {number} on");
             }
-            Ok(rewind) => {
-                for line in rewind.done_lines() {
-                    eprintln!("{}", one_line(&line));
-                }
+            for line in files.done_lines() {
+                eprintln!("{}", one_line(&line));
             }
+        }
+        if let Some(dropped) = rewound.messages_dropped {
+            eprintln!(
+                "conversation: back to before prompt {number} ({dropped} message(s) dropped)"
+            );
         }
     }
 
@@ -599,7 +638,7 @@ impl Cli {
                 }
             }
             SlashCommand::Approvals(argument) => self.approvals(argument.as_deref()),
-            SlashCommand::Rewind(which) => self.rewind(which.as_deref()),
+            SlashCommand::Rewind(which) => self.rewind(which.as_deref()).await,
             SlashCommand::Loop(None) => {
                 eprintln!("running: {}", self.session.loop_name());
                 eprintln!("named loops (/loop NAME):");

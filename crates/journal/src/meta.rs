@@ -90,6 +90,7 @@ impl std::fmt::Display for SessionCommand {
                 "/thinking {}",
                 serde_json::to_value(thinking).unwrap_or_default()
             ),
+            Self::Rewind { prompt } => write!(f, "/rewind {prompt} conversation"),
         }
     }
 }
@@ -125,6 +126,11 @@ pub enum SessionCommand {
     Thinking {
         /// The setting.
         thinking: wonopcode_agent_loop::generation::Thinking,
+    },
+    /// The conversation was taken back to before prompt `prompt` (from 1).
+    Rewind {
+        /// The prompt.
+        prompt: usize,
     },
 }
 

@@ -49,8 +49,8 @@ pub use config::Config;
 pub use error::SessionError;
 pub use models::{ModelChoice, ReplayMode};
 pub use session::{
-    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, Session, SessionBuilder, TurnCanceller,
-    workspace_root,
+    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, RewindScope, Rewound, Session,
+    SessionBuilder, TurnCanceller, workspace_root,
 };
 pub use settings::{LoopChoice, Settings};
 pub use sink::{NoRenderer, Renderer, SessionSink};

@@ -36,7 +36,10 @@ use crate::sink::{NoRenderer, Renderer, SessionSink};
 use crate::telemetry::SpanRecorder;
 
 mod build;
+mod rewind;
+
 pub use build::workspace_root;
+pub use rewind::{RewindScope, Rewound};
 use wonopcode_mcp::Elicitor;
 
 /// The system prompt unless the config replaces it. It names no absolute path, so recorded
@@ -446,6 +449,9 @@ pub struct Session {
     suspended: bool,
     /// The run's skills (the `skill` tool's).
     skills: Arc<[wonopcode_registry::Skill]>,
+    /// Where each prompt of the run began in the conversation, by its number in the
+    /// journal (from 0; `None`: not given in this session), to take it back to.
+    prompt_starts: Vec<Option<rewind::PromptStart>>,
 }
 
 /// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
@@ -518,6 +524,10 @@ impl Session {
     /// kin make them); the prompt's message carries them, whichever loop runs it.
     pub async fn prompt_with(&mut self, prompt: &str, attachments: Vec<Part>) -> LoopResult {
         if let Some(journal) = &self.journal {
+            let index = journal.prompts().len();
+            self.prompt_starts.resize(index, None);
+            self.prompt_starts
+                .push(Some(rewind::PromptStart::of(&self.messages)));
             journal.prompted(prompt, &attachments);
         }
         self.turn(Turn::Prompt(prompt, attachments)).await
@@ -767,6 +777,9 @@ impl Session {
                 self.switch_model(provider, model.as_deref()).await?;
             }
             SessionCommand::Thinking { thinking } => self.set_thinking(*thinking)?,
+            SessionCommand::Rewind { prompt } => {
+                self.rewind_conversation(*prompt)?;
+            }
         }
         Ok(wonopcode_agent_loop::Usage::default())
     }
@@ -864,24 +877,6 @@ impl Session {
             .as_ref()
             .map(|j| j.prompts())
             .unwrap_or_default()
-    }
-
-    /// Takes back the file changes this session's run made from prompt `number` (from 1)
-    /// on, a file changed since by someone else left alone; what was worked out (nothing is
-    /// changed when the changes overlap others that stay). `Err`: no such prompt, or no
-    /// journal (so no checkpoints).
-    pub fn rewind(&self, number: usize) -> Result<wonopcode_journal::Rewind, SessionError> {
-        let journal = self.journal.as_ref().ok_or_else(|| {
-            SessionError::Choice("the session keeps no journal, so no checkpoints".into())
-        })?;
-        let prompts = journal.prompts().len();
-        if !(1..=prompts).contains(&number) {
-            return Err(SessionError::Choice(format!(
-                "this run has {prompts} prompt(s); there is no prompt {number}"
-            )));
-        }
-        wonopcode_journal::rewind_run(journal.dir(), &self.root, number - 1, None, false, false)
-            .map_err(|e| SessionError::Choice(e.to_string()))
     }
 
     /// The run's skills, by name and description: what a person can ask for by name

@@ -598,6 +598,9 @@ impl TerminalRenderer {
                         "· the prompt was not answered: it is left out of the conversation"
                             .to_owned()
                     }
+                    "rewind" => format!(
+                        "· conversation taken back: ~{tokens_before} → ~{tokens_after} tokens"
+                    ),
                     _ => format!(
                         "· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens"
                     ),

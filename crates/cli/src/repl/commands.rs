@@ -29,8 +29,8 @@ pub enum SlashCommand {
     Trace(Option<String>),
     /// `/loop`: the loop running and the named loops; `/loop NAME`: switch.
     Loop(Option<String>),
-    /// `/rewind`: the prompts, numbered; `/rewind N`: take back the file changes of prompt N
-    /// and every later one.
+    /// `/rewind`: the prompts, numbered, and which to go back to; `/rewind N [both|code|
+    /// conversation]`: take back the files and/or the conversation from prompt N on.
     Rewind(Option<String>),
 }
 
@@ -62,7 +62,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("/history", "where the conversation is stored"),
     (
         "/rewind",
-        "the prompts, numbered; /rewind N takes back the file changes of prompt N and later ones",
+        "go back to before a prompt: its files, conversation or both (/rewind N [code|conversation])",
     ),
     (
         "/trace",

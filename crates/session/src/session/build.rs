@@ -240,6 +240,7 @@ impl SessionBuilder {
                 .skill_tool
                 .as_ref()
                 .map_or_else(|| Arc::from([]), |tool| tool.skills().into()),
+            prompt_starts: Vec::new(),
         })
     }
 

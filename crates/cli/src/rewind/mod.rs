@@ -1,11 +1,16 @@
-//! `wonopcode rewind RUN --to PROMPT [--context C]` and `wonopcode undo`: the changes a run's
-//! file tools made from one of its prompts on, taken back from its checkpoints (the files'
-//! contents before each change, kept beside its journal). A file someone else changed since
-//! the run last changed it is a conflict: listed, and left alone unless `--force`. Changes
-//! of the context rewound that another context's later changes build on are refused, naming
-//! the files.
+//! `wonopcode rewind RUN --to PROMPT [--code] [--conversation] [--context C]` and `wonopcode
+//! undo`: the changes a run made to the workspace from one of its prompts on, taken back
+//! from its checkpoints (the files' contents before each change, kept beside its journal),
+//! and with `--conversation` its conversation (`conversation`). A file someone else changed
+//! since the run last changed it is a conflict: listed, and left alone unless `--force`.
+//! Changes of the context rewound that another context's later changes build on are
+//! refused, naming the files.
 
-use wonopcode_journal::{RunDir, RunStatus, Runs, rewind_run};
+mod conversation;
+
+use wonopcode_journal::{RunDir, RunMeta, RunStatus, Runs, rewind_run};
+
+use self::conversation::ConversationBack;
 
 use crate::args::{RewindApply, RewindArgs, UndoArgs};
 use crate::exit;
@@ -14,9 +19,34 @@ use crate::session::{usage, workspace_root};
 
 /// `wonopcode rewind RUN --to PROMPT`.
 pub fn rewind(args: &RewindArgs) -> anyhow::Result<u8> {
-    let (_, dir) = find_run(&args.id)?;
+    let (runs, dir) = find_run(&args.id)?;
     let from = usize::try_from(args.to - 1).unwrap_or(usize::MAX);
-    take_back(&dir, from, args.context.as_deref(), &args.apply)
+    let meta = checked(&dir, from)?;
+    // The conversation is worked out first: what refuses it refuses the whole rewind.
+    let conversation = if args.conversation {
+        Some(ConversationBack::plan(&runs, &meta, from)?)
+    } else {
+        None
+    };
+    let mut code = exit::SUCCESS;
+    if args.code || !args.conversation {
+        code = take_back(&dir, &meta, from, args.context.as_deref(), &args.apply)?;
+    }
+    if let Some(conversation) = conversation {
+        let (number, dropped) = (from + 1, conversation.dropped());
+        if args.apply.dry_run {
+            println!(
+                "would take the conversation back to before prompt {number} ({dropped} message(s) left out)"
+            );
+        } else {
+            let id = conversation.keep(&runs)?;
+            println!(
+                "conversation: back to before prompt {number} ({dropped} message(s) left out) in run {id}, which goes on from run {}",
+                meta.id
+            );
+        }
+    }
+    Ok(code)
 }
 
 /// `wonopcode undo`: the last prompt of this workspace's latest run.
@@ -37,21 +67,16 @@ pub fn undo(args: &UndoArgs) -> anyhow::Result<u8> {
         )));
     };
     let dir = found(&runs, &meta.id)?;
-    take_back(&dir, last, None, &args.apply)
+    let meta = checked(&dir, last)?;
+    take_back(&dir, &meta, last, None, &args.apply)
 }
 
 fn found(runs: &Runs, id: &str) -> anyhow::Result<RunDir> {
     runs.find(id).map_err(|e| usage(e.to_string()))
 }
 
-/// Takes back the changes of `dir`'s run from prompt `from` (0-based) on, of `context`
-/// when given, as `apply` says.
-fn take_back(
-    dir: &RunDir,
-    from: usize,
-    context: Option<&str>,
-    apply: &RewindApply,
-) -> anyhow::Result<u8> {
+/// The run in `dir`, when it is not running and has a prompt `from` (0-based).
+fn checked(dir: &RunDir, from: usize) -> anyhow::Result<RunMeta> {
     let meta = dir.meta()?;
     if meta.current_status() == RunStatus::Running {
         return Err(usage(format!(
@@ -68,6 +93,18 @@ fn take_back(
             from + 1
         )));
     }
+    Ok(meta)
+}
+
+/// Takes back the file changes of `dir`'s run (`meta`) from prompt `from` (0-based) on, of
+/// `context` when given, as `apply` says.
+fn take_back(
+    dir: &RunDir,
+    meta: &RunMeta,
+    from: usize,
+    context: Option<&str>,
+    apply: &RewindApply,
+) -> anyhow::Result<u8> {
     let workspace = std::path::PathBuf::from(&meta.workspace);
     let rewind = rewind_run(dir, &workspace, from, context, apply.force, apply.dry_run)?;
     let shown = crate::render::one_line;
