@@ -140,6 +140,25 @@ fn one_specialists_changes_are_taken_back_and_its_siblings_kept() {
     let readme_after = std::fs::read_to_string(ws.join("README.md")).unwrap();
     assert_ne!(readme_after, readme_before);
     let id = only_run(&runs);
+    // Both coders (0.2 and 0.3) at once, the planner's and the reviewer's work kept.
+    let (code, shown, err) = wonopcode_in(
+        &s,
+        &[
+            "rewind",
+            &id,
+            "--to",
+            "1",
+            "--context",
+            "0.2",
+            "--context",
+            "0.3",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(shown.contains("would restore greet.sh"), "{shown}");
+    assert!(shown.contains("would restore README.md"), "{shown}");
+    assert_eq!(shown.lines().count(), 2, "{shown}");
     // The coder of greet.sh was context 0.2; the README's, 0.3.
     let (code, shown, err) = wonopcode_in(&s, &["rewind", &id, "--to", "1", "--context", "0.2"]);
     assert_eq!(code, Some(0), "{err}");
@@ -179,7 +198,7 @@ fn what_a_command_created_deleted_renamed_and_made_executable_is_taken_back() {
     let script = format!(
         "mkdir -p out/deep && echo made > out/deep/new.txt && rm gone.txt && mv old.txt renamed.txt \
          && chmod +x tool.sh && echo more >> keep.txt && mkdir -p build && echo built > build/a.o \
-         && ln -s {} link",
+         && ln -s {} link && mkfifo pipe",
         outside.display()
     );
     let t = s.transcript(

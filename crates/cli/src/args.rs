@@ -557,9 +557,9 @@ pub struct RewindArgs {
     pub to: u32,
 
     /// Only this context's changes and its children's (`0.2`): a specialist's work, its
-    /// siblings' kept.
+    /// siblings' kept. Give it again for several (`--context 0.2 --context 0.3`).
     #[arg(long, value_name = "CONTEXT", conflicts_with = "conversation")]
-    pub context: Option<String>,
+    pub context: Vec<String>,
 
     /// Take back the files (the default, unless --conversation alone is given).
     #[arg(long)]

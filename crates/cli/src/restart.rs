@@ -329,7 +329,7 @@ async fn start_again(
 /// point; says what it did on stderr. A file changed since by someone else is left alone.
 fn files_before(runs: &Runs, id: &str, workspace: &std::path::Path) -> anyhow::Result<()> {
     let dir = runs.find(id).map_err(|e| usage(e.to_string()))?;
-    let rewind = wonopcode_journal::rewind_run(&dir, workspace, 0, None, false, false)?;
+    let rewind = wonopcode_journal::rewind_run(&dir, workspace, 0, &[], false, false)?;
     let shown = crate::render::one_line;
     for path in &rewind.refused {
         eprintln!(

@@ -30,7 +30,8 @@ pub fn rewind(args: &RewindArgs) -> anyhow::Result<u8> {
     };
     let mut code = exit::SUCCESS;
     if args.code || !args.conversation {
-        code = take_back(&dir, &meta, from, args.context.as_deref(), &args.apply)?;
+        let contexts: Vec<&str> = args.context.iter().map(String::as_str).collect();
+        code = take_back(&dir, &meta, from, &contexts, &args.apply)?;
     }
     if let Some(conversation) = conversation {
         let (number, dropped) = (from + 1, conversation.dropped());
@@ -68,7 +69,7 @@ pub fn undo(args: &UndoArgs) -> anyhow::Result<u8> {
     };
     let dir = found(&runs, &meta.id)?;
     let meta = checked(&dir, last)?;
-    take_back(&dir, &meta, last, None, &args.apply)
+    take_back(&dir, &meta, last, &[], &args.apply)
 }
 
 fn found(runs: &Runs, id: &str) -> anyhow::Result<RunDir> {
@@ -97,16 +98,16 @@ fn checked(dir: &RunDir, from: usize) -> anyhow::Result<RunMeta> {
 }
 
 /// Takes back the file changes of `dir`'s run (`meta`) from prompt `from` (0-based) on, of
-/// `context` when given, as `apply` says.
+/// `contexts` when some are given, as `apply` says.
 fn take_back(
     dir: &RunDir,
     meta: &RunMeta,
     from: usize,
-    context: Option<&str>,
+    contexts: &[&str],
     apply: &RewindApply,
 ) -> anyhow::Result<u8> {
     let workspace = std::path::PathBuf::from(&meta.workspace);
-    let rewind = rewind_run(dir, &workspace, from, context, apply.force, apply.dry_run)?;
+    let rewind = rewind_run(dir, &workspace, from, contexts, apply.force, apply.dry_run)?;
     let shown = crate::render::one_line;
     for path in &rewind.refused {
         eprintln!(

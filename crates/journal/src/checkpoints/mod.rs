@@ -183,12 +183,20 @@ impl Checkpoints for CheckpointStore {
         let Some(files) = &mut commands.files else {
             return;
         };
+        let changes = files.refresh(&self.objects);
+        if let Some(why) = files.too_large() {
+            tracing::warn!(
+                "what commands change is no longer tracked for rewind: the workspace has {why}"
+            );
+            commands.files = None;
+            commands.untracked = true;
+        }
         let prompt = self.prompt.load(Ordering::SeqCst);
         for FileChange {
             path,
             before,
             after,
-        } in files.refresh(&self.objects)
+        } in changes
         {
             let (before, before_mode) = before.unzip();
             let (after, after_mode) = after.unzip();

@@ -38,11 +38,14 @@ pub struct Rewind {
 }
 
 impl Rewind {
-    /// The rewind of the changes made under prompt `from` and after (only `context`'s and
-    /// its children's, when given), against the workspace as it is now.
-    pub fn of(changes: &[Change], from: usize, context: Option<&str>, workspace: &Path) -> Self {
-        let taken =
-            |c: &Change| c.prompt >= from && context.is_none_or(|ctx| in_context(&c.context, ctx));
+    /// The rewind of the changes made under prompt `from` and after (only those of
+    /// `contexts` and their children, when some are given), against the workspace as it is
+    /// now.
+    pub fn of(changes: &[Change], from: usize, contexts: &[&str], workspace: &Path) -> Self {
+        let taken = |c: &Change| {
+            c.prompt >= from
+                && (contexts.is_empty() || contexts.iter().any(|ctx| in_context(&c.context, ctx)))
+        };
         let mut rewind = Rewind::default();
         let mut paths: Vec<&str> = Vec::new();
         for change in changes.iter().filter(|c| taken(c)) {
@@ -141,18 +144,19 @@ impl Rewind {
 }
 
 /// Takes back the changes the run in `run` made from prompt `from` (0-based) on — only
-/// `context`'s and its children's when given — in `workspace`: nothing when some overlap
+/// those of `contexts` and their children when some are given — in `workspace`: nothing
+/// when some overlap
 /// changes that stay (the rewind says which), nor when `dry_run`; a conflict's file only
 /// when `force`. The rewind worked out, whatever was done.
 pub fn rewind_run(
     run: &RunDir,
     workspace: &Path,
     from: usize,
-    context: Option<&str>,
+    contexts: &[&str],
     force: bool,
     dry_run: bool,
 ) -> Result<Rewind, JournalError> {
-    let rewind = Rewind::of(&super::changes(run)?, from, context, workspace);
+    let rewind = Rewind::of(&super::changes(run)?, from, contexts, workspace);
     if !dry_run && rewind.overlaps.is_empty() {
         rewind.apply(run, workspace, force)?;
     }
@@ -251,7 +255,7 @@ mod tests {
             change(1, "0.1", "../outside", None, Some("x")),
         ];
         // From prompt 1, context 0.1 and its children.
-        let rewind = Rewind::of(&changes, 1, Some("0.1"), ws.path());
+        let rewind = Rewind::of(&changes, 1, &["0.1"], ws.path());
         let restore = |path: &str, content: Option<String>| Restore {
             path: path.into(),
             content,
@@ -278,9 +282,14 @@ mod tests {
         assert_eq!(rewind.overlaps, ["d"]);
         assert_eq!(rewind.refused, ["../outside"]);
         // The whole of prompt 1 on: `a` goes back to what prompt 1 found.
-        let all = Rewind::of(&changes, 1, None, ws.path());
+        let all = Rewind::of(&changes, 1, &[], ws.path());
         assert!(all.restore.contains(&restore("b", None)));
         assert!(all.overlaps.is_empty());
+        // 0.1's and 0.3's together: 0.3 built on 0.1's `d`, and both go.
+        let both = Rewind::of(&changes, 1, &["0.1", "0.3"], ws.path());
+        assert!(both.overlaps.is_empty());
+        assert!(both.restore.contains(&restore("d", None)));
+        assert!(!both.restore.iter().any(|r| r.path == "b"));
         // `0.10` is not a child of `0.1`.
         assert!(!in_context("0.10", "0.1"));
         assert!(in_context("0.1.2", "0.1"));

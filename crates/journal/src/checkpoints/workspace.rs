@@ -76,6 +76,15 @@ struct Seen {
 pub(crate) type Kept = (String, u32);
 
 impl Seen {
+    /// The bytes kept of it.
+    fn kept_len(&self) -> u64 {
+        if self.content.is_some() {
+            self.stamp.len
+        } else {
+            0
+        }
+    }
+
     fn kept(&self) -> Option<Kept> {
         self.content
             .clone()
@@ -97,6 +106,8 @@ pub(crate) struct WorkspaceFiles {
     /// Never looked at (canonical).
     left_out: Vec<PathBuf>,
     files: BTreeMap<String, Seen>,
+    /// The bytes of the files kept (the sum of their lengths).
+    bytes: u64,
     dirs: BTreeSet<String>,
     watch: Option<Watch>,
 }
@@ -109,6 +120,7 @@ impl WorkspaceFiles {
             root: root.to_path_buf(),
             left_out,
             files: BTreeMap::new(),
+            bytes: 0,
             dirs: BTreeSet::new(),
             watch: Watch::new(),
         };
@@ -132,6 +144,37 @@ impl WorkspaceFiles {
         }
         files.compare("", true, found, found_dirs, objects, &mut Vec::new());
         Ok(files)
+    }
+
+    /// Why the workspace has grown too large to track (a command made it so), if it has.
+    pub fn too_large(&self) -> Option<String> {
+        if self.files.len() > MOST_FILES {
+            return Some(format!(
+                "more than {MOST_FILES} files outside its ignore files"
+            ));
+        }
+        (self.bytes > MOST_BYTES).then(|| {
+            format!(
+                "{} MiB (more than {} MiB) outside its ignore files",
+                self.bytes >> 20,
+                MOST_BYTES >> 20
+            )
+        })
+    }
+
+    /// Keeps `seen` as what `path` is; what it was.
+    fn insert(&mut self, path: String, seen: Seen) -> Option<Seen> {
+        self.bytes += seen.kept_len();
+        let before = self.files.insert(path, seen);
+        self.bytes -= before.as_ref().map_or(0, Seen::kept_len);
+        before
+    }
+
+    /// Forgets `path` (gone); what it was.
+    fn remove(&mut self, path: &str) -> Option<Seen> {
+        let before = self.files.remove(path);
+        self.bytes -= before.as_ref().map_or(0, Seen::kept_len);
+        before
     }
 
     /// Looks again where something may have changed since the last look; what did.
@@ -215,7 +258,7 @@ impl WorkspaceFiles {
             .cloned()
             .collect();
         for path in gone_files {
-            if let Some(seen) = self.files.remove(&path) {
+            if let Some(seen) = self.remove(&path) {
                 push_change(changes, path, Some(&seen), None);
             }
         }
@@ -229,7 +272,7 @@ impl WorkspaceFiles {
                 continue;
             };
             let now = Seen { stamp, content };
-            let before = self.files.insert(path.clone(), now.clone());
+            let before = self.insert(path.clone(), now.clone());
             push_change(changes, path, before.as_ref(), Some(&now));
         }
         for d in new_dirs {
@@ -238,13 +281,14 @@ impl WorkspaceFiles {
     }
 
     /// Keeps the content of `path` as an object: `Some(None)` when it is not kept (too
-    /// large, unreadable), `None` when it is gone again.
+    /// large, unreadable, no longer a regular file), `None` when it is gone again.
     fn keep(&self, path: &str, meta: &Metadata, objects: &Objects) -> Option<Option<String>> {
         if meta.len() > LARGEST_KEPT {
             return Some(None);
         }
-        match std::fs::read(self.root.join(path)) {
-            Ok(bytes) => Some(
+        match read_regular(&self.root.join(path)) {
+            Ok(None) => Some(None),
+            Ok(Some(bytes)) => Some(
                 objects
                     .put(&bytes)
                     .inspect_err(|e| tracing::warn!(error = %e, path, "cannot keep a file's content for the checkpoints"))
@@ -304,6 +348,30 @@ impl WorkspaceFiles {
         }
         (files, dirs)
     }
+}
+
+/// The bytes of the regular file at `path`, when it is one of at most [`LARGEST_KEPT`]
+/// bytes: opened without following a link or waiting on a pipe, so a file swapped for a
+/// link, a FIFO or a device since it was walked is never read through (`Ok(None)`).
+fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(file) => file,
+        // A link where a file was.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(LARGEST_KEPT + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= LARGEST_KEPT).then_some(bytes))
 }
 
 /// Adds the change of `path` from `before` to `after` (`None`: no file), when there is one
@@ -420,6 +488,31 @@ mod tests {
             paths(&files.refresh(&objects)),
             [("made/inner/e.txt", true, false)]
         );
+    }
+
+    #[test]
+    fn a_fifo_or_a_link_where_a_file_was_is_not_read_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let fifo = dir.join("fifo");
+        mkfifo(&fifo);
+        // Opened without waiting for a writer, and not read.
+        assert_eq!(read_regular(&fifo).unwrap(), None);
+        std::fs::write(dir.join("target"), "secret").unwrap();
+        std::os::unix::fs::symlink(dir.join("target"), dir.join("link")).unwrap();
+        assert_eq!(read_regular(&dir.join("link")).unwrap(), None);
+        assert_eq!(
+            read_regular(&dir.join("target")).unwrap().unwrap(),
+            b"secret"
+        );
+    }
+
+    fn mkfifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl Session {
                 journal.dir(),
                 &self.root,
                 number - 1,
-                None,
+                &[],
                 false,
                 false,
             )
