@@ -577,7 +577,15 @@ fn a_finished_runs_conversation_is_taken_back_into_a_run_that_goes_on_from_it() 
         err.contains(&format!("was gone on with by run {new}")),
         "{err}"
     );
-    // Its files still can be, and both together.
+    // `undo` passes over the run without prompts to the last prompt of the one before.
+    let ws = s.ws();
+    let (code, out, err) = wonopcode(&["undo", "--dry-run", "-C", ws.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("the run changed no file from prompt 2 on"),
+        "{out}"
+    );
+    // Its files still can be taken back.
     let (code, out, err) = wonopcode(&["rewind", &id, "--to", "1", "--code"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("remove a.txt"), "{out}");

@@ -55,18 +55,18 @@ pub fn undo(args: &UndoArgs) -> anyhow::Result<u8> {
     let root = workspace_root(args.cwd.as_deref())?;
     let runs = runs()?;
     let workspace = root.display().to_string();
-    let Some(meta) = runs.list().into_iter().find(|m| m.workspace == workspace) else {
+    // A run without prompts (one a conversation's rewind made) changed no file.
+    let Some(meta) = runs
+        .list()
+        .into_iter()
+        .find(|m| m.workspace == workspace && !m.prompts.is_empty())
+    else {
         return Err(usage(format!(
-            "undo: no run of {workspace} in {}",
+            "undo: no run of {workspace} with a prompt in {}",
             runs.dir().display()
         )));
     };
-    let Some(last) = meta.prompts.len().checked_sub(1) else {
-        return Err(usage(format!(
-            "undo: run {} of {workspace} has no prompt to undo",
-            meta.id
-        )));
-    };
+    let last = meta.prompts.len() - 1;
     let dir = found(&runs, &meta.id)?;
     let meta = checked(&dir, last)?;
     take_back(&dir, &meta, last, &[], &args.apply)
@@ -128,7 +128,7 @@ fn take_back(
     }
     if rewind.restore.is_empty() {
         println!(
-            "nothing to take back: the run's file tools changed nothing from prompt {} on",
+            "nothing to take back: the run changed no file from prompt {} on",
             from + 1
         );
         return Ok(exit::SUCCESS);
