@@ -17,6 +17,7 @@ mod commands;
 mod costs;
 mod demo;
 mod events_doc;
+mod first_use;
 mod grants;
 mod hidden;
 mod hooks;

@@ -161,6 +161,36 @@ fn the_python_guest_validates() {
     assert!(said.contains("valid: loop `python-reviewer`"), "{said}");
 }
 
+#[test]
+fn a_guest_given_as_the_one_argument_validates() {
+    let Some(loops) = polyglot_dir(&["python-reviewer"]) else {
+        return;
+    };
+    let file = loops.join("python-reviewer.wasm");
+    let out = wonopcode()
+        .arg("--validate-module")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("valid: loop `python-reviewer`"), "{said}");
+    // Not twice.
+    let out = wonopcode()
+        .arg("--validate-module")
+        .arg(&file)
+        .arg("--agent-loop")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("checks one guest"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// `--validate-module` on a file: (exit code, everything it printed).
 pub fn validate(path: &std::path::Path) -> (Option<i32>, String) {
     let out = wonopcode()

@@ -407,8 +407,8 @@ fn a_dropped_image_path_is_attached_and_a_missing_mention_sends_nothing() {
     assert_eq!(users, 1, "the unsent line is not stored");
 }
 
-#[test]
-fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
+/// A REPL whose run has had two prompts: `Write a.txt.` (which wrote it) and `Say hi.`.
+fn two_prompts_one_write() -> (Scratch, PtySession) {
     let s = Scratch::new();
     let t = s.transcript(
         "t.jsonl",
@@ -421,6 +421,12 @@ fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
     let mut session = repl_with(&s, &t, &["--yes".as_ref()]);
     says(&mut session, "Write a.txt.", "Wrote it.");
     says(&mut session, "Say hi.", "Nothing to do.");
+    (s, session)
+}
+
+#[test]
+fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
+    let (s, mut session) = two_prompts_one_write();
     assert!(s.ws().join("a.txt").exists());
     says(&mut session, "/rewind", "1  Write a.txt.");
     expect(&mut session, "2  Say hi.");
@@ -440,18 +446,7 @@ fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
 
 #[test]
 fn rewind_picks_a_prompt_and_takes_back_its_conversation_its_code_or_both() {
-    let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            crate::support::calling("w1", "write", r#"{"path": "a.txt", "content": "hi\n"}"#),
-            vec![text("Wrote it."), done("end_turn")],
-            vec![text("Nothing to do."), done("end_turn")],
-        ],
-    );
-    let mut session = repl_with(&s, &t, &["--yes".as_ref()]);
-    says(&mut session, "Write a.txt.", "Wrote it.");
-    says(&mut session, "Say hi.", "Nothing to do.");
+    let (s, mut session) = two_prompts_one_write();
     // The picker: the prompts, then which, then what.
     says(&mut session, "/rewind", "1  Write a.txt.");
     expect(&mut session, "2  Say hi.");
@@ -510,31 +505,9 @@ fn rewind_picks_a_prompt_and_takes_back_its_conversation_its_code_or_both() {
 
 #[test]
 fn a_finished_runs_conversation_is_taken_back_into_a_run_that_goes_on_from_it() {
-    let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            crate::support::calling("w1", "write", r#"{"path": "a.txt", "content": "hi\n"}"#),
-            vec![text("Wrote it."), done("end_turn")],
-            vec![text("Nothing to do."), done("end_turn")],
-        ],
-    );
-    let mut session = repl_with(&s, &t, &["--yes".as_ref()]);
-    says(&mut session, "Write a.txt.", "Wrote it.");
-    says(&mut session, "Say hi.", "Nothing to do.");
+    let (s, mut session) = two_prompts_one_write();
     quit(&mut session);
-    let wonopcode = |args: &[&str]| {
-        let out = command()
-            .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            crate::support::stderr(&out),
-        )
-    };
+    let wonopcode = |args: &[&str]| crate::rewind::wonopcode_in(&s, args);
     let runs = s.outside("runs");
     let ids = |runs: &Path| -> Vec<String> {
         let mut ids: Vec<String> = std::fs::read_dir(runs)

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::support::{Scratch, answer, calling, command, repo_root, stderr};
 
 /// Runs `wonopcode ARGS` with the runs of `s`; its exit code, stdout and stderr.
-fn wonopcode_in(s: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) fn wonopcode_in(s: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
     let out = command()
         .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .args(args)
@@ -21,6 +21,21 @@ fn wonopcode_in(s: &Scratch, args: &[&str]) -> (Option<i32>, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr(&out),
     )
+}
+
+/// Runs `prompt` with `--yes` against the recording `t` in `s`'s workspace, keeping its
+/// run in `s`'s runs; it must succeed.
+fn replayed(s: &Scratch, t: &Path, prompt: &str) {
+    let out = command()
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .args(["--yes", "--replay"])
+        .arg(t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg(prompt)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 /// The id of the only run in `runs`.
@@ -55,16 +70,7 @@ fn a_runs_writes_edits_and_deletions_are_taken_back_and_a_conflict_is_left_alone
             answer("Done."),
         ],
     );
-    let out = command()
-        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
-        .args(["--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Change things.")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    replayed(&s, &t, "Change things.");
     let ws = s.ws();
     assert!(!ws.join("c.txt").exists());
     let id = only_run(&s.outside("runs"));
@@ -212,16 +218,7 @@ fn what_a_command_created_deleted_renamed_and_made_executable_is_taken_back() {
             answer("Done."),
         ],
     );
-    let out = command()
-        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
-        .args(["--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Rearrange things.")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    replayed(&s, &t, "Rearrange things.");
     let ws = s.ws();
     assert!(ws.join("renamed.txt").exists() && !ws.join("gone.txt").exists());
     assert_eq!(mode_of(&ws.join("tool.sh")) & 0o111, 0o111);

@@ -272,6 +272,11 @@ impl ToolRegistry {
     ) -> Result<serde_json::Value, String> {
         let Some(registered) = self.tools.get(name) else {
             let known: Vec<&str> = self.names().collect();
+            if known.is_empty() {
+                return Err(format!(
+                    "unknown tool `{name}`; no tools are available here"
+                ));
+            }
             return Err(format!(
                 "unknown tool `{name}`; available tools: {}",
                 known.join(", ")
@@ -521,6 +526,10 @@ mod tests {
             err.contains("unknown tool `nope`; available tools: echo"),
             "{err}"
         );
+        let err = ToolRegistry::new()
+            .parse_arguments("nope", "{}")
+            .unwrap_err();
+        assert_eq!(err, "unknown tool `nope`; no tools are available here");
     }
 
     #[test]

@@ -34,7 +34,7 @@ const EXAMPLES: &str = "\
 Examples:
   wonopcode \"Find the TODOs and list them by file\"      one prompt, then exit
   wonopcode                                             an interactive session (REPL)
-  git diff | wonopcode \"Review this change\"             the prompt from stdin
+  git diff | wonopcode \"Review this change\"             the diff goes with the prompt
   wonopcode run --agent-loop-name coder \"Fix the tests\" a named loop (see `wonopcode loops list`)
   wonopcode --replay examples/demo/transcript.jsonl -C examples/demo/workspace --yes \"...\"
                                                         a recorded run, offline
@@ -42,7 +42,8 @@ Examples:
   wonopcode completions bash > ~/.local/share/bash-completion/completions/wonopcode
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 suspended, 4 iteration limit, 5 budget,
-6 a call needed approval and nobody could be asked, 130 interrupted (see the README).";
+6 a call needed approval and nobody could be asked, 130 interrupted, 141 output closed
+(see the README).";
 
 /// Everything a prompt's run takes: `wonopcode [FLAGS] [PROMPT]` and `wonopcode run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -74,9 +75,10 @@ pub struct PromptArgs {
     #[arg(long, conflicts_with_all = ["prompt", "validate_module", "resume"], help_heading = "Loop")]
     pub list_loops: bool,
 
-    /// Check the guest given with --agent-loop or --agent-loop-name, report each check, and
-    /// exit (0 when all pass); the same as `wonopcode loops validate`.
-    #[arg(long, conflicts_with_all = ["prompt", "resume"], help_heading = "Loop")]
+    /// Check the guest given with --agent-loop or --agent-loop-name (or as the one argument:
+    /// `--validate-module FILE`), report each check, and exit (0 when all pass); the same as
+    /// `wonopcode loops validate`.
+    #[arg(long, conflicts_with = "resume", help_heading = "Loop")]
     pub validate_module: bool,
 
     /// Create a new guest project in DIR (named after its last component) from a template,
@@ -174,8 +176,9 @@ pub struct ModelArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 
-    /// Provider to talk to: anthropic, openai, openrouter, deepseek, groq, ollama, vllm,
-    /// llamacpp, openai-compatible, or one defined in the config file. Default: the config's
+    /// Provider to talk to: anthropic, openai, openrouter, deepseek, groq, gemini, azure,
+    /// bedrock, vertex, ollama, vllm, llamacpp, openai-compatible, or one defined in the
+    /// config file. Default: the config's
     /// `provider`, else the first provider whose key is set.
     #[arg(long, value_name = "ID")]
     pub provider: Option<String>,

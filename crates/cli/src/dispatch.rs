@@ -23,8 +23,14 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
         Command::Config(config) => crate::config_file::run(&config),
         Command::Completions { shell } => {
             let mut command = <Args as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut command, "wonopcode", &mut std::io::stdout());
-            Ok(exit::SUCCESS)
+            // Made whole first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "wonopcode", &mut script);
+            match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+                Ok(()) => Ok(exit::SUCCESS),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(exit::BROKEN_PIPE),
+                Err(e) => Err(anyhow::Error::from(e).context("cannot write the completions")),
+            }
         }
         Command::Mcp(mcp) => crate::mcp::run(&mcp).await,
         Command::Sandbox(sandbox) => Ok(crate::sandbox::run(&sandbox)),

@@ -25,6 +25,9 @@ pub const CANCELLED: u8 = 130;
 pub const HUNG_UP: u8 = 129;
 /// Stopped by SIGTERM; the turn was cancelled as with Ctrl-C.
 pub const TERMINATED: u8 = 143;
+/// Whoever read stdout went away (`wonopcode completions zsh | head -1`): the code a
+/// process killed by SIGPIPE ends with, without a word.
+pub const BROKEN_PIPE: u8 = 141;
 
 /// The exit code for a run's status.
 pub fn for_status(status: LoopStatus) -> u8 {

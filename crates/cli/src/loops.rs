@@ -111,7 +111,17 @@ pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
 
 /// `--validate-module`: the guest of `--agent-loop` or `--agent-loop-name`.
 pub async fn validate_flags(args: &PromptArgs) -> anyhow::Result<u8> {
-    let guest = match (&args.agent_loop, &args.agent_loop_name) {
+    // `--validate-module FILE`: the one argument is the guest.
+    let given = match (&args.prompt, &args.agent_loop) {
+        (Some(file), None) => Some(std::path::PathBuf::from(file)),
+        (Some(_), Some(_)) => {
+            return Err(usage(
+                "--validate-module checks one guest: give its file as the argument or with --agent-loop, not both",
+            ));
+        }
+        (None, path) => path.clone(),
+    };
+    let guest = match (&given, &args.agent_loop_name) {
         (Some(_), Some(_)) => {
             return Err(usage(
                 "--validate-module checks one guest: give --agent-loop PATH or --agent-loop-name NAME, not both",

@@ -14,6 +14,7 @@ mod loops;
 mod mcp;
 mod mcp_server;
 mod new_guest;
+mod piped;
 mod prompter;
 mod render;
 mod repl;
@@ -49,10 +50,66 @@ fn init_tracing(verbose: bool) {
         .init();
 }
 
+/// Ends the process quietly with [`exit::BROKEN_PIPE`] when stdout's reader went away
+/// (`wonopcode runs list | head -1`): Rust ignores SIGPIPE, so a write to a closed pipe
+/// is an error, which `println!` turns into a panic; every other panic is reported as
+/// before.
+fn quiet_on_broken_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        let epipe = format!("os error {EPIPE}");
+        if message.starts_with("failed printing to stdout") && message.contains(&epipe) {
+            std::process::exit(i32::from(exit::BROKEN_PIPE));
+        }
+        report(info);
+    }));
+}
+
+/// When the command line failed to parse and its first word is close to a command's name
+/// (`wonopcode complitions bash`), the line saying which was meant: the first word is
+/// otherwise read as a prompt, which hides the typo behind another error.
+fn misspelled_command() -> Option<String> {
+    let first = std::env::args().nth(1)?;
+    let command = args::Args::command();
+    let names: Vec<&str> = command
+        .get_subcommands()
+        .map(clap::Command::get_name)
+        .collect();
+    if first.starts_with('-') || names.contains(&first.as_str()) {
+        return None;
+    }
+    let closest = names
+        .iter()
+        .map(|name| (strsim::levenshtein(&first, name), *name))
+        .min()?;
+    (closest.0 <= 2).then(|| {
+        format!(
+            "error: unknown command `{first}`; did you mean `{}`? (`wonopcode --help` lists them)",
+            closest.1
+        )
+    })
+}
+
+/// EPIPE's number (the same on Linux and macOS).
+const EPIPE: i32 = 32;
+
 fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let matches = match args::Args::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => {
+            if e.use_stderr()
+                && let Some(said) = misspelled_command()
+            {
+                eprintln!("{said}");
+                return ExitCode::from(exit::USAGE);
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() {
                 exit::USAGE

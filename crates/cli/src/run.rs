@@ -60,8 +60,8 @@ impl Input {
     }
 }
 
-/// Where the prompts come from: answers to a suspended call (`--resume`), the prompt given,
-/// the REPL at a terminal, else stdin.
+/// Where the prompts come from: answers to a suspended call (`--resume`), the prompt given
+/// (with what is piped after it), the REPL at a terminal, else stdin.
 fn input(args: &PromptArgs) -> anyhow::Result<Input> {
     if args.resume {
         return Ok(Input::Resume(args.answer.clone()));
@@ -75,17 +75,23 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
         if prompt.trim().is_empty() {
             return Err(usage("the prompt is empty"));
         }
-        return Ok(Input::One(prompt.clone()));
+        // What is piped goes with the prompt; `--image -` reads stdin itself.
+        let piped = if args.images.iter().any(|i| i == "-") {
+            None
+        } else {
+            crate::piped::read_stdin()?
+        };
+        return Ok(Input::One(crate::piped::with_piped(
+            prompt,
+            piped.as_deref(),
+        )));
     }
     if std::io::stdin().is_terminal() {
         return Ok(Input::Repl);
     }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-        .context("cannot read the prompt from stdin")?;
-    if text.trim().is_empty() {
+    let Some(text) = crate::piped::read_stdin()? else {
         return Err(usage("no prompt: give one as an argument or on stdin"));
-    }
+    };
     Ok(Input::One(text.trim_end().to_owned()))
 }
 

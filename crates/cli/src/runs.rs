@@ -55,7 +55,18 @@ fn history(run: &RunDir, file: &std::path::Path) -> anyhow::Result<u8> {
 }
 
 fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {
-    for mut meta in runs.list() {
+    let all = runs.list();
+    if all.is_empty() {
+        eprintln!("no runs in {}", runs.dir().display());
+        return Ok(exit::SUCCESS);
+    }
+    if !json {
+        println!(
+            "{:<22}  {:<11}  {:<19}  LOOP  MODEL  PROMPT",
+            "ID", "STATUS", "STARTED"
+        );
+    }
+    for mut meta in all {
         // A run whose process died reads as interrupted.
         meta.status = meta.current_status();
         if json {
@@ -112,7 +123,7 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
     let unended = match meta.current_status() {
         RunStatus::Running => "running",
         RunStatus::Interrupted | RunStatus::Suspended => "resumable",
-        RunStatus::Finished => "unfinished",
+        RunStatus::Finished | RunStatus::Failed => "unfinished",
     };
     let mut contexts: BTreeMap<String, ContextSummary> = BTreeMap::new();
     let read = Read::of(&run.events_path())?;

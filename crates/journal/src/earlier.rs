@@ -73,7 +73,9 @@ impl EarlierRun {
                     pid: meta.pid.unwrap_or_default(),
                 });
             }
-            RunStatus::Finished => return Err(ResumeError::Finished(meta.id)),
+            RunStatus::Finished | RunStatus::Failed => {
+                return Err(ResumeError::Finished(meta.id));
+            }
             RunStatus::Interrupted | RunStatus::Suspended => {}
         }
         if let Some(from) = meta.continues {

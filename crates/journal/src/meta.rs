@@ -20,6 +20,9 @@ pub enum RunStatus {
     /// Its last turn ended suspended: calls wait for the person's answer (or approval), in
     /// its root or in a child context; `wonopcode resume` goes on with them.
     Suspended,
+    /// Its last turn ended in an error (the model could not be reached, or refused the
+    /// request): what it did before is kept; it is not resumed.
+    Failed,
 }
 
 /// What a run is.

@@ -447,6 +447,8 @@ pub struct Session {
     /// Whether the last turn ended suspended (its journal then ends `suspended`, resumable
     /// with answers).
     suspended: bool,
+    /// Whether the last turn ended in an error (its journal then ends `failed`).
+    failed: bool,
     /// The run's skills (the `skill` tool's).
     skills: Arc<[wonopcode_registry::Skill]>,
     /// Where each prompt of the run began in the conversation, by its number in the
@@ -571,6 +573,7 @@ impl Session {
         };
         *self.current_turn.0.lock() = None;
         self.suspended = result.status == LoopStatus::Suspended;
+        self.failed = result.status == LoopStatus::Error;
         if prompted && result.status == LoopStatus::Error {
             self.withdraw_unanswered(before);
         }
@@ -844,6 +847,8 @@ impl Session {
             RunStatus::Interrupted
         } else if self.suspended {
             RunStatus::Suspended
+        } else if self.failed {
+            RunStatus::Failed
         } else {
             RunStatus::Finished
         };

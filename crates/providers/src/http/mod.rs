@@ -855,7 +855,13 @@ fn describe(error: &reqwest::Error, url: &str) -> String {
     } else {
         "request failed to"
     };
-    format!("{what} {url}: {}", chain(error))
+    // reqwest's own message repeats the URL (`error sending request for url (…)`): its
+    // causes say what went wrong.
+    let why = match std::error::Error::source(error) {
+        Some(cause) => chain(cause),
+        None => error.to_string(),
+    };
+    format!("{what} {url}: {why}")
 }
 
 /// The innermost cause of an error (`Connection refused (os error 111)`).
@@ -892,4 +898,25 @@ fn human(duration: Duration) -> String {
 
 fn ms(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refused_connection_names_the_address_once_and_why() {
+        // A port nothing listens on: bound, then let go.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/messages", listener.local_addr().unwrap());
+        drop(listener);
+        let error = reqwest::Client::new().get(&url).send().await.unwrap_err();
+        let said = describe(&error, &url);
+        assert_eq!(said.matches(&url).count(), 1, "{said}");
+        assert!(
+            said.starts_with(&format!("cannot connect to {url}: ")),
+            "{said}"
+        );
+        assert!(said.contains("refused"), "{said}");
+    }
 }

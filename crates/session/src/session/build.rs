@@ -236,6 +236,7 @@ impl SessionBuilder {
             permission_policy,
             _module_tools: own,
             suspended: false,
+            failed: false,
             skills: tooling
                 .skill_tool
                 .as_ref()
