@@ -334,3 +334,58 @@ fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
         "{lines:#?}"
     );
 }
+
+/// The rows of an 80-column terminal once `output` has been drawn, each as shown (a line
+/// the terminal wrapped is two rows).
+fn rows(output: &str) -> Vec<String> {
+    let bytes: Vec<u8> = output.chars().map(|c| c as u32 as u8).collect();
+    let mut parser = vt100::Parser::new(50, 80, 0);
+    parser.process(&bytes);
+    parser
+        .screen()
+        .rows(0, 80)
+        .map(|r| r.trim_end().to_owned())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+#[test]
+fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
+    let s = Scratch::new();
+    let mut turn = call("a", "bash", r#"{"command": "sleep 30"}"#);
+    turn.push(done("tool_use"));
+    let t = s.transcript("slow.jsonl", &[turn]);
+    let mut cmd =
+        crate::support::through_shell(r#"stty echo echoctl cols 80 rows 50 && exec "$0" "$@""#);
+    cmd.arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .args(["--yes", "Wait."]);
+    let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    // The model's status and the command's spinner, drawn a few times.
+    let mut drawn = String::new();
+    for _ in 0..3 {
+        let (before, shown) = session
+            .exp_regex("bash sleep 30 +")
+            .unwrap_or_else(|e| panic!("no spinner: {e}"));
+        drawn.push_str(&before);
+        drawn.push_str(&shown);
+    }
+    let lines = rows(&drawn);
+    session.send_control('c').unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 130, "{rest}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("Working (") && !l.contains("bash")),
+        "the status ran into the next line: {lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("bash sleep 30")),
+        "the command's line was wrapped: {lines:#?}"
+    );
+    // Ctrl-C was not echoed into the drawing.
+    assert!(!screen(&rest).iter().any(|l| l.contains("^C")), "{rest}");
+}

@@ -171,11 +171,13 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
     let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
     let one_shot = matches!(input, Input::One(_));
     let interactive = std::io::stdin().is_terminal();
-    let progress = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
+    let drawn = std::io::stderr().is_terminal();
+    let progress = MultiProgress::with_draw_target(if drawn {
         crate::render::draw_target::stderr()
     } else {
         ProgressDrawTarget::hidden()
     });
+    let _quiet = drawn.then(crate::render::draw_target::QuietControlKeys::on_stdin);
     let renderer: Box<dyn Renderer> = if json {
         Box::new(JsonlRenderer)
     } else {
