@@ -389,3 +389,38 @@ fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
     // Ctrl-C was not echoed into the drawing.
     assert!(!screen(&rest).iter().any(|l| l.contains("^C")), "{rest}");
 }
+
+#[test]
+fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
+    let s = Scratch::new();
+    let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
+    first.push(done("tool_use"));
+    let mut second = call("c2", "bash", r#"{"command": "touch SECOND"}"#);
+    second.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, second, vec![text("done"), done("end_turn")]],
+    );
+    let mut session = spawn(&s, &t, &[], "go");
+    session
+        .exp_string("allow `bash` on `touch FIRST`?")
+        .unwrap_or_else(|e| panic!("no first question: {e}"));
+    // A key that answers nothing says which do; `y` alone, without Enter, answers.
+    session.send("x").unwrap();
+    session.flush().unwrap();
+    session
+        .exp_string("press y (once), a (always), or n or Esc (no)")
+        .unwrap_or_else(|e| panic!("no hint: {e}"));
+    session.send("y").unwrap();
+    session.flush().unwrap();
+    session
+        .exp_string("allow `bash` on `touch SECOND`?")
+        .unwrap_or_else(|e| panic!("no second question: {e}"));
+    // Ctrl-C at the question: no, and the turn stops, at once.
+    session.send_control('c').unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 130, "{rest}");
+    assert!(rest.contains("cancelling the turn"), "{rest}");
+    assert!(s.ws().join("FIRST").exists());
+    assert!(!s.ws().join("SECOND").exists());
+}

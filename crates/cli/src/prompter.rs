@@ -46,6 +46,91 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
         .unwrap_or_default()
 }
 
+/// One key for a question answered `y` (once), `a` (always) or `n` (no), read with the
+/// terminal raw: the key answers at once (Esc is no; any other key says which keys answer;
+/// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts
+/// the turn as it does elsewhere: raw, the terminal makes it a key, so it is raised again as
+/// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
+async fn read_key(question: String, progress: MultiProgress) -> Option<char> {
+    use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+    tokio::task::spawn_blocking(move || {
+        progress.suspend(|| {
+            // Raw before the question shows, so a key typed at once is not held back as a
+            // line; lines then end with a carriage return of their own.
+            crossterm::terminal::enable_raw_mode().ok()?;
+            let question = question.replace('\n', "\r\n");
+            let mut stderr = std::io::stderr();
+            let _ = write!(stderr, "{question}");
+            let _ = stderr.flush();
+            let mut interrupted = false;
+            let key = loop {
+                let Ok(read) = event::read() else {
+                    break 'n';
+                };
+                let Event::Key(key) = read else {
+                    continue;
+                };
+                if key.kind != KeyEventKind::Press {
+                    continue;
+                }
+                match key.code {
+                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        interrupted = true;
+                        break 'n';
+                    }
+                    KeyCode::Char(c) if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n') => {
+                        break c.to_ascii_lowercase();
+                    }
+                    KeyCode::Esc => break 'n',
+                    _ => {
+                        let _ = write!(
+                            stderr,
+                            "\r\n  press y (once), a (always), or n or Esc (no)\r\n{question}"
+                        );
+                        let _ = stderr.flush();
+                    }
+                }
+            };
+            // An Enter typed with the key is part of the answer.
+            while event::poll(std::time::Duration::ZERO).unwrap_or(false) {
+                let _ = event::read();
+            }
+            let word = match key {
+                'y' => "yes",
+                'a' => "always",
+                _ => "no",
+            };
+            let _ = write!(stderr, "{word}\r\n");
+            let _ = stderr.flush();
+            let _ = crossterm::terminal::disable_raw_mode();
+            if interrupted {
+                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
+            }
+            Some(key)
+        })
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// An approval's answer: one key at a terminal, else a line.
+async fn approval(question: String, progress: MultiProgress) -> Answer {
+    let key = match read_key(question.clone(), progress.clone()).await {
+        Some(key) => key,
+        None => read_answer(question, progress)
+            .await
+            .chars()
+            .next()
+            .unwrap_or('n'),
+    };
+    match key {
+        'y' => Answer::Once,
+        'a' => Answer::Always,
+        _ => Answer::Deny,
+    }
+}
+
 /// A yes/no question: only an explicit yes is yes.
 pub async fn confirm(question: String, progress: MultiProgress) -> bool {
     matches!(read_answer(question, progress).await.as_str(), "y" | "yes")
@@ -107,11 +192,7 @@ impl Prompter for TerminalPrompter {
             console::style("?").yellow().bold(),
             always_covers(request)
         );
-        match read_answer(question, self.progress.clone()).await.as_str() {
-            "y" | "yes" => Answer::Once,
-            "a" | "always" => Answer::Always,
-            _ => Answer::Deny,
-        }
+        approval(question, self.progress.clone()).await
     }
 
     async fn ask_escalation(&self, tool: &str, subject: &str, blocked: &str) -> Answer {
@@ -133,11 +214,7 @@ impl Prompter for TerminalPrompter {
             console::style("!").red().bold(),
             one_line(blocked),
         );
-        match read_answer(question, self.progress.clone()).await.as_str() {
-            "y" | "yes" => Answer::Once,
-            "a" | "always" => Answer::Always,
-            _ => Answer::Deny,
-        }
+        approval(question, self.progress.clone()).await
     }
 
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {
