@@ -2,14 +2,27 @@
 //! user reaches for first"): piped input with a prompt, output piped into `head`, the runs
 //! listed, a misspelled command, a guest validated by its file.
 
+use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::Value;
 
 use crate::support::{Scratch, answer, command, stderr, wonopcode};
 
+/// `wonopcode --replay T -C WS PROMPT` of `s`, keeping its run in `runs`, not yet run.
+fn replaying(s: &Scratch, runs: &Path, t: &Path, prompt: &str) -> assert_cmd::Command {
+    let mut cmd = wonopcode();
+    cmd.env("WONOPCODE_RUNS_DIR", runs)
+        .arg("--replay")
+        .arg(t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg(prompt);
+    cmd
+}
+
 /// The one run in `runs`' `run.json`.
-fn only_meta(runs: &std::path::Path) -> Value {
+fn only_meta(runs: &Path) -> Value {
     let dirs: Vec<_> = std::fs::read_dir(runs).unwrap().collect();
     assert_eq!(dirs.len(), 1);
     let dir = dirs.into_iter().next().unwrap().unwrap().path();
@@ -21,13 +34,7 @@ fn what_is_piped_goes_with_the_prompt_given() {
     let s = Scratch::new();
     let t = s.transcript("t.jsonl", &[answer("Looks fine.")]);
     let runs = s.outside("runs");
-    let out = wonopcode()
-        .env("WONOPCODE_RUNS_DIR", &runs)
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Review this change")
+    let out = replaying(&s, &runs, &t, "Review this change")
         .write_stdin("diff --git a/x b/x\n+added\n")
         .output()
         .unwrap();
@@ -38,12 +45,7 @@ fn what_is_piped_goes_with_the_prompt_given() {
         "Review this change\n\n<stdin>\ndiff --git a/x b/x\n+added\n</stdin>"
     );
     // Text that is not UTF-8 is refused in one line, before anything runs.
-    let out = wonopcode()
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Review this")
+    let out = replaying(&s, &runs, &t, "Review this")
         .write_stdin(vec![0xff, 0xfe, 0x00])
         .output()
         .unwrap();
@@ -57,7 +59,7 @@ fn what_is_piped_goes_with_the_prompt_given() {
 
 /// Runs `wonopcode ARGS` with stdout a pipe nobody reads any more; its exit code and
 /// stderr.
-fn into_a_closed_pipe(args: &[&str], runs: &std::path::Path) -> (Option<i32>, String) {
+fn into_a_closed_pipe(args: &[&str], runs: &Path) -> (Option<i32>, String) {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let out = command()
@@ -76,15 +78,7 @@ fn output_into_a_reader_that_went_away_ends_quietly() {
     let s = Scratch::new();
     let runs = s.outside("runs");
     let t = s.transcript("t.jsonl", &[answer("Done.")]);
-    let out = wonopcode()
-        .env("WONOPCODE_RUNS_DIR", &runs)
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Hi.")
-        .output()
-        .unwrap();
+    let out = replaying(&s, &runs, &t, "Hi.").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for args in [
         &["completions", "zsh"][..],
@@ -123,15 +117,7 @@ fn runs_list_has_a_header_says_when_there_are_none_and_a_failed_run_is_failed() 
             serde_json::json!({"type": "error", "message": "overloaded"}),
         ]],
     );
-    let out = wonopcode()
-        .env("WONOPCODE_RUNS_DIR", &runs)
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("go")
-        .output()
-        .unwrap();
+    let out = replaying(&s, &runs, &t, "go").output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let out = list();
     let shown = String::from_utf8_lossy(&out.stdout);

@@ -296,14 +296,13 @@ fn screen(output: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
+/// A run whose model has `sleep 30` run, on a person's terminal: 80 columns, echoing what is
+/// typed (`^C` too), which a pseudo-terminal of the tests does not do unless told.
+fn sleeping_on_a_terminal() -> (Scratch, PtySession) {
     let s = Scratch::new();
     let mut turn = call("a", "bash", r#"{"command": "sleep 30"}"#);
     turn.push(done("tool_use"));
     let t = s.transcript("slow.jsonl", &[turn]);
-    // A person's terminal: 80 columns, and the terminal echoes what is typed (`^C` too),
-    // which a pseudo-terminal of the tests does not do unless told.
     let mut cmd =
         crate::support::through_shell(r#"stty echo echoctl cols 80 rows 50 && exec "$0" "$@""#);
     cmd.arg("--replay")
@@ -311,7 +310,15 @@ fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
         .arg("-C")
         .arg(s.ws())
         .args(["--yes", "Wait."]);
-    let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    (
+        s,
+        rexpect::session::spawn_command(cmd, Some(30_000)).unwrap(),
+    )
+}
+
+#[test]
+fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
+    let (_s, mut session) = sleeping_on_a_terminal();
     let (before, shown) = session
         .exp_regex("bash sleep 30 +")
         .unwrap_or_else(|e| panic!("no spinner: {e}"));
@@ -351,18 +358,7 @@ fn rows(output: &str) -> Vec<String> {
 
 #[test]
 fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
-    let s = Scratch::new();
-    let mut turn = call("a", "bash", r#"{"command": "sleep 30"}"#);
-    turn.push(done("tool_use"));
-    let t = s.transcript("slow.jsonl", &[turn]);
-    let mut cmd =
-        crate::support::through_shell(r#"stty echo echoctl cols 80 rows 50 && exec "$0" "$@""#);
-    cmd.arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .args(["--yes", "Wait."]);
-    let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    let (_s, mut session) = sleeping_on_a_terminal();
     // The model's status and the command's spinner, drawn a few times.
     let mut drawn = String::new();
     for _ in 0..3 {
