@@ -99,12 +99,15 @@ impl CheckpointStore {
         self.prompt.store(index, Ordering::SeqCst);
     }
 
-    /// Appends `change` to the log, on disk before it returns.
-    fn log(&self, change: &Change) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(change).map_err(std::io::Error::other)?;
-        line.push('\n');
+    /// Appends `changes` to the log, on disk (one sync for all) before it returns.
+    fn log(&self, changes: &[Change]) -> std::io::Result<()> {
+        let mut lines = String::new();
+        for change in changes {
+            lines.push_str(&serde_json::to_string(change).map_err(std::io::Error::other)?);
+            lines.push('\n');
+        }
         let mut log = self.log.lock();
-        log.write_all(line.as_bytes())?;
+        log.write_all(lines.as_bytes())?;
         wonopcode_agent_loop::durable::sync_data(&log)
     }
 
@@ -115,7 +118,7 @@ impl CheckpointStore {
         before: Option<&[u8]>,
         after: Option<&[u8]>,
     ) -> std::io::Result<()> {
-        self.log(&Change {
+        self.log(&[Change {
             prompt: self.prompt.load(Ordering::SeqCst),
             context: context.to_string(),
             path: path.to_owned(),
@@ -123,7 +126,7 @@ impl CheckpointStore {
             after: after.map(|a| self.objects.put(a)).transpose()?,
             before_mode: None,
             after_mode: None,
-        })
+        }])
     }
 
     /// What is never looked at for commands: every run's directory (a run there writes as
@@ -191,27 +194,35 @@ impl Checkpoints for CheckpointStore {
             commands.files = None;
             commands.untracked = true;
         }
+        if changes.is_empty() {
+            return;
+        }
         let prompt = self.prompt.load(Ordering::SeqCst);
-        for FileChange {
-            path,
-            before,
-            after,
-        } in changes
-        {
-            let (before, before_mode) = before.unzip();
-            let (after, after_mode) = after.unzip();
-            let change = Change {
-                prompt,
-                context: context.to_string(),
-                path,
-                before,
-                after,
-                before_mode,
-                after_mode,
-            };
-            if let Err(e) = self.log(&change) {
-                tracing::warn!(error = %e, path = change.path, "cannot keep a checkpoint of a command's change");
-            }
+        let changes: Vec<Change> = changes
+            .into_iter()
+            .map(
+                |FileChange {
+                     path,
+                     before,
+                     after,
+                 }| {
+                    let (before, before_mode) = before.unzip();
+                    let (after, after_mode) = after.unzip();
+                    Change {
+                        prompt,
+                        context: context.to_string(),
+                        path,
+                        before,
+                        after,
+                        before_mode,
+                        after_mode,
+                    }
+                },
+            )
+            .collect();
+        // A command that made many files pays one sync, not one a file.
+        if let Err(e) = self.log(&changes) {
+            tracing::warn!(error = %e, files = changes.len(), "cannot keep a checkpoint of a command's changes");
         }
     }
 }
