@@ -191,8 +191,11 @@ impl Sandbox {
         // A namespace of its own holds the read-only paths, and is where `RLIMIT_NPROC`
         // counts only the command's processes.
         let rlimit_cap = self.support.process_limit == ProcessLimitKind::Rlimit;
-        let namespace = (self.support.user_namespaces && (!read_only.is_empty() || rlimit_cap))
-            .then(|| Namespace::new(&read_only));
+        // Listed again per process: a secret made since the last one is covered too.
+        let covered = self.covered(writable);
+        let namespace = (self.support.user_namespaces
+            && (!read_only.is_empty() || !covered.is_empty() || rlimit_cap))
+            .then(|| Namespace::new(&read_only, &covered));
         let max = self.policy.max_processes;
         let (cgroup, rlimit) = match &self.support.process_limit {
             ProcessLimitKind::Cgroup(parent) => match self.cgroups.take(parent, max) {
@@ -210,6 +213,11 @@ impl Sandbox {
             workspace: workspace.clone(),
             writable: writable.clone(),
             read_only,
+            split: if self.support.user_namespaces {
+                Vec::new()
+            } else {
+                split_by_hidden(writable, hidden)
+            },
             hidden: hidden.clone(),
             network: !self.policy.network.is_empty(),
         };
@@ -273,9 +281,8 @@ impl Sandbox {
     /// Paths inside writable roots that stay read-only: the workspace's protected names
     /// ([`crate::PROTECTED`]: `.git` and what makes an agent run something) where they
     /// exist, at its top and below and at the top of the shared temp dirs, unless a grant
-    /// names them, and hidden paths inside a writable root. Whole directories, not the
-    /// files in them: a read-only file's directory could be renamed away and made again; a
-    /// mount point cannot be renamed.
+    /// names them. Whole directories, not the files in them: a read-only file's directory
+    /// could be renamed away and made again; a mount point cannot be renamed.
     fn read_only(&self, prepared: &Prepared) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = prepared
             .nested
@@ -287,14 +294,20 @@ impl Sandbox {
         if self.policy.mode == SandboxMode::WorkspaceWrite {
             paths.extend(prepared.nested.existing());
         }
-        paths.extend(
-            prepared
-                .hidden
-                .iter()
-                .filter(|h| prepared.writable.iter().any(|w| h.starts_with(w)))
-                .cloned(),
-        );
         paths
+    }
+
+    /// The hidden paths inside `writable` roots, which the command's namespace covers
+    /// (none where there is no namespace: Landlock hides them instead, `filesystem.rs`).
+    fn covered(&self, writable: &[PathBuf]) -> Vec<PathBuf> {
+        if !self.support.user_namespaces {
+            return Vec::new();
+        }
+        self.policy
+            .hidden(self.home.as_deref())
+            .into_iter()
+            .filter(|h| writable.iter().any(|w| h.starts_with(w)))
+            .collect()
     }
 
     /// The workspace's `Prepared`, built on its first process.
@@ -319,6 +332,7 @@ impl Sandbox {
             abi: self.support.landlock_abi.unwrap_or_default(),
             writable: &writable,
             hidden: &hidden,
+            covered: self.support.user_namespaces,
             ports: ports.as_deref(),
         })?;
         let nested = Nested::new(workspace, &self.policy);
@@ -469,4 +483,23 @@ impl Confinement {
     pub fn explain(&self, output: &str) -> Option<String> {
         self.explainer.as_ref()?.explain(output)
     }
+}
+
+/// The directories inside `writable` roots on the way to a `hidden` path (the root
+/// included): where Landlock alone lets a command write only what existed when the run
+/// started (`filesystem.rs`).
+fn split_by_hidden(writable: &[PathBuf], hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let mut split: Vec<PathBuf> = hidden
+        .iter()
+        .filter_map(|h| Some((h, writable.iter().find(|w| h.starts_with(w))?)))
+        .flat_map(|(h, root)| {
+            h.ancestors()
+                .skip(1)
+                .take_while(move |a| a.starts_with(root))
+                .map(Path::to_path_buf)
+        })
+        .collect();
+    split.sort();
+    split.dedup();
+    split
 }

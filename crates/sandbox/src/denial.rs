@@ -36,6 +36,9 @@ pub(crate) struct Explainer {
     pub writable: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
     pub hidden: Vec<PathBuf>,
+    /// Writable directories on the way to a hidden path, which Landlock alone keeps from
+    /// taking new files.
+    pub split: Vec<PathBuf>,
     pub network: bool,
 }
 
@@ -76,6 +79,14 @@ impl Explainer {
             return Some(format!(
                 "write to {shown} denied ({} is read-only; a `write` grant opens it)",
                 protected.display()
+            ));
+        }
+        if let Some(directory) = path.parent().filter(|p| self.split.iter().any(|s| s == p)) {
+            let secret = self.hidden.iter().find(|h| h.starts_with(directory));
+            return Some(format!(
+                "write to {shown} denied ({} holds hidden {}, and without user namespaces the sandbox can only let commands write what was in it when the run started)",
+                directory.display(),
+                secret.map_or_else(String::new, |h| h.display().to_string())
             ));
         }
         // The sandbox only takes away what the user could do: a path the user cannot write
@@ -216,6 +227,7 @@ mod tests {
             writable: vec![workspace.to_path_buf()],
             read_only: vec![workspace.join(".git")],
             hidden: vec![PathBuf::from("/home/u/.ssh")],
+            split: Vec::new(),
             network: false,
         }
     }
@@ -257,6 +269,20 @@ mod tests {
             .explain("PermissionError: [Errno 1] Operation not permitted (socket)")
             .unwrap();
         assert!(said.contains("network access denied"), "{said}");
+    }
+
+    #[test]
+    fn a_new_file_beside_a_secret_without_namespaces_is_explained() {
+        let mut e = explainer(Path::new("/tmp/ws"));
+        e.writable.push(PathBuf::from("/tmp"));
+        e.hidden = vec![PathBuf::from("/tmp/home/.ssh")];
+        e.split = vec![PathBuf::from("/tmp"), PathBuf::from("/tmp/home")];
+        let said = e.explain("bash: /tmp/x: Permission denied").unwrap();
+        assert!(
+            said.starts_with("write to /tmp/x denied (/tmp holds hidden /tmp/home/.ssh"),
+            "{said}"
+        );
+        assert_eq!(e.explain("bash: /tmp/ws/x/y: Permission denied"), None);
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //!
 //! Landlock rules only add rights beneath a path. A path is hidden by granting its parent
 //! directory the right to list (and, in a writable root, to create and remove entries), and
-//! every sibling on the way down its full rights, one rule each.
+//! every sibling on the way down its full rights, one rule each. In a writable root that
+//! leaves the directories on the way unable to take new files (one made there could be
+//! created but not written), so where the command's namespace covers the hidden paths
+//! inside writable roots with a mount (`namespace.rs`), those roots are granted whole.
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +37,8 @@ pub(crate) struct Layout<'a> {
     pub writable: &'a [PathBuf],
     /// Paths it may not read (nor write).
     pub hidden: &'a [PathBuf],
+    /// Whether every process's namespace covers the hidden paths inside writable roots.
+    pub covered: bool,
     /// TCP ports it may connect to; `None`: every port (no network rules).
     pub ports: Option<&'a [u16]>,
 }
@@ -64,8 +69,15 @@ pub(crate) fn ruleset(layout: &Layout<'_>) -> Result<RulesetCreated, SandboxErro
         AccessFs::from_read(abi),
         &mut rules,
     );
+    // Covered, the hidden paths inside writable roots need no exception in them.
+    let uncovered: Vec<PathBuf> = layout
+        .hidden
+        .iter()
+        .filter(|h| !layout.covered || !layout.writable.iter().any(|w| h.starts_with(w)))
+        .cloned()
+        .collect();
     for root in layout.writable {
-        grant_except(root, layout.hidden, AccessFs::from_all(abi), &mut rules);
+        grant_except(root, &uncovered, AccessFs::from_all(abi), &mut rules);
     }
     for device in DEVICES {
         rules.push((

@@ -1,7 +1,14 @@
 //! A user and mount namespace of the command's own, in which some paths inside writable
-//! ones are bind-mounted read-only (`.git`, and hidden paths inside the workspace): Landlock
-//! can only add rights beneath a path, never take them back, so a read-only hole in a
-//! writable tree needs a mount. The uid and gid stay the user's own.
+//! ones are bind-mounted read-only (`.git` and the other protected names), and hidden paths
+//! inside them are covered: Landlock can only add rights beneath a path, never take them
+//! back, so a read-only or unreadable hole in a writable tree needs a mount. The uid and
+//! gid stay the user's own.
+//!
+//! A hidden directory is covered by an empty, read-only tmpfs of mode 000 (listing or
+//! reading in it is "Permission denied"); a hidden file by `/dev/null`, read-only (reads
+//! find it empty: a mount over a file needs a file, and every other file a command could
+//! be shown would be one it can reach). A confined process cannot unmount either: Landlock
+//! refuses mount and unmount to a process it restricts.
 //!
 //! [`Namespace::enter`] runs in the child before exec: it only makes system calls
 //! on what [`Namespace::new`] prepared (no allocation, no locks).
@@ -17,6 +24,16 @@ pub(crate) struct Namespace {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     read_only: Vec<ReadOnlyBind>,
+    covered: Vec<Cover>,
+}
+
+/// A hidden path inside a writable one, and what covers it.
+#[derive(Debug)]
+struct Cover {
+    path: CString,
+    /// An empty tmpfs for a directory, else `/dev/null` with the flags its remount keeps.
+    directory: bool,
+    kept: libc::c_ulong,
 }
 
 #[derive(Debug)]
@@ -27,8 +44,9 @@ struct ReadOnlyBind {
 }
 
 impl Namespace {
-    /// A namespace in which `read_only` (the paths that exist) are read-only.
-    pub(crate) fn new(read_only: &[PathBuf]) -> Self {
+    /// A namespace in which `read_only` (the paths that exist) are read-only and `covered`
+    /// (those that exist) hidden.
+    pub(crate) fn new(read_only: &[PathBuf], covered: &[PathBuf]) -> Self {
         // SAFETY: getuid and getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Self {
@@ -40,6 +58,25 @@ impl Namespace {
                     let kept = kept_flags(path)?;
                     let path = CString::new(path.as_os_str().as_bytes()).ok()?;
                     Some(ReadOnlyBind { path, kept })
+                })
+                .collect(),
+            covered: covered
+                .iter()
+                .filter_map(|path| {
+                    let directory = path.symlink_metadata().ok()?.is_dir();
+                    let kept = if directory {
+                        0
+                    } else {
+                        kept_flags(Path::new(std::ffi::OsStr::from_bytes(
+                            NULL_DEVICE.to_bytes(),
+                        )))?
+                    };
+                    let path = CString::new(path.as_os_str().as_bytes()).ok()?;
+                    Some(Cover {
+                        path,
+                        directory,
+                        kept,
+                    })
                 })
                 .collect(),
         }
@@ -77,8 +114,50 @@ impl Namespace {
                     std::ptr::null(),
                 ))?;
             }
+            for cover in &self.covered {
+                cover.mount()?;
+            }
         }
         Ok(())
+    }
+}
+
+/// The file a hidden file is covered with.
+const NULL_DEVICE: &std::ffi::CStr = c"/dev/null";
+
+impl Cover {
+    /// Mounts the cover. In the child, before exec.
+    ///
+    /// # Safety
+    /// Only system calls on memory `self` holds.
+    unsafe fn mount(&self) -> io::Result<()> {
+        const HARMLESS: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        // SAFETY: NUL-terminated strings that live for each call.
+        unsafe {
+            if self.directory {
+                return check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    self.path.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | HARMLESS,
+                    c"mode=000,size=4k".as_ptr().cast(),
+                ));
+            }
+            check(libc::mount(
+                NULL_DEVICE.as_ptr(),
+                self.path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                std::ptr::null(),
+                self.path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | self.kept,
+                std::ptr::null(),
+            ))
+        }
     }
 }
 
@@ -88,7 +167,7 @@ impl Namespace {
 /// no call has ended while it runs: no call's cleanup takes the probe for a leftover.
 pub(crate) fn available() -> bool {
     use std::os::unix::process::CommandExt;
-    let namespace = Namespace::new(&[]);
+    let namespace = Namespace::new(&[], &[]);
     let mut probe = std::process::Command::new("true");
     probe
         .stdin(std::process::Stdio::null())

@@ -92,7 +92,12 @@ async fn workspace_write_keeps_writes_in_the_workspace_and_secrets_hidden() {
     )
     .await;
     assert_ne!(code, 0, "read a hidden key");
-    assert!(err.contains("Permission denied"), "{err}");
+    // Landlock's denial, or, where a mount covers it (its home is in /tmp, which commands
+    // may write), an empty directory to root and one of mode 000 to anyone else.
+    assert!(
+        err.contains("Permission denied") || err.contains("No such file"),
+        "{err}"
+    );
     let (code, _) = run(&sandbox, &ws, "echo x > .git/config").await;
     assert_ne!(code, 0, ".git was writable");
     let (code, err) = run(&sandbox, &ws, "echo x > /etc/wonopcode-sandbox-probe").await;
@@ -130,4 +135,74 @@ async fn read_only_writes_only_its_private_temp_dir() {
     )
     .await;
     assert_eq!(code, 0, "{err}");
+}
+
+/// A home under `/tmp` (as in many containers and CI jobs) puts its secrets inside a root
+/// commands may write: `/tmp` must stay writable for new files all the same, and the
+/// secrets hidden.
+#[tokio::test]
+async fn a_home_under_tmp_leaves_tmp_writable_and_its_secrets_hidden() {
+    if !confining() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (ws, home) = (root.join("ws"), root.join("home"));
+    for dir in [&ws, &home.join(".ssh")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(home.join(".ssh/id_ed25519"), "KEY").unwrap();
+    std::fs::write(home.join(".netrc"), "machine example.com password KEY").unwrap();
+    let sandbox =
+        Sandbox::with_home(SandboxPolicy::new(SandboxMode::WorkspaceWrite), Some(&home)).unwrap();
+    if !Support::detect().user_namespaces {
+        // Without a mount to hide them, only Landlock does, and it cannot give a directory
+        // holding a secret the right to write new files: the failure is explained instead.
+        let confinement = sandbox.confine(&ws).unwrap();
+        let new = home.join("new");
+        let said = confinement
+            .explain(&format!("bash: {}: Permission denied", new.display()))
+            .unwrap();
+        assert!(said.contains("holds hidden"), "{said}");
+        return;
+    }
+    let probe = format!("/tmp/wonopcode-probe-{}", std::process::id());
+    for new in [probe.clone(), root.join("new").display().to_string()] {
+        let (code, err) = run(
+            &sandbox,
+            &ws,
+            &format!("echo hi > {new} && cat {new} && rm {new}"),
+        )
+        .await;
+        assert_eq!(code, 0, "writing {new}: {err}");
+    }
+    for secret in [".ssh/id_ed25519", ".ssh", ".netrc"] {
+        let path = home.join(secret);
+        let (code, out) = run(
+            &sandbox,
+            &ws,
+            &format!(
+                "cat {0} 2>&1 >&2; ls {0} >&2; cat {0}/* >&2",
+                path.display()
+            ),
+        )
+        .await;
+        assert!(!out.contains("KEY"), "read {secret} (exit {code}): {out}");
+        // A hidden file is covered by `/dev/null`: what is written to it goes nowhere.
+        run(
+            &sandbox,
+            &ws,
+            &format!("echo x > {0} || echo x > {0}/planted", path.display()),
+        )
+        .await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(home.join(".ssh/id_ed25519")).unwrap(),
+        "KEY"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.join(".netrc")).unwrap(),
+        "machine example.com password KEY"
+    );
+    assert!(!home.join(".ssh/planted").exists());
 }
