@@ -17,6 +17,7 @@ mod commands;
 mod costs;
 mod demo;
 mod events_doc;
+mod familiar_flags;
 mod first_use;
 mod grants;
 mod hidden;

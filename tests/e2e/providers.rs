@@ -658,7 +658,7 @@ fn no_key_and_no_replay_says_how_to_set_one() {
 }
 
 /// A loopback Anthropic API answering a prompt with text (the notes turn's last response).
-fn anthropic_answering() -> Loopback {
+pub(crate) fn anthropic_answering() -> Loopback {
     serve(
         anthropic_turns()
             .into_iter()

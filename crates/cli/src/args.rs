@@ -35,6 +35,7 @@ Examples:
   wonopcode \"Find the TODOs and list them by file\"      one prompt, then exit
   wonopcode                                             an interactive session (REPL)
   git diff | wonopcode \"Review this change\"             the diff goes with the prompt
+  wonopcode exec --full-auto -m sonnet \"Fix the tests\"  one prompt, no questions inside the workspace
   wonopcode run --agent-loop-name coder \"Fix the tests\" a named loop (see `wonopcode loops list`)
   wonopcode --replay examples/demo/transcript.jsonl -C examples/demo/workspace --yes \"...\"
                                                         a recorded run, offline
@@ -48,9 +49,14 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 suspended, 4 iteration limit, 5 budget,
 /// Everything a prompt's run takes: `wonopcode [FLAGS] [PROMPT]` and `wonopcode run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PromptArgs {
-    /// The prompt. Without it: read from stdin when piped, or start an interactive session.
-    /// `@path` of an image or PDF in it attaches the file.
+    /// The prompt. Without it: read from stdin when piped, or start an interactive session;
+    /// `-` reads it from stdin. `@path` of an image or PDF in it attaches the file.
     pub prompt: Option<String>,
+
+    /// Run the prompt and exit, never an interactive session (Claude Code's `-p`): the
+    /// prompt is the argument, or what is piped.
+    #[arg(short = 'p', long, help_heading = "Output")]
+    pub print: bool,
 
     /// The model.
     #[command(flatten)]
@@ -183,8 +189,10 @@ pub struct ModelArgs {
     #[arg(long, value_name = "ID")]
     pub provider: Option<String>,
 
-    /// Model id at the provider (default: the config's `model`, else the provider's default).
-    #[arg(long, value_name = "ID")]
+    /// Model id at the provider, or a short name the catalog knows (`opus`, `sonnet`,
+    /// `haiku`; Gemini's `pro`, `flash`) (default: the config's `model`, else the
+    /// provider's default).
+    #[arg(short = 'm', long, value_name = "ID")]
     pub model: Option<String>,
 
     /// Base URL of the provider's API up to the version, e.g. http://127.0.0.1:8000/v1.
@@ -270,6 +278,22 @@ pub struct PermissionArgs {
     /// What a call needing approval becomes when nobody can be asked.
     #[arg(long, value_enum, value_name = "MODE")]
     pub unattended: Option<UnattendedArg>,
+
+    /// Work without questions inside the workspace (Codex's `--full-auto`): `--sandbox
+    /// workspace-write`, and the file tools and `bash` allowed; other tools (MCP, the web)
+    /// still ask, and so does a command the sandbox stopped.
+    #[arg(long, conflicts_with_all = ["sandbox", "dangerously_skip_permissions"])]
+    pub full_auto: bool,
+
+    /// No sandbox and no questions (Claude Code's flag; Codex's
+    /// `--dangerously-bypass-approvals-and-sandbox` too): every call runs with your full
+    /// rights. For a throwaway machine or container only.
+    #[arg(
+        long,
+        visible_alias = "dangerously-bypass-approvals-and-sandbox",
+        conflicts_with = "sandbox"
+    )]
+    pub dangerously_skip_permissions: bool,
 }
 
 /// Settings of the session a prompt (or a served call) runs in.
@@ -343,7 +367,7 @@ pub struct RunArgs {
     /// How far commands the model runs may reach: read-only, workspace-write (the default:
     /// writes in the workspace and temp dirs, no network) or full-access (no confinement).
     /// Enforced by the kernel; `wonopcode sandbox check` says what this machine can enforce.
-    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode, help_heading = "Permissions and sandbox")]
+    #[arg(short = 's', long, value_name = "MODE", value_parser = parse_sandbox_mode, help_heading = "Permissions and sandbox")]
     pub sandbox: Option<wonopcode_sandbox::SandboxMode>,
 
     /// An MCP server for this run, besides the config file's `mcp_servers`: its tools are
@@ -370,6 +394,9 @@ pub struct RunArgs {
 pub enum Command {
     /// Run a prompt, or start an interactive session without one (the default command).
     Run(Box<PromptArgs>),
+    /// Run one prompt and exit (`run --print`, as `codex exec`): the prompt is the argument,
+    /// or stdin when it is `-` or piped.
+    Exec(Box<PromptArgs>),
     /// The named loops: list them, check a guest, start a new one.
     Loops(LoopsArgs),
     /// The config file: where it is, and what it sets.

@@ -19,6 +19,11 @@ pub async fn run(args: Args, matches: ArgMatches) -> anyhow::Result<u8> {
             let matches = matches.subcommand_matches("run").unwrap_or(&matches);
             run_prompt(*prompt, matches).await
         }
+        Command::Exec(mut prompt) => {
+            let matches = matches.subcommand_matches("exec").unwrap_or(&matches);
+            prompt.print = true;
+            run_prompt(*prompt, matches).await
+        }
         Command::Loops(loops) => loops::command(&loops).await,
         Command::Config(config) => crate::config_file::run(&config),
         Command::Completions { shell } => {

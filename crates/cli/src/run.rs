@@ -71,7 +71,7 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
             "`--image -` reads the image from stdin, so give the prompt as an argument",
         ));
     }
-    if let Some(prompt) = &args.prompt {
+    if let Some(prompt) = args.prompt.as_ref().filter(|p| *p != "-") {
         if prompt.trim().is_empty() {
             return Err(usage("the prompt is empty"));
         }
@@ -86,10 +86,10 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
             piped.as_deref(),
         )));
     }
-    if std::io::stdin().is_terminal() {
+    if std::io::stdin().is_terminal() && args.prompt.is_none() && !args.print {
         return Ok(Input::Repl);
     }
-    let Some(text) = crate::piped::read_stdin()? else {
+    let Some(text) = crate::piped::read_stdin()?.filter(|t| !t.trim().is_empty()) else {
         return Err(usage("no prompt: give one as an argument or on stdin"));
     };
     Ok(Input::One(text.trim_end().to_owned()))
@@ -107,6 +107,11 @@ pub async fn run_session(args: PromptArgs, matches: &ArgMatches) -> anyhow::Resu
     )?;
     settings.history = args.history.clone();
     let input = input(&args)?;
+    if args.permissions.dangerously_skip_permissions {
+        eprintln!(
+            "--dangerously-skip-permissions: no questions and no sandbox; every call runs with your full rights"
+        );
+    }
     let attachments = attachments(&args, &settings.workspace)?;
     let start = Start {
         settings,

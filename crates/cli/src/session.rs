@@ -11,6 +11,7 @@ use clap::ArgMatches;
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_journal::Runs;
 use wonopcode_providers::Wire;
+use wonopcode_sandbox::SandboxMode;
 use wonopcode_session::generation::Generation;
 use wonopcode_session::{
     Config, LoopChoice, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, Settings,
@@ -48,7 +49,30 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
         }
     }
     indexed.sort_by_key(|(i, _)| *i);
-    Ok(indexed.into_iter().map(|(_, r)| r).collect())
+    let mut rules: Vec<Rule> = indexed.into_iter().map(|(_, r)| r).collect();
+    if args.full_auto {
+        // After the flags' own rules: an `--ask bash:git push` given with it still asks.
+        for tool in FULL_AUTO_TOOLS {
+            rules.push(Rule::parse(tool, Action::Allow).map_err(|e| usage(e.to_string()))?);
+        }
+    }
+    Ok(rules)
+}
+
+/// What `--full-auto` lets run without a question: the tools that only reach the
+/// workspace (the file tools) or run in the sandbox (`bash`).
+const FULL_AUTO_TOOLS: &[&str] = &["bash", "write", "edit", "apply_patch"];
+
+/// The sandbox the flags choose: `--sandbox`, or the one `--full-auto` or
+/// `--dangerously-skip-permissions` stands for.
+fn sandbox_mode(permissions: &PermissionArgs, run: &RunArgs) -> Option<SandboxMode> {
+    if permissions.dangerously_skip_permissions {
+        Some(SandboxMode::FullAccess)
+    } else if permissions.full_auto {
+        Some(SandboxMode::WorkspaceWrite)
+    } else {
+        run.sandbox
+    }
 }
 
 /// The workspace `-C/--cwd` names (default: the current directory), canonical.
@@ -136,8 +160,8 @@ pub fn settings(
             UnattendedArg::Deny => Unattended::Deny,
             UnattendedArg::Suspend => Unattended::Suspend,
         }),
-        yes: permissions.yes,
-        sandbox: run.sandbox,
+        yes: permissions.yes || permissions.dangerously_skip_permissions,
+        sandbox: sandbox_mode(permissions, run),
         bash_timeout: run.bash_timeout_ms.map(std::time::Duration::from_millis),
         budget: BudgetLimits {
             max_cost_micro_cents: run.max_cost,

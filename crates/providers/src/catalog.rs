@@ -133,6 +133,11 @@ pub struct ProviderEntry {
     /// Models with their window, cap and prices.
     #[serde(default)]
     pub models: BTreeMap<String, ModelEntry>,
+    /// Short names a person types for a model (`--model opus`), and the ids they stand
+    /// for at this provider: Claude Code's `opus`, `sonnet` and `haiku` on every provider
+    /// of Claude models, each provider's own elsewhere.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, String>,
 }
 
 /// A provider's prompt caching, as the config states it.
@@ -519,6 +524,7 @@ impl ModelCatalog {
             })
             .or_else(|| entry.default_model.clone())
             .ok_or_else(|| CatalogError::NoModel(id.clone()))?;
+        let model_id = self.unaliased(&id, entry, model_id)?;
         let model_id = match api {
             Api::Gemini => gemini::base_model_id(&model_id).to_owned(),
             _ => model_id,
@@ -586,6 +592,48 @@ impl ModelCatalog {
                 .and_then(|c| c.ttl)
                 .map_or_else(PromptCache::default, PromptCache::from),
         })
+    }
+
+    /// The model id `model` names at provider `id`: itself, or what it is short for there.
+    /// A short name only other providers know (`sonnet` at `openai`) is refused with the
+    /// providers that know it, rather than sent as a model id the API would not know.
+    fn unaliased(
+        &self,
+        id: &str,
+        entry: &ProviderEntry,
+        model: String,
+    ) -> Result<String, CatalogError> {
+        if let Some(full) = entry.aliases.get(&model) {
+            return Ok(full.clone());
+        }
+        if entry.models.contains_key(&model) {
+            return Ok(model);
+        }
+        let elsewhere: Vec<&str> = self
+            .providers
+            .iter()
+            .filter(|(_, other)| other.aliases.contains_key(&model))
+            .map(|(other, _)| other.as_str())
+            .collect();
+        if elsewhere.is_empty() {
+            return Ok(model);
+        }
+        Err(CatalogError::Invalid {
+            provider: id.to_owned(),
+            reason: format!(
+                "`{model}` is a short name at {}, not here: choose one of them with --provider, or give this provider's model id",
+                elsewhere.join(", ")
+            ),
+        })
+    }
+
+    /// The short names of provider `id`, and what each stands for.
+    pub fn aliases(&self, id: &str) -> impl Iterator<Item = (&str, &str)> {
+        self.providers
+            .get(id)
+            .into_iter()
+            .flat_map(|entry| entry.aliases.iter())
+            .map(|(short, full)| (short.as_str(), full.as_str()))
     }
 
     /// The providers a run can open a model from without asking for anything: local
@@ -786,6 +834,8 @@ fn has_key(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + Sync))
 fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
     let mut models = base.models;
     models.extend(over.models);
+    let mut aliases = base.aliases;
+    aliases.extend(over.aliases);
     ProviderEntry {
         api: over.api.or(base.api),
         base_url: over.base_url.or(base.base_url),
@@ -811,6 +861,7 @@ fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         tokens_per_minute: over.tokens_per_minute.or(base.tokens_per_minute),
         cache: over.cache.or(base.cache),
         models,
+        aliases,
     }
 }
 
@@ -945,6 +996,53 @@ mod tests {
         assert_eq!(pricing.input_per_mtok, 300_000_000);
         assert_eq!(pricing.cache_read_per_mtok, 30_000_000);
         assert!(settings.model.capabilities.thinking_must_be_returned);
+    }
+
+    #[tokio::test]
+    async fn a_short_name_is_the_providers_model_and_refused_where_it_is_not_one() {
+        let catalog = ModelCatalog::builtin().unwrap();
+        let key = &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("OPENAI_API_KEY", "k"),
+            ("AWS_BEARER_TOKEN_BEDROCK", "k"),
+            ("AWS_REGION", "us-east-1"),
+            ("GEMINI_API_KEY", "k"),
+        ];
+        for (provider, short, full) in [
+            ("anthropic", "opus", "claude-opus-4-5"),
+            ("anthropic", "haiku", "claude-haiku-4-5"),
+            (
+                "bedrock",
+                "sonnet",
+                "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            ),
+            ("gemini", "pro", "gemini-2.5-pro"),
+            // A full id, and one the catalog does not know, pass as they are.
+            ("anthropic", "claude-sonnet-4-0", "claude-sonnet-4-0"),
+            ("anthropic", "claude-next", "claude-next"),
+        ] {
+            let settings = resolved(&catalog, provider, Some(short), key)
+                .await
+                .unwrap();
+            assert_eq!(settings.model.id, full, "{provider} {short}");
+        }
+        let refused = resolved(&catalog, "openai", Some("sonnet"), key)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("`sonnet` is a short name at anthropic, bedrock"),
+            "{refused}"
+        );
+        // The config file adds its own.
+        let over: BTreeMap<String, ProviderEntry> =
+            serde_yaml::from_str("openai:\n  aliases:\n    fast: gpt-5-mini\n").unwrap();
+        let catalog = catalog.with_overrides(&over).unwrap();
+        let settings = resolved(&catalog, "openai", Some("fast"), key)
+            .await
+            .unwrap();
+        assert_eq!(settings.model.id, "gpt-5-mini");
+        assert!(catalog.aliases("anthropic").any(|(s, _)| s == "sonnet"));
     }
 
     #[tokio::test]
