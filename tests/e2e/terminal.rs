@@ -219,7 +219,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
         }
         answer(
             &mut session,
-            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [N] no: ",
+            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [N] no  [t] no, and tell the model: ",
             "y",
             "the edit's question",
         );
@@ -230,7 +230,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
             .unwrap_or_else(|e| panic!("{label}: no folded diff after the edit: {e}"));
         answer(
             &mut session,
-            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [N] no: ",
+            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [N] no  [t] no, and tell the model: ",
             "y",
             "the command's question",
         );
@@ -387,6 +387,33 @@ fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
 }
 
 #[test]
+fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
+    let s = Scratch::new();
+    let mut first = call("c1", "bash", r#"{"command": "rm -rf build"}"#);
+    first.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[first, vec![text("ok"), done("end_turn")]]);
+    let mut session = spawn(&s, &t, &["--json".to_owned()], "go");
+    session
+        .exp_string("[t] no, and tell the model: ")
+        .unwrap_or_else(|e| panic!("no question: {e}"));
+    session.send("t").unwrap();
+    session.flush().unwrap();
+    session
+        .exp_string("tell the model what to do instead: ")
+        .unwrap_or_else(|e| panic!("no line asked for: {e}"));
+    session.send_line("use cargo clean instead").unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    // The call's result, as the model reads it.
+    assert!(
+        rest.contains(
+            "the user refused `bash` on `rm -rf build` and said: use cargo clean instead"
+        ),
+        "{rest}"
+    );
+}
+
+#[test]
 fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     let s = Scratch::new();
     let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
@@ -405,7 +432,7 @@ fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     session.send("x").unwrap();
     session.flush().unwrap();
     session
-        .exp_string("press y (once), a (always), or n or Esc (no)")
+        .exp_string("press y (once), a (always), n or Esc (no), or t (no, and tell the model what to do instead)")
         .unwrap_or_else(|e| panic!("no hint: {e}"));
     session.send("y").unwrap();
     session.flush().unwrap();

@@ -46,12 +46,13 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
         .unwrap_or_default()
 }
 
-/// One key for a question answered `y` (once), `a` (always) or `n` (no), read with the
+/// One key for a question answered `y` (once), `a` (always), `n` (no) or `t` (no, and
+/// then what to tell the model), read with the
 /// terminal raw: the key answers at once (Esc is no; any other key says which keys answer;
 /// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts
 /// the turn as it does elsewhere: raw, the terminal makes it a key, so it is raised again as
 /// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
-async fn read_key(question: String, progress: MultiProgress) -> Option<char> {
+async fn read_key(question: String, progress: MultiProgress, tell: bool) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     tokio::task::spawn_blocking(move || {
         progress.suspend(|| {
@@ -78,15 +79,20 @@ async fn read_key(question: String, progress: MultiProgress) -> Option<char> {
                         interrupted = true;
                         break 'n';
                     }
-                    KeyCode::Char(c) if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n') => {
+                    KeyCode::Char(c)
+                        if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n')
+                            || (tell && c.eq_ignore_ascii_case(&'t')) =>
+                    {
                         break c.to_ascii_lowercase();
                     }
                     KeyCode::Esc => break 'n',
                     _ => {
-                        let _ = write!(
-                            stderr,
-                            "\r\n  press y (once), a (always), or n or Esc (no)\r\n{question}"
-                        );
+                        let keys = if tell {
+                            "y (once), a (always), n or Esc (no), or t (no, and tell the model what to do instead)"
+                        } else {
+                            "y (once), a (always), or n or Esc (no)"
+                        };
+                        let _ = write!(stderr, "\r\n  press {keys}\r\n{question}");
                         let _ = stderr.flush();
                     }
                 }
@@ -98,6 +104,7 @@ async fn read_key(question: String, progress: MultiProgress) -> Option<char> {
             let word = match key {
                 'y' => "yes",
                 'a' => "always",
+                't' => "no, and",
                 _ => "no",
             };
             let _ = write!(stderr, "{word}\r\n");
@@ -114,11 +121,13 @@ async fn read_key(question: String, progress: MultiProgress) -> Option<char> {
     .flatten()
 }
 
-/// An approval's answer: one key at a terminal, else a line.
-async fn approval(question: String, progress: MultiProgress) -> Answer {
-    let key = match read_key(question.clone(), progress.clone()).await {
+/// An approval's answer: one key at a terminal, else a line. `tell`: `t` refuses with a
+/// line for the model (a call's question; not a sandbox escalation's, whose refusal is
+/// the sandbox's own message).
+async fn approval(question: String, progress: MultiProgress, tell: bool) -> Answer {
+    let key = match read_key(question.clone(), progress.clone(), tell).await {
         Some(key) => key,
-        None => read_answer(question, progress)
+        None => read_answer(question, progress.clone())
             .await
             .chars()
             .next()
@@ -127,9 +136,16 @@ async fn approval(question: String, progress: MultiProgress) -> Answer {
     match key {
         'y' => Answer::Once,
         'a' => Answer::Always,
+        't' if tell => match read_line(TELL.to_owned(), progress).await {
+            Some(said) if !said.trim().is_empty() => Answer::DenyWith(said.trim().to_owned()),
+            _ => Answer::Deny,
+        },
         _ => Answer::Deny,
     }
 }
+
+/// Asked after `t`: the line goes back to the model as the refusal.
+const TELL: &str = "  tell the model what to do instead: ";
 
 /// A yes/no question: only an explicit yes is yes.
 pub async fn confirm(question: String, progress: MultiProgress) -> bool {
@@ -188,11 +204,11 @@ impl Prompter for TerminalPrompter {
             })
             .unwrap_or_default();
         let question = format!(
-            "{diff}{} allow {what}? [y] once  [a] always ({})  [N] no: ",
+            "{diff}{} allow {what}? [y] once  [a] always ({})  [N] no  [t] no, and tell the model: ",
             console::style("?").yellow().bold(),
             always_covers(request)
         );
-        approval(question, self.progress.clone()).await
+        approval(question, self.progress.clone(), true).await
     }
 
     async fn ask_escalation(&self, tool: &str, subject: &str, blocked: &str) -> Answer {
@@ -214,7 +230,7 @@ impl Prompter for TerminalPrompter {
             console::style("!").red().bold(),
             one_line(blocked),
         );
-        approval(question, self.progress.clone()).await
+        approval(question, self.progress.clone(), false).await
     }
 
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {

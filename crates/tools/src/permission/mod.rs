@@ -21,7 +21,7 @@ pub use rules::{Action, Rule, RuleParseError, UnknownToolError};
 use shell::Script;
 
 /// An answer to a permission prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
     /// Allow this call only.
     Once,
@@ -29,6 +29,9 @@ pub enum Answer {
     Always,
     /// Refuse.
     Deny,
+    /// Refuse, and tell the model this instead (what to do, or why not): it reads it as
+    /// the call's result.
+    DenyWith(String),
 }
 
 /// Asks a person. The CLI implements it on the terminal.
@@ -260,6 +263,10 @@ impl PermissionPolicy {
             Answer::Deny => {
                 PermissionDecision::Deny(format!("the user refused {}", describe(request)))
             }
+            Answer::DenyWith(said) => PermissionDecision::Deny(format!(
+                "the user refused {} and said: {said}",
+                describe(request)
+            )),
         }
     }
 
@@ -366,7 +373,7 @@ impl PermissionGate for PermissionPolicy {
                 self.approve(key);
                 true
             }
-            Answer::Deny => false,
+            Answer::Deny | Answer::DenyWith(_) => false,
         }
     }
 
@@ -403,6 +410,33 @@ mod tests {
         async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {
             false
         }
+    }
+
+    struct Tells;
+    #[async_trait]
+    impl Prompter for Tells {
+        async fn ask(&self, _request: &PermissionRequest) -> Answer {
+            Answer::DenyWith("use cargo clean instead".to_owned())
+        }
+        async fn confirm_repetition(&self, _tool: &str, _count: usize) -> bool {
+            false
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_with_words_gives_the_model_the_words() {
+        let p = PermissionPolicy::new(PolicyConfig::default(), false, Some(Arc::new(Tells)));
+        let decision = p
+            .decide(&req("bash", ToolKind::Mutating, "rm -rf build"))
+            .await;
+        assert_eq!(
+            decision,
+            PermissionDecision::Deny(
+                "the user refused `bash` on `rm -rf build` and said: use cargo clean instead"
+                    .to_owned()
+            )
+        );
+        assert!(p.approvals().is_empty());
     }
 
     #[test]
