@@ -14,6 +14,7 @@ mod child_handles;
 mod cli_errors;
 mod clouds;
 mod commands;
+mod conversations;
 mod costs;
 mod demo;
 mod events_doc;

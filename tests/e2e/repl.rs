@@ -563,3 +563,29 @@ fn a_finished_runs_conversation_is_taken_back_into_a_run_that_goes_on_from_it() 
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("remove a.txt"), "{out}");
 }
+
+#[test]
+fn resume_lists_the_kept_conversations_and_goes_on_with_the_one_picked() {
+    let s = Scratch::new();
+    let first = crate::conversations::a_kept_conversation(&s, &s.outside("runs"));
+    let t = two_answers(&s);
+    let mut session = repl_with(&s, &t, &[]);
+    says(
+        &mut session,
+        "/history",
+        "nothing has been said in this conversation yet",
+    );
+    says(&mut session, "/resume", "remember the word banana");
+    ready(&mut session);
+    enter(&mut session, "/resume 1");
+    expect(&mut session, &format!("going on with conversation {first}"));
+    says(&mut session, "/history", "kept in the journal as run");
+    quit(&mut session);
+    // `-r` alone, with nothing interrupted: the list, and Enter picks the latest.
+    let mut session = repl_with(&s, &t, &["-r".as_ref()]);
+    expect(&mut session, "go on with which");
+    session.send("\r").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, &format!("going on with conversation {first}"));
+    quit(&mut session);
+}

@@ -12,7 +12,6 @@ mod files;
 mod modes;
 mod options;
 mod permission;
-mod replay;
 mod server;
 mod servers;
 mod sessions;

@@ -30,8 +30,8 @@ use crate::content::prompt_of;
 use crate::files::EditorFs;
 use crate::modes::Mode;
 use crate::permission::EditorPrompter;
-use crate::replay::Kept;
 use crate::updates::{Seen, Updates};
+use wonopcode_session::kept::Kept;
 
 /// Makes the builder of a session in the workspace the editor names, with the front-end's
 /// settings (model, permissions, limits, loop); `Err`: one line saying why not.

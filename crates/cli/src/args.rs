@@ -146,11 +146,24 @@ pub struct PromptArgs {
     #[arg(long, value_name = "FILE", help_heading = "Session")]
     pub history: Option<PathBuf>,
 
-    /// Continue a suspended run from --history instead of sending a new prompt; without
-    /// --history, resume this workspace's latest interrupted run from its journal (as
-    /// `wonopcode resume RUN_ID` does).
-    #[arg(long, conflicts_with = "prompt", help_heading = "Session")]
-    pub resume: bool,
+    /// Go on with this workspace's latest conversation, kept in the journal (Claude
+    /// Code's `-c`): the prompt given is its next, else the REPL goes on with it.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["resume", "history"], help_heading = "Session")]
+    pub continue_latest: bool,
+
+    /// Go on with the conversation ID (a run's id from `wonopcode runs list`, or its
+    /// start), the prompt given as its next; without ID: continue a suspended run from
+    /// --history, else this workspace's latest interrupted or suspended run (as `wonopcode
+    /// resume RUN_ID` does), else pick a conversation from a list.
+    #[arg(
+        short = 'r',
+        long,
+        num_args = 0..=1,
+        default_missing_value = "",
+        value_name = "ID",
+        help_heading = "Session"
+    )]
+    pub resume: Option<String>,
 
     /// When a run is resumed from its journal: what to do with a call it had started and not
     /// finished when the tool cannot tell whether it had its effect (a command, a patch):

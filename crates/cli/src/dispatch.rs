@@ -72,8 +72,9 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
         let kind = args.kind.unwrap_or(crate::args::GuestKind::Loop);
         return crate::new_guest::create(dir, lang, kind);
     }
-    if args.resume && args.history.is_none() {
-        return crate::restart::resume_latest(&args).await;
+    if args.resume.as_deref() == Some("") && args.history.is_none() {
+        return crate::restart::resume_latest(args, matches).await;
     }
-    run_session(args, matches).await
+    let continuing = crate::conversations::asked(&args)?;
+    run_session(args, matches, continuing).await
 }

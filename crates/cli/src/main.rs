@@ -7,6 +7,7 @@ mod args;
 mod attach;
 mod batch;
 mod config_file;
+mod conversations;
 mod dispatch;
 mod exit;
 mod form;

@@ -13,6 +13,8 @@
 //! names the other), so nothing the other run left is changed. A journal from before
 //! settings were kept has its command line instead, read here into the same settings.
 
+use std::io::IsTerminal;
+
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use wonopcode_agent_loop::{ContextPath, OnInterrupted};
@@ -87,9 +89,10 @@ pub async fn resume_by_id(args: &ResumeArgs) -> anyhow::Result<u8> {
     resume(earlier, runs, args.on_interrupted, &args.flags).await
 }
 
-/// `--resume` without `--history`: this workspace's latest interrupted or suspended run,
-/// its waiting calls answered by `--answer` and approved by `--yes` and `--allow`.
-pub async fn resume_latest(args: &PromptArgs) -> anyhow::Result<u8> {
+/// `--resume` without an ID or `--history`: this workspace's latest interrupted or
+/// suspended run, its waiting calls answered by `--answer` and approved by `--yes` and
+/// `--allow`; without one, at a terminal, a conversation picked from a list.
+pub async fn resume_latest(mut args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
     let root = crate::session::workspace_root(args.run.cwd.as_deref())?;
     let workspace = root.display().to_string();
     let runs = runs()?;
@@ -100,8 +103,19 @@ pub async fn resume_latest(args: &PromptArgs) -> anyhow::Result<u8> {
                 RunStatus::Interrupted | RunStatus::Suspended
             )
     }) else {
+        if std::io::stdin().is_terminal() && args.answer.is_empty() {
+            let progress = indicatif::MultiProgress::new();
+            return match crate::conversations::pick(&runs, &root, progress).await? {
+                Some(kept) => {
+                    // Picked: a conversation goes on, not a suspended run.
+                    args.resume = None;
+                    crate::run::run_session(args, matches, Some(kept)).await
+                }
+                None => Ok(crate::exit::SUCCESS),
+            };
+        }
         return Err(usage(format!(
-            "--resume: no interrupted or suspended run of {workspace} in {} (with --history FILE, --resume continues that conversation)",
+            "--resume: no interrupted or suspended run of {workspace} in {} (-r ID goes on with a finished conversation, -c with the latest; with --history FILE, --resume continues that conversation)",
             runs.dir().display()
         )));
     };
@@ -320,6 +334,7 @@ async fn start_again(
         json: stored.json || extra.json,
         trace: extra.trace.or(stored.trace),
         journal: Some(runs),
+        continuing: None,
     };
     run_again(start, again).await
 }

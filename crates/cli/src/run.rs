@@ -11,8 +11,9 @@ use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::attachment::AttachmentError;
-use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part};
+use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part, Role};
 use wonopcode_journal::{Runs, Step};
+use wonopcode_session::kept::Kept;
 use wonopcode_session::{RewindScope, Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::{PermissionPolicy, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
@@ -63,7 +64,7 @@ impl Input {
 /// Where the prompts come from: answers to a suspended call (`--resume`), the prompt given
 /// (with what is piped after it), the REPL at a terminal, else stdin.
 fn input(args: &PromptArgs) -> anyhow::Result<Input> {
-    if args.resume {
+    if args.resume.as_deref() == Some("") {
         return Ok(Input::Resume(args.answer.clone()));
     }
     if args.prompt.is_none() && args.images.iter().any(|i| i == "-") {
@@ -95,8 +96,13 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
     Ok(Input::One(text.trim_end().to_owned()))
 }
 
-/// A prompt's run as its flags say.
-pub async fn run_session(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8> {
+/// A prompt's run as its flags say, going on with the conversation `continuing` when one
+/// is given (`-c`, `-r`).
+pub async fn run_session(
+    args: PromptArgs,
+    matches: &ArgMatches,
+    continuing: Option<Kept>,
+) -> anyhow::Result<u8> {
     check_model_args(&args.model)?;
     let mut settings = settings(
         &args.model,
@@ -119,6 +125,7 @@ pub async fn run_session(args: PromptArgs, matches: &ArgMatches) -> anyhow::Resu
         trace: args.trace.clone(),
         journal: standard_journal(&args.run),
         attachments,
+        continuing,
     };
     run_started(start, input, None).await
 }
@@ -136,6 +143,8 @@ pub struct Start {
     pub journal: Option<Runs>,
     /// Images and documents for its first prompt (`--image`, `@path`).
     pub attachments: Vec<Part>,
+    /// A kept conversation its root goes on with (`-c`, `-r ID`, `/resume`).
+    pub continuing: Option<Kept>,
 }
 
 /// What the command line attaches to the first prompt: each `--image`, then each `@path`
@@ -163,14 +172,49 @@ pub async fn run_again(start: Start, again: Again) -> anyhow::Result<u8> {
     run_started(start, input, Some(again)).await
 }
 
-/// A session's run from its start: a fresh one, or one resuming or forking another.
-async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow::Result<u8> {
+/// A session's run from its start: a fresh one, or one resuming or forking another; then,
+/// while `/resume` in its REPL picks another conversation, a session going on with that one
+/// (its settings the same).
+async fn run_started(
+    mut start: Start,
+    mut input: Input,
+    mut again: Option<Again>,
+) -> anyhow::Result<u8> {
+    loop {
+        let next = Start {
+            settings: start.settings.clone(),
+            json: start.json,
+            trace: start.trace.clone(),
+            journal: start.journal.clone(),
+            attachments: Vec::new(),
+            continuing: None,
+        };
+        let (code, switch) = run_once(start, input, again).await?;
+        let Some(kept) = switch else {
+            return Ok(code);
+        };
+        start = Start {
+            continuing: Some(kept),
+            ..next
+        };
+        input = Input::Repl;
+        again = None;
+    }
+}
+
+/// One session's run; the conversation `/resume` picked to go on with next, if any.
+async fn run_once(
+    start: Start,
+    input: Input,
+    again: Option<Again>,
+) -> anyhow::Result<(u8, Option<Kept>)> {
     let Start {
         settings,
         json,
         trace,
         journal,
         attachments,
+        continuing,
     } = start;
     // Before anything of the workspace is read for what it would run: asked once, here.
     let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
@@ -213,6 +257,14 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
         Some(Again::Fork { fork, .. }) => builder = builder.forking(fork),
         None => {}
     }
+    if let Some(kept) = continuing {
+        eprintln!(
+            "going on with conversation {} ({})",
+            kept.id,
+            one_line(kept.title.as_deref().unwrap_or("no prompt yet"))
+        );
+        builder = builder.continuing(kept.latest.clone(), kept.conversation());
+    }
     if interactive {
         let terminal = Arc::new(TerminalPrompter {
             progress: progress.clone(),
@@ -228,9 +280,10 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
     for notice in session.notices() {
         eprintln!("warning: {notice}");
     }
-    spawn_ctrl_c_handler(session.canceller(), progress.clone());
+    // Ended with the session: a session `/resume` starts next has its own.
+    let ctrl_c = spawn_ctrl_c_handler(session.canceller(), progress.clone());
     let stopped_by = Arc::new(AtomicU8::new(0));
-    spawn_stop_handler(session.canceller(), stopped_by.clone());
+    let stop = spawn_stop_handler(session.canceller(), stopped_by.clone());
     session.start().await.context("the loop failed to start")?;
     let mut cli = Cli {
         session,
@@ -241,6 +294,7 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
         history,
         attached: attachments,
         progress,
+        switch_to: None,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -268,10 +322,15 @@ async fn run_started(start: Start, input: Input, again: Option<Again>) -> anyhow
             .write_trace(path)
             .with_context(|| format!("cannot write the trace to {}", path.display()))?;
     }
-    Ok(code)
+    ctrl_c.abort();
+    stop.abort();
+    Ok((code, cli.switch_to.take()))
 }
 
-fn spawn_ctrl_c_handler(canceller: TurnCanceller, progress: MultiProgress) {
+fn spawn_ctrl_c_handler(
+    canceller: TurnCanceller,
+    progress: MultiProgress,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             if tokio::signal::ctrl_c().await.is_err() {
@@ -286,13 +345,16 @@ fn spawn_ctrl_c_handler(canceller: TurnCanceller, progress: MultiProgress) {
                 std::process::exit(i32::from(exit::CANCELLED));
             }
         }
-    });
+    })
 }
 
 /// SIGTERM and SIGHUP stop wonopcode as Ctrl-C does, at once: the turn is cancelled (its
 /// commands' process groups killed, its history written), then wonopcode exits with 143 or
 /// 129. Between turns, it exits at once (every stored message is already synced).
-fn spawn_stop_handler(canceller: TurnCanceller, stopped_by: Arc<AtomicU8>) {
+fn spawn_stop_handler(
+    canceller: TurnCanceller,
+    stopped_by: Arc<AtomicU8>,
+) -> tokio::task::JoinHandle<()> {
     use tokio::signal::unix::{SignalKind, signal};
     tokio::spawn(async move {
         let (Ok(mut term), Ok(mut hup)) = (
@@ -312,7 +374,7 @@ fn spawn_stop_handler(canceller: TurnCanceller, stopped_by: Arc<AtomicU8>) {
                 std::process::exit(i32::from(code));
             }
         }
-    });
+    })
 }
 
 /// The session as the terminal drives it.
@@ -332,6 +394,9 @@ struct Cli {
     attached: Vec<Part>,
     /// Spinners to hide while asking on the terminal.
     progress: MultiProgress,
+    /// The conversation `/resume` picked: the REPL ends, and a session going on with it
+    /// starts.
+    switch_to: Option<Kept>,
 }
 
 impl Cli {
@@ -511,6 +576,9 @@ impl Cli {
                     Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
                     Some(Ok(command)) => {
                         self.run_command(command, &mut spent).await;
+                        if self.switch_to.is_some() {
+                            return Ok(exit::SUCCESS);
+                        }
                         continue;
                     }
                     Some(Err(why)) => {
@@ -693,12 +761,74 @@ impl Cli {
                     cost(spent)
                 );
             }
-            SlashCommand::History => match &self.history {
-                Some(path) => eprintln!("the conversation is stored in {}", path.display()),
-                None => {
-                    eprintln!("the conversation is not stored (run with --history FILE to keep it)")
-                }
-            },
+            SlashCommand::History => self.history_command(),
+            SlashCommand::Resume(argument) => self.resume_command(argument.as_deref()),
+        }
+    }
+
+    /// `/history`: the conversation's prompts, numbered, and how to go on with it later.
+    fn history_command(&self) {
+        let prompts: Vec<String> = self
+            .session
+            .messages()
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .filter_map(|m| {
+                let text: Vec<&str> = m
+                    .parts
+                    .iter()
+                    .filter_map(|p| match p {
+                        Part::Text { text } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                (!text.is_empty()).then(|| text.join(" "))
+            })
+            .collect();
+        if prompts.is_empty() {
+            eprintln!("nothing has been said in this conversation yet");
+        } else {
+            eprintln!("the conversation's prompts:");
+            for (n, prompt) in prompts.iter().enumerate() {
+                eprintln!("  {:>2}  {}", n + 1, one_line(&cut_line(prompt, 100)));
+            }
+        }
+        match (&self.history, self.session.run_id()) {
+            (Some(path), _) => eprintln!(
+                "kept in {0}: `wonopcode --history {0}` goes on with it",
+                path.display()
+            ),
+            (None, Some(run)) => eprintln!(
+                "kept in the journal as run {run}: `wonopcode -r {run}` goes on with it (`-c` while it is this workspace's latest)"
+            ),
+            (None, None) => eprintln!("not kept (--no-journal)"),
+        }
+    }
+
+    /// `/resume`: this workspace's kept conversations, numbered; `/resume N|ID`: ends this
+    /// session and goes on with that one.
+    fn resume_command(&mut self, argument: Option<&str>) {
+        let Ok(runs) = crate::restart::runs() else {
+            eprintln!("there is no data directory for runs (set WONOPCODE_RUNS_DIR)");
+            return;
+        };
+        let workspace = self.session.workspace().to_path_buf();
+        let found = crate::conversations::of_workspace(&runs, &workspace);
+        let Some(argument) = argument else {
+            if found.is_empty() {
+                eprintln!("no conversation of {} is kept", workspace.display());
+            } else {
+                eprint!(
+                    "conversations of {}, the latest first (/resume N goes on with one):\n{}",
+                    workspace.display(),
+                    crate::conversations::listing(&found)
+                );
+            }
+            return;
+        };
+        match crate::conversations::chosen(&runs, &found, argument, &workspace) {
+            Ok(kept) => self.switch_to = Some(kept),
+            Err(why) => eprintln!("{why}"),
         }
     }
 
@@ -786,4 +916,14 @@ fn waits_in_child(result: &LoopResult) -> bool {
 /// An approval key in words, shown safely.
 fn approval_text(key: &str) -> String {
     one_line(&PermissionPolicy::describe_approval(key)).into_owned()
+}
+
+/// `text`'s first line, cut to `most` characters (`…` where it was cut).
+fn cut_line(text: &str, most: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None if line.len() < text.trim_end().len() => format!("{line}…"),
+        None => line.to_owned(),
+    }
 }

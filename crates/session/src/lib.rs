@@ -31,6 +31,7 @@ pub mod guest_project;
 pub mod history;
 mod hook_loader;
 pub mod instructions;
+pub mod kept;
 pub mod loops;
 pub mod mcp;
 pub mod models;

@@ -17,8 +17,11 @@ pub enum SlashCommand {
     Tools,
     /// `/cost`: tokens and money spent so far in this REPL.
     Cost,
-    /// `/history`: where the conversation is stored.
+    /// `/history`: the conversation's prompts and where it is kept.
     History,
+    /// `/resume`: this workspace's kept conversations, numbered; `/resume N|ID`: go on
+    /// with one instead of this one.
+    Resume(Option<String>),
     /// `/approvals`: the calls approved for the session; `/approvals revoke N|all`.
     Approvals(Option<String>),
     /// `/compact`: summarize the conversation now.
@@ -59,7 +62,14 @@ const COMMANDS: &[(&str, &str)] = &[
         "/clear",
         "start the conversation afresh (the loop and settings stay)",
     ),
-    ("/history", "where the conversation is stored"),
+    (
+        "/history",
+        "the conversation's prompts, and how to go on with it later",
+    ),
+    (
+        "/resume",
+        "this workspace's conversations; /resume N|ID goes on with one",
+    ),
     (
         "/rewind",
         "go back to before a prompt: its files, conversation or both (/rewind N [code|conversation])",
@@ -105,6 +115,7 @@ impl SlashCommand {
             "trace" => Ok(Self::Trace(argument)),
             "loop" => Ok(Self::Loop(argument)),
             "rewind" => Ok(Self::Rewind(argument)),
+            "resume" => Ok(Self::Resume(argument)),
             _ => Err(unknown(word)),
         })
     }

@@ -1,16 +1,21 @@
-//! A session kept in the journal, read back for an editor that loads it: the conversation
-//! its runs leave (each run after the first continues the one before, or resumed it whole) (the root starts from it; nothing is run or asked again) and, for
-//! `session/load`, every event of those runs sent as the updates the editor saw then — the
-//! person's prompts with them.
+//! A conversation kept in the journal, read back to go on with it: the conversation its
+//! runs leave (each run after the first continues the one before, or resumed it whole),
+//! which a new run's root starts from (nothing is run or asked again), and every event of
+//! those runs — for an editor's `session/load` to show again, for `--continue` and
+//! `/resume` on the terminal.
 
 use std::path::Path;
 
+use crate::history::conversation_of;
 use wonopcode_agent_loop::{Event, Message};
 use wonopcode_journal::{Lineage, Read, RunStatus, Runs};
-use wonopcode_session::history::conversation_of;
 
-/// A kept session, read back.
-pub(crate) struct Kept {
+/// A kept conversation, read back.
+pub struct Kept {
+    /// Its name: its first run's id.
+    pub id: String,
+    /// Its first prompt, cut to a line.
+    pub title: Option<String>,
     /// The run that holds it now, which the new run goes on from.
     pub latest: String,
     /// Every event of its runs, in order.
@@ -36,6 +41,8 @@ impl Kept {
             events.extend(read.records.into_iter().map(|r| r.event));
         }
         Ok(Self {
+            id: lineage.id,
+            title: lineage.title,
             latest: lineage.latest.id,
             events,
         })
