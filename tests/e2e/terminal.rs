@@ -447,3 +447,57 @@ fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     assert!(s.ws().join("FIRST").exists());
     assert!(!s.ws().join("SECOND").exists());
 }
+
+/// An answer in Markdown: a heading, emphasis, code, a table and a code block.
+fn markdown_answer(s: &Scratch) -> std::path::PathBuf {
+    let answer = "# Plan\nRun **all** the `tests`:\n| step | time |\n|---|---|\n| build | 2 s |\n| test | 40 s |\n```rust\nfn main() {}\n```\nDone.";
+    s.transcript("md.jsonl", &[vec![text(answer), done("end_turn")]])
+}
+
+#[test]
+fn the_answers_markdown_is_rendered_at_a_terminal_and_plain_elsewhere() {
+    let s = Scratch::new();
+    let t = markdown_answer(&s);
+    // At a terminal: the markers go, the table lines up (without colours, as NO_COLOR asks).
+    let (rest, code) = finish(spawn(&s, &t, &[], "plan"));
+    assert_eq!(code, 0, "{rest}");
+    let rest = screen(&rest).join("\n");
+    for drawn in [
+        "Plan",
+        "Run all the tests:",
+        "build │ 2 s",
+        "test  │ 40 s",
+        "  fn main() {}",
+    ] {
+        assert!(rest.contains(drawn), "`{drawn}` not in {rest}");
+    }
+    for marker in ["# Plan", "**", "| build", "```"] {
+        assert!(!rest.contains(marker), "`{marker}` left in {rest}");
+    }
+    // In colour: bold, and the code highlighted.
+    let mut cmd = command();
+    cmd.env_remove("NO_COLOR")
+        .env("CLICOLOR_FORCE", "1")
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("plan");
+    let (rest, code) = finish(spawn_command(cmd, Some(30_000)).unwrap());
+    assert_eq!(code, 0, "{rest}");
+    assert!(rest.contains("\x1b[1mall"), "{rest:?}");
+    assert!(rest.contains("\x1b[38;2;"), "{rest:?}");
+    // --no-markdown, and stdout not a terminal: the text as the model sent it.
+    let (rest, _) = finish(spawn(&s, &t, &["--no-markdown".to_owned()], "plan"));
+    assert!(rest.contains("Run **all** the `tests`:"), "{rest}");
+    let out = crate::support::wonopcode()
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("plan")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("| build | 2 s |"), "{stdout}");
+}

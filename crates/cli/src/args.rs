@@ -120,6 +120,12 @@ pub struct PromptArgs {
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
+    /// Show the answer as the model wrote it, without rendering its Markdown (headings,
+    /// emphasis, lists, tables, highlighted code); it is never rendered when stdout is not
+    /// a terminal.
+    #[arg(long, help_heading = "Output")]
+    pub no_markdown: bool,
+
     /// Every request's and response's raw payload on stderr (keys and credentials
     /// redacted, long strings cut); with --list-loops: every column, and paths in full.
     #[arg(short, long, help_heading = "Output")]

@@ -335,6 +335,7 @@ async fn start_again(
         trace: extra.trace.or(stored.trace),
         journal: Some(runs),
         continuing: None,
+        markdown: !extra.no_markdown,
     };
     run_again(start, again).await
 }

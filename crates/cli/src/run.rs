@@ -126,6 +126,7 @@ pub async fn run_session(
         journal: standard_journal(&args.run),
         attachments,
         continuing,
+        markdown: !args.no_markdown,
     };
     run_started(start, input, None).await
 }
@@ -145,6 +146,8 @@ pub struct Start {
     pub attachments: Vec<Part>,
     /// A kept conversation its root goes on with (`-c`, `-r ID`, `/resume`).
     pub continuing: Option<Kept>,
+    /// Whether the answer's Markdown is rendered (when stdout is a terminal).
+    pub markdown: bool,
 }
 
 /// What the command line attaches to the first prompt: each `--image`, then each `@path`
@@ -188,6 +191,7 @@ async fn run_started(
             journal: start.journal.clone(),
             attachments: Vec::new(),
             continuing: None,
+            markdown: start.markdown,
         };
         let (code, switch) = run_once(start, input, again).await?;
         let Some(kept) = switch else {
@@ -215,6 +219,7 @@ async fn run_once(
         journal,
         attachments,
         continuing,
+        markdown,
     } = start;
     // Before anything of the workspace is read for what it would run: asked once, here.
     let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
@@ -230,7 +235,8 @@ async fn run_once(
     let renderer: Box<dyn Renderer> = if json {
         Box::new(JsonlRenderer)
     } else {
-        Box::new(TerminalRenderer::new(progress.clone()))
+        let markdown = markdown && std::io::stdout().is_terminal();
+        Box::new(TerminalRenderer::new(progress.clone(), markdown))
     };
     let yes = settings.yes;
     let history = settings.history.clone();

@@ -4,6 +4,7 @@
 mod diff;
 pub mod draw_target;
 mod jsonl;
+pub mod markdown;
 mod status;
 mod terminal;
 mod tree;

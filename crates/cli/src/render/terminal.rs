@@ -17,6 +17,7 @@ use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
 use super::diff::diff_lines;
+use super::markdown::MarkdownStream;
 use super::status::StatusLines;
 use super::tree::{TurnContexts, cost, elapsed, tokens};
 use super::visible::{clip, one_line, visible_event};
@@ -49,12 +50,16 @@ pub struct TerminalRenderer {
     contexts: TurnContexts,
     root_module: String,
     status: StatusLines,
+    /// The answer's Markdown renderer; `None`: the text as the model sent it.
+    markdown: Option<MarkdownStream>,
 }
 
 impl TerminalRenderer {
-    /// A renderer drawing spinners through `progress`.
-    pub fn new(progress: MultiProgress) -> Self {
+    /// A renderer drawing spinners through `progress`, the answer's Markdown rendered
+    /// when `markdown` (its styles in colour when stdout takes them).
+    pub fn new(progress: MultiProgress, markdown: bool) -> Self {
         Self {
+            markdown: markdown.then(|| MarkdownStream::new(console::colors_enabled())),
             status: StatusLines::new(progress.clone()),
             progress,
             spinners: HashMap::new(),
@@ -455,7 +460,13 @@ impl TerminalRenderer {
             self.status.show(false);
         }
         match kind {
-            Some(TextKind::Answer) => self.out(text),
+            Some(TextKind::Answer) => match &mut self.markdown {
+                Some(markdown) => {
+                    let drawn = markdown.push(text);
+                    self.out(&drawn);
+                }
+                None => self.out(text),
+            },
             Some(TextKind::Reasoning) => {
                 let dimmed = style(text).dim().italic().to_string();
                 self.progress.suspend(|| eprint!("{dimmed}"));
@@ -473,6 +484,10 @@ impl TerminalRenderer {
                 self.tool_finished(&item.id, call)
             }
             ItemDetails::AgentMessage { .. } => {
+                if let Some(markdown) = &mut self.markdown {
+                    let rest = markdown.finish();
+                    self.out(&rest);
+                }
                 if self.stdout_mid_line {
                     self.out("\n");
                 }
@@ -510,6 +525,11 @@ impl TerminalRenderer {
         self.status.stop_all();
         for (_, bar) in self.spinners.drain() {
             bar.finish_and_clear();
+        }
+        // An answer cut off (a cancelled turn) still shows what it had.
+        if let Some(markdown) = &mut self.markdown {
+            let rest = markdown.finish();
+            self.out(&rest);
         }
         let cost = cost(usage);
         // Every context's requests, as the tokens are every context's.
