@@ -1,6 +1,7 @@
 //! The terminal as a person meets it, whole-process on a pseudo-terminal: from launch to
-//! the REPL's prompt (warm compile cache; goal <= 100 ms), and from Enter to the first frame
-//! of the status line (goal <= 50 ms).
+//! the REPL's prompt (warm compile cache; goal <= 100 ms), from Enter to the first frame
+//! of the status line (goal <= 50 ms), and from Enter to the answer's first code block
+//! drawn highlighted (its syntaxes loaded then; goal <= 100 ms).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -14,15 +15,14 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rexpect::process::PtyProcess;
 use wonopcode_benches::release_bin;
 
-/// A transcript whose one response streams slowly, so the turn is still running when the
-/// status line's first frame is looked for.
-fn transcript(dir: &Path) -> PathBuf {
+/// A transcript whose one response answers `text`, in `dir` as `name`.
+fn transcript(dir: &Path, name: &str, text: &str) -> PathBuf {
     let header = serde_json::json!({"type": "header", "format": "wonopcode-transcript",
         "version": 1, "model": {"id": "m", "provider": "p", "context_window": 100000,
         "max_output": 1000}});
     let turn = serde_json::json!({"type": "turn", "context": "0", "turn": 0, "chunks": [
-        {"type": "text_delta", "text": "Hello."}, {"type": "done", "stop_reason": "end_turn"}]});
-    let path = dir.join("t.jsonl");
+        {"type": "text_delta", "text": text}, {"type": "done", "stop_reason": "end_turn"}]});
+    let path = dir.join(name);
     std::fs::write(&path, format!("{header}\n{turn}\n")).expect("transcript");
     path
 }
@@ -40,14 +40,27 @@ struct Terminal {
 const WHERE_IS_THE_CURSOR: &[u8] = b"\x1b[6n";
 
 impl Terminal {
-    /// The REPL on the embedded WebAssembly loop, its caches in `home`.
+    /// The REPL on the embedded WebAssembly loop, its caches in `home`, without colours;
+    /// the transcript's chunks streamed 200 ms apart (the status line is then seen).
     fn start(bin: &Path, home: &Path, transcript: &Path) -> Self {
+        Self::start_with(bin, home, transcript, &[("NO_COLOR", "1")], "200")
+    }
+
+    /// The same with these variables, each chunk `pace` ms after the one before.
+    fn start_with(
+        bin: &Path,
+        home: &Path,
+        transcript: &Path,
+        env: &[(&str, &str)],
+        pace: &str,
+    ) -> Self {
         let mut cmd = Command::new(bin);
         cmd.env("XDG_CACHE_HOME", home.join("cache"))
             .env("XDG_DATA_HOME", home.join("data"))
             .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("NO_COLOR", "1")
-            .args(["--loop-type", "wasm", "--replay-pace", "200", "--replay"])
+            .env_remove("NO_COLOR")
+            .envs(env.iter().copied())
+            .args(["--loop-type", "wasm", "--replay-pace", pace, "--replay"])
             .arg(transcript)
             .arg("-C")
             .arg(home);
@@ -104,7 +117,12 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 fn bench_terminal(c: &mut Criterion) {
     let bin = release_bin();
     let home = tempfile::tempdir().expect("temp dir");
-    let t = transcript(home.path());
+    let t = transcript(home.path(), "t.jsonl", "Hello.");
+    let code = transcript(
+        home.path(),
+        "code.jsonl",
+        "Here:\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n",
+    );
     // Warm the compile cache.
     let mut warm = Terminal::start(&bin, home.path(), &t);
     warm.until(">");
@@ -138,6 +156,26 @@ fn bench_terminal(c: &mut Criterion) {
                 terminal.until("Working (");
                 total += started.elapsed();
                 terminal.until("Hello.");
+                terminal.until(">");
+                terminal.quit();
+            }
+            total
+        });
+    });
+    group.bench_function("enter_to_highlighted_code", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let colour = [("CLICOLOR_FORCE", "1")];
+                let mut terminal = Terminal::start_with(&bin, home.path(), &code, &colour, "0");
+                terminal.until(">");
+                terminal.type_keys("Show it.");
+                terminal.until("Show it.");
+                let started = Instant::now();
+                terminal.type_keys("\r");
+                // A 24-bit colour: the code line, highlighted.
+                terminal.until("\x1b[38;2;");
+                total += started.elapsed();
                 terminal.until(">");
                 terminal.quit();
             }
