@@ -26,6 +26,7 @@ mod hooks;
 mod hostile;
 mod journal;
 mod mcp;
+mod mcp_config;
 mod mcp_server;
 mod oci;
 mod parity;

@@ -981,6 +981,19 @@ pub enum McpAction {
         /// The server's name in `mcp_servers` (or --mcp).
         server: String,
     },
+    /// Add a server to your config file's `mcp_servers`, as `claude mcp add` does:
+    /// `wonopcode mcp add NAME -- COMMAND [ARGS...]`, or `wonopcode mcp add NAME URL`.
+    Add(McpAddArgs),
+    /// Remove SERVER from your config file.
+    Remove {
+        /// The server's name in `mcp_servers`.
+        server: String,
+    },
+    /// SERVER's entry in your config file.
+    Get {
+        /// The server's name in `mcp_servers`.
+        server: String,
+    },
     /// Call TOOL of SERVER with ARGUMENTS and print the answer (exit 1 when the tool reports
     /// an error). The arguments are checked against the tool's schema first.
     Call {
@@ -991,6 +1004,54 @@ pub enum McpAction {
         /// A JSON object (default `{}`).
         arguments: Option<String>,
     },
+}
+
+/// `wonopcode mcp add`, with `claude mcp add`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct McpAddArgs {
+    /// The server's name: its tools are `mcp__NAME__TOOL`.
+    pub name: String,
+    /// The program that runs the server, or a streamable HTTP server's http(s) address.
+    pub command_or_url: String,
+    /// The program's arguments (after `--` when one starts with `-`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// `stdio` (a program; the default) or `http` (the default for an http(s) address).
+    #[arg(short = 't', long, value_enum)]
+    pub transport: Option<McpTransport>,
+    /// A variable set for the program, KEY=VALUE (repeatable; `${VAR}` is read from your
+    /// environment when the server starts, so the file need not hold the key).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// A header sent to an HTTP server, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Whose config: `user` (yours, the default). `project` and `local` are Claude Code's
+    /// workspace scopes, which wonopcode refuses: it starts no workspace's own servers.
+    #[arg(short = 's', long, value_enum, default_value = "user")]
+    pub scope: McpScope,
+}
+
+/// `mcp add --transport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpTransport {
+    /// A program on stdin and stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// The older HTTP+SSE transport (refused).
+    Sse,
+}
+
+/// `mcp add --scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpScope {
+    /// Your config file.
+    User,
+    /// Claude Code's: the workspace's `.mcp.json` (refused).
+    Project,
+    /// Claude Code's: this workspace, for you (refused).
+    Local,
 }
 
 /// `NAME=COMMAND` of `--mcp`.

@@ -13,6 +13,7 @@ mod exit;
 mod form;
 mod loops;
 mod mcp;
+mod mcp_config;
 mod mcp_server;
 mod new_guest;
 mod piped;

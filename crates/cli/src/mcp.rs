@@ -21,9 +21,20 @@ use crate::session::{reported, workspace_root};
 
 /// Runs `wonopcode mcp ACTION`; returns the exit code.
 pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
+    // The config file read and written as a file: one that does not parse is named, not
+    // loaded.
+    let file = args.config.as_deref();
+    match &args.action {
+        McpAction::Add(add) => return crate::mcp_config::add(add, file),
+        McpAction::Remove { server } => return crate::mcp_config::remove(server, file),
+        McpAction::Get { server } => return crate::mcp_config::get(server, file, args.json),
+        _ => {}
+    }
     let root = workspace_root(args.cwd.as_deref())?;
     let config = config::load(args.config.as_deref())?;
     let only = match &args.action {
+        // Answered above.
+        McpAction::Add(_) | McpAction::Remove { .. } | McpAction::Get { .. } => None,
         McpAction::List => None,
         McpAction::Tools { server } | McpAction::Call { server, .. } => Some(server.as_str()),
         McpAction::Login { server } => {
@@ -75,7 +86,11 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
                 outcome => outcome,
             }
         }
-        McpAction::Login { .. } | McpAction::Logout { .. } => Ok(exit::SUCCESS),
+        McpAction::Login { .. }
+        | McpAction::Logout { .. }
+        | McpAction::Add(_)
+        | McpAction::Remove { .. }
+        | McpAction::Get { .. } => Ok(exit::SUCCESS),
     }
 }
 
