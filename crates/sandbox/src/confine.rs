@@ -178,7 +178,7 @@ impl Sandbox {
         let prepared = self.prepared(&workspace)?;
         let (writable, hidden) = (&prepared.writable, &prepared.hidden);
         // Per process: a `.git` may have been made since the last one.
-        let read_only = self.read_only(&prepared);
+        let read_only = self.read_only(&prepared, &workspace);
         let ruleset: Option<OwnedFd> = prepared
             .ruleset
             .try_clone()
@@ -281,9 +281,11 @@ impl Sandbox {
     /// Paths inside writable roots that stay read-only: the workspace's protected names
     /// ([`crate::PROTECTED`]: `.git` and what makes an agent run something) where they
     /// exist, at its top and below and at the top of the shared temp dirs, unless a grant
-    /// names them. Whole directories, not the files in them: a read-only file's directory
-    /// could be renamed away and made again; a mount point cannot be renamed.
-    fn read_only(&self, prepared: &Prepared) -> Vec<PathBuf> {
+    /// names them, and the user's own settings where a writable root holds the home
+    /// ([`crate::protected::user_settings`]). Whole directories, not the files in them: a
+    /// read-only file's directory could be renamed away and made again; a mount point
+    /// cannot be renamed.
+    fn read_only(&self, prepared: &Prepared, workspace: &Path) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = prepared
             .nested
             .tops
@@ -294,6 +296,14 @@ impl Sandbox {
         if self.policy.mode == SandboxMode::WorkspaceWrite {
             paths.extend(prepared.nested.existing());
         }
+        paths.extend(crate::protected::user_settings(
+            self.home.as_deref(),
+            &prepared.writable,
+            &self.policy,
+            workspace,
+        ));
+        paths.sort();
+        paths.dedup();
         paths
     }
 

@@ -33,6 +33,47 @@ use crate::{SandboxMode, SandboxPolicy};
 /// The protected names (see the module's documentation).
 pub const PROTECTED: &[&str] = &[".git", ".claude", ".wonopcode", ".codex", ".mcp.json"];
 
+/// The user's own settings that make something run or widen what runs — wonopcode's config
+/// (MCP servers, permission rules), Claude Code's and Codex's settings, hooks and agents —
+/// relative to the home directory. Commands never reach them but where a writable root
+/// holds the home (a home under `/tmp`): there they are kept read-only, as the workspace's
+/// protected names are ([`user_settings`]).
+const USER_SETTINGS_IN_HOME: &[&str] = &[".claude", ".codex", ".wonopcode", ".config/wonopcode"];
+
+/// The directories of [`USER_SETTINGS_IN_HOME`] under `home` and the variables that move
+/// them (`XDG_CONFIG_HOME`, `CODEX_HOME`, `CLAUDE_CONFIG_DIR`), where they exist inside a
+/// `writable` root and no `write` grant names them.
+pub(crate) fn user_settings(
+    home: Option<&Path>,
+    writable: &[PathBuf],
+    policy: &SandboxPolicy,
+    workspace: &Path,
+) -> Vec<PathBuf> {
+    let mut candidates: Vec<PathBuf> = home
+        .map(|home| USER_SETTINGS_IN_HOME.iter().map(|r| home.join(r)).collect())
+        .unwrap_or_default();
+    for (variable, below) in [
+        ("XDG_CONFIG_HOME", "wonopcode"),
+        ("CODEX_HOME", ""),
+        ("CLAUDE_CONFIG_DIR", ""),
+    ] {
+        if let Some(base) = std::env::var_os(variable).map(PathBuf::from)
+            && base.is_absolute()
+        {
+            candidates.push(base.join(below));
+        }
+    }
+    let mut found: Vec<PathBuf> = candidates
+        .into_iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .filter(|p| writable.iter().any(|w| p.starts_with(w)))
+        .filter(|p| !policy.granted_write(p, workspace))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// What is added to a made protected name when it is moved aside.
 const ASIDE: &str = "wonopcode-blocked";
 

@@ -206,3 +206,41 @@ async fn a_home_under_tmp_leaves_tmp_writable_and_its_secrets_hidden() {
     );
     assert!(!home.join(".ssh/planted").exists());
 }
+
+/// With the home in a writable root, the user's own settings (wonopcode's config, Claude
+/// Code's and Codex's) stay read-only: a command cannot add an MCP server, a rule or a hook
+/// that the next run would obey.
+#[tokio::test]
+async fn a_home_under_tmp_keeps_the_users_settings_read_only() {
+    if !confining() || !Support::detect().user_namespaces {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let (ws, home) = (root.join("ws"), root.join("home"));
+    for dir in [&ws, &home.join(".claude"), &home.join(".config/wonopcode")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(home.join(".claude/settings.json"), "{}").unwrap();
+    std::fs::write(home.join(".config/wonopcode/config.yaml"), "").unwrap();
+    let sandbox =
+        Sandbox::with_home(SandboxPolicy::new(SandboxMode::WorkspaceWrite), Some(&home)).unwrap();
+    for (script, what) in [
+        (".claude/settings.json", "Claude Code's settings"),
+        (".config/wonopcode/config.yaml", "wonopcode's config"),
+        (".claude/agents.md", "a new file beside them"),
+    ] {
+        let path = home.join(script);
+        let (code, err) = run(&sandbox, &ws, &format!("echo x >> {}", path.display())).await;
+        assert_ne!(code, 0, "wrote {what}");
+        assert!(err.contains("Read-only file system"), "{what}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude/settings.json")).unwrap(),
+        "{}"
+    );
+    // The rest of the home stays writable.
+    let notes = home.join("notes.txt");
+    let (code, err) = run(&sandbox, &ws, &format!("echo x > {}", notes.display())).await;
+    assert_eq!(code, 0, "{err}");
+}
