@@ -219,7 +219,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
         }
         answer(
             &mut session,
-            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [N] no  [t] no, and tell the model: ",
+            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [u] always, for you  [N] no  [t] no, and tell the model: ",
             "y",
             "the edit's question",
         );
@@ -230,7 +230,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
             .unwrap_or_else(|e| panic!("{label}: no folded diff after the edit: {e}"));
         answer(
             &mut session,
-            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [N] no  [t] no, and tell the model: ",
+            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [u] always, for you  [N] no  [t] no, and tell the model: ",
             "y",
             "the command's question",
         );
@@ -414,6 +414,65 @@ fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
 }
 
 #[test]
+fn u_at_an_approval_allows_the_call_for_good_in_the_users_config() {
+    let s = Scratch::new();
+    let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
+    first.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[first, vec![text("ok"), done("end_turn")]]);
+    let config_home = s.outside("config");
+    let file = config_home.join("wonopcode/config.yaml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "model: test-model\n").unwrap();
+    let mut cmd = command();
+    cmd.env("XDG_CONFIG_HOME", &config_home)
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go");
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    session
+        .exp_string("[u] always, for you")
+        .unwrap_or_else(|e| panic!("no question: {e}"));
+    session.send("u").unwrap();
+    session.flush().unwrap();
+    session
+        .exp_string("allowed from now on, in every workspace")
+        .unwrap_or_else(|e| panic!("not said: {e}"));
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(s.ws().join("FIRST").exists());
+    let config: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(config["model"], "test-model");
+    let rule = &config["permissions"]["rules"][0];
+    assert_eq!(
+        (
+            rule["tool"].as_str(),
+            rule["pattern"].as_str(),
+            rule["action"].as_str()
+        ),
+        (Some("bash"), Some("touch FIRST"), Some("allow"))
+    );
+    // The next run, with nobody to ask, runs it; without the config it could not.
+    let again = |config: &std::path::Path| {
+        crate::support::wonopcode()
+            .env("XDG_CONFIG_HOME", config)
+            .arg("--replay")
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("go")
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(again(&config_home), Some(0));
+    assert_eq!(again(&s.outside("no-config")), Some(6));
+}
+
+#[test]
 fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     let s = Scratch::new();
     let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
@@ -432,7 +491,7 @@ fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     session.send("x").unwrap();
     session.flush().unwrap();
     session
-        .exp_string("press y (once), a (always), n or Esc (no), or t (no, and tell the model what to do instead)")
+        .exp_string("press y (once), a (always), u (always, for you: written to your config), n or Esc (no), or t (no, and tell the model what to do instead)")
         .unwrap_or_else(|e| panic!("no hint: {e}"));
     session.send("y").unwrap();
     session.flush().unwrap();

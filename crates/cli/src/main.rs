@@ -6,6 +6,7 @@ mod agent_check;
 mod args;
 mod attach;
 mod batch;
+mod config_edit;
 mod config_file;
 mod conversations;
 mod dispatch;

@@ -99,7 +99,11 @@ pub async fn run(args: &McpArgs) -> anyhow::Result<u8> {
 fn elicitor(yes: bool) -> Option<Arc<dyn Elicitor>> {
     if std::io::stdin().is_terminal() {
         let progress = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
-        Some(Arc::new(TerminalPrompter { progress }))
+        // Forms only: no approval is asked here.
+        Some(Arc::new(TerminalPrompter {
+            progress,
+            config_file: None,
+        }))
     } else if yes {
         Some(Arc::new(AcceptDefaults))
     } else {

@@ -8,15 +8,14 @@
 //! run on your machine (`docs/mcp.md`). The file is rewritten whole — the YAML parser keeps
 //! no comments — so a file that had comments is copied beside it first (`config.yaml.bak`);
 //! the new file is checked as a config before it replaces the old one, and replaces it in
-//! one rename.
+//! one rename (`config_edit.rs`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::Context;
 use serde_yaml::{Mapping, Value};
-use wonopcode_session::config::{self, Config};
 
 use crate::args::{McpAddArgs, McpScope, McpTransport};
+use crate::config_edit::{mapping_at, path, read, write};
 use crate::exit;
 use crate::session::usage;
 
@@ -35,7 +34,7 @@ pub fn add(args: &McpAddArgs, file: Option<&Path>) -> anyhow::Result<u8> {
     let entry = entry(args)?;
     let path = path(file)?;
     let mut document = read(&path)?;
-    let servers = servers(&mut document, &path)?;
+    let servers = mapping_at(&mut document, SERVERS, &path)?;
     if servers.contains_key(args.name.as_str()) {
         return Err(usage(format!(
             "{}: `{}` is in {SERVERS} already; `wonopcode mcp remove {}` first to replace it",
@@ -54,7 +53,7 @@ pub fn add(args: &McpAddArgs, file: Option<&Path>) -> anyhow::Result<u8> {
 pub fn remove(name: &str, file: Option<&Path>) -> anyhow::Result<u8> {
     let path = path(file)?;
     let mut document = read(&path)?;
-    let servers = servers(&mut document, &path)?;
+    let servers = mapping_at(&mut document, SERVERS, &path)?;
     if servers.remove(name).is_none() {
         eprintln!("{}", missing(name, servers, &path));
         return Ok(exit::ERROR);
@@ -69,7 +68,7 @@ pub fn remove(name: &str, file: Option<&Path>) -> anyhow::Result<u8> {
 pub fn get(name: &str, file: Option<&Path>, json: bool) -> anyhow::Result<u8> {
     let path = path(file)?;
     let mut document = read(&path)?;
-    let servers = servers(&mut document, &path)?;
+    let servers = mapping_at(&mut document, SERVERS, &path)?;
     let Some(entry) = servers.get(name) else {
         eprintln!("{}", missing(name, servers, &path));
         return Ok(exit::ERROR);
@@ -187,94 +186,4 @@ fn entry(args: &McpAddArgs) -> anyhow::Result<Value> {
         }
     }
     Ok(Value::Mapping(entry))
-}
-
-/// The file to change: `--config`, else the user's config file.
-fn path(file: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match file {
-        Some(path) => Ok(path.to_path_buf()),
-        None => config::default_path()
-            .ok_or_else(|| usage("there is no config directory: give the file with --config")),
-    }
-}
-
-/// The file as YAML (an empty mapping when it does not exist yet or is empty).
-fn read(path: &Path) -> anyhow::Result<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    if text.trim().is_empty() {
-        return Ok(Value::Mapping(Mapping::new()));
-    }
-    serde_yaml::from_str(&text).map_err(|e| {
-        usage(match e.location() {
-            Some(at) => format!("{}:{}:{}: {e}", path.display(), at.line(), at.column()),
-            None => format!("{}: {e}", path.display()),
-        })
-    })
-}
-
-/// The file's `mcp_servers` mapping, made when it has none.
-fn servers<'a>(document: &'a mut Value, path: &Path) -> anyhow::Result<&'a mut Mapping> {
-    let Value::Mapping(top) = document else {
-        return Err(usage(format!(
-            "{}: a config file is a mapping of keys",
-            path.display()
-        )));
-    };
-    let servers = top
-        .entry(Value::from(SERVERS))
-        .or_insert_with(|| Value::Mapping(Mapping::new()));
-    if servers.is_null() {
-        *servers = Value::Mapping(Mapping::new());
-    }
-    match servers {
-        Value::Mapping(servers) => Ok(servers),
-        _ => Err(usage(format!(
-            "{}: `{SERVERS}` is not a mapping of servers",
-            path.display()
-        ))),
-    }
-}
-
-/// Replaces the file with `document`, once it reads as a config; a file with comments is
-/// copied to `FILE.bak` first.
-fn write(path: &Path, document: &Value) -> anyhow::Result<()> {
-    let text = serde_yaml::to_string(document)?;
-    if let Err(e) = serde_yaml::from_str::<Config>(&text) {
-        return Err(usage(format!(
-            "{}: the change would not read as a config ({e}); nothing was written",
-            path.display()
-        )));
-    }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
-    if let Ok(before) = std::fs::read_to_string(path)
-        && before.lines().any(|l| l.trim_start().starts_with('#'))
-    {
-        let backup = path.with_extension("yaml.bak");
-        std::fs::write(&backup, before)
-            .with_context(|| format!("cannot keep the file before in {}", backup.display()))?;
-        eprintln!(
-            "note: comments are not kept; the file as it was is in {}",
-            backup.display()
-        );
-    }
-    // A new file is the user's alone (it may hold keys in `env`); an old one keeps its mode.
-    let mut new = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    std::io::Write::write_all(&mut new, text.as_bytes())?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(new.path(), meta.permissions())?;
-    }
-    new.as_file().sync_all()?;
-    new.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
 }

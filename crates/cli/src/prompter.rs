@@ -6,10 +6,13 @@ use std::io::Write;
 
 use async_trait::async_trait;
 use indicatif::MultiProgress;
+use std::path::Path;
 use wonopcode_agent_loop::PermissionRequest;
-use wonopcode_tools::permission::{Answer, PermissionPolicy, Prompter};
+
+use wonopcode_tools::permission::{Action, Answer, PermissionPolicy, Prompter, Rule};
 use wonopcode_wasm_host::GuestPrompter;
 
+use crate::config_edit;
 use crate::render::{diff_lines, one_line, visible};
 
 /// Asks on stderr and reads the answer from stdin (a terminal). Serves the permission policy
@@ -17,6 +20,9 @@ use crate::render::{diff_lines, one_line, visible};
 pub struct TerminalPrompter {
     /// Spinners to hide while asking.
     pub progress: MultiProgress,
+    /// The config file an approval answered "always, for you" is written to (`--config`,
+    /// else the user's).
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 /// Writes `question` and reads one line; `None` at the end of input.
@@ -46,13 +52,13 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
         .unwrap_or_default()
 }
 
-/// One key for a question answered `y` (once), `a` (always), `n` (no) or `t` (no, and
-/// then what to tell the model), read with the
+/// One key for a question answered `y` (once), `a` (always), `u` (always, for you: in your
+/// config), `n` (no) or `t` (no, and then what to tell the model), read with the
 /// terminal raw: the key answers at once (Esc is no; any other key says which keys answer;
 /// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts
 /// the turn as it does elsewhere: raw, the terminal makes it a key, so it is raised again as
 /// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
-async fn read_key(question: String, progress: MultiProgress, tell: bool) -> Option<char> {
+async fn read_key(question: String, progress: MultiProgress, call: bool) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     tokio::task::spawn_blocking(move || {
         progress.suspend(|| {
@@ -81,14 +87,14 @@ async fn read_key(question: String, progress: MultiProgress, tell: bool) -> Opti
                     }
                     KeyCode::Char(c)
                         if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n')
-                            || (tell && c.eq_ignore_ascii_case(&'t')) =>
+                            || (call && matches!(c.to_ascii_lowercase(), 't' | 'u')) =>
                     {
                         break c.to_ascii_lowercase();
                     }
                     KeyCode::Esc => break 'n',
                     _ => {
-                        let keys = if tell {
-                            "y (once), a (always), n or Esc (no), or t (no, and tell the model what to do instead)"
+                        let keys = if call {
+                            "y (once), a (always), u (always, for you: written to your config), n or Esc (no), or t (no, and tell the model what to do instead)"
                         } else {
                             "y (once), a (always), or n or Esc (no)"
                         };
@@ -104,6 +110,7 @@ async fn read_key(question: String, progress: MultiProgress, tell: bool) -> Opti
             let word = match key {
                 'y' => "yes",
                 'a' => "always",
+                'u' => "always, for you",
                 't' => "no, and",
                 _ => "no",
             };
@@ -121,27 +128,57 @@ async fn read_key(question: String, progress: MultiProgress, tell: bool) -> Opti
     .flatten()
 }
 
-/// An approval's answer: one key at a terminal, else a line. `tell`: `t` refuses with a
-/// line for the model (a call's question; not a sandbox escalation's, whose refusal is
-/// the sandbox's own message).
-async fn approval(question: String, progress: MultiProgress, tell: bool) -> Answer {
-    let key = match read_key(question.clone(), progress.clone(), tell).await {
+/// An approval's key: one at a terminal, else the first of a line. `call`: a call's
+/// question, where `t` refuses with a line for the model and `u` approves for good (not a
+/// sandbox escalation's, whose refusal is the sandbox's own message and which is never
+/// approved beyond the session).
+async fn approval_key(question: String, progress: MultiProgress, call: bool) -> char {
+    match read_key(question.clone(), progress.clone(), call).await {
         Some(key) => key,
-        None => read_answer(question, progress.clone())
+        None => read_answer(question, progress)
             .await
             .chars()
             .next()
             .unwrap_or('n'),
-    };
-    match key {
-        'y' => Answer::Once,
-        'a' => Answer::Always,
-        't' if tell => match read_line(TELL.to_owned(), progress).await {
-            Some(said) if !said.trim().is_empty() => Answer::DenyWith(said.trim().to_owned()),
-            _ => Answer::Deny,
-        },
-        _ => Answer::Deny,
     }
+}
+
+/// `u`'s rules: each key "always" covers, allowed from now on in every workspace (a
+/// command's words as a prefix, a file tool's path as it was asked about).
+fn rules_for(request: &PermissionRequest) -> Vec<Rule> {
+    PermissionPolicy::approval_keys(request)
+        .iter()
+        .map(|key| {
+            let (tool, subject) = key.split_once(':').unwrap_or((key.as_str(), ""));
+            Rule {
+                tool: tool.to_owned(),
+                pattern: (!subject.is_empty()).then(|| subject.to_owned()),
+                action: Action::Allow,
+            }
+        })
+        .collect()
+}
+
+/// Writes `rules` first in the config file's `permissions.rules` (first match wins, so
+/// they answer these calls before any rule that asks); the file written.
+fn remember_for_user(rules: &[Rule], file: Option<&Path>) -> anyhow::Result<std::path::PathBuf> {
+    let path = config_edit::path(file)?;
+    let mut document = config_edit::read(&path)?;
+    let permissions = config_edit::mapping_at(&mut document, "permissions", &path)?;
+    let listed = permissions
+        .entry(serde_yaml::Value::from("rules"))
+        .or_insert_with(|| serde_yaml::Value::Sequence(Vec::new()));
+    if listed.is_null() {
+        *listed = serde_yaml::Value::Sequence(Vec::new());
+    }
+    let serde_yaml::Value::Sequence(listed) = listed else {
+        anyhow::bail!("{}: `permissions.rules` is not a list", path.display());
+    };
+    for (at, rule) in rules.iter().enumerate() {
+        listed.insert(at, serde_yaml::to_value(rule)?);
+    }
+    config_edit::write(&path, &document)?;
+    Ok(path)
 }
 
 /// Asked after `t`: the line goes back to the model as the refusal.
@@ -204,11 +241,39 @@ impl Prompter for TerminalPrompter {
             })
             .unwrap_or_default();
         let question = format!(
-            "{diff}{} allow {what}? [y] once  [a] always ({})  [N] no  [t] no, and tell the model: ",
+            "{diff}{} allow {what}? [y] once  [a] always ({})  [u] always, for you  [N] no  [t] no, and tell the model: ",
             console::style("?").yellow().bold(),
             always_covers(request)
         );
-        approval(question, self.progress.clone(), true).await
+        match approval_key(question, self.progress.clone(), true).await {
+            'y' => Answer::Once,
+            'a' => Answer::Always,
+            'u' => {
+                let rules = rules_for(request);
+                let said = match remember_for_user(&rules, self.config_file.as_deref()) {
+                    Ok(path) => format!(
+                        "  allowed from now on, in every workspace ({}): {}",
+                        path.display(),
+                        rules
+                            .iter()
+                            .map(|r| match &r.pattern {
+                                Some(pattern) => format!("`{}:{pattern}`", r.tool),
+                                None => format!("`{}`", r.tool),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    Err(e) => format!("  allowed for this session only: {e:#}"),
+                };
+                self.progress.suspend(|| eprintln!("{}", one_line(&said)));
+                Answer::Always
+            }
+            't' => match read_line(TELL.to_owned(), self.progress.clone()).await {
+                Some(said) if !said.trim().is_empty() => Answer::DenyWith(said.trim().to_owned()),
+                _ => Answer::Deny,
+            },
+            _ => Answer::Deny,
+        }
     }
 
     async fn ask_escalation(&self, tool: &str, subject: &str, blocked: &str) -> Answer {
@@ -230,7 +295,11 @@ impl Prompter for TerminalPrompter {
             console::style("!").red().bold(),
             one_line(blocked),
         );
-        approval(question, self.progress.clone(), false).await
+        match approval_key(question, self.progress.clone(), false).await {
+            'y' => Answer::Once,
+            'a' => Answer::Always,
+            _ => Answer::Deny,
+        }
     }
 
     async fn confirm_repetition(&self, tool: &str, count: usize) -> bool {

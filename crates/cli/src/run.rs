@@ -239,6 +239,7 @@ async fn run_once(
         Box::new(TerminalRenderer::new(progress.clone(), markdown))
     };
     let yes = settings.yes;
+    let config_file = settings.config_file.clone();
     let history = settings.history.clone();
     let config = load_config(&settings)?;
     let mut builder = session_builder(settings, config, journal)
@@ -274,6 +275,7 @@ async fn run_once(
     if interactive {
         let terminal = Arc::new(TerminalPrompter {
             progress: progress.clone(),
+            config_file,
         });
         builder = builder
             .prompters(
