@@ -53,11 +53,6 @@ pub struct PromptArgs {
     /// `-` reads it from stdin. `@path` of an image or PDF in it attaches the file.
     pub prompt: Option<String>,
 
-    /// Run the prompt and exit, never an interactive session (Claude Code's `-p`): the
-    /// prompt is the argument, or what is piped.
-    #[arg(short = 'p', long, help_heading = "Output")]
-    pub print: bool,
-
     /// The model.
     #[command(flatten)]
     pub model: ModelArgs,
@@ -115,6 +110,11 @@ pub struct PromptArgs {
     /// Tool permissions.
     #[command(flatten)]
     pub permissions: PermissionArgs,
+
+    /// Run the prompt and exit, never an interactive session (Claude Code's `-p`): the
+    /// prompt is the argument, or what is piped.
+    #[arg(short = 'p', long, help_heading = "Output")]
+    pub print: bool,
 
     /// Print the event stream as JSON Lines on stdout, and nothing else there.
     #[arg(long, help_heading = "Output")]
