@@ -21,12 +21,7 @@ pub(crate) fn a_kept_conversation(s: &Scratch, runs: &Path) -> String {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let ids: Vec<String> = std::fs::read_dir(runs)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(ids.len(), 1, "{ids:?}");
-    ids[0].clone()
+    crate::resume::only_run(runs).0
 }
 
 /// `wonopcode FLAGS -p "what was the word?"` against a loopback Anthropic API; its output

@@ -386,12 +386,18 @@ fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
     assert!(!screen(&rest).iter().any(|l| l.contains("^C")), "{rest}");
 }
 
+/// A recording whose model runs `command` with `bash`, then answers `ok`.
+fn one_bash_call(s: &Scratch, command: &str) -> std::path::PathBuf {
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    let mut first = call("c1", "bash", &arguments);
+    first.push(done("tool_use"));
+    s.transcript("t.jsonl", &[first, vec![text("ok"), done("end_turn")]])
+}
+
 #[test]
 fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
     let s = Scratch::new();
-    let mut first = call("c1", "bash", r#"{"command": "rm -rf build"}"#);
-    first.push(done("tool_use"));
-    let t = s.transcript("t.jsonl", &[first, vec![text("ok"), done("end_turn")]]);
+    let t = one_bash_call(&s, "rm -rf build");
     let mut session = spawn(&s, &t, &["--json".to_owned()], "go");
     session
         .exp_string("[t] no, and tell the model: ")
@@ -416,9 +422,7 @@ fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
 #[test]
 fn u_at_an_approval_allows_the_call_for_good_in_the_users_config() {
     let s = Scratch::new();
-    let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
-    first.push(done("tool_use"));
-    let t = s.transcript("t.jsonl", &[first, vec![text("ok"), done("end_turn")]]);
+    let t = one_bash_call(&s, "touch FIRST");
     let config_home = s.outside("config");
     let file = config_home.join("wonopcode/config.yaml");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();

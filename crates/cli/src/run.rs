@@ -781,17 +781,8 @@ impl Cli {
             .messages()
             .iter()
             .filter(|m| m.role == Role::User)
-            .filter_map(|m| {
-                let text: Vec<&str> = m
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                (!text.is_empty()).then(|| text.join(" "))
-            })
+            .map(wonopcode_agent_loop::Message::text_content)
+            .filter(|text| !text.is_empty())
             .collect();
         if prompts.is_empty() {
             eprintln!("nothing has been said in this conversation yet");
