@@ -11,11 +11,11 @@ use anyhow::{Context, bail};
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::attachment::AttachmentError;
-use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part, Role};
+use wonopcode_agent_loop::{ContextPath, LoopResult, LoopStatus, Part};
 use wonopcode_journal::{Runs, Step};
 use wonopcode_session::kept::Kept;
-use wonopcode_session::{RewindScope, Session, Settings, TurnCanceller};
-use wonopcode_tools::permission::{PermissionPolicy, Prompter};
+use wonopcode_session::{Session, Settings, TurnCanceller};
+use wonopcode_tools::permission::Prompter;
 use wonopcode_wasm_host::GuestPrompter;
 
 use crate::args::PromptArgs;
@@ -23,7 +23,7 @@ use crate::attach;
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
-use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, cost, one_line, visible};
+use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, one_line, visible};
 use crate::repl::editor::history_file;
 use crate::repl::{Line, LineEditor, SlashCommand};
 use crate::restart::Again;
@@ -386,25 +386,25 @@ fn spawn_stop_handler(
 }
 
 /// The session as the terminal drives it.
-struct Cli {
-    session: Session,
+pub(crate) struct Cli {
+    pub(crate) session: Session,
     can_resume: bool,
     /// A suspended run is answered at the REPL's next line, not with `--resume`.
     in_repl: bool,
     /// The exit code of the signal that stopped wonopcode (0: none yet).
     stopped_by: Arc<AtomicU8>,
     /// How tool calls are approved, for the REPL's banner.
-    approvals: &'static str,
+    pub(crate) approvals: &'static str,
     /// Where the conversation is stored (`--history`).
-    history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
     /// Images and documents the next prompt carries (`--image` and the first prompt's
     /// `@path`s).
     attached: Vec<Part>,
     /// Spinners to hide while asking on the terminal.
-    progress: MultiProgress,
+    pub(crate) progress: MultiProgress,
     /// The conversation `/resume` picked: the REPL ends, and a session going on with it
     /// starts.
-    switch_to: Option<Kept>,
+    pub(crate) switch_to: Option<Kept>,
 }
 
 impl Cli {
@@ -631,251 +631,6 @@ impl Cli {
         }
     }
 
-    /// `/rewind`: the run's prompts, numbered, then which to go back to before and what to
-    /// take back — the files, the conversation, or both; `/rewind N [both|code|conversation]`
-    /// without asking (both by default). A file someone else changed since is left alone
-    /// (said so).
-    async fn rewind(&mut self, argument: Option<&str>) {
-        let mut words = argument.unwrap_or_default().split_whitespace();
-        let (which, scope) = match (words.next(), words.next()) {
-            (Some(which), scope) => (which.to_owned(), scope.unwrap_or_default().to_owned()),
-            (None, _) => {
-                let prompts = self.session.prompts();
-                if prompts.is_empty() {
-                    eprintln!("no prompt yet in this run");
-                    return;
-                }
-                for (n, prompt) in prompts.iter().enumerate() {
-                    let first = prompt.lines().next().unwrap_or_default();
-                    eprintln!("  {:>3}  {}", n + 1, one_line(first));
-                }
-                let asked = "take back to before which prompt? (its number; Enter: none) ";
-                let which = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
-                    .await
-                    .unwrap_or_default();
-                if which.trim().is_empty() {
-                    return;
-                }
-                let asked = "take back [b]oth the files and the conversation, the [c]ode only, or the con[v]ersation only? [b] ";
-                let scope = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
-                    .await
-                    .unwrap_or_default();
-                (which.trim().to_owned(), scope)
-            }
-        };
-        let Some(scope) = RewindScope::parse(&scope) else {
-            eprintln!(
-                "/rewind: `{}` is not what to take back: both, code or conversation",
-                one_line(&scope)
-            );
-            return;
-        };
-        let number = which.parse::<usize>().unwrap_or(0);
-        let rewound = match self.session.rewind(number, scope) {
-            Ok(rewound) => rewound,
-            Err(e) => {
-                eprintln!("/rewind {}: {e} (/rewind lists them)", one_line(&which));
-                return;
-            }
-        };
-        if let Some(files) = &rewound.files {
-            if !files.overlaps.is_empty() {
-                eprintln!(
-                    "/rewind: another context changed these files after, so both cannot hold: {}",
-                    files.overlaps.join(", ")
-                );
-                return;
-            }
-            if files.restore.is_empty() {
-                eprintln!("no file changes from prompt {number} on");
-            }
-            for line in files.done_lines() {
-                eprintln!("{}", one_line(&line));
-            }
-        }
-        if let Some(dropped) = rewound.messages_dropped {
-            eprintln!(
-                "conversation: back to before prompt {number} ({dropped} message(s) dropped)"
-            );
-        }
-    }
-
-    /// Does what a slash command asks (all but `/exit`), on stderr.
-    async fn run_command(&mut self, command: SlashCommand, spent: &mut Usage) {
-        match command {
-            SlashCommand::Help => eprint!("{}", SlashCommand::help()),
-            SlashCommand::Exit => {}
-            SlashCommand::Model(None) => {
-                let model = self.session.model();
-                eprintln!("answering: {}/{}", model.provider, model.id);
-                eprintln!("available (/model PROVIDER, or /model PROVIDER/MODEL):");
-                for listing in self.session.providers() {
-                    eprintln!("  {:<18} {}", listing.id, listing.models.join(", "));
-                }
-            }
-            SlashCommand::Model(Some(choice)) => {
-                let (provider, model) = match choice.split_once('/') {
-                    Some((provider, model)) => (provider, Some(model)),
-                    None => (choice.as_str(), None),
-                };
-                match self.session.switch_model(provider, model).await {
-                    Ok(info) => eprintln!(
-                        "now answering: {}/{} (from the next prompt; the conversation carries over)",
-                        info.provider, info.id
-                    ),
-                    Err(e) => eprintln!("/model {choice}: {e}"),
-                }
-            }
-            SlashCommand::Approvals(argument) => self.approvals(argument.as_deref()),
-            SlashCommand::Rewind(which) => self.rewind(which.as_deref()).await,
-            SlashCommand::Loop(None) => {
-                eprintln!("running: {}", self.session.loop_name());
-                eprintln!("named loops (/loop NAME):");
-                for (name, description) in self.session.named_loops() {
-                    eprintln!("  {name:<18} {}", description.as_deref().unwrap_or(""));
-                }
-            }
-            SlashCommand::Loop(Some(name)) => match self.session.switch_loop(&name).await {
-                Ok(running) => eprintln!(
-                    "now running loop `{running}` (from the next prompt; the conversation carries over)"
-                ),
-                Err(e) => eprintln!("/loop {name}: {e}"),
-            },
-            SlashCommand::Compact => {
-                let (changed, usage) = self.session.compact().await;
-                spent.add(&usage);
-                if !changed {
-                    eprintln!("nothing to compact: the conversation is as small as it gets");
-                }
-            }
-            SlashCommand::Clear => self.session.clear(),
-            SlashCommand::Trace(file) => {
-                let path = PathBuf::from(file.as_deref().unwrap_or("wonopcode-trace.json"));
-                match self.session.write_trace(&path) {
-                    Ok(()) => eprintln!(
-                        "trace written to {} (open it in https://ui.perfetto.dev)",
-                        path.display()
-                    ),
-                    Err(e) => eprintln!("cannot write the trace to {}: {e}", path.display()),
-                }
-            }
-            SlashCommand::Tools => eprintln!("{}", self.session.tool_names().join(", ")),
-            SlashCommand::Cost => {
-                eprintln!(
-                    "{} tokens in, {} out, {} cached · {} (every context, since the REPL started)",
-                    spent.input_tokens,
-                    spent.output_tokens,
-                    spent.cache_read_tokens + spent.cache_write_tokens,
-                    cost(spent)
-                );
-            }
-            SlashCommand::History => self.history_command(),
-            SlashCommand::Resume(argument) => self.resume_command(argument.as_deref()),
-        }
-    }
-
-    /// `/history`: the conversation's prompts, numbered, and how to go on with it later.
-    fn history_command(&self) {
-        let prompts: Vec<String> = self
-            .session
-            .messages()
-            .iter()
-            .filter(|m| m.role == Role::User)
-            .map(wonopcode_agent_loop::Message::text_content)
-            .filter(|text| !text.is_empty())
-            .collect();
-        if prompts.is_empty() {
-            eprintln!("nothing has been said in this conversation yet");
-        } else {
-            eprintln!("the conversation's prompts:");
-            for (n, prompt) in prompts.iter().enumerate() {
-                eprintln!("  {:>2}  {}", n + 1, one_line(&cut_line(prompt, 100)));
-            }
-        }
-        match (&self.history, self.session.run_id()) {
-            (Some(path), _) => eprintln!(
-                "kept in {0}: `wonopcode --history {0}` goes on with it",
-                path.display()
-            ),
-            (None, Some(run)) => eprintln!(
-                "kept in the journal as run {run}: `wonopcode -r {run}` goes on with it (`-c` while it is this workspace's latest)"
-            ),
-            (None, None) => eprintln!("not kept (--no-journal)"),
-        }
-    }
-
-    /// `/resume`: this workspace's kept conversations, numbered; `/resume N|ID`: ends this
-    /// session and goes on with that one.
-    fn resume_command(&mut self, argument: Option<&str>) {
-        let Ok(runs) = crate::restart::runs() else {
-            eprintln!("there is no data directory for runs (set WONOPCODE_RUNS_DIR)");
-            return;
-        };
-        let workspace = self.session.workspace().to_path_buf();
-        let found = crate::conversations::of_workspace(&runs, &workspace);
-        let Some(argument) = argument else {
-            if found.is_empty() {
-                eprintln!("no conversation of {} is kept", workspace.display());
-            } else {
-                eprint!(
-                    "conversations of {}, the latest first (/resume N goes on with one):\n{}",
-                    workspace.display(),
-                    crate::conversations::listing(&found)
-                );
-            }
-            return;
-        };
-        match crate::conversations::chosen(&runs, &found, argument, &workspace) {
-            Ok(kept) => self.switch_to = Some(kept),
-            Err(why) => eprintln!("{why}"),
-        }
-    }
-
-    /// `/approvals`: the "always" answers of the session, numbered; `revoke N` or
-    /// `revoke all` takes them back.
-    fn approvals(&self, argument: Option<&str>) {
-        let keys = self.session.approvals();
-        let Some(argument) = argument else {
-            if keys.is_empty() {
-                eprintln!(
-                    "no call is approved for the rest of the session ([a] always at a question adds one)"
-                );
-                return;
-            }
-            eprintln!("approved for the rest of the session (/approvals revoke N, or all):");
-            for (i, key) in keys.iter().enumerate() {
-                eprintln!("  {}  {}", i + 1, approval_text(key));
-            }
-            return;
-        };
-        let which: Vec<&String> = match argument.strip_prefix("revoke").map(str::trim) {
-            Some("all") => keys.iter().collect(),
-            Some(n) => match n
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| keys.get(n.wrapping_sub(1)))
-            {
-                Some(key) => vec![key],
-                None => {
-                    eprintln!(
-                        "/approvals revoke: `{n}` is not the number of an approval (1 to {})",
-                        keys.len()
-                    );
-                    return;
-                }
-            },
-            None => {
-                eprintln!("/approvals: `{argument}` is not `revoke N` or `revoke all`");
-                return;
-            }
-        };
-        for key in which {
-            if self.session.revoke(key) {
-                eprintln!("revoked: {} (it is asked about again)", approval_text(key));
-            }
-        }
-    }
-
     /// Shows each call the suspended run waits on and reads its answer: a typed line
     /// answers the call, an empty line lets it run (asking for approval as usual). `None`:
     /// the user quit.
@@ -910,19 +665,4 @@ impl Cli {
 fn waits_in_child(result: &LoopResult) -> bool {
     let root = ContextPath::root();
     result.pending.iter().any(|p| p.context != root)
-}
-
-/// An approval key in words, shown safely.
-fn approval_text(key: &str) -> String {
-    one_line(&PermissionPolicy::describe_approval(key)).into_owned()
-}
-
-/// `text`'s first line, cut to `most` characters (`…` where it was cut).
-fn cut_line(text: &str, most: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(most) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None if line.len() < text.trim_end().len() => format!("{line}…"),
-        None => line.to_owned(),
-    }
 }

@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod editor;
+mod slash;
 
 pub use commands::SlashCommand;
 pub use editor::{Line, LineEditor};
