@@ -38,7 +38,7 @@ pub fn listing(found: &[Lineage]) -> String {
             "  {:>2}  {}  {}  {}\n",
             n + 1,
             when.replace('T', " "),
-            crate::render::one_line(&cut(title, 60)),
+            crate::render::clip(&crate::render::one_line(title), 60),
             lineage.id
         ));
     }
@@ -49,14 +49,6 @@ pub fn listing(found: &[Lineage]) -> String {
         ));
     }
     out
-}
-
-/// `text` cut to `most` characters, with `…` where it was cut.
-fn cut(text: &str, most: usize) -> String {
-    match text.char_indices().nth(most) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
 }
 
 /// The conversation `chosen` names among `found` (a number of [`listing`], a run's id in

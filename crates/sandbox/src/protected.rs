@@ -68,6 +68,8 @@ pub(crate) fn user_settings(
         .filter_map(|p| p.canonicalize().ok())
         .filter(|p| writable.iter().any(|w| p.starts_with(w)))
         .filter(|p| !policy.granted_write(p, workspace))
+        // A workspace there (the person's own settings, edited on purpose) stays writable.
+        .filter(|p| !workspace.starts_with(p))
         .collect();
     found.sort();
     found.dedup();

@@ -243,4 +243,8 @@ async fn a_home_under_tmp_keeps_the_users_settings_read_only() {
     let notes = home.join("notes.txt");
     let (code, err) = run(&sandbox, &ws, &format!("echo x > {}", notes.display())).await;
     assert_eq!(code, 0, "{err}");
+    // Settings edited on purpose, in a workspace of their own, stay writable there.
+    let settings = home.join(".config/wonopcode");
+    let (code, err) = run(&sandbox, &settings, "echo 'model: x' > config.yaml").await;
+    assert_eq!(code, 0, "{err}");
 }

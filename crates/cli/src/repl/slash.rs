@@ -8,7 +8,7 @@ use wonopcode_session::RewindScope;
 use wonopcode_tools::permission::PermissionPolicy;
 
 use super::SlashCommand;
-use crate::render::{cost, one_line};
+use crate::render::{clip, cost, one_line};
 use crate::run::Cli;
 
 impl Cli {
@@ -170,7 +170,7 @@ impl Cli {
         } else {
             eprintln!("the conversation's prompts:");
             for (n, prompt) in prompts.iter().enumerate() {
-                eprintln!("  {:>2}  {}", n + 1, one_line(&cut_line(prompt, 100)));
+                eprintln!("  {:>2}  {}", n + 1, clip(&one_line(prompt), 100));
             }
         }
         match (&self.history, self.session.run_id()) {
@@ -261,14 +261,4 @@ impl Cli {
 /// An approval key in words, shown safely.
 fn approval_text(key: &str) -> String {
     one_line(&PermissionPolicy::describe_approval(key)).into_owned()
-}
-
-/// `text`'s first line, cut to `most` characters (`…` where it was cut).
-fn cut_line(text: &str, most: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(most) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None if line.len() < text.trim_end().len() => format!("{line}…"),
-        None => line.to_owned(),
-    }
 }
