@@ -99,20 +99,7 @@ impl Namespace {
                 std::ptr::null(),
             ))?;
             for bind in &self.read_only {
-                check(libc::mount(
-                    bind.path.as_ptr(),
-                    bind.path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ))?;
-                check(libc::mount(
-                    std::ptr::null(),
-                    bind.path.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | bind.kept,
-                    std::ptr::null(),
-                ))?;
+                bind_read_only(&bind.path, &bind.path, libc::MS_REC, bind.kept)?;
             }
             for cover in &self.covered {
                 cover.mount()?;
@@ -143,21 +130,38 @@ impl Cover {
                     c"mode=000,size=4k".as_ptr().cast(),
                 ));
             }
-            check(libc::mount(
-                NULL_DEVICE.as_ptr(),
-                self.path.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND,
-                std::ptr::null(),
-            ))?;
-            check(libc::mount(
-                std::ptr::null(),
-                self.path.as_ptr(),
-                std::ptr::null(),
-                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | self.kept,
-                std::ptr::null(),
-            ))
+            bind_read_only(NULL_DEVICE, &self.path, 0, self.kept)
         }
+    }
+}
+
+/// Mounts `source` on `target` (with `flags`, `MS_REC` or none) and makes it read-only,
+/// keeping the flags `kept` the kernel refuses to clear. In the child, before exec.
+///
+/// # Safety
+/// Only system calls; `source` and `target` stay valid for them.
+unsafe fn bind_read_only(
+    source: &std::ffi::CStr,
+    target: &std::ffi::CStr,
+    flags: libc::c_ulong,
+    kept: libc::c_ulong,
+) -> io::Result<()> {
+    // SAFETY: NUL-terminated strings that live for each call, or null where allowed.
+    unsafe {
+        check(libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | flags,
+            std::ptr::null(),
+        ))?;
+        check(libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | kept,
+            std::ptr::null(),
+        ))
     }
 }
 
