@@ -38,32 +38,53 @@ pub fn read(path: &Path) -> anyhow::Result<Value> {
     })
 }
 
-/// The mapping under `key` of `document` (a file's top level, or a mapping in it), made
-/// when it has none; `Err` when the file has something else there.
+/// The file's top level: a mapping of keys, or `Err` saying it is not one.
+pub fn top<'a>(document: &'a mut Value, path: &Path) -> anyhow::Result<&'a mut Mapping> {
+    match document {
+        Value::Mapping(top) => Ok(top),
+        _ => Err(usage(format!(
+            "{}: a config file is a mapping of keys",
+            path.display()
+        ))),
+    }
+}
+
+/// The mapping under `key` of `mapping`, made when it is missing or null; `Err` when the
+/// file has something else there.
 pub fn mapping_at<'a>(
-    document: &'a mut Value,
+    mapping: &'a mut Mapping,
     key: &str,
     path: &Path,
 ) -> anyhow::Result<&'a mut Mapping> {
-    let Value::Mapping(top) = document else {
-        return Err(usage(format!(
-            "{}: a config file is a mapping of keys",
-            path.display()
-        )));
-    };
-    let value = top
-        .entry(Value::from(key))
-        .or_insert_with(|| Value::Mapping(Mapping::new()));
-    if value.is_null() {
-        *value = Value::Mapping(Mapping::new());
-    }
-    match value {
-        Value::Mapping(mapping) => Ok(mapping),
+    match slot(mapping, key, Value::Mapping(Mapping::new())) {
+        Value::Mapping(inner) => Ok(inner),
         _ => Err(usage(format!(
             "{}: `{key}` is not a mapping",
             path.display()
         ))),
     }
+}
+
+/// The list under `key` of `mapping`, made when it is missing or null; `Err` when the file
+/// has something else there.
+pub fn list_at<'a>(
+    mapping: &'a mut Mapping,
+    key: &str,
+    path: &Path,
+) -> anyhow::Result<&'a mut Vec<Value>> {
+    match slot(mapping, key, Value::Sequence(Vec::new())) {
+        Value::Sequence(list) => Ok(list),
+        _ => Err(usage(format!("{}: `{key}` is not a list", path.display()))),
+    }
+}
+
+/// The value under `key` of `mapping`, `empty` where it is missing or null.
+fn slot<'a>(mapping: &'a mut Mapping, key: &str, empty: Value) -> &'a mut Value {
+    let value = mapping.entry(Value::from(key)).or_insert(Value::Null);
+    if value.is_null() {
+        *value = empty;
+    }
+    value
 }
 
 /// Replaces the file with `document`, once it reads as a config; a file with comments is

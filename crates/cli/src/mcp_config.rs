@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_yaml::{Mapping, Value};
 
 use crate::args::{McpAddArgs, McpScope, McpTransport};
-use crate::config_edit::{mapping_at, path, read, write};
+use crate::config_edit::{mapping_at, path, read, top, write};
 use crate::exit;
 use crate::session::usage;
 
@@ -34,7 +34,7 @@ pub fn add(args: &McpAddArgs, file: Option<&Path>) -> anyhow::Result<u8> {
     let entry = entry(args)?;
     let path = path(file)?;
     let mut document = read(&path)?;
-    let servers = mapping_at(&mut document, SERVERS, &path)?;
+    let servers = mapping_at(top(&mut document, &path)?, SERVERS, &path)?;
     if servers.contains_key(args.name.as_str()) {
         return Err(usage(format!(
             "{}: `{}` is in {SERVERS} already; `wonopcode mcp remove {}` first to replace it",
@@ -53,7 +53,7 @@ pub fn add(args: &McpAddArgs, file: Option<&Path>) -> anyhow::Result<u8> {
 pub fn remove(name: &str, file: Option<&Path>) -> anyhow::Result<u8> {
     let path = path(file)?;
     let mut document = read(&path)?;
-    let servers = mapping_at(&mut document, SERVERS, &path)?;
+    let servers = mapping_at(top(&mut document, &path)?, SERVERS, &path)?;
     if servers.remove(name).is_none() {
         eprintln!("{}", missing(name, servers, &path));
         return Ok(exit::ERROR);
@@ -68,7 +68,7 @@ pub fn remove(name: &str, file: Option<&Path>) -> anyhow::Result<u8> {
 pub fn get(name: &str, file: Option<&Path>, json: bool) -> anyhow::Result<u8> {
     let path = path(file)?;
     let mut document = read(&path)?;
-    let servers = mapping_at(&mut document, SERVERS, &path)?;
+    let servers = mapping_at(top(&mut document, &path)?, SERVERS, &path)?;
     let Some(entry) = servers.get(name) else {
         eprintln!("{}", missing(name, servers, &path));
         return Ok(exit::ERROR);

@@ -164,16 +164,9 @@ fn rules_for(request: &PermissionRequest) -> Vec<Rule> {
 fn remember_for_user(rules: &[Rule], file: Option<&Path>) -> anyhow::Result<std::path::PathBuf> {
     let path = config_edit::path(file)?;
     let mut document = config_edit::read(&path)?;
-    let permissions = config_edit::mapping_at(&mut document, "permissions", &path)?;
-    let listed = permissions
-        .entry(serde_yaml::Value::from("rules"))
-        .or_insert_with(|| serde_yaml::Value::Sequence(Vec::new()));
-    if listed.is_null() {
-        *listed = serde_yaml::Value::Sequence(Vec::new());
-    }
-    let serde_yaml::Value::Sequence(listed) = listed else {
-        anyhow::bail!("{}: `permissions.rules` is not a list", path.display());
-    };
+    let top = config_edit::top(&mut document, &path)?;
+    let permissions = config_edit::mapping_at(top, "permissions", &path)?;
+    let listed = config_edit::list_at(permissions, "rules", &path)?;
     for (at, rule) in rules.iter().enumerate() {
         listed.insert(at, serde_yaml::to_value(rule)?);
     }
