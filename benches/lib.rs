@@ -133,6 +133,7 @@ pub async fn run_prompt_after(
         session_id: "bench".into(),
         stats: RunStats::default(),
         attachments: Vec::new(),
+        steering: Default::default(),
     };
     agent
         .run_prompt(&mut ctx, prompt)

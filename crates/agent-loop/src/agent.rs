@@ -246,6 +246,9 @@ pub struct LoopContext<'a> {
     /// Images and documents attached to this turn's prompt: the run puts them in the
     /// prompt's message (`Run::push_message`), for the native loop and guests alike.
     pub attachments: Vec<Part>,
+    /// Text the person sends into the running turn, taken before its next model request
+    /// (`crate::steering`); a child context's is its own, and stays empty.
+    pub steering: crate::Steering,
 }
 
 /// An agent loop: the strategy that turns a prompt into model requests and tool calls.

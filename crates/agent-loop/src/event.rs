@@ -291,6 +291,12 @@ pub enum ItemDetails {
         /// The text (complete on `item.completed`, empty on `item.started`).
         text: String,
     },
+    /// Text the person sent into the running turn (steering): added to the history as a
+    /// user message just before the next model request.
+    UserMessage {
+        /// The text, as typed (several sends before one request are joined by blank lines).
+        text: String,
+    },
     /// The model's visible reasoning.
     Reasoning {
         /// The text (complete on `item.completed`, empty on `item.started`).

@@ -14,7 +14,8 @@ use crate::agent::LoopError;
 use crate::assemble::{
     AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };
-use crate::message::Part;
+use crate::event::{EventKind, Item, ItemDetails};
+use crate::message::{Message, Part, pending_tool_calls};
 use crate::model::{
     ChunkStream, ModelRequest, RequestOptions, SharedModel, StreamChunk, ToolSchema,
 };
@@ -396,13 +397,34 @@ impl Run {
     }
 
     /// Gets the history ready for the next response of a turn: nothing of a cancelled run
-    /// is compacted or sent (`Err`), and a history past the threshold is compacted first.
+    /// is compacted or sent (`Err`), what the person sent into the turn is added
+    /// (`crate::steering`), and a history past the threshold is compacted first.
     pub async fn ready_for_response(&mut self) -> Result<(), LoopError> {
         if self.services.cancel.is_cancelled() {
             return Err(LoopError::Cancelled);
         }
+        self.take_steering();
         self.compact_if_needed().await;
         Ok(())
+    }
+
+    /// Adds the texts waiting in the steering inbox as one user message, announced as a
+    /// `user_message` item. Not while a call of the last response waits for its result
+    /// (nothing may come between a call and its result): they wait for the next request.
+    fn take_steering(&mut self) {
+        if self.steering().is_empty() || !pending_tool_calls(&self.messages).is_empty() {
+            return;
+        }
+        let texts = self.steering().take();
+        let text = texts.join("\n\n");
+        let events = &self.services.events;
+        events.emit(EventKind::ItemCompleted {
+            item: Item {
+                id: events.next_item_id(),
+                details: ItemDetails::UserMessage { text: text.clone() },
+            },
+        });
+        self.push_message(Message::user(text));
     }
 
     /// One response to the history with every tool of the run offered, stored: compaction

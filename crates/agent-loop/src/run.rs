@@ -110,6 +110,8 @@ pub struct Run {
     /// Images and documents attached to the prompt, put in the first user message the
     /// loop adds (its prompt), whichever loop adds it.
     attachments: Vec<Part>,
+    /// What the person sends into the turn while it runs, taken before each request.
+    steering: crate::Steering,
 }
 
 impl Run {
@@ -125,6 +127,7 @@ impl Run {
             clear_after: 0,
             ending: None,
             attachments: Vec::new(),
+            steering: crate::Steering::default(),
         }
     }
 
@@ -143,6 +146,7 @@ impl Run {
         };
         let mut run = Self::new(services, std::mem::take(ctx.messages));
         run.attachments = std::mem::take(&mut ctx.attachments);
+        run.steering = ctx.steering.clone();
         run
     }
 
@@ -155,6 +159,11 @@ impl Run {
         *ctx.messages = Arc::unwrap_or_clone(self.messages);
         ctx.stats.usage.add(&self.stats.usage);
         ctx.stats.iterations += self.stats.iterations;
+    }
+
+    /// The inbox of what the person sends into this turn (`crate::steering`).
+    pub(crate) fn steering(&self) -> &crate::Steering {
+        &self.steering
     }
 
     /// How the run ended, once a step ended it.

@@ -364,6 +364,8 @@ impl LiveChild {
                 session_id: self.session_id.clone(),
                 stats: Default::default(),
                 attachments,
+                // The person steers the root only (`wonopcode_agent_loop::steering`).
+                steering: Default::default(),
             };
             run_turn(self.child.agent(), &mut ctx, prompt).await
         }

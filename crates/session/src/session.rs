@@ -15,7 +15,7 @@ use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
     AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
     Message, ModelSource, OnInterrupted, Part, PendingCall, ProviderListing, Role, RunStats,
-    SharedGate, SharedModel, ToolRegistry, resume_turn, run_turn,
+    SharedGate, SharedModel, Steering, ToolRegistry, resume_turn, run_turn,
 };
 use wonopcode_contexts::{ContextTools, LoopSource};
 use wonopcode_journal::{EarlierRun, RunStatus, Runs, SessionCommand};
@@ -454,6 +454,8 @@ pub struct Session {
     /// Where each prompt of the run began in the conversation, by its number in the
     /// journal (from 0; `None`: not given in this session), to take it back to.
     prompt_starts: Vec<Option<rewind::PromptStart>>,
+    /// What the person sends into the running turn (`Session::steering`).
+    steering: Steering,
 }
 
 /// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
@@ -616,6 +618,7 @@ impl Session {
             session_id: self.session_id.clone(),
             stats: RunStats::default(),
             attachments: Vec::new(),
+            steering: self.steering.clone(),
         }
     }
 
@@ -687,6 +690,13 @@ impl Session {
     /// Cancels the turn in progress from elsewhere.
     pub fn canceller(&self) -> TurnCanceller {
         self.current_turn.clone()
+    }
+
+    /// The inbox of what the person sends into the running turn from elsewhere: the root's
+    /// run takes it before its next model request, and what no request took stays for the
+    /// front-end to send as a prompt (`wonopcode_agent_loop::steering`).
+    pub fn steering(&self) -> Steering {
+        self.steering.clone()
     }
 
     /// What the user should know about how the session started, one line each (a history

@@ -294,6 +294,7 @@ pub async fn smoke_custom_tools(guest: &WasmAgentLoop) -> Result<Vec<ToolSmoke>,
         session_id: "validate".to_owned(),
         stats: RunStats::default(),
         attachments: Vec::new(),
+        steering: Default::default(),
     };
     guest
         .on_start(&mut ctx)

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use support::{World, default_guest, engine, load, transcript};
-use wonopcode_agent_loop::{AgentLoop, LoopError};
+use wonopcode_agent_loop::{AgentLoop, LoopError, Role};
 use wonopcode_wasm_host::guest_paths as guests;
 use wonopcode_wasm_host::{
     EngineOptions, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
@@ -469,4 +469,31 @@ async fn guests_switch_between_the_hosts_models_and_children_start_on_their_pref
         out.contains("spawn failed: the child's preferred model: transcript two-models has no turns from provider `q` model `tiny`"),
         "{out}"
     );
+}
+
+#[tokio::test]
+async fn a_guest_that_asks_through_run_turn_is_steered_as_the_native_loop_is() {
+    let agent = default_guest().await;
+    let mut world = World::new(transcript(&[serde_json::json!([
+        {"type":"text_delta","text":"done"},
+        {"type":"done","stop_reason":"end_turn"}
+    ])]));
+    // Typed while the turn starts: its first request carries it, after the prompt.
+    world.steering.send("in British English".to_owned());
+    let (out, _) = world.run(&agent, "write the changelog").await;
+    assert_eq!(out.unwrap(), "done");
+    let texts: Vec<(Role, String)> = world
+        .messages
+        .iter()
+        .map(|m| (m.role, m.text_content()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (Role::User, "write the changelog".to_owned()),
+            (Role::User, "in British English".to_owned()),
+            (Role::Assistant, "done".to_owned()),
+        ]
+    );
+    assert!(world.steering.is_empty());
 }

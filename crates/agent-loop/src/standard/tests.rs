@@ -155,6 +155,7 @@ struct Harness {
     events: Emitter,
     messages: Vec<Message>,
     cwd: std::path::PathBuf,
+    steering: crate::Steering,
 }
 
 impl Harness {
@@ -176,6 +177,7 @@ impl Harness {
             sink,
             messages: Vec::new(),
             cwd: std::env::temp_dir(),
+            steering: Default::default(),
         }
     }
 
@@ -192,6 +194,7 @@ impl Harness {
             session_id: "t".into(),
             stats: RunStats::default(),
             attachments: Vec::new(),
+            steering: self.steering.clone(),
         }
     }
 
@@ -779,4 +782,108 @@ async fn web_searches_that_ran_are_counted_in_the_turns_usage() {
     assert_eq!(result.usage.web_search_count, 2, "the two that ran");
     let json = serde_json::to_value(result.usage).unwrap();
     assert_eq!(json["web_search_count"], 2);
+}
+
+/// A tool during which the person sends text into the turn.
+struct Typed {
+    spec: ToolSpec,
+    inbox: crate::Steering,
+}
+
+#[async_trait]
+impl Tool for Typed {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    async fn run(&self, _args: serde_json::Value, _env: &ToolEnv) -> Result<ToolOutput, ToolError> {
+        self.inbox.send("use tabs, not spaces".to_owned());
+        self.inbox.send("and keep it short".to_owned());
+        Ok(ToolOutput::text("typed"))
+    }
+}
+
+#[tokio::test]
+async fn text_sent_into_a_turn_reaches_its_next_request_after_the_tool_results() {
+    let mut first = call("c1", "type", "{}");
+    first.push(done(StopReason::ToolUse));
+    let model = Scripted::new(
+        100_000,
+        vec![
+            Script::Chunks(first),
+            Script::Chunks(vec![text("ok"), done(StopReason::EndTurn)]),
+        ],
+    );
+    let inbox = crate::Steering::default();
+    let typed = Typed {
+        spec: Probe::new("type", ToolKind::ReadOnly, 0).spec,
+        inbox: inbox.clone(),
+    };
+    let mut h = Harness::new(model, vec![Arc::new(typed)]);
+    h.steering = inbox.clone();
+    assert_eq!(h.run("format the file").await, Ok("ok".into()));
+    let requests = h.model.requests.lock().unwrap();
+    let second = &requests[1].messages;
+    let roles: Vec<Role> = second.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::User]);
+    assert_eq!(
+        second[3].text_content(),
+        "use tabs, not spaces\n\nand keep it short",
+        "both sends, in order, as one message"
+    );
+    assert!(inbox.is_empty(), "the run took them");
+    let announced: Vec<String> = h
+        .sink
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ItemCompleted { item } => match &item.details {
+                ItemDetails::UserMessage { text } => Some(text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(announced, ["use tabs, not spaces\n\nand keep it short"]);
+}
+
+#[tokio::test]
+async fn text_sent_after_the_last_request_stays_for_the_next_prompt() {
+    let model = Scripted::new(
+        100_000,
+        vec![Script::Chunks(vec![
+            text("done"),
+            done(StopReason::EndTurn),
+        ])],
+    );
+    let mut h = Harness::new(model, vec![]);
+    assert_eq!(h.run("hello").await, Ok("done".into()));
+    // Sent once the answer was in: no request takes it.
+    h.steering.send("one more thing".to_owned());
+    assert_eq!(h.steering.waiting(), ["one more thing"]);
+    assert_eq!(h.model.requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn text_waiting_for_a_calls_result_does_not_come_between_the_call_and_it() {
+    let mut h = Harness::new(Scripted::new(100_000, vec![]), vec![]);
+    h.messages = vec![
+        Message::user("go"),
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall {
+                id: "c1".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }]
+            .into(),
+        },
+    ];
+    h.steering.send("stop".to_owned());
+    let mut ctx = h.context();
+    let mut run = crate::Run::take_from(&mut ctx);
+    run.ready_for_response().await.unwrap();
+    assert_eq!(run.messages.len(), 2, "nothing added after the open call");
+    assert_eq!(h.steering.waiting(), ["stop"]);
 }

@@ -187,6 +187,7 @@ impl TerminalRenderer {
                     ItemDetails::Reasoning { .. }
                     | ItemDetails::TodoList { .. }
                     | ItemDetails::Progress { .. }
+                    | ItemDetails::UserMessage { .. }
                     | ItemDetails::Diagnostic { .. } => {}
                 }
             }
@@ -503,6 +504,14 @@ impl TerminalRenderer {
             ItemDetails::Info { message } => {
                 self.err_line(&style(format!("· {message}")).dim().to_string());
             }
+            // What the person sent into the turn, where the model reads it.
+            ItemDetails::UserMessage { text } => {
+                for (i, line) in text.lines().enumerate() {
+                    let marker = if i == 0 { "›" } else { " " };
+                    self.err_line(&format!("{} {line}", style(marker).cyan().bold()));
+                }
+                self.err_line(&style("  (sent into the running turn)").dim().to_string());
+            }
             ItemDetails::Hook(hook) => {
                 if let Some(line) = hook_line(hook) {
                     self.err_line(&line);
@@ -575,6 +584,7 @@ impl TerminalRenderer {
                 }
                 ItemDetails::Error { .. }
                 | ItemDetails::Info { .. }
+                | ItemDetails::UserMessage { .. }
                 | ItemDetails::Hook(_)
                 | ItemDetails::Diagnostic { .. } => {}
             },

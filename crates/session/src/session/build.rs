@@ -242,6 +242,7 @@ impl SessionBuilder {
                 .as_ref()
                 .map_or_else(|| Arc::from([]), |tool| tool.skills().into()),
             prompt_starts: Vec::new(),
+            steering: Default::default(),
         })
     }
 

@@ -103,6 +103,8 @@ pub struct World {
     pub events: Emitter,
     pub collected: Arc<Collect>,
     pub messages: Vec<Message>,
+    /// What a test sends into the running turn.
+    pub steering: wonopcode_agent_loop::Steering,
 }
 
 impl World {
@@ -124,6 +126,7 @@ impl World {
             events: Emitter::new(collected.clone(), ContextPath::root()),
             collected,
             messages: Vec::new(),
+            steering: Default::default(),
         }
     }
 
@@ -159,6 +162,7 @@ impl World {
             session_id: "test".into(),
             stats: RunStats::default(),
             attachments,
+            steering: self.steering.clone(),
         };
         let result = agent.run_prompt(&mut ctx, prompt).await;
         (result, ctx.stats)
