@@ -47,5 +47,6 @@ mod templates;
 mod terminal;
 mod tool_errors;
 mod trust;
+mod type_ahead;
 mod wasm;
 mod webfetch;

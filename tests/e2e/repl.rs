@@ -33,21 +33,21 @@ fn repl_with(s: &Scratch, transcript: &Path, args: &[&std::ffi::OsStr]) -> PtySe
     spawn_command(cmd, Some(30_000)).unwrap()
 }
 
-fn expect(session: &mut PtySession, what: &str) {
+pub(crate) fn expect(session: &mut PtySession, what: &str) {
     session
         .exp_string(what)
         .unwrap_or_else(|e| panic!("`{what}` did not appear: {e}"));
 }
 
 /// Types `line` and Enter.
-fn enter(session: &mut PtySession, line: &str) {
+pub(crate) fn enter(session: &mut PtySession, line: &str) {
     session.send(&format!("{line}\r")).unwrap();
     session.flush().unwrap();
 }
 
 /// Waits for the prompt, answering the editor's question for the cursor's position as a
 /// terminal does (row 1, column 1).
-fn ready(session: &mut PtySession) {
+pub(crate) fn ready(session: &mut PtySession) {
     expect(session, "\x1b[6n");
     session.send("\x1b[1;1R").unwrap();
     session.flush().unwrap();
@@ -61,7 +61,7 @@ fn says(session: &mut PtySession, line: &str, answer: &str) {
 }
 
 /// At the prompt, types `/exit` and waits for the REPL to end.
-fn quit(session: &mut PtySession) {
+pub(crate) fn quit(session: &mut PtySession) {
     ready(session);
     enter(session, "/exit");
     session.exp_eof().unwrap();

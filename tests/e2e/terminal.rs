@@ -282,7 +282,7 @@ fn console_free(text: &str) -> String {
 
 /// The screen a person sees once `output` (read from a pseudo-terminal, a byte per char) has
 /// been drawn on an 80-column terminal: its non-empty lines.
-fn screen(output: &str) -> Vec<String> {
+pub(crate) fn screen(output: &str) -> Vec<String> {
     let bytes: Vec<u8> = output.chars().map(|c| c as u32 as u8).collect();
     let mut parser = vt100::Parser::new(50, 80, 0);
     parser.process(&bytes);

@@ -33,7 +33,8 @@ impl Args {
 const EXAMPLES: &str = "\
 Examples:
   wonopcode \"Find the TODOs and list them by file\"      one prompt, then exit
-  wonopcode                                             an interactive session (REPL)
+  wonopcode                                             an interactive session (REPL); while a turn
+                                                        runs, Enter steers it and Tab queues the next prompt
   git diff | wonopcode \"Review this change\"             the diff goes with the prompt
   wonopcode exec --full-auto -m sonnet \"Fix the tests\"  one prompt, no questions inside the workspace
   wonopcode run --agent-loop-name coder \"Fix the tests\" a named loop (see `wonopcode loops list`)

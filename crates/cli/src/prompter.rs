@@ -14,6 +14,7 @@ use wonopcode_wasm_host::GuestPrompter;
 
 use crate::config_edit;
 use crate::render::{diff_lines, one_line, visible};
+use crate::repl::type_ahead;
 
 /// Asks on stderr and reads the answer from stdin (a terminal). Serves the permission policy
 /// and guest loops alike.
@@ -29,14 +30,16 @@ pub struct TerminalPrompter {
 pub async fn read_line(question: String, progress: MultiProgress) -> Option<String> {
     tokio::task::spawn_blocking(move || {
         progress.suspend(|| {
-            let mut stderr = std::io::stderr();
-            let _ = write!(stderr, "{question}");
-            let _ = stderr.flush();
-            let mut line = String::new();
-            match std::io::stdin().read_line(&mut line) {
-                Ok(0) | Err(_) => None,
-                Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
-            }
+            type_ahead::question(|| {
+                let mut stderr = std::io::stderr();
+                let _ = write!(stderr, "{question}");
+                let _ = stderr.flush();
+                let mut line = String::new();
+                match std::io::stdin().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
+                }
+            })
         })
     })
     .await
@@ -61,7 +64,7 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
 async fn read_key(question: String, progress: MultiProgress, call: bool) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     tokio::task::spawn_blocking(move || {
-        progress.suspend(|| {
+        progress.suspend(|| type_ahead::question(|| {
             // Raw before the question shows, so a key typed at once is not held back as a
             // line; lines then end with a carriage return of their own.
             crossterm::terminal::enable_raw_mode().ok()?;
@@ -121,7 +124,7 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
                 let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
             }
             Some(key)
-        })
+        }))
     })
     .await
     .ok()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressDrawTarget};
 use wonopcode_agent_loop::attachment::AttachmentError;
@@ -23,11 +23,9 @@ use crate::attach;
 use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
+use crate::render::typed::TypedLines;
 use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, one_line, visible};
-use crate::repl::editor::history_file;
-use crate::repl::{Line, LineEditor, SlashCommand};
 use crate::restart::Again;
-use wonopcode_agent_loop::Usage;
 
 use crate::session::{
     check_model_args, load_config, reported, session_builder, settings, standard_journal, usage,
@@ -232,11 +230,16 @@ async fn run_once(
         ProgressDrawTarget::hidden()
     });
     let _quiet = drawn.then(crate::render::draw_target::QuietControlKeys::on_stdin);
+    let typed = TypedLines::new(progress.clone());
     let renderer: Box<dyn Renderer> = if json {
         Box::new(JsonlRenderer)
     } else {
         let markdown = markdown && std::io::stdout().is_terminal();
-        Box::new(TerminalRenderer::new(progress.clone(), markdown))
+        Box::new(TerminalRenderer::new(
+            progress.clone(),
+            typed.clone(),
+            markdown,
+        ))
     };
     let yes = settings.yes;
     let config_file = settings.config_file.clone();
@@ -303,6 +306,7 @@ async fn run_once(
         attached: attachments,
         progress,
         switch_to: None,
+        typed,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -390,9 +394,9 @@ pub(crate) struct Cli {
     pub(crate) session: Session,
     can_resume: bool,
     /// A suspended run is answered at the REPL's next line, not with `--resume`.
-    in_repl: bool,
+    pub(crate) in_repl: bool,
     /// The exit code of the signal that stopped wonopcode (0: none yet).
-    stopped_by: Arc<AtomicU8>,
+    pub(crate) stopped_by: Arc<AtomicU8>,
     /// How tool calls are approved, for the REPL's banner.
     pub(crate) approvals: &'static str,
     /// Where the conversation is stored (`--history`).
@@ -405,12 +409,14 @@ pub(crate) struct Cli {
     /// The conversation `/resume` picked: the REPL ends, and a session going on with it
     /// starts.
     pub(crate) switch_to: Option<Kept>,
+    /// What the person types while a REPL turn runs, drawn under the status lines.
+    pub(crate) typed: TypedLines,
 }
 
 impl Cli {
     /// What a REPL line attaches, with what `--image` left for the first prompt: its
     /// `@path`s and the paths dropped into it.
-    fn attach_from(&mut self, line: &str) -> Result<Vec<Part>, AttachmentError> {
+    pub(crate) fn attach_from(&mut self, line: &str) -> Result<Vec<Part>, AttachmentError> {
         let found = attach::mentioned(line, self.session.workspace(), true)?;
         attach::announce(&found);
         let mut parts = std::mem::take(&mut self.attached);
@@ -462,7 +468,7 @@ impl Cli {
     }
 
     /// Reports how a turn ended and returns its exit code.
-    fn finish(&self, result: &LoopResult) -> u8 {
+    pub(crate) fn finish(&self, result: &LoopResult) -> u8 {
         if let Some(failure) = self.session.failure() {
             eprintln!("error: {failure}");
             return exit::ERROR;
@@ -538,131 +544,10 @@ impl Cli {
             }
         }
     }
-
-    async fn repl(&mut self) -> anyhow::Result<u8> {
-        let model = self.session.model();
-        eprintln!(
-            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}",
-            model.provider,
-            model.id,
-            self.session.loop_name(),
-            self.session.sandbox_mode(),
-            self.approvals
-        );
-        eprintln!(
-            "workspace {} · /help for commands · Ctrl-D to quit",
-            self.session.workspace().display()
-        );
-        self.in_repl = true;
-        let editor = LineEditor::start(history_file());
-        let marker = console::style(">").cyan().bold().to_string();
-        let mut spent = Usage::default();
-        // After a resume that failed (a guest that cannot resume), the next line is a new
-        // prompt, which closes the waiting calls as not run.
-        let mut offer_answers = true;
-        // Whether the last key at the prompt was Ctrl-C.
-        let mut interrupted = false;
-        loop {
-            let result = if !offer_answers || self.session.pending().is_empty() {
-                let line = match editor.read(&marker).await {
-                    Line::End => return Ok(exit::SUCCESS),
-                    // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
-                    Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
-                    Line::Interrupted => {
-                        interrupted = true;
-                        eprintln!("(Ctrl-C again or Ctrl-D to quit)");
-                        continue;
-                    }
-                    Line::Text(line) => line,
-                };
-                interrupted = false;
-                let prompt = line.trim();
-                if prompt.is_empty() {
-                    continue;
-                }
-                match SlashCommand::parse(prompt) {
-                    Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
-                    Some(Ok(command)) => {
-                        self.run_command(command, &mut spent).await;
-                        if self.switch_to.is_some() {
-                            return Ok(exit::SUCCESS);
-                        }
-                        continue;
-                    }
-                    Some(Err(why)) => {
-                        eprintln!("{why}");
-                        continue;
-                    }
-                    None => {}
-                }
-                // `//text` sends `/text`.
-                let prompt = prompt
-                    .strip_prefix('/')
-                    .filter(|p| p.starts_with('/'))
-                    .unwrap_or(prompt);
-                let attached = match self.attach_from(prompt) {
-                    Ok(parts) => parts,
-                    Err(why) => {
-                        eprintln!("{why}; nothing was sent");
-                        continue;
-                    }
-                };
-                if let Some(why) = self.session.reload_if_changed().await {
-                    eprintln!("warning: {why}; the running version of the loop stays");
-                }
-                self.session.prompt_with(prompt, attached).await
-            } else {
-                let Some(answers) = self.answer_pending(&editor).await else {
-                    return Ok(exit::SUCCESS);
-                };
-                self.session.resume(answers).await?
-            };
-            // Calls waiting in child contexts are answered through the run's journal (the
-            // tree is started again; `report` says how), not here.
-            offer_answers = result.status != LoopStatus::Error && !waits_in_child(&result);
-            spent.add(&result.usage);
-            let code = self.finish(&result);
-            if self.stopped_by.load(Ordering::SeqCst) != 0 {
-                return Ok(code);
-            }
-            if code == exit::ERROR && self.session.failure().is_some() {
-                bail!("stopping: the history file can no longer be written");
-            }
-        }
-    }
-
-    /// Shows each call the suspended run waits on and reads its answer: a typed line
-    /// answers the call, an empty line lets it run (asking for approval as usual). `None`:
-    /// the user quit.
-    async fn answer_pending(&self, editor: &LineEditor) -> Option<Vec<(String, String)>> {
-        let mut answers = Vec::new();
-        for call in self.session.pending() {
-            eprintln!(
-                "the run waits on `{}` ({}): {}",
-                one_line(&call.name),
-                one_line(&call.id),
-                one_line(&call.arguments)
-            );
-            let label = format!("answer {} (Enter: let it run) >", one_line(&call.id));
-            let line = match editor
-                .read(&console::style(label).yellow().bold().to_string())
-                .await
-            {
-                Line::Text(line) => line,
-                Line::Interrupted | Line::End => return None,
-            };
-            match line.trim() {
-                "/exit" | "/quit" => return None,
-                "" => {}
-                text => answers.push((call.id, text.to_owned())),
-            }
-        }
-        Some(answers)
-    }
 }
 
 /// Whether a suspended run waits on calls of its child contexts (not only its root's).
-fn waits_in_child(result: &LoopResult) -> bool {
+pub(crate) fn waits_in_child(result: &LoopResult) -> bool {
     let root = ContextPath::root();
     result.pending.iter().any(|p| p.context != root)
 }

@@ -8,6 +8,7 @@ pub mod markdown;
 mod status;
 mod terminal;
 mod tree;
+pub mod typed;
 mod visible;
 
 pub use diff::diff_lines;

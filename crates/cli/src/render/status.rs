@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressState, ProgressStyle};
 use wonopcode_agent_loop::ContextPath;
 
+use super::typed::TypedLines;
+
 /// How often a status line redraws (its spinner and its time).
 const TICK: Duration = Duration::from_millis(100);
 
@@ -37,16 +39,20 @@ impl Working {
 /// The working contexts' status lines.
 pub struct StatusLines {
     progress: MultiProgress,
+    /// What the person types meanwhile, drawn under these lines.
+    typed: TypedLines,
     /// By context path, as numbers so `0.10` comes after `0.9`.
     working: BTreeMap<Vec<u32>, Working>,
     shown: bool,
 }
 
 impl StatusLines {
-    /// Status lines drawn through `progress`, shown until [`StatusLines::show`] says not.
-    pub fn new(progress: MultiProgress) -> Self {
+    /// Status lines drawn through `progress` above `typed`, shown until
+    /// [`StatusLines::show`] says not.
+    pub fn new(progress: MultiProgress, typed: TypedLines) -> Self {
         Self {
             progress,
+            typed,
             working: BTreeMap::new(),
             shown: true,
         }
@@ -100,6 +106,7 @@ impl StatusLines {
             return;
         }
         self.shown = shown;
+        self.typed.show(shown);
         let keys: Vec<Vec<u32>> = self.working.keys().cloned().collect();
         for k in keys {
             let root = k.len() == 1;
@@ -133,6 +140,7 @@ impl StatusLines {
             .with_prefix(working.label.clone())
             .with_message(working.message(root));
         let bar = self.progress.add(bar);
+        self.typed.keep_last();
         // A ticker is a thread: none where nothing is drawn (stderr not a terminal).
         if !bar.is_hidden() {
             bar.enable_steady_tick(TICK);

@@ -20,6 +20,7 @@ use super::diff::diff_lines;
 use super::markdown::MarkdownStream;
 use super::status::StatusLines;
 use super::tree::{TurnContexts, cost, elapsed, tokens};
+use super::typed::TypedLines;
 use super::visible::{clip, one_line, visible_event};
 
 /// Lines of a sub-context's answer shown; the rest is in its parent's tool result.
@@ -52,15 +53,18 @@ pub struct TerminalRenderer {
     status: StatusLines,
     /// The answer's Markdown renderer; `None`: the text as the model sent it.
     markdown: Option<MarkdownStream>,
+    /// What the person types while the turn runs, drawn under every other line.
+    typed: TypedLines,
 }
 
 impl TerminalRenderer {
-    /// A renderer drawing spinners through `progress`, the answer's Markdown rendered
-    /// when `markdown` (its styles in colour when stdout takes them).
-    pub fn new(progress: MultiProgress, markdown: bool) -> Self {
+    /// A renderer drawing spinners through `progress` above `typed`, the answer's
+    /// Markdown rendered when `markdown` (its styles in colour when stdout takes them).
+    pub fn new(progress: MultiProgress, typed: TypedLines, markdown: bool) -> Self {
         Self {
             markdown: markdown.then(|| MarkdownStream::new(console::colors_enabled())),
-            status: StatusLines::new(progress.clone()),
+            status: StatusLines::new(progress.clone(), typed.clone()),
+            typed,
             progress,
             spinners: HashMap::new(),
             text_items: HashMap::new(),
@@ -245,6 +249,7 @@ impl TerminalRenderer {
             self.out("\n");
         }
         let bar = self.progress.add(ProgressBar::new_spinner());
+        self.typed.keep_last();
         bar.set_style(
             ProgressStyle::with_template("{spinner:.cyan} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -511,6 +516,7 @@ impl TerminalRenderer {
                     self.err_line(&format!("{} {line}", style(marker).cyan().bold()));
                 }
                 self.err_line(&style("  (sent into the running turn)").dim().to_string());
+                self.typed.update(|typing| typing.steering.clear());
             }
             ItemDetails::Hook(hook) => {
                 if let Some(line) = hook_line(hook) {

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 
 use reedline::{
-    ColumnarMenu, Emacs, FileBackedHistory, KeyCode, KeyModifiers, MenuBuilder, Prompt,
-    PromptEditMode, PromptHistorySearch, PromptHistorySearchStatus, Reedline, ReedlineEvent,
-    ReedlineMenu, Signal, ValidationResult, Validator, default_emacs_keybindings,
+    ColumnarMenu, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, MenuBuilder,
+    Prompt, PromptEditMode, PromptHistorySearch, PromptHistorySearchStatus, Reedline,
+    ReedlineEvent, ReedlineMenu, Signal, ValidationResult, Validator, default_emacs_keybindings,
 };
 use tokio::sync::oneshot;
 
@@ -30,8 +30,9 @@ pub enum Line {
     End,
 }
 
-/// A request to the editor's thread: the prompt to show, and where to send the line.
-type Request = (String, oneshot::Sender<Line>);
+/// A request to the editor's thread: the prompt to show, the text the line starts with,
+/// and where to send the line.
+type Request = (String, String, oneshot::Sender<Line>);
 
 /// The REPL's line editor.
 pub struct LineEditor {
@@ -45,8 +46,8 @@ impl LineEditor {
         let (requests, incoming) = mpsc::channel::<Request>();
         std::thread::spawn(move || {
             let mut editor = Some(build(history));
-            for (prompt, reply) in incoming {
-                let line = match editor.as_mut().map(|e| read(e, &prompt)) {
+            for (prompt, draft, reply) in incoming {
+                let line = match editor.as_mut().map(|e| read(e, &prompt, &draft)) {
                     Some(Ok(line)) => line,
                     // A terminal the editor cannot drive (one that does not report the
                     // cursor's position): plain lines from then on, said once.
@@ -57,7 +58,12 @@ impl LineEditor {
                         editor = None;
                         read_plain(&prompt)
                     }
-                    None => read_plain(&prompt),
+                    None => {
+                        if !draft.is_empty() {
+                            eprintln!("(typed during the turn, not sent: {draft})");
+                        }
+                        read_plain(&prompt)
+                    }
                 };
                 if reply.send(line).is_err() {
                     break;
@@ -67,10 +73,15 @@ impl LineEditor {
         Self { requests }
     }
 
-    /// Reads one line after `prompt` (`> `, `answer w >`).
-    pub async fn read(&self, prompt: &str) -> Line {
+    /// Reads one line after `prompt` (`> `, `answer w >`), starting with `draft` (what was
+    /// typed during a turn and not sent).
+    pub async fn read(&self, prompt: &str, draft: String) -> Line {
         let (reply, answer) = oneshot::channel();
-        if self.requests.send((prompt.to_owned(), reply)).is_err() {
+        if self
+            .requests
+            .send((prompt.to_owned(), draft, reply))
+            .is_err()
+        {
             return Line::End;
         }
         answer.await.unwrap_or(Line::End)
@@ -116,8 +127,11 @@ fn build(history: Option<PathBuf>) -> Reedline {
     }
 }
 
-fn read(editor: &mut Reedline, prompt: &str) -> std::io::Result<Line> {
+fn read(editor: &mut Reedline, prompt: &str, draft: &str) -> std::io::Result<Line> {
     let prompt = Plain(prompt.to_owned());
+    if !draft.is_empty() {
+        editor.run_edit_commands(&[EditCommand::InsertString(draft.to_owned())]);
+    }
     Ok(match editor.read_line(&prompt)? {
         Signal::Success(text) => {
             // Written now, so a run that ends without dropping the editor keeps it too.

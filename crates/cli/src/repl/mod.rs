@@ -6,6 +6,8 @@
 pub mod commands;
 pub mod editor;
 mod slash;
+mod turns;
+pub mod type_ahead;
 
 pub use commands::SlashCommand;
 pub use editor::{Line, LineEditor};

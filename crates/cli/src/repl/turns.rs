@@ -1,0 +1,261 @@
+//! The REPL's turns: a line read at the prompt (or typed during the last turn), run as a
+//! slash command or a prompt, and what was typed while it ran (`type_ahead`) taken care of
+//! once it ends: a finished turn sends what waits for it, one prompt at a time, and what
+//! was half typed comes back at the prompt; a turn that did not finish sends nothing on its
+//! own, and everything typed comes back at the prompt.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+
+use anyhow::bail;
+use wonopcode_agent_loop::{LoopResult, LoopStatus, Part, Usage};
+
+use super::type_ahead::TypeAhead;
+use super::{Line, LineEditor, SlashCommand};
+use crate::exit;
+use crate::render::one_line;
+use crate::render::typed::Typing;
+use crate::repl::editor::history_file;
+use crate::run::{Cli, waits_in_child};
+
+/// What the REPL runs next.
+enum Next {
+    Prompt(String, Vec<Part>),
+    Answers(Vec<(String, String)>),
+}
+
+/// What was typed during turns, waiting to be used.
+#[derive(Default)]
+struct Typed {
+    /// Prompts to send, one turn each, before the prompt is shown again.
+    prompts: VecDeque<String>,
+    /// The text the next prompt starts with.
+    draft: String,
+}
+
+impl Typed {
+    /// Takes in what was typed during a turn that ended with `status`; `unsent`: what was
+    /// sent into the turn and no request took.
+    fn after_turn(&mut self, status: LoopStatus, unsent: Vec<String>, typing: Typing) {
+        if status == LoopStatus::Complete {
+            if !unsent.is_empty() {
+                self.prompts.push_back(unsent.join("\n\n"));
+            }
+            self.prompts.extend(typing.queued);
+            self.draft = typing.draft;
+            return;
+        }
+        let back: Vec<String> = unsent
+            .into_iter()
+            .chain(typing.queued)
+            .chain(std::iter::once(typing.draft))
+            .chain(self.prompts.drain(..))
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if !back.is_empty() {
+            eprintln!(
+                "(the turn did not finish, so what you typed meanwhile was not sent: it is back at the prompt)"
+            );
+        }
+        self.draft = back.join("\n");
+    }
+}
+
+impl Cli {
+    pub(crate) async fn repl(&mut self) -> anyhow::Result<u8> {
+        let model = self.session.model();
+        eprintln!(
+            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}",
+            model.provider,
+            model.id,
+            self.session.loop_name(),
+            self.session.sandbox_mode(),
+            self.approvals
+        );
+        eprintln!(
+            "workspace {} · /help for commands · Ctrl-D to quit",
+            self.session.workspace().display()
+        );
+        self.in_repl = true;
+        let editor = LineEditor::start(history_file());
+        let marker = console::style(">").cyan().bold().to_string();
+        let mut spent = Usage::default();
+        let mut typed = Typed::default();
+        // After a resume that failed (a guest that cannot resume), the next line is a new
+        // prompt, which closes the waiting calls as not run.
+        let mut offer_answers = true;
+        // Whether the last key at the prompt was Ctrl-C.
+        let mut interrupted = false;
+        loop {
+            let next = if !offer_answers || self.session.pending().is_empty() {
+                let line = match typed.prompts.pop_front() {
+                    Some(line) => {
+                        eprintln!(
+                            "{marker} {} {}",
+                            one_line(&line),
+                            console::style("(typed during the last turn)").dim()
+                        );
+                        line
+                    }
+                    None => match editor.read(&marker, std::mem::take(&mut typed.draft)).await {
+                        Line::End => return Ok(exit::SUCCESS),
+                        // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
+                        Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
+                        Line::Interrupted => {
+                            interrupted = true;
+                            eprintln!("(Ctrl-C again or Ctrl-D to quit)");
+                            continue;
+                        }
+                        Line::Text(line) => line,
+                    },
+                };
+                interrupted = false;
+                let prompt = line.trim();
+                if prompt.is_empty() {
+                    continue;
+                }
+                match SlashCommand::parse(prompt) {
+                    Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
+                    Some(Ok(command)) => {
+                        self.run_command(command, &mut spent).await;
+                        if self.switch_to.is_some() {
+                            return Ok(exit::SUCCESS);
+                        }
+                        continue;
+                    }
+                    Some(Err(why)) => {
+                        eprintln!("{why}");
+                        continue;
+                    }
+                    None => {}
+                }
+                // `//text` sends `/text`.
+                let prompt = prompt
+                    .strip_prefix('/')
+                    .filter(|p| p.starts_with('/'))
+                    .unwrap_or(prompt);
+                let attached = match self.attach_from(prompt) {
+                    Ok(parts) => parts,
+                    Err(why) => {
+                        eprintln!("{why}; nothing was sent");
+                        continue;
+                    }
+                };
+                if let Some(why) = self.session.reload_if_changed().await {
+                    eprintln!("warning: {why}; the running version of the loop stays");
+                }
+                Next::Prompt(prompt.to_owned(), attached)
+            } else {
+                let Some(answers) = self.answer_pending(&editor).await else {
+                    return Ok(exit::SUCCESS);
+                };
+                Next::Answers(answers)
+            };
+            // A line half typed before a prompt typed during the last turn is still being
+            // typed during this one.
+            let (result, typing) = self.turn(next, std::mem::take(&mut typed.draft)).await?;
+            let unsent = self.session.steering().take();
+            typed.after_turn(result.status, unsent, typing);
+            // Calls waiting in child contexts are answered through the run's journal (the
+            // tree is started again; `report` says how), not here.
+            offer_answers = result.status != LoopStatus::Error && !waits_in_child(&result);
+            spent.add(&result.usage);
+            let code = self.finish(&result);
+            if self.stopped_by.load(Ordering::SeqCst) != 0 {
+                return Ok(code);
+            }
+            if code == exit::ERROR && self.session.failure().is_some() {
+                bail!("stopping: the history file can no longer be written");
+            }
+        }
+    }
+
+    /// Runs a prompt or the answers to a suspended run with the keyboard read meanwhile,
+    /// the line being typed starting as `draft`: its result, and what was typed.
+    async fn turn(&mut self, next: Next, draft: String) -> anyhow::Result<(LoopResult, Typing)> {
+        self.typed.update(|typing| typing.draft = draft);
+        let typing = TypeAhead::start(self.typed.clone(), self.session.steering());
+        let result = match next {
+            Next::Prompt(prompt, attached) => self.session.prompt_with(&prompt, attached).await,
+            Next::Answers(answers) => self.session.resume(answers).await?,
+        };
+        let typing = match typing {
+            Some(typing) => typing.stop(),
+            None => self.typed.take(),
+        };
+        Ok((result, typing))
+    }
+
+    /// Shows each call the suspended run waits on and reads its answer: a typed line
+    /// answers the call, an empty line lets it run (asking for approval as usual). `None`:
+    /// the user quit.
+    async fn answer_pending(&self, editor: &LineEditor) -> Option<Vec<(String, String)>> {
+        let mut answers = Vec::new();
+        for call in self.session.pending() {
+            eprintln!(
+                "the run waits on `{}` ({}): {}",
+                one_line(&call.name),
+                one_line(&call.id),
+                one_line(&call.arguments)
+            );
+            let label = format!("answer {} (Enter: let it run) >", one_line(&call.id));
+            let line = match editor
+                .read(
+                    &console::style(label).yellow().bold().to_string(),
+                    String::new(),
+                )
+                .await
+            {
+                Line::Text(line) => line,
+                Line::Interrupted | Line::End => return None,
+            };
+            match line.trim() {
+                "/exit" | "/quit" => return None,
+                "" => {}
+                text => answers.push((call.id, text.to_owned())),
+            }
+        }
+        Some(answers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typing(draft: &str, queued: &[&str]) -> Typing {
+        Typing {
+            draft: draft.to_owned(),
+            steering: Vec::new(),
+            queued: queued.iter().map(|q| (*q).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_finished_turn_sends_what_waits_and_keeps_the_half_typed_line() {
+        let mut typed = Typed::default();
+        typed.after_turn(
+            LoopStatus::Complete,
+            vec!["too late".to_owned(), "for the turn".to_owned()],
+            typing("half", &["then tests", "then docs"]),
+        );
+        assert_eq!(
+            typed.prompts,
+            ["too late\n\nfor the turn", "then tests", "then docs"]
+        );
+        assert_eq!(typed.draft, "half");
+    }
+
+    #[test]
+    fn a_turn_that_did_not_finish_sends_nothing_and_gives_it_all_back() {
+        let mut typed = Typed::default();
+        typed.prompts.push_back("waiting since before".to_owned());
+        typed.after_turn(
+            LoopStatus::Cancelled,
+            vec!["steer".to_owned()],
+            typing("half", &["queued"]),
+        );
+        assert!(typed.prompts.is_empty());
+        assert_eq!(typed.draft, "steer\nqueued\nhalf\nwaiting since before");
+    }
+}

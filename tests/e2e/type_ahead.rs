@@ -1,0 +1,143 @@
+//! Typing while a turn runs, on a real pseudo-terminal that echoes as a person's does:
+//! nothing typed lands in the status lines; Enter sends the line into the running turn at
+//! its next model request, Tab sends it as the next prompt once the turn ends, a line left
+//! half typed comes back at the prompt, and keys typed before an approval question never
+//! answer it (`docs/repl.md`).
+
+use std::path::Path;
+
+use rexpect::session::PtySession;
+
+use crate::parity::{history_messages, user_prompts};
+use crate::repl::{enter, expect, quit, ready};
+use crate::support::{Scratch, call, done, text, through_shell};
+use crate::terminal::screen;
+
+/// The REPL on `transcript` at an 80-column terminal that echoes what is typed, its
+/// conversation kept in `history`.
+fn repl(s: &Scratch, transcript: &Path, history: &Path, flags: &[&str]) -> PtySession {
+    let mut cmd = through_shell(r#"stty echo cols 80 rows 50 && exec "$0" "$@""#);
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .arg("--replay")
+        .arg(transcript)
+        .arg("--history")
+        .arg(history)
+        .args(flags)
+        .arg("-C")
+        .arg(s.ws());
+    rexpect::session::spawn_command(cmd, Some(30_000)).unwrap()
+}
+
+/// Types `keys` as they are, without Enter.
+fn typed(session: &mut PtySession, keys: &str) {
+    session.send(keys).unwrap();
+    session.flush().unwrap();
+}
+
+#[test]
+fn enter_during_a_turn_sends_the_line_into_it_at_its_next_request() {
+    let s = Scratch::new();
+    let mut first = call("c1", "bash", r#"{"command": "sleep 2"}"#);
+    first.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, vec![text("Tabs it is."), done("end_turn")]],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history, &["--yes"]);
+    ready(&mut session);
+    enter(&mut session, "reformat the file");
+    let (before, _) = session
+        .exp_regex("bash sleep 2 +")
+        .unwrap_or_else(|e| panic!("no spinner: {e}"));
+    typed(&mut session, "use tabs\r");
+    let (drawn, _) = session
+        .exp_regex(r"into this turn at its next request: use tabs")
+        .unwrap_or_else(|e| panic!("the line waiting for the request is not shown: {e}"));
+    let (taken, _) = session
+        .exp_regex(r"\(sent into the running turn\)")
+        .unwrap_or_else(|e| panic!("not said when the turn took it: {e}"));
+    expect(&mut session, "Tabs it is.");
+    quit(&mut session);
+    let lines = screen(&format!("{before}{drawn}{taken}"));
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("use tabs") && (l.contains("Working") || l.contains("sleep"))),
+        "what was typed was echoed into the status lines: {lines:#?}"
+    );
+    // The model read it after the command's result, before its answer.
+    let messages = history_messages(&history);
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "user", "assistant"]);
+    assert_eq!(messages[3]["parts"][0]["text"], "use tabs");
+}
+
+#[test]
+fn tab_during_a_turn_sends_the_line_after_it_and_a_half_typed_line_comes_back() {
+    let s = Scratch::new();
+    let slow: Vec<_> = ["First ", "answer ", "comes ", "slowly."]
+        .into_iter()
+        .map(text)
+        .chain([done("end_turn")])
+        .collect();
+    let t = s.transcript(
+        "t.jsonl",
+        &[slow, vec![text("Second answer."), done("end_turn")]],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history, &["--replay-pace", "400"]);
+    ready(&mut session);
+    enter(&mut session, "first question");
+    expect(&mut session, "Working (");
+    typed(&mut session, "second question\t");
+    expect(&mut session, "after this turn: second question");
+    typed(&mut session, "half typ");
+    expect(&mut session, "half typ (Enter: into this turn");
+    expect(&mut session, "slowly.");
+    // The turn ended: the queued line is the next prompt, sent at once.
+    expect(&mut session, "second question (typed during the last turn)");
+    expect(&mut session, "Second answer.");
+    // Then the prompt, already holding what was half typed, which goes on being edited.
+    ready(&mut session);
+    expect(&mut session, "half typ");
+    typed(&mut session, "ed\x15");
+    quit(&mut session);
+    assert_eq!(
+        user_prompts(&history),
+        ["first question", "second question"]
+    );
+}
+
+#[test]
+fn keys_typed_before_an_approval_question_do_not_answer_it() {
+    let s = Scratch::new();
+    let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
+    first.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, vec![text("Not done."), done("end_turn")]],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history, &["--replay-pace", "400"]);
+    ready(&mut session);
+    enter(&mut session, "touch it");
+    expect(&mut session, "Working (");
+    // A `y` meant for the next prompt, typed while the model is still answering.
+    typed(&mut session, "y");
+    expect(&mut session, "allow `bash` on `touch FIRST`?");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        !s.ws().join("FIRST").exists(),
+        "a key typed before the question answered it"
+    );
+    typed(&mut session, "n");
+    expect(&mut session, "Not done.");
+    // The `y` is still the person's: at the prompt, not sent.
+    ready(&mut session);
+    typed(&mut session, "\x15");
+    quit(&mut session);
+    assert!(!s.ws().join("FIRST").exists());
+    assert_eq!(user_prompts(&history), ["touch it"]);
+}
