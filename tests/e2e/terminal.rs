@@ -477,6 +477,63 @@ fn u_at_an_approval_allows_the_call_for_good_in_the_users_config() {
 }
 
 #[test]
+fn p_at_an_approval_allows_the_call_for_good_in_this_workspace_only() {
+    let s = Scratch::new();
+    let t = one_bash_call(&s, "touch FIRST");
+    let config_home = s.outside("config");
+    let file = config_home.join("wonopcode/config.yaml");
+    let mut cmd = command();
+    cmd.env("XDG_CONFIG_HOME", &config_home)
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go");
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    session
+        .exp_string("[p] always, for this project")
+        .unwrap_or_else(|e| panic!("no question: {e}"));
+    session.send("p").unwrap();
+    session.flush().unwrap();
+    session
+        .exp_string("allowed from now on, in this workspace")
+        .unwrap_or_else(|e| panic!("not said: {e}"));
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    let config: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let workspace = std::fs::canonicalize(s.ws()).unwrap();
+    let rule = &config["projects"][workspace.to_str().unwrap()]["permissions"]["rules"][0];
+    assert_eq!(
+        (rule["tool"].as_str(), rule["pattern"].as_str()),
+        (Some("bash"), Some("touch FIRST")),
+        "{config:?}"
+    );
+    assert!(
+        config["permissions"].is_null(),
+        "not for every workspace: {config:?}"
+    );
+    // The next run here, with nobody to ask, runs it; in another workspace it asks.
+    let again = |workspace: &std::path::Path| {
+        crate::support::wonopcode()
+            .env("XDG_CONFIG_HOME", &config_home)
+            .arg("--replay")
+            .arg(&t)
+            .arg("-C")
+            .arg(workspace)
+            .arg("go")
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(again(&s.ws()), Some(0));
+    let elsewhere = s.outside("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    assert_eq!(again(&elsewhere), Some(6));
+}
+
+#[test]
 fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     let s = Scratch::new();
     let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
@@ -495,7 +552,7 @@ fn one_key_answers_an_approval_and_ctrl_c_there_stops_the_turn() {
     session.send("x").unwrap();
     session.flush().unwrap();
     session
-        .exp_string("press y (once), a (always), u (always, for you: written to your config), n or Esc (no), or t (no, and tell the model what to do instead)")
+        .exp_string("press y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)")
         .unwrap_or_else(|e| panic!("no hint: {e}"));
     session.send("y").unwrap();
     session.flush().unwrap();

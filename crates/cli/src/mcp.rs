@@ -103,6 +103,7 @@ fn elicitor(yes: bool) -> Option<Arc<dyn Elicitor>> {
         Some(Arc::new(TerminalPrompter {
             progress,
             config_file: None,
+            workspace: std::path::PathBuf::new(),
         }))
     } else if yes {
         Some(Arc::new(AcceptDefaults))

@@ -21,9 +21,11 @@ use crate::repl::type_ahead;
 pub struct TerminalPrompter {
     /// Spinners to hide while asking.
     pub progress: MultiProgress,
-    /// The config file an approval answered "always, for you" is written to (`--config`,
-    /// else the user's).
+    /// The config file an approval answered "always, for you" or "always, for this
+    /// project" is written to (`--config`, else the user's).
     pub config_file: Option<std::path::PathBuf>,
+    /// The workspace "always, for this project" is for.
+    pub workspace: std::path::PathBuf,
 }
 
 /// Writes `question` and reads one line; `None` at the end of input.
@@ -55,8 +57,9 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
         .unwrap_or_default()
 }
 
-/// One key for a question answered `y` (once), `a` (always), `u` (always, for you: in your
-/// config), `n` (no) or `t` (no, and then what to tell the model), read with the
+/// One key for a question answered `y` (once), `a` (always), `p` (always, for this
+/// project), `u` (always, for you: both in your config), `n` (no) or `t` (no, and then what
+/// to tell the model), read with the
 /// terminal raw: the key answers at once (Esc is no; any other key says which keys answer;
 /// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts
 /// the turn as it does elsewhere: raw, the terminal makes it a key, so it is raised again as
@@ -90,14 +93,14 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
                     }
                     KeyCode::Char(c)
                         if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n')
-                            || (call && matches!(c.to_ascii_lowercase(), 't' | 'u')) =>
+                            || (call && matches!(c.to_ascii_lowercase(), 't' | 'u' | 'p')) =>
                     {
                         break c.to_ascii_lowercase();
                     }
                     KeyCode::Esc => break 'n',
                     _ => {
                         let keys = if call {
-                            "y (once), a (always), u (always, for you: written to your config), n or Esc (no), or t (no, and tell the model what to do instead)"
+                            "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)"
                         } else {
                             "y (once), a (always), or n or Esc (no)"
                         };
@@ -114,6 +117,7 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
                 'y' => "yes",
                 'a' => "always",
                 'u' => "always, for you",
+                'p' => "always, for this project",
                 't' => "no, and",
                 _ => "no",
             };
@@ -132,7 +136,8 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
 }
 
 /// An approval's key: one at a terminal, else the first of a line. `call`: a call's
-/// question, where `t` refuses with a line for the model and `u` approves for good (not a
+/// question, where `t` refuses with a line for the model and `u` and `p` approve for good
+/// (not a
 /// sandbox escalation's, whose refusal is the sandbox's own message and which is never
 /// approved beyond the session).
 async fn approval_key(question: String, progress: MultiProgress, call: bool) -> char {
@@ -146,8 +151,8 @@ async fn approval_key(question: String, progress: MultiProgress, call: bool) -> 
     }
 }
 
-/// `u`'s rules: each key "always" covers, allowed from now on in every workspace (a
-/// command's words as a prefix, a file tool's path as it was asked about).
+/// `u`'s and `p`'s rules: each key "always" covers, allowed from now on (a command's words
+/// as a prefix, a file tool's path as it was asked about).
 fn rules_for(request: &PermissionRequest) -> Vec<Rule> {
     PermissionPolicy::approval_keys(request)
         .iter()
@@ -162,13 +167,22 @@ fn rules_for(request: &PermissionRequest) -> Vec<Rule> {
         .collect()
 }
 
-/// Writes `rules` first in the config file's `permissions.rules` (first match wins, so
-/// they answer these calls before any rule that asks); the file written.
-fn remember_for_user(rules: &[Rule], file: Option<&Path>) -> anyhow::Result<std::path::PathBuf> {
+/// Writes `rules` first in the config file's `permissions.rules`, or for `project` (a
+/// workspace) in its `projects.PATH.permissions.rules` (first match wins, so they answer
+/// these calls before any rule that asks); the file written.
+fn remember(
+    rules: &[Rule],
+    file: Option<&Path>,
+    project: Option<&Path>,
+) -> anyhow::Result<std::path::PathBuf> {
     let path = config_edit::path(file)?;
     let mut document = config_edit::read(&path)?;
-    let top = config_edit::top(&mut document, &path)?;
-    let permissions = config_edit::mapping_at(top, "permissions", &path)?;
+    let mut scope = config_edit::top(&mut document, &path)?;
+    if let Some(project) = project {
+        let projects = config_edit::mapping_at(scope, "projects", &path)?;
+        scope = config_edit::mapping_at(projects, &project.to_string_lossy(), &path)?;
+    }
+    let permissions = config_edit::mapping_at(scope, "permissions", &path)?;
     let listed = config_edit::list_at(permissions, "rules", &path)?;
     for (at, rule) in rules.iter().enumerate() {
         listed.insert(at, serde_yaml::to_value(rule)?);
@@ -237,18 +251,22 @@ impl Prompter for TerminalPrompter {
             })
             .unwrap_or_default();
         let question = format!(
-            "{diff}{} allow {what}? [y] once  [a] always ({})  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "{diff}{} allow {what}? [y] once  [a] always ({})  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
             console::style("?").yellow().bold(),
             always_covers(request)
         );
         match approval_key(question, self.progress.clone(), true).await {
             'y' => Answer::Once,
             'a' => Answer::Always,
-            'u' => {
+            key @ ('u' | 'p') => {
                 let rules = rules_for(request);
-                let said = match remember_for_user(&rules, self.config_file.as_deref()) {
+                let (project, where_) = match key {
+                    'p' => (Some(self.workspace.as_path()), "in this workspace"),
+                    _ => (None, "in every workspace"),
+                };
+                let said = match remember(&rules, self.config_file.as_deref(), project) {
                     Ok(path) => format!(
-                        "  allowed from now on, in every workspace ({}): {}",
+                        "  allowed from now on, {where_} ({}): {}",
                         path.display(),
                         rules
                             .iter()

@@ -243,6 +243,9 @@ async fn run_once(
     };
     let yes = settings.yes;
     let config_file = settings.config_file.clone();
+    // As the session resolves it, so `projects.PATH` matches however `-C` spelled it.
+    let workspace =
+        std::fs::canonicalize(&settings.workspace).unwrap_or_else(|_| settings.workspace.clone());
     let history = settings.history.clone();
     let config = load_config(&settings)?;
     let mut builder = session_builder(settings, config, journal)
@@ -279,6 +282,7 @@ async fn run_once(
         let terminal = Arc::new(TerminalPrompter {
             progress: progress.clone(),
             config_file,
+            workspace,
         });
         builder = builder
             .prompters(

@@ -30,6 +30,10 @@ pub struct Config {
     pub clear_tool_outputs: Option<ClearSetting>,
     /// Permission rules and defaults.
     pub permissions: PolicyConfig,
+    /// What holds in one workspace only, by its path (Codex's `[projects."PATH"]`): rules an
+    /// approval answered "always, for this project" (`p`) wrote. Kept in the user's file,
+    /// never in the workspace, so a repository cannot choose them.
+    pub projects: BTreeMap<PathBuf, ProjectConfig>,
     /// The environment commands run with (Codex's keys; default: wonopcode's, without keys,
     /// secrets, tokens and the providers' key variables).
     pub shell_environment_policy: ShellEnvironmentPolicy,
@@ -68,6 +72,22 @@ pub struct Config {
     /// The file this was read from, for messages about it.
     #[serde(skip)]
     pub file: Option<PathBuf>,
+}
+
+/// A workspace's own settings in the config file (`projects.PATH`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectConfig {
+    /// Its permission rules, before the file's own.
+    pub permissions: ProjectPermissions,
+}
+
+/// A workspace's permission rules (`projects.PATH.permissions`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectPermissions {
+    /// Checked before `permissions.rules`; the first that matches decides.
+    pub rules: Vec<wonopcode_tools::permission::Rule>,
 }
 
 /// The config file's `clear_tool_outputs`: `off`, or the sizes.
@@ -113,6 +133,22 @@ impl<'de> Deserialize<'de> for ClearSetting {
 }
 
 impl Config {
+    /// The permission rules and defaults of a run in `workspace`: the file's, with the
+    /// rules of its `projects` entry for that workspace first (paths compared as the
+    /// filesystem resolves them, so a symlinked or relative spelling matches).
+    pub fn permissions_for(&self, workspace: &Path) -> PolicyConfig {
+        let resolved = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.into());
+        let here = resolved(workspace);
+        let mut policy = self.permissions.clone();
+        let project = self
+            .projects
+            .iter()
+            .filter(|(path, _)| resolved(path) == here)
+            .flat_map(|(_, project)| project.permissions.rules.iter().cloned());
+        policy.rules = project.chain(policy.rules).collect();
+        policy
+    }
+
     /// The generation settings the file states.
     pub fn generation(&self) -> crate::generation::Generation {
         crate::generation::Generation {
@@ -247,6 +283,30 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, SessionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_projects_rules_come_first_in_that_workspace_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = dir.path().join("here");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&here).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let yaml = format!(
+            "permissions:\n  rules: [{{tool: bash, action: ask}}]\nprojects:\n  {}:\n    permissions:\n      rules: [{{tool: bash, pattern: cargo test, action: allow}}]\n",
+            here.join(".").display()
+        );
+        let config: Config = serde_yaml::from_str(&yaml).unwrap();
+        let tools = |workspace: &Path| -> Vec<Option<String>> {
+            config
+                .permissions_for(workspace)
+                .rules
+                .into_iter()
+                .map(|r| r.pattern)
+                .collect()
+        };
+        assert_eq!(tools(&here), [Some("cargo test".to_owned()), None]);
+        assert_eq!(tools(&elsewhere), [None]);
+    }
 
     #[test]
     fn cache_limits_default_to_a_gibibyte_and_thirty_days_and_zero_days_means_none() {

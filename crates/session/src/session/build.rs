@@ -66,7 +66,7 @@ impl SessionBuilder {
         let permissions = self
             .permissions
             .take()
-            .unwrap_or_else(|| self.settings.policy(&self.config.permissions));
+            .unwrap_or_else(|| self.settings.policy(&self.config.permissions_for(&root)));
         let mut tooling = Tooling::set_up(&self, &root, &permissions)?;
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
