@@ -518,7 +518,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         let mut session = spawn(&s, &t, &["--config".to_owned(), config], "go");
         answer(
             &mut session,
-            "in this session)  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
             "y",
             "the approval",
         );
@@ -953,7 +953,7 @@ fn a_write_to_what_would_run_next_time_is_the_persons_to_allow_at_the_terminal()
         let mut session = spawn(&s, &t, &["--config".to_owned(), config], "go");
         answer(
             &mut session,
-            "in this session)  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
             "y",
             "the approval",
         );

@@ -219,7 +219,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
         }
         answer(
             &mut session,
-            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
             "y",
             "the edit's question",
         );
@@ -230,7 +230,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
             .unwrap_or_else(|e| panic!("{label}: no folded diff after the edit: {e}"));
         answer(
             &mut session,
-            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
             "y",
             "the command's question",
         );

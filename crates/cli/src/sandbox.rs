@@ -12,7 +12,7 @@ pub fn run(args: &SandboxArgs) -> u8 {
             for line in support.report() {
                 println!("{line}");
             }
-            u8::from(!(support.landlock() && support.seccomp))
+            u8::from(!support.enforces())
         }
     }
 }

@@ -195,11 +195,18 @@ impl RunMeta {
     }
 }
 
-/// Whether process `pid` runs (on Linux, by its `/proc` entry, a zombie not counting;
-/// elsewhere it is assumed to).
+/// Whether process `pid` runs: on Linux by its `/proc` entry, a zombie not counting;
+/// elsewhere (macOS) by whether a signal could be sent to it.
 fn process_lives(pid: u32) -> bool {
     if !cfg!(target_os = "linux") {
-        return true;
+        let Ok(pid) = i32::try_from(pid) else {
+            return false;
+        };
+        // No signal is sent: only whether the process exists (EPERM: it does, as another user's).
+        return !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
     }
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;

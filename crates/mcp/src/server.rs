@@ -278,29 +278,36 @@ impl Server {
             command: program.to_owned(),
             reason,
         };
-        let mut command = tokio::process::Command::new(program);
-        command.args(args);
-        if let Some(base) = &self.base_env {
-            command.env_clear().envs(base.iter());
-        }
-        command
-            .envs(env)
-            .current_dir(cwd.unwrap_or(&self.workspace))
-            .kill_on_drop(true);
-        let confined = match &self.config.sandbox {
+        let clear_env = self.base_env.is_some();
+        let (mut command, confined) = match &self.config.sandbox {
             Some(policy) => {
                 let sandbox = Sandbox::new(policy.clone()).map_err(|e| failed(e.to_string()))?;
                 let mut confinement = sandbox
                     .confine(&self.workspace)
                     .map_err(|e| failed(e.to_string()))?;
-                confinement.apply(&mut command);
-                Some(Confined {
+                let command = confinement.command(program, clear_env);
+                let confined = Confined {
                     _confinement: confinement,
                     sandbox: Arc::new(sandbox),
-                })
+                };
+                (command, Some(confined))
             }
-            None => None,
+            None => {
+                let mut command = tokio::process::Command::new(program);
+                if clear_env {
+                    command.env_clear();
+                }
+                (command, None)
+            }
         };
+        command.args(args);
+        if let Some(base) = &self.base_env {
+            command.envs(base.iter());
+        }
+        command
+            .envs(env)
+            .current_dir(cwd.unwrap_or(&self.workspace))
+            .kill_on_drop(true);
         let starting = own_processes::starting();
         let mut child = command
             .stdin(Stdio::piped())

@@ -48,6 +48,17 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".local/share/wonopcode",
     ".config/wonopcode/trusted-workspaces.json",
     ".cache/wonopcode",
+    // macOS: the login and other keychains, browsers' cookies and profiles, Claude
+    // Desktop's config (its MCP servers' keys), and where `dirs` puts wonopcode's own data,
+    // config and cache there.
+    "Library/Keychains",
+    "Library/Cookies",
+    "Library/Safari",
+    "Library/Application Support/Google/Chrome",
+    "Library/Application Support/Firefox/Profiles",
+    "Library/Application Support/Claude",
+    "Library/Application Support/wonopcode",
+    "Library/Caches/wonopcode",
 ];
 
 /// Secrets relative to `$XDG_CONFIG_HOME`, `$XDG_DATA_HOME` and `$XDG_CACHE_HOME` when

@@ -1,5 +1,7 @@
 //! Commands run under each mode, the way the tools run them: what they may and may not do.
 
+// The Linux backend's behaviour; the macOS backend's profiles are `seatbelt.rs`'s tests.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -34,7 +36,7 @@ async fn run_spawned(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32,
 
 async fn run_applied(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32, String) {
     let mut confinement = sandbox.confine(workspace).unwrap();
-    let mut command = tokio::process::Command::new("bash");
+    let mut command = confinement.command("bash", false);
     command
         .arg("-c")
         .arg(script)
@@ -42,7 +44,6 @@ async fn run_applied(sandbox: &Sandbox, workspace: &Path, script: &str) -> (i32,
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    confinement.apply(&mut command);
     let out = command.output().await.unwrap();
     (
         out.status.code().unwrap_or(-1),

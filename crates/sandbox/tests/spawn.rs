@@ -1,6 +1,8 @@
 //! Starting processes without fork: what the child gets, what a failure gives, and that
 //! nothing of wonopcode's is disturbed while children share its memory.
 
+// The Linux backend's behaviour; the macOS backend's profiles are `seatbelt.rs`'s tests.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;

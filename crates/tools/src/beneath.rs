@@ -7,15 +7,22 @@
 //! `/proc/self/fd/N`). A sibling context swapping a directory for a link to `~/.ssh`
 //! between the check and the write makes the write fail, not land there.
 //!
-//! On a kernel without `openat2` (before Linux 5.6) each component is opened with
-//! `O_NOFOLLOW` from the one before: the same rule, one step at a time.
+//! On a kernel without `openat2` (before Linux 5.6, and macOS) each component is opened
+//! with `O_NOFOLLOW` from the one before: the same rule, one step at a time.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path};
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
+
+/// How a directory is opened to be walked beneath: a descriptor for its path only where
+/// the kernel has them (`O_PATH`, Linux), else one opened for reading (macOS).
+#[cfg(target_os = "linux")]
+const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY);
+#[cfg(not(target_os = "linux"))]
+const DIRECTORY: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
 
 /// What a file is opened for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +50,7 @@ pub fn open(root: &Path, path: &Path, access: Access) -> io::Result<File> {
 /// the one before it, never through a link that leads out.
 pub fn create_dirs(root: &Path, dir: &Path) -> io::Result<()> {
     let relative = relative(root, dir)?;
-    let directory = OFlags::PATH | OFlags::DIRECTORY;
+    let directory = DIRECTORY;
     if open_beneath(root, relative, directory, Mode::empty()).is_ok() {
         return Ok(());
     }
@@ -80,7 +87,7 @@ impl Dir {
         Ok(Self(open_beneath(
             root,
             relative,
-            OFlags::PATH | OFlags::DIRECTORY,
+            DIRECTORY,
             Mode::empty(),
         )?))
     }
@@ -171,15 +178,12 @@ fn relative<'p>(root: &Path, path: &'p Path) -> io::Result<&'p Path> {
 
 /// Opens `relative` beneath `root` with `flags`.
 fn open_beneath(root: &Path, relative: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
-    let dir = rustix::fs::open(
-        root,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let dir = rustix::fs::open(root, DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
     open_beneath_fd(&dir, relative, flags, mode)
 }
 
 /// Opens `relative` beneath the directory `dir` with `flags`.
+#[cfg(target_os = "linux")]
 fn open_beneath_fd(
     dir: &OwnedFd,
     relative: &Path,
@@ -192,13 +196,27 @@ fn open_beneath_fd(
         relative,
         flags,
         mode,
-        ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        rustix::fs::ResolveFlags::BENEATH
+            | rustix::fs::ResolveFlags::NO_SYMLINKS
+            | rustix::fs::ResolveFlags::NO_MAGICLINKS,
     ) {
         Err(rustix::io::Errno::NOSYS) => open_without_links(dir, relative, flags, mode),
         // Interrupted by a rename elsewhere on the system: the kernel asks for a retry.
         Err(rustix::io::Errno::AGAIN) => open_without_links(dir, relative, flags, mode),
         other => Ok(other?),
     }
+}
+
+/// Opens `relative` beneath the directory `dir` with `flags`: macOS has no `openat2`, so
+/// one component at a time.
+#[cfg(not(target_os = "linux"))]
+fn open_beneath_fd(
+    dir: &OwnedFd,
+    relative: &Path,
+    flags: OFlags,
+    mode: Mode,
+) -> io::Result<OwnedFd> {
+    open_without_links(dir, relative, flags | OFlags::CLOEXEC, mode)
 }
 
 /// The fallback of a kernel without `openat2`: each directory opened with `O_NOFOLLOW`
@@ -223,17 +241,12 @@ fn open_without_links(
     let Some((last, dirs)) = parts.split_last() else {
         return Ok(rustix::fs::openat(dir, ".", flags, mode)?);
     };
-    let mut current = rustix::fs::openat(
-        dir,
-        ".",
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let mut current = rustix::fs::openat(dir, ".", DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
     for name in dirs {
         current = rustix::fs::openat(
             &current,
             *name,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
     }

@@ -16,23 +16,26 @@
 //!   Children are started and recorded under a lock the cleanup takes while it looks, so a
 //!   shell or server started but not yet recorded is never taken for a leftover.
 //!
+//! On macOS there is no subreaper: a process that leaves the call's group is found by its
+//! marker, read from the kernel's process list (`libproc` and `sysctl(KERN_PROCARGS2)`),
+//! and orphans go to `launchd`, so nothing is adopted and nothing needs reaping.
+//!
 //! A process that clears its environment *and* leaves while another call runs at the same
 //! time may be counted to whichever of the two calls ends first; both are killed either way.
-//! On other systems only the process group is killed.
+//! The process table is the platform's (`wonopcode_sandbox::process_table`); the rest is
+//! written once.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
 use wonopcode_agent_loop::own_processes;
+use wonopcode_sandbox::process_table::{self as proc_table, ProcessStat as Stat};
 
 /// The environment variable that marks a call's processes.
 pub const MARKER_VARIABLE: &str = "WONOPCODE_CALL_ID";
-
-/// Whether wonopcode is a child subreaper, so that every process a call leaves is below it.
-static SUBREAPER: AtomicBool = AtomicBool::new(false);
 
 /// Running calls: root process id → marker, so that one call's end leaves another's alone.
 static RUNNING: Mutex<Option<HashMap<i32, String>>> = Mutex::new(None);
@@ -84,14 +87,12 @@ impl CallProcesses {
     pub fn kill_all(&mut self) {
         self.ended = true;
         let _ = killpg(Pid::from_raw(self.root), Signal::SIGKILL);
-        // Whether the last look at `/proc` saw a process wonopcode adopted during the call
+        // Whether the last look at the process table saw a process wonopcode adopted during the call
         // (live or a zombie): only then is there something to reap.
-        #[cfg(target_os = "linux")]
         let mut adopted = true;
         // The first look reads only wonopcode's subtree; once something of the call is found
         // (a command that left processes, a fork bomb), every later look reads the whole table,
         // which does not depend on reading parent links while they change.
-        #[cfg(target_os = "linux")]
         for look in 0..8 {
             // No child of wonopcode's is started (and not yet recorded) while the table is
             // read and the kills are sent.
@@ -111,22 +112,14 @@ impl CallProcesses {
             drop(sweeping);
             self.reap_adopted();
         }
-        #[cfg(target_os = "linux")]
         if adopted {
             self.reap_adopted();
         }
     }
 
-    /// Whether `pid`, as `/proc` describes it, was adopted by wonopcode (`me`) during this
+    /// Whether `pid`, as the process table describes it, was adopted by wonopcode (`me`) during this
     /// call and is nobody else's.
-    #[cfg(target_os = "linux")]
-    fn adopted(
-        &self,
-        me: i32,
-        pid: i32,
-        stat: &proc_table::Stat,
-        running: &HashMap<i32, String>,
-    ) -> bool {
+    fn adopted(&self, me: i32, pid: i32, stat: &Stat, running: &HashMap<i32, String>) -> bool {
         stat.parent == me
             && pid != self.root
             && stat.start >= self.root_start
@@ -139,7 +132,6 @@ impl CallProcesses {
     ///
     /// Only processes started since the call's root can carry its fresh marker, so only
     /// their environments are read (when the root's start is unknown, every one is).
-    #[cfg(target_os = "linux")]
     fn find(&self, whole: bool) -> (Vec<i32>, bool) {
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let table = proc_table::snapshot(whole);
@@ -161,9 +153,9 @@ impl CallProcesses {
             .filter(|(pid, stat)| {
                 **pid != me && !stat.zombie && stat.start >= marked_since && {
                     let environ = proc_table::environ(**pid);
-                    proc_table::has_marker(&environ, &self.marker)
+                    has_marker(&environ, &self.marker)
                         || (self.adopted(me, **pid, stat, &running)
-                            && !others.iter().any(|m| proc_table::has_marker(&environ, m)))
+                            && !others.iter().any(|m| has_marker(&environ, m)))
                 }
             })
             .map(|(pid, _)| *pid)
@@ -190,35 +182,32 @@ impl CallProcesses {
     /// that none is left a zombie. Never waits for its root or another call's (their
     /// spawners wait for them), nor for a process older than the call.
     fn reap_adopted(&self) {
-        #[cfg(target_os = "linux")]
-        {
-            use nix::sys::wait::{WaitPidFlag, waitpid};
-            let me = i32::try_from(std::process::id()).unwrap_or(0);
-            for _ in 0..20 {
-                // Held until the waits are done: a call's root started meanwhile, ended and
-                // not yet waited for by its spawner, would look adopted.
-                let sweeping = own_processes::sweeping();
-                let running = running_calls();
-                let adopted: Vec<i32> = proc_table::snapshot(true)
-                    .into_iter()
-                    .filter(|(pid, stat)| self.adopted(me, *pid, stat, &running))
-                    .map(|(pid, _)| pid)
-                    .collect();
-                let still_alive = adopted
-                    .into_iter()
-                    .filter(|pid| {
-                        matches!(
-                            waitpid(Pid::from_raw(*pid), Some(WaitPidFlag::WNOHANG)),
-                            Ok(nix::sys::wait::WaitStatus::StillAlive)
-                        )
-                    })
-                    .count();
-                if still_alive == 0 {
-                    break;
-                }
-                drop(sweeping);
-                std::thread::sleep(std::time::Duration::from_millis(10));
+        use nix::sys::wait::{WaitPidFlag, waitpid};
+        let me = i32::try_from(std::process::id()).unwrap_or(0);
+        for _ in 0..20 {
+            // Held until the waits are done: a call's root started meanwhile, ended and
+            // not yet waited for by its spawner, would look adopted.
+            let sweeping = own_processes::sweeping();
+            let running = running_calls();
+            let adopted: Vec<i32> = proc_table::snapshot(true)
+                .into_iter()
+                .filter(|(pid, stat)| self.adopted(me, *pid, stat, &running))
+                .map(|(pid, _)| pid)
+                .collect();
+            let still_alive = adopted
+                .into_iter()
+                .filter(|pid| {
+                    matches!(
+                        waitpid(Pid::from_raw(*pid), Some(WaitPidFlag::WNOHANG)),
+                        Ok(nix::sys::wait::WaitStatus::StillAlive)
+                    )
+                })
+                .count();
+            if still_alive == 0 {
+                break;
             }
+            drop(sweeping);
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
     }
 }
@@ -239,137 +228,16 @@ fn running_calls() -> HashMap<i32, String> {
 }
 
 fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    {
-        static DONE: std::sync::Once = std::sync::Once::new();
-        DONE.call_once(|| {
-            match nix::sys::prctl::set_child_subreaper(true) {
-                Ok(()) => SUBREAPER.store(true, Ordering::Relaxed),
-                Err(e) => tracing::warn!("cannot become a child subreaper: {e}; a command's detached processes may outlive it"),
-            }
-        });
-    }
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        if let Err(e) = proc_table::become_subreaper() {
+            tracing::warn!("cannot become a child subreaper: {e}; a command's detached processes may outlive it");
+        }
+    });
 }
 
-/// Just what is needed of `/proc`.
-#[cfg(target_os = "linux")]
-mod proc_table {
-    use std::collections::HashMap;
-    use std::sync::atomic::Ordering;
-
-    /// A process as `/proc/PID/stat` describes it.
-    pub struct Stat {
-        pub parent: i32,
-        pub zombie: bool,
-        /// Start time, clock ticks after boot.
-        pub start: u64,
-    }
-
-    /// The processes a call may have left: the whole table when `whole`, else only
-    /// wonopcode's subtree. wonopcode is a subreaper, so each of them is below it, and the
-    /// kernel's lists of each thread's children give that subtree at a cost that does not
-    /// grow with the machine's other processes. Where the kernel keeps no such lists, or
-    /// wonopcode could not become a subreaper, the whole table.
-    pub fn snapshot(whole: bool) -> HashMap<i32, Stat> {
-        if !whole
-            && super::SUBREAPER.load(Ordering::Relaxed)
-            && let Some(below) = subtree()
-        {
-            return below;
-        }
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return HashMap::new();
-        };
-        dir.flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter_map(|pid| Some((pid, read_stat(pid)?)))
-            .collect()
-    }
-
-    /// Every process below this one, by `/proc/PID/task/TID/children`; `None` when the
-    /// kernel does not list children, or wonopcode's own children keep changing.
-    ///
-    /// A process re-parented to wonopcode after its old parent's list was read would be
-    /// missed, so the walk is repeated until wonopcode's own children stay the same.
-    fn subtree() -> Option<HashMap<i32, Stat>> {
-        let mut mine = children("self")?;
-        mine.sort_unstable();
-        for _ in 0..4 {
-            let table = walk(mine.clone());
-            let mut again = children("self")?;
-            again.sort_unstable();
-            if again == mine {
-                return Some(table);
-            }
-            mine = again;
-        }
-        None
-    }
-
-    /// The processes from `queue` down, with their stats.
-    fn walk(mut queue: Vec<i32>) -> HashMap<i32, Stat> {
-        let mut table = HashMap::new();
-        while let Some(pid) = queue.pop() {
-            if table.contains_key(&pid) {
-                continue;
-            }
-            let Some(stat) = read_stat(pid) else {
-                continue;
-            };
-            table.insert(pid, stat);
-            queue.extend(children(&pid.to_string()).unwrap_or_default());
-        }
-        table
-    }
-
-    /// The children of every thread of process `pid` (`"self"` for this one).
-    fn children(pid: &str) -> Option<Vec<i32>> {
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        let mut found = Vec::new();
-        let mut listed_any = false;
-        // A thread may end while its siblings are read: only none read at all is a failure.
-        for task in tasks.flatten() {
-            if let Ok(listed) = std::fs::read_to_string(task.path().join("children")) {
-                listed_any = true;
-                found.extend(
-                    listed
-                        .split_whitespace()
-                        .filter_map(|c| c.parse::<i32>().ok()),
-                );
-            }
-        }
-        listed_any.then_some(found)
-    }
-
-    pub fn read_stat(pid: i32) -> Option<Stat> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-        let rest = &text[text.rfind(')')? + 1..];
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        Some(Stat {
-            zombie: fields.first()? == &"Z",
-            parent: fields.get(1)?.parse().ok()?,
-            start: fields.get(19)?.parse().ok()?,
-        })
-    }
-
-    /// The process's environment as stored (empty when unreadable).
-    pub fn environ(pid: i32) -> Vec<u8> {
-        std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()
-    }
-
-    pub fn has_marker(environ: &[u8], marker: &str) -> bool {
-        let wanted = format!("{}={marker}", super::MARKER_VARIABLE);
-        environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes())
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod proc_table {
-    pub struct Stat {
-        pub start: u64,
-    }
-    pub fn read_stat(_pid: i32) -> Option<Stat> {
-        None
-    }
+/// Whether `environ` (the variables, each ended by a NUL) marks the call `marker`.
+fn has_marker(environ: &[u8], marker: &str) -> bool {
+    let wanted = format!("{MARKER_VARIABLE}={marker}");
+    environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes())
 }

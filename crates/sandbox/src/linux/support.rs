@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use crate::namespace;
-use crate::process_limit;
+use super::namespace;
+use super::process_limit;
 
 /// The kernel features the sandbox uses, as found on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +53,11 @@ impl Support {
                 process_limit: process_limit::detect(user_namespaces),
             }
         })
+    }
+
+    /// Whether the confining modes can be enforced here (filesystem and network rules).
+    pub fn enforces(&self) -> bool {
+        self.landlock() && self.seccomp
     }
 
     /// Whether the filesystem rules can be enforced.

@@ -16,8 +16,8 @@ use landlock::{
     PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
+use super::support::{NETWORK_LANDLOCK_ABI, SCOPE_LANDLOCK_ABI};
 use crate::SandboxError;
-use crate::support::{NETWORK_LANDLOCK_ABI, SCOPE_LANDLOCK_ABI};
 
 /// Devices every program may read and write: output thrown away, zeros, randomness. Not
 /// `/dev/tty`: a command has no terminal (it leads a session of its own).

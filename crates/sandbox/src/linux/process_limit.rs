@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::support::ProcessLimitKind;
+use super::support::ProcessLimitKind;
 
 /// How this machine can cap a command's processes.
 pub(crate) fn detect(user_namespaces: bool) -> ProcessLimitKind {

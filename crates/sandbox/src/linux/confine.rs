@@ -12,13 +12,13 @@ use std::sync::Arc;
 use landlock::RulesetCreated;
 use seccompiler::BpfProgram;
 
+use super::filesystem::{self, Layout};
+use super::namespace::Namespace;
+use super::network::{self, Sockets};
+use super::process_limit::{self, CgroupPool, PooledCgroup};
+use super::support::{ProcessLimitKind, Support};
 use crate::denial::Explainer;
-use crate::filesystem::{self, Layout};
-use crate::namespace::Namespace;
-use crate::network::{self, Sockets};
-use crate::process_limit::{self, CgroupPool, PooledCgroup};
 use crate::protected::{Absent, MovedAside, Nested, protected_in};
-use crate::support::{ProcessLimitKind, Support};
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
 /// The sandbox of a run: one policy, enforced on every process started under it.
@@ -69,7 +69,7 @@ impl Sandbox {
             return Err(SandboxError::Unsupported(format!(
                 "this kernel cannot enforce the `{}` sandbox (no Landlock ABI {} or later); pass --sandbox full-access to run commands unconfined",
                 policy.mode,
-                crate::support::MIN_LANDLOCK_ABI
+                super::support::MIN_LANDLOCK_ABI
             )));
         }
         if confined && !support.seccomp && !policy.network_unrestricted() {
@@ -441,11 +441,21 @@ impl Confinement {
         self.mode
     }
 
-    /// Makes `command` confine its process (in the child, before exec) and point `TMPDIR` at
-    /// the writable temp dir.
+    /// A command that runs `program` confined: add its arguments, variables and directory
+    /// as to any command, but never clear its environment (`clear_env` starts it from an
+    /// empty one instead, so `TMPDIR`, pointed at the writable temp dir, stays). Its
+    /// process confines itself in the child, before exec.
     /// Its process also leads a session of its own: it has no controlling terminal, so it
     /// cannot open `/dev/tty` to write around wonopcode's output or read what is typed.
-    pub fn apply(&mut self, command: &mut tokio::process::Command) {
+    pub fn command(
+        &mut self,
+        program: impl AsRef<std::ffi::OsStr>,
+        clear_env: bool,
+    ) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(program);
+        if clear_env {
+            command.env_clear();
+        }
         if let Some(temp) = &self.temp {
             command.env("TMPDIR", temp);
         }
@@ -463,6 +473,7 @@ impl Confinement {
                 }
             });
         }
+        command
     }
 
     /// What its process does before exec; `None` when unconfined (or applied already).
