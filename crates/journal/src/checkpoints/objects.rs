@@ -5,6 +5,7 @@
 //! whole file again. A content read back is checked against its name.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::JournalError;
 
@@ -25,11 +26,21 @@ pub(crate) fn is_object_name(name: &str) -> bool {
     name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// Writes `bytes` at `path` through a temporary name, so an object is whole or absent.
+/// Writes `bytes` at `path` through a temporary name, so an object is whole or absent. The
+/// name is this write's own: two contexts keeping the same content at once (two coders
+/// editing copies of one file) each rename their own, the second replacing the first with
+/// the same bytes.
 fn write_once(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let partial = path.with_extension("partial");
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let partial = path.with_extension(format!(
+        "{}-{}.partial",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&partial, bytes)?;
-    std::fs::rename(&partial, path)
+    std::fs::rename(&partial, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&partial);
+    })
 }
 
 /// A directory of objects.
@@ -114,5 +125,44 @@ impl Objects {
             bytes.extend(std::fs::read(&piece).map_err(|e| JournalError::io(&piece, &e))?);
         }
         Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod same_content_at_once {
+    use super::*;
+
+    #[test]
+    fn contexts_keeping_the_same_content_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let objects = Objects::at(dir.path().to_path_buf());
+        let small = vec![7u8; 1000];
+        let large: Vec<u8> = (0..300_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        std::thread::scope(|s| {
+            let writers: Vec<_> = (0..8)
+                .map(|i| {
+                    let objects = objects.clone();
+                    let bytes = if i % 2 == 0 {
+                        small.clone()
+                    } else {
+                        large.clone()
+                    };
+                    s.spawn(move || objects.put(&bytes))
+                })
+                .collect();
+            for writer in writers {
+                let put = writer
+                    .join()
+                    .unwrap_or_else(|_| panic!("a writer panicked"));
+                assert!(put.is_ok(), "{put:?}");
+            }
+        });
+        assert_eq!(objects.get(&content_name(&large)).ok(), Some(large));
+        let partials = std::fs::read_dir(dir.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+            .count();
+        assert_eq!(partials, 0);
     }
 }
