@@ -31,12 +31,13 @@ mod policy;
 mod process_spec;
 pub mod process_table;
 mod protected;
+mod sandbox;
 pub mod seatbelt;
 
 #[cfg(target_os = "linux")]
-pub use linux::{Confinement, Process, ProcessLimitKind, Sandbox, Support, spawn};
+pub use linux::{Confinement, Process, ProcessLimitKind, Support, spawn};
 #[cfg(target_os = "macos")]
-pub use macos::{Confinement, Process, ProcessLimitKind, Sandbox, Support, spawn};
+pub use macos::{Confinement, Process, ProcessLimitKind, Support, spawn};
 pub use mode::SandboxMode;
 pub use policy::{
     DEFAULT_MAX_PROCESSES, HIDDEN_IN_HOME, NetworkGrant, SERVER_CACHES, SandboxPolicy,
@@ -44,6 +45,7 @@ pub use policy::{
 };
 pub use process_spec::ProcessSpec;
 pub use protected::{Absent, MovedAside, PROTECTED, protected_in};
+pub use sandbox::Sandbox;
 
 /// Why a sandbox could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -182,8 +182,8 @@ fn open_beneath(root: &Path, relative: &Path, flags: OFlags, mode: Mode) -> io::
     open_beneath_fd(&dir, relative, flags, mode)
 }
 
-/// Opens `relative` beneath the directory `dir` with `flags`.
-#[cfg(target_os = "linux")]
+/// Opens `relative` beneath the directory `dir` with `flags`: the kernel resolves it where
+/// it can (`openat2`), else one component at a time.
 fn open_beneath_fd(
     dir: &OwnedFd,
     relative: &Path,
@@ -191,32 +191,38 @@ fn open_beneath_fd(
     mode: Mode,
 ) -> io::Result<OwnedFd> {
     let flags = flags | OFlags::CLOEXEC;
-    match rustix::fs::openat2(
-        dir,
-        relative,
-        flags,
-        mode,
-        rustix::fs::ResolveFlags::BENEATH
-            | rustix::fs::ResolveFlags::NO_SYMLINKS
-            | rustix::fs::ResolveFlags::NO_MAGICLINKS,
-    ) {
-        Err(rustix::io::Errno::NOSYS) => open_without_links(dir, relative, flags, mode),
-        // Interrupted by a rename elsewhere on the system: the kernel asks for a retry.
-        Err(rustix::io::Errno::AGAIN) => open_without_links(dir, relative, flags, mode),
-        other => Ok(other?),
+    match resolved_beneath(dir, relative, flags, mode) {
+        Some(opened) => opened,
+        None => open_without_links(dir, relative, flags, mode),
     }
 }
 
-/// Opens `relative` beneath the directory `dir` with `flags`: macOS has no `openat2`, so
-/// one component at a time.
-#[cfg(not(target_os = "linux"))]
-fn open_beneath_fd(
+/// `openat2` with `RESOLVE_BENEATH`, no links and no magic links; `None` where the kernel
+/// has none (before Linux 5.6) or asks for a retry (a rename elsewhere on the system).
+#[cfg(target_os = "linux")]
+fn resolved_beneath(
     dir: &OwnedFd,
     relative: &Path,
     flags: OFlags,
     mode: Mode,
-) -> io::Result<OwnedFd> {
-    open_without_links(dir, relative, flags | OFlags::CLOEXEC, mode)
+) -> Option<io::Result<OwnedFd>> {
+    use rustix::fs::ResolveFlags;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(dir, relative, flags, mode, resolve) {
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::AGAIN) => None,
+        other => Some(other.map_err(io::Error::from)),
+    }
+}
+
+/// macOS has no `openat2`: `None`, one component at a time.
+#[cfg(not(target_os = "linux"))]
+fn resolved_beneath(
+    _dir: &OwnedFd,
+    _relative: &Path,
+    _flags: OFlags,
+    _mode: Mode,
+) -> Option<io::Result<OwnedFd>> {
+    None
 }
 
 /// The fallback of a kernel without `openat2`: each directory opened with `O_NOFOLLOW`

@@ -1,7 +1,7 @@
-//! A run's sandbox ([`Sandbox`]: the policy, checked against what the kernel can enforce)
-//! and one process's confinement in it ([`Confinement`]: prepared before the spawn, applied
-//! by the child before exec, and the process count cap and failure explanations
-//! after).
+//! The Linux backend of a run's sandbox ([`Backend`]: what the kernel was found to enforce,
+//! and what each workspace needs prepared once) and one process's confinement in it
+//! ([`Confinement`]: prepared before the spawn, applied by the child before exec, and the
+//! process count cap and failure explanations after).
 
 use std::collections::HashMap;
 use std::io;
@@ -18,16 +18,13 @@ use super::network::{self, Sockets};
 use super::process_limit::{self, CgroupPool, PooledCgroup};
 use super::support::{ProcessLimitKind, Support};
 use crate::denial::Explainer;
-use crate::protected::{Absent, MovedAside, Nested, protected_in};
+use crate::protected::{Absent, MovedAside, Nested};
+use crate::sandbox::RunPolicy;
 use crate::{NetworkGrant, SandboxError, SandboxMode, SandboxPolicy};
 
-/// The sandbox of a run: one policy, enforced on every process started under it.
-pub struct Sandbox {
-    policy: SandboxPolicy,
+/// What the kernel enforces a run's policy with.
+pub struct Backend {
     support: &'static Support,
-    home: Option<PathBuf>,
-    /// `read-only`'s one writable place (removed with the sandbox).
-    private_temp: Option<tempfile::TempDir>,
     seccomp: Option<Arc<BpfProgram>>,
     /// What depends on the workspace only, per workspace: built once for its first
     /// process, the ruleset duplicated for each later one.
@@ -45,24 +42,9 @@ struct Prepared {
     nested: Arc<Nested>,
 }
 
-impl std::fmt::Debug for Sandbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox")
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Sandbox {
-    /// The sandbox of `policy`, the hidden paths under the `HOME` the process has. Refuses
-    /// a confining mode the kernel cannot enforce: a sandbox is never silently weaker.
-    pub fn new(policy: SandboxPolicy) -> Result<Self, SandboxError> {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        Self::with_home(policy, home.as_deref())
-    }
-
-    /// As [`Sandbox::new`], with `home` as the home directory whose secrets are hidden.
-    pub fn with_home(policy: SandboxPolicy, home: Option<&Path>) -> Result<Self, SandboxError> {
+impl Backend {
+    /// The backend for `policy`; refuses a confining mode the kernel cannot enforce.
+    pub(crate) fn new(policy: &SandboxPolicy) -> Result<Self, SandboxError> {
         let support = Support::detect();
         let confined = policy.mode != SandboxMode::FullAccess;
         if confined && !support.landlock() {
@@ -78,17 +60,6 @@ impl Sandbox {
                 policy.mode
             )));
         }
-        let private_temp = match policy.mode {
-            SandboxMode::ReadOnly => Some(
-                tempfile::Builder::new()
-                    .prefix("wonopcode-sandbox-")
-                    .tempdir()
-                    .map_err(|e| {
-                        SandboxError::Io(format!("cannot make a private temp dir: {e}"))
-                    })?,
-            ),
-            _ => None,
-        };
         let seccomp = if confined && !policy.network_unrestricted() {
             let sockets = if policy.network.is_empty() {
                 Sockets::None
@@ -103,47 +74,17 @@ impl Sandbox {
             None
         };
         Ok(Self {
-            home: home.and_then(|h| h.canonicalize().ok()),
-            policy,
             support,
-            private_temp,
             seccomp,
             prepared: parking_lot::Mutex::new(HashMap::new()),
             cgroups: Arc::default(),
         })
     }
 
-    /// The mode it enforces.
-    pub fn mode(&self) -> SandboxMode {
-        self.policy.mode
-    }
-
-    /// The policy it enforces.
-    pub fn policy(&self) -> &SandboxPolicy {
-        &self.policy
-    }
-
-    /// The paths it hides (canonical), which file tools keep out of as well: none in
-    /// `full-access`, where nothing is confined.
-    pub fn hidden_paths(&self) -> Vec<PathBuf> {
-        if self.policy.mode == SandboxMode::FullAccess {
-            return Vec::new();
-        }
-        self.policy.hidden(self.home.as_deref())
-    }
-
-    /// What a run says once at its start about its sandbox: that commands run unconfined,
-    /// or what this machine cannot enforce of the policy.
-    pub fn notices(&self) -> Vec<String> {
+    /// What this kernel cannot enforce of the run's confining policy, said once at its start.
+    pub(crate) fn notices(&self, run: &RunPolicy) -> Vec<String> {
         let mut lines = Vec::new();
-        if self.policy.mode == SandboxMode::FullAccess {
-            lines.push(
-                "--sandbox full-access: commands run with your full rights (any file, any host)"
-                    .to_owned(),
-            );
-            return lines;
-        }
-        if self.policy.mode == SandboxMode::WorkspaceWrite && !self.support.user_namespaces {
+        if run.policy.mode == SandboxMode::WorkspaceWrite && !self.support.user_namespaces {
             lines.push(
                 "sandbox: user namespaces are not available here, so .git stays writable"
                     .to_owned(),
@@ -155,8 +96,8 @@ impl Sandbox {
                     .to_owned(),
             );
         }
-        if !self.policy.network.is_empty()
-            && !self.policy.network_unrestricted()
+        if !run.policy.network.is_empty()
+            && !run.policy.network_unrestricted()
             && !self.support.network_ports()
         {
             lines.push(
@@ -167,18 +108,17 @@ impl Sandbox {
         lines
     }
 
-    /// Prepares the confinement of one process whose workspace is `workspace`.
-    pub fn confine(&self, workspace: &Path) -> Result<Confinement, SandboxError> {
-        let workspace = workspace
-            .canonicalize()
-            .map_err(|e| SandboxError::Io(format!("{}: {e}", workspace.display())))?;
-        if self.policy.mode == SandboxMode::FullAccess {
-            return Ok(Confinement::unconfined(workspace));
-        }
-        let prepared = self.prepared(&workspace)?;
+    /// Prepares the confinement of one process whose workspace is `workspace` (canonical),
+    /// under a confining mode.
+    pub(crate) fn confine(
+        &self,
+        run: &RunPolicy,
+        workspace: PathBuf,
+    ) -> Result<Confinement, SandboxError> {
+        let prepared = self.prepared(run, &workspace)?;
         let (writable, hidden) = (&prepared.writable, &prepared.hidden);
         // Per process: a `.git` may have been made since the last one.
-        let read_only = self.read_only(&prepared, &workspace);
+        let read_only = Self::read_only(run, &prepared, &workspace);
         let ruleset: Option<OwnedFd> = prepared
             .ruleset
             .try_clone()
@@ -192,11 +132,11 @@ impl Sandbox {
         // counts only the command's processes.
         let rlimit_cap = self.support.process_limit == ProcessLimitKind::Rlimit;
         // Listed again per process: a secret made since the last one is covered too.
-        let covered = self.covered(writable);
+        let covered = self.covered(run, writable);
         let namespace = (self.support.user_namespaces
             && (!read_only.is_empty() || !covered.is_empty() || rlimit_cap))
             .then(|| Namespace::new(&read_only, &covered));
-        let max = self.policy.max_processes;
+        let max = run.policy.max_processes;
         let (cgroup, rlimit) = match &self.support.process_limit {
             ProcessLimitKind::Cgroup(parent) => match self.cgroups.take(parent, max) {
                 Ok(cgroup) => (Some(Arc::new(cgroup)), None),
@@ -219,11 +159,11 @@ impl Sandbox {
                 split_by_hidden(writable, hidden)
             },
             hidden: hidden.clone(),
-            network: !self.policy.network.is_empty(),
+            network: !run.policy.network.is_empty(),
         };
         Ok(Confinement {
-            mode: self.policy.mode,
-            temp: self.private_temp.as_ref().map(|t| t.path().to_path_buf()),
+            mode: run.policy.mode,
+            temp: run.temp().map(Path::to_path_buf),
             steps: Some(ChildSteps {
                 cgroup: cgroup.clone(),
                 namespace,
@@ -233,45 +173,25 @@ impl Sandbox {
             }),
             cgroup,
             explainer: Some(explainer),
-            absent: Absent::of(&workspace, &self.policy, prepared.nested.clone()),
+            absent: Absent::of(&workspace, &run.policy, prepared.nested.clone()),
             workspace,
         })
     }
 
-    /// What becomes of the protected names of `workspace` from now on, for a process that
-    /// was started earlier and keeps running (an MCP server): after each of its calls,
-    /// [`Absent::move_aside_made`] moves aside those made during the call.
-    pub fn watch_protected(&self, workspace: &Path) -> Result<Absent, SandboxError> {
-        let workspace = workspace
-            .canonicalize()
-            .map_err(|e| SandboxError::Io(format!("{}: {e}", workspace.display())))?;
-        if self.policy.mode == SandboxMode::FullAccess {
-            return Ok(Absent::default());
-        }
-        let prepared = self.prepared(&workspace)?;
-        Ok(Absent::of(
-            &workspace,
-            &self.policy,
-            prepared.nested.clone(),
-        ))
-    }
-
-    /// The protected name a file tool's write to `path` (canonical, inside `workspace`)
-    /// would change, when no grant names it: such a write needs the person at the
-    /// terminal, as a command the sandbox stopped does. `None` under `full-access`.
-    pub fn guards_write(&self, path: &Path, workspace: &Path) -> Option<&'static str> {
-        if self.policy.mode == SandboxMode::FullAccess || self.policy.granted_write(path, workspace)
-        {
-            return None;
-        }
-        protected_in(path.strip_prefix(workspace).ok()?)
+    /// The protected names below `workspace`'s top (canonical), walked on its first process.
+    pub(crate) fn nested(
+        &self,
+        run: &RunPolicy,
+        workspace: &Path,
+    ) -> Result<Arc<Nested>, SandboxError> {
+        Ok(self.prepared(run, workspace)?.nested.clone())
     }
 
     /// Where commands may write: the policy's roots, and `read-only`'s private temp dir.
-    fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
-        let mut roots = self.policy.writable_roots(workspace);
-        if let Some(temp) = &self.private_temp {
-            roots.extend(temp.path().canonicalize().ok());
+    fn writable(run: &RunPolicy, workspace: &Path) -> Vec<PathBuf> {
+        let mut roots = run.policy.writable_roots(workspace);
+        if let Some(temp) = run.temp() {
+            roots.extend(temp.canonicalize().ok());
         }
         roots.sort();
         roots.dedup();
@@ -285,7 +205,7 @@ impl Sandbox {
     /// ([`crate::protected::user_settings`]). Whole directories, not the files in them: a
     /// read-only file's directory could be renamed away and made again; a mount point
     /// cannot be renamed.
-    fn read_only(&self, prepared: &Prepared, workspace: &Path) -> Vec<PathBuf> {
+    fn read_only(run: &RunPolicy, prepared: &Prepared, workspace: &Path) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = prepared
             .nested
             .tops
@@ -293,13 +213,13 @@ impl Sandbox {
             .filter(|path| path.symlink_metadata().is_ok())
             .cloned()
             .collect();
-        if self.policy.mode == SandboxMode::WorkspaceWrite {
+        if run.policy.mode == SandboxMode::WorkspaceWrite {
             paths.extend(prepared.nested.existing());
         }
         paths.extend(crate::protected::user_settings(
-            self.home.as_deref(),
+            run.home.as_deref(),
             &prepared.writable,
-            &self.policy,
+            &run.policy,
             workspace,
         ));
         paths.sort();
@@ -309,27 +229,27 @@ impl Sandbox {
 
     /// The hidden paths inside `writable` roots, which the command's namespace covers
     /// (none where there is no namespace: Landlock hides them instead, `filesystem.rs`).
-    fn covered(&self, writable: &[PathBuf]) -> Vec<PathBuf> {
+    fn covered(&self, run: &RunPolicy, writable: &[PathBuf]) -> Vec<PathBuf> {
         if !self.support.user_namespaces {
             return Vec::new();
         }
-        self.policy
-            .hidden(self.home.as_deref())
+        run.policy
+            .hidden(run.home.as_deref())
             .into_iter()
             .filter(|h| writable.iter().any(|w| h.starts_with(w)))
             .collect()
     }
 
     /// The workspace's `Prepared`, built on its first process.
-    fn prepared(&self, workspace: &Path) -> Result<Arc<Prepared>, SandboxError> {
+    fn prepared(&self, run: &RunPolicy, workspace: &Path) -> Result<Arc<Prepared>, SandboxError> {
         let mut cache = self.prepared.lock();
         if let Some(built) = cache.get(workspace) {
             return Ok(built.clone());
         }
-        let writable = self.writable(workspace);
-        let hidden = self.policy.hidden(self.home.as_deref());
-        let ports: Option<Vec<u16>> = (!self.policy.network_unrestricted()).then(|| {
-            self.policy
+        let writable = Self::writable(run, workspace);
+        let hidden = run.policy.hidden(run.home.as_deref());
+        let ports: Option<Vec<u16>> = (!run.policy.network_unrestricted()).then(|| {
+            run.policy
                 .network
                 .iter()
                 .filter_map(|grant| match grant {
@@ -345,7 +265,7 @@ impl Sandbox {
             covered: self.support.user_namespaces,
             ports: ports.as_deref(),
         })?;
-        let nested = Nested::new(workspace, &self.policy);
+        let nested = Nested::new(workspace, &run.policy);
         let built = Arc::new(Prepared {
             writable,
             hidden,
@@ -424,7 +344,8 @@ impl std::fmt::Debug for Confinement {
 }
 
 impl Confinement {
-    fn unconfined(workspace: PathBuf) -> Self {
+    /// The confinement of a process under `full-access`: none.
+    pub(crate) fn unconfined(workspace: PathBuf) -> Self {
         Self {
             mode: SandboxMode::FullAccess,
             workspace,

@@ -10,6 +10,7 @@ mod process_limit;
 mod spawn;
 mod support;
 
-pub use confine::{Confinement, Sandbox};
+pub(crate) use confine::Backend;
+pub use confine::Confinement;
 pub use spawn::{Process, spawn};
 pub use support::{ProcessLimitKind, Support};

@@ -1,4 +1,4 @@
-//! A run's sandbox on macOS ([`Sandbox`]) and one process's confinement in it
+//! The macOS backend of a run's sandbox ([`Backend`]) and one process's confinement in it
 //! ([`Confinement`]: the Seatbelt profile its command runs under).
 
 use std::collections::HashMap;
@@ -8,116 +8,52 @@ use std::sync::Arc;
 
 use super::support::Support;
 use crate::denial::Explainer;
-use crate::protected::{Absent, MovedAside, Nested, protected_in};
+use crate::protected::{Absent, MovedAside, Nested};
+use crate::sandbox::RunPolicy;
 use crate::seatbelt::{SANDBOX_EXEC, SeatbeltRules, profile};
 use crate::{SandboxError, SandboxMode, SandboxPolicy};
 
-/// The sandbox of a run: one policy, enforced on every process started under it.
-pub struct Sandbox {
-    policy: SandboxPolicy,
-    home: Option<PathBuf>,
-    /// `read-only`'s one writable place (removed with the sandbox).
-    private_temp: Option<tempfile::TempDir>,
+/// What Seatbelt enforces a run's policy with.
+pub struct Backend {
     /// The protected names below each workspace's top, walked on its first process.
     nested: parking_lot::Mutex<HashMap<PathBuf, Arc<Nested>>>,
 }
 
-impl std::fmt::Debug for Sandbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox")
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Sandbox {
-    /// The sandbox of `policy`, the hidden paths under the `HOME` the process has. Refuses
-    /// a confining mode this Mac cannot enforce: a sandbox is never silently weaker.
-    pub fn new(policy: SandboxPolicy) -> Result<Self, SandboxError> {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        Self::with_home(policy, home.as_deref())
-    }
-
-    /// As [`Sandbox::new`], with `home` as the home directory whose secrets are hidden.
-    pub fn with_home(policy: SandboxPolicy, home: Option<&Path>) -> Result<Self, SandboxError> {
+impl Backend {
+    /// The backend for `policy`; refuses a confining mode this Mac cannot enforce.
+    pub(crate) fn new(policy: &SandboxPolicy) -> Result<Self, SandboxError> {
         if policy.mode != SandboxMode::FullAccess && !Support::detect().seatbelt {
             return Err(SandboxError::Unsupported(format!(
                 "this Mac cannot enforce the `{}` sandbox ({SANDBOX_EXEC} is missing); pass --sandbox full-access to run commands unconfined",
                 policy.mode
             )));
         }
-        let private_temp = match policy.mode {
-            SandboxMode::ReadOnly => Some(
-                tempfile::Builder::new()
-                    .prefix("wonopcode-sandbox-")
-                    .tempdir()
-                    .map_err(|e| {
-                        SandboxError::Io(format!("cannot make a private temp dir: {e}"))
-                    })?,
-            ),
-            _ => None,
-        };
         Ok(Self {
-            home: home.and_then(|h| h.canonicalize().ok()),
-            policy,
-            private_temp,
             nested: parking_lot::Mutex::new(HashMap::new()),
         })
     }
 
-    /// The mode it enforces.
-    pub fn mode(&self) -> SandboxMode {
-        self.policy.mode
-    }
-
-    /// The policy it enforces.
-    pub fn policy(&self) -> &SandboxPolicy {
-        &self.policy
-    }
-
-    /// The paths it hides (canonical), which file tools keep out of as well: none in
-    /// `full-access`, where nothing is confined.
-    pub fn hidden_paths(&self) -> Vec<PathBuf> {
-        if self.policy.mode == SandboxMode::FullAccess {
-            return Vec::new();
-        }
-        self.policy.hidden(self.home.as_deref())
-    }
-
-    /// What a run says once at its start about its sandbox.
-    pub fn notices(&self) -> Vec<String> {
-        if self.policy.mode == SandboxMode::FullAccess {
-            return vec![
-                "--sandbox full-access: commands run with your full rights (any file, any host)"
-                    .to_owned(),
-            ];
-        }
+    /// What macOS cannot enforce of the run's confining policy, said once at its start.
+    pub(crate) fn notices(&self, _run: &RunPolicy) -> Vec<String> {
         vec![
             "sandbox: macOS cannot cap a command's processes, so max_processes is not enforced"
                 .to_owned(),
         ]
     }
 
-    /// Prepares the confinement of one process whose workspace is `workspace`.
-    pub fn confine(&self, workspace: &Path) -> Result<Confinement, SandboxError> {
-        let workspace = workspace
-            .canonicalize()
-            .map_err(|e| SandboxError::Io(format!("{}: {e}", workspace.display())))?;
-        if self.policy.mode == SandboxMode::FullAccess {
-            return Ok(Confinement {
-                mode: SandboxMode::FullAccess,
-                profile: None,
-                temp: None,
-                explainer: None,
-                absent: Absent::default(),
-            });
-        }
-        let nested = self.nested(&workspace);
-        let temp = self.private_temp.as_ref().map(|t| t.path().to_path_buf());
+    /// Prepares the confinement of one process whose workspace is `workspace` (canonical),
+    /// under a confining mode: the profile its command runs under.
+    pub(crate) fn confine(
+        &self,
+        run: &RunPolicy,
+        workspace: PathBuf,
+    ) -> Result<Confinement, SandboxError> {
+        let nested = self.nested(run, &workspace)?;
+        let temp = run.temp().map(Path::to_path_buf);
         let rules = SeatbeltRules::of(
-            &self.policy,
+            &run.policy,
             &workspace,
-            self.home.as_deref(),
+            run.home.as_deref(),
             temp.as_deref(),
             &nested.existing(),
         );
@@ -127,49 +63,29 @@ impl Sandbox {
             read_only: rules.read_only.clone(),
             split: Vec::new(),
             hidden: rules.hidden.clone(),
-            network: !self.policy.network.is_empty(),
+            network: !run.policy.network.is_empty(),
         };
         Ok(Confinement {
-            mode: self.policy.mode,
+            mode: run.policy.mode,
             profile: Some(profile(&rules)?),
             temp,
             explainer: Some(explainer),
-            absent: Absent::of(&workspace, &self.policy, nested),
+            absent: Absent::of(&workspace, &run.policy, nested),
         })
     }
 
-    /// What becomes of the protected names of `workspace` from now on, for a process that
-    /// was started earlier and keeps running (an MCP server).
-    pub fn watch_protected(&self, workspace: &Path) -> Result<Absent, SandboxError> {
-        let workspace = workspace
-            .canonicalize()
-            .map_err(|e| SandboxError::Io(format!("{}: {e}", workspace.display())))?;
-        if self.policy.mode == SandboxMode::FullAccess {
-            return Ok(Absent::default());
-        }
-        Ok(Absent::of(
-            &workspace,
-            &self.policy,
-            self.nested(&workspace),
-        ))
-    }
-
-    /// The protected name a file tool's write to `path` (canonical, inside `workspace`)
-    /// would change, when no grant names it. `None` under `full-access`.
-    pub fn guards_write(&self, path: &Path, workspace: &Path) -> Option<&'static str> {
-        if self.policy.mode == SandboxMode::FullAccess || self.policy.granted_write(path, workspace)
-        {
-            return None;
-        }
-        protected_in(path.strip_prefix(workspace).ok()?)
-    }
-
-    fn nested(&self, workspace: &Path) -> Arc<Nested> {
-        self.nested
+    /// The protected names below `workspace`'s top (canonical), walked on its first process.
+    pub(crate) fn nested(
+        &self,
+        run: &RunPolicy,
+        workspace: &Path,
+    ) -> Result<Arc<Nested>, SandboxError> {
+        Ok(self
+            .nested
             .lock()
             .entry(workspace.to_path_buf())
-            .or_insert_with(|| Arc::new(Nested::new(workspace, &self.policy)))
-            .clone()
+            .or_insert_with(|| Arc::new(Nested::new(workspace, &run.policy)))
+            .clone())
     }
 }
 
@@ -193,6 +109,17 @@ impl std::fmt::Debug for Confinement {
 }
 
 impl Confinement {
+    /// The confinement of a process under `full-access`: none.
+    pub(crate) fn unconfined(_workspace: PathBuf) -> Self {
+        Self {
+            mode: SandboxMode::FullAccess,
+            profile: None,
+            temp: None,
+            explainer: None,
+            absent: Absent::default(),
+        }
+    }
+
     /// The mode the process runs under.
     pub fn mode(&self) -> SandboxMode {
         self.mode

@@ -11,6 +11,7 @@ mod confine;
 mod spawn;
 mod support;
 
-pub use confine::{Confinement, Sandbox};
+pub(crate) use confine::Backend;
+pub use confine::Confinement;
 pub use spawn::{Process, spawn};
 pub use support::{ProcessLimitKind, Support};

@@ -103,36 +103,5 @@ pub(super) fn environ(pid: i32) -> Vec<u8> {
         return Vec::new();
     }
     buffer.truncate(size);
-    environment_of(&buffer)
-}
-
-/// The environment part of a `KERN_PROCARGS2` buffer.
-fn environment_of(buffer: &[u8]) -> Vec<u8> {
-    let Some((count, rest)) = buffer.split_first_chunk::<4>() else {
-        return Vec::new();
-    };
-    let arguments = usize::try_from(i32::from_ne_bytes(*count)).unwrap_or(0);
-    // The executable's path, then the NULs that pad it.
-    let Some(path_end) = rest.iter().position(|b| *b == 0) else {
-        return Vec::new();
-    };
-    let mut at = path_end;
-    while rest.get(at) == Some(&0) {
-        at += 1;
-    }
-    // Skip the arguments.
-    for _ in 0..arguments {
-        match rest[at..].iter().position(|b| *b == 0) {
-            Some(end) => at += end + 1,
-            None => return Vec::new(),
-        }
-    }
-    // The environment: strings up to the first empty one.
-    let mut end = at;
-    while let Some(len) = rest[end..].iter().position(|b| *b == 0)
-        && len > 0
-    {
-        end += len + 1;
-    }
-    rest[at..end].to_vec()
+    super::procargs::environment_of(&buffer)
 }

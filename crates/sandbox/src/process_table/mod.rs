@@ -13,6 +13,7 @@ mod linux;
 use linux as platform;
 #[cfg(target_os = "macos")]
 mod macos;
+mod procargs;
 #[cfg(target_os = "macos")]
 use macos as platform;
 
