@@ -128,7 +128,7 @@ impl Confinement {
     /// A command that runs `program` confined: `sandbox-exec -p PROFILE -- program`, to
     /// which its arguments, variables and directory are added as to any command, but never
     /// a cleared environment (`clear_env` starts from an empty one, keeping `TMPDIR`). Its
-    /// process leads a process group of its own.
+    /// process leads a session of its own ([`own_session`]).
     pub fn command(
         &mut self,
         program: impl AsRef<OsStr>,
@@ -143,7 +143,7 @@ impl Confinement {
         if let Some(temp) = &self.temp {
             command.env("TMPDIR", temp);
         }
-        command.process_group(0);
+        own_session(&mut command);
         command
     }
 
@@ -186,5 +186,20 @@ impl Confinement {
     /// When `output` shows the sandbox stopped the command, what it denied, in one line.
     pub fn explain(&self, output: &str) -> Option<String> {
         self.explainer.as_ref()?.explain(output)
+    }
+}
+
+/// Makes `command`'s process lead a session (and so a process group) of its own: without a
+/// controlling terminal it cannot open `/dev/tty`, which the profile lets it read like any
+/// other file, to read what the person types.
+pub(crate) fn own_session(command: &mut tokio::process::Command) {
+    // SAFETY: `setsid` is async-signal-safe and touches no memory, as a `pre_exec` hook must.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }

@@ -1,13 +1,12 @@
-//! Starting a command's process on macOS: through tokio's own spawn (`posix_spawn`), under
-//! `sandbox-exec` when confined, leading a process group of its own, its stdio pipes the
-//! same types as on Linux.
+//! Starting a command's process on macOS: through tokio's own spawn, under `sandbox-exec`
+//! when confined, leading a session of its own, its stdio pipes the same types as on Linux.
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
 
 use tokio::net::unix::pipe;
 
-use super::confine::Confinement;
+use super::confine::{Confinement, own_session};
 use crate::ProcessSpec;
 
 /// A started process: its output pipes, and waiting for its end.
@@ -51,8 +50,8 @@ pub fn spawn(spec: &ProcessSpec, confinement: Option<&Confinement>) -> io::Resul
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    own_session(&mut command);
     let mut child = command.spawn()?;
     let pid = child
         .id()
