@@ -419,6 +419,45 @@ fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
     );
 }
 
+/// Runs `transcript` in `workspace` with the config under `config_home`, answers its
+/// approval with `key`, waits for `said`, and checks that the run succeeds.
+fn answer_for_good(transcript: &Path, workspace: &Path, config_home: &Path, key: &str, said: &str) {
+    let mut cmd = command();
+    cmd.env("XDG_CONFIG_HOME", config_home)
+        .arg("--replay")
+        .arg(transcript)
+        .arg("-C")
+        .arg(workspace)
+        .arg("go");
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    session
+        .exp_string(&format!("[{key}] always, for "))
+        .unwrap_or_else(|e| panic!("no question: {e}"));
+    session.send(key).unwrap();
+    session.flush().unwrap();
+    session
+        .exp_string(said)
+        .unwrap_or_else(|e| panic!("not said: {e}"));
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+}
+
+/// The exit code of `transcript` run again in `workspace`, with nobody to ask, with the
+/// config under `config_home`.
+fn run_unattended(transcript: &Path, workspace: &Path, config_home: &Path) -> Option<i32> {
+    crate::support::wonopcode()
+        .env("XDG_CONFIG_HOME", config_home)
+        .arg("--replay")
+        .arg(transcript)
+        .arg("-C")
+        .arg(workspace)
+        .arg("go")
+        .output()
+        .unwrap()
+        .status
+        .code()
+}
+
 #[test]
 fn u_at_an_approval_allows_the_call_for_good_in_the_users_config() {
     let s = Scratch::new();
@@ -427,24 +466,13 @@ fn u_at_an_approval_allows_the_call_for_good_in_the_users_config() {
     let file = config_home.join("wonopcode/config.yaml");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, "model: test-model\n").unwrap();
-    let mut cmd = command();
-    cmd.env("XDG_CONFIG_HOME", &config_home)
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("go");
-    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
-    session
-        .exp_string("[u] always, for you")
-        .unwrap_or_else(|e| panic!("no question: {e}"));
-    session.send("u").unwrap();
-    session.flush().unwrap();
-    session
-        .exp_string("allowed from now on, in every workspace")
-        .unwrap_or_else(|e| panic!("not said: {e}"));
-    let (rest, code) = finish(session);
-    assert_eq!(code, 0, "{rest}");
+    answer_for_good(
+        &t,
+        &s.ws(),
+        &config_home,
+        "u",
+        "allowed from now on, in every workspace",
+    );
     assert!(s.ws().join("FIRST").exists());
     let config: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -459,21 +487,11 @@ fn u_at_an_approval_allows_the_call_for_good_in_the_users_config() {
         (Some("bash"), Some("touch FIRST"), Some("allow"))
     );
     // The next run, with nobody to ask, runs it; without the config it could not.
-    let again = |config: &std::path::Path| {
-        crate::support::wonopcode()
-            .env("XDG_CONFIG_HOME", config)
-            .arg("--replay")
-            .arg(&t)
-            .arg("-C")
-            .arg(s.ws())
-            .arg("go")
-            .output()
-            .unwrap()
-            .status
-            .code()
-    };
-    assert_eq!(again(&config_home), Some(0));
-    assert_eq!(again(&s.outside("no-config")), Some(6));
+    assert_eq!(run_unattended(&t, &s.ws(), &config_home), Some(0));
+    assert_eq!(
+        run_unattended(&t, &s.ws(), &s.outside("no-config")),
+        Some(6)
+    );
 }
 
 #[test]
@@ -482,24 +500,13 @@ fn p_at_an_approval_allows_the_call_for_good_in_this_workspace_only() {
     let t = one_bash_call(&s, "touch FIRST");
     let config_home = s.outside("config");
     let file = config_home.join("wonopcode/config.yaml");
-    let mut cmd = command();
-    cmd.env("XDG_CONFIG_HOME", &config_home)
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("go");
-    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
-    session
-        .exp_string("[p] always, for this project")
-        .unwrap_or_else(|e| panic!("no question: {e}"));
-    session.send("p").unwrap();
-    session.flush().unwrap();
-    session
-        .exp_string("allowed from now on, in this workspace")
-        .unwrap_or_else(|e| panic!("not said: {e}"));
-    let (rest, code) = finish(session);
-    assert_eq!(code, 0, "{rest}");
+    answer_for_good(
+        &t,
+        &s.ws(),
+        &config_home,
+        "p",
+        "allowed from now on, in this workspace",
+    );
     let config: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let workspace = std::fs::canonicalize(s.ws()).unwrap();
@@ -514,23 +521,10 @@ fn p_at_an_approval_allows_the_call_for_good_in_this_workspace_only() {
         "not for every workspace: {config:?}"
     );
     // The next run here, with nobody to ask, runs it; in another workspace it asks.
-    let again = |workspace: &std::path::Path| {
-        crate::support::wonopcode()
-            .env("XDG_CONFIG_HOME", &config_home)
-            .arg("--replay")
-            .arg(&t)
-            .arg("-C")
-            .arg(workspace)
-            .arg("go")
-            .output()
-            .unwrap()
-            .status
-            .code()
-    };
-    assert_eq!(again(&s.ws()), Some(0));
+    assert_eq!(run_unattended(&t, &s.ws(), &config_home), Some(0));
     let elsewhere = s.outside("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    assert_eq!(again(&elsewhere), Some(6));
+    assert_eq!(run_unattended(&t, &elsewhere, &config_home), Some(6));
 }
 
 #[test]
