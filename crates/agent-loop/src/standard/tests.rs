@@ -206,6 +206,17 @@ impl Harness {
         StandardLoop.resume(&mut self.context(), answers).await
     }
 
+    /// What `pick` takes from each event so far, in order.
+    fn events_where<T>(&self, pick: impl Fn(&EventKind) -> Option<T>) -> Vec<T> {
+        self.sink
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| pick(&e.kind))
+            .collect()
+    }
+
     fn event_types(&self) -> Vec<String> {
         self.sink
             .0
@@ -352,17 +363,10 @@ async fn a_request_refused_before_it_streamed_is_reported_and_not_counted() {
         "nothing was billed"
     );
     assert!(run.messages.is_empty(), "nothing was said");
-    let completed: Vec<_> = h
-        .sink
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            crate::EventKind::ResponseCompleted { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .collect();
+    let completed: Vec<_> = h.events_where(|kind| match kind {
+        crate::EventKind::ResponseCompleted { error, .. } => Some(error.clone()),
+        _ => None,
+    });
     assert_eq!(completed.len(), 1, "{completed:?}");
     assert!(
         completed[0]
@@ -831,20 +835,13 @@ async fn text_sent_into_a_turn_reaches_its_next_request_after_the_tool_results()
         "both sends, in order, as one message"
     );
     assert!(inbox.is_empty(), "the run took them");
-    let announced: Vec<String> = h
-        .sink
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::ItemCompleted { item } => match &item.details {
-                ItemDetails::UserMessage { text } => Some(text.clone()),
-                _ => None,
-            },
+    let announced: Vec<String> = h.events_where(|kind| match kind {
+        EventKind::ItemCompleted { item } => match &item.details {
+            ItemDetails::UserMessage { text } => Some(text.clone()),
             _ => None,
-        })
-        .collect();
+        },
+        _ => None,
+    });
     assert_eq!(announced, ["use tabs, not spaces\n\nand keep it short"]);
 }
 
