@@ -587,8 +587,6 @@ fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
         "cwd": ws,
         "prompts": [{"prompt": [{"type": "text", "text": "Wait."}], "leaveAfterUpdate": 1}],
     });
-    // Built first: the clock is for the agent, not for cargo building it.
-    bin();
     let started = std::time::Instant::now();
     let (seen, _) = drive(
         &s,

@@ -10,6 +10,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::repo_root;
+
 /// Each workspace crate and the siblings it may import.
 const ALLOWED: &[(&str, &[&str])] = &[
     // The core imports no sibling.
@@ -121,8 +123,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-wasm-host",
         ],
     ),
-    // Tests and benchmarks drive whatever they measure.
-    ("wonopcode-e2e", &["*"]),
+    // Benchmarks drive whatever they measure.
     ("wonopcode-benches", &["*"]),
 ];
 
@@ -175,7 +176,7 @@ fn imports(dir: &Path) -> BTreeMap<String, Vec<String>> {
 
 #[test]
 fn every_crate_imports_only_what_its_place_in_the_layout_allows() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = repo_root();
     let imports = imports(&root);
     let mut broken = Vec::new();
     for (package, deps) in &imports {
@@ -207,7 +208,7 @@ fn every_crate_imports_only_what_its_place_in_the_layout_allows() {
 
 #[test]
 fn every_guest_imports_only_the_guest_sdk() {
-    let guests = Path::new(env!("CARGO_MANIFEST_DIR")).join("../guests");
+    let guests = repo_root().join("guests");
     let imports = imports(&guests);
     assert!(imports.len() > 5, "{imports:?}");
     let sdk = "wonopcode-guest-sdk";
@@ -227,7 +228,7 @@ fn every_guest_imports_only_the_guest_sdk() {
 fn the_registry_names_the_component_host_only_to_validate_a_module() {
     // What a loop, an agent and a grant are comes from `contexts`; the host's engine checks
     // a module (`metadata.rs`) and nothing else of the registry reaches it.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/registry/src");
+    let src = repo_root().join("crates/registry/src");
     let mut reaching = Vec::new();
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();

@@ -3,50 +3,18 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-/// The workspace root (parent of `tests/`).
+/// The workspace root: these tests belong to the `wonopcode` package (`crates/cli`).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Path of the `wonopcode` binary, built once per test run from the workspace by the same
-/// cargo that built the tests (so the toolchain and target directory are the same; after
-/// `cargo build -p wonopcode` this only checks that the binary is fresh).
+/// Path of the `wonopcode` binary: cargo builds it with the tests, from the same sources
+/// and with the same features, before any test runs.
 pub fn bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let out = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "--package",
-                "wonopcode",
-                "--bin",
-                "wonopcode",
-                "--message-format=json",
-            ])
-            .arg("--manifest-path")
-            .arg(repo_root().join("Cargo.toml"))
-            .output()
-            .expect("running cargo build");
-        assert!(
-            out.status.success(),
-            "building wonopcode failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "wonopcode")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reported the wonopcode executable")
-    })
+    Path::new(env!("CARGO_BIN_EXE_wonopcode"))
 }
 
 /// A `wonopcode` command with a clean environment for deterministic output.

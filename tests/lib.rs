@@ -1,1 +1,0 @@
-//! Helpers shared by the end-to-end tests live in `e2e/`.
