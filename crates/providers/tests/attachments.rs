@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{OPENAI, Reply, chunks_sse, collect_from, fixture, serve, settings};

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../../examples/embed.rs"]
-mod embed;
+mod example;
 
 use std::path::PathBuf;
 
@@ -14,9 +14,9 @@ use wonopcode_agent_loop::LoopStatus;
 async fn an_embedder_runs_the_demo_with_one_builder_and_one_call() {
     let demo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo");
     let scratch = tempfile::tempdir().unwrap();
-    embed::copy_dir(&demo.join("workspace"), scratch.path()).unwrap();
+    example::copy_dir(&demo.join("workspace"), scratch.path()).unwrap();
     let prompt = std::fs::read_to_string(demo.join("prompt.txt")).unwrap();
-    let result = embed::run(
+    let result = example::run(
         scratch.path(),
         &demo.join("transcript.jsonl"),
         prompt.trim(),
