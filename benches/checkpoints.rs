@@ -14,7 +14,6 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::checkpoint::{Checkpoints, SharedCheckpoints};
 use wonopcode_agent_loop::{ContextPath, Tool, ToolEnv};
 use wonopcode_journal::{CheckpointStore, Runs};
@@ -45,14 +44,8 @@ fn workspace() -> tempfile::TempDir {
 
 fn env(root: &std::path::Path, checkpoints: Option<SharedCheckpoints>) -> ToolEnv {
     ToolEnv {
-        workspace_root: root.canonicalize().expect("root"),
-        cancel: CancellationToken::new(),
-        context: Default::default(),
-        gate: None,
-        hidden: Arc::from([]),
-        editor: None,
         checkpoints,
-        run: None,
+        ..ToolEnv::outside_a_run(root.canonicalize().expect("root"))
     }
 }
 

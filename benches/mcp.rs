@@ -16,7 +16,6 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
-use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{AllowAll, ToolEnv, ToolRegistry};
 use wonopcode_mcp::config::Transport;
 use wonopcode_mcp::{ServerConfig, start_all};
@@ -68,16 +67,7 @@ fn bench_mcp(c: &mut Criterion) {
         }
         (registry, started)
     });
-    let env = ToolEnv {
-        workspace_root: workspace.clone(),
-        cancel: CancellationToken::new(),
-        context: Default::default(),
-        gate: None,
-        hidden: std::sync::Arc::from([]),
-        editor: None,
-        checkpoints: None,
-        run: None,
-    };
+    let env = ToolEnv::outside_a_run(workspace.clone());
     let arguments = r#"{"message": "benchmark"}"#;
     group.bench_function("call_through_wonopcode", |b| {
         b.to_async(&rt).iter(|| async {

@@ -16,7 +16,6 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::{Tool, ToolEnv};
 use wonopcode_sandbox::{Sandbox, SandboxMode, SandboxPolicy, Support};
 use wonopcode_tools::BashTool;
@@ -33,16 +32,7 @@ fn bench_sandbox(c: &mut Criterion) {
     let workspace = tempfile::tempdir().expect("workspace");
     // A `.git` makes the confined call take its slowest path (the read-only mount).
     std::fs::create_dir(workspace.path().join(".git")).expect(".git");
-    let env = ToolEnv {
-        workspace_root: workspace.path().to_path_buf(),
-        cancel: CancellationToken::new(),
-        context: Default::default(),
-        gate: None,
-        hidden: std::sync::Arc::from([]),
-        editor: None,
-        checkpoints: None,
-        run: None,
-    };
+    let env = ToolEnv::outside_a_run(workspace.path().to_path_buf());
     let mut group = c.benchmark_group("sandbox");
     group.sample_size(100);
     for mode in [SandboxMode::FullAccess, SandboxMode::WorkspaceWrite] {
@@ -114,14 +104,8 @@ fn bench_file_open(c: &mut Criterion) {
             .map(|s| s.hidden_paths())
             .unwrap_or_default();
     let env = ToolEnv {
-        workspace_root: root.clone(),
-        cancel: CancellationToken::new(),
-        context: Default::default(),
-        gate: None,
         hidden: hidden.into(),
-        editor: None,
-        checkpoints: None,
-        run: None,
+        ..ToolEnv::outside_a_run(root.clone())
     };
     let read = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())
         .into_iter()

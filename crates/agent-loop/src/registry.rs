@@ -406,7 +406,6 @@ mod tests {
     use crate::permission::AllowAll;
     use crate::tool::{ToolCategory, ToolKind, ToolSpec};
     use async_trait::async_trait;
-    use tokio_util::sync::CancellationToken;
 
     struct Echo(ToolSpec);
 
@@ -500,16 +499,7 @@ mod tests {
     }
 
     fn env() -> ToolEnv {
-        ToolEnv {
-            workspace_root: std::env::temp_dir(),
-            cancel: CancellationToken::new(),
-            context: Default::default(),
-            gate: None,
-            hidden: std::sync::Arc::from([]),
-            editor: None,
-            checkpoints: None,
-            run: None,
-        }
+        ToolEnv::outside_a_run(std::env::temp_dir())
     }
 
     #[test]

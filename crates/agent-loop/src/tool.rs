@@ -80,6 +80,23 @@ pub struct ToolEnv {
 }
 
 impl ToolEnv {
+    /// What a tool gets when it runs outside a run (an embedder calling one tool, a test, a
+    /// benchmark): the workspace at `workspace_root` (canonical), the root context, its own
+    /// cancellation, and no gate, hidden paths, editor or checkpoints. Set a field with
+    /// struct-update syntax to add one.
+    pub fn outside_a_run(workspace_root: PathBuf) -> Self {
+        Self {
+            workspace_root,
+            cancel: CancellationToken::new(),
+            context: ContextPath::default(),
+            run: None,
+            gate: None,
+            hidden: std::sync::Arc::from([]),
+            editor: None,
+            checkpoints: None,
+        }
+    }
+
     /// Records that the calling context changed `path` (relative to the workspace) from
     /// `before` to `after` (`None`: no file), when the run keeps checkpoints.
     pub fn changed(&self, path: &str, before: Option<&[u8]>, after: Option<&[u8]>) {

@@ -341,19 +341,9 @@ impl BashTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio_util::sync::CancellationToken;
 
     fn env() -> ToolEnv {
-        ToolEnv {
-            workspace_root: std::env::temp_dir(),
-            cancel: CancellationToken::new(),
-            context: Default::default(),
-            gate: None,
-            hidden: std::sync::Arc::from([]),
-            editor: None,
-            checkpoints: None,
-            run: None,
-        }
+        ToolEnv::outside_a_run(std::env::temp_dir())
     }
 
     #[tokio::test]

@@ -1,7 +1,6 @@
 //! `edit`: exact string replacement in a file.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -12,28 +11,21 @@ use wonopcode_agent_loop::{
 };
 
 use crate::diff::unified;
-use crate::file_times::FileTimes;
-use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{describe, display, open_regular, resolve, resolve_for, rule_subject};
+use crate::write_guard::WriteGuard;
 
 /// Replaces an exact string in a file.
 pub struct EditTool {
     spec: ToolSpec,
-    protected: ProtectedWrites,
-    times: Arc<FileTimes>,
+    guard: WriteGuard,
 }
 
 impl EditTool {
-    /// An `edit` that refuses a file changed since its context saw it in `times`.
-    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
-        Self { times, ..self }
-    }
-
-    /// An `edit` that asks the person before writing in a protected name (`protected`).
-    pub fn new(protected: ProtectedWrites) -> Self {
+    /// An `edit` held to the run's `guard` (protected names, files changed since read).
+    pub(crate) fn guarded(guard: WriteGuard) -> Self {
         Self {
-            protected,
+            guard,
             ..Self::default()
         }
     }
@@ -43,8 +35,7 @@ impl Default for EditTool {
     /// An `edit` with no sandbox to keep protected names by.
     fn default() -> Self {
         Self {
-            protected: ProtectedWrites::default(),
-            times: Arc::default(),
+            guard: WriteGuard::default(),
             spec: spec(
                 "edit",
                 "Replace an exact string in a file. old_string must match exactly once unless replace_all is true.",
@@ -128,13 +119,12 @@ impl Tool for EditTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve_for(env, &a.path)?;
-        self.protected.check("edit", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
-        self.times.check(&env.context, &path, &rel).await?;
+        self.guard.before("edit", env, &path, &rel).await?;
         let text = crate::text_files::read(env, &path, &rel).await?;
         let (updated, matches) = replaced(&text, &a, &rel)?;
         crate::text_files::write(env, &path, &rel, &updated).await?;
-        self.times.saw(&env.context, &path).await;
+        self.guard.wrote(env, &path).await;
         env.changed(&rel, Some(text.as_bytes()), Some(updated.as_bytes()));
         let mut out = ToolOutput::text(replaced_message(matches, &rel));
         out.file_change = Some(FileChange {
@@ -225,7 +215,6 @@ pub(crate) async fn read_for_edit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio_util::sync::CancellationToken;
 
     #[tokio::test]
     async fn an_interrupted_edit_is_done_only_where_the_file_shows_it() {
@@ -257,16 +246,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join("f"), "a".repeat(1000)).unwrap();
-        let env = ToolEnv {
-            workspace_root: root.clone(),
-            cancel: CancellationToken::new(),
-            context: Default::default(),
-            gate: None,
-            hidden: std::sync::Arc::from([]),
-            editor: None,
-            checkpoints: None,
-            run: None,
-        };
+        let env = ToolEnv::outside_a_run(root.clone());
         let refused = EditTool::default()
             .run(
                 json!({"path": "f", "old_string": "a", "new_string": "b".repeat(100_000), "replace_all": true}),

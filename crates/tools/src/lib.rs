@@ -26,6 +26,7 @@ pub mod webfetch;
 pub mod websearch;
 pub mod workspace;
 mod write;
+mod write_guard;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 use wonopcode_agent_loop::{Tool, ToolRegistry, registry::RegistryError};
 use wonopcode_sandbox::Sandbox;
+use write_guard::WriteGuard;
 
 pub use bash::{BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 pub use edit::EditTool;
@@ -92,14 +94,14 @@ impl Default for BuiltinOptions {
 
 /// Every built-in tool.
 pub fn builtin_tools(options: BuiltinOptions) -> Vec<Arc<dyn Tool>> {
-    let protected = ProtectedWrites::of(options.sandbox.clone());
     // What each context read, which the writing tools hold their changes to.
     let times = Arc::new(FileTimes::default());
+    let guard = WriteGuard::new(ProtectedWrites::of(options.sandbox.clone()), times.clone());
     vec![
-        Arc::new(ReadTool::default().seeing(times.clone())),
-        Arc::new(WriteTool::new(protected.clone()).seeing(times.clone())),
-        Arc::new(EditTool::new(protected.clone()).seeing(times.clone())),
-        Arc::new(ApplyPatchTool::new(protected).seeing(times)),
+        Arc::new(ReadTool::default().seeing(times)),
+        Arc::new(WriteTool::guarded(guard.clone())),
+        Arc::new(EditTool::guarded(guard.clone())),
+        Arc::new(ApplyPatchTool::guarded(guard)),
         Arc::new(ListTool::default()),
         Arc::new(GlobTool::default()),
         Arc::new(GrepTool::default()),

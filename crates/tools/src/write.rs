@@ -1,7 +1,6 @@
 //! `write`: create or overwrite a file.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -12,29 +11,21 @@ use wonopcode_agent_loop::{
 };
 
 use crate::diff::{MAX_DIFF_INPUT, unified};
-use crate::file_times::FileTimes;
-use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve, resolve_for, rule_subject};
+use crate::write_guard::WriteGuard;
 
 /// Writes a file, creating parent directories.
 pub struct WriteTool {
     spec: ToolSpec,
-    protected: ProtectedWrites,
-    times: Arc<FileTimes>,
+    guard: WriteGuard,
 }
 
 impl WriteTool {
-    /// A `write` that refuses to overwrite a file changed since its context saw it in
-    /// `times`.
-    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
-        Self { times, ..self }
-    }
-
-    /// A `write` that asks the person before writing in a protected name (`protected`).
-    pub fn new(protected: ProtectedWrites) -> Self {
+    /// A `write` held to the run's `guard` (protected names, files changed since read).
+    pub(crate) fn guarded(guard: WriteGuard) -> Self {
         Self {
-            protected,
+            guard,
             ..Self::default()
         }
     }
@@ -44,8 +35,7 @@ impl Default for WriteTool {
     /// A `write` with no sandbox to keep protected names by.
     fn default() -> Self {
         Self {
-            protected: ProtectedWrites::default(),
-            times: Arc::default(),
+            guard: WriteGuard::default(),
             spec: spec(
                 "write",
                 "Create or overwrite a file of the workspace with the given content. Parent directories are created.",
@@ -107,9 +97,8 @@ impl Tool for WriteTool {
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
         let path = resolve_for(env, &a.path)?;
-        self.protected.check("write", env, &path).await?;
         let rel = display(&env.workspace_root, &path);
-        self.times.check(&env.context, &path, &rel).await?;
+        self.guard.before("write", env, &path, &rel).await?;
         // The exact bytes it replaces, read once for the diff and the run's checkpoints (a
         // file too large to keep is not: its change cannot be taken back).
         let (kind, replaced) = match tokio::fs::metadata(&path).await {
@@ -149,7 +138,7 @@ impl Tool for WriteTool {
                 })?;
         }
         crate::text_files::write(env, &path, &rel, &a.content).await?;
-        self.times.saw(&env.context, &path).await;
+        self.guard.wrote(env, &path).await;
         if kind == FileChangeKind::Add || replaced.is_some() {
             env.changed(&rel, replaced.as_deref(), Some(a.content.as_bytes()));
         }

@@ -26,6 +26,9 @@ use super::StandardLoop;
 enum Script {
     Chunks(Vec<StreamChunk>),
     ChunksThenHang(Vec<StreamChunk>),
+    /// The person sends the text into the inbox once the request is made, while this
+    /// response streams.
+    Steered(crate::Steering, String, Vec<StreamChunk>),
 }
 
 struct Scripted {
@@ -63,6 +66,10 @@ impl LanguageModel for Scripted {
             Some(Script::ChunksThenHang(c)) => Ok(Box::pin(
                 futures::stream::iter(c).chain(futures::stream::pending()),
             )),
+            Some(Script::Steered(inbox, text, c)) => {
+                inbox.send(text);
+                Ok(Box::pin(futures::stream::iter(c)))
+            }
             None => Err(ModelError::Other("script exhausted".into())),
         }
     }
@@ -847,19 +854,23 @@ async fn text_sent_into_a_turn_reaches_its_next_request_after_the_tool_results()
 
 #[tokio::test]
 async fn text_sent_after_the_last_request_stays_for_the_next_prompt() {
-    let model = Scripted::new(
-        100_000,
-        vec![Script::Chunks(vec![
-            text("done"),
-            done(StopReason::EndTurn),
-        ])],
-    );
-    let mut h = Harness::new(model, vec![]);
+    let mut h = Harness::new(Scripted::new(100_000, vec![]), vec![]);
+    // Sent while the final answer streams: the run makes no request after it.
+    h.model.turns.lock().unwrap().push_back(Script::Steered(
+        h.steering.clone(),
+        "one more thing".to_owned(),
+        vec![text("done"), done(StopReason::EndTurn)],
+    ));
     assert_eq!(h.run("hello").await, Ok("done".into()));
-    // Sent once the answer was in: no request takes it.
-    h.steering.send("one more thing".to_owned());
     assert_eq!(h.steering.waiting(), ["one more thing"]);
-    assert_eq!(h.model.requests.lock().unwrap().len(), 1);
+    let requests = h.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    let said = |m: &Message| format!("{:?}", m.parts).contains("one more thing");
+    assert!(!requests[0].messages.iter().any(said));
+    assert!(
+        !h.messages.iter().any(said),
+        "the history has no message of it"
+    );
 }
 
 #[tokio::test]

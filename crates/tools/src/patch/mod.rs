@@ -9,7 +9,6 @@ mod parse;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -22,10 +21,9 @@ use wonopcode_agent_loop::{
 use crate::beneath::Dir;
 use crate::diff::unified;
 use crate::edit::read_for_edit;
-use crate::file_times::FileTimes;
-use crate::protected::ProtectedWrites;
 use crate::spec::{args, spec};
 use crate::workspace::{OpenError, describe, display, resolve_visible};
+use crate::write_guard::WriteGuard;
 use apply::apply_hunks;
 use parse::{FileOp, parse};
 
@@ -43,20 +41,14 @@ relative to the workspace. If any hunk does not apply, nothing is changed.";
 /// Applies a patch to the workspace.
 pub struct ApplyPatchTool {
     spec: ToolSpec,
-    protected: ProtectedWrites,
-    times: Arc<FileTimes>,
+    guard: WriteGuard,
 }
 
 impl ApplyPatchTool {
-    /// An `apply_patch` that refuses a file changed since its context saw it in `times`.
-    pub fn seeing(self, times: Arc<FileTimes>) -> Self {
-        Self { times, ..self }
-    }
-
-    /// An `apply_patch` that asks the person before writing in a protected name.
-    pub fn new(protected: ProtectedWrites) -> Self {
+    /// An `apply_patch` held to the run's `guard` (protected names, files changed since read).
+    pub(crate) fn guarded(guard: WriteGuard) -> Self {
         Self {
-            protected,
+            guard,
             ..Self::default()
         }
     }
@@ -66,8 +58,7 @@ impl Default for ApplyPatchTool {
     /// An `apply_patch` with no sandbox to keep protected names by.
     fn default() -> Self {
         Self {
-            protected: ProtectedWrites::default(),
-            times: Arc::default(),
+            guard: WriteGuard::default(),
             spec: spec(
                 "apply_patch",
                 DESCRIPTION,
@@ -114,12 +105,11 @@ impl Tool for ApplyPatchTool {
         let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
         // Every file it touches, before any is written: a patch applies whole or not at all.
         for (path, rel) in &plan.order {
-            self.protected.check("apply_patch", env, path).await?;
-            self.times.check(&env.context, path, rel).await?;
+            self.guard.before("apply_patch", env, path, rel).await?;
         }
         plan.write().await?;
         for (path, rel) in &plan.order {
-            self.times.saw(&env.context, path).await;
+            self.guard.wrote(env, path).await;
             let after = plan.files.get(path).and_then(Option::as_deref);
             // What it replaced, as the plan read it: a file it could not read back is not
             // kept, so its change is not taken back.
@@ -318,7 +308,6 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio_util::sync::CancellationToken;
 
     struct Workspace {
         _dir: tempfile::TempDir,
@@ -340,16 +329,7 @@ mod tests {
         }
 
         async fn apply(&self, patch: &str) -> Result<ToolOutput, ToolError> {
-            let env = ToolEnv {
-                workspace_root: self.root.clone(),
-                cancel: CancellationToken::new(),
-                context: Default::default(),
-                gate: None,
-                hidden: std::sync::Arc::from([]),
-                editor: None,
-                checkpoints: None,
-                run: None,
-            };
+            let env = ToolEnv::outside_a_run(self.root.clone());
             ApplyPatchTool::default()
                 .run(json!({ "input": patch }), &env)
                 .await
