@@ -81,7 +81,7 @@ fn documented_schema_matches_the_event_type() {
         }
         panic!(
             "docs/events.md documents a different event schema than the code emits; \
-             regenerate with `WONOPCODE_UPDATE_DOCS=1 cargo test -p wonopcode --test e2e events_doc` and review the diff"
+             regenerate with `WONOPCODE_UPDATE_DOCS=1 cargo test --workspace --test e2e events_doc` and review the diff"
         );
     }
 }

@@ -516,7 +516,7 @@ impl TerminalRenderer {
                     self.err_line(&format!("{} {line}", style(marker).cyan().bold()));
                 }
                 self.err_line(&style("  (sent into the running turn)").dim().to_string());
-                self.typed.update(|typing| typing.steering.clear());
+                self.typed.refresh();
             }
             ItemDetails::Hook(hook) => {
                 if let Some(line) = hook_line(hook) {

@@ -1,6 +1,7 @@
 //! What the person typed while a turn runs, drawn under the status lines instead of being
 //! echoed into them: the line being typed, what was sent into the turn and waits for its
-//! next model request, and what waits for the turn to end. The REPL's type-ahead
+//! next model request (read from the session's steering inbox itself, so what is drawn is
+//! what waits), and what waits for the turn to end. The REPL's type-ahead
 //! (`crate::repl::type_ahead`) changes it as keys come; the renderer hides it with the
 //! status lines while text streams, and keeps it the last of the lines it draws.
 
@@ -9,6 +10,7 @@ use std::sync::Arc;
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
+use wonopcode_agent_loop::Steering;
 
 use super::visible::{clip, one_line};
 
@@ -17,8 +19,6 @@ use super::visible::{clip, one_line};
 pub struct Typing {
     /// The line being typed (Enter or Tab sends it).
     pub draft: String,
-    /// Sent into the turn (Enter), waiting for its next model request.
-    pub steering: Vec<String>,
     /// To send as prompts once the turn ends (Tab), oldest first.
     pub queued: Vec<String>,
 }
@@ -26,11 +26,12 @@ pub struct Typing {
 impl Typing {
     /// Whether nothing was typed.
     pub fn is_empty(&self) -> bool {
-        self.draft.is_empty() && self.steering.is_empty() && self.queued.is_empty()
+        self.draft.is_empty() && self.queued.is_empty()
     }
 
-    /// The lines drawn for it, each cut to `width` columns.
-    fn lines(&self, width: usize) -> Vec<String> {
+    /// The lines drawn for it and for the texts `waiting_texts` in the turn's steering inbox, each
+    /// cut to `width` columns.
+    fn lines(&self, waiting_texts: &[String], width: usize) -> Vec<String> {
         let max = width.saturating_sub(1).max(10);
         let mut lines = Vec::new();
         let waiting = |label: &str, text: &str| {
@@ -38,7 +39,7 @@ impl Typing {
             style(format!("  ↳ {label}{shown}")).dim().to_string()
         };
         lines.extend(
-            self.steering
+            waiting_texts
                 .iter()
                 .map(|t| waiting("into this turn at its next request: ", t)),
         );
@@ -59,6 +60,8 @@ impl Typing {
 struct Drawn {
     progress: MultiProgress,
     typing: Typing,
+    /// The inbox of the session whose turn runs: its texts are drawn as they wait.
+    steering: Steering,
     /// Drawn now; `None` while hidden or empty.
     bar: Option<ProgressBar>,
     /// Whether the status lines are shown (not while text streams).
@@ -75,6 +78,7 @@ impl TypedLines {
         Self(Arc::new(Mutex::new(Drawn {
             progress,
             typing: Typing::default(),
+            steering: Steering::default(),
             bar: None,
             shown: true,
         })))
@@ -87,9 +91,23 @@ impl TypedLines {
         drawn.redraw();
     }
 
-    /// Takes what was typed, leaving nothing drawn (the turn ended).
+    /// Draws the texts waiting in `steering` (the inbox of the session whose turns run).
+    pub fn attach(&self, steering: Steering) {
+        let mut drawn = self.0.lock();
+        drawn.steering = steering;
+        drawn.redraw();
+    }
+
+    /// Draws the lines again: the steering inbox changed (its run took what waited).
+    pub fn refresh(&self) {
+        self.0.lock().redraw();
+    }
+
+    /// Takes what was typed, leaving nothing drawn (the turn ended; what its inbox still
+    /// holds is the REPL's to send, and no longer drawn).
     pub fn take(&self) -> Typing {
         let mut drawn = self.0.lock();
+        drawn.steering = Steering::default();
         let typing = std::mem::take(&mut drawn.typing);
         drawn.redraw();
         typing
@@ -119,7 +137,8 @@ impl Drawn {
             bar.finish_and_clear();
             self.progress.remove(&bar);
         }
-        if !self.shown || self.typing.is_empty() {
+        let waiting = self.steering.waiting();
+        if !self.shown || (self.typing.is_empty() && waiting.is_empty()) {
             return;
         }
         let width = usize::from(console::Term::stderr().size().1);
@@ -128,7 +147,7 @@ impl Drawn {
                 ProgressStyle::with_template("{msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             )
-            .with_message(self.typing.lines(width).join("\n"));
+            .with_message(self.typing.lines(&waiting, width).join("\n"));
         let bar = self.progress.add(bar);
         // Drawn now: nothing ticks it.
         bar.tick();
@@ -153,11 +172,10 @@ mod tests {
     fn each_kind_of_typed_text_gets_its_line_cut_to_the_width() {
         let typing = Typing {
             draft: "half a thought".to_owned(),
-            steering: vec!["use tabs".to_owned()],
             queued: vec!["then add tests\nand docs".to_owned(), "x".repeat(200)],
         };
         let lines: Vec<String> = typing
-            .lines(80)
+            .lines(&["use tabs".to_owned()], 80)
             .iter()
             .map(|l| console::strip_ansi_codes(l).into_owned())
             .collect();
@@ -174,6 +192,6 @@ mod tests {
             "› half a thought (Enter: into this turn · Tab: after it)"
         );
         assert!(lines.iter().all(|l| l.chars().count() < 80), "{lines:#?}");
-        assert!(Typing::default().lines(80).is_empty());
+        assert!(Typing::default().lines(&[], 80).is_empty());
     }
 }

@@ -226,7 +226,6 @@ mod tests {
     fn typing(draft: &str, queued: &[&str]) -> Typing {
         Typing {
             draft: draft.to_owned(),
-            steering: Vec::new(),
             queued: queued.iter().map(|q| (*q).to_owned()).collect(),
         }
     }

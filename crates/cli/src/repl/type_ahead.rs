@@ -263,10 +263,8 @@ impl Reader {
         self.typed.update(|typing| {
             for key in keys {
                 match apply(&mut typing.draft, key) {
-                    Some(Send::IntoTurn(text)) => {
-                        self.steering.send(text.clone());
-                        typing.steering.push(text);
-                    }
+                    // Drawn from the inbox as the update redraws.
+                    Some(Send::IntoTurn(text)) => self.steering.send(text),
                     Some(Send::AfterTurn(text)) => typing.queued.push(text),
                     None => {}
                 }
@@ -288,6 +286,7 @@ impl TypeAhead {
     pub fn start(typed: TypedLines, steering: Steering) -> Option<Self> {
         let modes = Modes::of_stdin()?;
         Modes::set(&modes.quiet);
+        typed.attach(steering.clone());
         let reader = Arc::new(Reader {
             decoder: Mutex::default(),
             typed,
