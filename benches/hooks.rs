@@ -67,7 +67,7 @@ fn bench_hooks(c: &mut Criterion) {
         });
     });
     let support = Support::detect();
-    let confining = support.landlock() && support.seccomp;
+    let confining = support.enforces();
     if !confining {
         eprintln!("hooks/pre_tool_use_sandboxed skipped: this kernel cannot confine");
     }

@@ -22,7 +22,7 @@ use wonopcode_tools::BashTool;
 
 fn bench_sandbox(c: &mut Criterion) {
     let support = Support::detect();
-    if !(support.landlock() && support.seccomp) {
+    if !support.enforces() {
         eprintln!(
             "sandbox benchmarks skipped: this kernel cannot confine (wonopcode sandbox check)"
         );

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `cargo clippy` (a `cargo check` that also refuses warnings) of the whole workspace for
-# both macOS targets, cross from Linux: rustup's standard library for each target, and zig
+# `cargo clippy` (a `cargo check` that also refuses warnings) of the whole workspace, its
+# tests and benchmarks included, for both macOS targets, cross from Linux: rustup's standard library for each target, and zig
 # (the `ziglang` wheel from PyPI, pinned) as the C compiler and archiver of the build
 # scripts that compile C (ring, blake3, tree-sitter, wasmtime's helpers). Nothing is
 # linked, so no macOS SDK is needed. docs/decisions.md says why zig; docs/benchmarks.md
@@ -41,5 +41,5 @@ for arch in aarch64 x86_64; do
   target="${arch}-apple-darwin"
   env "CC_${arch}_apple_darwin=$wrappers/${arch}-macos-cc" \
       "AR_${arch}_apple_darwin=$wrappers/zig-ar" \
-      cargo clippy --workspace --target "$target" -- -D warnings
+      cargo clippy --workspace --all-targets --target "$target" -- -D warnings
 done
