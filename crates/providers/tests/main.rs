@@ -1,4 +1,5 @@
-//! The providers' clients against loopback servers and recorded streams, one test binary: each file is a module.
+//! The providers' clients against loopback servers and recorded streams, one test binary: each file
+//! is a module.
 
 mod support;
 

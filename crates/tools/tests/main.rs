@@ -1,4 +1,5 @@
-//! The path guard and the `bash` rule matcher held against the system and generated input, one test binary: each file is a module.
+//! The path guard and the `bash` rule matcher held against the system and generated input, one test
+//! binary: each file is a module.
 
 mod path_guard;
 mod shell_rules;
