@@ -2,9 +2,8 @@
 # `cargo clippy` (a `cargo check` that also refuses warnings) of the whole workspace, its
 # tests and benchmarks included, for both macOS targets, cross from Linux: rustup's
 # standard library for each target, and zig (the `ziglang` wheel from PyPI, pinned) as the
-# C compiler and archiver of the build
-# scripts that compile C (ring, blake3, tree-sitter, wasmtime's helpers). Nothing is
-# linked, so no macOS SDK is needed. docs/decisions.md says why zig; docs/benchmarks.md
+# C compiler and archiver of the build scripts that compile C (ring, blake3, tree-sitter,
+# wasmtime's helpers). Nothing is linked, so no macOS SDK is needed. docs/decisions.md says why zig; docs/benchmarks.md
 # how long this takes.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
