@@ -3,8 +3,8 @@
 # tests and benchmarks included, for both macOS targets, cross from Linux: rustup's
 # standard library for each target, and zig (the `ziglang` wheel from PyPI, pinned) as the
 # C compiler and archiver of the build scripts that compile C (ring, blake3, tree-sitter,
-# wasmtime's helpers). Nothing is linked, so no macOS SDK is needed. docs/decisions.md says why zig; docs/benchmarks.md
-# how long this takes.
+# wasmtime's helpers). Nothing is linked, so no macOS SDK is needed. docs/decisions.md
+# says why zig; docs/benchmarks.md how long this takes.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
