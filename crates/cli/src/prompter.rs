@@ -28,24 +28,32 @@ pub struct TerminalPrompter {
     pub workspace: std::path::PathBuf,
 }
 
+/// Runs `ask`, a question read from the terminal, off the async runtime with the status
+/// lines hidden and the keyboard taken from the type-ahead (`type_ahead::question`). Every
+/// question reads the terminal through here, so a key typed before one was drawn never
+/// answers it. `None` when the blocking task could not run.
+async fn on_the_terminal<R: Send + 'static>(
+    progress: MultiProgress,
+    ask: impl FnOnce() -> R + Send + 'static,
+) -> Option<R> {
+    tokio::task::spawn_blocking(move || progress.suspend(|| type_ahead::question(ask)))
+        .await
+        .ok()
+}
+
 /// Writes `question` and reads one line; `None` at the end of input.
 pub async fn read_line(question: String, progress: MultiProgress) -> Option<String> {
-    tokio::task::spawn_blocking(move || {
-        progress.suspend(|| {
-            type_ahead::question(|| {
-                let mut stderr = std::io::stderr();
-                let _ = write!(stderr, "{question}");
-                let _ = stderr.flush();
-                let mut line = String::new();
-                match std::io::stdin().read_line(&mut line) {
-                    Ok(0) | Err(_) => None,
-                    Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
-                }
-            })
-        })
+    on_the_terminal(progress, move || {
+        let mut stderr = std::io::stderr();
+        let _ = write!(stderr, "{question}");
+        let _ = stderr.flush();
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_owned()),
+        }
     })
     .await
-    .ok()
     .flatten()
 }
 
@@ -66,72 +74,69 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
 /// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
 async fn read_key(question: String, progress: MultiProgress, call: bool) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
-    tokio::task::spawn_blocking(move || {
-        progress.suspend(|| type_ahead::question(|| {
-            // Raw before the question shows, so a key typed at once is not held back as a
-            // line; lines then end with a carriage return of their own.
-            crossterm::terminal::enable_raw_mode().ok()?;
-            let question = question.replace('\n', "\r\n");
-            let mut stderr = std::io::stderr();
-            let _ = write!(stderr, "{question}");
-            let _ = stderr.flush();
-            let mut interrupted = false;
-            let key = loop {
-                let Ok(read) = event::read() else {
+    on_the_terminal(progress, move || {
+        // Raw before the question shows, so a key typed at once is not held back as a
+        // line; lines then end with a carriage return of their own.
+        crossterm::terminal::enable_raw_mode().ok()?;
+        let question = question.replace('\n', "\r\n");
+        let mut stderr = std::io::stderr();
+        let _ = write!(stderr, "{question}");
+        let _ = stderr.flush();
+        let mut interrupted = false;
+        let key = loop {
+            let Ok(read) = event::read() else {
+                break 'n';
+            };
+            let Event::Key(key) = read else {
+                continue;
+            };
+            if key.kind != KeyEventKind::Press {
+                continue;
+            }
+            match key.code {
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    interrupted = true;
                     break 'n';
-                };
-                let Event::Key(key) = read else {
-                    continue;
-                };
-                if key.kind != KeyEventKind::Press {
-                    continue;
                 }
-                match key.code {
-                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        interrupted = true;
-                        break 'n';
-                    }
-                    KeyCode::Char(c)
-                        if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n')
-                            || (call && matches!(c.to_ascii_lowercase(), 't' | 'u' | 'p')) =>
-                    {
-                        break c.to_ascii_lowercase();
-                    }
-                    KeyCode::Esc => break 'n',
-                    _ => {
-                        let keys = if call {
-                            "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)"
-                        } else {
-                            "y (once), a (always), or n or Esc (no)"
-                        };
-                        let _ = write!(stderr, "\r\n  press {keys}\r\n{question}");
-                        let _ = stderr.flush();
-                    }
+                KeyCode::Char(c)
+                    if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n')
+                        || (call && matches!(c.to_ascii_lowercase(), 't' | 'u' | 'p')) =>
+                {
+                    break c.to_ascii_lowercase();
                 }
-            };
-            // An Enter typed with the key is part of the answer.
-            while event::poll(std::time::Duration::ZERO).unwrap_or(false) {
-                let _ = event::read();
+                KeyCode::Esc => break 'n',
+                _ => {
+                    let keys = if call {
+                        "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)"
+                    } else {
+                        "y (once), a (always), or n or Esc (no)"
+                    };
+                    let _ = write!(stderr, "\r\n  press {keys}\r\n{question}");
+                    let _ = stderr.flush();
+                }
             }
-            let word = match key {
-                'y' => "yes",
-                'a' => "always",
-                'u' => "always, for you",
-                'p' => "always, for this project",
-                't' => "no, and",
-                _ => "no",
-            };
-            let _ = write!(stderr, "{word}\r\n");
-            let _ = stderr.flush();
-            let _ = crossterm::terminal::disable_raw_mode();
-            if interrupted {
-                let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
-            }
-            Some(key)
-        }))
+        };
+        // An Enter typed with the key is part of the answer.
+        while event::poll(std::time::Duration::ZERO).unwrap_or(false) {
+            let _ = event::read();
+        }
+        let word = match key {
+            'y' => "yes",
+            'a' => "always",
+            'u' => "always, for you",
+            'p' => "always, for this project",
+            't' => "no, and",
+            _ => "no",
+        };
+        let _ = write!(stderr, "{word}\r\n");
+        let _ = stderr.flush();
+        let _ = crossterm::terminal::disable_raw_mode();
+        if interrupted {
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT);
+        }
+        Some(key)
     })
     .await
-    .ok()
     .flatten()
 }
 
