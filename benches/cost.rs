@@ -20,7 +20,8 @@
 //! the answer printed, N tool results that did not fail).
 //!
 //! `cargo bench -p wonopcode-benches --bench cost`; `COST_N=20,50` picks the rows,
-//! `COST_AGENTS=wonopcode,Codex` the agents, `COST_TASKS=new` the tasks. wonopcode runs
+//! `COST_AGENTS=wonopcode,Codex` the agents, `COST_TASKS=new` the tasks; `COST_DUMP=DIR` keeps
+//! every request body, one JSON line each, in `DIR/AGENT-TASK-N.jsonl`. wonopcode runs
 //! twice: on the Messages API (beside Claude Code) and on the Responses API (beside Codex).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
@@ -291,6 +292,8 @@ struct Script {
     task: Task,
     workspace: PathBuf,
     state: Mutex<State>,
+    /// `COST_DUMP`: where each request's body is appended, one JSON line each.
+    dump: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -306,6 +309,17 @@ struct State {
 
 impl Script {
     fn answer(&self, path: &str, body: &[u8]) -> Option<String> {
+        if let Some(dump) = &self.dump {
+            use std::io::Write;
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dump)
+                .expect("COST_DUMP file");
+            file.write_all(body)
+                .and_then(|()| file.write_all(b"\n"))
+                .expect("COST_DUMP");
+        }
         let body: Value = serde_json::from_slice(body).expect("a JSON request");
         let now = Instant::now();
         if path.starts_with("/v1/messages") {
@@ -513,6 +527,9 @@ fn run(agent: &Agent, task: Task, n: usize, home: &Path, ws: &Path) -> State {
         task,
         workspace: ws.to_path_buf(),
         state: Mutex::default(),
+        dump: std::env::var_os("COST_DUMP").map(|dir| {
+            PathBuf::from(dir).join(format!("{}-{}-{n}.jsonl", agent.name, task.name()))
+        }),
     });
     let answering = script.clone();
     let url = serve(Arc::new(move |path: &str, body: &[u8]| {

@@ -32,6 +32,7 @@ mod oci;
 mod parity;
 mod polyglot;
 mod providers;
+mod reading;
 mod registry;
 mod repl;
 mod resume;

@@ -238,6 +238,14 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The most bytes of output this tool gives the model, for a tool that pages its own
+    /// output (cuts it between lines and says where to go on): a cut from the middle by the
+    /// run's cap ([`crate::DispatchLimits::max_output_bytes`]) would take out lines the model
+    /// cannot tell it lacks. `None`: the run's cap applies. It only ever raises the cap.
+    fn output_cap(&self) -> Option<usize> {
+        None
+    }
+
     /// For a call an interrupted run started and never finished, whether it had its effect
     /// (resume asks before running it again). By default a read-only tool runs again and
     /// any other cannot tell.

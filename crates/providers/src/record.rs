@@ -338,6 +338,12 @@ mod tests {
         assert!(diverged.contains("- recorded two"), "{diverged}");
         assert!(diverged.contains("+ this run 2"), "{diverged}");
         assert!(diverged.contains("result c1: one"), "{diverged}");
+        assert!(
+            diverged.ends_with(
+                "record it again from a copy without fingerprints: docs/replay.md, \"Recording\"."
+            ),
+            "{diverged}"
+        );
     }
 
     #[tokio::test]

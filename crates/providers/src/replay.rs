@@ -216,14 +216,17 @@ impl LanguageModel for ReplayProvider {
                 request.context,
                 recording.source.display()
             );
-            if let Difference::Message { index, .. } = difference
-                && let (Some(was), Some(now)) = (
-                    recording.message(&request.context, turn, index),
-                    request.messages.get(index),
-                )
-            {
-                said.push('\n');
-                said.push_str(&message_diff(was, &render(now)));
+            if let Difference::Message { index, role } = &difference {
+                if let (Some(was), Some(now)) = (
+                    recording.message(&request.context, turn, *index),
+                    request.messages.get(*index),
+                ) {
+                    said.push('\n');
+                    said.push_str(&message_diff(was, &render(now)));
+                }
+                if role == "tool" {
+                    said.push_str(TOOL_OUTPUT_CHANGED);
+                }
             }
             return Err(ModelError::Replay(said));
         }
@@ -243,6 +246,11 @@ impl LanguageModel for ReplayProvider {
         })
     }
 }
+
+/// Said under a divergence in a tool's output: a tool of a newer wonopcode may answer
+/// otherwise than the one that recorded (`read` numbered lines `     1\t` until it numbered
+/// them `1\t`), and the recording's answers still fit once recorded again.
+const TOOL_OUTPUT_CHANGED: &str = "\nA tool answered otherwise than when this was recorded. If an earlier wonopcode recorded it, record it again from a copy without fingerprints: docs/replay.md, \"Recording\".";
 
 /// The replay's `ModelSource`: the models the transcript recorded, and only those.
 pub struct ReplaySource(pub Arc<ReplayProvider>);

@@ -68,6 +68,11 @@ impl Tool for ReadTool {
         arguments["path"].as_str().map(|p| rule_subject(root, p))
     }
 
+    fn output_cap(&self) -> Option<usize> {
+        // A page, or its first line when that alone is longer, and the note after it.
+        Some(MAX_OUTPUT_BYTES.max(MAX_LINE_BYTES + PAGE_NOTE_BYTES) + PAGE_NOTE_BYTES)
+    }
+
     async fn run(
         &self,
         arguments: serde_json::Value,
@@ -119,8 +124,13 @@ impl Tool for ReadTool {
 const SNIFF_BYTES: usize = 8 << 10;
 /// Bytes kept of one line; the rest of a longer line is counted, not kept.
 const MAX_LINE_BYTES: usize = 16 << 10;
-/// Bytes of numbered lines one call returns at most.
-const MAX_OUTPUT_BYTES: usize = 256 << 10;
+/// Bytes of numbered lines one call returns at most: about 25,000 tokens, what Claude Code's
+/// `Read` gives at most. The rest is a page away (`start_line`), said at the end; the run's
+/// cap on tool output (10,000 bytes, cut from the middle) does not apply to `read`, which
+/// would otherwise lose the middle of any file past about 250 lines.
+const MAX_OUTPUT_BYTES: usize = 100 << 10;
+/// Room for the line after the last that says where the rest starts.
+const PAGE_NOTE_BYTES: usize = 96;
 
 enum ReadError {
     Io(std::io::Error),
@@ -166,19 +176,21 @@ fn numbered(source: impl std::io::Read, start: usize, end: usize) -> Result<Stri
             });
             return Ok(out);
         }
-        out.push_str(&format!("{number:>6}\t{}", String::from_utf8_lossy(&line)));
+        // `N\tline`, unpadded, as Claude Code's `Read` numbers lines: `cat -n`'s padding to
+        // six columns is bytes every later request pays again (docs/decisions.md).
+        let mut numbered = format!("{number}\t{}", String::from_utf8_lossy(&line));
         if cut > 0 {
-            out.push_str(&format!(" [line cut: {cut} more bytes]"));
+            numbered.push_str(&format!(" [line cut: {cut} more bytes]"));
         }
-        out.push('\n');
-        if out.len() >= MAX_OUTPUT_BYTES && number < end {
+        numbered.push('\n');
+        if number > start && out.len() + numbered.len() > MAX_OUTPUT_BYTES {
             out.push_str(&format!(
-                "[output cut at {} KiB; read from start_line {}]\n",
-                MAX_OUTPUT_BYTES >> 10,
-                number + 1
+                "[output cut at {} KiB; read from start_line {number}]\n",
+                MAX_OUTPUT_BYTES >> 10
             ));
             return Ok(out);
         }
+        out.push_str(&numbered);
     }
     if number < start && number > 0 {
         return Err(ReadError::PastEnd(number));
@@ -268,22 +280,19 @@ mod tests {
         let text = b"one\r\ntwo\nthree\n";
         assert_eq!(
             lines(text, 1, 10).ok().unwrap(),
-            "     1\tone\n     2\ttwo\n     3\tthree\n"
+            "1\tone\n2\ttwo\n3\tthree\n"
         );
         assert_eq!(
             lines(text, 2, 2).ok().unwrap(),
-            "     2\ttwo\n[1 more lines; read from start_line 3]\n"
+            "2\ttwo\n[1 more lines; read from start_line 3]\n"
         );
         assert_eq!(
             lines(b"a\nb\nc\nd", 1, 1).ok().unwrap(),
-            "     1\ta\n[3 more lines; read from start_line 2]\n"
+            "1\ta\n[3 more lines; read from start_line 2]\n"
         );
         assert!(matches!(lines(text, 5, 6), Err(ReadError::PastEnd(3))));
         assert_eq!(lines(b"", 1, 10).ok().unwrap(), "");
-        assert_eq!(
-            lines(b"no newline", 1, 1).ok().unwrap(),
-            "     1\tno newline\n"
-        );
+        assert_eq!(lines(b"no newline", 1, 1).ok().unwrap(), "1\tno newline\n");
     }
 
     #[test]
@@ -317,12 +326,19 @@ mod tests {
         );
         let many = "y".repeat(1000) + "\n";
         let out = lines(many.repeat(1000).as_bytes(), 1, 1000).ok().unwrap();
-        assert!(out.len() < MAX_OUTPUT_BYTES + 2000);
         assert!(
-            out.ends_with("; read from start_line 262]\n"),
+            out.len() <= MAX_OUTPUT_BYTES + PAGE_NOTE_BYTES,
+            "{}",
+            out.len()
+        );
+        assert!(
+            out.ends_with("[output cut at 100 KiB; read from start_line 102]\n"),
             "{}",
             &out[out.len() - 80..]
         );
+        // The next page starts where the note says, with the line the first left out.
+        let next = lines(many.repeat(1000).as_bytes(), 102, 1000).ok().unwrap();
+        assert!(next.starts_with("102\ty"), "{}", &next[..10]);
     }
 
     #[test]
