@@ -4,12 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{Scratch, call, done, events, single_call, stderr, text};
+use crate::support::{Scratch, call, done, events, single_call, stderr, text, tool_output};
 use crate::terminal::{answer, finish, spawn};
-
-fn output(item: &serde_json::Value) -> &str {
-    item["output"].as_str().unwrap_or_default()
-}
 
 #[test]
 fn the_users_bash_limit_is_a_ceiling_the_model_cannot_raise() {
@@ -24,10 +20,10 @@ fn the_users_bash_limit_is_a_ceiling_the_model_cannot_raise() {
     assert!(started.elapsed() < Duration::from_secs(10), "{item}");
     assert_eq!(item["status"], "failed", "{item}");
     assert!(
-        output(&item).contains("timed out after 500 ms; the command was killed"),
+        tool_output(&item).contains("timed out after 500 ms; the command was killed"),
         "{item}"
     );
-    assert!(!output(&item).contains("finished"), "{item}");
+    assert!(!tool_output(&item).contains("finished"), "{item}");
 
     // Asking for less than the limit is honoured.
     let item = single_call(
@@ -36,7 +32,10 @@ fn the_users_bash_limit_is_a_ceiling_the_model_cannot_raise() {
         r#"{"command": "sleep 20", "timeout_ms": 200}"#,
         &["--yes", "--bash-timeout-ms", "5000"],
     );
-    assert!(output(&item).contains("timed out after 200 ms"), "{item}");
+    assert!(
+        tool_output(&item).contains("timed out after 200 ms"),
+        "{item}"
+    );
 }
 
 #[test]
@@ -178,7 +177,7 @@ fn commands_never_see_wonopcodes_keys() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = crate::support::tool_results(&events(&out));
-    let shown = output(&results[0]);
+    let shown = tool_output(&results[0]);
     assert!(shown.contains("HARMLESS_SETTING=visible-value"), "{shown}");
     let everything = format!(
         "{}{}{}",
@@ -210,7 +209,7 @@ fn commands_never_see_wonopcodes_keys() {
         .output()
         .unwrap();
     let results = crate::support::tool_results(&events(&out));
-    let shown = output(&results[0]);
+    let shown = tool_output(&results[0]);
     assert!(shown.contains("CI=1"), "{shown}");
     assert!(shown.contains("PATH="), "{shown}");
     assert!(!shown.contains("HARMLESS_SETTING"), "{shown}");
@@ -284,7 +283,7 @@ fn the_model_sees_the_real_end_of_a_long_output_and_its_real_size() {
         r#"{"command": "yes 0123456789 | head -c 50000000; echo THE-REAL-END"}"#,
         &["--yes"],
     );
-    let shown = output(&item);
+    let shown = tool_output(&item);
     assert!(
         shown.trim_end().ends_with("THE-REAL-END"),
         "{}",
@@ -332,7 +331,7 @@ fn walks_stay_inside_the_workspace_and_skip_special_files() {
         started.elapsed() < Duration::from_secs(20),
         "a FIFO blocked the walk"
     );
-    let found = output(&item);
+    let found = tool_output(&item);
     assert!(
         !found.contains("outside") && !found.contains("in a dir"),
         "{found}"
@@ -348,7 +347,7 @@ fn walks_stay_inside_the_workspace_and_skip_special_files() {
         ("glob", r#"{"pattern": "**/*"}"#),
     ] {
         let item = single_call(&s, tool, args, &[]);
-        let listed = output(&item);
+        let listed = tool_output(&item);
         assert!(
             !listed.contains("lnfile") && !listed.contains("also.txt"),
             "{tool}: {listed}"
@@ -395,7 +394,7 @@ fn deny_rules_hold_however_the_path_is_spelled() {
         let args = serde_json::json!({ "path": path }).to_string();
         let item = single_call(&s, "read", &args, &denied_reads);
         assert_eq!(item["status"], "declined", "{path}: {item}");
-        assert!(!output(&item).contains("hunter2"), "{path}: {item}");
+        assert!(!tool_output(&item).contains("hunter2"), "{path}: {item}");
     }
     // A walk leaves the denied file out, wherever it starts.
     for args in [
@@ -403,7 +402,7 @@ fn deny_rules_hold_however_the_path_is_spelled() {
         r#"{"pattern": "hunter2", "path": "sub/.."}"#,
     ] {
         let item = single_call(&s, "grep", args, &denied_reads);
-        assert!(!output(&item).contains("hunter2"), "{args}: {item}");
+        assert!(!tool_output(&item).contains("hunter2"), "{args}: {item}");
     }
     let item = single_call(
         &s,
@@ -411,15 +410,15 @@ fn deny_rules_hold_however_the_path_is_spelled() {
         r#"{"pattern": "hunter2", "path": ".env"}"#,
         &denied_reads,
     );
-    assert!(!output(&item).contains("hunter2"), "{item}");
+    assert!(!tool_output(&item).contains("hunter2"), "{item}");
     let item = single_call(
         &s,
         "glob",
         r#"{"pattern": "**/*"}"#,
         &["--deny", "read:protected/**"],
     );
-    assert!(!output(&item).contains("protected/f"), "{item}");
-    assert!(output(&item).contains("sub/keep.txt"), "{item}");
+    assert!(!tool_output(&item).contains("protected/f"), "{item}");
+    assert!(tool_output(&item).contains("sub/keep.txt"), "{item}");
 }
 
 #[test]
@@ -626,7 +625,7 @@ fn processes_a_command_detaches_end_with_its_call() {
     let args = serde_json::json!({ "command": command }).to_string();
     let item = single_call(&s, "bash", &args, &["--yes"]);
     assert_eq!(item["status"], "completed", "{item}");
-    assert!(output(&item).contains("started"), "{item}");
+    assert!(tool_output(&item).contains("started"), "{item}");
     for seconds in ["8781", "8782", "8783", "8784"] {
         assert!(
             !running(&format!("sleep\0{seconds}")),
@@ -655,9 +654,12 @@ fn read_takes_only_what_it_returns_from_huge_files_and_file_tools_refuse_fifos()
         &[],
     );
     assert_eq!(item["status"], "completed", "{item}");
-    assert!(output(&item).contains("\n2\tline         2\n"), "{item}");
     assert!(
-        output(&item).contains("[more lines follow; read from start_line 3]"),
+        tool_output(&item).contains("\n2\tline         2\n"),
+        "{item}"
+    );
+    assert!(
+        tool_output(&item).contains("[more lines follow; read from start_line 3]"),
         "{item}"
     );
     let item = single_call(
@@ -666,7 +668,7 @@ fn read_takes_only_what_it_returns_from_huge_files_and_file_tools_refuse_fifos()
         r#"{"path": "huge.log", "start_line": 2049}"#,
         &[],
     );
-    assert!(output(&item).contains("is a binary file"), "{item}");
+    assert!(tool_output(&item).contains("is a binary file"), "{item}");
 
     let fifo = s.ws().join("pipe");
     let made = std::process::Command::new("mkfifo")
@@ -685,7 +687,7 @@ fn read_takes_only_what_it_returns_from_huge_files_and_file_tools_refuse_fifos()
         let item = single_call(&s, tool, args, &["--yes"]);
         assert_eq!(item["status"], "failed", "{tool}: {item}");
         assert!(
-            output(&item).contains("is not a regular file"),
+            tool_output(&item).contains("is not a regular file"),
             "{tool}: {item}"
         );
     }

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::support::{Scratch, call, done, events, repo_root, stderr, text, tool_results};
+use crate::support::{
+    Scratch, call, done, events, repo_root, stderr, text, tool_output, tool_results,
+};
 
 /// How to install the servers the tests use.
 const INSTALL: &str = "npm ci --prefix tests/mcp-servers";
@@ -32,11 +34,6 @@ pub(crate) fn everything() -> Option<PathBuf> {
 /// servers are not installed.
 pub(crate) fn filesystem() -> Option<PathBuf> {
     everything().map(|e| e.with_file_name("mcp-server-filesystem"))
-}
-
-/// What a tool-call item says the tool answered.
-fn output(item: &Value) -> &str {
-    item["output"].as_str().unwrap_or_default()
 }
 
 /// A run whose model calls `tool` with `args`, then answers "done".
@@ -76,7 +73,7 @@ fn a_real_servers_tool_is_called_through_a_model_turn() {
     let results = tool_results(&events(&out));
     assert_eq!(results[0]["status"], "failed", "{}", results[0]);
     assert!(
-        output(&results[0]).contains("invalid arguments for `mcp__everything__echo`"),
+        tool_output(&results[0]).contains("invalid arguments for `mcp__everything__echo`"),
         "{}",
         results[0]
     );
@@ -241,7 +238,7 @@ fn a_server_killed_mid_call_fails_that_call_and_is_started_again_once() {
     let results = tool_results(&events(&out));
     assert_eq!(results[0]["status"], "failed", "{}", results[0]);
     assert!(
-        output(&results[0]).contains("MCP server `everything`"),
+        tool_output(&results[0]).contains("MCP server `everything`"),
         "{}",
         results[0]
     );
@@ -360,10 +357,10 @@ fn the_python_time_server_and_the_filesystem_server_answer() {
             .clone()
     };
     let time = by_call("c1");
-    assert!(output(&time).contains("Asia/Tokyo"), "{time}");
+    assert!(tool_output(&time).contains("Asia/Tokyo"), "{time}");
     let file = by_call("c2");
     assert!(
-        output(&file).contains("step one: write the tests"),
+        tool_output(&file).contains("step one: write the tests"),
         "{file}"
     );
 }
@@ -624,9 +621,9 @@ fn a_tool_a_server_adds_during_a_run_is_offered_at_the_next_response() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let all = events(&out);
     let results = tool_results(&all);
-    assert_eq!(output(&results[0]), "unlocked", "{results:?}");
+    assert_eq!(tool_output(&results[0]), "unlocked", "{results:?}");
     assert_eq!(results[1]["status"], "completed", "{results:?}");
-    assert_eq!(output(&results[1]), "the secret is 42");
+    assert_eq!(tool_output(&results[1]), "the secret is 42");
     // Taking the changed list refused no tool (a clash would be an `mcp.server_failed`).
     assert!(
         !all.iter().any(|e| e["type"] == "mcp.server_failed"),
@@ -654,8 +651,8 @@ fn a_flood_of_list_changes_is_coalesced_into_few_re_lists() {
     let out = s.run_json(&t, &["--allow", "mcp__flood", "--mcp", &server], "go");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&events(&out));
-    assert_eq!(output(&results[0]), "sent 3000", "{results:?}");
-    let lists: usize = output(&results[1])
+    assert_eq!(tool_output(&results[0]), "sent 3000", "{results:?}");
+    let lists: usize = tool_output(&results[1])
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("{results:?}"));
@@ -684,13 +681,13 @@ fn an_answer_over_the_message_limit_ends_its_call_at_once() {
     let out = s.run_json(&t, &["--allow", "mcp__flood", "--mcp", &server], "go");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&events(&out));
-    let refused = output(&results[0]);
+    let refused = tool_output(&results[0]);
     assert!(
         refused.contains("the server sent a message over 16 MiB"),
         "{results:?}"
     );
     // The server is started again for the next call, which works.
-    assert_eq!(output(&results[1]).trim(), "1", "{results:?}");
+    assert_eq!(tool_output(&results[1]).trim(), "1", "{results:?}");
 }
 
 #[test]
@@ -753,7 +750,7 @@ fn a_registry_module_gets_its_own_servers_and_keeps_to_its_allowlist() {
     assert_eq!(in_child[0]["server"], "everything");
     for refused in &in_child[1..] {
         assert!(
-            output(refused).starts_with("unknown tool"),
+            tool_output(refused).starts_with("unknown tool"),
             "the allowlist leaves it out: {refused}"
         );
     }
@@ -797,7 +794,7 @@ fn a_registry_module_gets_its_own_servers_and_keeps_to_its_allowlist() {
     let results = tool_results(&events(&out));
     assert_eq!(results[0]["output"], "Echo: from the root", "{results:?}");
     assert!(
-        output(&results[1]).starts_with("unknown tool `bash`"),
+        tool_output(&results[1]).starts_with("unknown tool `bash`"),
         "{results:?}"
     );
 }

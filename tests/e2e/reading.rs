@@ -2,11 +2,7 @@
 //! page that says where the rest starts; never a file with its middle cut out, which the run
 //! does to other tools' long output.
 
-use crate::support::{Scratch, single_call};
-
-fn output(item: &serde_json::Value) -> &str {
-    item["output"].as_str().unwrap_or_default()
-}
+use crate::support::{Scratch, single_call, tool_output};
 
 /// `lines` numbered lines of 50 bytes each.
 fn long_file(s: &Scratch, name: &str, lines: usize) {
@@ -21,8 +17,8 @@ fn a_file_past_the_runs_output_cap_is_read_whole() {
     long_file(&s, "long.txt", 600);
     let item = single_call(&s, "read", r#"{"path": "long.txt"}"#, &[]);
     assert_eq!(item["status"], "completed", "{item}");
-    let got: Vec<&str> = output(&item).lines().collect();
-    assert_eq!(got.len(), 600, "{}", output(&item));
+    let got: Vec<&str> = tool_output(&item).lines().collect();
+    assert_eq!(got.len(), 600, "{}", tool_output(&item));
     for (i, line) in got.iter().enumerate() {
         let n = i + 1;
         assert_eq!(*line, format!("{n}\t{n:>48}"));
@@ -40,7 +36,7 @@ fn a_file_past_a_page_ends_with_where_the_rest_starts() {
         r#"{"path": "longer.txt", "end_line": 3000}"#,
         &[],
     );
-    let out = output(&item);
+    let out = tool_output(&item);
     assert!(out.len() <= (100 << 10) + 96, "{}", out.len());
     let last = out.lines().last().unwrap_or_default();
     let next: usize = last
@@ -58,7 +54,7 @@ fn other_tools_output_is_still_cut_from_the_middle() {
     let s = Scratch::new();
     long_file(&s, "long.txt", 600);
     let item = single_call(&s, "bash", r#"{"command": "cat long.txt"}"#, &["--yes"]);
-    let out = output(&item);
+    let out = tool_output(&item);
     assert!(out.contains("cut from the middle of"), "{out}");
     assert!(out.len() < 11_000, "{}", out.len());
 }

@@ -10,7 +10,9 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{Scratch, call, command, confining, done, events, stderr, text, tool_results};
+use crate::support::{
+    Scratch, call, command, confining, done, events, stderr, text, tool_output, tool_results,
+};
 
 /// A config file whose `sandbox:` leaves the temp dirs out, with `lines` (indented two
 /// spaces) added to it; a key `lines` names replaces the default.
@@ -48,13 +50,9 @@ fn run_commands(
     (out, items)
 }
 
-fn output(item: &Value) -> &str {
-    item["output"].as_str().unwrap_or_default()
-}
-
 fn assert_blocked(item: &Value, what: &str) {
     assert_eq!(item["status"], "failed", "{item}");
-    let said = output(item);
+    let said = tool_output(item);
     assert!(said.starts_with("blocked by the sandbox: "), "{item}");
     assert!(said.contains(what), "{what}: {item}");
     assert_eq!(item["command"]["sandbox"], "workspace-write", "{item}");
@@ -93,7 +91,7 @@ fn writes_outside_the_workspace_are_blocked_however_they_are_spelled() {
         assert_blocked(item, "denied");
     }
     assert!(
-        output(&items[0]).contains(&format!("write to {o}/absolute denied")),
+        tool_output(&items[0]).contains(&format!("write to {o}/absolute denied")),
         "{}",
         items[0]
     );
@@ -135,8 +133,8 @@ fn keys_in_the_home_directory_are_hidden_unless_granted() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_blocked(&items[0], ".ssh/id_ed25519 denied");
-    assert!(!output(&items[0]).contains("PRIVATE-KEY-MATERIAL"));
-    assert!(output(&items[1]).contains("visible"), "{}", items[1]);
+    assert!(!tool_output(&items[0]).contains("PRIVATE-KEY-MATERIAL"));
+    assert!(tool_output(&items[1]).contains("visible"), "{}", items[1]);
     // A `read` grant opens it.
     let (_, items) = run_commands(
         &s,
@@ -146,7 +144,7 @@ fn keys_in_the_home_directory_are_hidden_unless_granted() {
         &[("HOME", home_env)],
     );
     assert!(
-        output(&items[0]).contains("PRIVATE-KEY-MATERIAL"),
+        tool_output(&items[0]).contains("PRIVATE-KEY-MATERIAL"),
         "{}",
         items[0]
     );
@@ -190,10 +188,10 @@ fn the_network_is_closed_without_a_grant_and_open_to_the_granted_port() {
     let (_, items) = run_commands(&s, &[&python, &curl, &bash, &denied], &grant, &[], &[]);
     for item in &items[..3] {
         assert_eq!(item["status"], "completed", "{item}");
-        assert!(output(item).contains("hello"), "{item}");
+        assert!(tool_output(item).contains("hello"), "{item}");
     }
     assert_eq!(items[3]["status"], "failed", "{}", items[3]);
-    assert!(!output(&items[3]).contains("hello"), "{}", items[3]);
+    assert!(!tool_output(&items[3]).contains("hello"), "{}", items[3]);
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -415,7 +413,7 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
     assert_eq!(items.len(), 2, "{items:?}");
     assert!(!outside.join("by-server").exists(), "{}", items[0]);
     assert!(
-        !output(&items[1]).contains("PRIVATE-KEY-MATERIAL"),
+        !tool_output(&items[1]).contains("PRIVATE-KEY-MATERIAL"),
         "{}",
         items[1]
     );
@@ -425,7 +423,7 @@ fn an_mcp_stdio_server_runs_in_its_own_sandbox() {
     ));
     assert!(outside.join("by-server").exists(), "{}", items[0]);
     assert!(
-        output(&items[1]).contains("PRIVATE-KEY-MATERIAL"),
+        tool_output(&items[1]).contains("PRIVATE-KEY-MATERIAL"),
         "{}",
         items[1]
     );
@@ -477,8 +475,11 @@ fn an_mcp_server_call_cannot_make_or_change_what_would_run_next_time() {
         (&items[1], "`.mcp.json` was made"),
     ] {
         assert_eq!(item["status"], "failed", "{item}");
-        assert!(output(item).contains("blocked by the sandbox"), "{item}");
-        assert!(output(item).contains(made), "{item}");
+        assert!(
+            tool_output(item).contains("blocked by the sandbox"),
+            "{item}"
+        );
+        assert!(tool_output(item).contains(made), "{item}");
     }
     assert!(ws.join("sub/.claude").symlink_metadata().is_err());
     assert!(ws.join(".mcp.json").symlink_metadata().is_err());
@@ -602,7 +603,7 @@ fn a_fork_bomb_is_capped_for_a_user_no_cgroup_is_made_for() {
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let items = tool_results(&events(&out));
-    let said = output(&items[0]);
+    let said = tool_output(&items[0]);
     // The cap held (forks failed); bash then retries each failed fork with growing sleeps,
     // so on a busy machine the command may reach its 10 s timeout and be killed before it
     // says `survived`: either ending is the cap holding.
@@ -714,19 +715,23 @@ fn a_command_or_hook_reaches_no_daemon_of_the_users_and_names_none() {
         0,
         "a sandboxed process reached the daemon: {items:?}"
     );
-    assert!(!output(&items[0]).contains("CONNECTED"), "{}", items[0]);
+    assert!(
+        !tool_output(&items[0]).contains("CONNECTED"),
+        "{}",
+        items[0]
+    );
     let hook = std::fs::read_to_string(s.ws().join("hook-out.txt")).unwrap_or_default();
     assert!(
         hook.contains("PermissionError") || hook.contains("Operation not permitted"),
         "the hook: {hook}"
     );
     assert!(
-        output(&items[1]).contains("PAIRED"),
+        tool_output(&items[1]).contains("PAIRED"),
         "a socket pair is not a daemon: {}",
         items[1]
     );
     assert!(
-        output(&items[2]).contains("tmux= bus= agent= docker="),
+        tool_output(&items[2]).contains("tmux= bus= agent= docker="),
         "daemon variables reached a command: {}",
         items[2]
     );
@@ -786,8 +791,8 @@ fn what_would_run_next_time_cannot_be_made_or_changed_below_the_top() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(items[0]["status"], "failed", "{}", items[0]);
     assert!(
-        output(&items[0]).contains("`sub/.git` was made in the workspace")
-            && output(&items[0]).contains("moved aside to `.git.wonopcode-blocked`"),
+        tool_output(&items[0]).contains("`sub/.git` was made in the workspace")
+            && tool_output(&items[0]).contains("moved aside to `.git.wonopcode-blocked`"),
         "{}",
         items[0]
     );
@@ -795,9 +800,9 @@ fn what_would_run_next_time_cannot_be_made_or_changed_below_the_top() {
     assert!(ws.join("sub/.git.wonopcode-blocked/config").exists());
     let config = std::fs::read_to_string(ws.join("vendor/lib/.git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{config}");
-    assert!(!output(&items[1]).contains("rc=0"), "{}", items[1]);
+    assert!(!tool_output(&items[1]).contains("rc=0"), "{}", items[1]);
     assert!(
-        output(&items[2]).contains("`a/b/.claude` was made"),
+        tool_output(&items[2]).contains("`a/b/.claude` was made"),
         "{}",
         items[2]
     );
@@ -805,7 +810,7 @@ fn what_would_run_next_time_cannot_be_made_or_changed_below_the_top() {
     assert!(ws.join("vendor/lib/.git").is_dir(), "was there before");
     let made = temp.canonicalize().unwrap().join(".git");
     assert!(
-        output(&items[3]).contains(&format!("`{}` was made,", made.display())),
+        tool_output(&items[3]).contains(&format!("`{}` was made,", made.display())),
         "{}",
         items[3]
     );
@@ -834,8 +839,8 @@ fn what_would_run_next_time_cannot_be_made_where_there_was_none() {
     let ws = s.ws();
     assert_eq!(items[0]["status"], "failed", "{}", items[0]);
     assert!(
-        output(&items[0]).contains("blocked by the sandbox: `.git` was made in the workspace")
-            && output(&items[0]).contains("moved aside to `.git.wonopcode-blocked`"),
+        tool_output(&items[0]).contains("blocked by the sandbox: `.git` was made in the workspace")
+            && tool_output(&items[0]).contains("moved aside to `.git.wonopcode-blocked`"),
         "{}",
         items[0]
     );
@@ -844,7 +849,7 @@ fn what_would_run_next_time_cannot_be_made_where_there_was_none() {
         ws.join(".git.wonopcode-blocked/config").exists(),
         "moved, not lost"
     );
-    let said = output(&items[1]);
+    let said = tool_output(&items[1]);
     assert!(
         said.contains("`.claude` was made") && said.contains("`.mcp.json` was made"),
         "{said}"
@@ -907,7 +912,7 @@ fn file_tools_ask_a_person_before_writing_what_would_run_next_time() {
         .zip([".claude", ".git", ".claude", ".codex"])
     {
         assert_eq!(item["status"], "failed", "{item}");
-        let said = output(item);
+        let said = tool_output(item);
         assert!(
             said.contains("blocked by the sandbox") && said.contains(&format!("is in `{name}`")),
             "{item}"
@@ -1006,7 +1011,7 @@ fn files_that_would_run_something_next_time_stay_read_only_to_commands() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for item in items[..3].iter().chain([&items[4]]) {
-        assert!(!output(item).contains("rc=0"), "{item}");
+        assert!(!tool_output(item).contains("rc=0"), "{item}");
     }
     for item in &items[..3] {
         assert_eq!(item["status"], "failed", "{item}");

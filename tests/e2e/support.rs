@@ -371,6 +371,11 @@ pub fn events(output: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// What a tool-call item gave the model (empty when it has no text output).
+pub fn tool_output(item: &Value) -> &str {
+    item["output"].as_str().unwrap_or_default()
+}
+
 /// The completed tool-call items (`tool_call` and `mcp_tool_call`), in order.
 pub fn tool_results(events: &[Value]) -> Vec<Value> {
     events

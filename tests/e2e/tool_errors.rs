@@ -1,11 +1,7 @@
 //! Bad tool calls from the model go back to the model as error results (fail-open): the run
 //! goes on and completes.
 
-use crate::support::{Scratch, call, done, single_call, stderr, text};
-
-fn output(item: &serde_json::Value) -> &str {
-    item["output"].as_str().unwrap()
-}
+use crate::support::{Scratch, call, done, single_call, stderr, text, tool_output};
 
 #[test]
 fn invalid_json_arguments_are_reported_to_the_model() {
@@ -13,7 +9,7 @@ fn invalid_json_arguments_are_reported_to_the_model() {
     let item = single_call(&s, "read", r#"{"path": "a.txt""#, &[]);
     assert_eq!(item["status"], "failed");
     assert!(
-        output(&item).contains("arguments for `read` are not valid JSON"),
+        tool_output(&item).contains("arguments for `read` are not valid JSON"),
         "{item}"
     );
 }
@@ -23,7 +19,7 @@ fn unknown_tool_lists_the_available_ones() {
     let s = Scratch::new();
     let item = single_call(&s, "teleport", "{}", &[]);
     assert_eq!(item["status"], "failed");
-    assert!(output(&item).contains("unknown tool `teleport`; available tools: apply_patch, bash, edit, glob, grep, list, read, todo, webfetch, write"), "{item}");
+    assert!(tool_output(&item).contains("unknown tool `teleport`; available tools: apply_patch, bash, edit, glob, grep, list, read, todo, webfetch, write"), "{item}");
 }
 
 #[test]
@@ -32,12 +28,12 @@ fn schema_violation_names_the_field() {
     let item = single_call(&s, "read", r#"{"path": "a.txt", "start_line": "ten"}"#, &[]);
     assert_eq!(item["status"], "failed");
     assert!(
-        output(&item).contains("invalid arguments for `read`: field `/start_line`"),
+        tool_output(&item).contains("invalid arguments for `read`: field `/start_line`"),
         "{item}"
     );
     let item = single_call(&s, "write", r#"{"path": "a.txt"}"#, &["--yes"]);
     assert!(
-        output(&item).contains("\"content\" is a required property"),
+        tool_output(&item).contains("\"content\" is a required property"),
         "{item}"
     );
 }
@@ -48,13 +44,16 @@ fn paths_outside_the_workspace_are_refused() {
     std::fs::write(s.outside("secret.txt"), "secret").unwrap();
     let item = single_call(&s, "read", r#"{"path": "../secret.txt"}"#, &[]);
     assert!(
-        output(&item).contains("path `../secret.txt` is outside the workspace"),
+        tool_output(&item).contains("path `../secret.txt` is outside the workspace"),
         "{item}"
     );
     let abs = format!(r#"{{"path": "{}"}}"#, s.outside("secret.txt").display());
     let item = single_call(&s, "read", &abs, &[]);
-    assert!(output(&item).contains("is outside the workspace"), "{item}");
-    assert!(!output(&item).contains("secret\n"));
+    assert!(
+        tool_output(&item).contains("is outside the workspace"),
+        "{item}"
+    );
+    assert!(!tool_output(&item).contains("secret\n"));
 }
 
 #[cfg(unix)]
@@ -64,14 +63,20 @@ fn symlinks_out_of_the_workspace_are_refused() {
     std::fs::write(s.outside("secret.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(s.dir.path(), s.ws().join("escape")).unwrap();
     let item = single_call(&s, "read", r#"{"path": "escape/secret.txt"}"#, &[]);
-    assert!(output(&item).contains("is outside the workspace"), "{item}");
+    assert!(
+        tool_output(&item).contains("is outside the workspace"),
+        "{item}"
+    );
     let item = single_call(
         &s,
         "write",
         r#"{"path": "escape/planted.txt", "content": "x"}"#,
         &["--yes"],
     );
-    assert!(output(&item).contains("is outside the workspace"), "{item}");
+    assert!(
+        tool_output(&item).contains("is outside the workspace"),
+        "{item}"
+    );
     assert!(!s.outside("planted.txt").exists());
 }
 
@@ -87,7 +92,7 @@ fn edit_without_a_match_says_so() {
     );
     assert_eq!(item["status"], "failed");
     assert!(
-        output(&item).contains("old_string was not found in `a.txt`"),
+        tool_output(&item).contains("old_string was not found in `a.txt`"),
         "{item}"
     );
 }
@@ -103,7 +108,7 @@ fn edit_with_several_matches_says_how_many() {
         &["--yes"],
     );
     assert!(
-        output(&item).contains("old_string matches 2 places in `a.txt`"),
+        tool_output(&item).contains("old_string matches 2 places in `a.txt`"),
         "{item}"
     );
     assert_eq!(
@@ -141,11 +146,11 @@ fn bash_timeout_kills_the_command() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     assert_eq!(item["status"], "failed");
     assert!(
-        output(&item).contains("timed out after 300 ms; the command was killed"),
+        tool_output(&item).contains("timed out after 300 ms; the command was killed"),
         "{item}"
     );
-    assert!(output(&item).contains("started"));
-    assert!(!output(&item).contains("never"));
+    assert!(tool_output(&item).contains("started"));
+    assert!(!tool_output(&item).contains("never"));
 }
 
 #[test]
@@ -154,7 +159,7 @@ fn denied_calls_are_declined_and_explained() {
     let item = single_call(&s, "write", r#"{"path": "a.txt", "content": "x"}"#, &[]);
     assert_eq!(item["status"], "declined");
     assert!(
-        output(&item).contains(
+        tool_output(&item).contains(
             "needs approval and nobody can be asked; run with --yes, or --allow 'write:a.txt'"
         ),
         "{item}"
@@ -182,7 +187,7 @@ fn denied_calls_are_declined_and_explained() {
         &["--yes", "--deny", "bash:rm"],
     );
     assert!(
-        output(&item).contains("denied by the permission policy"),
+        tool_output(&item).contains("denied by the permission policy"),
         "{item}"
     );
 }
@@ -263,7 +268,7 @@ fn a_file_changed_since_the_model_read_it_is_not_edited_until_it_is_read_again()
     };
     let refused = by_id("e1");
     assert_eq!(refused["status"], "failed", "{refused}");
-    assert!(output(&refused).contains("read it again"), "{refused}");
+    assert!(tool_output(&refused).contains("read it again"), "{refused}");
     // Refused, it changed nothing; read again, the same edit is made on what is there.
     assert_eq!(by_id("e2")["status"], "completed");
     assert_eq!(
