@@ -377,9 +377,7 @@ impl ToolRegistry {
                 Ok(out) => (out, ItemStatus::Completed),
                 Err(e) => (ToolOutput::error(format!("`{name}` failed: {e}")), ItemStatus::Failed),
             };
-            let cap = tool
-                .output_cap()
-                .map_or(self.limits.max_output_bytes, |own| own.max(self.limits.max_output_bytes));
+            let cap = tool.output_cap().unwrap_or_default().max(self.limits.max_output_bytes);
             output.content = truncate_middle(&output.content, cap, output.omitted_bytes);
             tracing::debug!(latency_ms = started.elapsed().as_millis() as u64, ?status, "tool finished");
             finished(output, status, started)

@@ -69,8 +69,7 @@ impl Tool for ReadTool {
     }
 
     fn output_cap(&self) -> Option<usize> {
-        // A page, or its first line when that alone is longer, and the note after it.
-        Some(MAX_OUTPUT_BYTES.max(MAX_LINE_BYTES + PAGE_NOTE_BYTES) + PAGE_NOTE_BYTES)
+        Some(MAX_OUTPUT_BYTES + PAGE_NOTE_BYTES)
     }
 
     async fn run(
@@ -131,6 +130,8 @@ const MAX_LINE_BYTES: usize = 16 << 10;
 const MAX_OUTPUT_BYTES: usize = 100 << 10;
 /// Room for the line after the last that says where the rest starts.
 const PAGE_NOTE_BYTES: usize = 96;
+// A page always has room for its first line, however long: no page is only a note.
+const _: () = assert!(MAX_LINE_BYTES + PAGE_NOTE_BYTES < MAX_OUTPUT_BYTES);
 
 enum ReadError {
     Io(std::io::Error),
@@ -178,19 +179,19 @@ fn numbered(source: impl std::io::Read, start: usize, end: usize) -> Result<Stri
         }
         // `N\tline`, unpadded, as Claude Code's `Read` numbers lines: `cat -n`'s padding to
         // six columns is bytes every later request pays again (docs/decisions.md).
-        let mut numbered = format!("{number}\t{}", String::from_utf8_lossy(&line));
+        let mut entry = format!("{number}\t{}", String::from_utf8_lossy(&line));
         if cut > 0 {
-            numbered.push_str(&format!(" [line cut: {cut} more bytes]"));
+            entry.push_str(&format!(" [line cut: {cut} more bytes]"));
         }
-        numbered.push('\n');
-        if number > start && out.len() + numbered.len() > MAX_OUTPUT_BYTES {
+        entry.push('\n');
+        if number > start && out.len() + entry.len() > MAX_OUTPUT_BYTES {
             out.push_str(&format!(
                 "[output cut at {} KiB; read from start_line {number}]\n",
                 MAX_OUTPUT_BYTES >> 10
             ));
             return Ok(out);
         }
-        out.push_str(&numbered);
+        out.push_str(&entry);
     }
     if number < start && number > 0 {
         return Err(ReadError::PastEnd(number));
