@@ -292,8 +292,8 @@ struct Script {
     task: Task,
     workspace: PathBuf,
     state: Mutex<State>,
-    /// `COST_DUMP`: where each request's body is appended, one JSON line each.
-    dump: Option<PathBuf>,
+    /// `COST_DUMP`: the file each request's body is appended to, one JSON line each.
+    dump: Option<Mutex<std::fs::File>>,
 }
 
 #[derive(Default)]
@@ -311,11 +311,7 @@ impl Script {
     fn answer(&self, path: &str, body: &[u8]) -> Option<String> {
         if let Some(dump) = &self.dump {
             use std::io::Write;
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(dump)
-                .expect("COST_DUMP file");
+            let mut file = dump.lock().expect("COST_DUMP file");
             file.write_all(body)
                 .and_then(|()| file.write_all(b"\n"))
                 .expect("COST_DUMP");
@@ -528,7 +524,8 @@ fn run(agent: &Agent, task: Task, n: usize, home: &Path, ws: &Path) -> State {
         workspace: ws.to_path_buf(),
         state: Mutex::default(),
         dump: std::env::var_os("COST_DUMP").map(|dir| {
-            PathBuf::from(dir).join(format!("{}-{}-{n}.jsonl", agent.name, task.name()))
+            let path = PathBuf::from(dir).join(format!("{}-{}-{n}.jsonl", agent.name, task.name()));
+            Mutex::new(std::fs::File::create(path).expect("COST_DUMP file"))
         }),
     });
     let answering = script.clone();
