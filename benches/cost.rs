@@ -524,7 +524,9 @@ fn run(agent: &Agent, task: Task, n: usize, home: &Path, ws: &Path) -> State {
         workspace: ws.to_path_buf(),
         state: Mutex::default(),
         dump: std::env::var_os("COST_DUMP").map(|dir| {
-            let path = PathBuf::from(dir).join(format!("{}-{}-{n}.jsonl", agent.name, task.name()));
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).expect("COST_DUMP directory");
+            let path = dir.join(format!("{}-{}-{n}.jsonl", agent.name, task.name()));
             Mutex::new(std::fs::File::create(path).expect("COST_DUMP file"))
         }),
     });
@@ -603,7 +605,7 @@ fn main() {
                 let t = state.total;
                 let prompt = t.prompt();
                 println!(
-                    "| {} | {n} | {} | {} | {prompt} | {:.0}% | {:.0}% | {} | ${:.2} |",
+                    "| {} | {n} | {} | {} | {prompt} | {:.0}% | {:.0}% | {} | ${:.3} |",
                     task.name(),
                     agent.name,
                     state.requests,

@@ -1,6 +1,6 @@
-//! What `read` gives the model of a long file: the whole of it up to a page, numbered, or a
-//! page that says where the rest starts; never a file with its middle cut out, which the run
-//! does to other tools' long output.
+//! What `read` gives the model of a long file: the whole of it up to a page, as it is or
+//! numbered when asked, or a page that says where the rest starts; never a file with its
+//! middle cut out, which the run does to other tools' long output.
 
 use crate::support::{Scratch, single_call, tool_output};
 
@@ -17,6 +17,10 @@ fn a_file_past_the_runs_output_cap_is_read_whole() {
     long_file(&s, "long.txt", 600);
     let item = single_call(&s, "read", r#"{"path": "long.txt"}"#, &[]);
     assert_eq!(item["status"], "completed", "{item}");
+    let text = std::fs::read_to_string(s.ws().join("long.txt")).unwrap();
+    assert_eq!(tool_output(&item), text);
+
+    let item = single_call(&s, "read", r#"{"path": "long.txt", "numbered": true}"#, &[]);
     let got: Vec<&str> = tool_output(&item).lines().collect();
     assert_eq!(got.len(), 600, "{}", tool_output(&item));
     for (i, line) in got.iter().enumerate() {
@@ -33,7 +37,7 @@ fn a_file_past_a_page_ends_with_where_the_rest_starts() {
     let item = single_call(
         &s,
         "read",
-        r#"{"path": "longer.txt", "end_line": 3000}"#,
+        r#"{"path": "longer.txt", "end_line": 3000, "numbered": true}"#,
         &[],
     );
     let out = tool_output(&item);

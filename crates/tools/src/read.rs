@@ -1,4 +1,4 @@
-//! `read`: a text file's lines, numbered, optionally a line range.
+//! `read`: a text file's lines as they are, or numbered when asked, optionally a line range.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ impl Default for ReadTool {
         Self(
             spec(
                 "read",
-                "Read a text file of the workspace. Returns numbered lines; give start_line and end_line (1-based, inclusive) to read a range.",
+                "Read a text file of the workspace. Returns its lines as they are; give start_line and end_line (1-based, inclusive) to read a range, and numbered: true to have each line start with its number and a tab.",
                 ToolKind::ReadOnly,
                 ToolCategory::FileSystem,
                 json!({
@@ -40,7 +40,8 @@ impl Default for ReadTool {
                     "properties": {
                         "path": {"type": "string", "description": "File path, relative to the workspace root"},
                         "start_line": {"type": "integer", "minimum": 1},
-                        "end_line": {"type": "integer", "minimum": 1}
+                        "end_line": {"type": "integer", "minimum": 1},
+                        "numbered": {"type": "boolean"}
                     },
                     "required": ["path"],
                     "additionalProperties": false
@@ -56,6 +57,8 @@ struct Args {
     path: String,
     start_line: Option<usize>,
     end_line: Option<usize>,
+    #[serde(default)]
+    numbered: bool,
 }
 
 #[async_trait]
@@ -92,12 +95,17 @@ impl Tool for ReadTool {
         let given = a.path.clone();
         let root = env.workspace_root.clone();
         let read = if crate::text_files::editor_reads(env) {
-            // The text the editor holds (unsaved changes included), numbered the same way.
+            // The text the editor holds (unsaved changes included), paged the same way.
             let text = crate::text_files::read(env, &path, &shown).await?;
-            numbered(std::io::Cursor::new(text.into_bytes()), start, end)
+            page(
+                std::io::Cursor::new(text.into_bytes()),
+                start,
+                end,
+                a.numbered,
+            )
         } else {
-            let at = path.clone();
-            tokio::task::spawn_blocking(move || read_lines(&root, &at, start, end))
+            let (at, numbered) = (path.clone(), a.numbered);
+            tokio::task::spawn_blocking(move || read_lines(&root, &at, start, end, numbered))
                 .await
                 .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
         };
@@ -123,7 +131,7 @@ impl Tool for ReadTool {
 const SNIFF_BYTES: usize = 8 << 10;
 /// Bytes kept of one line; the rest of a longer line is counted, not kept.
 const MAX_LINE_BYTES: usize = 16 << 10;
-/// Bytes of numbered lines one call returns at most: about 25,000 tokens, what Claude Code's
+/// Bytes of lines one call returns at most: about 25,000 tokens, what Claude Code's
 /// `Read` gives at most. The rest is a page away (`start_line`), said at the end; the run's
 /// cap on tool output (10,000 bytes, cut from the middle) does not apply to `read`, which
 /// would otherwise lose the middle of any file past about 250 lines.
@@ -141,16 +149,30 @@ enum ReadError {
     PastEnd(usize),
 }
 
-/// Lines `start..=end` of a file, numbered, read in bounded pieces: no more of the file is
-/// read than the lines asked for (and one more, to know whether more follow), and no line or
-/// output holds more than its cap, whatever the file's size.
-fn read_lines(root: &Path, path: &Path, start: usize, end: usize) -> Result<String, ReadError> {
+/// Lines `start..=end` of a file, read in bounded pieces: no more of the file is read than
+/// the lines asked for (and one more, to know whether more follow), and no line or output
+/// holds more than its cap, whatever the file's size.
+fn read_lines(
+    root: &Path,
+    path: &Path,
+    start: usize,
+    end: usize,
+    numbered: bool,
+) -> Result<String, ReadError> {
     let (file, _) = open_regular(root, path).map_err(ReadError::Open)?;
-    numbered(file, start, end)
+    page(file, start, end, numbered)
 }
 
-/// Lines `start..=end` of what `source` holds, numbered (see [`read_lines`]).
-fn numbered(source: impl std::io::Read, start: usize, end: usize) -> Result<String, ReadError> {
+/// Lines `start..=end` of what `source` holds (see [`read_lines`]). A file's text comes as
+/// it is unless the model asks for numbers (`N\tline`, unpadded, as Claude Code's `Read`
+/// numbers lines): they are a fifth of the tokens of a source file, paid again on every
+/// later request that holds the read (docs/decisions.md).
+fn page(
+    source: impl std::io::Read,
+    start: usize,
+    end: usize,
+    numbered: bool,
+) -> Result<String, ReadError> {
     use std::io::{BufRead, BufReader};
 
     let mut reader = BufReader::with_capacity(SNIFF_BYTES, source);
@@ -177,9 +199,12 @@ fn numbered(source: impl std::io::Read, start: usize, end: usize) -> Result<Stri
             });
             return Ok(out);
         }
-        // `N\tline`, unpadded, as Claude Code's `Read` numbers lines: `cat -n`'s padding to
-        // six columns is bytes every later request pays again (docs/decisions.md).
-        let mut entry = format!("{number}\t{}", String::from_utf8_lossy(&line));
+        let text = String::from_utf8_lossy(&line);
+        let mut entry = if numbered {
+            format!("{number}\t{text}")
+        } else {
+            text.into_owned()
+        };
         if cut > 0 {
             entry.push_str(&format!(" [line cut: {cut} more bytes]"));
         }
@@ -269,11 +294,15 @@ fn next_line(
 mod tests {
     use super::*;
 
-    fn lines(text: &[u8], start: usize, end: usize) -> Result<String, ReadError> {
+    fn read(text: &[u8], start: usize, end: usize, numbered: bool) -> Result<String, ReadError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, text).unwrap();
-        read_lines(dir.path(), &path, start, end)
+        read_lines(dir.path(), &path, start, end, numbered)
+    }
+
+    fn lines(text: &[u8], start: usize, end: usize) -> Result<String, ReadError> {
+        read(text, start, end, true)
     }
 
     #[test]
@@ -297,6 +326,23 @@ mod tests {
     }
 
     #[test]
+    fn without_numbers_lines_come_as_they_are() {
+        let text = b"one\r\n\ttwo\nthree";
+        assert_eq!(
+            read(text, 1, 10, false).ok().unwrap(),
+            "one\n\ttwo\nthree\n"
+        );
+        assert_eq!(
+            read(text, 2, 2, false).ok().unwrap(),
+            "\ttwo\n[1 more lines; read from start_line 3]\n"
+        );
+        assert!(matches!(
+            read(text, 4, 4, false),
+            Err(ReadError::PastEnd(3))
+        ));
+    }
+
+    #[test]
     fn binary_files_are_told_from_the_first_bytes() {
         assert!(matches!(lines(b"ab\0cd", 1, 1), Err(ReadError::Binary)));
     }
@@ -309,7 +355,7 @@ mod tests {
         file.set_len(4 << 30).unwrap();
         let started = std::time::Instant::now();
         assert!(matches!(
-            read_lines(dir.path(), &path, 1, 10),
+            read_lines(dir.path(), &path, 1, 10, false),
             Err(ReadError::Binary)
         ));
         assert!(started.elapsed() < std::time::Duration::from_secs(2));
@@ -348,7 +394,7 @@ mod tests {
         let path = dir.path().join("fifo");
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(matches!(
-            read_lines(dir.path(), &path, 1, 1),
+            read_lines(dir.path(), &path, 1, 1, false),
             Err(ReadError::Open(OpenError::NotRegular))
         ));
     }
