@@ -248,8 +248,8 @@ impl LanguageModel for ReplayProvider {
 }
 
 /// Said under a divergence in a tool's output: a tool of a newer wonopcode may answer
-/// otherwise than the one that recorded (`read` numbered lines `     1\t` until it numbered
-/// them `1\t`), and the recording's answers still fit once recorded again.
+/// otherwise than the one that recorded (`read` numbered every line until it gave files as
+/// they are), and the recording's answers still fit once recorded again.
 const TOOL_OUTPUT_CHANGED: &str = "\nA tool answered otherwise than when this was recorded. If an earlier wonopcode recorded it, record it again from a copy without fingerprints: docs/replay.md, \"Recording\".";
 
 /// The replay's `ModelSource`: the models the transcript recorded, and only those.
