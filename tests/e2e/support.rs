@@ -371,9 +371,12 @@ pub fn events(output: &Output) -> Vec<Value> {
         .collect()
 }
 
-/// What a tool-call item gave the model (empty when it has no text output).
+/// What a tool-call item gave the model. An item without a text output fails the test at
+/// once, so that a check that something is absent from it cannot pass on nothing.
 pub fn tool_output(item: &Value) -> &str {
-    item["output"].as_str().unwrap_or_default()
+    item["output"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a tool-call item without a text output: {item}"))
 }
 
 /// The completed tool-call items (`tool_call` and `mcp_tool_call`), in order.
