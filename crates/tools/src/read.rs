@@ -104,8 +104,8 @@ impl Tool for ReadTool {
                 a.numbered,
             )
         } else {
-            let (at, numbered) = (path.clone(), a.numbered);
-            tokio::task::spawn_blocking(move || read_lines(&root, &at, start, end, numbered))
+            let at = path.clone();
+            tokio::task::spawn_blocking(move || read_lines(&root, &at, start, end, a.numbered))
                 .await
                 .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
         };
