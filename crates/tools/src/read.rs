@@ -173,6 +173,7 @@ fn page(
     end: usize,
     numbered: bool,
 ) -> Result<String, ReadError> {
+    use std::fmt::Write as _;
     use std::io::{BufRead, BufReader};
 
     let mut reader = BufReader::with_capacity(SNIFF_BYTES, source);
@@ -199,24 +200,25 @@ fn page(
             });
             return Ok(out);
         }
-        let text = String::from_utf8_lossy(&line);
-        let mut entry = if numbered {
-            format!("{number}\t{text}")
-        } else {
-            text.into_owned()
-        };
-        if cut > 0 {
-            entry.push_str(&format!(" [line cut: {cut} more bytes]"));
+        // The line goes on the page, and comes off again if it does not fit.
+        let page_end = out.len();
+        if numbered {
+            let _ = write!(out, "{number}\t");
         }
-        entry.push('\n');
-        if number > start && out.len() + entry.len() > MAX_OUTPUT_BYTES {
-            out.push_str(&format!(
-                "[output cut at {} KiB; read from start_line {number}]\n",
+        out.push_str(&String::from_utf8_lossy(&line));
+        if cut > 0 {
+            let _ = write!(out, " [line cut: {cut} more bytes]");
+        }
+        out.push('\n');
+        if number > start && out.len() > MAX_OUTPUT_BYTES {
+            out.truncate(page_end);
+            let _ = writeln!(
+                out,
+                "[output cut at {} KiB; read from start_line {number}]",
                 MAX_OUTPUT_BYTES >> 10
-            ));
+            );
             return Ok(out);
         }
-        out.push_str(&entry);
     }
     if number < start && number > 0 {
         return Err(ReadError::PastEnd(number));
