@@ -28,7 +28,8 @@ pub struct CompactionConfig {
     pub threshold_ratio: f64,
     /// Message count that also triggers it, when set.
     pub max_messages: Option<usize>,
-    /// Most recent tool-output tokens never pruned (default 40,000).
+    /// The most tokens of the most recent tool outputs never pruned (default 40,000); the
+    /// newest output is never pruned, whatever its size.
     pub protect_tool_tokens: usize,
     /// Pruning happens only if it frees at least this many tokens (default 20,000).
     pub min_prune_tokens: usize,
@@ -39,11 +40,13 @@ pub struct CompactionConfig {
     pub clear_tool_outputs: Option<ClearToolOutputs>,
 }
 
-/// When old tool outputs are cleared before compaction is due: once the outputs beyond the
-/// newest `keep_tokens` add up to `batch_tokens`, all of them at once.
+/// When old tool outputs are cleared before compaction is due: once the outputs older than
+/// the newest ones that fit in `keep_tokens` add up to `batch_tokens`, all of them at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClearToolOutputs {
-    /// The newest tool outputs' tokens always kept whole (default 8,000: three 8 KB files).
+    /// The most tokens of the newest tool outputs kept whole (default 8,000: three 8 KB
+    /// files, as Anthropic's context editing keeps three tool results by default); the
+    /// newest output is kept whatever its size.
     pub keep_tokens: usize,
     /// The least a clearing frees (default 24,000): the cache is written again from the
     /// first cleared output on, so clearing less at a time would cost more than it saves.
@@ -210,22 +213,32 @@ impl CompactionConfig {
     }
 }
 
-/// The tool outputs older than the newest `protect` tokens of them, not cleared yet: where
-/// each is (message, part), and the tokens clearing them all would free.
+/// The tool outputs not cleared yet that fall outside the kept tail: where each is (message,
+/// part), and the tokens clearing them all would free. The tail is the newest outputs that
+/// fit in `protect` tokens together, and always the newest one, however large; every output
+/// older than the first that does not fit is outside it, so the kept outputs are the newest
+/// ones in a row.
 fn prunable(messages: &[Message], protect: usize) -> (Vec<(usize, usize)>, usize) {
     let mut seen = 0usize;
     let mut victims = Vec::new();
     let mut freed = 0usize;
-    for (mi, message) in messages.iter().enumerate().rev() {
-        for (pi, part) in message.parts.iter().enumerate().rev() {
-            if let Part::ToolResult { content, .. } = part {
-                let tokens = content.len().div_ceil(4);
-                if seen >= protect && !is_pruned(content) {
-                    victims.push((mi, pi));
-                    freed += tokens.saturating_sub(PRUNED_MARKER.len().div_ceil(4));
-                }
-                seen += tokens;
-            }
+    let outputs = messages.iter().enumerate().rev().flat_map(|(mi, message)| {
+        message
+            .parts
+            .iter()
+            .enumerate()
+            .rev()
+            .filter_map(move |(pi, part)| match part {
+                Part::ToolResult { content, .. } => Some((mi, pi, content)),
+                _ => None,
+            })
+    });
+    for (i, (mi, pi, content)) in outputs.enumerate() {
+        let tokens = content.len().div_ceil(4);
+        seen += tokens;
+        if i > 0 && seen > protect && !is_pruned(content) {
+            victims.push((mi, pi));
+            freed += tokens.saturating_sub(PRUNED_MARKER.len().div_ceil(4));
         }
     }
     (victims, freed)
@@ -236,7 +249,7 @@ fn clearable(messages: &[Message], protect: usize) -> usize {
     prunable(messages, protect).1
 }
 
-/// Replaces tool outputs older than the newest `protect` tokens of them with
+/// Replaces the tool outputs outside the kept tail of `protect` tokens ([`prunable`]) with
 /// [`PRUNED_MARKER`], when that frees at least `at_least` tokens; the tokens freed.
 fn prune(messages: &mut [Message], protect: usize, at_least: usize) -> usize {
     let (victims, freed) = prunable(messages, protect);
@@ -419,21 +432,26 @@ mod tests {
                 .filter(|m| matches!(&m.parts[0], Part::ToolResult { content, .. } if is_pruned(content)))
                 .count()
         };
-        // Ten outputs of 3,000 tokens: 30,000, less than a batch beyond the kept 8,000.
-        let mut history: Vec<Message> = (0..10).map(|_| tool_msg(12_000)).collect();
+        // Twelve outputs of 2,500 tokens: the nine beyond the newest three (the most that
+        // fit in 8,000) free less than a batch.
+        let mut history: Vec<Message> = (0..12).map(|_| tool_msg(10_000)).collect();
         let tokens = estimate_tokens(None, &history);
-        assert!(!cfg.may_clear(tokens));
         assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
         assert_eq!(pruned(&history), 0);
-        // Two more: the nine beyond the newest three (9,000 tokens) go at once.
-        history.extend((0..2).map(|_| tool_msg(12_000)));
+        // One more: the ten beyond the newest three go at once.
+        history.push(tool_msg(10_000));
         let tokens = estimate_tokens(None, &history);
         let freed = cfg.clear_tool_outputs(&mut history, tokens);
         assert!(freed >= 24_000, "{freed}");
-        assert_eq!(pruned(&history), 9);
+        assert_eq!(pruned(&history), 10);
+        assert!(
+            history[10..]
+                .iter()
+                .all(|m| pruned(std::slice::from_ref(m)) == 0)
+        );
         // The next one adds too little for a batch: the history, and the cache, stay; the
         // shortfall says how much more is needed.
-        history.push(tool_msg(12_000));
+        history.push(tool_msg(10_000));
         let tokens = estimate_tokens(None, &history);
         assert!(cfg.clear_shortfall(&history) > 20_000);
         assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
@@ -460,6 +478,24 @@ mod tests {
             .map(|m| matches!(&m.parts[0], Part::ToolResult { content, .. } if content == PRUNED_MARKER))
             .collect();
         assert_eq!(pruned, vec![true, true, false, false]);
+    }
+
+    /// The newest output stays whole however large; the ones before it that no longer fit
+    /// in the kept tokens go, even a small one behind a large one.
+    #[test]
+    fn the_newest_output_is_kept_whatever_its_size() {
+        let cfg = CompactionConfig::default();
+        let mut history: Vec<Message> = (0..12).map(|_| tool_msg(10_000)).collect();
+        history.push(tool_msg(400));
+        history.push(tool_msg(120_000));
+        let tokens = estimate_tokens(None, &history);
+        assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
+        let whole: Vec<bool> = history
+            .iter()
+            .map(|m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)))
+            .collect();
+        assert_eq!(whole.iter().filter(|w| **w).count(), 1, "{whole:?}");
+        assert!(whole[13]);
     }
 
     #[test]

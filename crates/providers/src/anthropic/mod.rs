@@ -134,6 +134,9 @@ enum Block<'a> {
     ToolResult {
         tool_use_id: &'a str,
         content: &'a str,
+        /// Sent only when true: false is the API's default, and every request would carry
+        /// it again for each result in the history.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
     Image {
@@ -475,6 +478,41 @@ mod tests {
         assert_eq!(messages[2]["content"][0]["type"], "tool_result");
         assert_eq!(messages[2]["content"][1]["text"], "and now?");
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    }
+
+    /// A failed result says so; a good one leaves `is_error` to the API's default (false),
+    /// so the history does not carry it once per result on every request.
+    #[test]
+    fn only_a_failed_result_is_marked() {
+        let result = |is_error| {
+            Message::new(
+                Role::Tool,
+                vec![Part::ToolResult {
+                    call_id: "t1".into(),
+                    content: "out".into(),
+                    is_error,
+                }],
+            )
+        };
+        let request = ModelRequest {
+            context: ContextPath::root(),
+            system: None,
+            messages: vec![Message::user("go"), result(false), result(true)].into(),
+            tools: Vec::new(),
+            options: RequestOptions::default(),
+        };
+        let body = serde_json::to_value(request_body(
+            Host::Anthropic,
+            "claude-x",
+            8192,
+            &request,
+            PromptCache::Off,
+        ))
+        .unwrap();
+        let blocks = &body["messages"][0]["content"];
+        assert_eq!(blocks[1]["type"], "tool_result");
+        assert!(blocks[1].get("is_error").is_none(), "{body}");
+        assert_eq!(blocks[2]["is_error"], true, "{body}");
     }
 
     /// A tool loop's requests as the loop makes them: each adds the answer and its result.
