@@ -435,6 +435,8 @@ mod tests {
         // Twelve outputs of 2,500 tokens: the nine beyond the newest three (the most that
         // fit in 8,000) free less than a batch.
         let mut history: Vec<Message> = (0..12).map(|_| tool_msg(10_000)).collect();
+        let marker = PRUNED_MARKER.len().div_ceil(4);
+        assert_eq!(cfg.clear_shortfall(&history), 24_000 - 9 * (2_500 - marker));
         let tokens = estimate_tokens(None, &history);
         assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
         assert_eq!(pruned(&history), 0);
