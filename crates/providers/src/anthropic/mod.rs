@@ -457,14 +457,7 @@ mod tests {
             }],
             options: RequestOptions::default(),
         };
-        let body = serde_json::to_value(request_body(
-            Host::Anthropic,
-            "claude-x",
-            8192,
-            &request,
-            PromptCache::Off,
-        ))
-        .unwrap();
+        let body = body_of(&request, PromptCache::Off);
         assert_eq!(body["system"], "be brief");
         assert_eq!(body["max_tokens"], 8192);
         let messages = body["messages"].as_array().unwrap();
@@ -501,14 +494,7 @@ mod tests {
             tools: Vec::new(),
             options: RequestOptions::default(),
         };
-        let body = serde_json::to_value(request_body(
-            Host::Anthropic,
-            "claude-x",
-            8192,
-            &request,
-            PromptCache::Off,
-        ))
-        .unwrap();
+        let body = body_of(&request, PromptCache::Off);
         let blocks = &body["messages"][0]["content"];
         assert_eq!(blocks[1]["type"], "tool_result");
         assert!(blocks[1].get("is_error").is_none(), "{body}");
