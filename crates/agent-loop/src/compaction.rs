@@ -41,13 +41,16 @@ pub struct CompactionConfig {
 }
 
 /// When old tool outputs are cleared before compaction is due: once the outputs older than
-/// the newest ones that fit in `keep_tokens` add up to `batch_tokens`, all of them at once.
+/// the kept tail (the newest `keep_outputs`, and more while they fit in `keep_tokens`) add up
+/// to `batch_tokens`, all of them at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClearToolOutputs {
-    /// The most tokens of the newest tool outputs kept whole (default 8,000: three 8 KB
-    /// files, as Anthropic's context editing keeps three tool results by default); the
-    /// newest output is kept whatever its size.
+    /// The most tokens of the newest tool outputs kept whole when they are more than
+    /// `keep_outputs` (default 8,000: dozens of short outputs, three 8 KB files).
     pub keep_tokens: usize,
+    /// The newest tool outputs always kept whole, whatever their size (default 3, as
+    /// Anthropic's context editing keeps the three newest tool results; at least 1).
+    pub keep_outputs: usize,
     /// The least a clearing frees (default 24,000): the cache is written again from the
     /// first cleared output on, so clearing less at a time would cost more than it saves.
     pub batch_tokens: usize,
@@ -57,6 +60,7 @@ impl Default for ClearToolOutputs {
     fn default() -> Self {
         Self {
             keep_tokens: 8_000,
+            keep_outputs: 3,
             batch_tokens: 24_000,
         }
     }
@@ -165,7 +169,11 @@ impl CompactionConfig {
     /// `protect_tool_tokens`. Changes nothing and returns 0 unless it frees at least
     /// `min_prune_tokens`; otherwise returns the tokens freed.
     pub fn prune_tool_outputs(&self, messages: &mut [Message]) -> usize {
-        prune(messages, self.protect_tool_tokens, self.min_prune_tokens)
+        let protect = Tail {
+            tokens: self.protect_tool_tokens,
+            outputs: 1,
+        };
+        prune(messages, protect, self.min_prune_tokens)
     }
 
     /// Clears old tool outputs in a batch when [`ClearToolOutputs`] says one is due for a
@@ -173,7 +181,7 @@ impl CompactionConfig {
     pub fn clear_tool_outputs(&self, messages: &mut [Message], tokens: usize) -> usize {
         match self.clear_tool_outputs {
             Some(clear) if self.may_clear(tokens) => {
-                prune(messages, clear.keep_tokens, clear.batch_tokens)
+                prune(messages, clear.tail(), clear.batch_tokens)
             }
             _ => 0,
         }
@@ -187,7 +195,7 @@ impl CompactionConfig {
         };
         clear
             .batch_tokens
-            .saturating_sub(clearable(messages, clear.keep_tokens))
+            .saturating_sub(clearable(messages, clear.tail()))
     }
 
     /// Whether a history of `tokens` may hold a batch of tool outputs to clear: below keep +
@@ -213,12 +221,28 @@ impl CompactionConfig {
     }
 }
 
+/// The newest tool outputs a clearing or a pruning keeps whole: always the newest `outputs`
+/// (at least one), whatever their size, and more while all of them fit in `tokens`.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    tokens: usize,
+    outputs: usize,
+}
+
+impl ClearToolOutputs {
+    fn tail(&self) -> Tail {
+        Tail {
+            tokens: self.keep_tokens,
+            outputs: self.keep_outputs,
+        }
+    }
+}
+
 /// The tool outputs not cleared yet that fall outside the kept tail: where each is (message,
-/// part), and the tokens clearing them all would free. The tail is the newest outputs that
-/// fit in `protect` tokens together, and always the newest one, however large; every output
-/// older than the first that does not fit is outside it, so the kept outputs are the newest
-/// ones in a row.
-fn prunable(messages: &[Message], protect: usize) -> (Vec<(usize, usize)>, usize) {
+/// part), and the tokens clearing them all would free. Every output older than the first
+/// one outside the tail is outside it too, so the kept outputs are the newest ones in a row
+/// and the cache is written again from one point.
+fn prunable(messages: &[Message], keep: Tail) -> (Vec<(usize, usize)>, usize) {
     let mut seen = 0usize;
     let mut victims = Vec::new();
     let mut freed = 0usize;
@@ -236,7 +260,7 @@ fn prunable(messages: &[Message], protect: usize) -> (Vec<(usize, usize)>, usize
     for (i, (mi, pi, content)) in outputs.enumerate() {
         let tokens = content.len().div_ceil(4);
         seen += tokens;
-        if i > 0 && seen > protect && !is_pruned(content) {
+        if i >= keep.outputs.max(1) && seen > keep.tokens && !is_pruned(content) {
             victims.push((mi, pi));
             freed += tokens.saturating_sub(PRUNED_MARKER.len().div_ceil(4));
         }
@@ -244,15 +268,15 @@ fn prunable(messages: &[Message], protect: usize) -> (Vec<(usize, usize)>, usize
     (victims, freed)
 }
 
-/// The tokens clearing the tool outputs older than the newest `protect` would free.
-fn clearable(messages: &[Message], protect: usize) -> usize {
-    prunable(messages, protect).1
+/// The tokens clearing the tool outputs outside the kept tail would free.
+fn clearable(messages: &[Message], keep: Tail) -> usize {
+    prunable(messages, keep).1
 }
 
-/// Replaces the tool outputs outside the kept tail of `protect` tokens ([`prunable`]) with
-/// [`PRUNED_MARKER`], when that frees at least `at_least` tokens; the tokens freed.
-fn prune(messages: &mut [Message], protect: usize, at_least: usize) -> usize {
-    let (victims, freed) = prunable(messages, protect);
+/// Replaces the tool outputs outside the kept tail ([`prunable`]) with [`PRUNED_MARKER`],
+/// when that frees at least `at_least` tokens; the tokens freed.
+fn prune(messages: &mut [Message], keep: Tail, at_least: usize) -> usize {
+    let (victims, freed) = prunable(messages, keep);
     if freed < at_least {
         return 0;
     }
@@ -482,22 +506,44 @@ mod tests {
         assert_eq!(pruned, vec![true, true, false, false]);
     }
 
-    /// The newest output stays whole however large; the ones before it that no longer fit
-    /// in the kept tokens go, even a small one behind a large one.
+    /// The newest three outputs stay whole however large; the ones before them go when
+    /// the tail is past the kept tokens, even a small one.
     #[test]
-    fn the_newest_output_is_kept_whatever_its_size() {
+    fn the_newest_three_outputs_are_kept_whatever_their_size() {
         let cfg = CompactionConfig::default();
         let mut history: Vec<Message> = (0..12).map(|_| tool_msg(10_000)).collect();
-        history.push(tool_msg(400));
         history.push(tool_msg(120_000));
+        history.push(tool_msg(400));
+        history.push(tool_msg(400));
         let tokens = estimate_tokens(None, &history);
         assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
         let whole: Vec<bool> = history
             .iter()
             .map(|m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)))
             .collect();
-        assert_eq!(whole.iter().filter(|w| **w).count(), 1, "{whole:?}");
-        assert!(whole[13]);
+        let kept: Vec<usize> = (0..whole.len()).filter(|&i| whole[i]).collect();
+        assert_eq!(
+            kept,
+            [12, 13, 14],
+            "the large output two responses ago stays"
+        );
+    }
+
+    /// Short outputs are kept beyond three while they fit in the kept tokens.
+    #[test]
+    fn short_outputs_are_kept_while_they_fit() {
+        let cfg = CompactionConfig::default();
+        // 150 outputs of 250 tokens: the newest 32 fill 8,000.
+        let mut history: Vec<Message> = (0..150).map(|_| tool_msg(1_000)).collect();
+        let tokens = estimate_tokens(None, &history);
+        assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
+        let whole = history
+            .iter()
+            .filter(
+                |m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)),
+            )
+            .count();
+        assert_eq!(whole, 32);
     }
 
     #[test]

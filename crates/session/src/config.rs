@@ -26,7 +26,8 @@ pub struct Config {
     /// rule).
     pub compact_after_messages: Option<usize>,
     /// When old tool outputs are cleared in batches before compaction is due
-    /// (`docs/costs.md`): `off`, or `{keep_tokens, batch_tokens}` (defaults 8,000 and 24,000).
+    /// (`docs/costs.md`): `off`, or `{keep_tokens, keep_outputs, batch_tokens}` (defaults
+    /// 8,000, 3 and 24,000).
     pub clear_tool_outputs: Option<ClearSetting>,
     /// Permission rules and defaults.
     pub permissions: PolicyConfig,
@@ -106,6 +107,7 @@ impl<'de> Deserialize<'de> for ClearSetting {
         #[serde(deny_unknown_fields)]
         struct Sizes {
             keep_tokens: Option<usize>,
+            keep_outputs: Option<usize>,
             batch_tokens: Option<usize>,
         }
         #[derive(Deserialize)]
@@ -117,13 +119,14 @@ impl<'de> Deserialize<'de> for ClearSetting {
         match Form::deserialize(d)? {
             Form::Word(word) if word == "off" => Ok(Self::Off),
             Form::Word(other) => Err(serde::de::Error::custom(format!(
-                "clear_tool_outputs: `{other}` is neither `off` nor {{keep_tokens, batch_tokens}}"
+                "clear_tool_outputs: `{other}` is neither `off` nor {{keep_tokens, keep_outputs, batch_tokens}}"
             ))),
             Form::Sizes(sizes) => {
                 let default = wonopcode_agent_loop::compaction::ClearToolOutputs::default();
                 Ok(Self::On(
                     wonopcode_agent_loop::compaction::ClearToolOutputs {
                         keep_tokens: sizes.keep_tokens.unwrap_or(default.keep_tokens),
+                        keep_outputs: sizes.keep_outputs.unwrap_or(default.keep_outputs),
                         batch_tokens: sizes.batch_tokens.unwrap_or(default.batch_tokens),
                     },
                 ))
@@ -331,9 +334,20 @@ mod tests {
             sizes.clear_tool_outputs,
             Some(ClearSetting::On(ClearToolOutputs {
                 keep_tokens: 20_000,
+                keep_outputs: 3,
                 batch_tokens: 24_000
             }))
         );
+        let outputs: Config =
+            serde_yaml::from_str("clear_tool_outputs: {keep_outputs: 5}\n").unwrap();
+        assert!(matches!(
+            outputs.clear_tool_outputs,
+            Some(ClearSetting::On(ClearToolOutputs {
+                keep_outputs: 5,
+                keep_tokens: 8_000,
+                ..
+            }))
+        ));
         let bad = serde_yaml::from_str::<Config>("clear_tool_outputs: sometimes\n")
             .unwrap_err()
             .to_string();
