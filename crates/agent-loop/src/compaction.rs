@@ -198,11 +198,13 @@ impl CompactionConfig {
             .saturating_sub(clearable(messages, clear.tail()))
     }
 
-    /// Whether a history of `tokens` may hold a batch of tool outputs to clear: below keep +
-    /// batch it cannot, and the history is not walked.
+    /// Whether a history of `tokens` may hold a batch of tool outputs to clear: below
+    /// `batch_tokens` it cannot (a batch is part of the history), and the history is not
+    /// walked. The kept tail can be shorter than `keep_tokens` (the outputs after three stop
+    /// at the first that does not fit), so it is not counted here.
     pub fn may_clear(&self, tokens: usize) -> bool {
         self.clear_tool_outputs
-            .is_some_and(|clear| tokens >= clear.keep_tokens + clear.batch_tokens)
+            .is_some_and(|clear| tokens >= clear.batch_tokens)
     }
 
     /// Index where the verbatim tail starts: the `keep_user_turns`-th user message from the
@@ -527,6 +529,24 @@ mod tests {
             [12, 13, 14],
             "the large output two responses ago stays"
         );
+    }
+
+    /// A batch is cleared when it is due, even with a kept tail shorter than `keep_tokens`.
+    #[test]
+    fn a_batch_behind_a_short_tail_is_cleared() {
+        let cfg = CompactionConfig::default();
+        // Three outputs of 9,000 tokens, then three of 100: 27,300 tokens in all.
+        let mut history: Vec<Message> = (0..3).map(|_| tool_msg(36_000)).collect();
+        history.extend((0..3).map(|_| tool_msg(400)));
+        let tokens = estimate_tokens(None, &history);
+        assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
+        let whole = history
+            .iter()
+            .filter(
+                |m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)),
+            )
+            .count();
+        assert_eq!(whole, 3);
     }
 
     /// Short outputs are kept beyond three while they fit in the kept tokens.
