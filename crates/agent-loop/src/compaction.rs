@@ -450,6 +450,13 @@ mod tests {
         }
     }
 
+    /// Where the outputs still whole are in a history of one output per message.
+    fn kept(history: &[Message]) -> Vec<usize> {
+        (0..history.len())
+            .filter(|&i| matches!(&history[i].parts[0], Part::ToolResult { content, .. } if !is_pruned(content)))
+            .collect()
+    }
+
     #[test]
     fn old_outputs_are_cleared_in_batches_long_before_the_window_fills() {
         let cfg = CompactionConfig::default();
@@ -519,13 +526,8 @@ mod tests {
         history.push(tool_msg(400));
         let tokens = estimate_tokens(None, &history);
         assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
-        let whole: Vec<bool> = history
-            .iter()
-            .map(|m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)))
-            .collect();
-        let kept: Vec<usize> = (0..whole.len()).filter(|&i| whole[i]).collect();
         assert_eq!(
-            kept,
+            kept(&history),
             [12, 13, 14],
             "the large output two responses ago stays"
         );
@@ -540,13 +542,7 @@ mod tests {
         history.extend((0..3).map(|_| tool_msg(400)));
         let tokens = estimate_tokens(None, &history);
         assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
-        let whole = history
-            .iter()
-            .filter(
-                |m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)),
-            )
-            .count();
-        assert_eq!(whole, 3);
+        assert_eq!(kept(&history), [3, 4, 5]);
     }
 
     /// Short outputs are kept beyond three while they fit in the kept tokens.
@@ -557,13 +553,7 @@ mod tests {
         let mut history: Vec<Message> = (0..150).map(|_| tool_msg(1_000)).collect();
         let tokens = estimate_tokens(None, &history);
         assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
-        let whole = history
-            .iter()
-            .filter(
-                |m| matches!(&m.parts[0], Part::ToolResult { content, .. } if !is_pruned(content)),
-            )
-            .count();
-        assert_eq!(whole, 32);
+        assert_eq!(kept(&history), (118..150).collect::<Vec<_>>());
     }
 
     #[test]
