@@ -187,21 +187,26 @@ impl CompactionConfig {
         }
     }
 
-    /// How many more tokens of old tool outputs `messages` needs before a batch is due
-    /// (0: one is due, or clearing is off).
+    /// How many tokens the history must grow by before a batch can be due (0: one is due
+    /// now, or clearing is off). A batch needs `batch_tokens` of old outputs; a newer output
+    /// adds its own tokens and can push kept outputs out of the tail (one of the newest
+    /// three, however large), so the kept tail's tokens count as already on the way. Never 0
+    /// when none is due: at least the next response's output is waited for.
     pub fn clear_shortfall(&self, messages: &[Message]) -> usize {
         let Some(clear) = self.clear_tool_outputs else {
             return 0;
         };
-        clear
-            .batch_tokens
-            .saturating_sub(clearable(messages, clear.tail()))
+        let (_, freed, kept) = prunable(messages, clear.tail());
+        match clear.batch_tokens.checked_sub(freed) {
+            None | Some(0) => 0,
+            Some(short) => short.saturating_sub(kept).max(1),
+        }
     }
 
     /// Whether a history of `tokens` may hold a batch of tool outputs to clear: below
     /// `batch_tokens` it cannot (a batch is part of the history), and the history is not
-    /// walked. The kept tail can be shorter than `keep_tokens` (the outputs after three stop
-    /// at the first that does not fit), so it is not counted here.
+    /// walked. The kept tail can be shorter than `keep_tokens` (the outputs after the newest
+    /// `keep_outputs` stop at the first that does not fit), so it is not counted here.
     pub fn may_clear(&self, tokens: usize) -> bool {
         self.clear_tool_outputs
             .is_some_and(|clear| tokens >= clear.batch_tokens)
@@ -241,13 +246,14 @@ impl ClearToolOutputs {
 }
 
 /// The tool outputs not cleared yet that fall outside the kept tail: where each is (message,
-/// part), and the tokens clearing them all would free. Every output older than the first
-/// one outside the tail is outside it too, so the kept outputs are the newest ones in a row
-/// and the cache is written again from one point.
-fn prunable(messages: &[Message], keep: Tail) -> (Vec<(usize, usize)>, usize) {
+/// part), the tokens clearing them all would free, and the tokens of the tail's outputs.
+/// Every output older than the first one outside the tail is outside it too, so the kept
+/// outputs are the newest ones in a row and the cache is written again from one point.
+fn prunable(messages: &[Message], keep: Tail) -> (Vec<(usize, usize)>, usize, usize) {
     let mut seen = 0usize;
     let mut victims = Vec::new();
     let mut freed = 0usize;
+    let mut kept = 0usize;
     let outputs = messages.iter().enumerate().rev().flat_map(|(mi, message)| {
         message
             .parts
@@ -262,23 +268,20 @@ fn prunable(messages: &[Message], keep: Tail) -> (Vec<(usize, usize)>, usize) {
     for (i, (mi, pi, content)) in outputs.enumerate() {
         let tokens = content.len().div_ceil(4);
         seen += tokens;
-        if i >= keep.outputs.max(1) && seen > keep.tokens && !is_pruned(content) {
+        if i < keep.outputs.max(1) || seen <= keep.tokens {
+            kept += tokens;
+        } else if !is_pruned(content) {
             victims.push((mi, pi));
             freed += tokens.saturating_sub(PRUNED_MARKER.len().div_ceil(4));
         }
     }
-    (victims, freed)
-}
-
-/// The tokens clearing the tool outputs outside the kept tail would free.
-fn clearable(messages: &[Message], keep: Tail) -> usize {
-    prunable(messages, keep).1
+    (victims, freed, kept)
 }
 
 /// Replaces the tool outputs outside the kept tail ([`prunable`]) with [`PRUNED_MARKER`],
 /// when that frees at least `at_least` tokens; the tokens freed.
 fn prune(messages: &mut [Message], keep: Tail, at_least: usize) -> usize {
-    let (victims, freed) = prunable(messages, keep);
+    let (victims, freed, _) = prunable(messages, keep);
     if freed < at_least {
         return 0;
     }
@@ -469,7 +472,10 @@ mod tests {
         // fit in 8,000) free less than a batch.
         let mut history: Vec<Message> = (0..12).map(|_| tool_msg(10_000)).collect();
         let marker = PRUNED_MARKER.len().div_ceil(4);
-        assert_eq!(cfg.clear_shortfall(&history), 24_000 - 9 * (2_500 - marker));
+        // 1,680 tokens of old outputs short, but the next output can push a kept one out:
+        // it is looked for again after the next output.
+        assert_eq!(24_000 - 9 * (2_500 - marker), 1_680);
+        assert_eq!(cfg.clear_shortfall(&history), 1);
         let tokens = estimate_tokens(None, &history);
         assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
         assert_eq!(pruned(&history), 0);
@@ -479,16 +485,16 @@ mod tests {
         let freed = cfg.clear_tool_outputs(&mut history, tokens);
         assert!(freed >= 24_000, "{freed}");
         assert_eq!(pruned(&history), 10);
-        assert!(
-            history[10..]
-                .iter()
-                .all(|m| pruned(std::slice::from_ref(m)) == 0)
-        );
+        assert_eq!(kept(&history), [10, 11, 12]);
         // The next one adds too little for a batch: the history, and the cache, stay; the
         // shortfall says how much more is needed.
         history.push(tool_msg(10_000));
         let tokens = estimate_tokens(None, &history);
-        assert!(cfg.clear_shortfall(&history) > 20_000);
+        // Short of one output's batch, less the three kept ones that newer outputs can push.
+        assert_eq!(
+            cfg.clear_shortfall(&history),
+            24_000 - (2_500 - marker) - 3 * 2_500
+        );
         assert_eq!(cfg.clear_tool_outputs(&mut history, tokens), 0);
         // Off, nothing is cleared before compaction is due.
         let off = CompactionConfig {
@@ -540,6 +546,23 @@ mod tests {
         // Three outputs of 9,000 tokens, then three of 100: 27,300 tokens in all.
         let mut history: Vec<Message> = (0..3).map(|_| tool_msg(36_000)).collect();
         history.extend((0..3).map(|_| tool_msg(400)));
+        let tokens = estimate_tokens(None, &history);
+        assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
+        assert_eq!(kept(&history), [3, 4, 5]);
+    }
+
+    /// A short output after three large kept ones pushes one out: the shortfall counts the
+    /// kept tail, so the run looks again after that output and not only after the old
+    /// outputs' shortfall of history has gathered.
+    #[test]
+    fn the_shortfall_counts_what_the_kept_tail_can_lose() {
+        let cfg = CompactionConfig::default();
+        // Two old outputs of 7,600 tokens (15,160 clearable), then three of 9,000.
+        let mut history: Vec<Message> = (0..2).map(|_| tool_msg(30_400)).collect();
+        history.extend((0..3).map(|_| tool_msg(36_000)));
+        let short = cfg.clear_shortfall(&history);
+        assert!(short <= 100, "{short}");
+        history.push(tool_msg(400));
         let tokens = estimate_tokens(None, &history);
         assert!(cfg.clear_tool_outputs(&mut history, tokens) >= 24_000);
         assert_eq!(kept(&history), [3, 4, 5]);

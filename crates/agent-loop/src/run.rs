@@ -365,7 +365,7 @@ impl Run {
             }
             let short = compaction.clear_shortfall(&self.messages);
             if short > 0 {
-                // What is clearable grows by at most what the history grows by.
+                // No batch can be due before the history has grown by `short`.
                 self.clear_after = known + short;
                 return false;
             }
