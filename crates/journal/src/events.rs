@@ -8,7 +8,7 @@
 //! tolerates one torn last record (a power cut mid-write): it is reported and left out, and
 //! everything before it is read.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +37,7 @@ pub struct EventLog {
 impl EventLog {
     /// Creates the log at `path` (a new, empty file).
     pub fn create(path: &Path) -> Result<Self, JournalError> {
-        let file = OpenOptions::new()
+        let file = crate::private::options()
             .create_new(true)
             .append(true)
             .open(path)

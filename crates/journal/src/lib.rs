@@ -21,6 +21,7 @@ mod earlier;
 mod events;
 mod lineage;
 mod meta;
+mod private;
 mod runs;
 mod seal;
 mod steps;

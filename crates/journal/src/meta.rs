@@ -176,7 +176,7 @@ impl RunMeta {
     pub fn write(&self, path: &Path) -> Result<(), JournalError> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
         let partial = path.with_extension("json.partial");
-        let written = std::fs::File::create(&partial).and_then(|mut file| {
+        let written = crate::private::create(&partial).and_then(|mut file| {
             std::io::Write::write_all(&mut file, (text + "\n").as_bytes())?;
             wonopcode_agent_loop::durable::sync_data(&file)
         });

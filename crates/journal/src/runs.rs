@@ -84,11 +84,11 @@ impl Runs {
 
     /// Makes the directory of run `id`; one that exists is refused, never shared.
     pub fn create(&self, id: &str) -> Result<RunDir, JournalError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| JournalError::io(&self.dir, &e))?;
+        crate::private::create_dir_all(&self.dir).map_err(|e| JournalError::io(&self.dir, &e))?;
         let run = RunDir {
             dir: self.dir.join(id),
         };
-        std::fs::create_dir(&run.dir).map_err(|e| JournalError::io(&run.dir, &e))?;
+        crate::private::create_dir(&run.dir).map_err(|e| JournalError::io(&run.dir, &e))?;
         Ok(run)
     }
 
@@ -188,6 +188,17 @@ impl RunDir {
     /// every run, so a screenshot does not slow the listing.
     pub fn attachments_path(&self, index: usize) -> PathBuf {
         attachments_path(&self.dir, index)
+    }
+
+    /// Keeps the attachments of its root's prompt `index` ([`Self::attachments_path`]),
+    /// readable by the owner alone, as the rest of the journal.
+    pub fn keep_attachments(&self, index: usize, attachments: &[Part]) -> Result<(), JournalError> {
+        let path = self.attachments_path(index);
+        let bytes = serde_json::to_vec(attachments).unwrap_or_default();
+        path.parent()
+            .map_or(Ok(()), crate::private::create_dir_all)
+            .and_then(|()| crate::private::write(&path, &bytes))
+            .map_err(|e| JournalError::io(&path, &e))
     }
 
     /// Its metadata.

@@ -39,9 +39,17 @@ pub struct RecordingModel {
 }
 
 impl RecordingModel {
-    /// Creates (or truncates) `path` and writes the header.
+    /// Creates (or truncates) `path` and writes the header. A new recording is the owner's
+    /// alone (`0600`): it holds every prompt and tool output.
     pub fn create(inner: Arc<dyn LanguageModel>, path: &Path) -> std::io::Result<Self> {
-        let mut file = File::create(path)?;
+        let mut file = std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true),
+            0o600,
+        )
+        .open(path)?;
         let header = Record::Header {
             format: FORMAT.to_owned(),
             version: VERSION,

@@ -9,6 +9,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -116,9 +117,11 @@ impl History {
         } else {
             None
         };
+        // A new history is the owner's alone: it holds every prompt and tool output.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(path)
             .map_err(|e| {
                 error(format!(
@@ -248,6 +251,7 @@ fn set_aside(path: &Path, tail: &[u8], whole: u64) -> Result<PathBuf, SessionErr
     let mut kept = OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&aside)
         .map_err(failed)?;
     kept.write_all(tail)

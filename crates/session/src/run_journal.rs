@@ -157,17 +157,10 @@ impl RunJournal {
         let Some(meta) = meta.as_mut() else {
             return;
         };
-        if !attachments.is_empty() {
-            let path = self.dir.attachments_path(meta.prompts.len());
-            let written = path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| {
-                    std::fs::write(&path, serde_json::to_vec(attachments).unwrap_or_default())
-                });
-            if let Err(e) = written {
-                tracing::warn!(error = %e, path = %path.display(), "cannot keep the prompt's attachments");
-            }
+        if !attachments.is_empty()
+            && let Err(e) = self.dir.keep_attachments(meta.prompts.len(), attachments)
+        {
+            tracing::warn!(error = %e, "cannot keep the prompt's attachments");
         }
         if let Some(checkpoints) = &self.checkpoints {
             checkpoints.at_prompt(meta.prompts.len());

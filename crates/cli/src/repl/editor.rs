@@ -113,7 +113,12 @@ fn build(history: Option<PathBuf>) -> Reedline {
         return editor;
     };
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        // The typed prompts are the person's alone: a new directory is theirs only.
+        let _ = std::os::unix::fs::DirBuilderExt::mode(
+            std::fs::DirBuilder::new().recursive(true),
+            0o700,
+        )
+        .create(dir);
     }
     match FileBackedHistory::with_file(HISTORY_LINES, path.clone()) {
         Ok(history) => editor.with_history(Box::new(history)),

@@ -15,7 +15,7 @@ mod watch;
 mod watch;
 mod workspace;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,9 +78,11 @@ impl CheckpointStore {
     pub fn open(run: &RunDir) -> Result<Self, JournalError> {
         let dir = run.path().join("checkpoints");
         let objects = dir.join("objects");
-        std::fs::create_dir_all(&objects).map_err(|e| JournalError::io(&objects, &e))?;
+        crate::private::create_dir_all(&dir)
+            .and_then(|()| crate::private::create_dir_all(&objects))
+            .map_err(|e| JournalError::io(&objects, &e))?;
         let path = dir.join("changes.jsonl");
-        let log = OpenOptions::new()
+        let log = crate::private::options()
             .create(true)
             .append(true)
             .open(&path)

@@ -37,7 +37,7 @@ fn write_once(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         WRITES.fetch_add(1, Ordering::Relaxed)
     ));
-    std::fs::write(&partial, bytes)?;
+    crate::private::write(&partial, bytes)?;
     std::fs::rename(&partial, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&partial);
     })
