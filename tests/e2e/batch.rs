@@ -533,19 +533,33 @@ fn a_task_cannot_take_a_workspace_from_outside_the_tasks_files_directory() {
         "{\"id\":\"ok\",\"prompt\":\"x\",\"workspace\":\"ws\"}\n{\"id\":\"steal\",\"prompt\":\"x\",\"workspace\":\"../home/.ssh\"}\n",
     )
     .unwrap();
-    let out = batch(&tasks, "out", &[]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("tasks.jsonl:2: the workspace") && stderr.contains("is outside"),
-        "{stderr}"
-    );
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    let copied = walk_files(&tasks.join("out"));
-    assert!(
-        !copied.iter().any(|f| f.ends_with("id_ed25519")),
-        "{copied:?}"
-    );
+    // Named with its directory, and as a bare name in the current directory (whose parent
+    // is the empty path).
+    let named = batch(&tasks, "out", &[]);
+    let mut bare = command();
+    bare.current_dir(&tasks).args([
+        "batch",
+        "tasks.jsonl",
+        "--out",
+        "out",
+        "--yes",
+        "--no-journal",
+    ]);
+    for mut run in [named, bare] {
+        let out = run.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("tasks.jsonl:2: the workspace") && stderr.contains("is outside"),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let copied = walk_files(&tasks.join("out"));
+        assert!(
+            !copied.iter().any(|f| f.ends_with("id_ed25519")),
+            "{copied:?}"
+        );
+    }
 }
 
 /// Every file beneath `dir` (none when it does not exist).

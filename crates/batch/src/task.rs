@@ -108,7 +108,11 @@ impl TaskFile {
             what: format!("cannot read the tasks file {}", path.display()),
             source: e,
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
+        // `tasks.jsonl`'s parent is the empty path, beneath which every path would lie.
+        let base = path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         let root = real_or_plain(root.unwrap_or(base));
         let mut tasks = Vec::new();
         let mut seen = HashSet::new();
