@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use crate::glob_pattern::{GlobOptions, GlobPattern};
 use async_trait::async_trait;
-use globset::GlobBuilder;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::{
@@ -64,11 +64,12 @@ impl Tool for GlobTool {
         env: &ToolEnv,
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let matcher = GlobBuilder::new(&a.pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| ToolError::InvalidArguments(format!("bad glob `{}`: {e}", a.pattern)))?
-            .compile_matcher();
+        let options = GlobOptions {
+            literal_separator: true,
+            ..GlobOptions::default()
+        };
+        let matcher = GlobPattern::new(&a.pattern, options)
+            .map_err(|e| ToolError::InvalidArguments(format!("bad glob `{}`: {e}", a.pattern)))?;
         let start = resolve_for(env, a.path.as_deref().unwrap_or("."))?;
         let root = env.workspace_root.clone();
         let denied = Denied::of(env, "glob");

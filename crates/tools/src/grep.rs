@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use crate::glob_pattern::{GlobOptions, GlobPattern};
 use async_trait::async_trait;
-use globset::Glob;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
@@ -78,9 +78,8 @@ impl Tool for GrepTool {
             .map_err(|e| ToolError::InvalidArguments(format!("bad regular expression: {e}")))?;
         let filter = match &a.glob {
             Some(g) => Some(
-                Glob::new(g)
-                    .map_err(|e| ToolError::InvalidArguments(format!("bad glob `{g}`: {e}")))?
-                    .compile_matcher(),
+                GlobPattern::new(g, GlobOptions::default())
+                    .map_err(|e| ToolError::InvalidArguments(format!("bad glob `{g}`: {e}")))?,
             ),
             None => None,
         };

@@ -11,6 +11,7 @@ mod diff;
 mod edit;
 mod file_times;
 mod glob;
+pub mod glob_pattern;
 mod grep;
 mod list;
 mod patch;

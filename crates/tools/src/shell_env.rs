@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use globset::{GlobBuilder, GlobMatcher};
+use crate::glob_pattern::{GlobOptions, GlobPattern};
 use serde::{Deserialize, Serialize};
 
 /// Where a command's environment starts.
@@ -96,18 +96,18 @@ pub struct PatternError {
     reason: String,
 }
 
-fn matchers(patterns: &[impl AsRef<str>]) -> Result<Vec<GlobMatcher>, PatternError> {
+fn matchers(patterns: &[impl AsRef<str>]) -> Result<Vec<GlobPattern>, PatternError> {
+    let options = GlobOptions {
+        case_insensitive: true,
+        ..GlobOptions::default()
+    };
     patterns
         .iter()
         .map(|p| {
-            GlobBuilder::new(p.as_ref())
-                .case_insensitive(true)
-                .build()
-                .map(|g| g.compile_matcher())
-                .map_err(|e| PatternError {
-                    pattern: p.as_ref().to_owned(),
-                    reason: e.to_string(),
-                })
+            GlobPattern::new(p.as_ref(), options).map_err(|reason| PatternError {
+                pattern: p.as_ref().to_owned(),
+                reason,
+            })
         })
         .collect()
 }
@@ -123,7 +123,7 @@ impl ShellEnvironmentPolicy {
         let exclude = matchers(&self.exclude)?;
         let include_only = matchers(&self.include_only)?;
         let defaults = matchers(DEFAULT_EXCLUDES)?;
-        let any = |set: &[GlobMatcher], name: &str| set.iter().any(|m| m.is_match(name));
+        let any = |set: &[GlobPattern], name: &str| set.iter().any(|m| m.is_match(name));
         let mut env: BTreeMap<String, String> = vars
             .into_iter()
             .filter(|(name, _)| match self.inherit {
