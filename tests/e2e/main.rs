@@ -14,6 +14,7 @@ mod child_handles;
 mod cli_errors;
 mod clouds;
 mod commands;
+mod containment;
 mod conversations;
 mod costs;
 mod demo;

@@ -421,7 +421,13 @@ fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
 
 /// Runs `transcript` in `workspace` with the config under `config_home`, answers its
 /// approval with `key`, waits for `said`, and checks that the run succeeds.
-fn answer_for_good(transcript: &Path, workspace: &Path, config_home: &Path, key: &str, said: &str) {
+pub(crate) fn answer_for_good(
+    transcript: &Path,
+    workspace: &Path,
+    config_home: &Path,
+    key: &str,
+    said: &str,
+) {
     let mut cmd = command();
     cmd.env("XDG_CONFIG_HOME", config_home)
         .arg("--replay")
@@ -444,7 +450,11 @@ fn answer_for_good(transcript: &Path, workspace: &Path, config_home: &Path, key:
 
 /// The exit code of `transcript` run again in `workspace`, with nobody to ask, with the
 /// config under `config_home`.
-fn run_unattended(transcript: &Path, workspace: &Path, config_home: &Path) -> Option<i32> {
+pub(crate) fn run_unattended(
+    transcript: &Path,
+    workspace: &Path,
+    config_home: &Path,
+) -> Option<i32> {
     crate::support::wonopcode()
         .env("XDG_CONFIG_HOME", config_home)
         .arg("--replay")

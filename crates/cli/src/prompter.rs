@@ -9,7 +9,7 @@ use indicatif::MultiProgress;
 use std::path::Path;
 use wonopcode_agent_loop::PermissionRequest;
 
-use wonopcode_tools::permission::{Action, Answer, PermissionPolicy, Prompter, Rule};
+use wonopcode_tools::permission::{Answer, PermissionPolicy, Prompter, Rule};
 use wonopcode_wasm_host::GuestPrompter;
 
 use crate::config_edit;
@@ -163,11 +163,7 @@ fn rules_for(request: &PermissionRequest) -> Vec<Rule> {
         .iter()
         .map(|key| {
             let (tool, subject) = key.split_once(':').unwrap_or((key.as_str(), ""));
-            Rule {
-                tool: tool.to_owned(),
-                pattern: (!subject.is_empty()).then(|| subject.to_owned()),
-                action: Action::Allow,
-            }
+            Rule::allowing(tool, subject)
         })
         .collect()
 }

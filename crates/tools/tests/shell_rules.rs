@@ -1,13 +1,14 @@
 //! The `bash` rule matcher fuzzed with generated commands: any text parses without a panic;
 //! commands of plain words, quoted any way and joined by any list operator, are read exactly;
 //! a construct that hides what runs is never plain; and a denied program is denied however it
-//! is spelled and wherever it is put.
+//! is spelled and wherever it is put; an "always" answer's keys name a command's words
+//! exactly, so quoted text never meets the same text unquoted.
 
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
 use wonopcode_agent_loop::{PermissionRequest, ToolKind};
-use wonopcode_tools::permission::shell::Script;
+use wonopcode_tools::permission::shell::{Script, plain_command};
 use wonopcode_tools::permission::{Action, PermissionPolicy, PolicyConfig, Rule};
 
 fn config() -> ProptestConfig {
@@ -171,5 +172,40 @@ proptest! {
         let allowed = policy.action(&bash(&text)) == Action::Allow;
         let all_ls = commands.iter().all(|words| words[0] == "ls");
         prop_assert_eq!(allowed, all_ls, "{:?}", text);
+    }
+
+    #[test]
+    fn an_approval_key_reads_back_as_the_words_it_was_made_of(
+        program in prop::sample::select(&["ls", "cat", "git", "echo", "A=1", "~", "#x", "{a,b}"][..]),
+        arguments in prop::collection::vec("[ -~]{0,8}", 0..4),
+    ) {
+        let mut words = vec![program.to_owned()];
+        words.extend(arguments);
+        let written = plain_command(&words);
+        let script = Script::parse(&written);
+        prop_assert!(script.is_plain(), "{:?}", written);
+        prop_assert_eq!(script.commands().to_vec(), vec![words], "{:?}", written);
+    }
+
+    #[test]
+    fn what_an_always_approves_never_includes_a_command_that_hides_what_runs(
+        (_, text) in script(),
+        hazard in prop::sample::select(&[
+            "$(touch p)", "`touch p`", "$V", "${V}", "$((1+1))", "*", "~/x", "{a,b}", "a b",
+        ][..]),
+        quote in prop::sample::select(&["'", "\""][..]),
+    ) {
+        // The same hazard as a quoted, plain word, and as the shell would expand it.
+        let quoted = format!("{text} {quote}{hazard}{quote}");
+        let unquoted = format!("{text} {hazard}");
+        let keys = |command: &str| PermissionPolicy::approval_keys(&bash(command));
+        prop_assume!(quote == "'" || !hazard.contains('$') && !hazard.contains('`'));
+        prop_assert!(Script::parse(&quoted).is_plain(), "{:?}", quoted);
+        let approved = keys(&quoted);
+        let asked = keys(&unquoted);
+        prop_assert!(
+            !asked.iter().all(|key| approved.contains(key)),
+            "{:?} approved {:?}: {:?} / {:?}", quoted, unquoted, approved, asked
+        );
     }
 }

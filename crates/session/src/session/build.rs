@@ -750,10 +750,12 @@ impl Tooling {
     }
 }
 
-/// A rule for a tool the run lacks would match nothing: refused (MCP tools are not known
-/// until their servers start).
+/// A rule for a tool the run lacks, or with a path pattern that does not compile, would
+/// match nothing: refused (MCP tools are not known until their servers start).
 fn check_rules(permissions: &PolicyConfig, tools: &ToolRegistry) -> Result<(), SessionError> {
     for rule in &permissions.rules {
+        rule.check_pattern()
+            .map_err(|e| SessionError::Choice(e.to_string()))?;
         if !mcp::names_a_server(&rule.tool) {
             rule.check_tool(tools.names())
                 .map_err(|e| SessionError::Choice(e.to_string()))?;

@@ -17,7 +17,7 @@ use wonopcode_agent_loop::{
     PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, ToolKind,
 };
 
-pub use rules::{Action, Rule, RuleParseError, UnknownToolError};
+pub use rules::{Action, BadPatternError, Rule, RuleParseError, UnknownToolError};
 use shell::Script;
 
 /// An answer to a permission prompt.
@@ -158,11 +158,12 @@ impl PermissionPolicy {
             script
                 .commands()
                 .iter()
-                .map(|words| {
+                .zip(script.written())
+                .map(|(words, written)| {
                     self.config
                         .rules
                         .iter()
-                        .find(|r| r.names("bash") && r.matches_command(words))
+                        .find(|r| r.names("bash") && r.matches_command(words, written))
                 })
                 .collect()
         };
@@ -181,15 +182,18 @@ impl PermissionPolicy {
     }
 
     /// The keys an "always" answer is cached under. For a plain `bash` command, one per
-    /// simple command (its exact words), so `ls -la` approved does not approve
-    /// `ls && touch x`; for any other command, its exact text; for other tools, the subject.
+    /// simple command, written so that it names that command exactly
+    /// ([`Script::written`]): `ls -la` approved does not approve `ls && touch x`, and
+    /// `echo '$(touch x)'` or `rm '*'` (literal words) do not approve `echo $(touch x)` or
+    /// `rm *`; for any other command, its exact text, which never reads as plain and so
+    /// never meets a plain command's key; for other tools, the subject.
     pub fn approval_keys(request: &PermissionRequest) -> Vec<String> {
         let subject = request.subject.as_deref().unwrap_or("");
         if request.tool == "bash" {
             let script = Script::parse(subject);
             if script.is_plain() && !script.commands().is_empty() {
                 return script
-                    .commands()
+                    .written()
                     .iter()
                     .map(|words| format!("bash:{}", words.join(" ")))
                     .collect();

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use globset::Glob;
+use crate::glob_pattern::{GlobOptions, GlobPattern};
 use serde::{Deserialize, Serialize};
 
 use super::shell;
@@ -52,6 +52,16 @@ pub struct UnknownToolError {
     hint: String,
 }
 
+/// A rule's path pattern does not compile.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("the permission rule `{rule}` has a bad pattern: {why}")]
+pub struct BadPatternError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong with its pattern.
+    pub why: String,
+}
+
 impl Rule {
     /// Refuses a rule whose tool is neither `*` nor one of `known`, suggesting the closest
     /// name (a different case or a typo).
@@ -71,6 +81,39 @@ impl Rule {
             tool: self.tool.clone(),
             hint,
         })
+    }
+
+    /// Refuses a rule whose path pattern does not compile (a `deny` that could never
+    /// match); a `bash` rule's pattern is a command, read by the shell parser.
+    pub fn check_pattern(&self) -> Result<(), BadPatternError> {
+        match &self.pattern {
+            Some(pattern) if self.tool != "bash" => {
+                GlobPattern::new(pattern, GlobOptions::default())
+                    .map(drop)
+                    .map_err(|why| BadPatternError {
+                        rule: format!("{}:{pattern}", self.tool),
+                        why,
+                    })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A rule that allows exactly `subject` for `tool` (an "always" answer kept in a config
+    /// file): a path as a literal glob ([`crate::glob_pattern::literal`]), so a file named
+    /// `*` allows that file only; a `bash` command as the written words its approval key
+    /// holds.
+    pub fn allowing(tool: &str, subject: &str) -> Self {
+        let pattern = match tool {
+            _ if subject.is_empty() => None,
+            "bash" => Some(subject.to_owned()),
+            _ => Some(crate::glob_pattern::literal(subject)),
+        };
+        Self {
+            tool: tool.to_owned(),
+            pattern,
+            action: Action::Allow,
+        }
     }
 
     /// Parses `TOOL` or `TOOL:PATTERN` with the given action.
@@ -113,27 +156,33 @@ impl Rule {
         };
         let Some(subject) = subject else { return false };
         let subject = subject.trim_start_matches("./");
-        Glob::new(pattern)
-            .map(|g| g.compile_matcher().is_match(subject))
-            .unwrap_or(false)
+        GlobPattern::new(pattern, GlobOptions::default()).is_ok_and(|g| g.is_match(subject))
     }
 
-    /// Whether this rule's pattern is a word prefix of one simple command (its words as the
-    /// shell reads them). An `allow` rule matches the words exactly; `deny` and `ask` also
-    /// match the program by name wherever it lives (`/bin/rm` for `rm`), so that a path
-    /// cannot walk around them while an allow for `ls` never lets `./ls` run.
-    pub fn matches_command(&self, words: &[String]) -> bool {
+    /// Whether this rule's pattern is a word prefix of one simple command: `words`, as the
+    /// shell reads them, and `written`, the same words as [`shell::Script::written`] tells
+    /// them apart. An `allow` rule matches the written words exactly, its pattern read as a
+    /// command too (so `rm '*'` allows `rm '*'`, never `rm *`, and `ls` allows `ls *.rs`);
+    /// `deny` and `ask` match the words whatever their quoting, and the program by name
+    /// wherever it lives (`/bin/rm` for `rm`), so that neither quotes nor a path can walk
+    /// around them, while an allow for `ls` never lets `./ls` run.
+    pub fn matches_command(&self, words: &[String], written: &[String]) -> bool {
         let Some(pattern) = &self.pattern else {
             return true;
         };
+        if self.action == Action::Allow {
+            let parsed = shell::Script::parse(pattern);
+            let wanted: Vec<String> = match parsed.written() {
+                [only] if parsed.is_plain() => only.clone(),
+                _ => pattern.split_whitespace().map(str::to_owned).collect(),
+            };
+            return !wanted.is_empty() && written.starts_with(&wanted);
+        }
         let mut wanted = pattern.split_whitespace();
         let (Some(program), Some(first)) = (wanted.next(), words.first()) else {
             return false;
         };
-        let program_matches = first == program
-            || (self.action != Action::Allow
-                && shell::program_name(first) == shell::program_name(program));
-        program_matches
+        (first == program || shell::program_name(first) == shell::program_name(program))
             && wanted
                 .enumerate()
                 .all(|(at, w)| words.get(at + 1).is_some_and(|x| x == w))
@@ -193,30 +242,47 @@ mod tests {
         );
     }
 
-    fn command(text: &str) -> Vec<String> {
-        text.split_whitespace().map(str::to_owned).collect()
+    /// Whether `rule` matches the first simple command of `text`.
+    fn matches(rule: &Rule, text: &str) -> bool {
+        let script = shell::Script::parse(text);
+        rule.matches_command(&script.commands()[0], &script.written()[0])
     }
 
     #[test]
     fn bash_patterns_are_word_prefixes() {
         let rule = Rule::parse("bash:cargo test", Action::Allow).unwrap();
-        assert!(rule.matches_command(&command("cargo test --all")));
-        assert!(rule.matches_command(&command("cargo test")));
-        assert!(!rule.matches_command(&command("cargo testx")));
-        assert!(!rule.matches_command(&command("cargo")));
-        assert!(!rule.matches_command(&command("rm -rf /")));
+        assert!(matches(&rule, "cargo test --all"));
+        assert!(matches(&rule, "cargo test"));
+        assert!(!matches(&rule, "cargo testx"));
+        assert!(!matches(&rule, "cargo"));
+        assert!(!matches(&rule, "rm -rf /"));
         assert!(!rule.matches("write", Some("cargo test")));
     }
 
     #[test]
     fn only_deny_and_ask_match_a_program_by_its_name() {
         let deny = Rule::parse("bash:rm", Action::Deny).unwrap();
-        assert!(deny.matches_command(&command("/bin/rm x")));
-        assert!(deny.matches_command(&command("./rm")));
+        assert!(matches(&deny, "/bin/rm x"));
+        assert!(matches(&deny, "./rm"));
         let allow = Rule::parse("bash:ls", Action::Allow).unwrap();
-        assert!(allow.matches_command(&command("ls -la")));
-        assert!(!allow.matches_command(&command("./ls")));
-        assert!(!allow.matches_command(&command("/tmp/x/ls")));
+        assert!(matches(&allow, "ls -la"));
+        assert!(!matches(&allow, "./ls"));
+        assert!(!matches(&allow, "/tmp/x/ls"));
+    }
+
+    #[test]
+    fn an_allow_rule_tells_quoted_words_from_expanded_ones() {
+        let quoted = Rule::parse("bash:rm '*'", Action::Allow).unwrap();
+        assert!(matches(&quoted, "rm '*'"));
+        assert!(matches(&quoted, "rm \"*\""));
+        assert!(!matches(&quoted, "rm *"));
+        let ls = Rule::parse("bash:ls", Action::Allow).unwrap();
+        assert!(
+            matches(&ls, "ls *.rs"),
+            "a prefix allows any arguments after it"
+        );
+        let deny = Rule::parse("bash:rm *", Action::Deny).unwrap();
+        assert!(matches(&deny, "rm '*'"), "a deny rule sees through quotes");
     }
 
     #[test]

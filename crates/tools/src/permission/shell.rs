@@ -62,6 +62,9 @@ const PLAIN_KINDS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Script {
     commands: Vec<Vec<String>>,
+    /// Each of `commands`' words written so that they name it exactly (see
+    /// [`Self::written`]).
+    written: Vec<Vec<String>>,
     plain: bool,
 }
 
@@ -70,6 +73,7 @@ impl Script {
     pub fn parse(text: &str) -> Self {
         let mut script = Self {
             commands: Vec::new(),
+            written: Vec::new(),
             plain: true,
         };
         script.read(text, 0);
@@ -80,6 +84,15 @@ impl Script {
     /// shell would expand is kept as typed).
     pub fn commands(&self) -> &[Vec<String>] {
         &self.commands
+    }
+
+    /// Each of [`Self::commands`] as words that tell it from every other command: a literal
+    /// word written so that the shell reads it back as it is (`'$(touch x)'`, `'*'`, `-la`;
+    /// [`plain_command`]), and a word the shell would expand (`*.rs`, `~/x`, `$V`) as it was
+    /// typed. So `rm '*'` and `rm *` differ, as do `echo '$(x)'` and `echo $(x)`: an
+    /// approval or an allow rule written from one never covers the other.
+    pub fn written(&self) -> &[Vec<String>] {
+        &self.written
     }
 
     /// Whether [`Self::commands`] is exactly what runs (see the module comment).
@@ -131,23 +144,49 @@ impl Script {
             return;
         }
         let mut words = Vec::new();
+        let mut written = Vec::new();
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
-            match child.kind() {
-                "variable_assignment" | "file_redirect" | "herestring_redirect" | "subshell" => {}
+            let word = match child.kind() {
+                "variable_assignment" | "file_redirect" | "herestring_redirect" | "subshell" => {
+                    continue;
+                }
                 "command_name" => {
                     let name = child.named_child(0).unwrap_or(child);
                     // A name with glob characters could expand to any program.
-                    if text_of(name, source).contains(['*', '?', '[', '{', '~']) {
+                    if expands(name, source) {
                         self.plain = false;
                     }
-                    words.push(self.word(name, source));
+                    name
                 }
-                _ => words.push(self.word(child, source)),
-            }
+                _ => child,
+            };
+            let value = self.word(word, source);
+            written.push(
+                if expands(word, source) || literal(word, source).is_none() {
+                    text_of(word, source).to_owned()
+                } else {
+                    write_word(&value, words.is_empty()).into_owned()
+                },
+            );
+            words.push(value);
         }
         self.inner_commands(&words, depth);
         self.commands.push(words);
+        self.written.push(written);
+    }
+
+    /// Adds a command another one runs (`env rm x`, `find -exec rm`): its words are values,
+    /// written back as literals.
+    fn push_inner(&mut self, words: &[String]) {
+        self.written.push(
+            words
+                .iter()
+                .enumerate()
+                .map(|(at, w)| write_word(w, at == 0).into_owned())
+                .collect(),
+        );
+        self.commands.push(words.to_vec());
     }
 
     /// The literal value of a word, or its text as typed when the shell would expand it.
@@ -168,7 +207,7 @@ impl Script {
             // Which argument starts the wrapped command depends on each wrapper's options:
             // every later start is a candidate, so `sudo -u x env rm` still shows `rm`.
             for start in 1..words.len() {
-                self.commands.push(words[start..].to_vec());
+                self.push_inner(&words[start..]);
             }
         } else if SHELLS.contains(&name) {
             if let Some(at) = words
@@ -189,7 +228,7 @@ impl Script {
             for (at, word) in words.iter().enumerate() {
                 if matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
                     self.plain = false;
-                    self.commands.push(words[at + 1..].to_vec());
+                    self.push_inner(&words[at + 1..]);
                 }
             }
         }
@@ -258,6 +297,52 @@ fn newlines_as_separators(text: &str) -> Option<String> {
 /// The program a command word names: `/bin/rm` and `rm` are both `rm`.
 pub fn program_name(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Characters that make an unquoted word a pattern the shell expands, or a tilde.
+const GLOB_CHARACTERS: [char; 5] = ['*', '?', '[', '{', '~'];
+
+/// Whether the shell would expand the word `node` although it has no substitution: a glob
+/// character or a leading tilde outside quotes, in it or in a bare part of it.
+fn expands(node: Node<'_>, source: &[u8]) -> bool {
+    match node.kind() {
+        "word" => text_of(node, source).contains(GLOB_CHARACTERS),
+        "concatenation" => {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .any(|part| part.kind() == "word" && expands(part, source))
+        }
+        _ => false,
+    }
+}
+
+/// A simple command's literal `words` written so that the shell reads them back as those
+/// words, with no expansion ([`write_word`] each).
+pub fn plain_command(words: &[String]) -> String {
+    let written: Vec<_> = words
+        .iter()
+        .enumerate()
+        .map(|(at, word)| write_word(word, at == 0))
+        .collect();
+    written.join(" ")
+}
+
+/// One literal word written so that the shell reads it back as it is: bare when it holds
+/// only characters no shell gives a meaning there (`-la`, `src/x.rs`, `--jobs=2`), else in
+/// single quotes (`'$(touch x)'`, `'a b'`, `'*'`, `'it'\''s'`, a `first` word `'A=1'`,
+/// which unquoted would be an assignment).
+fn write_word(word: &str, first: bool) -> std::borrow::Cow<'_, str> {
+    let bare = |c: char| {
+        c.is_ascii_alphanumeric()
+            || "-_./:+,@%^".contains(c)
+            || (c == '=' && !first)
+            || !c.is_ascii()
+    };
+    if !word.is_empty() && word.chars().all(bare) {
+        word.into()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''")).into()
+    }
 }
 
 /// The tree of `text`. The parser sees every byte past ASCII as `a`: bash reads such bytes

@@ -1,0 +1,201 @@
+//! What a run leaves behind, and who can read or act on it after: a journal or a
+//! checkpoint readable by another user of the machine, a stored rule wider than what was
+//! approved, a pattern or a frame that takes the process down. Each test is an attack that
+//! once got through, on the real binary.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::support::{
+    Scratch, answer, call, calling, done, single_call, stderr, text, through_shell, tool_output,
+};
+use crate::terminal::{answer_for_good, finish, run_unattended, spawn};
+
+/// Every directory and file under `root` that a user other than the owner could open (any
+/// group or other bit), as `path mode` lines.
+fn open_to_others(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = path.symlink_metadata().unwrap();
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                found.push(format!("{} {mode:o}", path.display()));
+            }
+            if meta.is_dir() {
+                dirs.push(path);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn checkpoints_and_journals_are_the_owners_alone() {
+    let s = Scratch::new();
+    let secret = s.file("secret.env", "TOKEN=hunter2\n");
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling(
+                "e1",
+                "edit",
+                r#"{"path": "secret.env", "old_string": "hunter2", "new_string": "changed"}"#,
+            ),
+            calling("b1", "bash", r#"{"command": "echo MORE=1 >> secret.env"}"#),
+            answer("Done."),
+        ],
+    );
+    let runs = s.outside("runs");
+    // No umask at all: nothing the journal makes may take its bits from it.
+    let out = through_shell(r#"umask 000; exec "$0" "$@""#)
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Change the secret.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let objects: Vec<_> = walk_files(&runs)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("/checkpoints/objects/"))
+        .collect();
+    assert!(
+        objects
+            .iter()
+            .any(|p| std::fs::read(p).unwrap() == b"TOKEN=hunter2\n"),
+        "the checkpoint keeps the file's content before the edit: {objects:?}"
+    );
+    let mode = std::fs::metadata(&runs).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "the runs directory");
+    assert_eq!(open_to_others(&runs), Vec::<String>::new());
+}
+
+/// Every regular file under `root`.
+fn walk_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn always_for_a_quoted_command_never_approves_it_unquoted() {
+    let s = Scratch::new();
+    let mut quoted = call("c1", "bash", r#"{"command": "echo '$(touch X)'"}"#);
+    quoted.push(done("tool_use"));
+    let mut unquoted = call("c2", "bash", r#"{"command": "echo $(touch X)"}"#);
+    unquoted.push(done("tool_use"));
+    let mut globbed = call("c3", "bash", r#"{"command": "echo *"}"#);
+    globbed.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            quoted,
+            unquoted,
+            globbed,
+            vec![text("done"), done("end_turn")],
+        ],
+    );
+    let mut session = spawn(&s, &t, &[], "go");
+    crate::terminal::answer(
+        &mut session,
+        "allow `bash` on `echo '$(touch X)'`?",
+        "a",
+        "no question for the quoted command",
+    );
+    crate::terminal::answer(
+        &mut session,
+        "allow `bash` on `echo $(touch X)`?",
+        "n",
+        "the substitution ran on the quoted command's approval",
+    );
+    crate::terminal::answer(
+        &mut session,
+        "allow `bash` on `echo *`?",
+        "n",
+        "a glob ran on an approval of other words",
+    );
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(!s.ws().join("X").exists());
+}
+
+/// A recording whose model writes `content` to `path`, then answers `ok`.
+fn one_write(s: &Scratch, name: &str, path: &str) -> std::path::PathBuf {
+    let arguments = serde_json::json!({ "path": path, "content": "x\n" }).to_string();
+    let mut first = call("w1", "write", &arguments);
+    first.push(done("tool_use"));
+    s.transcript(name, &[first, vec![text("ok"), done("end_turn")]])
+}
+
+#[test]
+fn a_rule_kept_for_a_file_named_like_a_glob_allows_that_file_only() {
+    let s = Scratch::new();
+    let config_home = s.outside("config");
+    let star = one_write(&s, "star.jsonl", "*");
+    answer_for_good(
+        &star,
+        &s.ws(),
+        &config_home,
+        "p",
+        "allowed from now on, in this workspace",
+    );
+    assert!(s.ws().join("*").is_file());
+    // The same file again runs unasked; any other file is still asked about (6: nobody to
+    // ask), however many braces its name nests.
+    assert_eq!(run_unattended(&star, &s.ws(), &config_home), Some(0));
+    let other = one_write(&s, "other.jsonl", "secret.env");
+    assert_eq!(run_unattended(&other, &s.ws(), &config_home), Some(6));
+    assert!(!s.ws().join("secret.env").exists());
+    let braces = format!("{}{}", "{".repeat(120), "}".repeat(120));
+    let nested = one_write(&s, "nested.jsonl", &braces);
+    answer_for_good(
+        &nested,
+        &s.ws(),
+        &config_home,
+        "p",
+        "allowed from now on, in this workspace",
+    );
+    assert_eq!(run_unattended(&nested, &s.ws(), &config_home), Some(0));
+    assert_eq!(run_unattended(&other, &s.ws(), &config_home), Some(6));
+}
+
+#[test]
+fn a_glob_that_nests_too_deep_is_an_error_never_a_crash() {
+    let s = Scratch::new();
+    s.file("a.txt", "needle\n");
+    let bomb = format!("{}a{}", "{".repeat(400), "}".repeat(400));
+    let glob = serde_json::json!({ "pattern": bomb }).to_string();
+    let item = single_call(&s, "glob", &glob, &[]);
+    assert_eq!(item["status"], "failed", "{item}");
+    assert!(tool_output(&item).contains("400 deep"), "{item}");
+    let grep = serde_json::json!({ "pattern": "needle", "glob": bomb }).to_string();
+    let item = single_call(&s, "grep", &grep, &[]);
+    assert_eq!(item["status"], "failed", "{item}");
+    assert!(tool_output(&item).contains("400 deep"), "{item}");
+    // The same pattern in a permission rule is refused before anything runs.
+    let t = s.transcript("t.jsonl", &[answer("hi")]);
+    let out = s.run(&t, &["--deny", &format!("read:{bomb}")], "go");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad pattern") && err.contains("400 deep"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
