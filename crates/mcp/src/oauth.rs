@@ -207,7 +207,7 @@ pub async fn sign_in(
     let session = tokio::time::timeout(EXCHANGE_TIMEOUT, discovery)
         .await
         .map_err(|_| OAuthError::Timeout(EXCHANGE_TIMEOUT))??;
-    open(session.get_authorization_url());
+    open(&sign_in_page(session.get_authorization_url())?);
     let path = tokio::time::timeout(timeout, one_callback(&listener))
         .await
         .map_err(|_| OAuthError::Timeout(timeout))??;
@@ -220,6 +220,34 @@ pub async fn sign_in(
     .await
     .map_err(|_| OAuthError::Timeout(EXCHANGE_TIMEOUT))??;
     Ok(())
+}
+
+/// The sign-in page the server's metadata names, if a browser may be sent there: an
+/// `https:` address, or `http:` on this machine (a test server). Anything else — a
+/// `vscode://`, `file:` or `javascript:` address that an opener would hand to another
+/// program — is refused. The address comes back parsed, percent-encoded where it was not:
+/// no character in it can drive a terminal.
+fn sign_in_page(address: &str) -> Result<String, OAuthError> {
+    let refused = |why: &str| {
+        OAuthError::Flow(format!(
+            "the server's sign-in page {why}; it is not opened: {}",
+            address.escape_debug()
+        ))
+    };
+    let url = reqwest_mcp::Url::parse(address).map_err(|e| refused(&format!("is no address ({e})")))?;
+    let host = url.host_str().unwrap_or_default();
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    match url.scheme() {
+        "https" if !host.is_empty() => Ok(url.into()),
+        "http" if local => Ok(url.into()),
+        "http" => Err(refused("is plain http to another machine")),
+        scheme => Err(refused(&format!("is a `{scheme}:` address, not https"))),
+    }
 }
 
 /// The server's `WWW-Authenticate` challenge to a request without a token, which names its
@@ -383,6 +411,30 @@ pub async fn authorization(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_browser_is_sent_only_to_an_https_page_or_one_on_this_machine() {
+        for fine in [
+            "https://auth.example.com/authorize?x=1",
+            "http://127.0.0.1:8080/authorize",
+            "http://localhost/authorize",
+            "http://[::1]:9/a",
+        ] {
+            assert!(sign_in_page(fine).is_ok(), "{fine}");
+        }
+        for (hostile, said) in [
+            ("vscode://evil/open?x", "a `vscode:` address"),
+            ("file:///etc/passwd", "a `file:` address"),
+            ("javascript:alert(1)", "a `javascript:` address"),
+            ("http://attacker.example/authorize", "plain http to another machine"),
+            ("not a url", "is no address"),
+        ] {
+            let err = sign_in_page(hostile).unwrap_err().to_string();
+            assert!(err.contains(said), "{hostile}: {err}");
+        }
+        let shown = sign_in_page("https://a.example/\x1b]52;c;x\x07").unwrap();
+        assert!(!shown.contains('\x1b'), "{shown}");
+    }
 
     #[test]
     fn only_an_issuer_on_the_servers_own_origin_found_at_its_root_is_let_through() {
