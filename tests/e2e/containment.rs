@@ -199,3 +199,59 @@ fn a_glob_that_nests_too_deep_is_an_error_never_a_crash() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The most memory `pid` has held (`VmHWM`), in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn an_editors_endless_frame_is_dropped_as_it_comes_and_answered_with_a_parse_error() {
+    use std::io::{BufRead, Write};
+    let s = Scratch::new();
+    let mut agent = crate::support::command()
+        .arg("acp")
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to = agent.stdin.take().unwrap();
+    let mut from = std::io::BufReader::new(agent.stdout.take().unwrap());
+    // 256 MiB with no newline, a MiB at a time, then its end and a real request.
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..256 {
+        to.write_all(&chunk).unwrap();
+    }
+    let peak = peak_kib(agent.id());
+    writeln!(to).unwrap();
+    writeln!(
+        to,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1,"clientCapabilities":{{}}}}}}"#
+    )
+    .unwrap();
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let mut line = String::new();
+        from.read_line(&mut line).unwrap();
+        answers.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    }
+    assert_eq!(answers[0]["error"]["code"], -32700, "{:?}", answers[0]);
+    assert_eq!(
+        answers[1]["result"]["protocolVersion"], 1,
+        "{:?}",
+        answers[1]
+    );
+    assert!(
+        peak < 128 * 1024,
+        "held {peak} KiB while 256 MiB of one frame arrived"
+    );
+    drop(to);
+    assert!(agent.wait().unwrap().success());
+}

@@ -9,6 +9,7 @@
 mod commands;
 mod content;
 mod files;
+mod frames;
 mod modes;
 mod options;
 mod permission;

@@ -17,7 +17,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Error, Stdio};
+use agent_client_protocol::{Agent, Client, Error};
 use wonopcode_journal::Runs;
 
 use crate::modes::Mode;
@@ -187,7 +187,10 @@ pub async fn serve_stdio(serving: Serving) -> Result<(), String> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(agent_client_protocol::Lines::new(
+            Box::pin(crate::frames::outgoing(tokio::io::stdout())),
+            Box::pin(crate::frames::incoming(tokio::io::stdin())),
+        ))
         .await
         .map_err(|e| e.to_string());
     sessions.end_all().await;

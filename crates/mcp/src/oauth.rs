@@ -234,7 +234,8 @@ fn sign_in_page(address: &str) -> Result<String, OAuthError> {
             address.escape_debug()
         ))
     };
-    let url = reqwest_mcp::Url::parse(address).map_err(|e| refused(&format!("is no address ({e})")))?;
+    let url =
+        reqwest_mcp::Url::parse(address).map_err(|e| refused(&format!("is no address ({e})")))?;
     let host = url.host_str().unwrap_or_default();
     let local = host.eq_ignore_ascii_case("localhost")
         || host
@@ -426,7 +427,10 @@ mod tests {
             ("vscode://evil/open?x", "a `vscode:` address"),
             ("file:///etc/passwd", "a `file:` address"),
             ("javascript:alert(1)", "a `javascript:` address"),
-            ("http://attacker.example/authorize", "plain http to another machine"),
+            (
+                "http://attacker.example/authorize",
+                "plain http to another machine",
+            ),
             ("not a url", "is no address"),
         ] {
             let err = sign_in_page(hostile).unwrap_err().to_string();
