@@ -28,7 +28,7 @@ fn sandbox_config(s: &Scratch, lines: &str) -> String {
 /// Runs one response holding a `bash` call per command (then a final answer) under
 /// `sandbox_config(sandbox)`, with `extra` flags and `env`; the run's output and the calls'
 /// items, in order.
-fn run_commands(
+pub(crate) fn run_commands(
     s: &Scratch,
     commands: &[&str],
     sandbox: &str,

@@ -22,6 +22,7 @@ compile_error!(
 );
 
 mod denial;
+mod git_hooks;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]
@@ -44,7 +45,7 @@ pub use policy::{
     hidden_candidates,
 };
 pub use process_spec::ProcessSpec;
-pub use protected::{Absent, MovedAside, PROTECTED, protected_in};
+pub use protected::{AUTO_RUN_IN_HOME, Absent, MovedAside, PROTECTED, protected_in};
 pub use sandbox::Sandbox;
 
 /// Why a sandbox could not be set up.

@@ -1,6 +1,10 @@
-//! The names in a workspace whose contents make something run the next time a tool starts
-//! there: `.git` (its hooks, `core.fsmonitor`), `.claude` (Claude Code's and wonopcode's
-//! hooks and agents), `.wonopcode`, `.codex`, `.mcp.json`. They are kept from what a model
+//! What runs later, outside the sandbox, when the person goes on working: the names in a
+//! workspace whose contents make something run the next time a tool starts there
+//! ([`PROTECTED`]: `.git` with its hooks and `core.fsmonitor`, Claude Code's, Codex's and
+//! wonopcode's settings, the hook managers' directories and files, direnv's `.envrc`, an
+//! editor's `.vscode`), the directory git's `core.hooksPath` names ([`crate::git_hooks`]),
+//! and, where a writable root holds the home directory, the shell's start-up files and the
+//! other places that run at a login ([`AUTO_RUN_IN_HOME`]). They are kept from what a model
 //! drives three ways, unless a `write` grant names them:
 //!
 //! - where one exists at the workspace's top, commands get it read-only (a read-only mount
@@ -30,8 +34,67 @@ use std::time::{Duration, SystemTime};
 
 use crate::{SandboxMode, SandboxPolicy};
 
-/// The protected names (see the module's documentation).
-pub const PROTECTED: &[&str] = &[".git", ".claude", ".wonopcode", ".codex", ".mcp.json"];
+/// The protected names (see the module's documentation), at any depth of a workspace: what
+/// each holds runs later, unconfined.
+pub const PROTECTED: &[&str] = &[
+    // git: hooks, `core.fsmonitor`, `core.hooksPath`, filters, aliases.
+    ".git",
+    // Agents' settings: hooks, MCP servers, agents.
+    ".claude",
+    ".wonopcode",
+    ".codex",
+    ".mcp.json",
+    // Hook managers: husky's and plain hook directories (`core.hooksPath` names them),
+    // lefthook's and pre-commit's configs, whose commands the installed hooks run.
+    ".husky",
+    ".githooks",
+    ".lefthook",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    ".pre-commit-config.yaml",
+    // direnv runs `.envrc` on `cd`; an editor runs `.vscode/tasks.json`'s `folderOpen`
+    // tasks and the shells its settings name.
+    ".envrc",
+    ".vscode",
+];
+
+/// Under the home directory, what a shell, git or a desktop session runs or reads as code
+/// at its next start: kept like [`PROTECTED`] where a writable root holds the home (the
+/// home as the workspace, or under `/tmp`).
+pub const AUTO_RUN_IN_HOME: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".inputrc",
+    ".config/fish",
+    ".gitconfig",
+    ".config/git",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    // On `PATH` before the system's directories in the usual start-up files: a program
+    // planted here would stand in for `git` or `ls`.
+    "bin",
+    ".local/bin",
+];
 
 /// The user's own settings that make something run or widen what runs — wonopcode's config
 /// (MCP servers, permission rules), Claude Code's and Codex's settings, hooks and agents —
@@ -78,6 +141,38 @@ pub(crate) fn user_settings(
 
 /// What is added to a made protected name when it is moved aside.
 const ASIDE: &str = "wonopcode-blocked";
+
+/// Every protected path that is not below the top of a workspace: [`at_tops`], the hooks
+/// directory git's `core.hooksPath` names, and [`AUTO_RUN_IN_HOME`] under `home`, each
+/// where it lies inside a root commands may write and no `write` grant names it. The ones
+/// that exist are read-only to commands; one made during a command is moved aside.
+pub(crate) fn tops(workspace: &Path, policy: &SandboxPolicy, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut tops = at_tops(workspace, policy);
+    if policy.mode != SandboxMode::WorkspaceWrite {
+        return tops;
+    }
+    let writable = policy.writable_roots(workspace);
+    let mut elsewhere: Vec<PathBuf> = crate::git_hooks::hooks_dir(workspace)
+        .into_iter()
+        .chain(
+            home.into_iter()
+                .flat_map(|home| AUTO_RUN_IN_HOME.iter().map(|r| home.join(r))),
+        )
+        .collect();
+    elsewhere.retain(|path| {
+        writable.iter().any(|root| path.starts_with(root))
+            && !policy.granted_write(path, workspace)
+            // A workspace inside one (`~/bin` opened on purpose) stays the person's to edit.
+            && !workspace.starts_with(path)
+            && protected_in(path.strip_prefix(workspace).unwrap_or(Path::new(""))).is_none()
+    });
+    for path in elsewhere {
+        if !tops.contains(&path) {
+            tops.push(path);
+        }
+    }
+    tops
+}
 
 /// The protected names at the top of each root commands may write under `policy` (the
 /// workspace, the shared temp dirs: a `/tmp/.git` is found by git anywhere below `/tmp`),
@@ -159,8 +254,7 @@ pub(crate) struct Nested {
     workspace: PathBuf,
     /// Paths a `write` grant names: neither walked nor checked.
     granted: Vec<PathBuf>,
-    /// The protected names at the top of the workspace and the other writable roots
-    /// ([`at_tops`]), worked out once.
+    /// The protected paths not below the workspace's top ([`tops`]), worked out once.
     pub(crate) tops: Vec<PathBuf>,
     /// `None` until the first command's walk.
     known: parking_lot::Mutex<Option<BTreeSet<PathBuf>>>,
@@ -171,12 +265,13 @@ pub(crate) struct Nested {
 const CLOCK_SLACK: Duration = Duration::from_secs(1);
 
 impl Nested {
-    /// The index of `workspace` (canonical) under `policy`.
-    pub(crate) fn new(workspace: &Path, policy: &SandboxPolicy) -> Self {
+    /// The index of `workspace` (canonical) under `policy`, `home` (canonical) holding the
+    /// user's start-up files.
+    pub(crate) fn new(workspace: &Path, policy: &SandboxPolicy, home: Option<&Path>) -> Self {
         Self {
             workspace: workspace.to_path_buf(),
             granted: policy.write_grants(workspace),
-            tops: at_tops(workspace, policy),
+            tops: tops(workspace, policy, home),
             known: parking_lot::Mutex::new(None),
         }
     }
@@ -190,6 +285,14 @@ impl Nested {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// The protected path of [`Self::tops`] that holds `path` (canonical), if any.
+    pub(crate) fn top_holding(&self, path: &Path) -> Option<&Path> {
+        self.tops
+            .iter()
+            .find(|top| path.starts_with(top))
+            .map(PathBuf::as_path)
     }
 
     /// After a command prepared at `started`: walks the workspace, moves aside each
@@ -285,7 +388,7 @@ impl std::fmt::Display for MovedAside {
         };
         write!(
             f,
-            "`{}` was made{place}, which commands may not do (what it holds would run the next time git, Claude Code or wonopcode starts here; a `write` grant naming it allows it): ",
+            "`{}` was made{place}, which commands may not do (what it holds would run later, outside the sandbox: the next time git, a shell, an editor, Claude Code or wonopcode starts here; a `write` grant naming it allows it): ",
             self.shown
         )?;
         match &self.now {
@@ -348,7 +451,7 @@ mod tests {
         std::fs::create_dir(ws.join(".claude")).unwrap();
         std::fs::write(ws.join(".git.wonopcode-blocked"), "an earlier one").unwrap();
         let policy = SandboxPolicy::default();
-        let nested = Arc::new(Nested::new(&ws, &policy));
+        let nested = Arc::new(Nested::new(&ws, &policy, None));
         let absent = Absent::of(&ws, &policy, nested);
         std::fs::create_dir(ws.join(".git")).unwrap();
         std::fs::write(ws.join(".git/config"), "[core]\nfsmonitor = evil").unwrap();
@@ -388,7 +491,7 @@ mod tests {
             write: vec![ws.join("granted")],
             ..SandboxPolicy::default()
         };
-        let nested = Nested::new(&ws, &policy);
+        let nested = Nested::new(&ws, &policy, None);
         assert_eq!(nested.existing(), [ws.join("sub/vendor/.git")]);
 
         // What a command that has just started made, at any depth.

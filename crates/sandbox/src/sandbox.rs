@@ -128,15 +128,29 @@ impl Sandbox {
         Ok(Absent::of(&workspace, &self.run.policy, nested))
     }
 
-    /// The protected name a file tool's write to `path` (canonical, inside `workspace`)
-    /// would change, when no grant names it: such a write needs the person at the
-    /// terminal, as a command the sandbox stopped does. `None` under `full-access`.
-    pub fn guards_write(&self, path: &Path, workspace: &Path) -> Option<&'static str> {
+    /// The protected path a file tool's write to `path` (canonical, inside `workspace`)
+    /// would change, when no grant names it — a protected name (`.git`), the hooks
+    /// directory `core.hooksPath` names, a start-up file of a home inside the workspace:
+    /// such a write needs the person at the terminal, as a command the sandbox stopped does.
+    /// `None` under `full-access`.
+    pub fn guards_write(&self, path: &Path, workspace: &Path) -> Option<String> {
         if self.mode() == SandboxMode::FullAccess || self.run.policy.granted_write(path, workspace)
         {
             return None;
         }
-        protected_in(path.strip_prefix(workspace).ok()?)
+        let relative = path.strip_prefix(workspace).ok()?;
+        if let Some(name) = protected_in(relative) {
+            return Some(name.to_owned());
+        }
+        let workspace = canonical(workspace).ok()?;
+        let nested = self.backend.nested(&self.run, &workspace).ok()?;
+        let top = nested.top_holding(path)?;
+        Some(
+            top.strip_prefix(&workspace)
+                .unwrap_or(top)
+                .display()
+                .to_string(),
+        )
     }
 }
 

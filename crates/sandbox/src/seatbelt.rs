@@ -72,7 +72,7 @@ impl SeatbeltRules {
         writable.extend(temp.and_then(|t| t.canonicalize().ok()));
         writable.sort();
         writable.dedup();
-        let mut read_only = crate::protected::at_tops(workspace, policy);
+        let mut read_only = crate::protected::tops(workspace, policy, home);
         if policy.mode == SandboxMode::WorkspaceWrite {
             read_only.extend(nested.iter().cloned());
         }

@@ -41,7 +41,7 @@ impl ProtectedWrites {
         };
         let shown = display(&env.workspace_root, path);
         let blocked = format!(
-            "`{shown}` is in `{name}`, which can make git, Claude Code or wonopcode run commands the next time they start here"
+            "`{shown}` is in `{name}`, which can make git, a shell, an editor, Claude Code or wonopcode run commands later, outside the sandbox"
         );
         let approved = match &env.gate {
             Some(gate) => gate.escalate(tool, &shown, &blocked).await,

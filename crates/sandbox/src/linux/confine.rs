@@ -265,7 +265,7 @@ impl Backend {
             covered: self.support.user_namespaces,
             ports: ports.as_deref(),
         })?;
-        let nested = Nested::new(workspace, &run.policy);
+        let nested = Nested::new(workspace, &run.policy, run.home.as_deref());
         let built = Arc::new(Prepared {
             writable,
             hidden,

@@ -84,7 +84,7 @@ impl Backend {
             .nested
             .lock()
             .entry(workspace.to_path_buf())
-            .or_insert_with(|| Arc::new(Nested::new(workspace, &run.policy)))
+            .or_insert_with(|| Arc::new(Nested::new(workspace, &run.policy, run.home.as_deref())))
             .clone())
     }
 }
