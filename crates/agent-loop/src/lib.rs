@@ -32,6 +32,7 @@ pub mod repeated_result;
 pub mod response;
 pub mod result;
 pub mod run;
+pub mod shown;
 pub mod standard;
 pub mod steering;
 pub mod tool;

@@ -16,7 +16,7 @@ use wonopcode_wasm_host::{CachePolicy, Component};
 
 use crate::args::{LoopSearchArgs, LoopType, LoopsAction, LoopsArgs, PromptArgs, RunArgs};
 use crate::exit;
-use crate::render::clip;
+use crate::render::{clip, one_line};
 use crate::session::usage;
 use wonopcode_session::LoopChoice;
 use wonopcode_session::config;
@@ -273,13 +273,16 @@ pub async fn list(search: &Search<'_>, json: bool, verbose: bool) -> anyhow::Res
         shadows,
     } in listed
     {
+        // A repository's agent names its own name, version and description: shown, never
+        // acted on by the terminal.
+        let shown = |text: &str| one_line(text).into_owned();
         rows.push(Row {
-            name: entry.name.clone(),
+            name: shown(&entry.name),
             source: entry.source.label(),
             kind: kind(&entry.location),
             location: file_of(&entry.location),
-            version: entry.version.clone().unwrap_or_else(|| "-".to_owned()),
-            description: entry.description.clone().unwrap_or_default(),
+            version: shown(entry.version.as_deref().unwrap_or("-")),
+            description: shown(entry.description.as_deref().unwrap_or_default()),
             metadata: metadata.clone(),
             shadowed_by: None,
         });
@@ -291,7 +294,7 @@ pub async fn list(search: &Search<'_>, json: bool, verbose: bool) -> anyhow::Res
                 "metadata": shadow_metadata,
             }));
             rows.push(Row {
-                name: entry.name.clone(),
+                name: shown(&entry.name),
                 source: shadow.source.label(),
                 kind: kind(&shadow.location),
                 location: file_of(&shadow.location),
@@ -376,7 +379,12 @@ fn print_short(rows: &[Row]) {
     let room = width.saturating_sub(widths.iter().map(|w| w + 2).sum());
     let paths: Vec<String> = rows
         .iter()
-        .map(|r| r.location.as_deref().map(short_path).unwrap_or_default())
+        .map(|r| {
+            r.location
+                .as_deref()
+                .map(|p| one_line(&short_path(p)).into_owned())
+                .unwrap_or_default()
+        })
         .collect();
     let longest = |texts: &mut dyn Iterator<Item = usize>| texts.max().unwrap_or(0);
     let path_width = longest(&mut paths.iter().map(|p| p.chars().count())).min(room / 3);
@@ -460,7 +468,7 @@ fn print_verbose(rows: &[Row]) {
                 status,
                 row.location
                     .as_deref()
-                    .map(|p| p.display().to_string())
+                    .map(|p| one_line(&p.display().to_string()).into_owned())
                     .unwrap_or_else(|| "-".to_owned()),
                 row.description.clone(),
             ]
@@ -618,10 +626,17 @@ fn print_report(
                     Ok(answer) => ("answered", answer),
                     Err(error) => ("refused ", error),
                 };
-                println!("  {mark}  {:<14}  {}", t.tool, one_line(detail));
+                println!(
+                    "  {mark}  {:<14}  {}",
+                    one_line(&t.tool),
+                    first_line(detail)
+                );
             }
         }
-        Some(Err(error)) => println!("custom tools: cannot start the guest: {}", one_line(error)),
+        Some(Err(error)) => println!(
+            "custom tools: cannot start the guest: {}",
+            first_line(error)
+        ),
         None => {}
     }
 }
@@ -670,7 +685,7 @@ fn grants_text(grants: &ModuleGrants) -> String {
     parts.join("; ")
 }
 
-/// The first line of `text`, cut to 100 characters.
-fn one_line(text: &str) -> String {
-    clip(text.lines().next().unwrap_or_default(), 100)
+/// The first line of `text` (a guest's), shown safely and cut to 100 characters.
+fn first_line(text: &str) -> String {
+    clip(&one_line(text.lines().next().unwrap_or_default()), 100)
 }

@@ -10,6 +10,7 @@ use wonopcode_session::history::History;
 
 use crate::args::{RunsAction, RunsArgs};
 use crate::exit;
+use crate::render::one_line;
 use crate::session::usage;
 
 /// Runs the action; the exit code.
@@ -79,9 +80,9 @@ fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {
             meta.id,
             status.as_str().unwrap_or_default(),
             meta.started.get(..19).unwrap_or(&meta.started),
-            meta.loop_name,
-            meta.model,
-            meta.prompt.as_deref().unwrap_or("")
+            one_line(&meta.loop_name),
+            one_line(&meta.model),
+            one_line(meta.prompt.as_deref().unwrap_or(""))
         );
     }
     Ok(exit::SUCCESS)
@@ -100,7 +101,7 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
     let meta = run.meta()?;
     let status = serde_json::to_value(meta.current_status())?;
     println!("run {}  {}", meta.id, status.as_str().unwrap_or_default());
-    println!("  workspace  {}", meta.workspace);
+    println!("  workspace  {}", one_line(&meta.workspace));
     println!(
         "  started    {}{}",
         meta.started,
@@ -109,15 +110,19 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
             .map(|e| format!("  ended {e}"))
             .unwrap_or_default()
     );
-    println!("  loop       {}  model {}", meta.loop_name, meta.model);
+    println!(
+        "  loop       {}  model {}",
+        one_line(&meta.loop_name),
+        one_line(&meta.model)
+    );
     if let Some(prompt) = &meta.prompt {
-        println!("  prompt     {prompt}");
+        println!("  prompt     {}", one_line(prompt));
     }
     if let Some(resumed) = &meta.resumes {
-        println!("  resumes    {resumed}");
+        println!("  resumes    {}", one_line(resumed));
     }
     if let Some(origin) = &meta.origin {
-        println!("  fork of    {origin}");
+        println!("  fork of    {}", one_line(origin));
     }
     // A context that never ended: going on, to resume, or left as it was.
     let unended = match meta.current_status() {
@@ -158,11 +163,14 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
     println!("  contexts:");
     for (path, context) in &contexts {
         println!(
-            "    {path:<8} {:<14} {} response(s)  {} tool call(s)  {}",
-            context
-                .module
-                .as_deref()
-                .unwrap_or(if path == "0" { "(root)" } else { "" }),
+            "    {:<8} {:<14} {} response(s)  {} tool call(s)  {}",
+            one_line(path),
+            one_line(
+                context
+                    .module
+                    .as_deref()
+                    .unwrap_or(if path == "0" { "(root)" } else { "" })
+            ),
             context.responses,
             context.tool_calls,
             context.status.as_deref().unwrap_or(unended)

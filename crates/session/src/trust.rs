@@ -127,12 +127,13 @@ fn hook_lines(hooks: &Value, file: &str) -> Vec<String> {
     };
     let mut lines = Vec::new();
     for (event, groups) in events {
+        let event = one_line(event);
         for group in groups.as_array().into_iter().flatten() {
             let matcher = group
                 .get("matcher")
                 .and_then(Value::as_str)
                 .filter(|m| !m.is_empty())
-                .map(|m| format!(" [{m}]"))
+                .map(|m| format!(" [{}]", one_line(m)))
                 .unwrap_or_default();
             for hook in group
                 .get("hooks")
@@ -148,7 +149,7 @@ fn hook_lines(hooks: &Value, file: &str) -> Vec<String> {
                     (None, Some(component)) => {
                         let grants = hook
                             .get("grants")
-                            .map(|g| format!(" with grants {g}"))
+                            .map(|g| format!(" with grants {}", one_line(&g.to_string())))
                             .unwrap_or_default();
                         format!("loads component `{}`{grants}", one_line(component))
                     }
@@ -204,9 +205,12 @@ fn agent_lines(path: &Path, relative: &Path) -> Vec<String> {
         };
         let sandbox = server
             .get("sandbox")
-            .map(|s| format!(", asks for sandbox {s}"))
+            .map(|s| format!(", asks for sandbox {}", one_line(&s.to_string())))
             .unwrap_or_default();
-        lines.push(format!("MCP server `{name}` {what}{sandbox} ({file})"));
+        lines.push(format!(
+            "MCP server `{}` {what}{sandbox} ({file})",
+            one_line(name)
+        ));
     }
     if let Some(hooks) = &tools.hooks {
         lines.extend(hook_lines(&hooks.table, &file));
@@ -214,13 +218,11 @@ fn agent_lines(path: &Path, relative: &Path) -> Vec<String> {
     lines
 }
 
-/// `text` on one line, with control characters shown as escapes and at most 200 characters.
+/// `text` on one line, whole (a person says yes to all of it: the terminal wraps a long
+/// one, nothing is cut), with control, bidirectional and zero-width characters shown as
+/// escapes ([`wonopcode_agent_loop::shown::one_line`]).
 pub fn one_line(text: &str) -> String {
-    let escaped: String = text.chars().flat_map(char::escape_debug).collect();
-    match escaped.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &escaped[..at]),
-        None => escaped,
-    }
+    wonopcode_agent_loop::shown::one_line(text).into_owned()
 }
 
 /// What the trust file says of a workspace.

@@ -113,7 +113,11 @@ impl Cli {
                 eprintln!("running: {}", self.session.loop_name());
                 eprintln!("named loops (/loop NAME):");
                 for (name, description) in self.session.named_loops() {
-                    eprintln!("  {name:<18} {}", description.as_deref().unwrap_or(""));
+                    eprintln!(
+                        "  {:<18} {}",
+                        one_line(&name),
+                        one_line(description.as_deref().unwrap_or(""))
+                    );
                 }
             }
             SlashCommand::Loop(Some(name)) => match self.session.switch_loop(&name).await {
