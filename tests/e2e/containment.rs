@@ -474,7 +474,10 @@ fn nothing_a_repository_or_a_stored_prompt_holds_reaches_the_terminal_raw() {
         ("trust --show", wonopcode(&["trust", "--show", &ws])),
         ("a run", wonopcode(&["--replay", &t, &prompt])),
         ("loops list", wonopcode(&["loops", "list", "-C", &ws])),
-        ("loops list -v", wonopcode(&["loops", "list", "-v", "-C", &ws])),
+        (
+            "loops list -v",
+            wonopcode(&["loops", "list", "-v", "-C", &ws]),
+        ),
         ("runs list", wonopcode(&["runs", "list"])),
     ];
     let id = std::fs::read_dir(&runs)
@@ -498,4 +501,85 @@ fn nothing_a_repository_or_a_stored_prompt_holds_reaches_the_terminal_raw() {
     assert!(listed.contains("Helps.\\u{1b}"), "{listed}");
     let (_, runs_list) = &seen[4].1;
     assert!(runs_list.contains("look\\u{1b}"), "{runs_list}");
+}
+
+#[test]
+fn a_file_hard_linked_from_a_package_cache_is_never_written_through() {
+    let s = Scratch::new();
+    // uv's and pnpm's layout: the workspace's copy is the cache's inode.
+    let cache = s.outside("cache/uv/pkg/__init__.py");
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    std::fs::write(&cache, "VERSION = 1\n").unwrap();
+    let linked = s.ws().join(".venv/lib/pkg/__init__.py");
+    std::fs::create_dir_all(linked.parent().unwrap()).unwrap();
+    std::fs::hard_link(&cache, &linked).unwrap();
+    let path = ".venv/lib/pkg/__init__.py";
+    for (tool, args) in [
+        (
+            "write",
+            serde_json::json!({"path": path, "content": "import os\n"}),
+        ),
+        (
+            "edit",
+            serde_json::json!({"path": path, "old_string": "1", "new_string": "2"}),
+        ),
+    ] {
+        let item = single_call(&s, tool, &args.to_string(), &["--yes"]);
+        assert_eq!(item["status"], "failed", "{tool}: {item}");
+        assert!(tool_output(&item).contains("hard links"), "{tool}: {item}");
+        assert_eq!(
+            std::fs::read_to_string(&cache).unwrap(),
+            "VERSION = 1\n",
+            "{tool}"
+        );
+    }
+    // A patch replaces the workspace's file with a new one: the cache keeps its own.
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {path}\n@@\n-VERSION = 1\n+VERSION = 3\n*** End Patch"
+    );
+    let item = single_call(
+        &s,
+        "apply_patch",
+        &serde_json::json!({ "input": patch }).to_string(),
+        &["--yes"],
+    );
+    assert_eq!(item["status"], "completed", "{item}");
+    assert_eq!(std::fs::read_to_string(&linked).unwrap(), "VERSION = 3\n");
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), "VERSION = 1\n");
+}
+
+#[test]
+fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
+    let s = Scratch::new();
+    s.file("a.txt", "before\n");
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("w1", "write", r#"{"path": "a.txt", "content": "after\n"}"#),
+            answer("Done."),
+        ],
+    );
+    let runs = s.outside("runs");
+    let out = crate::support::command()
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Change a.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Since the run, `a.txt` became a hard link of a file elsewhere.
+    let elsewhere = s.outside("elsewhere.txt");
+    std::fs::write(&elsewhere, "after\n").unwrap();
+    std::fs::remove_file(s.ws().join("a.txt")).unwrap();
+    std::fs::hard_link(&elsewhere, s.ws().join("a.txt")).unwrap();
+    let (code, _, err) = crate::rewind::wonopcode_in(&s, &["undo", "-C", s.ws().to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("a.txt")).unwrap(),
+        "before\n"
+    );
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "after\n");
 }

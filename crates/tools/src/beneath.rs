@@ -29,7 +29,10 @@ const DIRECTORY: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
 pub enum Access {
     /// Reading (non-blocking, so a FIFO does not hang the open).
     Read,
-    /// Writing from the start, made when missing (mode 0644 less the umask).
+    /// Writing from the start, made when missing (mode 0644 less the umask). A file with
+    /// more than one hard link is refused, before anything of it is changed: uv and pnpm
+    /// link packages from their caches into `.venv` and `node_modules`, and a write into
+    /// one would change the cache, and every project that links it, outside the workspace.
     Replace,
 }
 
@@ -37,12 +40,26 @@ pub enum Access {
 pub fn open(root: &Path, path: &Path, access: Access) -> io::Result<File> {
     let (flags, mode) = match access {
         Access::Read => (OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()),
+        // Truncated only once its links are counted.
         Access::Replace => (
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NONBLOCK,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK,
             Mode::from_raw_mode(0o644),
         ),
     };
     let fd = open_beneath(root, relative(root, path)?, flags | OFlags::NOCTTY, mode)?;
+    if access == Access::Replace {
+        let stat = rustix::fs::fstat(&fd)?;
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(io::Error::other("not a regular file"));
+        }
+        let links = stat.st_nlink;
+        if links > 1 {
+            return Err(io::Error::other(format!(
+                "it has {links} hard links, and a write would change the same file wherever else it is linked (a package cache); copy it to a file of its own first"
+            )));
+        }
+        rustix::fs::ftruncate(&fd, 0)?;
+    }
     Ok(File::from(fd))
 }
 

@@ -124,12 +124,7 @@ impl Rewind {
                         std::fs::create_dir_all(parent)
                             .map_err(|e| JournalError::io(parent, &e))?;
                     }
-                    std::fs::write(&target, bytes).map_err(|e| JournalError::io(&target, &e))?;
-                    if let Some(mode) = mode {
-                        use std::os::unix::fs::PermissionsExt;
-                        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(*mode))
-                            .map_err(|e| JournalError::io(&target, &e))?;
-                    }
+                    replace(&target, &bytes, *mode).map_err(|e| JournalError::io(&target, &e))?;
                 }
                 None => match std::fs::remove_file(&target) {
                     Ok(()) => {}
@@ -212,6 +207,39 @@ fn in_context(context: &str, of: &str) -> bool {
 /// The hash of the file at `path` now; `None` when there is none.
 fn current_hash(path: &Path) -> Option<String> {
     std::fs::read(path).ok().map(|bytes| content_name(&bytes))
+}
+
+/// Puts `bytes` at `target` as a new file renamed over the old one, never written into the
+/// old one's inode: a file hard-linked from elsewhere (a package cache) keeps its content
+/// there. The new file gets `mode`, else the old one's, else `0644`.
+fn replace(target: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mode = mode
+        .or_else(|| {
+            target
+                .symlink_metadata()
+                .ok()
+                .map(|m| m.permissions().mode())
+        })
+        .unwrap_or(0o644)
+        & 0o7777;
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let partial = target.with_file_name(format!(".{name}.wonopcode-rewind-{}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&partial)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))
+        })
+        .and_then(|()| std::fs::rename(&partial, target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 #[cfg(test)]
