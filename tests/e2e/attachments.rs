@@ -234,3 +234,43 @@ fn a_fork_gives_the_prompt_again_with_its_image() {
         sent_blocks(&first, 0)[0]["source"]["data"]
     );
 }
+
+#[test]
+fn a_mention_that_is_a_link_out_of_the_workspace_is_not_sent() {
+    let scratch = Scratch::new();
+    // What a cloned repository can hold: a document that is a link to the person's files.
+    let private = scratch.outside("Documents/passport.png");
+    std::fs::create_dir_all(private.parent().unwrap()).unwrap();
+    std::fs::write(&private, PNG).unwrap();
+    std::fs::create_dir_all(scratch.ws().join("docs")).unwrap();
+    std::os::unix::fs::symlink(&private, scratch.ws().join("docs/spec.png")).unwrap();
+    // A link that stays inside is as good as its target.
+    std::fs::write(scratch.ws().join("shot.png"), OTHER_PNG).unwrap();
+    std::os::unix::fs::symlink("shot.png", scratch.ws().join("latest.png")).unwrap();
+    let server = answering(1);
+    let out = live(&scratch, &server.base_url)
+        .arg("what is in @docs/spec.png?")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("@docs/spec.png") && err.contains("leads out of the workspace"),
+        "{err}"
+    );
+    assert!(
+        server.requests.lock().unwrap().is_empty(),
+        "nothing is sent"
+    );
+    let out = live(&scratch, &server.base_url)
+        .arg("what is in @latest.png?")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    use base64::Engine as _;
+    let sent = sent_blocks(&server, 0);
+    assert_eq!(
+        sent[0]["source"]["data"],
+        base64::engine::general_purpose::STANDARD.encode(OTHER_PNG)
+    );
+}

@@ -51,9 +51,40 @@ pub fn mentioned(line: &str, workspace: &Path, pasted: bool) -> Result<Vec<Part>
         if !attachment::looks_attachable(&path.to_string_lossy()) || !seen.insert(path.clone()) {
             continue;
         }
-        parts.push(attachment::from_path(&path)?);
+        let relative = !(word.starts_with('/') || word.starts_with("~/"));
+        parts.push(if relative {
+            in_workspace(&path, workspace, &word)?
+        } else {
+            attachment::from_path(&path)?
+        });
     }
     Ok(parts)
+}
+
+/// The attachment at `path`, a file the person named relative to the workspace, which a
+/// repository they did not write may hold: read only when its real path stays in the
+/// workspace, opened beneath it (no link on the way, one swapped in since the check
+/// included), as file tools open files. `docs/spec.pdf -> ~/Documents/passport.pdf` is not
+/// sent; the person can attach a file outside by its own path.
+fn in_workspace(path: &Path, workspace: &Path, word: &str) -> Result<Part, AttachmentError> {
+    let name = format!("@{}", trimmed(word));
+    let refused = |reason: String| AttachmentError::Read {
+        name: name.clone(),
+        reason,
+    };
+    let root = workspace
+        .canonicalize()
+        .map_err(|e| refused(format!("the workspace cannot be read: {e}")))?;
+    let real = path.canonicalize().map_err(|e| refused(e.to_string()))?;
+    if !real.starts_with(&root) {
+        return Err(refused(format!(
+            "it is a link that leads out of the workspace (to {}); attach that file by its own path if you mean it",
+            wonopcode_agent_loop::shown::one_line(&real.display().to_string())
+        )));
+    }
+    let file = wonopcode_tools::beneath::open(&root, &real, wonopcode_tools::beneath::Access::Read)
+        .map_err(|e| refused(e.to_string()))?;
+    attachment::from_reader(file, &name)
 }
 
 /// One line per attachment for the person: `attached: image/png, 12 KiB`.
