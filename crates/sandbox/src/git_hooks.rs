@@ -54,27 +54,8 @@ pub(crate) fn hooks_dir(workspace: &Path) -> Option<PathBuf> {
     let mut lines = text.lines();
     let (git_dir, hooks) = (PathBuf::from(lines.next()?), PathBuf::from(lines.next()?));
     let git_dir = git_dir.canonicalize().unwrap_or(git_dir);
-    let hooks = real(&hooks);
+    let hooks = crate::policy::real(&hooks);
     (!hooks.starts_with(&git_dir)).then_some(hooks)
-}
-
-/// `path` with its links resolved as far as it exists (a hooks directory not made yet
-/// keeps its last components as written).
-fn real(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut existing = path.to_path_buf();
-    while existing.canonicalize().is_err() {
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                missing.push(name.to_owned());
-                existing = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-    let mut real = existing.canonicalize().unwrap_or(existing);
-    real.extend(missing.iter().rev());
-    real
 }
 
 #[cfg(test)]

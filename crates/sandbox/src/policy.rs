@@ -133,6 +133,11 @@ pub struct SandboxPolicy {
     pub write: Vec<PathBuf>,
     /// Hidden paths ([`HIDDEN_IN_HOME`]) commands may read after all.
     pub read: Vec<PathBuf>,
+    /// Paths inside the writable roots that commands may not change (kept as the
+    /// protected names are, `protected.rs`): the script files a trusted workspace's hooks
+    /// and MCP servers run, which a command rewriting would have run later unconfined.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<PathBuf>,
     /// Where commands may connect; empty: no network.
     pub network: Vec<NetworkGrant>,
     /// The most processes one command may have at once.
@@ -150,6 +155,7 @@ impl SandboxPolicy {
             mode,
             write: Vec::new(),
             read: Vec::new(),
+            read_only: Vec::new(),
             network: Vec::new(),
             max_processes: DEFAULT_MAX_PROCESSES,
             exclude_slash_tmp: false,
@@ -190,9 +196,27 @@ impl SandboxPolicy {
 /// Temp directories every `workspace-write` command may write.
 pub(crate) const SHARED_TEMP: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 
-/// `path` as the kernel will see it: canonical where it exists, else as written.
-fn real(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+/// `path` as the kernel will see it: its links resolved as far as it exists (a path not
+/// made yet keeps its last components as written).
+pub(crate) fn real(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let mut missing = Vec::new();
+    let mut existing = path.to_path_buf();
+    loop {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name.to_owned());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+        if let Ok(mut real) = existing.canonicalize() {
+            real.extend(missing.iter().rev());
+            return real;
+        }
+    }
 }
 
 impl SandboxPolicy {
@@ -303,7 +327,10 @@ impl SandboxPolicy {
                 }
             }
         }
+        let mut read_only = self.read_only.clone();
+        read_only.extend(wanted.read_only.iter().cloned());
         Ok(SandboxPolicy {
+            read_only,
             max_processes: wanted.max_processes.min(self.max_processes),
             exclude_slash_tmp: wanted.exclude_slash_tmp || self.exclude_slash_tmp,
             exclude_tmpdir_env_var: wanted.exclude_tmpdir_env_var || self.exclude_tmpdir_env_var,

@@ -154,6 +154,7 @@ pub(crate) fn tops(workspace: &Path, policy: &SandboxPolicy, home: Option<&Path>
     let writable = policy.writable_roots(workspace);
     let mut elsewhere: Vec<PathBuf> = crate::git_hooks::hooks_dir(workspace)
         .into_iter()
+        .chain(policy.read_only.iter().map(|p| crate::policy::real(p)))
         .chain(
             home.into_iter()
                 .flat_map(|home| AUTO_RUN_IN_HOME.iter().map(|r| home.join(r))),

@@ -184,6 +184,7 @@ pub(crate) fn absolute_paths(policy: &SandboxPolicy, workspace: &Path) -> Sandbo
     SandboxPolicy {
         write: policy.write.iter().map(absolute).collect(),
         read: policy.read.iter().map(absolute).collect(),
+        read_only: policy.read_only.iter().map(absolute).collect(),
         ..policy.clone()
     }
 }

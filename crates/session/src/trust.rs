@@ -6,6 +6,11 @@
 //! parts are used only once the person trusts the workspace; its instructions (`AGENTS.md`,
 //! agent prompts, skills' text) are read either way.
 //!
+//! The script files those commands and servers name inside the workspace
+//! (`node tools/server.js`, `"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh`) are part of what
+//! is trusted: their bytes are in the digest, so a command that rewrites one makes the
+//! workspace ask again, and a trusted run keeps them read-only to its commands.
+//!
 //! Trust is kept per directory in the user's config directory
 //! (`wonopcode/trusted-workspaces.json`, mode 0600) together with a digest of those files:
 //! when they change, the workspace must be trusted again — a repository cannot gain hooks
@@ -38,6 +43,9 @@ pub struct WorkspaceExecutables {
     pub files: Vec<PathBuf>,
     /// What they would run, one line each ("hook SessionStart: ./setup.sh (.claude/settings.json)").
     pub lines: Vec<String>,
+    /// The script files inside the workspace that those hooks and servers run, absolute:
+    /// covered by the digest, and read-only to a trusted run's commands.
+    pub scripts: Vec<PathBuf>,
     /// SHA-256 of the files' paths and contents (hex).
     pub digest: String,
 }
@@ -47,11 +55,13 @@ impl WorkspaceExecutables {
     /// line says so): trusting the workspace covers it as it is.
     pub fn scan(root: &Path) -> Self {
         let mut found: Vec<(PathBuf, Vec<u8>, Vec<String>)> = Vec::new();
+        // Every word of what they run, for the script files among them.
+        let mut words: Vec<String> = Vec::new();
         for name in SETTINGS_FILES {
             let Some(bytes) = read_regular(&root.join(name)) else {
                 continue;
             };
-            let lines = settings_lines(&bytes, name);
+            let lines = settings_lines(&bytes, name, &mut words);
             if !lines.is_empty() {
                 found.push((PathBuf::from(name), bytes, lines));
             }
@@ -71,10 +81,24 @@ impl WorkspaceExecutables {
                     continue;
                 };
                 let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
-                let lines = agent_lines(&path, &relative);
+                let lines = agent_lines(&path, &relative, &mut words);
                 if !lines.is_empty() {
                     found.push((relative, bytes, lines));
                 }
+            }
+        }
+        let scripts = script_files(root, &words);
+        for script in &scripts {
+            let relative = script.strip_prefix(root).unwrap_or(script).to_path_buf();
+            if found.iter().any(|(path, _, _)| *path == relative) {
+                continue;
+            }
+            if let Some(bytes) = read_regular(script) {
+                let line = format!(
+                    "script {} (run by a hook or MCP server above)",
+                    one_line(&relative.display().to_string())
+                );
+                found.push((relative, bytes, vec![line]));
             }
         }
         found.sort_by(|a, b| a.0.cmp(&b.0));
@@ -89,6 +113,7 @@ impl WorkspaceExecutables {
         Self {
             digest: hex::encode(hash.finalize()),
             files: found.iter().map(|(p, _, _)| p.clone()).collect(),
+            scripts,
             lines: found.into_iter().flat_map(|(_, _, lines)| lines).collect(),
         }
     }
@@ -110,18 +135,18 @@ fn read_regular(path: &Path) -> Option<Vec<u8>> {
 }
 
 /// One line per hook of a settings file's `hooks` table.
-fn settings_lines(bytes: &[u8], file: &str) -> Vec<String> {
+fn settings_lines(bytes: &[u8], file: &str, words: &mut Vec<String>) -> Vec<String> {
     match serde_json::from_slice::<Value>(bytes) {
         Ok(settings) => settings
             .get("hooks")
-            .map(|hooks| hook_lines(hooks, file))
+            .map(|hooks| hook_lines(hooks, file, words))
             .unwrap_or_default(),
         Err(_) => vec![format!("{file}: not JSON (its hooks cannot be shown)")],
     }
 }
 
 /// One line per hook of a table in Claude Code's shape.
-fn hook_lines(hooks: &Value, file: &str) -> Vec<String> {
+fn hook_lines(hooks: &Value, file: &str, words: &mut Vec<String>) -> Vec<String> {
     let Some(events) = hooks.as_object() else {
         return vec![format!("{file}: hooks that are not a table")];
     };
@@ -145,7 +170,13 @@ fn hook_lines(hooks: &Value, file: &str) -> Vec<String> {
                     hook.get("command").and_then(Value::as_str),
                     hook.get("component").and_then(Value::as_str),
                 ) {
-                    (Some(command), _) => format!("runs `{}`", one_line(command)),
+                    (Some(command), _) => {
+                        // The words of what it runs, as the shell reads them: a file it
+                        // only writes to (`>> log`) is no script.
+                        let script = wonopcode_tools::permission::shell::Script::parse(command);
+                        words.extend(script.commands().iter().flatten().cloned());
+                        format!("runs `{}`", one_line(command))
+                    }
                     (None, Some(component)) => {
                         let grants = hook
                             .get("grants")
@@ -163,7 +194,7 @@ fn hook_lines(hooks: &Value, file: &str) -> Vec<String> {
 }
 
 /// One line per hook and MCP server of an agent file.
-fn agent_lines(path: &Path, relative: &Path) -> Vec<String> {
+fn agent_lines(path: &Path, relative: &Path, words: &mut Vec<String>) -> Vec<String> {
     let file = one_line(&relative.display().to_string());
     let agent = match wonopcode_registry::agent_file::AgentFile::load(path) {
         Ok(agent) => agent,
@@ -189,6 +220,12 @@ fn agent_lines(path: &Path, relative: &Path) -> Vec<String> {
                     .flatten()
                     .filter_map(Value::as_str)
                     .collect();
+                words.extend(
+                    [command]
+                        .into_iter()
+                        .chain(args.iter().copied())
+                        .map(str::to_owned),
+                );
                 format!(
                     "runs `{}`",
                     one_line(
@@ -213,9 +250,31 @@ fn agent_lines(path: &Path, relative: &Path) -> Vec<String> {
         ));
     }
     if let Some(hooks) = &tools.hooks {
-        lines.extend(hook_lines(&hooks.table, &file));
+        lines.extend(hook_lines(&hooks.table, &file, words));
     }
     lines
+}
+
+/// The regular files inside `root` (canonical) that `words` of commands and server
+/// arguments name: as written relative to the workspace, `./x`, an absolute path, or
+/// through `$CLAUDE_PROJECT_DIR` (quotes taken off). Each once, sorted.
+fn script_files(root: &Path, words: &[String]) -> Vec<PathBuf> {
+    let root = &root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let project = root.to_string_lossy();
+    let mut files: Vec<PathBuf> = words
+        .iter()
+        .map(|word| {
+            word.replace(['"', '\''], "")
+                .replace("${CLAUDE_PROJECT_DIR}", &project)
+                .replace("$CLAUDE_PROJECT_DIR", &project)
+        })
+        .filter(|word| !word.is_empty() && !word.starts_with('-'))
+        .filter_map(|word| root.join(word).canonicalize().ok())
+        .filter(|path| path.starts_with(root) && path != root && path.is_file())
+        .collect();
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// `text` on one line, whole (a person says yes to all of it: the terminal wraps a long

@@ -53,7 +53,7 @@ impl SessionBuilder {
         let root = workspace_root(&self.settings.workspace)?;
         let mut notices = Vec::new();
         let asked = self.settings.trust_workspace || self.trusted_when_asked;
-        let trusted = trust(&root, asked, &mut notices);
+        let (trusted, trusted_scripts) = trust(&root, asked, &mut notices);
         self.cache = self
             .settings
             .compile_cache
@@ -67,7 +67,7 @@ impl SessionBuilder {
             .permissions
             .take()
             .unwrap_or_else(|| self.settings.policy(&self.config.permissions_for(&root)));
-        let mut tooling = Tooling::set_up(&self, &root, &permissions)?;
+        let mut tooling = Tooling::set_up(&self, &root, &permissions, trusted_scripts)?;
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
         loop_config.editor_files = self.editor_files.take();
@@ -622,8 +622,9 @@ fn begin_journal(
 }
 
 /// Whether the workspace is trusted: a cloned repository runs nothing before the person
-/// trusts it (what it would have run is one notice).
-fn trust(root: &Path, asked: bool, notices: &mut Vec<String>) -> bool {
+/// trusts it (what it would have run is one notice); and when it is, the script files its
+/// hooks and servers run, which its commands may then not change.
+fn trust(root: &Path, asked: bool, notices: &mut Vec<String>) -> (bool, Vec<PathBuf>) {
     let found = crate::trust::WorkspaceExecutables::scan(root);
     let trusted = crate::trust::trusted_with(root, asked, &found).unwrap_or_else(|e| {
         notices.push(format!("{e}: the workspace is taken as not trusted"));
@@ -632,7 +633,7 @@ fn trust(root: &Path, asked: bool, notices: &mut Vec<String>) -> bool {
     if !trusted && !found.is_empty() {
         notices.push(crate::trust::left_out_notice(&found));
     }
-    trusted
+    (trusted, if trusted { found.scripts } else { Vec::new() })
 }
 
 /// The run's limits and request settings: the iteration limit, the system prompt, the
@@ -706,10 +707,12 @@ impl Tooling {
         builder: &SessionBuilder,
         root: &Path,
         permissions: &PolicyConfig,
+        trusted_scripts: Vec<PathBuf>,
     ) -> Result<Self, SessionError> {
         let config = &builder.config;
         let command_env = mcp::command_environment(config)?;
-        let sandbox_policy = config.sandbox_policy(builder.settings.sandbox, root);
+        let mut sandbox_policy = config.sandbox_policy(builder.settings.sandbox, root);
+        sandbox_policy.read_only.extend(trusted_scripts);
         let sandbox = Sandbox::new(sandbox_policy.clone())
             .map(Arc::new)
             .map_err(|e| SessionError::Choice(e.to_string()))?;
