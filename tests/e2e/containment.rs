@@ -583,3 +583,68 @@ fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
     );
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "after\n");
 }
+
+/// A hostile registry on loopback: `/v2/endless/…` answers a manifest that does not end
+/// (up to 256 MiB, counted in the returned total as it is sent), `/v2/elsewhere/…` asks for
+/// a token from another host. Its address.
+fn hostile_registry(sent: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let host = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let sent = sent.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match stream.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                if head.contains("/v2/endless/") {
+                    let start = "HTTP/1.1 200 OK\r\ncontent-type: application/vnd.oci.image.manifest.v1+json\r\nconnection: close\r\n\r\n{\"schemaVersion\":2,\"x\":\"";
+                    if stream.write_all(start.as_bytes()).is_err() {
+                        return;
+                    }
+                    let chunk = vec![b'x'; 1 << 20];
+                    for _ in 0..256 {
+                        if stream.write_all(&chunk).is_err() {
+                            return;
+                        }
+                        sent.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
+                    }
+                } else {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"http://169.254.169.254/latest/meta-data\",service=\"x\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    );
+                }
+            });
+        }
+    });
+    host
+}
+
+#[test]
+fn a_registrys_endless_manifest_and_foreign_token_realm_are_refused() {
+    let s = Scratch::new();
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let host = hostile_registry(sent.clone());
+    let out = crate::oci::run(&s, &format!("oci://{host}/endless:v1"));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the manifest is larger than 4194304 bytes"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(sent < 64 << 20, "{sent} bytes of the manifest were read");
+    let out = crate::oci::run(&s, &format!("oci://{host}/elsewhere:v1"));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("another host than its own"), "{err}");
+}

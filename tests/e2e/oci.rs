@@ -188,7 +188,7 @@ fn component() -> Vec<u8> {
 
 /// Runs the loop `reference` on one prompt, answered from a transcript, with the module
 /// cache and the journal in the scratch directory.
-fn run(s: &Scratch, reference: &str) -> Output {
+pub(crate) fn run(s: &Scratch, reference: &str) -> Output {
     let transcript = s.transcript("t.jsonl", &[answer("Hello from the registry.")]);
     command()
         .env("XDG_CACHE_HOME", s.outside("cache"))

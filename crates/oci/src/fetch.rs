@@ -55,17 +55,25 @@ pub async fn fetch(reference: &OciRef, cache: &ModuleCache) -> Result<Fetched, O
 
 async fn fetch_from_registry(reference: &OciRef, cache: &ModuleCache) -> Result<Fetched, OciError> {
     let client = client_for(reference);
-    let auth = RegistryAuth::Anonymous;
     let registry = |e: oci_client::errors::OciDistributionError| OciError::Registry {
         reference: reference.to_string(),
         why: e.to_string(),
     };
-    // The client checks the manifest's bytes against the reference's digest, when it pins one.
-    let (manifest, digest) = client
-        .pull_manifest(reference.client_reference(), &auth)
-        .await
-        .map_err(registry)?;
-    let layer = component_layer(reference, manifest)?;
+    // Read under a cap, its digest checked against the reference's when it pins one.
+    let fetched = crate::distribution::manifest(reference, NETWORK_TIMEOUT).await?;
+    let digest = fetched.digest;
+    if let Some(token) = fetched.token {
+        // Kept for the layer's pull; with a token given, the client asks no realm itself.
+        client
+            .auth(
+                reference.client_reference(),
+                &RegistryAuth::Bearer(token),
+                oci_client::RegistryOperation::Pull,
+            )
+            .await
+            .map_err(registry)?;
+    }
+    let layer = component_layer(reference, fetched.manifest)?;
     let pinned = reference.pinned(&digest);
     if let Some(path) = cache.get(&digest) {
         return Ok(Fetched {

@@ -11,6 +11,7 @@
 //! This crate adds the layout's checks, limits (size, time) and the cache.
 
 mod cache;
+mod distribution;
 mod error;
 mod fetch;
 mod reference;
