@@ -268,6 +268,46 @@ fn a_fork_bomb_is_capped_and_a_background_process_dies_with_its_call() {
     assert_eq!(left, 0, "processes outlived their call");
 }
 
+/// Forks up to 60 children that sleep, counting those the kernel let start: a machine's own
+/// limit is far above 60, so a count near the policy's cap is wonopcode's cap at work.
+const FORK_COUNT: &str = "python3 -c \"
+import os, time
+n = 0
+for _ in range(60):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print('refused', e.errno)
+        break
+    if pid == 0:
+        time.sleep(2)
+        os._exit(0)
+    n += 1
+print('forked', n)
+\"";
+
+#[test]
+fn a_commands_processes_are_capped_at_the_policys_count() {
+    if !confining() {
+        return;
+    }
+    let s = Scratch::new();
+    let (out, items) = run_commands(&s, &[FORK_COUNT], "  max_processes: 16\n", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = tool_output(&items[0]);
+    let forked: usize = said
+        .lines()
+        .find_map(|l| l.strip_prefix("forked "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count: {said}"));
+    // EAGAIN (11): the cap, not a crash.
+    assert!(said.contains("refused 11"), "{said}");
+    assert!(
+        (8..16).contains(&forked),
+        "{forked} children under a cap of 16: {said}"
+    );
+}
+
 #[test]
 fn each_mode_is_chosen_by_flag_or_config_and_full_access_is_announced() {
     if !confining() {
