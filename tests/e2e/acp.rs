@@ -865,21 +865,33 @@ fn a_turn_cancelled_while_a_question_waits_ends_cancelled_and_nothing_runs() {
     assert!(!ws.join("a.txt").exists(), "the write ran");
 }
 
-#[test]
-fn malformed_messages_and_unknown_methods_get_errors_and_the_agent_goes_on() {
-    use std::io::{BufRead, Write};
-    let s = Scratch::new();
-    let mut agent = std::process::Command::new(bin())
+/// `wonopcode acp` spoken to directly, frame by frame: the process, its stdin, and its
+/// stdout read by line.
+pub(crate) fn raw_agent(
+    s: &Scratch,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    let mut agent = crate::support::command()
         .arg("acp")
         .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
-        .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut to = agent.stdin.take().unwrap();
-    let mut from = std::io::BufReader::new(agent.stdout.take().unwrap());
+    let to = agent.stdin.take().unwrap();
+    let from = std::io::BufReader::new(agent.stdout.take().unwrap());
+    (agent, to, from)
+}
+
+#[test]
+fn malformed_messages_and_unknown_methods_get_errors_and_the_agent_goes_on() {
+    use std::io::{BufRead, Write};
+    let s = Scratch::new();
+    let (mut agent, mut to, mut from) = raw_agent(&s);
     let mut ask = |line: &str| -> Value {
         writeln!(to, "{line}").unwrap();
         let mut answer = String::new();

@@ -215,16 +215,7 @@ fn peak_kib(pid: u32) -> u64 {
 fn an_editors_endless_frame_is_dropped_as_it_comes_and_answered_with_a_parse_error() {
     use std::io::{BufRead, Write};
     let s = Scratch::new();
-    let mut agent = crate::support::command()
-        .arg("acp")
-        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut to = agent.stdin.take().unwrap();
-    let mut from = std::io::BufReader::new(agent.stdout.take().unwrap());
+    let (mut agent, mut to, mut from) = crate::acp::raw_agent(&s);
     // 256 MiB with no newline, a MiB at a time, then its end and a real request.
     let chunk = vec![b'x'; 1 << 20];
     for _ in 0..256 {
@@ -588,7 +579,7 @@ fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
 /// (up to 256 MiB, counted in the returned total as it is sent), `/v2/elsewhere/…` asks for
 /// a token from another host. Its address.
 fn hostile_registry(sent: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> String {
-    use std::io::{Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let host = listener.local_addr().unwrap().to_string();
     std::thread::spawn(move || {
@@ -596,15 +587,9 @@ fn hostile_registry(sent: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Str
             let Ok(mut stream) = stream else { continue };
             let sent = sent.clone();
             std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    match stream.read(&mut byte) {
-                        Ok(1) => head.push(byte[0]),
-                        _ => return,
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
+                let Some(head) = crate::support::request_head(&mut stream) else {
+                    return;
+                };
                 if head.contains("/v2/endless/") {
                     let start = "HTTP/1.1 200 OK\r\ncontent-type: application/vnd.oci.image.manifest.v1+json\r\nconnection: close\r\n\r\n{\"schemaVersion\":2,\"x\":\"";
                     if stream.write_all(start.as_bytes()).is_err() {

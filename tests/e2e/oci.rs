@@ -6,7 +6,7 @@
 //! one line with nothing kept.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -123,15 +123,9 @@ impl Registry {
 }
 
 fn serve(mut stream: std::net::TcpStream, store: &Mutex<Store>, log: &Mutex<Vec<String>>) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
+    let Some(head) = crate::support::request_head(&mut stream) else {
+        return;
+    };
     let mut words = head.split_whitespace();
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     log.lock().unwrap().push(format!("{method} {path}"));

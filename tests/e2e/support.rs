@@ -482,3 +482,18 @@ pub fn interrupt(child: &mut std::process::Child) -> Option<i32> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The head of an HTTP request on `stream` (up to its blank line), read a byte at a time so
+/// nothing of the body is taken; `None` when the peer goes away first. For the tests'
+/// loopback servers.
+pub fn request_head(stream: &mut impl std::io::Read) -> Option<String> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return None,
+        }
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
