@@ -39,13 +39,7 @@ pub(crate) fn options() -> OpenOptions {
 
 /// Writes `bytes` to `path`, a new or truncated file of mode `0600`.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
-    narrow_file(&file)?;
-    io::Write::write_all(&mut file, bytes)
+    io::Write::write_all(&mut create(path)?, bytes)
 }
 
 /// Creates (or truncates) `path` for writing, `0600`.
@@ -69,7 +63,7 @@ fn narrow(path: &Path, mode: u32) -> io::Result<()> {
 }
 
 /// Narrows an open file (one that existed with wider bits keeps them through `open`).
-pub(crate) fn narrow_file(file: &File) -> io::Result<()> {
+fn narrow_file(file: &File) -> io::Result<()> {
     if file.metadata()?.permissions().mode() & 0o777 != FILE_MODE {
         file.set_permissions(Permissions::from_mode(FILE_MODE))?;
     }
