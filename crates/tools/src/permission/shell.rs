@@ -335,7 +335,7 @@ fn write_word(word: &str, first: bool) -> std::borrow::Cow<'_, str> {
     let bare = |c: char| {
         c.is_ascii_alphanumeric()
             || "-_./:+,@%^".contains(c)
-            || (c == '=' && !first)
+            || (c == '=' && !first && !word.starts_with('='))
             || !c.is_ascii()
     };
     if !word.is_empty() && word.chars().all(bare) {
