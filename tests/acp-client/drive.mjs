@@ -15,7 +15,7 @@
 //            "mcpServers": [McpServer]?, "mode": MODE_ID?,
 //            "load": SESSION_ID?, "resume": SESSION_ID?, "list": true?, "close": true?,
 //            "options": [{"configId": ID, "value": VALUE}]?,
-//            "buffers": {PATH: TEXT}?}
+//            "buffers": {PATH: TEXT}?, "swap": {"dir": DIR, "link": TARGET}?}
 //
 // `load` and `resume` open a kept session instead of a new one (the updates its load sends
 // are in `loadUpdates`); `list` lists the sessions first (`listed`); `close` closes the
@@ -23,11 +23,21 @@
 // error, in `optionsSet`); `buffers` makes the client offer its file system, answering
 // reads from those open buffers (else the disk) and keeping writes in them, not on disk
 // (each read and write in `fsReads`, `fsWrites`); `leaveAfterUpdate` ends the connection in the middle of that
-// prompt, as an editor that quits does; `overlapAfterUpdate` sends the prompt again while it
+// prompt, as an editor that quits does; `swap` plays a sibling racing the editor: around
+// each by-name read or write of a path inside `dir`, `dir` is swapped for a link to
+// `link` and back, and a write lands on disk; `overlapAfterUpdate` sends the prompt again while it
 // runs (the answer, or the error, in `overlap`; `cancelAfterOverlap` cancels once it is in).
 
 import { spawn } from "node:child_process";
-import { appendFileSync, readFileSync, existsSync } from "node:fs";
+import {
+  appendFileSync,
+  readFileSync,
+  existsSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 
@@ -88,6 +98,9 @@ const app = client({ name: "wonopcode-e2e" })
   })
   .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
     seen.fsReads.push(params.path);
+    if (swapping(params.path)) {
+      return { content: swapped(() => readFileSync(params.path, "utf8")) };
+    }
     if (params.path in buffers) {
       return { content: buffers[params.path] };
     }
@@ -98,9 +111,31 @@ const app = client({ name: "wonopcode-e2e" })
   })
   .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
     seen.fsWrites.push({ path: params.path, content: params.content });
+    if (swapping(params.path)) {
+      swapped(() => writeFileSync(params.path, params.content));
+      return {};
+    }
     buffers[params.path] = params.content;
     return {};
   });
+
+/** Whether `path` is inside the scenario's `swap.dir`. */
+function swapping(path) {
+  return scenario.swap && path.startsWith(scenario.swap.dir + "/");
+}
+
+/** Runs `open` (a by-name access) with `swap.dir` swapped for a link, then swaps it back. */
+function swapped(open) {
+  const { dir, link } = scenario.swap;
+  renameSync(dir, dir + ".away");
+  symlinkSync(link, dir);
+  try {
+    return open();
+  } finally {
+    unlinkSync(dir);
+    renameSync(dir + ".away", dir);
+  }
+}
 
 await app.connectWith(stream, async (ctx) => {
   seen.initialize = await ctx.request(methods.agent.initialize, {

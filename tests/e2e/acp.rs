@@ -699,8 +699,12 @@ fn the_editor_sets_the_model_and_thinking_and_the_journal_keeps_them() {
     );
 }
 
+/// How long a workspace must be left alone before the editor is asked about its files:
+/// the directories on the way are held still only once they have been quiet this long.
+const QUIET: std::time::Duration = std::time::Duration::from_millis(2100);
+
 #[test]
-fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_there() {
+fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_on_disk() {
     let Some(dir) = client_dir() else { return };
     let s = Scratch::new();
     s.file("a.txt", "on disk\n");
@@ -726,6 +730,7 @@ fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_there(
         "buffers": {a.clone(): "unsaved line\n"},
         "prompts": [{"prompt": [{"type": "text", "text": "Edit a.txt."}]}],
     });
+    std::thread::sleep(QUIET);
     let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     check_against_schema(&dir, &wire);
     let ended = |id: &str| update_of(&seen["updates"], id, "tool_call_update");
@@ -733,20 +738,72 @@ fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_there(
     let read = ended("r1");
     let output = read["rawOutput"]["output"].as_str().unwrap();
     assert!(output.contains("unsaved line"), "{read}");
-    // The edit was made on that text and written in the editor; the disk is as it was.
+    // The edit was made on that text and written on disk, never by name through the
+    // editor (which sees the change there).
     assert_eq!(ended("e1")["status"], "completed");
-    assert_eq!(
-        seen["fsWrites"],
-        json!([{"path": a, "content": "edited line\n"}]),
-        "{seen}"
-    );
+    assert_eq!(seen["fsWrites"], json!([]), "{seen}");
     assert_eq!(
         std::fs::read_to_string(ws.join("a.txt")).unwrap(),
-        "on disk\n"
+        "edited line\n"
     );
     // A path outside the workspace is refused before the editor is asked.
     assert_eq!(ended("r2")["status"], "failed");
     assert_eq!(seen["fsReads"], json!([a, a]), "{seen}");
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_while_the_editor_opens_a_file_leads_nowhere() {
+    let Some(dir) = client_dir() else { return };
+    let s = Scratch::new();
+    s.file("notes/plan.txt", "the plan\n");
+    let ssh = s.outside("ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(
+        ssh.join("plan.txt"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("r1", "read", r#"{"path": "notes/plan.txt"}"#),
+            calling(
+                "w1",
+                "write",
+                r#"{"path": "notes/authorized_keys", "content": "ssh-ed25519 AAAA attacker\n"}"#,
+            ),
+            answer("Done."),
+        ],
+    );
+    let ws = s.ws().canonicalize().unwrap();
+    // The editor opens by name; a sibling swaps `notes` for a link to `ssh` around every
+    // open, and back.
+    let scenario = json!({
+        "cwd": ws,
+        "permission": "allow_once",
+        "buffers": {},
+        "swap": {"dir": ws.join("notes"), "link": ssh},
+        "prompts": [{"prompt": [{"type": "text", "text": "Read the plan."}]}],
+    });
+    std::thread::sleep(QUIET);
+    let (seen, _) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    let ended = |id: &str| update_of(&seen["updates"], id, "tool_call_update");
+    // The editor was asked, and its answer (the key) was dropped for the disk's text.
+    assert_eq!(seen["fsReads"].as_array().map(Vec::len), Some(1), "{seen}");
+    let read = ended("r1");
+    let output = read["rawOutput"]["output"].as_str().unwrap_or_default();
+    assert!(output.contains("the plan"), "{read}");
+    assert!(!seen.to_string().contains("PRIVATE KEY"), "{seen}");
+    let requests = std::fs::read_dir(s.outside("runs")).unwrap();
+    for run in requests.flatten() {
+        let events = std::fs::read_to_string(run.path().join("events.jsonl")).unwrap_or_default();
+        assert!(!events.contains("PRIVATE KEY"), "the key reached the run");
+    }
+    // The write went to disk beneath the workspace, not by name through the editor.
+    assert_eq!(ended("w1")["status"], "completed", "{seen}");
+    assert_eq!(seen["fsWrites"], json!([]), "{seen}");
+    assert!(!ssh.join("authorized_keys").exists());
+    assert!(ws.join("notes/authorized_keys").is_file());
 }
 
 #[test]

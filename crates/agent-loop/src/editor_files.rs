@@ -1,8 +1,10 @@
 //! Files as an editor holds them. When a front-end drives wonopcode from an editor that
-//! offers its buffers (ACP's `fs/read_text_file` and `fs/write_text_file`), the file tools
-//! read what the person sees — unsaved changes included — and their writes land in the
-//! editor. Every path is still checked by the tool first (the path guard, the hidden list,
-//! the permission rules): the editor is only asked about files the tool may touch.
+//! offers its buffers (ACP's `fs/read_text_file`), the file tools read what the person
+//! sees, unsaved changes included. Every path is still checked by the tool first (the path
+//! guard, the hidden list, the permission rules), and the directories on its way are held
+//! still while the editor opens it by name: the editor is only asked about files the tool
+//! may touch. Writes go to disk, beneath the workspace root, never through the editor by
+//! name (`docs/security.md`): the editor sees them as changes on disk.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,10 +17,6 @@ pub trait EditorFiles: Send + Sync {
     /// The text of `path` (absolute, checked) as the editor holds it; `None`: the editor
     /// does not read files, and the disk is read. `Err`: one line saying why not.
     async fn read_text(&self, path: &Path) -> Option<Result<String, String>>;
-
-    /// Writes `text` to `path` (absolute, checked) through the editor; `None`: the editor
-    /// does not write files, and the disk is written. `Err`: one line saying why not.
-    async fn write_text(&self, path: &Path, text: &str) -> Option<Result<(), String>>;
 }
 
 impl std::fmt::Debug for dyn EditorFiles {

@@ -20,9 +20,9 @@ use rustix::fs::{Mode, OFlags};
 /// How a directory is opened to be walked beneath: a descriptor for its path only where
 /// the kernel has them (`O_PATH`, Linux), else one opened for reading (macOS).
 #[cfg(target_os = "linux")]
-const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY);
+pub(crate) const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY);
 #[cfg(not(target_os = "linux"))]
-const DIRECTORY: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
+pub(crate) const DIRECTORY: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
 
 /// What a file is opened for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

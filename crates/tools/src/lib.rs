@@ -13,6 +13,7 @@ mod file_times;
 mod glob;
 pub mod glob_pattern;
 mod grep;
+mod held_path;
 mod list;
 mod patch;
 pub mod permission;
