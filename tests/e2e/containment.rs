@@ -633,3 +633,139 @@ fn a_registrys_endless_manifest_and_foreign_token_realm_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("another host than its own"), "{err}");
 }
+
+/// A remote MCP server on loopback that wants a sign-in, its authorization server's
+/// metadata naming `sign_in_page` (with `{base}` for its own address) as the page to send
+/// the browser to. Its `/authorize` sends the browser back with a code, `/token` gives a
+/// token. Its `/mcp` address.
+fn signing_in_server(sign_in_page: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let served = base.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let Some(head) = crate::support::request_head(&mut stream) else {
+                continue;
+            };
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|n| n.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            let mut body = vec![0u8; length];
+            let _ = stream.read_exact(&mut body);
+            let target = head
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned();
+            let json = |status: &str, body: String| {
+                format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+            };
+            let reply = if target.starts_with("/mcp") {
+                format!(
+                    "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer resource_metadata=\"{served}/.well-known/oauth-protected-resource/mcp\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                )
+            } else if target.starts_with("/.well-known/oauth-protected-resource") {
+                json(
+                    "200 OK",
+                    format!(
+                        r#"{{"resource": "{served}/mcp", "authorization_servers": ["{served}"]}}"#
+                    ),
+                )
+            } else if target.starts_with("/.well-known/oauth-authorization-server")
+                || target.starts_with("/.well-known/openid-configuration")
+            {
+                let page = sign_in_page.replace("{base}", &served);
+                json(
+                    "200 OK",
+                    format!(
+                        r#"{{"issuer": "{served}", "authorization_endpoint": "{page}", "token_endpoint": "{served}/token", "registration_endpoint": "{served}/register", "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token"], "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]}}"#
+                    ),
+                )
+            } else if target.starts_with("/register") {
+                json("201 Created", r#"{"client_id": "wonopcode-test", "redirect_uris": [], "token_endpoint_auth_method": "none"}"#.to_owned())
+            } else if target.starts_with("/authorize") {
+                let query = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
+                let param = |name: &str| {
+                    query
+                        .split('&')
+                        .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let back = param("redirect_uri")
+                    .replace("%3A", ":")
+                    .replace("%2F", "/");
+                format!(
+                    "HTTP/1.1 302 Found\r\nlocation: {back}?code=the-code&state={}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    param("state")
+                )
+            } else if target.starts_with("/token") {
+                json(
+                    "200 OK",
+                    r#"{"access_token": "the-token", "token_type": "Bearer", "expires_in": 3600}"#
+                        .to_owned(),
+                )
+            } else {
+                "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                    .to_owned()
+            };
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    format!("{base}/mcp")
+}
+
+#[test]
+fn a_sign_in_page_that_is_not_https_is_never_opened() {
+    let s = Scratch::new();
+    // The browser: notes each address it is given, then follows an http one's redirects.
+    let opened = s.outside("opened.txt");
+    let browser = s.outside("browser.py");
+    std::fs::write(
+        &browser,
+        format!(
+            "import sys, urllib.request\nopen({opened:?}, 'a').write(sys.argv[-1] + '\\n')\n\
+             if sys.argv[-1].startswith('http'):\n    urllib.request.urlopen(sys.argv[-1], timeout=30).read()\n",
+            opened = opened.display().to_string()
+        ),
+    )
+    .unwrap();
+    let login = |url: &str| {
+        let config = s.config(&format!("mcp_servers:\n  remote:\n    url: {url}\n"));
+        crate::support::command()
+            .current_dir(s.ws())
+            .env("XDG_DATA_HOME", s.outside("data"))
+            .env("BROWSER", format!("python3 {}", browser.display()))
+            .args(["mcp", "--config", &config, "login", "remote"])
+            .output()
+            .unwrap()
+    };
+    // Another program's address scheme, named by the server: refused in one line, and no
+    // browser (nor the opener it would hand `vscode:` to) is started.
+    let out = login(&signing_in_server("vscode://vscode.git/clone?url=x"));
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("is a `vscode:` address, not https; it is not opened"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!opened.exists(), "a browser was started");
+    // The control: the same server with its own page on this machine is signed in to.
+    let out = login(&signing_in_server("{base}/authorize"));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let seen = std::fs::read_to_string(&opened).unwrap();
+    assert!(seen.starts_with("http://127.0.0.1:"), "{seen}");
+    assert!(s.outside("data/wonopcode").exists(), "no tokens kept");
+}
