@@ -575,6 +575,55 @@ fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "after\n");
 }
 
+#[test]
+fn a_rewind_never_writes_through_a_directory_swapped_for_a_link_since() {
+    let s = Scratch::new();
+    s.file("sub/b.txt", "before\n");
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling(
+                "w1",
+                "write",
+                r#"{"path": "sub/b.txt", "content": "after\n"}"#,
+            ),
+            answer("Done."),
+        ],
+    );
+    let out = crate::support::command()
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .args(["--yes", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("Change b.")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Since the run, `sub` became a link to a directory elsewhere holding a `b.txt`.
+    let elsewhere = s.outside("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("b.txt"), "after\n").unwrap();
+    std::fs::rename(s.ws().join("sub"), s.outside("sub-away")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, s.ws().join("sub")).unwrap();
+    // The file there is not the run's (it is not read through the link): left alone,
+    // which exits 1.
+    let ws = s.ws().to_str().unwrap().to_owned();
+    let (code, _, err) = crate::rewind::wonopcode_in(&s, &["undo", "-C", &ws]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("changed since by someone else"), "{err}");
+    // Forced, the write is refused: the directory on the way is a link.
+    let (code, _, err) = crate::rewind::wonopcode_in(&s, &["undo", "--force", "-C", &ws]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("sub/b.txt"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(elsewhere.join("b.txt")).unwrap(),
+        "after\n"
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 1);
+}
+
 /// A hostile registry on loopback: `/v2/endless/…` answers a manifest that does not end
 /// (up to 256 MiB, counted in the returned total as it is sent), `/v2/elsewhere/…` asks for
 /// a token from another host. Its address.

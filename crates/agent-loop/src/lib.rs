@@ -2,14 +2,16 @@
 //! native `StandardLoop`, the tool registry's dispatch path and the event stream.
 //!
 //! Everything here is free of WebAssembly and I/O beyond what tools do (and `durable`'s
-//! fsync, shared by the crates that keep runs on disk), so the native loop, the WebAssembly
-//! host and embedders share one set of types.
+//! fsync, shared by the crates that keep runs on disk, and `beneath`'s opener, shared by
+//! every crate that opens a workspace's files), so the native loop, the WebAssembly host
+//! and embedders share one set of types.
 
 #![deny(missing_docs)]
 
 pub mod agent;
 pub mod assemble;
 pub mod attachment;
+pub mod beneath;
 pub mod budget;
 pub mod checkpoint;
 pub mod claude_code;

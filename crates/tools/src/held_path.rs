@@ -63,7 +63,7 @@ impl HeldPath {
         let Some((file, dirs)) = names.split_last() else {
             return Err(OpenError::NotRegular);
         };
-        let directory = crate::beneath::DIRECTORY | OFlags::CLOEXEC;
+        let directory = wonopcode_agent_loop::beneath::DIRECTORY | OFlags::CLOEXEC;
         let mut current = rustix::fs::open(root, directory, Mode::empty()).map_err(io_error)?;
         let mut held = Vec::with_capacity(dirs.len() + 1);
         for name in dirs {

@@ -5,7 +5,6 @@
 //! group on timeout or cancellation.
 
 mod bash;
-pub mod beneath;
 mod call_processes;
 mod diff;
 mod edit;
@@ -51,6 +50,8 @@ pub use shell_env::{Inherit, PatternError, ShellEnvironmentPolicy};
 pub use todo::TodoTool;
 pub use webfetch::{Reach, WebFetchTool};
 pub use websearch::{SearchEngine, WebSearchTool};
+/// The opener beneath a workspace root, where the file tools have always named it.
+pub use wonopcode_agent_loop::beneath;
 pub use write::WriteTool;
 
 /// Options for the built-in tool set.

@@ -3,7 +3,10 @@
 //! context's later changes build on (refused) — and applied: nothing is written outside
 //! the workspace, nor from an object whose content does not match its name.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+
+use wonopcode_agent_loop::beneath::{self, Dir};
 
 use super::Change;
 use super::objects::{Objects, content_name};
@@ -68,7 +71,7 @@ impl Rewind {
                 continue;
             }
             let last = of_path[of_path.len() - 1];
-            if current_hash(&workspace.join(path)) != last.after {
+            if current_hash(workspace, path) != last.after {
                 rewind.conflicts.push(path.to_owned());
             }
             rewind.restore.push(Restore {
@@ -106,6 +109,9 @@ impl Rewind {
         force: bool,
     ) -> Result<Vec<String>, JournalError> {
         let objects = Objects::at(run.path().join("checkpoints/objects"));
+        let root = workspace
+            .canonicalize()
+            .map_err(|e| JournalError::io(workspace, &e))?;
         let mut done = Vec::new();
         for Restore {
             path,
@@ -116,20 +122,19 @@ impl Rewind {
             if self.conflicts.contains(path) && !force {
                 continue;
             }
-            let target = inside(workspace, path)?;
+            let (target, dir, name) = inside(&root, path)?;
+            let failed = |e: std::io::Error| JournalError::io(&target, &e);
             match content {
                 Some(hash) => {
                     let bytes = objects.get(hash)?;
-                    if let Some(parent) = target.parent() {
-                        std::fs::create_dir_all(parent)
-                            .map_err(|e| JournalError::io(parent, &e))?;
-                    }
-                    replace(&target, &bytes, *mode).map_err(|e| JournalError::io(&target, &e))?;
+                    Dir::make(&root, &dir)
+                        .and_then(|d| d.replace(&name, &bytes, *mode))
+                        .map_err(failed)?;
                 }
-                None => match std::fs::remove_file(&target) {
+                None => match Dir::open(&root, &dir).and_then(|d| d.remove(&name)) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(JournalError::io(&target, &e)),
+                    Err(e) => return Err(failed(e)),
                 },
             }
             done.push(path.clone());
@@ -166,34 +171,19 @@ fn plainly_inside(path: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_)))
 }
 
-/// `path` under `workspace`, when the directory it is in (as far as it exists) resolves
-/// inside the workspace: no link leads a restore out of it.
-fn inside(workspace: &Path, path: &str) -> Result<PathBuf, JournalError> {
-    let target = workspace.join(path);
-    let refused = |why: &str| JournalError::io(&target, &std::io::Error::other(why.to_owned()));
+/// `path` under the canonical `root`, with its directory and its name, when it is plainly
+/// inside. Its directory is then opened beneath the root ([`Dir`]): a link on the way, one
+/// made after this check too, is refused, and the file is replaced or removed by its name
+/// in that directory, never through a link.
+fn inside(root: &Path, path: &str) -> Result<(PathBuf, PathBuf, OsString), JournalError> {
+    let target = root.join(path);
     if !plainly_inside(path) {
-        return Err(refused("not a path inside the workspace"));
+        let refused = std::io::Error::other("not a path inside the workspace");
+        return Err(JournalError::io(&target, &refused));
     }
-    let root = workspace
-        .canonicalize()
-        .map_err(|e| JournalError::io(workspace, &e))?;
-    let mut existing = target.parent().map(Path::to_path_buf);
-    while let Some(dir) = existing {
-        if let Ok(real) = dir.canonicalize() {
-            if !real.starts_with(&root) {
-                return Err(refused("its directory leads out of the workspace"));
-            }
-            break;
-        }
-        existing = dir.parent().map(Path::to_path_buf);
-    }
-    if target
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink())
-    {
-        return Err(refused("it is a link"));
-    }
-    Ok(target)
+    let dir = target.parent().unwrap_or(root).to_path_buf();
+    let name = target.file_name().unwrap_or_default().to_owned();
+    Ok((target, dir, name))
 }
 
 /// Whether a change of `context` is in `of` (it, or one of its children).
@@ -204,42 +194,15 @@ fn in_context(context: &str, of: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('.'))
 }
 
-/// The hash of the file at `path` now; `None` when there is none.
-fn current_hash(path: &Path) -> Option<String> {
-    std::fs::read(path).ok().map(|bytes| content_name(&bytes))
-}
-
-/// Puts `bytes` at `target` as a new file renamed over the old one, never written into the
-/// old one's inode: a file hard-linked from elsewhere (a package cache) keeps its content
-/// there. The new file gets `mode`, else the old one's, else `0644`.
-fn replace(target: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mode = mode
-        .or_else(|| {
-            target
-                .symlink_metadata()
-                .ok()
-                .map(|m| m.permissions().mode())
-        })
-        .unwrap_or(0o644)
-        & 0o7777;
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let partial = target.with_file_name(format!(".{name}.wonopcode-rewind-{}", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&partial)
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))
-        })
-        .and_then(|()| std::fs::rename(&partial, target));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    written
+/// The hash of the file at `path` in `workspace` now, read beneath it; `None` when there
+/// is none (or a link is on the way).
+fn current_hash(workspace: &Path, path: &str) -> Option<String> {
+    use std::io::Read;
+    let root = workspace.canonicalize().ok()?;
+    let mut file = beneath::open(&root, &root.join(path), beneath::Access::Read).ok()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    Some(content_name(&bytes))
 }
 
 #[cfg(test)]

@@ -286,7 +286,7 @@ impl WorkspaceFiles {
         if meta.len() > LARGEST_KEPT {
             return Some(None);
         }
-        match read_regular(&self.root.join(path)) {
+        match read_regular(&self.root, path) {
             Ok(None) => Some(None),
             Ok(Some(bytes)) => Some(
                 objects
@@ -350,20 +350,19 @@ impl WorkspaceFiles {
     }
 }
 
-/// The bytes of the regular file at `path`, when it is one of at most [`LARGEST_KEPT`]
-/// bytes: opened without following a link or waiting on a pipe, so a file swapped for a
+/// The bytes of the regular file at `path` (relative) under the canonical `root`, when it
+/// is one of at most [`LARGEST_KEPT`] bytes: opened beneath the root without following a
+/// link anywhere on the way or waiting on a pipe, so a file or a directory swapped for a
 /// link, a FIFO or a device since it was walked is never read through (`Ok(None)`).
-fn read_regular(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+fn read_regular(root: &Path, path: &str) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path)
-    {
+    use wonopcode_agent_loop::beneath::{Access, open};
+    let file = match open(root, &root.join(path), Access::Read) {
         Ok(file) => file,
-        // A link where a file was.
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(None),
+        // A link where a file or a directory was.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+            return Ok(None);
+        }
         Err(e) => return Err(e),
     };
     if !file.metadata()?.is_file() {
@@ -493,18 +492,18 @@ mod tests {
     #[test]
     fn a_fifo_or_a_link_where_a_file_was_is_not_read_through() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
-        let fifo = dir.join("fifo");
-        mkfifo(&fifo);
+        let dir = &tmp.path().canonicalize().unwrap();
+        mkfifo(&dir.join("fifo"));
         // Opened without waiting for a writer, and not read.
-        assert_eq!(read_regular(&fifo).unwrap(), None);
+        assert_eq!(read_regular(dir, "fifo").unwrap(), None);
         std::fs::write(dir.join("target"), "secret").unwrap();
         std::os::unix::fs::symlink(dir.join("target"), dir.join("link")).unwrap();
-        assert_eq!(read_regular(&dir.join("link")).unwrap(), None);
-        assert_eq!(
-            read_regular(&dir.join("target")).unwrap().unwrap(),
-            b"secret"
-        );
+        assert_eq!(read_regular(dir, "link").unwrap(), None);
+        // A directory swapped for a link since the walk: not read through either.
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        std::os::unix::fs::symlink(dir, dir.join("sub/up")).unwrap();
+        assert_eq!(read_regular(dir, "sub/up/target").unwrap(), None);
+        assert_eq!(read_regular(dir, "target").unwrap().unwrap(), b"secret");
     }
 
     fn mkfifo(path: &Path) {

@@ -280,7 +280,7 @@ impl Plan {
                 let dir = path.parent().unwrap_or(&root);
                 match change {
                     Some(text) => Dir::make(&root, dir)
-                        .and_then(|d| d.replace(name, text.as_bytes()))
+                        .and_then(|d| d.replace(name, text.as_bytes(), None))
                         .map_err(|e| {
                             ToolError::Failed(format!(
                                 "cannot write `{owned_rel}`: {}",

@@ -18,11 +18,13 @@ use std::path::{Component, Path};
 use rustix::fs::{Mode, OFlags};
 
 /// How a directory is opened to be walked beneath: a descriptor for its path only where
-/// the kernel has them (`O_PATH`, Linux), else one opened for reading (macOS).
+/// the kernel has them (`O_PATH`, Linux), else one opened for reading (macOS). Public for
+/// the tools' held paths, which open the same way.
 #[cfg(target_os = "linux")]
-pub(crate) const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY);
+pub const DIRECTORY: OFlags = OFlags::PATH.union(OFlags::DIRECTORY);
+/// How a directory is opened to be walked beneath, on macOS (no `O_PATH`).
 #[cfg(not(target_os = "linux"))]
-pub(crate) const DIRECTORY: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
+pub const DIRECTORY: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY);
 
 /// What a file is opened for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,20 +112,33 @@ impl Dir {
     }
 
     /// Replaces the file `name` with `bytes` whole: written to a new temporary file in this
-    /// directory, then renamed over it, so a reader never sees half of it. An existing file
-    /// keeps its permissions; a new one gets rw-r--r-- (less the umask).
-    pub fn replace(&self, name: &std::ffi::OsStr, bytes: &[u8]) -> io::Result<()> {
+    /// directory, then renamed over it, so a reader never sees half of it and a file
+    /// hard-linked from elsewhere keeps its content there. The file gets `mode` when given,
+    /// else an existing file's permissions, else rw-r--r--.
+    pub fn replace(
+        &self,
+        name: &std::ffi::OsStr,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> io::Result<()> {
         use std::io::Write;
-        let mode = match rustix::fs::statat(&self.0, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat)
-                if rustix::fs::FileType::from_raw_mode(stat.st_mode)
-                    != rustix::fs::FileType::RegularFile =>
-            {
-                return Err(io::Error::other("not a regular file"));
-            }
-            Ok(stat) => Mode::from_raw_mode(stat.st_mode & 0o7777),
-            Err(_) => Mode::from_raw_mode(0o644),
-        };
+        let existing =
+            match rustix::fs::statat(&self.0, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat)
+                    if rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                        != rustix::fs::FileType::RegularFile =>
+                {
+                    return Err(io::Error::other("not a regular file"));
+                }
+                #[allow(clippy::useless_conversion)] // u32 on Linux, u16 on macOS
+                Ok(stat) => Some(u32::from(stat.st_mode)),
+                Err(_) => None,
+            };
+        // Twelve bits fit the raw mode of every system (u32 on Linux, u16 on macOS).
+        #[allow(clippy::unnecessary_cast)]
+        let mode = Mode::from_raw_mode(
+            (mode.or(existing).unwrap_or(0o644) & 0o7777) as rustix::fs::RawMode,
+        );
         let mut temporary = None;
         for attempt in 0..16u32 {
             let candidate = format!(
@@ -311,7 +326,8 @@ mod tests {
         // Replacing and removing go through a directory opened beneath the root.
         assert!(Dir::open(&root, &root.join("out")).is_err());
         let sub = Dir::make(&root, &root.join("sub")).unwrap();
-        sub.replace(std::ffi::OsStr::new("f"), b"replaced").unwrap();
+        sub.replace(std::ffi::OsStr::new("f"), b"replaced", None)
+            .unwrap();
         assert_eq!(
             std::fs::read_to_string(root.join("sub/f")).unwrap(),
             "replaced"
@@ -322,7 +338,8 @@ mod tests {
             "a link is not removed"
         );
         assert!(
-            sub.replace(std::ffi::OsStr::new("key"), b"x").is_err(),
+            sub.replace(std::ffi::OsStr::new("key"), b"x", None)
+                .is_err(),
             "nor written through"
         );
         assert_eq!(std::fs::read_to_string(outside.join("key")).unwrap(), "KEY");
