@@ -110,6 +110,10 @@ fn tab_during_a_turn_sends_the_line_after_it_and_a_half_typed_line_comes_back() 
     );
 }
 
+/// Longer than a one-key question waits for a person who was typing to pause (`SETTLE`
+/// in `crates/cli/src/prompter.rs`).
+const SETTLED: std::time::Duration = std::time::Duration::from_millis(900);
+
 #[test]
 fn keys_typed_before_an_approval_question_do_not_answer_it() {
     let s = Scratch::new();
@@ -127,7 +131,9 @@ fn keys_typed_before_an_approval_question_do_not_answer_it() {
     // A `y` meant for the next prompt, typed while the model is still answering.
     typed(&mut session, "y");
     expect(&mut session, "allow `bash` on `touch FIRST`?");
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The person stops, reads the question, and answers once a key can (the `y` may have
+    // been typed within a second of it: the question then waits for a pause).
+    std::thread::sleep(SETTLED);
     assert!(
         !s.ws().join("FIRST").exists(),
         "a key typed before the question answered it"
@@ -140,4 +146,41 @@ fn keys_typed_before_an_approval_question_do_not_answer_it() {
     quit(&mut session);
     assert!(!s.ws().join("FIRST").exists());
     assert_eq!(user_prompts(&history), ["touch it"]);
+}
+
+#[test]
+fn a_question_that_appears_while_the_person_types_takes_none_of_their_keys() {
+    let s = Scratch::new();
+    let mut first = vec![text("Looking.")];
+    first.extend(call("c1", "bash", r#"{"command": "touch FIRST"}"#));
+    first.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, vec![text("Not done."), done("end_turn")]],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history, &["--replay-pace", "300"]);
+    ready(&mut session);
+    enter(&mut session, "touch it");
+    expect(&mut session, "Working (");
+    // A steering line typed a key every 60 ms, on through the question: `a`, `p` and `y`
+    // would each approve the command.
+    for key in "maybe play a happy app, maybe play a happy app".chars() {
+        typed(&mut session, &key.to_string());
+        std::thread::sleep(std::time::Duration::from_millis(60));
+    }
+    expect(&mut session, "allow `bash` on `touch FIRST`?");
+    expect(&mut session, "what you were typing is not an answer");
+    assert!(
+        !s.ws().join("FIRST").exists(),
+        "a key of the steering line answered the question"
+    );
+    // Once the person stops and reads, a key answers.
+    std::thread::sleep(SETTLED);
+    typed(&mut session, "n");
+    expect(&mut session, "Not done.");
+    ready(&mut session);
+    typed(&mut session, "\x15");
+    quit(&mut session);
+    assert!(!s.ws().join("FIRST").exists());
 }

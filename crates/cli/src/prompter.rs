@@ -31,10 +31,11 @@ pub struct TerminalPrompter {
 /// Runs `ask`, a question read from the terminal, off the async runtime with the status
 /// lines hidden and the keyboard taken from the type-ahead (`type_ahead::question`). Every
 /// question reads the terminal through here, so a key typed before one was drawn never
-/// answers it. `None` when the blocking task could not run.
+/// answers it; `ask` is told whether the person was typing as it appeared. `None` when
+/// the blocking task could not run.
 async fn on_the_terminal<R: Send + 'static>(
     progress: MultiProgress,
-    ask: impl FnOnce() -> R + Send + 'static,
+    ask: impl FnOnce(bool) -> R + Send + 'static,
 ) -> Option<R> {
     tokio::task::spawn_blocking(move || progress.suspend(|| type_ahead::question(ask)))
         .await
@@ -43,7 +44,7 @@ async fn on_the_terminal<R: Send + 'static>(
 
 /// Writes `question` and reads one line; `None` at the end of input.
 pub async fn read_line(question: String, progress: MultiProgress) -> Option<String> {
-    on_the_terminal(progress, move || {
+    on_the_terminal(progress, move |_typing| {
         let mut stderr = std::io::stderr();
         let _ = write!(stderr, "{question}");
         let _ = stderr.flush();
@@ -65,6 +66,10 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
         .unwrap_or_default()
 }
 
+/// How long a person who was typing as a one-key question appeared must pause before a
+/// key answers it.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(600);
+
 /// One key for a question answered `y` (once), `a` (always), `p` (always, for this
 /// project), `u` (always, for you: both in your config), `n` (no) or `t` (no, and then what
 /// to tell the model), read with the
@@ -72,16 +77,28 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
 /// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts
 /// the turn as it does elsewhere: raw, the terminal makes it a key, so it is raised again as
 /// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
+///
+/// Keys waiting when it appears were typed for something else and are dropped. When the
+/// person was typing as it appeared (`typing`, or keys were waiting), a key answers only
+/// after a pause of [`SETTLE`] with no key: a steering line typed on without looking up
+/// (`a`, `p`, `y` are common letters) never approves anything.
 async fn read_key(question: String, progress: MultiProgress, call: bool) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
-    on_the_terminal(progress, move || {
+    use std::time::{Duration, Instant};
+    on_the_terminal(progress, move |mut typing| {
         // Raw before the question shows, so a key typed at once is not held back as a
         // line; lines then end with a carriage return of their own.
         crossterm::terminal::enable_raw_mode().ok()?;
+        while event::poll(Duration::ZERO).unwrap_or(false) {
+            let _ = event::read();
+            typing = true;
+        }
         let question = question.replace('\n', "\r\n");
         let mut stderr = std::io::stderr();
         let _ = write!(stderr, "{question}");
         let _ = stderr.flush();
+        let mut settled_at = typing.then(|| Instant::now() + SETTLE);
+        let mut told = false;
         let mut interrupted = false;
         let key = loop {
             let Ok(read) = event::read() else {
@@ -93,8 +110,28 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
             if key.kind != KeyEventKind::Press {
                 continue;
             }
+            let ctrl_c =
+                key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+            if let Some(at) = settled_at
+                && !ctrl_c
+            {
+                let now = Instant::now();
+                if now < at {
+                    settled_at = Some(now + SETTLE);
+                    if !told {
+                        told = true;
+                        let _ = write!(
+                            stderr,
+                            "\r\n  (what you were typing is not an answer: stop, read the question, then press a key)\r\n{question}"
+                        );
+                        let _ = stderr.flush();
+                    }
+                    continue;
+                }
+                settled_at = None;
+            }
             match key.code {
-                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                KeyCode::Char('c') if ctrl_c => {
                     interrupted = true;
                     break 'n';
                 }
@@ -117,7 +154,7 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
             }
         };
         // An Enter typed with the key is part of the answer.
-        while event::poll(std::time::Duration::ZERO).unwrap_or(false) {
+        while event::poll(Duration::ZERO).unwrap_or(false) {
             let _ = event::read();
         }
         let word = match key {

@@ -8,7 +8,9 @@
 //!
 //! A question asked during the turn (an approval, a guest's or a server's) takes the
 //! keyboard with [`question`]: keys typed before it was drawn stay typed text and never
-//! answer it, and it reads its answer with the terminal as it was.
+//! answer it, and it reads its answer with the terminal as it was. It is told whether the
+//! person was typing as it appeared, so a one-key question can wait for them to stop
+//! (`crate::prompter`): the next letter of a steering line is not an answer.
 
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -25,6 +27,9 @@ use crate::render::typed::{TypedLines, Typing};
 
 /// How long the reader waits for a key before it looks whether to stop or pause.
 const POLL: u16 = 50;
+
+/// A key pressed this recently before a question appeared means the person was typing.
+const TYPING: Duration = Duration::from_secs(1);
 
 /// The type-ahead of the turn that is running, for [`question`] to find.
 static ACTIVE: Mutex<Option<Arc<Reader>>> = Mutex::new(None);
@@ -214,6 +219,8 @@ struct Reader {
     reading: Mutex<()>,
     /// Set while a question has the keyboard: the thread waits.
     paused: AtomicBool,
+    /// When the last key was read.
+    last_key: Mutex<Option<std::time::Instant>>,
     stop: AtomicBool,
 }
 
@@ -256,6 +263,7 @@ impl Reader {
             Err(Errno::EINTR | Errno::EAGAIN) => return false,
             Err(_) => return true,
         };
+        *self.last_key.lock() = Some(std::time::Instant::now());
         let keys = self.decoder.lock().feed(&buf[..n]);
         if keys.is_empty() {
             return false;
@@ -294,6 +302,7 @@ impl TypeAhead {
             modes: Mutex::new(modes),
             reading: Mutex::new(()),
             paused: AtomicBool::new(false),
+            last_key: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
         *ACTIVE.lock() = Some(reader.clone());
@@ -348,18 +357,23 @@ impl Drop for TypeAhead {
 
 /// Runs `ask`, a question read from the terminal, with the keyboard its own: keys typed
 /// before it stay typed text, and the terminal echoes and edits lines as it did before the
-/// turn. Without a type-ahead running, just `ask`.
-pub fn question<R>(ask: impl FnOnce() -> R) -> R {
+/// turn. `ask` is told whether the person pressed a key in the last [`TYPING`]. Without a
+/// type-ahead running, `ask(false)`: the question looks at what waits itself.
+pub fn question<R>(ask: impl FnOnce(bool) -> R) -> R {
     let active = ACTIVE.lock().clone();
     let Some(reader) = active else {
-        return ask();
+        return ask(false);
     };
     reader.paused.store(true, Ordering::SeqCst);
     let answer = {
         let _reading = reader.reading.lock();
         reader.read_waiting();
+        let typing = reader
+            .last_key
+            .lock()
+            .is_some_and(|at| at.elapsed() < TYPING);
         reader.cooked();
-        let answer = ask();
+        let answer = ask(typing);
         reader.quiet();
         answer
     };
