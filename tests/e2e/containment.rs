@@ -524,6 +524,41 @@ fn a_file_hard_linked_from_a_package_cache_is_never_written_through() {
             "{tool}"
         );
     }
+    // A command writing through the link is refused; the files of the workspace's own
+    // beside it stay writable. (A package's directory of links is mounted whole, a linked
+    // file among the workspace's own by itself.)
+    if crate::support::confining() {
+        let cache_pth = s.outside("cache/uv/linked.pth");
+        std::fs::write(&cache_pth, "pkg\n").unwrap();
+        std::fs::hard_link(&cache_pth, s.ws().join(".venv/lib/linked.pth")).unwrap();
+        s.file(".venv/lib/own.txt", "own\n");
+        let (out, items) = crate::sandbox::run_commands(
+            &s,
+            &[
+                "echo 'import evil' >> .venv/lib/pkg/__init__.py",
+                "echo evil >> .venv/lib/linked.pth",
+                "echo more >> .venv/lib/own.txt",
+            ],
+            "",
+            &[],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(items[0]["status"], "failed", "{:?}", items[0]);
+        assert_eq!(items[1]["status"], "failed", "{:?}", items[1]);
+        assert!(
+            tool_output(&items[1]).contains("is hard-linked from outside the workspace"),
+            "{:?}",
+            items[1]
+        );
+        assert_eq!(items[2]["status"], "completed", "{:?}", items[2]);
+        assert_eq!(std::fs::read_to_string(&cache).unwrap(), "VERSION = 1\n");
+        assert_eq!(std::fs::read_to_string(&cache_pth).unwrap(), "pkg\n");
+        assert_eq!(
+            std::fs::read_to_string(s.ws().join(".venv/lib/own.txt")).unwrap(),
+            "own\nmore\n"
+        );
+    }
     // A patch replaces the workspace's file with a new one: the cache keeps its own.
     let patch = format!(
         "*** Begin Patch\n*** Update File: {path}\n@@\n-VERSION = 1\n+VERSION = 3\n*** End Patch"

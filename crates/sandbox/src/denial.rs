@@ -35,6 +35,9 @@ pub(crate) struct Explainer {
     pub workspace: PathBuf,
     pub writable: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
+    /// Those of `read_only` that are files hard-linked from elsewhere (or directories of
+    /// them), said apart: a write would change the other copy too.
+    pub linked: Vec<PathBuf>,
     pub hidden: Vec<PathBuf>,
     /// Writable directories on the way to a hidden path, which Landlock alone keeps from
     /// taking new files.
@@ -73,6 +76,12 @@ impl Explainer {
             return Some(format!(
                 "access to {shown} denied ({} is hidden; a `read` grant opens it)",
                 hidden.display()
+            ));
+        }
+        if let Some(linked) = self.linked.iter().find(|p| path.starts_with(p)) {
+            return Some(format!(
+                "write to {shown} denied ({} is hard-linked from outside the workspace, a package cache's file as uv and pnpm link them: a write would change it there too; copy it to a file of its own first)",
+                linked.display()
             ));
         }
         if let Some(protected) = self.read_only.iter().find(|p| path.starts_with(p)) {
@@ -226,6 +235,7 @@ mod tests {
             workspace: workspace.to_path_buf(),
             writable: vec![workspace.to_path_buf()],
             read_only: vec![workspace.join(".git")],
+            linked: Vec::new(),
             hidden: vec![PathBuf::from("/home/u/.ssh")],
             split: Vec::new(),
             network: false,

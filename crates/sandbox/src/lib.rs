@@ -23,6 +23,7 @@ compile_error!(
 
 mod denial;
 mod git_hooks;
+mod hard_links;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]

@@ -32,6 +32,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::hard_links::{LinkScan, LinkedFiles};
 use crate::{SandboxMode, SandboxPolicy};
 
 /// The protected names (see the module's documentation), at any depth of a workspace: what
@@ -259,6 +260,8 @@ pub(crate) struct Nested {
     pub(crate) tops: Vec<PathBuf>,
     /// `None` until the first command's walk.
     known: parking_lot::Mutex<Option<BTreeSet<PathBuf>>>,
+    /// The files hard-linked from elsewhere, as the last walk found them.
+    linked: parking_lot::Mutex<LinkedFiles>,
 }
 
 /// How much earlier than a command's start a name may have changed and still count as
@@ -274,7 +277,15 @@ impl Nested {
             granted: policy.write_grants(workspace),
             tops: tops(workspace, policy, home),
             known: parking_lot::Mutex::new(None),
+            linked: parking_lot::Mutex::new(LinkedFiles::default()),
         }
+    }
+
+    /// The files (and directories of them) hard-linked from elsewhere, to mount read-only
+    /// ([`crate::hard_links`]); the first call walks the workspace.
+    pub(crate) fn linked(&self) -> Vec<PathBuf> {
+        drop(self.existing());
+        self.linked.lock().covers().to_vec()
     }
 
     /// The protected names below the top that exist now, as far as the walks know; the
@@ -318,14 +329,31 @@ impl Nested {
     }
 
     /// Every protected name in the workspace's subdirectories (not its top), without
-    /// following links, entering a protected name, or entering what a grant names.
+    /// following links, entering a protected name, or entering what a grant names; the
+    /// files hard-linked from elsewhere are taken on the way ([`LinkedFiles`]).
     fn walk(&self) -> Vec<PathBuf> {
         let mut found = Vec::new();
-        let mut dirs: Vec<PathBuf> = subdirectories(&self.workspace, &self.granted);
-        while let Some(dir) = dirs.pop() {
+        let mut linked = self.linked.lock();
+        let mut scan = LinkScan::default();
+        scan.directory(&self.workspace, None);
+        if let Ok(entries) = std::fs::read_dir(&self.workspace) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_file())
+                    && !self.granted_or_protected(&entry)
+                {
+                    scan.file(&linked, &self.workspace, &entry);
+                }
+            }
+        }
+        let mut dirs: Vec<(PathBuf, PathBuf)> = subdirectories(&self.workspace, &self.granted)
+            .into_iter()
+            .map(|dir| (dir, self.workspace.clone()))
+            .collect();
+        while let Some((dir, parent)) = dirs.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
+            scan.directory(&dir, Some(&parent));
             for entry in entries.flatten() {
                 let path = entry.path();
                 if self.granted.iter().any(|g| path.starts_with(g)) {
@@ -333,12 +361,23 @@ impl Nested {
                 }
                 if PROTECTED.iter().any(|p| entry.file_name() == OsStr::new(p)) {
                     found.push(path);
-                } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    dirs.push(path);
+                    continue;
+                }
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => dirs.push((path, dir.clone())),
+                    Ok(t) if t.is_file() => scan.file(&linked, &dir, &entry),
+                    _ => {}
                 }
             }
         }
+        linked.take(scan);
         found
+    }
+
+    /// Whether `entry`, at the workspace's top, is a protected name or a grant names it.
+    fn granted_or_protected(&self, entry: &std::fs::DirEntry) -> bool {
+        PROTECTED.iter().any(|p| entry.file_name() == OsStr::new(p))
+            || self.granted.iter().any(|g| entry.path().starts_with(g))
     }
 }
 

@@ -86,7 +86,7 @@ impl Backend {
         let mut lines = Vec::new();
         if run.policy.mode == SandboxMode::WorkspaceWrite && !self.support.user_namespaces {
             lines.push(
-                "sandbox: user namespaces are not available here, so .git stays writable"
+                "sandbox: user namespaces are not available here, so .git and files hard-linked from outside the workspace (a package cache's) stay writable"
                     .to_owned(),
             );
         }
@@ -152,6 +152,11 @@ impl Backend {
         let explainer = Explainer {
             workspace: workspace.clone(),
             writable: writable.clone(),
+            linked: if run.policy.mode == SandboxMode::WorkspaceWrite {
+                prepared.nested.linked()
+            } else {
+                Vec::new()
+            },
             read_only,
             split: if self.support.user_namespaces {
                 Vec::new()
@@ -201,7 +206,8 @@ impl Backend {
     /// Paths inside writable roots that stay read-only: the workspace's protected names
     /// ([`crate::PROTECTED`]: `.git` and what makes an agent run something) where they
     /// exist, at its top and below and at the top of the shared temp dirs, unless a grant
-    /// names them, and the user's own settings where a writable root holds the home
+    /// names them, its files hard-linked from elsewhere ([`crate::hard_links`]), and the
+    /// user's own settings where a writable root holds the home
     /// ([`crate::protected::user_settings`]). Whole directories, not the files in them: a
     /// read-only file's directory could be renamed away and made again; a mount point
     /// cannot be renamed.
@@ -215,6 +221,7 @@ impl Backend {
             .collect();
         if run.policy.mode == SandboxMode::WorkspaceWrite {
             paths.extend(prepared.nested.existing());
+            paths.extend(prepared.nested.linked());
         }
         paths.extend(crate::protected::user_settings(
             run.home.as_deref(),

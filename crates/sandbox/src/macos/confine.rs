@@ -61,6 +61,7 @@ impl Backend {
             workspace: workspace.clone(),
             writable: rules.writable.clone(),
             read_only: rules.read_only.clone(),
+            linked: Vec::new(),
             split: Vec::new(),
             hidden: rules.hidden.clone(),
             network: !run.policy.network.is_empty(),
