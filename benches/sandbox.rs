@@ -3,7 +3,11 @@
 //! unconfined (`full-access`), in the same process, one after the other. Goal: ≤ 2 ms added
 //! per call. Skipped with a message when the kernel cannot confine. And the same confined
 //! call in a workspace of 7,000 directories (`bash_true_workspace-write_7000_dirs`): the
-//! walk after each command for protected names made below the workspace's top.
+//! walk after each command for protected names made below the workspace's top. And in a
+//! workspace of 10,000 files in 100 directories (`…_10000_files`), then the same with half
+//! its directories packages hard-linked from a cache outside it and a linked file among
+//! the workspace's own (`…_10000_files_linked`: the mounts that keep them read-only), with
+//! a `write` tool call in it (`write_tool_10000_files_linked`). Goal: the links add ≤ 1 ms.
 //!
 //! And a file tool's open: the open by name the file tools made before
 //! (`file_open/by_name`), the safe opener they make now (`file_open/beneath`: a descriptor of
@@ -58,7 +62,65 @@ fn bench_sandbox(c: &mut Criterion) {
     group.bench_function("bash_true_workspace-write_7000_dirs", |b| {
         b.iter(|| bash_true(&rt, &tool, &env));
     });
+    let cache = tempfile::tempdir().expect("cache");
+    for linked in [false, true] {
+        let files = ten_thousand_files(cache.path(), linked);
+        let env = ToolEnv {
+            workspace_root: files.path().canonicalize().expect("root"),
+            ..env.clone()
+        };
+        let sandbox =
+            Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite)).expect("sandbox");
+        let tool = BashTool::default().with_sandbox(Some(Arc::new(sandbox)));
+        let name = if linked { "_linked" } else { "" };
+        group.bench_function(format!("bash_true_workspace-write_10000_files{name}"), |b| {
+            b.iter(|| bash_true(&rt, &tool, &env));
+        });
+        if linked {
+            let write = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())
+                .into_iter()
+                .find(|t| t.spec().name == "write")
+                .expect("write");
+            group.bench_function("write_tool_10000_files_linked", |b| {
+                b.iter(|| {
+                    let out = rt
+                        .block_on(write.run(
+                            serde_json::json!({"path": "own/f0.txt", "content": "new\n"}),
+                            &env,
+                        ))
+                        .expect("write");
+                    assert!(!out.is_error, "{}", out.content);
+                });
+            });
+        }
+    }
     group.finish();
+}
+
+/// A workspace of 10,000 files in 100 directories: with `linked`, the 50 `pkg*` ones are
+/// hard links of files in `cache`, and one file of `own` too.
+fn ten_thousand_files(cache: &std::path::Path, linked: bool) -> tempfile::TempDir {
+    let files = tempfile::tempdir().expect("workspace");
+    for dir in 0..100 {
+        let name = if dir < 50 {
+            format!("pkg{dir}")
+        } else {
+            format!("own{dir}")
+        };
+        let at = files.path().join(if dir == 99 { "own".to_owned() } else { name.clone() });
+        std::fs::create_dir_all(&at).expect("dir");
+        for file in 0..100 {
+            let path = at.join(format!("f{file}.txt"));
+            if linked && (dir < 50 || (dir == 99 && file == 1)) {
+                let kept = cache.join(format!("{name}-{file}"));
+                std::fs::write(&kept, "cached\n").expect("cache file");
+                std::fs::hard_link(&kept, &path).expect("link");
+            } else {
+                std::fs::write(&path, "own\n").expect("file");
+            }
+        }
+    }
+    files
 }
 
 /// One `bash -c true` call through `tool`.
