@@ -6,8 +6,9 @@
 //!   messages; a prefix is cached only where a `cache_control` breakpoint asks (at most four),
 //!   for its TTL (`5m`, or `1h`), refreshed when read; a request reads the longest cached
 //!   prefix found at a breakpoint or up to 20 blocks before one; nothing below 1,024 tokens is
-//!   cached; writes bill at 1.25× input (2× for `1h`), reads at 0.1×. Claude Sonnet 4.5's
-//!   prices ($3 in, $15 out per million tokens), Haiku 4.5's for a request naming Haiku.
+//!   cached (4,096 for Haiku 4.5), and each model has a cache of its own; writes bill at
+//!   1.25× input (2× for `1h`), reads at 0.1×. Claude Sonnet 4.5's prices ($3 in, $15 out
+//!   per million tokens), Haiku 4.5's for a request naming Haiku.
 //! - **OpenAI Responses** (Codex): the longest prefix (by item) a request shares with one
 //!   seen before is read from the cache, counted in 128-token steps from 1,024, at 0.1×; no
 //!   write premium. GPT-5's prices ($1.25 in, $10 out).
@@ -17,7 +18,8 @@
 //! Code's `Read`, a `cat` through Codex's `exec_command`), then answers; the task is a new
 //! file each response (`new`) or the same three files again and again (`reread`). Every
 //! request an agent makes is billed, side requests included; every run is checked (exit 0,
-//! the answer printed, N tool results that did not fail).
+//! the answer printed, N tool results that gave the file's text), and wonopcode's own
+//! reported cost must match the bill.
 //!
 //! `cargo bench -p wonopcode-benches --bench cost`; `COST_N=20,50` picks the rows,
 //! `COST_AGENTS=wonopcode,Codex` the agents, `COST_TASKS=new` the tasks; `COST_DUMP=DIR` keeps
@@ -72,8 +74,11 @@ const GPT5: Prices = Prices {
     output: 10.0,
 };
 
-/// The fewest tokens a cached prefix may have.
-const MIN_CACHED: u64 = 1024;
+/// The fewest tokens a cached prefix may have: 1,024 for Claude Sonnet 4.5 and for GPT-5,
+/// 4,096 for Claude Haiku 4.5 (Anthropic's prompt-caching documentation).
+fn min_cached(model: &str) -> u64 {
+    if model.contains("haiku") { 4096 } else { 1024 }
+}
 /// How many blocks before a breakpoint the Messages API looks for a cached prefix.
 const LOOKBACK: usize = 20;
 /// Output tokens billed per response (each is one short tool call or answer).
@@ -161,8 +166,14 @@ impl Usage {
 }
 
 /// Each prefix of `blocks` (the first one, the first two, …): its hash and its tokens.
-fn prefixes(blocks: &[Block]) -> (Vec<u64>, Vec<u64>) {
-    let (mut hash, mut sum) = (0_u64, 0_u64);
+fn prefixes(blocks: &[Block], model: &str) -> (Vec<u64>, Vec<u64>) {
+    // A cache is the model's own: the same prefix sent to another model is not a hit.
+    let mut hash = {
+        let mut hasher = DefaultHasher::new();
+        model.hash(&mut hasher);
+        hasher.finish()
+    };
+    let mut sum = 0_u64;
     blocks
         .iter()
         .map(|b| {
@@ -182,9 +193,9 @@ struct Cache {
 }
 
 impl Cache {
-    /// Bills a Messages request and writes what its breakpoints ask.
-    fn messages(&mut self, blocks: &[Block], now: Instant) -> Usage {
-        let (prefix, total) = prefixes(blocks);
+    /// Bills a Messages request to `model` and writes what its breakpoints ask.
+    fn messages(&mut self, blocks: &[Block], model: &str, now: Instant) -> Usage {
+        let (prefix, total) = prefixes(blocks, model);
         let alive = |i: usize, entries: &HashMap<u64, Instant>| {
             entries.get(&prefix[i]).is_some_and(|until| *until > now)
         };
@@ -213,7 +224,7 @@ impl Cache {
         };
         let mut written = read;
         for &b in &breakpoints {
-            if total[b] < MIN_CACHED || total[b] <= written {
+            if total[b] < min_cached(model) || total[b] <= written {
                 continue;
             }
             let ttl = blocks[b].breakpoint.unwrap_or_default();
@@ -230,12 +241,13 @@ impl Cache {
         usage
     }
 
-    /// Bills a Responses request (automatic caching) and remembers its prefixes.
-    fn responses(&mut self, blocks: &[Block], now: Instant) -> Usage {
-        let (prefix, total) = prefixes(blocks);
+    /// Bills a Responses request to `model` (automatic caching) and remembers its prefixes.
+    fn responses(&mut self, blocks: &[Block], model: &str, now: Instant) -> Usage {
+        let (prefix, total) = prefixes(blocks, model);
         let mut cached = 0;
         for (hash, sum) in prefix.into_iter().zip(total.iter().copied()) {
-            if self.entries.get(&hash).is_some_and(|until| *until > now) && sum >= MIN_CACHED {
+            if self.entries.get(&hash).is_some_and(|until| *until > now) && sum >= min_cached(model)
+            {
                 cached = sum / 128 * 128;
             }
             self.entries.insert(hash, now + Duration::from_secs(300));
@@ -353,13 +365,13 @@ impl Script {
 
     fn messages(&self, body: &Value, now: Instant) -> String {
         let blocks = messages_blocks(body);
+        let model = body["model"].as_str().unwrap_or_default();
         let usage = self
             .state
             .lock()
             .expect("state")
             .cache
-            .messages(&blocks, now);
-        let model = body["model"].as_str().unwrap_or_default();
+            .messages(&blocks, model, now);
         let prices = if model.contains("haiku") {
             HAIKU
         } else {
@@ -381,9 +393,16 @@ impl Script {
             .filter(|b| b["type"] == "tool_result")
             .collect();
         let done = results.len();
+        // A read is done when it gave the file's text (or wonopcode's pointer to the earlier
+        // read of an unchanged one), as on the Responses side: an empty or cleared result
+        // would bill cheaper and must not pass.
         let failure = results
             .last()
-            .filter(|r| r["is_error"] == true)
+            .filter(|r| {
+                let text = r["content"].to_string();
+                r["is_error"] == true
+                    || !(text.contains("fn item_") || text.contains("as the result of call"))
+            })
             .map(|r| r["content"].to_string());
         self.bill(usage, prices, tool.is_some(), done, failure);
         let usage_json = json!({
@@ -406,12 +425,13 @@ impl Script {
 
     fn responses(&self, body: &Value, now: Instant) -> String {
         let blocks = responses_blocks(body);
+        let model = body["model"].as_str().unwrap_or_default();
         let usage = self
             .state
             .lock()
             .expect("state")
             .cache
-            .responses(&blocks, now);
+            .responses(&blocks, model, now);
         let outputs: Vec<&Value> = body["input"]
             .as_array()
             .into_iter()
@@ -548,7 +568,28 @@ fn run(agent: &Agent, task: Task, n: usize, home: &Path, ws: &Path) -> State {
         agent.name,
         state.failures
     );
+    if agent.name.starts_with("wonopcode") {
+        let reported = reported_cost(&errors)
+            .unwrap_or_else(|| panic!("{}: no cost in its last line: {errors}", agent.name));
+        assert!(
+            (reported - state.usd).abs() <= state.usd * 0.01 + 0.0002,
+            "{}: reported ${reported:.4}, billed ${:.4}",
+            agent.name,
+            state.usd
+        );
+    }
     state
+}
+
+/// The dollars of wonopcode's closing `· done · …` line (`$0.1234`).
+fn reported_cost(stderr: &str) -> Option<f64> {
+    let line = stderr.lines().rev().find(|l| l.contains("· done ·"))?;
+    line.rsplit('$')
+        .next()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn main() {

@@ -73,9 +73,12 @@ fn bench_sandbox(c: &mut Criterion) {
             Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite)).expect("sandbox");
         let tool = BashTool::default().with_sandbox(Some(Arc::new(sandbox)));
         let name = if linked { "_linked" } else { "" };
-        group.bench_function(format!("bash_true_workspace-write_10000_files{name}"), |b| {
-            b.iter(|| bash_true(&rt, &tool, &env));
-        });
+        group.bench_function(
+            format!("bash_true_workspace-write_10000_files{name}"),
+            |b| {
+                b.iter(|| bash_true(&rt, &tool, &env));
+            },
+        );
         if linked {
             let write = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())
                 .into_iter()
@@ -107,7 +110,11 @@ fn ten_thousand_files(cache: &std::path::Path, linked: bool) -> tempfile::TempDi
         } else {
             format!("own{dir}")
         };
-        let at = files.path().join(if dir == 99 { "own".to_owned() } else { name.clone() });
+        let at = files.path().join(if dir == 99 {
+            "own".to_owned()
+        } else {
+            name.clone()
+        });
         std::fs::create_dir_all(&at).expect("dir");
         for file in 0..100 {
             let path = at.join(format!("f{file}.txt"));

@@ -396,6 +396,9 @@ fn deny_rules_hold_however_the_path_is_spelled() {
         assert_eq!(item["status"], "declined", "{path}: {item}");
         assert!(!tool_output(&item).contains("hunter2"), "{path}: {item}");
     }
+    // The control: without the rule, a walk finds the file's text.
+    let item = single_call(&s, "grep", r#"{"pattern": "hunter2", "path": ".env"}"#, &[]);
+    assert!(tool_output(&item).contains("hunter2"), "{item}");
     // A walk leaves the denied file out, wherever it starts.
     for args in [
         r#"{"pattern": "hunter2"}"#,
@@ -868,6 +871,13 @@ fn a_directory_swapped_for_a_link_mid_write_never_leads_a_write_out() {
     let swaps = swapper.join().unwrap();
     assert!(swaps > 100, "the swapper hardly ran ({swaps} swaps)");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The writes ran: those that fell between swaps landed inside.
+    let written = crate::support::tool_results(&crate::support::events(&out))
+        .iter()
+        .filter(|item| item["status"] == "completed")
+        .count();
+    assert!(written > 0, "no write of the 150 succeeded");
+    assert!(s.ws().join("d/authorized_keys").is_file());
     assert!(
         !outside.join("authorized_keys").exists(),
         "a write landed outside the workspace through a swapped directory"

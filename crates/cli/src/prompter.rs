@@ -37,9 +37,14 @@ async fn on_the_terminal<R: Send + 'static>(
     progress: MultiProgress,
     ask: impl FnOnce(bool) -> R + Send + 'static,
 ) -> Option<R> {
-    tokio::task::spawn_blocking(move || progress.suspend(|| type_ahead::question(ask)))
-        .await
-        .ok()
+    // The keyboard is taken before the status lines are hidden: taking it reads the keys
+    // waiting into the typed line, which redraws through `progress`, and a redraw inside
+    // `suspend` would wait on the lock `suspend` holds.
+    tokio::task::spawn_blocking(move || {
+        type_ahead::question(|typing| progress.suspend(|| ask(typing)))
+    })
+    .await
+    .ok()
 }
 
 /// Writes `question` and reads one line; `None` at the end of input.
@@ -79,7 +84,7 @@ const SETTLE: std::time::Duration = std::time::Duration::from_millis(600);
 /// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
 ///
 /// Keys waiting when it appears were typed for something else and are dropped. When the
-/// person was typing as it appeared (`typing`, or keys were waiting), a key answers only
+/// person was typing as it appeared (`typing`, or characters were waiting), a key answers only
 /// after a pause of [`SETTLE`] with no key: a steering line typed on without looking up
 /// (`a`, `p`, `y` are common letters) never approves anything.
 async fn read_key(question: String, progress: MultiProgress, call: bool) -> Option<char> {
@@ -90,8 +95,14 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
         // line; lines then end with a carriage return of their own.
         crossterm::terminal::enable_raw_mode().ok()?;
         while event::poll(Duration::ZERO).unwrap_or(false) {
-            let _ = event::read();
-            typing = true;
+            // A character is typing; an Enter left from the last question's `y⏎` is not
+            // (raw, a line feed reads as Ctrl-J).
+            if let Ok(Event::Key(key)) = event::read()
+                && matches!(key.code, KeyCode::Char(_))
+                && !key.modifiers.contains(KeyModifiers::CONTROL)
+            {
+                typing = true;
+            }
         }
         let question = question.replace('\n', "\r\n");
         let mut stderr = std::io::stderr();

@@ -28,7 +28,7 @@ use crate::render::typed::{TypedLines, Typing};
 /// How long the reader waits for a key before it looks whether to stop or pause.
 const POLL: u16 = 50;
 
-/// A key pressed this recently before a question appeared means the person was typing.
+/// A text key pressed this recently before a question appeared means the person was typing.
 const TYPING: Duration = Duration::from_secs(1);
 
 /// The type-ahead of the turn that is running, for [`question`] to find.
@@ -219,7 +219,7 @@ struct Reader {
     reading: Mutex<()>,
     /// Set while a question has the keyboard: the thread waits.
     paused: AtomicBool,
-    /// When the last key was read.
+    /// When the last text key was read.
     last_key: Mutex<Option<std::time::Instant>>,
     stop: AtomicBool,
 }
@@ -263,8 +263,11 @@ impl Reader {
             Err(Errno::EINTR | Errno::EAGAIN) => return false,
             Err(_) => return true,
         };
-        *self.last_key.lock() = Some(std::time::Instant::now());
         let keys = self.decoder.lock().feed(&buf[..n]);
+        // Text is typing; an Enter left from a question's `y⏎` is not.
+        if keys.iter().any(|k| matches!(k, Key::Text(_))) {
+            *self.last_key.lock() = Some(std::time::Instant::now());
+        }
         if keys.is_empty() {
             return false;
         }
