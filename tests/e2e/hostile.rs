@@ -396,24 +396,29 @@ fn deny_rules_hold_however_the_path_is_spelled() {
         assert_eq!(item["status"], "declined", "{path}: {item}");
         assert!(!tool_output(&item).contains("hunter2"), "{path}: {item}");
     }
-    // The control: without the rule, a walk finds the file's text.
-    let item = single_call(&s, "grep", r#"{"pattern": "hunter2", "path": ".env"}"#, &[]);
+    // A grep of the denied file itself finds nothing; without the rule it finds the text.
+    let args = r#"{"pattern": "hunter2", "path": ".env"}"#;
+    let item = single_call(&s, "grep", args, &[]);
     assert!(tool_output(&item).contains("hunter2"), "{item}");
-    // A walk leaves the denied file out, wherever it starts.
+    let item = single_call(&s, "grep", args, &denied_reads);
+    assert!(!tool_output(&item).contains("hunter2"), "{item}");
+    // A walk leaves a denied file out, wherever it starts. (Walks skip dotfiles anyway, so
+    // the file walked for is not one: the control shows the walk finds it without the rule.)
+    s.file("notes/keys.txt", "hunter2\n");
+    let denied_notes = ["--deny", "read:notes/**"];
     for args in [
         r#"{"pattern": "hunter2"}"#,
         r#"{"pattern": "hunter2", "path": "sub/.."}"#,
     ] {
-        let item = single_call(&s, "grep", args, &denied_reads);
+        let item = single_call(&s, "grep", args, &[]);
+        assert!(
+            tool_output(&item).contains("notes/keys.txt"),
+            "{args}: {item}"
+        );
+        let item = single_call(&s, "grep", args, &denied_notes);
         assert!(!tool_output(&item).contains("hunter2"), "{args}: {item}");
+        assert!(!tool_output(&item).contains("keys.txt"), "{args}: {item}");
     }
-    let item = single_call(
-        &s,
-        "grep",
-        r#"{"pattern": "hunter2", "path": ".env"}"#,
-        &denied_reads,
-    );
-    assert!(!tool_output(&item).contains("hunter2"), "{item}");
     let item = single_call(
         &s,
         "glob",
