@@ -2,7 +2,9 @@
 //! generated (any platform): each policy of a table gives its golden profile
 //! (`tests/seatbelt/*.sb`; `WONOPCODE_UPDATE_GOLDEN=1` rewrites them), and every profile
 //! parses as the profile language with only the operations and filters it has, every path
-//! in a quoted string.
+//! in a quoted string. And, independent of the golden text, each profile is read as
+//! Seatbelt decides (the last matching rule wins) and asked what it allows: a hidden path
+//! is not read, a read-only one not written, a port not granted not reached.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -373,4 +375,144 @@ fn filter(form: &Form) -> Result<(), String> {
     } else {
         Err(format!("`{name}` has arguments {args:?}"))
     }
+}
+
+/// What a command asks of the kernel, for [`decide`].
+enum Ask<'a> {
+    /// A file operation (`file-read-data`, `file-write-data`, …) on a path.
+    File(&'a str, &'a str),
+    /// An outgoing TCP connection to a port.
+    Tcp(u16),
+}
+
+/// Whether the parsed profile `forms` allows `ask`, as Seatbelt decides: every rule whose
+/// operation and filters match is looked at in order, and the last one decides (`deny
+/// default` first). A filter this reading does not know (`regex`, `vnode-type`) matches
+/// nothing, so an allow resting on it is not counted.
+fn decide(forms: &[Form], ask: &Ask) -> bool {
+    let mut allowed = false;
+    for form in forms {
+        let Form::List(items) = form else { continue };
+        let [Form::Symbol(action), Form::Symbol(operation), filters @ ..] = items.as_slice() else {
+            continue;
+        };
+        let asked = match ask {
+            Ask::File(op, _) => *op,
+            Ask::Tcp(_) => "network-outbound",
+        };
+        let names = operation == "default"
+            || operation == asked
+            || operation
+                .strip_suffix('*')
+                .is_some_and(|prefix| asked.starts_with(prefix));
+        if names && (filters.is_empty() || filters.iter().any(|f| matches(f, ask))) {
+            allowed = action == "allow";
+        }
+    }
+    allowed
+}
+
+fn matches(filter: &Form, ask: &Ask) -> bool {
+    let Form::List(items) = filter else {
+        return false;
+    };
+    let path = match ask {
+        Ask::File(_, path) => Some(*path),
+        Ask::Tcp(_) => None,
+    };
+    match items.as_slice() {
+        [Form::Symbol(f), Form::Str(p)] if f == "subpath" => {
+            path.is_some_and(|path| path == p || path.starts_with(&format!("{p}/")))
+        }
+        [Form::Symbol(f), Form::Str(p)] if f == "literal" => path == Some(p.as_str()),
+        [Form::Symbol(f), rest @ ..] if f == "require-all" => rest.iter().all(|r| matches(r, ask)),
+        [Form::Symbol(f), rest @ ..] if f == "require-any" => rest.iter().any(|r| matches(r, ask)),
+        [Form::Symbol(f), inner] if f == "require-not" => !matches(inner, ask),
+        [Form::Symbol(f), Form::Symbol(proto), Form::Str(target)] if f == "remote" => {
+            let Ask::Tcp(port) = ask else { return false };
+            proto == "tcp"
+                && target
+                    .strip_prefix("*:")
+                    .is_some_and(|p| p == "*" || p.parse::<u16>() == Ok(*port))
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn each_profile_means_what_its_rules_say() {
+    let rules: std::collections::HashMap<_, _> = table().into_iter().collect();
+    let decided = |name: &str, ask: Ask| {
+        let forms = parse(&profile(&rules[name]).unwrap()).unwrap();
+        decide(&forms, &ask)
+    };
+    let (read, write) = ("file-read-data", "file-write-data");
+    let ws = "/Users/me/src/app";
+    // workspace-write: the workspace and temp dirs are written, its protected names and
+    // everything else are not; everything but a hidden path is read; no network.
+    for (path, can) in [
+        (format!("{ws}/src/main.rs"), true),
+        ("/private/tmp/x".to_owned(), true),
+        (format!("{ws}/.git/config"), false),
+        (format!("{ws}/.git"), false),
+        (format!("{ws}/vendor/lib/.git/HEAD"), false),
+        (format!("{ws}/.claude/settings.json"), false),
+        (format!("{ws}/.gitignore"), true),
+        ("/Users/me/.bashrc".to_owned(), false),
+        ("/Users/me/.ssh/authorized_keys".to_owned(), false),
+        ("/Users/me/src/app-other/f".to_owned(), false),
+    ] {
+        assert_eq!(
+            decided("workspace-write", Ask::File(write, &path)),
+            can,
+            "write {path}"
+        );
+    }
+    assert!(decided(
+        "workspace-write",
+        Ask::File(read, "/Users/me/.bashrc")
+    ));
+    assert!(decided(
+        "workspace-write",
+        Ask::File(read, &format!("{ws}/.git/config"))
+    ));
+    assert!(!decided(
+        "workspace-write",
+        Ask::File(read, "/Users/me/.ssh/id_ed25519")
+    ));
+    assert!(!decided(
+        "workspace-write",
+        Ask::File(read, "/Users/me/.ssh")
+    ));
+    assert!(!decided("workspace-write", Ask::Tcp(443)));
+    // read-only: only its private temp dir is written; hidden paths stay unread.
+    assert!(!decided(
+        "read-only",
+        Ask::File(write, &format!("{ws}/src/main.rs"))
+    ));
+    assert!(decided(
+        "read-only",
+        Ask::File(write, "/private/var/folders/xy/T/wonopcode-sandbox-1/f")
+    ));
+    assert!(!decided(
+        "read-only",
+        Ask::File(read, "/Users/me/.aws/credentials")
+    ));
+    assert!(decided(
+        "read-only",
+        Ask::File(read, &format!("{ws}/README.md"))
+    ));
+    // Ports: the granted ones only. Any: every port.
+    assert!(decided("workspace-write-ports", Ask::Tcp(443)));
+    assert!(decided("workspace-write-ports", Ask::Tcp(80)));
+    assert!(!decided("workspace-write-ports", Ask::Tcp(22)));
+    assert!(decided("network-any-odd-paths", Ask::Tcp(22)));
+    assert!(decided(
+        "network-any-odd-paths",
+        Ask::File(write, r#"/Users/me/My "quoted" dir\x/f"#)
+    ));
+    assert!(!decided(
+        "network-any-odd-paths",
+        Ask::File(read, "/Users/me/Library/Keychains/login.keychain-db")
+    ));
 }
