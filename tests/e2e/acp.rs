@@ -22,7 +22,7 @@ fn client_dir() -> Option<PathBuf> {
     if std::env::var_os("WONOPCODE_REQUIRE_ACP_CLIENT").is_some() {
         panic!("{how}");
     }
-    eprintln!("skipped: {how}");
+    wonopcode_sandbox::test_skip::note(how);
     None
 }
 

@@ -28,7 +28,9 @@ fn core_module() -> Option<PathBuf> {
             std::env::var_os("WONOPCODE_REQUIRE_CORE_TARGET").is_none(),
             "the core module did not build: {why}"
         );
-        eprintln!("skipped: wasm32-unknown-unknown is not installed ({why})");
+        wonopcode_sandbox::test_skip::note(&format!(
+            "wasm32-unknown-unknown is not installed ({why})"
+        ));
         return None;
     }
     Some(target_dir.join("wasm32-unknown-unknown/release/guest_hello.wasm"))

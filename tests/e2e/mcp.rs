@@ -26,7 +26,7 @@ pub(crate) fn everything() -> Option<PathBuf> {
     if std::env::var_os("WONOPCODE_REQUIRE_MCP_SERVERS").is_some() {
         panic!("{how}");
     }
-    eprintln!("skipped: {how}");
+    wonopcode_sandbox::test_skip::note(&how);
     None
 }
 
@@ -311,7 +311,7 @@ fn time_server_installed() -> bool {
         if std::env::var_os("WONOPCODE_REQUIRE_MCP_SERVERS").is_some() {
             panic!("{how}");
         }
-        eprintln!("skipped: {how}");
+        wonopcode_sandbox::test_skip::note(how);
     }
     found
 }

@@ -271,7 +271,7 @@ fn conformance() -> Option<PathBuf> {
     if std::env::var_os("WONOPCODE_REQUIRE_MCP_SERVERS").is_some() {
         panic!("{how}");
     }
-    eprintln!("skipped: {how}");
+    wonopcode_sandbox::test_skip::note(how);
     None
 }
 

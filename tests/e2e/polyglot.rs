@@ -43,7 +43,7 @@ pub fn missing_tool(how: &str) {
     if std::env::var_os("WONOPCODE_REQUIRE_POLYGLOT").is_some() {
         panic!("{how}");
     }
-    eprintln!("skipped: {how}");
+    wonopcode_sandbox::test_skip::note(how);
 }
 
 /// A transcript of the child context `0.1`'s turns.

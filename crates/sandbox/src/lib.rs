@@ -35,6 +35,7 @@ pub mod process_table;
 mod protected;
 mod sandbox;
 pub mod seatbelt;
+pub mod test_skip;
 
 #[cfg(target_os = "linux")]
 pub use linux::{Confinement, Process, ProcessLimitKind, Support, spawn};

@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn an_emptied_cgroup_is_reused_and_removed_with_its_pool() {
         let Some(parent) = pids_cgroup().filter(|dir| writable(dir)) else {
-            eprintln!("skipped: no writable pids cgroup here");
+            crate::test_skip::skipped("cgroups", "no writable pids cgroup here");
             return;
         };
         let pool = Arc::new(CgroupPool::default());
