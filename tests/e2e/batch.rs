@@ -17,13 +17,15 @@ use serde_json::{Value, json};
 use crate::support::{command, copy_dir, repo_root};
 
 /// What the server saw: each request's arrival, the batch run it came in, the task it was
-/// for, and whether it was refused with a 429.
+/// for, and whether it was refused with a 429 (and when the 429 had been written: no
+/// client can have read it earlier).
 #[derive(Debug, Clone)]
 struct Arrival {
     at: Instant,
     run: usize,
     task: String,
     refused: bool,
+    refusal_sent: Option<Instant>,
 }
 
 /// A loopback Anthropic server answering each task's prompt with `done TASK`; every
@@ -107,7 +109,7 @@ fn serve(
         })
         .unwrap_or_default();
     let task = prompt.trim_start_matches("Answer for ").to_owned();
-    let refused = {
+    let (refused, index) = {
         let mut log = log.lock().unwrap();
         let refused = (log.len() + 1).is_multiple_of(refuse_every);
         log.push(Arrival {
@@ -115,8 +117,9 @@ fn serve(
             run: run.load(Ordering::SeqCst),
             task: task.clone(),
             refused,
+            refusal_sent: None,
         });
-        refused
+        (refused, log.len() - 1)
     };
     if refused {
         let error = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
@@ -126,6 +129,8 @@ fn serve(
             RETRY_AFTER.as_millis(),
             error.len()
         );
+        let _ = stream.flush();
+        log.lock().unwrap()[index].refusal_sent = Some(Instant::now());
         return;
     }
     let event = |data: Value| {
@@ -284,12 +289,16 @@ fn fifty_tasks_stay_under_the_rate_limit_through_429s_and_a_kill() {
             tightest >= Duration::from_secs(1),
             "run {run}: six requests in {tightest:?}"
         );
+        // Counted from when the 429 had been written, which is before any client read it:
+        // a request arriving within the wait after that was sent inside it, with no slack
+        // for a late stamp (the limiter spaces requests, so none is in flight then).
         for refusal in arrivals.iter().filter(|a| a.run == run && a.refused) {
+            let sent = refusal
+                .refusal_sent
+                .expect("a refusal is stamped when written");
             let soon = times
                 .iter()
-                .filter(|t| {
-                    **t > refusal.at && **t - refusal.at < RETRY_AFTER - Duration::from_millis(30)
-                })
+                .filter(|t| **t > sent && **t - sent < RETRY_AFTER)
                 .count();
             assert_eq!(soon, 0, "run {run}: requests went out inside a 429's wait");
         }

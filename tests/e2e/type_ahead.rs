@@ -38,7 +38,13 @@ fn typed(session: &mut PtySession, keys: &str) {
 #[test]
 fn enter_during_a_turn_sends_the_line_into_it_at_its_next_request() {
     let s = Scratch::new();
-    let mut first = call("c1", "bash", r#"{"command": "sleep 2"}"#);
+    // The command runs until the test says (a file appears), not for a time: the line is
+    // typed and drawn while it runs, however slow the machine.
+    let mut first = call(
+        "c1",
+        "bash",
+        r#"{"command": "until [ -e go ]; do sleep 0.05; done"}"#,
+    );
     first.push(done("tool_use"));
     let t = s.transcript(
         "t.jsonl",
@@ -49,12 +55,13 @@ fn enter_during_a_turn_sends_the_line_into_it_at_its_next_request() {
     ready(&mut session);
     enter(&mut session, "reformat the file");
     let (before, _) = session
-        .exp_regex("bash sleep 2 +")
+        .exp_regex("bash until")
         .unwrap_or_else(|e| panic!("no spinner: {e}"));
     typed(&mut session, "use tabs\r");
     let (drawn, _) = session
         .exp_regex(r"into this turn at its next request: use tabs")
         .unwrap_or_else(|e| panic!("the line waiting for the request is not shown: {e}"));
+    std::fs::write(s.ws().join("go"), "").unwrap();
     let (taken, _) = session
         .exp_regex(r"\(sent into the running turn\)")
         .unwrap_or_else(|e| panic!("not said when the turn took it: {e}"));
@@ -64,7 +71,7 @@ fn enter_during_a_turn_sends_the_line_into_it_at_its_next_request() {
     assert!(
         !lines
             .iter()
-            .any(|l| l.contains("use tabs") && (l.contains("Working") || l.contains("sleep"))),
+            .any(|l| l.contains("use tabs") && (l.contains("Working") || l.contains("until"))),
         "what was typed was echoed into the status lines: {lines:#?}"
     );
     // The model read it after the command's result, before its answer.
