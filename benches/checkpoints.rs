@@ -6,7 +6,9 @@
 //! And what finding a command's changes costs in the same workspace
 //! (`checkpoints/command_*`): the first look (every file read and kept), and the bracket
 //! around each later command — with nothing changed, and with one file changed. Goal: ≤ 1
-//! ms a call.
+//! ms a call. Each timed path is then checked to have kept what it timed (the store logs
+//! its failures and returns at once for an untracked workspace, so a broken path would read
+//! as a speed-up).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used)]
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use wonopcode_agent_loop::checkpoint::{Checkpoints, SharedCheckpoints};
 use wonopcode_agent_loop::{ContextPath, Tool, ToolEnv};
-use wonopcode_journal::{CheckpointStore, Runs};
+use wonopcode_journal::{CheckpointStore, RunDir, Runs, changes};
 use wonopcode_tools::EditTool;
 
 /// The length of a line of the large file.
@@ -88,6 +90,8 @@ fn bench_checkpoints(c: &mut Criterion) {
         });
     });
     group.finish();
+    let kept = changes_of(&run, "big.txt");
+    assert_eq!(kept, n, "{n} edits timed, {kept} changes kept");
 
     // 100 edits, each of a different line, into a fresh store.
     let fresh = workspace();
@@ -116,10 +120,19 @@ fn bench_checkpoints(c: &mut Criterion) {
     );
 }
 
-/// A fresh store for a run in `runs`.
-fn store_in(runs: &std::path::Path, id: &str) -> CheckpointStore {
+/// A fresh store for a run in `runs`, and the run.
+fn store_in(runs: &std::path::Path, id: &str) -> (CheckpointStore, RunDir) {
     let run = Runs::at(runs).create(id).expect("run");
-    CheckpointStore::open(&run).expect("store")
+    (CheckpointStore::open(&run).expect("store"), run)
+}
+
+/// How many changes of `path` the run's store kept.
+fn changes_of(run: &RunDir, path: &str) -> usize {
+    changes(run)
+        .expect("changes")
+        .iter()
+        .filter(|c| c.path == path)
+        .count()
 }
 
 fn bench_commands(c: &mut Criterion) {
@@ -134,17 +147,23 @@ fn bench_commands(c: &mut Criterion) {
         b.iter_batched(
             || {
                 n += 1;
-                store_in(runs.path(), &format!("first{n}"))
+                store_in(runs.path(), &format!("first{n}")).0
             },
             |store| store.command_starts(&root, &[]),
             criterion::BatchSize::PerIteration,
         );
     });
     group.finish();
+    // The first look tracked the workspace: a change after it is kept.
+    let (store, run) = store_in(runs.path(), "first-checked");
+    store.command_starts(&root, &[]);
+    std::fs::write(root.join("d1/f1.txt"), "changed\n").expect("write");
+    store.command_ended(&context);
+    assert_eq!(changes_of(&run, "d1/f1.txt"), 1, "the first look tracked nothing");
 
     let mut group = c.benchmark_group("checkpoints");
     group.sample_size(100);
-    let store = store_in(runs.path(), "later");
+    let (store, run) = store_in(runs.path(), "later");
     store.command_starts(&root, &[]);
     store.command_ended(&context);
     group.bench_function("command_unchanged_10k_files", |b| {
@@ -163,6 +182,13 @@ fn bench_commands(c: &mut Criterion) {
         });
     });
     group.finish();
+    let kept = changes_of(&run, "d42/f7.txt");
+    assert_eq!(kept, n, "{n} commands changed a file, {kept} changes kept");
+    assert_eq!(
+        changes(&run).expect("changes").len(),
+        n,
+        "an unchanged command kept a change"
+    );
 }
 
 criterion_group!(benches, bench_checkpoints, bench_commands);
