@@ -159,7 +159,11 @@ fn bench_commands(c: &mut Criterion) {
     store.command_starts(&root, &[]);
     std::fs::write(root.join("d1/f1.txt"), "changed\n").expect("write");
     store.command_ended(&context);
-    assert_eq!(changes_of(&run, "d1/f1.txt"), 1, "the first look tracked nothing");
+    assert_eq!(
+        changes_of(&run, "d1/f1.txt"),
+        1,
+        "the first look tracked nothing"
+    );
 
     let mut group = c.benchmark_group("checkpoints");
     group.sample_size(100);

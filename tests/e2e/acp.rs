@@ -26,8 +26,9 @@ fn client_dir() -> Option<PathBuf> {
     None
 }
 
-/// Runs the client on `scenario` against `wonopcode acp FLAGS`; what it saw, and the wire.
-fn drive(s: &Scratch, dir: &Path, scenario: &Value, flags: &[&str]) -> (Value, Vec<Value>) {
+/// Runs the client on `scenario` against `wonopcode acp FLAGS`; what it saw. Every message
+/// wonopcode sent on the wire is checked against the protocol's schema.
+fn drive(s: &Scratch, dir: &Path, scenario: &Value, flags: &[&str]) -> Value {
     drive_with(s, dir, scenario, flags, &[])
 }
 
@@ -38,7 +39,7 @@ fn drive_with(
     scenario: &Value,
     flags: &[&str],
     env: &[(&str, &str)],
-) -> (Value, Vec<Value>) {
+) -> Value {
     let scenario_path = s.outside("scenario.json");
     std::fs::write(&scenario_path, scenario.to_string()).unwrap();
     let wire = s.outside("wire.jsonl");
@@ -67,7 +68,9 @@ fn drive_with(
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    (seen, wire)
+    // Whatever a test looks at, everything wonopcode sent is held to the protocol.
+    check_against_schema(dir, &wire);
+    seen
 }
 
 /// Checks every message wonopcode sent against the schema's definition for it: updates and
@@ -103,7 +106,7 @@ fn check_against_schema(dir: &Path, wire: &[Value]) {
             Some("fs/read_text_file") => ("ReadTextFileRequest", &message["params"]),
             Some("fs/write_text_file") => ("WriteTextFileRequest", &message["params"]),
             Some(other) => panic!("wonopcode sent an unexpected `{other}`"),
-            None if message.get("error").is_some() => continue,
+            None if message.get("error").is_some() => ("Error", &message["error"]),
             None => {
                 let method = asked
                     .get(&message["id"].to_string())
@@ -155,8 +158,7 @@ fn asked_to_write(s: &Scratch, dir: &Path, fields: Value) -> (PathBuf, Value) {
     if let (Some(scenario), Some(fields)) = (scenario.as_object_mut(), fields.as_object()) {
         scenario.extend(fields.clone());
     }
-    let (seen, wire) = drive(s, dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(dir, &wire);
+    let seen = drive(s, dir, &scenario, &["--replay", t.to_str().unwrap()]);
     (ws, seen)
 }
 
@@ -303,13 +305,12 @@ fn a_cancel_stops_the_turn_and_its_command() {
         "prompts": [{"prompt": [{"type": "text", "text": "Wait."}],
                      "overlapAfterUpdate": 1, "cancelAfterOverlap": true}],
     });
-    let (seen, wire) = drive(
+    let seen = drive(
         &s,
         &dir,
         &scenario,
         &["--replay", t.to_str().unwrap(), "--yes"],
     );
-    check_against_schema(&dir, &wire);
     assert_eq!(seen["stops"], json!(["cancelled"]), "{seen}");
     // A second prompt while the first ran was refused, saying why.
     let overlap = seen["overlap"]["error"].as_str().unwrap_or_default();
@@ -335,7 +336,7 @@ fn the_multi_agent_example_reads_in_the_editor_as_its_specialists_tool_calls() {
         "cwd": ws,
         "prompts": [{"prompt": [{"type": "text", "text": prompt.trim_end()}]}],
     });
-    let (seen, wire) = drive_with(
+    let seen = drive_with(
         &s,
         &dir,
         &scenario,
@@ -355,7 +356,6 @@ fn the_multi_agent_example_reads_in_the_editor_as_its_specialists_tool_calls() {
             ("ANTHROPIC_BASE_URL", &server.base_url),
         ],
     );
-    check_against_schema(&dir, &wire);
     assert_eq!(seen["stops"], json!(["end_turn"]), "{seen}");
     // Claude Sonnet 4.5 takes images: prompts are offered them.
     assert_eq!(
@@ -429,8 +429,7 @@ fn the_editors_mcp_server_joins_the_session() {
         "mcpServers": [{"name": "editor", "command": everything, "args": [], "env": []}],
         "prompts": [{"prompt": [{"type": "text", "text": "Echo."}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     let update = update_of(&seen["updates"], "e1", "tool_call_update");
     assert_eq!(update["status"], "completed", "{update}");
     assert!(
@@ -492,8 +491,7 @@ fn a_session_is_loaded_after_the_editor_restarts_and_nothing_runs_again() {
         "cwd": ws, "load": id, "list": true,
         "prompts": [{"prompt": [{"type": "text", "text": "Go on."}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &flags);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &flags);
     assert_eq!(seen["initialize"]["agentCapabilities"]["loadSession"], true);
     let listed = &seen["listed"]["sessions"];
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
@@ -522,7 +520,7 @@ fn a_session_is_loaded_after_the_editor_restarts_and_nothing_runs_again() {
     // Loaded again, it holds both prompts; from another folder, or by a name it does not
     // have, it is refused.
     let scenario = json!({"cwd": ws, "load": id, "prompts": []});
-    let (again, _) = drive(&s, &dir, &scenario, &flags);
+    let again = drive(&s, &dir, &scenario, &flags);
     assert_eq!(
         texts(&again["loadUpdates"], "user_message_chunk"),
         "Write a.txt.Go on."
@@ -534,11 +532,11 @@ fn a_session_is_loaded_after_the_editor_restarts_and_nothing_runs_again() {
     let elsewhere = s.outside("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let scenario = json!({"cwd": elsewhere.canonicalize().unwrap(), "load": id, "prompts": []});
-    let (refused, _) = drive(&s, &dir, &scenario, &flags);
+    let refused = drive(&s, &dir, &scenario, &flags);
     let why = refused["loadError"].as_str().unwrap();
     assert!(why.contains(&format!("session `{id}` ran in")), "{why}");
     let scenario = json!({"cwd": ws, "load": "20990101T000000-000000", "prompts": []});
-    let (unknown, _) = drive(&s, &dir, &scenario, &flags);
+    let unknown = drive(&s, &dir, &scenario, &flags);
     let why = unknown["loadError"].as_str().unwrap();
     assert!(why.contains("no session `20990101T000000-000000`"), "{why}");
 }
@@ -554,8 +552,7 @@ fn a_resumed_session_goes_on_without_its_past_sent_and_a_closed_one_ends() {
         "cwd": ws, "resume": id, "close": true,
         "prompts": [{"prompt": [{"type": "text", "text": "Go on."}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
     assert_eq!(seen["loadUpdates"], json!([]), "{seen}");
     assert_eq!(texts(&seen["updates"], "agent_message_chunk"), "Continued.");
     assert_eq!(seen["closed"], json!({}), "{seen}");
@@ -588,7 +585,7 @@ fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
         "prompts": [{"prompt": [{"type": "text", "text": "Wait."}], "leaveAfterUpdate": 1}],
     });
     let started = std::time::Instant::now();
-    let (seen, _) = drive(
+    let seen = drive(
         &s,
         &dir,
         &scenario,
@@ -611,7 +608,7 @@ fn an_editor_that_leaves_mid_turn_stops_it_and_the_session_loads_again() {
         "cwd": ws, "load": id,
         "prompts": [{"prompt": [{"type": "text", "text": "What happened?"}]}],
     });
-    let (loaded, _) = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
+    let loaded = drive(&s, &dir, &scenario, &["--replay", next.to_str().unwrap()]);
     let call = update_of(&loaded["loadUpdates"], "b1", "tool_call_update");
     assert_eq!(call["status"], "failed", "{call}");
     assert_eq!(loaded["stops"], json!(["end_turn"]), "{loaded}");
@@ -650,8 +647,7 @@ fn the_editor_sets_the_model_and_thinking_and_the_journal_keeps_them() {
         ],
         "prompts": [{"prompt": [{"type": "text", "text": "Hi."}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     let options = &seen["configOptions"];
     assert_eq!(options[0]["id"], "model", "{options}");
     assert_eq!(options[0]["currentValue"], "test/m1", "{options}");
@@ -731,8 +727,7 @@ fn with_the_editors_file_system_the_tools_read_its_buffers_and_edits_land_on_dis
         "prompts": [{"prompt": [{"type": "text", "text": "Edit a.txt."}]}],
     });
     std::thread::sleep(QUIET);
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     let ended = |id: &str| update_of(&seen["updates"], id, "tool_call_update");
     // The read saw the editor's unsaved text, not the disk's.
     let read = ended("r1");
@@ -786,7 +781,7 @@ fn a_directory_swapped_for_a_link_while_the_editor_opens_a_file_leads_nowhere() 
         "prompts": [{"prompt": [{"type": "text", "text": "Read the plan."}]}],
     });
     std::thread::sleep(QUIET);
-    let (seen, _) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     let ended = |id: &str| update_of(&seen["updates"], id, "tool_call_update");
     // The editor was asked, and its answer (the key) was dropped for the disk's text.
     assert_eq!(seen["fsReads"].as_array().map(Vec::len), Some(1), "{seen}");
@@ -822,8 +817,7 @@ fn a_refused_answer_ends_the_prompt_as_a_refusal() {
         "cwd": ws,
         "prompts": [{"prompt": [{"type": "text", "text": "Something I should not ask."}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     assert_eq!(seen["stops"], json!(["refusal"]), "{seen}");
 }
 
@@ -841,8 +835,7 @@ fn a_skill_is_a_command_and_asking_for_it_gives_the_model_its_instructions() {
         "cwd": ws,
         "prompts": [{"prompt": [{"type": "text", "text": "/review the parser"}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     let offered = seen["updates"]
         .as_array()
         .unwrap()
@@ -886,8 +879,7 @@ fn thinking_and_the_todo_list_reach_the_editor_as_thought_chunks_and_a_plan() {
         "cwd": ws,
         "prompts": [{"prompt": [{"type": "text", "text": "Plan."}]}],
     });
-    let (seen, wire) = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
-    check_against_schema(&dir, &wire);
+    let seen = drive(&s, &dir, &scenario, &["--replay", t.to_str().unwrap()]);
     assert_eq!(texts(&seen["updates"], "agent_thought_chunk"), "Two steps.");
     let plan = seen["updates"]
         .as_array()
