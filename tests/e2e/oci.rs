@@ -40,18 +40,32 @@ struct Registry {
     requests: Arc<Mutex<Vec<String>>>,
 }
 
+/// The token a registry started with [`Registry::with_token`] hands out and wants.
+const TOKEN: &str = "the-registry-token";
+
 impl Registry {
     fn start() -> Self {
+        Self::serving(false)
+    }
+
+    /// A registry that answers nothing without a bearer token, which it gives at its own
+    /// `/token` after the `WWW-Authenticate` handshake (as Docker Hub and GHCR do).
+    fn with_token() -> Self {
+        Self::serving(true)
+    }
+
+    fn serving(token: bool) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let host = listener.local_addr().unwrap().to_string();
         let store = Arc::new(Mutex::new(Store::default()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (served, log) = (store.clone(), requests.clone());
+        let realm = token.then(|| format!("http://{host}/token"));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let (store, log) = (served.clone(), log.clone());
-                std::thread::spawn(move || serve(stream, &store, &log));
+                let (store, log, realm) = (served.clone(), log.clone(), realm.clone());
+                std::thread::spawn(move || serve(stream, &store, &log, realm.as_deref()));
             }
         });
         Self {
@@ -122,13 +136,44 @@ impl Registry {
     }
 }
 
-fn serve(mut stream: std::net::TcpStream, store: &Mutex<Store>, log: &Mutex<Vec<String>>) {
+/// Answers one request; with `realm`, only one that carries [`TOKEN`] (the token itself is
+/// given at `realm`, the registry's `/token`).
+fn serve(
+    mut stream: std::net::TcpStream,
+    store: &Mutex<Store>,
+    log: &Mutex<Vec<String>>,
+    realm: Option<&str>,
+) {
     let Some(head) = crate::support::request_head(&mut stream) else {
         return;
     };
     let mut words = head.split_whitespace();
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    log.lock().unwrap().push(format!("{method} {path}"));
+    let bearer = head
+        .to_ascii_lowercase()
+        .contains(&format!("authorization: bearer {TOKEN}"));
+    log.lock().unwrap().push(format!(
+        "{method} {path}{}",
+        if bearer { " (with the token)" } else { "" }
+    ));
+    if let Some(realm) = realm {
+        if path.starts_with("/token") {
+            let body = format!(r#"{{"token": "{TOKEN}", "access_token": "{TOKEN}"}}"#);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            return;
+        }
+        if !bearer {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer realm=\"{realm}\",service=\"loopback\",scope=\"repository:loops/default:pull\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            return;
+        }
+    }
     let store = store.lock().unwrap();
     let found = if path == "/v2/" {
         Some(("application/json", b"{}".to_vec()))
@@ -268,6 +313,33 @@ fn a_module_from_a_registry_runs_pinned_by_digest_and_loads_from_the_cache_after
     let out = run(&again, &pinned);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(registry.requests(), before);
+}
+
+#[test]
+fn a_registry_that_wants_a_token_gets_the_handshake_and_the_module_runs() {
+    let registry = Registry::with_token();
+    registry.publish("loops/default", "1.0", &component());
+    let s = Scratch::new();
+    let out = run(&s, &format!("oci://{}/loops/default:1.0", registry.host));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let asked = registry.requests.lock().unwrap().clone();
+    // Refused without the token, asked for one at the registry's own realm, then served.
+    assert!(
+        asked.iter().any(|r| r.starts_with("GET /token")),
+        "{asked:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|r| r.contains("/manifests/1.0") && r.ends_with("(with the token)")),
+        "{asked:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|r| r.contains("/blobs/") && r.ends_with("(with the token)")),
+        "{asked:?}"
+    );
 }
 
 #[test]
