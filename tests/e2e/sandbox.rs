@@ -286,6 +286,19 @@ for _ in range(60):
 print('forked', n)
 \"";
 
+/// What [`FORK_COUNT`]'s call said, and how many children it forked; it must have been
+/// refused with EAGAIN (11): the cap, not a crash.
+fn forks_refused(item: &Value) -> (String, usize) {
+    let said = tool_output(item).to_owned();
+    let forked = said
+        .lines()
+        .find_map(|l| l.strip_prefix("forked "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count: {said}"));
+    assert!(said.contains("refused 11"), "{said}");
+    (said, forked)
+}
+
 #[test]
 fn a_commands_processes_are_capped_at_the_policys_count() {
     if !confining() {
@@ -294,14 +307,7 @@ fn a_commands_processes_are_capped_at_the_policys_count() {
     let s = Scratch::new();
     let (out, items) = run_commands(&s, &[FORK_COUNT], "  max_processes: 16\n", &[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let said = tool_output(&items[0]);
-    let forked: usize = said
-        .lines()
-        .find_map(|l| l.strip_prefix("forked "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no count: {said}"));
-    // EAGAIN (11): the cap, not a crash.
-    assert!(said.contains("refused 11"), "{said}");
+    let (said, forked) = forks_refused(&items[0]);
     assert!(
         (8..16).contains(&forked),
         "{forked} children under a cap of 16: {said}"
@@ -652,14 +658,8 @@ fn a_fork_bomb_is_capped_for_a_user_no_cgroup_is_made_for() {
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let items = tool_results(&events(&out));
-    let said = tool_output(&items[0]);
-    // wonopcode's cap: forks refused with EAGAIN well below the machine's own limit.
-    let forked: usize = said
-        .lines()
-        .find_map(|l| l.strip_prefix("forked "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no count: {said}"));
-    assert!(said.contains("refused 11"), "{said}");
+    // wonopcode's cap: forks refused well below the machine's own limit.
+    let (said, forked) = forks_refused(&items[0]);
     assert!(forked < 16, "{forked} children under a cap of 16: {said}");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(30),

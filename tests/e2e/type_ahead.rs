@@ -121,20 +121,33 @@ fn tab_during_a_turn_sends_the_line_after_it_and_a_half_typed_line_comes_back() 
 /// in `crates/cli/src/prompter.rs`).
 const SETTLED: std::time::Duration = std::time::Duration::from_millis(900);
 
-#[test]
-fn keys_typed_before_an_approval_question_do_not_answer_it() {
-    let s = Scratch::new();
-    let mut first = call("c1", "bash", r#"{"command": "touch FIRST"}"#);
+/// The REPL at a turn whose response (`before`, then a `touch FIRST` call, paced `pace` ms
+/// a chunk) asks for approval, then answers `Not done.`; the session once the turn works,
+/// and the history file.
+fn asking_to_touch(
+    s: &Scratch,
+    before: &[serde_json::Value],
+    pace: &str,
+) -> (PtySession, std::path::PathBuf) {
+    let mut first = before.to_vec();
+    first.extend(call("c1", "bash", r#"{"command": "touch FIRST"}"#));
     first.push(done("tool_use"));
     let t = s.transcript(
         "t.jsonl",
         &[first, vec![text("Not done."), done("end_turn")]],
     );
     let history = s.outside("history.jsonl");
-    let mut session = repl(&s, &t, &history, &["--replay-pace", "400"]);
+    let mut session = repl(s, &t, &history, &["--replay-pace", pace]);
     ready(&mut session);
     enter(&mut session, "touch it");
     expect(&mut session, "Working (");
+    (session, history)
+}
+
+#[test]
+fn keys_typed_before_an_approval_question_do_not_answer_it() {
+    let s = Scratch::new();
+    let (mut session, history) = asking_to_touch(&s, &[], "400");
     // A `y` meant for the next prompt, typed while the model is still answering.
     typed(&mut session, "y");
     expect(&mut session, "allow `bash` on `touch FIRST`?");
@@ -158,18 +171,7 @@ fn keys_typed_before_an_approval_question_do_not_answer_it() {
 #[test]
 fn a_question_that_appears_while_the_person_types_takes_none_of_their_keys() {
     let s = Scratch::new();
-    let mut first = vec![text("Looking.")];
-    first.extend(call("c1", "bash", r#"{"command": "touch FIRST"}"#));
-    first.push(done("tool_use"));
-    let t = s.transcript(
-        "t.jsonl",
-        &[first, vec![text("Not done."), done("end_turn")]],
-    );
-    let history = s.outside("history.jsonl");
-    let mut session = repl(&s, &t, &history, &["--replay-pace", "300"]);
-    ready(&mut session);
-    enter(&mut session, "touch it");
-    expect(&mut session, "Working (");
+    let (mut session, _) = asking_to_touch(&s, &[text("Looking.")], "300");
     // A steering line typed a key every 60 ms, on through the question: `a`, `p` and `y`
     // would each approve the command.
     for key in "maybe play a happy app, maybe play a happy app".chars() {
