@@ -574,28 +574,30 @@ fn a_file_hard_linked_from_a_package_cache_is_never_written_through() {
     assert_eq!(std::fs::read_to_string(&cache).unwrap(), "VERSION = 1\n");
 }
 
-#[test]
-fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
-    let s = Scratch::new();
-    s.file("a.txt", "before\n");
+/// A run (journal in `runs`) that writes `after` over `path`, for a rewind to take back.
+fn written_after(s: &Scratch, path: &str) {
+    let arguments = serde_json::json!({ "path": path, "content": "after\n" }).to_string();
     let t = s.transcript(
         "t.jsonl",
-        &[
-            calling("w1", "write", r#"{"path": "a.txt", "content": "after\n"}"#),
-            answer("Done."),
-        ],
+        &[calling("w1", "write", &arguments), answer("Done.")],
     );
-    let runs = s.outside("runs");
     let out = crate::support::command()
-        .env("WONOPCODE_RUNS_DIR", &runs)
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .args(["--yes", "--replay"])
         .arg(&t)
         .arg("-C")
         .arg(s.ws())
-        .arg("Change a.")
+        .arg("Change it.")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
+    let s = Scratch::new();
+    s.file("a.txt", "before\n");
+    written_after(&s, "a.txt");
     // Since the run, `a.txt` became a hard link of a file elsewhere.
     let elsewhere = s.outside("elsewhere.txt");
     std::fs::write(&elsewhere, "after\n").unwrap();
@@ -614,27 +616,7 @@ fn a_rewind_puts_a_file_back_as_a_new_one_never_through_a_link_made_since() {
 fn a_rewind_never_writes_through_a_directory_swapped_for_a_link_since() {
     let s = Scratch::new();
     s.file("sub/b.txt", "before\n");
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            calling(
-                "w1",
-                "write",
-                r#"{"path": "sub/b.txt", "content": "after\n"}"#,
-            ),
-            answer("Done."),
-        ],
-    );
-    let out = crate::support::command()
-        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
-        .args(["--yes", "--replay"])
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("Change b.")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    written_after(&s, "sub/b.txt");
     // Since the run, `sub` became a link to a directory elsewhere holding a `b.txt`.
     let elsewhere = s.outside("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();

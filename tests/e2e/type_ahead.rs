@@ -158,13 +158,8 @@ fn keys_typed_before_an_approval_question_do_not_answer_it() {
         !s.ws().join("FIRST").exists(),
         "a key typed before the question answered it"
     );
-    typed(&mut session, "n");
-    expect(&mut session, "Not done.");
     // The `y` is still the person's: at the prompt, not sent.
-    ready(&mut session);
-    typed(&mut session, "\x15");
-    quit(&mut session);
-    assert!(!s.ws().join("FIRST").exists());
+    said_no(&s, session);
     assert_eq!(user_prompts(&history), ["touch it"]);
 }
 
@@ -186,6 +181,11 @@ fn a_question_that_appears_while_the_person_types_takes_none_of_their_keys() {
     );
     // Once the person stops and reads, a key answers.
     std::thread::sleep(SETTLED);
+    said_no(&s, session);
+}
+
+/// Answers the question no once the person has paused, and quits with nothing touched.
+fn said_no(s: &Scratch, mut session: PtySession) {
     typed(&mut session, "n");
     expect(&mut session, "Not done.");
     ready(&mut session);
