@@ -5,8 +5,9 @@
 //! call in a workspace of 7,000 directories (`bash_true_workspace-write_7000_dirs`): the
 //! walk after each command for protected names made below the workspace's top. And in a
 //! workspace of 10,000 files in 100 directories (`…_10000_files`), then the same with half
-//! its directories packages hard-linked from a cache outside it and a linked file among
-//! the workspace's own (`…_10000_files_linked`: the mounts that keep them read-only), with
+//! its directories packages of a `.venv` hard-linked from a cache outside it and a linked
+//! file among the workspace's own (`…_10000_files_linked`: the mounts that keep them
+//! read-only), with
 //! a `write` tool call in it (`write_tool_10000_files_linked`). Goal: the links add ≤ 1 ms.
 //!
 //! And a file tool's open: the open by name the file tools made before
@@ -100,21 +101,21 @@ fn bench_sandbox(c: &mut Criterion) {
     group.finish();
 }
 
-/// A workspace of 10,000 files in 100 directories: with `linked`, the 50 `pkg*` ones are
-/// hard links of files in `cache`, and one file of `own` too.
+/// A workspace of 10,000 files in 100 directories, as a uv project lays them out: with
+/// `linked`, the 50 package directories of `.venv/lib/site-packages` are hard links of files
+/// in `cache` (beside two files of uv's own), and one file of `own` too.
 fn ten_thousand_files(cache: &std::path::Path, linked: bool) -> tempfile::TempDir {
     let files = tempfile::tempdir().expect("workspace");
+    let site = files.path().join(".venv/lib/site-packages");
+    std::fs::create_dir_all(&site).expect("site-packages");
+    std::fs::write(site.join("RECORD"), "own\n").expect("record");
+    std::fs::write(site.join("own.pth"), "own\n").expect("pth");
     for dir in 0..100 {
-        let name = if dir < 50 {
-            format!("pkg{dir}")
-        } else {
-            format!("own{dir}")
+        let (at, name) = match dir {
+            0..50 => (site.join(format!("pkg{dir}")), format!("pkg{dir}")),
+            99 => (files.path().join("own"), "own".to_owned()),
+            _ => (files.path().join(format!("own{dir}")), format!("own{dir}")),
         };
-        let at = files.path().join(if dir == 99 {
-            "own".to_owned()
-        } else {
-            name.clone()
-        });
         std::fs::create_dir_all(&at).expect("dir");
         for file in 0..100 {
             let path = at.join(format!("f{file}.txt"));

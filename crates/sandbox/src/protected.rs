@@ -32,7 +32,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::hard_links::{LinkScan, LinkedFiles};
+use crate::hard_links::{DirId, LinkScan, LinkedFiles};
 use crate::{SandboxMode, SandboxPolicy};
 
 /// The protected names (see the module's documentation), at any depth of a workspace: what
@@ -335,25 +335,25 @@ impl Nested {
         let mut found = Vec::new();
         let mut linked = self.linked.lock();
         let mut scan = LinkScan::default();
-        scan.directory(&self.workspace, None);
+        let top = scan.directory(&self.workspace, None);
         if let Ok(entries) = std::fs::read_dir(&self.workspace) {
             for entry in entries.flatten() {
                 if entry.file_type().is_ok_and(|t| t.is_file())
                     && !self.granted_or_protected(&entry)
                 {
-                    scan.file(&linked, &self.workspace, &entry);
+                    scan.file(&linked, top, &entry);
                 }
             }
         }
-        let mut dirs: Vec<(PathBuf, PathBuf)> = subdirectories(&self.workspace, &self.granted)
+        let mut dirs: Vec<(PathBuf, DirId)> = subdirectories(&self.workspace, &self.granted)
             .into_iter()
-            .map(|dir| (dir, self.workspace.clone()))
+            .map(|dir| (dir, top))
             .collect();
         while let Some((dir, parent)) = dirs.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            scan.directory(&dir, Some(&parent));
+            let id = scan.directory(&dir, Some(parent));
             for entry in entries.flatten() {
                 let path = entry.path();
                 if self.granted.iter().any(|g| path.starts_with(g)) {
@@ -364,8 +364,8 @@ impl Nested {
                     continue;
                 }
                 match entry.file_type() {
-                    Ok(t) if t.is_dir() => dirs.push((path, dir.clone())),
-                    Ok(t) if t.is_file() => scan.file(&linked, &dir, &entry),
+                    Ok(t) if t.is_dir() => dirs.push((path, id)),
+                    Ok(t) if t.is_file() => scan.file(&linked, id, &entry),
                     _ => {}
                 }
             }
