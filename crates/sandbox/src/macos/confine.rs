@@ -50,18 +50,22 @@ impl Backend {
     ) -> Result<Confinement, SandboxError> {
         let nested = self.nested(run, &workspace)?;
         let temp = run.temp().map(Path::to_path_buf);
+        // The files hard-linked from elsewhere stay unwritten too, as on Linux.
+        let linked = nested.linked();
+        let mut kept = nested.existing();
+        kept.extend(linked.iter().cloned());
         let rules = SeatbeltRules::of(
             &run.policy,
             &workspace,
             run.home.as_deref(),
             temp.as_deref(),
-            &nested.existing(),
+            &kept,
         );
         let explainer = Explainer {
             workspace: workspace.clone(),
             writable: rules.writable.clone(),
             read_only: rules.read_only.clone(),
-            linked: Vec::new(),
+            linked,
             split: Vec::new(),
             hidden: rules.hidden.clone(),
             network: !run.policy.network.is_empty(),
