@@ -336,19 +336,23 @@ impl Nested {
         let mut linked = self.linked.lock();
         let mut scan = LinkScan::default();
         let top = scan.directory(&self.workspace, None);
-        if let Ok(entries) = std::fs::read_dir(&self.workspace) {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_file())
-                    && !self.granted_or_protected(&entry)
-                {
-                    scan.file(&linked, top, &entry);
-                }
+        // The top is read once: its files for the scan, its subdirectories to walk (not the
+        // protected names, whose own rules cover them, nor what a grant names).
+        let mut dirs: Vec<(PathBuf, DirId)> = Vec::new();
+        for entry in std::fs::read_dir(&self.workspace)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if self.granted_or_protected(&entry) {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => dirs.push((entry.path(), top)),
+                Ok(t) if t.is_file() => scan.file(&linked, top, &entry),
+                _ => {}
             }
         }
-        let mut dirs: Vec<(PathBuf, DirId)> = subdirectories(&self.workspace, &self.granted)
-            .into_iter()
-            .map(|dir| (dir, top))
-            .collect();
         while let Some((dir, parent)) = dirs.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
@@ -379,21 +383,6 @@ impl Nested {
         PROTECTED.iter().any(|p| entry.file_name() == OsStr::new(p))
             || self.granted.iter().any(|g| entry.path().starts_with(g))
     }
-}
-
-/// The directories at `workspace`'s top that a walk enters: not the protected names (the
-/// top's own rules cover them), not what a grant names.
-fn subdirectories(workspace: &Path, granted: &[PathBuf]) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(workspace) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !PROTECTED.iter().any(|p| e.file_name() == OsStr::new(p)))
-        .map(|e| e.path())
-        .filter(|path| !granted.iter().any(|g| path.starts_with(g)))
-        .collect()
 }
 
 /// Whether `path` (not followed) changed at or after `since` (to the second); `false`

@@ -118,7 +118,14 @@ impl Backend {
         let prepared = self.prepared(run, &workspace)?;
         let (writable, hidden) = (&prepared.writable, &prepared.hidden);
         // Per process: a `.git` may have been made since the last one.
-        let read_only = Self::read_only(run, &prepared, &workspace);
+        // Once per command: the walk's files hard-linked from elsewhere, mounted read-only
+        // and named apart in a denial.
+        let linked = if run.policy.mode == SandboxMode::WorkspaceWrite {
+            prepared.nested.linked()
+        } else {
+            Vec::new()
+        };
+        let read_only = Self::read_only(run, &prepared, &workspace, &linked);
         let ruleset: Option<OwnedFd> = prepared
             .ruleset
             .try_clone()
@@ -152,11 +159,7 @@ impl Backend {
         let explainer = Explainer {
             workspace: workspace.clone(),
             writable: writable.clone(),
-            linked: if run.policy.mode == SandboxMode::WorkspaceWrite {
-                prepared.nested.linked()
-            } else {
-                Vec::new()
-            },
+            linked,
             read_only,
             split: if self.support.user_namespaces {
                 Vec::new()
@@ -211,7 +214,12 @@ impl Backend {
     /// ([`crate::protected::user_settings`]). Whole directories, not the files in them: a
     /// read-only file's directory could be renamed away and made again; a mount point
     /// cannot be renamed.
-    fn read_only(run: &RunPolicy, prepared: &Prepared, workspace: &Path) -> Vec<PathBuf> {
+    fn read_only(
+        run: &RunPolicy,
+        prepared: &Prepared,
+        workspace: &Path,
+        linked: &[PathBuf],
+    ) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = prepared
             .nested
             .tops
@@ -221,7 +229,7 @@ impl Backend {
             .collect();
         if run.policy.mode == SandboxMode::WorkspaceWrite {
             paths.extend(prepared.nested.existing());
-            paths.extend(prepared.nested.linked());
+            paths.extend(linked.iter().cloned());
         }
         paths.extend(crate::protected::user_settings(
             run.home.as_deref(),
