@@ -193,8 +193,25 @@ impl Dir {
     }
 }
 
-/// `path` relative to `root`, refused when it is not beneath it.
-fn relative<'p>(root: &Path, path: &'p Path) -> io::Result<&'p Path> {
+/// The names on the way from `root` to `path` (inside the canonical `root`), in order: a
+/// path outside the root, or one that leaves it by `..`, is refused. For those who walk a
+/// workspace path a component at a time, as the fallback opener and a held path do.
+pub fn names(relative: &Path) -> io::Result<Vec<&std::ffi::OsStr>> {
+    relative
+        .components()
+        .filter_map(|part| match part {
+            Component::Normal(name) => Some(Ok(name)),
+            Component::CurDir => None,
+            _ => Some(Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the path leaves the workspace",
+            ))),
+        })
+        .collect()
+}
+
+/// `path` relative to `root` (`.` for the root itself), refused when it is not beneath it.
+pub fn relative<'p>(root: &Path, path: &'p Path) -> io::Result<&'p Path> {
     let relative = path.strip_prefix(root).map_err(|_| {
         io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -265,17 +282,7 @@ fn open_without_links(
     flags: OFlags,
     mode: Mode,
 ) -> io::Result<OwnedFd> {
-    let parts: Vec<&std::ffi::OsStr> = relative
-        .components()
-        .filter_map(|part| match part {
-            Component::Normal(name) => Some(Ok(name)),
-            Component::CurDir => None,
-            _ => Some(Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "the path leaves the workspace",
-            ))),
-        })
-        .collect::<io::Result<_>>()?;
+    let parts = names(relative)?;
     let Some((last, dirs)) = parts.split_last() else {
         return Ok(rustix::fs::openat(dir, ".", flags, mode)?);
     };

@@ -12,9 +12,8 @@
 //! A directory changed within the last [`QUIET`] is not held at all (its next change
 //! might share its time stamp on a file system with coarse times): the disk is read.
 
-use std::io;
 use std::os::fd::OwnedFd;
-use std::path::{Component, Path};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -41,25 +40,9 @@ impl HeldPath {
     /// held. A link on the way, a path outside the root, or a file that is not a regular
     /// one (a link, a FIFO, a device) is refused.
     pub(crate) fn hold(root: &Path, path: &Path) -> Result<Option<Self>, OpenError> {
-        let relative = path.strip_prefix(root).map_err(|_| {
-            OpenError::Io(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "the path is outside the workspace",
-            ))
-        })?;
-        let mut names = Vec::new();
-        for part in relative.components() {
-            match part {
-                Component::Normal(name) => names.push(name),
-                Component::CurDir => {}
-                _ => {
-                    return Err(OpenError::Io(io::Error::new(
-                        io::ErrorKind::PermissionDenied,
-                        "the path leaves the workspace",
-                    )));
-                }
-            }
-        }
+        let relative =
+            wonopcode_agent_loop::beneath::relative(root, path).map_err(OpenError::Io)?;
+        let names = wonopcode_agent_loop::beneath::names(relative).map_err(OpenError::Io)?;
         let Some((file, dirs)) = names.split_last() else {
             return Err(OpenError::NotRegular);
         };
