@@ -22,6 +22,7 @@ compile_error!(
 );
 
 mod denial;
+mod dir_index;
 mod git_hooks;
 mod hard_links;
 #[cfg(target_os = "linux")]

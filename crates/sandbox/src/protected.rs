@@ -21,9 +21,9 @@
 //! Below the top, "made by the command" is told by the name's change time (`ctime`), which a
 //! process cannot set back: one that appeared since the last walk and changed before the
 //! command started was made by the person (in their own terminal) and is kept, and
-//! protected from then on. The walk after each command reads every directory of the
-//! workspace except the protected ones themselves (72 ms a command for 7,000 directories
-//! on a gVisor machine, `benches/sandbox.rs`).
+//! protected from then on. The walk after each command looks at every directory of the
+//! workspace except the protected ones themselves, and reads those whose change time moved
+//! ([`crate::dir_index`], `benches/sandbox.rs`).
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -32,7 +32,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::hard_links::{DirId, LinkScan, LinkedFiles};
+use crate::dir_index::DirIndex;
 use crate::{SandboxMode, SandboxPolicy};
 
 /// The protected names (see the module's documentation), at any depth of a workspace: what
@@ -260,8 +260,9 @@ pub(crate) struct Nested {
     pub(crate) tops: Vec<PathBuf>,
     /// `None` until the first command's walk.
     known: parking_lot::Mutex<Option<BTreeSet<PathBuf>>>,
-    /// The files hard-linked from elsewhere, as the last walk found them.
-    linked: parking_lot::Mutex<LinkedFiles>,
+    /// The workspace's directories as the last walk read them, and the files hard-linked
+    /// from elsewhere it found.
+    index: parking_lot::Mutex<DirIndex>,
 }
 
 /// How much earlier than a command's start a name may have changed and still count as
@@ -277,7 +278,7 @@ impl Nested {
             granted: policy.write_grants(workspace),
             tops: tops(workspace, policy, home),
             known: parking_lot::Mutex::new(None),
-            linked: parking_lot::Mutex::new(LinkedFiles::default()),
+            index: parking_lot::Mutex::new(DirIndex::default()),
         }
     }
 
@@ -285,7 +286,7 @@ impl Nested {
     /// ([`crate::hard_links`]); the first call walks the workspace.
     pub(crate) fn linked(&self) -> Vec<PathBuf> {
         drop(self.existing());
-        self.linked.lock().covers().to_vec()
+        self.index.lock().covers().to_vec()
     }
 
     /// The protected names below the top that exist now, as far as the walks know; the
@@ -330,58 +331,19 @@ impl Nested {
 
     /// Every protected name in the workspace's subdirectories (not its top), without
     /// following links, entering a protected name, or entering what a grant names; the
-    /// files hard-linked from elsewhere are taken on the way ([`LinkedFiles`]).
+    /// files hard-linked from elsewhere are taken on the way. Only the directories that
+    /// changed since the last walk are read ([`DirIndex`]).
     fn walk(&self) -> Vec<PathBuf> {
-        let mut found = Vec::new();
-        let mut linked = self.linked.lock();
-        let mut scan = LinkScan::default();
-        let top = scan.directory(&self.workspace, None);
-        // The top is read once: its files for the scan, its subdirectories to walk (not the
-        // protected names, whose own rules cover them, nor what a grant names).
-        let mut dirs: Vec<(PathBuf, DirId)> = Vec::new();
-        for entry in std::fs::read_dir(&self.workspace)
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if self.granted_or_protected(&entry) {
-                continue;
-            }
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => dirs.push((entry.path(), top)),
-                Ok(t) if t.is_file() => scan.file(&linked, top, &entry),
-                _ => {}
-            }
-        }
-        while let Some((dir, parent)) = dirs.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            let id = scan.directory(&dir, Some(parent));
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if self.granted.iter().any(|g| path.starts_with(g)) {
-                    continue;
-                }
-                if PROTECTED.iter().any(|p| entry.file_name() == OsStr::new(p)) {
-                    found.push(path);
-                    continue;
-                }
-                match entry.file_type() {
-                    Ok(t) if t.is_dir() => dirs.push((path, id)),
-                    Ok(t) if t.is_file() => scan.file(&linked, id, &entry),
-                    _ => {}
-                }
-            }
-        }
-        linked.take(scan);
+        let started = std::time::Instant::now();
+        let (found, count) = self.index.lock().walk(&self.workspace, &self.granted);
+        tracing::debug!(
+            looked_at = count.looked_at,
+            read = count.read,
+            protected = found.len(),
+            latency_us = started.elapsed().as_micros() as u64,
+            "walked the workspace's directories"
+        );
         found
-    }
-
-    /// Whether `entry`, at the workspace's top, is a protected name or a grant names it.
-    fn granted_or_protected(&self, entry: &std::fs::DirEntry) -> bool {
-        PROTECTED.iter().any(|p| entry.file_name() == OsStr::new(p))
-            || self.granted.iter().any(|g| entry.path().starts_with(g))
     }
 }
 
