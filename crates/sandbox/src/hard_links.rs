@@ -107,8 +107,6 @@ pub(crate) fn covers(dirs: &[Tally<'_>]) -> Vec<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     use crate::dir_index::DirIndex;
 
     #[test]
