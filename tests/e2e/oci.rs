@@ -6,10 +6,10 @@
 //! one line with nothing kept.
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::net::TcpListener;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -45,27 +45,59 @@ const TOKEN: &str = "the-registry-token";
 
 impl Registry {
     fn start() -> Self {
-        Self::serving(false)
+        Self::serving(false, None)
     }
 
     /// A registry that answers nothing without a bearer token, which it gives at its own
     /// `/token` after the `WWW-Authenticate` handshake (as Docker Hub and GHCR do).
     fn with_token() -> Self {
-        Self::serving(true)
+        Self::serving(true, None)
     }
 
-    fn serving(token: bool) -> Self {
+    /// A registry at `localhost` that speaks only TLS, with a certificate `ca` signed, and
+    /// wants a token.
+    fn over_tls(ca: &TestCa) -> Self {
+        Self::serving(true, Some(ca.server_config()))
+    }
+
+    fn serving(token: bool, tls: Option<Arc<rustls::ServerConfig>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let host = listener.local_addr().unwrap().to_string();
+        let port = listener.local_addr().unwrap().port();
+        let (host, scheme) = match tls {
+            Some(_) => (format!("localhost:{port}"), "https"),
+            None => (format!("127.0.0.1:{port}"), "http"),
+        };
         let store = Arc::new(Mutex::new(Store::default()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (served, log) = (store.clone(), requests.clone());
-        let realm = token.then(|| format!("http://{host}/token"));
+        let realm = token.then(|| format!("{scheme}://{host}/token"));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 let (store, log, realm) = (served.clone(), log.clone(), realm.clone());
-                std::thread::spawn(move || serve(stream, &store, &log, realm.as_deref()));
+                let tls = tls.clone();
+                std::thread::spawn(move || {
+                    let realm = realm.as_deref();
+                    match tls {
+                        Some(config) => {
+                            let Ok(session) = rustls::ServerConnection::new(config) else {
+                                return;
+                            };
+                            let mut stream = rustls::StreamOwned::new(session, stream);
+                            serve(&mut stream, &store, &log, realm);
+                            stream.conn.send_close_notify();
+                            let _ = stream.flush();
+                        }
+                        None if starts_a_tls_handshake(&stream) => {
+                            // As a plain HTTP server answers bytes that are no request.
+                            let mut stream = stream;
+                            let _ = stream.write_all(
+                                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                            );
+                        }
+                        None => serve(&mut { stream }, &store, &log, realm),
+                    }
+                });
             }
         });
         Self {
@@ -139,12 +171,12 @@ impl Registry {
 /// Answers one request; with `realm`, only one that carries [`TOKEN`] (the token itself is
 /// given at `realm`, the registry's `/token`).
 fn serve(
-    mut stream: std::net::TcpStream,
+    stream: &mut (impl Read + Write),
     store: &Mutex<Store>,
     log: &Mutex<Vec<String>>,
     realm: Option<&str>,
 ) {
-    let Some(head) = crate::support::request_head(&mut stream) else {
+    let Some(head) = crate::support::request_head(stream) else {
         return;
     };
     let mut words = head.split_whitespace();
@@ -220,6 +252,56 @@ fn serve(
     let _ = stream.write_all(&response);
 }
 
+/// Whether the first byte waiting on `stream` opens a TLS handshake record.
+fn starts_a_tls_handshake(stream: &TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    stream
+        .peek(&mut first)
+        .is_ok_and(|n| n == 1 && first[0] == 0x16)
+}
+
+/// A certificate authority made for one test, and a `localhost` certificate it signed.
+struct TestCa {
+    pem: String,
+    leaf: rustls::pki_types::CertificateDer<'static>,
+    leaf_key: Vec<u8>,
+}
+
+impl TestCa {
+    fn new() -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "wonopcode test CA");
+        let ca = rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap())
+            .unwrap();
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+            .unwrap()
+            .signed_by(&leaf_key, &ca)
+            .unwrap();
+        Self {
+            pem: ca.pem(),
+            leaf: leaf.der().clone(),
+            leaf_key: leaf_key.serialize_der(),
+        }
+    }
+
+    fn server_config(&self) -> Arc<rustls::ServerConfig> {
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(self.leaf_key.clone().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![self.leaf.clone()], key)
+        .unwrap();
+        Arc::new(config)
+    }
+}
+
 /// The default guest's component bytes.
 fn component() -> Vec<u8> {
     wonopcode_wasm_host::DEFAULT_LOOP.to_vec()
@@ -228,8 +310,14 @@ fn component() -> Vec<u8> {
 /// Runs the loop `reference` on one prompt, answered from a transcript, with the module
 /// cache and the journal in the scratch directory.
 pub(crate) fn run(s: &Scratch, reference: &str) -> Output {
+    running(s, reference).output().unwrap()
+}
+
+/// The command [`run`] runs.
+fn running(s: &Scratch, reference: &str) -> Command {
     let transcript = s.transcript("t.jsonl", &[answer("Hello from the registry.")]);
-    command()
+    let mut command = command();
+    command
         .env("XDG_CACHE_HOME", s.outside("cache"))
         .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .args(["--json", "--replay"])
@@ -238,9 +326,8 @@ pub(crate) fn run(s: &Scratch, reference: &str) -> Output {
         .arg(reference)
         .arg("-C")
         .arg(s.ws())
-        .arg("Say hello.")
-        .output()
-        .unwrap()
+        .arg("Say hello.");
+    command
 }
 
 /// The modules the cache holds.
@@ -340,6 +427,62 @@ fn a_registry_that_wants_a_token_gets_the_handshake_and_the_module_runs() {
             .any(|r| r.contains("/blobs/") && r.ends_with("(with the token)")),
         "{asked:?}"
     );
+}
+
+#[test]
+fn a_registry_with_its_own_certificate_is_trusted_through_ssl_cert_file_and_refused_without_it() {
+    let ca = TestCa::new();
+    let registry = Registry::over_tls(&ca);
+    registry.publish("loops/default", "1.0", &component());
+    let reference = format!("oci://{}/loops/default:1.0", registry.host);
+
+    // No root vouches for the certificate: one line naming it, nothing kept.
+    let s = Scratch::new();
+    let out = running(&s, &reference)
+        .env_remove("SSL_CERT_FILE")
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    let line = said
+        .lines()
+        .find(|l| l.contains(&reference))
+        .unwrap_or_else(|| panic!("no line names the reference: {said}"));
+    assert!(
+        line.contains("over HTTPS:") && line.contains("certificate"),
+        "{line}"
+    );
+    assert!(cached(&s).is_empty(), "{:?}", cached(&s));
+    assert!(
+        registry.requests() == 0,
+        "TLS never got as far as a request"
+    );
+
+    // The test CA as the roots: the handshake, the token, the module, all over TLS.
+    let ca_file = s.outside("ca.pem");
+    std::fs::write(&ca_file, &ca.pem).unwrap();
+    let out = running(&s, &reference)
+        .env("SSL_CERT_FILE", &ca_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said: Vec<Value> = events(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
+        .collect();
+    assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
+    let asked = registry.requests.lock().unwrap().clone();
+    assert!(
+        asked.iter().any(|r| r.starts_with("GET /token")),
+        "{asked:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|r| r.contains("/blobs/") && r.ends_with("(with the token)")),
+        "{asked:?}"
+    );
+    assert_eq!(cached(&s).len(), 1);
 }
 
 #[test]

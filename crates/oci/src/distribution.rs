@@ -32,19 +32,68 @@ pub(crate) struct Manifest {
     pub digest: String,
     /// The bearer token the registry's host gave for pulling, when it asked for one.
     pub token: Option<String>,
+    /// Whether the registry answered over plain HTTP (one on this machine only).
+    pub plain_http: bool,
 }
 
-/// Fetches the manifest `reference` names, checked against the digest it pins.
+/// Why one try at the manifest failed.
+enum Failure {
+    /// Nothing answered over this scheme (no connection, no TLS handshake, no HTTP).
+    Unreached(String),
+    /// The registry answered, and what it said is refused.
+    Refused(String),
+}
+
+/// Fetches the manifest `reference` names, checked against the digest it pins: over
+/// HTTPS, and from a registry on this machine over plain HTTP where it does not speak TLS
+/// (as Docker treats `localhost`; a registry with a certificate of its own is trusted
+/// through `SSL_CERT_FILE`, `docs/guest-authoring.md`).
 pub(crate) async fn manifest(reference: &OciRef, timeout: Duration) -> Result<Manifest, OciError> {
     let registry = |why: String| OciError::Registry {
         reference: reference.to_string(),
         why,
     };
-    let scheme = if reference.is_loopback() {
-        "http"
-    } else {
-        "https"
+    let client = Client::builder()
+        .connect_timeout(timeout)
+        .read_timeout(timeout)
+        .user_agent(concat!("wonopcode/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| registry(e.to_string()))?;
+    let hinted = |why: String| {
+        if why.contains("certificate") {
+            format!(
+                "{why} (a registry with a certificate of its own: name its CA's PEM file in SSL_CERT_FILE)"
+            )
+        } else {
+            why
+        }
     };
+    match manifest_over(&client, reference, "https")
+        .await
+        .map_err(|f| match f {
+            Failure::Unreached(why) => Failure::Unreached(hinted(why)),
+            refused => refused,
+        }) {
+        Ok(found) => Ok(found),
+        Err(Failure::Unreached(tls)) if reference.is_loopback() => {
+            match manifest_over(&client, reference, "http").await {
+                Ok(found) => Ok(found),
+                Err(Failure::Unreached(plain)) => Err(registry(format!(
+                    "over HTTPS: {tls}; over plain HTTP: {plain}"
+                ))),
+                Err(Failure::Refused(why)) => Err(registry(why)),
+            }
+        }
+        Err(Failure::Unreached(why) | Failure::Refused(why)) => Err(registry(why)),
+    }
+}
+
+/// One try at the manifest over `scheme`.
+async fn manifest_over(
+    client: &Client,
+    reference: &OciRef,
+    scheme: &str,
+) -> Result<Manifest, Failure> {
     let tag_or_digest = reference
         .digest()
         .map(str::to_owned)
@@ -55,13 +104,7 @@ pub(crate) async fn manifest(reference: &OciRef, timeout: Duration) -> Result<Ma
         reference.registry(),
         reference.repository()
     ))
-    .map_err(|e| registry(format!("no manifest address: {e}")))?;
-    let client = Client::builder()
-        .connect_timeout(timeout)
-        .read_timeout(timeout)
-        .user_agent(concat!("wonopcode/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| registry(e.to_string()))?;
+    .map_err(|e| Failure::Refused(format!("no manifest address: {e}")))?;
     let accept = [
         OCI_IMAGE_MEDIA_TYPE,
         OCI_IMAGE_INDEX_MEDIA_TYPE,
@@ -76,7 +119,10 @@ pub(crate) async fn manifest(reference: &OciRef, timeout: Duration) -> Result<Ma
         }
         request.send()
     };
-    let mut answer = ask(None).await.map_err(|e| registry(e.to_string()))?;
+    let mut answer = ask(None)
+        .await
+        .map_err(|e| Failure::Unreached(with_causes(&e)))?;
+    let refused = Failure::Refused;
     let mut token = None;
     if answer.status() == StatusCode::UNAUTHORIZED {
         let challenge = answer
@@ -85,38 +131,55 @@ pub(crate) async fn manifest(reference: &OciRef, timeout: Duration) -> Result<Ma
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_owned();
-        let given = bearer_token(&client, &url, &challenge, reference)
+        let given = bearer_token(client, &url, &challenge, reference)
             .await
-            .map_err(registry)?;
+            .map_err(refused)?;
         answer = ask(Some(&given))
             .await
-            .map_err(|e| registry(e.to_string()))?;
+            .map_err(|e| refused(with_causes(&e)))?;
         token = Some(given);
     }
     if !answer.status().is_success() {
-        return Err(registry(format!(
+        return Err(refused(format!(
             "the registry answered {} for the manifest",
             answer.status()
         )));
     }
     let bytes = capped(answer, MAX_MANIFEST_BYTES, "the manifest")
         .await
-        .map_err(registry)?;
+        .map_err(refused)?;
     let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
     if let Some(pinned) = reference.digest()
         && pinned != digest
     {
-        return Err(registry(format!(
+        return Err(refused(format!(
             "the manifest's digest is {digest}, not the {pinned} the reference pins"
         )));
     }
     let manifest = serde_json::from_slice(&bytes)
-        .map_err(|e| registry(format!("the manifest does not parse: {e}")))?;
+        .map_err(|e| refused(format!("the manifest does not parse: {e}")))?;
     Ok(Manifest {
         manifest,
         digest,
         token,
+        plain_http: scheme == "http",
     })
+}
+
+/// `error` and its causes in one line: reqwest's own words name only the address, and the
+/// cause says what failed (a certificate no root vouches for, a refused connection).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        let words = next.to_string();
+        if !line.contains(&words) {
+            line.push_str(": ");
+            line.push_str(&words);
+        }
+        cause = next.source();
+    }
+    line
 }
 
 /// The token a `Bearer realm="…",service="…"` challenge gives for pulling: asked of the

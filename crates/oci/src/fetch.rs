@@ -54,14 +54,16 @@ pub async fn fetch(reference: &OciRef, cache: &ModuleCache) -> Result<Fetched, O
 }
 
 async fn fetch_from_registry(reference: &OciRef, cache: &ModuleCache) -> Result<Fetched, OciError> {
-    let client = client_for(reference);
     let registry = |e: oci_client::errors::OciDistributionError| OciError::Registry {
         reference: reference.to_string(),
         why: e.to_string(),
     };
+    // reqwest's rustls needs a provider installed once; ring is the one the tree has.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     // Read under a cap, its digest checked against the reference's when it pins one.
     let fetched = crate::distribution::manifest(reference, NETWORK_TIMEOUT).await?;
     let digest = fetched.digest;
+    let client = client_for(fetched.plain_http);
     if let Some(token) = fetched.token {
         // Kept for the layer's pull; with a token given, the client asks no realm itself.
         client
@@ -106,11 +108,10 @@ async fn fetch_from_registry(reference: &OciRef, cache: &ModuleCache) -> Result<
     })
 }
 
-/// A client that speaks HTTPS, or plain HTTP to a registry on this machine only.
-fn client_for(reference: &OciRef) -> Client {
-    // reqwest's rustls needs a provider installed once; ring is the one the tree has.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let protocol = if reference.is_loopback() {
+/// A client that speaks HTTPS, or plain HTTP where the manifest came over it (a registry
+/// on this machine only, [`crate::distribution::manifest`]).
+fn client_for(plain_http: bool) -> Client {
+    let protocol = if plain_http {
         ClientProtocol::Http
     } else {
         ClientProtocol::Https
