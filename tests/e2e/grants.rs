@@ -251,6 +251,31 @@ fn list_loops_and_validate_module_show_a_modules_grants() {
 }
 
 #[test]
+fn children_spawned_together_keep_their_generation_settings() {
+    let s = Scratch::new();
+    let loops = registry(&s, "");
+    // The SDK's `spawn_all` with one child asking the transcript's model (which does not
+    // think) to think: that child is refused by the host's check, so its settings arrived;
+    // the other (the guest itself, echoing its task) runs.
+    let specs = json!([
+        {"module": "same", "task": "plain", "temperature": 0.3},
+        {"module": "same", "task": "deep", "thinking": "high"},
+    ]);
+    let out = misbehave(&s, &loops, &[], &format!("spawn-all 2 {specs}"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = answer(&out);
+    let first = said.split("[1]").next().unwrap_or_default();
+    assert!(
+        first.starts_with("[0] status: completed") && first.contains("echo: plain"),
+        "{said}"
+    );
+    assert!(
+        said.contains("[1] spawn failed") && said.contains("does not think"),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_spawns_generation_settings_are_checked_against_the_childs_model_before_it_starts() {
     let s = Scratch::new();
     let loops = registry(

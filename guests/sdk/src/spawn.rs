@@ -288,6 +288,12 @@ pub fn spawn_all(
     children: &[Spawn],
     max_concurrent: Option<u32>,
 ) -> Vec<Result<ContextResult, String>> {
+    // WIT 0.2 has no parallel spawn that takes generation settings: children with them
+    // are started (`start-with-generation`, 0.2.10), at most `max_concurrent` at once, and
+    // waited for in order.
+    if children.iter().any(|c| c.2.is_some()) {
+        return started_all(children, max_concurrent);
+    }
     // Children without grants go through `spawn-parallel`, which every 0.2.2 host has.
     if children.iter().all(|c| c.1.is_none()) {
         let params: Vec<ContextParams> = children.iter().map(|c| c.0.clone()).collect();
@@ -298,6 +304,32 @@ pub fn spawn_all(
         .map(|c| (c.0.clone(), c.1.clone().unwrap_or_else(no_grants)))
         .collect();
     context::spawn_parallel_with_grants(&granted, max_concurrent)
+}
+
+/// [`spawn_all`] through handles: a window of `max_concurrent` running children (all of
+/// them when `None`), each waited for before the next starts in its place, and closed.
+fn started_all(
+    children: &[Spawn],
+    max_concurrent: Option<u32>,
+) -> Vec<Result<ContextResult, String>> {
+    let window = max_concurrent
+        .and_then(|m| usize::try_from(m).ok())
+        .filter(|m| *m > 0)
+        .unwrap_or(children.len())
+        .max(1);
+    let mut results = Vec::with_capacity(children.len());
+    let mut running: std::collections::VecDeque<Result<Child, String>> = Default::default();
+    let mut next = children.iter();
+    loop {
+        while running.len() < window {
+            let Some(child) = next.next() else { break };
+            running.push_back(child.start());
+        }
+        let Some(oldest) = running.pop_front() else {
+            return results;
+        };
+        results.push(oldest.and_then(|child| child.wait()));
+    }
 }
 
 /// Grants that narrow nothing.
