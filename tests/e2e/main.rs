@@ -30,6 +30,7 @@ mod mcp;
 mod mcp_config;
 mod mcp_server;
 mod oci;
+mod packed_sdk;
 mod parity;
 mod polyglot;
 mod providers;

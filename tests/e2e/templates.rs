@@ -105,7 +105,7 @@ fn run(command: &mut Command) {
 }
 
 /// Validates the component and runs a turn that reads a file and answers.
-fn validates_and_runs(scratch: &Scratch, wasm: &Path, name: &str) {
+pub(crate) fn validates_and_runs(scratch: &Scratch, wasm: &Path, name: &str) {
     let (code, said) = validate(wasm);
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains(&format!("valid: loop `{name}`")), "{said}");
@@ -135,7 +135,7 @@ fn validates_and_runs(scratch: &Scratch, wasm: &Path, name: &str) {
 
 /// Builds the Rust project in `dir` (in a target directory kept between runs, so only the
 /// first one compiles everything); its component.
-fn build_rust(dir: &Path, crate_name: &str) -> std::path::PathBuf {
+pub(crate) fn build_rust(dir: &Path, crate_name: &str) -> std::path::PathBuf {
     let target = repo_root().join("target/template-guest");
     run(Command::new("cargo")
         .args(["build", "--release", "--target", "wasm32-wasip2"])

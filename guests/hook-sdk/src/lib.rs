@@ -22,7 +22,7 @@
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/hooks",
+        path: "wit",
         world: "hook",
         pub_export_macro: true,
         export_macro_name: "export_bindings",

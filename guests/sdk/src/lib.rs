@@ -18,7 +18,7 @@
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        path: "wit",
         world: "resumable-agent-loop-world",
         pub_export_macro: true,
         export_macro_name: "export_bindings",
