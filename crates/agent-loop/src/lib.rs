@@ -64,5 +64,7 @@ pub use run::{Next, Response, Round, Run, RunServices};
 pub use standard::StandardLoop;
 pub use steering::Steering;
 pub use tool::{BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec};
-pub use tool_names::{OPTIONAL_TOOLS, TOOL_ALIASES, canonical_tool_name, nearest_name};
+pub use tool_names::{
+    OPTIONAL_TOOLS, TOOL_ALIASES, canonical_tool_name, nearest_name, unknown_tool_line,
+};
 pub use usage::{ModelInfo, Pricing, Usage};

@@ -33,17 +33,24 @@ pub fn nearest_name<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Opt
         .map(|(_, k)| k)
 }
 
+/// One line for `name`, which none of the tools `known` is: the nearest of them, or all of
+/// them, sorted.
+pub fn unknown_tool_line<'a>(name: &str, known: impl Iterator<Item = &'a str> + Clone) -> String {
+    match nearest_name(name, known.clone()) {
+        Some(near) => format!("unknown tool `{name}`; did you mean `{near}`?"),
+        None => {
+            let mut all: Vec<&str> = known.collect();
+            all.sort_unstable();
+            format!("unknown tool `{name}`; the tools are: {}", all.join(", "))
+        }
+    }
+}
+
 impl ToolRegistry {
     /// One line for `name`, which no tool of this registry has: the nearest name it has, or
     /// the names it has.
     pub fn unknown_tool(&self, name: &str) -> String {
-        match nearest_name(name, self.names()) {
-            Some(near) => format!("unknown tool `{name}`; did you mean `{near}`?"),
-            None => format!(
-                "unknown tool `{name}`; the tools are: {}",
-                self.names().collect::<Vec<_>>().join(", ")
-            ),
-        }
+        unknown_tool_line(name, self.names())
     }
 }
 

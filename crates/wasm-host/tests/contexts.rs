@@ -138,6 +138,26 @@ apply_patch,read
         .await;
     let answer = answer.unwrap();
     assert!(answer.contains("Ok(()) apply_patch,read"), "{answer}");
+    // And in `set-enabled-tools` and `is-tool-enabled`.
+    let (answer, _) = world
+        .run(
+            &agent,
+            &spawn(json!({"task": "set-enabled read,patch", "allow": ["read", "patch", "bash"]})),
+        )
+        .await;
+    let answer = answer.unwrap();
+    assert!(
+        answer.contains("Ok(()) apply_patch,read [read=true patch=true]"),
+        "{answer}"
+    );
+    let (answer, _) = world
+        .run(&agent, &spawn(json!({"task": "set-enabled read,reed"})))
+        .await;
+    let answer = answer.unwrap();
+    assert!(
+        answer.contains("Err(\"unknown tool `reed`; did you mean `read`?\")"),
+        "{answer}"
+    );
     // A name no tool has is refused with the nearest one, not dropped.
     let (answer, _) = world
         .run(&agent, &spawn(json!({"task": "enable reed"})))

@@ -452,6 +452,22 @@ impl Loop for Misbehave {
                 tools::enable_tool("bash"),
                 tools::get_enabled_tools().join(",")
             )),
+            other if other.starts_with("set-enabled ") => {
+                let names: Vec<String> = other["set-enabled ".len()..]
+                    .split(',')
+                    .map(str::to_owned)
+                    .collect();
+                let set = tools::set_enabled_tools(&names);
+                let enabled: Vec<String> = names
+                    .iter()
+                    .map(|n| format!("{n}={}", tools::is_tool_enabled(n)))
+                    .collect();
+                Ok(format!(
+                    "{set:?} {} [{}]",
+                    tools::get_enabled_tools().join(","),
+                    enabled.join(" ")
+                ))
+            }
             other if other.starts_with("enable ") => Ok(format!(
                 "{:?} {}",
                 tools::enable_tool(&other["enable ".len()..]),

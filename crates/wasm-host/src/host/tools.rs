@@ -9,7 +9,7 @@ use wasmtime::component::HasData;
 use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_agent_loop::{
     Next, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory,
-    canonical_tool_name,
+    canonical_tool_name, unknown_tool_line,
 };
 
 use crate::bindings::providers::StreamHandle;
@@ -148,9 +148,29 @@ impl ToolsView<'_> {
             .collect())
     }
 
-    fn known_tool(&self, id: &str) -> wasmtime::Result<bool> {
-        Ok(self.run.services()?.tools.get(id).is_some() || self.tools.custom.contains_key(id))
+    /// The tool a guest's name for one names: one of its custom tools, else a host tool by
+    /// the name it is registered under (the seed's `patch` is `apply_patch`); `Err` with the
+    /// line for a name neither has, the guest's own tools among those it offers.
+    fn named(&self, id: &str) -> wasmtime::Result<Result<Named, String>> {
+        if self.tools.custom.contains_key(id) {
+            return Ok(Ok(Named::Custom(id.to_owned())));
+        }
+        let tools = &self.run.services()?.tools;
+        let host = canonical_tool_name(id);
+        if tools.get(host).is_some() {
+            return Ok(Ok(Named::Host(host.to_owned())));
+        }
+        let custom = self.tools.custom.keys().map(String::as_str);
+        Ok(Err(unknown_tool_line(id, tools.names().chain(custom))))
     }
+}
+
+/// A tool as [`ToolsView::named`] found it, by the name it is kept under.
+enum Named {
+    /// One of the guest's own.
+    Custom(String),
+    /// One of the host's.
+    Host(String),
 }
 
 impl Host for ToolsView<'_> {
@@ -167,38 +187,36 @@ impl Host for ToolsView<'_> {
     }
 
     fn enable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
-        if self.tools.custom.contains_key(&tool_id) {
-            self.tools.custom_enabled.insert(tool_id);
-            return Ok(Ok(()));
-        }
-        let tools = &self.run.services()?.tools;
-        let tool_id = canonical_tool_name(&tool_id).to_owned();
-        if tools.get(&tool_id).is_none() {
-            return Ok(Err(tools.unknown_tool(&tool_id)));
-        }
-        if let Some(set) = &mut self.tools.enabled {
-            set.insert(tool_id);
+        match self.named(&tool_id)? {
+            Ok(Named::Custom(name)) => {
+                self.tools.custom_enabled.insert(name);
+            }
+            Ok(Named::Host(name)) => {
+                if let Some(set) = &mut self.tools.enabled {
+                    set.insert(name);
+                }
+            }
+            Err(unknown) => return Ok(Err(unknown)),
         }
         Ok(Ok(()))
     }
 
     fn disable_tool(&mut self, tool_id: String) -> wasmtime::Result<Result<(), String>> {
-        if self.tools.custom.contains_key(&tool_id) {
-            self.tools.custom_enabled.remove(&tool_id);
-            return Ok(Ok(()));
+        match self.named(&tool_id)? {
+            Ok(Named::Custom(name)) => {
+                self.tools.custom_enabled.remove(&name);
+            }
+            Ok(Named::Host(name)) => {
+                let mut set: BTreeSet<String> = self
+                    .tools
+                    .enabled_host_tools(&self.run.services()?.tools)
+                    .into_iter()
+                    .collect();
+                set.remove(&name);
+                self.tools.enabled = Some(set);
+            }
+            Err(unknown) => return Ok(Err(unknown)),
         }
-        let tools = &self.run.services()?.tools;
-        let tool_id = canonical_tool_name(&tool_id).to_owned();
-        if tools.get(&tool_id).is_none() {
-            return Ok(Err(tools.unknown_tool(&tool_id)));
-        }
-        let mut set: BTreeSet<String> = self
-            .tools
-            .enabled_host_tools(&self.run.services()?.tools)
-            .into_iter()
-            .collect();
-        set.remove(&tool_id);
-        self.tools.enabled = Some(set);
         Ok(Ok(()))
     }
 
@@ -210,31 +228,29 @@ impl Host for ToolsView<'_> {
     }
 
     fn set_enabled_tools(&mut self, tool_ids: Vec<String>) -> wasmtime::Result<Result<(), String>> {
+        let mut host = BTreeSet::new();
+        let mut custom = BTreeSet::new();
         for id in &tool_ids {
-            if !self.known_tool(id)? {
-                return Ok(Err(format!("unknown tool `{id}`")));
-            }
+            match self.named(id)? {
+                Ok(Named::Custom(name)) => custom.insert(name),
+                Ok(Named::Host(name)) => host.insert(name),
+                Err(unknown) => return Ok(Err(unknown)),
+            };
         }
-        let env = self.run.services()?;
-        let host: BTreeSet<String> = tool_ids
-            .iter()
-            .filter(|id| env.tools.get(id).is_some())
-            .cloned()
-            .collect();
-        self.tools.custom_enabled = tool_ids
-            .into_iter()
-            .filter(|id| self.tools.custom.contains_key(id))
-            .collect();
+        self.tools.custom_enabled = custom;
         self.tools.enabled = Some(host);
         Ok(Ok(()))
     }
 
     fn is_tool_enabled(&mut self, tool_id: String) -> wasmtime::Result<bool> {
-        Ok(self
-            .tools
-            .enabled_host_tools(&self.run.services()?.tools)
-            .contains(&tool_id)
-            || self.tools.custom_enabled.contains(&tool_id))
+        Ok(match self.named(&tool_id)? {
+            Ok(Named::Custom(name)) => self.tools.custom_enabled.contains(&name),
+            Ok(Named::Host(name)) => self
+                .tools
+                .enabled_host_tools(&self.run.services()?.tools)
+                .contains(&name),
+            Err(_) => false,
+        })
     }
 
     async fn execute_tool(
