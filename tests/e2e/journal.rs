@@ -199,3 +199,37 @@ fn a_warning_of_the_host_is_a_diagnostic_item_of_the_event_stream_too() {
     let message = events[diagnostic]["item"]["message"].as_str().unwrap();
     assert!(message.starts_with("the run is not journaled"), "{message}");
 }
+
+#[test]
+fn runs_show_says_why_a_context_failed() {
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    let t = s.transcript("t.jsonl", &[]);
+    let out = wonopcode()
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["--agent-loop", wonopcode_wasm_host::guest_paths::MISBEHAVE])
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("trap")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (id, _) = crate::resume::only_run(&runs);
+    let shown = wonopcode()
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .args(["runs", "show", &id])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    let root = shown
+        .lines()
+        .position(|l| l.trim_start().starts_with("0 ") && l.contains("error"))
+        .unwrap_or_else(|| panic!("no failed root context: {shown}"));
+    let why = shown.lines().nth(root + 1).unwrap_or_default();
+    assert!(
+        why.contains("deliberate failure in run-prompt"),
+        "the line under the context says why: {shown}"
+    );
+}

@@ -95,6 +95,8 @@ struct ContextSummary {
     responses: usize,
     tool_calls: usize,
     status: Option<String>,
+    /// What went wrong, when its last turn failed.
+    error: Option<String>,
 }
 
 fn show(run: &RunDir) -> anyhow::Result<u8> {
@@ -143,9 +145,11 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
             }
             EventKind::TurnCompleted { status, .. } => {
                 context.status = serde_json::to_value(status)?.as_str().map(str::to_owned);
+                context.error = None;
             }
-            EventKind::TurnFailed { status, .. } => {
+            EventKind::TurnFailed { status, error, .. } => {
                 context.status = serde_json::to_value(status)?.as_str().map(str::to_owned);
+                context.error = Some(error.clone());
             }
             _ => {}
         }
@@ -175,6 +179,9 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
             context.tool_calls,
             context.status.as_deref().unwrap_or(unended)
         );
+        if let Some(error) = &context.error {
+            println!("             {}", one_line(error));
+        }
     }
     if let Some(torn) = &read.torn {
         println!(
