@@ -58,6 +58,13 @@ fn new_project(scratch: &Scratch, name: &str, args: &[&str]) -> std::path::PathB
 /// Names the hook component `wasm` for `PreToolUse` in a config file and replays a model
 /// that runs a listed command, then answers: the hook refuses it.
 fn refuses_a_listed_command(scratch: &Scratch, wasm: &Path) {
+    // `loops validate` tells a hook from a loop and starts it as an entry would.
+    let (code, said) = validate(wasm);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("ok    start") && said.contains("valid: hook component"),
+        "{said}"
+    );
     let config = scratch.config(&format!(
         "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: component\n          component: {}\n          settings: {{deny: [\"git push --force\"]}}\n",
         wasm.display()

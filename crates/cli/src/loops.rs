@@ -528,7 +528,12 @@ pub async fn validate(search: &Search<'_>, guest: Guest<'_>, json: bool) -> anyh
         println!("`{name}` is the native loop: there is no module to validate");
         return Ok(exit::SUCCESS);
     };
-    let (report, guest) = load_checked(engine(cache_policy_of(search)?)?, &bytes, &origin).await;
+    let engine = engine(cache_policy_of(search)?)?;
+    // A hook component is checked as a hook entry would start it.
+    if wonopcode_wasm_host::is_hook_component(&bytes) {
+        return Ok(crate::hook_check::validate(engine, &bytes, &origin, json).await);
+    }
+    let (report, guest) = load_checked(engine, &bytes, &origin).await;
     let smoke = match &guest {
         Some(guest) => Some(smoke_custom_tools(guest).await),
         None => None,

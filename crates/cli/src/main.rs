@@ -12,6 +12,7 @@ mod conversations;
 mod dispatch;
 mod exit;
 mod form;
+mod hook_check;
 mod loops;
 mod mcp;
 mod mcp_config;

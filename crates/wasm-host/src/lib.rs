@@ -32,7 +32,7 @@ pub use engine::{EngineOptions, WasmEngine};
 pub use error::WasmError;
 pub use guest_loader::GuestLoader;
 pub use limits::GuestLimits;
-pub use loader::{ModuleInfo, inspect};
+pub use loader::{ModuleInfo, inspect, is_hook_component};
 pub use prompter::GuestPrompter;
 pub use reload::GuestFile;
 pub use state::HostConfig;

@@ -35,42 +35,11 @@ pub struct ModuleInfo {
 /// "the default guest").
 pub fn inspect(bytes: &[u8], origin: &str) -> Result<ModuleInfo, WasmError> {
     let origin_s = origin.to_owned();
-    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        return Err(WasmError::NotWasm { origin: origin_s });
-    }
-    let is_component = bytes[4..8] == [0x0d, 0x00, 0x01, 0x00];
-    let mut imports = Vec::new();
-    let mut exports = Vec::new();
-    let mut depth = 0usize;
-    for payload in Parser::new(0).parse_all(bytes) {
-        let payload = payload.map_err(|e| WasmError::Malformed {
-            origin: origin_s.clone(),
-            reason: e.to_string(),
-        })?;
-        match payload {
-            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::ComponentImportSection(reader) if depth == 0 => {
-                for import in reader {
-                    let import = import.map_err(|e| WasmError::Malformed {
-                        origin: origin_s.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    imports.push(import.name.name.to_owned());
-                }
-            }
-            Payload::ComponentExportSection(reader) if depth == 0 => {
-                for export in reader {
-                    let export = export.map_err(|e| WasmError::Malformed {
-                        origin: origin_s.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    exports.push(export.name.name.to_owned());
-                }
-            }
-            _ => {}
-        }
-    }
+    let TopLevel {
+        is_component,
+        imports,
+        exports,
+    } = top_level(bytes, origin)?;
     if !is_component {
         return Err(WasmError::CoreModule { origin: origin_s });
     }
@@ -109,6 +78,70 @@ pub fn inspect(bytes: &[u8], origin: &str) -> Result<ModuleInfo, WasmError> {
         exports,
         size: bytes.len(),
         sha256: hex::encode(Sha256::digest(bytes)),
+    })
+}
+
+/// Whether `bytes` are a component exporting the `wonopcode:hooks` handler: a hook
+/// component, which `loops validate` checks as one rather than as an agent loop.
+pub fn is_hook_component(bytes: &[u8]) -> bool {
+    top_level(bytes, "").is_ok_and(|t| {
+        t.is_component
+            && t.exports
+                .iter()
+                .any(|e| e.starts_with("wonopcode:hooks/handler@"))
+    })
+}
+
+/// The names a binary's outermost layer imports and exports.
+struct TopLevel {
+    is_component: bool,
+    imports: Vec<String>,
+    exports: Vec<String>,
+}
+
+/// Parses the whole binary (so a malformed one is an error) for its top-level names.
+fn top_level(bytes: &[u8], origin: &str) -> Result<TopLevel, WasmError> {
+    let origin_s = origin.to_owned();
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err(WasmError::NotWasm { origin: origin_s });
+    }
+    let is_component = bytes[4..8] == [0x0d, 0x00, 0x01, 0x00];
+    let mut imports = Vec::new();
+    let mut exports = Vec::new();
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        let payload = payload.map_err(|e| WasmError::Malformed {
+            origin: origin_s.clone(),
+            reason: e.to_string(),
+        })?;
+        match payload {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(reader) if depth == 0 => {
+                for import in reader {
+                    let import = import.map_err(|e| WasmError::Malformed {
+                        origin: origin_s.clone(),
+                        reason: e.to_string(),
+                    })?;
+                    imports.push(import.name.name.to_owned());
+                }
+            }
+            Payload::ComponentExportSection(reader) if depth == 0 => {
+                for export in reader {
+                    let export = export.map_err(|e| WasmError::Malformed {
+                        origin: origin_s.clone(),
+                        reason: e.to_string(),
+                    })?;
+                    exports.push(export.name.name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(TopLevel {
+        is_component,
+        imports,
+        exports,
     })
 }
 

@@ -79,10 +79,21 @@ impl HookComponent {
             path: origin.clone(),
             reason: e.to_string(),
         })?;
+        Self::from_bytes(engine, &bytes, origin, settings, grants)
+    }
+
+    /// [`HookComponent::load`] of bytes already read, named `origin` in errors.
+    pub fn from_bytes(
+        engine: &Arc<WasmEngine>,
+        bytes: &[u8],
+        origin: String,
+        settings: String,
+        grants: HookGrants,
+    ) -> Result<Self, WasmError> {
         if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
             return Err(WasmError::NotWasm { origin });
         }
-        let component = engine.compile(&bytes, &origin)?;
+        let component = engine.compile(bytes, &origin)?;
         // Checked before linking, so an agent loop named as a hook is told what it lacks
         // rather than which of its imports a hook cannot have.
         let handler = component
@@ -183,6 +194,16 @@ impl HookComponent {
             })
         })
         .await
+    }
+
+    /// Starts the instance now (instantiated, `configure` given the settings), as the first
+    /// call would: what `loops validate` asks of a hook.
+    pub async fn start_now(&self, timeout: Duration) -> Result<(), HookFault> {
+        let mut slot = self.live.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.start(timeout).await?);
+        }
+        Ok(())
     }
 
     /// Runs `f` on the instance (starting one first when there is none) within `timeout`;
