@@ -251,7 +251,8 @@ fn a_trapping_guest_fails_the_turn_and_the_session_goes_on() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("trapped: unreachable code reached (a panic in the guest)"),
+        err.contains("trapped: the guest panicked at misbehave/src/lib.rs:")
+            && err.contains(": deliberate failure in run-prompt"),
         "{err}"
     );
     // The guest's fault, said as such: not wonopcode's "internal error".

@@ -342,9 +342,10 @@ impl WasiView for HostState {
     }
 }
 
-/// The line of a guest's stderr that says why it failed (cut to 300 bytes): the exception
-/// line of the last Python traceback, else the last non-empty line.
-fn last_words(text: &str) -> Option<String> {
+/// The line of a guest's (or a hook's) stderr that says why it failed (cut to 300 bytes):
+/// the exception line of the last Python traceback, else a Rust panic's place and message
+/// (`panicked at src/lib.rs:9:5: why`), else the last non-empty line.
+pub(crate) fn last_words(text: &str) -> Option<String> {
     // Rust's panic hook ends with a hint about backtraces, which says nothing here.
     let lines: Vec<&str> = text
         .lines()
@@ -356,17 +357,52 @@ fn last_words(text: &str) -> Option<String> {
         .iter()
         .rposition(|l| l.starts_with("Traceback (most recent call last)"))
         .and_then(|at| lines[at + 1..].iter().find(|l| !l.starts_with(' ')));
+    // A Rust panic: `thread '…' [(ID)] panicked at FILE:LINE:COL:`, then its message.
+    let panic = || {
+        let at = lines
+            .iter()
+            .rposition(|l| l.starts_with("thread '") && l.contains(" panicked at "))?;
+        let place = lines[at]
+            .split_once(" panicked at ")?
+            .1
+            .trim_end_matches(':');
+        let message = lines.get(at + 1).map_or("", |m| m.trim());
+        Some(format!("panicked at {place}: {message}"))
+    };
+    if exception.is_none()
+        && let Some(panic) = panic()
+    {
+        return Some(clipped(&panic));
+    }
     let line = exception.or(lines.last())?.trim();
+    Some(clipped(line))
+}
+
+/// `line` cut to 300 bytes at a character's edge.
+fn clipped(line: &str) -> String {
     let mut end = line.len().min(300);
     while !line.is_char_boundary(end) {
         end -= 1;
     }
-    Some(line[..end].to_owned())
+    line[..end].to_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::last_words;
+
+    #[test]
+    fn a_rust_panic_gives_its_place_and_message() {
+        for thread in ["thread '<unnamed>'", "thread '<unnamed>' (1)"] {
+            let text = format!(
+                "\n{thread} panicked at src/lib.rs:366:23:\ndeliberate failure\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+            );
+            assert_eq!(
+                last_words(&text).unwrap(),
+                "panicked at src/lib.rs:366:23: deliberate failure"
+            );
+        }
+    }
 
     #[test]
     fn a_python_traceback_gives_its_exception_line() {
@@ -376,8 +412,8 @@ mod tests {
 
     #[test]
     fn otherwise_the_last_line_that_says_something() {
-        let text = "thread '<unnamed>' panicked at src/lib.rs:1:1:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n";
-        assert_eq!(last_words(text).unwrap(), "boom");
+        let text = "starting\nboom: no config\n\n";
+        assert_eq!(last_words(text).unwrap(), "boom: no config");
         assert_eq!(last_words("\n \n"), None);
         assert_eq!(last_words(&"é".repeat(400)).unwrap().len(), 300);
     }

@@ -537,8 +537,10 @@ pub(crate) fn trap_line(error: &wasmtime::Error) -> String {
         Some(wasmtime::Trap::StackOverflow) => {
             "stack overflow (the guest recursed too deeply)".to_owned()
         }
+        // Rust's panics and C's `abort` end here; a Rust panic says where first (on stderr,
+        // which [`trap_with_words`] reads).
         Some(wasmtime::Trap::UnreachableCodeReached) => {
-            "unreachable code reached (a panic in the guest)".to_owned()
+            "unreachable code reached (an abort or a panic that printed nothing)".to_owned()
         }
         // Rust and C guests keep their stack in linear memory; running off it is the usual
         // cause of this trap.
@@ -561,10 +563,23 @@ pub(crate) fn trap_line(error: &wasmtime::Error) -> String {
 /// interpreter (Python, JavaScript) prints the exception there before it traps, and that
 /// line says more than "unreachable".
 fn trap_report(state: &HostState, error: &wasmtime::Error) -> String {
-    let line = trap_line(error);
-    match state.last_stderr_line() {
-        Some(said) => format!("{line}; the guest's last words: {said}"),
-        None => line,
+    trap_with_words(error, state.last_stderr_line(), "guest")
+}
+
+/// A trap's line with what the component (`who`: `guest`, `hook`) said last on stderr: a
+/// Rust panic that printed its place reads `the guest panicked at src/lib.rs:12:5: why`
+/// in place of the bare trap, and any other last line is added as its last words.
+pub(crate) fn trap_with_words(error: &wasmtime::Error, said: Option<String>, who: &str) -> String {
+    let unreachable = error
+        .chain()
+        .find_map(|e| e.downcast_ref::<wasmtime::Trap>())
+        .is_some_and(|t| *t == wasmtime::Trap::UnreachableCodeReached);
+    match said {
+        Some(panic) if unreachable && panic.starts_with("panicked at ") => {
+            format!("the {who} {panic}")
+        }
+        Some(said) => format!("{}; the {who}'s last words: {said}", trap_line(error)),
+        None => trap_line(error),
     }
 }
 

@@ -23,7 +23,7 @@ pub use store::HookGrants;
 
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
-use crate::wasm_loop::trap_line;
+use crate::wasm_loop::trap_with_words;
 use bindings::{Hook, HookPre};
 use store::HookState;
 
@@ -227,7 +227,7 @@ impl HookComponent {
             Ok(Err(trap)) => {
                 let said = store.data().last_stderr_line();
                 *slot = None;
-                Err(HookFault::Trapped(with_last_words(trap_line(&trap), said)))
+                Err(HookFault::Trapped(trap_with_words(&trap, said, "hook")))
             }
             Err(_) => {
                 *slot = None;
@@ -256,10 +256,7 @@ impl HookComponent {
             ))),
             Ok(Err(trap)) => {
                 let said = store.data().last_stderr_line();
-                Err(HookFault::NotStarted(with_last_words(
-                    trap_line(&trap),
-                    said,
-                )))
+                Err(HookFault::NotStarted(trap_with_words(&trap, said, "hook")))
             }
             Err(_) => Err(HookFault::TimedOut(timeout)),
         }
@@ -268,11 +265,3 @@ impl HookComponent {
 
 /// The `wonopcode:hooks` version the host implements.
 pub const HOOKS_VERSION: &str = "0.1.0";
-
-/// A trap's line, with the last line the hook wrote to stderr when there is one.
-fn with_last_words(line: String, said: Option<String>) -> String {
-    match said {
-        Some(said) => format!("{line}; the hook's last words: {said}"),
-        None => line,
-    }
-}

@@ -47,14 +47,7 @@ impl WasiView for HookState {
 impl HookState {
     /// The last line the hook wrote to stderr, if any.
     pub fn last_stderr_line(&self) -> Option<String> {
-        let bytes = self.stderr.contents();
-        let text = String::from_utf8_lossy(&bytes);
-        // A Rust guest's panic ends with a note on backtraces; the line before says why.
-        text.lines()
-            .rev()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
-            .map(|l| l.chars().take(300).collect())
+        crate::state::last_words(&String::from_utf8_lossy(&self.stderr.contents()))
     }
 }
 
