@@ -201,7 +201,7 @@ fn a_warning_of_the_host_is_a_diagnostic_item_of_the_event_stream_too() {
 }
 
 #[test]
-fn runs_show_says_why_a_context_failed() {
+fn runs_show_says_why_a_context_failed_and_the_guests_own_lines_are_kept() {
     let s = Scratch::new();
     let runs = s.outside("runs");
     let t = s.transcript("t.jsonl", &[]);
@@ -231,5 +231,41 @@ fn runs_show_says_why_a_context_failed() {
     assert!(
         why.contains("deliberate failure in run-prompt"),
         "the line under the context says why: {shown}"
+    );
+    // What the guest printed is kept plain in its context's file in the run's directory.
+    let (_, dir) = crate::resume::only_run(&runs);
+    let log = std::fs::read_to_string(dir.join("guest-logs/0.log")).unwrap();
+    assert!(
+        log.lines().any(|l| l.starts_with("stderr: thread '")
+            && l.contains(" panicked at misbehave/src/lib.rs:"))
+            && log.contains("stderr: deliberate failure in run-prompt"),
+        "{log}"
+    );
+    assert!(!log.contains('\u{1b}'), "no colour codes: {log}");
+    assert!(
+        !stderr(&out).contains("] deliberate failure"),
+        "stderr only with --verbose"
+    );
+    // With --verbose, on stderr too, after the context and the guest's name.
+    let out = wonopcode()
+        .env("WONOPCODE_RUNS_DIR", s.outside("more-runs"))
+        .args([
+            "--verbose",
+            "--agent-loop",
+            wonopcode_wasm_host::guest_paths::MISBEHAVE,
+        ])
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("trap")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out)
+            .lines()
+            .any(|l| l.starts_with("[0 ") && l.ends_with("] deliberate failure in run-prompt")),
+        "{}",
+        stderr(&out)
     );
 }

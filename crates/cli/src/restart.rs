@@ -336,6 +336,7 @@ async fn start_again(
         journal: Some(runs),
         continuing: None,
         markdown: !extra.no_markdown,
+        verbose: extra.verbose,
     };
     run_again(start, again).await
 }

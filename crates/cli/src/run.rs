@@ -125,6 +125,7 @@ pub async fn run_session(
         attachments,
         continuing,
         markdown: !args.no_markdown,
+        verbose: args.verbose,
     };
     run_started(start, input, None).await
 }
@@ -146,6 +147,8 @@ pub struct Start {
     pub continuing: Option<Kept>,
     /// Whether the answer's Markdown is rendered (when stdout is a terminal).
     pub markdown: bool,
+    /// Whether the guests' own lines go to stderr too (`--verbose`).
+    pub verbose: bool,
 }
 
 /// What the command line attaches to the first prompt: each `--image`, then each `@path`
@@ -190,6 +193,7 @@ async fn run_started(
             attachments: Vec::new(),
             continuing: None,
             markdown: start.markdown,
+            verbose: start.verbose,
         };
         let (code, switch) = run_once(start, input, again).await?;
         let Some(kept) = switch else {
@@ -218,6 +222,7 @@ async fn run_once(
         attachments,
         continuing,
         markdown,
+        verbose,
     } = start;
     // Before anything of the workspace is read for what it would run: asked once, here.
     let trusted = crate::trust::decide(&settings.workspace, settings.trust_workspace).await?;
@@ -253,6 +258,7 @@ async fn run_once(
         .renderer(renderer)
         // A REPL records its trace for `/trace`.
         .trace(trace.is_some() || input.has_repl())
+        .guest_output_on_stderr(verbose)
         // Only an interactive session has a "next prompt" to reload before.
         .hot_reload(input.has_repl())
         .started_as(

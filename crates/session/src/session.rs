@@ -61,6 +61,8 @@ pub struct SessionBuilder {
     source: Option<LoopSource>,
     renderer: Box<dyn Renderer>,
     trace: bool,
+    /// Whether the guests' own lines go to stderr ([`SessionBuilder::guest_output_on_stderr`]).
+    guest_echo: bool,
     /// A whole permission policy of the caller's, instead of the settings' over the config's.
     permissions: Option<PolicyConfig>,
     prompter: Option<Arc<dyn Prompter>>,
@@ -244,6 +246,13 @@ impl SessionBuilder {
     /// Records a trace of the run (`Session::write_trace`).
     pub fn trace(mut self, trace: bool) -> Self {
         self.trace = trace;
+        self
+    }
+
+    /// Whether the guests' own lines (their stdout, stderr and `system.log` calls) go to
+    /// stderr too, besides their files in the run's journal (`--verbose`).
+    pub fn guest_output_on_stderr(mut self, on: bool) -> Self {
+        self.guest_echo = on;
         self
     }
 
@@ -487,6 +496,7 @@ impl Session {
             source: None,
             renderer: Box::new(NoRenderer),
             trace: false,
+            guest_echo: false,
             permissions: None,
             prompter: None,
             guest_prompter: None,

@@ -39,6 +39,8 @@ pub struct HostConfig {
     pub models: Option<Arc<dyn ModelSource>>,
     /// The root context's grants (a named root module's), the start of every lineage.
     pub grants: Vec<wonopcode_contexts::Grant>,
+    /// Where the guests' own lines go besides the log (a file per context, stderr).
+    pub guest_logs: crate::GuestLogs,
 }
 
 impl std::fmt::Debug for HostConfig {
@@ -52,6 +54,7 @@ impl std::fmt::Debug for HostConfig {
             .field("resolver", &self.resolver.is_some())
             .field("models", &self.models.is_some())
             .field("grants", &self.grants)
+            .field("guest_logs", &self.guest_logs)
             .finish()
     }
 }
@@ -316,8 +319,9 @@ impl HostState {
         ))
     }
 
-    /// Sends what the guest wrote to stdout and stderr to the log.
-    pub(crate) fn flush_output(&mut self) {
+    /// Sends what the guest wrote to stdout and stderr, since the last time, to the log
+    /// and to the guest's own log of `context` ([`crate::GuestLogs`]).
+    pub(crate) fn flush_output(&mut self, context: &str) {
         let io = &mut self.io;
         for (i, (stream, pipe)) in [("stdout", &io.stdout), ("stderr", &io.stderr)]
             .into_iter()
@@ -326,9 +330,14 @@ impl HostState {
             let bytes = pipe.contents();
             let new = bytes.get(io.logged[i]..).unwrap_or_default();
             io.logged[i] = bytes.len();
-            for line in String::from_utf8_lossy(new).lines() {
+            let text = String::from_utf8_lossy(new);
+            for line in text.lines() {
                 tracing::info!(guest = %self.place.loop_name, stream, "{line}");
             }
+            self.place
+                .host_config
+                .guest_logs
+                .keep(context, &self.place.loop_name, stream, &text);
         }
     }
 }

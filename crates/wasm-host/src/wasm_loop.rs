@@ -520,12 +520,18 @@ fn begin_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
 /// run ended it, if one did.
 fn end_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
     UiView::of(state).end_progress();
+    let context = state
+        .run
+        .run
+        .as_ref()
+        .map(|r| r.services.events.context().to_string())
+        .unwrap_or_else(|| "0".to_owned());
     if let Some(mut run) = state.run.run.take() {
         state.run.ended = run.take_ending();
         run.give_back(ctx);
     }
     state.responses.streams.clear();
-    state.flush_output();
+    state.flush_output(&context);
 }
 
 /// The first line of a trap, with the guest's backtrace left to the debug log.

@@ -26,7 +26,7 @@ use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
 use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
-use wonopcode_wasm_host::{CachePolicy, GuestLoader, HostConfig};
+use wonopcode_wasm_host::{CachePolicy, GuestLoader, GuestLogs, HostConfig};
 
 use super::{
     DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, LoopSwitcher, Session, SessionBuilder,
@@ -131,6 +131,10 @@ impl SessionBuilder {
             resolver: Some(resolver.clone()),
             models: Some(models.clone()),
             grants: root_grants.clone(),
+            guest_logs: GuestLogs {
+                dir: journal.as_ref().map(|j| j.dir().path().join("guest-logs")),
+                echo: self.guest_echo,
+            },
             ..HostConfig::default()
         };
         self.delegation(&source, &mut tooling.tools, &resolver, &host_config)?;

@@ -47,6 +47,17 @@ impl Host for SystemView<'_> {
             LogLevel::Warn => tracing::warn!(context, depth, guest, "{message}"),
             LogLevel::Error => tracing::error!(context, depth, guest, "{message}"),
         }
+        let level = match level {
+            LogLevel::Trace => "log trace",
+            LogLevel::Debug => "log debug",
+            LogLevel::Info => "log info",
+            LogLevel::Warn => "log warn",
+            LogLevel::Error => "log error",
+        };
+        self.place
+            .host_config
+            .guest_logs
+            .keep(&context, guest, level, &message);
         Ok(())
     }
 
