@@ -99,7 +99,7 @@ mod tests {
         logs.keep("../x", "coder", "log", "kept beside, not above");
         let text = std::fs::read_to_string(dir.path().join("guest-logs/0.1.log")).unwrap();
         assert_eq!(text, "stderr: one\nstderr: two\nlog: three\n");
-        assert!(dir.path().join("guest-logs/.._x.log").is_file());
+        assert!(dir.path().join("guest-logs/..__.log").is_file());
         let big = "x".repeat(1 << 20);
         for _ in 0..20 {
             logs.keep("0", "loop", "stdout", &big);
