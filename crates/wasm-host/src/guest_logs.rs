@@ -60,8 +60,13 @@ fn append(dir: &std::path::Path, context: &str, source: &str, lines: &str) -> st
         .create(true)
         .append(true)
         .open(&path)?;
+    // Room is kept for the line that says the file was cut.
+    let cut = "\n(cut: a guest's log holds 16 MiB)\n";
     let had = file.metadata()?.len();
-    if had >= MAX_FILE_BYTES {
+    let Some(room) = MAX_FILE_BYTES.checked_sub(had + cut.len() as u64) else {
+        return Ok(());
+    };
+    if room == 0 {
         return Ok(());
     }
     let mut text = String::with_capacity(lines.len() + 16);
@@ -71,14 +76,14 @@ fn append(dir: &std::path::Path, context: &str, source: &str, lines: &str) -> st
         text.push_str(line);
         text.push('\n');
     }
-    let room = usize::try_from(MAX_FILE_BYTES - had).unwrap_or(usize::MAX);
+    let room = usize::try_from(room).unwrap_or(usize::MAX);
     if text.len() > room {
-        let mut end = room.saturating_sub(40);
+        let mut end = room;
         while !text.is_char_boundary(end) {
             end -= 1;
         }
         text.truncate(end);
-        text.push_str(&format!("\n(cut: the log holds {MAX_FILE_BYTES} bytes)\n"));
+        text.push_str(cut);
     }
     file.write_all(text.as_bytes())
 }
