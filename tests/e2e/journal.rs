@@ -205,16 +205,21 @@ fn runs_show_says_why_a_context_failed_and_the_guests_own_lines_are_kept() {
     let s = Scratch::new();
     let runs = s.outside("runs");
     let t = s.transcript("t.jsonl", &[]);
-    let out = wonopcode()
-        .env("WONOPCODE_RUNS_DIR", &runs)
-        .args(["--agent-loop", wonopcode_wasm_host::guest_paths::MISBEHAVE])
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("trap")
-        .output()
-        .unwrap();
+    // The misbehave guest panics on `trap`, with `flags`, its journal under `runs`.
+    let trapping = |runs: &std::path::Path, flags: &[&str]| {
+        wonopcode()
+            .env("WONOPCODE_RUNS_DIR", runs)
+            .args(flags)
+            .args(["--agent-loop", wonopcode_wasm_host::guest_paths::MISBEHAVE])
+            .arg("--replay")
+            .arg(&t)
+            .arg("-C")
+            .arg(s.ws())
+            .arg("trap")
+            .output()
+            .unwrap()
+    };
+    let out = trapping(&runs, &[]);
     assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
     let (id, _) = crate::resume::only_run(&runs);
     let shown = wonopcode()
@@ -247,20 +252,7 @@ fn runs_show_says_why_a_context_failed_and_the_guests_own_lines_are_kept() {
         "stderr only with --verbose"
     );
     // With --verbose, on stderr too, after the context and the guest's name.
-    let out = wonopcode()
-        .env("WONOPCODE_RUNS_DIR", s.outside("more-runs"))
-        .args([
-            "--verbose",
-            "--agent-loop",
-            wonopcode_wasm_host::guest_paths::MISBEHAVE,
-        ])
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("trap")
-        .output()
-        .unwrap();
+    let out = trapping(&s.outside("more-runs"), &["--verbose"]);
     assert!(
         stderr(&out)
             .lines()

@@ -409,24 +409,25 @@ fn a_registry_that_wants_a_token_gets_the_handshake_and_the_module_runs() {
     let s = Scratch::new();
     let out = run(&s, &format!("oci://{}/loops/default:1.0", registry.host));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    handshake_made(&registry);
+}
+
+/// Refused without the token, asked for one at the registry's own realm, then served the
+/// manifest and the layer with it.
+fn handshake_made(registry: &Registry) {
     let asked = registry.requests.lock().unwrap().clone();
-    // Refused without the token, asked for one at the registry's own realm, then served.
     assert!(
         asked.iter().any(|r| r.starts_with("GET /token")),
         "{asked:?}"
     );
-    assert!(
-        asked
-            .iter()
-            .any(|r| r.contains("/manifests/1.0") && r.ends_with("(with the token)")),
-        "{asked:?}"
-    );
-    assert!(
-        asked
-            .iter()
-            .any(|r| r.contains("/blobs/") && r.ends_with("(with the token)")),
-        "{asked:?}"
-    );
+    for wanted in ["/manifests/1.0", "/blobs/"] {
+        assert!(
+            asked
+                .iter()
+                .any(|r| r.contains(wanted) && r.ends_with("(with the token)")),
+            "{wanted}: {asked:?}"
+        );
+    }
 }
 
 #[test]
@@ -471,17 +472,7 @@ fn a_registry_with_its_own_certificate_is_trusted_through_ssl_cert_file_and_refu
         .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
         .collect();
     assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
-    let asked = registry.requests.lock().unwrap().clone();
-    assert!(
-        asked.iter().any(|r| r.starts_with("GET /token")),
-        "{asked:?}"
-    );
-    assert!(
-        asked
-            .iter()
-            .any(|r| r.contains("/blobs/") && r.ends_with("(with the token)")),
-        "{asked:?}"
-    );
+    handshake_made(&registry);
     assert_eq!(cached(&s).len(), 1);
 }
 
