@@ -330,6 +330,16 @@ fn running(s: &Scratch, reference: &str) -> Command {
     command
 }
 
+/// The run exited 0 with the transcript's answer: the module ran.
+fn said_hello(out: &Output) {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    let said: Vec<Value> = events(out)
+        .into_iter()
+        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
+        .collect();
+    assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
+}
+
 /// The modules the cache holds.
 fn cached(s: &Scratch) -> Vec<PathBuf> {
     let dir = s.outside("cache").join("wonopcode/oci");
@@ -371,12 +381,7 @@ fn a_module_from_a_registry_runs_pinned_by_digest_and_loads_from_the_cache_after
     let s = Scratch::new();
     let tagged = format!("oci://{}/loops/default:1.0", registry.host);
     let out = run(&s, &tagged);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let said: Vec<Value> = events(&out)
-        .into_iter()
-        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
-        .collect();
-    assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
+    said_hello(&out);
     // The journal keeps the digest the tag named.
     let pinned = format!("oci://{}/loops/default@{manifest}", registry.host);
     let meta = run_json(&s.outside("runs"));
@@ -466,12 +471,7 @@ fn a_registry_with_its_own_certificate_is_trusted_through_ssl_cert_file_and_refu
         .env("SSL_CERT_FILE", &ca_file)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let said: Vec<Value> = events(&out)
-        .into_iter()
-        .filter(|e| e["type"] == "item.completed" && e["item"]["kind"] == "agent_message")
-        .collect();
-    assert_eq!(said[0]["item"]["text"], "Hello from the registry.");
+    said_hello(&out);
     handshake_made(&registry);
     assert_eq!(cached(&s).len(), 1);
 }
