@@ -263,6 +263,20 @@ fn new_guest_never_writes_into_a_directory_with_files_and_checks_the_name() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("exists and is not empty; nothing was written"));
+    assert!(stderr(&out).contains("--new-guest "), "{}", stderr(&out));
+    // The refusal names the command as it was typed.
+    let out = wonopcode()
+        .args(["loops", "new"])
+        .arg(&taken)
+        .args(["--lang", "rust"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("loops new ") && !stderr(&out).contains("--new-guest"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         std::fs::read_to_string(taken.join("keep.txt")).unwrap(),
         "mine"

@@ -70,7 +70,7 @@ async fn run_prompt(args: PromptArgs, matches: &ArgMatches) -> anyhow::Result<u8
     }
     if let (Some(dir), Some(lang)) = (&args.new_guest, args.lang) {
         let kind = args.kind.unwrap_or(crate::args::GuestKind::Loop);
-        return crate::new_guest::create(dir, lang, kind);
+        return crate::new_guest::create(dir, lang, kind, "--new-guest");
     }
     if args.resume.as_deref() == Some("") && args.history.is_none() {
         return crate::restart::resume_latest(args, matches).await;

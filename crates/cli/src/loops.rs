@@ -105,7 +105,9 @@ pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
             };
             validate(&search, guest, args.search.json).await
         }
-        LoopsAction::New { dir, lang, kind } => crate::new_guest::create(dir, *lang, *kind),
+        LoopsAction::New { dir, lang, kind } => {
+            crate::new_guest::create(dir, *lang, *kind, "loops new")
+        }
     }
 }
 

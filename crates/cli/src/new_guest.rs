@@ -17,8 +17,9 @@ use crate::session::usage;
 /// How long `git` may take to say whether the directory is in a repository, or to make one.
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Writes the project; returns the exit code.
-pub fn create(dir: &Path, lang: GuestLang, kind: GuestKind) -> anyhow::Result<u8> {
+/// Writes the project; returns the exit code. `typed` is how the person asked (`loops new`,
+/// `--new-guest`), which a refusal names.
+pub fn create(dir: &Path, lang: GuestLang, kind: GuestKind, typed: &str) -> anyhow::Result<u8> {
     let language = match lang {
         GuestLang::Rust => GuestLanguage::Rust,
         GuestLang::Python => GuestLanguage::Python,
@@ -29,7 +30,7 @@ pub fn create(dir: &Path, lang: GuestLang, kind: GuestKind) -> anyhow::Result<u8
         GuestKind::Hook => Kind::Hook,
     };
     let project = guest_project::create(dir, language, kind).map_err(|e| match e {
-        SessionError::Choice(why) => usage(format!("--new-guest {why}")),
+        SessionError::Choice(why) => usage(format!("{typed} {why}")),
         other => other.into(),
     })?;
     let repository = if git(dir, &["rev-parse", "--is-inside-work-tree"]) {
