@@ -631,6 +631,14 @@ fn a_fork_bomb_is_capped_for_a_user_no_cgroup_is_made_for() {
         );
         return;
     }
+    let unreachable = check
+        .as_ref()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stderr).contains("Permission denied"));
+    assert!(
+        !unreachable,
+        "`nobody` cannot run {} (a directory above it is closed to other users, as `mktemp -d` makes one): clone into a directory others may enter",
+        crate::support::bin().display()
+    );
     assert!(
         rlimit,
         "no process limit for a user no cgroup is made for: {check:?}"
