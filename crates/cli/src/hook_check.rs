@@ -48,7 +48,7 @@ pub async fn validate(engine: Arc<WasmEngine>, bytes: &[u8], origin: &str, json:
                     "start",
                     Ok("instantiated; configure({}) accepted".to_owned()),
                 )),
-                Err(HookFault::NotStarted(why)) if why.starts_with("its configure refused") => {
+                Err(HookFault::SettingsRefused(why)) => {
                     steps.push(("start", Ok("instantiated".to_owned())));
                     note = Some(format!(
                         "configure({{}}) was refused ({why}): give the settings it needs in its hook entry"

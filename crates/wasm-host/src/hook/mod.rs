@@ -36,9 +36,12 @@ pub enum HookFault {
     /// It did not answer within its timeout.
     #[error("ran past its timeout of {} s", .0.as_secs_f64())]
     TimedOut(Duration),
-    /// It could not start, or its `configure` refused its settings.
+    /// It could not start (a trap while instantiating or configuring, no store).
     #[error("could not start: {0}")]
     NotStarted(String),
+    /// Its `configure` refused its settings, with its words.
+    #[error("could not start: its configure refused the settings: {0}")]
+    SettingsRefused(String),
 }
 
 /// A running hook instance.
@@ -251,9 +254,7 @@ impl HookComponent {
         .await;
         match started {
             Ok(Ok((hook, Ok(())))) => Ok(Live { store, hook }),
-            Ok(Ok((_, Err(refused)))) => Err(HookFault::NotStarted(format!(
-                "its configure refused the settings: {refused}"
-            ))),
+            Ok(Ok((_, Err(refused)))) => Err(HookFault::SettingsRefused(refused)),
             Ok(Err(trap)) => {
                 let said = store.data().last_stderr_line();
                 Err(HookFault::NotStarted(trap_with_words(&trap, said, "hook")))
