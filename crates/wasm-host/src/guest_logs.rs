@@ -54,12 +54,21 @@ fn append(dir: &std::path::Path, context: &str, source: &str, lines: &str) -> st
             }
         })
         .collect();
-    std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{name}.log"));
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)?;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+    };
+    // The directory is made by the first line only, not looked for at every one.
+    let mut file = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            open()?
+        }
+        other => other?,
+    };
     // Room is kept for the line that says the file was cut.
     let cut = "\n(cut: a guest's log holds 16 MiB)\n";
     let had = file.metadata()?.len();
