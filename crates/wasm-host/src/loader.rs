@@ -101,38 +101,32 @@ struct TopLevel {
 
 /// Parses the whole binary (so a malformed one is an error) for its top-level names.
 fn top_level(bytes: &[u8], origin: &str) -> Result<TopLevel, WasmError> {
-    let origin_s = origin.to_owned();
     if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        return Err(WasmError::NotWasm { origin: origin_s });
+        return Err(WasmError::NotWasm {
+            origin: origin.to_owned(),
+        });
     }
     let is_component = bytes[4..8] == [0x0d, 0x00, 0x01, 0x00];
     let mut imports = Vec::new();
     let mut exports = Vec::new();
     let mut depth = 0usize;
+    let malformed = |e: wasmparser::BinaryReaderError| WasmError::Malformed {
+        origin: origin.to_owned(),
+        reason: e.to_string(),
+    };
     for payload in Parser::new(0).parse_all(bytes) {
-        let payload = payload.map_err(|e| WasmError::Malformed {
-            origin: origin_s.clone(),
-            reason: e.to_string(),
-        })?;
+        let payload = payload.map_err(malformed)?;
         match payload {
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(reader) if depth == 0 => {
                 for import in reader {
-                    let import = import.map_err(|e| WasmError::Malformed {
-                        origin: origin_s.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    imports.push(import.name.name.to_owned());
+                    imports.push(import.map_err(malformed)?.name.name.to_owned());
                 }
             }
             Payload::ComponentExportSection(reader) if depth == 0 => {
                 for export in reader {
-                    let export = export.map_err(|e| WasmError::Malformed {
-                        origin: origin_s.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    exports.push(export.name.name.to_owned());
+                    exports.push(export.map_err(malformed)?.name.name.to_owned());
                 }
             }
             _ => {}
