@@ -20,7 +20,8 @@ if ! have=$(componentize-py --version 2>/dev/null) || [[ "$have" != "componentiz
 fi
 for guest in guests/python-*/; do
     name=$(basename "$guest")
-    componentize-py -d wit -w agent-loop-world componentize -p "$guest" app -o "$out/$name.wasm"
+    # The Python guests are guests of WIT 0.2, built against its frozen snapshot.
+    componentize-py -d wit/since_v0_2 -w agent-loop-world componentize -p "$guest" app -o "$out/$name.wasm"
     echo "built $out/$name.wasm"
 done
 

@@ -1,7 +1,9 @@
 // Builds researcher.js into a component with componentize-js (its JavaScript API: the jco
 // 1.35 command line bundles an older componentize-js that cannot read a WIT directory here),
 // plus two broken guests the tests feed to `--validate-module`: one that lacks the
-// `custom-tool-handler` export, one built against an incompatible WIT version (0.3.0).
+// `custom-tool-handler` export, one built against an incompatible WIT version (0.4.0).
+// researcher.js is a guest of WIT 0.2 (its imports name 0.2.11), built against the host's
+// frozen 0.2 snapshot: it proves that 0.2 guests keep running on a 0.3 host.
 // Usage: node build.mjs [OUT_DIR]   (default: ../../target/polyglot)
 import { componentize } from '@bytecodealliance/componentize-js';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const wit = resolve(here, '../../wit');
+const wit = resolve(here, '../../wit/since_v0_2');
 const outDir = resolve(process.argv[2] ?? resolve(here, '../../target/polyglot'));
 
 // The host gives guests stdio, clocks and random through WASI, and no network.
@@ -23,7 +25,7 @@ async function build(sourcePath, witPath, worldName, out) {
   console.log(`built ${out}`);
 }
 
-// The version of wonopcode's WIT package, as `wit/` declares it.
+// The version of the WIT package it is built against, as its files declare it.
 const current = (await readFile(join(wit, 'agent-loop.wit'), 'utf8')).match(
   /package wonopcode:agent-loop@([0-9.]+);/,
 )[1];
@@ -56,18 +58,18 @@ world agent-loop-only {
 const version = await witWith(
   `package wonopcode:bad-guests;
 world agent-loop-world {
-  import wonopcode:agent-loop/providers@0.3.0;
-  export wonopcode:agent-loop/agent-loop@0.3.0;
-  export wonopcode:agent-loop/custom-tool-handler@0.3.0;
+  import wonopcode:agent-loop/providers@0.4.0;
+  export wonopcode:agent-loop/agent-loop@0.4.0;
+  export wonopcode:agent-loop/custom-tool-handler@0.4.0;
 }
 `,
-  '0.3.0',
+  '0.4.0',
 );
 try {
   const minimal = join(here, 'test-guests', 'minimal.js');
   await build(minimal, missing, 'agent-loop-only', join(bad, 'js-missing-export.wasm'));
   const both = join(here, 'test-guests', 'minimal-with-handler.js');
-  await build(both, version, 'agent-loop-world', join(bad, 'js-version-0-3.wasm'));
+  await build(both, version, 'agent-loop-world', join(bad, 'js-version-0-4.wasm'));
 } finally {
   await rm(missing, { recursive: true, force: true });
   await rm(version, { recursive: true, force: true });

@@ -4,14 +4,14 @@
 // Build: npm install && node build.mjs
 // Check: wonopcode --validate-module --agent-loop {{name}}.wasm
 
-import { streamHistory, readStreamChunk } from 'wonopcode:agent-loop/providers@0.2.11';
+import { streamHistory, readStreamChunk } from 'wonopcode:agent-loop/providers@0.3.0';
 import {
   addMessage,
   addStreamedMessage,
   compactIfNeeded,
-} from 'wonopcode:agent-loop/storage@0.2.11';
-import { executeToolsParallel, getEnabledTools } from 'wonopcode:agent-loop/tools@0.2.11';
-import { isCancelled } from 'wonopcode:agent-loop/system@0.2.11';
+} from 'wonopcode:agent-loop/storage@0.3.0';
+import { executeToolsParallel, getEnabledTools } from 'wonopcode:agent-loop/tools@0.3.0';
+import { isCancelled } from 'wonopcode:agent-loop/system@0.3.0';
 
 // Model turns one prompt may take.
 const MAX_ROUNDS = 20;

@@ -53,3 +53,4 @@ mod trust;
 mod type_ahead;
 mod wasm;
 mod webfetch;
+mod wit_versions;

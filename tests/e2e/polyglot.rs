@@ -274,13 +274,13 @@ fn a_js_guest_without_the_custom_tool_handler_is_refused_with_the_missing_export
 
 #[test]
 fn a_js_guest_built_against_an_incompatible_wit_version_is_refused_naming_both() {
-    let Some(dir) = polyglot_dir(&["bad/js-version-0-3"]) else {
+    let Some(dir) = polyglot_dir(&["bad/js-version-0-4"]) else {
         return;
     };
-    let (code, said) = validate(&dir.join("bad/js-version-0-3.wasm"));
+    let (code, said) = validate(&dir.join("bad/js-version-0-4.wasm"));
     assert_eq!(code, Some(1), "{said}");
     assert!(
-        said.contains("built against wonopcode:agent-loop@0.3.0, which is not compatible with the host's wonopcode:agent-loop@0.2.11"),
+        said.contains("built against wonopcode:agent-loop@0.4.0, which is not compatible with the host's wonopcode:agent-loop@0.3.0"),
         "{said}"
     );
 }

@@ -77,7 +77,9 @@ impl Check {
             }
             WasmError::CoreModule { .. } => Check::Component,
             WasmError::OtherWorld { .. } => Check::World,
-            WasmError::IncompatibleVersion { .. } => Check::WitVersion,
+            WasmError::IncompatibleVersion { .. } | WasmError::MixedVersions { .. } => {
+                Check::WitVersion
+            }
             WasmError::MissingExport { .. } => Check::Exports,
             WasmError::Compile { .. } => Check::Compile,
             WasmError::UnsatisfiedImport { .. } => Check::Imports,

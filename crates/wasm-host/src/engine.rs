@@ -9,10 +9,11 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::bindings::{
-    AgentLoopWorldPre, config, context, custom_tools, providers, storage, system, tools, types, ui,
+    config, context, custom_tools, providers, storage, system, tools, types, ui,
 };
 use crate::cache::{CachePolicy, CompileCache};
 use crate::error::WasmError;
+use crate::exports::GuestPre;
 use crate::host::config::{ConfigData, ConfigView};
 use crate::host::context::{ContextData, ContextView};
 use crate::host::providers::{ProvidersData, ProvidersView};
@@ -21,6 +22,8 @@ use crate::host::system::{SystemData, SystemView};
 use crate::host::tools::{ToolsData, ToolsView};
 use crate::host::ui::{UiData, UiView};
 use crate::limits::{EPOCH_TICK, GuestLimits};
+use crate::loader::{PACKAGE, SERVED_VERSIONS};
+use crate::since_v0_2;
 use crate::state::HostState;
 
 /// How to build the engine.
@@ -92,7 +95,16 @@ fn config(limits: &GuestLimits, pooling: bool) -> Config {
     config
 }
 
-/// Links each `wonopcode:agent-loop` interface on its own view of the store (`crate::host`).
+/// Links each `wonopcode:agent-loop` interface on its own view of the store (`crate::host`),
+/// once for each WIT version the host serves ([`SERVED_VERSIONS`]).
+///
+/// Every interface but `context` has the same shape in 0.3 as in 0.2.11; only its version
+/// differs. The component model checks a guest's imports by their shapes, not by the Rust
+/// types that implement them, so the same host functions are linked under both names: a
+/// 0.2 guest's call costs what a 0.3 guest's does. `context` changed (one `spawn-request`
+/// instead of ten calls): 0.2's has its own bindings, which forward to 0.3's
+/// (`crate::since_v0_2`). A guest's `@0.2.4` import is satisfied by the host's `@0.2.11`
+/// (Wasmtime matches semver-compatible names).
 ///
 /// Every call into the host renews the guest's compute budget: the budget limits computation
 /// *between* host calls. Doing it in the getters the bindings call anyway costs nothing; a
@@ -102,16 +114,43 @@ fn link_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
         state.guard.compute_ticks = 0;
         state
     }
-    config::add_to_linker::<_, ConfigData>(linker, |s| ConfigView::of(renewed(s)))?;
+    for version in SERVED_VERSIONS {
+        let name = |interface: &str| format!("{PACKAGE}/{interface}@{version}");
+        config::add_to_linker_instance::<_, ConfigData>(
+            &mut linker.instance(&name("config"))?,
+            |s| ConfigView::of(renewed(s)),
+        )?;
+        let custom = &mut linker.instance(&name("custom-tools"))?;
+        custom_tools::add_to_linker_instance::<_, ToolsData>(custom, |s| {
+            ToolsView::of(renewed(s))
+        })?;
+        providers::add_to_linker_instance::<_, ProvidersData>(
+            &mut linker.instance(&name("providers"))?,
+            |s| ProvidersView::of(renewed(s)),
+        )?;
+        storage::add_to_linker_instance::<_, StorageData>(
+            &mut linker.instance(&name("storage"))?,
+            |s| StorageView::of(renewed(s)),
+        )?;
+        system::add_to_linker_instance::<_, SystemData>(
+            &mut linker.instance(&name("system"))?,
+            |s| SystemView::of(renewed(s)),
+        )?;
+        tools::add_to_linker_instance::<_, ToolsData>(
+            &mut linker.instance(&name("tools"))?,
+            |s| ToolsView::of(renewed(s)),
+        )?;
+        ui::add_to_linker_instance::<_, UiData>(&mut linker.instance(&name("ui"))?, |s| {
+            UiView::of(renewed(s))
+        })?;
+        // `types` declares types only; linked all the same, as the world's own linking would.
+        types::add_to_linker_instance::<_, HasSelf<HostState>>(
+            &mut linker.instance(&name("types"))?,
+            |s| s,
+        )?;
+    }
     context::add_to_linker::<_, ContextData>(linker, |s| ContextView::of(renewed(s)))?;
-    custom_tools::add_to_linker::<_, ToolsData>(linker, |s| ToolsView::of(renewed(s)))?;
-    providers::add_to_linker::<_, ProvidersData>(linker, |s| ProvidersView::of(renewed(s)))?;
-    storage::add_to_linker::<_, StorageData>(linker, |s| StorageView::of(renewed(s)))?;
-    system::add_to_linker::<_, SystemData>(linker, |s| SystemView::of(renewed(s)))?;
-    tools::add_to_linker::<_, ToolsData>(linker, |s| ToolsView::of(renewed(s)))?;
-    ui::add_to_linker::<_, UiData>(linker, |s| UiView::of(renewed(s)))?;
-    // `types` declares types only; linked all the same, as the world's own linking would.
-    types::add_to_linker::<_, HasSelf<HostState>>(linker, |s| s)?;
+    since_v0_2::context::add_to_linker::<_, ContextData>(linker, |s| ContextView::of(renewed(s)))?;
     Ok(())
 }
 
@@ -173,7 +212,7 @@ impl WasmEngine {
         &self,
         component: &Component,
         origin: &str,
-    ) -> Result<AgentLoopWorldPre<HostState>, WasmError> {
+    ) -> Result<GuestPre, WasmError> {
         let pre =
             self.linker
                 .instantiate_pre(component)
@@ -181,7 +220,7 @@ impl WasmEngine {
                     origin: origin.to_owned(),
                     reason: format!("{e:#}"),
                 })?;
-        AgentLoopWorldPre::new(pre).map_err(|e| crate::loader::missing_export(origin, &e))
+        GuestPre::new(pre, origin)
     }
 
     fn compile_fresh(&self, bytes: &[u8], origin: &str) -> Result<Component, WasmError> {

@@ -54,6 +54,19 @@ pub enum WasmError {
         /// What the host implements.
         supported: String,
     },
+    /// The guest uses two WIT versions at once (some interfaces of 0.2, others of 0.3): one
+    /// build of a guest is against one version.
+    #[error(
+        "{origin} uses wonopcode:agent-loop@{older} and @{newer} together; build it against one version (the host serves 0.3.x and 0.2.x)"
+    )]
+    MixedVersions {
+        /// Where the bytes came from.
+        origin: String,
+        /// The older version it uses.
+        older: String,
+        /// The newer.
+        newer: String,
+    },
     /// A required export is missing.
     #[error("{origin} does not export `{export}`")]
     MissingExport {

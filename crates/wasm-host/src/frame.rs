@@ -7,17 +7,17 @@ use std::sync::Arc;
 use wonopcode_agent_loop::LoopCapabilities;
 use wonopcode_contexts::{ContextTree, Lineage};
 
-use crate::bindings::AgentLoopWorldPre;
-use crate::bindings::context::ContextParams;
+use crate::bindings::context::SpawnRequest;
 use crate::engine::WasmEngine;
+use crate::exports::GuestPre;
 use crate::guest_loader::TreeGuests;
 use crate::loader::ModuleInfo;
-use crate::state::{HostConfig, HostState};
+use crate::state::HostConfig;
 
 /// A guest ready to instantiate: each context gets its own store and instance from `pre`.
 pub(crate) struct LoadedGuest {
     pub engine: Arc<WasmEngine>,
-    pub pre: AgentLoopWorldPre<HostState>,
+    pub pre: GuestPre,
     pub origin: String,
     pub info: ModuleInfo,
     /// `get-name`; `&'static` because `AgentLoop::name` is (interned). One per loaded guest.
@@ -32,8 +32,8 @@ pub(crate) struct Frame {
     /// What the tree's guests share (compiled guests, memory).
     pub guests: Arc<TreeGuests>,
     pub tree: Arc<ContextTree>,
-    /// The spawn parameters (`context.get-context-params`); `None` for a root.
-    pub params: Option<ContextParams>,
+    /// The spawn request (`context.get-spawn-request`); `None` for a root.
+    pub params: Option<SpawnRequest>,
     /// The parent's context path; `None` for a root.
     pub parent_id: Option<String>,
     /// What it inherits: the token budgets it draws on (a child reached its limit when any

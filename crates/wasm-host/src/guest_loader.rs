@@ -14,7 +14,7 @@ use wonopcode_contexts::{ChildSeat, ContextTree, Lineage, LoopLoader, LoopSource
 use crate::component::Component;
 use crate::engine::WasmEngine;
 use crate::frame::{Frame, LoadedGuest};
-use crate::host::spawn_shapes::wit_params;
+use crate::host::spawn_shapes::wit_request;
 use crate::memory_budget::MemoryBudget;
 use crate::state::HostConfig;
 use crate::wasm_loop::{WasmAgentLoop, load_guest};
@@ -124,7 +124,7 @@ impl LoopLoader for GuestLoader {
             loaded,
             guests: guests.clone(),
             tree: seat.tree,
-            params: Some(wit_params(&seat.request)),
+            params: Some(wit_request(&seat.request)),
             parent_id: Some(seat.parent_id),
             lineage: seat.lineage,
         };

@@ -13,6 +13,7 @@ pub mod check;
 mod component;
 pub mod engine;
 pub mod error;
+mod exports;
 mod frame;
 mod guest_loader;
 mod guest_logs;
@@ -24,6 +25,7 @@ mod loop_name;
 mod memory_budget;
 pub mod prompter;
 pub mod reload;
+mod since_v0_2;
 pub mod state;
 mod wasm_loop;
 

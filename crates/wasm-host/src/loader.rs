@@ -7,11 +7,16 @@ use sha2::{Digest, Sha256};
 use wasmparser::{Parser, Payload};
 
 use crate::error::WasmError;
+use crate::since_v0_2;
 
 /// The package every guest uses.
 pub const PACKAGE: &str = "wonopcode:agent-loop";
-/// The version the host implements; guests of any compatible version (0.2.x) load.
-pub const HOST_VERSION: &str = "0.2.11";
+/// The newest version the host implements: what `loops new` writes and the SDKs carry.
+pub const HOST_VERSION: &str = "0.3.0";
+/// The newest version of each WIT line the host serves, newest first. A guest built against
+/// any semver-compatible version (0.3.x, 0.2.0 to 0.2.11) loads; 0.2's `context` is served
+/// by forwarding to 0.3's (`crate::since_v0_2`).
+pub const SERVED_VERSIONS: [&str; 2] = [HOST_VERSION, since_v0_2::MAX_VERSION];
 /// The exports a guest must have.
 pub const REQUIRED_EXPORTS: [&str; 2] = ["agent-loop", "custom-tool-handler"];
 
@@ -51,11 +56,26 @@ pub fn inspect(bytes: &[u8], origin: &str) -> Result<ModuleInfo, WasmError> {
     if versions.is_empty() {
         return Err(WasmError::OtherWorld { origin: origin_s });
     }
-    if let Some(bad) = versions.iter().find(|v| !compatible(v)) {
+    if let Some(bad) = versions.iter().find(|v| line(v).is_none()) {
         return Err(WasmError::IncompatibleVersion {
             origin: origin_s,
             found: (*bad).to_owned(),
-            supported: format!("{PACKAGE}@{HOST_VERSION} (guests of 0.2.x load)"),
+            supported: format!(
+                "{PACKAGE}@{HOST_VERSION} (guests of 0.3.x, and of {} to {}, load)",
+                since_v0_2::MIN_VERSION,
+                since_v0_2::MAX_VERSION
+            ),
+        });
+    }
+    let oldest = versions.iter().min_by_key(|v| semver(v));
+    let newest = versions.iter().max_by_key(|v| semver(v));
+    if let (Some(older), Some(newer)) = (oldest, newest)
+        && line(older) != line(newer)
+    {
+        return Err(WasmError::MixedVersions {
+            origin: origin_s,
+            older: (*older).to_owned(),
+            newer: (*newer).to_owned(),
         });
     }
     for required in REQUIRED_EXPORTS {
@@ -67,11 +87,7 @@ pub fn inspect(bytes: &[u8], origin: &str) -> Result<ModuleInfo, WasmError> {
             });
         }
     }
-    let api_version = versions
-        .iter()
-        .max_by_key(|v| semver(v))
-        .map(|v| (*v).to_owned())
-        .unwrap_or_default();
+    let api_version = newest.map(|v| (*v).to_owned()).unwrap_or_default();
     Ok(ModuleInfo {
         api_version,
         imports,
@@ -156,24 +172,14 @@ fn semver(version: &str) -> (u64, u64, u64) {
     )
 }
 
-/// Semver-compatible with the host's 0.2: same major 0 and minor 2.
-fn compatible(version: &str) -> bool {
+/// The served version a guest's `version` is semver-compatible with (same major 0 and
+/// minor), if any.
+fn line(version: &str) -> Option<&'static str> {
     let (major, minor, _) = semver(version);
-    major == 0 && minor == 2
-}
-
-/// Turns Wasmtime's "no export" error into `MissingExport` when it names one.
-pub(crate) fn missing_export(origin: &str, error: &wasmtime::Error) -> WasmError {
-    let text = format!("{error:#}");
-    let export = REQUIRED_EXPORTS
-        .iter()
-        .find(|e| text.contains(*e))
-        .map(|e| format!("{PACKAGE}/{e}"))
-        .unwrap_or_else(|| text.clone());
-    WasmError::MissingExport {
-        origin: origin.to_owned(),
-        export,
-    }
+    SERVED_VERSIONS.into_iter().find(|served| {
+        let (m, n, _) = semver(served);
+        (m, n) == (major, minor)
+    })
 }
 
 #[cfg(test)]
@@ -203,8 +209,47 @@ mod tests {
             Some("0.2.0")
         );
         assert_eq!(package_version("wasi:io/streams@0.2.6"), None);
-        assert!(compatible("0.2.0") && compatible("0.2.9"));
-        assert!(!compatible("0.1.0") && !compatible("1.0.0") && !compatible("0.3.0"));
+        assert_eq!(line("0.2.0"), Some("0.2.11"));
+        assert_eq!(line("0.2.9"), Some("0.2.11"));
+        assert_eq!(line("0.3.0"), Some("0.3.0"));
+        assert_eq!(line("0.3.4"), Some("0.3.0"));
+        for other in ["0.1.0", "1.0.0", "0.4.0"] {
+            assert_eq!(line(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_guest_of_two_wit_lines_at_once_is_refused_naming_both() {
+        let mixed = wat::parse_str(
+            r#"(component
+                (import "wonopcode:agent-loop/system@0.2.11" (instance))
+                (import "wonopcode:agent-loop/tools@0.3.0" (instance)))"#,
+        )
+        .unwrap();
+        let err = inspect(&mixed, "mixed.wasm").unwrap_err();
+        assert!(matches!(err, WasmError::MixedVersions { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("mixed.wasm uses wonopcode:agent-loop@0.2.11 and @0.3.0 together"),
+            "{err}"
+        );
+        // One line alone is not refused for its version (it lacks the exports).
+        let old = wat::parse_str(
+            r#"(component (import "wonopcode:agent-loop/system@0.2.4" (instance)))"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            inspect(&old, "old.wasm"),
+            Err(WasmError::MissingExport { .. })
+        ));
+        let newer = wat::parse_str(
+            r#"(component (import "wonopcode:agent-loop/system@0.4.0" (instance)))"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            inspect(&newer, "newer.wasm"),
+            Err(WasmError::IncompatibleVersion { .. })
+        ));
     }
 
     #[test]

@@ -172,8 +172,8 @@ pub(crate) struct Place {
 }
 
 impl Place {
-    /// The parameters this context was spawned with; `None` for a root.
-    pub(crate) fn spawn_params(&self) -> Option<&crate::bindings::context::ContextParams> {
+    /// The request this context was spawned with; `None` for a root.
+    pub(crate) fn spawn_request(&self) -> Option<&crate::bindings::context::SpawnRequest> {
         self.frame.as_ref().and_then(|f| f.params.as_ref())
     }
 }

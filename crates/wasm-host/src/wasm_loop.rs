@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 use tracing::Instrument;
-use wasmtime::component::{Instance, TypedFunc};
 use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::event::ItemDetails;
 use wonopcode_agent_loop::message::pending_tool_calls;
@@ -18,9 +17,9 @@ use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError, 
 use wonopcode_contexts::{ContextTree, Lineage};
 
 use crate::bindings::types::LoopError as WitError;
-use crate::bindings::{AgentLoopWorld, AgentLoopWorldPre};
 use crate::engine::WasmEngine;
 use crate::error::WasmError;
+use crate::exports::{GuestExports, GuestPre};
 use crate::frame::{Frame, LoadedGuest};
 use crate::guest_loader::TreeGuests;
 use crate::host::ui::UiView;
@@ -37,28 +36,9 @@ pub(crate) struct Live {
     started: bool,
 }
 
-/// What the host calls in a live instance: the world's exports, and through the instance
-/// itself `resumable.resume`, where the guest exports it (0.2.5; older guests and loops that
-/// never suspend do not). It is looked up only when a run resumes.
+/// What the host calls in a live instance: its exports (`crate::exports`).
 pub(crate) struct Guest {
-    world: AgentLoopWorld,
-    instance: Instance,
-}
-
-impl Guest {
-    /// The guest's `resumable.resume`, if it exports one.
-    fn resume_func(
-        &self,
-        store: &mut Store<HostState>,
-    ) -> Option<TypedFunc<(), (Result<String, WitError>,)>> {
-        let interface = RESUMABLE_EXPORTS
-            .iter()
-            .find_map(|name| self.instance.get_export_index(&mut *store, None, name))?;
-        let func = self
-            .instance
-            .get_export_index(&mut *store, Some(&interface), "resume")?;
-        self.instance.get_typed_func(store, func).ok()
-    }
+    exports: GuestExports,
 }
 
 /// How long a cancelled guest has to return by itself (its host calls fail at once) before
@@ -67,18 +47,6 @@ const CANCEL_GRACE: Duration = Duration::from_millis(30);
 
 /// How long a guest's `on-cancel` may take.
 const ON_CANCEL_LIMIT: Duration = Duration::from_secs(1);
-
-/// The export that holds `resume`, as components built against 0.2.5 to 0.2.11 name it (a
-/// component names its exports with the version it was built against).
-const RESUMABLE_EXPORTS: &[&str] = &[
-    "wonopcode:agent-loop/resumable@0.2.11",
-    "wonopcode:agent-loop/resumable@0.2.10",
-    "wonopcode:agent-loop/resumable@0.2.9",
-    "wonopcode:agent-loop/resumable@0.2.8",
-    "wonopcode:agent-loop/resumable@0.2.7",
-    "wonopcode:agent-loop/resumable@0.2.6",
-    "wonopcode:agent-loop/resumable@0.2.5",
-];
 
 /// A guest loop.
 pub struct WasmAgentLoop {
@@ -201,8 +169,7 @@ impl WasmAgentLoop {
         self.with_instance(ctx, |guest, store| {
             Box::pin(async move {
                 guest
-                    .world
-                    .wonopcode_agent_loop_custom_tool_handler()
+                    .exports
                     .call_handle_tool_call(store, &name, &arguments)
                     .await
             })
@@ -374,13 +341,7 @@ impl WasmAgentLoop {
         }
         let result = self
             .with_instance(ctx, |guest, store| {
-                Box::pin(async move {
-                    guest
-                        .world
-                        .wonopcode_agent_loop_agent_loop()
-                        .call_on_start(store)
-                        .await
-                })
+                Box::pin(async move { guest.exports.call_on_start(store).await })
             })
             .await?;
         if let Some(live) = self.lock_live().await.as_mut() {
@@ -403,7 +364,7 @@ pub(crate) async fn load_guest(
     let component = engine.compile(bytes, origin)?;
     let pre = engine.instance_pre(&component, origin)?;
     let mut live = new_instance(&engine, &pre, origin, &host_config, memory).await?;
-    let agent = live.guest.world.wonopcode_agent_loop_agent_loop();
+    let agent = &live.guest.exports;
     let call_error = |live: &Live, export: &'static str, e: wasmtime::Error| WasmError::GuestCall {
         origin: origin.to_owned(),
         export,
@@ -454,7 +415,7 @@ async fn instantiate(frame: &Arc<Frame>) -> Result<Live, WasmError> {
 
 async fn new_instance(
     engine: &WasmEngine,
-    pre: &AgentLoopWorldPre<HostState>,
+    pre: &GuestPre,
     origin: &str,
     host_config: &HostConfig,
     memory: Arc<MemoryBudget>,
@@ -481,14 +442,14 @@ async fn new_instance(
         reason: trap_line(&e),
     };
     let instance = pre
-        .instance_pre()
+        .pre
         .instantiate_async(&mut store)
         .await
         .map_err(failed)?;
-    let world = AgentLoopWorld::new(&mut store, &instance).map_err(failed)?;
+    let exports = pre.exports(&mut store, &instance).map_err(failed)?;
     Ok(Live {
         store,
-        guest: Guest { world, instance },
+        guest: Guest { exports },
         started: false,
     })
 }
@@ -620,11 +581,7 @@ impl AgentLoop for WasmAgentLoop {
                 Box::pin(async move {
                     // A new prompt answers what an interrupted run left open.
                     store.data_mut().run.get_mut()?.close_interrupted_calls();
-                    guest
-                        .world
-                        .wonopcode_agent_loop_agent_loop()
-                        .call_run_prompt(store, &input)
-                        .await
+                    guest.exports.call_run_prompt(store, &input).await
                 })
             })
             .await;
@@ -646,9 +603,9 @@ impl AgentLoop for WasmAgentLoop {
         let result = self
             .with_instance(ctx, |guest, store| {
                 Box::pin(async move {
-                    let Some(resume) = guest.resume_func(store) else {
+                    if !guest.exports.can_resume() {
                         return Ok(None);
-                    };
+                    }
                     let state = store.data_mut();
                     let enabled = state.tools.enabled.as_ref();
                     match state.run.get_mut()?.resume_pending(&answers, enabled).await {
@@ -659,8 +616,7 @@ impl AgentLoop for WasmAgentLoop {
                         }
                         Err(e) => return Ok(Some(Err(WitError::Internal(e.to_string())))),
                     }
-                    let (result,) = resume.call_async(&mut *store, ()).await?;
-                    Ok(Some(result))
+                    guest.exports.call_resume(store).await.transpose()
                 })
             })
             .await?;
@@ -680,13 +636,7 @@ impl AgentLoop for WasmAgentLoop {
     async fn on_complete(&self, ctx: &mut LoopContext<'_>, result: &str) -> Result<(), LoopError> {
         let result = result.to_owned();
         self.with_instance(ctx, |guest, store| {
-            Box::pin(async move {
-                guest
-                    .world
-                    .wonopcode_agent_loop_agent_loop()
-                    .call_on_complete(store, &result)
-                    .await
-            })
+            Box::pin(async move { guest.exports.call_on_complete(store, &result).await })
         })
         .await?
         .map_err(loop_error)
@@ -698,13 +648,7 @@ impl AgentLoop for WasmAgentLoop {
             return Ok(());
         }
         self.with_instance(ctx, |guest, store| {
-            Box::pin(async move {
-                guest
-                    .world
-                    .wonopcode_agent_loop_agent_loop()
-                    .call_on_cancel(store)
-                    .await
-            })
+            Box::pin(async move { guest.exports.call_on_cancel(store).await })
         })
         .await?
         .map_err(loop_error)

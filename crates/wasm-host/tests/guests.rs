@@ -342,7 +342,7 @@ async fn validate_reports_the_api_version() {
     let info = WasmAgentLoop::validate(engine(), Path::new(guests::DEFAULT_LOOP))
         .await
         .unwrap();
-    assert_eq!(info.api_version, "0.2.11");
+    assert_eq!(info.api_version, "0.3.0");
 }
 
 #[tokio::test]

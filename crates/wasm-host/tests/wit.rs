@@ -1,5 +1,7 @@
-//! `wit/` and the seed's 0.2.0 fixture must parse, so a broken edit fails CI, and the 0.2.11
-//! package must only add to 0.2.0: every interface and function of the fixture is still there.
+//! `wit/` (0.3.0), its 0.2.11 snapshot and the seed's 0.2.0 fixture must parse, so a broken
+//! edit fails CI; 0.2.11 must only add to 0.2.0 (every interface and function of the fixture
+//! is still there), and 0.3.0 must keep every interface of 0.2.11 and change only how a
+//! child starts.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -33,7 +35,7 @@ fn functions(resolve: &Resolve, package: wit_parser::PackageId) -> Vec<(String, 
 fn wit_parses_and_declares_the_world() {
     let (resolve, package) = parse("wit");
     let pkg = &resolve.packages[package];
-    assert_eq!(pkg.name.to_string(), "wonopcode:agent-loop@0.2.11");
+    assert_eq!(pkg.name.to_string(), "wonopcode:agent-loop@0.3.0");
     let world = &resolve.worlds[pkg.worlds["agent-loop-world"]];
     let exports: Vec<String> = world
         .exports
@@ -72,12 +74,16 @@ fn wit_parses_and_declares_the_world() {
 }
 
 #[test]
-fn version_0_2_5_only_adds_to_the_seed_text() {
+fn version_0_2_11_only_adds_to_the_seed_text() {
     let (old, old_pkg) = parse("wit/fixtures/v0.2.0");
-    let (new, new_pkg) = parse("wit");
+    let (new, new_pkg) = parse("wit/since_v0_2");
     assert_eq!(
         old.packages[old_pkg].name.to_string(),
         "wonopcode:agent-loop@0.2.0"
+    );
+    assert_eq!(
+        new.packages[new_pkg].name.to_string(),
+        "wonopcode:agent-loop@0.2.11"
     );
     let before = functions(&old, old_pkg);
     let after = functions(&new, new_pkg);
@@ -85,4 +91,85 @@ fn version_0_2_5_only_adds_to_the_seed_text() {
         assert!(after.contains(f), "0.2.11 removed {}.{}", f.0, f.1);
     }
     assert!(after.len() > before.len());
+}
+
+#[test]
+fn version_0_3_changes_only_how_a_child_starts() {
+    let (old, old_pkg) = parse("wit/since_v0_2");
+    let (new, new_pkg) = parse("wit");
+    let before = functions(&old, old_pkg);
+    let after = functions(&new, new_pkg);
+    let context = |fs: &[(String, String)]| -> Vec<String> {
+        fs.iter()
+            .filter(|(i, _)| i == "context")
+            .map(|(_, f)| f.clone())
+            .collect()
+    };
+    let others = |fs: &[(String, String)]| -> Vec<(String, String)> {
+        fs.iter().filter(|(i, _)| i != "context").cloned().collect()
+    };
+    // Every other interface has the same functions (the host links one implementation
+    // under both versions, so their shapes must match too: the e2e tests run 0.2 guests).
+    assert_eq!(others(&before), others(&after));
+    let mut starts: Vec<String> = context(&after)
+        .into_iter()
+        .filter(|f| f.starts_with("spawn") || f.starts_with("start"))
+        .collect();
+    starts.sort();
+    assert_eq!(starts, ["spawn", "spawn-parallel", "start"]);
+    assert_eq!(context(&before).len(), 20);
+}
+
+#[test]
+fn every_item_of_0_3_has_a_doc_comment() {
+    let (resolve, package) = parse("wit");
+    let mut missing = Vec::new();
+    for (name, id) in &resolve.packages[package].interfaces {
+        let iface = &resolve.interfaces[*id];
+        if iface.docs.contents.is_none() {
+            missing.push(name.clone());
+        }
+        for (fname, func) in &iface.functions {
+            if func.docs.contents.is_none() {
+                missing.push(format!("{name}.{fname}"));
+            }
+        }
+        for (tname, ty) in &iface.types {
+            let def = &resolve.types[*ty];
+            // A `use` of another interface's type is documented where it is defined.
+            if matches!(
+                def.kind,
+                wit_parser::TypeDefKind::Type(wit_parser::Type::Id(_))
+            ) {
+                continue;
+            }
+            if def.docs.contents.is_none() {
+                missing.push(format!("{name}.{tname}"));
+            }
+            let fields: Vec<(&str, bool)> = match &def.kind {
+                wit_parser::TypeDefKind::Record(r) => r
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.docs.contents.is_some()))
+                    .collect(),
+                wit_parser::TypeDefKind::Variant(v) => v
+                    .cases
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.docs.contents.is_some()))
+                    .collect(),
+                wit_parser::TypeDefKind::Enum(e) => e
+                    .cases
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.docs.contents.is_some()))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for (field, documented) in fields {
+                if !documented {
+                    missing.push(format!("{name}.{tname}.{field}"));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "undocumented: {}", missing.join(", "));
 }

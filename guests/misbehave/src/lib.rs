@@ -163,6 +163,21 @@ fn spawning(input: &str) -> Option<String> {
             Err(e) => format!("spawn failed: {e}"),
         });
     }
+    if let Some(spec) = input.strip_prefix("spawn-extended ") {
+        // A request with a setting newer than this host: `{"extensions": {"NAME": "VALUE"}}`.
+        let spec: Value = serde_json::from_str(spec).unwrap_or_default();
+        let mut request = child(&spec).request().clone();
+        if let Some(extensions) = spec["extensions"].as_object() {
+            request.extensions = extensions
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                .collect();
+        }
+        return Some(match context::spawn(&request) {
+            Ok(result) => describe(&result),
+            Err(e) => format!("spawn failed: {e}"),
+        });
+    }
     if let Some(spec) = input.strip_prefix("spawn ") {
         let spec: Value = serde_json::from_str(spec).unwrap_or_default();
         return Some(match child(&spec).run() {
@@ -475,7 +490,7 @@ impl Loop for Misbehave {
             )),
             "whoami" => {
                 let me = context::get_current_context();
-                let params = context::get_context_params();
+                let params = context::get_spawn_request();
                 Ok(format!(
                     "id={} depth={} parent={:?} data={:?} provider={:?}",
                     me.id,

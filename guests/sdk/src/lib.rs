@@ -36,7 +36,8 @@ mod turn;
 
 pub use agent::Agent;
 pub use bindings::wonopcode::agent_loop::context::{
-    ChildState, ContextModule, ContextParams, ContextResult, ContextStatus,
+    ChildState, ContextGeneration, ContextGrants, ContextModule, ContextResult, ContextStatus,
+    SpawnRequest,
 };
 pub use bindings::wonopcode::agent_loop::providers::{
     Message, MessageRole, StreamOptions, ToolCall, ToolResult,
@@ -51,7 +52,7 @@ pub use custom_tools::{CustomTool, CustomTools};
 pub use json_answer::{json_object, resume_for_json, run_for_json};
 pub use spawn::{
     Child, Grants, RESULT_DATA_KEY, Spawn, describe, prompt_attachments, set_result_data,
-    spawn_all, spent, status_text,
+    spawn_all, spawn_request, spent, status_text,
 };
 pub use tiers::{Route, Tier};
 pub use turn::{Turn, run_turn, stream_history, stream_turn};

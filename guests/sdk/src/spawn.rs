@@ -3,8 +3,8 @@
 //! its parent; the host enforces its limits and rolls its usage up into the parent's.
 
 use crate::bindings::wonopcode::agent_loop::context::{
-    self, ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
-    ContextStatus,
+    self, ContextGeneration, ContextGrants, ContextModule, ContextResult, ContextStatus,
+    SpawnRequest,
 };
 use crate::bindings::wonopcode::agent_loop::storage::{self, Attachment};
 
@@ -12,14 +12,10 @@ use crate::bindings::wonopcode::agent_loop::storage::{self, Attachment};
 /// parent as the result's `data`.
 pub const RESULT_DATA_KEY: &str = "__result_data__";
 
-/// A child context to spawn, built up field by field: its parameters, its grants, and its
-/// model's generation settings.
+/// A child context to spawn, built up field by field: the WIT `spawn-request`, every
+/// setting the parent's until one is set.
 #[derive(Clone)]
-pub struct Spawn(
-    ContextParams,
-    Option<ContextGrants>,
-    Option<ContextGeneration>,
-);
+pub struct Spawn(SpawnRequest);
 
 /// What a child may use beyond its tools (`context-grants`): a narrower sandbox and a cost
 /// limit. A grant wider than the parent's refuses the spawn.
@@ -41,27 +37,39 @@ pub struct Grants {
 
 impl Spawn {
     fn new(module: ContextModule, task: impl Into<String>) -> Self {
-        Self(
-            ContextParams {
-                module,
-                task: task.into(),
-                allowed_tools: None,
-                denied_tools: None,
-                preferred_provider: None,
-                preferred_model: None,
-                max_iterations: None,
-                max_tokens: None,
-                timeout_ms: None,
-                inherit_messages: false,
-                custom_data: None,
-                system_prompt: None,
+        Self(SpawnRequest {
+            module,
+            task: task.into(),
+            system_prompt: None,
+            allowed_tools: None,
+            denied_tools: None,
+            preferred_provider: None,
+            preferred_model: None,
+            max_iterations: None,
+            max_tokens: None,
+            timeout_ms: None,
+            inherit_messages: false,
+            custom_data: None,
+            grants: ContextGrants {
+                sandbox: None,
+                write: Vec::new(),
+                read: Vec::new(),
+                network: Vec::new(),
+                max_processes: None,
+                max_cost_usd: None,
             },
-            None,
-            None,
-        )
+            generation: ContextGeneration {
+                thinking: None,
+                max_output_tokens: None,
+                temperature: None,
+            },
+            attachments: Vec::new(),
+            extensions: Vec::new(),
+        })
     }
 
-    /// A module the host's registry knows by `name` (`coder`, `coder.wasm`, `standard`).
+    /// A module the host's registry knows by `name` (`coder`, `coder.wasm`, `standard`, an
+    /// agent's name).
     pub fn named(name: &str, task: impl Into<String>) -> Self {
         Self::new(ContextModule::Named(name.to_owned()), task)
     }
@@ -119,7 +127,7 @@ impl Spawn {
         self
     }
 
-    /// JSON the child reads with `context::get_context_params`.
+    /// JSON the child reads with `context::get_spawn_request` (or [`spawn_request`]).
     pub fn custom_data(mut self, json: impl Into<String>) -> Self {
         self.0.custom_data = Some(json.into());
         self
@@ -131,99 +139,82 @@ impl Spawn {
         self
     }
 
-    /// Narrower grants for the child (`spawn-with-grants`, WIT 0.2.7).
+    /// Narrower grants for the child.
     pub fn grants(mut self, grants: Grants) -> Self {
-        self.1 = Some(ContextGrants {
+        self.0.grants = ContextGrants {
             sandbox: grants.sandbox,
             write: grants.write,
             read: grants.read,
             network: grants.network,
             max_processes: grants.max_processes,
             max_cost_usd: grants.max_cost_usd,
-        });
+        };
         self
     }
 
     /// How much the child's model thinks: `off`, `low`, `medium`, `high` or a number of
-    /// tokens (`spawn-with-generation`, WIT 0.2.10).
+    /// tokens.
     pub fn thinking(mut self, setting: impl Into<String>) -> Self {
-        self.generation().thinking = Some(setting.into());
+        self.0.generation.thinking = Some(setting.into());
         self
     }
 
-    /// The most tokens one of the child's responses may have (WIT 0.2.10).
+    /// The most tokens one of the child's responses may have.
     pub fn max_output_tokens(mut self, n: u32) -> Self {
-        self.generation().max_output_tokens = Some(n);
+        self.0.generation.max_output_tokens = Some(n);
         self
     }
 
-    /// The child's sampling temperature, 0 to 2 (WIT 0.2.10).
+    /// The child's sampling temperature, 0 to 2.
     pub fn temperature(mut self, t: f32) -> Self {
-        self.generation().temperature = Some(t);
+        self.0.generation.temperature = Some(t);
         self
     }
 
-    /// The generation settings, made empty the first time one is set.
-    fn generation(&mut self) -> &mut ContextGeneration {
-        self.2.get_or_insert(ContextGeneration {
-            thinking: None,
-            max_output_tokens: None,
-            temperature: None,
-        })
+    /// Images and PDFs (the person's, from [`prompt_attachments`], or the guest's own) in
+    /// the child's first task message, before its text. A fork does not repeat them.
+    pub fn attach(mut self, attachments: &[Attachment]) -> Self {
+        self.0.attachments = attachments.to_vec();
+        self
     }
 
-    /// The WIT parameters.
-    pub fn params(&self) -> &ContextParams {
+    /// The WIT request.
+    pub fn request(&self) -> &SpawnRequest {
         &self.0
     }
 
     /// Spawns the child and waits for it. `Err`: it could not start.
     pub fn run(&self) -> Result<ContextResult, String> {
-        match (&self.1, &self.2) {
-            (grants, Some(generation)) => {
-                context::spawn_with_generation(&self.0, grants.as_ref(), generation)
-            }
-            (Some(grants), None) => context::spawn_with_grants(&self.0, grants),
-            (None, None) => context::spawn(&self.0),
-        }
+        context::spawn(&self.0)
     }
 
-    /// Starts the child and returns at once with a handle that lives on after its turn
-    /// (WIT 0.2.8; with grants, 0.2.9; with generation settings, 0.2.10): [`Child::wait`]
-    /// for its answer, [`Child::send`] it follow-ups with its history kept. Its forks keep
-    /// its grants and settings.
+    /// Starts the child and returns at once with a handle that lives on after its turn:
+    /// [`Child::wait`] for its answer, [`Child::send`] it follow-ups with its history kept.
+    /// Its forks keep its grants and settings.
     pub fn start(&self) -> Result<Child, String> {
-        match (&self.1, &self.2) {
-            (grants, Some(generation)) => {
-                context::start_with_generation(&self.0, grants.as_ref(), generation)
-            }
-            (Some(grants), None) => context::start_with_grants(&self.0, grants),
-            (None, None) => context::start(&self.0),
-        }
-        .map(Child)
+        context::start(&self.0).map(Child)
+    }
+
+    /// [`Spawn::run`] with `attachments` in the child's task message ([`Spawn::attach`]).
+    pub fn run_with(&self, attachments: &[Attachment]) -> Result<ContextResult, String> {
+        self.clone().attach(attachments).run()
+    }
+
+    /// [`Spawn::start`] with `attachments` in the first turn's task message.
+    pub fn start_with(&self, attachments: &[Attachment]) -> Result<Child, String> {
+        self.clone().attach(attachments).start()
     }
 }
 
-impl Spawn {
-    /// Spawns the child with `attachments` (images, PDFs: the person's, from
-    /// [`prompt_attachments`], or the guest's own) in its task's message, before the task's
-    /// text, and waits for it (WIT 0.2.11). `Err` as [`Spawn::run`], or when an attachment
-    /// is not an image or PDF of the type it says.
-    pub fn run_with(&self, attachments: &[Attachment]) -> Result<ContextResult, String> {
-        context::spawn_with_attachments(&self.0, self.1.as_ref(), self.2.as_ref(), attachments)
-    }
-
-    /// [`Spawn::start`] with `attachments` in the first turn's task message (WIT 0.2.11);
-    /// its forks do not repeat them.
-    pub fn start_with(&self, attachments: &[Attachment]) -> Result<Child, String> {
-        context::start_with_attachments(&self.0, self.1.as_ref(), self.2.as_ref(), attachments)
-            .map(Child)
-    }
+/// The request this context was started with (its `custom-data` says which role a child of
+/// [`Spawn::same`] plays); `None` for the root.
+pub fn spawn_request() -> Option<SpawnRequest> {
+    context::get_spawn_request()
 }
 
 /// The images and documents of the newest user message of this context's history: what
 /// the person attached to the prompt (once the loop has added it to the history), to pass
-/// on to a child with [`Spawn::run_with`] (WIT 0.2.11).
+/// on to a child with [`Spawn::attach`].
 pub fn prompt_attachments() -> Vec<Attachment> {
     let messages = storage::get_messages();
     let newest = messages.iter().rposition(|m| {
@@ -283,65 +274,14 @@ impl Child {
 }
 
 /// Spawns `children` concurrently (at most `max_concurrent` at once, and never more than the
-/// host allows) and waits for all; results in the order given.
+/// host allows) and waits for all; results in the order given. Each child keeps all its
+/// settings (grants, generation, attachments).
 pub fn spawn_all(
     children: &[Spawn],
     max_concurrent: Option<u32>,
 ) -> Vec<Result<ContextResult, String>> {
-    // WIT 0.2 has no parallel spawn that takes generation settings: children with them
-    // are started (`start-with-generation`, 0.2.10), at most `max_concurrent` at once, and
-    // waited for in order.
-    if children.iter().any(|c| c.2.is_some()) {
-        return started_all(children, max_concurrent);
-    }
-    // Children without grants go through `spawn-parallel`, which every 0.2.2 host has.
-    if children.iter().all(|c| c.1.is_none()) {
-        let params: Vec<ContextParams> = children.iter().map(|c| c.0.clone()).collect();
-        return context::spawn_parallel(&params, max_concurrent);
-    }
-    let granted: Vec<(ContextParams, ContextGrants)> = children
-        .iter()
-        .map(|c| (c.0.clone(), c.1.clone().unwrap_or_else(no_grants)))
-        .collect();
-    context::spawn_parallel_with_grants(&granted, max_concurrent)
-}
-
-/// [`spawn_all`] through handles: a window of `max_concurrent` running children (all of
-/// them when `None`), each waited for before the next starts in its place, and closed.
-fn started_all(
-    children: &[Spawn],
-    max_concurrent: Option<u32>,
-) -> Vec<Result<ContextResult, String>> {
-    let window = max_concurrent
-        .and_then(|m| usize::try_from(m).ok())
-        .filter(|m| *m > 0)
-        .unwrap_or(children.len())
-        .max(1);
-    let mut results = Vec::with_capacity(children.len());
-    let mut running: std::collections::VecDeque<Result<Child, String>> = Default::default();
-    let mut next = children.iter();
-    loop {
-        while running.len() < window {
-            let Some(child) = next.next() else { break };
-            running.push_back(child.start());
-        }
-        let Some(oldest) = running.pop_front() else {
-            return results;
-        };
-        results.push(oldest.and_then(|child| child.wait()));
-    }
-}
-
-/// Grants that narrow nothing.
-fn no_grants() -> ContextGrants {
-    ContextGrants {
-        sandbox: None,
-        write: Vec::new(),
-        read: Vec::new(),
-        network: Vec::new(),
-        max_processes: None,
-        max_cost_usd: None,
-    }
+    let requests: Vec<SpawnRequest> = children.iter().map(|c| c.0.clone()).collect();
+    context::spawn_parallel(&requests, max_concurrent)
 }
 
 /// Returns structured data to the parent (as its result's `data`).
@@ -358,6 +298,8 @@ pub fn status_text(status: &ContextStatus) -> String {
         ContextStatus::TokenLimitReached => "token_limit_reached".to_owned(),
         ContextStatus::Timeout => "timeout".to_owned(),
         ContextStatus::Error(e) => format!("error: {e}"),
+        ContextStatus::Suspended(e) => format!("suspended: {e}"),
+        ContextStatus::BudgetExceeded(e) => format!("budget exceeded: {e}"),
     }
 }
 

@@ -35,7 +35,7 @@ impl Host for ConfigView<'_> {
     fn get_user_preferred_provider(&mut self) -> wasmtime::Result<Option<String>> {
         if let Some(p) = self
             .place
-            .spawn_params()
+            .spawn_request()
             .and_then(|p| p.preferred_provider.clone())
         {
             return Ok(Some(p));
@@ -53,7 +53,7 @@ impl Host for ConfigView<'_> {
     fn get_user_preferred_model(&mut self) -> wasmtime::Result<Option<String>> {
         if let Some(m) = self
             .place
-            .spawn_params()
+            .spawn_request()
             .and_then(|p| p.preferred_model.clone())
         {
             return Ok(Some(m));

@@ -1,6 +1,6 @@
-//! `context`: where this context sits in the tree, and spawning children — one at a time
-//! (`spawn`, or `spawn-with-grants` under narrower grants, 0.2.7) or a batch run
-//! concurrently under a limit (`spawn-parallel`, 0.2.2). The running of a child is the
+//! `context`: where this context sits in the tree, and starting children from a
+//! `spawn-request` — one run to its end (`spawn`), a batch run concurrently under a limit
+//! (`spawn-parallel`), or one that lives on behind a handle (`start`). The running of a child is the
 //! context tree's (`wonopcode_contexts::child`); here the parent's side: its place and
 //! history lent to the child, paths, the batch's concurrency, and adding each child's usage
 //! to the parent's, so usage rolls up to the root.
@@ -13,12 +13,10 @@ use wonopcode_contexts::{
     ChildResult, ChildTurns, LiveChild, ParentView, SpawnAsks, SpawnRequest, TurnState, run_child,
 };
 
-use super::spawn_shapes::{attached, generating, granted, request, wit_result};
+use super::spawn_shapes::{asked, wit_result};
 use crate::bindings::context::{
-    ChildState, ContextGeneration, ContextGrants, ContextInfo, ContextParams, ContextResult, Host,
-    HostChild,
+    ChildState, ContextInfo, ContextResult, Host, HostChild, SpawnRequest as WitRequest,
 };
-use crate::bindings::storage::Attachment;
 use crate::guest_loader::GuestLoader;
 use crate::state::{ContextTools, HostState, Place, RunSlot};
 
@@ -53,102 +51,29 @@ impl HasData for ContextData {
 impl Host for ContextView<'_> {
     async fn spawn(
         &mut self,
-        params: ContextParams,
+        request: WitRequest,
     ) -> wasmtime::Result<Result<ContextResult, String>> {
-        self.run_request(request(params), SpawnAsks::default())
-            .await
-    }
-
-    async fn spawn_with_grants(
-        &mut self,
-        params: ContextParams,
-        grants: ContextGrants,
-    ) -> wasmtime::Result<Result<ContextResult, String>> {
-        self.run_request(request(params), granted(Some(grants)))
-            .await
-    }
-
-    async fn spawn_with_generation(
-        &mut self,
-        params: ContextParams,
-        grants: Option<ContextGrants>,
-        generation: ContextGeneration,
-    ) -> wasmtime::Result<Result<ContextResult, String>> {
-        let asks = match generating(grants, generation) {
-            Ok(asks) => asks,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.run_request(request(params), asks).await
-    }
-
-    async fn spawn_with_attachments(
-        &mut self,
-        params: ContextParams,
-        grants: Option<ContextGrants>,
-        generation: Option<ContextGeneration>,
-        attachments: Vec<Attachment>,
-    ) -> wasmtime::Result<Result<ContextResult, String>> {
-        let (request, asks) = match attached(params, grants, generation, attachments) {
-            Ok(asked) => asked,
-            Err(e) => return Ok(Err(e)),
-        };
-        self.run_request(request, asks).await
-    }
-
-    async fn spawn_parallel(
-        &mut self,
-        params: Vec<ContextParams>,
-        max_concurrent: Option<u32>,
-    ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
-        let children = params.into_iter().map(|p| (p, None)).collect();
-        self.spawn_batch(children, max_concurrent).await
-    }
-
-    async fn spawn_parallel_with_grants(
-        &mut self,
-        children: Vec<(ContextParams, ContextGrants)>,
-        max_concurrent: Option<u32>,
-    ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
-        let children = children.into_iter().map(|(p, g)| (p, Some(g))).collect();
-        self.spawn_batch(children, max_concurrent).await
-    }
-
-    async fn start(
-        &mut self,
-        params: ContextParams,
-    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        self.start_held(params, SpawnAsks::default()).await
-    }
-
-    async fn start_with_grants(
-        &mut self,
-        params: ContextParams,
-        grants: ContextGrants,
-    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        self.start_held(params, granted(Some(grants))).await
-    }
-
-    async fn start_with_attachments(
-        &mut self,
-        params: ContextParams,
-        grants: Option<ContextGrants>,
-        generation: Option<ContextGeneration>,
-        attachments: Vec<Attachment>,
-    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        match attached(params, grants, generation, attachments) {
-            Ok((request, asks)) => self.start_request(request, asks).await,
+        match asked(request) {
+            Ok((request, asks)) => self.run_request(request, asks).await,
             Err(e) => Ok(Err(e)),
         }
     }
 
-    async fn start_with_generation(
+    async fn spawn_parallel(
         &mut self,
-        params: ContextParams,
-        grants: Option<ContextGrants>,
-        generation: ContextGeneration,
+        requests: Vec<WitRequest>,
+        max_concurrent: Option<u32>,
+    ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
+        self.spawn_batch(requests.into_iter().map(asked).collect(), max_concurrent)
+            .await
+    }
+
+    async fn start(
+        &mut self,
+        request: WitRequest,
     ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        match generating(grants, generation) {
-            Ok(asks) => self.start_held(params, asks).await,
+        match asked(request) {
+            Ok((request, asks)) => self.start_request(request, asks).await,
             Err(e) => Ok(Err(e)),
         }
     }
@@ -169,8 +94,8 @@ impl Host for ContextView<'_> {
         Ok(u32::try_from(self.run.services()?.events.context().depth()).unwrap_or(u32::MAX))
     }
 
-    fn get_context_params(&mut self) -> wasmtime::Result<Option<ContextParams>> {
-        Ok(self.place.spawn_params().cloned())
+    fn get_spawn_request(&mut self) -> wasmtime::Result<Option<WitRequest>> {
+        Ok(self.place.spawn_request().cloned())
     }
 }
 
@@ -240,18 +165,7 @@ impl HostChild for ContextView<'_> {
 }
 
 impl ContextView<'_> {
-    /// Starts a child that lives on (`start`, `start-with-grants`, `start-with-generation`)
-    /// and returns its handle.
-    async fn start_held(
-        &mut self,
-        params: ContextParams,
-        asks: SpawnAsks,
-    ) -> wasmtime::Result<Result<Resource<ChildTurns>, String>> {
-        self.start_request(request(params), asks).await
-    }
-
-    /// Runs a child on the tree's request to its end (`spawn` and its kin) and rolls its
-    /// usage up.
+    /// Runs a child on the tree's request to its end (`spawn`) and rolls its usage up.
     async fn run_request(
         &mut self,
         request: SpawnRequest,
@@ -289,13 +203,15 @@ impl ContextView<'_> {
     /// the host's limit) at once; results in input order.
     async fn spawn_batch(
         &mut self,
-        children: Vec<(ContextParams, Option<ContextGrants>)>,
+        children: Vec<Result<(SpawnRequest, SpawnAsks), String>>,
         max_concurrent: Option<u32>,
     ) -> wasmtime::Result<Vec<Result<ContextResult, String>>> {
         if let Some(ended) = self.ended()? {
             return Ok(children.iter().map(|_| Err(ended.clone())).collect());
         }
-        let inherit = children.iter().any(|(p, _)| p.inherit_messages);
+        let inherit = children
+            .iter()
+            .any(|c| c.as_ref().is_ok_and(|(r, _)| r.inherit_messages));
         let parent = self.parent_view(inherit)?;
         let host_limit = parent_limit(self.place);
         let limit = max_concurrent
@@ -305,15 +221,16 @@ impl ContextView<'_> {
         // Paths are given in input order before anything runs, so a replayed run finds each
         // child's recorded turns under the same path however the children interleave.
         let mut batch = Vec::with_capacity(children.len());
-        for (params, grants) in children {
+        for child in children {
             let path = self.next_child_path()?;
             let (parent, gate) = (&parent, &gate);
             batch.push(async move {
+                let (request, asks) = child?;
                 let _permit = gate
                     .acquire()
                     .await
                     .map_err(|_| "the spawn batch was closed".to_owned())?;
-                run_child(parent, path, request(params), granted(grants)).await
+                run_child(parent, path, request, asks).await
             });
         }
         let outcomes = futures::future::join_all(batch).await;
