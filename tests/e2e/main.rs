@@ -26,6 +26,7 @@ mod hidden;
 mod hooks;
 mod hostile;
 mod journal;
+mod loops_test;
 mod mcp;
 mod mcp_config;
 mod mcp_server;

@@ -371,6 +371,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000), help_heading = "Permissions and sandbox")]
     pub bash_timeout_ms: Option<u64>,
 
+    /// Answer these host tools' calls with fixed text instead of running them: a JSON
+    /// object of tool name to `{"text": ...}` or `{"error": ...}` (what `wonopcode loops
+    /// test` writes for a test's `tools:`).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub tool_stand_ins: Option<PathBuf>,
+
     /// The most the whole run may cost, in US dollars (for example 0.50): a request whose
     /// worst case could pass it is not sent, and the run ends `budget_exceeded` (exit 5).
     #[arg(long, value_name = "USD", value_parser = parse_dollars)]
@@ -734,6 +740,15 @@ pub enum LoopsAction {
         /// An agent loop or a hook component.
         #[arg(long, value_enum, value_name = "KIND", default_value = "loop")]
         kind: GuestKind,
+    },
+    /// Run a guest's tests: each test file names the guest, and per test the prompt, the
+    /// model's scripted responses, stand-ins for host tools and what must hold at the end
+    /// (docs/guest-authoring.md, "Testing a guest"). One verdict line per test (with --json,
+    /// one JSON document); exit 0 when all pass.
+    Test {
+        /// Test files (YAML).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
 }
 

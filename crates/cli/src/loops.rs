@@ -108,6 +108,7 @@ pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
         LoopsAction::New { dir, lang, kind } => {
             crate::new_guest::create(dir, *lang, *kind, "loops new")
         }
+        LoopsAction::Test { files } => crate::loops_test::command(files, args.search.json),
     }
 }
 

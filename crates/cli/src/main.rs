@@ -14,6 +14,7 @@ mod exit;
 mod form;
 mod hook_check;
 mod loops;
+mod loops_test;
 mod mcp;
 mod mcp_config;
 mod mcp_server;

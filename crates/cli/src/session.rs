@@ -13,6 +13,7 @@ use wonopcode_journal::Runs;
 use wonopcode_providers::Wire;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_session::generation::Generation;
+use wonopcode_session::stand_in::{StandIn, StandInAnswer};
 use wonopcode_session::{
     Config, LoopChoice, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, Settings,
     config,
@@ -163,6 +164,10 @@ pub fn settings(
         yes: permissions.yes || permissions.dangerously_skip_permissions,
         sandbox: sandbox_mode(permissions, run),
         bash_timeout: run.bash_timeout_ms.map(std::time::Duration::from_millis),
+        tool_stand_ins: match &run.tool_stand_ins {
+            Some(file) => stand_ins(file)?,
+            None => Vec::new(),
+        },
         budget: BudgetLimits {
             max_cost_micro_cents: run.max_cost,
             max_tokens: run.max_tokens,
@@ -209,4 +214,21 @@ pub fn session_builder(
 /// Where a run's journal goes unless `--no-journal`: the user's runs directory.
 pub fn standard_journal(run: &RunArgs) -> Option<Runs> {
     (!run.no_journal).then(Runs::standard).flatten()
+}
+
+/// The stand-ins of `--tool-stand-ins FILE`.
+fn stand_ins(file: &std::path::Path) -> anyhow::Result<Vec<StandIn>> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| anyhow::anyhow!("--tool-stand-ins {}: {e}", file.display()))?;
+    let answers: std::collections::BTreeMap<String, StandInAnswer> = serde_json::from_str(&text)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--tool-stand-ins {}: {e} (expected {{\"TOOL\": {{\"text\": ...}} or {{\"error\": ...}}}})",
+                file.display()
+            )
+        })?;
+    Ok(answers
+        .into_iter()
+        .map(|(tool, answer)| StandIn { tool, answer })
+        .collect())
 }

@@ -42,6 +42,7 @@ mod session;
 pub mod settings;
 mod sink;
 pub mod skill_tool;
+pub mod stand_in;
 pub mod telemetry;
 pub mod trace;
 pub mod trust;

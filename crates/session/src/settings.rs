@@ -20,6 +20,7 @@ use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PolicyConfig, Rule, Unattended};
 
 use crate::models::ModelChoice;
+use crate::stand_in::StandIn;
 
 /// A run's settings, as its journal keeps them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +47,9 @@ pub struct Settings {
     /// The user's limit on each `bash` command.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bash_timeout: Option<Duration>,
+    /// Host tools answered by fixed text instead of run (a guest's tests).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_stand_ins: Vec<StandIn>,
     /// The run's spending limits, shared by all its contexts.
     pub budget: BudgetLimits,
     /// Model requests allowed per prompt (default: the config's, else 50).
@@ -138,6 +142,7 @@ impl Settings {
             yes: false,
             sandbox: None,
             bash_timeout: None,
+            tool_stand_ins: Vec::new(),
             budget: BudgetLimits::default(),
             max_iterations: None,
             max_parallel: None,

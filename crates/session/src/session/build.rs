@@ -733,6 +733,7 @@ impl Tooling {
             .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
         let skills = Skills::discover(root);
         let skill_tool = register_optional_tools(&mut tools, config, &skills)?;
+        crate::stand_in::put(&mut tools, &builder.settings.tool_stand_ins)?;
         let mut servers = config.mcp_servers.clone();
         for (name, entry) in &builder.session_servers {
             if servers.insert(name.clone(), entry.clone()).is_some() {
