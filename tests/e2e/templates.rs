@@ -140,6 +140,30 @@ pub(crate) fn validates_and_runs(scratch: &Scratch, wasm: &Path, name: &str) {
     assert!(stderr(&out).contains("read a.txt"), "{}", stderr(&out));
 }
 
+/// The project's own tests (`tests.yaml`, which `loops new` writes) pass with `loops test`,
+/// run in the project as its README says, on the component built from it.
+pub(crate) fn its_tests_pass(dir: &Path, wasm: &Path) {
+    let tests = std::fs::read_to_string(dir.join("tests.yaml")).unwrap();
+    let guest = tests
+        .lines()
+        .find_map(|l| l.strip_prefix("guest: "))
+        .unwrap()
+        .to_owned();
+    let at = dir.join(&guest);
+    if at != wasm {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::copy(wasm, &at).unwrap();
+    }
+    let out = wonopcode()
+        .args(["loops", "test", "tests.yaml"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(said.ends_with("1 passed, 0 failed\n"), "{said}");
+}
+
 /// Builds the Rust project in `dir` (in a target directory kept between runs, so only the
 /// first one compiles everything); its component.
 pub(crate) fn build_rust(dir: &Path, crate_name: &str) -> std::path::PathBuf {
@@ -196,8 +220,14 @@ fn build_js(dir: &Path, modules: &Path, name: &str) -> std::path::PathBuf {
 fn the_rust_template_builds_validates_and_runs() {
     let scratch = Scratch::new();
     let dir = new_guest(&scratch, "my-rust-loop", "rust");
+    // The SDK comes with the project (vendored), so it builds outside this repository.
+    assert!(
+        dir.join("vendor/wonopcode-guest-sdk/wit/context.wit")
+            .is_file()
+    );
     let wasm = build_rust(&dir, "my_rust_loop");
     validates_and_runs(&scratch, &wasm, "my-rust-loop");
+    its_tests_pass(&dir, &wasm);
 }
 
 #[test]
@@ -209,6 +239,7 @@ fn the_python_template_builds_validates_and_runs() {
     let dir = new_guest(&scratch, "my-python-loop", "python");
     let wasm = build_python(&dir, "my-python-loop");
     validates_and_runs(&scratch, &wasm, "my-python-loop");
+    its_tests_pass(&dir, &wasm);
 }
 
 #[test]
@@ -220,6 +251,7 @@ fn the_js_template_builds_validates_and_runs() {
     let dir = new_guest(&scratch, "my-js-loop", "js");
     let wasm = build_js(&dir, &modules, "my-js-loop");
     validates_and_runs(&scratch, &wasm, "my-js-loop");
+    its_tests_pass(&dir, &wasm);
 }
 
 #[test]

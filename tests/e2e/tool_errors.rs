@@ -1,7 +1,10 @@
 //! Bad tool calls from the model go back to the model as error results (fail-open): the run
 //! goes on and completes.
 
-use crate::support::{Scratch, call, done, single_call, stderr, text, tool_output};
+use crate::support::{
+    Scratch, call, done, events, repo_root, single_call, stderr, text, tool_output, tool_results,
+    wonopcode,
+};
 
 #[test]
 fn invalid_json_arguments_are_reported_to_the_model() {
@@ -274,5 +277,50 @@ fn a_file_changed_since_the_model_read_it_is_not_edited_until_it_is_read_again()
     assert_eq!(
         std::fs::read_to_string(s.ws().join("a.txt")).unwrap(),
         "ONE\ntwo\n"
+    );
+}
+
+#[test]
+fn a_guests_custom_tool_call_is_checked_against_its_schema_and_an_unknown_name_lists_the_guests_tools()
+ {
+    let s = Scratch::new();
+    // The sample orchestrator's `delegate` requires `specialist` and `task`; `teleport` is
+    // nobody's.
+    let mut first = call("c1", "delegate", "{}");
+    first.extend(call("c2", "teleport", "{}"));
+    first.push(done("tool_use"));
+    let t = s.transcript("t.jsonl", &[first, vec![text("ok"), done("end_turn")]]);
+    let out = wonopcode()
+        .arg("--loops-dir")
+        .arg(repo_root().join("examples/agents"))
+        .args(["--agent-loop-name", "orchestrator", "--json", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = events(&out);
+    let delegate = tool_results(&events)
+        .into_iter()
+        .find(|i| i["name"] == "delegate")
+        .unwrap_or_else(|| panic!("no delegate call: {events:?}"));
+    assert!(
+        tool_output(&delegate).starts_with(
+            "invalid arguments for `delegate`: arguments: \"specialist\" is a required property"
+        ),
+        "{delegate}"
+    );
+    // What the model reads for `teleport`: the names it may call, the guest's own included.
+    let tool_message = events
+        .iter()
+        .find(|e| e["type"] == "message.created" && e["message"]["role"] == "tool")
+        .unwrap_or_else(|| panic!("no tool message: {events:?}"))
+        .to_string();
+    assert!(
+        tool_message.contains("unknown tool `teleport`; available tools: ")
+            && tool_message.contains("delegate, delegate_parallel"),
+        "{tool_message}"
     );
 }

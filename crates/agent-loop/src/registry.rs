@@ -36,7 +36,62 @@ pub enum RegistryError {
 
 struct Registered {
     tool: Arc<dyn Tool>,
+    check: ArgumentCheck,
+}
+
+/// A tool's compiled argument schema: the check every call of a tool goes through, a host
+/// tool's in the registry and a guest's custom tool's in the WebAssembly host alike, so a
+/// model reads the same line for the same mistake whichever tool it called.
+pub struct ArgumentCheck {
     validator: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for ArgumentCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgumentCheck").finish_non_exhaustive()
+    }
+}
+
+impl ArgumentCheck {
+    /// Compiles `schema`; `Err` is what the schema compiler said.
+    pub fn new(schema: &serde_json::Value) -> Result<Self, String> {
+        jsonschema::validator_for(schema)
+            .map(|validator| Self { validator })
+            .map_err(|e| e.to_string())
+    }
+
+    /// The arguments of a call of `name` (empty text is `{}`), or the one line the model
+    /// reads: not JSON, or each field that breaks the schema.
+    pub fn parse(&self, name: &str, arguments: &str) -> Result<serde_json::Value, String> {
+        let text = if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        };
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("arguments for `{name}` are not valid JSON: {e}"))?;
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(&value)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let field = if path.is_empty() {
+                    "arguments".to_owned()
+                } else {
+                    format!("field `{path}`")
+                };
+                format!("{field}: {e}")
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(value)
+        } else {
+            Err(format!(
+                "invalid arguments for `{name}`: {}",
+                problems.join("; ")
+            ))
+        }
+    }
 }
 
 /// How a dispatched call ended.
@@ -124,14 +179,14 @@ impl ToolRegistry {
         if self.tools.contains_key(&name) {
             return Err(RegistryError::Duplicate(name));
         }
-        let validator = jsonschema::validator_for(&tool.spec().parameters).map_err(|e| {
+        let check = ArgumentCheck::new(&tool.spec().parameters).map_err(|reason| {
             RegistryError::InvalidSchema {
                 name: name.clone(),
-                reason: e.to_string(),
+                reason,
             }
         })?;
         self.tools
-            .insert(name, Arc::new(Registered { tool, validator }));
+            .insert(name, Arc::new(Registered { tool, check }));
         Ok(())
     }
 
@@ -236,13 +291,6 @@ impl ToolRegistry {
         }
     }
 
-    /// Checks that `schema` is a valid JSON Schema (for tools registered by guests).
-    pub fn check_schema(schema: &serde_json::Value) -> Result<(), String> {
-        jsonschema::validator_for(schema)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(name).map(|r| &r.tool)
@@ -282,34 +330,7 @@ impl ToolRegistry {
                 known.join(", ")
             ));
         };
-        let text = if arguments.trim().is_empty() {
-            "{}"
-        } else {
-            arguments
-        };
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| format!("arguments for `{name}` are not valid JSON: {e}"))?;
-        let problems: Vec<String> = registered
-            .validator
-            .iter_errors(&value)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                let field = if path.is_empty() {
-                    "arguments".to_owned()
-                } else {
-                    format!("field `{path}`")
-                };
-                format!("{field}: {e}")
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(value)
-        } else {
-            Err(format!(
-                "invalid arguments for `{name}`: {}",
-                problems.join("; ")
-            ))
-        }
+        registered.check.parse(name, arguments)
     }
 
     /// Runs one call through the whole path. Never fails: every problem becomes an error

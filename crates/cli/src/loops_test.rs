@@ -287,10 +287,10 @@ fn run_test(
     let cut_short = failures
         .iter()
         .any(|f| f.starts_with("no answer") || f.starts_with("the status is `none`"));
-    if cut_short || status.is_none() {
-        if let Some(line) = stderr.lines().rev().find(|l| !l.trim().is_empty()) {
-            failures.push(format!("the run said: {}", line.trim()));
-        }
+    if (cut_short || status.is_none())
+        && let Some(line) = stderr.lines().rev().find(|l| !l.trim().is_empty())
+    {
+        failures.push(format!("the run said: {}", line.trim()));
     }
     Ok(Verdict {
         file: file.display().to_string(),

@@ -62,6 +62,9 @@ const WIT: &[(&str, &str)] = &[
     ("world.wit", include_str!("../../../wit/world.wit")),
 ];
 
+/// Every loop project's tests (`wonopcode loops test tests.yaml`).
+const LOOP_TESTS: &str = include_str!("../../../templates/tests.yaml");
+
 /// The hook world's WIT package.
 const HOOK_WIT: &[(&str, &str)] = &[("hooks.wit", include_str!("../../../wit/hooks/hooks.wit"))];
 
@@ -75,6 +78,44 @@ const RUST: &[(&str, &str)] = &[
         include_str!("../../../templates/rust/src/lib.rs"),
     ),
 ];
+
+/// The guest SDK, vendored into a Rust project (`vendor/wonopcode-guest-sdk/`, its WIT
+/// beside it as `WIT`) until it is on crates.io: the project builds outside this repository.
+const RUST_SDK: &[(&str, &str)] = &[
+    (
+        "Cargo.toml",
+        include_str!("../../../templates/rust/vendor/Cargo.toml"),
+    ),
+    ("README.md", include_str!("../../../guests/sdk/README.md")),
+    ("src/lib.rs", include_str!("../../../guests/sdk/src/lib.rs")),
+    (
+        "src/agent.rs",
+        include_str!("../../../guests/sdk/src/agent.rs"),
+    ),
+    (
+        "src/custom_tools.rs",
+        include_str!("../../../guests/sdk/src/custom_tools.rs"),
+    ),
+    (
+        "src/json_answer.rs",
+        include_str!("../../../guests/sdk/src/json_answer.rs"),
+    ),
+    (
+        "src/spawn.rs",
+        include_str!("../../../guests/sdk/src/spawn.rs"),
+    ),
+    (
+        "src/tiers.rs",
+        include_str!("../../../guests/sdk/src/tiers.rs"),
+    ),
+    (
+        "src/turn.rs",
+        include_str!("../../../guests/sdk/src/turn.rs"),
+    ),
+];
+
+/// Where a Rust project's vendored SDK goes.
+const RUST_SDK_DIR: &str = "vendor/wonopcode-guest-sdk";
 
 const PYTHON: &[(&str, &str)] = &[
     ("app.py", include_str!("../../../templates/python/app.py")),
@@ -185,15 +226,6 @@ pub fn create(
         (GuestKind::Hook, GuestLanguage::Js) => (HOOK_JS, HOOK_WIT),
     };
     let crate_name = name.replace('-', "_");
-    for (rel, text) in files {
-        let text = text
-            .replace("{{name}}", &name)
-            .replace("{{crate}}", &crate_name);
-        write(&dir.join(rel), &text)?;
-    }
-    for (rel, text) in wit {
-        write(&dir.join("wit").join(rel), text)?;
-    }
     let (build, component) = match language {
         GuestLanguage::Rust => (
             "rustup target add wasm32-wasip2 && cargo build --release --target wasm32-wasip2",
@@ -205,6 +237,29 @@ pub fn create(
         ),
         GuestLanguage::Js => ("npm install && node build.mjs", format!("{name}.wasm")),
     };
+    let fill = |text: &str| {
+        text.replace("{{name}}", &name)
+            .replace("{{crate}}", &crate_name)
+            .replace("{{component}}", &component)
+    };
+    for (rel, text) in files {
+        write(&dir.join(rel), &fill(text))?;
+    }
+    for (rel, text) in wit {
+        write(&dir.join("wit").join(rel), text)?;
+    }
+    if kind == GuestKind::Loop {
+        write(&dir.join("tests.yaml"), &fill(LOOP_TESTS))?;
+    }
+    if (kind, language) == (GuestKind::Loop, GuestLanguage::Rust) {
+        let sdk = dir.join(RUST_SDK_DIR);
+        for (rel, text) in RUST_SDK {
+            write(&sdk.join(rel), text)?;
+        }
+        for (rel, text) in WIT {
+            write(&sdk.join("wit").join(rel), text)?;
+        }
+    }
     let ignored = match language {
         GuestLanguage::Rust => "/target/\n*.wasm\n",
         GuestLanguage::Python => "*.wasm\n__pycache__/\n.venv/\n",
@@ -237,6 +292,7 @@ A wonopcode agent loop written in {language}: a WebAssembly component of the wor
 `wonopcode:agent-loop` (its WIT is in `wit/`). The loop is in `{source}`.\n\n\
 ## Build\n\n```sh\n{build}\n```\n\nThe component is `{component}`.\n\n\
 ## Check\n\n```sh\nwonopcode loops validate {component}\n```\n\n\
+## Test\n\n```sh\nwonopcode loops test tests.yaml\n```\n\n\
 ## Run\n\n```sh\nwonopcode --agent-loop {component} \"Say hello\"\n```\n\n\
 To run it by name, put it in a directory given with `--loops-dir`, or list it in a\n\
 `registry.yaml` (see wonopcode's `docs/guest-authoring.md`).\n"
@@ -298,6 +354,60 @@ mod tests {
         on_disk.sort();
         let embedded: Vec<&str> = WIT.iter().map(|(name, _)| *name).collect();
         assert_eq!(on_disk, embedded);
+    }
+
+    #[test]
+    fn the_vendored_sdk_is_every_source_file_and_the_same_version_and_dependencies() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../guests/sdk/src");
+        let mut on_disk: Vec<String> = std::fs::read_dir(src)
+            .unwrap()
+            .map(|e| format!("src/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
+        on_disk.sort();
+        let mut vendored: Vec<&str> = RUST_SDK
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|n| n.starts_with("src/"))
+            .collect();
+        vendored.sort();
+        assert_eq!(on_disk, vendored);
+        // The manifests' lines: the package's version, and each dependency's line.
+        let version = |text: &str| -> String {
+            text.lines()
+                .find(|l| l.starts_with("version = "))
+                .unwrap()
+                .to_owned()
+        };
+        let dependencies = |text: &str| -> Vec<String> {
+            text.lines()
+                .skip_while(|l| *l != "[dependencies]")
+                .skip(1)
+                .take_while(|l| !l.starts_with('['))
+                .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+                .map(str::to_owned)
+                .collect()
+        };
+        let vendored = RUST_SDK[0].1;
+        let sdk = include_str!("../../../guests/sdk/Cargo.toml");
+        let workspace = include_str!("../../../guests/Cargo.toml");
+        assert_eq!(version(vendored), version(sdk));
+        let name = |line: &String| line.split([' ', '.']).next().unwrap_or_default().to_owned();
+        let ours = dependencies(vendored);
+        assert_eq!(
+            ours.iter().map(name).collect::<Vec<_>>(),
+            dependencies(sdk).iter().map(name).collect::<Vec<_>>()
+        );
+        for line in &ours {
+            assert!(workspace.lines().any(|l| l == line), "{line}");
+        }
+        // The template asks for the vendored SDK's version.
+        let asked = format!(
+            "version = \"{}\" }}",
+            version(vendored)
+                .trim_start_matches("version = \"")
+                .trim_end_matches('"')
+        );
+        assert!(RUST[0].1.contains(&asked), "{asked}");
     }
 
     #[test]

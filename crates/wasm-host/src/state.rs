@@ -67,6 +67,8 @@ pub(crate) struct CustomTool {
     pub schema: String,
     /// The same, parsed once at registration (for every request that offers the tool).
     pub parameters: serde_json::Value,
+    /// The same, compiled: what `custom-tools.check-arguments` checks a call against.
+    pub check: std::sync::Arc<wonopcode_agent_loop::ArgumentCheck>,
 }
 
 /// A tool call a guest announced with `ui.tool-start`, until its `ui.tool-result`.

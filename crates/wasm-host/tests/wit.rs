@@ -108,9 +108,17 @@ fn version_0_3_changes_only_how_a_child_starts() {
     let others = |fs: &[(String, String)]| -> Vec<(String, String)> {
         fs.iter().filter(|(i, _)| i != "context").cloned().collect()
     };
-    // Every other interface has the same functions (the host links one implementation
-    // under both versions, so their shapes must match too: the e2e tests run 0.2 guests).
-    assert_eq!(others(&before), others(&after));
+    // Every other interface keeps its functions (the host links one implementation under
+    // both versions, so their shapes must match too: the e2e tests run 0.2 guests), and
+    // adds only the custom tools' argument check.
+    let (kept, added): (Vec<_>, Vec<_>) = others(&after)
+        .into_iter()
+        .partition(|f| others(&before).contains(f));
+    assert_eq!(kept, others(&before));
+    assert_eq!(
+        added,
+        [("custom-tools".to_owned(), "check-arguments".to_owned())]
+    );
     let mut starts: Vec<String> = context(&after)
         .into_iter()
         .filter(|f| f.starts_with("spawn") || f.starts_with("start"))

@@ -42,10 +42,15 @@ impl CustomTools {
         self.tools.iter().any(|t| t.name == name)
     }
 
-    /// Runs a call of one of these tools, in the guest.
+    /// Runs a call of one of these tools, in the guest, once the host has checked its
+    /// arguments against the tool's schema (`Err` is then the line the model reads, as for
+    /// the host's own tools).
     pub fn dispatch(&self, name: &str, arguments: &str) -> Result<String, String> {
         match self.tools.iter().find(|t| t.name == name) {
-            Some(tool) => (tool.run)(arguments),
+            Some(tool) => {
+                custom_tools::check_arguments(name, arguments)?;
+                (tool.run)(arguments)
+            }
             None => Err(format!("no custom tool `{name}`")),
         }
     }

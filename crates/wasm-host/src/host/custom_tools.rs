@@ -1,7 +1,10 @@
 //! `custom-tools`: tools a guest defines and runs itself. The host checks the name (no
-//! collision with a host tool) and the JSON Schema, and offers them to the model.
+//! collision with a host tool) and the JSON Schema, offers them to the model, and checks a
+//! call's arguments against the schema with the same check as its own tools'.
 
-use wonopcode_agent_loop::ToolRegistry;
+use std::sync::Arc;
+
+use wonopcode_agent_loop::ArgumentCheck;
 
 use crate::bindings::custom_tools::{CustomToolDefinition, Host};
 use crate::host::tools::ToolsView;
@@ -38,11 +41,14 @@ impl Host for ToolsView<'_> {
                 )));
             }
         };
-        if let Err(e) = ToolRegistry::check_schema(&schema) {
-            return Ok(Err(format!(
-                "the parameter schema of `{name}` is not a valid JSON Schema: {e}"
-            )));
-        }
+        let check = match ArgumentCheck::new(&schema) {
+            Ok(check) => Arc::new(check),
+            Err(e) => {
+                return Ok(Err(format!(
+                    "the parameter schema of `{name}` is not a valid JSON Schema: {e}"
+                )));
+            }
+        };
         if definition.enabled_by_default {
             self.tools.custom_enabled.insert(name.clone());
         }
@@ -52,6 +58,7 @@ impl Host for ToolsView<'_> {
                 description: definition.description,
                 schema: definition.parameters_schema,
                 parameters: schema,
+                check,
             },
         );
         Ok(Ok(()))
@@ -67,5 +74,16 @@ impl Host for ToolsView<'_> {
 
     fn list_custom_tools(&mut self) -> wasmtime::Result<Vec<String>> {
         Ok(self.tools.custom.keys().cloned().collect())
+    }
+
+    fn check_arguments(
+        &mut self,
+        tool_id: String,
+        arguments: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        Ok(match self.tools.custom.get(&tool_id) {
+            Some(tool) => tool.check.parse(&tool_id, &arguments).map(|_| ()),
+            None => Err(format!("no custom tool named `{tool_id}`")),
+        })
     }
 }

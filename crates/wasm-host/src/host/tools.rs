@@ -131,6 +131,7 @@ impl ToolsView<'_> {
                 arguments: r.arguments,
             })
             .collect();
+        let offered = self.offered_names()?;
         let run = self.run.get_mut()?;
         let results = run
             .execute_for_loop(&calls, self.tools.enabled.as_ref())
@@ -138,14 +139,36 @@ impl ToolsView<'_> {
         Ok(calls
             .into_iter()
             .zip(results)
-            .map(|(call, r)| ToolExecutionResult {
-                call_id: call.id,
-                success: !r.is_error,
-                error: r.is_error.then(|| r.content.clone()),
-                content: r.content,
-                duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+            .map(|(call, r)| {
+                // A name the context offers no tool by: the model reads every name it may
+                // call, the guest's own tools among them, not the host's alone.
+                let content = if r.is_error && !offered.contains(&call.name) {
+                    format!(
+                        "unknown tool `{}`; available tools: {}",
+                        call.name,
+                        offered.join(", ")
+                    )
+                } else {
+                    r.content
+                };
+                ToolExecutionResult {
+                    call_id: call.id,
+                    success: !r.is_error,
+                    error: r.is_error.then(|| content.clone()),
+                    content,
+                    duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+                }
             })
             .collect())
+    }
+
+    /// Every tool name this context's model may call, sorted: its enabled host tools and
+    /// its enabled custom tools.
+    fn offered_names(&self) -> wasmtime::Result<Vec<String>> {
+        let mut names = self.tools.enabled_host_tools(&self.run.services()?.tools);
+        names.extend(self.tools.custom_enabled.iter().cloned());
+        names.sort();
+        Ok(names)
     }
 
     /// The tool a guest's name for one names: one of its custom tools, else a host tool by
@@ -221,10 +244,7 @@ impl Host for ToolsView<'_> {
     }
 
     fn get_enabled_tools(&mut self) -> wasmtime::Result<Vec<String>> {
-        let mut names = self.tools.enabled_host_tools(&self.run.services()?.tools);
-        names.extend(self.tools.custom_enabled.iter().cloned());
-        names.sort();
-        Ok(names)
+        self.offered_names()
     }
 
     fn set_enabled_tools(&mut self, tool_ids: Vec<String>) -> wasmtime::Result<Result<(), String>> {
