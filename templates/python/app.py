@@ -1,101 +1,22 @@
-"""{{name}}: a wonopcode agent loop. It streams a model turn from the stored history, runs
-the tools the model asks for on the host, and repeats until the model answers.
+"""{{name}}: a wonopcode agent loop on the wonopcode-guest SDK (vendored in vendor/). It runs
+the standard loop: stream a model turn from the stored history, run the tool calls on the
+host, and repeat until the model answers. Change `run_prompt` to decide which model to ask,
+which tools to offer, and when to hand work to a specialist (`Spawn`); see wonopcode's
+docs/guest-authoring.md.
 
 Build: python3 -m pip install -r requirements.txt && sh build.sh
-Check: wonopcode --validate-module --agent-loop {{name}}.wasm
+Check: wonopcode loops validate {{name}}.wasm
+Test:  wonopcode loops test tests.yaml
 """
 
-from componentize_py_types import Err
-from wit_world import exports
-from wit_world.imports import providers, storage, system, tools, types
-
-# Model turns one prompt may take.
-MAX_ROUNDS = 20
-
-OPTIONS = providers.StreamOptions(max_tokens=None, temperature=None, thinking_budget=None)
+from wonopcode_guest import Agent, Loop, export
 
 
-def stream_turn():
-    """Streams one turn from the stored history; returns (handle, text, calls, error)."""
-    try:
-        handle = providers.stream_history(tools.get_enabled_tools(), OPTIONS)
-    except Err as refused:
-        raise Err(types.LoopError_ProviderError(str(refused.value)))
-    text, calls, error = [], [], None
-    while (chunk := providers.read_stream_chunk(handle)) is not None:
-        if isinstance(chunk, providers.StreamChunk_TextDelta):
-            text.append(chunk.value)
-        elif isinstance(chunk, providers.StreamChunk_ToolCallStart):
-            calls.append([chunk.value.id, chunk.value.name, ""])
-        elif isinstance(chunk, providers.StreamChunk_ToolCallDelta):
-            for call in reversed(calls):
-                if call[0] == chunk.value.id:
-                    call[2] += chunk.value.arguments_delta
-                    break
-        elif isinstance(chunk, providers.StreamChunk_Error):
-            error = chunk.value
-    return handle, "".join(text), calls, error
+class Guest(Loop):
+    name = "{{name}}"
+
+    def run_prompt(self, prompt: str) -> str:
+        return Agent().run(prompt)
 
 
-class AgentLoop(exports.AgentLoop):
-    def run_prompt(self, input):
-        storage.add_message(
-            providers.Message(
-                role=providers.MessageRole.USER, content=input, tool_calls=None, tool_results=None
-            )
-        )
-        for _ in range(MAX_ROUNDS):
-            if system.is_cancelled():
-                raise Err(types.LoopError_Cancelled())
-            storage.compact_if_needed()
-            handle, text, calls, error = stream_turn()
-            storage.add_streamed_message(handle)
-            if error is not None:
-                raise Err(types.LoopError_ProviderError(error))
-            if not calls:
-                return text
-            requests = [
-                tools.ToolExecutionRequest(id=i, name=n, arguments=a) for i, n, a in calls
-            ]
-            results = [
-                providers.ToolResult(call_id=r.call_id, content=r.content, is_error=not r.success)
-                for r in tools.execute_tools_parallel(requests)
-            ]
-            storage.add_message(
-                providers.Message(
-                    role=providers.MessageRole.TOOL,
-                    content="",
-                    tool_calls=None,
-                    tool_results=results,
-                )
-            )
-        raise Err(types.LoopError_Internal(f"no answer after {MAX_ROUNDS} rounds"))
-
-    def on_start(self):
-        pass
-
-    def on_complete(self, result):
-        pass
-
-    def on_cancel(self):
-        pass
-
-    def get_name(self):
-        return "{{name}}"
-
-    def get_capabilities(self):
-        return types.LoopCapabilities(
-            streaming=True,
-            extended_thinking=False,
-            parallel_tools=True,
-            tool_observation=True,
-            max_context=0,
-            auto_compaction=True,
-            supports_sub_contexts=False,
-            supports_custom_tools=False,
-        )
-
-
-class CustomToolHandler(exports.CustomToolHandler):
-    def handle_tool_call(self, tool_id, arguments):
-        raise Err(f"{{name}} has no custom tool `{tool_id}`")
+AgentLoop, CustomToolHandler = export(Guest())

@@ -121,3 +121,120 @@ fn each_sdk_carries_the_hosts_wit_byte_for_byte() {
         }
     }
 }
+
+/// The Python SDK's wheel as `.ci/run` builds it (`target/wheels/`), if built (said when not).
+fn python_wheel() -> Option<PathBuf> {
+    let version = std::fs::read_to_string(repo_root().join("guests/sdk-python/pyproject.toml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap()
+        .to_owned();
+    let wheel = repo_root().join(format!(
+        "target/wheels/wonopcode_guest-{version}-py3-none-any.whl"
+    ));
+    if wheel.is_file() {
+        return Some(wheel);
+    }
+    crate::polyglot::missing_tool(&format!(
+        "the Python SDK's wheel is not built: run `python3 -m pip wheel guests/sdk-python --no-deps -w target/wheels` ({} is missing)",
+        wheel.display()
+    ));
+    None
+}
+
+#[test]
+fn the_python_sdks_wheel_builds_an_orchestrator_outside_the_repository_that_validates_and_passes_its_tests()
+ {
+    if !crate::templates::have_componentize_py() {
+        return;
+    }
+    let Some(wheel) = python_wheel() else {
+        return;
+    };
+    let s = Scratch::new();
+    // A project as `loops new` makes one (its WIT), the SDK installed from the wheel alone,
+    // and the SDK's README example as its app.
+    let project = s.outside("py-orchestrator");
+    let out = crate::support::wonopcode()
+        .args(["loops", "new"])
+        .arg(&project)
+        .args(["--lang", "python"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    std::fs::remove_dir_all(project.join("vendor")).unwrap();
+    let deps = s.outside("deps");
+    crate::templates::run(
+        Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--no-deps", "--target"])
+            .arg(&deps)
+            .arg(&wheel),
+    );
+    let example = repo_root().join("guests/sdk-python/example");
+    std::fs::copy(example.join("app.py"), project.join("app.py")).unwrap();
+    // Its README's example is the app built here.
+    let readme = std::fs::read_to_string(repo_root().join("guests/sdk-python/README.md")).unwrap();
+    let app = std::fs::read_to_string(project.join("app.py")).unwrap();
+    for line in readme
+        .split("```python\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("class ") || l.starts_with("AgentLoop") || l.starts_with("@"))
+    {
+        assert!(
+            app.contains(line),
+            "the README's `{line}` is not the example's"
+        );
+    }
+    let tests = std::fs::read_to_string(example.join("tests.yaml"))
+        .unwrap()
+        .replace(
+            "loops_dir: ../../../examples/agents",
+            &format!(
+                "loops_dir: {}",
+                repo_root().join("examples/agents").display()
+            ),
+        );
+    std::fs::write(project.join("tests.yaml"), tests).unwrap();
+    crate::templates::run(
+        Command::new("componentize-py")
+            .args([
+                "-d",
+                "wit",
+                "-w",
+                "agent-loop-world",
+                "componentize",
+                "-p",
+                ".",
+            ])
+            .arg("-p")
+            .arg(&deps)
+            .args(["app", "-o", "py-orchestrator.wasm"])
+            .current_dir(&project),
+    );
+    let (code, said) = crate::polyglot::validate(&project.join("py-orchestrator.wasm"));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("refused   word_count      invalid arguments for `word_count`: arguments: \"text\" is a required property"),
+        "{said}"
+    );
+    let out = crate::support::wonopcode()
+        .args(["loops", "test", "tests.yaml"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        crate::support::stderr(&out)
+    );
+    assert!(text.ends_with("2 passed, 0 failed\n"), "{text}");
+}

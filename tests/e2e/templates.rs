@@ -101,7 +101,7 @@ fn refuses_a_listed_command(scratch: &Scratch, wasm: &Path) {
     );
 }
 
-fn run(command: &mut Command) {
+pub(crate) fn run(command: &mut Command) {
     let out = command.output().unwrap();
     assert!(
         out.status.success(),
@@ -176,7 +176,7 @@ pub(crate) fn build_rust(dir: &Path, crate_name: &str) -> std::path::PathBuf {
 }
 
 /// Whether componentize-py is installed (said when it is not).
-fn have_componentize_py() -> bool {
+pub(crate) fn have_componentize_py() -> bool {
     let found = Command::new("componentize-py")
         .arg("--version")
         .output()

@@ -117,6 +117,36 @@ const RUST_SDK: &[(&str, &str)] = &[
 /// Where a Rust project's vendored SDK goes.
 const RUST_SDK_DIR: &str = "vendor/wonopcode-guest-sdk";
 
+/// The Python guest SDK (`guests/sdk-python`), vendored into a Python project's `vendor/`
+/// (on componentize-py's path) until it is on PyPI.
+const PYTHON_SDK: &[(&str, &str)] = &[
+    (
+        "__init__.py",
+        include_str!("../../../guests/sdk-python/src/wonopcode_guest/__init__.py"),
+    ),
+    (
+        "agent.py",
+        include_str!("../../../guests/sdk-python/src/wonopcode_guest/agent.py"),
+    ),
+    (
+        "loop.py",
+        include_str!("../../../guests/sdk-python/src/wonopcode_guest/loop.py"),
+    ),
+    (
+        "spawn.py",
+        include_str!("../../../guests/sdk-python/src/wonopcode_guest/spawn.py"),
+    ),
+    (
+        "tiers.py",
+        include_str!("../../../guests/sdk-python/src/wonopcode_guest/tiers.py"),
+    ),
+    (
+        "tools.py",
+        include_str!("../../../guests/sdk-python/src/wonopcode_guest/tools.py"),
+    ),
+    ("py.typed", ""),
+];
+
 const PYTHON: &[(&str, &str)] = &[
     ("app.py", include_str!("../../../templates/python/app.py")),
     (
@@ -250,6 +280,11 @@ pub fn create(
     }
     if kind == GuestKind::Loop {
         write(&dir.join("tests.yaml"), &fill(LOOP_TESTS))?;
+    }
+    if (kind, language) == (GuestKind::Loop, GuestLanguage::Python) {
+        for (rel, text) in PYTHON_SDK {
+            write(&dir.join("vendor/wonopcode_guest").join(rel), text)?;
+        }
     }
     if (kind, language) == (GuestKind::Loop, GuestLanguage::Rust) {
         let sdk = dir.join(RUST_SDK_DIR);
@@ -408,6 +443,21 @@ mod tests {
                 .trim_end_matches('"')
         );
         assert!(RUST[0].1.contains(&asked), "{asked}");
+    }
+
+    #[test]
+    fn the_vendored_python_sdk_is_every_module_of_the_package() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../guests/sdk-python/src/wonopcode_guest");
+        let mut on_disk: Vec<String> = std::fs::read_dir(src)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".py") || n == "py.typed")
+            .collect();
+        on_disk.sort();
+        let mut vendored: Vec<&str> = PYTHON_SDK.iter().map(|(name, _)| *name).collect();
+        vendored.sort();
+        assert_eq!(on_disk, vendored);
     }
 
     #[test]
