@@ -1,90 +1,16 @@
-// {{name}}: a wonopcode agent loop. It streams a model turn from the stored history, runs
-// the tools the model asks for on the host, and repeats until the model answers.
+// {{name}}: a wonopcode agent loop on @wonopcode/guest (vendored in vendor/). It runs the
+// standard loop: stream a model turn from the stored history, run the tool calls on the
+// host, and repeat until the model answers. Change `runPrompt` to decide which model to
+// ask, which tools to offer, and when to hand work to a specialist (`Spawn`); see
+// wonopcode's docs/guest-authoring.md.
 //
 // Build: npm install && node build.mjs
-// Check: wonopcode --validate-module --agent-loop {{name}}.wasm
+// Check: wonopcode loops validate {{name}}.wasm
+// Test:  wonopcode loops test tests.yaml
 
-import { streamHistory, readStreamChunk } from 'wonopcode:agent-loop/providers@0.3.0';
-import {
-  addMessage,
-  addStreamedMessage,
-  compactIfNeeded,
-} from 'wonopcode:agent-loop/storage@0.3.0';
-import { executeToolsParallel, getEnabledTools } from 'wonopcode:agent-loop/tools@0.3.0';
-import { isCancelled } from 'wonopcode:agent-loop/system@0.3.0';
+import { Agent, exportLoop } from '@wonopcode/guest';
 
-// Model turns one prompt may take.
-const MAX_ROUNDS = 20;
-
-const OPTIONS = { maxTokens: undefined, temperature: undefined, thinkingBudget: undefined };
-
-// Streams one turn from the stored history and collects it.
-function streamTurn() {
-  let handle;
-  try {
-    handle = streamHistory(getEnabledTools(), OPTIONS);
-  } catch (e) {
-    throw { tag: 'provider-error', val: String(e?.payload ?? e) };
-  }
-  const turn = { handle, text: '', calls: [], error: undefined };
-  for (let chunk; (chunk = readStreamChunk(handle)) != null; ) {
-    if (chunk.tag === 'text-delta') turn.text += chunk.val;
-    else if (chunk.tag === 'tool-call-start')
-      turn.calls.push({ id: chunk.val.id, name: chunk.val.name, arguments: '' });
-    else if (chunk.tag === 'tool-call-delta') {
-      const call = turn.calls.findLast((c) => c.id === chunk.val.id);
-      if (call) call.arguments += chunk.val.argumentsDelta;
-    } else if (chunk.tag === 'error') turn.error = chunk.val;
-  }
-  return turn;
-}
-
-export const agentLoop = {
-  runPrompt(input) {
-    addMessage({ role: 'user', content: input, toolCalls: undefined, toolResults: undefined });
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      if (isCancelled()) throw { tag: 'cancelled' };
-      compactIfNeeded();
-      const turn = streamTurn();
-      addStreamedMessage(turn.handle);
-      if (turn.error !== undefined) throw { tag: 'provider-error', val: turn.error };
-      if (turn.calls.length === 0) return turn.text;
-      const results = executeToolsParallel(turn.calls);
-      addMessage({
-        role: 'tool',
-        content: '',
-        toolCalls: undefined,
-        toolResults: results.map((r) => ({
-          callId: r.callId,
-          content: r.content,
-          isError: !r.success,
-        })),
-      });
-    }
-    throw { tag: 'internal', val: `no answer after ${MAX_ROUNDS} rounds` };
-  },
-  onStart() {},
-  onComplete(_result) {},
-  onCancel() {},
-  getName() {
-    return '{{name}}';
-  },
-  getCapabilities() {
-    return {
-      streaming: true,
-      extendedThinking: false,
-      parallelTools: true,
-      toolObservation: true,
-      maxContext: 0,
-      autoCompaction: true,
-      supportsSubContexts: false,
-      supportsCustomTools: false,
-    };
-  },
-};
-
-export const customToolHandler = {
-  handleToolCall(toolId, _arguments) {
-    throw `{{name}} has no custom tool \`${toolId}\``;
-  },
-};
+export const { agentLoop, customToolHandler } = exportLoop({
+  name: '{{name}}',
+  runPrompt: (prompt) => new Agent().run(prompt),
+});

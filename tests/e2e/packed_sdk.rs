@@ -238,3 +238,113 @@ fn the_python_sdks_wheel_builds_an_orchestrator_outside_the_repository_that_vali
     );
     assert!(text.ends_with("2 passed, 0 failed\n"), "{text}");
 }
+
+/// The JavaScript SDK's `npm pack` tarball as `.ci/run` builds it (`target/npm/`), if built.
+fn js_tarball() -> Option<PathBuf> {
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("guests/sdk-js/package.json")).unwrap(),
+    )
+    .unwrap();
+    let version = manifest["version"].as_str().unwrap();
+    let tarball = repo_root().join(format!("target/npm/wonopcode-guest-{version}.tgz"));
+    if tarball.is_file() {
+        return Some(tarball);
+    }
+    crate::polyglot::missing_tool(&format!(
+        "the JavaScript SDK is not packed: run `npm pack ./guests/sdk-js --pack-destination target/npm` ({} is missing)",
+        tarball.display()
+    ));
+    None
+}
+
+#[test]
+fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_validates_and_passes_its_tests()
+ {
+    let componentize = repo_root().join("guests/js-researcher/node_modules/@bytecodealliance");
+    if !componentize.join("componentize-js").is_dir() {
+        crate::polyglot::missing_tool(&format!(
+            "componentize-js is not installed: run `{}`",
+            crate::polyglot::INSTALL
+        ));
+        return;
+    }
+    let Some(tarball) = js_tarball() else {
+        return;
+    };
+    let s = Scratch::new();
+    let project = s.outside("js-orchestrator");
+    let out = crate::support::wonopcode()
+        .args(["loops", "new"])
+        .arg(&project)
+        .args(["--lang", "js"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    std::fs::remove_dir_all(project.join("vendor")).unwrap();
+    // The SDK from its tarball alone, where `npm install` puts a package; componentize-js,
+    // pinned, from the repository's install.
+    let modules = project.join("node_modules");
+    let sdk = modules.join("@wonopcode/guest");
+    std::fs::create_dir_all(&sdk).unwrap();
+    crate::templates::run(
+        Command::new("tar")
+            .arg("xzf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(&sdk)
+            .arg("--strip-components=1"),
+    );
+    std::os::unix::fs::symlink(&componentize, modules.join("@bytecodealliance")).unwrap();
+    let example = repo_root().join("guests/sdk-js/example");
+    for file in ["agent.js", "build.mjs"] {
+        std::fs::copy(example.join(file), project.join(file)).unwrap();
+    }
+    // The README's example is the one built here.
+    let readme = std::fs::read_to_string(repo_root().join("guests/sdk-js/README.md")).unwrap();
+    let agent = std::fs::read_to_string(project.join("agent.js")).unwrap();
+    let block = readme
+        .split("```js\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            agent.contains(line),
+            "the README's `{line}` is not the example's"
+        );
+    }
+    let tests = std::fs::read_to_string(example.join("tests.yaml"))
+        .unwrap()
+        .replace(
+            "loops_dir: ../../../examples/agents",
+            &format!(
+                "loops_dir: {}",
+                repo_root().join("examples/agents").display()
+            ),
+        );
+    std::fs::write(project.join("tests.yaml"), tests).unwrap();
+    crate::templates::run(Command::new("node").arg("build.mjs").current_dir(&project));
+    let (code, said) = crate::polyglot::validate(&project.join("js-orchestrator.wasm"));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains("refused   word_count      invalid arguments for `word_count`: arguments: \"text\" is a required property"),
+        "{said}"
+    );
+    let out = crate::support::wonopcode()
+        .args(["loops", "test", "tests.yaml"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        crate::support::stderr(&out)
+    );
+    assert!(text.ends_with("2 passed, 0 failed\n"), "{text}");
+    // No WIT version in the author's code.
+    assert!(!agent.contains("@0."), "{agent}");
+}

@@ -117,6 +117,29 @@ const RUST_SDK: &[(&str, &str)] = &[
 /// Where a Rust project's vendored SDK goes.
 const RUST_SDK_DIR: &str = "vendor/wonopcode-guest-sdk";
 
+/// The JavaScript guest SDK (`guests/sdk-js`), vendored into a JavaScript project's
+/// `vendor/wonopcode-guest/` until it is on npm.
+const JS_SDK: &[(&str, &str)] = &[
+    (
+        "package.json",
+        include_str!("../../../guests/sdk-js/package.json"),
+    ),
+    ("index.js", include_str!("../../../guests/sdk-js/index.js")),
+    (
+        "index.d.ts",
+        include_str!("../../../guests/sdk-js/index.d.ts"),
+    ),
+    ("build.js", include_str!("../../../guests/sdk-js/build.js")),
+    (
+        "build.d.ts",
+        include_str!("../../../guests/sdk-js/build.d.ts"),
+    ),
+    (
+        "README.md",
+        include_str!("../../../guests/sdk-js/README.md"),
+    ),
+];
+
 /// The Python guest SDK (`guests/sdk-python`), vendored into a Python project's `vendor/`
 /// (on componentize-py's path) until it is on PyPI.
 const PYTHON_SDK: &[(&str, &str)] = &[
@@ -281,6 +304,11 @@ pub fn create(
     if kind == GuestKind::Loop {
         write(&dir.join("tests.yaml"), &fill(LOOP_TESTS))?;
     }
+    if (kind, language) == (GuestKind::Loop, GuestLanguage::Js) {
+        for (rel, text) in JS_SDK {
+            write(&dir.join("vendor/wonopcode-guest").join(rel), text)?;
+        }
+    }
     if (kind, language) == (GuestKind::Loop, GuestLanguage::Python) {
         for (rel, text) in PYTHON_SDK {
             write(&dir.join("vendor/wonopcode_guest").join(rel), text)?;
@@ -443,6 +471,23 @@ mod tests {
                 .trim_end_matches('"')
         );
         assert!(RUST[0].1.contains(&asked), "{asked}");
+    }
+
+    #[test]
+    fn the_vendored_js_sdk_is_every_file_the_package_ships() {
+        let manifest: serde_json::Value =
+            serde_json::from_str(include_str!("../../../guests/sdk-js/package.json")).unwrap();
+        let mut shipped: Vec<&str> = manifest["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .chain(["package.json"])
+            .collect();
+        shipped.sort();
+        let mut vendored: Vec<&str> = JS_SDK.iter().map(|(name, _)| *name).collect();
+        vendored.sort();
+        assert_eq!(shipped, vendored);
     }
 
     #[test]
