@@ -274,14 +274,17 @@ fn validate_module_reports_every_check() {
         );
     }
     assert!(text.contains("valid: loop `hello`"), "{text}");
-    // The smoke call of the guest's own tool reached it through custom-tool-handler; its
-    // refusal of `{}` is reported apart from the checks, as a refusal, not a failure.
+    // The smoke call of the guest's own tool reached it through custom-tool-handler, whose
+    // host check of `{}` against the tool's derived schema refused it: reported apart from
+    // the checks, as a refusal, not a failure.
     assert!(!text.contains("FAIL"), "{text}");
     let smoke = text.split("valid: loop `hello`").nth(1).unwrap_or_default();
     assert!(
         smoke.lines().any(|l| l.contains("refused")
             && l.contains("word_count")
-            && l.contains("`text` (a string) is required")),
+            && l.contains(
+                r#"invalid arguments for `word_count`: arguments: "text" is a required property"#
+            )),
         "{text}"
     );
 

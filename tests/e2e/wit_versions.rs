@@ -70,6 +70,15 @@ fn a_0_2_guest_starts_children_every_0_2_way_on_the_0_3_host() {
 }
 
 #[test]
+fn a_custom_tool_is_keyed_by_its_id_and_labelled_by_its_name_as_the_seed_defines_them() {
+    let s = Scratch::new();
+    assert_eq!(
+        answer(&run(&s, SPAWN_V0_2, "custom-tool")),
+        r#"Ok(()) ids=["wc"] label=Some("Word count") enabled=true"#
+    );
+}
+
+#[test]
 fn a_0_3_request_with_a_setting_the_host_does_not_know_is_refused_naming_it() {
     let s = Scratch::new();
     let spec = json!({"module": "same", "task": "hi", "extensions": {"isolation": "worktree"}});

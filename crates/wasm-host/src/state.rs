@@ -62,6 +62,8 @@ impl std::fmt::Debug for HostConfig {
 /// A guest-registered tool.
 #[derive(Debug, Clone)]
 pub(crate) struct CustomTool {
+    /// Its label on screen (the definition's `name`); the map's key is its `id`.
+    pub label: String,
     pub description: String,
     /// The parameter schema as the guest wrote it (for `list-tools`).
     pub schema: String,

@@ -3,8 +3,6 @@
 //! lets the host run every other tool with the user's permissions, and stops after a fixed
 //! number of rounds of its own choosing.
 
-use std::cell::RefCell;
-
 use wonopcode_guest_sdk::{
     CustomTool, CustomTools, Loop, LoopError, StreamOptions, ToolResult, execute_on_host,
     export_loop, storage, stream_history, system, tool_message, tools, ui, user_message,
@@ -13,44 +11,41 @@ use wonopcode_guest_sdk::{
 /// Rounds of tool use this loop allows itself before it insists on an answer.
 const MAX_ROUNDS: usize = 8;
 
-thread_local! {
-    static TOOLS: RefCell<CustomTools> = RefCell::new(CustomTools::default());
+/// `word_count`'s arguments: their JSON Schema is derived, the doc comment its description.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct WordCount {
+    /// The text whose words are counted.
+    text: String,
 }
 
-fn word_count(arguments: &str) -> Result<String, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(arguments).map_err(|e| format!("bad arguments: {e}"))?;
-    let text = value["text"]
-        .as_str()
-        .ok_or("`text` (a string) is required")?;
-    Ok(text.split_whitespace().count().to_string())
+/// The loop's state lives in the loop: its tools, registered once per instance.
+#[derive(Default)]
+struct Hello {
+    tools: CustomTools,
 }
-
-struct Hello;
 
 impl Loop for Hello {
-    fn name() -> String {
+    fn name(&self) -> String {
         "hello".to_owned()
     }
 
-    fn on_start() -> Result<(), LoopError> {
-        TOOLS.with(|t| {
-            t.borrow_mut().register(CustomTool {
-                name: "word_count".to_owned(),
-                description: "Count the words of a text.".to_owned(),
-                parameters_schema: r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#.to_owned(),
-                run: word_count,
-            })
-        })
-        .map_err(LoopError::ToolError)
+    fn on_start(&mut self) -> Result<(), LoopError> {
+        let word_count = CustomTool::typed(
+            "word_count",
+            "Count the words of a text.",
+            |args: WordCount| Ok(args.text.split_whitespace().count().to_string()),
+        );
+        self.tools
+            .register(word_count)
+            .map_err(LoopError::ToolError)
     }
 
     /// Calls the host starts itself (validation, another context) reach the same tools.
-    fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
-        TOOLS.with(|t| t.borrow().dispatch(&tool_id, &arguments))
+    fn handle_tool_call(&mut self, tool_id: String, arguments: String) -> Result<String, String> {
+        self.tools.dispatch(&tool_id, &arguments)
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         storage::add_message(&user_message(input));
         let options = StreamOptions {
             max_tokens: None,
@@ -74,12 +69,12 @@ impl Loop for Hello {
             let (own, host): (Vec<_>, Vec<_>) = turn
                 .tool_calls
                 .into_iter()
-                .partition(|c| TOOLS.with(|t| t.borrow().contains(&c.name)));
+                .partition(|c| self.tools.contains(&c.name));
             let mut results: Vec<ToolResult> = own
                 .iter()
                 .map(|call| {
                     ui::tool_start(&call.id, &call.name);
-                    let outcome = TOOLS.with(|t| t.borrow().dispatch(&call.name, &call.arguments));
+                    let outcome = self.tools.dispatch(&call.name, &call.arguments);
                     let (content, is_error) = match outcome {
                         Ok(out) => (out, false),
                         Err(e) => (e, true),

@@ -12,18 +12,19 @@ const TOOLS: &[&str] = &["read", "grep", "glob", "list"];
 /// Model turns an analysis may take.
 const MAX_ROUNDS: usize = 20;
 
+#[derive(Default)]
 struct Analyzer;
 
 impl Loop for Analyzer {
-    fn name() -> String {
+    fn name(&self) -> String {
         "analyzer".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         Agent::specialist(TOOLS, MAX_ROUNDS)?.run(input)
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         Agent::specialist(TOOLS, MAX_ROUNDS)?.resume()
     }
 }

@@ -106,14 +106,15 @@ fn delegate_to_specialist(arguments: &str) -> Result<String, String> {
     outcome(specialist, &result)
 }
 
+#[derive(Default)]
 struct Architect;
 
 impl Loop for Architect {
-    fn name() -> String {
+    fn name(&self) -> String {
         "architect".to_owned()
     }
 
-    fn capabilities() -> LoopCapabilities {
+    fn capabilities(&self) -> LoopCapabilities {
         LoopCapabilities {
             supports_sub_contexts: true,
             supports_custom_tools: true,
@@ -121,7 +122,7 @@ impl Loop for Architect {
         }
     }
 
-    fn on_start() -> Result<(), LoopError> {
+    fn on_start(&mut self) -> Result<(), LoopError> {
         TOOLS.with(|t| {
             let mut tools = t.borrow_mut();
             tools.register(CustomTool {
@@ -138,7 +139,7 @@ impl Loop for Architect {
                     "required": ["path"]
                 })
                 .to_string(),
-                run: analyze_architecture,
+                run: Box::new(analyze_architecture),
             })?;
             tools.register(CustomTool {
                 name: "delegate_to_specialist".to_owned(),
@@ -152,21 +153,21 @@ impl Loop for Architect {
                     "required": ["specialist", "task"]
                 })
                 .to_string(),
-                run: delegate_to_specialist,
+                run: Box::new(delegate_to_specialist),
             })
         })
         .map_err(LoopError::ToolError)
     }
 
-    fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
+    fn handle_tool_call(&mut self, tool_id: String, arguments: String) -> Result<String, String> {
         TOOLS.with(|t| t.borrow().dispatch(&tool_id, &arguments))
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         with_agent(|agent| agent.run(input))
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         with_agent(|agent| agent.resume())
     }
 }

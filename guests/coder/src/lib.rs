@@ -146,21 +146,22 @@ fn with_agent(
     })
 }
 
+#[derive(Default)]
 struct Coder;
 
 impl Loop for Coder {
-    fn name() -> String {
+    fn name(&self) -> String {
         "coder".to_owned()
     }
 
-    fn capabilities() -> LoopCapabilities {
+    fn capabilities(&self) -> LoopCapabilities {
         LoopCapabilities {
             supports_custom_tools: true,
             ..standard_capabilities()
         }
     }
 
-    fn on_start() -> Result<(), LoopError> {
+    fn on_start(&mut self) -> Result<(), LoopError> {
         OWN.with(|own| {
             own.borrow_mut().register(CustomTool {
                 name: "run_tests".to_owned(),
@@ -168,22 +169,22 @@ impl Loop for Coder {
                               the end of its output."
                     .to_owned(),
                 parameters_schema: json!({"type": "object", "properties": {}}).to_string(),
-                run: run_tests,
+                run: Box::new(run_tests),
             })
         })
         .map_err(LoopError::ToolError)
     }
 
-    fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
+    fn handle_tool_call(&mut self, tool_id: String, arguments: String) -> Result<String, String> {
         OWN.with(|own| own.borrow().dispatch(&tool_id, &arguments))
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         choose_model(&input)?;
         with_agent(|agent| agent.run(input))
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         with_agent(|agent| agent.resume())
     }
 }

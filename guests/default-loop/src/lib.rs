@@ -7,18 +7,19 @@
 
 use wonopcode_guest_sdk::{Agent, Loop, LoopError, export_loop};
 
+#[derive(Default)]
 struct DefaultLoop;
 
 impl Loop for DefaultLoop {
-    fn name() -> String {
+    fn name(&self) -> String {
         "default".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         Agent::default().run(input)
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         Agent::default().resume()
     }
 }

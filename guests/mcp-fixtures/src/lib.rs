@@ -19,6 +19,7 @@ const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUl
 /// A WAV file with no samples (8 kHz, mono, 16 bit).
 const EMPTY_WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
+#[derive(Default)]
 struct Fixtures;
 
 fn image() -> Value {
@@ -44,11 +45,11 @@ fn content(blocks: Value) -> Result<String, LoopError> {
 }
 
 impl Loop for Fixtures {
-    fn name() -> String {
+    fn name(&self) -> String {
         "mcp-fixtures".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         let call: Value = serde_json::from_str(&input)
             .map_err(|e| LoopError::Internal(format!("the prompt is not a tool call: {e}")))?;
         let arguments = &call["arguments"];

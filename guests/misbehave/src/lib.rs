@@ -10,6 +10,7 @@ use wonopcode_guest_sdk::{
     ui, user_message,
 };
 
+#[derive(Default)]
 struct Misbehave;
 
 /// A child described as JSON: `{"module": "same" | {"named": N} | {"path": P}, "task": T,
@@ -369,11 +370,11 @@ fn run_tool(name: &str, arguments: &str) -> String {
 }
 
 impl Loop for Misbehave {
-    fn name() -> String {
+    fn name(&self) -> String {
         "misbehave".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         if let Some(out) = spawning(&input) {
             return Ok(out);
         }

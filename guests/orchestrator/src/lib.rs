@@ -263,14 +263,15 @@ fn step_schema(names: &[String]) -> String {
     .to_string()
 }
 
+#[derive(Default)]
 struct Orchestrator;
 
 impl Loop for Orchestrator {
-    fn name() -> String {
+    fn name(&self) -> String {
         "orchestrator".to_owned()
     }
 
-    fn capabilities() -> LoopCapabilities {
+    fn capabilities(&self) -> LoopCapabilities {
         LoopCapabilities {
             supports_sub_contexts: true,
             supports_custom_tools: true,
@@ -278,7 +279,7 @@ impl Loop for Orchestrator {
         }
     }
 
-    fn on_start() -> Result<(), LoopError> {
+    fn on_start(&mut self) -> Result<(), LoopError> {
         let configured = configured_specialists();
         let mut names: Vec<String> = OWN_SPECIALISTS.iter().map(|s| (*s).to_owned()).collect();
         names.extend(configured.iter().cloned());
@@ -297,7 +298,7 @@ impl Loop for Orchestrator {
                 name: "delegate".to_owned(),
                 description,
                 parameters_schema: step.clone(),
-                run: delegate,
+                run: Box::new(delegate),
             })?;
             tools.register(CustomTool {
                 name: "delegate_parallel".to_owned(),
@@ -307,22 +308,22 @@ impl Loop for Orchestrator {
                 parameters_schema: format!(
                     r#"{{"type":"object","properties":{{"tasks":{{"type":"array","minItems":1,"items":{step}}}}},"required":["tasks"]}}"#
                 ),
-                run: delegate_parallel,
+                run: Box::new(delegate_parallel),
             })
         })
         .map_err(LoopError::ToolError)
     }
 
-    fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
+    fn handle_tool_call(&mut self, tool_id: String, arguments: String) -> Result<String, String> {
         TOOLS.with(|t| t.borrow().dispatch(&tool_id, &arguments))
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         LEDGER.with(|l| l.borrow_mut().clear());
         with_agent(|agent| agent.run(input)).map(with_ledger)
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         with_agent(|agent| agent.resume()).map(with_ledger)
     }
 }

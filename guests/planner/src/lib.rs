@@ -42,18 +42,19 @@ fn check(value: &Value) -> Result<(), String> {
     Ok(())
 }
 
+#[derive(Default)]
 struct Planner;
 
 impl Loop for Planner {
-    fn name() -> String {
+    fn name(&self) -> String {
         "planner".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         plan(|agent| run_for_json(agent, format!("{input}\n\n{FORMAT}"), check))
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         plan(|agent| resume_for_json(agent, check))
     }
 }

@@ -27,21 +27,22 @@ const READ_ONLY: &[&str] = &["read", "glob", "grep", "list"];
 /// Model turns of each specialist.
 const MAX_ITERATIONS: u32 = 20;
 
+#[derive(Default)]
 struct PolyglotOrchestrator;
 
 impl Loop for PolyglotOrchestrator {
-    fn name() -> String {
+    fn name(&self) -> String {
         "polyglot-orchestrator".to_owned()
     }
 
-    fn capabilities() -> LoopCapabilities {
+    fn capabilities(&self) -> LoopCapabilities {
         LoopCapabilities {
             supports_sub_contexts: true,
             ..standard_capabilities()
         }
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         let children: Vec<Spawn> = SPECIALISTS
             .iter()
             .map(|(name, ask)| {

@@ -11,18 +11,19 @@ const TOOLS: &[&str] = &["read", "glob", "grep", "list", "webfetch", "websearch"
 /// Model turns a question may take.
 const MAX_ROUNDS: usize = 20;
 
+#[derive(Default)]
 struct Researcher;
 
 impl Loop for Researcher {
-    fn name() -> String {
+    fn name(&self) -> String {
         "researcher".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         Agent::specialist(TOOLS, MAX_ROUNDS)?.run(input)
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         Agent::specialist(TOOLS, MAX_ROUNDS)?.resume()
     }
 }

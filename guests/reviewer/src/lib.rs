@@ -29,18 +29,19 @@ fn check(value: &Value) -> Result<(), String> {
     }
 }
 
+#[derive(Default)]
 struct Reviewer;
 
 impl Loop for Reviewer {
-    fn name() -> String {
+    fn name(&self) -> String {
         "reviewer".to_owned()
     }
 
-    fn run_prompt(input: String) -> Result<String, LoopError> {
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError> {
         review(|agent| run_for_json(agent, format!("{input}\n\n{FORMAT}"), check))
     }
 
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         review(|agent| resume_for_json(agent, check))
     }
 }

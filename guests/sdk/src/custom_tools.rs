@@ -5,6 +5,10 @@ use crate::ToolCall;
 use crate::bindings::wonopcode::agent_loop::custom_tools::{self, CustomToolDefinition};
 use crate::bindings::wonopcode::agent_loop::ui;
 
+/// A tool's implementation: its arguments' JSON in, the text the model reads (or the error)
+/// out. A closure, so it may capture what it needs.
+pub type ToolRun = Box<dyn Fn(&str) -> Result<String, String>>;
+
 /// A tool implemented by the guest.
 pub struct CustomTool {
     /// Name the model calls it by.
@@ -13,8 +17,74 @@ pub struct CustomTool {
     pub description: String,
     /// JSON Schema of its arguments.
     pub parameters_schema: String,
-    /// The implementation: arguments JSON in, output text or an error out.
-    pub run: fn(&str) -> Result<String, String>,
+    /// The implementation.
+    pub run: ToolRun,
+}
+
+impl CustomTool {
+    /// A tool whose arguments are `A`: their JSON Schema is derived from the type
+    /// (`#[derive(serde::Deserialize, schemars::JsonSchema)]`, its doc comments the fields'
+    /// descriptions), and `run` gets them parsed. The host checks each call against the
+    /// schema before `run` sees it.
+    ///
+    /// ```ignore
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Count {
+    ///     /// The text whose words are counted.
+    ///     text: String,
+    /// }
+    /// let tool = CustomTool::typed("word_count", "Counts the words of a text.", |a: Count| {
+    ///     Ok(a.text.split_whitespace().count().to_string())
+    /// });
+    /// ```
+    pub fn typed<A>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        run: impl Fn(A) -> Result<String, String> + 'static,
+    ) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let mut schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
+        // What the model is sent: the object's schema, without the meta keys.
+        if let Some(object) = schema.as_object_mut() {
+            object.remove("$schema");
+            object.remove("title");
+        }
+        let name = name.into();
+        let label = name.clone();
+        Self {
+            name,
+            description: description.into(),
+            parameters_schema: schema.to_string(),
+            run: Box::new(move |arguments: &str| {
+                let text = if arguments.trim().is_empty() {
+                    "{}"
+                } else {
+                    arguments
+                };
+                let args: A = serde_json::from_str(text)
+                    .map_err(|e| format!("invalid arguments for `{label}`: {e}"))?;
+                run(args)
+            }),
+        }
+    }
+
+    /// A tool with its JSON Schema written out (`parameters_schema`), whose `run` parses the
+    /// arguments itself.
+    pub fn raw(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters_schema: impl Into<String>,
+        run: impl Fn(&str) -> Result<String, String> + 'static,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters_schema: parameters_schema.into(),
+            run: Box::new(run),
+        }
+    }
 }
 
 /// The guest's custom tools.

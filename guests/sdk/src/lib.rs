@@ -65,45 +65,47 @@ pub const HOST_OPTIONS: StreamOptions = StreamOptions {
     thinking_budget: None,
 };
 
-/// An agent loop. The methods mirror the WIT `agent-loop` export.
-pub trait Loop {
+/// An agent loop: a value with state, registered once with [`export_loop!`]. The methods
+/// mirror the WIT `agent-loop` export; the host calls one at a time (an instance is never
+/// re-entered), so each gets the loop itself.
+pub trait Loop: 'static {
     /// Runs one prompt and returns the final answer.
-    fn run_prompt(input: String) -> Result<String, LoopError>;
+    fn run_prompt(&mut self, input: String) -> Result<String, LoopError>;
 
-    /// Called once before the first prompt.
-    fn on_start() -> Result<(), LoopError> {
+    /// Called once per instance, before its first prompt: register custom tools here.
+    fn on_start(&mut self) -> Result<(), LoopError> {
         Ok(())
     }
 
     /// Called when a prompt completed.
-    fn on_complete(_result: String) -> Result<(), LoopError> {
+    fn on_complete(&mut self, _result: String) -> Result<(), LoopError> {
         Ok(())
     }
 
     /// Called when a prompt was cancelled.
-    fn on_cancel() -> Result<(), LoopError> {
+    fn on_cancel(&mut self) -> Result<(), LoopError> {
         Ok(())
     }
 
     /// The loop's name.
-    fn name() -> String;
+    fn name(&self) -> String;
 
     /// What the loop supports.
-    fn capabilities() -> LoopCapabilities {
+    fn capabilities(&self) -> LoopCapabilities {
         standard_capabilities()
     }
 
     /// Continues a suspended run from the history as it stands (the host stored the answers
     /// to the calls it waited on). Loops built on [`Agent`] resume with [`Agent::resume`].
-    fn resume() -> Result<String, LoopError> {
+    fn resume(&mut self) -> Result<String, LoopError> {
         Err(LoopError::Internal(format!(
             "the loop `{}` cannot continue a suspended run",
-            Self::name()
+            self.name()
         )))
     }
 
     /// Handles a call of one of this loop's custom tools that the host started.
-    fn handle_tool_call(tool_id: String, _arguments: String) -> Result<String, String> {
+    fn handle_tool_call(&mut self, tool_id: String, _arguments: String) -> Result<String, String> {
         Err(format!("this loop has no custom tool `{tool_id}`"))
     }
 }
@@ -123,47 +125,60 @@ pub fn standard_capabilities() -> LoopCapabilities {
     }
 }
 
-/// Exports a [`Loop`] implementation as the component's `agent-loop`, `custom-tool-handler`
-/// and `resumable`.
+/// Exports a [`Loop`] as the component's `agent-loop`, `custom-tool-handler` and
+/// `resumable`: `export_loop!(MyLoop)` for a loop that is `Default`, or
+/// `export_loop!(MyLoop = MyLoop::new())`. The value is made at the instance's first call and
+/// lives as long as the instance (a trap drops both; the next prompt starts a fresh one).
 #[macro_export]
 macro_rules! export_loop {
-    ($ty:ident) => {
+    ($ty:ty) => {
+        $crate::export_loop!($ty = <$ty as ::core::default::Default>::default());
+    };
+    ($ty:ty = $make:expr) => {
         const _: () = {
+            ::std::thread_local! {
+                static LOOP: ::core::cell::RefCell<::core::option::Option<$ty>> =
+                    const { ::core::cell::RefCell::new(::core::option::Option::None) };
+            }
+            /// Runs `f` on the loop, made at the first call.
+            fn with<R>(f: impl FnOnce(&mut $ty) -> R) -> R {
+                LOOP.with(|cell| f(cell.borrow_mut().get_or_insert_with(|| $make)))
+            }
             struct __WonopcodeExport;
             impl $crate::bindings::exports::wonopcode::agent_loop::agent_loop::Guest
                 for __WonopcodeExport
             {
                 fn run_prompt(input: String) -> Result<String, $crate::LoopError> {
-                    <$ty as $crate::Loop>::run_prompt(input)
+                    with(|l| $crate::Loop::run_prompt(l, input))
                 }
                 fn on_start() -> Result<(), $crate::LoopError> {
-                    <$ty as $crate::Loop>::on_start()
+                    with(|l| $crate::Loop::on_start(l))
                 }
                 fn on_complete(result: String) -> Result<(), $crate::LoopError> {
-                    <$ty as $crate::Loop>::on_complete(result)
+                    with(|l| $crate::Loop::on_complete(l, result))
                 }
                 fn on_cancel() -> Result<(), $crate::LoopError> {
-                    <$ty as $crate::Loop>::on_cancel()
+                    with(|l| $crate::Loop::on_cancel(l))
                 }
                 fn get_name() -> String {
-                    <$ty as $crate::Loop>::name()
+                    with(|l| $crate::Loop::name(l))
                 }
                 fn get_capabilities() -> $crate::LoopCapabilities {
-                    <$ty as $crate::Loop>::capabilities()
+                    with(|l| $crate::Loop::capabilities(l))
                 }
             }
             impl $crate::bindings::exports::wonopcode::agent_loop::resumable::Guest
                 for __WonopcodeExport
             {
                 fn resume() -> Result<String, $crate::LoopError> {
-                    <$ty as $crate::Loop>::resume()
+                    with(|l| $crate::Loop::resume(l))
                 }
             }
             impl $crate::bindings::exports::wonopcode::agent_loop::custom_tool_handler::Guest
                 for __WonopcodeExport
             {
                 fn handle_tool_call(tool_id: String, arguments: String) -> Result<String, String> {
-                    <$ty as $crate::Loop>::handle_tool_call(tool_id, arguments)
+                    with(|l| $crate::Loop::handle_tool_call(l, tool_id, arguments))
                 }
             }
             $crate::bindings::export_bindings!(__WonopcodeExport);

@@ -5,7 +5,8 @@
 //! without asking a model, so the tests need no transcript turns.
 //!
 //! Prompts at the root: `generation`, `bad-generation`, `parallel-grants`, `start`,
-//! `attachments`; each answers one line per child.
+//! `attachments` (each answers one line per child), and `custom-tool` (registers a tool whose
+//! `id` and `name` differ, as the seed's custom tools may).
 
 wit_bindgen::generate!({ path: "../../wit/since_v0_2", world: "agent-loop-world", generate_all });
 
@@ -15,7 +16,9 @@ use wonopcode::agent_loop::context::{
     self, ContextGeneration, ContextGrants, ContextModule, ContextParams, ContextResult,
     ContextStatus,
 };
+use wonopcode::agent_loop::custom_tools::{self, CustomToolDefinition};
 use wonopcode::agent_loop::storage::Attachment;
+use wonopcode::agent_loop::tools;
 use wonopcode::agent_loop::types::{LoopCapabilities, LoopError};
 
 struct SpawnV02;
@@ -122,6 +125,26 @@ impl Guest for SpawnV02 {
                     None,
                     &[forged],
                 ))
+            }
+            "custom-tool" => {
+                // As the seed defines it: `id` the key, `name` the label.
+                let registered = custom_tools::register_tool(&CustomToolDefinition {
+                    id: "wc".to_owned(),
+                    name: "Word count".to_owned(),
+                    description: "Counts words.".to_owned(),
+                    parameters_schema:
+                        r#"{"type":"object","properties":{"text":{"type":"string"}}}"#.to_owned(),
+                    enabled_by_default: true,
+                });
+                let label = tools::list_tools()
+                    .into_iter()
+                    .find(|t| t.id == "wc")
+                    .map(|t| t.name);
+                format!(
+                    "{registered:?} ids={:?} label={label:?} enabled={}",
+                    custom_tools::list_custom_tools(),
+                    tools::is_tool_enabled("wc")
+                )
             }
             other => format!("unknown prompt `{other}`"),
         };

@@ -15,22 +15,24 @@ impl Host for ToolsView<'_> {
         &mut self,
         definition: CustomToolDefinition,
     ) -> wasmtime::Result<Result<(), String>> {
-        let name = definition.name.clone();
+        // The seed's rule: `id` is the tool's unique key, which the model calls it by (and
+        // `handle-tool-call` names); `name` is its label on screen.
+        let name = definition.id.clone();
         if name.is_empty()
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
             return Ok(Err(format!(
-                "invalid tool name `{name}`: use letters, digits, `_` and `-`"
+                "invalid tool id `{name}`: use letters, digits, `_` and `-`"
             )));
         }
         if self.run.services()?.tools.get(&name).is_some() {
-            return Ok(Err(format!("`{name}` is a host tool; choose another name")));
+            return Ok(Err(format!("`{name}` is a host tool; choose another id")));
         }
         if self.tools.custom.contains_key(&name) {
             return Ok(Err(format!(
-                "a custom tool named `{name}` is already registered"
+                "a custom tool with the id `{name}` is already registered"
             )));
         }
         let schema: serde_json::Value = match serde_json::from_str(&definition.parameters_schema) {
@@ -55,6 +57,7 @@ impl Host for ToolsView<'_> {
         self.tools.custom.insert(
             name,
             CustomTool {
+                label: definition.name,
                 description: definition.description,
                 schema: definition.parameters_schema,
                 parameters: schema,

@@ -98,10 +98,10 @@ impl ToolsView<'_> {
                 is_custom: false,
             });
         }
-        for (name, tool) in &self.tools.custom {
+        for (id, tool) in &self.tools.custom {
             out.push(ToolInfo {
-                id: name.clone(),
-                name: name.clone(),
+                id: id.clone(),
+                name: tool.label.clone(),
                 description: tool.description.clone(),
                 parameters_schema: tool.schema.clone(),
                 category: WitCategory::Custom,
