@@ -156,15 +156,7 @@ fn the_python_sdks_wheel_builds_an_orchestrator_outside_the_repository_that_vali
     let s = Scratch::new();
     // A project as `loops new` makes one (its WIT), the SDK installed from the wheel alone,
     // and the SDK's README example as its app.
-    let project = s.outside("py-orchestrator");
-    let out = crate::support::wonopcode()
-        .args(["loops", "new"])
-        .arg(&project)
-        .args(["--lang", "python"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", crate::support::stderr(&out));
-    std::fs::remove_dir_all(project.join("vendor")).unwrap();
+    let project = sdk_less_project(&s, "py-orchestrator", "python");
     let deps = s.outside("deps");
     crate::templates::run(
         Command::new("python3")
@@ -192,16 +184,7 @@ fn the_python_sdks_wheel_builds_an_orchestrator_outside_the_repository_that_vali
             "the README's `{line}` is not the example's"
         );
     }
-    let tests = std::fs::read_to_string(example.join("tests.yaml"))
-        .unwrap()
-        .replace(
-            "loops_dir: ../../../examples/agents",
-            &format!(
-                "loops_dir: {}",
-                repo_root().join("examples/agents").display()
-            ),
-        );
-    std::fs::write(project.join("tests.yaml"), tests).unwrap();
+    copy_example_tests(&example, &project);
     crate::templates::run(
         Command::new("componentize-py")
             .args([
@@ -218,25 +201,7 @@ fn the_python_sdks_wheel_builds_an_orchestrator_outside_the_repository_that_vali
             .args(["app", "-o", "py-orchestrator.wasm"])
             .current_dir(&project),
     );
-    let (code, said) = crate::polyglot::validate(&project.join("py-orchestrator.wasm"));
-    assert_eq!(code, Some(0), "{said}");
-    assert!(
-        said.contains("refused   word_count      invalid arguments for `word_count`: arguments: \"text\" is a required property"),
-        "{said}"
-    );
-    let out = crate::support::wonopcode()
-        .args(["loops", "test", "tests.yaml"])
-        .current_dir(&project)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        crate::support::stderr(&out)
-    );
-    assert!(text.ends_with("2 passed, 0 failed\n"), "{text}");
+    validates_and_passes_its_tests(&project, "py-orchestrator.wasm");
 }
 
 /// The JavaScript SDK's `npm pack` tarball as `.ci/run` builds it (`target/npm/`), if built.
@@ -272,15 +237,7 @@ fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_valida
         return;
     };
     let s = Scratch::new();
-    let project = s.outside("js-orchestrator");
-    let out = crate::support::wonopcode()
-        .args(["loops", "new"])
-        .arg(&project)
-        .args(["--lang", "js"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", crate::support::stderr(&out));
-    std::fs::remove_dir_all(project.join("vendor")).unwrap();
+    let project = sdk_less_project(&s, "js-orchestrator", "js");
     // The SDK from its tarball alone, where `npm install` puts a package; componentize-js,
     // pinned, from the repository's install.
     let modules = project.join("node_modules");
@@ -315,6 +272,30 @@ fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_valida
             "the README's `{line}` is not the example's"
         );
     }
+    copy_example_tests(&example, &project);
+    crate::templates::run(Command::new("node").arg("build.mjs").current_dir(&project));
+    validates_and_passes_its_tests(&project, "js-orchestrator.wasm");
+    // No WIT version in the author's code.
+    assert!(!agent.contains("@0."), "{agent}");
+}
+
+/// A project as `loops new --lang LANG` makes it (its WIT, its build files), without the
+/// SDK it vendors: the test installs the SDK from its packed artifact instead.
+fn sdk_less_project(s: &Scratch, name: &str, lang: &str) -> PathBuf {
+    let project = s.outside(name);
+    let out = crate::support::wonopcode()
+        .args(["loops", "new"])
+        .arg(&project)
+        .args(["--lang", lang])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    std::fs::remove_dir_all(project.join("vendor")).unwrap();
+    project
+}
+
+/// The SDK example's tests, with the sample registry it spawns from named where it is.
+fn copy_example_tests(example: &Path, project: &Path) {
     let tests = std::fs::read_to_string(example.join("tests.yaml"))
         .unwrap()
         .replace(
@@ -325,8 +306,12 @@ fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_valida
             ),
         );
     std::fs::write(project.join("tests.yaml"), tests).unwrap();
-    crate::templates::run(Command::new("node").arg("build.mjs").current_dir(&project));
-    let (code, said) = crate::polyglot::validate(&project.join("js-orchestrator.wasm"));
+}
+
+/// The built example validates (its tool's `{}` call refused by the host's argument check)
+/// and passes its two tests.
+fn validates_and_passes_its_tests(project: &Path, wasm: &str) {
+    let (code, said) = crate::polyglot::validate(&project.join(wasm));
     assert_eq!(code, Some(0), "{said}");
     assert!(
         said.contains("refused   word_count      invalid arguments for `word_count`: arguments: \"text\" is a required property"),
@@ -334,7 +319,7 @@ fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_valida
     );
     let out = crate::support::wonopcode()
         .args(["loops", "test", "tests.yaml"])
-        .current_dir(&project)
+        .current_dir(project)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -345,6 +330,4 @@ fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_valida
         crate::support::stderr(&out)
     );
     assert!(text.ends_with("2 passed, 0 failed\n"), "{text}");
-    // No WIT version in the author's code.
-    assert!(!agent.contains("@0."), "{agent}");
 }
