@@ -10,7 +10,7 @@ use wonopcode_wasm_host::guest_paths::{CODER, MISBEHAVE, ORCHESTRATOR};
 
 use crate::support::{
     Scratch, assert_blocked_write, call, confining, done, events, priced_transcript_of,
-    run_named_priced, stderr, text, usage, wonopcode,
+    root_answer as answer, run_named_priced, stderr, text, usage, wonopcode,
 };
 
 /// A loops directory whose `registry.yaml` holds `modules` (the text under `modules:`).
@@ -39,19 +39,6 @@ fn misbehave(s: &Scratch, loops: &Path, turns: &[(&str, Vec<Value>)], prompt: &s
         .arg(prompt)
         .output()
         .unwrap()
-}
-
-/// What the root context answered.
-fn answer(out: &Output) -> String {
-    events(out)
-        .into_iter()
-        .find(|e| {
-            e["type"] == "item.completed"
-                && e["context"] == "0"
-                && e["item"]["kind"] == "agent_message"
-        })
-        .and_then(|e| e["item"]["text"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| panic!("no answer: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 #[test]

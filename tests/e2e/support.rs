@@ -496,3 +496,17 @@ pub fn request_head(stream: &mut impl std::io::Read) -> Option<String> {
     }
     Some(String::from_utf8_lossy(&head).into_owned())
 }
+
+/// What the root context answered (its completed `agent_message`); a run without one fails
+/// the test, showing its output.
+pub fn root_answer(out: &Output) -> String {
+    events(out)
+        .into_iter()
+        .find(|e| {
+            e["type"] == "item.completed"
+                && e["context"] == "0"
+                && e["item"]["kind"] == "agent_message"
+        })
+        .and_then(|e| e["item"]["text"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no answer: {}", String::from_utf8_lossy(&out.stdout)))
+}

@@ -7,7 +7,7 @@ use std::process::Output;
 use serde_json::json;
 use wonopcode_wasm_host::guest_paths::{MISBEHAVE, SPAWN_V0_2};
 
-use crate::support::{Scratch, events, priced_transcript_of, stderr, wonopcode};
+use crate::support::{Scratch, events, priced_transcript_of, root_answer, stderr, wonopcode};
 
 /// Runs `prompt` on `guest` with an empty priced transcript (the guests here ask no model).
 fn run(s: &Scratch, guest: &str, prompt: &str) -> Output {
@@ -23,18 +23,10 @@ fn run(s: &Scratch, guest: &str, prompt: &str) -> Output {
         .unwrap()
 }
 
-/// What the root context answered.
+/// What the root context answered, from a run that exited 0.
 fn answer(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
-    events(out)
-        .into_iter()
-        .find(|e| {
-            e["type"] == "item.completed"
-                && e["context"] == "0"
-                && e["item"]["kind"] == "agent_message"
-        })
-        .and_then(|e| e["item"]["text"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| panic!("no answer: {}", String::from_utf8_lossy(&out.stdout)))
+    root_answer(out)
 }
 
 #[test]
