@@ -99,25 +99,40 @@ fn a_test_that_does_not_hold_fails_saying_what_and_the_others_still_run() {
 #[test]
 fn a_stand_in_is_what_the_model_reads_and_nothing_runs() {
     let s = Scratch::new();
-    // The stand-in for `bash` answers; the command it was given never runs.
-    let file = suite(
-        &s,
-        r#"  - name: bash is stood in for
+    // A file the call's command makes where the sandbox lets it write; named for this test.
+    let made = std::env::temp_dir().join(format!(
+        "wonopcode-stand-in-{}",
+        s.ws().file_name().unwrap().to_string_lossy()
+    ));
+    let test = |tools: &str| {
+        format!(
+            r#"  - name: bash is stood in for
     prompt: Make a file.
     model:
       "0":
-        - calls: [{name: bash, arguments: {command: "touch /tmp/made-by-a-test && echo made"}}]
+        - calls: [{{name: bash, arguments: {{command: "touch {} && echo made"}}}}]
         - text: Done.
-    tools:
-      bash: {error: "no shell in tests"}
-    expect:
+{tools}    expect:
       tools_called: [bash]
 "#,
-    );
-    let out = loops_test(&["--json"], &[&file]);
+            made.display()
+        )
+    };
+    // Without the stand-in, the command runs: the check below can see it run.
+    let out = loops_test(&["--json"], &[&suite(&s, &test(""))]);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["failed"], 0, "{doc}");
-    assert!(!Path::new("/tmp/made-by-a-test").exists());
+    assert!(
+        made.exists(),
+        "the control run's command did not run: {doc}"
+    );
+    std::fs::remove_file(&made).unwrap();
+    // With it, `bash` answers and the command it was given never runs.
+    let stood_in = test("    tools:\n      bash: {error: \"no shell in tests\"}\n");
+    let out = loops_test(&["--json"], &[&suite(&s, &stood_in)]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["failed"], 0, "{doc}");
+    assert!(!made.exists());
     // A stand-in for a tool the run lacks fails its test, naming it.
     let file = suite(
         &s,
@@ -181,6 +196,19 @@ fn a_file_that_is_not_a_test_file_is_one_line_naming_it() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A scripted context that is not a context path, before any test runs.
+    std::fs::write(
+        &file,
+        "guest: x.wasm\ntests:\n  - {name: a, prompt: b, model: {root: [{text: hi}]}}\n",
+    )
+    .unwrap();
+    let out = loops_test(&[], &[&file]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("test `a`: model: `root` is not a context path"),
+        "{}",
+        stderr(&out)
+    );
     let missing = s.outside("nope.yaml");
     let out = loops_test(&[], &[&missing]);
     assert_eq!(out.status.code(), Some(2));

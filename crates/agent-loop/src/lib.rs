@@ -58,7 +58,9 @@ pub use model_source::{ModelSource, ProviderListing, SingleModel};
 pub use permission::{
     AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, SharedGate,
 };
-pub use registry::{ArgumentCheck, Dispatch, DispatchLimits, ToolRegistry, ToolSource};
+pub use registry::{
+    ArgumentCheck, Dispatch, DispatchLimits, ToolRegistry, ToolSource, unavailable_tool,
+};
 pub use result::{ContextStatus, LoopResult, LoopStatus, resume_turn, run_turn};
 pub use run::{Next, Response, Round, Run, RunServices};
 pub use standard::StandardLoop;

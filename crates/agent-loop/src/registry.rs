@@ -39,6 +39,20 @@ struct Registered {
     check: ArgumentCheck,
 }
 
+/// What the model reads for a call of `name` when no tool it may call has that name: each
+/// one it may call (`known`, in the order given). The registry's line for its own tools, and
+/// a guest's for its host and custom tools together.
+pub fn unavailable_tool(name: &str, known: &[&str]) -> String {
+    if known.is_empty() {
+        format!("unknown tool `{name}`; no tools are available here")
+    } else {
+        format!(
+            "unknown tool `{name}`; available tools: {}",
+            known.join(", ")
+        )
+    }
+}
+
 /// A tool's compiled argument schema: the check every call of a tool goes through, a host
 /// tool's in the registry and a guest's custom tool's in the WebAssembly host alike, so a
 /// model reads the same line for the same mistake whichever tool it called.
@@ -319,16 +333,7 @@ impl ToolRegistry {
         arguments: &str,
     ) -> Result<serde_json::Value, String> {
         let Some(registered) = self.tools.get(name) else {
-            let known: Vec<&str> = self.names().collect();
-            if known.is_empty() {
-                return Err(format!(
-                    "unknown tool `{name}`; no tools are available here"
-                ));
-            }
-            return Err(format!(
-                "unknown tool `{name}`; available tools: {}",
-                known.join(", ")
-            ));
+            return Err(unavailable_tool(name, &self.names().collect::<Vec<_>>()));
         };
         registered.check.parse(name, arguments)
     }

@@ -174,7 +174,7 @@ async fn git_run(dir: Option<&Path>, args: &[&str]) -> Result<String, BatchError
 
 /// Copies the tree at `from` to `to`: files with their permissions, directories, and
 /// symbolic links as links (never followed); anything else (sockets, fifos) is left out.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

@@ -17,6 +17,10 @@ use anyhow::{Context, anyhow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use wonopcode_agent_loop::{ContextPath, ModelInfo, Pricing, StopReason, StreamChunk, Usage};
+use wonopcode_batch::scratch::copy_tree;
+use wonopcode_providers::transcript::{FORMAT, Record, ResponseRecord, VERSION, to_line};
+
 use crate::exit;
 
 /// A test file.
@@ -167,8 +171,15 @@ pub fn command(files: &[PathBuf], json_out: bool) -> anyhow::Result<u8> {
     for file in files {
         let suite = load(file)?;
         let base = file.parent().unwrap_or(Path::new("."));
-        for test in &suite.tests {
-            let verdict = run_test(&exe, file, base, &suite, test)?;
+        // Every test's transcript first: a bad script is one line before anything runs.
+        let transcripts = suite
+            .tests
+            .iter()
+            .map(|test| transcript_of(&suite, test))
+            .collect::<anyhow::Result<Vec<String>>>()
+            .map_err(|e| crate::session::usage(format!("{}: {e}", file.display())))?;
+        for (test, transcript) in suite.tests.iter().zip(&transcripts) {
+            let verdict = run_test(&exe, file, base, &suite, test, transcript)?;
             if !json_out {
                 print_verdict(&verdict);
             }
@@ -232,15 +243,17 @@ fn run_test(
     base: &Path,
     suite: &TestFile,
     test: &GuestTest,
+    transcript_text: &str,
 ) -> anyhow::Result<Verdict> {
     let scratch = tempfile::tempdir().context("cannot make a directory for the test")?;
     let workspace = scratch.path().join("workspace");
     match &suite.workspace {
-        Some(dir) => copy_dir(&base.join(dir), &workspace)?,
+        Some(dir) => copy_tree(&base.join(dir), &workspace)
+            .with_context(|| format!("the workspace {}", base.join(dir).display()))?,
         None => std::fs::create_dir_all(&workspace)?,
     }
     let transcript = scratch.path().join("model.jsonl");
-    std::fs::write(&transcript, transcript_of(suite, test))?;
+    std::fs::write(&transcript, transcript_text)?;
     let stand_ins = scratch.path().join("tools.json");
     let answers: BTreeMap<&String, Value> = test
         .tools
@@ -300,53 +313,85 @@ fn run_test(
     })
 }
 
-/// The transcript a test's script stands for: a priced model, one record per response.
-fn transcript_of(suite: &TestFile, test: &GuestTest) -> String {
-    let model = |id: &str| {
-        json!({"id": id, "provider": suite.provider, "context_window": 200000,
-               "max_output": 8192,
-               "pricing": {"input_per_mtok": 100_000_000u64, "output_per_mtok": 1_000_000_000u64}})
+/// The transcript a test's script stands for: a priced model ($1 and $10 per million
+/// tokens), one record per response, in the format `--replay` reads. A context key that is
+/// not a context path is one line naming it.
+fn transcript_of(suite: &TestFile, test: &GuestTest) -> anyhow::Result<String> {
+    let model = |id: &str| ModelInfo {
+        id: id.to_owned(),
+        provider: suite.provider.clone(),
+        context_window: 200_000,
+        max_output: 8192,
+        pricing: Some(Pricing {
+            input_per_mtok: 100_000_000,
+            output_per_mtok: 1_000_000_000,
+            ..Pricing::default()
+        }),
+        capabilities: Default::default(),
     };
-    let mut lines = vec![
-        json!({"type": "header", "format": "wonopcode-transcript", "version": 1,
-               "model": model(&suite.model)})
-        .to_string(),
-    ];
-    for (context, responses) in &test.model {
-        for (turn, response) in responses.iter().enumerate() {
-            let mut chunks = Vec::new();
-            if let Some(thinking) = &response.thinking {
-                chunks.push(json!({"type": "thinking_delta", "text": thinking}));
-            }
-            if let Some(text) = &response.text {
-                chunks.push(json!({"type": "text_delta", "text": text}));
-            }
-            for (i, call) in response.calls.iter().enumerate() {
-                let id = format!("call_{}_{turn}_{i}", context.replace('.', "_"));
-                chunks.push(json!({"type": "tool_call_start", "id": id, "name": call.name}));
-                chunks.push(json!({"type": "tool_call_delta", "id": id,
-                                   "arguments_delta": call.arguments.to_string()}));
-                chunks.push(json!({"type": "tool_call_end", "id": id}));
-            }
-            if let Some([input, output]) = response.usage {
-                chunks.push(json!({"type": "usage",
-                                   "usage": {"input_tokens": input, "output_tokens": output}}));
-            }
-            let stop = if response.calls.is_empty() {
-                "end_turn"
-            } else {
-                "tool_use"
-            };
-            chunks.push(json!({"type": "done", "stop_reason": stop}));
-            let mut record =
-                json!({"type": "turn", "context": context, "turn": turn, "chunks": chunks});
-            if let Some(id) = &response.model {
-                record["model"] = model(id);
-            }
-            lines.push(record.to_string());
+    let mut text = to_line(&Record::Header {
+        format: FORMAT.to_owned(),
+        version: VERSION,
+        model: model(&suite.model),
+    });
+    for (key, responses) in &test.model {
+        let context = ContextPath::parse(key).ok_or_else(|| {
+            anyhow!(
+                "test `{}`: model: `{key}` is not a context path (`0`, `0.1`, `0.1.2`, ...)",
+                test.name
+            )
+        })?;
+        for (index, response) in responses.iter().enumerate() {
+            text.push_str(&to_line(&Record::Response(ResponseRecord {
+                context: context.clone(),
+                index: u32::try_from(index).unwrap_or(u32::MAX),
+                model: response.model.as_deref().map(model),
+                request: None,
+                chunks: chunks_of(key, index, response),
+                error: None,
+            })));
         }
     }
-    lines.join("\n") + "\n"
+    Ok(text)
+}
+
+/// The chunks a scripted response streams.
+fn chunks_of(context: &str, index: usize, response: &Response) -> Vec<StreamChunk> {
+    let mut chunks = Vec::new();
+    if let Some(text) = &response.thinking {
+        chunks.push(StreamChunk::ThinkingDelta { text: text.clone() });
+    }
+    if let Some(text) = &response.text {
+        chunks.push(StreamChunk::TextDelta { text: text.clone() });
+    }
+    for (i, call) in response.calls.iter().enumerate() {
+        let id = format!("call_{}_{index}_{i}", context.replace('.', "_"));
+        chunks.push(StreamChunk::ToolCallStart {
+            id: id.clone(),
+            name: call.name.clone(),
+        });
+        chunks.push(StreamChunk::ToolCallDelta {
+            id: id.clone(),
+            arguments_delta: call.arguments.to_string(),
+        });
+        chunks.push(StreamChunk::ToolCallEnd { id });
+    }
+    if let Some([input_tokens, output_tokens]) = response.usage {
+        chunks.push(StreamChunk::Usage {
+            usage: Usage {
+                input_tokens,
+                output_tokens,
+                ..Usage::default()
+            },
+        });
+    }
+    let stop_reason = if response.calls.is_empty() {
+        StopReason::EndTurn
+    } else {
+        StopReason::ToolUse
+    };
+    chunks.push(StreamChunk::Done { stop_reason });
+    chunks
 }
 
 /// Runs `command` to its end, or stops it after `limit` (`None` then).
@@ -562,22 +607,4 @@ fn listed(names: &[&str]) -> String {
     } else {
         names.join(", ")
     }
-}
-
-/// Copies a workspace template (files and directories; links are not followed).
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in
-        std::fs::read_dir(from).with_context(|| format!("the workspace {}", from.display()))?
-    {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }

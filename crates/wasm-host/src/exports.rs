@@ -43,26 +43,22 @@ impl GuestPre {
         let agent = interface(component, "agent-loop").ok_or_else(|| missing("agent-loop"))?;
         let handler = interface(component, "custom-tool-handler")
             .ok_or_else(|| missing("custom-tool-handler"))?;
-        let func = |iface: &ComponentExportIndex, name: &str| {
-            let owner = if *iface == handler {
-                "custom-tool-handler"
-            } else {
-                "agent-loop"
-            };
+        let func = |(iface, owner): (&ComponentExportIndex, &str), name: &str| {
             component
                 .get_export_index(Some(iface), name)
                 .ok_or_else(|| missing(&format!("{owner}.{name}")))
         };
+        let (agent, handler) = ((&agent, "agent-loop"), (&handler, "custom-tool-handler"));
         let resume = interface(component, "resumable")
             .and_then(|iface| component.get_export_index(Some(&iface), "resume"));
         let indices = ExportIndices {
-            run_prompt: func(&agent, "run-prompt")?,
-            on_start: func(&agent, "on-start")?,
-            on_complete: func(&agent, "on-complete")?,
-            on_cancel: func(&agent, "on-cancel")?,
-            get_name: func(&agent, "get-name")?,
-            get_capabilities: func(&agent, "get-capabilities")?,
-            handle_tool_call: func(&handler, "handle-tool-call")?,
+            run_prompt: func(agent, "run-prompt")?,
+            on_start: func(agent, "on-start")?,
+            on_complete: func(agent, "on-complete")?,
+            on_cancel: func(agent, "on-cancel")?,
+            get_name: func(agent, "get-name")?,
+            get_capabilities: func(agent, "get-capabilities")?,
+            handle_tool_call: func(handler, "handle-tool-call")?,
             resume,
         };
         Ok(Self { pre, indices })

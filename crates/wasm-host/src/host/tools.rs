@@ -9,7 +9,7 @@ use wasmtime::component::HasData;
 use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_agent_loop::{
     Next, PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory,
-    canonical_tool_name, unknown_tool_line,
+    canonical_tool_name, unavailable_tool, unknown_tool_line,
 };
 
 use crate::bindings::providers::StreamHandle;
@@ -131,23 +131,23 @@ impl ToolsView<'_> {
                 arguments: r.arguments,
             })
             .collect();
-        let offered = self.offered_names()?;
         let run = self.run.get_mut()?;
         let results = run
             .execute_for_loop(&calls, self.tools.enabled.as_ref())
             .await;
+        // Only a failed call needs the names the model may call: a call of none of them
+        // reads every one, the guest's own tools among them, not the host's alone.
+        let offered = match results.iter().any(|r| r.is_error) {
+            true => self.offered_names()?,
+            false => Vec::new(),
+        };
         Ok(calls
             .into_iter()
             .zip(results)
             .map(|(call, r)| {
-                // A name the context offers no tool by: the model reads every name it may
-                // call, the guest's own tools among them, not the host's alone.
                 let content = if r.is_error && !offered.contains(&call.name) {
-                    format!(
-                        "unknown tool `{}`; available tools: {}",
-                        call.name,
-                        offered.join(", ")
-                    )
+                    let known: Vec<&str> = offered.iter().map(String::as_str).collect();
+                    unavailable_tool(&call.name, &known)
                 } else {
                     r.content
                 };
