@@ -17,6 +17,7 @@ mod commands;
 mod containment;
 mod conversations;
 mod costs;
+mod debug_guest;
 mod demo;
 mod events_doc;
 mod familiar_flags;

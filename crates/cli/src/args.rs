@@ -22,9 +22,19 @@ pub struct Args {
 impl Args {
     /// Whether `--verbose` was given to a prompt's run (`wonopcode -v` or `wonopcode run -v`).
     pub fn verbose(&self) -> bool {
+        self.run_flags().verbose
+    }
+
+    /// Whether `--debug-guest` was given to a prompt's run.
+    pub fn debug_guest(&self) -> bool {
+        self.run_flags().debug_guest
+    }
+
+    /// The flags of the prompt's run, with `run` or without.
+    fn run_flags(&self) -> &PromptArgs {
         match &self.command {
-            Some(Command::Run(prompt)) => prompt.verbose,
-            _ => self.prompt.verbose,
+            Some(Command::Run(prompt)) => prompt,
+            _ => &self.prompt,
         }
     }
 }
@@ -71,6 +81,12 @@ pub struct PromptArgs {
     /// Run the loop registered under this name (see --list-loops; implies --loop-type=custom).
     #[arg(long, value_name = "NAME", help_heading = "Loop")]
     pub agent_loop_name: Option<String>,
+
+    /// Debug the guest: compile it with debug info for gdb and lldb and without optimisation,
+    /// and show a trap's backtrace with the guest's source lines (build the guest with its
+    /// debug info: `cargo build` without `--release`). Also WONOPCODE_DEBUG_GUEST=1.
+    #[arg(long, help_heading = "Loop")]
+    pub debug_guest: bool,
 
     /// List the named loops (built-in, registry.yaml, directories) and exit; the same as
     /// `wonopcode loops list`.

@@ -135,6 +135,9 @@ fn main() -> ExitCode {
         console::set_colors_enabled_stderr(false);
     }
     init_tracing(args.verbose());
+    if args.debug_guest() {
+        wonopcode_wasm_host::debug::turn_on();
+    }
     // Before the runtime: the exporter's HTTP client runs on a thread of its own.
     if let Err(e) = telemetry::start(&args) {
         eprintln!("error: {e}");

@@ -258,7 +258,8 @@ async fn run_once(
         .renderer(renderer)
         // A REPL records its trace for `/trace`.
         .trace(trace.is_some() || input.has_repl())
-        .guest_output_on_stderr(verbose)
+        // A guest being debugged says what it says, and its backtrace, where the person looks.
+        .guest_output_on_stderr(verbose || wonopcode_wasm_host::debug::is_on())
         // Only an interactive session has a "next prompt" to reload before.
         .hot_reload(input.has_repl())
         .started_as(

@@ -35,6 +35,9 @@ pub struct EngineOptions {
     pub cache_dir: Option<PathBuf>,
     /// How big and old the cache may grow.
     pub cache_policy: CachePolicy,
+    /// Compile guests for a debugger: native debug info, no optimisation, backtraces with
+    /// source lines (`crate::debug`; by default, whether `--debug-guest` is on).
+    pub debug: bool,
 }
 
 impl Default for EngineOptions {
@@ -43,6 +46,7 @@ impl Default for EngineOptions {
             limits: GuestLimits::default(),
             cache_dir: dirs::cache_dir().map(|d| d.join("wonopcode").join("components")),
             cache_policy: CachePolicy::default(),
+            debug: crate::debug::is_on(),
         }
     }
 }
@@ -63,8 +67,13 @@ const POOL_COMPONENTS: u32 = 1100;
 /// Bytes of a freed slot's memory (and of its tables) kept resident for the next instance.
 const KEEP_RESIDENT: usize = 1 << 20;
 
-fn config(limits: &GuestLimits, pooling: bool) -> Config {
+fn config(limits: &GuestLimits, pooling: bool, debug: bool) -> Config {
     let mut config = Config::new();
+    if debug {
+        config.debug_info(true);
+        config.wasm_backtrace_details(wasmtime::WasmBacktraceDetails::Enable);
+        config.cranelift_opt_level(wasmtime::OptLevel::None);
+    }
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.max_wasm_stack(1 << 20);
@@ -157,12 +166,12 @@ fn link_imports(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
 impl WasmEngine {
     /// Builds the engine (pooling if possible), starts the epoch ticker and links the host.
     pub fn new(options: EngineOptions) -> Result<Arc<Self>, WasmError> {
-        let (engine, pooling) = match Engine::new(&config(&options.limits, true)) {
+        let (engine, pooling) = match Engine::new(&config(&options.limits, true, options.debug)) {
             Ok(engine) => (engine, true),
             Err(e) => {
                 tracing::debug!(error = %e, "pooling allocator unavailable; using on-demand allocation");
                 (
-                    Engine::new(&config(&options.limits, false))
+                    Engine::new(&config(&options.limits, false, options.debug))
                         .map_err(|e| WasmError::Engine(e.to_string()))?,
                     false,
                 )

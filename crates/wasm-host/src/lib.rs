@@ -11,6 +11,7 @@ mod bindings;
 pub mod cache;
 pub mod check;
 mod component;
+pub mod debug;
 pub mod engine;
 pub mod error;
 mod exports;

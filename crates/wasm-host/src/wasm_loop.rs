@@ -314,6 +314,15 @@ impl WasmAgentLoop {
             Ok(value) => Ok(value),
             Err(trap) => {
                 let report = trap.as_ref().map(|e| trap_report(live.store.data(), e));
+                if let Some(trace) = trap.as_ref().and_then(crate::debug::backtrace) {
+                    let place = &live.store.data().place;
+                    place.host_config.guest_logs.keep(
+                        &context.to_string(),
+                        &place.loop_name,
+                        "backtrace",
+                        &trace,
+                    );
+                }
                 // The instance cannot be entered again after a trap; the next call starts anew.
                 *guard = None;
                 if let Some(e) = &trap {
