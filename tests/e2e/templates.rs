@@ -254,6 +254,90 @@ fn the_js_template_builds_validates_and_runs() {
     its_tests_pass(&dir, &wasm);
 }
 
+/// Whether clang can build for wasm32-wasi with wasi-libc (said when it cannot; CI installs
+/// Debian's packages and requires them, `WONOPCODE_REQUIRE_C`).
+fn have_clang_for_wasi() -> bool {
+    let probe = Command::new("clang")
+        .args([
+            "--target=wasm32-wasi",
+            "--sysroot=/usr",
+            "-print-file-name=libc.a",
+        ])
+        .output();
+    let found = probe.is_ok_and(|o| {
+        o.status.success() && Path::new(String::from_utf8_lossy(&o.stdout).trim()).is_file()
+    });
+    if !found {
+        let how = "clang with wasi-libc is not installed: `apt-get install clang lld wasi-libc \
+                   libclang-rt-14-dev-wasm32` (Debian's packages)";
+        if std::env::var_os("WONOPCODE_REQUIRE_C").is_some() {
+            panic!("{how}");
+        }
+        wonopcode_sandbox::test_skip::note(how);
+    }
+    found
+}
+
+#[test]
+fn the_c_template_builds_with_clang_and_wasi_libc_validates_and_runs() {
+    if !have_clang_for_wasi() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = new_guest(&scratch, "my-c-loop", "c");
+    // The bindings come with the project: no wit-bindgen to install.
+    for file in [
+        "agent_loop_world.c",
+        "agent_loop_world.h",
+        "agent_loop_world_component_type.o",
+    ] {
+        assert!(dir.join(file).is_file(), "{file}");
+    }
+    run(Command::new("sh")
+        .arg("build.sh")
+        .env("WONOPCODE", crate::support::bin())
+        .current_dir(&dir));
+    let wasm = dir.join("my-c-loop.wasm");
+    validates_and_runs(&scratch, &wasm, "my-c-loop");
+    its_tests_pass(&dir, &wasm);
+    // The core module the compiler wrote is no component until `loops componentize` makes it.
+    let core = dir.join("target/core.wasm");
+    let (code, said) = validate(&core);
+    assert_ne!(code, Some(0), "{said}");
+    // Made again over the component, a failure keeps the file that was there.
+    let before = std::fs::read(&wasm).unwrap();
+    let out = wonopcode()
+        .args(["loops", "componentize"])
+        .arg(&wasm)
+        .arg("-o")
+        .arg(&wasm)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = stderr(&out);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("already a component"), "{said}");
+    assert_eq!(std::fs::read(&wasm).unwrap(), before);
+}
+
+#[test]
+fn a_c_hook_is_refused_before_anything_is_written() {
+    let scratch = Scratch::new();
+    let dir = scratch.outside("my-c-hook");
+    let out = wonopcode()
+        .args(["loops", "new", "--lang", "c", "--kind", "hook"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a hook in C has no template"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.exists());
+}
+
 #[test]
 fn the_rust_hook_template_builds_and_refuses_what_its_settings_list() {
     let scratch = Scratch::new();

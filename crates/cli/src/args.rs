@@ -757,6 +757,16 @@ pub enum LoopsAction {
         #[arg(long, value_enum, value_name = "KIND", default_value = "loop")]
         kind: GuestKind,
     },
+    /// Make a core WebAssembly module a guest component (as `wasm-tools component new
+    /// --adapt`): for C, or any toolchain that writes core modules; the module carries its
+    /// world from its bindings, and its WASI imports get the adapter wonopcode carries.
+    Componentize {
+        /// The core module.
+        module: PathBuf,
+        /// The component to write (an existing file is replaced only once it is made).
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
     /// Run a guest's tests: each test file names the guest, and per test the prompt, the
     /// model's scripted responses, stand-ins for host tools and what must hold at the end
     /// (docs/guest-authoring.md, "Testing a guest"). One verdict line per test (with --json,
@@ -1125,6 +1135,9 @@ pub enum GuestLang {
     Python,
     /// JavaScript with componentize-js.
     Js,
+    /// C with clang's wasm32-wasi target and wasi-libc (Debian's packages), on wit-bindgen's
+    /// bindings written into the project.
+    C,
 }
 
 /// What a new guest project is.

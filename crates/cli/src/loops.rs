@@ -109,7 +109,32 @@ pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
             crate::new_guest::create(dir, *lang, *kind, "loops new")
         }
         LoopsAction::Test { files } => crate::loops_test::command(files, args.search.json),
+        LoopsAction::Componentize { module, output } => componentize(module, output),
     }
+}
+
+/// `wonopcode loops componentize MODULE -o FILE`: the component is written beside `FILE`
+/// and renamed over it, so a failure leaves what was there.
+fn componentize(module: &Path, output: &Path) -> anyhow::Result<u8> {
+    let bytes = std::fs::read(module)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", module.display()))?;
+    let component =
+        wonopcode_session::componentize::componentize(&bytes, &module.display().to_string())?;
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let cannot = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", output.display());
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(cannot)?;
+    std::io::Write::write_all(&mut file, &component).map_err(cannot)?;
+    file.persist(output).map_err(|e| cannot(e.error))?;
+    println!(
+        "wrote {} ({} bytes); check it: wonopcode loops validate {}",
+        output.display(),
+        component.len(),
+        output.display()
+    );
+    Ok(crate::exit::SUCCESS)
 }
 
 /// `--validate-module`: the guest of `--agent-loop` or `--agent-loop-name`.

@@ -24,6 +24,7 @@ pub fn create(dir: &Path, lang: GuestLang, kind: GuestKind, typed: &str) -> anyh
         GuestLang::Rust => GuestLanguage::Rust,
         GuestLang::Python => GuestLanguage::Python,
         GuestLang::Js => GuestLanguage::Js,
+        GuestLang::C => GuestLanguage::C,
     };
     let kind = match kind {
         GuestKind::Loop => Kind::Loop,

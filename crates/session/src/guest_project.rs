@@ -16,6 +16,8 @@ pub enum GuestLanguage {
     Python,
     /// A JavaScript module built with ComponentizeJS.
     Js,
+    /// C on wit-bindgen's bindings, built with clang's wasm32-wasi target and wasi-libc.
+    C,
 }
 
 /// What a guest project builds.
@@ -67,6 +69,11 @@ const LOOP_TESTS: &str = include_str!("../../../templates/tests.yaml");
 
 /// The hook world's WIT package.
 const HOOK_WIT: &[(&str, &str)] = &[("hooks.wit", include_str!("../../../wit/hooks/hooks.wit"))];
+
+const C: &[(&str, &str)] = &[
+    ("loop.c", include_str!("../../../templates/c/loop.c")),
+    ("build.sh", include_str!("../../../templates/c/build.sh")),
+];
 
 const RUST: &[(&str, &str)] = &[
     (
@@ -274,6 +281,14 @@ pub fn create(
         (GuestKind::Loop, GuestLanguage::Rust) => (RUST, WIT),
         (GuestKind::Loop, GuestLanguage::Python) => (PYTHON, WIT),
         (GuestKind::Loop, GuestLanguage::Js) => (JS, WIT),
+        (GuestKind::Loop, GuestLanguage::C) => (C, WIT),
+        (GuestKind::Hook, GuestLanguage::C) => {
+            return Err(SessionError::Choice(format!(
+                "{}: a hook in C has no template (`--kind hook` takes --lang rust, python \
+                 or js); nothing was written",
+                dir.display()
+            )));
+        }
         (GuestKind::Hook, GuestLanguage::Rust) => (HOOK_RUST, HOOK_WIT),
         (GuestKind::Hook, GuestLanguage::Python) => (HOOK_PYTHON, HOOK_WIT),
         (GuestKind::Hook, GuestLanguage::Js) => (HOOK_JS, HOOK_WIT),
@@ -289,6 +304,7 @@ pub fn create(
             format!("{name}.wasm"),
         ),
         GuestLanguage::Js => ("npm install && node build.mjs", format!("{name}.wasm")),
+        GuestLanguage::C => ("sh build.sh", format!("{name}.wasm")),
     };
     let fill = |text: &str| {
         text.replace("{{name}}", &name)
@@ -314,6 +330,9 @@ pub fn create(
             write(&dir.join("vendor/wonopcode_guest").join(rel), text)?;
         }
     }
+    if (kind, language) == (GuestKind::Loop, GuestLanguage::C) {
+        write_c_bindings(dir)?;
+    }
     if (kind, language) == (GuestKind::Loop, GuestLanguage::Rust) {
         let sdk = dir.join(RUST_SDK_DIR);
         for (rel, text) in RUST_SDK {
@@ -327,6 +346,7 @@ pub fn create(
         GuestLanguage::Rust => "/target/\n*.wasm\n",
         GuestLanguage::Python => "*.wasm\n__pycache__/\n.venv/\n",
         GuestLanguage::Js => "*.wasm\nnode_modules/\n",
+        GuestLanguage::C => "/target/\n*.wasm\n",
     };
     write(&dir.join(".gitignore"), ignored)?;
     write(
@@ -348,6 +368,7 @@ fn readme(name: &str, language: GuestLanguage, build: &str, component: &str) -> 
         GuestLanguage::Rust => ("Rust", "src/lib.rs"),
         GuestLanguage::Python => ("Python", "app.py"),
         GuestLanguage::Js => ("JavaScript", "agent.js"),
+        GuestLanguage::C => ("C", "loop.c"),
     };
     format!(
         "# {name}\n\n\
@@ -368,6 +389,7 @@ fn hook_readme(name: &str, language: GuestLanguage, build: &str, component: &str
         GuestLanguage::Rust => ("Rust", "src/lib.rs"),
         GuestLanguage::Python => ("Python", "app.py"),
         GuestLanguage::Js => ("JavaScript", "hook.js"),
+        GuestLanguage::C => ("C", "hook.c"),
     };
     format!(
         "# {name}\n\n\
@@ -381,6 +403,34 @@ it refuses commands containing a phrase of its settings' `deny` list.\n\n\
 The hook gets no files, network or environment unless the entry grants them\n\
 (`grants: {{read: [DIR], env: [NAME]}}`); see wonopcode's `docs/hooks.md`.\n"
     )
+}
+
+/// The C bindings of the project's `wit/` (written before), as `wit-bindgen c` writes them:
+/// `agent_loop_world.{c,h}` and the `_component_type.o` that carries the world into the
+/// module, for `loops componentize`.
+fn write_c_bindings(dir: &Path) -> Result<(), SessionError> {
+    let wit = dir.join("wit");
+    let failed = |e: &dyn std::fmt::Display| {
+        SessionError::Files(format!(
+            "cannot write the C bindings of {}: {e}",
+            wit.display()
+        ))
+    };
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_dir(&wit).map_err(|e| failed(&e))?;
+    let world = resolve
+        .select_world(&[package], Some("agent-loop-world"))
+        .map_err(|e| failed(&e))?;
+    let mut files = wit_bindgen_core::Files::default();
+    wit_bindgen_c::Opts::default()
+        .build()
+        .generate(&mut resolve, world, &mut files)
+        .map_err(|e| failed(&e))?;
+    for (name, bytes) in files.iter() {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| failed(&format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SessionError> {
@@ -517,7 +567,7 @@ mod tests {
 
     #[test]
     fn every_template_file_names_the_guest() {
-        for files in [RUST, PYTHON, JS, HOOK_RUST, HOOK_PYTHON, HOOK_JS] {
+        for files in [RUST, PYTHON, JS, C, HOOK_RUST, HOOK_PYTHON, HOOK_JS] {
             assert!(files.iter().any(|(_, text)| text.contains("{{name}}")));
         }
     }

@@ -23,6 +23,7 @@
 
 #![deny(missing_docs)]
 
+pub mod componentize;
 pub mod config;
 mod error;
 /// Generation settings (thinking, output cap, temperature), which agent files set too.
