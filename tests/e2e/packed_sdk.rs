@@ -177,13 +177,14 @@ fn the_python_sdks_wheel_builds_an_orchestrator_outside_the_repository_that_vali
         .next()
         .unwrap()
         .lines()
-        .filter(|l| l.starts_with("class ") || l.starts_with("AgentLoop") || l.starts_with("@"))
+        .filter(|l| !l.trim().is_empty())
     {
         assert!(
             app.contains(line),
             "the README's `{line}` is not the example's"
         );
     }
+    same_as_the_guides(&app, "## In Python", "```python\n");
     copy_example_tests(&example, &project);
     crate::templates::run(
         Command::new("componentize-py")
@@ -272,11 +273,38 @@ fn the_js_sdks_tarball_builds_an_orchestrator_outside_the_repository_that_valida
             "the README's `{line}` is not the example's"
         );
     }
+    same_as_the_guides(&agent, "## In JavaScript", "```js\n");
     copy_example_tests(&example, &project);
     crate::templates::run(Command::new("node").arg("build.mjs").current_dir(&project));
     validates_and_passes_its_tests(&project, "js-orchestrator.wasm");
     // No WIT version in the author's code.
     assert!(!agent.contains("@0."), "{agent}");
+}
+
+/// The guide's first `fence` block under `heading` is the example built here, line for line.
+fn same_as_the_guides(example: &str, heading: &str, fence: &str) {
+    let guide = std::fs::read_to_string(repo_root().join("docs/guest-authoring.md")).unwrap();
+    let section = &guide[guide.find(heading).unwrap()..];
+    let block = section
+        .split(fence)
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let code = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let example = code(example);
+    let block = code(block);
+    assert!(
+        example.ends_with(&block),
+        "the guide's block under {heading} is not the example's code:\n{}",
+        block.join("\n")
+    );
 }
 
 /// A project as `loops new --lang LANG` makes it (its WIT, its build files), without the
