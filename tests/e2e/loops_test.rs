@@ -37,7 +37,11 @@ fn the_sample_orchestrators_tests_pass() {
         lines[1].starts_with("ok    the reviewer goes on"),
         "{lines:?}"
     );
-    assert_eq!(lines[2], "2 passed, 0 failed");
+    assert!(
+        lines[2].starts_with("ok    two researchers at once answer from one script"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[3], "3 passed, 0 failed");
 }
 
 /// A test file for the default loop in `s`, with `tests` as its `tests:`.

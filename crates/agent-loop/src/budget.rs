@@ -294,6 +294,10 @@ impl LanguageModel for CappedModel {
         self.inner.skip_response(context);
     }
 
+    fn context_began(&self, context: &ContextPath, module: &str, role: Option<&str>) {
+        self.inner.context_began(context, module, role);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let reservation = self.budget.reserve(self.inner.info(), &request)?;
         let stream = self.inner.stream(request).await?;

@@ -193,4 +193,9 @@ pub trait LanguageModel: Send + Sync {
     /// model that numbers each context's responses (a replay) counts it, so the next one it
     /// answers is numbered after it. Others have nothing to do.
     fn skip_response(&self, _context: &ContextPath) {}
+
+    /// A context that asks this model began: the loop or agent it runs (`module`) and the
+    /// `custom-data` its parent gave it (`role`). A replay that answers each context by its
+    /// module or role keeps them (`loops test`); others have nothing to do.
+    fn context_began(&self, _context: &ContextPath, _module: &str, _role: Option<&str>) {}
 }

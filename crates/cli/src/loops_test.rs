@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 
 use wonopcode_agent_loop::{ContextPath, ModelInfo, Pricing, StopReason, StreamChunk, Usage};
 use wonopcode_batch::scratch::copy_tree;
-use wonopcode_providers::transcript::{FORMAT, Record, ResponseRecord, VERSION, to_line};
+use wonopcode_providers::transcript::{
+    ContextMatch, FORMAT, Record, ResponseRecord, VERSION, to_line,
+};
 
 use crate::exit;
 
@@ -335,15 +337,17 @@ fn transcript_of(suite: &TestFile, test: &GuestTest) -> anyhow::Result<String> {
         model: model(&suite.model),
     });
     for (key, responses) in &test.model {
-        let context = ContextPath::parse(key).ok_or_else(|| {
+        let (context, matching) = context_key(key).ok_or_else(|| {
             anyhow!(
-                "test `{}`: model: `{key}` is not a context path (`0`, `0.1`, `0.1.2`, ...)",
+                "test `{}`: model: `{key}` is not a context path (`0`, `0.1`, `0.1.2`, ...), \
+                 `module:NAME` or `role:CUSTOM-DATA`",
                 test.name
             )
         })?;
         for (index, response) in responses.iter().enumerate() {
             text.push_str(&to_line(&Record::Response(ResponseRecord {
                 context: context.clone(),
+                matching: matching.clone(),
                 index: u32::try_from(index).unwrap_or(u32::MAX),
                 model: response.model.as_deref().map(model),
                 request: None,
@@ -353,6 +357,22 @@ fn transcript_of(suite: &TestFile, test: &GuestTest) -> anyhow::Result<String> {
         }
     }
     Ok(text)
+}
+
+/// What a script's key names: one context by its path, or every context of a module
+/// (`module:researcher`) or role (`role:reviewer`, its `custom-data`).
+fn context_key(key: &str) -> Option<(ContextPath, Option<ContextMatch>)> {
+    let named = |name: &str| Some(name.trim().to_owned()).filter(|n| !n.is_empty());
+    if let Some(module) = key.strip_prefix("module:") {
+        return Some((
+            ContextPath::root(),
+            Some(ContextMatch::Module(named(module)?)),
+        ));
+    }
+    if let Some(role) = key.strip_prefix("role:") {
+        return Some((ContextPath::root(), Some(ContextMatch::Role(named(role)?))));
+    }
+    Some((ContextPath::parse(key)?, None))
 }
 
 /// The chunks a scripted response streams.
@@ -365,7 +385,11 @@ fn chunks_of(context: &str, index: usize, response: &Response) -> Vec<StreamChun
         chunks.push(StreamChunk::TextDelta { text: text.clone() });
     }
     for (i, call) in response.calls.iter().enumerate() {
-        let id = format!("call_{}_{index}_{i}", context.replace('.', "_"));
+        let key: String = context
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let id = format!("call_{key}_{index}_{i}");
         chunks.push(StreamChunk::ToolCallStart {
             id: id.clone(),
             name: call.name.clone(),
@@ -502,16 +526,21 @@ fn check(events: &[Value], expect: &Expect) -> Vec<String> {
         }
     }
     let children = children_of(events);
+    // Each expected child is a different child: two alike need two.
+    let mut taken = vec![false; children.len()];
     for wanted in &expect.children {
-        let matches = children.iter().any(|c| {
-            wanted.module.as_deref().is_none_or(|m| c.module == m)
+        let found = children.iter().enumerate().position(|(i, c)| {
+            !taken[i]
+                && wanted.module.as_deref().is_none_or(|m| c.module == m)
                 && wanted
                     .model
                     .as_deref()
                     .is_none_or(|m| c.models.iter().any(|x| x == m))
                 && wanted.status.as_deref().is_none_or(|s| c.status == s)
         });
-        if !matches {
+        if let Some(i) = found {
+            taken[i] = true;
+        } else {
             let seen: Vec<String> = children
                 .iter()
                 .map(|c| {

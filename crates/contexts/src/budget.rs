@@ -108,6 +108,15 @@ impl LanguageModel for BudgetedModel {
         self.inner.skip_response(context);
     }
 
+    fn context_began(
+        &self,
+        context: &wonopcode_agent_loop::ContextPath,
+        module: &str,
+        role: Option<&str>,
+    ) {
+        self.inner.context_began(context, module, role);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         if self.budget.exhausted() {
             return Err(ModelError::Other(format!(

@@ -202,6 +202,7 @@ impl LiveChild {
             None => child.agent().name().to_owned(),
         };
         let given = preferred_model(parent, &params).await?;
+        given.context_began(&path, &module, params.custom_data.as_deref());
         let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
         let mut config = parent.services.config.clone();
         config.hooks = wonopcode_agent_loop::hook::layered(config.hooks.take(), own.hooks.clone());

@@ -68,6 +68,11 @@ impl LanguageModel for PrefixReplay {
         }
         self.live.skip_response(context);
     }
+
+    fn context_began(&self, context: &ContextPath, module: &str, role: Option<&str>) {
+        self.recorded.context_began(context, module, role);
+        self.live.context_began(context, module, role);
+    }
 }
 
 /// The models guests may switch to under a prefix replay: the live source's, each served

@@ -130,6 +130,10 @@ impl LanguageModel for RecordingModel {
         self.inner.skip_response(context);
     }
 
+    fn context_began(&self, context: &ContextPath, module: &str, role: Option<&str>) {
+        self.inner.context_began(context, module, role);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let index = self.sink.responses_made.next(&request.context);
         let info = self.inner.info();
@@ -137,6 +141,7 @@ impl LanguageModel for RecordingModel {
         let mut print = self.sink.prints.of(&request);
         print.added = Some(AddedMessages::of(&request.messages, print.kept));
         let mut record = ResponseRecord {
+            matching: None,
             context: request.context.clone(),
             index,
             model: own_model.then(|| info.clone()),

@@ -14,7 +14,8 @@ use wonopcode_agent_loop::{
 
 use crate::divergence::{Difference, message_diff, render};
 use crate::transcript::{
-    Fingerprint, Fingerprinter, ResponseCounter, ResponseRecord, Transcript, TranscriptError,
+    ContextMatch, Fingerprint, Fingerprinter, ResponseCounter, ResponseRecord, Transcript,
+    TranscriptError,
 };
 
 /// The recording every view of one replay shares.
@@ -23,12 +24,49 @@ struct Recording {
     /// Every model the turns came from, the header's first, then in file order.
     models: Vec<ModelInfo>,
     turns: HashMap<(ContextPath, u32), ResponseRecord>,
+    /// Hand-written records for every context of a module or role ([`ContextMatch`]).
+    matched: HashMap<(ContextMatch, u32), ResponseRecord>,
+    /// Each context's module and role, as it began ([`LanguageModel::context_began`]).
+    began: parking_lot::Mutex<HashMap<ContextPath, [ContextMatch; 2]>>,
     responses_made: ResponseCounter,
     /// Fingerprints the requests as they come, hashing what each added.
     prints: Fingerprinter,
 }
 
 impl Recording {
+    /// The record for response `turn` of `context`: its own, else its role's, else its
+    /// module's.
+    fn record(&self, context: &ContextPath, turn: u32) -> Option<&ResponseRecord> {
+        if let Some(own) = self.turns.get(&(context.clone(), turn)) {
+            return Some(own);
+        }
+        if self.matched.is_empty() {
+            return None;
+        }
+        let began = self.began.lock();
+        let [module, role] = began.get(context)?;
+        [role, module]
+            .into_iter()
+            .find_map(|m| self.matched.get(&(m.clone(), turn)))
+    }
+
+    /// What `context` could have been answered by, for a message: its module and role when
+    /// records match either.
+    fn matches_of(&self, context: &ContextPath) -> String {
+        let began = self.began.lock();
+        match began.get(context) {
+            Some([module, role]) if !self.matched.is_empty() => {
+                let count = |m: &ContextMatch| self.matched.keys().filter(|(k, _)| k == m).count();
+                format!(
+                    "; it runs {module} ({} records), {role} ({} records)",
+                    count(module),
+                    count(role)
+                )
+            }
+            _ => String::new(),
+        }
+    }
+
     /// What differs between `request` and the fingerprint recorded for response `turn` of
     /// its context, or `None`. The request's hash comes from the fingerprinter; only a
     /// request that differs is fingerprinted whole, beside the recorded messages put
@@ -127,16 +165,21 @@ impl ReplayProvider {
                 models.push(info.clone());
             }
         }
-        let turns = transcript
-            .turns
-            .into_iter()
-            .map(|t| ((t.context.clone(), t.index), t))
-            .collect();
+        let mut turns = HashMap::new();
+        let mut matched = HashMap::new();
+        for record in transcript.turns {
+            match record.matching.clone() {
+                Some(matching) => matched.insert((matching, record.index), record),
+                None => turns.insert((record.context.clone(), record.index), record),
+            };
+        }
         Self {
             recording: Arc::new(Recording {
                 source: source.to_path_buf(),
                 models,
                 turns,
+                matched,
+                began: parking_lot::Mutex::default(),
                 responses_made: ResponseCounter::default(),
                 prints: Fingerprinter::default(),
             }),
@@ -178,20 +221,30 @@ impl LanguageModel for ReplayProvider {
         self.recording.responses_made.next(context);
     }
 
+    fn context_began(&self, context: &ContextPath, module: &str, role: Option<&str>) {
+        let module = ContextMatch::Module(module.to_owned());
+        // No custom data is a role of its own: no record names it.
+        let role = ContextMatch::Role(role.unwrap_or_default().to_owned());
+        self.recording
+            .began
+            .lock()
+            .insert(context.clone(), [module, role]);
+    }
+
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
         let recording = &self.recording;
         let turn = recording.responses_made.next(&request.context);
-        let key = (request.context.clone(), turn);
-        let Some(record) = recording.turns.get(&key) else {
+        let Some(record) = recording.record(&request.context, turn) else {
             let recorded = recording
                 .turns
                 .keys()
                 .filter(|(c, _)| *c == request.context)
                 .count();
             return Err(ModelError::Replay(format!(
-                "transcript {} has no record for context {} turn {turn} (it has {recorded} for that context): the run asked the model more than was recorded",
+                "transcript {} has no record for context {} turn {turn} (it has {recorded} for that context{}): the run asked the model more than was recorded",
                 recording.source.display(),
-                request.context
+                request.context,
+                recording.matches_of(&request.context)
             )));
         };
         let answered = record.model.as_ref().unwrap_or(recording.header());
@@ -372,5 +425,85 @@ mod tests {
             e.contains("no turns from provider `q` model `small`; it has p/m, q/big"),
             "{e}"
         );
+    }
+
+    const MATCHING: &str = r#"{"type":"header","format":"wonopcode-transcript","version":2,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}
+{"type":"turn","matching":{"module":"researcher"},"turn":0,"chunks":[{"type":"text_delta","text":"module"},{"type":"done","stop_reason":"end_turn"}]}
+{"type":"turn","matching":{"role":"lead"},"turn":0,"chunks":[{"type":"text_delta","text":"role"},{"type":"done","stop_reason":"end_turn"}]}
+{"type":"turn","context":"0.3","turn":0,"chunks":[{"type":"text_delta","text":"own"},{"type":"done","stop_reason":"end_turn"}]}"#;
+
+    /// The text of the next response of `context`, or the error's.
+    async fn answer(replay: &ReplayProvider, context: &str) -> String {
+        let mut asked = request();
+        asked.context = ContextPath::parse(context).unwrap();
+        match replay.stream(asked).await {
+            Ok(stream) => {
+                stream
+                    .filter_map(|c| async move {
+                        match c {
+                            StreamChunk::TextDelta { text } => Some(text),
+                            _ => None,
+                        }
+                    })
+                    .collect::<String>()
+                    .await
+            }
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_context_is_answered_by_its_own_records_then_its_roles_then_its_modules() {
+        let replay = ReplayProvider::new(Transcript::parse(MATCHING, "t").unwrap(), Path::new("t"));
+        replay.context_began(&ContextPath::parse("0.1").unwrap(), "researcher", None);
+        replay.context_began(
+            &ContextPath::parse("0.2").unwrap(),
+            "researcher",
+            Some("lead"),
+        );
+        replay.context_began(
+            &ContextPath::parse("0.3").unwrap(),
+            "researcher",
+            Some("lead"),
+        );
+        replay.context_began(&ContextPath::parse("0.4").unwrap(), "coder", None);
+        assert_eq!(answer(&replay, "0.1").await, "module");
+        assert_eq!(answer(&replay, "0.2").await, "role");
+        assert_eq!(answer(&replay, "0.3").await, "own");
+        // Each context counts its own responses: the script has one each.
+        let past = answer(&replay, "0.1").await;
+        assert!(past.contains("no record for context 0.1 turn 1"), "{past}");
+        let none = answer(&replay, "0.4").await;
+        assert!(
+            none.contains("it runs module coder (0 records), role  (0 records)"),
+            "{none}"
+        );
+        // A context that never said what it runs gets only its own records.
+        let unknown = answer(&replay, "0.5").await;
+        assert!(
+            unknown.contains("no record for context 0.5 turn 0"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn a_record_for_many_contexts_is_hand_written_and_named_once() {
+        let header = MATCHING.lines().next().unwrap();
+        let twice = format!(
+            "{header}\n{}\n{}",
+            MATCHING.lines().nth(1).unwrap(),
+            MATCHING.lines().nth(1).unwrap()
+        );
+        let e = Transcript::parse(&twice, "t").unwrap_err().to_string();
+        assert!(
+            e.contains("duplicate record for module researcher turn 0"),
+            "{e}"
+        );
+        let printed = format!(
+            "{header}\n{}",
+            r#"{"type":"turn","matching":{"role":"x"},"turn":0,"request":{"hash":"0","messages":[],"tools":[],"options":"0"},"chunks":[]}"#
+        );
+        let e = Transcript::parse(&printed, "t").unwrap_err().to_string();
+        assert!(e.contains("has a fingerprint"), "{e}");
     }
 }

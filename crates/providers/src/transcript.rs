@@ -44,8 +44,14 @@ pub enum Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResponseRecord {
-    /// Context that made the request.
+    /// Context that made the request (the root when `matching` is set: unused then).
+    #[serde(default = "ContextPath::root")]
     pub context: ContextPath,
+    /// A hand-written record for every context of this module or role (`loops test`), in
+    /// place of one context's: it answers response `turn` of each context it matches that
+    /// has no records of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matching: Option<ContextMatch>,
     /// Index of the request within that context (0-based, counting every request).
     #[serde(rename = "turn")]
     pub index: u32,
@@ -62,6 +68,27 @@ pub struct ResponseRecord {
     /// Set when the provider refused the request instead of streaming.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RecordedError>,
+}
+
+/// Which contexts a hand-written record answers: those running `module` (a loop's or an
+/// agent's name), or started with `role` as their `custom-data`. A role is more particular
+/// than a module, so a context with records for both gets its role's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ContextMatch {
+    /// Every context running this loop or agent.
+    Module(String),
+    /// Every context whose parent gave it this `custom-data`.
+    Role(String),
+}
+
+impl std::fmt::Display for ContextMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Module(m) => write!(f, "module {m}"),
+            Self::Role(r) => write!(f, "role {r}"),
+        }
+    }
 }
 
 /// A provider refusal (HTTP 4xx/5xx).
@@ -398,6 +425,7 @@ impl Transcript {
         let mut seen = std::collections::HashSet::new();
         // Per context: the last record's index and how many messages its request had.
         let mut last: HashMap<ContextPath, (u32, usize)> = HashMap::new();
+        let mut seen_matching = std::collections::HashSet::new();
         for (index, raw) in text.lines().enumerate() {
             let line = index + 1;
             if raw.trim().is_empty() {
@@ -439,6 +467,24 @@ impl Transcript {
                             line,
                             "the first record must be the header".to_owned(),
                         ));
+                    }
+                    if let Some(matching) = &turn.matching {
+                        if turn.request.is_some() {
+                            return Err(invalid(
+                                line,
+                                format!(
+                                    "the record for {matching} has a fingerprint: a record for many contexts is hand-written"
+                                ),
+                            ));
+                        }
+                        if !seen_matching.insert((matching.clone(), turn.index)) {
+                            return Err(invalid(
+                                line,
+                                format!("duplicate record for {matching} turn {}", turn.index),
+                            ));
+                        }
+                        turns.push(turn);
+                        continue;
                     }
                     if !seen.insert((turn.context.clone(), turn.index)) {
                         return Err(invalid(
