@@ -23,6 +23,7 @@ mod events_doc;
 mod familiar_flags;
 mod first_use;
 mod grants;
+mod guide;
 mod hidden;
 mod hooks;
 mod hostile;

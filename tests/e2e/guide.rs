@@ -1,0 +1,73 @@
+//! Every Rust block of `docs/guest-authoring.md` is built: the guide's loop (section 2) is a
+//! crate's loop, validated and run for a turn that reads a file; each fragment (a tool, a
+//! spawn, a child that lives on, the roles pattern) is compiled in the same crate, in a
+//! module of its own, where `self` has custom tools and `task` is a `&str`, as the guide
+//! supposes. The debugging example (section 7) is built and run by `debug_guest.rs`.
+
+use crate::support::{Scratch, repo_root};
+use crate::templates::{build_rust, validates_and_runs};
+
+/// The Rust blocks of the guide, in order.
+fn rust_blocks() -> Vec<String> {
+    let page = std::fs::read_to_string(repo_root().join("docs/guest-authoring.md")).unwrap();
+    page.split("```rust\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap().to_owned())
+        .collect()
+}
+
+/// A fragment as a module: items where it is items (a function of its own), a method
+/// where it takes `&mut self`, else statements in a method's body.
+fn as_module(index: usize, block: &str) -> String {
+    let items = block.lines().any(|l| l.starts_with("fn "));
+    let body = if block.contains("(&mut self") {
+        format!("impl Snippet {{\n{block}\n}}\n")
+    } else if items {
+        block.to_owned()
+    } else {
+        format!(
+            "impl Snippet {{\n    fn snippet(&mut self, task: &str) -> Result<(), Box<dyn std::error::Error>> {{\n        \
+             let _ = {{\n{block}\n}};\n        Ok(())\n    }}\n}}\n"
+        )
+    };
+    format!(
+        "#[allow(unused, unreachable_code, dead_code)]\nmod block_{index} {{\n\
+         use wonopcode_guest_sdk::*;\n\
+         struct Snippet {{ tools: CustomTools }}\n{body}}}\n\n"
+    )
+}
+
+#[test]
+fn every_rust_block_of_the_guide_builds_and_its_loop_runs() {
+    let blocks = rust_blocks();
+    assert!(blocks.len() >= 8, "{} blocks", blocks.len());
+    let (complete, fragments): (Vec<_>, Vec<_>) = blocks
+        .iter()
+        .enumerate()
+        .partition(|(_, b)| b.contains("export_loop!"));
+    // The loop of section 2 first, the debugging example's last (built elsewhere).
+    assert_eq!(complete.len(), 2, "{complete:?}");
+    let mut source = complete[0].1.clone();
+    for (index, block) in &fragments {
+        source.push_str(&as_module(*index, block));
+    }
+
+    let s = Scratch::new();
+    let project = s.outside("guide-loop");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"guide-loop\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [lib]\ncrate-type = [\"cdylib\"]\n\n\
+             [dependencies]\nwonopcode-guest-sdk = {{ path = {:?} }}\n\
+             serde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\n\n\
+             [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\n\n[workspace]\n",
+            repo_root().join("guests/sdk").display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(project.join("src/lib.rs"), &source).unwrap();
+    let wasm = build_rust(&project, "guide_loop");
+    validates_and_runs(&s, &wasm, "my-loop");
+}
