@@ -28,6 +28,8 @@ from componentize_py_types import Err, Ok  # noqa: E402
 from wit_world.imports import context, custom_tools, providers  # noqa: E402
 
 from wonopcode_guest import (  # noqa: E402
+    Loop,
+    LoopFailed,
     Spawn,
     SpawnFailed,
     Tier,
@@ -37,7 +39,9 @@ from wonopcode_guest import (  # noqa: E402
     spent,
     status_text,
 )
+from wonopcode_guest import export  # noqa: E402
 from wonopcode_guest.tools import schema_of  # noqa: E402
+from wit_world.imports import types  # noqa: E402
 
 
 def provider(id: str, models: List[str]) -> "providers.ProviderInfo":
@@ -192,6 +196,26 @@ class CustomTools(unittest.TestCase):
         self.assertEqual((definition.id, definition.name), ("word_count", "word_count"))
         self.assertEqual(definition.description, "Counts the words of a text.")
         self.assertEqual(json.loads(definition.parameters_schema)["required"], ["text"])
+
+
+class Exports(unittest.TestCase):
+    def test_loop_failed_ends_the_turn_and_any_other_exception_traps(self):
+        class Failing(Loop):
+            name = "failing"
+
+            def run_prompt(self, prompt: str) -> str:
+                if prompt == "fail":
+                    raise LoopFailed("no specialist fits")
+                raise ValueError("a bug")
+
+        agent_loop, _ = export(Failing())
+        loop = agent_loop()
+        self.assertEqual(loop.get_name(), "failing")
+        with self.assertRaises(Err) as ended:
+            loop.run_prompt("fail")
+        self.assertEqual(ended.exception.value, types.LoopError_Internal("no specialist fits"))
+        with self.assertRaises(ValueError):
+            loop.run_prompt("other")
 
 
 if __name__ == "__main__":

@@ -51,8 +51,8 @@ class Loop:
 def export(loop: Loop):
     """The classes `AgentLoop` and `CustomToolHandler` that serve `loop`; assign them in the
     app module (`AgentLoop, CustomToolHandler = export(MyLoop())`), where componentize-py
-    looks for them. Errors become the WIT's `loop-error`; `LoopFailed` and any other exception
-    end the turn with its message.
+    looks for them. `LoopFailed` becomes the WIT's `loop-error` and ends the turn with its
+    message; any other exception traps the guest, and the run's error names its last line.
     """
     from componentize_py_types import Err
     from wit_world import exports
