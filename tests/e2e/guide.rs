@@ -1,11 +1,15 @@
 //! Every Rust block of `docs/guest-authoring.md` is built: the guide's loop (section 2) is a
 //! crate's loop, validated and run for a turn that reads a file; each fragment (a tool, a
-//! spawn, a child that lives on, the roles pattern) is compiled in the same crate, in a
-//! module of its own, where `self` has custom tools and `task` is a `&str`, as the guide
-//! supposes. The debugging example (section 7) is built and run by `debug_guest.rs`.
+//! spawn, a child that lives on) is compiled in the same crate, in a module of its own,
+//! where `self` has custom tools and `task` is a `&str`, as the guide supposes. The team of
+//! section 5 (one component, several roles) is a crate of its own that passes the test file
+//! the guide gives beside it. The debugging example (section 7) is built and run by
+//! `debug_guest.rs`.
+
+use std::path::{Path, PathBuf};
 
 use crate::support::{Scratch, repo_root};
-use crate::templates::{build_rust, validates_and_runs};
+use crate::templates::{build_rust, its_tests_pass, validates_and_runs};
 
 /// The Rust blocks of the guide, in order.
 fn rust_blocks() -> Vec<String> {
@@ -37,28 +41,14 @@ fn as_module(index: usize, block: &str) -> String {
     )
 }
 
-#[test]
-fn every_rust_block_of_the_guide_builds_and_its_loop_runs() {
-    let blocks = rust_blocks();
-    assert!(blocks.len() >= 8, "{} blocks", blocks.len());
-    let (complete, fragments): (Vec<_>, Vec<_>) = blocks
-        .iter()
-        .enumerate()
-        .partition(|(_, b)| b.contains("export_loop!"));
-    // The loop of section 2 first, the debugging example's last (built elsewhere).
-    assert_eq!(complete.len(), 2, "{complete:?}");
-    let mut source = complete[0].1.clone();
-    for (index, block) in &fragments {
-        source.push_str(&as_module(*index, block));
-    }
-
-    let s = Scratch::new();
-    let project = s.outside("guide-loop");
+/// A guest crate `name` in `dir` on the repository's SDK, with `source` as its `lib.rs`.
+fn guest_crate(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let project = dir.join(name);
     std::fs::create_dir_all(project.join("src")).unwrap();
     std::fs::write(
         project.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"guide-loop\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              [lib]\ncrate-type = [\"cdylib\"]\n\n\
              [dependencies]\nwonopcode-guest-sdk = {{ path = {:?} }}\n\
              serde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\n\n\
@@ -67,7 +57,51 @@ fn every_rust_block_of_the_guide_builds_and_its_loop_runs() {
         ),
     )
     .unwrap();
-    std::fs::write(project.join("src/lib.rs"), &source).unwrap();
+    std::fs::write(project.join("src/lib.rs"), source).unwrap();
+    project
+}
+
+#[test]
+fn the_guides_team_of_roles_passes_the_test_beside_it() {
+    let page = std::fs::read_to_string(repo_root().join("docs/guest-authoring.md")).unwrap();
+    let section = &page[page.find("### One component, several roles").unwrap()..];
+    let block = |fence: &str| {
+        section
+            .split(fence)
+            .nth(1)
+            .unwrap()
+            .split("```")
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let source = block("```rust\n");
+    assert!(source.contains("export_loop!(Team)"), "{source}");
+    let s = Scratch::new();
+    let project = guest_crate(&s.outside("guide"), "team", &source);
+    std::fs::write(project.join("tests.yaml"), block("```yaml\n")).unwrap();
+    let wasm = build_rust(&project, "team");
+    its_tests_pass(&project, &wasm);
+}
+
+#[test]
+fn every_rust_block_of_the_guide_builds_and_its_loop_runs() {
+    let blocks = rust_blocks();
+    assert!(blocks.len() >= 8, "{} blocks", blocks.len());
+    let (complete, fragments): (Vec<_>, Vec<_>) = blocks
+        .iter()
+        .enumerate()
+        .partition(|(_, b)| b.contains("export_loop!"));
+    // The loop of section 2 first, then the team of section 5 and the debugging example
+    // (each built by its own test).
+    assert_eq!(complete.len(), 3, "{complete:?}");
+    let mut source = complete[0].1.clone();
+    for (index, block) in &fragments {
+        source.push_str(&as_module(*index, block));
+    }
+
+    let s = Scratch::new();
+    let project = guest_crate(&s.outside("guide"), "guide-loop", &source);
     let wasm = build_rust(&project, "guide_loop");
     validates_and_runs(&s, &wasm, "my-loop");
 }

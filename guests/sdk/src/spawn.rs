@@ -7,6 +7,7 @@ use crate::bindings::wonopcode::agent_loop::context::{
     SpawnRequest,
 };
 use crate::bindings::wonopcode::agent_loop::storage::{self, Attachment};
+use crate::tiers::{Route, Tier};
 
 /// The state key a child sets to return structured data: its value arrives in the
 /// parent as the result's `data`.
@@ -119,6 +120,16 @@ impl Spawn {
         self.0.preferred_provider = provider.map(str::to_owned);
         self.0.preferred_model = model.map(str::to_owned);
         self
+    }
+
+    /// The current provider's model of `tier` ([`Route::of_tier`]: Haiku, Sonnet or Opus on
+    /// Anthropic); the parent's model when the provider has no tiers or the host cannot open
+    /// that one. `Spawn::named("researcher", task).tier(Tier::Fast)`.
+    pub fn tier(self, tier: Tier) -> Self {
+        match Route::of_tier(tier) {
+            Some(route) => self.prefer(Some(&route.provider), Some(&route.model)),
+            None => self,
+        }
     }
 
     /// Starts the child with a copy of this context's history.
