@@ -85,6 +85,51 @@ fn the_guides_team_of_roles_passes_the_test_beside_it() {
 }
 
 #[test]
+fn the_guides_test_file_passes_against_the_sample_orchestrator() {
+    let page = std::fs::read_to_string(repo_root().join("docs/guest-authoring.md")).unwrap();
+    let section = &page[page.find("## 6. Test your guest").unwrap()..];
+    let yaml = section
+        .split("```yaml\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    // Its paths are relative to examples/agents/, where the sample's own tests live.
+    let agents = repo_root().join("examples/agents");
+    let mut file = String::new();
+    for line in yaml.lines() {
+        let (key, rest) = line.split_once(": ").unwrap_or((line, ""));
+        match key {
+            "guest" | "loops_dir" | "workspace" => {
+                let value = rest.split('#').next().unwrap().trim();
+                file.push_str(&format!("{key}: {}\n", agents.join(value).display()));
+            }
+            _ => {
+                file.push_str(line);
+                file.push('\n');
+            }
+        }
+    }
+    let s = Scratch::new();
+    let tests = s.outside("tests.yaml");
+    std::fs::write(&tests, file).unwrap();
+    let out = crate::support::command()
+        .args(["loops", "test"])
+        .arg(&tests)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{said}{}",
+        crate::support::stderr(&out)
+    );
+    assert!(said.ends_with("1 passed, 0 failed\n"), "{said}");
+}
+
+#[test]
 fn every_rust_block_of_the_guide_builds_and_its_loop_runs() {
     let blocks = rust_blocks();
     assert!(blocks.len() >= 8, "{} blocks", blocks.len());

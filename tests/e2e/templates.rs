@@ -321,6 +321,31 @@ fn the_c_template_builds_with_clang_and_wasi_libc_validates_and_runs() {
 }
 
 #[test]
+fn the_c_team_example_sends_two_specialists_at_once_and_passes_its_tests() {
+    if !have_clang_for_wasi() {
+        return;
+    }
+    let scratch = Scratch::new();
+    let dir = new_guest(&scratch, "team", "c");
+    let example = repo_root().join("examples/c-team");
+    for file in ["loop.c", "tests.yaml"] {
+        std::fs::copy(example.join(file), dir.join(file)).unwrap();
+    }
+    run(Command::new("sh")
+        .arg("build.sh")
+        .env("WONOPCODE", crate::support::bin())
+        .current_dir(&dir));
+    let out = wonopcode()
+        .args(["loops", "test", "tests.yaml"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(said.ends_with("2 passed, 0 failed\n"), "{said}");
+}
+
+#[test]
 fn a_c_hook_is_refused_before_anything_is_written() {
     let scratch = Scratch::new();
     let dir = scratch.outside("my-c-hook");

@@ -135,6 +135,10 @@ struct Expect {
     /// Tools never called.
     #[serde(default)]
     tools_not_called: Vec<String>,
+    /// For each tool, a text one of its calls answered with (in any context): what a
+    /// guest's own tool returned, or the refusal the model read.
+    #[serde(default)]
+    tool_outputs: BTreeMap<String, String>,
     /// Children that ran: each must match one started child.
     #[serde(default)]
     children: Vec<ChildExpect>,
@@ -523,6 +527,27 @@ fn check(events: &[Value], expect: &Expect) -> Vec<String> {
     for tool in &expect.tools_not_called {
         if called.contains(&tool.as_str()) {
             failures.push(format!("`{tool}` was called"));
+        }
+    }
+    for (tool, wanted) in &expect.tool_outputs {
+        let outputs: Vec<&str> = events
+            .iter()
+            .filter(|e| e["type"] == "item.completed" && e["item"]["name"] == tool.as_str())
+            .filter_map(|e| e["item"]["output"].as_str())
+            .collect();
+        if !outputs.iter().any(|o| o.contains(wanted.as_str())) {
+            failures.push(format!(
+                "no call of `{tool}` answered {wanted:?} (it answered: {})",
+                if outputs.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    outputs
+                        .iter()
+                        .map(|o| format!("{o:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ));
         }
     }
     let children = children_of(events);
