@@ -26,8 +26,9 @@ struct Recording {
     turns: HashMap<(ContextPath, u32), ResponseRecord>,
     /// Hand-written records for every context of a module or role ([`ContextMatch`]).
     matched: HashMap<(ContextMatch, u32), ResponseRecord>,
-    /// Each context's module and role, as it began ([`LanguageModel::context_began`]).
-    began: parking_lot::Mutex<HashMap<ContextPath, [ContextMatch; 2]>>,
+    /// What each context matches, as it began ([`LanguageModel::context_began`]): its role
+    /// (when it has one), then its module, the order a record is looked for in.
+    began: parking_lot::Mutex<HashMap<ContextPath, Vec<ContextMatch>>>,
     responses_made: ResponseCounter,
     /// Fingerprints the requests as they come, hashing what each added.
     prints: Fingerprinter,
@@ -44,9 +45,9 @@ impl Recording {
             return None;
         }
         let began = self.began.lock();
-        let [module, role] = began.get(context)?;
-        [role, module]
-            .into_iter()
+        began
+            .get(context)?
+            .iter()
             .find_map(|m| self.matched.get(&(m.clone(), turn)))
     }
 
@@ -55,13 +56,15 @@ impl Recording {
     fn matches_of(&self, context: &ContextPath) -> String {
         let began = self.began.lock();
         match began.get(context) {
-            Some([module, role]) if !self.matched.is_empty() => {
-                let count = |m: &ContextMatch| self.matched.keys().filter(|(k, _)| k == m).count();
-                format!(
-                    "; it runs {module} ({} records), {role} ({} records)",
-                    count(module),
-                    count(role)
-                )
+            Some(matches) if !self.matched.is_empty() => {
+                let counted: Vec<String> = matches
+                    .iter()
+                    .map(|m| {
+                        let records = self.matched.keys().filter(|(k, _)| k == m).count();
+                        format!("{m} ({records} records)")
+                    })
+                    .collect();
+                format!("; it is {}", counted.join(", "))
             }
             _ => String::new(),
         }
@@ -222,13 +225,12 @@ impl LanguageModel for ReplayProvider {
     }
 
     fn context_began(&self, context: &ContextPath, module: &str, role: Option<&str>) {
-        let module = ContextMatch::Module(module.to_owned());
-        // No custom data is a role of its own: no record names it.
-        let role = ContextMatch::Role(role.unwrap_or_default().to_owned());
-        self.recording
-            .began
-            .lock()
-            .insert(context.clone(), [module, role]);
+        let mut matches: Vec<ContextMatch> = role
+            .map(|r| ContextMatch::Role(r.to_owned()))
+            .into_iter()
+            .collect();
+        matches.push(ContextMatch::Module(module.to_owned()));
+        self.recording.began.lock().insert(context.clone(), matches);
     }
 
     async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
@@ -474,10 +476,7 @@ mod tests {
         let past = answer(&replay, "0.1").await;
         assert!(past.contains("no record for context 0.1 turn 1"), "{past}");
         let none = answer(&replay, "0.4").await;
-        assert!(
-            none.contains("it runs module coder (0 records), role  (0 records)"),
-            "{none}"
-        );
+        assert!(none.contains("it is module coder (0 records)"), "{none}");
         // A context that never said what it runs gets only its own records.
         let unknown = answer(&replay, "0.5").await;
         assert!(
