@@ -177,11 +177,10 @@ fn a_trap_under_debug_guest_shows_the_guests_backtrace_with_its_source_lines() {
 fn have_gdb() -> bool {
     let found = Command::new("gdb").arg("--version").output().is_ok();
     if !found {
-        let how = "gdb is not installed: `apt-get install gdb` (Debian's package)";
-        if std::env::var_os("WONOPCODE_REQUIRE_GDB").is_some() {
-            panic!("{how}");
-        }
-        wonopcode_sandbox::test_skip::note(how);
+        crate::support::missing_part(
+            "gdb is not installed: `apt-get install gdb` (Debian's package)",
+            "WONOPCODE_REQUIRE_GDB",
+        );
     }
     found
 }

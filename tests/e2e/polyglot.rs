@@ -40,10 +40,7 @@ pub const INSTALL: &str = "python3 -m pip install -r guests/python-reviewer/requ
 /// Something a test needs is missing: a failure when `WONOPCODE_REQUIRE_POLYGLOT` is set,
 /// else a message saying how to get it (the caller then skips).
 pub fn missing_tool(how: &str) {
-    if std::env::var_os("WONOPCODE_REQUIRE_POLYGLOT").is_some() {
-        panic!("{how}");
-    }
-    wonopcode_sandbox::test_skip::note(how);
+    crate::support::missing_part(how, "WONOPCODE_REQUIRE_POLYGLOT");
 }
 
 /// A transcript of the child context `0.1`'s turns.

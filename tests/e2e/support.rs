@@ -510,3 +510,13 @@ pub fn root_answer(out: &Output) -> String {
         .and_then(|e| e["item"]["text"].as_str().map(str::to_owned))
         .unwrap_or_else(|| panic!("no answer: {}", String::from_utf8_lossy(&out.stdout)))
 }
+
+/// A test's outside part (a tool, a package) is missing: `how` says how to install it. Where
+/// CI requires it (`required_by` is set) the test fails; elsewhere it passes and says why in
+/// the run's skip log.
+pub fn missing_part(how: &str, required_by: &str) {
+    if std::env::var_os(required_by).is_some() {
+        panic!("{how}");
+    }
+    wonopcode_sandbox::test_skip::note(how);
+}
