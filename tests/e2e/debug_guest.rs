@@ -32,7 +32,8 @@ fn line_of(source: &str, text: &str) -> usize {
 fn debug_build() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let dir = repo_root().join("target/debug-guest-example");
+        // Named `my-loop`, as the guide's commands name its component (`my_loop.wasm`).
+        let dir = repo_root().join("target/debug-guest-example/my-loop");
         let _ = std::fs::remove_dir_all(&dir);
         let out = wonopcode()
             .args(["loops", "new", "--lang", "rust"])
