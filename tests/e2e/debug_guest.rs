@@ -54,20 +54,27 @@ fn debug_build() -> &'static Path {
     })
 }
 
+/// The arguments of a run of the example on `prompt`, offline, in `s`'s workspace.
+fn example_args(s: &Scratch, prompt: &str) -> Vec<std::ffi::OsString> {
+    let t = s.transcript("t.jsonl", &[]);
+    vec![
+        "--agent-loop".into(),
+        debug_build().into(),
+        "--replay".into(),
+        t.into(),
+        "-C".into(),
+        s.ws().into(),
+        prompt.into(),
+    ]
+}
+
 /// Runs the example with `prompt` and `flags`, its journal under `runs`.
 fn run(s: &Scratch, runs: &Path, flags: &[&str], prompt: &str) -> Output {
-    let t = s.transcript("t.jsonl", &[]);
     wonopcode()
         .env("WONOPCODE_RUNS_DIR", runs)
         .env_remove("WONOPCODE_DEBUG_GUEST")
         .args(flags)
-        .arg("--agent-loop")
-        .arg(debug_build())
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg(prompt)
+        .args(example_args(s, prompt))
         .output()
         .unwrap()
 }
@@ -195,7 +202,6 @@ fn gdb_stops_at_a_breakpoint_in_the_guests_source_and_steps_through_it() {
     let source = guide_example();
     let first = line_of(&source, "let words = ");
     let next = line_of(&source, "if input.contains(\"panic\")");
-    let t = s.transcript("t.jsonl", &[]);
     let out = Command::new("timeout")
         .arg("300")
         .arg("gdb")
@@ -210,13 +216,7 @@ fn gdb_stops_at_a_breakpoint_in_the_guests_source_and_steps_through_it() {
         .arg("--args")
         .arg(crate::support::bin())
         .arg("--debug-guest")
-        .arg("--agent-loop")
-        .arg(debug_build())
-        .arg("--replay")
-        .arg(&t)
-        .arg("-C")
-        .arg(s.ws())
-        .arg("please panic")
+        .args(example_args(&s, "please panic"))
         .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .output()
         .unwrap();
