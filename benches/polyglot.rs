@@ -3,8 +3,8 @@
 //! - `polyglot/{python,js}_compile_cold`: compiling the component (an interpreter inside).
 //! - `polyglot/{python,js}_load_cached`: loading it from the compile cache (goal <= 150 ms and
 //!   >= 50x faster than cold).
-//! - `polyglot/python_child_spawn_run`: a Rust guest spawns the Python reviewer, which streams
-//!   one turn and returns its verdict as data; spawn + run + return, with the component
+//! - `polyglot/python_child_spawn_run`: a Rust guest spawns the Python reviewer (on the
+//!   Python SDK), which asks for one model turn and returns its verdict as data; spawn + run + return, with the component
 //!   compiled once and cached (reported, no goal).
 
 // Benchmark set-up has no user input; a failure there is a bug to see at once.

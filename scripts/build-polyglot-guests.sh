@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the guests written in other languages than Rust into target/polyglot/, one
-# component per guest, named after its folder (`python-reviewer.wasm`). The Rust guests build
+# component per guest, named after its folder (`python-reviewer.wasm`) or, for a test guest, after its WIT
+# version (`python-v0-2.wasm`). The Rust guests build
 # with `cargo build`; these need their language's componentizer, pinned in the guest's folder:
 #
 #   python3 -m pip install -r guests/python-reviewer/requirements.txt   # componentize-py
@@ -18,12 +19,15 @@ if ! have=$(componentize-py --version 2>/dev/null) || [[ "$have" != "componentiz
     echo "error: componentize-py $python_version is needed (found: ${have:-none}); install it with: python3 -m pip install -r guests/python-reviewer/requirements.txt" >&2
     exit 1
 fi
-for guest in guests/python-*/; do
-    name=$(basename "$guest")
-    # The Python guests are guests of WIT 0.2, built against its frozen snapshot.
-    componentize-py -d wit/since_v0_2 -w agent-loop-world componentize -p "$guest" app -o "$out/$name.wasm"
-    echo "built $out/$name.wasm"
-done
+# The reviewer is a guest on the Python SDK, built against the host's WIT with the SDK's
+# source on its path, as an author's project is built with the SDK installed.
+componentize-py -d wit -w agent-loop-world componentize \
+    -p guests/python-reviewer -p guests/sdk-python/src app -o "$out/python-reviewer.wasm"
+echo "built $out/python-reviewer.wasm"
+# A guest of WIT 0.2 on its raw bindings, built against the frozen 0.2 snapshot.
+componentize-py -d wit/since_v0_2 -w agent-loop-world componentize \
+    -p guests/python-v0-2 app -o "$out/python-v0-2.wasm"
+echo "built $out/python-v0-2.wasm"
 
 js_version=$(node -p "require('./guests/js-researcher/package.json').devDependencies['@bytecodealliance/componentize-js']" 2>/dev/null || true)
 installed=guests/js-researcher/node_modules/@bytecodealliance/componentize-js/package.json
@@ -31,4 +35,4 @@ if ! have=$(node -p "require('./$installed').version" 2>/dev/null) || [[ "$have"
     echo "error: componentize-js ${js_version:-(see guests/js-researcher/package.json)} is needed (found: ${have:-none}); install it with: npm install --prefix guests/js-researcher" >&2
     exit 1
 fi
-node guests/js-researcher/build.mjs "$out"
+node --preserve-symlinks guests/js-researcher/build.mjs "$out"

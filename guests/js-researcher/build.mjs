@@ -1,18 +1,25 @@
-// Builds researcher.js into a component with componentize-js (its JavaScript API: the jco
-// 1.35 command line bundles an older componentize-js that cannot read a WIT directory here),
-// plus two broken guests the tests feed to `--validate-module`: one that lacks the
-// `custom-tool-handler` export, one built against an incompatible WIT version (0.4.0).
-// researcher.js is a guest of WIT 0.2 (its imports name 0.2.11), built against the host's
-// frozen 0.2 snapshot: it proves that 0.2 guests keep running on a 0.3 host.
-// Usage: node build.mjs [OUT_DIR]   (default: ../../target/polyglot)
+// Builds the JavaScript guests into components:
+// - researcher.js, a guest on @wonopcode/guest (this folder's dependency on ../sdk-js), with
+//   the SDK's own build against the host's WIT (`wit/`), as an author builds one;
+// - test-guests/standard-v0-2.js, a guest of WIT 0.2 (its imports name 0.2.11), built against
+//   the host's frozen 0.2 snapshot: it proves that 0.2 guests keep running on a 0.3 host;
+// - two broken guests the tests feed to `--validate-module`: one that lacks the
+//   `custom-tool-handler` export, one built against an incompatible WIT version (0.4.0).
+// componentize-js is used through its JavaScript API: the jco 1.35 command line bundles an
+// older componentize-js that cannot read a WIT directory here.
+// Usage: node --preserve-symlinks build.mjs [OUT_DIR]   (default: ../../target/polyglot)
+// (npm links the SDK into node_modules; --preserve-symlinks lets the SDK's build find this
+// folder's componentize-js, as it does where npm installs the SDK from its tarball.)
 import { componentize } from '@bytecodealliance/componentize-js';
+import { build as buildOnSdk } from '@wonopcode/guest/build';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const wit = resolve(here, '../../wit/since_v0_2');
+const wit = resolve(here, '../../wit');
+const witV02 = resolve(here, '../../wit/since_v0_2');
 const outDir = resolve(process.argv[2] ?? resolve(here, '../../target/polyglot'));
 
 // The host gives guests stdio, clocks and random through WASI, and no network.
@@ -46,7 +53,17 @@ async function witWith(world, version) {
   return dir;
 }
 
-await build(join(here, 'researcher.js'), wit, 'agent-loop-world', join(outDir, 'js-researcher.wasm'));
+await buildOnSdk({
+  source: join(here, 'researcher.js'),
+  wit,
+  out: join(outDir, 'js-researcher.wasm'),
+});
+await build(
+  join(here, 'test-guests', 'standard-v0-2.js'),
+  witV02,
+  'agent-loop-world',
+  join(outDir, 'js-v0-2.wasm'),
+);
 
 const bad = join(outDir, 'bad');
 const missing = await witWith(`package wonopcode:bad-guests;

@@ -44,6 +44,9 @@ export class Agent {
   resume(): string;
 }
 
+/** Narrows this context's enabled tools to those of `names` it has; returns them. */
+export function keepOnlyTools(...names: string[]): string[];
+
 export const Tier: Readonly<{ FAST: 0; STRONG: 1; DEEP: 2 }>;
 export type Tier = 0 | 1 | 2;
 export const TIERS: Readonly<Record<string, readonly [string, string, string]>>;
@@ -109,6 +112,10 @@ export class Spawn {
 }
 
 export function spawnAll(children: Spawn[], maxConcurrent?: number): (ContextResult | SpawnFailed)[];
+/** The state key whose value a child's result carries as its `data`. */
+export const RESULT_DATA_KEY: '__result_data__';
+/** Gives the parent structured data as this context's result's `data` (JSON unless a string). */
+export function setResultData(data: unknown): void;
 export function spawnRequest(): Record<string, unknown> | undefined;
 export function statusText(status: ContextStatus): string;
 export function spent(result: ContextResult): string;

@@ -151,6 +151,19 @@ export class Agent {
   }
 }
 
+/** Narrows this context's enabled tools to those of `names` it has, and returns them: a
+ * specialist keeps to its trade (a reviewer never writes) whatever its parent allowed it.
+ * Throws LoopFailed with the host's line when the host refuses. */
+export function keepOnlyTools(...names) {
+  const kept = hostTools.getEnabledTools().filter((t) => names.includes(t));
+  try {
+    hostTools.setEnabledTools(kept);
+  } catch (e) {
+    throw new LoopFailed(reason(e));
+  }
+  return kept;
+}
+
 /** `error`, or `cancelled` when the run was cancelled (which is why a turn failed). */
 function stopped(error) {
   return system.isCancelled() ? { tag: 'cancelled' } : error;
@@ -311,6 +324,15 @@ export function spawnAll(children, maxConcurrent) {
       maxConcurrent,
     )
     .map((r) => (r.tag === 'ok' ? r.val : new SpawnFailed(String(r.val))));
+}
+
+/** The state key whose value a child's result carries as its `data`. */
+export const RESULT_DATA_KEY = '__result_data__';
+
+/** Gives the parent structured data: this context's result carries it as `data` (a value not
+ * a string goes as JSON). */
+export function setResultData(data) {
+  storage.setState(RESULT_DATA_KEY, typeof data === 'string' ? data : JSON.stringify(data));
 }
 
 /** The request this context was started with (undefined for the root). */

@@ -1,8 +1,8 @@
 //! Debugging a guest as its author would (`docs/guest-authoring.md`, "Debug a guest"): a
 //! project from `loops new --lang rust` with the guide's example as its loop, built with its
 //! debug info (`cargo build`, no `--release`); a trap's backtrace names the guest's source
-//! lines under `--debug-guest` and only code offsets without it; gdb stops at a breakpoint in
-//! the guest's source and steps to its next line.
+//! lines under `--debug-guest` and only code offsets without it; gdb and lldb each stop at a
+//! breakpoint in the guest's source and step to its next line.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -181,13 +181,16 @@ fn a_trap_under_debug_guest_shows_the_guests_backtrace_with_its_source_lines() {
     );
 }
 
-/// Whether gdb is installed (said when it is not; CI installs it and requires it).
-fn have_gdb() -> bool {
-    let found = Command::new("gdb").arg("--version").output().is_ok();
+/// Whether `debugger` (Debian's package of that name) is installed; said when it is not
+/// (CI installs it and requires it through `require`).
+fn have(debugger: &str, require: &str) -> bool {
+    let found = Command::new(debugger).arg("--version").output().is_ok();
     if !found {
         crate::support::missing_part(
-            "gdb is not installed: `apt-get install gdb` (Debian's package)",
-            "WONOPCODE_REQUIRE_GDB",
+            &format!(
+                "{debugger} is not installed: `apt-get install {debugger}` (Debian's package)"
+            ),
+            require,
         );
     }
     found
@@ -195,7 +198,7 @@ fn have_gdb() -> bool {
 
 #[test]
 fn gdb_stops_at_a_breakpoint_in_the_guests_source_and_steps_through_it() {
-    if !have_gdb() {
+    if !have("gdb", "WONOPCODE_REQUIRE_GDB") {
         return;
     }
     let s = Scratch::new();
@@ -240,6 +243,60 @@ fn gdb_stops_at_a_breakpoint_in_the_guests_source_and_steps_through_it() {
         said.lines()
             .any(|l| l.starts_with(&format!("{next}\t"))
                 && l.contains("if input.contains(\"panic\")")),
+        "`next` goes to the guest's next line: {said}"
+    );
+}
+
+#[test]
+fn lldb_stops_at_a_breakpoint_in_the_guests_source_and_steps_through_it() {
+    if !have("lldb", "WONOPCODE_REQUIRE_LLDB") {
+        return;
+    }
+    let s = Scratch::new();
+    let source = guide_example();
+    let first = line_of(&source, "let words = ");
+    let next = line_of(&source, "if input.contains(\"panic\")");
+    let call = line_of(&source, "let specialist = pick_specialist");
+    let out = Command::new("timeout")
+        .arg("300")
+        .arg("lldb")
+        .args(["--batch", "--no-lldbinit"])
+        .args(["-O", "settings set plugin.jit-loader.gdb.enable on"])
+        .args(["-o", "breakpoint set --name my_loop::pick_specialist"])
+        .args(["-o", "run"])
+        .args(["-o", "bt 2"])
+        .args(["-o", "next"])
+        .args(["-o", "kill"])
+        .arg("--")
+        .arg(crate::support::bin())
+        .arg("--debug-guest")
+        .args(example_args(&s, "please panic"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr(&out);
+    let frames: Vec<&str> = said
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("frame #") || l.starts_with("* frame #"))
+        .collect();
+    let stopped_in = |line: usize| {
+        move |l: &&str| {
+            l.contains("my_loop::pick_specialist") && l.contains(&format!(" at lib.rs:{line}:"))
+        }
+    };
+    assert!(
+        said.contains("stop reason = breakpoint 1.1") && frames.iter().any(stopped_in(first)),
+        "lldb stops in the guest's function, at its first line: {said}"
+    );
+    assert!(
+        frames.iter().any(|l| l.contains("frame #1:")
+            && l.contains("run_prompt")
+            && l.contains(&format!(" at lib.rs:{call}:"))),
+        "and knows its caller: {said}"
+    );
+    assert!(
+        said.contains("stop reason = step over") && frames.iter().any(stopped_in(next)),
         "`next` goes to the guest's next line: {said}"
     );
 }

@@ -178,6 +178,44 @@ fn a_guest_that_hangs_or_traps_fails_its_test_and_the_file_goes_on() {
         text.contains("FAIL  traps") && text.contains("the status is `error`"),
         "{text}"
     );
+    // Without `--debug-guest` a verdict is one line: nothing of the run's stderr below it.
+    assert!(!text.lines().any(|l| l.starts_with("      ")), "{text}");
+}
+
+#[test]
+fn under_debug_guest_a_trapped_tests_verdict_shows_the_guests_backtrace() {
+    let s = Scratch::new();
+    let file = s.outside("tests.yaml");
+    std::fs::write(
+        &file,
+        format!("guest: {MISBEHAVE}\ntests:\n  - {{name: traps, prompt: trap}}\n"),
+    )
+    .unwrap();
+    let out = loops_test(&["--debug-guest"], &[&file]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = said(&out);
+    let below: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("FAIL  traps"))
+        .skip(1)
+        .take_while(|l| l.starts_with("      "))
+        .collect();
+    // The trap's frames, innermost first, as the guest's lines of its context (this guest
+    // is a stripped release build: its frames are placed by code offset).
+    assert!(
+        below
+            .iter()
+            .any(|l| l.trim_start().starts_with("[0 misbehave] #0 ")),
+        "{text}"
+    );
+    // The same under --json, as the test's `stderr`.
+    let out = loops_test(&["--debug-guest", "--json"], &[&file]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let said = report["tests"][0]["stderr"].as_str().unwrap_or_default();
+    assert!(
+        said.lines().any(|l| l.starts_with("[0 misbehave] #0 ")),
+        "{report}"
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Guests in other languages than Rust, on the real binary: the three-language example (a
-//! Rust orchestrator, a JavaScript researcher and a Python reviewer), a Python exception that
-//! ends its child with its message while the parent goes on, and broken JavaScript guests
-//! refused by `--validate-module` with the reason.
+//! Rust orchestrator, a JavaScript researcher and a Python reviewer, both specialists on
+//! their language's SDK), a Python exception that ends its child with its message while the
+//! parent goes on, a guest of WIT 0.2 built by each componentizer running on the 0.3 host,
+//! and broken JavaScript guests refused by `--validate-module` with the reason.
 //!
 //! The components are built by `scripts/build-polyglot-guests.sh` (it needs componentize-py
 //! and componentize-js). Without it these tests say how to build it and skip, unless
@@ -155,7 +156,10 @@ fn the_python_guest_validates() {
     };
     let (code, said) = validate(&loops.join("python-reviewer.wasm"));
     assert_eq!(code, Some(0), "{said}");
-    assert!(said.contains("valid: loop `python-reviewer`"), "{said}");
+    assert!(
+        said.contains("valid: loop `python-reviewer`, wonopcode:agent-loop@0.3.0"),
+        "{said}"
+    );
 }
 
 #[test]
@@ -289,5 +293,101 @@ fn the_js_guest_validates() {
     };
     let (code, said) = validate(&dir.join("js-researcher.wasm"));
     assert_eq!(code, Some(0), "{said}");
-    assert!(said.contains("valid: loop `js-researcher`"), "{said}");
+    assert!(
+        said.contains("valid: loop `js-researcher`, wonopcode:agent-loop@0.3.0"),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_js_researcher_returns_the_files_it_read_and_not_one_it_failed_to() {
+    let Some(loops) = polyglot_dir(&["js-researcher"]) else {
+        return;
+    };
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let mut first = call("c1", "read", r#"{"path": "notes.txt"}"#);
+    first.extend(call("c2", "read", r#"{"path": "missing.txt"}"#));
+    first.extend(call("c3", "read", r#"{"path": "notes.txt"}"#));
+    first.push(done("tool_use"));
+    let transcript = child_transcript(
+        &scratch,
+        &[first, vec![text("It says to buy milk."), done("end_turn")]],
+    );
+    let out = run(
+        &scratch,
+        &transcript,
+        &loops,
+        r#"spawn {"module": {"named": "js-researcher"}, "task": "What do the notes say?"}"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let answer = String::from_utf8_lossy(&out.stdout);
+    assert!(answer.contains("It says to buy milk."), "{answer}");
+    // Read twice, listed once; the read that failed is not a file read.
+    assert!(
+        answer.contains(r#"data: {\"files_read\":[\"notes.txt\"]}"#),
+        "{answer}"
+    );
+}
+
+/// Runs the 0.2 guest `name` (built by the build script) at the root, on a transcript that
+/// reads a file and answers from it: its answer, after checking the read reached the guest.
+fn run_v0_2_guest(name: &str) -> Option<String> {
+    let dir = polyglot_dir(&[name])?;
+    let (code, said) = validate(&dir.join(format!("{name}.wasm")));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "valid: loop `{name}`, wonopcode:agent-loop@0.2.11"
+        )),
+        "{said}"
+    );
+    let scratch = Scratch::new();
+    scratch.file("notes.txt", "remember the milk\n");
+    let transcript = scratch.outside("t.jsonl");
+    let mut first = call("c1", "read", r#"{"path": "notes.txt"}"#);
+    first.push(done("tool_use"));
+    std::fs::write(
+        &transcript,
+        transcript_of("0", &[first, vec![text("Buy milk."), done("end_turn")]]),
+    )
+    .unwrap();
+    let out = wonopcode()
+        .arg("--json")
+        .arg("--agent-loop")
+        .arg(dir.join(format!("{name}.wasm")))
+        .arg("--replay")
+        .arg(&transcript)
+        .arg("-C")
+        .arg(scratch.ws())
+        .arg("What do the notes say?")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let read = events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "item.completed" && e["item"]["kind"] == "tool_call")
+        .unwrap_or_else(|| panic!("no tool call: {}", String::from_utf8_lossy(&out.stdout)));
+    assert!(
+        read["item"]["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("remember the milk"),
+        "{read}"
+    );
+    Some(crate::support::root_answer(&out))
+}
+
+#[test]
+fn a_python_guest_of_wit_0_2_runs_on_the_0_3_host() {
+    if let Some(answer) = run_v0_2_guest("python-v0-2") {
+        assert_eq!(answer, "Buy milk.");
+    }
+}
+
+#[test]
+fn a_js_guest_of_wit_0_2_runs_on_the_0_3_host() {
+    if let Some(answer) = run_v0_2_guest("js-v0-2") {
+        assert_eq!(answer, "Buy milk.");
+    }
 }

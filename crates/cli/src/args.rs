@@ -775,6 +775,10 @@ pub enum LoopsAction {
         /// Test files (YAML).
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Run each test under `--debug-guest`: a failing test's verdict is followed by what
+        /// its run said on stderr, a trap's backtrace with the guest's source lines among it.
+        #[arg(long)]
+        debug_guest: bool,
     },
 }
 

@@ -108,7 +108,9 @@ pub async fn command(args: &LoopsArgs) -> anyhow::Result<u8> {
         LoopsAction::New { dir, lang, kind } => {
             crate::new_guest::create(dir, *lang, *kind, "loops new")
         }
-        LoopsAction::Test { files } => crate::loops_test::command(files, args.search.json),
+        LoopsAction::Test { files, debug_guest } => {
+            crate::loops_test::command(files, args.search.json, *debug_guest)
+        }
         LoopsAction::Componentize { module, output } => componentize(module, output),
     }
 }

@@ -168,10 +168,13 @@ struct Verdict {
     name: String,
     failures: Vec<String>,
     duration: Duration,
+    /// What a failed run said on stderr, kept under `--debug-guest` (a trap's backtrace).
+    said: Option<String>,
 }
 
 /// `wonopcode loops test FILE...`: runs every test of every file; exit 0 when all pass.
-pub fn command(files: &[PathBuf], json_out: bool) -> anyhow::Result<u8> {
+/// With `debug_guest`, each run is under `--debug-guest` and a failed one's stderr is shown.
+pub fn command(files: &[PathBuf], json_out: bool, debug_guest: bool) -> anyhow::Result<u8> {
     let exe = std::env::current_exe().context("cannot find this program's own path")?;
     let mut verdicts = Vec::new();
     for file in files {
@@ -185,7 +188,7 @@ pub fn command(files: &[PathBuf], json_out: bool) -> anyhow::Result<u8> {
             .collect::<anyhow::Result<Vec<String>>>()
             .map_err(|e| crate::session::usage(format!("{}: {e}", file.display())))?;
         for (test, transcript) in suite.tests.iter().zip(&transcripts) {
-            let verdict = run_test(&exe, file, base, &suite, test, transcript)?;
+            let verdict = run_test(&exe, file, base, &suite, test, transcript, debug_guest)?;
             if !json_out {
                 print_verdict(&verdict);
             }
@@ -197,8 +200,13 @@ pub fn command(files: &[PathBuf], json_out: bool) -> anyhow::Result<u8> {
         let tests: Vec<Value> = verdicts
             .iter()
             .map(|v| {
-                json!({"file": v.file, "name": v.name, "passed": v.failures.is_empty(),
-                       "failures": v.failures, "duration_ms": v.duration.as_millis() as u64})
+                let mut test = json!({"file": v.file, "name": v.name,
+                       "passed": v.failures.is_empty(), "failures": v.failures,
+                       "duration_ms": v.duration.as_millis() as u64});
+                if let Some(said) = &v.said {
+                    test["stderr"] = json!(said);
+                }
+                test
             })
             .collect();
         println!(
@@ -240,6 +248,9 @@ fn print_verdict(verdict: &Verdict) {
             failures.join("; ")
         ),
     }
+    for line in verdict.said.iter().flat_map(|said| said.lines()) {
+        println!("      {line}");
+    }
 }
 
 /// Runs one test in a workspace of its own and checks what it expects.
@@ -250,6 +261,7 @@ fn run_test(
     suite: &TestFile,
     test: &GuestTest,
     transcript_text: &str,
+    debug_guest: bool,
 ) -> anyhow::Result<Verdict> {
     let scratch = tempfile::tempdir().context("cannot make a directory for the test")?;
     let workspace = scratch.path().join("workspace");
@@ -291,6 +303,9 @@ fn run_test(
     if let Some(dir) = &suite.loops_dir {
         command.arg("--loops-dir").arg(base.join(dir));
     }
+    if debug_guest {
+        command.arg("--debug-guest");
+    }
     command.arg(&test.prompt);
     let started = Instant::now();
     let (status, stdout, stderr) = run_bounded(command, Duration::from_secs(suite.timeout_secs))?;
@@ -311,12 +326,31 @@ fn run_test(
     {
         failures.push(format!("the run said: {}", line.trim()));
     }
+    let said = (debug_guest && !failures.is_empty() && !stderr.trim().is_empty())
+        .then(|| last_lines(&stderr, SAID_LINES));
     Ok(Verdict {
         file: file.display().to_string(),
         name: test.name.clone(),
         failures,
         duration: started.elapsed(),
+        said,
     })
+}
+
+/// Lines of a failed run's stderr a verdict shows: a backtrace fits, a guest's flood does not.
+const SAID_LINES: usize = 100;
+
+/// The last `keep` lines of `text`, after a line counting those left out.
+fn last_lines(text: &str, keep: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let left_out = lines.len().saturating_sub(keep);
+    let mut out = if left_out > 0 {
+        format!("({left_out} earlier lines left out)\n")
+    } else {
+        String::new()
+    };
+    out.push_str(&lines[left_out..].join("\n"));
+    out
 }
 
 /// The transcript a test's script stands for: a priced model ($1 and $10 per million

@@ -12,6 +12,8 @@ import {
   Tools,
   describe,
   exportLoop,
+  keepOnlyTools,
+  setResultData,
   spawnAll,
   spent,
   statusText,
@@ -178,4 +180,27 @@ test('a thrown Error ends the turn as the loop error it names', () => {
   });
   assert.equal(agentLoop.getName(), 'x');
   assert.throws(() => agentLoop.runPrompt('hi'), (e) => e.tag === 'internal' && e.val === 'no specialist fits');
+});
+
+test('a specialist keeps only the tools of its trade it was given, and says why it cannot', () => {
+  const set = [];
+  host.tools = {
+    getEnabledTools: () => ['bash', 'read', 'grep', 'edit'],
+    setEnabledTools: (ids) => set.push(ids),
+  };
+  assert.deepEqual(keepOnlyTools('read', 'grep', 'list'), ['read', 'grep']);
+  assert.deepEqual(set, [['read', 'grep']]);
+  host.tools.setEnabledTools = () => {
+    throw { payload: 'no tool `grep` here' };
+  };
+  assert.throws(() => keepOnlyTools('grep'), { name: 'Error', message: 'no tool `grep` here' });
+});
+
+test('result data goes to the parent as JSON under the key the host reads', () => {
+  const state = new Map();
+  host.storage = { setState: (k, v) => state.set(k, v) };
+  setResultData({ verdict: 'approve', issues: [] });
+  assert.equal(state.get('__result_data__'), '{"verdict":"approve","issues":[]}');
+  setResultData('already json');
+  assert.equal(state.get('__result_data__'), 'already json');
 });

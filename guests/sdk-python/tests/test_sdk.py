@@ -25,7 +25,7 @@ subprocess.run(
 sys.path[:0] = [BINDINGS, os.path.join(HERE, "..", "src")]
 
 from componentize_py_types import Err, Ok  # noqa: E402
-from wit_world.imports import context, custom_tools, providers  # noqa: E402
+from wit_world.imports import context, custom_tools, providers, storage, tools  # noqa: E402
 
 from wonopcode_guest import (  # noqa: E402
     Loop,
@@ -35,6 +35,8 @@ from wonopcode_guest import (  # noqa: E402
     Tier,
     Tools,
     describe,
+    keep_only_tools,
+    set_result_data,
     spawn_all,
     spent,
     status_text,
@@ -196,6 +198,30 @@ class CustomTools(unittest.TestCase):
         self.assertEqual((definition.id, definition.name), ("word_count", "word_count"))
         self.assertEqual(definition.description, "Counts the words of a text.")
         self.assertEqual(json.loads(definition.parameters_schema)["required"], ["text"])
+
+
+class Specialists(unittest.TestCase):
+    def test_a_specialist_keeps_only_the_tools_of_its_trade_it_was_given(self):
+        set_to = []
+        with mock.patch.object(tools, "get_enabled_tools", return_value=["bash", "read", "grep"]), mock.patch.object(
+            tools, "set_enabled_tools", set_to.append
+        ):
+            self.assertEqual(keep_only_tools("read", "grep", "list"), ["read", "grep"])
+        self.assertEqual(set_to, [["read", "grep"]])
+        with mock.patch.object(tools, "get_enabled_tools", return_value=["grep"]), mock.patch.object(
+            tools, "set_enabled_tools", side_effect=Err("no tool `grep` here")
+        ):
+            with self.assertRaises(LoopFailed) as refused:
+                keep_only_tools("grep")
+        self.assertEqual(str(refused.exception), "no tool `grep` here")
+
+    def test_result_data_goes_to_the_parent_as_json_under_the_key_the_host_reads(self):
+        state = {}
+        with mock.patch.object(storage, "set_state", state.__setitem__):
+            set_result_data({"verdict": "approve", "issues": []})
+            self.assertEqual(state, {"__result_data__": '{"verdict": "approve", "issues": []}'})
+            set_result_data("already json")
+            self.assertEqual(state["__result_data__"], "already json")
 
 
 class Exports(unittest.TestCase):

@@ -24,13 +24,24 @@ needs them only at run time::
     AgentLoop, CustomToolHandler = export(MyLoop(tools))
 """
 
-from .agent import Agent
+from .agent import Agent, keep_only_tools
 from .loop import Loop, LoopFailed, export
-from .spawn import Spawn, SpawnFailed, describe, spawn_all, spawn_request, spent, status_text
+from .spawn import (
+    RESULT_DATA_KEY,
+    Spawn,
+    SpawnFailed,
+    describe,
+    set_result_data,
+    spawn_all,
+    spawn_request,
+    spent,
+    status_text,
+)
 from .tiers import Tier, tier_model
 from .tools import Tools
 
 __all__ = [
+    "RESULT_DATA_KEY",
     "Agent",
     "Loop",
     "LoopFailed",
@@ -40,6 +51,8 @@ __all__ = [
     "Tools",
     "describe",
     "export",
+    "keep_only_tools",
+    "set_result_data",
     "spawn_all",
     "spawn_request",
     "spent",

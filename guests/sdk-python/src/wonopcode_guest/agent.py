@@ -80,6 +80,23 @@ class Agent:
         return [t for t in enabled if t in self.offered]
 
 
+def keep_only_tools(*names: str) -> List[str]:
+    """Narrows this context's enabled tools to those of `names` it has, and returns them: a
+    specialist keeps to its trade (a reviewer never writes) whatever its parent allowed it.
+    Raises `LoopFailed` with the host's line when the host refuses."""
+    from componentize_py_types import Err
+    from wit_world.imports import tools
+
+    from .loop import LoopFailed
+
+    kept = [t for t in tools.get_enabled_tools() if t in names]
+    try:
+        tools.set_enabled_tools(kept)
+    except Err as refused:
+        raise LoopFailed(str(refused.value)) from None
+    return kept
+
+
 def _stopped(error):
     """`error`, or `cancelled` when the run was cancelled (which is why a turn failed)."""
     from wit_world.imports import system, types

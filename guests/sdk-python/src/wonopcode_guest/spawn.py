@@ -176,6 +176,18 @@ def spawn_all(children: Sequence[Spawn], max_concurrent: Optional[int] = None) -
     ]
 
 
+# The state key whose value a child's result carries as its `data`.
+RESULT_DATA_KEY = "__result_data__"
+
+
+def set_result_data(data: Union[str, Any]) -> None:
+    """Gives the parent structured data: this context's result carries it as `data` (a value
+    not a string goes as JSON)."""
+    from wit_world.imports import storage
+
+    storage.set_state(RESULT_DATA_KEY, data if isinstance(data, str) else json.dumps(data))
+
+
 def spawn_request():
     """The request this context was started with (None for the root)."""
     from wit_world.imports import context
