@@ -589,3 +589,41 @@ fn resume_lists_the_kept_conversations_and_goes_on_with_the_one_picked() {
     expect(&mut session, &format!("going on with conversation {first}"));
     quit(&mut session);
 }
+
+/// `text` as a terminal in bracketed-paste mode hands a paste over: between its markers,
+/// each newline a carriage return.
+fn pasted(text: &str) -> String {
+    format!("\x1b[200~{}\x1b[201~", text.replace('\n', "\r"))
+}
+
+#[test]
+fn a_paste_of_many_lines_is_one_prompt_shown_as_a_placeholder_and_sent_whole() {
+    let s = Scratch::new();
+    let transcript = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &transcript, &history);
+    // The prompt asks the terminal for bracketed paste, so a paste arrives whole.
+    expect(&mut session, "\x1b[?2004h");
+    ready(&mut session);
+    let long = "fn main() {\n    println!(\"hi\");\n}\n// end";
+    session.send("Review this: ").unwrap();
+    session.send(&pasted(long)).unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "[Pasted text #1 +4 lines]");
+    enter(&mut session, "");
+    expect(&mut session, "First answer.");
+    // A short paste goes into the line as it is, its newline kept.
+    expect(&mut session, "\x1b[?2004h");
+    ready(&mut session);
+    session.send(&pasted("one\ntwo")).unwrap();
+    enter(&mut session, " and three");
+    expect(&mut session, "Second answer.");
+    quit(&mut session);
+    assert_eq!(
+        user_prompts(&history),
+        [
+            format!("Review this: {long}"),
+            "one\ntwo and three".to_owned()
+        ]
+    );
+}

@@ -15,6 +15,7 @@ use reedline::{
 use tokio::sync::oneshot;
 
 use super::commands::CommandCompleter;
+use super::paste::{Pastes, Pasting};
 
 /// Lines of history kept.
 const HISTORY_LINES: usize = 10_000;
@@ -45,9 +46,10 @@ impl LineEditor {
     pub fn start(history: Option<PathBuf>) -> Self {
         let (requests, incoming) = mpsc::channel::<Request>();
         std::thread::spawn(move || {
-            let mut editor = Some(build(history));
+            let pastes = Pastes::default();
+            let mut editor = Some(build(history, pastes.clone()));
             for (prompt, draft, reply) in incoming {
-                let line = match editor.as_mut().map(|e| read(e, &prompt, &draft)) {
+                let line = match editor.as_mut().map(|e| read(e, &pastes, &prompt, &draft)) {
                     Some(Ok(line)) => line,
                     // A terminal the editor cannot drive (one that does not report the
                     // cursor's position): plain lines from then on, said once.
@@ -93,7 +95,7 @@ pub fn history_file() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("wonopcode").join("repl-history"))
 }
 
-fn build(history: Option<PathBuf>) -> Reedline {
+fn build(history: Option<PathBuf>, pastes: Pastes) -> Reedline {
     let mut keybindings = default_emacs_keybindings();
     keybindings.add_binding(
         KeyModifiers::NONE,
@@ -105,7 +107,9 @@ fn build(history: Option<PathBuf>) -> Reedline {
     );
     let menu = ColumnarMenu::default().with_name("commands");
     let editor = Reedline::create()
-        .with_edit_mode(Box::new(Emacs::new(keybindings)))
+        .with_edit_mode(Box::new(Pasting::new(Emacs::new(keybindings), pastes)))
+        // A paste arrives whole: its newlines never send the line.
+        .use_bracketed_paste(true)
         .with_completer(Box::new(CommandCompleter))
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_validator(Box::new(Continuation));
@@ -132,7 +136,12 @@ fn build(history: Option<PathBuf>) -> Reedline {
     }
 }
 
-fn read(editor: &mut Reedline, prompt: &str, draft: &str) -> std::io::Result<Line> {
+fn read(
+    editor: &mut Reedline,
+    pastes: &Pastes,
+    prompt: &str,
+    draft: &str,
+) -> std::io::Result<Line> {
     let prompt = Plain(prompt.to_owned());
     if !draft.is_empty() {
         editor.run_edit_commands(&[EditCommand::InsertString(draft.to_owned())]);
@@ -143,7 +152,7 @@ fn read(editor: &mut Reedline, prompt: &str, draft: &str) -> std::io::Result<Lin
             if let Err(e) = editor.sync_history() {
                 tracing::warn!("cannot write the REPL's history: {e}");
             }
-            Line::Text(joined(&text))
+            Line::Text(pastes.expand(&joined(&text)))
         }
         Signal::CtrlC => Line::Interrupted,
         // Ctrl-D, and any signal a later reedline adds: the end of input, never a prompt.

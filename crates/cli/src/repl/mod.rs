@@ -5,6 +5,7 @@
 
 pub mod commands;
 pub mod editor;
+mod paste;
 mod slash;
 mod turns;
 pub mod type_ahead;
