@@ -1162,3 +1162,133 @@ fn a_batch_tasks_run_and_an_mcp_calls_run_resume_like_any_other() {
         "ran\n"
     );
 }
+
+/// A server for a conversation: the response to prompt `P` after `N` tool results is
+/// `script[P][N]`, labelled `P.N`.
+fn conversation_server(script: Vec<(&'static str, Vec<Vec<Value>>)>) -> ModelServer {
+    ModelServer::start(Box::new(move |request| {
+        let messages = request["messages"].as_array()?;
+        let at = messages.iter().rposition(|m| {
+            m["role"] == "user"
+                && script
+                    .iter()
+                    .any(|(prompt, _)| text_of(&m["content"]) == *prompt)
+        })?;
+        let prompt = text_of(&messages[at]["content"]);
+        let results = messages[at + 1..]
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .count();
+        let (_, responses) = script.iter().find(|(p, _)| *p == prompt)?;
+        Some((
+            format!("{prompt}.{results}"),
+            anthropic_sse(responses.get(results)?),
+        ))
+    }))
+}
+
+/// The REPL on a pseudo-terminal against `server`, journaled under `runs`, with `flags`.
+fn repl_on(
+    server: &ModelServer,
+    s: &Scratch,
+    runs: &Path,
+    flags: &[&str],
+) -> rexpect::session::PtySession {
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", runs)
+        .env("XDG_DATA_HOME", s.outside("data"))
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", &server.base_url)
+        .args([
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "--yes",
+        ])
+        .args(flags)
+        .arg("-C")
+        .arg(s.ws());
+    rexpect::session::spawn_command(cmd, Some(30_000)).unwrap()
+}
+
+#[test]
+fn a_session_closed_at_its_prompt_resumes_without_running_a_command_or_asking_a_model() {
+    let appending = |line: &str, answer: &str| {
+        vec![
+            crate::support::calling(
+                "toolu_1",
+                "bash",
+                &format!(r#"{{"command":"echo {line} >> log.txt"}}"#),
+            ),
+            crate::support::answer(answer),
+        ]
+    };
+    let server = conversation_server(vec![
+        (
+            "Wait.",
+            vec![crate::support::calling(
+                "toolu_1",
+                "bash",
+                r#"{"command":"sleep 30"}"#,
+            )],
+        ),
+        ("Append two.", appending("two", "Two appended.")),
+        ("Append three.", appending("three", "Three appended.")),
+    ]);
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    let mut session = repl_on(&server, &s, &runs, &[]);
+    use crate::repl::{enter, expect, ready};
+    // A turn cancelled with Ctrl-C while its command runs, then two that each run one.
+    ready(&mut session);
+    enter(&mut session, "Wait.");
+    expect(&mut session, "sleep 30");
+    session.send("\x03").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "cancelled");
+    ready(&mut session);
+    enter(&mut session, "Append two.");
+    expect(&mut session, "Two appended.");
+    ready(&mut session);
+    enter(&mut session, "Append three.");
+    expect(&mut session, "Three appended.");
+    ready(&mut session);
+    // The terminal closes at the prompt.
+    let (_, dir) = only_run(&runs);
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let pid = meta["pid"].as_u64().unwrap().to_string();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status();
+    assert!(hup.unwrap().success());
+    let _ = session.exp_eof();
+    let asked = server.asked();
+    assert_eq!(lines_in(&s.ws().join("log.txt")), 2, "{asked:?}");
+
+    // Nothing was cut off, so there is nothing to resume...
+    let (id, _) = only_run(&runs);
+    let mut cmd = command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs).args(["resume", &id]);
+    let (_, code, err) = run(&mut cmd);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "run {id} stopped between turns, with nothing cut off: go on with its conversation with `wonopcode -r {id}`"
+        )),
+        "{err}"
+    );
+    // ... and `-r` at a terminal lists the conversation to go on with, which goes on from
+    // its messages: nothing runs again, no model is asked.
+    let mut session = repl_on(&server, &s, &runs, &["-r"]);
+    expect(&mut session, "Wait.");
+    expect(&mut session, "go on with which");
+    session.send("\r").unwrap();
+    session.flush().unwrap();
+    ready(&mut session);
+    enter(&mut session, "/exit");
+    let said = session.exp_eof().unwrap();
+    assert_eq!(server.asked(), asked, "{said}");
+    assert_eq!(lines_in(&s.ws().join("log.txt")), 2, "{said}");
+}

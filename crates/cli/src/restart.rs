@@ -96,13 +96,23 @@ pub async fn resume_latest(mut args: PromptArgs, matches: &ArgMatches) -> anyhow
     let root = crate::session::workspace_root(args.run.cwd.as_deref())?;
     let workspace = root.display().to_string();
     let runs = runs()?;
-    let Some(meta) = runs.list().into_iter().find(|m| {
-        m.workspace == workspace
-            && matches!(
-                m.current_status(),
-                RunStatus::Interrupted | RunStatus::Suspended
-            )
-    }) else {
+    // A run stopped between turns (its terminal closed at the prompt) is a conversation to
+    // go on with, not one to resume: it is left to the list below.
+    let Some((meta, earlier)) = runs
+        .list()
+        .into_iter()
+        .filter(|m| {
+            m.workspace == workspace
+                && matches!(
+                    m.current_status(),
+                    RunStatus::Interrupted | RunStatus::Suspended
+                )
+        })
+        .find_map(|m| {
+            let earlier = EarlierRun::read(&runs.find(&m.id).ok()?);
+            (!matches!(earlier, Err(ResumeError::AtRest(_)))).then_some((m, earlier))
+        })
+    else {
         if std::io::stdin().is_terminal() && args.answer.is_empty() {
             let progress = indicatif::MultiProgress::new();
             return match crate::conversations::pick(&runs, &root, progress).await? {
@@ -119,8 +129,8 @@ pub async fn resume_latest(mut args: PromptArgs, matches: &ArgMatches) -> anyhow
             runs.dir().display()
         )));
     };
-    let dir = runs.find(&meta.id).map_err(|e| usage(e.to_string()))?;
-    let earlier = answered(EarlierRun::read(&dir), &args.answer);
+    tracing::debug!(run = %meta.id, "resuming this workspace's latest interrupted run");
+    let earlier = answered(earlier, &args.answer);
     // The approvals given with --resume are the person's, for the calls that wait.
     let mut flags = Vec::new();
     if args.permissions.yes {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use wonopcode_agent_loop::{ContextPath, EarlierCalls, EventKind};
+use wonopcode_agent_loop::{ContextPath, EarlierCalls, EventKind, LoopStatus};
 
 use crate::JournalError;
 use crate::events::{Read, Torn};
@@ -43,6 +43,12 @@ pub enum ResumeError {
     /// It ended: nothing is left to do.
     #[error("run {0} finished: there is nothing to resume")]
     Finished(String),
+    /// Its process stopped between turns (a terminal closed at the prompt): nothing was cut
+    /// off, so there is nothing to run again; its conversation goes on instead.
+    #[error(
+        "run {0} stopped between turns, with nothing cut off: go on with its conversation with `wonopcode -r {0}`"
+    )]
+    AtRest(String),
     /// An answer names no call the run waits on (one line naming those that wait).
     #[error("{0}")]
     Answer(String),
@@ -86,12 +92,17 @@ impl EarlierRun {
         }
         let log = Read::of(&dir.events_path())?;
         let mut calls = EarlierCalls::default();
+        // Whether the root's last turn was cancelled (Ctrl-C): a resume goes on with it.
+        let mut cancelled_last = false;
         for record in log.records {
             let context = record.event.context;
             match record.event.kind {
                 EventKind::SessionStarted { .. }
                 | EventKind::TurnStarted
                 | EventKind::ContextStarted { .. } => {
+                    if context == ContextPath::root() {
+                        cancelled_last = false;
+                    }
                     calls.unfinished.insert(context);
                 }
                 EventKind::TurnCompleted { pending, .. } => {
@@ -101,9 +112,10 @@ impl EarlierRun {
                     }
                     calls.unfinished.remove(&context);
                 }
-                EventKind::TurnFailed { .. } => {
+                EventKind::TurnFailed { status, .. } => {
                     if context == ContextPath::root() {
                         calls.waiting.clear();
+                        cancelled_last = status == LoopStatus::Cancelled;
                     }
                     calls.unfinished.remove(&context);
                 }
@@ -122,6 +134,18 @@ impl EarlierRun {
                 }
                 _ => {}
             }
+        }
+        // A session that stopped with every context's turn ended (its terminal closed at the
+        // prompt) left nothing cut off: running its prompts again would only repeat what is
+        // done, and a turn cancelled on the way would not end where it did. A one-shot run
+        // is given its prompt again, every call answered from here.
+        let interactive = meta.invocation.as_ref().is_some_and(|i| !i.one_shot);
+        if interactive
+            && calls.unfinished.is_empty()
+            && !cancelled_last
+            && meta.current_status() == RunStatus::Interrupted
+        {
+            return Err(ResumeError::AtRest(meta.id));
         }
         Ok(Self {
             meta,
