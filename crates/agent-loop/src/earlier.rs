@@ -6,6 +6,7 @@
 //! journal until it reaches the point where the run stopped).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use crate::agent::PendingCall;
 use crate::context_path::ContextPath;
@@ -52,7 +53,11 @@ pub enum Interrupted {
 /// unfinished.
 #[derive(Debug, Default)]
 pub struct EarlierCalls {
-    calls: HashMap<(ContextPath, String), EarlierCall>,
+    /// Per context and id, each call made with that id in the order made: a model may use
+    /// an id again in a later turn (`call_0`), and each use is its own call.
+    calls: HashMap<(ContextPath, String), Vec<Earlier>>,
+    /// Per context and id, how many of its calls the resumed run has been answered from.
+    served: Mutex<HashMap<(ContextPath, String), usize>>,
     /// The resume's policy for a call the tool cannot judge.
     pub on_interrupted: OnInterrupted,
     /// The contexts that had started and not ended: in the resumed run they go on where
@@ -63,12 +68,41 @@ pub struct EarlierCalls {
     pub waiting: Vec<PendingCall>,
 }
 
+/// One call of the interrupted run: its tool and arguments, and what became of it.
+#[derive(Debug)]
+struct Earlier {
+    name: String,
+    arguments: String,
+    call: EarlierCall,
+}
+
 impl EarlierCalls {
     /// Notes that `item` started in `context` (interrupted until it is seen finished).
     pub fn started(&mut self, context: &ContextPath, item: &ToolCallItem) {
         self.calls
             .entry((context.clone(), item.call_id.clone()))
-            .or_insert(EarlierCall::Interrupted);
+            .or_default()
+            .push(Earlier {
+                name: item.name.clone(),
+                arguments: item.arguments.clone(),
+                call: EarlierCall::Interrupted,
+            });
+    }
+
+    /// Sets what became of the latest call `key` names (a call that finished without
+    /// being seen to start is noted as made).
+    fn settle(&mut self, key: (ContextPath, String), item: &ToolCallItem, call: EarlierCall) {
+        let made = self.calls.entry(key).or_default();
+        match made.last_mut() {
+            Some(last) if last.name == item.name && last.arguments == item.arguments => {
+                last.call = call;
+            }
+            _ => made.push(Earlier {
+                name: item.name.clone(),
+                arguments: item.arguments.clone(),
+                call,
+            }),
+        }
     }
 
     /// Notes that `item` finished in `context`. A call the permission gate suspended did not
@@ -82,27 +116,32 @@ impl EarlierCalls {
         let cancelled = item.status == ItemStatus::Failed
             && output == format!("`{}` failed: {}", item.name, ToolError::Cancelled);
         if suspended {
-            self.calls.remove(&key);
+            if let Some(made) = self.calls.get_mut(&key) {
+                made.pop();
+            }
         } else if cancelled {
-            self.calls.insert(key, EarlierCall::Interrupted);
+            self.settle(key, &item, EarlierCall::Interrupted);
         } else {
-            self.calls
-                .insert(key, EarlierCall::Finished(Box::new(item)));
+            let call = EarlierCall::Finished(Box::new(item.clone()));
+            self.settle(key, &item, call);
         }
     }
 
-    /// What the interrupted run did with `call` in `context`: only a call with the same id,
-    /// tool and arguments is the same call (a live model may reuse an id).
-    pub fn find(&self, context: &ContextPath, call: &Call) -> Option<&EarlierCall> {
-        let found = self.calls.get(&(context.clone(), call.id.clone()))?;
-        match found {
-            EarlierCall::Finished(item)
-                if item.name != call.name || item.arguments != call.arguments =>
-            {
-                None
-            }
-            other => Some(other),
+    /// What the interrupted run did with `call` in `context`: the next of the calls it made
+    /// with that id that the resumed run has not been answered from, when it is the same
+    /// call (the same tool and arguments; a live model may reuse an id). Each call is
+    /// answered once: a later call with the id is the next one made with it.
+    pub fn find(&self, context: &ContextPath, call: &Call) -> Option<EarlierCall> {
+        let key = (context.clone(), call.id.clone());
+        let made = self.calls.get(&key)?;
+        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        let next = served.entry(key).or_default();
+        let earlier = made.get(*next)?;
+        if earlier.name != call.name || earlier.arguments != call.arguments {
+            return None;
         }
+        *next += 1;
+        Some(earlier.call.clone())
     }
 
     /// Answers a call the run waited on with the person's `text`: in the resumed run, the
@@ -145,10 +184,8 @@ impl EarlierCalls {
         };
         let mut item = interrupted_item(&answered, text);
         item.status = ItemStatus::Completed;
-        self.calls.insert(
-            (call.context, call.id),
-            EarlierCall::Finished(Box::new(item)),
-        );
+        let finished = EarlierCall::Finished(Box::new(item.clone()));
+        self.settle((call.context, call.id), &item, finished);
         Ok(())
     }
 
@@ -166,19 +203,20 @@ impl EarlierCalls {
 
     /// How many calls it knows.
     pub fn len(&self) -> usize {
-        self.calls.len()
+        self.calls.values().map(Vec::len).sum()
     }
 
     /// Whether it knows none.
     pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
+        self.len() == 0
     }
 
     /// How many of them finished.
     pub fn finished_count(&self) -> usize {
         self.calls
             .values()
-            .filter(|c| matches!(c, EarlierCall::Finished(_)))
+            .flatten()
+            .filter(|c| matches!(c.call, EarlierCall::Finished(_)))
             .count()
     }
 }
@@ -195,7 +233,7 @@ pub(crate) async fn earlier_answer(
     emitter: &Emitter,
 ) -> Option<CallOutcome> {
     let item = match earlier.find(emitter.context(), call)? {
-        EarlierCall::Finished(item) => item.as_ref().clone(),
+        EarlierCall::Finished(item) => *item,
         EarlierCall::Interrupted => {
             let arguments: serde_json::Value =
                 serde_json::from_str(&call.arguments).unwrap_or_default();
@@ -311,21 +349,57 @@ mod tests {
         );
         assert_eq!(
             calls.find(&root, &call("d", "{}")),
-            Some(&EarlierCall::Interrupted)
+            Some(EarlierCall::Interrupted)
         );
         assert_eq!(
             calls.find(&root, &call("a", "{}")),
-            Some(&EarlierCall::Interrupted)
+            Some(EarlierCall::Interrupted)
         );
         assert!(matches!(
             calls.find(&root, &call("b", "{}")),
             Some(EarlierCall::Finished(i)) if i.output.as_deref() == Some("ok")
         ));
-        // Another context's call, other arguments under the same id, a suspended call: none.
+        // Another context's call, a suspended call, and `b` once more: none (each call is
+        // answered once; a second `b` is a call the run never made).
         assert_eq!(calls.find(&child, &call("b", "{}")), None);
-        assert_eq!(calls.find(&root, &call("b", "{\"x\":1}")), None);
         assert_eq!(calls.find(&root, &call("c", "{}")), None);
+        assert_eq!(calls.find(&root, &call("b", "{}")), None);
         assert_eq!(calls.len(), 3);
+    }
+
+    #[test]
+    fn an_id_used_again_in_a_later_turn_is_another_call_answered_in_its_turn() {
+        let root = ContextPath::root();
+        let made = |arguments: &str, status, output: &str| ToolCallItem {
+            arguments: arguments.into(),
+            ..item("call_0", status, output)
+        };
+        let mut calls = EarlierCalls::default();
+        for (arguments, output) in [("{\"n\":1}", "one"), ("{\"n\":2}", "two")] {
+            calls.started(&root, &made(arguments, ItemStatus::InProgress, ""));
+            calls.finished(&root, made(arguments, ItemStatus::Completed, output));
+        }
+        calls.started(&root, &made("{}", ItemStatus::InProgress, ""));
+        let output = |found: Option<EarlierCall>| match found {
+            Some(EarlierCall::Finished(i)) => i.output.unwrap_or_default(),
+            other => format!("{other:?}"),
+        };
+        // Other arguments than the next call made with the id: not that call, and it waits.
+        assert_eq!(calls.find(&root, &call("call_0", "{\"n\":2}")), None);
+        assert_eq!(
+            output(calls.find(&root, &call("call_0", "{\"n\":1}"))),
+            "one"
+        );
+        assert_eq!(
+            output(calls.find(&root, &call("call_0", "{\"n\":2}"))),
+            "two"
+        );
+        assert_eq!(
+            calls.find(&root, &call("call_0", "{}")),
+            Some(EarlierCall::Interrupted)
+        );
+        assert_eq!(calls.find(&root, &call("call_0", "{}")), None);
+        assert_eq!((calls.len(), calls.finished_count()), (3, 2));
     }
 
     #[test]
