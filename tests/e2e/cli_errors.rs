@@ -242,3 +242,31 @@ fn a_mistyped_provider_gets_the_closest_name_and_a_missing_loops_dir_a_warning()
         stderr(&out)
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_run_with_141_whichever_stream_it_read() {
+    let s = Scratch::new();
+    s.file("notes.txt", "milk\n");
+    // Each read is a line on stderr, a response apart: the reader is gone before the next.
+    let mut responses: Vec<Vec<serde_json::Value>> = (0..4)
+        .map(|n| calling(&format!("c{n}"), "read", r#"{"path": "notes.txt"}"#))
+        .collect();
+    responses.push(vec![text("Milk."), done("end_turn")]);
+    let t = s.transcript("t.jsonl", &responses);
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#""$0" "$@" 2>&1 | head -1 >/dev/null; echo "${PIPESTATUS[0]}""#)
+        .arg(crate::support::bin())
+        .args(["-p", "read the notes", "--replay-pace", "300", "--replay"])
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws())
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "141", "{}", stderr_of(&out));
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -55,10 +55,11 @@ fn init_tracing(verbose: bool) {
         .init();
 }
 
-/// Ends the process quietly with [`exit::BROKEN_PIPE`] when stdout's reader went away
-/// (`wonopcode runs list | head -1`): Rust ignores SIGPIPE, so a write to a closed pipe
-/// is an error, which `println!` turns into a panic; every other panic is reported as
-/// before.
+/// Ends the process quietly with [`exit::BROKEN_PIPE`] when the reader of stdout or stderr
+/// went away (`wonopcode runs list | head -1`, `wonopcode -p x 2>&1 | head -1`): Rust
+/// ignores SIGPIPE, so a write to a closed pipe is an error, which `println!` and
+/// `eprintln!` turn into a panic (whose report, on the closed stderr, would abort); every
+/// other panic is reported as before.
 fn quiet_on_broken_pipe() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -69,7 +70,9 @@ fn quiet_on_broken_pipe() {
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or_default();
         let epipe = format!("os error {EPIPE}");
-        if message.starts_with("failed printing to stdout") && message.contains(&epipe) {
+        let printing = message.starts_with("failed printing to stdout")
+            || message.starts_with("failed printing to stderr");
+        if printing && message.contains(&epipe) {
             std::process::exit(i32::from(exit::BROKEN_PIPE));
         }
         report(info);
