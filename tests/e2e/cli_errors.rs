@@ -264,7 +264,12 @@ fn a_reader_that_goes_away_ends_the_run_with_141_whichever_stream_it_read() {
         .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "141", "{}", stderr_of(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "141",
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 fn stderr_of(out: &std::process::Output) -> String {

@@ -627,3 +627,38 @@ fn a_paste_of_many_lines_is_one_prompt_shown_as_a_placeholder_and_sent_whole() {
         ]
     );
 }
+
+#[test]
+fn a_hangup_at_the_prompt_leaves_the_terminal_as_it_was_found() {
+    let s = Scratch::new();
+    let transcript = two_answers(&s);
+    let runs = s.outside("runs");
+    // The shell the REPL was started from reads the terminal's settings once it is gone.
+    let mut cmd = crate::support::through_shell(r#""$0" "$@"; echo "exit=$?"; stty -a"#);
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .env("WONOPCODE_RUNS_DIR", &runs)
+        .arg("--replay")
+        .arg(&transcript)
+        .arg("-C")
+        .arg(s.ws());
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    expect(&mut session, "\x1b[?2004h");
+    ready(&mut session);
+    let (_, dir) = crate::resume::only_run(&runs);
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let pid = meta["pid"].as_u64().unwrap().to_string();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status();
+    assert!(hup.unwrap().success());
+    let (said, _) = session.exp_regex("exit=[0-9]+").unwrap();
+    let rest = session.exp_eof().unwrap();
+    assert!(
+        said.contains("\x1b[?2004l"),
+        "bracketed paste left on: {said:?}"
+    );
+    // Cooked again: lines and signals as before (raw mode is `-isig -icanon`; the test's
+    // terminal starts without echo).
+    assert!(rest.contains("isig icanon"), "left in raw mode: {rest}");
+}

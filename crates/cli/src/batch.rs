@@ -457,7 +457,7 @@ fn spawn_ctrl_c_handler(cancel: CancellationToken, display: Arc<Display>) {
                 return;
             }
             if cancel.is_cancelled() {
-                std::process::exit(i32::from(exit::CANCELLED));
+                exit::now(exit::CANCELLED);
             }
             display.say("stopping the batch: the running tasks are cancelled and will run again next time (Ctrl-C again quits)");
             cancel.cancel();

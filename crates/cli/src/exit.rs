@@ -40,3 +40,18 @@ pub fn for_status(status: LoopStatus) -> u8 {
         LoopStatus::BudgetExceeded => BUDGET_EXCEEDED,
     }
 }
+
+/// Ends the process at once with `code` (a signal, a second Ctrl-C), the terminal put back
+/// as it was found: the line editor may be waiting in raw mode with bracketed paste on, and
+/// a shell left so echoes nothing and reads Enter as `^M`.
+pub fn now(code: u8) -> ! {
+    // crossterm keeps the mode it found and puts it back (a no-op when not raw).
+    let _ = crossterm::terminal::disable_raw_mode();
+    let mut stdout = std::io::stdout();
+    if std::io::IsTerminal::is_terminal(&stdout) {
+        // Bracketed paste off, the cursor shown; a terminal already gone is no error here.
+        let _ = std::io::Write::write_all(&mut stdout, b"\x1b[?2004l\x1b[?25h");
+        let _ = std::io::Write::flush(&mut stdout);
+    }
+    std::process::exit(i32::from(code))
+}

@@ -365,7 +365,7 @@ fn spawn_ctrl_c_handler(
                 progress.suspend(|| eprintln!("cancelling the turn (Ctrl-C again quits)"));
             } else {
                 // Every stored message is already synced, so quitting keeps the history valid.
-                std::process::exit(i32::from(exit::CANCELLED));
+                exit::now(exit::CANCELLED);
             }
         }
     })
@@ -394,7 +394,7 @@ fn spawn_stop_handler(
             };
             stopped_by.store(code, Ordering::SeqCst);
             if !canceller.cancel() {
-                std::process::exit(i32::from(code));
+                exit::now(code);
             }
         }
     })
