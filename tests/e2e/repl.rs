@@ -228,7 +228,7 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
     says(&mut session, "/model", "answering: test/test-model");
     expect(
         &mut session,
-        "available (/model PROVIDER, or /model PROVIDER/MODEL):",
+        "available (/model MODEL, /model PROVIDER, or /model PROVIDER/MODEL):",
     );
     says(&mut session, "/model nowhere/none", "/model nowhere/none: ");
     expect(&mut session, "has no turns from provider `nowhere`");
@@ -661,4 +661,31 @@ fn a_hangup_at_the_prompt_leaves_the_terminal_as_it_was_found() {
     // Cooked again: lines and signals as before (raw mode is `-isig -icanon`; the test's
     // terminal starts without echo).
     assert!(rest.contains("isig icanon"), "left in raw mode: {rest}");
+}
+
+#[test]
+fn model_with_a_short_name_is_the_answering_providers_model_as_with_dash_m() {
+    let s = Scratch::new();
+    let mut cmd = command();
+    cmd.env("XDG_DATA_HOME", s.outside("data"))
+        .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("OPENAI_API_KEY", "k")
+        // Nothing is asked of a model here.
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .args(["--provider", "anthropic", "-m", "sonnet", "-C"])
+        .arg(s.ws());
+    let mut session = spawn_command(cmd, Some(30_000)).unwrap();
+    says(
+        &mut session,
+        "/model opus",
+        "now answering: anthropic/claude-opus-4-5",
+    );
+    says(&mut session, "/model openai", "now answering: openai/");
+    says(
+        &mut session,
+        "/model anthropic/haiku",
+        "now answering: anthropic/claude-haiku-4-5",
+    );
+    quit(&mut session);
 }

@@ -89,15 +89,21 @@ impl Cli {
             SlashCommand::Model(None) => {
                 let model = self.session.model();
                 eprintln!("answering: {}/{}", model.provider, model.id);
-                eprintln!("available (/model PROVIDER, or /model PROVIDER/MODEL):");
+                eprintln!("available (/model MODEL, /model PROVIDER, or /model PROVIDER/MODEL):");
                 for listing in self.session.providers() {
                     eprintln!("  {:<18} {}", listing.id, listing.models.join(", "));
                 }
             }
             SlashCommand::Model(Some(choice)) => {
+                // A word that names no provider is a model of the one answering, as with
+                // `-m` (`/model opus`).
+                let current = self.session.model().provider.clone();
+                let is_provider =
+                    |name: &str| self.session.providers().iter().any(|p| p.id == name);
                 let (provider, model) = match choice.split_once('/') {
                     Some((provider, model)) => (provider, Some(model)),
-                    None => (choice.as_str(), None),
+                    None if is_provider(&choice) => (choice.as_str(), None),
+                    None => (current.as_str(), Some(choice.as_str())),
                 };
                 match self.session.switch_model(provider, model).await {
                     Ok(info) => eprintln!(
