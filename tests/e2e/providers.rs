@@ -918,32 +918,58 @@ fn one_openai_answer(
 }
 
 #[test]
-fn the_projects_agents_md_files_reach_the_model_after_its_system_prompt() {
+fn the_agents_md_and_claude_md_files_reach_the_model_after_its_system_prompt() {
     let scratch = Scratch::new();
     // The scratch workspace is the repository's `app/` directory.
     let repo = scratch.ws();
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     scratch.file("AGENTS.md", "Run tests with `make check`.\n");
     scratch.file("app/AGENTS.md", "This directory is the web app.\n");
+    // Claude Code's files: the repository's, with an import, and the person's own.
+    scratch.file("app/CLAUDE.md", "Follow @docs/style.md\n");
+    scratch.file("app/docs/style.md", "Two spaces, no tabs.\n");
+    let claude_home = scratch.outside("claude");
+    std::fs::create_dir_all(&claude_home).unwrap();
+    std::fs::write(claude_home.join("CLAUDE.md"), "Answer in English.\n").unwrap();
     let ask = |extra: &[&str]| {
         let (out, system) = one_openai_answer(|run| {
-            run.args(extra).arg("-C").arg(repo.join("app")).arg("hi");
+            run.env("CLAUDE_CONFIG_DIR", &claude_home)
+                .args(extra)
+                .arg("-C")
+                .arg(repo.join("app"))
+                .arg("hi");
         });
         (events(&out), system)
     };
     let (events, system) = ask(&[]);
     assert!(system.starts_with("You are wonopcode"), "{system}");
-    let outer = system.find("Run tests with `make check`.").unwrap();
-    let inner = system.find("This directory is the web app.").unwrap();
-    assert!(outer < inner, "outermost first: {system}");
+    let told: Vec<usize> = [
+        "Answer in English.",
+        "Run tests with `make check`.",
+        "This directory is the web app.",
+        "Follow @docs/style.md",
+        "Two spaces, no tabs.",
+    ]
+    .iter()
+    .map(|t| {
+        system
+            .find(t)
+            .unwrap_or_else(|| panic!("{t} not told: {system}"))
+    })
+    .collect();
+    assert!(
+        told.windows(2).all(|w| w[0] < w[1]),
+        "the person's first, then outermost first: {system}"
+    );
     let loaded = events
         .iter()
         .find(|e| e["type"] == "project_instructions.loaded")
         .unwrap_or_else(|| panic!("{events:?}"));
     let files = loaded["files"].as_array().unwrap();
-    assert_eq!(files.len(), 2, "{loaded}");
-    assert!(files[0].as_str().unwrap().ends_with("/AGENTS.md"));
-    assert_eq!(files[1], "AGENTS.md");
+    assert_eq!(files.len(), 5, "{loaded}");
+    assert!(files[1].as_str().unwrap().ends_with("/AGENTS.md"));
+    assert_eq!(files[2], "AGENTS.md");
+    assert_eq!(files[3], "CLAUDE.md");
 
     let (events, system) = ask(&["--no-project-instructions"]);
     assert!(!system.contains("make check"), "{system}");

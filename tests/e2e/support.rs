@@ -34,6 +34,9 @@ pub fn command() -> std::process::Command {
     cmd.env("NO_COLOR", "1")
         .env_remove("WONOPCODE_LOG")
         .env("XDG_CONFIG_HOME", "/nonexistent-wonopcode-config")
+        // Nor the person's Codex and Claude Code homes (their instruction files).
+        .env("CODEX_HOME", "/nonexistent-wonopcode-codex")
+        .env("CLAUDE_CONFIG_DIR", "/nonexistent-wonopcode-claude")
         .env_remove("WONOPCODE_AGENT_LOOPS_PATH")
         // The tests' run journals stay out of the machine's data directory.
         .env("WONOPCODE_RUNS_DIR", test_runs_dir());

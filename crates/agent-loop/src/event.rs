@@ -92,11 +92,13 @@ pub enum EventKind {
         /// Why, in one line.
         error: String,
     },
-    /// The project's instructions (`AGENTS.md` files) told to every context of the run,
-    /// after its own system prompt. Right after `session.started`, when any were found.
+    /// The instruction files (`AGENTS.md`, `CLAUDE.md`: the person's and the project's) told
+    /// to every context of the run, after its own system prompt. Right after
+    /// `session.started`, when any were found.
     #[serde(rename = "project_instructions.loaded")]
     ProjectInstructionsLoaded {
-        /// The files, outermost first: relative to the workspace when inside it.
+        /// The files in the order told (the person's, then the project's outermost first):
+        /// relative to the workspace when inside it.
         files: Vec<String>,
         /// Whether they were longer than wonopcode tells (32 KiB) and were cut.
         truncated: bool,

@@ -363,8 +363,9 @@ pub struct RunArgs {
     )]
     pub agents: Vec<String>,
 
-    /// Do not tell the model the project's AGENTS.md files (the workspace's and those above
-    /// it up to the repository root).
+    /// Do not tell the model the instruction files: yours (~/.codex/AGENTS.md,
+    /// ~/.claude/CLAUDE.md) and the project's AGENTS.md and CLAUDE.md files (the workspace's
+    /// and those above it up to the repository root).
     #[arg(long)]
     pub no_project_instructions: bool,
 
