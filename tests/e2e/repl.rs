@@ -689,3 +689,25 @@ fn model_with_a_short_name_is_the_answering_providers_model_as_with_dash_m() {
     );
     quit(&mut session);
 }
+
+#[test]
+fn a_mentioned_text_file_goes_into_the_prompt_and_a_binary_one_sends_nothing() {
+    let s = Scratch::new();
+    s.file("notes.txt", "buy milk\n");
+    std::fs::write(s.ws().join("blob.bin"), b"\0\x01").unwrap();
+    let transcript = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &transcript, &history);
+    ready(&mut session);
+    enter(&mut session, "what is in @blob.bin?");
+    expect(
+        &mut session,
+        "cannot read @blob.bin: it is not text, an image or a PDF; nothing was sent",
+    );
+    says(&mut session, "summarize @notes.txt", "First answer.");
+    quit(&mut session);
+    assert_eq!(
+        user_prompts(&history),
+        ["summarize @notes.txt\n\n<file path=\"notes.txt\">\nbuy milk\n</file>"]
+    );
+}

@@ -110,11 +110,11 @@ fn existing(word: &str, workspace: &Path) -> Option<PathBuf> {
     })
 }
 
-fn trimmed(word: &str) -> &str {
+pub(crate) fn trimmed(word: &str) -> &str {
     word.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '\'', '"'])
 }
 
-fn expand_home(path: &str) -> PathBuf {
+pub(crate) fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), dirs::home_dir()) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(path),
@@ -124,7 +124,7 @@ fn expand_home(path: &str) -> PathBuf {
 /// The words of a line as a terminal pastes a dropped file: `\ ` keeps a space in a word,
 /// and a word opened by a quote runs to its closing quote (when there is one: an apostrophe
 /// in `don't` opens nothing).
-fn words(line: &str) -> Vec<String> {
+pub(crate) fn words(line: &str) -> Vec<String> {
     let chars: Vec<char> = line.chars().collect();
     let mut words = Vec::new();
     let mut i = 0;

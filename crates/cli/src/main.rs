@@ -18,6 +18,7 @@ mod loops_test;
 mod mcp;
 mod mcp_config;
 mod mcp_server;
+mod mention;
 mod new_guest;
 mod piped;
 mod prompter;

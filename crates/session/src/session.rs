@@ -966,6 +966,12 @@ impl Session {
         &self.root
     }
 
+    /// The paths the sandbox hides from commands and file tools, which nothing the person
+    /// names relative to the workspace reads either.
+    pub fn hidden_paths(&self) -> &[PathBuf] {
+        &self.config.hidden_paths
+    }
+
     /// The history write failure that stopped the session, if any.
     pub fn failure(&self) -> Option<String> {
         self.sink.failure()

@@ -14,7 +14,7 @@ use reedline::{
 };
 use tokio::sync::oneshot;
 
-use super::commands::CommandCompleter;
+use super::complete::PromptCompleter;
 use super::paste::{Pastes, Pasting};
 
 /// Lines of history kept.
@@ -42,12 +42,13 @@ pub struct LineEditor {
 
 impl LineEditor {
     /// Starts the editor's thread; `history` is where its history lives (`None`: memory
-    /// only). A history file that cannot be opened is said in one line on stderr.
-    pub fn start(history: Option<PathBuf>) -> Self {
+    /// only), `workspace` the directory whose files `@` completes. A history file that
+    /// cannot be opened is said in one line on stderr.
+    pub fn start(history: Option<PathBuf>, workspace: PathBuf) -> Self {
         let (requests, incoming) = mpsc::channel::<Request>();
         std::thread::spawn(move || {
             let pastes = Pastes::default();
-            let mut editor = Some(build(history, pastes.clone()));
+            let mut editor = Some(build(history, workspace, pastes.clone()));
             for (prompt, draft, reply) in incoming {
                 let line = match editor.as_mut().map(|e| read(e, &pastes, &prompt, &draft)) {
                     Some(Ok(line)) => line,
@@ -95,7 +96,7 @@ pub fn history_file() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("wonopcode").join("repl-history"))
 }
 
-fn build(history: Option<PathBuf>, pastes: Pastes) -> Reedline {
+fn build(history: Option<PathBuf>, workspace: PathBuf, pastes: Pastes) -> Reedline {
     let mut keybindings = default_emacs_keybindings();
     keybindings.add_binding(
         KeyModifiers::NONE,
@@ -110,7 +111,7 @@ fn build(history: Option<PathBuf>, pastes: Pastes) -> Reedline {
         .with_edit_mode(Box::new(Pasting::new(Emacs::new(keybindings), pastes)))
         // A paste arrives whole: its newlines never send the line.
         .use_bracketed_paste(true)
-        .with_completer(Box::new(CommandCompleter))
+        .with_completer(Box::new(PromptCompleter { workspace }))
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_validator(Box::new(Continuation));
     let Some(path) = history else {

@@ -4,6 +4,7 @@
 //! lines and says what they mean.
 
 pub mod commands;
+mod complete;
 pub mod editor;
 mod paste;
 mod slash;

@@ -77,7 +77,7 @@ impl Cli {
             self.session.workspace().display()
         );
         self.in_repl = true;
-        let editor = LineEditor::start(history_file());
+        let editor = LineEditor::start(history_file(), self.session.workspace().to_path_buf());
         let marker = console::style(">").cyan().bold().to_string();
         let mut spent = Usage::default();
         let mut typed = Typed::default();
@@ -134,17 +134,23 @@ impl Cli {
                     .strip_prefix('/')
                     .filter(|p| p.starts_with('/'))
                     .unwrap_or(prompt);
-                let attached = match self.attach_from(prompt) {
-                    Ok(parts) => parts,
-                    Err(why) => {
-                        eprintln!("{why}; nothing was sent");
-                        continue;
-                    }
-                };
+                let mentioned = crate::mention::with_file_texts(
+                    prompt,
+                    self.session.workspace(),
+                    self.session.hidden_paths(),
+                );
+                let (prompt, attached) =
+                    match mentioned.and_then(|p| Ok((p, self.attach_from(prompt)?))) {
+                        Ok(both) => both,
+                        Err(why) => {
+                            eprintln!("{why}; nothing was sent");
+                            continue;
+                        }
+                    };
                 if let Some(why) = self.session.reload_if_changed().await {
                     eprintln!("warning: {why}; the running version of the loop stays");
                 }
-                Next::Prompt(prompt.to_owned(), attached)
+                Next::Prompt(prompt, attached)
             } else {
                 let Some(answers) = self.answer_pending(&editor).await else {
                     return Ok(exit::SUCCESS);
