@@ -711,3 +711,34 @@ fn a_mentioned_text_file_goes_into_the_prompt_and_a_binary_one_sends_nothing() {
         ["summarize @notes.txt\n\n<file path=\"notes.txt\">\nbuy milk\n</file>"]
     );
 }
+
+#[test]
+fn a_bang_runs_a_command_in_the_workspace_and_the_model_is_told_it_with_the_next_prompt() {
+    let s = Scratch::new();
+    let transcript = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &transcript, &history);
+    says(
+        &mut session,
+        "!echo made > made.txt && cat made.txt",
+        "made",
+    );
+    says(&mut session, "what did I make?", "First answer.");
+    quit(&mut session);
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("made.txt")).unwrap(),
+        "made\n"
+    );
+    let prompts = user_prompts(&history);
+    assert_eq!(
+        prompts.len(),
+        1,
+        "the command itself is no prompt: {prompts:?}"
+    );
+    assert!(
+        prompts[0].starts_with(
+            "The person ran these commands in the workspace before this prompt:\n<bash-input>echo made > made.txt && cat made.txt</bash-input>\n<bash-output>exit code: 0\nstdout:\nmade\n</bash-output>"
+        ) && prompts[0].ends_with("\n\nwhat did I make?"),
+        "{prompts:?}"
+    );
+}

@@ -966,6 +966,30 @@ impl Session {
         &self.root
     }
 
+    /// Runs `command` as the person typed it (`!cmd` at the REPL) with the run's `bash`
+    /// tool: in the workspace, under the run's sandbox, its timeout and its checks after a
+    /// command, without asking (the person typed it), cancelled as a turn is (Ctrl-C). What
+    /// the tool says (output and exit code), and whether it failed; `None` when the run has
+    /// no `bash` tool.
+    pub async fn shell(&self, command: &str) -> Option<(String, bool)> {
+        let bash = self.tools.get("bash")?.clone();
+        let token = CancellationToken::new();
+        *self.current_turn.0.lock() = Some(token.clone());
+        let env = wonopcode_agent_loop::tool::ToolEnv {
+            cancel: token,
+            hidden: self.config.hidden_paths.clone(),
+            ..wonopcode_agent_loop::tool::ToolEnv::outside_a_run(self.root.clone())
+        };
+        let said = bash
+            .run(serde_json::json!({ "command": command }), &env)
+            .await;
+        *self.current_turn.0.lock() = None;
+        Some(match said {
+            Ok(output) => (output.content, output.is_error),
+            Err(e) => (format!("`bash` failed: {e}"), true),
+        })
+    }
+
     /// The paths the sandbox hides from commands and file tools, which nothing the person
     /// names relative to the workspace reads either.
     pub fn hidden_paths(&self) -> &[PathBuf] {

@@ -7,6 +7,7 @@ pub mod commands;
 mod complete;
 pub mod editor;
 mod paste;
+mod shell;
 mod slash;
 mod turns;
 pub mod type_ahead;

@@ -86,6 +86,8 @@ impl Cli {
         let mut offer_answers = true;
         // Whether the last key at the prompt was Ctrl-C.
         let mut interrupted = false;
+        // The `!` commands run since the last prompt, told to the model with the next.
+        let mut ran = Vec::new();
         loop {
             let next = if !offer_answers || self.session.pending().is_empty() {
                 let line = match typed.prompts.pop_front() {
@@ -114,6 +116,15 @@ impl Cli {
                 if prompt.is_empty() {
                     continue;
                 }
+                // `!cmd` runs a command; `!!text` sends `!text`.
+                let prompt = match prompt.strip_prefix('!') {
+                    Some(text) if text.starts_with('!') => text,
+                    Some(command) => {
+                        self.shell(command.trim(), &mut ran).await;
+                        continue;
+                    }
+                    None => prompt,
+                };
                 match SlashCommand::parse(prompt) {
                     Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
                     Some(Ok(command)) => {
@@ -150,7 +161,10 @@ impl Cli {
                 if let Some(why) = self.session.reload_if_changed().await {
                     eprintln!("warning: {why}; the running version of the loop stays");
                 }
-                Next::Prompt(prompt, attached)
+                Next::Prompt(
+                    super::shell::with_notes(std::mem::take(&mut ran), prompt),
+                    attached,
+                )
             } else {
                 let Some(answers) = self.answer_pending(&editor).await else {
                     return Ok(exit::SUCCESS);
@@ -173,6 +187,22 @@ impl Cli {
             if code == exit::ERROR && self.session.failure().is_some() {
                 bail!("stopping: the history file can no longer be written");
             }
+        }
+    }
+
+    /// `!command`: runs it with the run's `bash` tool and shows what it said; the command
+    /// and its output are kept in `ran` for the next prompt.
+    async fn shell(&mut self, command: &str, ran: &mut Vec<String>) {
+        if command.is_empty() {
+            eprintln!("`!` runs a shell command in the workspace: !git status");
+            return;
+        }
+        match self.session.shell(command).await {
+            Some((said, _failed)) => {
+                eprintln!("{}", super::shell::shown(&said));
+                ran.push(super::shell::note(command, &said));
+            }
+            None => eprintln!("this run has no `bash` tool, so `!` cannot run a command"),
         }
     }
 
