@@ -106,3 +106,34 @@ fn nothing_to_continue_is_one_line_and_no_run() {
         assert!(sent.is_empty());
     }
 }
+
+#[test]
+fn a_session_closed_before_its_first_prompt_is_not_a_conversation_to_go_on_with() {
+    let s = Scratch::new();
+    let runs = s.outside("runs");
+    let first = a_kept_conversation(&s, &runs);
+    // A REPL opened and closed with Ctrl-D, later than the conversation.
+    let t = s.transcript("none.jsonl", &[]);
+    let mut cmd = crate::support::command();
+    cmd.env("WONOPCODE_RUNS_DIR", &runs)
+        .env("XDG_DATA_HOME", s.outside("data"))
+        .arg("--replay")
+        .arg(&t)
+        .arg("-C")
+        .arg(s.ws());
+    let mut session = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
+    crate::repl::ready(&mut session);
+    session.send("\x04").unwrap();
+    session.flush().unwrap();
+    session.exp_eof().unwrap();
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 2);
+    // `-c` goes on with the conversation that had a prompt.
+    let (out, sent) = asked_again(&s, &runs, &["-c"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(sent.contains("remember the word banana"), "{sent}");
+    assert!(
+        stderr(&out).contains(&format!("going on with conversation {first}")),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -16,13 +16,15 @@ use crate::session::usage;
 const LISTED: usize = 20;
 
 /// The conversations that ran in `workspace` and can be gone on with (none open in a
-/// wonopcode, this one included), the most recently active first.
+/// wonopcode, this one included; none closed before its first prompt, which holds nothing
+/// to go on with), the most recently active first.
 pub fn of_workspace(runs: &Runs, workspace: &Path) -> Vec<Lineage> {
     let mut found: Vec<Lineage> = runs
         .lineages()
         .into_iter()
         .filter(|l| Path::new(&l.latest.workspace) == workspace)
         .filter(|l| l.latest.current_status() != RunStatus::Running)
+        .filter(|l| l.title.is_some() || !l.latest.prompts.is_empty())
         .collect();
     found.sort_by(|a, b| b.updated().cmp(a.updated()));
     found
