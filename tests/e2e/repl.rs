@@ -742,3 +742,20 @@ fn a_bang_runs_a_command_in_the_workspace_and_the_model_is_told_it_with_the_next
         "{prompts:?}"
     );
 }
+
+#[test]
+fn the_banner_says_how_calls_are_approved_under_full_auto_and_yes() {
+    let s = Scratch::new();
+    let transcript = two_answers(&s);
+    for (flag, said) in [
+        (
+            "--full-auto",
+            "approvals: none asked for work in the workspace (--full-auto)",
+        ),
+        ("--yes", "approvals: all approved (--yes)"),
+    ] {
+        let mut session = repl_with(&s, &transcript, &[flag.as_ref()]);
+        expect(&mut session, said);
+        quit(&mut session);
+    }
+}

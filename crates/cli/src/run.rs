@@ -246,7 +246,7 @@ async fn run_once(
             markdown,
         ))
     };
-    let yes = settings.yes;
+    let approvals = crate::session::approvals_shown(&settings);
     let config_file = settings.config_file.clone();
     // As the session resolves it, so `projects.PATH` matches however `-C` spelled it.
     let workspace =
@@ -312,7 +312,7 @@ async fn run_once(
         can_resume: history.is_some(),
         in_repl: false,
         stopped_by,
-        approvals: if yes { "all approved (--yes)" } else { "ask" },
+        approvals,
         history,
         attached: attachments,
         progress,

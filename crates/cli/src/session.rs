@@ -64,6 +64,23 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
 /// workspace (the file tools) or run in the sandbox (`bash`).
 const FULL_AUTO_TOOLS: &[&str] = &["bash", "write", "edit", "apply_patch"];
 
+/// How tool calls are approved, in the REPL's banner's words.
+pub fn approvals_shown(settings: &wonopcode_session::Settings) -> &'static str {
+    let allowed = |tool: &str| {
+        settings
+            .rules
+            .iter()
+            .any(|r| r.tool == tool && r.pattern.is_none() && r.action == Action::Allow)
+    };
+    if settings.yes {
+        "all approved (--yes)"
+    } else if FULL_AUTO_TOOLS.iter().all(|t| allowed(t)) {
+        "none asked for work in the workspace (--full-auto)"
+    } else {
+        "ask"
+    }
+}
+
 /// The sandbox the flags choose: `--sandbox`, or the one `--full-auto` or
 /// `--dangerously-skip-permissions` stands for.
 fn sandbox_mode(permissions: &PermissionArgs, run: &RunArgs) -> Option<SandboxMode> {
