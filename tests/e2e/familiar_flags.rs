@@ -134,3 +134,93 @@ fn dangerously_skip_permissions_says_so_and_runs_commands_unconfined() {
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "hi\n");
     }
 }
+
+#[test]
+fn claude_codes_allowed_and_disallowed_tools_and_max_turns_mean_what_they_mean_there() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("c1", "bash", r#"{"command": "touch one.txt"}"#),
+            calling("c2", "bash", r#"{"command": "rm keep.txt"}"#),
+            answer("Done."),
+        ],
+    );
+    let fresh = || {
+        let _ = std::fs::remove_file(s.ws().join("one.txt"));
+        s.file("keep.txt", "kept");
+    };
+    // `touch` is allowed; `rm` needed approval, and nobody could give it.
+    fresh();
+    let out = s.run(&t, &["--allowedTools", "Bash(touch:*)", "Read", "--"], "go");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(s.ws().join("one.txt").exists() && s.ws().join("keep.txt").exists());
+    // A disallowed command stays so, whatever allows its tool, in either order.
+    for flags in [
+        [
+            "--allowedTools",
+            "Bash",
+            "--disallowedTools",
+            "Bash(rm:*)",
+            "--",
+        ],
+        [
+            "--disallowedTools",
+            "Bash(rm:*)",
+            "--allowed-tools",
+            "Bash",
+            "--",
+        ],
+    ] {
+        fresh();
+        let out = s.run(&t, &flags, "go");
+        assert!(
+            s.ws().join("one.txt").exists(),
+            "{flags:?}: {}",
+            stderr(&out)
+        );
+        assert!(
+            s.ws().join("keep.txt").exists(),
+            "{flags:?}: {}",
+            stderr(&out)
+        );
+    }
+    // A rule with no counterpart is one line, before anything runs.
+    let out = s.run(&t, &["--allowedTools", "NotebookEdit", "--"], "go");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(
+            "--allowedTools: `NotebookEdit`: wonopcode has no tool Claude Code calls `NotebookEdit`"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // A prompt the flag took is said so, not dropped.
+    let out = s.run(&t, &["--allowedTools", "Read"], "fix it");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`fix` is no tool; give the prompt before the flag, or after `--`"),
+        "{}",
+        stderr(&out)
+    );
+    // `--max-turns` is the limit of model requests per prompt.
+    fresh();
+    let out = s.run(&t, &["--yes", "--max-turns", "1"], "go");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(s.ws().join("one.txt").exists() && s.ws().join("keep.txt").exists());
+}
+
+#[test]
+fn codexs_skip_git_repo_check_is_accepted_and_oss_is_refused_with_what_does_it() {
+    let s = Scratch::new();
+    let t = s.transcript("t.jsonl", &[answer("Hi.")]);
+    let out = s.run(&t, &["--skip-git-repo-check"], "hi");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = s.run(&t, &["--oss"], "hi");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--base-url http://localhost:11434/v1 with -m MODEL"),
+        "{}",
+        stderr(&out)
+    );
+}

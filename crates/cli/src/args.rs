@@ -235,6 +235,16 @@ pub struct ModelArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// Codex's `--oss` (its local model through Ollama) is not built in: refused with the
+    /// flags that do it (`--base-url http://localhost:11434/v1 -m MODEL`).
+    #[arg(long, hide = true)]
+    pub oss: bool,
+
+    /// Codex's `--skip-git-repo-check`: accepted, and nothing to skip — wonopcode runs in any
+    /// directory, a git repository or not.
+    #[arg(long)]
+    pub skip_git_repo_check: bool,
+
     /// How much the model thinks before answering: off, low, medium, high, or a budget in
     /// tokens (default: the config's `thinking`, else `MAX_THINKING_TOKENS`, else the model's).
     #[arg(long, value_name = "LEVEL", value_parser = parse_thinking)]
@@ -311,6 +321,16 @@ pub struct PermissionArgs {
     #[arg(long, value_name = "RULE")]
     pub deny: Vec<String>,
 
+    /// Claude Code's `--allowedTools`: its rules (`"Bash(git diff:*)" Read`, separated by
+    /// spaces or commas) as --allow rules (docs/decisions.md, "Claude Code's and Codex's
+    /// flags").
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Claude Code's `--disallowedTools`: its rules as --deny rules.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
     /// What a call needing approval becomes when nobody can be asked.
     #[arg(long, value_enum, value_name = "MODE")]
     pub unattended: Option<UnattendedArg>,
@@ -375,8 +395,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub trust_workspace: bool,
 
-    /// Model requests allowed per prompt (default: the config's `max_iterations`, else 50).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Loop")]
+    /// Model requests allowed per prompt (default: the config's `max_iterations`, else 50);
+    /// Claude Code's `--max-turns` too.
+    #[arg(long, visible_alias = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Loop")]
     pub max_iterations: Option<u32>,
 
     /// Run at most N child contexts of one parallel spawn at once (default 4).

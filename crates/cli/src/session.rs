@@ -49,6 +49,31 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
             indexed.push((index, rule));
         }
     }
+    // Claude Code's rule lists, in its syntax.
+    for (id, values, action) in [
+        ("allowed_tools", &args.allowed_tools, Action::Allow),
+        ("disallowed_tools", &args.disallowed_tools, Action::Deny),
+    ] {
+        let indices: Vec<usize> = matches
+            .indices_of(id)
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        let flag = if action == Action::Allow {
+            "--allowedTools"
+        } else {
+            "--disallowedTools"
+        };
+        for (value, index) in values.iter().zip(indices) {
+            // As in Claude Code, a disallowed tool stays so whatever allows it.
+            let index = if action == Action::Deny { 0 } else { index };
+            for written in wonopcode_agent_loop::claude_code::split_rules(value) {
+                let rule = wonopcode_agent_loop::claude_code::permission_rule(&written)
+                    .and_then(|ours| Rule::parse(&ours, action).map_err(|e| e.to_string()))
+                    .map_err(|e| usage(format!("{flag}: {e}")))?;
+                indexed.push((index, rule));
+            }
+        }
+    }
     indexed.sort_by_key(|(i, _)| *i);
     let mut rules: Vec<Rule> = indexed.into_iter().map(|(_, r)| r).collect();
     if args.full_auto {
@@ -165,6 +190,11 @@ pub fn settings(
     run: &RunArgs,
     loop_choice: LoopChoice,
 ) -> anyhow::Result<Settings> {
+    if model.oss {
+        return Err(usage(
+            "--oss (Codex's local model through Ollama) is not built in: give its server as --base-url http://localhost:11434/v1 with -m MODEL",
+        ));
+    }
     Ok(Settings {
         workspace: workspace_root(run.cwd.as_deref())?,
         model: model_choice(model),
