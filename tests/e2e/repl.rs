@@ -737,7 +737,7 @@ fn a_bang_runs_a_command_in_the_workspace_and_the_model_is_told_it_with_the_next
     );
     assert!(
         prompts[0].starts_with(
-            "The person ran these commands in the workspace before this prompt:\n<bash-input>echo made > made.txt && cat made.txt</bash-input>\n<bash-output>exit code: 0\nstdout:\nmade\n</bash-output>"
+            "Before this prompt, the person did this in the workspace:\n<bash-input>echo made > made.txt && cat made.txt</bash-input>\n<bash-output>exit code: 0\nstdout:\nmade\n</bash-output>"
         ) && prompts[0].ends_with("\n\nwhat did I make?"),
         "{prompts:?}"
     );
@@ -758,4 +758,29 @@ fn the_banner_says_how_calls_are_approved_under_full_auto_and_yes() {
         expect(&mut session, said);
         quit(&mut session);
     }
+}
+
+#[test]
+fn a_hash_note_goes_into_the_projects_instruction_file_and_to_the_model() {
+    let s = Scratch::new();
+    let transcript = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &transcript, &history);
+    says(
+        &mut session,
+        "# always use bun",
+        "added to AGENTS.md: always use bun",
+    );
+    says(&mut session, "install the deps", "First answer.");
+    quit(&mut session);
+    assert_eq!(
+        std::fs::read_to_string(s.ws().join("AGENTS.md")).unwrap(),
+        "- always use bun\n"
+    );
+    assert_eq!(
+        user_prompts(&history),
+        [
+            "Before this prompt, the person did this in the workspace:\n<memory-added file=\"AGENTS.md\">always use bun</memory-added>\n\ninstall the deps"
+        ]
+    );
 }

@@ -1,4 +1,5 @@
-//! `!cmd` at the prompt, as Claude Code's bash mode: the command runs at once with the
+//! What the person does at the prompt that is no prompt, told to the model with the next
+//! one. `!cmd`, as Claude Code's bash mode: the command runs at once with the
 //! run's `bash` tool (in the workspace, in the sandbox, no approval asked: the person typed
 //! it), its output is shown, and the command with its output goes to the model with the
 //! next prompt, so it knows what the person saw.
@@ -11,13 +12,19 @@ pub fn note(command: &str, said: &str) -> String {
     format!("<bash-input>{command}</bash-input>\n<bash-output>{said}</bash-output>")
 }
 
-/// `prompt` after what the person ran since the last one, said as such.
+/// What the model is told of a line the person added to an instruction file (`# note`).
+pub fn memory_note(file: &str, note: &str) -> String {
+    format!("<memory-added file=\"{file}\">{note}</memory-added>")
+}
+
+/// `prompt` after what the person did at the prompt since the last one (`!` commands,
+/// `#` notes), said as such.
 pub fn with_notes(notes: Vec<String>, prompt: String) -> String {
     if notes.is_empty() {
         return prompt;
     }
     format!(
-        "The person ran these commands in the workspace before this prompt:\n{}\n\n{prompt}",
+        "Before this prompt, the person did this in the workspace:\n{}\n\n{prompt}",
         notes.join("\n")
     )
 }
@@ -45,7 +52,7 @@ mod tests {
         );
         assert_eq!(
             told,
-            "The person ran these commands in the workspace before this prompt:\n<bash-input>ls</bash-input>\n<bash-output>a.txt\nexit code: 0</bash-output>\n\nwhat is here?"
+            "Before this prompt, the person did this in the workspace:\n<bash-input>ls</bash-input>\n<bash-output>a.txt\nexit code: 0</bash-output>\n\nwhat is here?"
         );
         let long: String = (0..250).map(|n| format!("{n}\n")).collect();
         assert!(shown(&long).ends_with("199\n… 50 more lines"));

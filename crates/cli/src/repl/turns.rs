@@ -86,7 +86,8 @@ impl Cli {
         let mut offer_answers = true;
         // Whether the last key at the prompt was Ctrl-C.
         let mut interrupted = false;
-        // The `!` commands run since the last prompt, told to the model with the next.
+        // The `!` commands run and `#` notes added since the last prompt, told to the model
+        // with the next.
         let mut ran = Vec::new();
         loop {
             let next = if !offer_answers || self.session.pending().is_empty() {
@@ -125,6 +126,17 @@ impl Cli {
                     }
                     None => prompt,
                 };
+                // `# note` goes into the project's instruction file.
+                if let Some(note) = super::memory::note_of(prompt) {
+                    match super::memory::remember(self.session.workspace(), note) {
+                        Ok(file) => {
+                            eprintln!("added to {file}: {note}");
+                            ran.push(super::shell::memory_note(file, note));
+                        }
+                        Err(why) => eprintln!("{why}; nothing was added"),
+                    }
+                    continue;
+                }
                 match SlashCommand::parse(prompt) {
                     Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
                     Some(Ok(command)) => {
