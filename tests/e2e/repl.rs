@@ -644,14 +644,7 @@ fn a_hangup_at_the_prompt_leaves_the_terminal_as_it_was_found() {
     let mut session = spawn_command(cmd, Some(30_000)).unwrap();
     expect(&mut session, "\x1b[?2004h");
     ready(&mut session);
-    let (_, dir) = crate::resume::only_run(&runs);
-    let meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    let pid = meta["pid"].as_u64().unwrap().to_string();
-    let hup = std::process::Command::new("kill")
-        .args(["-HUP", &pid])
-        .status();
-    assert!(hup.unwrap().success());
+    crate::resume::hang_up_the_only_run(&runs);
     let (said, _) = session.exp_regex("exit=[0-9]+").unwrap();
     let rest = session.exp_eof().unwrap();
     assert!(

@@ -1187,6 +1187,19 @@ fn conversation_server(script: Vec<(&'static str, Vec<Vec<Value>>)>) -> ModelSer
     }))
 }
 
+/// Sends SIGHUP to the process of the only run under `runs` (its `run.json` names it), as a
+/// terminal that closes does.
+pub(crate) fn hang_up_the_only_run(runs: &Path) {
+    let (_, dir) = only_run(runs);
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let pid = meta["pid"].as_u64().unwrap().to_string();
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status();
+    assert!(hup.unwrap().success());
+}
+
 /// The REPL on a pseudo-terminal against `server`, journaled under `runs`, with `flags`.
 fn repl_on(
     server: &ModelServer,
@@ -1255,14 +1268,7 @@ fn a_session_closed_at_its_prompt_resumes_without_running_a_command_or_asking_a_
     expect(&mut session, "Three appended.");
     ready(&mut session);
     // The terminal closes at the prompt.
-    let (_, dir) = only_run(&runs);
-    let meta: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    let pid = meta["pid"].as_u64().unwrap().to_string();
-    let hup = std::process::Command::new("kill")
-        .args(["-HUP", &pid])
-        .status();
-    assert!(hup.unwrap().success());
+    hang_up_the_only_run(&runs);
     let _ = session.exp_eof();
     let asked = server.asked();
     assert_eq!(lines_in(&s.ws().join("log.txt")), 2, "{asked:?}");
