@@ -154,12 +154,7 @@ fn the_python_guest_validates() {
     let Some(loops) = polyglot_dir(&["python-reviewer"]) else {
         return;
     };
-    let (code, said) = validate(&loops.join("python-reviewer.wasm"));
-    assert_eq!(code, Some(0), "{said}");
-    assert!(
-        said.contains("valid: loop `python-reviewer`, wonopcode:agent-loop@0.3.0"),
-        "{said}"
-    );
+    assert_valid(&loops, "python-reviewer", "0.3.0");
 }
 
 #[test]
@@ -189,6 +184,18 @@ fn a_guest_given_as_the_one_argument_validates() {
         stderr(&out).contains("checks one guest"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// That `dir`'s `NAME.wasm` validates as the loop `name` of WIT `version`.
+fn assert_valid(dir: &std::path::Path, name: &str, version: &str) {
+    let (code, said) = validate(&dir.join(format!("{name}.wasm")));
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.contains(&format!(
+            "valid: loop `{name}`, wonopcode:agent-loop@{version}"
+        )),
+        "{said}"
     );
 }
 
@@ -291,12 +298,7 @@ fn the_js_guest_validates() {
     let Some(dir) = polyglot_dir(&["js-researcher"]) else {
         return;
     };
-    let (code, said) = validate(&dir.join("js-researcher.wasm"));
-    assert_eq!(code, Some(0), "{said}");
-    assert!(
-        said.contains("valid: loop `js-researcher`, wonopcode:agent-loop@0.3.0"),
-        "{said}"
-    );
+    assert_valid(&dir, "js-researcher", "0.3.0");
 }
 
 #[test]
@@ -334,14 +336,7 @@ fn the_js_researcher_returns_the_files_it_read_and_not_one_it_failed_to() {
 /// reads a file and answers from it: its answer, after checking the read reached the guest.
 fn run_v0_2_guest(name: &str) -> Option<String> {
     let dir = polyglot_dir(&[name])?;
-    let (code, said) = validate(&dir.join(format!("{name}.wasm")));
-    assert_eq!(code, Some(0), "{said}");
-    assert!(
-        said.contains(&format!(
-            "valid: loop `{name}`, wonopcode:agent-loop@0.2.11"
-        )),
-        "{said}"
-    );
+    assert_valid(&dir, name, "0.2.11");
     let scratch = Scratch::new();
     scratch.file("notes.txt", "remember the milk\n");
     let transcript = scratch.outside("t.jsonl");

@@ -68,23 +68,29 @@ pub fn mentioned(line: &str, workspace: &Path, pasted: bool) -> Result<Vec<Part>
 /// sent; the person can attach a file outside by its own path.
 fn in_workspace(path: &Path, workspace: &Path, word: &str) -> Result<Part, AttachmentError> {
     let name = format!("@{}", trimmed(word));
-    let refused = |reason: String| AttachmentError::Read {
+    let file = open_in_workspace(path, workspace).map_err(|reason| AttachmentError::Read {
         name: name.clone(),
         reason,
-    };
+    })?;
+    attachment::from_reader(file, &name)
+}
+
+/// `path`, a file the person named relative to the workspace, opened for reading only when
+/// its real path stays in the workspace and it opens beneath it (no link on the way); the
+/// reason in a few words otherwise. Attachments and `@file` texts are read through it.
+pub(crate) fn open_in_workspace(path: &Path, workspace: &Path) -> Result<std::fs::File, String> {
     let root = workspace
         .canonicalize()
-        .map_err(|e| refused(format!("the workspace cannot be read: {e}")))?;
-    let real = path.canonicalize().map_err(|e| refused(e.to_string()))?;
+        .map_err(|e| format!("the workspace cannot be read: {e}"))?;
+    let real = path.canonicalize().map_err(|e| e.to_string())?;
     if !real.starts_with(&root) {
-        return Err(refused(format!(
-            "it is a link that leads out of the workspace (to {}); attach that file by its own path if you mean it",
+        return Err(format!(
+            "it is a link that leads out of the workspace (to {}); name that file by its own path if you mean it",
             wonopcode_agent_loop::shown::one_line(&real.display().to_string())
-        )));
+        ));
     }
-    let file = wonopcode_tools::beneath::open(&root, &real, wonopcode_tools::beneath::Access::Read)
-        .map_err(|e| refused(e.to_string()))?;
-    attachment::from_reader(file, &name)
+    wonopcode_tools::beneath::open(&root, &real, wonopcode_tools::beneath::Access::Read)
+        .map_err(|e| e.to_string())
 }
 
 /// One line per attachment for the person: `attached: image/png, 12 KiB`.

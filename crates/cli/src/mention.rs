@@ -74,23 +74,13 @@ pub fn with_file_texts(
     Ok(out)
 }
 
-/// The bytes of `real`, a file named relative to the workspace: only when it stays inside
-/// it, is not hidden, and opens beneath it (no link on the way).
+/// The bytes of `real`, a file named relative to the workspace: opened as attachments are
+/// (`crate::attach::open_in_workspace`), and not one the sandbox hides.
 fn read_in_workspace(real: &Path, workspace: &Path, hidden: &[PathBuf]) -> Result<Vec<u8>, String> {
-    let root = workspace
-        .canonicalize()
-        .map_err(|e| format!("the workspace cannot be read: {e}"))?;
-    if !real.starts_with(&root) {
-        return Err(format!(
-            "it is a link that leads out of the workspace (to {}); name that file by its own path if you mean it",
-            wonopcode_agent_loop::shown::one_line(&real.display().to_string())
-        ));
-    }
     if hidden.iter().any(|h| real.starts_with(h)) {
         return Err("the sandbox hides it".to_owned());
     }
-    let file = wonopcode_tools::beneath::open(&root, real, wonopcode_tools::beneath::Access::Read)
-        .map_err(|e| e.to_string())?;
+    let file = crate::attach::open_in_workspace(real, workspace)?;
     read_capped(file).map_err(|e| e.to_string())
 }
 

@@ -29,9 +29,10 @@ pub(super) fn of_project(
     homes: &Homes,
 ) -> Vec<Found> {
     let claude_home = homes.claude.as_ref().and_then(|h| h.canonicalize().ok());
+    let inside = repository.canonicalize().ok();
     follow(file, text, &|path: &Path| {
         let real = path.canonicalize().ok()?;
-        if real.starts_with(repository.canonicalize().ok()?) {
+        if inside.as_ref().is_some_and(|r| real.starts_with(r)) {
             return read_inside(path, repository, hidden);
         }
         let home = claude_home.as_ref()?;
