@@ -444,6 +444,52 @@ fn rewind_lists_the_prompts_and_takes_back_a_prompts_file_changes() {
     assert!(!s.ws().join("a.txt").exists());
 }
 
+/// Types `keys` and reads what is drawn for `ms` milliseconds, answering each question
+/// for the cursor's position (the editor asks at each key): what was drawn.
+fn typed_answering(session: &mut PtySession, keys: &str, ms: u64) -> String {
+    session.send(keys).unwrap();
+    session.flush().unwrap();
+    let mut drawn = String::new();
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    while std::time::Instant::now() < until {
+        match session.try_read() {
+            Some(c) => {
+                drawn.push(c);
+                if drawn.ends_with("\x1b[6n") {
+                    session.send("\x1b[1;1R").unwrap();
+                    session.flush().unwrap();
+                }
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    }
+    drawn
+}
+
+#[test]
+fn esc_twice_clears_the_line_and_at_an_empty_prompt_opens_the_rewind_list() {
+    let (s, mut session) = two_prompts_one_write();
+    ready(&mut session);
+    // Esc twice, as Claude Code's: the half-typed line goes, nothing is sent.
+    typed_answering(&mut session, "never sent", 200);
+    typed_answering(&mut session, "\x1b", 100);
+    typed_answering(&mut session, "\x1b", 1000);
+    // Then at the empty prompt: the rewind list.
+    typed_answering(&mut session, "\x1b", 100);
+    let drawn = typed_answering(&mut session, "\x1b", 1000);
+    assert!(drawn.contains("1  Write a.txt."), "{drawn:?}");
+    assert!(drawn.contains("2  Say hi."), "{drawn:?}");
+    assert!(
+        !drawn.contains("never sent"),
+        "the cleared line was sent: {drawn:?}"
+    );
+    assert!(drawn.contains("before which prompt?"), "{drawn:?}");
+    // Enter there takes nothing back.
+    enter(&mut session, "");
+    quit(&mut session);
+    assert!(s.ws().join("a.txt").exists());
+}
+
 #[test]
 fn rewind_picks_a_prompt_and_takes_back_its_conversation_its_code_or_both() {
     let (s, mut session) = two_prompts_one_write();

@@ -193,3 +193,39 @@ fn said_no(s: &Scratch, mut session: PtySession) {
     quit(&mut session);
     assert!(!s.ws().join("FIRST").exists());
 }
+
+#[test]
+fn esc_during_a_turn_stops_it_and_eats_no_key_typed_after_it() {
+    let s = Scratch::new();
+    // The command would run until a file appears, which nothing makes: only Esc ends it.
+    let mut first = call(
+        "c1",
+        "bash",
+        r#"{"command": "until [ -e never ]; do sleep 0.05; done"}"#,
+    );
+    first.push(done("tool_use"));
+    let t = s.transcript(
+        "t.jsonl",
+        &[first, vec![text("Tests too."), done("end_turn")]],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history, &["--yes"]);
+    ready(&mut session);
+    enter(&mut session, "reformat the file");
+    expect(&mut session, "bash until");
+    typed(&mut session, "also mention");
+    expect(&mut session, "also mention (Enter: into this turn");
+    typed(&mut session, "\x1b");
+    expect(&mut session, "cancelling the turn (Esc)");
+    // What was typed before Esc is back at the prompt, and the key typed next is not eaten.
+    expect(&mut session, "back at the prompt");
+    ready(&mut session);
+    typed(&mut session, " tests\r");
+    expect(&mut session, "Tests too.");
+    ready(&mut session);
+    quit(&mut session);
+    assert_eq!(
+        user_prompts(&history),
+        ["reformat the file", "also mention tests"]
+    );
+}

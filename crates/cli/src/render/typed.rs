@@ -91,6 +91,12 @@ impl TypedLines {
         drawn.redraw();
     }
 
+    /// Writes `line` above the lines drawn (a note of what a key did).
+    pub fn say(&self, line: &str) {
+        let drawn = self.0.lock();
+        drawn.progress.suspend(|| eprintln!("{line}"));
+    }
+
     /// Draws the texts waiting in `steering` (the inbox of the session whose turns run).
     pub fn attach(&self, steering: Steering) {
         let mut drawn = self.0.lock();

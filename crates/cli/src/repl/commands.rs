@@ -127,10 +127,10 @@ impl SlashCommand {
             out.push_str(&format!("  {name:<11} {what}\n"));
         }
         out.push_str(
-            "keys: Enter sends · a line ending in \\ continues on the next · Up/Down and Ctrl-R search the history · Tab completes a command or an @file · Ctrl-C clears the line or stops the running turn; twice at an empty prompt, or Ctrl-D, quits\n",
+            "keys: Enter sends · a line ending in \\ continues on the next · Up/Down and Ctrl-R search the history · Tab completes a command or an @file · Esc twice clears the line, or at an empty prompt opens /rewind · Ctrl-C clears the line or stops the running turn; twice at an empty prompt, or Ctrl-D, quits\n",
         );
         out.push_str(
-            "while a turn runs: type on; Enter sends the line into the turn at its next model request, Tab sends it as the next prompt once the turn ends, anything else comes back at the prompt\n",
+            "while a turn runs: type on; Enter sends the line into the turn at its next model request, Tab sends it as the next prompt once the turn ends, Esc stops the turn; anything else comes back at the prompt\n",
         );
         out.push_str("a line starting with // is sent to the model with one /\n");
         out.push_str(

@@ -15,7 +15,8 @@ use reedline::{
 use tokio::sync::oneshot;
 
 use super::complete::PromptCompleter;
-use super::paste::{Pastes, Pasting};
+use super::keys::{DOUBLE_ESC_SIGNAL, PromptKeys};
+use super::paste::Pastes;
 
 /// Lines of history kept.
 const HISTORY_LINES: usize = 10_000;
@@ -29,6 +30,8 @@ pub enum Line {
     Interrupted,
     /// Ctrl-D at an empty prompt, or the terminal closed.
     End,
+    /// Esc twice at an empty prompt: the rewind list.
+    Rewind,
 }
 
 /// A request to the editor's thread: the prompt to show, the text the line starts with,
@@ -108,7 +111,7 @@ fn build(history: Option<PathBuf>, workspace: PathBuf, pastes: Pastes) -> Reedli
     );
     let menu = ColumnarMenu::default().with_name("commands");
     let editor = Reedline::create()
-        .with_edit_mode(Box::new(Pasting::new(Emacs::new(keybindings), pastes)))
+        .with_edit_mode(Box::new(PromptKeys::new(Emacs::new(keybindings), pastes)))
         // A paste arrives whole: its newlines never send the line.
         .use_bracketed_paste(true)
         .with_completer(Box::new(PromptCompleter { workspace }))
@@ -147,18 +150,29 @@ fn read(
     if !draft.is_empty() {
         editor.run_edit_commands(&[EditCommand::InsertString(draft.to_owned())]);
     }
-    Ok(match editor.read_line(&prompt)? {
-        Signal::Success(text) => {
-            // Written now, so a run that ends without dropping the editor keeps it too.
-            if let Err(e) = editor.sync_history() {
-                tracing::warn!("cannot write the REPL's history: {e}");
+    loop {
+        return Ok(match editor.read_line(&prompt)? {
+            // Esc twice: a line typed is cleared, an empty prompt opens the rewind list.
+            Signal::Success(text) if text == DOUBLE_ESC_SIGNAL => {
+                if editor.current_buffer_contents().is_empty() {
+                    Line::Rewind
+                } else {
+                    editor.run_edit_commands(&[EditCommand::Clear]);
+                    continue;
+                }
             }
-            Line::Text(pastes.expand(&joined(&text)))
-        }
-        Signal::CtrlC => Line::Interrupted,
-        // Ctrl-D, and any signal a later reedline adds: the end of input, never a prompt.
-        _ => Line::End,
-    })
+            Signal::Success(text) => {
+                // Written now, so a run that ends without dropping the editor keeps it too.
+                if let Err(e) = editor.sync_history() {
+                    tracing::warn!("cannot write the REPL's history: {e}");
+                }
+                Line::Text(pastes.expand(&joined(&text)))
+            }
+            Signal::CtrlC => Line::Interrupted,
+            // Ctrl-D, and any signal a later reedline adds: the end of input, never a prompt.
+            _ => Line::End,
+        });
+    }
 }
 
 /// One line from stdin without editing, after `prompt`.

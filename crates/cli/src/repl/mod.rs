@@ -6,6 +6,7 @@
 pub mod commands;
 mod complete;
 pub mod editor;
+mod keys;
 mod memory;
 mod paste;
 mod shell;

@@ -6,8 +6,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use reedline::{EditCommand, EditMode, Emacs, PromptEditMode, ReedlineEvent, ReedlineRawEvent};
-
 /// A paste with more lines than this is shown as a placeholder.
 const INLINE_LINES: usize = 3;
 
@@ -22,7 +20,7 @@ pub struct Pastes(Arc<Mutex<Vec<String>>>);
 impl Pastes {
     /// What goes into the line for `body`: the text itself, or its placeholder (the text
     /// kept to be put back by [`Pastes::expand`]).
-    fn insert(&self, body: &str) -> String {
+    pub fn insert(&self, body: &str) -> String {
         let body = body.replace("\r\n", "\n").replace('\r', "\n");
         let lines = body.lines().count();
         if lines <= INLINE_LINES && body.chars().count() <= INLINE_CHARS {
@@ -66,36 +64,6 @@ fn placeholder(text: &str) -> Option<(usize, usize)> {
     lines.strip_suffix(" lines")?.parse::<usize>().ok()?;
     let number = number.parse::<usize>().ok().filter(|n| *n > 0)?;
     Some((number, end + 1))
-}
-
-/// Emacs editing, with pastes kept in [`Pastes`].
-pub struct Pasting {
-    keys: Emacs,
-    pastes: Pastes,
-}
-
-impl Pasting {
-    /// Emacs editing with `keys`, pastes kept in `pastes`.
-    pub fn new(keys: Emacs, pastes: Pastes) -> Self {
-        Self { keys, pastes }
-    }
-}
-
-impl EditMode for Pasting {
-    fn parse_event(&mut self, event: ReedlineRawEvent) -> ReedlineEvent {
-        let event = crossterm::event::Event::from(event);
-        if let crossterm::event::Event::Paste(body) = &event {
-            return ReedlineEvent::Edit(vec![EditCommand::InsertString(self.pastes.insert(body))]);
-        }
-        match ReedlineRawEvent::try_from(event) {
-            Ok(event) => self.keys.parse_event(event),
-            Err(()) => ReedlineEvent::None,
-        }
-    }
-
-    fn edit_mode(&self) -> PromptEditMode {
-        self.keys.edit_mode()
-    }
 }
 
 #[cfg(test)]

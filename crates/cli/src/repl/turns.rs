@@ -109,6 +109,12 @@ impl Cli {
                             eprintln!("(Ctrl-C again or Ctrl-D to quit)");
                             continue;
                         }
+                        Line::Rewind => {
+                            interrupted = false;
+                            self.run_command(SlashCommand::Rewind(None), &mut spent)
+                                .await;
+                            continue;
+                        }
                         Line::Text(line) => line,
                     },
                 };
@@ -222,7 +228,11 @@ impl Cli {
     /// the line being typed starting as `draft`: its result, and what was typed.
     async fn turn(&mut self, next: Next, draft: String) -> anyhow::Result<(LoopResult, Typing)> {
         self.typed.update(|typing| typing.draft = draft);
-        let typing = TypeAhead::start(self.typed.clone(), self.session.steering());
+        let typing = TypeAhead::start(
+            self.typed.clone(),
+            self.session.steering(),
+            self.session.canceller(),
+        );
         let result = match next {
             Next::Prompt(prompt, attached) => self.session.prompt_with(&prompt, attached).await,
             Next::Answers(answers) => self.session.resume(answers).await?,
@@ -247,15 +257,14 @@ impl Cli {
                 one_line(&call.arguments)
             );
             let label = format!("answer {} (Enter: let it run) >", one_line(&call.id));
-            let line = match editor
-                .read(
-                    &console::style(label).yellow().bold().to_string(),
-                    String::new(),
-                )
-                .await
-            {
-                Line::Text(line) => line,
-                Line::Interrupted | Line::End => return None,
+            let label = console::style(label).yellow().bold().to_string();
+            let line = loop {
+                match editor.read(&label, String::new()).await {
+                    Line::Text(line) => break line,
+                    // The rewind list is for the prompt, not for an answer: asked again.
+                    Line::Rewind => {}
+                    Line::Interrupted | Line::End => return None,
+                }
             };
             match line.trim() {
                 "/exit" | "/quit" => return None,

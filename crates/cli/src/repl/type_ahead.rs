@@ -22,6 +22,7 @@ use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
 use parking_lot::Mutex;
 use wonopcode_agent_loop::Steering;
+use wonopcode_session::TurnCanceller;
 
 use crate::render::typed::{TypedLines, Typing};
 
@@ -48,9 +49,15 @@ enum Key {
         pasted: bool,
     },
     Tab,
+    /// Esc pressed alone: interrupts the turn, as in Claude Code and Codex.
+    Escape,
 }
 
-/// Turns the terminal's bytes into keys: UTF-8 text, the editing keys, and escape
+/// How long after an ESC byte the rest of an escape sequence may come; none by then, and it
+/// was the Esc key. Terminals write a sequence at once, so this is only the scheduler's slack.
+const ESCAPE_ALONE: u16 = 30;
+
+/// Turns the terminal's bytes into keys: UTF-8 text, the editing keys, Esc, and escape
 /// sequences (arrows, function keys), which are skipped.
 #[derive(Default)]
 struct Decoder {
@@ -81,6 +88,15 @@ impl Decoder {
                     self.escape = match byte {
                         b'[' => Escape::Csi,
                         b'O' => Escape::Ss3,
+                        // Esc twice: the first was the key.
+                        0x1b => {
+                            if !text.is_empty() {
+                                keys.push(Key::Text(std::mem::take(&mut text)));
+                            }
+                            keys.push(Key::Escape);
+                            Escape::Started
+                        }
+                        // Alt with a key: skipped, as the editing keys it stands for are.
                         _ => Escape::None,
                     };
                     continue;
@@ -151,6 +167,19 @@ impl Decoder {
         }
         keys
     }
+
+    /// Whether the bytes fed so far end with an ESC that may start a sequence.
+    fn after_escape(&self) -> bool {
+        self.escape == Escape::Started
+    }
+
+    /// The ESC that ended the bytes fed was the Esc key (nothing followed it in time).
+    fn escape_alone(&mut self) -> Option<Key> {
+        self.after_escape().then(|| {
+            self.escape = Escape::None;
+            Key::Escape
+        })
+    }
 }
 
 /// What a key asks to send: the typed line, into the turn or after it.
@@ -158,6 +187,8 @@ impl Decoder {
 enum Send {
     IntoTurn(String),
     AfterTurn(String),
+    /// Esc: the turn is to stop; the typed line stays.
+    Interrupt,
 }
 
 /// Applies `key` to the typed line; what it sends, if it sends the line.
@@ -180,6 +211,7 @@ fn apply(draft: &mut String, key: Key) -> Option<Send> {
             return Some(Send::IntoTurn(std::mem::take(draft).trim().to_owned()));
         }
         Key::Tab => return Some(Send::AfterTurn(std::mem::take(draft).trim().to_owned())),
+        Key::Escape => return Some(Send::Interrupt),
     }
     None
 }
@@ -213,6 +245,8 @@ struct Reader {
     decoder: Mutex<Decoder>,
     typed: TypedLines,
     steering: Steering,
+    /// Stops the turn when Esc is pressed.
+    canceller: TurnCanceller,
     /// (`Termios` is not `Sync`.)
     modes: Mutex<Modes>,
     /// Held while the keyboard is read, by the thread or by a question.
@@ -263,7 +297,13 @@ impl Reader {
             Err(Errno::EINTR | Errno::EAGAIN) => return false,
             Err(_) => return true,
         };
-        let keys = self.decoder.lock().feed(&buf[..n]);
+        let mut keys = self.decoder.lock().feed(&buf[..n]);
+        if self.decoder.lock().after_escape() {
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+            if matches!(poll(&mut fds, ESCAPE_ALONE), Ok(0)) {
+                keys.extend(self.decoder.lock().escape_alone());
+            }
+        }
         // Text is typing; an Enter left from a question's `y⏎` is not.
         if keys.iter().any(|k| matches!(k, Key::Text(_))) {
             *self.last_key.lock() = Some(std::time::Instant::now());
@@ -271,16 +311,21 @@ impl Reader {
         if keys.is_empty() {
             return false;
         }
+        let mut interrupt = false;
         self.typed.update(|typing| {
             for key in keys {
                 match apply(&mut typing.draft, key) {
                     // Drawn from the inbox as the update redraws.
                     Some(Send::IntoTurn(text)) => self.steering.send(text),
                     Some(Send::AfterTurn(text)) => typing.queued.push(text),
+                    Some(Send::Interrupt) => interrupt = true,
                     None => {}
                 }
             }
         });
+        if interrupt && self.canceller.cancel() {
+            self.typed.say("cancelling the turn (Esc)");
+        }
         false
     }
 }
@@ -292,9 +337,10 @@ pub struct TypeAhead {
 }
 
 impl TypeAhead {
-    /// Starts reading the keyboard for a turn; what Enter sends goes to `steering`, and
-    /// what is typed is drawn by `typed`. `None` where stdin is not a terminal.
-    pub fn start(typed: TypedLines, steering: Steering) -> Option<Self> {
+    /// Starts reading the keyboard for a turn; what Enter sends goes to `steering`, Esc
+    /// stops the turn through `canceller`, and what is typed is drawn by `typed`. `None`
+    /// where stdin is not a terminal.
+    pub fn start(typed: TypedLines, steering: Steering, canceller: TurnCanceller) -> Option<Self> {
         let modes = Modes::of_stdin()?;
         Modes::set(&modes.quiet);
         typed.attach(steering.clone());
@@ -302,6 +348,7 @@ impl TypeAhead {
             decoder: Mutex::default(),
             typed,
             steering,
+            canceller,
             modes: Mutex::new(modes),
             reading: Mutex::new(()),
             paused: AtomicBool::new(false),
@@ -421,6 +468,27 @@ mod tests {
         assert_eq!(draft, "help world");
         assert_eq!(typed(&[b"one two  \x17"]).0, "one ");
         assert_eq!(typed(&[b"gone\x15kept"]).0, "kept");
+    }
+
+    #[test]
+    fn esc_alone_interrupts_and_eats_no_key_typed_after_it() {
+        let mut decoder = Decoder::default();
+        assert!(decoder.feed(b"\x1b").is_empty());
+        assert_eq!(decoder.escape_alone(), Some(Key::Escape));
+        assert_eq!(decoder.feed(b"xyz"), [Key::Text("xyz".to_owned())]);
+        // A sequence split after its ESC is still a sequence.
+        assert!(decoder.feed(b"\x1b").is_empty());
+        assert_eq!(decoder.feed(b"[Dab"), [Key::Text("ab".to_owned())]);
+        // Esc twice in one read: the first is a key, the second waits for what follows.
+        assert_eq!(
+            decoder.feed(b"a\x1b\x1b"),
+            [Key::Text("a".to_owned()), Key::Escape]
+        );
+        assert_eq!(decoder.escape_alone(), Some(Key::Escape));
+        assert_eq!(decoder.escape_alone(), None);
+        let mut draft = "kept".to_owned();
+        assert_eq!(apply(&mut draft, Key::Escape), Some(Send::Interrupt));
+        assert_eq!(draft, "kept");
     }
 
     #[test]
