@@ -44,6 +44,8 @@ pub struct StatusLines {
     /// By context path, as numbers so `0.10` comes after `0.9`.
     working: BTreeMap<Vec<u32>, Working>,
     shown: bool,
+    /// Status lines drawn afresh so far: each restarts its spinner.
+    drawn: std::cell::Cell<usize>,
 }
 
 impl StatusLines {
@@ -55,6 +57,7 @@ impl StatusLines {
             typed,
             working: BTreeMap::new(),
             shown: true,
+            drawn: std::cell::Cell::new(0),
         }
     }
 
@@ -100,6 +103,13 @@ impl StatusLines {
         }
     }
 
+    /// Whether the lines are drawn (not while a line of text is being written), and how
+    /// many were drawn afresh so far.
+    #[cfg(test)]
+    pub fn drawn(&self) -> (bool, usize) {
+        (self.shown, self.drawn.get())
+    }
+
     /// Shows the lines, or hides them while a line of text is being written.
     pub fn show(&mut self, shown: bool) {
         if shown == self.shown {
@@ -126,6 +136,7 @@ impl StatusLines {
     }
 
     fn draw(&self, working: &Working, root: bool) -> ProgressBar {
+        self.drawn.set(self.drawn.get() + 1);
         let style = ProgressStyle::with_template("{spinner:.cyan} {prefix} {took:.dim}{msg:.dim}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner())
             .with_key(

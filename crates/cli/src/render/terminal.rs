@@ -211,7 +211,13 @@ impl TerminalRenderer {
         }
     }
 
+    /// Writes `text` to stdout. Whole lines (the Markdown renderer's) go above the status
+    /// lines, which stay drawn and ticking; text that stops mid-line hides them first, since
+    /// drawn after it they would erase it.
     fn out(&mut self, text: &str) {
+        if !text.is_empty() && !text.ends_with('\n') {
+            self.status.show(false);
+        }
         self.progress.suspend(|| {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
@@ -462,9 +468,6 @@ impl TerminalRenderer {
     /// lines are hidden first: drawn after text in the middle of a line, they would erase it.
     fn root_delta(&mut self, item_id: &str, text: &str) {
         let kind = self.text_items.get(item_id).copied();
-        if kind.is_some() {
-            self.status.show(false);
-        }
         match kind {
             Some(TextKind::Answer) => match &mut self.markdown {
                 Some(markdown) => {
@@ -474,6 +477,7 @@ impl TerminalRenderer {
                 None => self.out(text),
             },
             Some(TextKind::Reasoning) => {
+                self.status.show(false);
                 let dimmed = style(text).dim().italic().to_string();
                 self.progress.suspend(|| eprint!("{dimmed}"));
                 self.stderr_mid_line = !text.ends_with('\n');
@@ -747,6 +751,53 @@ mod tests {
         let line = shown("bash", &long);
         assert!(line.ends_with("word…"), "{line}");
         assert!(line.chars().count() <= "bash ".len() + 80, "{line}");
+    }
+
+    fn root(kind: EventKind) -> Event {
+        Event {
+            context: wonopcode_agent_loop::ContextPath::root(),
+            ts: String::new(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn the_status_lines_stay_while_whole_lines_stream_and_hide_mid_line() {
+        let progress = MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden());
+        let typed = TypedLines::new(progress.clone());
+        // Raw text hides them from the first piece that stops mid-line; Markdown's whole
+        // lines never do.
+        for (markdown, shown) in [(true, [true; 3]), (false, [true, false, false])] {
+            let mut r = TerminalRenderer::new(progress.clone(), typed.clone(), markdown);
+            r.render(&root(EventKind::TurnStarted));
+            let message = wonopcode_agent_loop::event::Item {
+                id: "m1".to_owned(),
+                details: ItemDetails::AgentMessage {
+                    text: String::new(),
+                },
+            };
+            r.render(&root(EventKind::ItemStarted { item: message }));
+            for (piece, shown) in ["First line.\n", "A second ", "line streams"]
+                .iter()
+                .zip(shown)
+            {
+                r.render(&root(EventKind::ItemDelta {
+                    item_id: "m1".to_owned(),
+                    text: (*piece).to_owned(),
+                }));
+                assert_eq!(r.status.drawn().0, shown, "{piece:?}, markdown {markdown}");
+            }
+            r.render(&root(EventKind::ItemDelta {
+                item_id: "m1".to_owned(),
+                text: " on.\n".to_owned(),
+            }));
+            assert!(r.status.drawn().0, "back once the line ends");
+            // Markdown's lines streamed under the one status line drawn at the start: its
+            // spinner never restarted.
+            if markdown {
+                assert_eq!(r.status.drawn().1, 1);
+            }
+        }
     }
 
     #[test]
