@@ -224,3 +224,256 @@ fn codexs_skip_git_repo_check_is_accepted_and_oss_is_refused_with_what_does_it()
         stderr(&out)
     );
 }
+
+/// Where `ours` lacks a key of `theirs`, or holds it as another kind of JSON value: each
+/// difference, by its path. A map keyed by data (`modelUsage`'s model names) is compared
+/// value by value; a list by its first item, where both have one.
+fn shape_differences(
+    ours: &serde_json::Value,
+    theirs: &serde_json::Value,
+    at: &str,
+) -> Vec<String> {
+    use serde_json::Value;
+    match (ours, theirs) {
+        (Value::Object(ours), Value::Object(theirs)) if at.ends_with(".modelUsage") => {
+            match (ours.values().next(), theirs.values().next()) {
+                (Some(o), Some(t)) => shape_differences(o, t, &format!("{at}.*")),
+                (None, Some(_)) => vec![format!("{at}: no model")],
+                _ => Vec::new(),
+            }
+        }
+        (Value::Object(ours), Value::Object(theirs)) => theirs
+            .iter()
+            .flat_map(|(key, t)| match ours.get(key) {
+                Some(o) => shape_differences(o, t, &format!("{at}.{key}")),
+                None => vec![format!("{at}.{key}: missing")],
+            })
+            .collect(),
+        (Value::Array(ours), Value::Array(theirs)) => match (ours.first(), theirs.first()) {
+            (Some(o), Some(t)) => shape_differences(o, t, &format!("{at}[0]")),
+            _ => Vec::new(),
+        },
+        (_, Value::Null) => Vec::new(),
+        (Value::String(_), Value::String(_))
+        | (Value::Number(_), Value::Number(_))
+        | (Value::Bool(_), Value::Bool(_)) => Vec::new(),
+        (o, t) => vec![format!("{at}: {o} where Claude Code has {t}")],
+    }
+}
+
+/// A line's kind: its type, subtype and first content block's type.
+fn message_kind(line: &serde_json::Value) -> String {
+    format!(
+        "{}/{}/{}",
+        line["type"].as_str().unwrap_or(""),
+        line["subtype"].as_str().unwrap_or(""),
+        line["message"]["content"][0]["type"].as_str().unwrap_or("")
+    )
+}
+
+#[test]
+fn stream_json_parses_as_claude_codes() {
+    let s = Scratch::new();
+    s.file("notes.txt", "remember the milk\n");
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("c1", "read", r#"{"path": "notes.txt"}"#),
+            answer("The notes say: remember the milk."),
+        ],
+    );
+    let run = |format: &str| {
+        let out = wonopcode()
+            .arg("--replay")
+            .arg(&t)
+            .args(["-y", "--output-format", format, "-C"])
+            .arg(s.ws())
+            .arg("What do the notes say?")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"))
+            })
+            .collect::<Vec<_>>()
+    };
+    let ours = run("stream-json");
+    let fixture = std::fs::read_to_string(
+        crate::support::repo_root().join("tests/fixtures/claude-code/stream-json.jsonl"),
+    )
+    .unwrap();
+    let theirs: Vec<serde_json::Value> = fixture
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds = |lines: &[serde_json::Value]| lines.iter().map(message_kind).collect::<Vec<_>>();
+    assert_eq!(kinds(&ours), kinds(&theirs), "the messages, in order");
+    for (o, t) in ours.iter().zip(&theirs) {
+        let differences = shape_differences(o, t, "");
+        assert!(
+            differences.is_empty(),
+            "{}: {differences:#?}\n{o}",
+            message_kind(t)
+        );
+    }
+    let result = ours.last().unwrap();
+    assert_eq!(result["result"], "The notes say: remember the milk.");
+    assert_eq!(result["num_turns"], 2);
+    assert_eq!(
+        ours[2]["message"]["content"][0]["tool_use_id"],
+        ours[1]["message"]["content"][0]["id"]
+    );
+    assert!(
+        ours[2]["message"]["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("remember the milk")
+    );
+    // Every message is of the session the init named.
+    assert!(
+        ours.iter()
+            .all(|l| l["session_id"] == ours[0]["session_id"])
+    );
+    // `json`: the result alone.
+    let whole = run("json");
+    assert_eq!(whole.len(), 1);
+    assert!(shape_differences(&whole[0], theirs.last().unwrap(), "").is_empty());
+    assert_eq!(whole[0]["result"], "The notes say: remember the milk.");
+}
+
+#[test]
+fn the_system_prompt_flags_replace_and_add_to_what_the_model_is_told() {
+    let s = Scratch::new();
+    let (_, system) = crate::providers::one_openai_answer(|run| {
+        run.args(["--system-prompt", "Answer in haiku."])
+            .args(["--append-system-prompt", "Never use emoji."])
+            .arg("-C")
+            .arg(s.ws())
+            .arg("hi");
+    });
+    assert!(
+        system.starts_with("Answer in haiku.\n\nNever use emoji."),
+        "{system}"
+    );
+    assert!(!system.contains("You are wonopcode"), "{system}");
+    // The environment is still told after it.
+    assert!(system.contains("<environment>"), "{system}");
+}
+
+#[test]
+fn the_permission_modes_and_approval_policies_of_claude_code_and_codex() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling("c1", "write", r#"{"path":"made.txt","content":"x"}"#),
+            calling("c2", "bash", r#"{"command":"echo hi > by_bash.txt"}"#),
+            answer("Done."),
+        ],
+    );
+    let clean = || {
+        let _ = std::fs::remove_file(s.ws().join("made.txt"));
+        let _ = std::fs::remove_file(s.ws().join("by_bash.txt"));
+    };
+    // acceptEdits: the write runs; the command still needs someone to approve it.
+    let out = s.run(&t, &["--permission-mode", "acceptEdits"], "make files");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(s.ws().join("made.txt").exists());
+    assert!(!s.ws().join("by_bash.txt").exists());
+    // plan: read-only, even with --yes; the model is told to plan.
+    clean();
+    let out = s.run(&t, &["--permission-mode", "plan", "--yes"], "make files");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!s.ws().join("made.txt").exists(), "plan mode wrote a file");
+    if confining() {
+        assert!(
+            !s.ws().join("by_bash.txt").exists(),
+            "plan mode's command wrote"
+        );
+    }
+    // -a on-failure is --full-auto; -a never too, and never asks.
+    for policy in ["on-failure", "never"] {
+        clean();
+        let out = s.run(&t, &["-a", policy], "make files");
+        assert_eq!(out.status.code(), Some(0), "{policy}: {}", stderr(&out));
+        assert!(s.ws().join("made.txt").exists(), "{policy}");
+    }
+    // untrusted and on-request ask as wonopcode does.
+    clean();
+    let out = s.run(&t, &["-a", "untrusted"], "make files");
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    // Two flags that choose different approvals: one line, nothing run.
+    let out = s.run(&t, &["--full-auto", "--permission-mode", "plan"], "x");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--full-auto and --permission-mode plan choose different approvals"),
+        "{}",
+        stderr(&out)
+    );
+    // bypassPermissions is --dangerously-skip-permissions.
+    let out = s.run(
+        &t,
+        &["--permission-mode", "bypassPermissions"],
+        "make files",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no questions and no sandbox"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn output_last_message_writes_the_answer_and_add_dir_lets_commands_write_there() {
+    let s = Scratch::new();
+    // Not under /tmp, which the sandbox lets commands write anyway.
+    let kept = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let other = kept.path().canonicalize().unwrap();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            calling(
+                "c1",
+                "bash",
+                &serde_json::json!({"command": format!("echo hi > {}/made.txt", other.display())})
+                    .to_string(),
+            ),
+            answer("Wrote it."),
+        ],
+    );
+    let last = s.outside("last.txt");
+    let out = s.run(
+        &t,
+        &[
+            "-y",
+            "-o",
+            last.to_str().unwrap(),
+            "--add-dir",
+            other.to_str().unwrap(),
+        ],
+        "write there",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&last).unwrap(), "Wrote it.\n");
+    if confining() {
+        assert_eq!(
+            std::fs::read_to_string(other.join("made.txt")).unwrap(),
+            "hi\n"
+        );
+        // Without it, the sandbox keeps the command to the workspace.
+        std::fs::remove_file(other.join("made.txt")).unwrap();
+        let out = s.run(&t, &["-y"], "write there");
+        assert!(!other.join("made.txt").exists(), "{}", stderr(&out));
+    }
+    let out = s.run(&t, &["--add-dir", "/no/such/dir"], "x");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--add-dir /no/such/dir"),
+        "{}",
+        stderr(&out)
+    );
+}

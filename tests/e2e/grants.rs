@@ -165,7 +165,7 @@ fn a_context_cost_limit_stops_its_request_before_it_is_sent() {
         let said = answer(&out);
         assert!(
             said.contains(
-                "budget exceeded: max_cost of context 0.1 (module `coder`) $0.0050: the next request could cost up to $0.0114"
+                "budget exceeded: max_cost of context 0.1 (module `coder`) $0.0050: the next request could cost up to $0.01"
             ),
             "{said}"
         );

@@ -891,7 +891,7 @@ fn openai_answer(text: &str) -> String {
 /// A `--json -y` run against a loopback Chat Completions server that answers "ok" once, with
 /// `args` added (the workspace and the prompt among them); its output and the system prompt
 /// of its one request.
-fn one_openai_answer(
+pub(crate) fn one_openai_answer(
     args: impl FnOnce(&mut assert_cmd::Command),
 ) -> (std::process::Output, String) {
     let server = serve(vec![(200, "", openai_answer("ok"))]);
@@ -978,6 +978,73 @@ fn the_agents_md_and_claude_md_files_reach_the_model_after_its_system_prompt() {
             .iter()
             .any(|e| e["type"] == "project_instructions.loaded")
     );
+}
+
+#[test]
+fn the_model_is_told_the_date_the_platform_and_the_repositorys_branch_and_status() {
+    let scratch = Scratch::new();
+    let ws = scratch.ws();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=trunk",
+            ])
+            .args(args)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    scratch.file("kept.txt", "one\n");
+    git(&["init", "-q"]);
+    git(&["add", "kept.txt"]);
+    git(&["commit", "-qm", "first"]);
+    scratch.file("kept.txt", "two\n");
+    scratch.file("new.txt", "new\n");
+    // A repository whose config runs a command at each `git status`: it never runs (where
+    // it could write, inside the workspace).
+    let ran = ws.join("fsmonitor-ran");
+    git(&[
+        "config",
+        "core.fsmonitor",
+        &format!("touch {}; false", ran.display()),
+    ]);
+    let (_, system) = one_openai_answer(|run| {
+        run.env("SHELL", "/bin/zsh").arg("-C").arg(&ws).arg("hi");
+    });
+    let today = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    for told in [
+        "<environment>",
+        &format!("Today's date: {}", &today[..10]),
+        &format!("Platform: {}", std::env::consts::OS),
+        "Shell: zsh",
+        "Git repository: yes",
+        "Current branch: trunk",
+        " M kept.txt",
+        "?? new.txt",
+        "</environment>",
+    ] {
+        assert!(system.contains(told), "`{told}` not told: {system}");
+    }
+    assert!(system.trim_end().ends_with("</environment>"), "{system}");
+    assert!(!ran.exists(), "the repository's fsmonitor command ran");
+
+    // Outside a repository it says so, and runs no git.
+    let elsewhere = scratch.outside("plain");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let (_, system) = one_openai_answer(|run| {
+        run.arg("-C").arg(&elsewhere).arg("hi");
+    });
+    assert!(system.contains("Git repository: no"), "{system}");
 }
 
 #[test]

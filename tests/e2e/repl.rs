@@ -79,6 +79,37 @@ fn two_answers(s: &Scratch) -> std::path::PathBuf {
 }
 
 #[test]
+fn a_prompt_given_at_a_terminal_opens_the_session_with_it() {
+    let s = Scratch::new();
+    let t = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl_with(
+        &s,
+        &t,
+        &[
+            "--history".as_ref(),
+            history.as_os_str(),
+            "first question".as_ref(),
+        ],
+    );
+    // The banner, the prompt as if typed, its answer, then the prompt of the session.
+    expect(&mut session, "Ctrl-D to quit");
+    expect(&mut session, "> first question");
+    expect(&mut session, "First answer.");
+    says(&mut session, "second question", "Second answer.");
+    quit(&mut session);
+    assert_eq!(
+        user_prompts(&history),
+        ["first question", "second question"]
+    );
+    // `-p` keeps it one prompt, at a terminal too.
+    let t = two_answers(&s);
+    let mut session = repl_with(&s, &t, &["-p".as_ref(), "only this".as_ref()]);
+    expect(&mut session, "First answer.");
+    session.exp_eof().unwrap();
+}
+
+#[test]
 fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
     let s = Scratch::new();
     let t = two_answers(&s);

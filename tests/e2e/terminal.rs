@@ -10,10 +10,12 @@ use crate::parity::{history_messages, results, suspend, three_loops};
 use crate::support::{Scratch, command, repo_root};
 use crate::support::{call, done, text};
 
-/// Starts wonopcode in a pseudo-terminal on a recorded run (30 s for each expectation).
+/// Starts wonopcode in a pseudo-terminal on a recorded run of one prompt (`-p`: at a
+/// terminal a prompt would open the REPL), 30 s for each expectation.
 pub(crate) fn spawn(s: &Scratch, transcript: &Path, flags: &[String], prompt: &str) -> PtySession {
     let mut cmd = command();
-    cmd.arg("--replay")
+    cmd.arg("-p")
+        .arg("--replay")
         .arg(transcript)
         .arg("-C")
         .arg(s.ws())
@@ -309,7 +311,7 @@ fn sleeping_on_a_terminal() -> (Scratch, PtySession) {
         .arg(&t)
         .arg("-C")
         .arg(s.ws())
-        .args(["--yes", "Wait."]);
+        .args(["-p", "--yes", "Wait."]);
     (
         s,
         rexpect::session::spawn_command(cmd, Some(30_000)).unwrap(),
@@ -434,7 +436,7 @@ pub(crate) fn answer_for_good(
         .arg(transcript)
         .arg("-C")
         .arg(workspace)
-        .arg("go");
+        .args(["-p", "go"]);
     let mut session = spawn_command(cmd, Some(30_000)).unwrap();
     session
         .exp_string(&format!("[{key}] always, for "))
@@ -606,7 +608,7 @@ fn the_answers_markdown_is_rendered_at_a_terminal_and_plain_elsewhere() {
         .arg(&t)
         .arg("-C")
         .arg(s.ws())
-        .arg("plan");
+        .args(["-p", "plan"]);
     let (rest, code) = finish(spawn_command(cmd, Some(30_000)).unwrap());
     assert_eq!(code, 0, "{rest}");
     assert!(rest.contains("\x1b[1mall"), "{rest:?}");

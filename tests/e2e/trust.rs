@@ -168,7 +168,7 @@ fn the_trust_question_is_asked_on_a_terminal_once_and_a_no_runs_nothing() {
             .arg(&t)
             .arg("-C")
             .arg(r.s.ws())
-            .arg("hello");
+            .args(["-p", "hello"]);
         rexpect::session::spawn_command(cmd, Some(30_000)).unwrap()
     };
 

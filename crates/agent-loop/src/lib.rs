@@ -21,6 +21,7 @@ pub mod doom_loop;
 pub mod durable;
 pub mod earlier;
 pub mod editor_files;
+pub mod environment;
 pub mod event;
 pub mod generation;
 pub mod hook;

@@ -42,9 +42,10 @@ impl Args {
 /// The examples at the end of `--help`.
 const EXAMPLES: &str = "\
 Examples:
-  wonopcode \"Find the TODOs and list them by file\"      one prompt, then exit
   wonopcode                                             an interactive session (REPL); while a turn
                                                         runs, Enter steers it and Tab queues the next prompt
+  wonopcode \"Find the TODOs and list them by file\"      at a terminal: the session, opened with this prompt
+  wonopcode -p \"Find the TODOs and list them by file\"   one prompt, then exit (also when not at a terminal)
   git diff | wonopcode \"Review this change\"             the diff goes with the prompt
   wonopcode exec --full-auto -m sonnet \"Fix the tests\"  one prompt, no questions inside the workspace
   wonopcode run --agent-loop-name coder \"Fix the tests\" a named loop (see `wonopcode loops list`)
@@ -60,8 +61,10 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 suspended, 4 iteration limit, 5 budget,
 /// Everything a prompt's run takes: `wonopcode [FLAGS] [PROMPT]` and `wonopcode run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PromptArgs {
-    /// The prompt. Without it: read from stdin when piped, or start an interactive session;
-    /// `-` reads it from stdin. `@path` of an image or PDF in it attaches the file.
+    /// The prompt. At a terminal it opens the interactive session, as `claude "…"` does
+    /// (`-p`, `exec` or `--json`: this prompt only). Without it: read from stdin when piped,
+    /// or the interactive session; `-` reads it from stdin. `@path` of an image or PDF in
+    /// it attaches the file.
     pub prompt: Option<String>,
 
     /// The model.
@@ -136,6 +139,24 @@ pub struct PromptArgs {
     /// Print the event stream as JSON Lines on stdout, and nothing else there.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
+
+    /// Claude Code's `--output-format`: `text` (the default), `json` (one `result` object
+    /// at the end) or `stream-json` (a message per line), in Claude Code's own schema, so
+    /// scripts written for `claude -p` read it; one prompt, never the REPL. `--json` is
+    /// wonopcode's own event stream.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        help_heading = "Output",
+        conflicts_with = "json"
+    )]
+    pub output_format: Option<OutputFormatArg>,
+
+    /// Write the model's last answer to FILE too, after each turn (Codex's
+    /// `-o/--output-last-message`).
+    #[arg(short = 'o', long, value_name = "FILE", help_heading = "Output")]
+    pub output_last_message: Option<PathBuf>,
 
     /// Show the answer as the model wrote it, without rendering its Markdown (headings,
     /// emphasis, lists, tables, highlighted code); it is never rendered when stdout is not
@@ -292,6 +313,56 @@ pub enum OnInterruptedArg {
     Ask,
 }
 
+/// `--permission-mode`, in Claude Code's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PermissionModeArg {
+    /// Ask as usual.
+    Default,
+    /// File edits without a question.
+    #[value(name = "acceptEdits", alias = "accept-edits")]
+    AcceptEdits,
+    /// Read-only; the model plans.
+    Plan,
+    /// No sandbox and no questions.
+    #[value(name = "bypassPermissions", alias = "bypass-permissions")]
+    BypassPermissions,
+}
+
+/// `-a/--ask-for-approval`, in Codex's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AskForApprovalArg {
+    /// Ask before what is not known to be safe.
+    Untrusted,
+    /// Run in the sandbox; ask when the sandbox stops a command.
+    OnFailure,
+    /// The model asks when it needs to.
+    OnRequest,
+    /// Never ask.
+    Never,
+}
+
+/// `--output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormatArg {
+    /// The answer as text (wonopcode's usual output).
+    Text,
+    /// Claude Code's one `result` object.
+    Json,
+    /// Claude Code's messages, one per line.
+    StreamJson,
+}
+
+impl OutputFormatArg {
+    /// Claude Code's schema: `Some(true)` a message per line, `Some(false)` the result only.
+    pub fn claude(self) -> Option<bool> {
+        match self {
+            Self::Text => None,
+            Self::Json => Some(false),
+            Self::StreamJson => Some(true),
+        }
+    }
+}
+
 /// `--replay-mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReplayModeArg {
@@ -341,6 +412,18 @@ pub struct PermissionArgs {
     #[arg(long, conflicts_with_all = ["sandbox", "dangerously_skip_permissions"])]
     pub full_auto: bool,
 
+    /// Claude Code's `--permission-mode`: `default`; `acceptEdits` (file edits without a
+    /// question); `plan` (read-only: the sandbox and the file tools change nothing, and the
+    /// model is told to plan); `bypassPermissions` (as --dangerously-skip-permissions).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionModeArg>,
+
+    /// Codex's `-a/--ask-for-approval`: `untrusted` and `on-request` ask as wonopcode does;
+    /// `on-failure` works without questions inside the workspace (as --full-auto); `never`
+    /// too, and a call that would still ask is refused, the model told.
+    #[arg(short = 'a', long, value_enum, value_name = "POLICY")]
+    pub ask_for_approval: Option<AskForApprovalArg>,
+
     /// No sandbox and no questions (Claude Code's flag; Codex's
     /// `--dangerously-bypass-approvals-and-sandbox` too): every call runs with your full
     /// rights. For a throwaway machine or container only.
@@ -382,6 +465,20 @@ pub struct RunArgs {
         help_heading = "Loop"
     )]
     pub agents: Vec<String>,
+
+    /// The system prompt, instead of wonopcode's (or the config's, or the agent file's);
+    /// instruction files and the environment are still told after it (Claude Code's flag).
+    #[arg(long, value_name = "TEXT", help_heading = "Loop")]
+    pub system_prompt: Option<String>,
+
+    /// Text added at the end of the system prompt (Claude Code's flag).
+    #[arg(long, value_name = "TEXT", help_heading = "Loop")]
+    pub append_system_prompt: Option<String>,
+
+    /// Another directory commands may write, as the workspace (Codex's and Claude Code's
+    /// `--add-dir`; the file tools stay in the workspace). Repeatable.
+    #[arg(long, value_name = "DIR", help_heading = "Permissions and sandbox")]
+    pub add_dir: Vec<PathBuf>,
 
     /// Do not tell the model the instruction files: yours (~/.codex/AGENTS.md,
     /// ~/.claude/CLAUDE.md) and the project's AGENTS.md and CLAUDE.md files (the workspace's

@@ -341,7 +341,9 @@ async fn start_again(
     let start = Start {
         attachments: Vec::new(),
         settings,
-        json: stored.json || extra.json,
+        json: stored.json || extra.json || extra.output_format.and_then(|f| f.claude()).is_some(),
+        claude_output: extra.output_format.and_then(|f| f.claude()),
+        last_message: extra.output_last_message.clone(),
         trace: extra.trace.or(stored.trace),
         journal: Some(runs),
         continuing: None,

@@ -24,7 +24,9 @@ use crate::exit;
 use crate::loops;
 use crate::prompter::TerminalPrompter;
 use crate::render::typed::TypedLines;
-use crate::render::{JsonlRenderer, Renderer, TerminalRenderer, one_line, visible};
+use crate::render::{
+    ClaudeStreamRenderer, JsonlRenderer, Renderer, TerminalRenderer, one_line, visible,
+};
 use crate::restart::Again;
 
 use crate::session::{
@@ -34,6 +36,8 @@ use crate::session::{
 /// Where prompts come from.
 enum Input {
     One(String),
+    /// A prompt given at a terminal: its turn, then the REPL (`claude "…"`, `codex "…"`).
+    Opening(String),
     /// Continue a suspended run, answering these pending calls (`(call id, text)`).
     Resume(Vec<(String, String)>),
     Repl,
@@ -51,6 +55,7 @@ impl Input {
         matches!(
             self,
             Self::Repl
+                | Self::Opening(_)
                 | Self::Again {
                     then_repl: true,
                     ..
@@ -74,6 +79,12 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
         if prompt.trim().is_empty() {
             return Err(usage("the prompt is empty"));
         }
+        // At a terminal, a prompt opens the session, as `claude "…"` and `codex "…"` do;
+        // `-p`, `exec`, `--json` and output that is not a terminal keep it one prompt.
+        let at_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+        if at_terminal && !args.print && !args.json && claude_output(args).is_none() {
+            return Ok(Input::Opening(prompt.clone()));
+        }
         // What is piped goes with the prompt; `--image -` reads stdin itself.
         let piped = if args.images.iter().any(|i| i == "-") {
             None
@@ -85,13 +96,23 @@ fn input(args: &PromptArgs) -> anyhow::Result<Input> {
             piped.as_deref(),
         )));
     }
-    if std::io::stdin().is_terminal() && args.prompt.is_none() && !args.print {
+    if std::io::stdin().is_terminal()
+        && args.prompt.is_none()
+        && !args.print
+        && claude_output(args).is_none()
+    {
         return Ok(Input::Repl);
     }
     let Some(text) = crate::piped::read_stdin()?.filter(|t| !t.trim().is_empty()) else {
         return Err(usage("no prompt: give one as an argument or on stdin"));
     };
     Ok(Input::One(text.trim_end().to_owned()))
+}
+
+/// Whether stdout is Claude Code's output (`--output-format json|stream-json`): `Some(true)`
+/// a message per line.
+fn claude_output(args: &PromptArgs) -> Option<bool> {
+    args.output_format.and_then(|f| f.claude())
 }
 
 /// A prompt's run as its flags say, going on with the conversation `continuing` when one
@@ -111,7 +132,7 @@ pub async fn run_session(
     )?;
     settings.history = args.history.clone();
     let input = input(&args)?;
-    if args.permissions.dangerously_skip_permissions {
+    if settings.yes && settings.sandbox == Some(wonopcode_sandbox::SandboxMode::FullAccess) {
         eprintln!(
             "--dangerously-skip-permissions: no questions and no sandbox; every call runs with your full rights"
         );
@@ -119,7 +140,9 @@ pub async fn run_session(
     let attachments = attachments(&args, &settings.workspace)?;
     let start = Start {
         settings,
-        json: args.json,
+        json: args.json || claude_output(&args).is_some(),
+        claude_output: claude_output(&args),
+        last_message: args.output_last_message.clone(),
         trace: args.trace.clone(),
         journal: standard_journal(&args.run),
         attachments,
@@ -135,8 +158,12 @@ pub async fn run_session(
 pub struct Start {
     /// The run's settings.
     pub settings: Settings,
-    /// Events as JSON Lines (`--json`).
+    /// Machine output on stdout (`--json`, `--output-format json|stream-json`).
     pub json: bool,
+    /// Claude Code's output instead of the events: `Some(true)` a message per line.
+    pub claude_output: Option<bool>,
+    /// Where each turn's last answer is written too (`-o`).
+    pub last_message: Option<PathBuf>,
     /// Where its trace is written (`--trace`).
     pub trace: Option<PathBuf>,
     /// Where its journal goes.
@@ -188,6 +215,8 @@ async fn run_started(
         let next = Start {
             settings: start.settings.clone(),
             json: start.json,
+            claude_output: start.claude_output,
+            last_message: start.last_message.clone(),
             trace: start.trace.clone(),
             journal: start.journal.clone(),
             attachments: Vec::new(),
@@ -217,6 +246,8 @@ async fn run_once(
     let Start {
         settings,
         json,
+        claude_output,
+        last_message,
         trace,
         journal,
         attachments,
@@ -236,7 +267,9 @@ async fn run_once(
     });
     let _quiet = drawn.then(crate::render::draw_target::QuietControlKeys::on_stdin);
     let typed = TypedLines::new(progress.clone());
-    let renderer: Box<dyn Renderer> = if json {
+    let renderer: Box<dyn Renderer> = if let Some(streaming) = claude_output {
+        Box::new(ClaudeStreamRenderer::new(streaming, &settings.workspace))
+    } else if json {
         Box::new(JsonlRenderer)
     } else {
         let markdown = markdown && std::io::stdout().is_terminal();
@@ -318,6 +351,7 @@ async fn run_once(
         progress,
         switch_to: None,
         typed,
+        last_message,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -417,6 +451,8 @@ pub(crate) struct Cli {
     attached: Vec<Part>,
     /// Spinners to hide while asking on the terminal.
     pub(crate) progress: MultiProgress,
+    /// Where each turn's last answer is written too (`-o`).
+    last_message: Option<PathBuf>,
     /// The conversation `/resume` picked: the REPL ends, and a session going on with it
     /// starts.
     pub(crate) switch_to: Option<Kept>,
@@ -449,7 +485,8 @@ impl Cli {
                 let result = self.session.resume(answers).await.map_err(reported)?;
                 self.finish(&result)
             }
-            Input::Repl => self.repl().await?,
+            Input::Repl => self.repl(None).await?,
+            Input::Opening(prompt) => self.repl(Some(prompt)).await?,
             Input::Again { steps, then_repl } => {
                 let mut code = exit::SUCCESS;
                 for step in steps {
@@ -470,7 +507,7 @@ impl Cli {
                     }
                 }
                 if then_repl && code == exit::SUCCESS {
-                    self.repl().await?
+                    self.repl(None).await?
                 } else {
                     code
                 }
@@ -485,6 +522,14 @@ impl Cli {
             return exit::ERROR;
         }
         self.report(result);
+        if let (Some(path), Some(answer)) = (&self.last_message, &result.response)
+            && let Err(e) = std::fs::write(path, format!("{answer}\n"))
+        {
+            eprintln!(
+                "warning: -o {}: {e}; the answer is not written there",
+                path.display()
+            );
+        }
         let code = exit::for_status(result.status);
         let unapproved = self.session.unapproved();
         if code == exit::SUCCESS && unapproved > 0 && !self.in_repl {

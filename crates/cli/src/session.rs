@@ -76,11 +76,26 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
     }
     indexed.sort_by_key(|(i, _)| *i);
     let mut rules: Vec<Rule> = indexed.into_iter().map(|(_, r)| r).collect();
-    if args.full_auto {
+    let rule = |tool: &str, action| Rule::parse(tool, action).map_err(|e| usage(e.to_string()));
+    match Preset::of(args)? {
         // After the flags' own rules: an `--ask bash:git push` given with it still asks.
-        for tool in FULL_AUTO_TOOLS {
-            rules.push(Rule::parse(tool, Action::Allow).map_err(|e| usage(e.to_string()))?);
+        Preset::FullAuto | Preset::Never => {
+            for tool in FULL_AUTO_TOOLS {
+                rules.push(rule(tool, Action::Allow)?);
+            }
         }
+        Preset::AcceptEdits => {
+            for tool in EDIT_TOOLS {
+                rules.push(rule(tool, Action::Allow)?);
+            }
+        }
+        // Before every other: nothing allows an edit in plan mode.
+        Preset::Plan => {
+            for tool in EDIT_TOOLS {
+                rules.insert(0, rule(tool, Action::Deny)?);
+            }
+        }
+        Preset::Ask | Preset::Bypass => {}
     }
     Ok(rules)
 }
@@ -88,6 +103,65 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
 /// What `--full-auto` lets run without a question: the tools that only reach the
 /// workspace (the file tools) or run in the sandbox (`bash`).
 const FULL_AUTO_TOOLS: &[&str] = &["bash", "write", "edit", "apply_patch"];
+
+/// The tools that change files: allowed by `acceptEdits`, refused in plan mode.
+const EDIT_TOOLS: &[&str] = &["write", "edit", "apply_patch"];
+
+/// What the model is told in plan mode, after its system prompt.
+const PLAN_NOTE: &str = "Plan mode: this run is read-only. Explore and read as you need, change no file and run nothing that changes anything; end with the plan — the steps, the files each touches, how to check it — for the person to approve before anything is done.";
+
+/// The approvals one flag chooses: wonopcode's `--full-auto` and
+/// `--dangerously-skip-permissions`, Claude Code's `--permission-mode` and Codex's `-a`,
+/// each mapped onto rules, the sandbox and what nobody-to-ask becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Preset {
+    /// As the config and the rules say.
+    Ask,
+    /// File edits without a question (`acceptEdits`).
+    AcceptEdits,
+    /// The file tools and `bash` without a question, in the sandbox (`--full-auto`, `-a
+    /// on-failure`).
+    FullAuto,
+    /// As `FullAuto`, and what would still ask is refused (`-a never`).
+    Never,
+    /// Read-only, the model told to plan (`plan`).
+    Plan,
+    /// No sandbox, no questions (`bypassPermissions`, `--dangerously-skip-permissions`).
+    Bypass,
+}
+
+impl Preset {
+    /// The one preset the flags choose; two that differ are refused in one line.
+    fn of(args: &PermissionArgs) -> anyhow::Result<Self> {
+        use crate::args::{AskForApprovalArg as A, PermissionModeArg as M};
+        let chosen = [
+            args.full_auto.then_some(("--full-auto", Self::FullAuto)),
+            args.dangerously_skip_permissions
+                .then_some(("--dangerously-skip-permissions", Self::Bypass)),
+            args.permission_mode.and_then(|mode| match mode {
+                M::Default => None,
+                M::AcceptEdits => Some(("--permission-mode acceptEdits", Self::AcceptEdits)),
+                M::Plan => Some(("--permission-mode plan", Self::Plan)),
+                M::BypassPermissions => Some(("--permission-mode bypassPermissions", Self::Bypass)),
+            }),
+            args.ask_for_approval.and_then(|policy| match policy {
+                A::Untrusted | A::OnRequest => None,
+                A::OnFailure => Some(("-a on-failure", Self::FullAuto)),
+                A::Never => Some(("-a never", Self::Never)),
+            }),
+        ];
+        let mut chosen = chosen.into_iter().flatten();
+        let Some((first, preset)) = chosen.next() else {
+            return Ok(Self::Ask);
+        };
+        match chosen.find(|(_, other)| *other != preset) {
+            Some((second, _)) => Err(usage(format!(
+                "{first} and {second} choose different approvals: give one of them"
+            ))),
+            None => Ok(preset),
+        }
+    }
+}
 
 /// How tool calls are approved, in the REPL's banner's words.
 pub fn approvals_shown(settings: &wonopcode_session::Settings) -> &'static str {
@@ -97,10 +171,24 @@ pub fn approvals_shown(settings: &wonopcode_session::Settings) -> &'static str {
             .iter()
             .any(|r| r.tool == tool && r.pattern.is_none() && r.action == Action::Allow)
     };
+    let denied = |tool: &str| {
+        settings
+            .rules
+            .iter()
+            .any(|r| r.tool == tool && r.pattern.is_none() && r.action == Action::Deny)
+    };
     if settings.yes {
         "all approved (--yes)"
+    } else if EDIT_TOOLS.iter().all(|t| denied(t))
+        && settings.sandbox == Some(SandboxMode::ReadOnly)
+    {
+        "plan mode: read-only, the model plans"
+    } else if settings.never_ask {
+        "never asked: what would ask is refused (-a never)"
     } else if FULL_AUTO_TOOLS.iter().all(|t| allowed(t)) {
         "none asked for work in the workspace (--full-auto)"
+    } else if EDIT_TOOLS.iter().all(|t| allowed(t)) {
+        "file edits without a question (acceptEdits); others ask"
     } else {
         "ask"
     }
@@ -108,14 +196,28 @@ pub fn approvals_shown(settings: &wonopcode_session::Settings) -> &'static str {
 
 /// The sandbox the flags choose: `--sandbox`, or the one `--full-auto` or
 /// `--dangerously-skip-permissions` stands for.
-fn sandbox_mode(permissions: &PermissionArgs, run: &RunArgs) -> Option<SandboxMode> {
-    if permissions.dangerously_skip_permissions {
-        Some(SandboxMode::FullAccess)
-    } else if permissions.full_auto {
-        Some(SandboxMode::WorkspaceWrite)
-    } else {
-        run.sandbox
+fn sandbox_mode(preset: Preset, run: &RunArgs) -> Option<SandboxMode> {
+    match preset {
+        Preset::Bypass => Some(SandboxMode::FullAccess),
+        Preset::Plan => Some(SandboxMode::ReadOnly),
+        Preset::FullAuto | Preset::Never => run.sandbox.or(Some(SandboxMode::WorkspaceWrite)),
+        Preset::Ask | Preset::AcceptEdits => run.sandbox,
     }
+}
+
+/// `--add-dir`'s directories, canonical; one that is not a directory is refused.
+fn add_dirs(run: &RunArgs) -> anyhow::Result<Vec<PathBuf>> {
+    run.add_dir
+        .iter()
+        .map(|dir| match dir.canonicalize() {
+            Ok(real) if real.is_dir() => Ok(real),
+            Ok(_) => Err(usage(format!(
+                "--add-dir {}: not a directory",
+                dir.display()
+            ))),
+            Err(e) => Err(usage(format!("--add-dir {}: {e}", dir.display()))),
+        })
+        .collect()
 }
 
 /// The workspace `-C/--cwd` names (default: the current directory), canonical.
@@ -195,6 +297,12 @@ pub fn settings(
             "--oss (Codex's local model through Ollama) is not built in: give its server as --base-url http://localhost:11434/v1 with -m MODEL",
         ));
     }
+    let preset = Preset::of(permissions)?;
+    let append_system_prompt = match (preset, &run.append_system_prompt) {
+        (Preset::Plan, Some(added)) => Some(format!("{added}\n\n{PLAN_NOTE}")),
+        (Preset::Plan, None) => Some(PLAN_NOTE.to_owned()),
+        (_, added) => added.clone(),
+    };
     Ok(Settings {
         workspace: workspace_root(run.cwd.as_deref())?,
         model: model_choice(model),
@@ -204,12 +312,16 @@ pub fn settings(
             temperature: model.temperature,
         },
         rules: flag_rules(permissions, matches)?,
-        unattended: permissions.unattended.map(|mode| match mode {
-            UnattendedArg::Deny => Unattended::Deny,
-            UnattendedArg::Suspend => Unattended::Suspend,
-        }),
-        yes: permissions.yes || permissions.dangerously_skip_permissions,
-        sandbox: sandbox_mode(permissions, run),
+        unattended: permissions
+            .unattended
+            .map(|mode| match mode {
+                UnattendedArg::Deny => Unattended::Deny,
+                UnattendedArg::Suspend => Unattended::Suspend,
+            })
+            .or((preset == Preset::Never).then_some(Unattended::Deny)),
+        yes: permissions.yes || preset == Preset::Bypass,
+        never_ask: preset == Preset::Never,
+        sandbox: sandbox_mode(preset, run),
         bash_timeout: run.bash_timeout_ms.map(std::time::Duration::from_millis),
         tool_stand_ins: match &run.tool_stand_ins {
             Some(file) => stand_ins(file)?,
@@ -228,6 +340,9 @@ pub fn settings(
         mcp: run.mcp.clone(),
         config_file: run.config.clone(),
         compile_cache: !run.no_cache,
+        system_prompt: run.system_prompt.clone(),
+        append_system_prompt,
+        add_dirs: add_dirs(run)?,
         project_instructions: !run.no_project_instructions,
         trust_workspace: run.trust_workspace,
         history: None,

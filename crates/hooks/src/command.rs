@@ -46,7 +46,8 @@ pub enum Ran {
     NotStarted(String),
 }
 
-/// Runs the hook `command` with `input` on its stdin, for at most `timeout`.
+/// Runs the hook `command` with `input` on its stdin, for at most `timeout`; also what runs
+/// any short command of the host's own as hooks run (confined, timed, bounded).
 pub async fn run(
     command_line: &str,
     timeout: Duration,

@@ -30,7 +30,7 @@ use wonopcode_agent_loop::hook::{
 use wonopcode_agent_loop::tool_round::Call;
 
 pub use answer::Answer;
-pub use command::{HookEnv, Ran};
+pub use command::{HookEnv, Ran, run as run_command};
 pub use discover::{discover, settings_files};
 pub use event::HookEvent;
 pub use table::{

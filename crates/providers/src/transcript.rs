@@ -206,7 +206,11 @@ impl Fingerprint {
     /// Fingerprints a request, hashing every message (see [`Fingerprinter`] for a context's
     /// requests one after another).
     pub fn of(request: &ModelRequest) -> Self {
-        let system = request.system.as_deref().map(|s| short_hash(s.as_bytes()));
+        // The day and the working tree a request was made in are not what it must match.
+        let system = request
+            .system
+            .as_deref()
+            .map(|s| short_hash(wonopcode_agent_loop::environment::without(s).as_bytes()));
         let messages: Vec<String> = request.messages.iter().map(message_hash).collect();
         let tools: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
         let options = options_hash(request);
@@ -293,7 +297,11 @@ impl Fingerprinter {
     /// context's previous request (all of them, when it continues it; else 0) and `messages`
     /// listing only the rest.
     pub fn of(&self, request: &ModelRequest) -> Fingerprint {
-        let system = request.system.as_deref().map(|s| short_hash(s.as_bytes()));
+        // The day and the working tree a request was made in are not what it must match.
+        let system = request
+            .system
+            .as_deref()
+            .map(|s| short_hash(wonopcode_agent_loop::environment::without(s).as_bytes()));
         let mut contexts = self.0.lock();
         let continued = contexts.remove(&request.context).filter(|known| {
             known.system == system

@@ -25,6 +25,7 @@
 
 pub mod componentize;
 pub mod config;
+mod environment;
 mod error;
 /// Generation settings (thinking, output cap, temperature), which agent files set too.
 pub use wonopcode_agent_loop::generation;

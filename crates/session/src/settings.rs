@@ -41,6 +41,10 @@ pub struct Settings {
     pub unattended: Option<Unattended>,
     /// Every `ask` approved without asking.
     pub yes: bool,
+    /// Nobody is asked for an approval, even at a terminal: an `ask` becomes what
+    /// `unattended` says (Codex's `-a never`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub never_ask: bool,
     /// The sandbox mode of commands (default: the config file's, else `workspace-write`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxMode>,
@@ -75,6 +79,17 @@ pub struct Settings {
     pub config_file: Option<PathBuf>,
     /// Whether compiled guests are cached (the config file says where and how much).
     pub compile_cache: bool,
+    /// The system prompt instead of the agent file's, the config's or the default one
+    /// (`--system-prompt`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Text added at the end of the system prompt (`--append-system-prompt`, plan mode's
+    /// note).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
+    /// Directories commands may write besides the workspace (`--add-dir`), canonical.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub add_dirs: Vec<PathBuf>,
     /// Whether the project's `AGENTS.md` files are told to every context.
     pub project_instructions: bool,
     /// The workspace trusted for this run (`--trust-workspace`): its hooks and its agents'
@@ -140,6 +155,7 @@ impl Settings {
             rules: Vec::new(),
             unattended: None,
             yes: false,
+            never_ask: false,
             sandbox: None,
             bash_timeout: None,
             tool_stand_ins: Vec::new(),
@@ -152,6 +168,9 @@ impl Settings {
             mcp: Vec::new(),
             config_file: None,
             compile_cache: true,
+            system_prompt: None,
+            append_system_prompt: None,
+            add_dirs: Vec::new(),
             project_instructions: true,
             trust_workspace: false,
             history: None,

@@ -1,6 +1,8 @@
-//! Renderers of the event stream: for a person (terminal) or for machines (JSONL). The
+//! Renderers of the event stream: for a person (terminal) or for machines (JSONL, or Claude
+//! Code's `-p` output). The
 //! session's sink (`wonopcode_session::SessionSink`) persists and hands events here.
 
+mod claude_stream;
 mod diff;
 pub mod draw_target;
 mod jsonl;
@@ -11,6 +13,7 @@ mod tree;
 pub mod typed;
 mod visible;
 
+pub use claude_stream::ClaudeStreamRenderer;
 pub use diff::diff_lines;
 pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;

@@ -62,7 +62,9 @@ impl Typed {
 }
 
 impl Cli {
-    pub(crate) async fn repl(&mut self) -> anyhow::Result<u8> {
+    /// The REPL, its first line `opening` when the session was opened with a prompt (as if
+    /// typed at the prompt: a slash command, `!`, `@file` work in it too).
+    pub(crate) async fn repl(&mut self, mut opening: Option<String>) -> anyhow::Result<u8> {
         let model = self.session.model();
         eprintln!(
             "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}",
@@ -91,31 +93,39 @@ impl Cli {
         let mut ran = Vec::new();
         loop {
             let next = if !offer_answers || self.session.pending().is_empty() {
-                let line = match typed.prompts.pop_front() {
+                let line = match opening.take() {
                     Some(line) => {
-                        eprintln!(
-                            "{marker} {} {}",
-                            one_line(&line),
-                            console::style("(typed during the last turn)").dim()
-                        );
+                        eprintln!("{marker} {}", one_line(&line));
                         line
                     }
-                    None => match editor.read(&marker, std::mem::take(&mut typed.draft)).await {
-                        Line::End => return Ok(exit::SUCCESS),
-                        // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
-                        Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
-                        Line::Interrupted => {
-                            interrupted = true;
-                            eprintln!("(Ctrl-C again or Ctrl-D to quit)");
-                            continue;
+                    None => match typed.prompts.pop_front() {
+                        Some(line) => {
+                            eprintln!(
+                                "{marker} {} {}",
+                                one_line(&line),
+                                console::style("(typed during the last turn)").dim()
+                            );
+                            line
                         }
-                        Line::Rewind => {
-                            interrupted = false;
-                            self.run_command(SlashCommand::Rewind(None), &mut spent)
-                                .await;
-                            continue;
+                        None => {
+                            match editor.read(&marker, std::mem::take(&mut typed.draft)).await {
+                                Line::End => return Ok(exit::SUCCESS),
+                                // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
+                                Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
+                                Line::Interrupted => {
+                                    interrupted = true;
+                                    eprintln!("(Ctrl-C again or Ctrl-D to quit)");
+                                    continue;
+                                }
+                                Line::Rewind => {
+                                    interrupted = false;
+                                    self.run_command(SlashCommand::Rewind(None), &mut spent)
+                                        .await;
+                                    continue;
+                                }
+                                Line::Text(line) => line,
+                            }
                         }
-                        Line::Text(line) => line,
                     },
                 };
                 interrupted = false;

@@ -76,10 +76,11 @@ impl SessionBuilder {
         loop_config.hidden_paths = tooling.sandbox.hidden_paths().into();
         notices.extend(tooling.sandbox.notices());
         notices.extend(std::mem::take(&mut tooling.skill_warnings));
+        let prompter = self.prompter.take().filter(|_| !self.settings.never_ask);
         let permission_policy = Arc::new(PermissionPolicy::new(
             permissions,
             self.settings.yes,
-            self.prompter.take(),
+            prompter,
         ));
         let policy: SharedGate = permission_policy.clone();
         let token = CancellationToken::new();
@@ -99,6 +100,7 @@ impl SessionBuilder {
         );
         let (hook_loader, instructions) =
             self.hooks_and_instructions(&root, trusted, &tooling, &mut loop_config, &mut notices)?;
+        loop_config.add_instructions(&crate::environment::describe(&root, &hook_loader.env).await);
         let elicitor = self.elicitor.take().or_else(|| {
             self.settings
                 .yes
@@ -669,13 +671,7 @@ fn limits(
             .or(agent_file.and_then(|a| a.max_iterations))
             .or(config.max_iterations)
             .unwrap_or(DEFAULT_MAX_ITERATIONS),
-        system_prompt: Some(match agent_file {
-            Some(agent) => agent.system_prompt.clone(),
-            None => config
-                .system_prompt
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
-        }),
+        system_prompt: Some(system_prompt(&builder.settings, agent_file, config)),
         request,
         ..LoopConfig::default()
     };
@@ -688,6 +684,27 @@ fn limits(
         None => {}
     }
     Ok(loop_config)
+}
+
+/// The system prompt: `--system-prompt`, else the agent file's, the config's or the
+/// default one; then `--append-system-prompt`.
+fn system_prompt(
+    settings: &crate::Settings,
+    agent_file: Option<&AgentDefinition>,
+    config: &Config,
+) -> String {
+    let base = match (&settings.system_prompt, agent_file) {
+        (Some(own), _) => own.clone(),
+        (None, Some(agent)) => agent.system_prompt.clone(),
+        (None, None) => config
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+    };
+    match &settings.append_system_prompt {
+        Some(added) => format!("{base}\n\n{added}"),
+        None => base,
+    }
 }
 
 /// The sandbox and what runs under it: the built-in tools, the optional ones, the MCP
@@ -716,6 +733,9 @@ impl Tooling {
         let config = &builder.config;
         let command_env = mcp::command_environment(config)?;
         let mut sandbox_policy = config.sandbox_policy(builder.settings.sandbox, root);
+        sandbox_policy
+            .write
+            .extend(builder.settings.add_dirs.iter().cloned());
         sandbox_policy.read_only.extend(trusted_scripts);
         let sandbox = Sandbox::new(sandbox_policy.clone())
             .map(Arc::new)
