@@ -25,7 +25,9 @@ const STATUS: &str =
     "git -c core.fsmonitor=false -c color.status=false --no-optional-locks status --short --branch";
 
 /// The environment block for a run in `root`, its commands run as `env` says.
-pub async fn describe(root: &Path, env: &HookEnv) -> String {
+pub async fn describe(root: std::path::PathBuf, env: HookEnv) -> String {
+    let root = root.as_path();
+    let env = &env;
     let mut lines = vec![
         format!("Working directory: {}", root.display()),
         format!("Platform: {}", platform()),

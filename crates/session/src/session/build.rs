@@ -68,6 +68,15 @@ impl SessionBuilder {
             .take()
             .unwrap_or_else(|| self.settings.policy(&self.config.permissions_for(&root)));
         let mut tooling = Tooling::set_up(&self, &root, &permissions, trusted_scripts)?;
+        // Its `git status` runs while the rest of the session is built.
+        let environment = tokio::spawn(crate::environment::describe(
+            root.clone(),
+            HookEnv {
+                workspace: root.clone(),
+                env: Some(tooling.command_env.clone()),
+                sandbox: Some(tooling.sandbox.clone()),
+            },
+        ));
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
         loop_config.editor_files = self.editor_files.take();
@@ -100,7 +109,6 @@ impl SessionBuilder {
         );
         let (hook_loader, instructions) =
             self.hooks_and_instructions(&root, trusted, &tooling, &mut loop_config, &mut notices)?;
-        loop_config.add_instructions(&crate::environment::describe(&root, &hook_loader.env).await);
         let elicitor = self.elicitor.take().or_else(|| {
             self.settings
                 .yes
@@ -205,6 +213,7 @@ impl SessionBuilder {
             model: provider.info().id.clone(),
             resumed: !conversation.messages.is_empty(),
         };
+        loop_config.add_instructions(&environment.await.unwrap_or_default());
         announced
             .announce(lineage, &mut loop_config, &instructions)
             .await;
