@@ -854,3 +854,61 @@ fn a_hash_note_goes_into_the_projects_instruction_file_and_to_the_model() {
         ]
     );
 }
+
+#[test]
+fn the_slash_commands_a_claude_code_or_codex_user_types() {
+    let s = Scratch::new();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(s.ws())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    s.file("app.py", "print('one')\n");
+    s.file("AGENTS.md", "Run `make check`.\n");
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "first"]);
+    s.file("app.py", "print('two')\n");
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            vec![text("Wrote AGENTS.md."), done("end_turn")],
+            vec![text("One change: the print."), done("end_turn")],
+        ],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history);
+    says(&mut session, "/status", "model      test/test-model");
+    expect(&mut session, "approvals  ask");
+    says(&mut session, "/diff", "-print('one')");
+    expect(&mut session, "+print('two')");
+    says(&mut session, "/memory", "told to the model, in this order:");
+    expect(&mut session, "AGENTS.md");
+    says(&mut session, "/mcp", "no MCP server is connected");
+    says(&mut session, "/agents", "named loops");
+    says(&mut session, "/permissions", "approved");
+    // `/init` and `/review` are prompts.
+    says(&mut session, "/init", "Wrote AGENTS.md.");
+    says(&mut session, "/review the print", "One change: the print.");
+    says(&mut session, "/export", "the conversation is in");
+    says(&mut session, "/export", "exists; name another file");
+    quit(&mut session);
+    let prompts = user_prompts(&history);
+    assert!(
+        prompts[0].starts_with("Explore this repository and write `AGENTS.md`"),
+        "{prompts:?}"
+    );
+    assert!(prompts[1].starts_with("Review the changes"), "{prompts:?}");
+    assert!(prompts[1].ends_with("Focus on: the print"), "{prompts:?}");
+    let exported = std::fs::read_to_string(s.ws().join("conversation.md")).unwrap();
+    assert!(
+        exported.contains("## Answer\n\nOne change: the print."),
+        "{exported}"
+    );
+}

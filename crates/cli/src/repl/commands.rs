@@ -35,7 +35,27 @@ pub enum SlashCommand {
     /// `/rewind`: the prompts, numbered, and which to go back to; `/rewind N [both|code|
     /// conversation]`: take back the files and/or the conversation from prompt N on.
     Rewind(Option<String>),
+    /// `/status`: the model, loop, sandbox, approvals, workspace and conversation.
+    Status,
+    /// `/diff`: the working tree's changes (`git diff`, run in the sandbox).
+    Diff,
+    /// `/review [FOCUS]`: a prompt asking the model to review the working tree's changes.
+    Review(Option<String>),
+    /// `/init`: a prompt asking the model to write the repository's `AGENTS.md`.
+    Init,
+    /// `/memory`: the instruction files the model is told, and where `#` notes go.
+    Memory,
+    /// `/mcp`: the MCP servers connected and their tools.
+    Mcp,
+    /// `/export [FILE]`: the conversation written as Markdown.
+    Export(Option<String>),
 }
+
+/// What `/review` asks, as Codex's `/review` of the working tree does.
+const REVIEW: &str = "Review the changes in this repository's working tree: run `git status` and `git diff` (and `git diff --cached`), read what you need around them, and report what is wrong — bugs, risks, missing tests, unclear names — most important first, each with its file and line and what to do instead. Change nothing.";
+
+/// What `/init` asks, as Claude Code's and Codex's `/init` do.
+const INIT: &str = "Explore this repository and write `AGENTS.md` at its root for the agents that will work in it: what the project is, how it is laid out, how to build, test and lint it (the exact commands), the conventions its code follows, and anything a newcomer would get wrong. Keep it short and specific to this repository. If an `AGENTS.md` or `CLAUDE.md` already exists, improve it instead of starting over.";
 
 /// Every command with its one-line description, in the order `/help` lists them.
 const COMMANDS: &[(&str, &str)] = &[
@@ -78,6 +98,33 @@ const COMMANDS: &[(&str, &str)] = &[
         "/trace",
         "write the session's trace (Perfetto) to FILE (default wonopcode-trace.json)",
     ),
+    (
+        "/status",
+        "the model, loop, sandbox, approvals, workspace and conversation",
+    ),
+    ("/diff", "the working tree's changes (git diff)"),
+    (
+        "/review",
+        "ask the model to review the working tree's changes; /review FOCUS",
+    ),
+    ("/init", "ask the model to write the repository's AGENTS.md"),
+    (
+        "/memory",
+        "the instruction files the model is told, and where # notes go",
+    ),
+    ("/mcp", "the MCP servers connected and their tools"),
+    (
+        "/permissions",
+        "the calls approved for the session (as /approvals)",
+    ),
+    (
+        "/agents",
+        "the named loops and agents to switch to or delegate to",
+    ),
+    (
+        "/export",
+        "write the conversation as Markdown to FILE (default conversation.md)",
+    ),
     ("/exit", "leave (also /quit, Ctrl-D)"),
 ];
 
@@ -109,7 +156,15 @@ impl SlashCommand {
             "tools" => bare(Self::Tools),
             "cost" => bare(Self::Cost),
             "history" => bare(Self::History),
-            "approvals" => Ok(Self::Approvals(argument)),
+            "approvals" | "permissions" => Ok(Self::Approvals(argument)),
+            "status" => bare(Self::Status),
+            "diff" => bare(Self::Diff),
+            "review" => Ok(Self::Review(argument)),
+            "init" => bare(Self::Init),
+            "memory" => bare(Self::Memory),
+            "mcp" => bare(Self::Mcp),
+            "agents" => bare(Self::Loop(None)),
+            "export" => Ok(Self::Export(argument)),
             "compact" => bare(Self::Compact),
             "clear" => bare(Self::Clear),
             "trace" => Ok(Self::Trace(argument)),
@@ -118,6 +173,17 @@ impl SlashCommand {
             "resume" => Ok(Self::Resume(argument)),
             _ => Err(unknown(word)),
         })
+    }
+
+    /// The prompt a command sends to the model in place of a line typed (`/review`,
+    /// `/init`); `None` for a command the REPL answers itself.
+    pub fn prompt(&self) -> Option<String> {
+        match self {
+            Self::Review(None) => Some(REVIEW.to_owned()),
+            Self::Review(Some(focus)) => Some(format!("{REVIEW} Focus on: {focus}")),
+            Self::Init => Some(INIT.to_owned()),
+            _ => None,
+        }
     }
 
     /// `/help`'s text.

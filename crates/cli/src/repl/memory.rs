@@ -19,13 +19,19 @@ pub fn note_of(line: &str) -> Option<&str> {
     Some(rest.trim()).filter(|n| !n.is_empty())
 }
 
-/// Adds `note` to the workspace's instruction file; the file's name, or why not.
-pub fn remember(workspace: &Path, note: &str) -> Result<&'static str, String> {
-    let name = if workspace.join("CLAUDE.md").exists() {
+/// The instruction file `#` notes go to: the workspace's `CLAUDE.md` when it has one, else
+/// its `AGENTS.md`.
+pub fn notes_file(workspace: &Path) -> &'static str {
+    if workspace.join("CLAUDE.md").exists() {
         "CLAUDE.md"
     } else {
         "AGENTS.md"
-    };
+    }
+}
+
+/// Adds `note` to the workspace's instruction file; the file's name, or why not.
+pub fn remember(workspace: &Path, note: &str) -> Result<&'static str, String> {
+    let name = notes_file(workspace);
     let path = workspace.join(name);
     let mut text = String::new();
     if path.exists() {

@@ -6,6 +6,7 @@
 pub mod commands;
 mod complete;
 pub mod editor;
+mod inspect;
 mod keys;
 mod memory;
 mod paste;

@@ -161,6 +161,13 @@ impl Cli {
                 );
             }
             SlashCommand::History => self.history_command(),
+            SlashCommand::Status => self.status(spent),
+            SlashCommand::Diff => self.diff().await,
+            SlashCommand::Memory => self.memory(),
+            SlashCommand::Mcp => self.mcp(),
+            SlashCommand::Export(file) => self.export(file.as_deref()),
+            // Sent as prompts before they get here (`SlashCommand::prompt`).
+            SlashCommand::Review(_) | SlashCommand::Init => {}
             SlashCommand::Resume(argument) => self.resume_command(argument.as_deref()),
         }
     }

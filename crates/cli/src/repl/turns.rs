@@ -153,21 +153,29 @@ impl Cli {
                     }
                     continue;
                 }
-                match SlashCommand::parse(prompt) {
+                // A command that stands for a prompt (`/review`, `/init`) sends it.
+                let asked;
+                let prompt = match SlashCommand::parse(prompt) {
                     Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
-                    Some(Ok(command)) => {
-                        self.run_command(command, &mut spent).await;
-                        if self.switch_to.is_some() {
-                            return Ok(exit::SUCCESS);
+                    Some(Ok(command)) => match command.prompt() {
+                        Some(text) => {
+                            asked = text;
+                            asked.as_str()
                         }
-                        continue;
-                    }
+                        None => {
+                            self.run_command(command, &mut spent).await;
+                            if self.switch_to.is_some() {
+                                return Ok(exit::SUCCESS);
+                            }
+                            continue;
+                        }
+                    },
                     Some(Err(why)) => {
                         eprintln!("{why}");
                         continue;
                     }
-                    None => {}
-                }
+                    None => prompt,
+                };
                 // `//text` sends `/text`.
                 let prompt = prompt
                     .strip_prefix('/')
