@@ -912,3 +912,28 @@ fn the_slash_commands_a_claude_code_or_codex_user_types() {
         "{exported}"
     );
 }
+
+#[test]
+fn tab_with_nothing_to_complete_changes_nothing_and_the_next_enter_sends() {
+    let s = Scratch::new();
+    s.file("main.rs", "fn main() {}\n");
+    let t = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history);
+    ready(&mut session);
+    // Nothing starts with `@hel`: no menu, the line as typed.
+    let drawn = typed_answering(&mut session, "say hi @hel\t", 500);
+    assert!(!drawn.contains("NO RECORDS FOUND"), "{drawn:?}");
+    typed_answering(&mut session, "\x15say hi\t", 300);
+    enter(&mut session, "");
+    expect(&mut session, "First answer.");
+    // One file matches: Tab completes it at once.
+    ready(&mut session);
+    typed_answering(&mut session, "read @ma\t", 500);
+    enter(&mut session, "");
+    expect(&mut session, "Second answer.");
+    quit(&mut session);
+    let prompts = user_prompts(&history);
+    assert_eq!(prompts[0], "say hi");
+    assert!(prompts[1].starts_with("read @main.rs"), "{prompts:?}");
+}

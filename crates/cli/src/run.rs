@@ -352,6 +352,7 @@ async fn run_once(
         switch_to: None,
         typed,
         last_message,
+        json,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -453,6 +454,8 @@ pub(crate) struct Cli {
     pub(crate) progress: MultiProgress,
     /// Where each turn's last answer is written too (`-o`).
     last_message: Option<PathBuf>,
+    /// Whether stdout is machine output (no renderer's footer says how a turn ended).
+    json: bool,
     /// The conversation `/resume` picked: the REPL ends, and a session going on with it
     /// starts.
     pub(crate) switch_to: Option<Kept>,
@@ -549,6 +552,8 @@ impl Cli {
             LoopStatus::MaxIterations => {
                 eprintln!("error: {error} (raise it with --max-iterations)")
             }
+            // The footer of a person's renderer says it already.
+            LoopStatus::Cancelled if !self.json => {}
             LoopStatus::Cancelled => eprintln!("cancelled"),
             LoopStatus::BudgetExceeded => eprintln!("error: {error}"),
             LoopStatus::Suspended => {

@@ -428,15 +428,18 @@ fn summary(item: &ToolCallItem) -> String {
     }
     let keys: &[&str] = match item.name.as_str() {
         "grep" | "glob" => &["pattern", "path"],
-        _ => &["command", "path", "pattern"],
+        _ => &["command", "path", "pattern", "url", "query"],
     };
     let main = keys
         .iter()
         .find_map(|k| args.get(*k).and_then(|v| v.as_str()))
         .map(str::to_owned)
-        .unwrap_or_else(|| match args.as_object() {
-            Some(object) if object.is_empty() => String::new(),
-            _ => item.arguments.clone(),
+        .unwrap_or_else(|| match &args {
+            serde_json::Value::Object(object) if object.is_empty() => String::new(),
+            // Arguments that are no JSON, as sent.
+            serde_json::Value::Null => item.arguments.clone(),
+            // Written again, so `\u2713` is `✓` (serde_json escapes only what it must).
+            other => other.to_string(),
         });
     // The argument is read out of the JSON text, so its escapes are characters again.
     let main = clip(main.lines().next().unwrap_or(""), 80);
@@ -747,6 +750,15 @@ mod tests {
         );
         assert_eq!(shown("bash", r#"{"command": "ls -la"}"#), "bash ls -la");
         assert_eq!(shown("delegate", "{}"), "delegate");
+        // Escapes in the JSON are characters again.
+        assert_eq!(
+            shown("mcp__notes__add", r#"{"mark": "\u2713 done"}"#),
+            r#"mcp__notes__add {"mark":"✓ done"}"#
+        );
+        assert_eq!(
+            shown("webfetch", r#"{"url": "https://example.com/caf\u00e9"}"#),
+            "webfetch https://example.com/café"
+        );
         let long = format!(r#"{{"command": "echo {}"}}"#, "word ".repeat(30));
         let line = shown("bash", &long);
         assert!(line.ends_with("word…"), "{line}");

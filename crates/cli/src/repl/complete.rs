@@ -22,8 +22,28 @@ pub struct PromptCompleter {
 }
 
 impl Completer for PromptCompleter {
+    /// The completions; where there is none, the word typed as its own only completion,
+    /// which the editor (taking a lone completion at once) puts back unchanged: no
+    /// `NO RECORDS FOUND` menu, and no Enter spent closing it.
     fn complete(&mut self, line: &str, pos: usize) -> Vec<Suggestion> {
         let pos = pos.min(line.len());
+        let typed = &line[..pos];
+        let start = typed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let found = self.completions(line, pos);
+        if !found.is_empty() {
+            return found;
+        }
+        vec![Suggestion {
+            value: typed[start..].to_owned(),
+            span: Span::new(start, pos),
+            append_whitespace: false,
+            ..Suggestion::default()
+        }]
+    }
+}
+
+impl PromptCompleter {
+    fn completions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let typed = &line[..pos];
         if typed.starts_with('/') {
             return CommandCompleter.complete(line, pos);

@@ -115,6 +115,8 @@ fn build(history: Option<PathBuf>, workspace: PathBuf, pastes: Pastes) -> Reedli
         // A paste arrives whole: its newlines never send the line.
         .use_bracketed_paste(true)
         .with_completer(Box::new(PromptCompleter { workspace }))
+        // A lone completion is taken at once, as a shell takes it.
+        .with_quick_completions(true)
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))
         .with_validator(Box::new(Continuation));
     let Some(path) = history else {
