@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::support::{
-    Scratch, answer, call, calling, confining, done, single_call, stderr, text, through_shell,
+    Scratch, answer, call, calling, confining, done, git, single_call, stderr, text, through_shell,
     tool_output,
 };
 use crate::terminal::{answer_for_good, finish, run_unattended, spawn};
@@ -246,17 +246,6 @@ fn an_editors_endless_frame_is_dropped_as_it_comes_and_answered_with_a_parse_err
     );
     drop(to);
     assert!(agent.wait().unwrap().success());
-}
-
-/// `git ARGS` in `dir`; it must succeed.
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
 }
 
 #[test]

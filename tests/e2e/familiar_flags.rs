@@ -76,17 +76,22 @@ fn exec_runs_the_prompt_piped_or_given_as_a_dash_and_never_waits_at_a_prompt() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-#[test]
-fn full_auto_writes_the_workspace_without_questions_and_nothing_wider() {
-    let s = Scratch::new();
-    let t = s.transcript(
+/// A recording whose model writes `made.txt`, then has `bash` write `by_bash.txt`.
+fn writes_then_runs(s: &Scratch) -> std::path::PathBuf {
+    s.transcript(
         "t.jsonl",
         &[
             calling("c1", "write", r#"{"path":"made.txt","content":"x"}"#),
             calling("c2", "bash", r#"{"command":"echo hi > by_bash.txt"}"#),
             answer("Done."),
         ],
-    );
+    )
+}
+
+#[test]
+fn full_auto_writes_the_workspace_without_questions_and_nothing_wider() {
+    let s = Scratch::new();
+    let t = writes_then_runs(&s);
     // Without it, nobody is there to approve the write.
     let out = s.run(&t, &[], "make files");
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
@@ -366,14 +371,7 @@ fn the_system_prompt_flags_replace_and_add_to_what_the_model_is_told() {
 #[test]
 fn the_permission_modes_and_approval_policies_of_claude_code_and_codex() {
     let s = Scratch::new();
-    let t = s.transcript(
-        "t.jsonl",
-        &[
-            calling("c1", "write", r#"{"path":"made.txt","content":"x"}"#),
-            calling("c2", "bash", r#"{"command":"echo hi > by_bash.txt"}"#),
-            answer("Done."),
-        ],
-    );
+    let t = writes_then_runs(&s);
     let clean = || {
         let _ = std::fs::remove_file(s.ws().join("made.txt"));
         let _ = std::fs::remove_file(s.ws().join("by_bash.txt"));

@@ -984,26 +984,7 @@ fn the_agents_md_and_claude_md_files_reach_the_model_after_its_system_prompt() {
 fn the_model_is_told_the_date_the_platform_and_the_repositorys_branch_and_status() {
     let scratch = Scratch::new();
     let ws = scratch.ws();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "init.defaultBranch=trunk",
-            ])
-            .args(args)
-            .current_dir(&ws)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |args: &[&str]| crate::support::git(&ws, args);
     scratch.file("kept.txt", "one\n");
     git(&["init", "-q"]);
     git(&["add", "kept.txt"]);

@@ -858,17 +858,7 @@ fn a_hash_note_goes_into_the_projects_instruction_file_and_to_the_model() {
 #[test]
 fn the_slash_commands_a_claude_code_or_codex_user_types() {
     let s = Scratch::new();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(s.ws())
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |args: &[&str]| crate::support::git(&s.ws(), args);
     s.file("app.py", "print('one')\n");
     s.file("AGENTS.md", "Run `make check`.\n");
     git(&["init", "-q"]);

@@ -11,7 +11,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::support::{
-    Scratch, call, command, confining, done, events, stderr, text, tool_output, tool_results,
+    Scratch, call, command, confining, done, events, git, stderr, text, tool_output, tool_results,
 };
 
 /// A config file whose `sandbox:` leaves the temp dirs out, with `lines` (indented two
@@ -192,20 +192,6 @@ fn the_network_is_closed_without_a_grant_and_open_to_the_granted_port() {
     }
     assert_eq!(items[3]["status"], "failed", "{}", items[3]);
     assert!(!tool_output(&items[3]).contains("hello"), "{}", items[3]);
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
 }
 
 #[test]

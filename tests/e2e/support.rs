@@ -523,3 +523,20 @@ pub fn missing_part(how: &str, required_by: &str) {
     }
     wonopcode_sandbox::test_skip::note(how);
 }
+
+/// `git ARGS` in `dir`, as a person with a name and a `trunk` default branch; it must
+/// succeed.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(["-c", "init.defaultBranch=trunk"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
