@@ -927,3 +927,54 @@ fn tab_with_nothing_to_complete_changes_nothing_and_the_next_enter_sends() {
     assert_eq!(prompts[0], "say hi");
     assert!(prompts[1].starts_with("read @main.rs"), "{prompts:?}");
 }
+
+#[test]
+fn claude_codes_custom_commands_are_prompts_and_a_projects_need_trust() {
+    let s = Scratch::new();
+    s.file(
+        ".claude/commands/fix-issue.md",
+        "---\ndescription: Fix an issue\nargument-hint: [number]\n---\nFix issue #$1.\n!`echo from-the-shell`\n",
+    );
+    let home = s.outside("claude");
+    std::fs::create_dir_all(home.join("commands")).unwrap();
+    std::fs::write(home.join("commands/tidy.md"), "Tidy the $ARGUMENTS.\n").unwrap();
+    let t = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let run = |trust: &[&str], history: &Path| {
+        let mut cmd = command();
+        cmd.env("XDG_DATA_HOME", s.outside("data"))
+            .env("WONOPCODE_RUNS_DIR", s.outside("runs"))
+            .env("CLAUDE_CONFIG_DIR", &home)
+            .arg("--replay")
+            .arg(&t)
+            .arg("--history")
+            .arg(history)
+            .args(trust)
+            .arg("-C")
+            .arg(s.ws());
+        spawn_command(cmd, Some(30_000)).unwrap()
+    };
+    let mut session = run(&["--trust-workspace", "--yes"], &history);
+    says(&mut session, "/help", "custom commands (.claude/commands):");
+    expect(&mut session, "Fix an issue (project)");
+    expect(&mut session, "/fix-issue [number]");
+    says(&mut session, "/fix-issue 42", "First answer.");
+    says(&mut session, "/tidy imports", "Second answer.");
+    quit(&mut session);
+    let prompts = user_prompts(&history);
+    assert!(
+        prompts[0].starts_with("Fix issue #42.\n$ echo from-the-shell\n"),
+        "{prompts:?}"
+    );
+    assert!(
+        prompts[0].ends_with("\nfrom-the-shell"),
+        "the command's output: {prompts:?}"
+    );
+    assert_eq!(prompts[1], "Tidy the imports.");
+    // Untrusted, the project's command is not read: the line goes as it was typed.
+    let history = s.outside("untrusted.jsonl");
+    let mut session = run(&[], &history);
+    says(&mut session, "/fix-issue 42", "First answer.");
+    quit(&mut session);
+    assert_eq!(user_prompts(&history), ["/fix-issue 42"]);
+}

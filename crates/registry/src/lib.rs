@@ -9,6 +9,7 @@
 pub mod agent_check;
 pub mod agent_file;
 pub mod catalog;
+pub mod command_file;
 pub mod error;
 pub mod file;
 pub mod metadata;

@@ -460,6 +460,8 @@ pub struct Session {
     failed: bool,
     /// The run's skills (the `skill` tool's).
     skills: Arc<[wonopcode_registry::Skill]>,
+    /// The person's and (in a trusted workspace) the project's custom slash commands.
+    command_files: Arc<[wonopcode_registry::command_file::CommandFile]>,
     /// Where each prompt of the run began in the conversation, by its number in the
     /// journal (from 0; `None`: not given in this session), to take it back to.
     prompt_starts: Vec<Option<rewind::PromptStart>>,
@@ -931,6 +933,12 @@ impl Session {
             skill.dir.display(),
             body.trim_end()
         ))
+    }
+
+    /// The custom slash commands (`.claude/commands/*.md`): the project's when the
+    /// workspace is trusted, then the person's.
+    pub fn command_files(&self) -> &[wonopcode_registry::command_file::CommandFile] {
+        &self.command_files
     }
 
     /// The model answering the root context (provider, id, prices).

@@ -5,6 +5,7 @@
 
 pub mod commands;
 mod complete;
+mod custom;
 pub mod editor;
 mod inspect;
 mod keys;

@@ -84,7 +84,26 @@ impl Cli {
     /// Does what a slash command asks (all but `/exit`), on stderr.
     pub(crate) async fn run_command(&mut self, command: SlashCommand, spent: &mut Usage) {
         match command {
-            SlashCommand::Help => eprint!("{}", SlashCommand::help()),
+            SlashCommand::Help => {
+                eprint!("{}", SlashCommand::help());
+                let custom = self.session.command_files();
+                if !custom.is_empty() {
+                    eprintln!("custom commands (.claude/commands):");
+                    for command in custom {
+                        let name = format!("/{}", command.name);
+                        eprintln!(
+                            "  {:<11} {}{}",
+                            one_line(&name),
+                            one_line(&command.description),
+                            command
+                                .argument_hint
+                                .as_deref()
+                                .map(|h| format!(" · /{} {}", command.name, one_line(h)))
+                                .unwrap_or_default()
+                        );
+                    }
+                }
+            }
             SlashCommand::Exit => {}
             SlashCommand::Model(None) => {
                 let model = self.session.model();

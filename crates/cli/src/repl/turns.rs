@@ -153,11 +153,20 @@ impl Cli {
                     }
                     continue;
                 }
-                // A command that stands for a prompt (`/review`, `/init`) sends it.
+                // A command that stands for a prompt (`/review`, `/init`, a custom one from
+                // `.claude/commands/`, where no built-in has its name) sends it.
+                let custom = match SlashCommand::parse(prompt) {
+                    Some(Ok(_)) => None,
+                    _ => self.custom_prompt(prompt).await,
+                };
                 let asked;
-                let prompt = match SlashCommand::parse(prompt) {
-                    Some(Ok(SlashCommand::Exit)) => return Ok(exit::SUCCESS),
-                    Some(Ok(command)) => match command.prompt() {
+                let prompt = match (custom, SlashCommand::parse(prompt)) {
+                    (Some(text), _) => {
+                        asked = text;
+                        asked.as_str()
+                    }
+                    (None, Some(Ok(SlashCommand::Exit))) => return Ok(exit::SUCCESS),
+                    (None, Some(Ok(command))) => match command.prompt() {
                         Some(text) => {
                             asked = text;
                             asked.as_str()
@@ -170,11 +179,11 @@ impl Cli {
                             continue;
                         }
                     },
-                    Some(Err(why)) => {
+                    (None, Some(Err(why))) => {
                         eprintln!("{why}");
                         continue;
                     }
-                    None => prompt,
+                    (None, None) => prompt,
                 };
                 // `//text` sends `/text`.
                 let prompt = prompt

@@ -54,6 +54,12 @@ impl SessionBuilder {
         let mut notices = Vec::new();
         let asked = self.settings.trust_workspace || self.trusted_when_asked;
         let (trusted, trusted_scripts) = trust(&root, asked, &mut notices);
+        let command_files = wonopcode_registry::command_file::CommandFiles::discover(
+            &root,
+            trusted,
+            crate::instructions::Homes::from_env().claude.as_deref(),
+        );
+        notices.extend(command_files.warnings);
         self.cache = self
             .settings
             .compile_cache
@@ -256,6 +262,7 @@ impl SessionBuilder {
                 .skill_tool
                 .as_ref()
                 .map_or_else(|| Arc::from([]), |tool| tool.skills().into()),
+            command_files: command_files.commands.into(),
             prompt_starts: Vec::new(),
             steering: Default::default(),
         })
