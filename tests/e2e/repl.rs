@@ -978,3 +978,16 @@ fn claude_codes_custom_commands_are_prompts_and_a_projects_need_trust() {
     quit(&mut session);
     assert_eq!(user_prompts(&history), ["/fix-issue 42"]);
 }
+
+#[test]
+fn compact_on_a_short_chat_asks_the_model_nothing() {
+    let s = Scratch::new();
+    let t = two_answers(&s);
+    let history = s.outside("history.jsonl");
+    let mut session = repl(&s, &t, &history);
+    says(&mut session, "first?", "First answer.");
+    says(&mut session, "/compact", "nothing to compact");
+    // The recording's second answer was not spent on a summary: the next prompt gets it.
+    says(&mut session, "second?", "Second answer.");
+    quit(&mut session);
+}

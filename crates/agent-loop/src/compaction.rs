@@ -92,6 +92,10 @@ pub fn is_pruned(content: &str) -> bool {
     content == PRUNED_MARKER || content == OLD_PRUNED_MARKER
 }
 
+/// The least of the history a summary asked for by hand (`/compact`) replaces: a summary
+/// runs to about this much, so a shorter history is left as it is.
+const MIN_SUMMARIZED_TOKENS: usize = 1_500;
+
 /// Prompt for the summarizing request.
 pub const SUMMARY_PROMPT: &str = "Summarize the conversation so far for your own later use: the user's goals, decisions made, files read or changed, and what remains to do. Be concise and factual.";
 
@@ -374,6 +378,10 @@ impl Compactor<'_> {
         let still = estimate_tokens(system, messages);
         if (force || freed == 0 || cfg.needs_compaction(still, messages.len(), window))
             && let Some(split) = cfg.summary_split(messages)
+            // Asked for by hand, a summary of a short chat would come back as long as what
+            // it replaced, billed for nothing.
+            && (self.trigger != "manual"
+                || estimate_tokens(None, &messages[..split]) >= MIN_SUMMARIZED_TOKENS)
         {
             let mut prefix = messages[..split].to_vec();
             prefix.push(Message::user(SUMMARY_PROMPT));
