@@ -19,6 +19,8 @@ const MAX_WALKED: usize = 20_000;
 pub struct PromptCompleter {
     /// The workspace whose files `@` completes.
     pub workspace: PathBuf,
+    /// The custom commands (`.claude/commands`): name and description.
+    pub custom: Vec<(String, String)>,
 }
 
 impl Completer for PromptCompleter {
@@ -46,7 +48,22 @@ impl PromptCompleter {
     fn completions(&self, line: &str, pos: usize) -> Vec<Suggestion> {
         let typed = &line[..pos];
         if typed.starts_with('/') {
-            return CommandCompleter.complete(line, pos);
+            let mut found = CommandCompleter.complete(line, pos);
+            if !typed.contains(char::is_whitespace) {
+                found.extend(
+                    self.custom
+                        .iter()
+                        .filter(|(name, _)| format!("/{name}").starts_with(typed))
+                        .map(|(name, what)| Suggestion {
+                            value: format!("/{name}"),
+                            description: Some(what.clone()),
+                            span: Span::new(0, typed.len()),
+                            append_whitespace: true,
+                            ..Suggestion::default()
+                        }),
+                );
+            }
+            return found;
         }
         let start = typed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
         let Some(prefix) = typed[start..].strip_prefix('@') else {
@@ -117,6 +134,7 @@ mod tests {
         std::fs::write(ws.join(".gitignore"), "target/\n").unwrap();
         let mut completer = PromptCompleter {
             workspace: ws.to_path_buf(),
+            custom: vec![("fix-issue".to_owned(), "Fix an issue (project)".to_owned())],
         };
         let line = "look at @src/m";
         let offered = completer.complete(line, line.len());
@@ -143,7 +161,15 @@ mod tests {
                 .any(|v| v.contains("target") || v.contains(".env")),
             "{all:?}"
         );
-        assert!(completer.complete("src/m", 5).is_empty());
+        // Nothing to complete: the word as typed, the line unchanged.
+        let kept = completer.complete("src/m", 5);
+        assert_eq!((kept.len(), kept[0].value.as_str()), (1, "src/m"));
         assert_eq!(completer.complete("/he", 3)[0].value, "/help");
+        let custom = completer.complete("/fix", 4);
+        assert_eq!(custom[0].value, "/fix-issue");
+        assert_eq!(
+            custom[0].description.as_deref(),
+            Some("Fix an issue (project)")
+        );
     }
 }

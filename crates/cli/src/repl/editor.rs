@@ -45,13 +45,18 @@ pub struct LineEditor {
 
 impl LineEditor {
     /// Starts the editor's thread; `history` is where its history lives (`None`: memory
-    /// only), `workspace` the directory whose files `@` completes. A history file that
+    /// only), `workspace` the directory whose files `@` completes, `custom` the custom
+    /// commands Tab offers after `/`. A history file that
     /// cannot be opened is said in one line on stderr.
-    pub fn start(history: Option<PathBuf>, workspace: PathBuf) -> Self {
+    pub fn start(
+        history: Option<PathBuf>,
+        workspace: PathBuf,
+        custom: Vec<(String, String)>,
+    ) -> Self {
         let (requests, incoming) = mpsc::channel::<Request>();
         std::thread::spawn(move || {
             let pastes = Pastes::default();
-            let mut editor = Some(build(history, workspace, pastes.clone()));
+            let mut editor = Some(build(history, workspace, custom, pastes.clone()));
             for (prompt, draft, reply) in incoming {
                 let line = match editor.as_mut().map(|e| read(e, &pastes, &prompt, &draft)) {
                     Some(Ok(line)) => line,
@@ -99,7 +104,12 @@ pub fn history_file() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("wonopcode").join("repl-history"))
 }
 
-fn build(history: Option<PathBuf>, workspace: PathBuf, pastes: Pastes) -> Reedline {
+fn build(
+    history: Option<PathBuf>,
+    workspace: PathBuf,
+    custom: Vec<(String, String)>,
+    pastes: Pastes,
+) -> Reedline {
     let mut keybindings = default_emacs_keybindings();
     keybindings.add_binding(
         KeyModifiers::NONE,
@@ -114,7 +124,7 @@ fn build(history: Option<PathBuf>, workspace: PathBuf, pastes: Pastes) -> Reedli
         .with_edit_mode(Box::new(PromptKeys::new(Emacs::new(keybindings), pastes)))
         // A paste arrives whole: its newlines never send the line.
         .use_bracketed_paste(true)
-        .with_completer(Box::new(PromptCompleter { workspace }))
+        .with_completer(Box::new(PromptCompleter { workspace, custom }))
         // A lone completion is taken at once, as a shell takes it.
         .with_quick_completions(true)
         .with_menu(ReedlineMenu::EngineCompleter(Box::new(menu)))

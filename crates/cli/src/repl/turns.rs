@@ -79,7 +79,17 @@ impl Cli {
             self.session.workspace().display()
         );
         self.in_repl = true;
-        let editor = LineEditor::start(history_file(), self.session.workspace().to_path_buf());
+        let custom = self
+            .session
+            .command_files()
+            .iter()
+            .map(|c| (c.name.clone(), c.description.clone()))
+            .collect();
+        let editor = LineEditor::start(
+            history_file(),
+            self.session.workspace().to_path_buf(),
+            custom,
+        );
         let marker = console::style(">").cyan().bold().to_string();
         let mut spent = Usage::default();
         let mut typed = Typed::default();
