@@ -103,39 +103,35 @@ impl Cli {
         let mut ran = Vec::new();
         loop {
             let next = if !offer_answers || self.session.pending().is_empty() {
-                let line = match opening.take() {
-                    Some(line) => {
-                        eprintln!("{marker} {}", one_line(&line));
+                // The line the session opened with, else one typed during the last turn,
+                // else one read at the prompt.
+                let waiting = opening.take().map(|line| (line, "")).or_else(|| {
+                    typed
+                        .prompts
+                        .pop_front()
+                        .map(|line| (line, " (typed during the last turn)"))
+                });
+                let line = match waiting {
+                    Some((line, note)) => {
+                        eprintln!("{marker} {}{}", one_line(&line), console::style(note).dim());
                         line
                     }
-                    None => match typed.prompts.pop_front() {
-                        Some(line) => {
-                            eprintln!(
-                                "{marker} {} {}",
-                                one_line(&line),
-                                console::style("(typed during the last turn)").dim()
-                            );
-                            line
+                    None => match editor.read(&marker, std::mem::take(&mut typed.draft)).await {
+                        Line::End => return Ok(exit::SUCCESS),
+                        // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
+                        Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
+                        Line::Interrupted => {
+                            interrupted = true;
+                            eprintln!("(Ctrl-C again or Ctrl-D to quit)");
+                            continue;
                         }
-                        None => {
-                            match editor.read(&marker, std::mem::take(&mut typed.draft)).await {
-                                Line::End => return Ok(exit::SUCCESS),
-                                // The line is cleared; a second Ctrl-C, at the empty prompt, quits.
-                                Line::Interrupted if interrupted => return Ok(exit::SUCCESS),
-                                Line::Interrupted => {
-                                    interrupted = true;
-                                    eprintln!("(Ctrl-C again or Ctrl-D to quit)");
-                                    continue;
-                                }
-                                Line::Rewind => {
-                                    interrupted = false;
-                                    self.run_command(SlashCommand::Rewind(None), &mut spent)
-                                        .await;
-                                    continue;
-                                }
-                                Line::Text(line) => line,
-                            }
+                        Line::Rewind => {
+                            interrupted = false;
+                            self.run_command(SlashCommand::Rewind(None), &mut spent)
+                                .await;
+                            continue;
                         }
+                        Line::Text(line) => line,
                     },
                 };
                 interrupted = false;
