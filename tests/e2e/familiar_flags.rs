@@ -428,9 +428,12 @@ fn the_permission_modes_and_approval_policies_of_claude_code_and_codex() {
 #[test]
 fn output_last_message_writes_the_answer_and_add_dir_lets_commands_write_there() {
     let s = Scratch::new();
-    // Not under /tmp, which the sandbox lets commands write anyway.
-    let kept = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let other = kept.path().canonicalize().unwrap();
+    let other = s.outside("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let other = other.canonicalize().unwrap();
+    // The temp dirs (where the scratch directories are) are left out of what commands may
+    // write, so only --add-dir lets them write `other`.
+    let config = s.config("sandbox:\n  exclude_slash_tmp: true\n  exclude_tmpdir_env_var: true\n");
     let t = s.transcript(
         "t.jsonl",
         &[
@@ -447,6 +450,8 @@ fn output_last_message_writes_the_answer_and_add_dir_lets_commands_write_there()
     let out = s.run(
         &t,
         &[
+            "--config",
+            &config,
             "-y",
             "-o",
             last.to_str().unwrap(),
@@ -464,7 +469,7 @@ fn output_last_message_writes_the_answer_and_add_dir_lets_commands_write_there()
         );
         // Without it, the sandbox keeps the command to the workspace.
         std::fs::remove_file(other.join("made.txt")).unwrap();
-        let out = s.run(&t, &["-y"], "write there");
+        let out = s.run(&t, &["--config", &config, "-y"], "write there");
         assert!(!other.join("made.txt").exists(), "{}", stderr(&out));
     }
     let out = s.run(&t, &["--add-dir", "/no/such/dir"], "x");
