@@ -132,10 +132,10 @@ pub async fn run_session(
     )?;
     settings.history = args.history.clone();
     let input = input(&args)?;
+    // Whichever flags chose it (`--dangerously-skip-permissions`, `--permission-mode
+    // bypassPermissions`, `-y --sandbox full-access`).
     if settings.yes && settings.sandbox == Some(wonopcode_sandbox::SandboxMode::FullAccess) {
-        eprintln!(
-            "--dangerously-skip-permissions: no questions and no sandbox; every call runs with your full rights"
-        );
+        eprintln!("no questions and no sandbox: every call runs with your full rights");
     }
     let attachments = attachments(&args, &settings.workspace)?;
     let start = Start {
