@@ -880,7 +880,7 @@ fn the_slash_commands_a_claude_code_or_codex_user_types() {
     expect(&mut session, "+print('two')");
     says(&mut session, "/memory", "told to the model, in this order:");
     expect(&mut session, "AGENTS.md");
-    says(&mut session, "/mcp", "no MCP server is connected");
+    says(&mut session, "/mcp", "no MCP server is configured");
     says(&mut session, "/agents", "named loops");
     says(&mut session, "/permissions", "approved");
     // `/init` and `/review` are prompts.
@@ -990,4 +990,77 @@ fn compact_on_a_short_chat_asks_the_model_nothing() {
     // The recording's second answer was not spent on a summary: the next prompt gets it.
     says(&mut session, "second?", "Second answer.");
     quit(&mut session);
+}
+
+#[test]
+fn the_prompt_is_ready_while_an_mcp_server_starts_and_its_tools_join_when_it_is_up() {
+    let Some(everything) = crate::mcp::everything() else {
+        return;
+    };
+    let s = Scratch::new();
+    // A server that does not answer `initialize` until the test lets it: a slow `npx`.
+    let gate = s.outside("gate");
+    let config = s.config(&format!(
+        "mcp_servers:\n  slow:\n    command: sh\n    args: ['-c', 'while [ ! -e {} ]; do sleep 0.05; done; exec {}']\n    startup_timeout_sec: 120\n",
+        gate.display(),
+        everything.display()
+    ));
+    let echo = |id: &str, message: &str| {
+        let mut response = call(
+            id,
+            "mcp__slow__echo",
+            &format!(r#"{{"message": "{message}"}}"#),
+        );
+        response.push(done("tool_use"));
+        response
+    };
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            echo("c1", "early"),
+            vec![text("First answer."), done("end_turn")],
+            echo("c2", "late"),
+            vec![text("Second answer."), done("end_turn")],
+        ],
+    );
+    let history = s.outside("history.jsonl");
+    let mut session = repl_with(
+        &s,
+        &t,
+        &[
+            "--history".as_ref(),
+            history.as_os_str(),
+            "--config".as_ref(),
+            config.as_ref(),
+            "--allow".as_ref(),
+            "mcp__slow".as_ref(),
+        ],
+    );
+    // The prompt comes while the server is still held, and the first turn says so.
+    says(&mut session, "/mcp", "slow             starting");
+    says(&mut session, "first", "MCP server `slow` is still starting");
+    expect(&mut session, "First answer.");
+    std::fs::write(&gate, "").unwrap();
+    let mut up = false;
+    for _ in 0..200 {
+        ready(&mut session);
+        enter(&mut session, "/mcp");
+        let (_, seen) = session
+            .exp_regex(r"slow +(starting|failed|\d+ tool\(s\))")
+            .unwrap();
+        if seen.contains("tool(s)") {
+            up = true;
+            break;
+        }
+        assert!(!seen.contains("failed"), "the server failed: {seen}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(up, "the server never came up");
+    says(&mut session, "second", "Second answer.");
+    quit(&mut session);
+    let results = crate::parity::results(&history_messages(&history));
+    assert_eq!(results.len(), 2, "{results:?}");
+    // Before it was up its tool was unknown to the run; after, it answered.
+    assert!(results[0].1.contains("unknown tool"), "{results:?}");
+    assert_eq!(results[1].1, "Echo: late", "{results:?}");
 }

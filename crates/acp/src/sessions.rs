@@ -311,6 +311,8 @@ impl Sessions {
             return Ok(PromptResponse::new(StopReason::EndTurn));
         }
         live.seen.take_root_stop();
+        // The editor sent its servers for this session's prompts: their tools are in them.
+        session.servers_ready().await;
         let result = session.prompt_with(&text, attachments).await;
         let refused = live.seen.take_root_stop() == Some(ModelStop::Refusal);
         live.spent.lock().add(&result.usage);

@@ -327,7 +327,8 @@ pub enum ItemDetails {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fraction: Option<f32>,
     },
-    /// Something a loop tells the user (a guest's `ui.show-message` at level info).
+    /// Something a loop or the host tells the user (a guest's `ui.show-message` at level
+    /// info; an MCP server still starting as a turn begins).
     Info {
         /// One line.
         message: String,

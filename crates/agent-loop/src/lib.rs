@@ -60,7 +60,7 @@ pub use permission::{
     AllowAll, PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, SharedGate,
 };
 pub use registry::{
-    ArgumentCheck, Dispatch, DispatchLimits, ToolRegistry, ToolSource, unavailable_tool,
+    ArgumentCheck, Dispatch, DispatchLimits, ToolFilter, ToolRegistry, ToolSource, unavailable_tool,
 };
 pub use result::{ContextStatus, LoopResult, LoopStatus, resume_turn, run_turn};
 pub use run::{Next, Response, Round, Run, RunServices};

@@ -34,6 +34,15 @@ pub enum RegistryError {
     },
 }
 
+impl RegistryError {
+    /// The tool that could not be registered, to say whose it was.
+    pub fn tool(&self) -> &str {
+        match self {
+            Self::Duplicate(name) | Self::InvalidSchema { name, .. } => name,
+        }
+    }
+}
+
 struct Registered {
     tool: Arc<dyn Tool>,
     check: ArgumentCheck,
@@ -155,14 +164,18 @@ pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 }
 
-/// A source a registry watches: the generation it last took, the names that gave, and the
-/// only names it may give this registry (a filtered registry's; `None`: any).
+/// Which names a filtered registry may hold, judged again for each tool a watched source
+/// brings later (an MCP server that starts after the registry was narrowed).
+pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// A source a registry watches: the generation it last took, the names that gave, and
+/// which names it may give this registry (a filtered registry's; `None`: any).
 #[derive(Clone)]
 struct Watched {
     source: Arc<dyn ToolSource>,
     generation: u64,
     names: Vec<String>,
-    allowed: Option<Arc<BTreeSet<String>>>,
+    allowed: Option<ToolFilter>,
 }
 
 /// Tools by name. Cloning is cheap (the tools are shared), so a context can take its own copy
@@ -257,7 +270,7 @@ impl ToolRegistry {
         let mut errors = Vec::new();
         for tool in watched.source.tools() {
             let name = tool.spec().name.clone();
-            if watched.allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+            if watched.allowed.as_ref().is_some_and(|keep| !keep(&name)) {
                 continue;
             }
             match self.register(tool) {
@@ -272,30 +285,35 @@ impl ToolRegistry {
     /// of any other tool are then unknown tools, reported to the model as such. Watched
     /// sources stay watched, within the same names.
     pub fn filtered<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Self {
-        let mut tools = BTreeMap::new();
-        let mut allowed = BTreeSet::new();
-        for name in names {
-            allowed.insert(name.to_owned());
-            if let Some(entry) = self.tools.get(name) {
-                tools.insert(name.to_owned(), Arc::clone(entry));
-            }
-        }
+        let names: BTreeSet<String> = names.into_iter().map(str::to_owned).collect();
+        self.filtered_by(Arc::new(move |name: &str| names.contains(name)))
+    }
+
+    /// A registry holding only the tools `keep` accepts, now and later: a watched source's
+    /// tools that arrive afterwards are judged by it too (and by any filter this registry
+    /// already had), so a rule such as "every tool of server `s`" or "all but `bash`"
+    /// holds for a server that was still starting.
+    pub fn filtered_by(&self, keep: ToolFilter) -> Self {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|(name, _)| keep(name))
+            .map(|(name, entry)| (name.clone(), Arc::clone(entry)))
+            .collect();
         let watched = self
             .watched
             .iter()
             .map(|w| Watched {
                 source: w.source.clone(),
                 generation: w.generation,
-                names: w
-                    .names
-                    .iter()
-                    .filter(|n| allowed.contains(*n))
-                    .cloned()
-                    .collect(),
-                allowed: Some(Arc::new(match &w.allowed {
-                    Some(outer) => allowed.intersection(outer).cloned().collect(),
-                    None => allowed.clone(),
-                })),
+                names: w.names.iter().filter(|n| keep(n)).cloned().collect(),
+                allowed: Some(match &w.allowed {
+                    Some(outer) => {
+                        let (outer, inner) = (outer.clone(), keep.clone());
+                        Arc::new(move |name: &str| outer(name) && inner(name))
+                    }
+                    None => keep.clone(),
+                }),
             })
             .collect();
         Self {
@@ -506,6 +524,26 @@ mod tests {
         child.refresh();
         let names: Vec<&str> = child.names().collect();
         assert_eq!(names, ["echo", "mcp__s__c"]);
+    }
+
+    #[test]
+    fn a_rule_filter_judges_the_tools_a_source_brings_later() {
+        // A server still starting: no tools yet.
+        let source = Arc::new(Changing::default());
+        let mut parent = registry();
+        assert!(parent.watch(source.clone()).is_empty());
+        // "Every tool of server `s`, but not `mcp__s__drop`", narrowed again: "no `echo`".
+        let server: ToolFilter =
+            Arc::new(|n: &str| n == "echo" || n.starts_with("mcp__s__") && n != "mcp__s__drop");
+        let mut child = parent.filtered_by(server);
+        let mut grandchild = child.filtered_by(Arc::new(|n: &str| n != "echo"));
+        source.set(&["mcp__s__a", "mcp__s__drop", "mcp__t__x"]);
+        child.refresh();
+        grandchild.refresh();
+        let names: Vec<&str> = child.names().collect();
+        assert_eq!(names, ["echo", "mcp__s__a"]);
+        let names: Vec<&str> = grandchild.names().collect();
+        assert_eq!(names, ["mcp__s__a"]);
     }
 
     fn registry() -> ToolRegistry {

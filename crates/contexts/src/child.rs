@@ -668,15 +668,20 @@ fn restrict(
     denied: Option<&[String]>,
 ) -> ToolRegistry {
     // A seed guest's `patch` is `apply_patch`.
-    let listed = |list: Option<&[String]>, name: &str| {
-        list.is_some_and(|l| l.iter().any(|n| canonical_tool_name(n) == name))
+    let canonical = |list: Option<&[String]>| {
+        list.map(|l| {
+            l.iter()
+                .map(|n| canonical_tool_name(n).to_owned())
+                .collect::<Vec<_>>()
+        })
     };
-    let names: Vec<&str> = tools
-        .names()
-        .filter(|n| allowed.is_none() || listed(allowed, n))
-        .filter(|n| !listed(denied, n))
-        .collect();
-    tools.filtered(names)
+    let (allowed, denied) = (canonical(allowed), canonical(denied));
+    let listed = |list: &Option<Vec<String>>, name: &str| {
+        list.as_ref().is_some_and(|l| l.iter().any(|n| n == name))
+    };
+    tools.filtered_by(std::sync::Arc::new(move |name: &str| {
+        (allowed.is_none() || listed(&allowed, name)) && !listed(&denied, name)
+    }))
 }
 
 /// How the child's run ended, as a context status.

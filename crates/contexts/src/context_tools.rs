@@ -52,7 +52,8 @@ impl ContextTools {
         let Some(allowlist) = &self.allowlist else {
             return (tools, failures);
         };
-        let allowed = |name: &str| {
+        let allowlist = allowlist.clone();
+        let allowed = move |name: &str| {
             allowlist.iter().any(|entry| {
                 entry == name
                     || (entry.starts_with("mcp__")
@@ -60,12 +61,7 @@ impl ContextTools {
                         && name.starts_with(&format!("{entry}__")))
             })
         };
-        let names: Vec<String> = tools
-            .names()
-            .filter(|n| allowed(n))
-            .map(str::to_owned)
-            .collect();
-        (tools.filtered(names.iter().map(String::as_str)), failures)
+        (tools.filtered_by(Arc::new(allowed)), failures)
     }
 }
 

@@ -3,6 +3,7 @@
 //! timeout; their tools join the run's registry as `mcp__SERVER__TOOL` and go through the
 //! same schema check, permission policy, truncation and events as the built-ins. A server
 //! that fails is reported once and its tools are absent; it never holds up the others.
+//! A session starts them in the background ([`Starting`]): their tools join when ready.
 //!
 //! The protocol is the official Rust SDK's (`rmcp`); nothing here speaks JSON-RPC itself.
 
@@ -12,6 +13,7 @@ pub mod config;
 pub mod oauth;
 mod result;
 pub mod server;
+mod starting;
 mod stdio;
 pub mod tool;
 
@@ -27,6 +29,7 @@ pub use result::to_text;
 /// A server's whole answer to a call (the SDK's type), for callers that show it as it is.
 pub use rmcp::model::CallToolResult;
 pub use server::{Server, ServerError};
+pub use starting::{ServerNews, ServerState, Starting};
 pub use tool::{McpTool, ServerTools, tool_name};
 
 /// A server that could not be used, and why.

@@ -1,6 +1,6 @@
 //! The run's MCP servers: the config file's `mcp_servers` and the `--mcp NAME=COMMAND` ones,
-//! checked (one line naming the entry for each mistake), started in parallel, and their tools
-//! registered beside the built-ins. [`Inspection`] starts them without a run, for
+//! checked (one line naming the entry for each mistake), started in parallel in the
+//! background, and their tools taken beside the built-ins as each comes up. [`Inspection`] starts them without a run, for
 //! `wonopcode mcp list | tools | call`: a server is tried exactly as a run would start it.
 
 use std::collections::BTreeMap;
@@ -8,8 +8,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::{Tool, ToolRegistry};
-use wonopcode_mcp::{Elicitor, McpTool, Server, ServerConfig, ServerEntry, ServerFailure, Started};
+use wonopcode_agent_loop::event::{Item, ItemDetails};
+use wonopcode_agent_loop::{Emitter, EventKind, Tool, ToolRegistry};
+use wonopcode_mcp::{
+    Elicitor, McpTool, Server, ServerConfig, ServerEntry, ServerFailure, ServerState, Started,
+    Starting,
+};
 use wonopcode_sandbox::SandboxPolicy;
 use wonopcode_tools::permission::shell::Script;
 
@@ -365,29 +369,72 @@ fn command_entry(name: &str, command_line: &str) -> Result<ServerEntry, SessionE
     }
 }
 
-/// Starts the servers and registers their tools; the servers (and tools) that could not be
-/// used are returned, to be reported.
-pub(crate) async fn start(
+/// Starts the servers in the background and has `tools` watch them: each server's tools
+/// join at the first model request after it is up. `None` when there are none.
+pub(crate) fn spawn(
     configs: Vec<ServerConfig>,
     workspace: &Path,
     env: Arc<BTreeMap<String, String>>,
     tools: &mut ToolRegistry,
     elicitor: Option<Arc<dyn Elicitor>>,
-) -> Vec<ServerFailure> {
+) -> Option<Arc<Starting>> {
     if configs.is_empty() {
-        return Vec::new();
+        return None;
     }
-    let started = wonopcode_mcp::start_all(configs, workspace, Some(env), elicitor).await;
-    let mut failures = started.failures.clone();
-    for (server, source) in started.servers.iter().zip(started.sources()) {
-        for e in tools.watch(source) {
-            failures.push(ServerFailure {
-                server: server.name().to_owned(),
-                reason: format!("one of its tools cannot be offered: {e}"),
-            });
+    let starting = Starting::spawn(configs, workspace.to_path_buf(), Some(env), elicitor);
+    for source in starting.sources() {
+        // Nothing is listed yet, so nothing can clash now; a later clash is logged at the
+        // request that would have offered it.
+        tools.watch(source);
+    }
+    Some(Arc::new(starting))
+}
+
+/// Says what the person has not heard about the servers: one that failed, and one still
+/// starting when a turn begins (once each; its tools join when it is up).
+pub(crate) fn report(events: &Emitter, servers: &Starting) {
+    for news in servers.news() {
+        match news.state {
+            ServerState::Failed(error) => events.emit(EventKind::McpServerFailed {
+                server: news.server,
+                error,
+            }),
+            ServerState::Starting => events.emit(EventKind::ItemCompleted {
+                item: Item {
+                    id: events.next_item_id(),
+                    details: ItemDetails::Info {
+                        message: format!(
+                            "MCP server `{}` is still starting; its tools join when it is ready",
+                            news.server
+                        ),
+                    },
+                },
+            }),
+            ServerState::Ready => {}
         }
     }
-    failures
+}
+
+/// Has `tools` take the tools of the servers that came up since it last looked — at a
+/// turn's start, so `/tools` and the children the turn starts see them — and reports a
+/// tool that cannot be offered (a clashing name, a schema that does not compile) as its
+/// server's failure.
+pub(crate) fn take_tools(events: &Emitter, tools: &mut ToolRegistry, servers: &Starting) {
+    let names: Vec<String> = servers.states().into_iter().map(|(name, _)| name).collect();
+    for error in tools.refresh() {
+        // The longest server whose `mcp__SERVER__` the name starts with (`a`'s tool `b__x`
+        // and `a__b`'s tool `x` are both `mcp__a__b__x`).
+        let server = names
+            .iter()
+            .filter(|s| error.tool().starts_with(&wonopcode_mcp::tool_name(s, "")))
+            .max_by_key(|s| s.len())
+            .cloned()
+            .unwrap_or_else(|| error.tool().to_owned());
+        events.emit(EventKind::McpServerFailed {
+            server,
+            error: format!("one of its tools cannot be offered: {error}"),
+        });
+    }
 }
 
 /// Whether a permission rule's tool names an MCP server (`mcp__NAME`) or one of its tools

@@ -467,6 +467,8 @@ pub struct Session {
     prompt_starts: Vec<Option<rewind::PromptStart>>,
     /// What the person sends into the running turn (`Session::steering`).
     steering: Steering,
+    /// The run's MCP servers, connecting in the background (`None`: none configured).
+    servers: Option<Arc<wonopcode_mcp::Starting>>,
 }
 
 /// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
@@ -575,6 +577,10 @@ impl Session {
         let token = self.token.child_token();
         *self.current_turn.0.lock() = Some(token.clone());
         let agent = self.agent.clone();
+        if let Some(servers) = &self.servers {
+            crate::mcp::report(&self.events, servers);
+            crate::mcp::take_tools(&self.events, &mut self.tools, servers);
+        }
         let result = {
             let mut ctx = self.context(&token);
             match turn {
@@ -953,9 +959,30 @@ impl Session {
 
     /// The tools the root context has, sorted.
     pub fn tool_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tools.names().map(str::to_owned).collect();
+        // A server that came up since the last turn counts already.
+        let mut tools = self.tools.clone();
+        tools.refresh();
+        let mut names: Vec<String> = tools.names().map(str::to_owned).collect();
         names.sort();
         names
+    }
+
+    /// Waits until every MCP server is up or has failed (each within its startup timeout):
+    /// for a front-end whose prompts must have the servers' tools (an editor sends its
+    /// servers with the session it opens, for the prompts that follow).
+    pub async fn servers_ready(&self) {
+        if let Some(servers) = &self.servers {
+            servers.ready().await;
+        }
+    }
+
+    /// Each configured MCP server and where it is (starting, ready, failed), in the order
+    /// configured: what `/mcp` shows.
+    pub fn mcp_servers(&self) -> Vec<(String, wonopcode_mcp::ServerState)> {
+        self.servers
+            .as_ref()
+            .map(|s| s.states())
+            .unwrap_or_default()
     }
 
     /// How many tool calls were refused so far because they needed approval and nobody

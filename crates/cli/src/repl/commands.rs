@@ -112,7 +112,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "/memory",
         "the instruction files the model is told, and where # notes go",
     ),
-    ("/mcp", "the MCP servers connected and their tools"),
+    ("/mcp", "the MCP servers: starting, failed, or their tools"),
     (
         "/permissions",
         "the calls approved for the session (as /approvals)",

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use wonopcode_agent_loop::Usage;
 use wonopcode_agent_loop::message::{Part, Role};
+use wonopcode_mcp::ServerState;
 use wonopcode_session::instructions::ProjectInstructions;
 
 use crate::render::{clip, cost, one_line};
@@ -75,34 +76,36 @@ impl Cli {
         );
     }
 
-    /// `/mcp`: the servers whose tools the model has, and those tools.
+    /// `/mcp`: each configured server, where it is (starting, failed, ready), and a ready
+    /// one's tools.
     pub(crate) fn mcp(&self) {
-        let mut servers: Vec<(String, Vec<String>)> = Vec::new();
-        for name in self.session.tool_names() {
-            let Some((server, tool)) = name
-                .strip_prefix("mcp__")
-                .and_then(|rest| rest.split_once("__"))
-            else {
-                continue;
-            };
-            match servers.iter_mut().find(|(s, _)| s == server) {
-                Some((_, tools)) => tools.push(tool.to_owned()),
-                None => servers.push((server.to_owned(), vec![tool.to_owned()])),
-            }
-        }
+        let servers = self.session.mcp_servers();
         if servers.is_empty() {
-            eprintln!(
-                "no MCP server is connected (`wonopcode mcp add` configures one; a server that failed to start was said when the session began)"
-            );
+            eprintln!("no MCP server is configured (`wonopcode mcp add` configures one)");
             return;
         }
-        for (server, tools) in servers {
-            eprintln!(
-                "  {:<16} {} tool(s): {}",
-                one_line(&server),
-                tools.len(),
-                clip(&one_line(&tools.join(", ")), 100)
-            );
+        let tools = self.session.tool_names();
+        for (server, state) in servers {
+            let shown = match state {
+                ServerState::Starting => "starting; its tools join when it is ready".to_owned(),
+                ServerState::Failed(reason) => {
+                    format!("failed: {}", clip(&one_line(&reason), 100))
+                }
+                ServerState::Ready => {
+                    // The name a tool of this server has, with an empty tool name.
+                    let prefix = wonopcode_mcp::tool_name(&server, "");
+                    let names: Vec<&str> = tools
+                        .iter()
+                        .filter_map(|t| t.strip_prefix(prefix.as_str()))
+                        .collect();
+                    format!(
+                        "{} tool(s): {}",
+                        names.len(),
+                        clip(&one_line(&names.join(", ")), 100)
+                    )
+                }
+            };
+            eprintln!("  {:<16} {shown}", one_line(&server));
         }
     }
 

@@ -2,7 +2,8 @@
 //! matters — the workspace's trust before anything of it is read, the model and the journal
 //! before anything is stored, the limits, the sandbox and the tools, the history, the hooks,
 //! the resolver of named loops, delegation, then the loop loaded while the MCP servers
-//! start, and last the session announced. Everything that can refuse the settings refuses
+//! start (a one-prompt run waits for them; a person's session does not), and last the
+//! session announced. Everything that can refuse the settings refuses
 //! them before the journal records a run.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ use crate::run_journal::{RunJournal, RunMetaParts};
 use crate::settings::LoopChoice;
 use crate::sink::SessionSink;
 use crate::skill_tool::SkillTool;
-use wonopcode_mcp::{AcceptDefaults, Elicitor, ServerConfig, ServerFailure};
+use wonopcode_mcp::{AcceptDefaults, Elicitor, ServerConfig, Starting};
 
 impl SessionBuilder {
     /// Opens the model, the history and the loop, and announces the session.
@@ -182,7 +183,7 @@ impl SessionBuilder {
             own,
             tools,
             clashes,
-            mcp_failures,
+            servers,
         } = loaded;
         loop_config.hooks =
             wonopcode_agent_loop::hook::layered(loop_config.hooks.take(), own.hooks.clone());
@@ -223,7 +224,9 @@ impl SessionBuilder {
         announced
             .announce(lineage, &mut loop_config, &instructions)
             .await;
-        report_failures(&conversation.events, &own, clashes, mcp_failures);
+        // A person's session hears of its servers when a turn begins (`Session::turn`).
+        let waited = servers.as_deref().filter(|_| self.one_shot);
+        report_failures(&conversation.events, &own, clashes, waited);
         for notice in &notices {
             conversation.events.emit(EventKind::ItemCompleted {
                 item: Item {
@@ -265,6 +268,7 @@ impl SessionBuilder {
             command_files: command_files.commands.into(),
             prompt_starts: Vec::new(),
             steering: Default::default(),
+            servers,
         })
     }
 
@@ -534,8 +538,17 @@ impl SessionBuilder {
         };
         let mcp_configs = std::mem::take(&mut tooling.mcp_configs);
         let env = tooling.command_env.clone();
-        let (mcp_failures, loaded, own) = tokio::join!(
-            mcp::start(mcp_configs, root, env, &mut tooling.tools, elicitor),
+        let servers = mcp::spawn(mcp_configs, root, env, &mut tooling.tools, elicitor);
+        // One prompt then exit: its first request has every server's tools, as a script
+        // expects; a person's session is ready at once and takes them as they come.
+        let one_shot = self.one_shot;
+        let all_up = async {
+            if let Some(servers) = servers.as_ref().filter(|_| one_shot) {
+                servers.ready().await;
+            }
+        };
+        let ((), loaded, own) = tokio::join!(
+            all_up,
             loops::load(source, cache, host_config),
             module_tools,
         );
@@ -544,12 +557,10 @@ impl SessionBuilder {
         let (mut tools, clashes) = own.apply(&tooling.tools);
         // An agent file's `disallowedTools` are taken out last, whoever offered them.
         if let Some(file) = source.agent().filter(|a| !a.denied_tools.is_empty()) {
-            let kept: Vec<String> = tools
-                .names()
-                .filter(|name| !file.denied_tools.iter().any(|d| d == name))
-                .map(str::to_owned)
-                .collect();
-            tools = tools.filtered(kept.iter().map(String::as_str));
+            let denied = file.denied_tools.clone();
+            tools = tools.filtered_by(Arc::new(move |name: &str| {
+                !denied.iter().any(|d| d == name)
+            }));
         }
         Ok(Loaded {
             agent,
@@ -557,7 +568,7 @@ impl SessionBuilder {
             own,
             tools,
             clashes,
-            mcp_failures,
+            servers,
         })
     }
 
@@ -601,7 +612,7 @@ struct Conversation {
     events: Emitter,
 }
 
-/// The loop loaded, the MCP servers started, and the tools the root has with its module's
+/// The loop loaded, the MCP servers starting, and the tools the root has with its module's
 /// own.
 struct Loaded {
     agent: Arc<dyn wonopcode_agent_loop::AgentLoop>,
@@ -609,22 +620,21 @@ struct Loaded {
     own: ContextTools,
     tools: ToolRegistry,
     clashes: Vec<String>,
-    mcp_failures: Vec<ServerFailure>,
+    /// The run's MCP servers, connecting in the background (`None`: none configured).
+    servers: Option<Arc<Starting>>,
 }
 
 /// Reports what of the root's tools could not be used: the MCP servers that failed to
-/// start, and the module's own tools that could not be set up or clashed with the run's.
+/// start (or are still starting), and the module's own tools that could not be set up or
+/// clashed with the run's.
 fn report_failures(
     events: &Emitter,
     own: &ContextTools,
     clashes: Vec<String>,
-    mcp_failures: Vec<ServerFailure>,
+    servers: Option<&Starting>,
 ) {
-    for failure in mcp_failures {
-        events.emit(EventKind::McpServerFailed {
-            server: failure.server,
-            error: failure.reason,
-        });
+    if let Some(servers) = servers {
+        crate::mcp::report(events, servers);
     }
     wonopcode_contexts::context_tools::report_failures(events, own, clashes);
 }
