@@ -5,6 +5,7 @@
 #![allow(clippy::expect_used)]
 
 pub mod peer_agents;
+pub mod pty;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,14 +6,16 @@
 // Benchmark set-up has no user input; a failure there is a bug to see at once.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rexpect::process::PtyProcess;
+use wonopcode_benches::pty::Terminal;
 use wonopcode_benches::release_bin;
+
+/// What quits the REPL at its prompt.
+const CTRL_D: &[u8] = b"\x04";
 
 /// A transcript whose one response answers `text`, in `dir` as `name`.
 fn transcript(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -27,91 +29,31 @@ fn transcript(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// wonopcode on a pseudo-terminal, read as soon as it writes (rexpect's own reader polls
-/// every 100 ms, too coarse to time a frame).
-struct Terminal {
-    _process: PtyProcess,
-    pty: std::fs::File,
-    /// What was written and not yet matched.
-    unread: Vec<u8>,
+/// The REPL on the embedded WebAssembly loop, its caches in `home`, without colours; the
+/// transcript's chunks streamed 200 ms apart (the status line is then seen).
+fn start(bin: &Path, home: &Path, transcript: &Path) -> Terminal {
+    start_with(bin, home, transcript, &[("NO_COLOR", "1")], "200")
 }
 
-/// The question for the cursor's position, which the line editor waits to have answered.
-const WHERE_IS_THE_CURSOR: &[u8] = b"\x1b[6n";
-
-impl Terminal {
-    /// The REPL on the embedded WebAssembly loop, its caches in `home`, without colours;
-    /// the transcript's chunks streamed 200 ms apart (the status line is then seen).
-    fn start(bin: &Path, home: &Path, transcript: &Path) -> Self {
-        Self::start_with(bin, home, transcript, &[("NO_COLOR", "1")], "200")
-    }
-
-    /// The same with these variables, each chunk `pace` ms after the one before.
-    fn start_with(
-        bin: &Path,
-        home: &Path,
-        transcript: &Path,
-        env: &[(&str, &str)],
-        pace: &str,
-    ) -> Self {
-        let mut cmd = Command::new(bin);
-        cmd.env("XDG_CACHE_HOME", home.join("cache"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env_remove("NO_COLOR")
-            .envs(env.iter().copied())
-            .args(["--loop-type", "wasm", "--replay-pace", pace, "--replay"])
-            .arg(transcript)
-            .arg("-C")
-            .arg(home);
-        let process = PtyProcess::new(cmd).expect("spawn");
-        let pty = process.get_file_handle().expect("pty");
-        Self {
-            _process: process,
-            pty,
-            unread: Vec::new(),
-        }
-    }
-
-    /// Reads until `text` appears, answering each question for the cursor's position on
-    /// the way as a terminal does at once (row 1, column 1).
-    fn until(&mut self, text: &str) {
-        let text = text.as_bytes();
-        let mut buf = [0u8; 4096];
-        loop {
-            while let Some(at) = find(&self.unread, WHERE_IS_THE_CURSOR) {
-                self.unread.drain(..at + WHERE_IS_THE_CURSOR.len());
-                self.type_keys("\x1b[1;1R");
-            }
-            if let Some(at) = find(&self.unread, text) {
-                self.unread.drain(..at + text.len());
-                return;
-            }
-            let n = self.pty.read(&mut buf).expect("read the terminal");
-            assert!(
-                n > 0,
-                "wonopcode ended before `{}`",
-                String::from_utf8_lossy(text)
-            );
-            self.unread.extend_from_slice(&buf[..n]);
-        }
-    }
-
-    fn type_keys(&mut self, keys: &str) {
-        self.pty.write_all(keys.as_bytes()).expect("type");
-        self.pty.flush().expect("flush");
-    }
-
-    /// Quits at the prompt (Ctrl-D), and waits until the terminal closes.
-    fn quit(mut self) {
-        self.type_keys("\x04");
-        let mut buf = [0u8; 4096];
-        while matches!(self.pty.read(&mut buf), Ok(n) if n > 0) {}
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+/// The same with these variables, each chunk `pace` ms after the one before.
+fn start_with(
+    bin: &Path,
+    home: &Path,
+    transcript: &Path,
+    env: &[(&str, &str)],
+    pace: &str,
+) -> Terminal {
+    let mut cmd = Command::new(bin);
+    cmd.env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("NO_COLOR")
+        .envs(env.iter().copied())
+        .args(["--loop-type", "wasm", "--replay-pace", pace, "--replay"])
+        .arg(transcript)
+        .arg("-C")
+        .arg(home);
+    Terminal::start(cmd)
 }
 
 fn bench_terminal(c: &mut Criterion) {
@@ -124,9 +66,9 @@ fn bench_terminal(c: &mut Criterion) {
         "Here:\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n",
     );
     // Warm the compile cache.
-    let mut warm = Terminal::start(&bin, home.path(), &t);
+    let mut warm = start(&bin, home.path(), &t);
     warm.until(">");
-    warm.quit();
+    warm.quit(CTRL_D);
     let mut group = c.benchmark_group("terminal");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
@@ -135,10 +77,10 @@ fn bench_terminal(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let started = Instant::now();
-                let mut terminal = Terminal::start(&bin, home.path(), &t);
+                let mut terminal = start(&bin, home.path(), &t);
                 terminal.until(">");
                 total += started.elapsed();
-                terminal.quit();
+                terminal.quit(CTRL_D);
             }
             total
         });
@@ -147,17 +89,17 @@ fn bench_terminal(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let mut terminal = Terminal::start(&bin, home.path(), &t);
+                let mut terminal = start(&bin, home.path(), &t);
                 terminal.until(">");
-                terminal.type_keys("Say hello.");
+                terminal.type_keys(b"Say hello.");
                 terminal.until("Say hello.");
                 let started = Instant::now();
-                terminal.type_keys("\r");
+                terminal.type_keys(b"\r");
                 terminal.until("Working (");
                 total += started.elapsed();
                 terminal.until("Hello.");
                 terminal.until(">");
-                terminal.quit();
+                terminal.quit(CTRL_D);
             }
             total
         });
@@ -167,17 +109,17 @@ fn bench_terminal(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let colour = [("CLICOLOR_FORCE", "1")];
-                let mut terminal = Terminal::start_with(&bin, home.path(), &code, &colour, "0");
+                let mut terminal = start_with(&bin, home.path(), &code, &colour, "0");
                 terminal.until(">");
-                terminal.type_keys("Show it.");
+                terminal.type_keys(b"Show it.");
                 terminal.until("Show it.");
                 let started = Instant::now();
-                terminal.type_keys("\r");
+                terminal.type_keys(b"\r");
                 // A 24-bit colour: the code line, highlighted.
                 terminal.until("\x1b[38;2;");
                 total += started.elapsed();
                 terminal.until(">");
-                terminal.quit();
+                terminal.quit(CTRL_D);
             }
             total
         });

@@ -187,6 +187,7 @@ fn a_line_ending_in_a_backslash_goes_on_and_a_double_slash_sends_a_slash() {
         &[
             vec![text("Got both lines."), done("end_turn")],
             vec![text("Got the slash."), done("end_turn")],
+            vec![text("Got the new line."), done("end_turn")],
         ],
     );
     let history = s.outside("h.jsonl");
@@ -197,12 +198,19 @@ fn a_line_ending_in_a_backslash_goes_on_and_a_double_slash_sends_a_slash() {
     enter(&mut session, "second line");
     expect(&mut session, "Got both lines.");
     says(&mut session, "//etc is a directory", "Got the slash.");
+    // Alt-Enter (ESC then CR; what a terminal set up for Shift-Enter sends too) breaks the
+    // line without sending it.
+    says(&mut session, "top\x1b\rbottom", "Got the new line.");
     ready(&mut session);
     enter(&mut session, "/quit");
     session.exp_eof().unwrap();
     assert_eq!(
         user_prompts(&history),
-        ["first line \nsecond line", "/etc is a directory"]
+        [
+            "first line \nsecond line",
+            "/etc is a directory",
+            "top\nbottom"
+        ]
     );
 }
 
@@ -881,6 +889,10 @@ fn the_slash_commands_a_claude_code_or_codex_user_types() {
     says(&mut session, "/memory", "told to the model, in this order:");
     expect(&mut session, "AGENTS.md");
     says(&mut session, "/mcp", "no MCP server is configured");
+    says(&mut session, "/config", "max_iterations: ");
+    says(&mut session, "/doctor", "ok model: test/test-model");
+    expect(&mut session, "ok mcp: no server configured");
+    expect(&mut session, "ok workspace: nothing of its own would run");
     says(&mut session, "/agents", "named loops");
     says(&mut session, "/permissions", "approved");
     // `/init` and `/review` are prompts.

@@ -1,6 +1,8 @@
 //! `wonopcode config path|show`: where the config file is, and what it sets once parsed
 //! (so a mistake in it is reported here, with its line, before a run trips on it).
 
+use std::path::{Path, PathBuf};
+
 use wonopcode_session::config::{self, Config};
 
 use crate::args::{ConfigAction, ConfigArgs};
@@ -21,18 +23,32 @@ pub fn run(args: &ConfigArgs) -> anyhow::Result<u8> {
             Ok(exit::SUCCESS)
         }
         ConfigAction::Show => {
-            let config = config::load(args.config.as_deref())?;
-            match &path {
-                Some(p) if p.is_file() => {
-                    println!("# {} (parsed; defaults filled in)", p.display())
-                }
-                _ => println!("# no config file: the defaults"),
-            }
-            for line in summary(&config) {
+            for line in shown(args.config.as_deref())? {
                 println!("{line}");
             }
             Ok(exit::SUCCESS)
         }
+    }
+}
+
+/// What `wonopcode config show` and the REPL's `/config` print: which file was read, then
+/// its settings with the defaults filled in. An explicit `file` must exist.
+pub fn shown(file: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let config = config::load(file)?;
+    let mut lines = vec![match read_from(file) {
+        Some(p) => format!("# {} (parsed; defaults filled in)", p.display()),
+        None => "# no config file: the defaults".to_owned(),
+    }];
+    lines.extend(summary(&config));
+    Ok(lines)
+}
+
+/// The file a run reads its settings from: `file` when given, else the default one when
+/// it is there (`None`: every setting has its default).
+pub fn read_from(file: Option<&Path>) -> Option<PathBuf> {
+    match file {
+        Some(p) => Some(p.to_path_buf()),
+        None => config::default_path().filter(|p| p.is_file()),
     }
 }
 

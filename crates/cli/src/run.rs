@@ -281,6 +281,7 @@ async fn run_once(
     };
     let approvals = crate::session::approvals_shown(&settings);
     let config_file = settings.config_file.clone();
+    let read_config = config_file.clone();
     // As the session resolves it, so `projects.PATH` matches however `-C` spelled it.
     let workspace =
         std::fs::canonicalize(&settings.workspace).unwrap_or_else(|_| settings.workspace.clone());
@@ -353,6 +354,8 @@ async fn run_once(
         typed,
         last_message,
         json,
+        config_file: read_config,
+        trusted,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -461,6 +464,12 @@ pub(crate) struct Cli {
     pub(crate) switch_to: Option<Kept>,
     /// What the person types while a REPL turn runs, drawn under the status lines.
     pub(crate) typed: TypedLines,
+    /// The config file named with `--config` (`None`: the default one, if it is there),
+    /// for `/config` and `/doctor`.
+    pub(crate) config_file: Option<PathBuf>,
+    /// Whether the person trusts the workspace for this run (its hooks, commands and
+    /// servers run), for `/doctor`.
+    pub(crate) trusted: bool,
 }
 
 impl Cli {

@@ -45,8 +45,12 @@ pub enum SlashCommand {
     Init,
     /// `/memory`: the instruction files the model is told, and where `#` notes go.
     Memory,
-    /// `/mcp`: the MCP servers connected and their tools.
+    /// `/mcp`: each MCP server: starting, failed, or its tools.
     Mcp,
+    /// `/config`: the config file read and what it sets.
+    Config,
+    /// `/doctor`: whether each part of the session works here.
+    Doctor,
     /// `/export [FILE]`: the conversation written as Markdown.
     Export(Option<String>),
 }
@@ -114,6 +118,14 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/mcp", "the MCP servers: starting, failed, or their tools"),
     (
+        "/config",
+        "the config file read and what it sets (as `wonopcode config show`)",
+    ),
+    (
+        "/doctor",
+        "whether the config, sandbox, model, MCP servers and workspace trust work here",
+    ),
+    (
         "/permissions",
         "the calls approved for the session (as /approvals)",
     ),
@@ -163,6 +175,8 @@ impl SlashCommand {
             "init" => bare(Self::Init),
             "memory" => bare(Self::Memory),
             "mcp" => bare(Self::Mcp),
+            "config" => bare(Self::Config),
+            "doctor" => bare(Self::Doctor),
             "agents" => bare(Self::Loop(None)),
             "export" => Ok(Self::Export(argument)),
             "compact" => bare(Self::Compact),

@@ -6,6 +6,7 @@
 pub mod commands;
 mod complete;
 mod custom;
+mod doctor;
 pub mod editor;
 mod inspect;
 mod keys;

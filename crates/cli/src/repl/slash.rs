@@ -184,6 +184,8 @@ impl Cli {
             SlashCommand::Diff => self.diff().await,
             SlashCommand::Memory => self.memory(),
             SlashCommand::Mcp => self.mcp(),
+            SlashCommand::Config => self.config(),
+            SlashCommand::Doctor => self.doctor(),
             SlashCommand::Export(file) => self.export(file.as_deref()),
             // Sent as prompts before they get here (`SlashCommand::prompt`).
             SlashCommand::Review(_) | SlashCommand::Init => {}
