@@ -123,7 +123,9 @@ fn loops_list_and_validate_are_the_seed_flags_under_one_command() {
 #[test]
 fn config_path_and_show_read_the_file_and_name_a_mistake_with_its_line() {
     let s = Scratch::new();
-    let config = s.config("model: my-model\nmax_iterations: 7\n");
+    let config = s.config(
+        "model: my-model\nmax_iterations: 7\nprojects:\n  /src/app:\n    permissions:\n      rules: [{tool: bash, pattern: 'make*', action: allow}]\n",
+    );
     let out = wonopcode()
         .args(["config", "path", "--config", &config])
         .output()
@@ -134,12 +136,14 @@ fn config_path_and_show_read_the_file_and_name_a_mistake_with_its_line() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let shown = stdout(&out);
-    assert!(
-        shown.contains("model: my-model") && shown.contains("max_iterations: 7"),
-        "{shown}"
-    );
-    assert!(shown.contains("sandbox: workspace-write"), "{shown}");
+    // YAML, as it says: the settings with the defaults filled in, and the rules `p` wrote.
+    let shown: serde_yaml::Value = serde_yaml::from_str(&stdout(&out)).unwrap();
+    assert_eq!(shown["model"].as_str(), Some("my-model"), "{shown:?}");
+    assert_eq!(shown["max_iterations"].as_u64(), Some(7), "{shown:?}");
+    assert_eq!(shown["sandbox"].as_str(), Some("workspace-write"));
+    assert_eq!(shown["permissions"]["mutating"].as_str(), Some("ask"));
+    let rule = &shown["projects"]["/src/app"]["permissions"]["rules"][0];
+    assert_eq!(rule["pattern"].as_str(), Some("make*"), "{shown:?}");
 
     let bad = s.config("model: x\nmax_iterations: many\n");
     let out = wonopcode()

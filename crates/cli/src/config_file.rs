@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_yaml::{Mapping, Value};
 use wonopcode_session::config::{self, Config};
 
 use crate::args::{ConfigAction, ConfigArgs};
@@ -31,15 +32,27 @@ pub fn run(args: &ConfigArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// What `wonopcode config show` and the REPL's `/config` print: which file was read, then
-/// its settings with the defaults filled in. An explicit `file` must exist.
+/// What `wonopcode config show` and the REPL's `/config` print: a comment naming the file
+/// read, then, as YAML under the config file's own keys, what a run takes from it with the
+/// defaults filled in — the permission rules and `projects:` rules as the file has them,
+/// the providers and MCP servers by name (their entries can hold headers and keys). An
+/// explicit `file` must exist.
 pub fn shown(file: Option<&Path>) -> anyhow::Result<Vec<String>> {
     let config = config::load(file)?;
-    let mut lines = vec![match read_from(file) {
-        Some(p) => format!("# {} (parsed; defaults filled in)", p.display()),
-        None => "# no config file: the defaults".to_owned(),
-    }];
-    lines.extend(summary(&config));
+    let read = read_from(file);
+    let document = match &read {
+        Some(path) => crate::config_edit::read(path)?,
+        None => Value::Mapping(Mapping::new()),
+    };
+    let mut lines = vec![
+        match &read {
+            Some(p) => format!("# {}, parsed; defaults filled in", p.display()),
+            None => "# no config file: the defaults".to_owned(),
+        },
+        "# null: unset (provider: the first whose key is set; model: the provider's default; system_prompt: the default); providers and mcp_servers by name".to_owned(),
+    ];
+    let yaml = serde_yaml::to_string(&effective(&config, &document))?;
+    lines.extend(yaml.lines().map(str::to_owned));
     Ok(lines)
 }
 
@@ -52,59 +65,53 @@ pub fn read_from(file: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
-/// The settings a run takes from `config`, one `key: value` line each.
-fn summary(config: &Config) -> Vec<String> {
-    let or = |value: Option<String>, default: &str| value.unwrap_or_else(|| default.to_owned());
+/// The settings a run takes from `config` as a YAML mapping of the config file's own keys;
+/// the rules are copied from `document`, the file as written.
+fn effective(config: &Config, document: &Value) -> Mapping {
+    let text = |v: Option<&String>| v.map_or(Value::Null, |s| Value::String(s.clone()));
+    let lower = |v: &dyn std::fmt::Debug| Value::String(format!("{v:?}").to_lowercase());
     let names = |keys: Vec<&String>| {
-        if keys.is_empty() {
-            "(none)".to_owned()
-        } else {
-            keys.iter()
-                .map(|k| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
+        Value::Sequence(keys.into_iter().map(|k| Value::String(k.clone())).collect())
+    };
+    let written = |at: &[&str], empty: Value| {
+        at.iter()
+            .try_fold(document, |v, key| v.get(key))
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or(empty)
     };
     let permissions = &config.permissions;
-    vec![
-        format!(
-            "provider: {}",
-            or(
-                config.provider.clone(),
-                "(the first provider whose key is set)"
-            )
+    let mut shown_permissions = Mapping::new();
+    for (key, value) in [
+        ("read_only", lower(&permissions.read_only)),
+        ("mutating", lower(&permissions.mutating)),
+        ("unattended", lower(&permissions.unattended)),
+        (
+            "rules",
+            written(&["permissions", "rules"], Value::Sequence(Vec::new())),
         ),
-        format!(
-            "model: {}",
-            or(config.model.clone(), "(the provider's default)")
+    ] {
+        shown_permissions.insert(key.into(), value);
+    }
+    let max_iterations = config
+        .max_iterations
+        .unwrap_or(wonopcode_session::DEFAULT_MAX_ITERATIONS);
+    let mut out = Mapping::new();
+    for (key, value) in [
+        ("provider", text(config.provider.as_ref())),
+        ("model", text(config.model.as_ref())),
+        ("max_iterations", Value::Number(max_iterations.into())),
+        ("sandbox", Value::String(config.sandbox.mode.to_string())),
+        ("permissions", Value::Mapping(shown_permissions)),
+        (
+            "projects",
+            written(&["projects"], Value::Mapping(Mapping::new())),
         ),
-        format!(
-            "max_iterations: {}",
-            config
-                .max_iterations
-                .unwrap_or(wonopcode_session::DEFAULT_MAX_ITERATIONS)
-        ),
-        format!("sandbox: {}", config.sandbox.mode),
-        format!(
-            "permissions: read-only tools {:?}, mutating tools {:?}, {} rule(s), unattended {:?}",
-            permissions.read_only,
-            permissions.mutating,
-            permissions.rules.len(),
-            permissions.unattended
-        )
-        .to_lowercase(),
-        format!("providers: {}", names(config.providers.keys().collect())),
-        format!(
-            "mcp_servers: {}",
-            names(config.mcp_servers.keys().collect())
-        ),
-        format!(
-            "system_prompt: {}",
-            if config.system_prompt.is_some() {
-                "(replaced)"
-            } else {
-                "(the default)"
-            }
-        ),
-    ]
+        ("providers", names(config.providers.keys().collect())),
+        ("mcp_servers", names(config.mcp_servers.keys().collect())),
+        ("system_prompt", text(config.system_prompt.as_ref())),
+    ] {
+        out.insert(key.into(), value);
+    }
+    out
 }

@@ -10,7 +10,7 @@ use wonopcode_session::history::History;
 
 use crate::args::{RunsAction, RunsArgs};
 use crate::exit;
-use crate::render::one_line;
+use crate::render::{clip, one_line};
 use crate::session::usage;
 
 /// Runs the action; the exit code.
@@ -61,12 +61,7 @@ fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {
         eprintln!("no runs in {}", runs.dir().display());
         return Ok(exit::SUCCESS);
     }
-    if !json {
-        println!(
-            "{:<22}  {:<11}  {:<19}  LOOP  MODEL  PROMPT",
-            "ID", "STATUS", "STARTED"
-        );
-    }
+    let mut rows = vec![["ID", "STATUS", "STARTED", "LOOP", "MODEL", "PROMPT"].map(str::to_owned)];
     for mut meta in all {
         // A run whose process died reads as interrupted.
         meta.status = meta.current_status();
@@ -75,17 +70,51 @@ fn list(runs: &Runs, json: bool) -> anyhow::Result<u8> {
             continue;
         }
         let status = serde_json::to_value(meta.status)?;
-        println!(
-            "{}  {:<11}  {}  {}  {}  {}",
-            meta.id,
-            status.as_str().unwrap_or_default(),
-            meta.started.get(..19).unwrap_or(&meta.started),
-            one_line(&meta.loop_name),
-            one_line(&meta.model),
-            one_line(meta.prompt.as_deref().unwrap_or(""))
-        );
+        rows.push([
+            meta.id.clone(),
+            status.as_str().unwrap_or_default().to_owned(),
+            meta.started.get(..19).unwrap_or(&meta.started).to_owned(),
+            one_line(&meta.loop_name).into_owned(),
+            one_line(&meta.model).into_owned(),
+            clip(&one_line(meta.prompt.as_deref().unwrap_or("")), 80),
+        ]);
+    }
+    if !json {
+        for line in columns(&rows) {
+            println!("{line}");
+        }
     }
     Ok(exit::SUCCESS)
+}
+
+/// The rows as columns two spaces apart, each as wide as its widest cell (the last one as
+/// it is), measured as the terminal draws them.
+fn columns<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(console::measure_text_width(cell));
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
+                if i + 1 == N {
+                    line.push_str(cell);
+                } else {
+                    line.push_str(&console::pad_str(
+                        cell,
+                        width,
+                        console::Alignment::Left,
+                        None,
+                    ));
+                    line.push_str("  ");
+                }
+            }
+            line
+        })
+        .collect()
 }
 
 /// What the journal holds of one context.
@@ -190,4 +219,24 @@ fn show(run: &RunDir) -> anyhow::Result<u8> {
         );
     }
     Ok(exit::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_starts_where_its_header_does() {
+        let rows = [
+            ["ID", "LOOP", "PROMPT"],
+            ["r1", "standard", "fix it"],
+            ["r22", "résumé-é", "go"],
+        ]
+        .map(|r| r.map(str::to_owned));
+        let lines = columns(&rows);
+        assert_eq!(lines[0], "ID   LOOP      PROMPT");
+        assert_eq!(lines[1], "r1   standard  fix it");
+        // Measured as drawn: `é` is one column.
+        assert_eq!(lines[2], "r22  résumé-é  go");
+    }
 }
