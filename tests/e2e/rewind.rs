@@ -53,10 +53,15 @@ fn a_runs_writes_edits_and_deletions_are_taken_back_and_a_conflict_is_left_alone
     let s = Scratch::new();
     s.file("b.txt", "b before\n");
     s.file("c.txt", "c before\n");
+    s.file("new/kept.txt", "the person's\n");
     let t = s.transcript(
         "t.jsonl",
         &[
-            calling("w1", "write", r#"{"path": "new/a.txt", "content": "a\n"}"#),
+            calling(
+                "w1",
+                "write",
+                r#"{"path": "new/deep/er/a.txt", "content": "a\n"}"#,
+            ),
             calling(
                 "e1",
                 "edit",
@@ -83,17 +88,22 @@ fn a_runs_writes_edits_and_deletions_are_taken_back_and_a_conflict_is_left_alone
     let (code, shown, err) = wonopcode_in(&s, &["rewind", &id, "--to", "1", "--dry-run"]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(undone, shown);
-    assert!(shown.contains("would remove new/a.txt"), "{shown}");
+    assert!(shown.contains("would remove new/deep/er/a.txt"), "{shown}");
     assert!(shown.contains("would restore c.txt"), "{shown}");
     assert!(
         shown.contains("would restore b.txt (changed since by someone else"),
         "{shown}"
     );
-    assert!(ws.join("new/a.txt").exists(), "a dry run changed a file");
+    assert!(
+        ws.join("new/deep/er/a.txt").exists(),
+        "a dry run changed a file"
+    );
 
     let (code, _, err) = wonopcode_in(&s, &["rewind", &id, "--to", "1"]);
     assert_eq!(code, Some(1), "the conflict is reported: {err}");
-    assert!(!ws.join("new/a.txt").exists());
+    // The directories the run made for it go with it; the one that holds a file stays.
+    assert!(!ws.join("new/deep").exists());
+    assert!(ws.join("new/kept.txt").exists());
     assert_eq!(
         std::fs::read_to_string(ws.join("c.txt")).unwrap(),
         "c before\n"
@@ -121,7 +131,7 @@ fn a_runs_writes_edits_and_deletions_are_taken_back_and_a_conflict_is_left_alone
     let (code, shown, _) = wonopcode_in(&s, &["rewind", &id, "--to", "1", "--dry-run"]);
     assert_eq!(code, Some(0));
     assert!(
-        shown.contains("would remove new/a.txt (changed since"),
+        shown.contains("would remove new/deep/er/a.txt (changed since"),
         "{shown}"
     );
 }

@@ -191,6 +191,16 @@ impl Dir {
             rustix::fs::AtFlags::empty(),
         )?)
     }
+
+    /// Removes the directory `name` when it is empty (the kernel refuses one that is not,
+    /// and a link: `unlinkat` with `AT_REMOVEDIR` never follows one).
+    pub fn remove_empty_dir(&self, name: &std::ffi::OsStr) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(
+            &self.0,
+            name,
+            rustix::fs::AtFlags::REMOVEDIR,
+        )?)
+    }
 }
 
 /// The names on the way from `root` to `path` (inside the canonical `root`), in order: a

@@ -131,15 +131,39 @@ impl Rewind {
                         .and_then(|d| d.replace(&name, &bytes, *mode))
                         .map_err(failed)?;
                 }
-                None => match Dir::open(&root, &dir).and_then(|d| d.remove(&name)) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(failed(e)),
-                },
+                None => {
+                    match Dir::open(&root, &dir).and_then(|d| d.remove(&name)) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(failed(e)),
+                    }
+                    remove_emptied(&root, &dir);
+                }
             }
             done.push(path.clone());
         }
         Ok(done)
+    }
+}
+
+/// Removes `dir` and the directories above it that removing a file left empty, up to (not
+/// including) `root`: the directories a turn made for the files it created go with them.
+/// One that holds anything stays (the kernel refuses to remove it), and the walk stops
+/// there. Checkpoints record files, not directories, so an empty directory the person had
+/// made before the turn put a file in it goes too: it held nothing.
+fn remove_emptied(root: &Path, dir: &Path) {
+    let mut current = dir;
+    while current != root {
+        let (Some(parent), Some(name)) = (current.parent(), current.file_name()) else {
+            return;
+        };
+        if Dir::open(root, parent)
+            .and_then(|d| d.remove_empty_dir(name))
+            .is_err()
+        {
+            return;
+        }
+        current = parent;
     }
 }
 
