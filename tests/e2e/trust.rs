@@ -192,7 +192,9 @@ fn the_trust_question_is_asked_on_a_terminal_once_and_a_no_runs_nothing() {
     session
         .exp_string("Trust this workspace and run these? [y/N]")
         .expect("asked again after a no");
-    session.send_line("y").unwrap();
+    // One key answers, as at an approval: no Enter after it.
+    session.send("y").unwrap();
+    session.flush().unwrap();
     let (rest, code) = finish(session);
     assert_eq!(code, 0, "{rest}");
     assert_eq!(r.marks(), 1);

@@ -75,19 +75,54 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
 /// key answers it.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(600);
 
-/// One key for a question answered `y` (once), `a` (always), `p` (always, for this
-/// project), `u` (always, for you: both in your config), `n` (no) or `t` (no, and then what
-/// to tell the model), read with the
-/// terminal raw: the key answers at once (Esc is no; any other key says which keys answer;
-/// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts
-/// the turn as it does elsewhere: raw, the terminal makes it a key, so it is raised again as
-/// SIGINT. `None` when the terminal cannot be read raw (the caller reads a line instead).
+/// The keys a one-key question takes: each with the word echoed when it answers, the
+/// line that says them when another key is pressed, and what Enter alone answers (`None`:
+/// it is another key).
+struct Keys {
+    answers: &'static [(char, &'static str)],
+    help: &'static str,
+    enter: Option<char>,
+}
+
+/// A call's approval: `t` refuses with a line for the model, `u` and `p` approve for good.
+const CALL_KEYS: Keys = Keys {
+    answers: &[
+        ('y', "yes"),
+        ('a', "always"),
+        ('p', "always, for this project"),
+        ('u', "always, for you"),
+        ('n', "no"),
+        ('t', "no, and"),
+    ],
+    help: "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)",
+    enter: None,
+};
+
+/// A sandbox escalation's approval: never beyond the session.
+const ESCALATION_KEYS: Keys = Keys {
+    answers: &[('y', "yes"), ('a', "always"), ('n', "no")],
+    help: "y (once), a (always), or n or Esc (no)",
+    enter: None,
+};
+
+/// A yes/no question whose default is no (`[y/N]`).
+const YES_NO: Keys = Keys {
+    answers: &[('y', "yes"), ('n', "no")],
+    help: "y (yes), or n, Esc or Enter (no)",
+    enter: Some('n'),
+};
+
+/// One key answering a question (`keys` says which), read with the terminal raw: the key
+/// answers at once (Esc is no; any other key says which keys answer; an Enter typed with
+/// it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts the turn as it does
+/// elsewhere: raw, the terminal makes it a key, so it is raised again as SIGINT. `None`
+/// when the terminal cannot be read raw (the caller reads a line instead).
 ///
 /// Keys waiting when it appears were typed for something else and are dropped. When the
 /// person was typing as it appeared (`typing`, or characters were waiting), a key answers only
 /// after a pause of [`SETTLE`] with no key: a steering line typed on without looking up
 /// (`a`, `p`, `y` are common letters) never approves anything.
-async fn read_key(question: String, progress: MultiProgress, call: bool) -> Option<char> {
+async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     use std::time::{Duration, Instant};
     on_the_terminal(progress, move |mut typing| {
@@ -147,19 +182,17 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
                     break 'n';
                 }
                 KeyCode::Char(c)
-                    if matches!(c.to_ascii_lowercase(), 'y' | 'a' | 'n')
-                        || (call && matches!(c.to_ascii_lowercase(), 't' | 'u' | 'p')) =>
+                    if keys
+                        .answers
+                        .iter()
+                        .any(|(k, _)| *k == c.to_ascii_lowercase()) =>
                 {
                     break c.to_ascii_lowercase();
                 }
                 KeyCode::Esc => break 'n',
+                KeyCode::Enter if keys.enter.is_some() => break keys.enter.unwrap_or('n'),
                 _ => {
-                    let keys = if call {
-                        "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)"
-                    } else {
-                        "y (once), a (always), or n or Esc (no)"
-                    };
-                    let _ = write!(stderr, "\r\n  press {keys}\r\n{question}");
+                    let _ = write!(stderr, "\r\n  press {}\r\n{question}", keys.help);
                     let _ = stderr.flush();
                 }
             }
@@ -168,14 +201,11 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
         while event::poll(Duration::ZERO).unwrap_or(false) {
             let _ = event::read();
         }
-        let word = match key {
-            'y' => "yes",
-            'a' => "always",
-            'u' => "always, for you",
-            'p' => "always, for this project",
-            't' => "no, and",
-            _ => "no",
-        };
+        let word = keys
+            .answers
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or("no", |(_, word)| word);
         let _ = write!(stderr, "{word}\r\n");
         let _ = stderr.flush();
         let _ = crossterm::terminal::disable_raw_mode();
@@ -194,7 +224,8 @@ async fn read_key(question: String, progress: MultiProgress, call: bool) -> Opti
 /// sandbox escalation's, whose refusal is the sandbox's own message and which is never
 /// approved beyond the session).
 async fn approval_key(question: String, progress: MultiProgress, call: bool) -> char {
-    match read_key(question.clone(), progress.clone(), call).await {
+    let keys = if call { &CALL_KEYS } else { &ESCALATION_KEYS };
+    match read_key(question.clone(), progress.clone(), keys).await {
         Some(key) => key,
         None => read_answer(question, progress)
             .await
@@ -243,9 +274,13 @@ fn remember(
 /// Asked after `t`: the line goes back to the model as the refusal.
 const TELL: &str = "  tell the model what to do instead: ";
 
-/// A yes/no question: only an explicit yes is yes.
+/// A yes/no question, one key at a terminal (a line where it cannot be read raw): only an
+/// explicit yes is yes.
 pub async fn confirm(question: String, progress: MultiProgress) -> bool {
-    matches!(read_answer(question, progress).await.as_str(), "y" | "yes")
+    match read_key(question.clone(), progress.clone(), &YES_NO).await {
+        Some(key) => key == 'y',
+        None => matches!(read_answer(question, progress).await.as_str(), "y" | "yes"),
+    }
 }
 
 /// Lines of a diff shown in an approval prompt; a longer change says how much is left out.

@@ -17,6 +17,6 @@ pub use claude_stream::ClaudeStreamRenderer;
 pub use diff::diff_lines;
 pub use jsonl::JsonlRenderer;
 pub use terminal::TerminalRenderer;
-pub use tree::cost;
+pub use tree::{cost, in_out};
 pub use visible::{clip, one_line, visible};
 pub use wonopcode_session::Renderer;

@@ -19,7 +19,7 @@ use super::Renderer;
 use super::diff::diff_lines;
 use super::markdown::MarkdownStream;
 use super::status::StatusLines;
-use super::tree::{TurnContexts, cost, elapsed, tokens};
+use super::tree::{TurnContexts, cost, elapsed, in_out, tokens};
 use super::typed::TypedLines;
 use super::visible::{clip, one_line, visible_event};
 
@@ -566,9 +566,8 @@ impl TerminalRenderer {
         };
         self.err_line(
             &style(format!(
-                "· {what} · {requests} model request(s) · {} in / {} out tokens · {cost}",
-                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-                usage.output_tokens
+                "· {what} · {requests} model request(s) · {} · {cost}",
+                in_out(usage)
             ))
             .dim()
             .to_string(),

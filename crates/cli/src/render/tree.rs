@@ -162,6 +162,18 @@ pub fn tokens(usage: &Usage) -> String {
     }
 }
 
+/// Tokens in and out as the turn's footer, `/cost` and `/status` all say them: every
+/// input token (cached ones included, as providers bill them), how many of those the
+/// provider's cache gave when it gave some, and the output.
+pub fn in_out(usage: &Usage) -> String {
+    let input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+    let cached = match usage.cache_read_tokens {
+        0 => String::new(),
+        n => format!(" ({n} cached)"),
+    };
+    format!("{input} in{cached} / {} out tokens", usage.output_tokens)
+}
+
 /// The cost in dollars, or `cost unknown`.
 pub fn cost(usage: &Usage) -> String {
     usage.cost_micro_cents.map_or_else(
@@ -189,6 +201,19 @@ mod tests {
             ..Usage::default()
         };
         assert_eq!(tokens(&none), "100 tokens");
+    }
+
+    #[test]
+    fn in_and_out_count_cached_input_as_input_and_say_it() {
+        let cached = Usage {
+            input_tokens: 100,
+            cache_read_tokens: 800,
+            cache_write_tokens: 100,
+            output_tokens: 50,
+            ..Usage::default()
+        };
+        assert_eq!(in_out(&cached), "1000 in (800 cached) / 50 out tokens");
+        assert_eq!(in_out(&Usage::default()), "0 in / 0 out tokens");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use wonopcode_agent_loop::message::{Part, Role};
 use wonopcode_mcp::ServerState;
 use wonopcode_session::instructions::ProjectInstructions;
 
-use crate::render::{clip, cost, one_line};
+use crate::render::{clip, cost, in_out, one_line};
 use crate::run::Cli;
 
 /// What `/export` writes when no file is named.
@@ -30,12 +30,7 @@ impl Cli {
             (None, None) => "not kept".to_owned(),
         };
         eprintln!("session    {prompts} prompt(s), {kept}");
-        eprintln!(
-            "spent      {} tokens in, {} out · {}",
-            spent.input_tokens,
-            spent.output_tokens,
-            cost(spent)
-        );
+        eprintln!("spent      {} · {}", in_out(spent), cost(spent));
     }
 
     /// `/diff`: `git diff` of the working tree, run as `!` runs a command (in the sandbox),

@@ -8,7 +8,7 @@ use wonopcode_session::RewindScope;
 use wonopcode_tools::permission::PermissionPolicy;
 
 use super::SlashCommand;
-use crate::render::{clip, cost, one_line};
+use crate::render::{clip, cost, in_out, one_line};
 use crate::run::Cli;
 
 impl Cli {
@@ -172,10 +172,8 @@ impl Cli {
             SlashCommand::Tools => eprintln!("{}", self.session.tool_names().join(", ")),
             SlashCommand::Cost => {
                 eprintln!(
-                    "{} tokens in, {} out, {} cached · {} (every context, since the REPL started)",
-                    spent.input_tokens,
-                    spent.output_tokens,
-                    spent.cache_read_tokens + spent.cache_write_tokens,
+                    "{} · {} (every context, since the REPL started)",
+                    in_out(spent),
                     cost(spent)
                 );
             }
