@@ -535,10 +535,13 @@ fn rewind_picks_a_prompt_and_takes_back_its_conversation_its_code_or_both() {
     // The picker: the prompts, then which, then what.
     says(&mut session, "/rewind", "1  Write a.txt.");
     expect(&mut session, "2  Say hi.");
+    // One key each, as an approval takes: no Enter.
     expect(&mut session, "before which prompt?");
-    enter(&mut session, "2");
+    session.send("2").unwrap();
+    session.flush().unwrap();
     expect(&mut session, "con[v]ersation only? [b]");
-    enter(&mut session, "v");
+    session.send("v").unwrap();
+    session.flush().unwrap();
     expect(
         &mut session,
         "conversation: back to before prompt 2 (2 message(s) dropped)",

@@ -76,45 +76,86 @@ async fn read_answer(question: String, progress: MultiProgress) -> String {
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(600);
 
 /// The keys a one-key question takes: each with the word echoed when it answers, the
-/// line that says them when another key is pressed, and what Enter alone answers (`None`:
-/// it is another key).
-struct Keys {
-    answers: &'static [(char, &'static str)],
-    help: &'static str,
+/// line that says them when another key is pressed, and what Enter alone and Esc answer.
+pub(crate) struct Keys {
+    answers: Vec<(char, String)>,
+    help: String,
+    /// What Enter alone answers (`None`: it is another key).
     enter: Option<char>,
+    /// What Esc answers.
+    escape: char,
 }
 
-/// A call's approval: `t` refuses with a line for the model, `u` and `p` approve for good.
-const CALL_KEYS: Keys = Keys {
-    answers: &[
-        ('y', "yes"),
-        ('a', "always"),
-        ('p', "always, for this project"),
-        ('u', "always, for you"),
-        ('n', "no"),
-        ('t', "no, and"),
-    ],
-    help: "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)",
-    enter: None,
-};
+impl Keys {
+    /// A question answered by one of `answers` (`(key, word echoed)`), Esc answering `n`.
+    fn new(answers: &[(char, &str)], help: &str) -> Self {
+        Self {
+            answers: answers.iter().map(|(k, w)| (*k, (*w).to_owned())).collect(),
+            help: help.to_owned(),
+            enter: None,
+            escape: 'n',
+        }
+    }
 
-/// A sandbox escalation's approval: never beyond the session.
-const ESCALATION_KEYS: Keys = Keys {
-    answers: &[('y', "yes"), ('a', "always"), ('n', "no")],
-    help: "y (once), a (always), or n or Esc (no)",
-    enter: None,
-};
+    /// A choice among `answers` where Enter takes `default` and Esc `escape`.
+    pub(crate) fn choice(
+        answers: &[(char, &str)],
+        help: &str,
+        default: char,
+        escape: char,
+    ) -> Self {
+        Self {
+            enter: Some(default),
+            escape,
+            ..Self::new(answers, help)
+        }
+    }
 
-/// A yes/no question whose default is no (`[y/N]`).
-const YES_NO: Keys = Keys {
-    answers: &[('y', "yes"), ('n', "no")],
-    help: "y (yes), or n, Esc or Enter (no)",
-    enter: Some('n'),
-};
+    /// A call's approval: `t` refuses with a line for the model, `u` and `p` approve for
+    /// good.
+    fn call() -> Self {
+        Self::new(
+            &[
+                ('y', "yes"),
+                ('a', "always"),
+                ('p', "always, for this project"),
+                ('u', "always, for you"),
+                ('n', "no"),
+                ('t', "no, and"),
+            ],
+            "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)",
+        )
+    }
+
+    /// A sandbox escalation's approval: never beyond the session.
+    fn escalation() -> Self {
+        Self::new(
+            &[('y', "yes"), ('a', "always"), ('n', "no")],
+            "y (once), a (always), or n or Esc (no)",
+        )
+    }
+
+    /// A yes/no question whose default is no (`[y/N]`).
+    fn yes_no() -> Self {
+        Self::choice(
+            &[('y', "yes"), ('n', "no")],
+            "y (yes), or n, Esc or Enter (no)",
+            'n',
+            'n',
+        )
+    }
+
+    fn word(&self, key: char) -> &str {
+        self.answers
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or("", |(_, word)| word.as_str())
+    }
+}
 
 /// One key answering a question (`keys` says which), read with the terminal raw: the key
-/// answers at once (Esc is no; any other key says which keys answer; an Enter typed with
-/// it, `y⏎` by habit, goes with it). Ctrl-C answers no and interrupts the turn as it does
+/// answers at once (Esc as `keys` says; any other key says which keys answer; an Enter typed with
+/// it, `y⏎` by habit, goes with it). Ctrl-C answers as Esc does and interrupts the turn as it does
 /// elsewhere: raw, the terminal makes it a key, so it is raised again as SIGINT. `None`
 /// when the terminal cannot be read raw (the caller reads a line instead).
 ///
@@ -122,7 +163,11 @@ const YES_NO: Keys = Keys {
 /// person was typing as it appeared (`typing`, or characters were waiting), a key answers only
 /// after a pause of [`SETTLE`] with no key: a steering line typed on without looking up
 /// (`a`, `p`, `y` are common letters) never approves anything.
-async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys) -> Option<char> {
+pub(crate) async fn read_key(
+    question: String,
+    progress: MultiProgress,
+    keys: Keys,
+) -> Option<char> {
     use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     use std::time::{Duration, Instant};
     on_the_terminal(progress, move |mut typing| {
@@ -148,7 +193,7 @@ async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys
         let mut interrupted = false;
         let key = loop {
             let Ok(read) = event::read() else {
-                break 'n';
+                break keys.escape;
             };
             let Event::Key(key) = read else {
                 continue;
@@ -179,7 +224,7 @@ async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys
             match key.code {
                 KeyCode::Char('c') if ctrl_c => {
                     interrupted = true;
-                    break 'n';
+                    break keys.escape;
                 }
                 KeyCode::Char(c)
                     if keys
@@ -189,8 +234,8 @@ async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys
                 {
                     break c.to_ascii_lowercase();
                 }
-                KeyCode::Esc => break 'n',
-                KeyCode::Enter if keys.enter.is_some() => break keys.enter.unwrap_or('n'),
+                KeyCode::Esc => break keys.escape,
+                KeyCode::Enter if keys.enter.is_some() => break keys.enter.unwrap_or(keys.escape),
                 _ => {
                     let _ = write!(stderr, "\r\n  press {}\r\n{question}", keys.help);
                     let _ = stderr.flush();
@@ -201,11 +246,7 @@ async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys
         while event::poll(Duration::ZERO).unwrap_or(false) {
             let _ = event::read();
         }
-        let word = keys
-            .answers
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or("no", |(_, word)| word);
+        let word = keys.word(key);
         let _ = write!(stderr, "{word}\r\n");
         let _ = stderr.flush();
         let _ = crossterm::terminal::disable_raw_mode();
@@ -224,7 +265,11 @@ async fn read_key(question: String, progress: MultiProgress, keys: &'static Keys
 /// sandbox escalation's, whose refusal is the sandbox's own message and which is never
 /// approved beyond the session).
 async fn approval_key(question: String, progress: MultiProgress, call: bool) -> char {
-    let keys = if call { &CALL_KEYS } else { &ESCALATION_KEYS };
+    let keys = if call {
+        Keys::call()
+    } else {
+        Keys::escalation()
+    };
     match read_key(question.clone(), progress.clone(), keys).await {
         Some(key) => key,
         None => read_answer(question, progress)
@@ -277,7 +322,7 @@ const TELL: &str = "  tell the model what to do instead: ";
 /// A yes/no question, one key at a terminal (a line where it cannot be read raw): only an
 /// explicit yes is yes.
 pub async fn confirm(question: String, progress: MultiProgress) -> bool {
-    match read_key(question.clone(), progress.clone(), &YES_NO).await {
+    match read_key(question.clone(), progress.clone(), Keys::yes_no()).await {
         Some(key) => key == 'y',
         None => matches!(read_answer(question, progress).await.as_str(), "y" | "yes"),
     }

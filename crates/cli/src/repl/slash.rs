@@ -8,10 +8,40 @@ use wonopcode_session::RewindScope;
 use wonopcode_tools::permission::PermissionPolicy;
 
 use super::SlashCommand;
+use crate::prompter::{Keys, read_key};
 use crate::render::{clip, cost, in_out, one_line};
 use crate::run::Cli;
 
+/// The key that answers "none" at `/rewind`'s questions (Esc, and Enter at the first).
+const NONE: char = '-';
+
 impl Cli {
+    /// `/rewind`'s first question: the prompt to go back to before, one key when there are
+    /// nine or fewer (a number and Enter past that, or where keys cannot be read one by
+    /// one); `None`: none.
+    async fn which_prompt(&self, prompts: usize) -> Option<String> {
+        let asked = "take back to before which prompt? (its number; Enter: none) ";
+        if let Some(last) = u32::try_from(prompts).ok().filter(|n| *n <= 9) {
+            let digits: Vec<(char, String)> = (1..=last)
+                .filter_map(|n| char::from_digit(n, 10).map(|d| (d, format!("prompt {n}"))))
+                .collect();
+            let mut answers: Vec<(char, &str)> =
+                digits.iter().map(|(d, w)| (*d, w.as_str())).collect();
+            answers.push((NONE, "none"));
+            let help = format!("1 to {last} (the prompt), or Enter or Esc (none)");
+            let keys = Keys::choice(&answers, &help, NONE, NONE);
+            match read_key(asked.to_owned(), self.progress.clone(), keys).await {
+                Some(NONE) => return None,
+                Some(key) => return Some(key.to_string()),
+                None => {}
+            }
+        }
+        let which = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
+            .await
+            .unwrap_or_default();
+        Some(which.trim().to_owned()).filter(|w| !w.is_empty())
+    }
+
     /// `/rewind`: the run's prompts, numbered, then which to go back to before and what to
     /// take back — the files, the conversation, or both; `/rewind N [both|code|conversation]`
     /// without asking (both by default). A file someone else changed since is left alone
@@ -30,18 +60,29 @@ impl Cli {
                     let first = prompt.lines().next().unwrap_or_default();
                     eprintln!("  {:>3}  {}", n + 1, one_line(first));
                 }
-                let asked = "take back to before which prompt? (its number; Enter: none) ";
-                let which = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
-                    .await
-                    .unwrap_or_default();
-                if which.trim().is_empty() {
+                let Some(which) = self.which_prompt(prompts.len()).await else {
                     return;
-                }
+                };
                 let asked = "take back [b]oth the files and the conversation, the [c]ode only, or the con[v]ersation only? [b] ";
-                let scope = crate::prompter::read_line(asked.to_owned(), self.progress.clone())
-                    .await
-                    .unwrap_or_default();
-                (which.trim().to_owned(), scope)
+                let keys = Keys::choice(
+                    &[
+                        ('b', "both"),
+                        ('c', "the code"),
+                        ('v', "the conversation"),
+                        (NONE, "none"),
+                    ],
+                    "b or Enter (both), c (the code) or v (the conversation); Esc: none",
+                    'b',
+                    NONE,
+                );
+                let scope = match read_key(asked.to_owned(), self.progress.clone(), keys).await {
+                    Some(NONE) => return,
+                    Some(key) => key.to_string(),
+                    None => crate::prompter::read_line(asked.to_owned(), self.progress.clone())
+                        .await
+                        .unwrap_or_default(),
+                };
+                (which, scope)
             }
         };
         let Some(scope) = RewindScope::parse(&scope) else {
