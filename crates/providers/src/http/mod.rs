@@ -491,7 +491,10 @@ impl Request {
             };
             tracing::debug!(attempt, latency_ms = ms(started.elapsed()), error = %failure.message, "attempt failed");
             let retry = (failure.retryable && !shown)
-                .then(|| self.settings.retry.delay(attempt + 1, failure.retry_after))
+                .then(|| {
+                    let retry = &self.settings.retry;
+                    retry.delay(attempt + 1, failure.retry_after, failure.rate_limited)
+                })
                 .flatten();
             if let Some(delay) = retry {
                 attempt += 1;

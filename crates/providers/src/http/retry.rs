@@ -33,13 +33,19 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The wait before attempt `next` (2 for the first retry), or `None` when no attempt is
-    /// left or the server asks for a longer wait than is honoured.
-    pub fn delay(&self, next: u32, server: Option<Duration>) -> Option<Duration> {
+    /// left or the server asks for a longer wait than is honoured. A rate limit's wait is
+    /// the server's (its window ends then); any other failure's is at least the backoff,
+    /// the server's only when longer: an overloaded API answering `retry-after: 1` to
+    /// every attempt would otherwise use the five up in four seconds, where a refused
+    /// connection is given half a minute.
+    pub fn delay(
+        &self,
+        next: u32,
+        server: Option<Duration>,
+        rate_limited: bool,
+    ) -> Option<Duration> {
         if next > self.max_attempts {
             return None;
-        }
-        if let Some(asked) = server {
-            return (asked <= self.max_server_delay).then_some(asked);
         }
         let doublings = next.saturating_sub(2).min(16);
         let backoff = self
@@ -48,7 +54,13 @@ impl RetryPolicy {
             .min(self.max_delay);
         // Jitter: between 80% and 100% of the backoff, so clients that failed together do not
         // come back together.
-        Some(backoff.mul_f64(0.8 + 0.2 * fastrand::f64()))
+        let backoff = backoff.mul_f64(0.8 + 0.2 * fastrand::f64());
+        match server {
+            Some(asked) if asked > self.max_server_delay => None,
+            Some(asked) if rate_limited => Some(asked),
+            Some(asked) => Some(asked.max(backoff)),
+            None => Some(backoff),
+        }
     }
 }
 
@@ -109,12 +121,12 @@ mod tests {
     #[test]
     fn backoff_doubles_to_the_cap_with_jitter() {
         let policy = RetryPolicy::default();
-        let d2 = policy.delay(2, None).unwrap();
+        let d2 = policy.delay(2, None, false).unwrap();
         assert!(
             d2 >= Duration::from_millis(1600) && d2 <= Duration::from_secs(2),
             "{d2:?}"
         );
-        let d3 = policy.delay(3, None).unwrap();
+        let d3 = policy.delay(3, None, false).unwrap();
         assert!(
             d3 >= Duration::from_millis(3200) && d3 <= Duration::from_secs(4),
             "{d3:?}"
@@ -123,22 +135,36 @@ mod tests {
             max_attempts: 20,
             ..policy
         };
-        let d10 = big.delay(10, None).unwrap();
+        let d10 = big.delay(10, None, false).unwrap();
         assert!(
             d10 >= Duration::from_secs(24) && d10 <= Duration::from_secs(30),
             "{d10:?}"
         );
-        assert_eq!(policy.delay(6, None), None, "five attempts in all");
+        assert_eq!(policy.delay(6, None, false), None, "five attempts in all");
     }
 
     #[test]
-    fn the_server_wait_wins_unless_it_is_too_long() {
+    fn a_rate_limit_waits_as_asked_an_overload_at_least_the_backoff() {
         let policy = RetryPolicy::default();
-        assert_eq!(
-            policy.delay(2, Some(Duration::from_secs(7))),
-            Some(Duration::from_secs(7))
-        );
-        assert_eq!(policy.delay(2, Some(Duration::from_secs(3600))), None);
+        let second = Some(Duration::from_secs(1));
+        for rate_limited in [true, false] {
+            assert_eq!(
+                policy.delay(2, Some(Duration::from_secs(7)), rate_limited),
+                Some(Duration::from_secs(7))
+            );
+            assert_eq!(
+                policy.delay(2, Some(Duration::from_secs(3600)), rate_limited),
+                None
+            );
+        }
+        assert_eq!(policy.delay(3, second, true), second);
+        // A 529's `retry-after: 1` on every attempt: the backoff still grows (about 2, 4, 8,
+        // 16 s).
+        let waits: Vec<Duration> = (2..=5)
+            .map(|next| policy.delay(next, second, false).unwrap())
+            .collect();
+        assert!(waits[0] >= Duration::from_millis(1600), "{waits:?}");
+        assert!(waits[3] >= Duration::from_millis(12_800), "{waits:?}");
     }
 
     #[test]
