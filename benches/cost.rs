@@ -38,7 +38,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wonopcode_benches::peer_agents::{
-    Agent, install_peers, messages_reply, peer_agents, serve, sse, start, wonopcode_on_messages,
+    Agent, install_peers, messages_reply, peer_agents, picked, serve, sse, start,
+    wonopcode_on_messages,
 };
 use wonopcode_benches::release_bin;
 
@@ -616,13 +617,9 @@ fn main() {
             other => panic!("COST_TASKS: `{other}` is neither new nor reread"),
         })
         .collect();
-    let only = std::env::var("COST_AGENTS").ok();
     let agents: Vec<Agent> = agents(&root)
         .into_iter()
-        .filter(|a| {
-            only.as_deref()
-                .is_none_or(|o| o.split(',').any(|n| n == a.name))
-        })
+        .filter(|a| picked("COST_AGENTS", a.name))
         .collect();
     let scratch = tempfile::tempdir().expect("temp dir");
     println!(

@@ -53,6 +53,14 @@ pub fn install_peers(root: &Path) -> Peers {
     }
 }
 
+/// Whether the agent `name` is among those the variable `var` picks (`var=wonopcode,Codex`;
+/// every agent when it is unset).
+pub fn picked(var: &str, name: &str) -> bool {
+    std::env::var(var)
+        .ok()
+        .is_none_or(|only| only.split(',').any(|n| n == name))
+}
+
 /// Server-sent events, `event:` and `data:` per event.
 pub fn sse(events: &[(&str, Value)]) -> String {
     events

@@ -35,7 +35,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use wonopcode_benches::peer_agents::{
-    Agent, install_peers, messages_reply, peer_agents, serve, sse, start, wonopcode_on_messages,
+    Agent, install_peers, messages_reply, peer_agents, picked, serve, sse, start,
+    wonopcode_on_messages,
 };
 use wonopcode_benches::{release_bin, wait_with_peak_rss};
 
@@ -274,13 +275,9 @@ fn main() {
     let runs: usize = std::env::var("PEERS_RUNS")
         .ok()
         .map_or(3, |n| n.parse().expect("PEERS_RUNS: a number"));
-    let only = std::env::var("PEERS_AGENTS").ok();
     let agents: Vec<Agent> = agents(&root)
         .into_iter()
-        .filter(|a| {
-            only.as_deref()
-                .is_none_or(|o| o.split(',').any(|n| n == a.name))
-        })
+        .filter(|a| picked("PEERS_AGENTS", a.name))
         .collect();
     let scratch = tempfile::tempdir().expect("temp dir");
     println!("| agent | N | wall (median of {runs}) | peak RSS |");

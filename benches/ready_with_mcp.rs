@@ -13,7 +13,11 @@
 //! set up as a user's second day finds it (onboarding done, the workspace trusted); its
 //! model is a closed loopback port, which no agent calls before a prompt. After the timed
 //! runs, each agent is asked `/mcp` once and must list the three servers, so a figure is
-//! never that of an agent that ignored them.
+//! never that of an agent that ignored them. Before each timed launch the last one's
+//! servers are given 1.5 s to end (a server reads the closed stdin that stops it only once
+//! it has booted), so no launch shares the two cores with them. Codex's TUI talks to an
+//! app-server daemon that outlives it and keeps the servers up between launches: its row
+//! is that, and a second row stops the daemon before each launch.
 //!
 //! `cargo bench -p wonopcode-benches --bench ready_with_mcp`; `READY_RUNS` (5) runs each
 //! row, the median reported; `PEERS_AGENTS=wonopcode,Codex` picks the agents.
@@ -25,9 +29,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use wonopcode_benches::peer_agents::install_peers;
+use wonopcode_benches::peer_agents::{install_peers, picked};
 use wonopcode_benches::pty::Terminal;
 use wonopcode_benches::release_bin;
+
+/// The pause before each timed launch.
+const SETTLE: Duration = Duration::from_millis(1500);
 
 /// A model URL nothing listens on: no agent asks its model anything before a prompt.
 const NO_MODEL: &str = "http://127.0.0.1:9";
@@ -60,7 +67,6 @@ fn main() {
     let runs: usize = std::env::var("READY_RUNS")
         .ok()
         .map_or(5, |n| n.parse().expect("READY_RUNS: a number"));
-    let only = std::env::var("PEERS_AGENTS").ok();
     let scratch = tempfile::tempdir_in(root.join("target")).expect("temp dir");
     let ws = scratch.path().join("workspace");
     std::fs::create_dir_all(&ws).expect("workspace");
@@ -68,12 +74,11 @@ fn main() {
     let servers = mcp_servers(&root, &ws);
     let agents: Vec<Agent> = agents(&root)
         .into_iter()
-        .filter(|a| {
-            only.as_deref()
-                .is_none_or(|o| o.split(',').any(|n| n == a.name))
-        })
+        .filter(|a| picked("PEERS_AGENTS", a.name))
         .collect();
-    println!("| agent | no MCP server (median of {runs}) | three MCP servers | slowest of three |");
+    println!(
+        "| agent | no MCP server (median of {runs}) | three MCP servers (median) | three, slowest run |"
+    );
     println!("|---|---:|---:|---:|");
     for agent in &agents {
         let home = scratch.path().join(agent.name.replace(' ', "-"));
@@ -81,12 +86,14 @@ fn main() {
         let mut row = Vec::new();
         for configured in [&servers[..0], &servers[..]] {
             // A first launch leaves what a person's second one finds (caches, state).
-            launch(agent, &home, &ws, configured).end();
+            launch(agent, &home, &ws, configured).0.end();
             let mut times: Vec<Duration> = (0..runs)
                 .map(|_| {
-                    let started = Instant::now();
-                    let terminal = launch(agent, &home, &ws, configured);
-                    let took = started.elapsed();
+                    // The last launch's servers boot to their end before they read the
+                    // closed stdin that stops them: they are left that time, so no launch
+                    // shares the two cores with them.
+                    std::thread::sleep(SETTLE);
+                    let (terminal, took) = launch(agent, &home, &ws, configured);
                     terminal.end();
                     took
                 })
@@ -95,6 +102,8 @@ fn main() {
             row.push(times);
         }
         lists_the_servers(agent, &home, &ws, &servers);
+        // What Codex leaves running goes with the row.
+        stop_codex_daemon(&home.join(".codex"));
         println!(
             "| {} | {:.0} ms | {:.0} ms | {:.0} ms |",
             agent.name,
@@ -109,22 +118,42 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The agent on a terminal, returned once its prompt is drawn.
-fn launch(agent: &Agent, home: &Path, ws: &Path, servers: &[McpServer]) -> Terminal {
+/// The agent on a terminal, returned once its prompt is drawn, with the time from its
+/// spawn to then.
+fn launch(agent: &Agent, home: &Path, ws: &Path, servers: &[McpServer]) -> (Terminal, Duration) {
     let mut command = (agent.command)(home, ws, servers);
     command
         .current_dir(ws)
         .env("HOME", home)
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR");
+    let started = Instant::now();
     let mut terminal = Terminal::start(command);
     terminal.until(agent.ready);
-    terminal
+    (terminal, started.elapsed())
+}
+
+/// Stops the Codex app-server daemons under `codex_home` (and so the MCP servers they
+/// hold), and waits for them to be gone.
+fn stop_codex_daemon(codex_home: &Path) {
+    let pattern = codex_home.join("packages/app-server-daemon");
+    let _ = Command::new("pkill").arg("-f").arg(&pattern).status();
+    for _ in 0..50 {
+        let running = Command::new("pgrep")
+            .arg("-f")
+            .arg(&pattern)
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty());
+        if !running {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Asks the agent `/mcp` and waits for the last server's name: it read the servers.
 fn lists_the_servers(agent: &Agent, home: &Path, ws: &Path, servers: &[McpServer]) {
-    let mut terminal = launch(agent, home, ws, servers);
+    let (mut terminal, _) = launch(agent, home, ws, servers);
     terminal.type_keys(b"/mcp");
     // A TUI's completion menu opens on `/`; Enter then takes the command.
     std::thread::sleep(Duration::from_millis(300));
@@ -255,27 +284,43 @@ fn agents(root: &Path) -> Vec<Agent> {
         },
         Agent {
             name: "Codex",
-            command: Box::new(move |home, ws, servers| {
-                let codex_home = home.join(".codex");
-                std::fs::create_dir_all(&codex_home).expect("CODEX_HOME");
-                // A model of no preset: a preset's "try the newer model" screen would
-                // stand before the prompt.
-                let mut toml = format!(
-                    "model = \"bench-model\"\nmodel_provider = \"bench\"\n\n[model_providers.bench]\nname = \"bench\"\nbase_url = \"{NO_MODEL}/v1\"\nwire_api = \"responses\"\nenv_key = \"BENCH_API_KEY\"\n\n[projects.{:?}]\ntrust_level = \"trusted\"\n",
-                    ws.to_string_lossy()
-                );
-                for s in servers {
-                    toml.push_str(&format!(
-                        "\n[mcp_servers.{}]\ncommand = {:?}\nargs = {:?}\n",
-                        s.name, s.command, s.args
-                    ));
-                }
-                std::fs::write(codex_home.join("config.toml"), toml).expect("config.toml");
-                let mut c = Command::new(&codex);
-                c.env("CODEX_HOME", &codex_home).env("BENCH_API_KEY", "k");
-                c
-            }),
+            command: codex_command(codex.clone(), false),
+            ready: "Ask Codex to do anything",
+        },
+        Agent {
+            name: "Codex, its daemon stopped first",
+            command: codex_command(codex, true),
             ready: "Ask Codex to do anything",
         },
     ]
+}
+
+/// Codex's TUI with the servers in its `config.toml`. Its TUI talks to an app-server
+/// daemon that outlives it and keeps the MCP servers up between launches; `cold` stops
+/// that daemon before each launch (a person's first launch after a reboot, or a changed
+/// config).
+fn codex_command(codex: PathBuf, cold: bool) -> CommandFor {
+    Box::new(move |home, ws, servers| {
+        let codex_home = home.join(".codex");
+        std::fs::create_dir_all(&codex_home).expect("CODEX_HOME");
+        if cold {
+            stop_codex_daemon(&codex_home);
+        }
+        // A model of no preset: a preset's "try the newer model" screen would stand
+        // before the prompt.
+        let mut toml = format!(
+            "model = \"bench-model\"\nmodel_provider = \"bench\"\n\n[model_providers.bench]\nname = \"bench\"\nbase_url = \"{NO_MODEL}/v1\"\nwire_api = \"responses\"\nenv_key = \"BENCH_API_KEY\"\n\n[projects.{:?}]\ntrust_level = \"trusted\"\n",
+            ws.to_string_lossy()
+        );
+        for s in servers {
+            toml.push_str(&format!(
+                "\n[mcp_servers.{}]\ncommand = {:?}\nargs = {:?}\n",
+                s.name, s.command, s.args
+            ));
+        }
+        std::fs::write(codex_home.join("config.toml"), toml).expect("config.toml");
+        let mut c = Command::new(&codex);
+        c.env("CODEX_HOME", &codex_home).env("BENCH_API_KEY", "k");
+        c
+    })
 }
