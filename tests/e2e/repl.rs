@@ -142,7 +142,7 @@ fn the_repl_edits_lines_answers_slash_commands_and_quits_on_a_second_ctrl_c() {
         "apply_patch, bash, edit, glob, grep, list, read, todo, webfetch, write",
     );
     says(&mut session, "/model", "test/");
-    says(&mut session, "/cost", "out, 0 cached");
+    says(&mut session, "/cost", "0 in / 0 out tokens");
     expect(&mut session, "(every context, since the REPL started)");
     // Ctrl-C drops a half-typed line (the editor redraws it, asking where the cursor is);
     // the next line is sent alone.
