@@ -223,13 +223,14 @@ fn agents(root: &Path) -> Vec<Agent> {
             name: "wonopcode",
             command: Box::new(move |home, ws, servers| {
                 let config = home.join("config.yaml");
-                let mut yaml = String::from("mcp_servers:\n");
+                // JSON is YAML: one flow mapping per server.
+                let mut yaml = String::new();
+                if !servers.is_empty() {
+                    yaml.push_str("mcp_servers:\n");
+                }
                 for s in servers {
                     let entry = serde_json::json!({"command": s.command, "args": s.args});
                     yaml.push_str(&format!("  {}: {entry}\n", s.name));
-                }
-                if servers.is_empty() {
-                    yaml = String::new();
                 }
                 std::fs::write(&config, yaml).expect("config.yaml");
                 let mut c = Command::new(&bin);

@@ -1,7 +1,7 @@
 //! `wonopcode config path|show`: where the config file is, and what it sets once parsed
 //! (so a mistake in it is reported here, with its line, before a run trips on it).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_yaml::{Mapping, Value};
 use wonopcode_session::config::{self, Config};
@@ -39,13 +39,12 @@ pub fn run(args: &ConfigArgs) -> anyhow::Result<u8> {
 /// explicit `file` must exist.
 pub fn shown(file: Option<&Path>) -> anyhow::Result<Vec<String>> {
     let config = config::load(file)?;
-    let read = read_from(file);
-    let document = match &read {
+    let document = match &config.file {
         Some(path) => crate::config_edit::read(path)?,
         None => Value::Mapping(Mapping::new()),
     };
     let mut lines = vec![
-        match &read {
+        match &config.file {
             Some(p) => format!("# {}, parsed; defaults filled in", p.display()),
             None => "# no config file: the defaults".to_owned(),
         },
@@ -54,15 +53,6 @@ pub fn shown(file: Option<&Path>) -> anyhow::Result<Vec<String>> {
     let yaml = serde_yaml::to_string(&effective(&config, &document))?;
     lines.extend(yaml.lines().map(str::to_owned));
     Ok(lines)
-}
-
-/// The file a run reads its settings from: `file` when given, else the default one when
-/// it is there (`None`: every setting has its default).
-pub fn read_from(file: Option<&Path>) -> Option<PathBuf> {
-    match file {
-        Some(p) => Some(p.to_path_buf()),
-        None => config::default_path().filter(|p| p.is_file()),
-    }
 }
 
 /// The settings a run takes from `config` as a YAML mapping of the config file's own keys;

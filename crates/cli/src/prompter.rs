@@ -88,19 +88,22 @@ pub(crate) struct Keys {
 
 impl Keys {
     /// A question answered by one of `answers` (`(key, word echoed)`), Esc answering `n`.
-    fn new(answers: &[(char, &str)], help: &str) -> Self {
+    fn new<W: Into<String>>(
+        answers: impl IntoIterator<Item = (char, W)>,
+        help: impl Into<String>,
+    ) -> Self {
         Self {
-            answers: answers.iter().map(|(k, w)| (*k, (*w).to_owned())).collect(),
-            help: help.to_owned(),
+            answers: answers.into_iter().map(|(k, w)| (k, w.into())).collect(),
+            help: help.into(),
             enter: None,
             escape: 'n',
         }
     }
 
     /// A choice among `answers` where Enter takes `default` and Esc `escape`.
-    pub(crate) fn choice(
-        answers: &[(char, &str)],
-        help: &str,
+    pub(crate) fn choice<W: Into<String>>(
+        answers: impl IntoIterator<Item = (char, W)>,
+        help: impl Into<String>,
         default: char,
         escape: char,
     ) -> Self {
@@ -115,7 +118,7 @@ impl Keys {
     /// good.
     fn call() -> Self {
         Self::new(
-            &[
+            [
                 ('y', "yes"),
                 ('a', "always"),
                 ('p', "always, for this project"),
@@ -130,7 +133,7 @@ impl Keys {
     /// A sandbox escalation's approval: never beyond the session.
     fn escalation() -> Self {
         Self::new(
-            &[('y', "yes"), ('a', "always"), ('n', "no")],
+            [('y', "yes"), ('a', "always"), ('n', "no")],
             "y (once), a (always), or n or Esc (no)",
         )
     }
@@ -138,13 +141,20 @@ impl Keys {
     /// A yes/no question whose default is no (`[y/N]`).
     fn yes_no() -> Self {
         Self::choice(
-            &[('y', "yes"), ('n', "no")],
+            [('y', "yes"), ('n', "no")],
             "y (yes), or n, Esc or Enter (no)",
             'n',
             'n',
         )
     }
 
+    /// The answer `key` gives, when it gives one.
+    fn answer(&self, key: char) -> Option<char> {
+        let key = key.to_ascii_lowercase();
+        self.answers.iter().any(|(k, _)| *k == key).then_some(key)
+    }
+
+    /// The word echoed for the answer `key` (nothing for one that has none).
     fn word(&self, key: char) -> &str {
         self.answers
             .iter()
@@ -154,10 +164,11 @@ impl Keys {
 }
 
 /// One key answering a question (`keys` says which), read with the terminal raw: the key
-/// answers at once (Esc as `keys` says; any other key says which keys answer; an Enter typed with
-/// it, `y⏎` by habit, goes with it). Ctrl-C answers as Esc does and interrupts the turn as it does
-/// elsewhere: raw, the terminal makes it a key, so it is raised again as SIGINT. `None`
-/// when the terminal cannot be read raw (the caller reads a line instead).
+/// answers at once (Esc and Enter as `keys` says; any other key says which keys answer;
+/// an Enter typed with it, `y⏎` by habit, goes with it). Ctrl-C answers as Esc does and
+/// interrupts the turn as it does elsewhere: raw, the terminal makes it a key, so it is
+/// raised again as SIGINT. `None` when the terminal cannot be read raw (the caller reads a
+/// line instead).
 ///
 /// Keys waiting when it appears were typed for something else and are dropped. When the
 /// person was typing as it appeared (`typing`, or characters were waiting), a key answers only
@@ -221,22 +232,19 @@ pub(crate) async fn read_key(
                 }
                 settled_at = None;
             }
-            match key.code {
+            let answer = match key.code {
                 KeyCode::Char('c') if ctrl_c => {
                     interrupted = true;
-                    break keys.escape;
+                    Some(keys.escape)
                 }
-                KeyCode::Char(c)
-                    if keys
-                        .answers
-                        .iter()
-                        .any(|(k, _)| *k == c.to_ascii_lowercase()) =>
-                {
-                    break c.to_ascii_lowercase();
-                }
-                KeyCode::Esc => break keys.escape,
-                KeyCode::Enter if keys.enter.is_some() => break keys.enter.unwrap_or(keys.escape),
-                _ => {
+                KeyCode::Char(c) => keys.answer(c),
+                KeyCode::Esc => Some(keys.escape),
+                KeyCode::Enter => keys.enter,
+                _ => None,
+            };
+            match answer {
+                Some(answer) => break answer,
+                None => {
                     let _ = write!(stderr, "\r\n  press {}\r\n{question}", keys.help);
                     let _ = stderr.flush();
                 }

@@ -71,15 +71,9 @@ pub async fn start_all(
     elicitor: Option<Arc<dyn Elicitor>>,
 ) -> Started {
     let starts = configs.into_iter().map(|config| {
-        let base_env = base_env.clone();
-        let elicitor = elicitor.clone();
-        async move {
-            let name = config.name.clone();
-            (
-                name,
-                Server::start(config, workspace, base_env, elicitor).await,
-            )
-        }
+        let name = config.name.clone();
+        let start = start_one(config, workspace, base_env.clone(), elicitor.clone());
+        async move { (name, start.await) }
     });
     let mut started = Started::default();
     for (name, outcome) in futures::future::join_all(starts).await {
@@ -95,13 +89,28 @@ pub async fn start_all(
                 started.servers.push(server);
             }
             Err(e) => {
-                tracing::info!(server = %name, error = %e, "MCP server failed to start");
                 started.failures.push(ServerFailure {
                     server: name,
                     reason: e.to_string(),
                 });
             }
         }
+    }
+    started
+}
+
+/// Starts one server (within its startup timeout), a failure logged: what [`start_all`]
+/// and [`Starting`] both do for each server.
+pub(crate) async fn start_one(
+    config: ServerConfig,
+    workspace: &Path,
+    base_env: Option<Arc<BTreeMap<String, String>>>,
+    elicitor: Option<Arc<dyn Elicitor>>,
+) -> Result<(Arc<Server>, Vec<rmcp::model::Tool>), ServerError> {
+    let name = config.name.clone();
+    let started = Server::start(config, workspace, base_env, elicitor).await;
+    if let Err(e) = &started {
+        tracing::info!(server = %name, error = %e, "MCP server failed to start");
     }
     started
 }

@@ -106,13 +106,10 @@ impl Starting {
                 let (base_env, elicitor, count) = (base_env.clone(), elicitor.clone(), &count);
                 let workspace = &workspace;
                 async move {
-                    let outcome = Server::start(config, workspace, base_env, elicitor)
+                    let outcome = crate::start_one(config, workspace, base_env, elicitor)
                         .await
                         .map(|(server, _)| server)
-                        .map_err(|e| {
-                            tracing::info!(server = %slot.name, error = %e, "MCP server failed to start");
-                            e.to_string()
-                        });
+                        .map_err(|e| e.to_string());
                     let _ = slot.outcome.set(outcome);
                     count.send_modify(|n| *n += 1);
                 }

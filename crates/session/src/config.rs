@@ -272,7 +272,10 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, SessionError> {
         SessionError::Config(format!("cannot read config file {}: {e}", path.display()))
     })?;
     if text.trim().is_empty() {
-        return Ok(Config::default());
+        return Ok(Config {
+            file: Some(path),
+            ..Config::default()
+        });
     }
     let mut config: Config = serde_yaml::from_str(&text).map_err(|e| {
         SessionError::Config(match e.location() {

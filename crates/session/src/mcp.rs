@@ -1,7 +1,8 @@
 //! The run's MCP servers: the config file's `mcp_servers` and the `--mcp NAME=COMMAND` ones,
 //! checked (one line naming the entry for each mistake), started in parallel in the
-//! background, and their tools taken beside the built-ins as each comes up. [`Inspection`] starts them without a run, for
-//! `wonopcode mcp list | tools | call`: a server is tried exactly as a run would start it.
+//! background, and their tools taken beside the built-ins as each comes up. [`Inspection`]
+//! starts them without a run, for `wonopcode mcp list | tools | call`: a server is tried
+//! exactly as a run would start it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -383,8 +384,8 @@ pub(crate) fn spawn(
     }
     let starting = Starting::spawn(configs, workspace.to_path_buf(), Some(env), elicitor);
     for source in starting.sources() {
-        // Nothing is listed yet, so nothing can clash now; a later clash is logged at the
-        // request that would have offered it.
+        // Nothing is listed yet, so nothing can clash now; a later clash is said when the
+        // turn that takes the server's tools begins (`take_tools`).
         tools.watch(source);
     }
     Some(Arc::new(starting))
@@ -422,19 +423,60 @@ pub(crate) fn report(events: &Emitter, servers: &Starting) {
 pub(crate) fn take_tools(events: &Emitter, tools: &mut ToolRegistry, servers: &Starting) {
     let names: Vec<String> = servers.states().into_iter().map(|(name, _)| name).collect();
     for error in tools.refresh() {
-        // The longest server whose `mcp__SERVER__` the name starts with (`a`'s tool `b__x`
-        // and `a__b`'s tool `x` are both `mcp__a__b__x`).
-        let server = names
-            .iter()
-            .filter(|s| error.tool().starts_with(&wonopcode_mcp::tool_name(s, "")))
-            .max_by_key(|s| s.len())
-            .cloned()
-            .unwrap_or_else(|| error.tool().to_owned());
+        let server = server_of(error.tool(), &names).map_or(error.tool(), |(i, _)| &names[i]);
         events.emit(EventKind::McpServerFailed {
-            server,
+            server: server.to_owned(),
             error: format!("one of its tools cannot be offered: {error}"),
         });
     }
+}
+
+/// A configured MCP server as the session has it, for `/mcp` and `/doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// Its name in the config.
+    pub name: String,
+    /// Starting, ready or failed.
+    pub state: ServerState,
+    /// Its tools the root context has, by the server's own names (sorted; none until it
+    /// is up).
+    pub tools: Vec<String>,
+}
+
+/// Each of `servers` with the tools of it among `root_tools` (the root context's names).
+pub(crate) fn statuses(servers: &Starting, root_tools: &[String]) -> Vec<ServerStatus> {
+    let mut statuses: Vec<ServerStatus> = servers
+        .states()
+        .into_iter()
+        .map(|(name, state)| ServerStatus {
+            name,
+            state,
+            tools: Vec::new(),
+        })
+        .collect();
+    let names: Vec<String> = statuses.iter().map(|s| s.name.clone()).collect();
+    for tool in root_tools {
+        if let Some((i, own)) = server_of(tool, &names) {
+            statuses[i].tools.push(own.to_owned());
+        }
+    }
+    statuses
+}
+
+/// Which of `servers` offered the tool named `tool`, and the tool's own name: the longest
+/// server whose `mcp__SERVER__` the name starts with (`a`'s tool `b__x` and `a__b`'s tool
+/// `x` are both `mcp__a__b__x`).
+fn server_of<'t>(tool: &'t str, servers: &[String]) -> Option<(usize, &'t str)> {
+    servers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, server)| {
+            let prefix = wonopcode_mcp::tool_name(server, "");
+            tool.strip_prefix(prefix.as_str())
+                .map(|own| (i, server.len(), own))
+        })
+        .max_by_key(|&(_, len, _)| len)
+        .map(|(i, _, own)| (i, own))
 }
 
 /// Whether a permission rule's tool names an MCP server (`mcp__NAME`) or one of its tools
@@ -447,6 +489,18 @@ pub(crate) fn names_a_server(rule_tool: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_is_the_longest_matching_servers() {
+        let servers = ["a".to_owned(), "a__b".to_owned(), "docs".to_owned()];
+        assert_eq!(server_of("mcp__a__b__x", &servers), Some((1, "x")));
+        assert_eq!(server_of("mcp__a__y", &servers), Some((0, "y")));
+        assert_eq!(
+            server_of("mcp__docs__search", &servers),
+            Some((2, "search"))
+        );
+        assert_eq!(server_of("bash", &servers), None);
+    }
 
     #[test]
     fn command_lines_split_like_the_shell_and_names_are_unique() {

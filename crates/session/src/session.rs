@@ -976,13 +976,13 @@ impl Session {
         }
     }
 
-    /// Each configured MCP server and where it is (starting, ready, failed), in the order
-    /// configured: what `/mcp` shows.
-    pub fn mcp_servers(&self) -> Vec<(String, wonopcode_mcp::ServerState)> {
-        self.servers
-            .as_ref()
-            .map(|s| s.states())
-            .unwrap_or_default()
+    /// Each configured MCP server, where it is (starting, ready, failed) and its tools the
+    /// root context has, in the order configured: what `/mcp` and `/doctor` show.
+    pub fn mcp_servers(&self) -> Vec<crate::mcp::ServerStatus> {
+        match &self.servers {
+            Some(servers) => crate::mcp::statuses(servers, &self.tool_names()),
+            None => Vec::new(),
+        }
     }
 
     /// How many tool calls were refused so far because they needed approval and nobody

@@ -186,16 +186,20 @@ pub fn cost(usage: &Usage) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn tokens_say_how_much_of_the_prompt_came_from_the_cache() {
-        let cached = Usage {
+    /// A usage with a prompt mostly from the cache.
+    fn cached() -> Usage {
+        Usage {
             input_tokens: 100,
             cache_read_tokens: 800,
             cache_write_tokens: 100,
             output_tokens: 50,
             ..Usage::default()
-        };
-        assert_eq!(tokens(&cached), "1050 tokens, 80% from cache");
+        }
+    }
+
+    #[test]
+    fn tokens_say_how_much_of_the_prompt_came_from_the_cache() {
+        assert_eq!(tokens(&cached()), "1050 tokens, 80% from cache");
         let none = Usage {
             input_tokens: 100,
             ..Usage::default()
@@ -205,14 +209,7 @@ mod tests {
 
     #[test]
     fn in_and_out_count_cached_input_as_input_and_say_it() {
-        let cached = Usage {
-            input_tokens: 100,
-            cache_read_tokens: 800,
-            cache_write_tokens: 100,
-            output_tokens: 50,
-            ..Usage::default()
-        };
-        assert_eq!(in_out(&cached), "1000 in (800 cached) / 50 out tokens");
+        assert_eq!(in_out(&cached()), "1000 in (800 cached) / 50 out tokens");
         assert_eq!(in_out(&Usage::default()), "0 in / 0 out tokens");
     }
 

@@ -7,7 +7,7 @@
 use wonopcode_mcp::ServerState;
 use wonopcode_sandbox::Support;
 use wonopcode_session::config;
-use wonopcode_session::trust::{WorkspaceExecutables, is_trusted};
+use wonopcode_session::trust::{WorkspaceExecutables, trusted_with};
 
 use crate::render::{clip, one_line};
 use crate::run::Cli;
@@ -46,19 +46,17 @@ impl Cli {
             format!("wonopcode {} at {binary}", env!("CARGO_PKG_VERSION")),
         ));
         let file = self.config_file.as_deref();
-        lines.push(
-            match (config::load(file), crate::config_file::read_from(file)) {
-                (Ok(_), Some(path)) => (true, format!("config: {} parses", path.display())),
-                (Ok(_), None) => (
-                    true,
-                    "config: no file; every setting has its default".to_owned(),
-                ),
-                (Err(e), _) => (
-                    false,
-                    format!("config: {}", clip(&one_line(&e.to_string()), 200)),
-                ),
-            },
-        );
+        lines.push(match config::load(file).map(|c| c.file) {
+            Ok(Some(path)) => (true, format!("config: {} parses", path.display())),
+            Ok(None) => (
+                true,
+                "config: no file; every setting has its default".to_owned(),
+            ),
+            Err(e) => (
+                false,
+                format!("config: {}", clip(&one_line(&e.to_string()), 200)),
+            ),
+        });
         lines.push(self.sandbox_line());
         let model = self.session.model();
         lines.push((true, format!("model: {}/{}", model.provider, model.id)));
@@ -99,17 +97,15 @@ impl Cli {
         if servers.is_empty() {
             return vec![(true, "mcp: no server configured".to_owned())];
         }
-        let tools = self.session.tool_names();
         servers
             .into_iter()
-            .map(|(server, state)| {
-                let name = one_line(&server);
-                match state {
-                    ServerState::Ready => {
-                        let prefix = wonopcode_mcp::tool_name(&server, "");
-                        let count = tools.iter().filter(|t| t.starts_with(&prefix)).count();
-                        (true, format!("mcp `{name}`: up, {count} tool(s)"))
-                    }
+            .map(|server| {
+                let name = one_line(&server.name);
+                match server.state {
+                    ServerState::Ready => (
+                        true,
+                        format!("mcp `{name}`: up, {} tool(s)", server.tools.len()),
+                    ),
                     ServerState::Starting => (
                         true,
                         format!("mcp `{name}`: still starting; its tools join when it is ready"),
@@ -137,7 +133,7 @@ impl Cli {
                     .to_owned(),
             );
         }
-        match is_trusted(workspace, self.trusted) {
+        match trusted_with(workspace, self.trusted, &found) {
             Ok(true) => (
                 true,
                 format!(

@@ -79,28 +79,19 @@ impl Cli {
             eprintln!("no MCP server is configured (`wonopcode mcp add` configures one)");
             return;
         }
-        let tools = self.session.tool_names();
-        for (server, state) in servers {
-            let shown = match state {
+        for server in servers {
+            let shown = match server.state {
                 ServerState::Starting => "starting; its tools join when it is ready".to_owned(),
                 ServerState::Failed(reason) => {
                     format!("failed: {}", clip(&one_line(&reason), 100))
                 }
-                ServerState::Ready => {
-                    // The name a tool of this server has, with an empty tool name.
-                    let prefix = wonopcode_mcp::tool_name(&server, "");
-                    let names: Vec<&str> = tools
-                        .iter()
-                        .filter_map(|t| t.strip_prefix(prefix.as_str()))
-                        .collect();
-                    format!(
-                        "{} tool(s): {}",
-                        names.len(),
-                        clip(&one_line(&names.join(", ")), 100)
-                    )
-                }
+                ServerState::Ready => format!(
+                    "{} tool(s): {}",
+                    server.tools.len(),
+                    clip(&one_line(&server.tools.join(", ")), 100)
+                ),
             };
-            eprintln!("  {:<16} {shown}", one_line(&server));
+            eprintln!("  {:<16} {shown}", one_line(&server.name));
         }
     }
 

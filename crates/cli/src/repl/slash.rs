@@ -22,14 +22,11 @@ impl Cli {
     async fn which_prompt(&self, prompts: usize) -> Option<String> {
         let asked = "take back to before which prompt? (its number; Enter: none) ";
         if let Some(last) = u32::try_from(prompts).ok().filter(|n| *n <= 9) {
-            let digits: Vec<(char, String)> = (1..=last)
+            let answers = (1..=last)
                 .filter_map(|n| char::from_digit(n, 10).map(|d| (d, format!("prompt {n}"))))
-                .collect();
-            let mut answers: Vec<(char, &str)> =
-                digits.iter().map(|(d, w)| (*d, w.as_str())).collect();
-            answers.push((NONE, "none"));
+                .chain([(NONE, "none".to_owned())]);
             let help = format!("1 to {last} (the prompt), or Enter or Esc (none)");
-            let keys = Keys::choice(&answers, &help, NONE, NONE);
+            let keys = Keys::choice(answers, help, NONE, NONE);
             match read_key(asked.to_owned(), self.progress.clone(), keys).await {
                 Some(NONE) => return None,
                 Some(key) => return Some(key.to_string()),
@@ -65,7 +62,7 @@ impl Cli {
                 };
                 let asked = "take back [b]oth the files and the conversation, the [c]ode only, or the con[v]ersation only? [b] ";
                 let keys = Keys::choice(
-                    &[
+                    [
                         ('b', "both"),
                         ('c', "the code"),
                         ('v', "the conversation"),
