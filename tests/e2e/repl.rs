@@ -1079,3 +1079,81 @@ fn the_prompt_is_ready_while_an_mcp_server_starts_and_its_tools_join_when_it_is_
     assert!(results[0].1.contains("unknown tool"), "{results:?}");
     assert_eq!(results[1].1, "Echo: late", "{results:?}");
 }
+
+const SHIFT_TAB: &str = "\x1b[Z";
+
+#[test]
+fn shift_tab_goes_round_the_modes_and_a_plan_is_approved_before_anything_is_written() {
+    let s = Scratch::new();
+    let write = r#"{"path": "a.txt", "content": "hi\n"}"#;
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            // In plan mode the write is refused, and the model answers with its plan.
+            crate::support::calling("w1", "write", write),
+            vec![text("Plan: write a.txt."), done("end_turn")],
+            // Approved, accepting edits: the write runs without a question.
+            crate::support::calling("w2", "write", write),
+            vec![text("Wrote it."), done("end_turn")],
+        ],
+    );
+    let history = s.outside("h.jsonl");
+    let mut session = repl(&s, &t, &history);
+    ready(&mut session);
+    // The line typed so far stays through each switch.
+    typed_answering(&mut session, "Plan it", 200);
+    let drawn = typed_answering(&mut session, SHIFT_TAB, 800);
+    assert!(
+        drawn.contains("file edits run without a question; commands still ask"),
+        "{drawn:?}"
+    );
+    let drawn = typed_answering(&mut session, SHIFT_TAB, 800);
+    assert!(drawn.contains("read-only: the model plans"), "{drawn:?}");
+    assert!(
+        drawn.contains("plan >"),
+        "the prompt does not say the mode: {drawn:?}"
+    );
+    enter(&mut session, " out");
+    expect(&mut session, "Plan: write a.txt.");
+    expect(&mut session, "carry out this plan?");
+    assert!(!s.ws().join("a.txt").exists(), "plan mode wrote a file");
+    session.send("y").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "mode: accept edits");
+    expect(&mut session, "The plan is approved: carry it out.");
+    expect(&mut session, "Wrote it.");
+    assert!(
+        s.ws().join("a.txt").exists(),
+        "the approved plan did not write"
+    );
+    // Round again to ask: the prompt is `>` alone.
+    ready(&mut session);
+    typed_answering(&mut session, SHIFT_TAB, 800);
+    let drawn = typed_answering(&mut session, SHIFT_TAB, 800);
+    assert!(drawn.contains("approvals as the rules say"), "{drawn:?}");
+    enter(&mut session, "/exit");
+    session.exp_eof().unwrap();
+    let messages = history_messages(&history);
+    let users: Vec<&serde_json::Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+    let texts = |m: &serde_json::Value| -> Vec<String> {
+        m["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["text"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let first = texts(users[0]);
+    assert!(first.iter().any(|t| t == "Plan it out"), "{first:?}");
+    assert!(
+        first.iter().any(|t| t.starts_with("Plan mode:")),
+        "{first:?}"
+    );
+    let second = texts(users[1]);
+    assert!(
+        second.iter().any(|t| t.starts_with("Plan mode has ended")),
+        "{second:?}"
+    );
+    let refused = crate::parity::results(&messages);
+    assert!(refused[0].1.contains("refused in plan mode"), "{refused:?}");
+}

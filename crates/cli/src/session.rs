@@ -18,7 +18,7 @@ use wonopcode_session::{
     Config, LoopChoice, ModelChoice, ReplayMode, Session, SessionBuilder, SessionError, Settings,
     config,
 };
-use wonopcode_tools::permission::{Action, Rule, Unattended};
+use wonopcode_tools::permission::{Action, Mode, Rule, Unattended};
 
 use crate::args::{ModelArgs, PermissionArgs, ReplayModeArg, RunArgs, UnattendedArg, WireArg};
 
@@ -84,18 +84,8 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
                 rules.push(rule(tool, Action::Allow)?);
             }
         }
-        Preset::AcceptEdits => {
-            for tool in EDIT_TOOLS {
-                rules.push(rule(tool, Action::Allow)?);
-            }
-        }
-        // Before every other: nothing allows an edit in plan mode.
-        Preset::Plan => {
-            for tool in EDIT_TOOLS {
-                rules.insert(0, rule(tool, Action::Deny)?);
-            }
-        }
-        Preset::Ask | Preset::Bypass => {}
+        // Their modes lie over the rules (`Settings::mode`).
+        Preset::Ask | Preset::Bypass | Preset::AcceptEdits | Preset::Plan => {}
     }
     Ok(rules)
 }
@@ -103,12 +93,6 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
 /// What `--full-auto` lets run without a question: the tools that only reach the
 /// workspace (the file tools) or run in the sandbox (`bash`).
 const FULL_AUTO_TOOLS: &[&str] = &["bash", "write", "edit", "apply_patch"];
-
-/// The tools that change files: allowed by `acceptEdits`, refused in plan mode.
-const EDIT_TOOLS: &[&str] = &["write", "edit", "apply_patch"];
-
-/// What the model is told in plan mode, after its system prompt.
-const PLAN_NOTE: &str = "Plan mode: this run is read-only. Explore and read as you need, change no file and run nothing that changes anything; end with the plan — the steps, the files each touches, how to check it — for the person to approve before anything is done.";
 
 /// The approvals one flag chooses: wonopcode's `--full-auto` and
 /// `--dangerously-skip-permissions`, Claude Code's `--permission-mode` and Codex's `-a`,
@@ -171,23 +155,15 @@ pub fn approvals_shown(settings: &wonopcode_session::Settings) -> &'static str {
             .iter()
             .any(|r| r.tool == tool && r.pattern.is_none() && r.action == Action::Allow)
     };
-    let denied = |tool: &str| {
-        settings
-            .rules
-            .iter()
-            .any(|r| r.tool == tool && r.pattern.is_none() && r.action == Action::Deny)
-    };
     if settings.yes {
         "all approved (--yes)"
-    } else if EDIT_TOOLS.iter().all(|t| denied(t))
-        && settings.sandbox == Some(SandboxMode::ReadOnly)
-    {
+    } else if settings.mode == Mode::Plan {
         "plan mode: read-only, the model plans"
     } else if settings.never_ask {
         "never asked: what would ask is refused (-a never)"
     } else if FULL_AUTO_TOOLS.iter().all(|t| allowed(t)) {
         "none asked for work in the workspace (--full-auto)"
-    } else if EDIT_TOOLS.iter().all(|t| allowed(t)) {
+    } else if settings.mode == Mode::AcceptEdits {
         "file edits without a question (acceptEdits); others ask"
     } else {
         "ask"
@@ -298,11 +274,6 @@ pub fn settings(
         ));
     }
     let preset = Preset::of(permissions)?;
-    let append_system_prompt = match (preset, &run.append_system_prompt) {
-        (Preset::Plan, Some(added)) => Some(format!("{added}\n\n{PLAN_NOTE}")),
-        (Preset::Plan, None) => Some(PLAN_NOTE.to_owned()),
-        (_, added) => added.clone(),
-    };
     Ok(Settings {
         workspace: workspace_root(run.cwd.as_deref())?,
         model: model_choice(model),
@@ -319,6 +290,11 @@ pub fn settings(
                 UnattendedArg::Suspend => Unattended::Suspend,
             })
             .or((preset == Preset::Never).then_some(Unattended::Deny)),
+        mode: match preset {
+            Preset::AcceptEdits => Mode::AcceptEdits,
+            Preset::Plan => Mode::Plan,
+            _ => Mode::Ask,
+        },
         yes: permissions.yes || preset == Preset::Bypass,
         never_ask: preset == Preset::Never,
         sandbox: sandbox_mode(preset, run),
@@ -341,7 +317,7 @@ pub fn settings(
         config_file: run.config.clone(),
         compile_cache: !run.no_cache,
         system_prompt: run.system_prompt.clone(),
-        append_system_prompt,
+        append_system_prompt: run.append_system_prompt.clone(),
         add_dirs: add_dirs(run)?,
         project_instructions: !run.no_project_instructions,
         trust_workspace: run.trust_workspace,

@@ -21,7 +21,7 @@ use wonopcode_contexts::{ContextTools, LoopSource};
 use wonopcode_journal::{EarlierRun, RunStatus, Runs, SessionCommand};
 use wonopcode_registry::Catalog;
 use wonopcode_sandbox::SandboxMode;
-use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig, Prompter};
+use wonopcode_tools::permission::{Mode, PermissionPolicy, PolicyConfig, Prompter};
 use wonopcode_wasm_host::{CachePolicy, GuestPrompter, HostConfig};
 
 use crate::config::Config;
@@ -36,6 +36,7 @@ use crate::sink::{NoRenderer, Renderer, SessionSink};
 use crate::telemetry::SpanRecorder;
 
 mod build;
+mod plan;
 mod rewind;
 
 pub use build::workspace_root;
@@ -469,6 +470,8 @@ pub struct Session {
     steering: Steering,
     /// The run's MCP servers, connecting in the background (`None`: none configured).
     servers: Option<Arc<wonopcode_mcp::Starting>>,
+    /// What the model was last told of plan mode.
+    plan: plan::Told,
 }
 
 /// What [`Session::switch_loop`] needs: the catalog, and how the first loop was loaded.
@@ -540,7 +543,12 @@ impl Session {
 
     /// Runs one prompt with images or documents attached (`attachment::from_path` and its
     /// kin make them); the prompt's message carries them, whichever loop runs it.
-    pub async fn prompt_with(&mut self, prompt: &str, attachments: Vec<Part>) -> LoopResult {
+    pub async fn prompt_with(&mut self, prompt: &str, mut attachments: Vec<Part>) -> LoopResult {
+        if let Some(note) = self.plan.note(self.permission_policy.mode()) {
+            attachments.push(Part::Text {
+                text: note.to_owned(),
+            });
+        }
         if let Some(journal) = &self.journal {
             let index = journal.prompts().len();
             self.prompt_starts.resize(index, None);
@@ -989,6 +997,17 @@ impl Session {
     /// could be asked.
     pub fn unapproved(&self) -> usize {
         self.permission_policy.unapproved()
+    }
+
+    /// The approval mode now: ask, accept edits or plan.
+    pub fn mode(&self) -> Mode {
+        self.permission_policy.mode()
+    }
+
+    /// Switches the approval mode (Shift-Tab at the REPL): the calls after this are judged
+    /// in `mode`, and the next prompt tells the model when plan mode starts or ends.
+    pub fn set_mode(&self, mode: Mode) {
+        self.permission_policy.set_mode(mode);
     }
 
     /// The mode the run's commands are confined in.

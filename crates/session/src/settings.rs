@@ -17,7 +17,7 @@ use serde_json::Value;
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::generation::Generation;
 use wonopcode_sandbox::SandboxMode;
-use wonopcode_tools::permission::{PolicyConfig, Rule, Unattended};
+use wonopcode_tools::permission::{Mode, PolicyConfig, Rule, Unattended};
 
 use crate::models::ModelChoice;
 use crate::stand_in::StandIn;
@@ -39,6 +39,10 @@ pub struct Settings {
     /// What `ask` becomes without a terminal, over the config file's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unattended: Option<Unattended>,
+    /// The approval mode the run starts in (`--permission-mode`; Shift-Tab switches it at
+    /// the REPL).
+    #[serde(skip_serializing_if = "Mode::is_ask")]
+    pub mode: Mode,
     /// Every `ask` approved without asking.
     pub yes: bool,
     /// Nobody is asked for an approval, even at a terminal: an `ask` becomes what
@@ -83,8 +87,7 @@ pub struct Settings {
     /// (`--system-prompt`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    /// Text added at the end of the system prompt (`--append-system-prompt`, plan mode's
-    /// note).
+    /// Text added at the end of the system prompt (`--append-system-prompt`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub append_system_prompt: Option<String>,
     /// Directories commands may write besides the workspace (`--add-dir`), canonical.
@@ -154,6 +157,7 @@ impl Settings {
             generation: Generation::default(),
             rules: Vec::new(),
             unattended: None,
+            mode: Mode::Ask,
             yes: false,
             never_ask: false,
             sandbox: None,

@@ -15,7 +15,7 @@ use reedline::{
 use tokio::sync::oneshot;
 
 use super::complete::PromptCompleter;
-use super::keys::{DOUBLE_ESC_SIGNAL, PromptKeys};
+use super::keys::{DOUBLE_ESC_SIGNAL, NEXT_MODE_SIGNAL, PromptKeys};
 use super::paste::Pastes;
 
 /// Lines of history kept.
@@ -32,6 +32,8 @@ pub enum Line {
     End,
     /// Esc twice at an empty prompt: the rewind list.
     Rewind,
+    /// Shift-Tab: the next approval mode; the line typed so far, to start the next read.
+    NextMode(String),
 }
 
 /// A request to the editor's thread: the prompt to show, the text the line starts with,
@@ -119,6 +121,18 @@ fn build(
             ReedlineEvent::MenuNext,
         ]),
     );
+    // Shift-Tab: back through an open menu, else the next approval mode. Terminals send it
+    // as `ESC [ Z`, which reads as BackTab with or without Shift.
+    for modifiers in [KeyModifiers::SHIFT, KeyModifiers::NONE] {
+        keybindings.add_binding(
+            modifiers,
+            KeyCode::BackTab,
+            ReedlineEvent::UntilFound(vec![
+                ReedlineEvent::MenuPrevious,
+                ReedlineEvent::ExecuteHostCommand(NEXT_MODE_SIGNAL.to_owned()),
+            ]),
+        );
+    }
     let menu = ColumnarMenu::default().with_name("commands");
     let editor = Reedline::create()
         .with_edit_mode(Box::new(PromptKeys::new(Emacs::new(keybindings), pastes)))
@@ -172,6 +186,11 @@ fn read(
                     editor.run_edit_commands(&[EditCommand::Clear]);
                     continue;
                 }
+            }
+            Signal::Success(text) if text == NEXT_MODE_SIGNAL => {
+                let typed = editor.current_buffer_contents().to_owned();
+                editor.run_edit_commands(&[EditCommand::Clear]);
+                Line::NextMode(typed)
             }
             Signal::Success(text) => {
                 // Written now, so a run that ends without dropping the editor keeps it too.

@@ -22,6 +22,7 @@ impl Cli {
         eprintln!("loop       {}", self.session.loop_name());
         eprintln!("sandbox    {}", self.session.sandbox_mode());
         eprintln!("approvals  {}", self.approvals);
+        eprintln!("mode       {} (Shift-Tab to change)", self.session.mode());
         eprintln!("workspace  {}", self.session.workspace().display());
         let prompts = self.session.prompts().len();
         let kept = match (&self.history, self.session.run_id()) {

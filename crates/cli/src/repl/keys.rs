@@ -1,6 +1,7 @@
 //! The keys the prompt gives a meaning beyond editing (Emacs keys otherwise): a paste goes
 //! into the line whole (`paste`), and Esc twice within [`DOUBLE_ESC`] clears the line, or at
-//! an empty prompt opens the rewind list, as in Claude Code.
+//! an empty prompt opens the rewind list, as in Claude Code; Shift-Tab (bound in `editor`)
+//! switches the approval mode.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,9 @@ const DOUBLE_ESC: Duration = Duration::from_millis(800);
 /// What the editor hands back for a double Esc, in place of a line: no typed line is ever
 /// this (the editor takes no control characters into its line).
 pub const DOUBLE_ESC_SIGNAL: &str = "\u{1b}\u{1b}";
+
+/// What the editor hands back for Shift-Tab (bound in `editor`), in place of a line.
+pub const NEXT_MODE_SIGNAL: &str = "\u{1b}[Z";
 
 /// Emacs editing with the prompt's own keys.
 pub struct PromptKeys {

@@ -11,6 +11,7 @@ pub mod editor;
 mod inspect;
 mod keys;
 mod memory;
+mod mode;
 mod paste;
 mod shell;
 mod slash;

@@ -90,7 +90,6 @@ impl Cli {
             self.session.workspace().to_path_buf(),
             custom,
         );
-        let marker = console::style(">").cyan().bold().to_string();
         let mut spent = Usage::default();
         let mut typed = Typed::default();
         // After a resume that failed (a guest that cannot resume), the next line is a new
@@ -102,6 +101,7 @@ impl Cli {
         // with the next.
         let mut ran = Vec::new();
         loop {
+            let marker = super::mode::marker(self.session.mode());
             let next = if !offer_answers || self.session.pending().is_empty() {
                 // The line the session opened with, else one typed during the last turn,
                 // else one read at the prompt.
@@ -129,6 +129,12 @@ impl Cli {
                             interrupted = false;
                             self.run_command(SlashCommand::Rewind(None), &mut spent)
                                 .await;
+                            continue;
+                        }
+                        Line::NextMode(draft) => {
+                            interrupted = false;
+                            self.next_mode();
+                            typed.draft = draft;
                             continue;
                         }
                         Line::Text(line) => line,
@@ -238,6 +244,9 @@ impl Cli {
             if code == exit::ERROR && self.session.failure().is_some() {
                 bail!("stopping: the history file can no longer be written");
             }
+            if opening.is_none() {
+                opening = self.approve_plan(&result).await;
+            }
         }
     }
 
@@ -294,8 +303,9 @@ impl Cli {
             let line = loop {
                 match editor.read(&label, String::new()).await {
                     Line::Text(line) => break line,
-                    // The rewind list is for the prompt, not for an answer: asked again.
-                    Line::Rewind => {}
+                    // The rewind list and the mode are the prompt's, not an answer's: asked
+                    // again.
+                    Line::Rewind | Line::NextMode(_) => {}
                     Line::Interrupted | Line::End => return None,
                 }
             };

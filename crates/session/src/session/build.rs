@@ -93,11 +93,10 @@ impl SessionBuilder {
         notices.extend(tooling.sandbox.notices());
         notices.extend(std::mem::take(&mut tooling.skill_warnings));
         let prompter = self.prompter.take().filter(|_| !self.settings.never_ask);
-        let permission_policy = Arc::new(PermissionPolicy::new(
-            permissions,
-            self.settings.yes,
-            prompter,
-        ));
+        let permission_policy = Arc::new(
+            PermissionPolicy::new(permissions, self.settings.yes, prompter)
+                .in_mode(self.settings.mode),
+        );
         let policy: SharedGate = permission_policy.clone();
         let token = CancellationToken::new();
         let continued = self.continued.take();
@@ -269,6 +268,7 @@ impl SessionBuilder {
             prompt_starts: Vec::new(),
             steering: Default::default(),
             servers,
+            plan: Default::default(),
         })
     }
 

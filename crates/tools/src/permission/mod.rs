@@ -3,6 +3,7 @@
 //! "always" answers for the session; with nobody to ask, `ask` becomes a denial the model is
 //! told about, or a suspension of the run.
 
+mod mode;
 mod rules;
 pub mod shell;
 
@@ -17,6 +18,7 @@ use wonopcode_agent_loop::{
     PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, ToolKind,
 };
 
+pub use mode::{FILE_EDIT_TOOLS, Mode};
 pub use rules::{Action, BadPatternError, Rule, RuleParseError, UnknownToolError};
 use shell::Script;
 
@@ -98,6 +100,8 @@ pub struct PermissionPolicy {
     prompt_lock: tokio::sync::Mutex<()>,
     /// Calls refused because they needed approval and nobody could be asked.
     unapproved: std::sync::atomic::AtomicUsize,
+    /// The mode over the rules, which the person may switch during the session.
+    mode: Mutex<Mode>,
 }
 
 impl PermissionPolicy {
@@ -116,22 +120,54 @@ impl PermissionPolicy {
             approved: Mutex::new(HashSet::new()),
             prompt_lock: tokio::sync::Mutex::new(()),
             unapproved: std::sync::atomic::AtomicUsize::new(0),
+            mode: Mutex::new(Mode::Ask),
         }
     }
 
-    /// The action rules give a call, before prompts and cached approvals.
+    /// The policy in `mode` from the start.
+    pub fn in_mode(self, mode: Mode) -> Self {
+        *self.mode.lock() = mode;
+        self
+    }
+
+    /// The mode over the rules now.
+    pub fn mode(&self) -> Mode {
+        *self.mode.lock()
+    }
+
+    /// Switches the mode: the calls after this are judged in `mode`.
+    pub fn set_mode(&self, mode: Mode) {
+        *self.mode.lock() = mode;
+    }
+
+    /// The action the rules and the mode give a call, before prompts and cached approvals.
     pub fn action(&self, request: &PermissionRequest) -> Action {
+        let (ruled, written) = self.ruled(request);
+        self.mode()
+            .over(&request.tool, request.kind, ruled, written)
+    }
+
+    /// The action the rules alone give a call, and whether a rule (not the default for
+    /// its kind) gave it.
+    fn ruled(&self, request: &PermissionRequest) -> (Action, bool) {
         if request.tool == "bash"
             && let Some(command) = &request.subject
         {
-            return self.command_action(&Script::parse(command), request.kind);
+            return (
+                self.command_action(&Script::parse(command), request.kind),
+                true,
+            );
         }
         let subject = request.subject.as_deref();
-        self.config
+        match self
+            .config
             .rules
             .iter()
             .find(|r| r.matches(&request.tool, subject))
-            .map_or_else(|| self.default_action(request.kind), |r| r.action)
+        {
+            Some(rule) => (rule.action, true),
+            None => (self.default_action(request.kind), false),
+        }
     }
 
     fn default_action(&self, kind: ToolKind) -> Action {
@@ -315,8 +351,14 @@ fn describe(request: &PermissionRequest) -> String {
     }
 }
 
-/// The refusal of a call the rules deny.
-fn denied(request: &PermissionRequest) -> PermissionDecision {
+/// The refusal of a call the rules (or, for a file edit, plan mode) deny.
+fn denied(request: &PermissionRequest, mode: Mode) -> PermissionDecision {
+    if mode == Mode::Plan && FILE_EDIT_TOOLS.contains(&request.tool.as_str()) {
+        return PermissionDecision::Deny(format!(
+            "{} is refused in plan mode: nothing is changed until the person approves the plan",
+            describe(request)
+        ));
+    }
     PermissionDecision::Deny(format!(
         "{} is denied by the permission policy",
         describe(request)
@@ -328,7 +370,7 @@ impl PermissionGate for PermissionPolicy {
     async fn decide(&self, request: &PermissionRequest) -> PermissionDecision {
         match self.action(request) {
             Action::Allow => return PermissionDecision::Allow,
-            Action::Deny => return denied(request),
+            Action::Deny => return denied(request, self.mode()),
             Action::Ask => {}
         }
         let keys = Self::approval_keys(request);
@@ -340,7 +382,7 @@ impl PermissionGate for PermissionPolicy {
 
     async fn ask(&self, request: &PermissionRequest) -> PermissionDecision {
         if matches!(self.action(request), Action::Deny) {
-            return denied(request);
+            return denied(request, self.mode());
         }
         if self.yes {
             return PermissionDecision::Allow;
