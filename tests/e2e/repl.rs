@@ -234,7 +234,7 @@ fn approvals_can_be_listed_and_revoked_and_the_conversation_cleared_compacted_an
     // "always" approves this tool on this path for the session...
     expect(
         &mut session,
-        "[a] always (`write` on `notes.txt` in this session)",
+        "a  yes, and always `write` on `notes.txt` in this session",
     );
     enter(&mut session, "a");
     expect(&mut session, "Written.");
@@ -1156,4 +1156,58 @@ fn shift_tab_goes_round_the_modes_and_a_plan_is_approved_before_anything_is_writ
     );
     let refused = crate::parity::results(&messages);
     assert!(refused[0].1.contains("refused in plan mode"), "{refused:?}");
+}
+
+#[test]
+fn a_no_at_an_approval_stops_the_turn_and_t_lets_the_model_go_on() {
+    let s = Scratch::new();
+    let t = s.transcript(
+        "t.jsonl",
+        &[
+            crate::support::calling("c1", "bash", r#"{"command": "touch REFUSED"}"#),
+            // Never asked for: the refusal stopped the turn.
+            vec![text("Went on after the refusal."), done("end_turn")],
+        ],
+    );
+    let t2 = s.transcript(
+        "t2.jsonl",
+        &[
+            crate::support::calling("c1", "bash", r#"{"command": "touch REFUSED"}"#),
+            vec![text("Used the other way."), done("end_turn")],
+        ],
+    );
+    // `n`: the turn stops; the prompt waits, and the next prompt is the model's next request.
+    let history = s.outside("h.jsonl");
+    let mut session = repl(&s, &t, &history);
+    ready(&mut session);
+    enter(&mut session, "Make a file.");
+    expect(&mut session, "n  no, and stop the turn (Esc)");
+    session.send("n").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "(refused: the turn stopped");
+    says(
+        &mut session,
+        "Do it another way.",
+        "Went on after the refusal.",
+    );
+    quit(&mut session);
+    assert!(!s.ws().join("REFUSED").exists());
+    let prompts = user_prompts(&history);
+    assert_eq!(
+        prompts,
+        ["Make a file.", "Do it another way."],
+        "{prompts:?}"
+    );
+    // `t`: refused with a line for the model, and the turn goes on to its answer.
+    let mut session = repl(&s, &t2, &s.outside("h2.jsonl"));
+    ready(&mut session);
+    enter(&mut session, "Make a file.");
+    expect(&mut session, "t  no, and tell the model what to do instead");
+    session.send("t").unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "tell the model what to do instead: ");
+    enter(&mut session, "use the other way");
+    expect(&mut session, "Used the other way.");
+    quit(&mut session);
+    assert!(!s.ws().join("REFUSED").exists());
 }

@@ -542,7 +542,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         return;
     }
     use crate::terminal::{answer, finish, spawn};
-    let question = "outside the sandbox in this session)  [N] no: ";
+    let question = "outside the sandbox in this session\r\n    n  no: it stays in the sandbox (Esc)\r\n  answer: ";
     for (reply, escaped) in [("n", false), ("y", true)] {
         let s = Scratch::new();
         let target = s.outside("target");
@@ -551,7 +551,7 @@ fn a_blocked_command_runs_again_outside_only_when_the_person_at_the_terminal_say
         let mut session = spawn(&s, &t, &["--config".to_owned(), config], "go");
         answer(
             &mut session,
-            "in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "in this session\r\n    p  yes, and always in this project (kept in your config)\r\n    u  yes, and always, for you (kept in your config)\r\n    n  no (Esc)\r\n    t  no, and tell the model what to do instead\r\n  answer: ",
             "y",
             "the approval",
         );
@@ -1007,7 +1007,7 @@ fn a_write_to_what_would_run_next_time_is_the_persons_to_allow_at_the_terminal()
         let mut session = spawn(&s, &t, &["--config".to_owned(), config], "go");
         answer(
             &mut session,
-            "in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "in this session\r\n    p  yes, and always in this project (kept in your config)\r\n    u  yes, and always, for you (kept in your config)\r\n    n  no (Esc)\r\n    t  no, and tell the model what to do instead\r\n  answer: ",
             "y",
             "the approval",
         );
@@ -1016,7 +1016,7 @@ fn a_write_to_what_would_run_next_time_is_the_persons_to_allow_at_the_terminal()
             .unwrap_or_else(|e| panic!("no question about the protected write: {e}"));
         answer(
             &mut session,
-            "(`write` writing `.claude/settings.json` in this session)  [N] no: ",
+            "`write` writing `.claude/settings.json` in this session\r\n    n  no: it stays in the sandbox (Esc)\r\n  answer: ",
             reply,
             "the protected write",
         );

@@ -221,7 +221,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
         }
         answer(
             &mut session,
-            "allow `edit` on `src/inventory.py`? [y] once  [a] always (`edit` on `src/inventory.py` in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "allow `edit` on `src/inventory.py`?\r\n    y  yes, this once\r\n    a  yes, and always `edit` on `src/inventory.py` in this session\r\n    p  yes, and always in this project (kept in your config)\r\n    u  yes, and always, for you (kept in your config)\r\n    n  no (Esc)\r\n    t  no, and tell the model what to do instead\r\n  answer: ",
             "y",
             "the edit's question",
         );
@@ -232,7 +232,7 @@ fn an_approval_shows_the_change_and_what_always_covers_and_the_call_shows_what_i
             .unwrap_or_else(|e| panic!("{label}: no folded diff after the edit: {e}"));
         answer(
             &mut session,
-            "allow `bash` on `wc -l < src/inventory.py`? [y] once  [a] always (`wc -l < src/inventory.py` in this session)  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "allow `bash` on `wc -l < src/inventory.py`?\r\n    y  yes, this once\r\n    a  yes, and always `wc -l < src/inventory.py` in this session\r\n    p  yes, and always in this project (kept in your config)\r\n    u  yes, and always, for you (kept in your config)\r\n    n  no (Esc)\r\n    t  no, and tell the model what to do instead\r\n  answer: ",
             "y",
             "the command's question",
         );
@@ -402,7 +402,7 @@ fn t_at_an_approval_refuses_and_tells_the_model_what_to_do_instead() {
     let t = one_bash_call(&s, "rm -rf build");
     let mut session = spawn(&s, &t, &["--json".to_owned()], "go");
     session
-        .exp_string("[t] no, and tell the model: ")
+        .exp_string("t  no, and tell the model what to do instead\r\n  answer: ")
         .unwrap_or_else(|e| panic!("no question: {e}"));
     session.send("t").unwrap();
     session.flush().unwrap();
@@ -439,7 +439,7 @@ pub(crate) fn answer_for_good(
         .args(["-p", "go"]);
     let mut session = spawn_command(cmd, Some(30_000)).unwrap();
     session
-        .exp_string(&format!("[{key}] always, for "))
+        .exp_string(&format!("{key}  yes, and always"))
         .unwrap_or_else(|e| panic!("no question: {e}"));
     session.send(key).unwrap();
     session.flush().unwrap();

@@ -184,10 +184,11 @@ fn a_question_that_appears_while_the_person_types_takes_none_of_their_keys() {
     said_no(&s, session);
 }
 
-/// Answers the question no once the person has paused, and quits with nothing touched.
+/// Answers the question no once the person has paused (which stops the turn), and quits
+/// with nothing touched.
 fn said_no(s: &Scratch, mut session: PtySession) {
     typed(&mut session, "n");
-    expect(&mut session, "Not done.");
+    expect(&mut session, "(refused: the turn stopped");
     ready(&mut session);
     typed(&mut session, "\x15");
     quit(&mut session);

@@ -104,6 +104,7 @@ fn elicitor(yes: bool) -> Option<Arc<dyn Elicitor>> {
             progress,
             config_file: None,
             workspace: std::path::PathBuf::new(),
+            refusals: Default::default(),
         }))
     } else if yes {
         Some(Arc::new(AcceptDefaults))

@@ -3,12 +3,15 @@
 //! forms are in `form`.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use indicatif::MultiProgress;
 use std::path::Path;
 use wonopcode_agent_loop::PermissionRequest;
 
+use wonopcode_session::TurnCanceller;
 use wonopcode_tools::permission::{Answer, PermissionPolicy, Prompter, Rule};
 use wonopcode_wasm_host::GuestPrompter;
 
@@ -26,6 +29,45 @@ pub struct TerminalPrompter {
     pub config_file: Option<std::path::PathBuf>,
     /// The workspace "always, for this project" is for.
     pub workspace: std::path::PathBuf,
+    /// Whether a "no" stops the turn, and whether one did.
+    pub refusals: Arc<Refusals>,
+}
+
+/// A "no" at a call's question at the REPL stops the turn, as Claude Code's "No" does: the
+/// person says what to do next at the prompt (`t` refuses and lets the model go on). Where
+/// nobody waits at a prompt after the turn (a one-prompt run), a "no" only refuses the call.
+#[derive(Default)]
+pub struct Refusals {
+    /// The turn a "no" stops, once the REPL has started.
+    canceller: OnceLock<TurnCanceller>,
+    /// Whether a "no" stopped the turn since it was last asked.
+    stopped: AtomicBool,
+}
+
+impl Refusals {
+    /// From now on a "no" stops the turn `canceller` cancels.
+    pub fn stop_turns(&self, canceller: TurnCanceller) {
+        let _ = self.canceller.set(canceller);
+    }
+
+    /// Whether a "no" stops the turn.
+    fn stop(&self) -> bool {
+        self.canceller.get().is_some()
+    }
+
+    /// A "no" was given: the turn is stopped when refusals stop it.
+    fn refused(&self) {
+        if let Some(canceller) = self.canceller.get()
+            && canceller.cancel()
+        {
+            self.stopped.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a "no" stopped the last turn (then cleared).
+    pub fn took_stop(&self) -> bool {
+        self.stopped.swap(false, Ordering::SeqCst)
+    }
 }
 
 /// Runs `ask`, a question read from the terminal, off the async runtime with the status
@@ -115,8 +157,13 @@ impl Keys {
     }
 
     /// A call's approval: `t` refuses with a line for the model, `u` and `p` approve for
-    /// good.
-    fn call() -> Self {
+    /// good; `stops`: whether `n` stops the turn (said in its help).
+    fn call(stops: bool) -> Self {
+        let no = if stops {
+            "n or Esc (no, and stop the turn)"
+        } else {
+            "n or Esc (no)"
+        };
         Self::new(
             [
                 ('y', "yes"),
@@ -126,7 +173,9 @@ impl Keys {
                 ('n', "no"),
                 ('t', "no, and"),
             ],
-            "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), n or Esc (no), or t (no, and tell the model what to do instead)",
+            format!(
+                "y (once), a (always), p (always, for this project), u (always, for you: both written to your config), {no}, or t (no, and tell the model what to do instead)"
+            ),
         )
     }
 
@@ -222,9 +271,10 @@ pub(crate) async fn read_key(
                     settled_at = Some(now + SETTLE);
                     if !told {
                         told = true;
+                        let again = question.rsplit("\r\n").next().unwrap_or(&question);
                         let _ = write!(
                             stderr,
-                            "\r\n  (what you were typing is not an answer: stop, read the question, then press a key)\r\n{question}"
+                            "\r\n  (what you were typing is not an answer: stop, read the question, then press a key)\r\n{again}"
                         );
                         let _ = stderr.flush();
                     }
@@ -244,8 +294,10 @@ pub(crate) async fn read_key(
             };
             match answer {
                 Some(answer) => break answer,
+                // A menu's last line (where the answer goes) again, not the whole menu.
                 None => {
-                    let _ = write!(stderr, "\r\n  press {}\r\n{question}", keys.help);
+                    let again = question.rsplit("\r\n").next().unwrap_or(&question);
+                    let _ = write!(stderr, "\r\n  press {}\r\n{again}", keys.help);
                     let _ = stderr.flush();
                 }
             }
@@ -267,17 +319,9 @@ pub(crate) async fn read_key(
     .flatten()
 }
 
-/// An approval's key: one at a terminal, else the first of a line. `call`: a call's
-/// question, where `t` refuses with a line for the model and `u` and `p` approve for good
-/// (not a
-/// sandbox escalation's, whose refusal is the sandbox's own message and which is never
-/// approved beyond the session).
-async fn approval_key(question: String, progress: MultiProgress, call: bool) -> char {
-    let keys = if call {
-        Keys::call()
-    } else {
-        Keys::escalation()
-    };
+/// An approval's key (`keys`: a call's or a sandbox escalation's): one at a terminal, else
+/// the first of a line.
+async fn approval_key(question: String, progress: MultiProgress, keys: Keys) -> char {
     match read_key(question.clone(), progress.clone(), keys).await {
         Some(key) => key,
         None => read_answer(question, progress)
@@ -322,6 +366,17 @@ fn remember(
     }
     config_edit::write(&path, &document)?;
     Ok(path)
+}
+
+/// A question's answers, one line each (`key  what it does`), and the line the key is
+/// typed on.
+fn menu(answers: &[(char, &str)]) -> String {
+    let mut lines: Vec<String> = answers
+        .iter()
+        .map(|(key, what)| format!("    {key}  {what}"))
+        .collect();
+    lines.push("  answer: ".to_owned());
+    lines.join("\n")
 }
 
 /// Asked after `t`: the line goes back to the model as the refusal.
@@ -387,12 +442,25 @@ impl Prompter for TerminalPrompter {
                 lines.join("\n")
             })
             .unwrap_or_default();
+        let stops = self.refusals.stop();
+        let no = if stops {
+            "no, and stop the turn (Esc)"
+        } else {
+            "no (Esc)"
+        };
         let question = format!(
-            "{diff}{} allow {what}? [y] once  [a] always ({})  [p] always, for this project  [u] always, for you  [N] no  [t] no, and tell the model: ",
+            "{diff}{} allow {what}?\n{}",
             console::style("?").yellow().bold(),
-            always_covers(request)
+            menu(&[
+                ('y', "yes, this once"),
+                ('a', &format!("yes, and always {}", always_covers(request))),
+                ('p', "yes, and always in this project (kept in your config)"),
+                ('u', "yes, and always, for you (kept in your config)"),
+                ('n', no),
+                ('t', "no, and tell the model what to do instead"),
+            ])
         );
-        match approval_key(question, self.progress.clone(), true).await {
+        match approval_key(question, self.progress.clone(), Keys::call(stops)).await {
             'y' => Answer::Once,
             'a' => Answer::Always,
             key @ ('u' | 'p') => {
@@ -423,7 +491,10 @@ impl Prompter for TerminalPrompter {
                 Some(said) if !said.trim().is_empty() => Answer::DenyWith(said.trim().to_owned()),
                 _ => Answer::Deny,
             },
-            _ => Answer::Deny,
+            _ => {
+                self.refusals.refused();
+                Answer::Deny
+            }
         }
     }
 
@@ -442,11 +513,16 @@ impl Prompter for TerminalPrompter {
             )
         };
         let question = format!(
-            "{} the sandbox stopped `{tool}` ({}): {what}? [y] once  [a] always ({always} in this session)  [N] no: ",
+            "{} the sandbox stopped `{tool}` ({}): {what}?\n{}",
             console::style("!").red().bold(),
             one_line(blocked),
+            menu(&[
+                ('y', "yes, this once"),
+                ('a', &format!("yes, and always {always} in this session")),
+                ('n', "no: it stays in the sandbox (Esc)"),
+            ])
         );
-        match approval_key(question, self.progress.clone(), false).await {
+        match approval_key(question, self.progress.clone(), Keys::escalation()).await {
             'y' => Answer::Once,
             'a' => Answer::Always,
             _ => Answer::Deny,

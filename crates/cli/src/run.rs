@@ -319,11 +319,13 @@ async fn run_once(
         );
         builder = builder.continuing(kept.latest.clone(), kept.conversation());
     }
+    let refusals = Arc::new(crate::prompter::Refusals::default());
     if interactive {
         let terminal = Arc::new(TerminalPrompter {
             progress: progress.clone(),
             config_file,
             workspace,
+            refusals: refusals.clone(),
         });
         builder = builder
             .prompters(
@@ -356,6 +358,7 @@ async fn run_once(
         json,
         config_file: read_config,
         trusted,
+        refusals,
     };
     if !json {
         attach::announce(&cli.attached);
@@ -470,6 +473,8 @@ pub(crate) struct Cli {
     /// Whether the person trusts the workspace for this run (its hooks, commands and
     /// servers run), for `/doctor`.
     pub(crate) trusted: bool,
+    /// Whether a "no" at an approval stopped the turn (the REPL's turns stop on one).
+    pub(crate) refusals: Arc<crate::prompter::Refusals>,
 }
 
 impl Cli {

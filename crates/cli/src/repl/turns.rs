@@ -79,6 +79,7 @@ impl Cli {
             self.session.workspace().display()
         );
         self.in_repl = true;
+        self.refusals.stop_turns(self.session.canceller());
         let custom = self
             .session
             .command_files()
@@ -231,6 +232,11 @@ impl Cli {
             // A line half typed before a prompt typed during the last turn is still being
             // typed during this one.
             let (result, typing) = self.turn(next, std::mem::take(&mut typed.draft)).await?;
+            if self.refusals.took_stop() {
+                eprintln!(
+                    "(refused: the turn stopped; say what to do instead, or press t at the question to tell the model and let it go on)"
+                );
+            }
             let unsent = self.session.steering().take();
             typed.after_turn(result.status, unsent, typing);
             // Calls waiting in child contexts are answered through the run's journal (the
