@@ -627,3 +627,81 @@ fn the_answers_markdown_is_rendered_at_a_terminal_and_plain_elsewhere() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("| build | 2 s |"), "{stdout}");
 }
+
+/// A command that prints a line every 150 ms, six in all, in colour and with a progress
+/// line drawn over itself.
+const SLOW_PRINTER: &str = "for i in 1 2 3 4 5 6; do printf '\\033[32mline%s\\033[0m\\n' $i; printf ' 10%%\\r100%%\\n'; sleep 0.15; done";
+
+#[test]
+fn a_running_command_shows_its_last_lines_as_they_come() {
+    let s = Scratch::new();
+    let t = one_bash_call(&s, SLOW_PRINTER);
+    let mut session = spawn(&s, &t, &["--yes".to_owned()], "go");
+    // Under the spinner while it runs, before the call's line: plain, as a terminal
+    // leaves it (no colour codes, the progress line at its end).
+    // The pseudo-terminal is read a byte a character: `│` is its three UTF-8 bytes.
+    let bar = "\u{e2}\u{94}\u{82}";
+    session
+        .exp_string(&format!("{bar} line3 "))
+        .unwrap_or_else(|e| panic!("no live line: {e}"));
+    let (rest, code) = finish(session);
+    assert_eq!(code, 0, "{rest}");
+    assert!(rest.contains(&format!("{bar} line6 ")), "{rest}");
+    assert!(rest.contains(&format!("{bar} 100% ")), "{rest}");
+}
+
+#[test]
+fn live_output_goes_to_json_readers_and_not_into_the_journal() {
+    let s = Scratch::new();
+    let t = one_bash_call(&s, SLOW_PRINTER);
+    let runs = s.outside("runs");
+    let out = s.run_json_with_env(
+        &t,
+        &[("WONOPCODE_RUNS_DIR", runs.to_str().unwrap())],
+        &["--yes"],
+        "go",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let updates: Vec<String> = crate::support::events(&out)
+        .iter()
+        .filter(|e| e["type"] == "item.updated" && e["item"]["kind"] == "tool_call")
+        .map(|e| {
+            assert_eq!(e["item"]["status"], "in_progress", "{e}");
+            e["item"]["output"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert!(!updates.is_empty(), "no live output in the events");
+    let last = updates.last().unwrap();
+    assert!(last.contains("line2\n100%\n"), "{last:?}");
+    assert!(!last.contains('\u{1b}'), "{last:?}");
+    // The journal keeps the finished call, not what it printed on the way.
+    let journals: Vec<String> = walk_files(&runs)
+        .into_iter()
+        .filter(|p| p.ends_with("events.jsonl"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(!journals.is_empty(), "no journal under {}", runs.display());
+    for journal in journals {
+        assert!(!journal.contains("\"item.updated\""), "{journal}");
+        assert!(journal.contains("\"item.completed\""));
+    }
+}
+
+/// Every file under `dir`.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

@@ -226,7 +226,8 @@ pub enum EventKind {
         /// The new text only.
         text: String,
     },
-    /// An item changed (a todo list was rewritten, a tool call's status moved).
+    /// An item changed (a todo list was rewritten, a tool call's status moved, a running
+    /// command printed more: `crate::live_output`).
     #[serde(rename = "item.updated")]
     ItemUpdated {
         /// The whole item as it is now.
@@ -416,7 +417,8 @@ pub struct ToolCallItem {
     pub arguments: String,
     /// Where the call is.
     pub status: ItemStatus,
-    /// Output given to the model (after truncation), once finished.
+    /// Output given to the model (after truncation), once finished; while a command runs,
+    /// the last lines it printed so far (`crate::live_output`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     /// Wall time, once finished.

@@ -25,6 +25,7 @@ pub mod environment;
 pub mod event;
 pub mod generation;
 pub mod hook;
+pub mod live_output;
 pub mod message;
 pub mod model;
 pub mod model_source;

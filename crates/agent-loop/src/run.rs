@@ -462,6 +462,7 @@ impl Run {
             hidden: s.config.hidden_paths.clone(),
             editor: s.config.editor_files.clone(),
             checkpoints: s.config.checkpoints.clone(),
+            live: None,
             // The tools this round may use, cloned once (not the run's and then these).
             run: Some(RunServices {
                 cwd: s.cwd.clone(),

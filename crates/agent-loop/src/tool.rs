@@ -77,6 +77,9 @@ pub struct ToolEnv {
     pub editor: Option<crate::editor_files::SharedEditorFiles>,
     /// Where a change to a file is recorded ([`crate::LoopConfig::checkpoints`]).
     pub checkpoints: Option<crate::checkpoint::SharedCheckpoints>,
+    /// Where a tool that prints as it runs (`bash`) shows it while the call lasts; set
+    /// for each call of a run.
+    pub live: Option<crate::live_output::LiveOutput>,
 }
 
 impl ToolEnv {
@@ -94,6 +97,7 @@ impl ToolEnv {
             hidden: std::sync::Arc::from([]),
             editor: None,
             checkpoints: None,
+            live: None,
         }
     }
 

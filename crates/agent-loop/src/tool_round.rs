@@ -7,6 +7,7 @@ use tokio::sync::RwLock;
 use crate::earlier::{SUSPENDED, earlier_answer};
 use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
 use crate::hook::{HookDecision, HookSite, HookedGate};
+use crate::live_output::LiveOutput;
 use crate::message::Part;
 use crate::permission::PermissionGate;
 use crate::registry::{Dispatch, ToolRegistry};
@@ -161,8 +162,16 @@ async fn run_one(
                 details: ItemDetails::for_call(item.clone()),
             },
         });
+        let env = ToolEnv {
+            live: Some(LiveOutput::new(
+                emitter.clone(),
+                item_id.clone(),
+                item.clone(),
+            )),
+            ..env.clone()
+        };
         registry
-            .dispatch(&call.name, &call.arguments, env, gate)
+            .dispatch(&call.name, &call.arguments, &env, gate)
             .await
     };
     match dispatch {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use wonopcode_agent_loop::durable;
+use wonopcode_agent_loop::event::ItemStatus;
 use wonopcode_agent_loop::{Event, EventKind};
 
 use crate::JournalError;
@@ -51,7 +52,17 @@ impl EventLog {
 
     /// Appends `event` (nothing for a streaming delta), fsync'd when it has an effect.
     pub fn append(&mut self, event: &Event) -> Result<(), JournalError> {
-        if matches!(event.kind, EventKind::ItemDelta { .. }) {
+        // Streamed text and a running call's output so far are shown, not kept: the
+        // completed item holds them whole.
+        let passing = match &event.kind {
+            EventKind::ItemDelta { .. } => true,
+            EventKind::ItemUpdated { item } => item
+                .details
+                .tool_call()
+                .is_some_and(|call| call.status == ItemStatus::InProgress),
+            _ => false,
+        };
+        if passing {
             return Ok(());
         }
         let record = JournalRecord {

@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use wonopcode_agent_loop::checkpoint::CommandEffects;
 use wonopcode_agent_loop::event::CommandDetails;
+use wonopcode_agent_loop::live_output::LiveOutput;
 use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
@@ -139,14 +140,20 @@ impl Captured {
     }
 }
 
-/// Reads a pipe to its end, keeping its real start and its real end.
-async fn capture(mut pipe: impl AsyncRead + Unpin) -> Captured {
+/// Reads a pipe to its end, keeping its real start and its real end, and showing what
+/// comes as it comes (`live`).
+async fn capture(mut pipe: impl AsyncRead + Unpin, live: Option<LiveOutput>) -> Captured {
     let mut kept = Captured::default();
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => kept.push(&buf[..n]),
+            Ok(n) => {
+                kept.push(&buf[..n]);
+                if let Some(live) = &live {
+                    live.push(&buf[..n]);
+                }
+            }
         }
     }
     kept
@@ -249,8 +256,14 @@ impl BashTool {
             )?;
         let mut processes = CallProcesses::track(child.id(), marker);
         drop(starting);
-        let stdout = child.stdout.take().map(|p| tokio::spawn(capture(p)));
-        let stderr = child.stderr.take().map(|p| tokio::spawn(capture(p)));
+        let stdout = child
+            .stdout
+            .take()
+            .map(|p| tokio::spawn(capture(p, env.live.clone())));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|p| tokio::spawn(capture(p, env.live.clone())));
         let ending = tokio::select! {
             biased;
             () = env.cancel.cancelled() => Ending::Cancelled,

@@ -421,6 +421,24 @@ fn tool_line(item: &ToolCallItem) -> String {
 /// A one-line description of a tool call: the tool and its main argument (a search's
 /// pattern, a command, a path), cut at a word with `…` past 80 characters; the tool alone
 /// when it has no argument.
+/// Lines of a running command's output shown under its spinner.
+const LIVE_LINES: usize = 5;
+
+/// A running call's spinner text with the last lines it printed under it (already made
+/// visible), each cut to the terminal's width so that none wraps and the spinner redraws
+/// in place.
+fn live_lines(item: &ToolCallItem, printed: &str) -> String {
+    let width = console::Term::stderr().size().1 as usize;
+    let room = width.saturating_sub(6).max(20);
+    let last: Vec<&str> = printed.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut text = summary(item);
+    for line in &last[last.len().saturating_sub(LIVE_LINES)..] {
+        let cut: String = line.replace('\t', "    ").chars().take(room).collect();
+        text.push_str(&format!("\n  {}", style(format!("│ {cut}")).dim()));
+    }
+    text
+}
+
 fn summary(item: &ToolCallItem) -> String {
     let args: serde_json::Value = serde_json::from_str(&item.arguments).unwrap_or_default();
     if let Some(todos) = args.get("todos").and_then(|t| t.as_array()) {
@@ -607,6 +625,12 @@ impl TerminalRenderer {
             EventKind::ItemCompleted { item } => self.item_completed(item),
             EventKind::ItemUpdated { item } => match &item.details {
                 ItemDetails::TodoList { items } => self.todo_list(items),
+                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                    if let (Some(bar), Some(printed)) = (self.spinners.get(&item.id), &call.output)
+                    {
+                        bar.set_message(live_lines(call, printed));
+                    }
+                }
                 ItemDetails::Progress { message, fraction } => {
                     if let Some(bar) = self.spinners.get(&item.id) {
                         bar.set_message(progress_text(message, *fraction));
