@@ -3,6 +3,7 @@
 //! and a command the sandbox stopped is asked about in every mode.
 
 use agent_client_protocol::v1::schema::{SessionMode, SessionModeId, SessionModeState};
+use wonopcode_tools::permission::FILE_EDIT_TOOLS;
 
 /// How much runs unasked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,9 +39,6 @@ const MODES: [(Mode, &str, &str, &str); 3] = [
     ),
 ];
 
-/// The tools that only change files in the workspace (beneath it: the path guard holds).
-const FILE_EDITS: [&str; 3] = ["write", "edit", "apply_patch"];
-
 impl Mode {
     /// The mode with `id`.
     pub(crate) fn of(id: &str) -> Option<Self> {
@@ -56,7 +54,8 @@ impl Mode {
     pub(crate) fn allows(self, tool: &str) -> bool {
         match self {
             Self::Ask => false,
-            Self::AutoEdit => FILE_EDITS.contains(&tool),
+            // The tools that only change files in the workspace (the path guard holds).
+            Self::AutoEdit => FILE_EDIT_TOOLS.contains(&tool),
             Self::FullAuto => true,
         }
     }

@@ -142,6 +142,14 @@ impl Updates {
             }
             EventKind::ItemUpdated { item } => match &item.details {
                 ItemDetails::TodoList { items } => vec![plan(items)],
+                // A running command's output so far, as the editor's view of the call.
+                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                    vec![SessionUpdate::ToolCallUpdate(finished(
+                        call_id(context, &call.call_id),
+                        call,
+                        &self.workspace,
+                    ))]
+                }
                 _ => Vec::new(),
             },
             EventKind::ItemCompleted { item } => match &item.details {
@@ -320,7 +328,8 @@ fn started(id: String, context: &ContextPath, call: &ToolCallItem, workspace: &P
 }
 
 /// The `tool_call_update` of a call that ended: its status, a diff for each file it changed
-/// (its output when it changed none), and the output as `rawOutput`.
+/// (its output when it changed none), and the output as `rawOutput`; of a call still
+/// running, the output it has printed so far.
 fn finished(id: String, call: &ToolCallItem, workspace: &Path) -> ToolCallUpdate {
     let status = match call.status {
         ItemStatus::Completed => ToolCallStatus::Completed,
@@ -503,5 +512,29 @@ mod tests {
             "*** Begin Patch\n*** Delete File: a.txt\n*** Add File: c.txt\n+c\n*** End Patch";
         assert_eq!(kind(mixed), ToolKind::Edit);
         assert_eq!(kind(""), ToolKind::Edit);
+    }
+
+    #[test]
+    fn a_running_calls_output_so_far_is_an_in_progress_update_with_it() {
+        let call = ToolCallItem {
+            call_id: "c1".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+            status: ItemStatus::InProgress,
+            output: Some("line1\nline2\n".into()),
+            duration_ms: None,
+            command: None,
+            file_change: None,
+            file_changes: Vec::new(),
+            server: None,
+            tool: None,
+        };
+        let update = finished("c1".into(), &call, Path::new("/ws"));
+        assert_eq!(update.fields.status, Some(ToolCallStatus::InProgress));
+        let content = update.fields.content.unwrap_or_default();
+        assert_eq!(
+            content,
+            vec![ToolCallContent::from("line1\nline2\n".to_owned())]
+        );
     }
 }
