@@ -436,14 +436,25 @@ fn a_dropped_image_path_is_attached_and_a_missing_mention_sends_nothing() {
     );
     expect(&mut session, "attached: image/png");
     expect(&mut session, "First answer.");
+    // A terminal that escapes the spaces of a dropped path, pasting it bracketed.
+    ready(&mut session);
+    let escaped = dropped.display().to_string().replace(' ', "\\ ");
+    session
+        .send(&format!("\x1b[200~{escaped}\x1b[201~ and this?\r"))
+        .unwrap();
+    session.flush().unwrap();
+    expect(&mut session, "attached: image/png");
+    expect(&mut session, "Second answer.");
     quit(&mut session);
     let messages = history_messages(&history);
-    let parts = messages[0]["parts"].as_array().unwrap();
-    assert_eq!(parts[0]["type"], "image", "{parts:?}");
-    assert_eq!(parts[0]["media_type"], "image/png");
-    assert_eq!(parts[1]["type"], "text");
-    let users = messages.iter().filter(|m| m["role"] == "user").count();
-    assert_eq!(users, 1, "the unsent line is not stored");
+    let users: Vec<&serde_json::Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(users.len(), 2, "the unsent line is not stored");
+    for user in users {
+        let parts = user["parts"].as_array().unwrap();
+        assert_eq!(parts[0]["type"], "image", "{parts:?}");
+        assert_eq!(parts[0]["media_type"], "image/png");
+        assert_eq!(parts[1]["type"], "text");
+    }
 }
 
 /// A REPL whose run has had two prompts: `Write a.txt.` (which wrote it) and `Say hi.`.
