@@ -572,7 +572,7 @@ fn a_task_cannot_take_a_workspace_from_outside_the_tasks_files_directory() {
 }
 
 /// Every file beneath `dir` (none when it does not exist).
-fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+pub(crate) fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return files;

@@ -1222,3 +1222,49 @@ fn a_no_at_an_approval_stops_the_turn_and_t_lets_the_model_go_on() {
     quit(&mut session);
     assert!(!s.ws().join("REFUSED").exists());
 }
+
+#[test]
+fn sigterm_at_the_idle_prompt_ends_an_mcp_server_still_starting() {
+    let s = Scratch::new();
+    // A server that never answers and never reads its stdin: it writes its pid and waits.
+    let pid_file = s.outside("server.pid");
+    let config = s.config(&format!(
+        "mcp_servers:\n  stuck:\n    command: sh\n    args: ['-c', 'echo $$ > {}; exec sleep 60']\n    startup_timeout_sec: 120\n",
+        pid_file.display()
+    ));
+    let t = two_answers(&s);
+    let mut session = repl_with(&s, &t, &["--config".as_ref(), config.as_ref()]);
+    ready(&mut session);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    session
+        .process_mut()
+        .signal(rexpect::process::Signal::SIGTERM)
+        .unwrap();
+    session.exp_eof().unwrap();
+    // Gone (or a zombie waiting for init to reap it) within a few seconds.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let gone = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"))
+    };
+    while !gone() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the still-starting server {pid} outlived wonopcode"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

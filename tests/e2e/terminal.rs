@@ -680,7 +680,7 @@ fn live_output_goes_to_json_readers_and_not_into_the_journal() {
     assert!(last.contains("line2\n100%\n"), "{last:?}");
     assert!(!last.contains('\u{1b}'), "{last:?}");
     // The journal keeps the finished call, not what it printed on the way.
-    let journals: Vec<String> = walk_files(&runs)
+    let journals: Vec<String> = crate::batch::walk_files(&runs)
         .into_iter()
         .filter(|p| p.ends_with("events.jsonl"))
         .map(|p| std::fs::read_to_string(p).unwrap())
@@ -690,18 +690,4 @@ fn live_output_goes_to_json_readers_and_not_into_the_journal() {
         assert!(!journal.contains("\"item.updated\""), "{journal}");
         assert!(journal.contains("\"item.completed\""));
     }
-}
-
-/// Every file under `dir`.
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk_files(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

@@ -517,17 +517,8 @@ mod tests {
     #[test]
     fn a_running_calls_output_so_far_is_an_in_progress_update_with_it() {
         let call = ToolCallItem {
-            call_id: "c1".into(),
-            name: "bash".into(),
-            arguments: "{}".into(),
-            status: ItemStatus::InProgress,
             output: Some("line1\nline2\n".into()),
-            duration_ms: None,
-            command: None,
-            file_change: None,
-            file_changes: Vec::new(),
-            server: None,
-            tool: None,
+            ..ToolCallItem::in_progress("c1".into(), "bash".into(), "{}".into())
         };
         let update = finished("c1".into(), &call, Path::new("/ws"));
         assert_eq!(update.fields.status, Some(ToolCallStatus::InProgress));

@@ -310,17 +310,9 @@ mod tests {
 
     fn item(id: &str, status: ItemStatus, output: &str) -> ToolCallItem {
         ToolCallItem {
-            call_id: id.into(),
-            name: "bash".into(),
-            arguments: "{}".into(),
             status,
             output: Some(output.into()),
-            duration_ms: None,
-            command: None,
-            file_change: None,
-            file_changes: Vec::new(),
-            server: None,
-            tool: None,
+            ..ToolCallItem::in_progress(id.into(), "bash".into(), "{}".into())
         }
     }
 

@@ -442,6 +442,23 @@ pub struct ToolCallItem {
 }
 
 impl ToolCallItem {
+    /// A call of `name` with `arguments` as it starts: in progress, nothing known of its end.
+    pub fn in_progress(call_id: String, name: String, arguments: String) -> Self {
+        Self {
+            call_id,
+            name,
+            arguments,
+            status: ItemStatus::InProgress,
+            output: None,
+            duration_ms: None,
+            command: None,
+            file_change: None,
+            file_changes: Vec::new(),
+            server: None,
+            tool: None,
+        }
+    }
+
     /// Every file the call changed, whichever of the two fields holds them.
     pub fn changes(&self) -> impl Iterator<Item = &FileChange> {
         self.file_change.iter().chain(&self.file_changes)

@@ -145,19 +145,7 @@ mod tests {
     }
 
     fn item() -> ToolCallItem {
-        ToolCallItem {
-            call_id: "c1".into(),
-            name: "bash".into(),
-            arguments: "{}".into(),
-            status: ItemStatus::InProgress,
-            output: None,
-            duration_ms: None,
-            command: None,
-            file_change: None,
-            file_changes: Vec::new(),
-            server: None,
-            tool: None,
-        }
+        ToolCallItem::in_progress("c1".into(), "bash".into(), "{}".into())
     }
 
     fn shown(events: &[Event]) -> Vec<String> {

@@ -48,6 +48,15 @@ impl Drop for Own {
     }
 }
 
+/// wonopcode's own processes now: what a process exit ends, since it runs none of the
+/// destructors that would (an MCP server still starting, a hook).
+pub fn all() -> Vec<u32> {
+    OWN.lock()
+        .as_ref()
+        .map(|set| set.iter().copied().collect())
+        .unwrap_or_default()
+}
+
 /// Whether `pid` is one of wonopcode's own processes.
 pub fn contains(pid: u32) -> bool {
     OWN.lock().as_ref().is_some_and(|set| set.contains(&pid))
@@ -61,6 +70,7 @@ mod tests {
     fn a_process_is_own_until_its_mark_is_dropped() {
         let own = Own::new(u32::MAX - 7);
         assert!(contains(u32::MAX - 7));
+        assert!(all().contains(&(u32::MAX - 7)));
         drop(own);
         assert!(!contains(u32::MAX - 7));
     }

@@ -134,17 +134,9 @@ async fn run_one(
         });
     let item_id = emitter.next_item_id();
     let mut item = ToolCallItem {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: call.arguments.clone(),
-        status: ItemStatus::InProgress,
-        output: None,
-        duration_ms: None,
-        command: None,
-        file_change: None,
-        file_changes: Vec::new(),
         server,
         tool: remote,
+        ..ToolCallItem::in_progress(call.id.clone(), call.name.clone(), call.arguments.clone())
     };
     if let Some(HookDecision::Deny(reason)) = &decision {
         return denied_by_hook(item, item_id, reason, emitter);

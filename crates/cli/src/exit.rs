@@ -45,6 +45,7 @@ pub fn for_status(status: LoopStatus) -> u8 {
 /// as it was found: the line editor may be waiting in raw mode with bracketed paste on, and
 /// a shell left so echoes nothing and reads Enter as `^M`.
 pub fn now(code: u8) -> ! {
+    end_own_children();
     // crossterm keeps the mode it found and puts it back (a no-op when not raw).
     let _ = crossterm::terminal::disable_raw_mode();
     let mut stdout = std::io::stdout();
@@ -54,4 +55,23 @@ pub fn now(code: u8) -> ! {
         let _ = std::io::Write::flush(&mut stdout);
     }
     std::process::exit(i32::from(code))
+}
+
+/// Sends SIGTERM to each of wonopcode's own children (an MCP server still starting, a hook
+/// running), to its whole group where it leads one (a server started in a session of its
+/// own): a process exit runs none of the destructors that would stop them, and one that never
+/// reads its closed stdin would live on.
+fn end_own_children() {
+    use nix::sys::signal::{Signal, kill, killpg};
+    use nix::unistd::{Pid, getpgid};
+    for pid in wonopcode_agent_loop::own_processes::all() {
+        let Ok(raw) = i32::try_from(pid) else {
+            continue;
+        };
+        let pid = Pid::from_raw(raw);
+        let _ = match getpgid(Some(pid)) {
+            Ok(group) if group == pid => killpg(group, Signal::SIGTERM),
+            _ => kill(pid, Signal::SIGTERM),
+        };
+    }
 }

@@ -1,7 +1,9 @@
 //! The answer's Markdown as it streams, for a person at a terminal: each line is drawn once
 //! it is complete — headings, list items, quotes, rules, emphasis, inline code and links —
-//! code blocks are highlighted by their language (`syntect`, loaded at the first one), and a
-//! table is held until its last row so its columns line up. Everything else is the text as
+//! wrapped at the terminal's width between words (a list item's lines under its text, a
+//! quote's each with its bar), code blocks are highlighted by their language (`syntect`,
+//! loaded at the first one), and a table is held until its last row so its columns line up
+//! (aligned as its rule row says). Everything else is the text as
 //! the model wrote it. Without colours (`NO_COLOR`, not a terminal) the markers still go and
 //! the structure stays; `--no-markdown` (or stdout not a terminal) shows the text as sent.
 //!
@@ -31,8 +33,11 @@ fn theme() -> Option<&'static Theme> {
         .get("base16-eighties.dark")
 }
 
-/// How wide a rule is drawn.
+/// How wide a rule is drawn where the terminal's width is not known, and at most.
 const RULE_WIDTH: usize = 40;
+
+/// The narrowest width text is wrapped at: narrower, lines are left to the terminal.
+const NARROWEST: usize = 20;
 
 /// Renders an answer's Markdown a line at a time as its text streams in.
 pub struct MarkdownStream {
@@ -44,6 +49,8 @@ pub struct MarkdownStream {
     table: Vec<String>,
     /// Whether styles are drawn (else only the structure).
     color: bool,
+    /// The terminal's width text is wrapped at (`None`: not wrapped).
+    width: Option<usize>,
 }
 
 /// An open fenced code block.
@@ -62,7 +69,13 @@ impl MarkdownStream {
             code: None,
             table: Vec::new(),
             color,
+            width: None,
         }
+    }
+
+    /// Wraps the lines drawn from now on at `width` columns (`None`: not wrapped).
+    pub fn set_width(&mut self, width: Option<usize>) {
+        self.width = width;
     }
 
     /// Takes the next piece of the answer; what can be drawn now (whole lines).
@@ -122,7 +135,7 @@ impl MarkdownStream {
         out
     }
 
-    /// A line outside code and tables: its block marker drawn, its text inline.
+    /// A line outside code and tables: its block marker drawn, its text inline, wrapped.
     fn block_line(&self, line: &str) -> String {
         let indent = &line[..line.len() - line.trim_start().len()];
         let text = line.trim_start();
@@ -132,26 +145,48 @@ impl MarkdownStream {
                 2 => Style::new().bold().cyan(),
                 _ => Style::new().bold(),
             };
-            return self.styled(style, &self.inline(heading));
+            let heading = console::strip_ansi_codes(&self.inline(heading)).into_owned();
+            return self
+                .wrapped(&heading, "", "")
+                .iter()
+                .map(|l| self.styled(style.clone(), l))
+                .collect::<Vec<_>>()
+                .join("\n");
         }
         if is_rule(text) {
-            return self.styled(Style::new().dim(), &"─".repeat(RULE_WIDTH));
+            let width = self.width.map_or(RULE_WIDTH, |w| w.clamp(1, 80));
+            return self.styled(Style::new().dim(), &"─".repeat(width));
         }
         if let Some(quoted) = text.strip_prefix('>') {
-            let bar = self.styled(Style::new().dim(), "│");
-            let quoted = self.inline(quoted.trim_start());
-            return format!(
-                "{indent}{bar} {}",
-                self.styled(Style::new().italic(), &quoted)
-            );
+            let bar = format!("{indent}{} ", self.styled(Style::new().dim(), "│"));
+            let quoted = console::strip_ansi_codes(&self.inline(quoted.trim_start())).into_owned();
+            // Each line its own bar and its own style, so neither is lost where it wraps.
+            let room = self
+                .width
+                .map(|w| w.saturating_sub(measure_text_width(&bar)));
+            return wrap_at(&quoted, room, "", "")
+                .iter()
+                .map(|l| format!("{bar}{}", self.styled(Style::new().italic(), l)))
+                .collect::<Vec<_>>()
+                .join("\n");
         }
         if let Some(item) = ["- ", "* ", "+ "].iter().find_map(|m| text.strip_prefix(m)) {
-            return format!("{indent}• {}", self.inline(item));
+            let first = format!("{indent}• ");
+            let rest = format!("{indent}  ");
+            return self.wrapped(&self.inline(item), &first, &rest).join("\n");
         }
         if let Some((number, item)) = numbered(text) {
-            return format!("{indent}{number} {}", self.inline(item));
+            let first = format!("{indent}{number} ");
+            let rest = " ".repeat(measure_text_width(&first));
+            return self.wrapped(&self.inline(item), &first, &rest).join("\n");
         }
-        format!("{indent}{}", self.inline(text))
+        self.wrapped(&self.inline(text), indent, indent).join("\n")
+    }
+
+    /// `text` in lines of the terminal's width, the first after `first`, the others after
+    /// `rest`.
+    fn wrapped(&self, text: &str, first: &str, rest: &str) -> Vec<String> {
+        wrap_at(text, self.width, first, rest)
     }
 
     /// `text` with its emphasis, code and links drawn and their markers gone.
@@ -249,6 +284,12 @@ impl MarkdownStream {
                 })
             })
             .collect();
+        // As the rule row says: `--:` right, `:-:` centred, else left.
+        let aligns: Vec<Align> = rows
+            .iter()
+            .find(|cells| rule(cells))
+            .map(|cells| cells.iter().map(|c| Align::of(c)).collect())
+            .unwrap_or_default();
         let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
             .map(|c| {
@@ -272,7 +313,12 @@ impl MarkdownStream {
                         .map(|(c, width)| {
                             let cell = cells.get(c).map(String::as_str).unwrap_or_default();
                             let pad = width.saturating_sub(measure_text_width(cell));
-                            format!("{cell}{}", " ".repeat(pad))
+                            let (before, after) = match aligns.get(c) {
+                                Some(Align::Right) => (pad, 0),
+                                Some(Align::Center) => (pad / 2, pad - pad / 2),
+                                _ => (0, pad),
+                            };
+                            format!("{}{cell}{}", " ".repeat(before), " ".repeat(after))
                         })
                         .collect();
                     out.push_str(padded.join(&bar).trim_end());
@@ -286,6 +332,25 @@ impl MarkdownStream {
         }
         out
     }
+}
+
+/// `text` in lines of at most `width` columns, broken between words (colour codes take no
+/// width; a word longer than a line stays whole, for the terminal to wrap), the first after
+/// `first`, the others after `rest`; one line when `width` is unknown or too narrow.
+fn wrap_at(text: &str, width: Option<usize>, first: &str, rest: &str) -> Vec<String> {
+    let Some(width) = width.filter(|w| *w >= NARROWEST && !text.is_empty()) else {
+        return vec![format!("{first}{text}")];
+    };
+    let options = textwrap::Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(false)
+        .word_separator(textwrap::WordSeparator::AsciiSpace);
+    let lines = textwrap::wrap(text, options);
+    lines
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect()
 }
 
 /// The fence a line opens a code block with (three or more backticks or tildes).
@@ -350,6 +415,25 @@ fn numbered(text: &str) -> Option<(&str, &str)> {
     Some((&text[..=digits], item))
 }
 
+/// How a table's column is aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Left,
+    Right,
+    Center,
+}
+
+impl Align {
+    /// The alignment a rule row's cell gives (`:--`, `--:`, `:-:`, `---`).
+    fn of(cell: &str) -> Self {
+        match (cell.starts_with(':'), cell.ends_with(':')) {
+            (true, true) => Self::Center,
+            (false, true) => Self::Right,
+            _ => Self::Left,
+        }
+    }
+}
+
 /// The cells of a table row `| a | b |`.
 fn cells(row: &str) -> Vec<String> {
     let inner = row.trim().trim_start_matches('|');
@@ -386,7 +470,7 @@ mod tests {
         );
         assert_eq!(
             out,
-            "name      │ size\n──────────┼─────\na         │ 1\nlong name │ 22\nafter\n  fn main() {}\n"
+            "name      │ size\n──────────┼─────\na         │    1\nlong name │   22\nafter\n  fn main() {}\n"
         );
     }
 
@@ -421,5 +505,51 @@ mod tests {
     fn backticks_that_open_no_fence_stay_text() {
         let out = plain("``not a fence\n`` ` ``\n");
         assert_eq!(out, "``not a fence\n`\n");
+    }
+
+    fn at(width: usize, text: &str) -> String {
+        let mut md = MarkdownStream::new(false);
+        md.set_width(Some(width));
+        let mut out = md.push(text);
+        out.push_str(&md.finish());
+        out
+    }
+
+    #[test]
+    fn lines_wrap_between_words_with_the_items_and_quotes_marks_kept() {
+        let out = at(
+            24,
+            "Some words that go on past the edge.\n- an item that goes on past it\n> a quote that goes on past it\n12. numbered and going on\n---\n",
+        );
+        assert_eq!(
+            out,
+            "Some words that go on\npast the edge.\n• an item that goes on\n  past it\n│ a quote that goes on\n│ past it\n12. numbered and going\n    on\n────────────────────────\n"
+        );
+        for line in out.lines() {
+            assert!(measure_text_width(line) <= 24, "{line:?}");
+        }
+        // A word longer than the line stays whole.
+        let long = "x".repeat(30);
+        assert_eq!(at(24, &format!("see {long}\n")), format!("see\n{long}\n"));
+    }
+
+    #[test]
+    fn colour_codes_take_no_width_when_wrapping() {
+        let mut md = MarkdownStream::new(true);
+        md.set_width(Some(20));
+        let out = md.push("**bold** words and `code` here too\n");
+        for line in out.lines() {
+            assert!(measure_text_width(line) <= 20, "{line:?}");
+        }
+        assert_eq!(
+            console::strip_ansi_codes(&out),
+            "bold words and code\nhere too\n"
+        );
+    }
+
+    #[test]
+    fn a_centred_column_is_centred() {
+        let out = plain("| a | b |\n|:-:|---|\n| long | x |\n");
+        assert_eq!(out, " a   │ b\n─────┼──\nlong │ x\n");
     }
 }

@@ -492,6 +492,12 @@ impl TerminalRenderer {
         match kind {
             Some(TextKind::Answer) => match &mut self.markdown {
                 Some(markdown) => {
+                    // Read at each piece: the terminal may have been resized since.
+                    markdown.set_width(
+                        console::Term::stdout()
+                            .size_checked()
+                            .map(|(_, w)| w as usize),
+                    );
                     let drawn = markdown.push(text);
                     self.out(&drawn);
                 }

@@ -133,19 +133,7 @@ impl Host for UiView<'_> {
     fn tool_start(&mut self, call_id: String, tool_name: String) -> wasmtime::Result<()> {
         let events = &self.run.services()?.events;
         let id = events.next_item_id();
-        let item = ToolCallItem {
-            call_id: call_id.clone(),
-            name: tool_name.clone(),
-            arguments: String::new(),
-            status: ItemStatus::InProgress,
-            output: None,
-            duration_ms: None,
-            command: None,
-            file_change: None,
-            file_changes: Vec::new(),
-            server: None,
-            tool: None,
-        };
+        let item = ToolCallItem::in_progress(call_id.clone(), tool_name.clone(), String::new());
         events.emit(EventKind::ItemStarted {
             item: Item {
                 id: id.clone(),
