@@ -464,7 +464,7 @@ impl Run {
             checkpoints: s.config.checkpoints.clone(),
             live: None,
             // The tools this round may use, cloned once (not the run's and then these).
-            run: Some(RunServices {
+            run: Some(Arc::new(RunServices {
                 cwd: s.cwd.clone(),
                 provider: s.provider.clone(),
                 tools: registry.as_ref().clone(),
@@ -473,7 +473,7 @@ impl Run {
                 events: s.events.clone(),
                 cancel: s.cancel.clone(),
                 session_id: s.session_id.clone(),
-            }),
+            })),
         };
         let mut outcomes = run_calls(calls, &registry, s.gate.as_ref(), &env, &s.events).await;
         for outcome in &mut outcomes {

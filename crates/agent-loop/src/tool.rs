@@ -65,7 +65,9 @@ pub struct ToolEnv {
     pub context: ContextPath,
     /// The calling context's run (its model, tools, limits, events), for tools that start
     /// contexts of their own (delegation); `None` where a tool runs outside a run.
-    pub run: Option<crate::run::RunServices>,
+    /// Shared, so the per-call copy of the environment (each call its own `live`) copies a
+    /// pointer, not the registry and the config.
+    pub run: Option<std::sync::Arc<crate::run::RunServices>>,
     /// The run's permission gate, for tools that walk the workspace: what a rule denies is
     /// left out of a walk. `None`: nothing is left out.
     pub gate: Option<crate::permission::SharedGate>,

@@ -245,6 +245,9 @@ pub(crate) async fn read_key(
             }
         }
         let question = question.replace('\n', "\r\n");
+        // Asked again after a hint: a menu's last line (where the answer goes), not the
+        // whole menu.
+        let again = question.rsplit("\r\n").next().unwrap_or(&question);
         let mut stderr = std::io::stderr();
         let _ = write!(stderr, "{question}");
         let _ = stderr.flush();
@@ -271,7 +274,6 @@ pub(crate) async fn read_key(
                     settled_at = Some(now + SETTLE);
                     if !told {
                         told = true;
-                        let again = question.rsplit("\r\n").next().unwrap_or(&question);
                         let _ = write!(
                             stderr,
                             "\r\n  (what you were typing is not an answer: stop, read the question, then press a key)\r\n{again}"
@@ -294,9 +296,7 @@ pub(crate) async fn read_key(
             };
             match answer {
                 Some(answer) => break answer,
-                // A menu's last line (where the answer goes) again, not the whole menu.
                 None => {
-                    let again = question.rsplit("\r\n").next().unwrap_or(&question);
                     let _ = write!(stderr, "\r\n  press {}\r\n{again}", keys.help);
                     let _ = stderr.flush();
                 }

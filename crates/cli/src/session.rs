@@ -155,16 +155,13 @@ pub fn approvals_shown(settings: &wonopcode_session::Settings) -> &'static str {
             .iter()
             .any(|r| r.tool == tool && r.pattern.is_none() && r.action == Action::Allow)
     };
+    // The mode, which Shift-Tab changes, is said beside this (`Session::mode`).
     if settings.yes {
         "all approved (--yes)"
-    } else if settings.mode == Mode::Plan {
-        "plan mode: read-only, the model plans"
     } else if settings.never_ask {
         "never asked: what would ask is refused (-a never)"
     } else if FULL_AUTO_TOOLS.iter().all(|t| allowed(t)) {
         "none asked for work in the workspace (--full-auto)"
-    } else if settings.mode == Mode::AcceptEdits {
-        "file edits without a question (acceptEdits); others ask"
     } else {
         "ask"
     }

@@ -544,17 +544,19 @@ impl Session {
     /// Runs one prompt with images or documents attached (`attachment::from_path` and its
     /// kin make them); the prompt's message carries them, whichever loop runs it.
     pub async fn prompt_with(&mut self, prompt: &str, mut attachments: Vec<Part>) -> LoopResult {
-        if let Some(note) = self.plan.note(self.permission_policy.mode()) {
-            attachments.push(Part::Text {
-                text: note.to_owned(),
-            });
-        }
         if let Some(journal) = &self.journal {
             let index = journal.prompts().len();
             self.prompt_starts.resize(index, None);
             self.prompt_starts
                 .push(Some(rewind::PromptStart::of(&self.messages)));
             journal.prompted(prompt, &attachments);
+        }
+        // After the journal took the person's prompt: a run started again from it is told
+        // by its own mode, not twice.
+        if let Some(note) = self.plan.note(self.permission_policy.mode()) {
+            attachments.push(Part::Text {
+                text: note.to_owned(),
+            });
         }
         self.turn(Turn::Prompt(prompt, attachments)).await
     }

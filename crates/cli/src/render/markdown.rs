@@ -446,7 +446,13 @@ mod tests {
     use super::*;
 
     fn plain(text: &str) -> String {
+        drawn(None, text)
+    }
+
+    /// `text` drawn without colours, wrapped at `width`.
+    fn drawn(width: Option<usize>, text: &str) -> String {
         let mut md = MarkdownStream::new(false);
+        md.set_width(width);
         let mut out = md.push(text);
         out.push_str(&md.finish());
         out
@@ -508,11 +514,7 @@ mod tests {
     }
 
     fn at(width: usize, text: &str) -> String {
-        let mut md = MarkdownStream::new(false);
-        md.set_width(Some(width));
-        let mut out = md.push(text);
-        out.push_str(&md.finish());
-        out
+        drawn(Some(width), text)
     }
 
     #[test]

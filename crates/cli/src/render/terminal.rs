@@ -421,6 +421,13 @@ fn tool_line(item: &ToolCallItem) -> String {
 /// A one-line description of a tool call: the tool and its main argument (a search's
 /// pattern, a command, a path), cut at a word with `…` past 80 characters; the tool alone
 /// when it has no argument.
+/// The width the answer's Markdown is wrapped at: stdout's, when it is a terminal.
+fn stdout_width() -> Option<usize> {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, width)| usize::from(width))
+}
+
 /// Lines of a running command's output shown under its spinner.
 const LIVE_LINES: usize = 5;
 
@@ -428,7 +435,7 @@ const LIVE_LINES: usize = 5;
 /// visible), each cut to the terminal's width so that none wraps and the spinner redraws
 /// in place.
 fn live_lines(item: &ToolCallItem, printed: &str) -> String {
-    let width = console::Term::stderr().size().1 as usize;
+    let width = usize::from(console::Term::stderr().size().1);
     let room = width.saturating_sub(6).max(20);
     let last: Vec<&str> = printed.lines().filter(|l| !l.trim().is_empty()).collect();
     let mut text = summary(item);
@@ -492,12 +499,11 @@ impl TerminalRenderer {
         match kind {
             Some(TextKind::Answer) => match &mut self.markdown {
                 Some(markdown) => {
-                    // Read at each piece: the terminal may have been resized since.
-                    markdown.set_width(
-                        console::Term::stdout()
-                            .size_checked()
-                            .map(|(_, w)| w as usize),
-                    );
+                    // Read when a piece ends a line, which is when lines are drawn: the
+                    // terminal may have been resized since.
+                    if text.contains('\n') {
+                        markdown.set_width(stdout_width());
+                    }
                     let drawn = markdown.push(text);
                     self.out(&drawn);
                 }
@@ -522,6 +528,7 @@ impl TerminalRenderer {
             }
             ItemDetails::AgentMessage { .. } => {
                 if let Some(markdown) = &mut self.markdown {
+                    markdown.set_width(stdout_width());
                     let rest = markdown.finish();
                     self.out(&rest);
                 }
@@ -574,6 +581,7 @@ impl TerminalRenderer {
         }
         // An answer cut off (a cancelled turn) still shows what it had.
         if let Some(markdown) = &mut self.markdown {
+            markdown.set_width(stdout_width());
             let rest = markdown.finish();
             self.out(&rest);
         }

@@ -37,9 +37,13 @@ fn said(mode: Mode) -> String {
 }
 
 impl Cli {
-    /// Shift-Tab: the next mode, said in one line.
+    /// Shift-Tab: the next mode.
     pub(super) fn next_mode(&self) {
-        let mode = self.session.mode().next();
+        self.switch_mode(self.session.mode().next());
+    }
+
+    /// Switches to `mode`, said in one line.
+    fn switch_mode(&self, mode: Mode) {
         self.session.set_mode(mode);
         eprintln!("{}", console::style(said(mode)).dim());
     }
@@ -79,8 +83,7 @@ impl Cli {
             'a' => Mode::Ask,
             _ => return None,
         };
-        self.session.set_mode(mode);
-        eprintln!("{}", console::style(said(mode)).dim());
+        self.switch_mode(mode);
         Some(CARRY_OUT.to_owned())
     }
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::bail;
 use wonopcode_agent_loop::{LoopResult, LoopStatus, Part, Usage};
+use wonopcode_tools::permission::Mode;
 
 use super::type_ahead::TypeAhead;
 use super::{Line, LineEditor, SlashCommand};
@@ -66,8 +67,12 @@ impl Cli {
     /// typed at the prompt: a slash command, `!`, `@file` work in it too).
     pub(crate) async fn repl(&mut self, mut opening: Option<String>) -> anyhow::Result<u8> {
         let model = self.session.model();
+        let mode = match self.session.mode() {
+            Mode::Ask => String::new(),
+            other => format!(" · mode: {other} (Shift-Tab to change)"),
+        };
         eprintln!(
-            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}",
+            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}{mode}",
             model.provider,
             model.id,
             self.session.loop_name(),

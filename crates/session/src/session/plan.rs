@@ -1,7 +1,8 @@
 //! What the model is told of plan mode, with the prompt it applies to: that it plans and
 //! changes nothing, when a prompt is given in plan mode; that it may change things again,
 //! with the first prompt after plan mode ends. Both loops see it, as a text part of the
-//! prompt's message (before the prompt's own text, where attachments go).
+//! prompt's message (before the prompt's own text, where attachments go); the journal's
+//! record of the prompt does not hold it.
 
 use wonopcode_tools::permission::Mode;
 

@@ -353,7 +353,7 @@ fn describe(request: &PermissionRequest) -> String {
 
 /// The refusal of a call the rules (or, for a file edit, plan mode) deny.
 fn denied(request: &PermissionRequest, mode: Mode) -> PermissionDecision {
-    if mode == Mode::Plan && FILE_EDIT_TOOLS.contains(&request.tool.as_str()) {
+    if mode.refuses(&request.tool) {
         return PermissionDecision::Deny(format!(
             "{} is refused in plan mode: nothing is changed until the person approves the plan",
             describe(request)

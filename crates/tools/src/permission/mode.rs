@@ -49,16 +49,23 @@ impl Mode {
         }
     }
 
+    /// Whether this mode refuses `tool` whatever allows it: plan mode's file edits.
+    pub fn refuses(self, tool: &str) -> bool {
+        self == Self::Plan && FILE_EDIT_TOOLS.contains(&tool)
+    }
+
     /// The action for `tool`'s call of `kind`, which the rules gave `ruled` (`written`: a
     /// rule the person wrote, not the default for its kind, so an `ask` rule for an edit
     /// still asks in accept-edits mode).
     pub fn over(self, tool: &str, kind: ToolKind, ruled: Action, written: bool) -> Action {
+        if self.refuses(tool) {
+            return Action::Deny;
+        }
         let edits = FILE_EDIT_TOOLS.contains(&tool);
         match self {
             Self::Ask => ruled,
             Self::AcceptEdits if edits && (!written || ruled == Action::Allow) => Action::Allow,
             Self::AcceptEdits => ruled,
-            Self::Plan if edits => Action::Deny,
             Self::Plan if kind == ToolKind::Mutating && ruled == Action::Allow => Action::Ask,
             Self::Plan => ruled,
         }
