@@ -285,9 +285,8 @@ fn console_free(text: &str) -> String {
 /// The screen a person sees once `output` (read from a pseudo-terminal, a byte per char) has
 /// been drawn on an 80-column terminal: its non-empty lines.
 pub(crate) fn screen(output: &str) -> Vec<String> {
-    let bytes: Vec<u8> = output.chars().map(|c| c as u32 as u8).collect();
     let mut parser = vt100::Parser::new(50, 80, 0);
-    parser.process(&bytes);
+    parser.process(&bytes(output));
     parser
         .screen()
         .contents()
@@ -297,6 +296,10 @@ pub(crate) fn screen(output: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// The spinner of the `sleep 30` call as drawn: its text, then the rest of its row erased
+/// (or, as indicatif draws on its own, padded with spaces).
+const SPINNER_DRAWN: &str = r"bash sleep 30(\x1b\[K| +)";
 
 /// A run whose model has `sleep 30` run, on a person's terminal: 80 columns, echoing what is
 /// typed (`^C` too), which a pseudo-terminal of the tests does not do unless told.
@@ -322,7 +325,7 @@ fn sleeping_on_a_terminal() -> (Scratch, PtySession) {
 fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
     let (_s, mut session) = sleeping_on_a_terminal();
     let (before, shown) = session
-        .exp_regex("bash sleep 30 +")
+        .exp_regex(SPINNER_DRAWN)
         .unwrap_or_else(|e| panic!("no spinner: {e}"));
     std::thread::sleep(std::time::Duration::from_millis(300));
     session.send_control('c').unwrap();
@@ -347,9 +350,8 @@ fn ctrl_c_during_a_command_leaves_no_status_line_or_spinner_behind() {
 /// The rows of an 80-column terminal once `output` has been drawn, each as shown (a line
 /// the terminal wrapped is two rows).
 fn rows(output: &str) -> Vec<String> {
-    let bytes: Vec<u8> = output.chars().map(|c| c as u32 as u8).collect();
     let mut parser = vt100::Parser::new(50, 80, 0);
-    parser.process(&bytes);
+    parser.process(&bytes(output));
     parser
         .screen()
         .rows(0, 80)
@@ -362,15 +364,7 @@ fn rows(output: &str) -> Vec<String> {
 fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
     let (_s, mut session) = sleeping_on_a_terminal();
     // The model's status and the command's spinner, drawn a few times.
-    let mut drawn = String::new();
-    for _ in 0..3 {
-        let (before, shown) = session
-            .exp_regex("bash sleep 30 +")
-            .unwrap_or_else(|e| panic!("no spinner: {e}"));
-        drawn.push_str(&before);
-        drawn.push_str(&shown);
-    }
-    let lines = rows(&drawn);
+    let lines = rows(&three_frames(&mut session));
     session.send_control('c').unwrap();
     let (rest, code) = finish(session);
     assert_eq!(code, 130, "{rest}");
@@ -386,6 +380,82 @@ fn two_status_lines_are_drawn_on_two_lines_of_the_screen() {
     );
     // Ctrl-C was not echoed into the drawing.
     assert!(!screen(&rest).iter().any(|l| l.contains("^C")), "{rest}");
+}
+
+/// Reads three frames of the `sleep 30` run's lines.
+fn three_frames(session: &mut PtySession) -> String {
+    let mut drawn = String::new();
+    for _ in 0..3 {
+        let (before, shown) = session
+            .exp_regex(SPINNER_DRAWN)
+            .unwrap_or_else(|e| panic!("no spinner: {e}"));
+        drawn.push_str(&before);
+        drawn.push_str(&shown);
+    }
+    drawn
+}
+
+/// The status lines on `screen`, each with whether the terminal would move it as one line
+/// when it reflows: ended by a newline (not wrapped into the next row) and no wider than its
+/// text (no padding written after it, which a narrower terminal would wrap onto a row of
+/// its own).
+fn status_rows(screen: &vt100::Screen) -> Vec<(String, bool)> {
+    let (rows, cols) = screen.size();
+    (0..rows)
+        .filter_map(|row| {
+            let text: String = (0..cols)
+                .filter_map(|col| screen.cell(row, col))
+                .map(|cell| cell.contents().to_owned())
+                .collect();
+            let shown = text.trim_end().to_owned();
+            if !(shown.contains("Working (") || shown.contains("bash sleep 30")) {
+                return None;
+            }
+            let written = (0..cols)
+                .filter(|&col| screen.cell(row, col).is_some_and(|c| c.has_contents()))
+                .count();
+            let one_line = !screen.row_wrapped(row) && written == shown.chars().count();
+            Some((shown, one_line))
+        })
+        .collect()
+}
+
+#[test]
+fn narrowing_the_terminal_mid_turn_leaves_no_status_line_behind() {
+    let (_s, mut session) = sleeping_on_a_terminal();
+    let mut terminal = vt100::Parser::new(50, 80, 0);
+    terminal.process(&bytes(&three_frames(&mut session)));
+    let wide = status_rows(terminal.screen());
+    assert_eq!(wide.len(), 2, "{wide:#?}");
+    assert!(
+        wide.iter().all(|(_, one_line)| *one_line),
+        "a status line padded or wrapped, which a reflow splits: {wide:#?}"
+    );
+    // The person narrows the window to 56 columns.
+    let pty = session.process().get_file_handle().unwrap();
+    let narrow = rustix::termios::Winsize {
+        ws_row: 50,
+        ws_col: 56,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&pty, narrow).unwrap();
+    terminal.screen_mut().set_size(50, 56);
+    terminal.process(&bytes(&three_frames(&mut session)));
+    let narrowed = status_rows(terminal.screen());
+    session.send_control('c').unwrap();
+    let (rest, code) = finish(session);
+    assert_eq!(code, 130, "{rest}");
+    assert_eq!(narrowed.len(), 2, "a copy was left behind: {narrowed:#?}");
+    assert!(
+        narrowed.iter().all(|(_, one_line)| *one_line),
+        "{narrowed:#?}"
+    );
+}
+
+/// The bytes of `output` read from a pseudo-terminal (a byte per char).
+fn bytes(output: &str) -> Vec<u8> {
+    output.chars().map(|c| c as u32 as u8).collect()
 }
 
 /// A recording whose model runs `command` with `bash`, then answers `ok`.
@@ -641,13 +711,15 @@ fn a_running_command_shows_its_last_lines_as_they_come() {
     // leaves it (no colour codes, the progress line at its end).
     // The pseudo-terminal is read a byte a character: `│` is its three UTF-8 bytes.
     let bar = "\u{e2}\u{94}\u{82}";
+    // Each line drawn ends by erasing the rest of its row.
+    let end = "\u{1b}[K";
     session
-        .exp_string(&format!("{bar} line3 "))
+        .exp_string(&format!("{bar} line3{end}"))
         .unwrap_or_else(|e| panic!("no live line: {e}"));
     let (rest, code) = finish(session);
     assert_eq!(code, 0, "{rest}");
-    assert!(rest.contains(&format!("{bar} line6 ")), "{rest}");
-    assert!(rest.contains(&format!("{bar} 100% ")), "{rest}");
+    assert!(rest.contains(&format!("{bar} line6{end}")), "{rest}");
+    assert!(rest.contains(&format!("{bar} 100%{end}")), "{rest}");
 }
 
 #[test]
