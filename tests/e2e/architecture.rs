@@ -14,8 +14,10 @@ use crate::support::repo_root;
 
 /// Each workspace crate and the siblings it may import.
 const ALLOWED: &[(&str, &[&str])] = &[
-    // The core imports no sibling.
-    ("wonopcode-agent-loop", &[]),
+    // The vocabulary imports no sibling.
+    ("wonopcode-protocol", &[]),
+    // The run engine stands on the vocabulary only.
+    ("wonopcode-agent-loop", &["wonopcode-protocol"]),
     // The one crate with `unsafe`, below the tool sources.
     ("wonopcode-sandbox", &[]),
     // Tool and model sources: the core and the sandbox, never each other.
@@ -203,6 +205,48 @@ fn every_crate_imports_only_what_its_place_in_the_layout_allows() {
             imports.contains_key(*name),
             "`{name}` is not in the workspace"
         );
+    }
+}
+
+/// What the vocabulary may stand on from the registry: serde types and traits.
+const PROTOCOL_DEPENDENCIES: &[&str] = &[
+    "async-trait",
+    "futures",
+    "humantime",
+    "schemars",
+    "serde",
+    "serde_json",
+    "thiserror",
+    "tokio",
+];
+
+#[test]
+fn the_protocol_crate_stands_on_serde_and_traits_and_runs_nothing() {
+    let meta = metadata(&repo_root());
+    let protocol = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "wonopcode-protocol")
+        .expect("the protocol crate is in the workspace");
+    let deps: Vec<&Value> = protocol["dependencies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["kind"].as_str() != Some("dev"))
+        .collect();
+    assert!(deps.len() >= 5, "{deps:?}");
+    for dep in deps {
+        let name = dep["name"].as_str().unwrap_or_default();
+        assert!(
+            PROTOCOL_DEPENDENCIES.contains(&name),
+            "the protocol crate imports `{name}`: a vocabulary needs serde and traits only"
+        );
+        if name == "tokio" {
+            // Its channel (an event sink), never a runtime, a process or a socket.
+            assert_eq!(dep["uses_default_features"], false, "{dep}");
+            assert_eq!(dep["features"], serde_json::json!(["sync"]), "{dep}");
+        }
     }
 }
 

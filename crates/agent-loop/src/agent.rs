@@ -7,6 +7,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+pub use wonopcode_protocol::status::PendingCall;
+
 use crate::compaction::CompactionConfig;
 use crate::context_path::ContextPath;
 use crate::event::Emitter;
@@ -38,22 +40,6 @@ pub struct LoopCapabilities {
     pub supports_custom_tools: bool,
     /// Anything else, for extensions.
     pub custom: HashMap<String, String>,
-}
-
-/// A tool call a suspended run is waiting on: in the run's own context, or in a child
-/// context whose suspension suspended the run (the call that asked, wherever it is in the
-/// tree, so the person's answer goes to it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PendingCall {
-    /// The context whose call it is.
-    #[serde(default = "ContextPath::root")]
-    pub context: ContextPath,
-    /// Call id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments as the model sent them.
-    pub arguments: String,
 }
 
 /// Why a run did not complete, including the two endings that are not failures

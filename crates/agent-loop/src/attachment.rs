@@ -12,21 +12,12 @@ use std::path::Path;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use crate::message::{Message, Part};
+use crate::message::{Message, Part, decoded_len};
 use crate::usage::ModelInfo;
 
 /// The most an attachment may be before any API's limit is asked: bigger files are refused
 /// while reading, so a mistaken `-i /dev/zero` or a huge file costs no memory.
 pub const MAX_ATTACHMENT_BYTES: u64 = 32 * 1024 * 1024;
-
-/// Tokens an image is counted as before the provider reports it: the APIs scale an image
-/// down to about 1.15 megapixels, which Anthropic bills at about 1,600 tokens and OpenAI's
-/// high detail at less.
-const IMAGE_TOKENS: usize = 1_600;
-
-/// Bytes of a PDF per token it is counted as before the provider reports it: a page of text
-/// and its picture cost about 2,000 to 3,000 tokens, and a typical page is 30–100 KB.
-const DOCUMENT_BYTES_PER_TOKEN: usize = 30;
 
 /// Why an attachment was not taken.
 #[derive(Debug, thiserror::Error)]
@@ -277,24 +268,6 @@ impl serde::Serialize for DataUrl<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
-}
-
-/// The bytes an attachment counts as in the run's token estimate (4 bytes a token).
-pub(crate) fn estimated_bytes(part: &Part) -> usize {
-    let tokens = match part {
-        Part::Image { .. } => IMAGE_TOKENS,
-        Part::Document { data, .. } => {
-            usize::try_from(decoded_len(data)).unwrap_or(usize::MAX) / DOCUMENT_BYTES_PER_TOKEN
-        }
-        _ => 0,
-    };
-    tokens.saturating_mul(4)
-}
-
-/// The decoded size of base64 `data`.
-fn decoded_len(data: &str) -> u64 {
-    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
-    ((data.len() / 4 * 3).saturating_sub(padding)) as u64
 }
 
 fn human_bytes(bytes: u64) -> String {

@@ -1,5 +1,8 @@
-//! Core of wonopcode: messages, usage, the `LanguageModel` and `AgentLoop` traits, the
-//! native `StandardLoop`, the tool registry's dispatch path and the event stream.
+//! The run engine of wonopcode: the `AgentLoop` trait, the native `StandardLoop`, a run's
+//! steps (response, tool round, compaction, budget, doom loop, earlier calls, hooks) and the
+//! tool registry's dispatch path. Its words — messages, usage, the `LanguageModel` trait,
+//! events, statuses — are `wonopcode-protocol`'s, re-exported here at their old paths so a
+//! crate that imports them from the engine keeps working while it moves to the protocol.
 //!
 //! Everything here is free of WebAssembly and I/O beyond what tools do (and `durable`'s
 //! fsync, shared by the crates that keep runs on disk, and `beneath`'s opener, shared by
@@ -16,18 +19,14 @@ pub mod budget;
 pub mod checkpoint;
 pub mod claude_code;
 pub mod compaction;
-pub mod context_path;
 pub mod doom_loop;
 pub mod durable;
 pub mod earlier;
 pub mod editor_files;
 pub mod environment;
-pub mod event;
 pub mod generation;
 pub mod hook;
 pub mod live_output;
-pub mod message;
-pub mod model;
 pub mod model_source;
 pub mod own_processes;
 pub mod permission;
@@ -43,7 +42,8 @@ pub mod tool;
 pub mod tool_names;
 pub mod tool_round;
 pub mod truncate;
-pub mod usage;
+
+pub use wonopcode_protocol::{context_path, event, message, model, status, usage};
 
 pub use agent::{
     AgentLoop, LoopCapabilities, LoopConfig, LoopContext, LoopError, PendingCall, RunStats,

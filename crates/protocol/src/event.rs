@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context_path::ContextPath;
 use crate::message::Message;
-use crate::result::{ContextStatus, LoopStatus};
+use crate::status::{ContextStatus, LoopStatus, PendingCall};
 use crate::usage::Usage;
 
 /// Version of the JSONL event schema; bumped on any incompatible change.
@@ -198,7 +198,7 @@ pub enum EventKind {
         /// When `suspended`: the calls the run waits on, each in the context that made it (a
         /// child's suspension suspends its parents up to the root).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        pending: Vec<crate::agent::PendingCall>,
+        pending: Vec<PendingCall>,
     },
     /// The prompt could not be processed.
     #[serde(rename = "turn.failed")]
@@ -227,7 +227,7 @@ pub enum EventKind {
         text: String,
     },
     /// An item changed (a todo list was rewritten, a tool call's status moved, a running
-    /// command printed more: `crate::live_output`).
+    /// command printed more: the engine's `live_output`).
     #[serde(rename = "item.updated")]
     ItemUpdated {
         /// The whole item as it is now.
@@ -418,7 +418,7 @@ pub struct ToolCallItem {
     /// Where the call is.
     pub status: ItemStatus,
     /// Output given to the model (after truncation), once finished; while a command runs,
-    /// the last lines it printed so far (`crate::live_output`).
+    /// the last lines it printed so far (the engine's `live_output`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     /// Wall time, once finished.

@@ -159,7 +159,7 @@ impl Message {
                     name, arguments, ..
                 } => name.len() + arguments.len(),
                 Part::ToolResult { content, .. } => content.len(),
-                Part::Image { .. } | Part::Document { .. } => crate::attachment::estimated_bytes(p),
+                Part::Image { .. } | Part::Document { .. } => estimated_bytes(p),
             })
             .sum();
         bytes.div_ceil(4) + 4
@@ -181,6 +181,33 @@ pub fn pending_tool_calls(messages: &[Message]) -> Vec<(String, String, String)>
         .filter(|(id, _, _)| !answered.contains(id))
         .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.to_owned()))
         .collect()
+}
+
+/// Tokens an image is counted as before the provider reports it: the APIs scale an image
+/// down to about 1.15 megapixels, which Anthropic bills at about 1,600 tokens and OpenAI's
+/// high detail at less.
+const IMAGE_TOKENS: usize = 1_600;
+
+/// Bytes of a PDF per token it is counted as before the provider reports it: a page of text
+/// and its picture cost about 2,000 to 3,000 tokens, and a typical page is 30–100 KB.
+const DOCUMENT_BYTES_PER_TOKEN: usize = 30;
+
+/// The bytes an attachment counts as in the run's token estimate (4 bytes a token).
+fn estimated_bytes(part: &Part) -> usize {
+    let tokens = match part {
+        Part::Image { .. } => IMAGE_TOKENS,
+        Part::Document { data, .. } => {
+            usize::try_from(decoded_len(data)).unwrap_or(usize::MAX) / DOCUMENT_BYTES_PER_TOKEN
+        }
+        _ => 0,
+    };
+    tokens.saturating_mul(4)
+}
+
+/// The decoded size of base64 `data` (an attachment's bytes, without decoding them).
+pub fn decoded_len(data: &str) -> u64 {
+    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
+    ((data.len() / 4 * 3).saturating_sub(padding)) as u64
 }
 
 #[cfg(test)]
