@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-pub use wonopcode_protocol::status::PendingCall;
+pub use wonopcode_protocol::status::{LoopError, PendingCall};
 
 use crate::compaction::CompactionConfig;
 use crate::context_path::ContextPath;
@@ -40,71 +40,6 @@ pub struct LoopCapabilities {
     pub supports_custom_tools: bool,
     /// Anything else, for extensions.
     pub custom: HashMap<String, String>,
-}
-
-/// Why a run did not complete, including the two endings that are not failures
-/// (`Suspended`, `MaxIterations`), so that `run_prompt` keeps its
-/// `Result<String, LoopError>` signature (see `docs/decisions.md`).
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
-pub enum LoopError {
-    /// The model provider failed.
-    #[error("provider error: {0}")]
-    Provider(String),
-    /// A tool failed in a way the loop could not hand back to the model.
-    #[error("tool execution failed: {0}")]
-    ToolExecution(String),
-    /// A permission was refused and the run cannot go on.
-    #[error("permission denied: {0}")]
-    PermissionDenied(String),
-    /// The model repeated the same call.
-    #[error("doom loop detected: {0}")]
-    DoomLoop(String),
-    /// The run was cancelled.
-    #[error("cancelled")]
-    Cancelled,
-    /// The conversation no longer fits the model.
-    #[error("context limit exceeded")]
-    ContextLimitExceeded,
-    /// The run stopped to wait for answers to these calls; `resume` continues it.
-    #[error("suspended: {reason}")]
-    Suspended {
-        /// The calls without answers.
-        pending: Vec<PendingCall>,
-        /// Why.
-        reason: String,
-    },
-    /// The iteration limit was reached while the model still wanted tools.
-    #[error("reached the limit of {limit} iterations")]
-    MaxIterations {
-        /// The limit.
-        limit: u32,
-    },
-    /// A limit of the run's budget would have been passed by the next request, which was
-    /// not sent; the message names the limit.
-    #[error("budget exceeded: {0}")]
-    BudgetExceeded(String),
-    /// The loop does not implement this operation.
-    #[error("not supported by this loop: {0}")]
-    Unsupported(String),
-    /// A guest loop failed on its own (it trapped, or did not return in time): its fault,
-    /// not wonopcode's; the message names the guest.
-    #[error("{0}")]
-    Guest(String),
-    /// A bug or an unexpected state.
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl LoopError {
-    /// The message without the `provider error: ` its display puts before a provider's
-    /// failure: what a guest hears from a failed stream, so that a guest passing it on as
-    /// its own `provider-error` is not reported as `provider error: provider error: ...`.
-    pub fn detail(&self) -> String {
-        match self {
-            Self::Provider(message) => message.clone(),
-            other => other.to_string(),
-        }
-    }
 }
 
 /// Settings of one loop run.

@@ -29,7 +29,6 @@ pub mod hook;
 pub mod live_output;
 pub mod model_source;
 pub mod own_processes;
-pub mod permission;
 pub mod registry;
 pub mod repeated_result;
 pub mod response;
@@ -43,7 +42,9 @@ pub mod tool_names;
 pub mod tool_round;
 pub mod truncate;
 
-pub use wonopcode_protocol::{context_path, event, message, model, status, usage};
+pub use wonopcode_protocol::{
+    context_path, event, message, model, permission, status, tool_spec, usage,
+};
 
 pub use agent::{
     AgentLoop, LoopCapabilities, LoopConfig, LoopContext, LoopError, PendingCall, RunStats,

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::tool::ToolKind;
+use crate::tool_spec::ToolKind;
 
 /// What is being asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
