@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::LoopError;
+use crate::status::LoopError;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
 use crate::message::{Message, Part, Role};
 use crate::model::{ChunkStream, ModelError, ModelRequest, SharedModel, StopReason, StreamChunk};

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use crate::agent::PendingCall;
+use crate::status::PendingCall;
 use crate::context_path::ContextPath;
 use crate::event::{Emitter, ItemStatus, ToolCallItem};
 use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use crate::context_path::ContextPath;
 use crate::event::Emitter;
 use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
-use crate::tool_round::Call;
+use crate::call::Call;
 
 /// Where a hook fires: which context, in which session and workspace, and where to report
 /// each hook that ran (a `hook` item).
@@ -319,7 +319,7 @@ mod tests {
 
     use super::*;
     use crate::event::NullSink;
-    use crate::tool::ToolKind;
+    use crate::tool_spec::ToolKind;
 
     /// A gate with fixed rules that records whether it decided or asked.
     struct Rules {

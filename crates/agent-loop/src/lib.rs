@@ -43,7 +43,7 @@ pub mod tool_round;
 pub mod truncate;
 
 pub use wonopcode_protocol::{
-    context_path, event, message, model, permission, status, tool_spec, usage,
+    call, context_path, event, message, model, permission, status, tool_spec, usage,
 };
 
 pub use agent::{

@@ -7,7 +7,7 @@
 //! tool round (`Run::tool_round`).
 
 use crate::message::{Message, Part, Role};
-use crate::tool_round::Call;
+use crate::call::Call;
 
 /// Results shorter than this are cheaper to send again than to point at.
 pub const MIN_BYTES: usize = 1024;

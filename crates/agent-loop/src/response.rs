@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use futures::{FutureExt, StreamExt};
 
-use crate::agent::LoopError;
+use crate::status::LoopError;
 use crate::assemble::{
     AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };

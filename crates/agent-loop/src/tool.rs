@@ -89,7 +89,7 @@ pub enum BreakLoop {
     /// Stop with status `suspended` because these calls, deeper in the tree, wait for an
     /// answer (a child context the call read has suspended): the run waits on them, and
     /// this call stays pending with them.
-    WaitsOn(Vec<crate::agent::PendingCall>),
+    WaitsOn(Vec<crate::status::PendingCall>),
     /// Stop with status `complete`, answering with `return_value` when given.
     Complete {
         /// The run's answer.

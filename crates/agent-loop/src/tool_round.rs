@@ -10,38 +10,10 @@ use crate::hook::{HookDecision, HookSite, HookedGate};
 use crate::live_output::LiveOutput;
 use crate::message::Part;
 use crate::permission::PermissionGate;
+pub use crate::call::{Call, calls_in};
 use crate::registry::{Dispatch, ToolRegistry};
 use crate::tool::{BreakLoop, ToolCategory, ToolEnv, ToolKind};
 
-/// A call to run.
-#[derive(Debug, Clone)]
-pub struct Call {
-    /// Call id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments as the model sent them.
-    pub arguments: String,
-}
-
-/// The tool calls among a turn's parts, in order: what its tool round runs.
-pub fn calls_in(parts: &[Part]) -> Vec<Call> {
-    parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::ToolCall {
-                id,
-                name,
-                arguments,
-            } => Some(Call {
-                id: id.clone(),
-                name: name.clone(),
-                arguments: arguments.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
-}
 
 /// The outcome of one call.
 pub enum CallOutcome {

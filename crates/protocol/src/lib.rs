@@ -7,6 +7,7 @@
 
 #![deny(missing_docs)]
 
+pub mod call;
 pub mod context_path;
 pub mod event;
 pub mod message;
@@ -16,6 +17,7 @@ pub mod status;
 pub mod tool_spec;
 pub mod usage;
 
+pub use call::Call;
 pub use context_path::ContextPath;
 pub use event::{Emitter, Event, EventKind, EventSink};
 pub use message::{Message, Part, Role, SharedHistory};

@@ -723,7 +723,7 @@ impl crate::hook::Hooks for Heard {
     async fn pre_tool_use(
         &self,
         _site: &crate::hook::HookSite<'_>,
-        _call: &crate::tool_round::Call,
+        _call: &crate::call::Call,
     ) -> crate::hook::PreToolUse {
         crate::hook::PreToolUse::default()
     }
@@ -731,7 +731,7 @@ impl crate::hook::Hooks for Heard {
     async fn post_tool_use(
         &self,
         _site: &crate::hook::HookSite<'_>,
-        _call: &crate::tool_round::Call,
+        _call: &crate::call::Call,
         _output: &str,
         _is_error: bool,
     ) -> crate::hook::PostToolUse {
