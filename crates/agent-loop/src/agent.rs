@@ -10,7 +10,6 @@ use tokio_util::sync::CancellationToken;
 pub use wonopcode_protocol::status::{LoopError, PendingCall};
 
 use crate::compaction::CompactionConfig;
-use crate::context_path::ContextPath;
 use crate::event::Emitter;
 use crate::message::{Message, Part};
 use crate::model::{RequestOptions, SharedModel};

@@ -8,10 +8,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::status::LoopError;
 use crate::event::{Emitter, EventKind, Item, ItemDetails};
 use crate::message::{Message, Part, Role};
 use crate::model::{ChunkStream, ModelError, ModelRequest, SharedModel, StopReason, StreamChunk};
+use crate::status::LoopError;
 use crate::usage::Usage;
 
 /// What one model response amounted to.

@@ -8,10 +8,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use crate::status::PendingCall;
 use crate::context_path::ContextPath;
 use crate::event::{Emitter, ItemStatus, ToolCallItem};
 use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
+use crate::status::PendingCall;
 use crate::tool::{Tool, ToolEnv, ToolError};
 use crate::tool_round::{Call, CallOutcome, answered_without_running};
 

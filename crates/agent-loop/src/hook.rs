@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::call::Call;
 use crate::context_path::ContextPath;
 use crate::event::Emitter;
 use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
-use crate::call::Call;
 
 /// Where a hook fires: which context, in which session and workspace, and where to report
 /// each hook that ran (a `hook` item).

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use futures::{FutureExt, StreamExt};
 
-use crate::status::LoopError;
 use crate::assemble::{
     AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };
@@ -21,6 +20,7 @@ use crate::model::{
 };
 use crate::registry::ToolRegistry;
 use crate::run::{Response, Run};
+use crate::status::LoopError;
 use crate::tool_round::calls_in;
 use crate::usage::Usage;
 

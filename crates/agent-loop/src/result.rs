@@ -1,7 +1,6 @@
 //! How a run ended, and the wrapper that turns any `AgentLoop`'s
 //! `Result<String, LoopError>` into one, emitting the turn lifecycle events.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 

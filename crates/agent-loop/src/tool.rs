@@ -3,8 +3,6 @@
 use std::path::PathBuf;
 
 use async_trait::async_trait;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub use wonopcode_protocol::tool_spec::{ToolCategory, ToolKind, ToolSpec};

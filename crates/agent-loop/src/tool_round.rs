@@ -4,16 +4,14 @@
 
 use tokio::sync::RwLock;
 
+pub use crate::call::{Call, calls_in};
 use crate::earlier::{SUSPENDED, earlier_answer};
 use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
 use crate::hook::{HookDecision, HookSite, HookedGate};
 use crate::live_output::LiveOutput;
-use crate::message::Part;
 use crate::permission::PermissionGate;
-pub use crate::call::{Call, calls_in};
 use crate::registry::{Dispatch, ToolRegistry};
 use crate::tool::{BreakLoop, ToolCategory, ToolEnv, ToolKind};
-
 
 /// The outcome of one call.
 pub enum CallOutcome {
