@@ -3,6 +3,7 @@
 //! structured content when there is no text to carry it.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use wonopcode_agent_loop::message::decoded_len;
 
 /// The text of `result`, and whether the server said the call failed.
 pub fn to_text(result: &CallToolResult) -> (String, bool) {
@@ -50,12 +51,6 @@ fn block_text(block: &ContentBlock) -> String {
         // A kind of content newer than this build: said, not dropped silently.
         _ => "[content of a kind wonopcode does not show]".to_owned(),
     }
-}
-
-/// Bytes of base64 `data` once decoded.
-fn decoded_len(data: &str) -> usize {
-    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
-    (data.len() / 4 * 3).saturating_sub(padding)
 }
 
 #[cfg(test)]
