@@ -160,12 +160,9 @@ fn bench_file_open(c: &mut Criterion) {
     });
     group.bench_function("beneath", |b| {
         b.iter(|| {
-            let opened = wonopcode_tools::beneath::open(
-                &root,
-                &file,
-                wonopcode_tools::beneath::Access::Read,
-            )
-            .expect("open");
+            let opened =
+                wonopcode_os::beneath::open(&root, &file, wonopcode_os::beneath::Access::Read)
+                    .expect("open");
             assert!(opened.metadata().expect("metadata").is_file());
         });
     });

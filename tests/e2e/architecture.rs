@@ -18,19 +18,26 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("wonopcode-protocol", &[]),
     // The run engine stands on the vocabulary only.
     ("wonopcode-agent-loop", &["wonopcode-protocol"]),
+    // What several crates ask of the operating system, below everything that asks it.
+    ("wonopcode-os", &[]),
     // The one crate with `unsafe`, below the tool sources.
     ("wonopcode-sandbox", &[]),
     // Tool and model sources: the core and the sandbox, never each other.
     (
         "wonopcode-tools",
-        &["wonopcode-agent-loop", "wonopcode-sandbox"],
+        &["wonopcode-agent-loop", "wonopcode-os", "wonopcode-sandbox"],
     ),
-    ("wonopcode-providers", &["wonopcode-agent-loop"]),
+    // A model source speaks the vocabulary only: no engine.
+    (
+        "wonopcode-providers",
+        &["wonopcode-os", "wonopcode-protocol"],
+    ),
     (
         "wonopcode-mcp",
-        &["wonopcode-agent-loop", "wonopcode-sandbox"],
+        &["wonopcode-agent-loop", "wonopcode-os", "wonopcode-sandbox"],
     ),
-    ("wonopcode-journal", &["wonopcode-agent-loop"]),
+    // The journal keeps a run's events and files: the vocabulary, never the engine.
+    ("wonopcode-journal", &["wonopcode-os", "wonopcode-protocol"]),
     // Fetching a published component knows nothing of what runs it.
     ("wonopcode-oci", &[]),
     // The context tree's vocabulary knows no WebAssembly.
@@ -45,6 +52,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "wonopcode-hooks",
         &[
             "wonopcode-agent-loop",
+            "wonopcode-os",
             "wonopcode-sandbox",
             "wonopcode-wasm-host",
         ],
@@ -62,7 +70,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // Many tasks: a task runner is the front-end's, which builds each run with `session`.
-    ("wonopcode-batch", &["wonopcode-agent-loop"]),
+    ("wonopcode-batch", &["wonopcode-os", "wonopcode-protocol"]),
     // `session` may import every library crate.
     (
         "wonopcode-session",
@@ -73,6 +81,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-journal",
             "wonopcode-mcp",
             "wonopcode-oci",
+            "wonopcode-os",
             "wonopcode-providers",
             "wonopcode-registry",
             "wonopcode-sandbox",
@@ -117,6 +126,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-journal",
             "wonopcode-mcp",
             "wonopcode-mcp-server",
+            "wonopcode-os",
             "wonopcode-providers",
             "wonopcode-registry",
             "wonopcode-sandbox",
@@ -211,6 +221,7 @@ fn every_crate_imports_only_what_its_place_in_the_layout_allows() {
 /// What the vocabulary may stand on from the registry: serde types and traits.
 const PROTOCOL_DEPENDENCIES: &[&str] = &[
     "async-trait",
+    "base64",
     "futures",
     "humantime",
     "schemars",

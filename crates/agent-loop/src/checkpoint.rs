@@ -3,43 +3,12 @@
 //! content of each file before and after it, in the context that made the change; a
 //! command (`bash`) is bracketed by [`CommandEffects`], and what it changed is found by
 //! looking at the workspace when it ends. The journal keeps them
-//! (`wonopcode_journal::CheckpointStore`); a run without a journal records nothing.
+//! (`wonopcode_journal::CheckpointStore`); a run without a journal records nothing. The
+//! record's trait is the protocol's; the bracket a tool holds around a command is here.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+pub use wonopcode_protocol::checkpoint::{Checkpoints, SharedCheckpoints};
 
 use crate::{ContextPath, ToolEnv};
-
-/// A record of the files a run changes.
-pub trait Checkpoints: Send + Sync {
-    /// `context` changed `path` (relative to the workspace) from `before` to `after`
-    /// (`None`: there was no file, or there is none now).
-    fn changed(
-        &self,
-        context: &ContextPath,
-        path: &str,
-        before: Option<&[u8]>,
-        after: Option<&[u8]>,
-    );
-
-    /// A command is about to run in `workspace` (canonical): the files there are looked at
-    /// now — all of them the first time, after that what changed since — never `hidden`.
-    /// Blocking; may take long the first time.
-    fn command_starts(&self, workspace: &Path, hidden: &[PathBuf]);
-
-    /// The command `context` ran has ended: what changed in the workspace since it
-    /// started is recorded as its change. Blocking.
-    fn command_ended(&self, context: &ContextPath);
-}
-
-impl std::fmt::Debug for dyn Checkpoints {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Checkpoints")
-    }
-}
-
-/// A shared [`Checkpoints`].
-pub type SharedCheckpoints = Arc<dyn Checkpoints>;
 
 /// One command's bracket: the workspace looked at before it runs, and what it changed
 /// recorded when it ends — also when the call is dropped half-way (cancelled), so a

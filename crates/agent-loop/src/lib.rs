@@ -4,37 +4,27 @@
 //! events, statuses — are `wonopcode-protocol`'s, re-exported here at their old paths so a
 //! crate that imports them from the engine keeps working while it moves to the protocol.
 //!
-//! Everything here is free of WebAssembly and I/O beyond what tools do (and `durable`'s
-//! fsync, shared by the crates that keep runs on disk, and `beneath`'s opener, shared by
-//! every crate that opens a workspace's files), so the native loop, the WebAssembly host
-//! and embedders share one set of types.
+//! Everything here is free of WebAssembly and of I/O beyond what tools do, so the native
+//! loop, the WebAssembly host and embedders share one engine. What several crates ask of
+//! the operating system (opening beneath a root, fsync, wonopcode's own processes) is
+//! `wonopcode-os`'s.
 
 #![deny(missing_docs)]
 
 pub mod agent;
 pub mod assemble;
-pub mod attachment;
-pub mod beneath;
 pub mod budget;
 pub mod checkpoint;
-pub mod claude_code;
 pub mod compaction;
 pub mod doom_loop;
-pub mod durable;
 pub mod earlier;
-pub mod editor_files;
-pub mod environment;
-pub mod generation;
 pub mod hook;
 pub mod live_output;
-pub mod model_source;
-pub mod own_processes;
 pub mod registry;
 pub mod repeated_result;
 pub mod response;
 pub mod result;
 pub mod run;
-pub mod shown;
 pub mod standard;
 pub mod steering;
 pub mod tool;
@@ -43,7 +33,8 @@ pub mod tool_round;
 pub mod truncate;
 
 pub use wonopcode_protocol::{
-    call, context_path, event, message, model, permission, status, tool_spec, usage,
+    attachment, call, claude_code, context_path, editor_files, environment, event, generation,
+    message, model, model_source, permission, shown, status, tool_spec, usage,
 };
 
 pub use agent::{

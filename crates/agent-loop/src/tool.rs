@@ -162,7 +162,7 @@ pub enum ToolError {
         after_ms: u64,
     },
     /// The run was cancelled while the tool ran.
-    #[error("cancelled")]
+    #[error("{}", wonopcode_protocol::earlier::CANCELLED)]
     Cancelled,
 }
 

@@ -18,8 +18,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::durable;
-use wonopcode_agent_loop::{LoopStatus, Usage};
+use wonopcode_os::durable;
+use wonopcode_protocol::{LoopStatus, Usage};
 
 use crate::BatchError;
 

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use wonopcode_agent_loop::{LoopStatus, Usage};
+use wonopcode_protocol::{LoopStatus, Usage};
 
 use crate::BatchError;
 use crate::results::{ResultsDir, TaskResult, TaskStatus, cost_usd};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use similar::TextDiff;
 use tokio::process::Command;
-use wonopcode_agent_loop::own_processes;
+use wonopcode_os::own_processes;
 
 use crate::BatchError;
 use crate::task::{GitSource, Task};

@@ -18,7 +18,7 @@ pub fn from_flag(value: &str) -> Result<Part, AttachmentError> {
     if value.starts_with("data:") {
         return attachment::from_data_url(value);
     }
-    attachment::from_path(&expand_home(value))
+    from_path(&expand_home(value))
 }
 
 /// The attachments a typed line names: each `@path` of an image or PDF, and, when `pasted`
@@ -55,10 +55,21 @@ pub fn mentioned(line: &str, workspace: &Path, pasted: bool) -> Result<Vec<Part>
         parts.push(if relative {
             in_workspace(&path, workspace, &word)?
         } else {
-            attachment::from_path(&path)?
+            from_path(&path)?
         });
     }
     Ok(parts)
+}
+
+/// The attachment at `path`, a file the person named by its own path (absolute, from `~`, or
+/// given to `-i`), read no further than the protocol's cap.
+fn from_path(path: &Path) -> Result<Part, AttachmentError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| AttachmentError::Read {
+        name: name.clone(),
+        reason: e.to_string(),
+    })?;
+    attachment::from_reader(file, &name)
 }
 
 /// The attachment at `path`, a file the person named relative to the workspace, which a
@@ -89,7 +100,7 @@ pub(crate) fn open_in_workspace(path: &Path, workspace: &Path) -> Result<std::fs
             wonopcode_agent_loop::shown::one_line(&real.display().to_string())
         ));
     }
-    wonopcode_tools::beneath::open(&root, &real, wonopcode_tools::beneath::Access::Read)
+    wonopcode_os::beneath::open(&root, &real, wonopcode_os::beneath::Access::Read)
         .map_err(|e| e.to_string())
 }
 

@@ -64,7 +64,7 @@ pub fn now(code: u8) -> ! {
 fn end_own_children() {
     use nix::sys::signal::{Signal, kill, killpg};
     use nix::unistd::{Pid, getpgid};
-    for pid in wonopcode_agent_loop::own_processes::all() {
+    for pid in wonopcode_os::own_processes::all() {
         let Ok(raw) = i32::try_from(pid) else {
             continue;
         };

@@ -11,7 +11,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use wonopcode_agent_loop::own_processes;
+use wonopcode_os::own_processes;
 use wonopcode_sandbox::{ProcessSpec, Sandbox};
 
 /// The most of a hook's stdout or stderr that is kept.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use wonopcode_agent_loop::{ContextPath, EarlierCalls, EventKind, LoopStatus};
+use wonopcode_protocol::{ContextPath, EarlierCalls, EventKind, LoopStatus};
 
 use crate::JournalError;
 use crate::events::{Read, Torn};

@@ -13,9 +13,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::durable;
-use wonopcode_agent_loop::event::ItemStatus;
-use wonopcode_agent_loop::{Event, EventKind};
+use wonopcode_os::durable;
+use wonopcode_protocol::event::ItemStatus;
+use wonopcode_protocol::{Event, EventKind};
 
 use crate::JournalError;
 
@@ -177,8 +177,8 @@ impl Read {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::ContextPath;
-    use wonopcode_agent_loop::event::now_rfc3339;
+    use wonopcode_protocol::ContextPath;
+    use wonopcode_protocol::event::now_rfc3339;
 
     fn event(kind: EventKind) -> Event {
         Event {

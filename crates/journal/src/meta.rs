@@ -128,7 +128,7 @@ pub enum SessionCommand {
     /// How much the root's model thinks was set.
     Thinking {
         /// The setting.
-        thinking: wonopcode_agent_loop::generation::Thinking,
+        thinking: wonopcode_protocol::generation::Thinking,
     },
     /// The conversation was taken back to before prompt `prompt` (from 1).
     Rewind {
@@ -178,7 +178,7 @@ impl RunMeta {
         let partial = path.with_extension("json.partial");
         let written = crate::private::create(&partial).and_then(|mut file| {
             std::io::Write::write_all(&mut file, (text + "\n").as_bytes())?;
-            wonopcode_agent_loop::durable::sync_data(&file)
+            wonopcode_os::durable::sync_data(&file)
         });
         written.map_err(|e| JournalError::io(&partial, &e))?;
         std::fs::rename(&partial, path).map_err(|e| JournalError::io(path, &e))

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use wonopcode_agent_loop::{Part, attachment};
+use wonopcode_protocol::{Part, attachment};
 
 use crate::JournalError;
 use crate::events::EventLog;
@@ -20,7 +20,7 @@ pub fn new_run_id() -> String {
     static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let now = SystemTime::now();
-    let stamp = wonopcode_agent_loop::event::rfc3339_of(now);
+    let stamp = wonopcode_protocol::event::rfc3339_of(now);
     // `2026-11-26T05:27:00.123Z` → `20261126T052700`.
     let compact: String = stamp
         .chars()
@@ -217,7 +217,7 @@ impl RunDir {
         let mut meta = self.meta()?;
         meta.status = status;
         meta.pid = None;
-        meta.ended = Some(wonopcode_agent_loop::event::now_rfc3339());
+        meta.ended = Some(wonopcode_protocol::event::now_rfc3339());
         meta.write(&self.meta_path())
     }
 }

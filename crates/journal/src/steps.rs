@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use wonopcode_agent_loop::Part;
+use wonopcode_protocol::Part;
 
 use crate::JournalError;
 use crate::meta::{RunMeta, SessionCommand};

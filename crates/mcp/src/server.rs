@@ -15,7 +15,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::own_processes;
+use wonopcode_os::own_processes;
 use wonopcode_sandbox::{Confinement, Sandbox};
 
 use crate::challenge::{ChallengeKeeper, LastChallenge};

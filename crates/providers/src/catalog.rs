@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
-use wonopcode_agent_loop::own_processes;
-use wonopcode_agent_loop::usage::ModelCapabilities;
-use wonopcode_agent_loop::{ModelInfo, Pricing, ProviderListing};
+use wonopcode_os::own_processes;
+use wonopcode_protocol::usage::ModelCapabilities;
+use wonopcode_protocol::{ModelInfo, Pricing, ProviderListing};
 
 use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use wonopcode_agent_loop::{Message, Part, Role, attachment};
+use wonopcode_protocol::{Message, Part, Role, attachment};
 
 /// Characters of one message kept in a record.
 const MESSAGE_CHARS: usize = 2000;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use wonopcode_agent_loop::{
+use wonopcode_protocol::{
     ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource,
     ProviderListing, SharedModel,
 };

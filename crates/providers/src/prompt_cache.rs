@@ -2,7 +2,7 @@
 //! that keeps a context's requests on one cache where an API routes by key.
 
 use sha2::{Digest, Sha256};
-use wonopcode_agent_loop::ModelRequest;
+use wonopcode_protocol::ModelRequest;
 
 /// Whether and how long requests ask the API to keep their prefix: the `cache.ttl` of the
 /// provider's config (`5m` by default, `1h`, or `off`). On the Messages API, breakpoints

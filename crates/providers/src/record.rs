@@ -11,8 +11,8 @@ use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use wonopcode_agent_loop::durable;
-use wonopcode_agent_loop::{
+use wonopcode_os::durable;
+use wonopcode_protocol::{
     ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource,
     ProviderListing, SharedModel, StreamChunk,
 };
@@ -204,7 +204,7 @@ impl Drop for Recorder {
 mod tests {
     use super::*;
     use crate::replay::ReplayProvider;
-    use wonopcode_agent_loop::{ContextPath, Message, RequestOptions, StopReason, Usage};
+    use wonopcode_protocol::{ContextPath, Message, RequestOptions, StopReason, Usage};
 
     fn request(prompt: &str) -> ModelRequest {
         ModelRequest {
@@ -306,8 +306,8 @@ mod tests {
         let with_result = |output: &str| {
             let mut asked = request("count the lines");
             std::sync::Arc::make_mut(&mut asked.messages).push(Message {
-                role: wonopcode_agent_loop::Role::Assistant,
-                parts: vec![wonopcode_agent_loop::Part::ToolCall {
+                role: wonopcode_protocol::Role::Assistant,
+                parts: vec![wonopcode_protocol::Part::ToolCall {
                     id: "c1".into(),
                     name: "read".into(),
                     arguments: "{}".into(),
@@ -315,8 +315,8 @@ mod tests {
                 .into(),
             });
             std::sync::Arc::make_mut(&mut asked.messages).push(Message {
-                role: wonopcode_agent_loop::Role::Tool,
-                parts: vec![wonopcode_agent_loop::Part::ToolResult {
+                role: wonopcode_protocol::Role::Tool,
+                parts: vec![wonopcode_protocol::Part::ToolResult {
                     call_id: "c1".into(),
                     content: output.into(),
                     is_error: false,

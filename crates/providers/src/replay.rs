@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use wonopcode_agent_loop::model_source::listing_of;
-use wonopcode_agent_loop::{
+use wonopcode_protocol::model_source::listing_of;
+use wonopcode_protocol::{
     ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource,
     ProviderListing, SharedModel,
 };
@@ -352,7 +352,7 @@ impl ModelSource for ReplaySource {
 #[cfg(test)]
 mod tests {
     use futures::StreamExt;
-    use wonopcode_agent_loop::{Message, RequestOptions, StreamChunk};
+    use wonopcode_protocol::{Message, RequestOptions, StreamChunk};
 
     use super::*;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use async_trait::async_trait;
-use wonopcode_agent_loop::{ModelError, ModelSource, ProviderListing, SharedModel};
+use wonopcode_protocol::{ModelError, ModelSource, ProviderListing, SharedModel};
 
 use crate::catalog::{Choice, ModelCatalog, Wire};
 use crate::http::HttpModel;
@@ -67,7 +67,7 @@ impl ModelSource for CatalogSource {
             }
             Some(_) => {}
             None => {
-                list.push(wonopcode_agent_loop::model_source::listing_of(first));
+                list.push(wonopcode_protocol::model_source::listing_of(first));
                 list.sort_by(|a, b| a.id.cmp(&b.id));
             }
         }
@@ -120,7 +120,7 @@ impl ModelSource for CatalogSource {
 
 #[cfg(test)]
 mod tests {
-    use wonopcode_agent_loop::{ModelInfo, SingleModel};
+    use wonopcode_protocol::{ModelInfo, SingleModel};
 
     use super::*;
 

@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use wonopcode_agent_loop::{
-    ContextPath, Message, ModelInfo, ModelRequest, Part, Role, StreamChunk,
-};
+use wonopcode_protocol::{ContextPath, Message, ModelInfo, ModelRequest, Part, Role, StreamChunk};
 
 use crate::divergence::{AddedMessages, Difference};
 
@@ -210,7 +208,7 @@ impl Fingerprint {
         let system = request
             .system
             .as_deref()
-            .map(|s| short_hash(wonopcode_agent_loop::environment::without(s).as_bytes()));
+            .map(|s| short_hash(wonopcode_protocol::environment::without(s).as_bytes()));
         let messages: Vec<String> = request.messages.iter().map(message_hash).collect();
         let tools: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
         let options = options_hash(request);
@@ -301,7 +299,7 @@ impl Fingerprinter {
         let system = request
             .system
             .as_deref()
-            .map(|s| short_hash(wonopcode_agent_loop::environment::without(s).as_bytes()));
+            .map(|s| short_hash(wonopcode_protocol::environment::without(s).as_bytes()));
         let mut contexts = self.0.lock();
         let continued = contexts.remove(&request.context).filter(|known| {
             known.system == system
@@ -565,7 +563,7 @@ pub fn to_line(record: &Record) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::RequestOptions;
+    use wonopcode_protocol::RequestOptions;
 
     const HEADER: &str = r#"{"type":"header","format":"wonopcode-transcript","version":1,"model":{"id":"m","provider":"p","context_window":1000,"max_output":100}}"#;
 

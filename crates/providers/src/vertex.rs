@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
+use wonopcode_protocol::attachment::AttachmentLimits;
 
 use tokio::sync::OnceCell;
 
@@ -117,8 +117,8 @@ impl crate::http::Wire for VertexWire {
 
     fn body(
         &self,
-        model: &wonopcode_agent_loop::ModelInfo,
-        request: &wonopcode_agent_loop::ModelRequest,
+        model: &wonopcode_protocol::ModelInfo,
+        request: &wonopcode_protocol::ModelRequest,
         cache: crate::prompt_cache::PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
         crate::anthropic::MessagesWire(crate::anthropic::Host::Vertex).body(model, request, cache)

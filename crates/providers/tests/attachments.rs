@@ -8,7 +8,7 @@ use crate::support;
 
 use serde_json::Value;
 use support::{OPENAI, Reply, chunks_sse, collect_from, fixture, serve, settings};
-use wonopcode_agent_loop::{LanguageModel, Message, ModelRequest, Part, Role};
+use wonopcode_protocol::{LanguageModel, Message, ModelRequest, Part, Role};
 use wonopcode_providers::Api;
 use wonopcode_providers::bedrock::frames::sse_as_frames;
 use wonopcode_providers::http::HttpModel;

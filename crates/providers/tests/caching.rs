@@ -63,8 +63,8 @@ async fn responses_requests_carry_one_cache_key_per_prompt_and_tools() {
     let model = HttpModel::new(settings(Api::Responses, &server.base_url)).unwrap();
     let mut later = request();
     later.messages = vec![
-        wonopcode_agent_loop::Message::user("hello"),
-        wonopcode_agent_loop::Message::user("and again"),
+        wonopcode_protocol::Message::user("hello"),
+        wonopcode_protocol::Message::user("and again"),
     ]
     .into();
     let mut other = request();

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::{Reply, collect, fixture, run, serve, settings};
-use wonopcode_agent_loop::StopReason;
+use wonopcode_protocol::StopReason;
 use wonopcode_providers::Api;
 use wonopcode_providers::bedrock::frames::{exception_message, sse_as_frames};
 

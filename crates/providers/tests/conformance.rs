@@ -7,7 +7,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::{OPENAI, Reply, fixture, run};
-use wonopcode_agent_loop::StopReason;
+use wonopcode_protocol::StopReason;
 use wonopcode_providers::Api;
 
 fn args(raw: &str) -> Value {

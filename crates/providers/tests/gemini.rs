@@ -8,7 +8,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::{Reply, collect_from, fixture, request, run, serve, settings};
-use wonopcode_agent_loop::{Message, Part, Role, StopReason};
+use wonopcode_protocol::{Message, Part, Role, StopReason};
 use wonopcode_providers::signature::Marked;
 use wonopcode_providers::{Api, HttpModel};
 

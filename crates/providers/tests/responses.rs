@@ -8,7 +8,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::{Reply, collect_from, fixture, request, run, serve, settings};
-use wonopcode_agent_loop::{
+use wonopcode_protocol::{
     ContextPath, Message, ModelRequest, Part, RequestOptions, Role, StopReason, ToolSchema,
 };
 use wonopcode_providers::responses::{encrypted_content, reasoning_signature};

@@ -541,7 +541,7 @@ impl Session {
         self.prompt_with(prompt, Vec::new()).await
     }
 
-    /// Runs one prompt with images or documents attached (`attachment::from_path` and its
+    /// Runs one prompt with images or documents attached (`attachment::from_reader` and its
     /// kin make them); the prompt's message carries them, whichever loop runs it.
     pub async fn prompt_with(&mut self, prompt: &str, mut attachments: Vec<Part>) -> LoopResult {
         if let Some(journal) = &self.journal {

@@ -17,10 +17,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use wonopcode_agent_loop::checkpoint::CommandEffects;
 use wonopcode_agent_loop::event::CommandDetails;
 use wonopcode_agent_loop::live_output::LiveOutput;
-use wonopcode_agent_loop::own_processes;
 use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
+use wonopcode_os::own_processes;
 
 use wonopcode_sandbox::{Confinement, ProcessSpec, Sandbox, SandboxMode};
 

@@ -12,7 +12,7 @@
 //!   process carrying the call's marker (only those started since the call's root can), and
 //!   every process adopted by wonopcode since the call began (that is not another running
 //!   call's, nor one of wonopcode's own children such as an MCP server, a hook or git,
-//!   `wonopcode_agent_loop::own_processes`) are stopped, killed and, when adopted, reaped.
+//!   `wonopcode_os::own_processes`) are stopped, killed and, when adopted, reaped.
 //!   Children are started and recorded under a lock the cleanup takes while it looks, so a
 //!   shell or server started but not yet recorded is never taken for a leftover.
 //!
@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use parking_lot::Mutex;
-use wonopcode_agent_loop::own_processes;
+use wonopcode_os::own_processes;
 use wonopcode_sandbox::process_table::{self as proc_table, ProcessStat as Stat};
 
 /// The environment variable that marks a call's processes.

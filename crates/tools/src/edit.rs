@@ -172,7 +172,8 @@ pub(crate) async fn write_beneath(root: &Path, path: &Path, bytes: &[u8]) -> std
     let (root, path, bytes) = (root.to_path_buf(), path.to_path_buf(), bytes.to_vec());
     tokio::task::spawn_blocking(move || {
         use std::io::Write;
-        let mut file = crate::beneath::open(&root, &path, crate::beneath::Access::Replace)?;
+        let mut file =
+            wonopcode_os::beneath::open(&root, &path, wonopcode_os::beneath::Access::Replace)?;
         if !file.metadata()?.is_file() {
             return Err(std::io::Error::other("not a regular file"));
         }

@@ -40,13 +40,12 @@ impl HeldPath {
     /// held. A link on the way, a path outside the root, or a file that is not a regular
     /// one (a link, a FIFO, a device) is refused.
     pub(crate) fn hold(root: &Path, path: &Path) -> Result<Option<Self>, OpenError> {
-        let relative =
-            wonopcode_agent_loop::beneath::relative(root, path).map_err(OpenError::Io)?;
-        let names = wonopcode_agent_loop::beneath::names(relative).map_err(OpenError::Io)?;
+        let relative = wonopcode_os::beneath::relative(root, path).map_err(OpenError::Io)?;
+        let names = wonopcode_os::beneath::names(relative).map_err(OpenError::Io)?;
         let Some((file, dirs)) = names.split_last() else {
             return Err(OpenError::NotRegular);
         };
-        let directory = wonopcode_agent_loop::beneath::DIRECTORY | OFlags::CLOEXEC;
+        let directory = wonopcode_os::beneath::DIRECTORY | OFlags::CLOEXEC;
         let mut current = rustix::fs::open(root, directory, Mode::empty()).map_err(io_error)?;
         let mut held = Vec::with_capacity(dirs.len() + 1);
         for name in dirs {

@@ -51,7 +51,6 @@ pub use todo::TodoTool;
 pub use webfetch::{Reach, WebFetchTool};
 pub use websearch::{SearchEngine, WebSearchTool};
 /// The opener beneath a workspace root, where the file tools have always named it.
-pub use wonopcode_agent_loop::beneath;
 pub use write::WriteTool;
 
 /// Options for the built-in tool set.

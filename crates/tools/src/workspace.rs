@@ -112,8 +112,8 @@ pub fn describe(error: &io::Error) -> String {
 /// was checked), and a FIFO, a socket or a device is refused without blocking on it (the
 /// open is non-blocking and the check is made on the open handle).
 pub(crate) fn open_regular(root: &Path, path: &Path) -> Result<(std::fs::File, u64), OpenError> {
-    let file =
-        crate::beneath::open(root, path, crate::beneath::Access::Read).map_err(OpenError::Io)?;
+    let file = wonopcode_os::beneath::open(root, path, wonopcode_os::beneath::Access::Read)
+        .map_err(OpenError::Io)?;
     let metadata = file.metadata().map_err(OpenError::Io)?;
     if metadata.is_file() {
         Ok((file, metadata.len()))

@@ -126,7 +126,7 @@ impl Tool for WriteTool {
         };
         if let Some(parent) = path.parent() {
             let (root, parent) = (env.workspace_root.clone(), parent.to_path_buf());
-            tokio::task::spawn_blocking(move || crate::beneath::create_dirs(&root, &parent))
+            tokio::task::spawn_blocking(move || wonopcode_os::beneath::create_dirs(&root, &parent))
                 .await
                 .map_err(std::io::Error::other)
                 .and_then(|made| made)

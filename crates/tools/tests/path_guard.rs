@@ -2,7 +2,7 @@
 //! paths with `.`, `..`, repeated and trailing separators, absolute forms and symlinks (inside
 //! the workspace, out of it, dangling) must resolve where `std::fs::canonicalize` says they
 //! lead, or be refused when that is outside the workspace. The safe opener
-//! (`wonopcode_tools::beneath`) is held against the same paths: what the guard resolves to
+//! (`wonopcode_os::beneath`) is held against the same paths: what the guard resolves to
 //! an existing file inside opens to that file, and nothing it opens, however the path was
 //! typed, is outside the workspace.
 
@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use wonopcode_tools::beneath::{Access, open};
+use wonopcode_os::beneath::{Access, open};
 use wonopcode_tools::permission::{Action, Rule};
 use wonopcode_tools::workspace::{resolve, rule_subject};
 

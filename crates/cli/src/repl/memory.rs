@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use wonopcode_agent_loop::beneath::{self, Access};
+use wonopcode_os::beneath::{self, Access};
 
 /// The note in `line` (`# always use bun` → `always use bun`), when it is one: a single
 /// line after one `#` (`## Heading` and `#!` are prompts).

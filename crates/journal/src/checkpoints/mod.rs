@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::ContextPath;
-use wonopcode_agent_loop::checkpoint::Checkpoints;
+use wonopcode_protocol::ContextPath;
+use wonopcode_protocol::checkpoint::Checkpoints;
 
 use self::objects::Objects;
 pub use self::rewind::{Restore, Rewind, rewind_run};
@@ -110,7 +110,7 @@ impl CheckpointStore {
         }
         let mut log = self.log.lock();
         log.write_all(lines.as_bytes())?;
-        wonopcode_agent_loop::durable::sync_data(&log)
+        wonopcode_os::durable::sync_data(&log)
     }
 
     fn record(

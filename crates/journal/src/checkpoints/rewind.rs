@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use wonopcode_agent_loop::beneath::{self, Dir};
+use wonopcode_os::beneath::{self, Dir};
 
 use super::Change;
 use super::objects::{Objects, content_name};

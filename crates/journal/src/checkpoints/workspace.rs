@@ -356,7 +356,7 @@ impl WorkspaceFiles {
 /// link, a FIFO or a device since it was walked is never read through (`Ok(None)`).
 fn read_regular(root: &Path, path: &str) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    use wonopcode_agent_loop::beneath::{Access, open};
+    use wonopcode_os::beneath::{Access, open};
     let file = match open(root, &root.join(path), Access::Read) {
         Ok(file) => file,
         // A link where a file or a directory was.

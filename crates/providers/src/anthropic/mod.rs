@@ -11,8 +11,8 @@ pub mod decode;
 
 use serde::Serialize;
 use serde_json::Value;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
-use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
+use wonopcode_protocol::attachment::AttachmentLimits;
+use wonopcode_protocol::{Message, ModelRequest, Part, Role};
 
 use crate::arguments::{self, Arguments};
 use crate::prompt_cache::PromptCache;
@@ -386,7 +386,7 @@ impl crate::http::Wire for MessagesWire {
 
     fn body(
         &self,
-        model: &wonopcode_agent_loop::ModelInfo,
+        model: &wonopcode_protocol::ModelInfo,
         request: &ModelRequest,
         cache: PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
@@ -416,7 +416,7 @@ impl crate::http::Wire for MessagesWire {
 mod tests {
     use super::*;
     use serde_json::json;
-    use wonopcode_agent_loop::{ContextPath, RequestOptions, ToolSchema};
+    use wonopcode_protocol::{ContextPath, RequestOptions, ToolSchema};
 
     #[test]
     fn history_maps_to_alternating_blocks() {

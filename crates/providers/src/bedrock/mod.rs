@@ -10,7 +10,7 @@ pub mod auth;
 pub mod frames;
 
 use crate::http::path_segment;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
+use wonopcode_protocol::attachment::AttachmentLimits;
 
 /// The `anthropic_version` Bedrock wants in the body.
 pub const ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
@@ -70,8 +70,8 @@ impl crate::http::Wire for BedrockWire {
 
     fn body(
         &self,
-        model: &wonopcode_agent_loop::ModelInfo,
-        request: &wonopcode_agent_loop::ModelRequest,
+        model: &wonopcode_protocol::ModelInfo,
+        request: &wonopcode_protocol::ModelRequest,
         cache: crate::prompt_cache::PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
         crate::anthropic::MessagesWire(crate::anthropic::Host::Bedrock).body(model, request, cache)

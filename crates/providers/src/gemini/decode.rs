@@ -5,7 +5,7 @@
 //! `error` object.
 
 use serde_json::Value;
-use wonopcode_agent_loop::{StopReason, StreamChunk, Usage};
+use wonopcode_protocol::{StopReason, StreamChunk, Usage};
 
 use crate::http::decoder::{Decoder, parse_json, str_field, u64_field};
 use crate::http::failure::Failure;

@@ -10,11 +10,11 @@
 pub mod decode;
 
 use std::collections::HashMap;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
+use wonopcode_protocol::attachment::AttachmentLimits;
 
 use serde::Serialize;
 use serde_json::Value;
-use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
+use wonopcode_protocol::{Message, ModelRequest, Part, Role};
 
 use crate::arguments::{self, Arguments};
 use crate::http::path_segment;
@@ -335,7 +335,7 @@ impl crate::http::Wire for GeminiWire {
 
     fn body(
         &self,
-        model: &wonopcode_agent_loop::ModelInfo,
+        model: &wonopcode_protocol::ModelInfo,
         request: &ModelRequest,
         _cache: crate::prompt_cache::PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
@@ -359,7 +359,7 @@ impl crate::http::Wire for GeminiWire {
 mod tests {
     use super::*;
     use serde_json::json;
-    use wonopcode_agent_loop::{ContextPath, RequestOptions, ToolSchema};
+    use wonopcode_protocol::{ContextPath, RequestOptions, ToolSchema};
 
     #[test]
     fn a_model_is_named_by_its_id_or_its_resource_name() {

@@ -1,7 +1,7 @@
 //! The one thing each API's stream format differs in: turning server-sent events into the
 //! loop's `StreamChunk`s.
 
-use wonopcode_agent_loop::StreamChunk;
+use wonopcode_protocol::StreamChunk;
 
 use super::failure::Failure;
 

@@ -23,8 +23,8 @@ use futures::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::mpsc;
 use tracing::Instrument;
-use wonopcode_agent_loop::attachment;
-use wonopcode_agent_loop::{
+use wonopcode_protocol::attachment;
+use wonopcode_protocol::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StreamChunk,
 };
 

@@ -4,8 +4,8 @@
 //! `openai::ChatWire`, ...); the HTTP module only carries requests, whatever the API.
 
 use reqwest::header::HeaderMap;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
-use wonopcode_agent_loop::{ModelInfo, ModelRequest};
+use wonopcode_protocol::attachment::AttachmentLimits;
+use wonopcode_protocol::{ModelInfo, ModelRequest};
 
 use super::decoder::Decoder;
 use super::{Api, HttpSettings, Signer};

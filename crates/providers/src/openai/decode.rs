@@ -3,7 +3,7 @@
 //! calls assembled by `index` from fragments, the final usage chunk, and errors sent inside
 //! an ordinary chunk.
 
-use wonopcode_agent_loop::{StopReason, StreamChunk, Usage};
+use wonopcode_protocol::{StopReason, StreamChunk, Usage};
 
 use crate::http::decoder::{Decoder, parse_json, str_field, u64_field};
 use crate::http::failure::{Failure, is_overflow, retryable_status};

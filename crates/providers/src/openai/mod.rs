@@ -4,12 +4,12 @@
 pub mod decode;
 
 use std::borrow::Cow;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
+use wonopcode_protocol::attachment::AttachmentLimits;
 
 use serde::Serialize;
 use serde_json::Value;
-use wonopcode_agent_loop::attachment::DataUrl;
-use wonopcode_agent_loop::{ModelRequest, Part, Role};
+use wonopcode_protocol::attachment::DataUrl;
+use wonopcode_protocol::{ModelRequest, Part, Role};
 
 /// How a server wants the output cap named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl<'a> ChatMessage<'a> {
 
     /// A user message: its text as a string, as every compatible server takes it, or a list
     /// of parts when it carries images or documents.
-    fn user(message: &'a wonopcode_agent_loop::Message) -> Self {
+    fn user(message: &'a wonopcode_protocol::Message) -> Self {
         let attached = message
             .parts
             .iter()
@@ -261,7 +261,7 @@ impl crate::http::Wire for ChatWire {
 
     fn body(
         &self,
-        model: &wonopcode_agent_loop::ModelInfo,
+        model: &wonopcode_protocol::ModelInfo,
         request: &ModelRequest,
         _cache: crate::prompt_cache::PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
@@ -276,7 +276,7 @@ impl crate::http::Wire for ChatWire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::{ContextPath, Message, RequestOptions};
+    use wonopcode_protocol::{ContextPath, Message, RequestOptions};
 
     #[test]
     fn tool_round_maps_to_assistant_calls_and_tool_messages() {

@@ -5,7 +5,7 @@
 //! their data, so a stream with or without `event:` lines reads the same.
 
 use serde_json::Value;
-use wonopcode_agent_loop::{StopReason, StreamChunk, Usage};
+use wonopcode_protocol::{StopReason, StreamChunk, Usage};
 
 use crate::http::decoder::{Decoder, parse_json, str_field, u64_field};
 use crate::http::failure::Failure;

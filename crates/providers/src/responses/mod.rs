@@ -13,9 +13,9 @@ pub mod decode;
 
 use serde::Serialize;
 use serde_json::Value;
-use wonopcode_agent_loop::attachment::AttachmentLimits;
-use wonopcode_agent_loop::attachment::DataUrl;
-use wonopcode_agent_loop::{Message, ModelRequest, Part, Role};
+use wonopcode_protocol::attachment::AttachmentLimits;
+use wonopcode_protocol::attachment::DataUrl;
+use wonopcode_protocol::{Message, ModelRequest, Part, Role};
 
 use crate::prompt_cache::{PromptCache, prefix_key};
 use crate::signature::Marked;
@@ -281,7 +281,7 @@ impl crate::http::Wire for ResponsesWire {
 
     fn body(
         &self,
-        model: &wonopcode_agent_loop::ModelInfo,
+        model: &wonopcode_protocol::ModelInfo,
         request: &ModelRequest,
         cache: PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
@@ -303,7 +303,7 @@ impl crate::http::Wire for ResponsesWire {
 mod tests {
     use super::*;
     use serde_json::json;
-    use wonopcode_agent_loop::{ContextPath, RequestOptions, ToolSchema};
+    use wonopcode_protocol::{ContextPath, RequestOptions, ToolSchema};
 
     fn request(messages: Vec<Message>, options: RequestOptions) -> ModelRequest {
         ModelRequest {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use wonopcode_agent_loop::{
+use wonopcode_protocol::{
     ContextPath, LanguageModel, Message, ModelInfo, ModelRequest, RequestOptions, StopReason,
     StreamChunk, Usage,
 };

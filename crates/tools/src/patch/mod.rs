@@ -18,7 +18,6 @@ use wonopcode_agent_loop::{
     Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
 };
 
-use crate::beneath::Dir;
 use crate::diff::unified;
 use crate::edit::read_for_edit;
 use crate::spec::{args, spec};
@@ -26,6 +25,7 @@ use crate::workspace::{OpenError, describe, display, resolve_visible};
 use crate::write_guard::WriteGuard;
 use apply::apply_hunks;
 use parse::{FileOp, parse};
+use wonopcode_os::beneath::Dir;
 
 /// What the model is told about the format.
 const DESCRIPTION: &str = "Add, update, move and delete files with one patch. The patch \

@@ -99,18 +99,7 @@ fn encoded(bytes: &[u8], media_type: &'static str, name: &str) -> Part {
     }
 }
 
-/// An attachment from a file, read no further than [`MAX_ATTACHMENT_BYTES`].
-pub fn from_path(path: &Path) -> Result<Part, AttachmentError> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| AttachmentError::Read {
-        name: name.clone(),
-        reason: e.to_string(),
-    })?;
-    let bytes = read_capped(file, &name)?;
-    from_bytes(&bytes, &name)
-}
-
-/// An attachment from a reader (stdin), read no further than [`MAX_ATTACHMENT_BYTES`].
+/// An attachment from a reader (a file, stdin), read no further than [`MAX_ATTACHMENT_BYTES`].
 pub fn from_reader(reader: impl Read, name: &str) -> Result<Part, AttachmentError> {
     let bytes = read_capped(reader, name)?;
     from_bytes(&bytes, name)

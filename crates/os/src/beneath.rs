@@ -1,5 +1,5 @@
 //! Opening a workspace's files so that no link leads out of it, whatever changes between
-//! the path guard's check and the open. The guard ([`crate::workspace::resolve`]) gives
+//! the path guard's check and the open. The guard (`wonopcode_tools::workspace::resolve`) gives
 //! the path with every link already resolved; the open then takes exactly that path,
 //! beneath a descriptor of the workspace root, with the kernel's `openat2`
 //! (`RESOLVE_BENEATH`: nothing above the root; `RESOLVE_NO_SYMLINKS`: no link on the way,
