@@ -5,9 +5,9 @@
 #![allow(clippy::expect_used)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use wonopcode_agent_loop::event::Item;
-use wonopcode_agent_loop::event::{CommandDetails, ItemDetails, ItemStatus, ToolCallItem};
-use wonopcode_agent_loop::{ContextPath, Event, EventKind, LoopStatus, Message, Usage};
+use wonopcode_protocol::event::Item;
+use wonopcode_protocol::event::{CommandDetails, ItemDetails, ItemStatus, ToolCallItem};
+use wonopcode_protocol::{ContextPath, Event, EventKind, LoopStatus, Message, Usage};
 
 fn sample() -> Vec<Event> {
     let ev = |kind| Event {

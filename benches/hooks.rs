@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::io::AsyncWriteExt;
-use wonopcode_agent_loop::ContextPath;
-use wonopcode_agent_loop::event::{Emitter, Event, EventSink};
 use wonopcode_agent_loop::hook::{HookSite, Hooks};
-use wonopcode_agent_loop::tool_round::Call;
 use wonopcode_hooks::{ConfiguredHooks, HookEnv, HookTable};
+use wonopcode_protocol::ContextPath;
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::event::{Emitter, Event, EventSink};
 use wonopcode_sandbox::{Sandbox, SandboxMode, SandboxPolicy, Support};
 use wonopcode_wasm_host::guest_paths::POLICY_HOOK;
 

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use wonopcode_agent_loop::StandardLoop;
-use wonopcode_agent_loop::event::{Event, EventSink};
 use wonopcode_benches::{Nap, registry_with, replay, run_prompt_into, transcript};
 use wonopcode_journal::EventLog;
+use wonopcode_protocol::event::{Event, EventSink};
 
 /// Appends every event to an event log.
 struct Journaled(Mutex<EventLog>);
@@ -43,7 +43,7 @@ fn bench_journal(c: &mut Criterion) {
         b.to_async(&rt).iter_batched(
             || replay(&turns),
             |provider| async move {
-                let sink = Arc::new(wonopcode_agent_loop::event::NullSink);
+                let sink = Arc::new(wonopcode_protocol::event::NullSink);
                 run_prompt_into(&StandardLoop, Arc::new(provider), noop, "go", sink).await;
             },
             BatchSize::SmallInput,

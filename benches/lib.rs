@@ -15,11 +15,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::event::{EventSink, NullSink};
 use wonopcode_agent_loop::{
-    AgentLoop, AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, RunStats, SharedGate,
-    SharedModel, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolRegistry,
-    ToolSpec,
+    AgentLoop, LoopConfig, LoopContext, RunStats, Tool, ToolEnv, ToolError, ToolOutput,
+    ToolRegistry,
+};
+use wonopcode_protocol::event::{EventSink, NullSink};
+use wonopcode_protocol::{
+    AllowAll, ContextPath, Emitter, SharedGate, SharedModel, ToolCategory, ToolKind, ToolSpec,
 };
 use wonopcode_providers::{ReplayProvider, Transcript};
 
@@ -111,7 +113,7 @@ pub async fn run_prompt_after(
     tools: &ToolRegistry,
     prompt: &str,
     sink: Arc<dyn EventSink>,
-    history: Vec<wonopcode_agent_loop::Message>,
+    history: Vec<wonopcode_protocol::Message>,
 ) -> String {
     let gate: SharedGate = Arc::new(AllowAll);
     let cwd = std::env::temp_dir();
@@ -325,7 +327,7 @@ pub fn loopback_model(
         aws_profile: None,
         unsigned: false,
         extra_headers: Vec::new(),
-        model: wonopcode_agent_loop::ModelInfo {
+        model: wonopcode_protocol::ModelInfo {
             id: "bench-model".to_owned(),
             provider: "bench".to_owned(),
             context_window: 200_000,

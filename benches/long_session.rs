@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use parking_lot::Mutex;
-use wonopcode_agent_loop::event::NullSink;
-use wonopcode_agent_loop::message::{Message, Part, Role};
-use wonopcode_agent_loop::{
-    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, SharedModel,
-    StandardLoop,
-};
+use wonopcode_agent_loop::StandardLoop;
 use wonopcode_benches::{Nap, registry_with, replay, run_prompt_after, transcript};
+use wonopcode_protocol::event::NullSink;
+use wonopcode_protocol::message::{Message, Part, Role};
+use wonopcode_protocol::{
+    ChunkStream, ContextPath, LanguageModel, ModelError, ModelInfo, ModelRequest, SharedModel,
+};
 use wonopcode_providers::RecordingModel;
 
 /// A conversation of `responses` earlier tool responses, as a long session holds them.

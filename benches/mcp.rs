@@ -16,9 +16,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
-use wonopcode_agent_loop::{AllowAll, ToolEnv, ToolRegistry};
+use wonopcode_agent_loop::{ToolEnv, ToolRegistry};
 use wonopcode_mcp::config::Transport;
 use wonopcode_mcp::{ServerConfig, start_all};
+use wonopcode_protocol::AllowAll;
 
 fn server_program() -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -79,7 +80,7 @@ fn bench_mcp(c: &mut Criterion) {
                 wonopcode_agent_loop::Dispatch::Finished { output, status, .. } => {
                     assert_eq!(
                         status,
-                        wonopcode_agent_loop::event::ItemStatus::Completed,
+                        wonopcode_protocol::event::ItemStatus::Completed,
                         "{output:?}"
                     );
                     assert!(output.content.contains("benchmark"), "{output:?}");

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
-use wonopcode_agent_loop::{
+use wonopcode_benches::{Nap, registry_with, run_prompt_on};
+use wonopcode_protocol::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, StopReason, StreamChunk,
 };
-use wonopcode_benches::{Nap, registry_with, run_prompt_on};
 use wonopcode_wasm_host::{EngineOptions, HostConfig, WasmAgentLoop, WasmEngine, guest_paths};
 
 /// A model that approves whatever it is asked to review, at once.
@@ -94,7 +94,7 @@ fn bench_polyglot(c: &mut Criterion) {
             HostConfig::default(),
         ))
         .expect("root guest loads");
-    let model: wonopcode_agent_loop::SharedModel = Arc::new(Approver(ModelInfo {
+    let model: wonopcode_protocol::SharedModel = Arc::new(Approver(ModelInfo {
         id: "m".into(),
         provider: "p".into(),
         context_window: 100_000,

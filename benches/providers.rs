@@ -20,7 +20,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use wonopcode_agent_loop::{
+use wonopcode_protocol::{
     ContextPath, LanguageModel, Message, ModelRequest, RequestOptions, StreamChunk,
 };
 use wonopcode_providers::bedrock::frames::sse_as_frames;

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use wonopcode_agent_loop::SharedModel;
 use wonopcode_benches::{Nap, PeakRss, registry_with, run_prompt_on};
 use wonopcode_contexts::ContextLimits;
+use wonopcode_protocol::SharedModel;
 use wonopcode_wasm_host::{HostConfig, WasmAgentLoop, guest_paths};
 
 const CHILDREN: usize = 1000;

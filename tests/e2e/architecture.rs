@@ -25,7 +25,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Tool and model sources: the core and the sandbox, never each other.
     (
         "wonopcode-tools",
-        &["wonopcode-agent-loop", "wonopcode-os", "wonopcode-sandbox"],
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-os",
+            "wonopcode-protocol",
+            "wonopcode-sandbox",
+        ],
     ),
     // A model source speaks the vocabulary only: no engine.
     (
@@ -34,18 +39,30 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "wonopcode-mcp",
-        &["wonopcode-agent-loop", "wonopcode-os", "wonopcode-sandbox"],
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-os",
+            "wonopcode-protocol",
+            "wonopcode-sandbox",
+        ],
     ),
     // The journal keeps a run's events and files: the vocabulary, never the engine.
     ("wonopcode-journal", &["wonopcode-os", "wonopcode-protocol"]),
     // Fetching a published component knows nothing of what runs it.
     ("wonopcode-oci", &[]),
     // The context tree's vocabulary knows no WebAssembly.
-    ("wonopcode-contexts", &["wonopcode-agent-loop"]),
+    (
+        "wonopcode-contexts",
+        &["wonopcode-agent-loop", "wonopcode-protocol"],
+    ),
     // The component host reaches tools and providers through the core's traits only.
     (
         "wonopcode-wasm-host",
-        &["wonopcode-agent-loop", "wonopcode-contexts"],
+        &[
+            "wonopcode-agent-loop",
+            "wonopcode-contexts",
+            "wonopcode-protocol",
+        ],
     ),
     // Component hooks run on the host's engine.
     (
@@ -53,6 +70,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "wonopcode-agent-loop",
             "wonopcode-os",
+            "wonopcode-protocol",
             "wonopcode-sandbox",
             "wonopcode-wasm-host",
         ],
@@ -65,6 +83,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-agent-loop",
             "wonopcode-contexts",
             "wonopcode-oci",
+            "wonopcode-protocol",
             "wonopcode-sandbox",
             "wonopcode-wasm-host",
         ],
@@ -82,6 +101,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-mcp",
             "wonopcode-oci",
             "wonopcode-os",
+            "wonopcode-protocol",
             "wonopcode-providers",
             "wonopcode-registry",
             "wonopcode-sandbox",
@@ -97,6 +117,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-agent-loop",
             "wonopcode-journal",
             "wonopcode-mcp",
+            "wonopcode-protocol",
             "wonopcode-session",
             "wonopcode-tools",
             "wonopcode-wasm-host",
@@ -109,6 +130,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-agent-loop",
             "wonopcode-contexts",
             "wonopcode-mcp",
+            "wonopcode-protocol",
             "wonopcode-registry",
             "wonopcode-session",
             "wonopcode-tools",
@@ -127,6 +149,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wonopcode-mcp",
             "wonopcode-mcp-server",
             "wonopcode-os",
+            "wonopcode-protocol",
             "wonopcode-providers",
             "wonopcode-registry",
             "wonopcode-sandbox",

@@ -3,7 +3,7 @@
 //! in `demo.rs`). `WONOPCODE_UPDATE_DOCS=1` rewrites the schema block.
 
 use serde_json::Value;
-use wonopcode_agent_loop::Event;
+use wonopcode_protocol::Event;
 
 use crate::support::repo_root;
 

@@ -5,8 +5,8 @@
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use wonopcode_agent_loop::Part;
-use wonopcode_agent_loop::attachment;
+use wonopcode_protocol::Part;
+use wonopcode_protocol::attachment;
 
 /// The prompt's text and its attachments; `Err`: one line saying which block is refused.
 pub(crate) fn prompt_of(blocks: &[ContentBlock]) -> Result<(String, Vec<Part>), String> {

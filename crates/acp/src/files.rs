@@ -13,7 +13,7 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{FileSystemCapabilities, ReadTextFileRequest, SessionId};
 use async_trait::async_trait;
-use wonopcode_agent_loop::editor_files::EditorFiles;
+use wonopcode_protocol::editor_files::EditorFiles;
 
 /// One session's view of the editor's files.
 pub(crate) struct EditorFs {

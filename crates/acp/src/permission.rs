@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use wonopcode_agent_loop::PermissionRequest;
+use wonopcode_protocol::PermissionRequest;
 use wonopcode_tools::permission::{Answer, Prompter};
 
 use crate::modes::Mode;

@@ -20,9 +20,9 @@ use agent_client_protocol::v1::schema::{
 };
 use parking_lot::Mutex;
 use wonopcode_agent_loop::compaction::estimate_tokens;
-use wonopcode_agent_loop::model::StopReason as ModelStop;
-use wonopcode_agent_loop::{LoopStatus, Usage};
 use wonopcode_journal::Runs;
+use wonopcode_protocol::model::StopReason as ModelStop;
+use wonopcode_protocol::{LoopStatus, Usage};
 use wonopcode_session::{Renderer, RewindScope, Session, SessionBuilder, TurnCanceller};
 
 use crate::commands::{Command, command_of};

@@ -16,11 +16,11 @@ use agent_client_protocol::v1::schema::{
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use parking_lot::Mutex;
-use wonopcode_agent_loop::event::{
+use wonopcode_protocol::event::{
     FileChange, FileChangeKind, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
 };
-use wonopcode_agent_loop::model::StopReason as ModelStop;
-use wonopcode_agent_loop::{ContextPath, ContextStatus, Event, EventKind, Part, Role};
+use wonopcode_protocol::model::StopReason as ModelStop;
+use wonopcode_protocol::{ContextPath, ContextStatus, Event, EventKind, Part, Role};
 use wonopcode_session::Renderer;
 
 /// What the updates saw that the rest of the session asks about: the tool call a permission

@@ -4,8 +4,8 @@
 //! as a module's are.
 
 use serde_json::json;
-use wonopcode_agent_loop::ModelInfo;
 use wonopcode_contexts::AgentDefinition;
+use wonopcode_protocol::ModelInfo;
 use wonopcode_providers::catalog::ModelCatalog as Catalog;
 use wonopcode_registry::Entry;
 use wonopcode_registry::agent_check::{self, Known, ModelCatalog};

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use wonopcode_agent_loop::Part;
-use wonopcode_agent_loop::attachment::{self, AttachmentError};
+use wonopcode_protocol::Part;
+use wonopcode_protocol::attachment::{self, AttachmentError};
 
 /// An attachment named by `-i/--image`: a path (relative to where wonopcode was started),
 /// `-` for stdin, or a `data:` URL.
@@ -97,7 +97,7 @@ pub(crate) fn open_in_workspace(path: &Path, workspace: &Path) -> Result<std::fs
     if !real.starts_with(&root) {
         return Err(format!(
             "it is a link that leads out of the workspace (to {}); name that file by its own path if you mean it",
-            wonopcode_agent_loop::shown::one_line(&real.display().to_string())
+            wonopcode_protocol::shown::one_line(&real.display().to_string())
         ));
     }
     wonopcode_os::beneath::open(&root, &real, wonopcode_os::beneath::Access::Read)

@@ -12,11 +12,11 @@ use clap::ArgMatches;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::{LoopStatus, Usage};
 use wonopcode_batch::results::Summary;
 use wonopcode_batch::{
     BatchOptions, Progress, RunOutcome, Shard, Task, TaskFile, TaskPlace, TaskResult, TaskRunner,
 };
+use wonopcode_protocol::{LoopStatus, Usage};
 use wonopcode_session::{Config, LoopChoice, NoRenderer, Session, Settings};
 
 use crate::args::{BatchArgs, BatchCommand};

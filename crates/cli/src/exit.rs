@@ -1,6 +1,6 @@
 //! Exit codes, documented in the README.
 
-use wonopcode_agent_loop::LoopStatus;
+use wonopcode_protocol::LoopStatus;
 
 /// The prompt completed.
 pub const SUCCESS: u8 = 0;

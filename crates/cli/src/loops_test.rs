@@ -17,8 +17,8 @@ use anyhow::{Context, anyhow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use wonopcode_agent_loop::{ContextPath, ModelInfo, Pricing, StopReason, StreamChunk, Usage};
 use wonopcode_batch::scratch::copy_tree;
+use wonopcode_protocol::{ContextPath, ModelInfo, Pricing, StopReason, StreamChunk, Usage};
 use wonopcode_providers::transcript::{
     ContextMatch, FORMAT, Record, ResponseRecord, VERSION, to_line,
 };

@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use wonopcode_agent_loop::attachment::{self, AttachmentError};
+use wonopcode_protocol::attachment::{self, AttachmentError};
 
 /// The most of one file's text that goes into a prompt; the rest is left out, said in the
 /// prompt.

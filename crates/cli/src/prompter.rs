@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use indicatif::MultiProgress;
 use std::path::Path;
-use wonopcode_agent_loop::PermissionRequest;
+use wonopcode_protocol::PermissionRequest;
 
 use wonopcode_session::TurnCanceller;
 use wonopcode_tools::permission::{Answer, PermissionPolicy, Prompter, Rule};

@@ -17,10 +17,10 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
-use wonopcode_agent_loop::{ContextPath, OnInterrupted};
 use wonopcode_journal::{
     EarlierRun, Invocation, ResumeError, RunDir, RunMeta, RunStatus, Runs, SealKey, Step,
 };
+use wonopcode_protocol::{ContextPath, OnInterrupted};
 use wonopcode_providers::Transcript;
 use wonopcode_session::{Fork, Settings};
 use wonopcode_tools::permission::Action;

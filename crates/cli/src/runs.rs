@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context as _;
-use wonopcode_agent_loop::EventKind;
 use wonopcode_journal::{Read, RunDir, RunStatus, Runs};
+use wonopcode_protocol::EventKind;
 use wonopcode_session::history::History;
 
 use crate::args::{RunsAction, RunsArgs};

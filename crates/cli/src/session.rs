@@ -66,8 +66,8 @@ fn flag_rules(args: &PermissionArgs, matches: &ArgMatches) -> anyhow::Result<Vec
         for (value, index) in values.iter().zip(indices) {
             // As in Claude Code, a disallowed tool stays so whatever allows it.
             let index = if action == Action::Deny { 0 } else { index };
-            for written in wonopcode_agent_loop::claude_code::split_rules(value) {
-                let rule = wonopcode_agent_loop::claude_code::permission_rule(&written)
+            for written in wonopcode_protocol::claude_code::split_rules(value) {
+                let rule = wonopcode_protocol::claude_code::permission_rule(&written)
                     .and_then(|ours| Rule::parse(&ours, action).map_err(|e| e.to_string()))
                     .map_err(|e| usage(format!("{flag}: {e}")))?;
                 indexed.push((index, rule));

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use wonopcode_agent_loop::generation::Generation;
+use wonopcode_protocol::generation::Generation;
 
 /// What an agent file sets. The tool allowlist, MCP servers and grants are not here: they
 /// are a module's tools in the registry's terms and reach a context the way a registry

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use wonopcode_agent_loop::assemble::price;
 use wonopcode_agent_loop::budget::RunBudget;
-use wonopcode_agent_loop::{
+use wonopcode_protocol::{
     ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource, SharedModel,
     SingleModel, StreamChunk, Usage,
 };
@@ -104,13 +104,13 @@ impl LanguageModel for BudgetedModel {
         self.inner.info()
     }
 
-    fn skip_response(&self, context: &wonopcode_agent_loop::ContextPath) {
+    fn skip_response(&self, context: &wonopcode_protocol::ContextPath) {
         self.inner.skip_response(context);
     }
 
     fn context_began(
         &self,
-        context: &wonopcode_agent_loop::ContextPath,
+        context: &wonopcode_protocol::ContextPath,
         module: &str,
         role: Option<&str>,
     ) {

@@ -18,13 +18,16 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents, tighter};
-use wonopcode_agent_loop::event::{Item, ItemDetails};
-use wonopcode_agent_loop::generation::Generation;
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, ContextStatus, Emitter, EventKind, LoopContext, LoopResult, LoopStatus,
-    Message, ModelInfo, ModelSource, Part, PendingCall, RequestOptions, RunServices, SharedModel,
-    StandardLoop, ToolRegistry, Usage, canonical_tool_name, nearest_name, run_turn,
+    AgentLoop, LoopContext, LoopResult, RunServices, StandardLoop, ToolRegistry,
+    canonical_tool_name, nearest_name, run_turn,
+};
+use wonopcode_protocol::event::{Item, ItemDetails};
+use wonopcode_protocol::generation::Generation;
+use wonopcode_protocol::{
+    ContextPath, ContextStatus, Emitter, EventKind, LoopStatus, Message, ModelInfo, ModelSource,
+    Part, PendingCall, RequestOptions, SharedModel, Usage,
 };
 
 use crate::agent_definition::AgentDefinition;
@@ -109,7 +112,7 @@ pub struct LiveChild {
     cwd: std::path::PathBuf,
     provider: SharedModel,
     tools: ToolRegistry,
-    gate: wonopcode_agent_loop::SharedGate,
+    gate: wonopcode_protocol::SharedGate,
     config: wonopcode_agent_loop::LoopConfig,
     events: Emitter,
     /// Cancelled when the child is closed or its parent's run is; each turn runs under a
@@ -773,8 +776,8 @@ mod tests {
 
     #[test]
     fn a_modules_or_agents_generation_settings_lie_over_its_parents_and_fit_its_own_model() {
-        use wonopcode_agent_loop::generation::Thinking;
-        use wonopcode_agent_loop::usage::ModelCapabilities;
+        use wonopcode_protocol::generation::Thinking;
+        use wonopcode_protocol::usage::ModelCapabilities;
         let model = |thinking: bool| ModelInfo {
             id: "m".into(),
             provider: "anthropic".into(),

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use futures::FutureExt;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::Usage;
+use wonopcode_protocol::Usage;
 
 use crate::child::{LiveChild, ParentView};
 use crate::spawn::ChildResult;
-use wonopcode_agent_loop::ContextPath;
+use wonopcode_protocol::ContextPath;
 
 /// A finished turn: the result, and what it spent since the last one.
 pub type Turn = (ChildResult, Usage);

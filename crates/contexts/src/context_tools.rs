@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use wonopcode_agent_loop::{Emitter, EventKind, Tool, ToolRegistry, ToolSource};
+use wonopcode_agent_loop::{Tool, ToolRegistry, ToolSource};
+use wonopcode_protocol::{Emitter, EventKind};
 
 /// A module's own tools for one context, and the names it may use.
 #[derive(Default)]
@@ -30,7 +31,7 @@ pub struct ContextTools {
     /// remove); `None`: none of its own.
     pub hooks: Option<wonopcode_agent_loop::hook::SharedHooks>,
     /// Its module's generation settings, over its parent's.
-    pub generation: wonopcode_agent_loop::generation::Generation,
+    pub generation: wonopcode_protocol::generation::Generation,
     /// What must live as long as the context (the servers' connections).
     pub keep: Option<Box<dyn std::any::Any + Send + Sync>>,
 }

@@ -16,9 +16,9 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::json;
 use wonopcode_agent_loop::{
-    BreakLoop, PendingCall, RunServices, Tool, ToolCategory, ToolEnv, ToolError, ToolKind,
-    ToolOutput, ToolRegistry, ToolSpec, Usage,
+    BreakLoop, RunServices, Tool, ToolEnv, ToolError, ToolOutput, ToolRegistry,
 };
+use wonopcode_protocol::{PendingCall, ToolCategory, ToolKind, ToolSpec, Usage};
 
 use crate::DELEGATION_TOOLS;
 use crate::child::{LiveChild, ParentPlace, ParentView};

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use wonopcode_agent_loop::event::ItemStatus;
-use wonopcode_agent_loop::{Event, EventKind, EventSink};
+use wonopcode_protocol::event::ItemStatus;
+use wonopcode_protocol::{Event, EventKind, EventSink};
 
 /// The files one context and its descendants changed.
 #[derive(Default)]

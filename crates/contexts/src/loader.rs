@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use wonopcode_agent_loop::{AgentLoop, EventSink};
+use wonopcode_agent_loop::AgentLoop;
+use wonopcode_protocol::EventSink;
 
 use crate::budget::TokenBudget;
 use crate::file_changes::FileChanges;

@@ -2,8 +2,8 @@
 //! `context` calls (`wonopcode-wasm-host` converts the WIT records) and the native loop's
 //! `spawn_agent` both speak these.
 
-use wonopcode_agent_loop::generation::Generation;
-use wonopcode_agent_loop::{ContextStatus, Part, PendingCall, Usage};
+use wonopcode_protocol::generation::Generation;
+use wonopcode_protocol::{ContextStatus, Part, PendingCall, Usage};
 
 use crate::grants::SpawnSandbox;
 

@@ -2,10 +2,10 @@
 //! what its answer means: its exit code and, on exit 0, the JSON it printed.
 
 use serde_json::{Value, json};
-use wonopcode_agent_loop::claude_code::{claude_arguments, claude_tool, wonopcode_arguments};
-use wonopcode_agent_loop::event::HookVerdict;
 use wonopcode_agent_loop::hook::HookSite;
-use wonopcode_agent_loop::tool_round::Call;
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::claude_code::{claude_arguments, claude_tool, wonopcode_arguments};
+use wonopcode_protocol::event::HookVerdict;
 
 use crate::command::Ran;
 use crate::event::HookEvent;

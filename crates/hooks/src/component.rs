@@ -2,9 +2,9 @@
 //! answer in the same [`Answer`] a command hook's JSON becomes, so both kinds are combined,
 //! reported and fail alike.
 
-use wonopcode_agent_loop::event::HookVerdict;
 use wonopcode_agent_loop::hook::HookSite;
-use wonopcode_agent_loop::tool_round::Call;
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::event::HookVerdict;
 use wonopcode_wasm_host::hook::{
     BeforeToolAnswer, HookComponent, Site, ToolCall, ToolVerdict, TurnEvent, TurnPoint,
 };

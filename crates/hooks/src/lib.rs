@@ -23,11 +23,11 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use tracing::Instrument;
-use wonopcode_agent_loop::event::{EventKind, HookItem, HookVerdict, Item, ItemDetails};
 use wonopcode_agent_loop::hook::{
     HookDecision, HookSite, Hooks, PostToolUse, PreToolUse, TurnAnswer, TurnEvent,
 };
-use wonopcode_agent_loop::tool_round::Call;
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::event::{EventKind, HookItem, HookVerdict, Item, ItemDetails};
 
 pub use answer::Answer;
 pub use command::{HookEnv, Ran, run as run_command};

@@ -108,7 +108,7 @@ impl HookGroup {
     /// by Claude Code's name for it, so `Bash` and `bash` both match).
     pub fn matches(&self, tool: &str) -> bool {
         self.matcher.as_ref().is_none_or(|re| {
-            re.is_match(tool) || re.is_match(wonopcode_agent_loop::claude_code::claude_tool(tool))
+            re.is_match(tool) || re.is_match(wonopcode_protocol::claude_code::claude_tool(tool))
         })
     }
 }

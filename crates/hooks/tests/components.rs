@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
-use wonopcode_agent_loop::event::{Event, EventKind, ItemDetails};
 use wonopcode_agent_loop::hook::{HookDecision, HookSite, Hooks, TurnEvent};
-use wonopcode_agent_loop::tool_round::Call;
-use wonopcode_agent_loop::{ContextPath, Emitter};
 use wonopcode_hooks::{ConfiguredHooks, HookEnv, HookTable};
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::event::{Event, EventKind, ItemDetails};
+use wonopcode_protocol::{ContextPath, Emitter};
 use wonopcode_wasm_host::guest_paths::{MISBEHAVE_HOOK, POLICY_HOOK};
 use wonopcode_wasm_host::{EngineOptions, WasmEngine};
 

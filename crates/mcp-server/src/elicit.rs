@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
-use wonopcode_agent_loop::PermissionRequest;
+use wonopcode_protocol::PermissionRequest;
 use wonopcode_tools::permission::{Answer, Prompter};
 use wonopcode_wasm_host::GuestPrompter;
 

@@ -14,8 +14,8 @@ use rmcp::model::{
 };
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
-use wonopcode_agent_loop::event::{ItemDetails, ItemStatus};
-use wonopcode_agent_loop::{Event, EventKind};
+use wonopcode_protocol::event::{ItemDetails, ItemStatus};
+use wonopcode_protocol::{Event, EventKind};
 use wonopcode_session::Renderer;
 
 /// One notification to send.

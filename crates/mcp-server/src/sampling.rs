@@ -16,9 +16,9 @@ use rmcp::model::{
     SamplingMessageContentBlock, Tool as McpTool,
 };
 use rmcp::{Peer, RoleServer};
-use wonopcode_agent_loop::model::{ChunkStream, ModelError, ModelRequest, StopReason, StreamChunk};
-use wonopcode_agent_loop::usage::{ModelCapabilities, ModelInfo};
-use wonopcode_agent_loop::{LanguageModel, Message, Part, Role};
+use wonopcode_protocol::model::{ChunkStream, ModelError, ModelRequest, StopReason, StreamChunk};
+use wonopcode_protocol::usage::{ModelCapabilities, ModelInfo};
+use wonopcode_protocol::{LanguageModel, Message, Part, Role};
 
 /// The provider name that asks for the client's model.
 pub const CLIENT_PROVIDER: &str = "mcp-client";

@@ -3,7 +3,7 @@
 //! structured content when there is no text to carry it.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use wonopcode_agent_loop::message::decoded_len;
+use wonopcode_protocol::message::decoded_len;
 
 /// The text of `result`, and whether the server said the call failed.
 pub fn to_text(result: &CallToolResult) -> (String, bool) {

@@ -6,9 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::model::Tool as RemoteTool;
-use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSource, ToolSpec,
-};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput, ToolSource};
+use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 use crate::result::to_text;
 use crate::server::{Server, ServerError};

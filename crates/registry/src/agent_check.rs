@@ -5,8 +5,8 @@
 //! checks compare against (the run's tools, the config's servers, the model catalog) is
 //! the caller's: this crate knows agent files, not tools or providers.
 
-use wonopcode_agent_loop::ModelInfo;
 use wonopcode_contexts::AgentDefinition;
+use wonopcode_protocol::ModelInfo;
 
 use crate::Entry;
 use crate::agent_file::DELEGATION_TOOLS;

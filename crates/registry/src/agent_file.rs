@@ -32,8 +32,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 use wonopcode_agent_loop::budget::tighter;
-use wonopcode_agent_loop::generation::{Generation, Thinking};
 use wonopcode_contexts::AgentDefinition;
+use wonopcode_protocol::generation::{Generation, Thinking};
 
 use crate::error::RegistryError;
 use crate::file::{ModuleTools, RawGrants, ScopedHooks, read_text, yaml_error};
@@ -337,7 +337,7 @@ fn map_tool(written: &str) -> Result<Vec<&str>, String> {
     if matches!(written, "Task" | "Agent") {
         return Ok(DELEGATION_TOOLS.to_vec());
     }
-    if let Some(mapped) = wonopcode_agent_loop::claude_code::wonopcode_tool(written) {
+    if let Some(mapped) = wonopcode_protocol::claude_code::wonopcode_tool(written) {
         return Ok(vec![mapped]);
     }
     if written.starts_with(|c: char| c.is_ascii_uppercase()) {

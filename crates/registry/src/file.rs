@@ -55,9 +55,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::generation::{Generation, Thinking};
 use wonopcode_contexts::LoopSource;
 use wonopcode_oci::OciRef;
+use wonopcode_protocol::generation::{Generation, Thinking};
 use wonopcode_sandbox::SandboxPolicy;
 
 use crate::error::RegistryError;

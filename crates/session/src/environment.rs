@@ -1,5 +1,5 @@
 //! What a run tells the model of where and when it works, at the end of its instructions
-//! (`wonopcode_agent_loop::environment`): the working directory, the OS and its release,
+//! (`wonopcode_protocol::environment`): the working directory, the OS and its release,
 //! the shell, today's date, and whether the workspace is in a git repository — its branch
 //! and its short status at the start of the session, as Claude Code tells them.
 //!
@@ -11,8 +11,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use wonopcode_agent_loop::environment::block;
 use wonopcode_hooks::{HookEnv, Ran, run_command};
+use wonopcode_protocol::environment::block;
 
 /// How long `git status` may take before it is left out.
 const GIT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -99,7 +99,7 @@ fn status_lines(stdout: &str) -> Vec<String> {
         changes
             .iter()
             .take(STATUS_LINES)
-            .map(|l| wonopcode_agent_loop::shown::one_line(l).into_owned()),
+            .map(|l| wonopcode_protocol::shown::one_line(l).into_owned()),
     );
     if changes.len() > STATUS_LINES {
         lines.push(format!("… and {} more", changes.len() - STATUS_LINES));

@@ -1,6 +1,6 @@
 //! What can go wrong while setting up or running a session, as values an embedder can match.
 
-use wonopcode_agent_loop::LoopError;
+use wonopcode_protocol::LoopError;
 use wonopcode_wasm_host::WasmError;
 
 /// A session could not be set up, or a file it keeps could not be used.

@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-use wonopcode_agent_loop::event::ItemStatus;
-use wonopcode_agent_loop::event::now_rfc3339;
-use wonopcode_agent_loop::message::pending_tool_calls;
-use wonopcode_agent_loop::{EventKind, Message, Part, Role};
 use wonopcode_os::durable;
+use wonopcode_protocol::event::ItemStatus;
+use wonopcode_protocol::event::now_rfc3339;
+use wonopcode_protocol::message::pending_tool_calls;
+use wonopcode_protocol::{EventKind, Message, Part, Role};
 
 use crate::error::SessionError;
 

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use crate::history::conversation_of;
-use wonopcode_agent_loop::{Event, Message};
 use wonopcode_journal::{Lineage, Read, RunStatus, Runs};
+use wonopcode_protocol::{Event, Message};
 
 /// A kept conversation, read back.
 pub struct Kept {

@@ -28,7 +28,7 @@ pub mod config;
 mod environment;
 mod error;
 /// Generation settings (thinking, output cap, temperature), which agent files set too.
-pub use wonopcode_agent_loop::generation;
+pub use wonopcode_protocol::generation;
 pub mod guest_project;
 pub mod history;
 mod hook_loader;

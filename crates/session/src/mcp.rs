@@ -9,12 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::event::{Item, ItemDetails};
-use wonopcode_agent_loop::{Emitter, EventKind, Tool, ToolRegistry};
+use wonopcode_agent_loop::{Tool, ToolRegistry};
 use wonopcode_mcp::{
     Elicitor, McpTool, Server, ServerConfig, ServerEntry, ServerFailure, ServerState, Started,
     Starting,
 };
+use wonopcode_protocol::event::{Item, ItemDetails};
+use wonopcode_protocol::{Emitter, EventKind};
 use wonopcode_sandbox::SandboxPolicy;
 use wonopcode_tools::permission::shell::Script;
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::{ContextPath, ModelSource, SharedModel};
+use wonopcode_protocol::{ContextPath, ModelSource, SharedModel};
 use wonopcode_providers::{
     CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, PrefixReplay, PrefixSource,
     RecordingModel, RecordingSource, ReplayProvider, ReplaySource, Transcript, Wire,

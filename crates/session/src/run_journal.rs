@@ -6,11 +6,11 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use wonopcode_agent_loop::{ModelSource, Part, SharedModel};
 use wonopcode_journal::{
     CheckpointStore, EventLog, Invocation, KeptCommand, RunDir, RunMeta, RunStatus, Runs,
     SessionCommand, new_run_id,
 };
+use wonopcode_protocol::{ModelSource, Part, SharedModel};
 use wonopcode_providers::{RecordingModel, RecordingSource};
 
 use crate::error::SessionError;
@@ -70,10 +70,10 @@ impl RunJournal {
     }
 
     /// Where the file tools record their changes.
-    pub fn checkpoints(&self) -> Option<wonopcode_agent_loop::checkpoint::SharedCheckpoints> {
+    pub fn checkpoints(&self) -> Option<wonopcode_protocol::checkpoint::SharedCheckpoints> {
         self.checkpoints
             .clone()
-            .map(|c| c as wonopcode_agent_loop::checkpoint::SharedCheckpoints)
+            .map(|c| c as wonopcode_protocol::checkpoint::SharedCheckpoints)
     }
 
     /// `model` and `models` with every response recorded into the run's transcript.
@@ -95,7 +95,7 @@ impl RunJournal {
         let meta = RunMeta {
             id: self.id.clone(),
             workspace: meta.workspace.to_owned(),
-            started: wonopcode_agent_loop::event::now_rfc3339(),
+            started: wonopcode_protocol::event::now_rfc3339(),
             ended: None,
             loop_name: meta.loop_name.to_owned(),
             model: meta.model.to_owned(),

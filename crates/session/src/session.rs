@@ -11,14 +11,17 @@ use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
-use wonopcode_agent_loop::message::pending_tool_calls;
 use wonopcode_agent_loop::{
-    AgentLoop, ContextPath, Emitter, EventKind, LoopConfig, LoopContext, LoopResult, LoopStatus,
-    Message, ModelSource, OnInterrupted, Part, PendingCall, ProviderListing, Role, RunStats,
-    SharedGate, SharedModel, Steering, ToolRegistry, resume_turn, run_turn,
+    AgentLoop, LoopConfig, LoopContext, LoopResult, RunStats, Steering, ToolRegistry, resume_turn,
+    run_turn,
 };
 use wonopcode_contexts::{ContextTools, LoopSource};
 use wonopcode_journal::{EarlierRun, RunStatus, Runs, SessionCommand};
+use wonopcode_protocol::message::pending_tool_calls;
+use wonopcode_protocol::{
+    ContextPath, Emitter, EventKind, LoopStatus, Message, ModelSource, OnInterrupted, Part,
+    PendingCall, ProviderListing, Role, SharedGate, SharedModel,
+};
 use wonopcode_registry::Catalog;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{Mode, PermissionPolicy, PolicyConfig, Prompter};
@@ -86,9 +89,9 @@ pub struct SessionBuilder {
     /// The run this one forks.
     fork: Option<Fork>,
     /// The editor's files, for the file tools, when the front-end is an editor offering them.
-    editor_files: Option<wonopcode_agent_loop::editor_files::SharedEditorFiles>,
+    editor_files: Option<wonopcode_protocol::editor_files::SharedEditorFiles>,
     /// The run whose conversation this one goes on with, and that conversation.
-    continued: Option<(String, Vec<wonopcode_agent_loop::Message>)>,
+    continued: Option<(String, Vec<wonopcode_protocol::Message>)>,
     /// Turns the events into OpenTelemetry spans.
     telemetry: Option<Arc<SpanRecorder>>,
     /// The person trusted the workspace for this run when asked (not kept in the settings).
@@ -176,7 +179,7 @@ impl SessionBuilder {
     /// hidden list and permission rules checked first as always.
     pub fn editor_files(
         mut self,
-        files: wonopcode_agent_loop::editor_files::SharedEditorFiles,
+        files: wonopcode_protocol::editor_files::SharedEditorFiles,
     ) -> Self {
         self.editor_files = Some(files);
         self
@@ -187,7 +190,7 @@ impl SessionBuilder {
     /// (`wonopcode_session::history::conversation_of`) — and nothing is run or asked again;
     /// the new run's journal says it continues `run`. A `--history` file, when the settings
     /// name one, holds the conversation instead.
-    pub fn continuing(mut self, run: String, messages: Vec<wonopcode_agent_loop::Message>) -> Self {
+    pub fn continuing(mut self, run: String, messages: Vec<wonopcode_protocol::Message>) -> Self {
         self.continued = Some((run, messages));
         self
     }
@@ -744,7 +747,7 @@ impl Session {
         pending_tool_calls(&self.messages)
             .into_iter()
             .map(|(id, name, arguments)| PendingCall {
-                context: wonopcode_agent_loop::ContextPath::root(),
+                context: wonopcode_protocol::ContextPath::root(),
                 id,
                 name,
                 arguments,
@@ -772,7 +775,7 @@ impl Session {
         &mut self,
         provider: &str,
         model: Option<&str>,
-    ) -> Result<&wonopcode_agent_loop::ModelInfo, SessionError> {
+    ) -> Result<&wonopcode_protocol::ModelInfo, SessionError> {
         let opened = self
             .models
             .open(provider, model)
@@ -810,7 +813,7 @@ impl Session {
     pub async fn command(
         &mut self,
         command: &SessionCommand,
-    ) -> Result<wonopcode_agent_loop::Usage, SessionError> {
+    ) -> Result<wonopcode_protocol::Usage, SessionError> {
         match command {
             SessionCommand::Clear => self.clear(),
             SessionCommand::Compact => return Ok(self.compact().await.1),
@@ -822,7 +825,7 @@ impl Session {
                 self.rewind_conversation(*prompt)?;
             }
         }
-        Ok(wonopcode_agent_loop::Usage::default())
+        Ok(wonopcode_protocol::Usage::default())
     }
 
     /// Keeps `command` in the journal, in its place among the prompts.
@@ -845,10 +848,10 @@ impl Session {
     /// Compacts the conversation now, whatever its size: old tool outputs are pruned and
     /// the rest summarized by the model (`context.compacted`, which the history file records).
     /// Returns whether it got smaller, and what the summary cost. Ctrl-C stops the summary.
-    pub async fn compact(&mut self) -> (bool, wonopcode_agent_loop::Usage) {
+    pub async fn compact(&mut self) -> (bool, wonopcode_protocol::Usage) {
         let token = self.token.child_token();
         *self.current_turn.0.lock() = Some(token.clone());
-        let mut usage = wonopcode_agent_loop::Usage::default();
+        let mut usage = wonopcode_protocol::Usage::default();
         let compactor = Compactor {
             provider: &self.provider,
             config: &self.config,
@@ -958,7 +961,7 @@ impl Session {
     }
 
     /// The model answering the root context (provider, id, prices).
-    pub fn model(&self) -> &wonopcode_agent_loop::ModelInfo {
+    pub fn model(&self) -> &wonopcode_protocol::ModelInfo {
         self.provider.info()
     }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use wonopcode_agent_loop::budget::BudgetLimits;
-use wonopcode_agent_loop::generation::Generation;
+use wonopcode_protocol::generation::Generation;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{Mode, PolicyConfig, Rule, Unattended};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::{Event, EventSink};
+use wonopcode_protocol::{Event, EventSink};
 
 use wonopcode_journal::EventLog;
 

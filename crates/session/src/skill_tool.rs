@@ -10,9 +10,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
-};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 use wonopcode_registry::skill::SKILL_FILE;
 use wonopcode_registry::{Skill, Skills};
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput, ToolRegistry, ToolSpec};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput, ToolRegistry};
+use wonopcode_protocol::ToolSpec;
 
 use crate::error::SessionError;
 

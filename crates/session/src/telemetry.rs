@@ -19,8 +19,8 @@ use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use parking_lot::Mutex;
-use wonopcode_agent_loop::event::{Event, EventKind, ItemDetails, ItemStatus, ToolCallItem};
-use wonopcode_agent_loop::{ContextPath, Usage};
+use wonopcode_protocol::event::{Event, EventKind, ItemDetails, ItemStatus, ToolCallItem};
+use wonopcode_protocol::{ContextPath, Usage};
 
 use crate::error::SessionError;
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use wonopcode_agent_loop::event::{HookItem, ItemDetails, ToolCallItem};
-use wonopcode_agent_loop::{ContextPath, Event, EventKind, Usage};
+use wonopcode_protocol::event::{HookItem, ItemDetails, ToolCallItem};
+use wonopcode_protocol::{ContextPath, Event, EventKind, Usage};
 
 /// Collects a run's spans.
 pub struct TraceRecorder {
@@ -196,7 +196,7 @@ impl TraceRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::ContextStatus;
+    use wonopcode_protocol::ContextStatus;
 
     fn at(context: &ContextPath, kind: EventKind) -> Event {
         Event {
@@ -225,7 +225,7 @@ mod tests {
             at(
                 &child,
                 EventKind::TurnCompleted {
-                    status: wonopcode_agent_loop::LoopStatus::Complete,
+                    status: wonopcode_protocol::LoopStatus::Complete,
                     iterations: 2,
                     usage: Usage {
                         input_tokens: 10,
@@ -250,14 +250,14 @@ mod tests {
             at(
                 &child,
                 EventKind::ItemCompleted {
-                    item: wonopcode_agent_loop::event::Item {
+                    item: wonopcode_protocol::event::Item {
                         id: "item_3".into(),
                         details: ItemDetails::Hook(HookItem {
                             event: "PreToolUse".into(),
                             hook: "./guard.sh".into(),
                             call_id: Some("c1".into()),
                             tool: Some("bash".into()),
-                            decision: wonopcode_agent_loop::event::HookVerdict::Deny,
+                            decision: wonopcode_protocol::event::HookVerdict::Deny,
                             reason: Some("no rm -rf".into()),
                             duration_ms: 4,
                         }),
@@ -267,7 +267,7 @@ mod tests {
             at(
                 &root,
                 EventKind::TurnCompleted {
-                    status: wonopcode_agent_loop::LoopStatus::Complete,
+                    status: wonopcode_protocol::LoopStatus::Complete,
                     iterations: 1,
                     usage: Usage::default(),
                     pending: Vec::new(),

@@ -279,9 +279,9 @@ fn script_files(root: &Path, words: &[String]) -> Vec<PathBuf> {
 
 /// `text` on one line, whole (a person says yes to all of it: the terminal wraps a long
 /// one, nothing is cut), with control, bidirectional and zero-width characters shown as
-/// escapes ([`wonopcode_agent_loop::shown::one_line`]).
+/// escapes ([`wonopcode_protocol::shown::one_line`]).
 pub fn one_line(text: &str) -> String {
-    wonopcode_agent_loop::shown::one_line(text).into_owned()
+    wonopcode_protocol::shown::one_line(text).into_owned()
 }
 
 /// What the trust file says of a workspace.

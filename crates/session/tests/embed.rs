@@ -8,7 +8,7 @@ mod example;
 
 use std::path::PathBuf;
 
-use wonopcode_agent_loop::LoopStatus;
+use wonopcode_protocol::LoopStatus;
 
 #[tokio::test]
 async fn an_embedder_runs_the_demo_with_one_builder_and_one_call() {

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
-use wonopcode_agent_loop::Message;
+use wonopcode_protocol::Message;
 use wonopcode_session::history::History;
 
 fn config() -> ProptestConfig {

@@ -15,12 +15,11 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use wonopcode_agent_loop::checkpoint::CommandEffects;
-use wonopcode_agent_loop::event::CommandDetails;
 use wonopcode_agent_loop::live_output::LiveOutput;
-use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
-};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
 use wonopcode_os::own_processes;
+use wonopcode_protocol::event::CommandDetails;
+use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 use wonopcode_sandbox::{Confinement, ProcessSpec, Sandbox, SandboxMode};
 

@@ -5,10 +5,9 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::event::{FileChange, FileChangeKind};
-use wonopcode_agent_loop::{
-    Interrupted, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
-};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_protocol::event::{FileChange, FileChangeKind};
+use wonopcode_protocol::{Interrupted, ToolCategory, ToolKind, ToolSpec};
 
 use crate::diff::unified;
 use crate::spec::{args, spec};

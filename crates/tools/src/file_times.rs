@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use parking_lot::Mutex;
-use wonopcode_agent_loop::{ContextPath, ToolError};
+use wonopcode_agent_loop::ToolError;
+use wonopcode_protocol::ContextPath;
 
 /// A file as it stood on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

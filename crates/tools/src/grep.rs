@@ -9,9 +9,8 @@ use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
-};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 use crate::spec::{args, spec};
 use crate::walk::{Denied, walk};

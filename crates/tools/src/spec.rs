@@ -1,7 +1,8 @@
 //! Helpers to declare a built-in tool's spec and read its validated arguments.
 
 use serde::de::DeserializeOwned;
-use wonopcode_agent_loop::{ToolCategory, ToolError, ToolKind, ToolSpec};
+use wonopcode_agent_loop::ToolError;
+use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 /// Builds a spec from a JSON Schema literal.
 pub(crate) fn spec(

@@ -3,10 +3,9 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::event::{TodoItem, TodoStatus};
-use wonopcode_agent_loop::{
-    Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
-};
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_protocol::event::{TodoItem, TodoStatus};
+use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 use crate::spec::{args, spec};
 

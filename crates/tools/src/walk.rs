@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::WalkBuilder;
-use wonopcode_agent_loop::{PermissionRequest, PermissionStatus, SharedGate, ToolEnv, ToolKind};
+use wonopcode_agent_loop::ToolEnv;
+use wonopcode_protocol::{PermissionRequest, PermissionStatus, SharedGate, ToolKind};
 
 use crate::workspace::{display, hidden_by};
 

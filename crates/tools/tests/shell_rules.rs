@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
-use wonopcode_agent_loop::{PermissionRequest, ToolKind};
+use wonopcode_protocol::{PermissionRequest, ToolKind};
 use wonopcode_tools::permission::shell::{Script, plain_command};
 use wonopcode_tools::permission::{Action, PermissionPolicy, PolicyConfig, Rule};
 

@@ -243,19 +243,19 @@ pub struct ToolSmoke {
 }
 
 /// A model for validation runs: there is none, and a guest that asks gets an error.
-struct NoModel(wonopcode_agent_loop::ModelInfo);
+struct NoModel(wonopcode_protocol::ModelInfo);
 
 #[async_trait::async_trait]
-impl wonopcode_agent_loop::LanguageModel for NoModel {
-    fn info(&self) -> &wonopcode_agent_loop::ModelInfo {
+impl wonopcode_protocol::LanguageModel for NoModel {
+    fn info(&self) -> &wonopcode_protocol::ModelInfo {
         &self.0
     }
 
     async fn stream(
         &self,
-        _request: wonopcode_agent_loop::ModelRequest,
-    ) -> Result<wonopcode_agent_loop::ChunkStream, wonopcode_agent_loop::ModelError> {
-        Err(wonopcode_agent_loop::ModelError::Other(
+        _request: wonopcode_protocol::ModelRequest,
+    ) -> Result<wonopcode_protocol::ChunkStream, wonopcode_protocol::ModelError> {
+        Err(wonopcode_protocol::ModelError::Other(
             "validation runs no model".to_owned(),
         ))
     }
@@ -266,9 +266,9 @@ impl wonopcode_agent_loop::LanguageModel for NoModel {
 /// arguments through `custom-tool-handler`. The outer `Err` says why the guest could not be
 /// started at all.
 pub async fn smoke_custom_tools(guest: &WasmAgentLoop) -> Result<Vec<ToolSmoke>, String> {
-    use wonopcode_agent_loop::{
-        AllowAll, ContextPath, Emitter, LoopConfig, LoopContext, ModelInfo, RunStats, SharedGate,
-        SharedModel, ToolRegistry, event::NullSink,
+    use wonopcode_agent_loop::{LoopConfig, LoopContext, RunStats, ToolRegistry};
+    use wonopcode_protocol::{
+        AllowAll, ContextPath, Emitter, ModelInfo, SharedGate, SharedModel, event::NullSink,
     };
     let provider: SharedModel = Arc::new(NoModel(ModelInfo {
         id: "none".to_owned(),

@@ -9,7 +9,8 @@ use rustc_hash::FxHashMap;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wonopcode_agent_loop::{ModelSource, Run, RunServices, SharedModel, ToolRegistry};
+use wonopcode_agent_loop::{Run, RunServices, ToolRegistry};
+use wonopcode_protocol::{ModelSource, SharedModel};
 
 use crate::frame::Frame;
 use crate::host::providers::OpenStream;
@@ -193,7 +194,7 @@ pub(crate) struct RunSlot {
     /// The last answer text the user saw (a stream's text or `ui.send-text`).
     pub shown: String,
     /// How a step of the last run ended it, when one did (kept after the run is handed back).
-    pub ended: Option<Result<String, wonopcode_agent_loop::LoopError>>,
+    pub ended: Option<Result<String, wonopcode_protocol::LoopError>>,
     /// Bytes of messages the guest added to the history in this call.
     pub added_bytes: usize,
 }
@@ -256,7 +257,7 @@ pub(crate) struct Responses {
 #[derive(Default)]
 pub(crate) struct ShownItems {
     /// The progress item as the guest last said it, until it hides it.
-    pub progress: Option<wonopcode_agent_loop::event::Item>,
+    pub progress: Option<wonopcode_protocol::event::Item>,
     /// Tool calls the guest shows itself (`ui.tool-start`), by call id.
     pub calls: HashMap<String, ShownCall>,
 }

@@ -11,10 +11,11 @@ use async_trait::async_trait;
 use tokio::sync::Mutex;
 use tracing::Instrument;
 use wasmtime::{Store, UpdateDeadline};
-use wonopcode_agent_loop::event::ItemDetails;
-use wonopcode_agent_loop::message::pending_tool_calls;
-use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, LoopError, Next, Run};
+use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, Next, Run};
 use wonopcode_contexts::{ContextTree, Lineage};
+use wonopcode_protocol::LoopError;
+use wonopcode_protocol::event::ItemDetails;
+use wonopcode_protocol::message::pending_tool_calls;
 
 use crate::bindings::types::LoopError as WitError;
 use crate::engine::WasmEngine;

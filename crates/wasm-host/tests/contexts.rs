@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::{World, keyed_transcript, load, load_with};
-use wonopcode_agent_loop::{ContextStatus, EventKind, Message};
 use wonopcode_contexts::{ContextLimits, LoopSource, ModuleResolver};
+use wonopcode_protocol::{ContextStatus, EventKind, Message};
 use wonopcode_wasm_host::HostConfig;
 use wonopcode_wasm_host::guest_paths as guests;
 
@@ -606,8 +606,8 @@ async fn a_guest_passes_the_prompts_attachments_to_a_child_and_a_forged_one_is_r
     let agent = load(guests::MISBEHAVE).await.unwrap();
     let mut world = no_model();
     let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-    let image = wonopcode_agent_loop::attachment::from_bytes(&png, "shot.png").unwrap();
-    let pdf = wonopcode_agent_loop::attachment::from_bytes(b"%PDF-1.7\n", "/tmp/spec.pdf").unwrap();
+    let image = wonopcode_protocol::attachment::from_bytes(&png, "shot.png").unwrap();
+    let pdf = wonopcode_protocol::attachment::from_bytes(b"%PDF-1.7\n", "/tmp/spec.pdf").unwrap();
     let (answer, _) = world
         .run_attached(
             &agent,

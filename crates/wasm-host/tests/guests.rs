@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use support::{World, default_guest, engine, load, transcript};
-use wonopcode_agent_loop::{AgentLoop, LoopError, Role};
+use wonopcode_agent_loop::AgentLoop;
+use wonopcode_protocol::{LoopError, Role};
 use wonopcode_wasm_host::guest_paths as guests;
 use wonopcode_wasm_host::{
     EngineOptions, GuestPrompter, HostConfig, WasmAgentLoop, WasmEngine, WasmError,
@@ -234,7 +235,7 @@ async fn a_tool_round_runs_once_for_a_stored_turn_of_host_tools() {
         .messages
         .iter()
         .flat_map(|m| m.parts.iter())
-        .filter(|p| matches!(p, wonopcode_agent_loop::Part::ToolCall { .. }))
+        .filter(|p| matches!(p, wonopcode_protocol::Part::ToolCall { .. }))
         .count();
     assert_eq!(calls, 2, "{:?}", world.messages);
     let results: Vec<(&str, &str)> = world
@@ -242,7 +243,7 @@ async fn a_tool_round_runs_once_for_a_stored_turn_of_host_tools() {
         .iter()
         .flat_map(|m| m.parts.iter())
         .filter_map(|p| match p {
-            wonopcode_agent_loop::Part::ToolResult {
+            wonopcode_protocol::Part::ToolResult {
                 call_id, content, ..
             } => Some((call_id.as_str(), content.as_str())),
             _ => None,
@@ -281,7 +282,7 @@ async fn a_guest_built_against_the_seed_text_runs_and_the_host_counts_its_usage(
         .iter()
         .flat_map(|m| m.parts.iter())
         .find_map(|p| match p {
-            wonopcode_agent_loop::Part::ToolResult { content, .. } => Some(content.clone()),
+            wonopcode_protocol::Part::ToolResult { content, .. } => Some(content.clone()),
             _ => None,
         });
     assert!(tool_result.unwrap().contains("alpha"));
@@ -357,9 +358,9 @@ async fn a_context_overflow_is_compacted_and_retried_by_the_host() {
     for i in 0..3 {
         world
             .messages
-            .push(wonopcode_agent_loop::Message::user(format!("q{i}")));
-        world.messages.push(wonopcode_agent_loop::Message::text(
-            wonopcode_agent_loop::Role::Assistant,
+            .push(wonopcode_protocol::Message::user(format!("q{i}")));
+        world.messages.push(wonopcode_protocol::Message::text(
+            wonopcode_protocol::Role::Assistant,
             format!("a{i}"),
         ));
     }
@@ -369,7 +370,7 @@ async fn a_context_overflow_is_compacted_and_retried_by_the_host() {
     let compacted = world.events().iter().any(|e| {
         matches!(
             e.kind,
-            wonopcode_agent_loop::EventKind::ContextCompacted { .. }
+            wonopcode_protocol::EventKind::ContextCompacted { .. }
         )
     });
     assert!(compacted);

@@ -17,9 +17,9 @@ use std::io::Write;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use wonopcode_agent_loop::claude_code::{claude_arguments, claude_tool};
-use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
-use wonopcode_agent_loop::{Event, EventKind, LoopStatus, Usage};
+use wonopcode_protocol::claude_code::{claude_arguments, claude_tool};
+use wonopcode_protocol::event::{ItemDetails, ItemStatus, ToolCallItem};
+use wonopcode_protocol::{Event, EventKind, LoopStatus, Usage};
 
 use super::Renderer;
 

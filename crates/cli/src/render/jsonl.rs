@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use wonopcode_agent_loop::Event;
+use wonopcode_protocol::Event;
 
 use super::Renderer;
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressState, ProgressStyle};
-use wonopcode_agent_loop::ContextPath;
+use wonopcode_protocol::ContextPath;
 
 use super::typed::TypedLines;
 

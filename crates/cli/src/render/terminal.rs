@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use wonopcode_agent_loop::event::{
+use wonopcode_protocol::event::{
     HookItem, HookVerdict, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
 };
-use wonopcode_agent_loop::{ContextStatus, Event, EventKind, LoopStatus};
+use wonopcode_protocol::{ContextStatus, Event, EventKind, LoopStatus};
 
 use super::Renderer;
 use super::diff::diff_lines;
@@ -521,7 +521,7 @@ impl TerminalRenderer {
 
     /// A finished item of the root: a tool's outcome, the end of streamed text, an error,
     /// a note, a hook's line.
-    fn item_completed(&mut self, item: &wonopcode_agent_loop::event::Item) {
+    fn item_completed(&mut self, item: &wonopcode_protocol::event::Item) {
         match &item.details {
             ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
                 self.tool_finished(&item.id, call)
@@ -573,7 +573,7 @@ impl TerminalRenderer {
         &mut self,
         status: LoopStatus,
         iterations: u32,
-        usage: &wonopcode_agent_loop::Usage,
+        usage: &wonopcode_protocol::Usage,
     ) {
         self.status.stop_all();
         for (_, bar) in self.spinners.drain() {
@@ -804,7 +804,7 @@ mod tests {
 
     fn root(kind: EventKind) -> Event {
         Event {
-            context: wonopcode_agent_loop::ContextPath::root(),
+            context: wonopcode_protocol::ContextPath::root(),
             ts: String::new(),
             kind,
         }
@@ -819,7 +819,7 @@ mod tests {
         for (markdown, shown) in [(true, [true; 3]), (false, [true, false, false])] {
             let mut r = TerminalRenderer::new(progress.clone(), typed.clone(), markdown);
             r.render(&root(EventKind::TurnStarted));
-            let message = wonopcode_agent_loop::event::Item {
+            let message = wonopcode_protocol::event::Item {
                 id: "m1".to_owned(),
                 details: ItemDetails::AgentMessage {
                     text: String::new(),

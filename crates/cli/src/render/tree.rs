@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use wonopcode_agent_loop::{ContextPath, ContextStatus, LoopStatus, Usage};
+use wonopcode_protocol::{ContextPath, ContextStatus, LoopStatus, Usage};
 
 /// How one sub-context ended.
 struct Ended {

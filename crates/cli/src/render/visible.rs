@@ -1,13 +1,13 @@
 //! Text that a model, a tool, a guest, a server or a repository controls, made safe to
-//! print on a terminal with the one sanitizer of `wonopcode_agent_loop::shown`: here, for a
+//! print on a terminal with the one sanitizer of `wonopcode_protocol::shown`: here, for a
 //! whole event at once, and clipped to a width. `--json` output is data and stays as it was.
 
 use std::borrow::Cow;
 
 use serde_json::Value;
-use wonopcode_agent_loop::Event;
+use wonopcode_protocol::Event;
 
-pub use wonopcode_agent_loop::shown::{one_line, visible};
+pub use wonopcode_protocol::shown::{one_line, visible};
 
 /// `text` cut to at most `max` characters, at the last space when there is one in its
 /// second half, with `…` when anything was cut.

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use wonopcode_agent_loop::Usage;
-use wonopcode_agent_loop::message::{Part, Role};
 use wonopcode_mcp::ServerState;
+use wonopcode_protocol::Usage;
+use wonopcode_protocol::message::{Part, Role};
 use wonopcode_session::instructions::ProjectInstructions;
 
 use crate::render::{clip, cost, in_out, one_line};
@@ -118,7 +118,7 @@ impl Cli {
 }
 
 /// The conversation as Markdown: each prompt and answer, each tool call with its result.
-fn markdown(messages: &[wonopcode_agent_loop::Message]) -> String {
+fn markdown(messages: &[wonopcode_protocol::Message]) -> String {
     let mut out = String::from("# Conversation\n");
     for message in messages {
         for part in message.parts.iter() {
@@ -146,7 +146,7 @@ fn markdown(messages: &[wonopcode_agent_loop::Message]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wonopcode_agent_loop::Message;
+    use wonopcode_protocol::Message;
 
     #[test]
     fn the_export_has_each_prompt_answer_call_and_result() {

@@ -2,7 +2,8 @@
 //! plan. The prompt says the mode it is in; a turn that ends in plan mode asks whether to
 //! carry the plan out, and a yes leaves plan mode and sends the prompt that does it.
 
-use wonopcode_agent_loop::{LoopResult, LoopStatus};
+use wonopcode_agent_loop::LoopResult;
+use wonopcode_protocol::LoopStatus;
 use wonopcode_tools::permission::Mode;
 
 use crate::prompter::{Keys, read_key, read_line};

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use wonopcode_agent_loop::{Role, Usage};
+use wonopcode_protocol::{Role, Usage};
 use wonopcode_session::RewindScope;
 use wonopcode_tools::permission::PermissionPolicy;
 
@@ -236,7 +236,7 @@ impl Cli {
             .messages()
             .iter()
             .filter(|m| m.role == Role::User)
-            .map(wonopcode_agent_loop::Message::text_content)
+            .map(wonopcode_protocol::Message::text_content)
             .filter(|text| !text.is_empty())
             .collect();
         if prompts.is_empty() {

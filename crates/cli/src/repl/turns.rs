@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
 use anyhow::bail;
-use wonopcode_agent_loop::{LoopResult, LoopStatus, Part, Usage};
+use wonopcode_agent_loop::LoopResult;
+use wonopcode_protocol::{LoopStatus, Part, Usage};
 use wonopcode_tools::permission::Mode;
 
 use super::type_ahead::TypeAhead;

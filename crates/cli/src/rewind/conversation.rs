@@ -7,9 +7,9 @@
 
 use anyhow::Context as _;
 use wonopcode_agent_loop::compaction::estimate_tokens;
-use wonopcode_agent_loop::event::now_rfc3339;
-use wonopcode_agent_loop::{ContextPath, Event, EventKind, Message};
 use wonopcode_journal::{Read, RunDir, RunMeta, RunStatus, Runs, new_run_id};
+use wonopcode_protocol::event::now_rfc3339;
+use wonopcode_protocol::{ContextPath, Event, EventKind, Message};
 use wonopcode_session::history::conversation_of;
 
 use crate::session::usage;

@@ -12,17 +12,18 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::OPTIONAL_TOOLS;
 use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
-use wonopcode_agent_loop::event::{Item, ItemDetails};
 use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
-use wonopcode_agent_loop::{
-    ContextPath, Emitter, EventKind, LoopConfig, Message, ModelSource, OnInterrupted, Role,
-    SharedGate, SharedModel, ToolRegistry,
-};
+use wonopcode_agent_loop::{LoopConfig, ToolRegistry};
 use wonopcode_contexts::Delegation;
 use wonopcode_contexts::ModuleResolver;
 use wonopcode_contexts::{AgentDefinition, ContextTools, Grant, LoopSource};
 use wonopcode_hooks::HookEnv;
 use wonopcode_journal::{EarlierRun, Invocation, SealKey};
+use wonopcode_protocol::event::{Item, ItemDetails};
+use wonopcode_protocol::{
+    ContextPath, Emitter, EventKind, Message, ModelSource, OnInterrupted, Role, SharedGate,
+    SharedModel,
+};
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
@@ -895,7 +896,7 @@ impl Announcement<'_> {
             session_id: self.session_id.to_owned(),
             loop_name: self.loop_name,
             model: self.model.clone(),
-            schema_version: wonopcode_agent_loop::event::EVENT_SCHEMA_VERSION,
+            schema_version: wonopcode_protocol::event::EVENT_SCHEMA_VERSION,
         });
         for lineage in lineage.events {
             events.emit(lineage);

@@ -5,8 +5,8 @@
 //! the files can still be taken back alone.
 
 use wonopcode_agent_loop::compaction::estimate_tokens;
-use wonopcode_agent_loop::{EventKind, Message};
 use wonopcode_journal::{Rewind, SessionCommand};
+use wonopcode_protocol::{EventKind, Message};
 
 use super::Session;
 use crate::error::SessionError;

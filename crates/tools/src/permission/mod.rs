@@ -14,7 +14,7 @@ use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::{
+use wonopcode_protocol::{
     PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus, ToolKind,
 };
 

@@ -3,7 +3,7 @@
 //! over the rules, so switching back gives the rules as they were written.
 
 use serde::{Deserialize, Serialize};
-use wonopcode_agent_loop::ToolKind;
+use wonopcode_protocol::ToolKind;
 
 use super::rules::Action;
 

@@ -21,9 +21,9 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
-use wonopcode_agent_loop::{
-    PermissionRequest, PermissionStatus, SharedGate, Tool, ToolCategory, ToolEnv, ToolError,
-    ToolKind, ToolOutput, ToolSpec,
+use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_protocol::{
+    PermissionRequest, PermissionStatus, SharedGate, ToolCategory, ToolKind, ToolSpec,
 };
 use wonopcode_sandbox::{NetworkGrant, SandboxMode, SandboxPolicy};
 

@@ -8,10 +8,10 @@
 use tokio::sync::Semaphore;
 use wasmtime::component::HasData;
 use wasmtime::component::{Resource, ResourceTable};
-use wonopcode_agent_loop::{ContextPath, Usage};
 use wonopcode_contexts::{
     ChildResult, ChildTurns, LiveChild, ParentView, SpawnAsks, SpawnRequest, TurnState, run_child,
 };
+use wonopcode_protocol::{ContextPath, Usage};
 
 use super::spawn_shapes::{asked, wit_result};
 use crate::bindings::context::{

@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use wasmtime::component::HasData;
 use wonopcode_agent_loop::assemble::StreamFailure;
-use wonopcode_agent_loop::model_source::listing_of;
 use wonopcode_agent_loop::response::{Ask, ResponseStream};
 use wonopcode_agent_loop::tool_round::{Call, calls_in};
-use wonopcode_agent_loop::{Message, Part, RequestOptions, Role, StreamChunk as Chunk, ToolSchema};
+use wonopcode_protocol::StreamChunk as Chunk;
+use wonopcode_protocol::model_source::listing_of;
+use wonopcode_protocol::{Message, Part, RequestOptions, Role, ToolSchema};
 
 use crate::bindings::providers::{
     self as wit, CollectedTurn, Host, ModelDetails, ProviderInfo, StreamChunk, StreamHandle,

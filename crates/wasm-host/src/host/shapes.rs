@@ -3,8 +3,9 @@
 //! `run-turn`'s `collected-turn`, usage as `usage-details`. Shared by the interfaces that
 //! speak them, so each conversion is written once.
 
-use wonopcode_agent_loop::attachment;
-use wonopcode_agent_loop::{Message, Part, Role, StreamChunk as Chunk, Usage};
+use wonopcode_protocol::StreamChunk as Chunk;
+use wonopcode_protocol::attachment;
+use wonopcode_protocol::{Message, Part, Role, Usage};
 
 use crate::bindings::providers::{
     self as wit, CollectedTurn, StreamChunk, StreamHandle, ToolCallDeltaData, ToolCallStartData,

@@ -1,11 +1,11 @@
 //! The WIT shapes of a spawn (`spawn-request`, `context-grants`, `context-generation`,
 //! `context-result`) as the context tree's own (`wonopcode_contexts::spawn`), both ways.
 
-use wonopcode_agent_loop::ContextStatus;
-use wonopcode_agent_loop::generation::Generation;
 use wonopcode_contexts::{
     ChildResult, ModuleRef, SpawnAsks, SpawnGrants, SpawnRequest, SpawnSandbox,
 };
+use wonopcode_protocol::ContextStatus;
+use wonopcode_protocol::generation::Generation;
 
 use crate::bindings::context::{
     ContextGeneration, ContextGrants, ContextModule, ContextResult, ContextStatus as WitStatus,

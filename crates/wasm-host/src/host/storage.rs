@@ -4,7 +4,7 @@
 //! stored response is checked for repetition by the run's own step.
 
 use wonopcode_agent_loop::compaction::estimate_tokens;
-use wonopcode_agent_loop::{EventKind, Part, Role};
+use wonopcode_protocol::{EventKind, Part, Role};
 
 use wasmtime::component::HasData;
 

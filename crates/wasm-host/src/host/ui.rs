@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use wasmtime::component::HasData;
 
-use wonopcode_agent_loop::event::{ItemDetails, ItemStatus, ToolCallItem};
-use wonopcode_agent_loop::{Emitter, EventKind, event::Item};
+use wonopcode_protocol::event::{ItemDetails, ItemStatus, ToolCallItem};
+use wonopcode_protocol::{Emitter, EventKind, event::Item};
 
 use crate::bindings::ui::{Host, MessageLevel};
 use crate::state::{HostState, Place, RunSlot, ShownCall, ShownItems};

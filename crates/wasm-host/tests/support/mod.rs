@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
-use wonopcode_agent_loop::{
-    AgentLoop, AllowAll, ContextPath, Emitter, Event, EventSink, LoopConfig, LoopContext,
-    LoopError, Message, RunStats, SharedGate, SharedModel, ToolRegistry,
+use wonopcode_agent_loop::{AgentLoop, LoopConfig, LoopContext, RunStats, ToolRegistry};
+use wonopcode_protocol::{
+    AllowAll, ContextPath, Emitter, Event, EventSink, LoopError, Message, SharedGate, SharedModel,
 };
 use wonopcode_providers::{ReplayProvider, Transcript};
 use wonopcode_wasm_host::{
@@ -147,7 +147,7 @@ impl World {
         &mut self,
         agent: &dyn AgentLoop,
         prompt: &str,
-        attachments: Vec<wonopcode_agent_loop::Part>,
+        attachments: Vec<wonopcode_protocol::Part>,
     ) -> (Result<String, LoopError>, RunStats) {
         let root = self.workspace();
         let mut ctx = LoopContext {
