@@ -16,10 +16,10 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use wonopcode_agent_loop::checkpoint::{Checkpoints, SharedCheckpoints};
 use wonopcode_agent_loop::{Tool, ToolEnv};
 use wonopcode_journal::{CheckpointStore, RunDir, Runs, changes};
 use wonopcode_protocol::ContextPath;
+use wonopcode_protocol::checkpoint::{Checkpoints, SharedCheckpoints};
 use wonopcode_tools::EditTool;
 
 /// The length of a line of the large file.

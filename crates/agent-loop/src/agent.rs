@@ -7,15 +7,15 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-pub use wonopcode_protocol::status::{LoopError, PendingCall};
+use wonopcode_protocol::event::Emitter;
+use wonopcode_protocol::message::{Message, Part};
+use wonopcode_protocol::model::{RequestOptions, SharedModel};
+use wonopcode_protocol::permission::SharedGate;
+use wonopcode_protocol::status::LoopError;
+use wonopcode_protocol::usage::Usage;
 
 use crate::compaction::CompactionConfig;
-use crate::event::Emitter;
-use crate::message::{Message, Part};
-use crate::model::{RequestOptions, SharedModel};
-use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
-use crate::usage::Usage;
 
 /// What a loop implementation supports, the WIT's sub-context and custom-tool flags
 /// included.
@@ -68,7 +68,7 @@ pub struct LoopConfig {
     pub agent: Option<std::sync::Arc<str>>,
     /// On a resume: the interrupted run's calls, answered from its journal in every context
     /// (a child's config is its parent's); `None`: a run of its own.
-    pub earlier: Option<std::sync::Arc<crate::earlier::EarlierCalls>>,
+    pub earlier: Option<std::sync::Arc<wonopcode_protocol::earlier::EarlierCalls>>,
     /// Paths (canonical) the file tools of every context may not open or list: the same
     /// credentials the sandbox hides from commands, so one list holds for both (a child's
     /// config is its parent's). Empty: nothing hidden (an embedder without a sandbox).
@@ -79,10 +79,10 @@ pub struct LoopConfig {
     pub tool_names: std::sync::Arc<[String]>,
     /// The editor the run is driven from, when it offers its files: the file tools of every
     /// context read and write through it (a child's config is its parent's).
-    pub editor_files: Option<crate::editor_files::SharedEditorFiles>,
+    pub editor_files: Option<wonopcode_protocol::editor_files::SharedEditorFiles>,
     /// Where the file tools of every context record what they change, so it can be taken
     /// back; `None`: nothing recorded (a run without a journal).
-    pub checkpoints: Option<crate::checkpoint::SharedCheckpoints>,
+    pub checkpoints: Option<wonopcode_protocol::checkpoint::SharedCheckpoints>,
 }
 
 impl LoopConfig {

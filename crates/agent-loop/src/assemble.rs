@@ -8,11 +8,13 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Emitter, EventKind, Item, ItemDetails};
-use crate::message::{Message, Part, Role};
-use crate::model::{ChunkStream, ModelError, ModelRequest, SharedModel, StopReason, StreamChunk};
-use crate::status::LoopError;
-use crate::usage::Usage;
+use wonopcode_protocol::event::{Emitter, EventKind, Item, ItemDetails};
+use wonopcode_protocol::message::{Message, Part, Role};
+use wonopcode_protocol::model::{
+    ChunkStream, ModelError, ModelRequest, SharedModel, StopReason, StreamChunk,
+};
+use wonopcode_protocol::status::LoopError;
+use wonopcode_protocol::usage::Usage;
 
 /// What one model response amounted to.
 #[derive(Debug, Default, Clone)]
@@ -277,7 +279,7 @@ pub async fn stream_request(
 /// again after compacting is not reported (both loops treat it as a retry).
 pub fn report_response(
     events: &Emitter,
-    model: &crate::usage::ModelInfo,
+    model: &wonopcode_protocol::usage::ModelInfo,
     turn: &AssembledResponse,
     started: std::time::Instant,
     first_chunk: Option<Duration>,
@@ -429,7 +431,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::ContextPath;
+    use wonopcode_protocol::ContextPath;
 
     /// Gemini signs after the text it streamed: the message shown keeps its text, and the
     /// signature is a part of its own that goes back with the response.

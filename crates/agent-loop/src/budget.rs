@@ -13,14 +13,15 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use parking_lot::Mutex;
 
-use crate::assemble::price;
-use crate::compaction::TokenTally;
-use crate::context_path::ContextPath;
-use crate::model::{
+use wonopcode_protocol::context_path::ContextPath;
+use wonopcode_protocol::model::{
     ChunkStream, LanguageModel, ModelError, ModelRequest, SharedModel, StreamChunk,
 };
-use crate::model_source::{ModelSource, ProviderListing};
-use crate::usage::{ModelInfo, Usage};
+use wonopcode_protocol::model_source::{ModelSource, ProviderListing};
+use wonopcode_protocol::usage::{ModelInfo, Usage};
+
+use crate::assemble::price;
+use crate::compaction::TokenTally;
 
 /// The limits of a run; `None`: no limit of that kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -346,7 +347,7 @@ impl ModelSource for CappedSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usage::Pricing;
+    use wonopcode_protocol::usage::Pricing;
 
     fn model() -> ModelInfo {
         ModelInfo {

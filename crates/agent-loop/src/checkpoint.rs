@@ -6,9 +6,10 @@
 //! (`wonopcode_journal::CheckpointStore`); a run without a journal records nothing. The
 //! record's trait is the protocol's; the bracket a tool holds around a command is here.
 
-pub use wonopcode_protocol::checkpoint::{Checkpoints, SharedCheckpoints};
+use wonopcode_protocol::ContextPath;
+use wonopcode_protocol::checkpoint::SharedCheckpoints;
 
-use crate::{ContextPath, ToolEnv};
+use crate::ToolEnv;
 
 /// One command's bracket: the workspace looked at before it runs, and what it changed
 /// recorded when it ends — also when the call is dropped half-way (cancelled), so a

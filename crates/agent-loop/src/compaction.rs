@@ -13,13 +13,14 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use wonopcode_protocol::event::{Emitter, EventKind, Item, ItemDetails, NullSink};
+use wonopcode_protocol::message::{Message, Part, Role};
+use wonopcode_protocol::model::{ModelRequest, SharedModel};
+use wonopcode_protocol::usage::Usage;
+
 use crate::agent::LoopConfig;
 use crate::assemble::stream_request;
-use crate::event::{Emitter, EventKind, Item, ItemDetails, NullSink};
 use crate::hook::{HookSite, TurnEvent};
-use crate::message::{Message, Part, Role};
-use crate::model::{ModelRequest, SharedModel};
-use crate::usage::Usage;
 
 /// When and how to compact.
 #[derive(Debug, Clone)]

@@ -6,14 +6,15 @@
 //! guest re-runs, and the host answers its calls from the journal until it reaches the
 //! point where the run stopped).
 
-pub use wonopcode_protocol::earlier::{
-    CANCELLED, EarlierCall, EarlierCalls, Interrupted, OnInterrupted, SUSPENDED, interrupted_item,
+use wonopcode_protocol::Call;
+use wonopcode_protocol::earlier::{
+    EarlierCall, EarlierCalls, Interrupted, OnInterrupted, interrupted_item,
 };
+use wonopcode_protocol::event::{Emitter, ItemStatus};
+use wonopcode_protocol::permission::{PermissionDecision, PermissionGate, PermissionRequest};
 
-use crate::event::{Emitter, ItemStatus};
-use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest};
 use crate::tool::{Tool, ToolEnv};
-use crate::tool_round::{Call, CallOutcome, answered_without_running};
+use crate::tool_round::{CallOutcome, answered_without_running};
 
 /// On a resume, the answer to `call` from what the interrupted run did: its result when it
 /// finished; when it was interrupted, the tool's judgement, else the resume's policy. `None`:

@@ -11,10 +11,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::call::Call;
-use crate::context_path::ContextPath;
-use crate::event::Emitter;
-use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::context_path::ContextPath;
+use wonopcode_protocol::event::Emitter;
+use wonopcode_protocol::permission::{
+    PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus,
+};
 
 /// Where a hook fires: which context, in which session and workspace, and where to report
 /// each hook that ran (a `hook` item).
@@ -318,8 +320,8 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::event::NullSink;
-    use crate::tool_spec::ToolKind;
+    use wonopcode_protocol::event::NullSink;
+    use wonopcode_protocol::tool_spec::ToolKind;
 
     /// A gate with fixed rules that records whether it decided or asked.
     struct Rules {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, ToolCallItem};
+use wonopcode_protocol::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, ToolCallItem};
 
 /// How long a call runs before its output is shown live.
 pub const FIRST_AFTER: Duration = Duration::from_millis(150);
@@ -133,8 +133,8 @@ impl std::fmt::Debug for LiveOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ContextPath;
-    use crate::event::{Event, EventSink};
+    use wonopcode_protocol::ContextPath;
+    use wonopcode_protocol::event::{Event, EventSink};
 
     #[derive(Default)]
     struct Kept(Mutex<Vec<Event>>);

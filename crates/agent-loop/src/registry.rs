@@ -9,9 +9,12 @@ use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
-use crate::event::ItemStatus;
-use crate::model::ToolSchema;
-use crate::permission::{PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus};
+use wonopcode_protocol::event::ItemStatus;
+use wonopcode_protocol::model::ToolSchema;
+use wonopcode_protocol::permission::{
+    PermissionDecision, PermissionGate, PermissionRequest, PermissionStatus,
+};
+
 use crate::tool::{Tool, ToolEnv, ToolError, ToolOutput};
 use crate::truncate::{DEFAULT_MAX_OUTPUT_BYTES, truncate_middle};
 
@@ -444,9 +447,9 @@ fn schema_of(tool: &Arc<dyn Tool>) -> ToolSchema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permission::AllowAll;
-    use crate::tool::{ToolCategory, ToolKind, ToolSpec};
     use async_trait::async_trait;
+    use wonopcode_protocol::permission::AllowAll;
+    use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
     struct Echo(ToolSpec);
 

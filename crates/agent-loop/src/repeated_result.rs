@@ -6,8 +6,8 @@
 //! than [`MIN_BYTES`] and errors are sent as they are. One rule for every loop that stores a
 //! tool round (`Run::tool_round`).
 
-use crate::call::Call;
-use crate::message::{Message, Part, Role};
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::message::{Message, Part, Role};
 
 /// Results shorter than this are cheaper to send again than to point at.
 pub const MIN_BYTES: usize = 1024;

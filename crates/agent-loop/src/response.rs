@@ -10,19 +10,20 @@ use std::time::Instant;
 
 use futures::{FutureExt, StreamExt};
 
+use wonopcode_protocol::call::calls_in;
+use wonopcode_protocol::event::{EventKind, Item, ItemDetails};
+use wonopcode_protocol::message::{Message, Part, pending_tool_calls};
+use wonopcode_protocol::model::{
+    ChunkStream, ModelRequest, RequestOptions, SharedModel, StreamChunk, ToolSchema,
+};
+use wonopcode_protocol::status::LoopError;
+use wonopcode_protocol::usage::Usage;
+
 use crate::assemble::{
     AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };
-use crate::event::{EventKind, Item, ItemDetails};
-use crate::message::{Message, Part, pending_tool_calls};
-use crate::model::{
-    ChunkStream, ModelRequest, RequestOptions, SharedModel, StreamChunk, ToolSchema,
-};
 use crate::registry::ToolRegistry;
 use crate::run::{Response, Run};
-use crate::status::LoopError;
-use crate::tool_round::calls_in;
-use crate::usage::Usage;
 
 /// What a response asks the model: the run's own history (which the step may compact and
 /// ask again once, should the provider say it does not fit), or messages a loop keeps

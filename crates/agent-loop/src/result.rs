@@ -4,12 +4,13 @@
 use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 
-pub use wonopcode_protocol::status::{ContextStatus, LoopStatus};
+use wonopcode_protocol::event::EventKind;
+use wonopcode_protocol::status::LoopStatus;
+use wonopcode_protocol::usage::Usage;
+use wonopcode_protocol::{LoopError, PendingCall};
 
-use crate::agent::{AgentLoop, LoopContext, LoopError, PendingCall, RunStats};
-use crate::event::EventKind;
+use crate::agent::{AgentLoop, LoopContext, RunStats};
 use crate::hook::{HookSite, MAX_STOP_BLOCKS, TurnEvent};
-use crate::usage::Usage;
 
 /// The outcome of one prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,18 +13,20 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{LoopConfig, LoopContext, LoopError, PendingCall, RunStats};
+use wonopcode_protocol::context_path::ContextPath;
+use wonopcode_protocol::event::{Emitter, EventKind, Item, ItemDetails};
+use wonopcode_protocol::message::{Message, Part, Role, SharedHistory, pending_tool_calls};
+use wonopcode_protocol::model::{ModelRequest, RequestOptions, SharedModel, ToolSchema};
+use wonopcode_protocol::permission::SharedGate;
+use wonopcode_protocol::{Call, LoopError, PendingCall};
+
+use crate::agent::{LoopConfig, LoopContext, RunStats};
 use crate::compaction::{Compactor, TokenTally};
-use crate::context_path::ContextPath;
 use crate::doom_loop::DoomLoopDetector;
-use crate::event::{Emitter, EventKind, Item, ItemDetails};
-use crate::message::{Message, Part, Role, SharedHistory, pending_tool_calls};
-use crate::model::{ModelRequest, RequestOptions, SharedModel, ToolSchema};
-use crate::permission::SharedGate;
 use crate::registry::ToolRegistry;
 use crate::repeated_result;
 use crate::tool::{BreakLoop, ToolEnv};
-use crate::tool_round::{Call, CallOutcome, TodoTracker, run_calls};
+use crate::tool_round::{CallOutcome, TodoTracker, run_calls};
 
 /// The services a run uses: owned handles (each cheap to clone), so a run can live where a
 /// borrow cannot, such as a guest's store.
@@ -630,7 +632,7 @@ async fn compact(
     s: &RunServices,
     config: &LoopConfig,
     messages: &mut Vec<Message>,
-    usage: &mut crate::usage::Usage,
+    usage: &mut wonopcode_protocol::usage::Usage,
     force: bool,
     known_tokens: Option<usize>,
 ) -> bool {

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-pub use wonopcode_protocol::tool_spec::{ToolCategory, ToolKind, ToolSpec};
-
-use crate::context_path::ContextPath;
-use crate::event::{CommandDetails, FileChange, TodoItem};
+use wonopcode_protocol::context_path::ContextPath;
+use wonopcode_protocol::event::{CommandDetails, FileChange, TodoItem};
+use wonopcode_protocol::tool_spec::{ToolKind, ToolSpec};
 
 /// What a tool gets besides its arguments.
 #[derive(Clone)]
@@ -26,15 +25,15 @@ pub struct ToolEnv {
     pub run: Option<std::sync::Arc<crate::run::RunServices>>,
     /// The run's permission gate, for tools that walk the workspace: what a rule denies is
     /// left out of a walk. `None`: nothing is left out.
-    pub gate: Option<crate::permission::SharedGate>,
+    pub gate: Option<wonopcode_protocol::permission::SharedGate>,
     /// Paths (canonical) file tools may not open or list: the credentials the sandbox hides
     /// from commands ([`crate::LoopConfig::hidden_paths`]).
     pub hidden: std::sync::Arc<[PathBuf]>,
     /// The editor's files, when the run is driven from an editor that offers them
     /// ([`crate::LoopConfig::editor_files`]); `None`: the disk.
-    pub editor: Option<crate::editor_files::SharedEditorFiles>,
+    pub editor: Option<wonopcode_protocol::editor_files::SharedEditorFiles>,
     /// Where a change to a file is recorded ([`crate::LoopConfig::checkpoints`]).
-    pub checkpoints: Option<crate::checkpoint::SharedCheckpoints>,
+    pub checkpoints: Option<wonopcode_protocol::checkpoint::SharedCheckpoints>,
     /// Where a tool that prints as it runs (`bash`) shows it while the call lasts; set
     /// for each call of a run.
     pub live: Option<crate::live_output::LiveOutput>,
@@ -87,7 +86,7 @@ pub enum BreakLoop {
     /// Stop with status `suspended` because these calls, deeper in the tree, wait for an
     /// answer (a child context the call read has suspended): the run waits on them, and
     /// this call stays pending with them.
-    WaitsOn(Vec<crate::status::PendingCall>),
+    WaitsOn(Vec<wonopcode_protocol::status::PendingCall>),
     /// Stop with status `complete`, answering with `return_value` when given.
     Complete {
         /// The run's answer.
@@ -117,7 +116,7 @@ pub struct ToolOutput {
     pub omitted_bytes: u64,
     /// What the call spent on models (a child context's usage, which a delegation tool
     /// collects): added to the calling context's, so usage rolls up to the root.
-    pub spent: Option<crate::usage::Usage>,
+    pub spent: Option<wonopcode_protocol::usage::Usage>,
 }
 
 impl ToolOutput {
@@ -215,10 +214,10 @@ pub trait Tool: Send + Sync {
         &self,
         _arguments: &serde_json::Value,
         _workspace_root: &std::path::Path,
-    ) -> crate::earlier::Interrupted {
+    ) -> wonopcode_protocol::earlier::Interrupted {
         match self.spec().kind {
-            ToolKind::ReadOnly => crate::earlier::Interrupted::RunAgain,
-            ToolKind::Mutating => crate::earlier::Interrupted::Unknown,
+            ToolKind::ReadOnly => wonopcode_protocol::earlier::Interrupted::RunAgain,
+            ToolKind::Mutating => wonopcode_protocol::earlier::Interrupted::Unknown,
         }
     }
 

@@ -4,14 +4,18 @@
 
 use tokio::sync::RwLock;
 
-pub use crate::call::{Call, calls_in};
-use crate::earlier::{SUSPENDED, earlier_answer};
-use crate::event::{Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem};
+use wonopcode_protocol::call::Call;
+use wonopcode_protocol::event::{
+    Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem,
+};
+use wonopcode_protocol::permission::PermissionGate;
+use wonopcode_protocol::{ToolCategory, ToolKind, earlier::SUSPENDED};
+
+use crate::earlier::earlier_answer;
 use crate::hook::{HookDecision, HookSite, HookedGate};
 use crate::live_output::LiveOutput;
-use crate::permission::PermissionGate;
 use crate::registry::{Dispatch, ToolRegistry};
-use crate::tool::{BreakLoop, ToolCategory, ToolEnv, ToolKind};
+use crate::tool::{BreakLoop, ToolEnv};
 
 /// The outcome of one call.
 pub enum CallOutcome {
@@ -28,7 +32,7 @@ pub enum CallOutcome {
         /// How long the call ran.
         duration: std::time::Duration,
         /// What the call spent on models (a delegated child's usage).
-        spent: Option<crate::usage::Usage>,
+        spent: Option<wonopcode_protocol::usage::Usage>,
     },
     /// The permission gate suspended the run on this call.
     Suspended {

@@ -4,8 +4,10 @@
 
 use async_trait::async_trait;
 
-use crate::agent::{AgentLoop, LoopCapabilities, LoopContext, LoopError};
-use crate::message::Message;
+use wonopcode_protocol::LoopError;
+use wonopcode_protocol::message::Message;
+
+use crate::agent::{AgentLoop, LoopCapabilities, LoopContext};
 use crate::run::{Next, Run};
 
 /// The built-in loop: fast, no WebAssembly.

@@ -9,17 +9,19 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentLoop, LoopConfig, LoopContext, LoopError, RunStats};
-use crate::compaction::CompactionConfig;
-use crate::event::{Emitter, Event, EventKind, EventSink, ItemDetails};
-use crate::message::{Message, Part, Role};
-use crate::model::{ChunkStream, LanguageModel, ModelError, ModelRequest, StopReason, StreamChunk};
-use crate::permission::AllowAll;
-use crate::registry::ToolRegistry;
-use crate::tool::{
-    BreakLoop, Tool, ToolCategory, ToolEnv, ToolError, ToolKind, ToolOutput, ToolSpec,
+use wonopcode_protocol::event::{Emitter, Event, EventKind, EventSink, ItemDetails};
+use wonopcode_protocol::message::{Message, Part, Role};
+use wonopcode_protocol::model::{
+    ChunkStream, LanguageModel, ModelError, ModelRequest, StopReason, StreamChunk,
 };
-use crate::usage::ModelInfo;
+use wonopcode_protocol::permission::AllowAll;
+use wonopcode_protocol::usage::ModelInfo;
+use wonopcode_protocol::{LoopError, ToolCategory, ToolKind, ToolSpec};
+
+use crate::agent::{AgentLoop, LoopConfig, LoopContext, RunStats};
+use crate::compaction::CompactionConfig;
+use crate::registry::ToolRegistry;
+use crate::tool::{BreakLoop, Tool, ToolEnv, ToolError, ToolOutput};
 
 use super::StandardLoop;
 
@@ -153,8 +155,8 @@ impl EventSink for Collect {
 
 struct Harness {
     model: Arc<Scripted>,
-    shared_model: crate::SharedModel,
-    gate: crate::SharedGate,
+    shared_model: wonopcode_protocol::SharedModel,
+    gate: wonopcode_protocol::SharedGate,
     tools: ToolRegistry,
     config: LoopConfig,
     cancel: CancellationToken,
@@ -366,12 +368,12 @@ async fn a_request_refused_before_it_streamed_is_reported_and_not_counted() {
     assert_eq!(run.stats.iterations, 1);
     assert_eq!(
         run.stats.usage,
-        crate::Usage::default(),
+        wonopcode_protocol::Usage::default(),
         "nothing was billed"
     );
     assert!(run.messages.is_empty(), "nothing was said");
     let completed: Vec<_> = h.events_where(|kind| match kind {
-        crate::EventKind::ResponseCompleted { error, .. } => Some(error.clone()),
+        wonopcode_protocol::EventKind::ResponseCompleted { error, .. } => Some(error.clone()),
         _ => None,
     });
     assert_eq!(completed.len(), 1, "{completed:?}");
@@ -438,7 +440,10 @@ async fn a_suspending_tool_suspends_and_resume_continues_the_same_run() {
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, "q1");
     // The other call's result is kept; the suspended one has none yet.
-    assert_eq!(crate::message::pending_tool_calls(&h.messages).len(), 1);
+    assert_eq!(
+        wonopcode_protocol::message::pending_tool_calls(&h.messages).len(),
+        1
+    );
     assert_eq!(
         h.resume(vec![("q1".into(), "blue".into(), false)]).await,
         Ok("thanks".into())
@@ -688,7 +693,7 @@ async fn turn_lifecycle_events_wrap_the_run() {
         vec![Script::Chunks(vec![
             text("hi"),
             StreamChunk::Usage {
-                usage: crate::Usage {
+                usage: wonopcode_protocol::Usage {
                     input_tokens: 3,
                     output_tokens: 1,
                     ..Default::default()
@@ -701,7 +706,7 @@ async fn turn_lifecycle_events_wrap_the_run() {
     let mut ctx = h.context();
     let result = crate::run_turn(&StandardLoop, &mut ctx, "hello").await;
     drop(ctx);
-    assert_eq!(result.status, crate::LoopStatus::Complete);
+    assert_eq!(result.status, wonopcode_protocol::LoopStatus::Complete);
     assert_eq!(result.usage.input_tokens, 3);
     let events = h.sink.0.lock().unwrap();
     assert!(matches!(
@@ -723,7 +728,7 @@ impl crate::hook::Hooks for Heard {
     async fn pre_tool_use(
         &self,
         _site: &crate::hook::HookSite<'_>,
-        _call: &crate::call::Call,
+        _call: &wonopcode_protocol::call::Call,
     ) -> crate::hook::PreToolUse {
         crate::hook::PreToolUse::default()
     }
@@ -731,7 +736,7 @@ impl crate::hook::Hooks for Heard {
     async fn post_tool_use(
         &self,
         _site: &crate::hook::HookSite<'_>,
-        _call: &crate::call::Call,
+        _call: &wonopcode_protocol::call::Call,
         _output: &str,
         _is_error: bool,
     ) -> crate::hook::PostToolUse {

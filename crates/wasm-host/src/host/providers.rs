@@ -13,8 +13,8 @@ use std::sync::Arc;
 use wasmtime::component::HasData;
 use wonopcode_agent_loop::assemble::StreamFailure;
 use wonopcode_agent_loop::response::{Ask, ResponseStream};
-use wonopcode_agent_loop::tool_round::{Call, calls_in};
 use wonopcode_protocol::StreamChunk as Chunk;
+use wonopcode_protocol::call::{Call, calls_in};
 use wonopcode_protocol::model_source::listing_of;
 use wonopcode_protocol::{Message, Part, RequestOptions, Role, ToolSchema};
 

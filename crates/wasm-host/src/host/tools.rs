@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 
 use wasmtime::component::HasData;
 
-use wonopcode_agent_loop::{
-    Next, PermissionStatus as Status, canonical_tool_name, unavailable_tool, unknown_tool_line,
-};
+use wonopcode_agent_loop::{Next, canonical_tool_name, unavailable_tool, unknown_tool_line};
 use wonopcode_protocol::call::Call;
-use wonopcode_protocol::{PermissionDecision, PermissionRequest, ToolCategory};
+use wonopcode_protocol::{
+    PermissionDecision, PermissionRequest, PermissionStatus as Status, ToolCategory,
+};
 
 use crate::bindings::providers::StreamHandle;
 use crate::bindings::tools::{
