@@ -47,7 +47,10 @@ fn workspace() -> tempfile::TempDir {
 
 fn env(root: &std::path::Path, checkpoints: Option<SharedCheckpoints>) -> ToolEnv {
     ToolEnv {
-        checkpoints,
+        shared: std::sync::Arc::new(wonopcode_agent_loop::RunShared {
+            checkpoints,
+            ..Default::default()
+        }),
         ..ToolEnv::outside_a_run(root.canonicalize().expect("root"))
     }
 }

@@ -131,6 +131,7 @@ pub async fn run_prompt_after(
         tools,
         permissions: &gate,
         config: &config,
+        shared: Default::default(),
         cancel: &cancel,
         events: &events,
         session_id: "bench".into(),

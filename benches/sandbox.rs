@@ -171,7 +171,10 @@ fn bench_file_open(c: &mut Criterion) {
             .map(|s| s.hidden_paths())
             .unwrap_or_default();
     let env = ToolEnv {
-        hidden: hidden.into(),
+        shared: std::sync::Arc::new(wonopcode_agent_loop::RunShared {
+            hidden_paths: hidden.into(),
+            ..Default::default()
+        }),
         ..ToolEnv::outside_a_run(root.clone())
     };
     let read = wonopcode_tools::builtin_tools(wonopcode_tools::BuiltinOptions::default())

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ use wonopcode_protocol::usage::Usage;
 
 use crate::compaction::CompactionConfig;
 use crate::registry::ToolRegistry;
+use crate::shared::RunShared;
 
 /// What a loop implementation supports, the WIT's sub-context and custom-tool flags
 /// included.
@@ -41,7 +43,9 @@ pub struct LoopCapabilities {
     pub custom: HashMap<String, String>,
 }
 
-/// Settings of one loop run.
+/// Settings of one loop run: its limits and options, which a child narrows. What every
+/// context of the run shares (hooks, hidden paths, checkpoints, …) is [`RunShared`], beside
+/// it.
 #[derive(Debug, Clone)]
 pub struct LoopConfig {
     /// Model requests allowed per prompt (default 50).
@@ -60,29 +64,9 @@ pub struct LoopConfig {
     /// `AGENTS.md`, the skills it may load): appended to the system prompt of each request,
     /// so a child that brings its own prompt still gets it.
     pub instructions: Option<std::sync::Arc<str>>,
-    /// The user's hooks, asked at every tool call of every context (a child's config is its
-    /// parent's, so it has them too and cannot drop them).
-    pub hooks: Option<crate::hook::SharedHooks>,
     /// The loop or agent this context runs (a module's, an agent file's or a loop's name),
     /// as hooks are told it; `None`: not named.
     pub agent: Option<std::sync::Arc<str>>,
-    /// On a resume: the interrupted run's calls, answered from its journal in every context
-    /// (a child's config is its parent's); `None`: a run of its own.
-    pub earlier: Option<std::sync::Arc<wonopcode_protocol::earlier::EarlierCalls>>,
-    /// Paths (canonical) the file tools of every context may not open or list: the same
-    /// credentials the sandbox hides from commands, so one list holds for both (a child's
-    /// config is its parent's). Empty: nothing hidden (an embedder without a sandbox).
-    pub hidden_paths: std::sync::Arc<[std::path::PathBuf]>,
-    /// Every tool name of the run (its root's tools, before any context narrowed them), so
-    /// a spawn naming a tool no context has is told from one its parent only lacks. Empty:
-    /// not known (an embedder that does not say), and no name is refused for it.
-    pub tool_names: std::sync::Arc<[String]>,
-    /// The editor the run is driven from, when it offers its files: the file tools of every
-    /// context read and write through it (a child's config is its parent's).
-    pub editor_files: Option<wonopcode_protocol::editor_files::SharedEditorFiles>,
-    /// Where the file tools of every context record what they change, so it can be taken
-    /// back; `None`: nothing recorded (a run without a journal).
-    pub checkpoints: Option<wonopcode_protocol::checkpoint::SharedCheckpoints>,
 }
 
 impl LoopConfig {
@@ -120,13 +104,7 @@ impl Default for LoopConfig {
             compaction: CompactionConfig::default(),
             stream_idle_timeout: std::time::Duration::from_secs(300),
             instructions: None,
-            hooks: None,
             agent: None,
-            earlier: None,
-            hidden_paths: std::sync::Arc::from([]),
-            tool_names: std::sync::Arc::from([]),
-            editor_files: None,
-            checkpoints: None,
         }
     }
 }
@@ -155,6 +133,8 @@ pub struct LoopContext<'a> {
     pub permissions: &'a SharedGate,
     /// Limits and options.
     pub config: &'a LoopConfig,
+    /// What every context of the run shares (hooks, hidden paths, checkpoints, …).
+    pub shared: Arc<RunShared>,
     /// Cancels the run, its stream and its tools.
     pub cancel: &'a CancellationToken,
     /// Where events go, stamped with this context's path.

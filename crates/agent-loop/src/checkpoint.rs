@@ -24,9 +24,9 @@ impl CommandEffects {
     /// Looks at the workspace before a command of `env`'s context runs (off the async
     /// threads: the first look reads every file).
     pub async fn start(env: &ToolEnv) -> Self {
-        let checkpoints = env.checkpoints.clone();
+        let checkpoints = env.shared.checkpoints.clone();
         if let Some(checkpoints) = checkpoints.clone() {
-            let (workspace, hidden) = (env.workspace_root.clone(), env.hidden.clone());
+            let (workspace, hidden) = (env.workspace_root.clone(), env.shared.hidden_paths.clone());
             let looked = tokio::task::spawn_blocking(move || {
                 checkpoints.command_starts(&workspace, &hidden)
             })

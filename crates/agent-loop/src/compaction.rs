@@ -20,7 +20,7 @@ use wonopcode_protocol::usage::Usage;
 
 use crate::agent::LoopConfig;
 use crate::assemble::stream_request;
-use crate::hook::{HookSite, TurnEvent};
+use crate::hook::{HookSite, SharedHooks, TurnEvent};
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -317,6 +317,8 @@ pub struct Compactor<'a> {
     pub provider: &'a SharedModel,
     /// The run's settings (compaction thresholds, system prompt, request options).
     pub config: &'a LoopConfig,
+    /// The hooks told of a compaction before it happens (`PreCompact`).
+    pub hooks: Option<&'a SharedHooks>,
     /// Where `context.compacted` goes.
     pub events: &'a Emitter,
     /// Cancels the summary request.
@@ -365,7 +367,7 @@ impl Compactor<'_> {
             });
             return true;
         }
-        if let Some(hooks) = &self.config.hooks {
+        if let Some(hooks) = self.hooks {
             let agent = self.config.agent_name();
             let site = HookSite::new(self.events, self.session_id, self.cwd, agent);
             let event = TurnEvent::Compacting {

@@ -25,6 +25,7 @@ pub mod repeated_result;
 pub mod response;
 pub mod result;
 pub mod run;
+pub mod shared;
 pub mod standard;
 pub mod steering;
 pub mod tool;
@@ -38,6 +39,7 @@ pub use registry::{
 };
 pub use result::{LoopResult, resume_turn, run_turn};
 pub use run::{Next, Response, Round, Run, RunServices};
+pub use shared::RunShared;
 pub use standard::StandardLoop;
 pub use steering::Steering;
 pub use tool::{BreakLoop, Tool, ToolEnv, ToolError, ToolOutput};

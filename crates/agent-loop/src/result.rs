@@ -86,7 +86,7 @@ pub async fn run_turn(
     ctx.stats = RunStats::default();
     ctx.events.emit(EventKind::TurnStarted);
     let span = turn_span(agent, ctx);
-    let hooks = ctx.config.hooks.clone();
+    let hooks = ctx.shared.hooks.clone();
     let Some(hooks) = hooks else {
         let outcome = agent.run_prompt(ctx, user_input).instrument(span).await;
         return finish_turn(agent, ctx, outcome).await;

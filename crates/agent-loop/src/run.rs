@@ -25,6 +25,7 @@ use crate::compaction::{Compactor, TokenTally};
 use crate::doom_loop::DoomLoopDetector;
 use crate::registry::ToolRegistry;
 use crate::repeated_result;
+use crate::shared::RunShared;
 use crate::tool::{BreakLoop, ToolEnv};
 use crate::tool_round::{CallOutcome, TodoTracker, run_calls};
 
@@ -42,6 +43,8 @@ pub struct RunServices {
     pub gate: SharedGate,
     /// Limits and options.
     pub config: LoopConfig,
+    /// What every context of the run shares (hooks, hidden paths, checkpoints, …).
+    pub shared: Arc<RunShared>,
     /// Where events go, stamped with the context's path.
     pub events: Emitter,
     /// Cancels the run, its streams and its tools.
@@ -142,6 +145,7 @@ impl Run {
             tools: ctx.tools.clone(),
             gate: ctx.permissions.clone(),
             config: ctx.config.clone(),
+            shared: ctx.shared.clone(),
             events: ctx.events.clone(),
             cancel: ctx.cancel.clone(),
             session_id: ctx.session_id.clone(),
@@ -461,9 +465,7 @@ impl Run {
             cancel: s.cancel.clone(),
             context: s.events.context().clone(),
             gate: Some(s.gate.clone()),
-            hidden: s.config.hidden_paths.clone(),
-            editor: s.config.editor_files.clone(),
-            checkpoints: s.config.checkpoints.clone(),
+            shared: s.shared.clone(),
             live: None,
             // The tools this round may use, cloned once (not the run's and then these).
             run: Some(Arc::new(RunServices {
@@ -472,6 +474,7 @@ impl Run {
                 tools: registry.as_ref().clone(),
                 gate: s.gate.clone(),
                 config: s.config.clone(),
+                shared: s.shared.clone(),
                 events: s.events.clone(),
                 cancel: s.cancel.clone(),
                 session_id: s.session_id.clone(),
@@ -639,6 +642,7 @@ async fn compact(
     let compactor = Compactor {
         provider: &s.provider,
         config,
+        hooks: s.shared.hooks.as_ref(),
         events: &s.events,
         cancel: &s.cancel,
         session_id: &s.session_id,

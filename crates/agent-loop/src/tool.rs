@@ -26,14 +26,10 @@ pub struct ToolEnv {
     /// The run's permission gate, for tools that walk the workspace: what a rule denies is
     /// left out of a walk. `None`: nothing is left out.
     pub gate: Option<wonopcode_protocol::permission::SharedGate>,
-    /// Paths (canonical) file tools may not open or list: the credentials the sandbox hides
-    /// from commands ([`crate::LoopConfig::hidden_paths`]).
-    pub hidden: std::sync::Arc<[PathBuf]>,
-    /// The editor's files, when the run is driven from an editor that offers them
-    /// ([`crate::LoopConfig::editor_files`]); `None`: the disk.
-    pub editor: Option<wonopcode_protocol::editor_files::SharedEditorFiles>,
-    /// Where a change to a file is recorded ([`crate::LoopConfig::checkpoints`]).
-    pub checkpoints: Option<wonopcode_protocol::checkpoint::SharedCheckpoints>,
+    /// What every context of the run shares: the paths file tools may not open or list
+    /// (the credentials the sandbox hides from commands), the editor's files when the run
+    /// is driven from an editor that offers them, where a change to a file is recorded.
+    pub shared: std::sync::Arc<crate::shared::RunShared>,
     /// Where a tool that prints as it runs (`bash`) shows it while the call lasts; set
     /// for each call of a run.
     pub live: Option<crate::live_output::LiveOutput>,
@@ -43,7 +39,7 @@ impl ToolEnv {
     /// What a tool gets when it runs outside a run (an embedder calling one tool, a test, a
     /// benchmark): the workspace at `workspace_root` (canonical), the root context, its own
     /// cancellation, and no gate, hidden paths, editor or checkpoints. Set a field with
-    /// struct-update syntax to add one.
+    /// struct-update syntax to add one (`shared` for hidden paths, an editor, checkpoints).
     pub fn outside_a_run(workspace_root: PathBuf) -> Self {
         Self {
             workspace_root,
@@ -51,17 +47,26 @@ impl ToolEnv {
             context: ContextPath::default(),
             run: None,
             gate: None,
-            hidden: std::sync::Arc::from([]),
-            editor: None,
-            checkpoints: None,
+            shared: std::sync::Arc::default(),
             live: None,
         }
+    }
+
+    /// Paths (canonical) file tools may not open or list.
+    pub fn hidden(&self) -> &[PathBuf] {
+        &self.shared.hidden_paths
+    }
+
+    /// The editor's files, when the run is driven from an editor that offers them; `None`:
+    /// the disk.
+    pub fn editor(&self) -> Option<&wonopcode_protocol::editor_files::SharedEditorFiles> {
+        self.shared.editor_files.as_ref()
     }
 
     /// Records that the calling context changed `path` (relative to the workspace) from
     /// `before` to `after` (`None`: no file), when the run keeps checkpoints.
     pub fn changed(&self, path: &str, before: Option<&[u8]>, after: Option<&[u8]>) {
-        if let Some(checkpoints) = &self.checkpoints {
+        if let Some(checkpoints) = &self.shared.checkpoints {
             checkpoints.changed(&self.context, path, before, after);
         }
     }

@@ -66,7 +66,7 @@ async fn run_one(
 ) -> CallOutcome {
     // On a resume, what the interrupted run did with this call comes first.
     let tool = registry.get(&call.name);
-    if let Some(earlier) = env.run.as_ref().and_then(|r| r.config.earlier.as_deref())
+    if let Some(earlier) = env.shared.earlier.as_deref()
         && let Some(tool) = tool.filter(|t| t.spec().category != ToolCategory::Internal)
         && let Some(answer) = earlier_answer(earlier, tool.as_ref(), call, gate, env, emitter).await
     {
@@ -76,7 +76,7 @@ async fn run_one(
     let hooks = env.run.as_ref().and_then(|run| {
         let agent = run.config.agent_name();
         let site = HookSite::new(emitter, &run.session_id, &env.workspace_root, agent);
-        run.config.hooks.as_ref().map(|hooks| (hooks, site))
+        env.shared.hooks.as_ref().map(|hooks| (hooks, site))
     });
     let mut decision = None;
     let mut rewritten = None;

@@ -20,7 +20,7 @@ use tracing::Instrument;
 use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, micro_cents, tighter};
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
-    AgentLoop, LoopContext, LoopResult, RunServices, StandardLoop, ToolRegistry,
+    AgentLoop, LoopContext, LoopResult, RunServices, RunShared, StandardLoop, ToolRegistry,
     canonical_tool_name, nearest_name, run_turn,
 };
 use wonopcode_protocol::event::{Item, ItemDetails};
@@ -114,6 +114,8 @@ pub struct LiveChild {
     tools: ToolRegistry,
     gate: wonopcode_protocol::SharedGate,
     config: wonopcode_agent_loop::LoopConfig,
+    /// Its parent's, with its module's and agent file's own hooks after the inherited ones.
+    shared: Arc<RunShared>,
     events: Emitter,
     /// Cancelled when the child is closed or its parent's run is; each turn runs under a
     /// child token of it.
@@ -208,7 +210,7 @@ impl LiveChild {
         given.context_began(&path, &module, params.custom_data.as_deref());
         let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
         let mut config = parent.services.config.clone();
-        config.hooks = wonopcode_agent_loop::hook::layered(config.hooks.take(), own.hooks.clone());
+        let shared = Arc::new(parent.services.shared.with_own_hooks(own.hooks.clone()));
         config.agent = Some(module.as_str().into());
         if let Some(limit) = params.max_iterations {
             config.max_iterations = limit;
@@ -255,6 +257,7 @@ impl LiveChild {
             tools,
             gate: parent.services.gate.clone(),
             config,
+            shared,
             events,
             cancel: parent.services.cancel.child_token(),
             session_id: parent.services.session_id.clone(),
@@ -311,7 +314,7 @@ impl LiveChild {
     /// Asks the run's hooks about this child's start (`SubagentStart`); what they add is told
     /// to each of its requests after its system prompt.
     async fn hooks_at_start(&mut self) {
-        let Some(hooks) = self.config.hooks.clone() else {
+        let Some(hooks) = self.shared.hooks.clone() else {
             return;
         };
         let site = HookSite::new(&self.events, &self.session_id, &self.cwd, &self.module);
@@ -338,7 +341,7 @@ impl LiveChild {
     /// last turn's (descendants included), for the parent to add to its own.
     pub async fn turn(&mut self, prompt: &str) -> (ChildResult, Usage) {
         let resumed = self
-            .config
+            .shared
             .earlier
             .as_ref()
             .is_some_and(|earlier| earlier.unfinished.contains(&self.path));
@@ -363,6 +366,7 @@ impl LiveChild {
                 tools: &self.tools,
                 permissions: &self.gate,
                 config: &self.config,
+                shared: self.shared.clone(),
                 cancel: &cancel,
                 events: &self.events,
                 session_id: self.session_id.clone(),
@@ -693,7 +697,7 @@ fn restrict(
 /// lacks is not one: the child cannot have it either, and that is narrowing, not a
 /// mistake. MCP tools (`mcp__SERVER__TOOL`) are not judged: their server may be down.
 fn unknown_tool(parent: &RunServices, params: &SpawnRequest) -> Option<String> {
-    let universe = &parent.config.tool_names;
+    let universe = &parent.shared.tool_names;
     if universe.is_empty() {
         return None;
     }

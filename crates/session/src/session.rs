@@ -12,8 +12,8 @@ use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_agent_loop::compaction::{Compactor, estimate_tokens};
 use wonopcode_agent_loop::hook::{HookSite, TurnEvent};
 use wonopcode_agent_loop::{
-    AgentLoop, LoopConfig, LoopContext, LoopResult, RunStats, Steering, ToolRegistry, resume_turn,
-    run_turn,
+    AgentLoop, LoopConfig, LoopContext, LoopResult, RunShared, RunStats, Steering, ToolRegistry,
+    resume_turn, run_turn,
 };
 use wonopcode_contexts::{ContextTools, LoopSource};
 use wonopcode_journal::{EarlierRun, RunStatus, Runs, SessionCommand};
@@ -440,6 +440,8 @@ pub struct Session {
     tools: ToolRegistry,
     policy: SharedGate,
     config: LoopConfig,
+    /// What every context of the run shares: hooks, hidden paths, checkpoints, …
+    shared: Arc<RunShared>,
     events: Emitter,
     session_id: String,
     token: CancellationToken,
@@ -644,6 +646,7 @@ impl Session {
             tools: &self.tools,
             permissions: &self.policy,
             config: &self.config,
+            shared: self.shared.clone(),
             cancel,
             events: &self.events,
             session_id: self.session_id.clone(),
@@ -855,6 +858,7 @@ impl Session {
         let compactor = Compactor {
             provider: &self.provider,
             config: &self.config,
+            hooks: self.shared.hooks.as_ref(),
             events: &self.events,
             cancel: &token,
             session_id: &self.session_id,
@@ -872,7 +876,7 @@ impl Session {
     /// person left the REPL, else `other`), and its journal is marked finished (or
     /// interrupted, when a signal stopped it). Nothing runs after it.
     pub async fn end(&mut self, reason: &str, interrupted: bool) {
-        if let Some(hooks) = &self.config.hooks {
+        if let Some(hooks) = &self.shared.hooks {
             let agent = self.config.agent_name();
             let site = HookSite::new(&self.events, &self.session_id, &self.root, agent);
             hooks
@@ -1036,7 +1040,12 @@ impl Session {
         *self.current_turn.0.lock() = Some(token.clone());
         let env = wonopcode_agent_loop::tool::ToolEnv {
             cancel: token,
-            hidden: self.config.hidden_paths.clone(),
+            // The hidden paths only: a command the person typed is not the model's, and
+            // neither hooks nor checkpoints hear of it.
+            shared: Arc::new(RunShared {
+                hidden_paths: self.shared.hidden_paths.clone(),
+                ..RunShared::default()
+            }),
             ..wonopcode_agent_loop::tool::ToolEnv::outside_a_run(self.root.clone())
         };
         let said = bash
@@ -1052,7 +1061,7 @@ impl Session {
     /// The paths the sandbox hides from commands and file tools, which nothing the person
     /// names relative to the workspace reads either.
     pub fn hidden_paths(&self) -> &[PathBuf] {
-        &self.config.hidden_paths
+        &self.shared.hidden_paths
     }
 
     /// The history write failure that stopped the session, if any.

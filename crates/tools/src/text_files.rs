@@ -21,7 +21,7 @@ const EDITOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The text of `path` (`rel` as the model sees it), at most [`MAX_EDIT_BYTES`].
 pub(crate) async fn read(env: &ToolEnv, path: &Path, rel: &str) -> Result<String, ToolError> {
-    if let Some(editor) = &env.editor {
+    if let Some(editor) = env.editor() {
         let held = HeldPath::hold(&env.workspace_root, path).map_err(|e| e.for_path(rel))?;
         if let Some(held) = held {
             let asked = tokio::time::timeout(EDITOR_TIMEOUT, editor.read_text(path)).await;
@@ -68,7 +68,7 @@ pub(crate) async fn write(
 
 /// Whether the editor answers reads (else the disk is read, a line at a time).
 pub(crate) fn editor_reads(env: &ToolEnv) -> bool {
-    env.editor.is_some()
+    env.editor().is_some()
 }
 
 fn editor_silent(rel: &str) -> ToolError {

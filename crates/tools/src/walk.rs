@@ -29,7 +29,7 @@ impl Denied {
     pub(crate) fn of(env: &ToolEnv, tool: &'static str) -> Self {
         Self {
             gate: env.gate.clone(),
-            hidden: env.hidden.clone(),
+            hidden: env.shared.hidden_paths.clone(),
             root: env.workspace_root.clone(),
             tool,
         }

@@ -73,7 +73,7 @@ pub fn resolve_visible(root: &Path, hidden: &[PathBuf], input: &str) -> Result<P
 
 /// [`resolve_visible`] in a call's workspace, with the run's hidden paths.
 pub fn resolve_for(env: &ToolEnv, input: &str) -> Result<PathBuf, ToolError> {
-    resolve_visible(&env.workspace_root, &env.hidden, input)
+    resolve_visible(&env.workspace_root, env.hidden(), input)
 }
 
 /// The hidden path `path` (canonical) is, or lies in.

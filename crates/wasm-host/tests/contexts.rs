@@ -171,7 +171,7 @@ apply_patch,read
     // one the run has but this parent lacks (`lsp` here) is narrowing, not a mistake.
     let mut names: Vec<String> = world.tools.names().map(str::to_owned).collect();
     names.push("lsp".to_owned());
-    world.config.tool_names = names.into();
+    world.shared.tool_names = names.into();
     for (spec, said) in [
         (
             json!({"task": "tools", "allow": ["read", "raed"]}),

@@ -159,6 +159,7 @@ struct Harness {
     gate: wonopcode_protocol::SharedGate,
     tools: ToolRegistry,
     config: LoopConfig,
+    shared: crate::RunShared,
     cancel: CancellationToken,
     sink: Arc<Collect>,
     events: Emitter,
@@ -181,6 +182,7 @@ impl Harness {
             model,
             tools: registry,
             config: LoopConfig::default(),
+            shared: crate::RunShared::default(),
             cancel: CancellationToken::new(),
             events: Emitter::new(sink.clone(), Default::default()),
             sink,
@@ -198,6 +200,7 @@ impl Harness {
             tools: &self.tools,
             permissions: &self.gate,
             config: &self.config,
+            shared: Arc::new(self.shared.clone()),
             cancel: &self.cancel,
             events: &self.events,
             session_id: "t".into(),
@@ -354,6 +357,7 @@ async fn a_request_refused_before_it_streamed_is_reported_and_not_counted() {
             tools: h.tools.clone(),
             gate: h.gate.clone(),
             config: h.config.clone(),
+            shared: Arc::default(),
             events: h.events.clone(),
             cancel: h.cancel.clone(),
             session_id: "t".into(),
@@ -769,7 +773,7 @@ async fn the_pre_compact_hooks_hear_a_compaction_before_it_happens() {
         ..CompactionConfig::default()
     };
     let heard = Arc::new(Heard::default());
-    h.config.hooks = Some(heard.clone());
+    h.shared.hooks = Some(heard.clone());
     h.run("go").await.unwrap();
     // A small history: nothing to compact, nothing heard.
     assert!(heard.0.lock().unwrap().is_empty());

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::OPTIONAL_TOOLS;
 use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
 use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
-use wonopcode_agent_loop::{LoopConfig, ToolRegistry};
+use wonopcode_agent_loop::{LoopConfig, RunShared, ToolRegistry};
 use wonopcode_contexts::Delegation;
 use wonopcode_contexts::ModuleResolver;
 use wonopcode_contexts::{AgentDefinition, ContextTools, Grant, LoopSource};
@@ -87,10 +87,13 @@ impl SessionBuilder {
         ));
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
-        loop_config.editor_files = self.editor_files.take();
-        loop_config.checkpoints = journal.as_ref().and_then(|j| j.checkpoints());
-        // One hidden list for commands and file tools alike.
-        loop_config.hidden_paths = tooling.sandbox.hidden_paths().into();
+        let mut shared = RunShared {
+            editor_files: self.editor_files.take(),
+            checkpoints: journal.as_ref().and_then(|j| j.checkpoints()),
+            // One hidden list for commands and file tools alike.
+            hidden_paths: tooling.sandbox.hidden_paths().into(),
+            ..RunShared::default()
+        };
         notices.extend(tooling.sandbox.notices());
         notices.extend(std::mem::take(&mut tooling.skill_warnings));
         let prompter = self.prompter.take().filter(|_| !self.settings.never_ask);
@@ -111,11 +114,16 @@ impl SessionBuilder {
             continued_from,
             self.resuming.take(),
             self.fork.take(),
-            &mut loop_config,
+            &mut shared,
             &mut notices,
         );
-        let (hook_loader, instructions) =
-            self.hooks_and_instructions(&root, trusted, &tooling, &mut loop_config, &mut notices)?;
+        let (hook_loader, instructions) = self.hooks_and_instructions(
+            &root,
+            trusted,
+            &tooling,
+            (&mut loop_config, &mut shared),
+            &mut notices,
+        )?;
         let elicitor = self.elicitor.take().or_else(|| {
             self.settings
                 .yes
@@ -158,7 +166,7 @@ impl SessionBuilder {
         let switcher = self.switcher(&resolver, &host_config);
         // Every tool a context of the run could have, before the root's module narrows
         // them, and those only some runs have, for the spawns that name one
-        // (`LoopConfig::tool_names`); the MCP servers' join after loading.
+        // (`RunShared::tool_names`); the MCP servers' join after loading.
         let mut tool_names: Vec<String> = tooling
             .tools
             .names()
@@ -185,14 +193,13 @@ impl SessionBuilder {
             clashes,
             servers,
         } = loaded;
-        loop_config.hooks =
-            wonopcode_agent_loop::hook::layered(loop_config.hooks.take(), own.hooks.clone());
+        shared = shared.with_own_hooks(own.hooks.clone());
         for name in tools.names() {
             if !tool_names.iter().any(|n| n == name) {
                 tool_names.push(name.to_owned());
             }
         }
-        loop_config.tool_names = tool_names.into();
+        shared.tool_names = tool_names.into();
         let loop_name = agent_file
             .as_ref()
             .map_or(agent.name(), |a| a.name.as_str())
@@ -222,7 +229,11 @@ impl SessionBuilder {
         };
         loop_config.add_instructions(&environment.await.unwrap_or_default());
         announced
-            .announce(lineage, &mut loop_config, &instructions)
+            .announce(
+                lineage,
+                (&mut loop_config, shared.hooks.as_ref()),
+                &instructions,
+            )
             .await;
         // A person's session hears of its servers when a turn begins (`Session::turn`).
         let waited = servers.as_deref().filter(|_| self.one_shot);
@@ -247,6 +258,7 @@ impl SessionBuilder {
             tools,
             policy,
             config: loop_config,
+            shared: Arc::new(shared),
             events: conversation.events,
             session_id: conversation.session_id,
             token,
@@ -471,13 +483,14 @@ impl SessionBuilder {
     }
 
     /// The run's hooks (the workspace's only when it is trusted) and the project's
-    /// instructions (`AGENTS.md`, `CLAUDE.md`), both set in the loop's config.
+    /// instructions (`AGENTS.md`, `CLAUDE.md`): the hooks set in what the run shares, the
+    /// instructions in the loop's config.
     fn hooks_and_instructions(
         &self,
         root: &Path,
         trusted: bool,
         tooling: &Tooling,
-        loop_config: &mut LoopConfig,
+        (loop_config, shared): (&mut LoopConfig, &mut RunShared),
         notices: &mut Vec<String>,
     ) -> Result<(Arc<HookLoader>, ProjectInstructions), SessionError> {
         let hook_loader = Arc::new(HookLoader::new(
@@ -488,9 +501,9 @@ impl SessionBuilder {
             },
             self.cache,
         ));
-        loop_config.hooks = run_hooks(&self.config, root, &hook_loader, trusted, notices)?;
+        shared.hooks = run_hooks(&self.config, root, &hook_loader, trusted, notices)?;
         let instructions = if self.settings.project_instructions {
-            ProjectInstructions::find(root, &loop_config.hidden_paths)
+            ProjectInstructions::find(root, &shared.hidden_paths)
         } else {
             ProjectInstructions::default()
         };
@@ -833,7 +846,7 @@ impl Lineage {
         continued_from: Option<String>,
         resuming: Option<(EarlierRun, OnInterrupted)>,
         fork: Option<Fork>,
-        loop_config: &mut LoopConfig,
+        shared: &mut RunShared,
         notices: &mut Vec<String>,
     ) -> Self {
         let resumes = resuming.as_ref().map(|(e, _)| e.meta.id.clone());
@@ -855,7 +868,7 @@ impl Lineage {
                     earlier.meta.id, torn.line
                 ));
             }
-            loop_config.earlier = Some(Arc::new(calls));
+            shared.earlier = Some(Arc::new(calls));
         }
         if let Some(fork) = fork {
             events.push(EventKind::RunForked {
@@ -888,7 +901,7 @@ impl Announcement<'_> {
     async fn announce(
         self,
         lineage: Lineage,
-        loop_config: &mut LoopConfig,
+        (loop_config, hooks): (&mut LoopConfig, Option<&SharedHooks>),
         instructions: &ProjectInstructions,
     ) {
         let events = self.events;
@@ -901,7 +914,7 @@ impl Announcement<'_> {
         for lineage in lineage.events {
             events.emit(lineage);
         }
-        if let Some(hooks) = loop_config.hooks.clone() {
+        if let Some(hooks) = hooks {
             let site = HookSite::new(events, self.session_id, self.root, loop_config.agent_name());
             let source = if self.resumed { "resume" } else { "startup" };
             let said = hooks

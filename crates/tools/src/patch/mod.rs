@@ -101,7 +101,7 @@ impl Tool for ApplyPatchTool {
         env: &ToolEnv,
     ) -> Result<ToolOutput, ToolError> {
         let a: Args = args(arguments)?;
-        let plan = Plan::of(&env.workspace_root, &env.hidden, &a.input).await?;
+        let plan = Plan::of(&env.workspace_root, env.hidden(), &a.input).await?;
         // Every file it touches, before any is written: a patch applies whole or not at all.
         for (path, rel) in &plan.order {
             self.guard.before("apply_patch", env, path, rel).await?;
