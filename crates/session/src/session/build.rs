@@ -21,8 +21,8 @@ use wonopcode_hooks::HookEnv;
 use wonopcode_journal::{EarlierRun, Invocation, SealKey};
 use wonopcode_protocol::event::{Item, ItemDetails};
 use wonopcode_protocol::{
-    ContextPath, Emitter, EventKind, Message, ModelSource, OnInterrupted, Role, SharedGate,
-    SharedModel,
+    ContextPath, Emitter, EventKind, Message, ModelInfo, ModelSource, OnInterrupted, Role,
+    SharedGate, SharedModel,
 };
 use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
 use wonopcode_sandbox::{Sandbox, SandboxPolicy};
@@ -56,12 +56,7 @@ impl SessionBuilder {
         let mut notices = Vec::new();
         let asked = self.settings.trust_workspace || self.trusted_when_asked;
         let (trusted, trusted_scripts) = trust(&root, asked, &mut notices);
-        let command_files = wonopcode_registry::command_file::CommandFiles::discover(
-            &root,
-            trusted,
-            crate::instructions::Homes::from_env().claude.as_deref(),
-        );
-        notices.extend(command_files.warnings);
+        let command_files = command_files(&root, trusted, &mut notices);
         self.cache = self
             .settings
             .compile_cache
@@ -76,15 +71,7 @@ impl SessionBuilder {
             .take()
             .unwrap_or_else(|| self.settings.policy(&self.config.permissions_for(&root)));
         let mut tooling = Tooling::set_up(&self, &root, &permissions, trusted_scripts)?;
-        // Its `git status` runs while the rest of the session is built.
-        let environment = tokio::spawn(crate::environment::describe(
-            root.clone(),
-            HookEnv {
-                workspace: root.clone(),
-                env: Some(tooling.command_env.clone()),
-                sandbox: Some(tooling.sandbox.clone()),
-            },
-        ));
+        let environment = tooling.describe_environment(&root);
         let catalog = self.catalog.take();
         let mut loop_config = limits(&self, agent_file.as_deref(), &provider)?;
         let mut shared = RunShared {
@@ -96,18 +83,11 @@ impl SessionBuilder {
         };
         notices.extend(tooling.sandbox.notices());
         notices.extend(std::mem::take(&mut tooling.skill_warnings));
-        let prompter = self.prompter.take().filter(|_| !self.settings.never_ask);
-        let permission_policy = Arc::new(
-            PermissionPolicy::new(permissions, self.settings.yes, prompter)
-                .in_mode(self.settings.mode),
-        );
+        let permission_policy = self.permission_policy(permissions);
         let policy: SharedGate = permission_policy.clone();
         let token = CancellationToken::new();
-        let continued = self.continued.take();
-        let (continued_from, continued_messages) = match continued {
-            Some((run, messages)) => (Some(run), messages),
-            None => (None, Vec::new()),
-        };
+        let (continued_from, continued_messages) = self.continued.take().unzip();
+        let continued_messages = continued_messages.unwrap_or_default();
         let conversation =
             self.conversation(&provider, &token, continued_messages, &mut notices)?;
         let lineage = Lineage::of(
@@ -124,11 +104,7 @@ impl SessionBuilder {
             (&mut loop_config, &mut shared),
             &mut notices,
         )?;
-        let elicitor = self.elicitor.take().or_else(|| {
-            self.settings
-                .yes
-                .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
-        });
+        let elicitor = self.servers_elicitor();
         let resolver = self.resolver(
             catalog,
             &root,
@@ -137,44 +113,20 @@ impl SessionBuilder {
             &hook_loader,
             elicitor.clone(),
         );
-        // A named root loop starts its lineage with its module's grants; its limits cap the
-        // whole run under the run's own.
-        let loop_name = self.settings.loop_choice.name();
-        let root_grants: Vec<Grant> = loop_name
-            .map(|n| Grant::Module(n.to_owned()))
-            .into_iter()
-            .collect();
-        let root_budget = match loop_name {
-            Some(name) => resolver.module_budget(name).map_err(SessionError::Choice)?,
-            None => None,
-        };
+        let (root_grants, root_budget) = self.root_grants(&resolver)?;
         let (provider, models) = capped(provider, models, root_budget)?;
-        let host_config = HostConfig {
-            values: self.config.guest.clone(),
-            prompter: self.guest_prompter.take(),
-            contexts: self.config.contexts.limits(self.settings.max_parallel),
-            resolver: Some(resolver.clone()),
-            models: Some(models.clone()),
-            grants: root_grants.clone(),
-            guest_logs: GuestLogs {
-                dir: journal.as_ref().map(|j| j.dir().path().join("guest-logs")),
-                echo: self.guest_echo,
-            },
-            ..HostConfig::default()
-        };
+        let host_config = self.host_config(&resolver, &models, &root_grants, journal.as_ref());
         self.delegation(&source, &mut tooling.tools, &resolver, &host_config)?;
         let switcher = self.switcher(&resolver, &host_config);
-        // Every tool a context of the run could have, before the root's module narrows
-        // them, and those only some runs have, for the spawns that name one
-        // (`RunShared::tool_names`); the MCP servers' join after loading.
-        let mut tool_names: Vec<String> = tooling
-            .tools
-            .names()
-            .map(str::to_owned)
-            .chain(OPTIONAL_TOOLS.map(str::to_owned))
-            .chain(wonopcode_contexts::DELEGATION_TOOLS.map(str::to_owned))
-            .collect();
-        let loaded = self
+        let tool_names = every_tool_name(&tooling.tools);
+        let Loaded {
+            agent,
+            reloader,
+            own,
+            tools,
+            clashes,
+            servers,
+        } = self
             .load(
                 &source,
                 &root,
@@ -185,48 +137,23 @@ impl SessionBuilder {
                 elicitor,
             )
             .await?;
-        let Loaded {
-            agent,
-            reloader,
-            own,
-            tools,
-            clashes,
-            servers,
-        } = loaded;
         shared = shared.with_own_hooks(own.hooks.clone());
-        for name in tools.names() {
-            if !tool_names.iter().any(|n| n == name) {
-                tool_names.push(name.to_owned());
-            }
-        }
-        shared.tool_names = tool_names.into();
+        shared.tool_names = with_loaded_names(tool_names, &tools).into();
         let loop_name = agent_file
             .as_ref()
             .map_or(agent.name(), |a| a.name.as_str())
             .to_owned();
         loop_config.agent = Some(loop_name.as_str().into());
         if let Some(journal) = &journal {
-            let info = provider.info();
-            let parts = RunMetaParts {
-                workspace: &root.display().to_string(),
-                loop_name: &loop_name,
-                model: &format!("{}/{}", info.provider, info.id),
-                invocation: Some(self.invocation()),
-                resumes: lineage.resumes.clone(),
-                continues: lineage.continues.clone(),
-                origin: lineage.origin.clone(),
-                modules: self.published.begin_journal(journal.clone()),
-            };
-            begin_journal(journal, parts, &conversation.sink, &mut notices);
+            let begun = (
+                root.as_path(),
+                loop_name.as_str(),
+                provider.info(),
+                &lineage,
+            );
+            self.begin_journal(journal, begun, &conversation.sink, &mut notices);
         }
-        let announced = Announcement {
-            events: &conversation.events,
-            session_id: &conversation.session_id,
-            root: &root,
-            loop_name,
-            model: provider.info().id.clone(),
-            resumed: !conversation.messages.is_empty(),
-        };
+        let announced = Announcement::of(&conversation, &root, loop_name, provider.info());
         loop_config.add_instructions(&environment.await.unwrap_or_default());
         announced
             .announce(
@@ -238,16 +165,7 @@ impl SessionBuilder {
         // A person's session hears of its servers when a turn begins (`Session::turn`).
         let waited = servers.as_deref().filter(|_| self.one_shot);
         report_failures(&conversation.events, &own, clashes, waited);
-        for notice in &notices {
-            conversation.events.emit(EventKind::ItemCompleted {
-                item: Item {
-                    id: conversation.events.next_item_id(),
-                    details: ItemDetails::Diagnostic {
-                        message: notice.clone(),
-                    },
-                },
-            });
-        }
+        emit_notices(&conversation.events, &notices);
         Ok(Session {
             root,
             journal,
@@ -273,16 +191,97 @@ impl SessionBuilder {
             _module_tools: own,
             suspended: false,
             failed: false,
-            skills: tooling
-                .skill_tool
-                .as_ref()
-                .map_or_else(|| Arc::from([]), |tool| tool.skills().into()),
+            skills: tooling.skills(),
             command_files: command_files.commands.into(),
             prompt_starts: Vec::new(),
             steering: Default::default(),
             servers,
             plan: Default::default(),
         })
+    }
+
+    /// The permission policy over `permissions`: `--yes`, the mode, and the prompter (none
+    /// when the person said never to ask).
+    fn permission_policy(&mut self, permissions: PolicyConfig) -> Arc<PermissionPolicy> {
+        let prompter = self.prompter.take().filter(|_| !self.settings.never_ask);
+        Arc::new(
+            PermissionPolicy::new(permissions, self.settings.yes, prompter)
+                .in_mode(self.settings.mode),
+        )
+    }
+
+    /// Who answers an MCP server's questions: the caller's, else, under `--yes`, one that
+    /// takes each form's defaults; `None`: the servers' questions are declined.
+    fn servers_elicitor(&mut self) -> Option<Arc<dyn Elicitor>> {
+        self.elicitor.take().or_else(|| {
+            self.settings
+                .yes
+                .then(|| Arc::new(AcceptDefaults) as Arc<dyn Elicitor>)
+        })
+    }
+
+    /// A named root loop's grants, which start its lineage, and its module's limits, which
+    /// cap the whole run under the run's own.
+    fn root_grants(
+        &self,
+        resolver: &SessionResolver,
+    ) -> Result<(Vec<Grant>, Option<Arc<RunBudget>>), SessionError> {
+        let Some(name) = self.settings.loop_choice.name() else {
+            return Ok((Vec::new(), None));
+        };
+        let budget = resolver.module_budget(name).map_err(SessionError::Choice)?;
+        Ok((vec![Grant::Module(name.to_owned())], budget))
+    }
+
+    /// How the WebAssembly host runs this session's guests: the user's guest values and
+    /// limits, the resolver and models a spawn may name, the root's grants, where guest
+    /// logs go.
+    fn host_config(
+        &mut self,
+        resolver: &Arc<SessionResolver>,
+        models: &Arc<dyn ModelSource>,
+        root_grants: &[Grant],
+        journal: Option<&Arc<RunJournal>>,
+    ) -> HostConfig {
+        HostConfig {
+            values: self.config.guest.clone(),
+            prompter: self.guest_prompter.take(),
+            contexts: self.config.contexts.limits(self.settings.max_parallel),
+            resolver: Some(resolver.clone()),
+            models: Some(models.clone()),
+            grants: root_grants.to_vec(),
+            guest_logs: GuestLogs {
+                dir: journal.map(|j| j.dir().path().join("guest-logs")),
+                echo: self.guest_echo,
+            },
+            ..HostConfig::default()
+        }
+    }
+
+    /// Begins the run's journal with what it runs (the loop, the model, how it was started
+    /// and from which run); a journal that cannot begin is a notice, and the run goes on
+    /// unjournaled.
+    fn begin_journal(
+        &self,
+        journal: &Arc<RunJournal>,
+        (root, loop_name, model, lineage): (&Path, &str, &ModelInfo, &Lineage),
+        sink: &SessionSink,
+        notices: &mut Vec<String>,
+    ) {
+        let parts = RunMetaParts {
+            workspace: &root.display().to_string(),
+            loop_name,
+            model: &format!("{}/{}", model.provider, model.id),
+            invocation: Some(self.invocation()),
+            resumes: lineage.resumes.clone(),
+            continues: lineage.continues.clone(),
+            origin: lineage.origin.clone(),
+            modules: self.published.begin_journal(journal.clone()),
+        };
+        match journal.begin(parts) {
+            Ok(log) => sink.journal(log),
+            Err(e) => notices.push(format!("the run is not journaled: {e}")),
+        }
     }
 
     /// The model (the caller's, or one opened from the choice, an agent file's when the
@@ -655,15 +654,55 @@ fn report_failures(
 
 /// Starts the run's journal (`run.json` with how it was started) and has the sink write
 /// to it; a journal that cannot start is a notice, not a failed run.
-fn begin_journal(
-    journal: &RunJournal,
-    parts: RunMetaParts<'_>,
-    sink: &SessionSink,
+/// The slash-command files the workspace (when trusted) and the person's home hold; what
+/// does not read is a notice.
+fn command_files(
+    root: &Path,
+    trusted: bool,
     notices: &mut Vec<String>,
-) {
-    match journal.begin(parts) {
-        Ok(log) => sink.journal(log),
-        Err(e) => notices.push(format!("the run is not journaled: {e}")),
+) -> wonopcode_registry::command_file::CommandFiles {
+    let mut found = wonopcode_registry::command_file::CommandFiles::discover(
+        root,
+        trusted,
+        crate::instructions::Homes::from_env().claude.as_deref(),
+    );
+    notices.append(&mut found.warnings);
+    found
+}
+
+/// Every tool a context of the run could have, before the root's module narrows them, and
+/// those only some runs have, for the spawns that name one (`RunShared::tool_names`); the
+/// loaded root's own and its MCP servers' join after loading ([`with_loaded_names`]).
+fn every_tool_name(tools: &ToolRegistry) -> Vec<String> {
+    tools
+        .names()
+        .map(str::to_owned)
+        .chain(OPTIONAL_TOOLS.map(str::to_owned))
+        .chain(wonopcode_contexts::DELEGATION_TOOLS.map(str::to_owned))
+        .collect()
+}
+
+/// `names` with the loaded root's tools it lacks.
+fn with_loaded_names(mut names: Vec<String>, loaded: &ToolRegistry) -> Vec<String> {
+    for name in loaded.names() {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// The notices gathered while the session was built, each a diagnostic item.
+fn emit_notices(events: &Emitter, notices: &[String]) {
+    for notice in notices {
+        events.emit(EventKind::ItemCompleted {
+            item: Item {
+                id: events.next_item_id(),
+                details: ItemDetails::Diagnostic {
+                    message: notice.clone(),
+                },
+            },
+        });
     }
 }
 
@@ -762,6 +801,26 @@ struct Tooling {
 }
 
 impl Tooling {
+    /// What the model is told of the machine and the moment, described off the build: its
+    /// `git status` runs while the rest of the session is built.
+    fn describe_environment(&self, root: &Path) -> tokio::task::JoinHandle<String> {
+        tokio::spawn(crate::environment::describe(
+            root.to_path_buf(),
+            HookEnv {
+                workspace: root.to_path_buf(),
+                env: Some(self.command_env.clone()),
+                sandbox: Some(self.sandbox.clone()),
+            },
+        ))
+    }
+
+    /// The skills the run offers (none without a skill tool).
+    fn skills(&self) -> Arc<[wonopcode_registry::Skill]> {
+        self.skill_tool
+            .as_ref()
+            .map_or_else(|| Arc::from([]), |tool| tool.skills().into())
+    }
+
     /// Sets it up; a sandbox the kernel cannot enforce, or a rule for a tool the run lacks,
     /// is refused here, before anything is stored.
     fn set_up(
@@ -897,7 +956,25 @@ struct Announcement<'a> {
     resumed: bool,
 }
 
-impl Announcement<'_> {
+impl<'a> Announcement<'a> {
+    /// The announcement of `conversation`'s session in `root`, running `loop_name` on
+    /// `model`.
+    fn of(
+        conversation: &'a Conversation,
+        root: &'a Path,
+        loop_name: String,
+        model: &ModelInfo,
+    ) -> Self {
+        Self {
+            events: &conversation.events,
+            session_id: &conversation.session_id,
+            root,
+            loop_name,
+            model: model.id.clone(),
+            resumed: !conversation.messages.is_empty(),
+        }
+    }
+
     async fn announce(
         self,
         lineage: Lineage,
