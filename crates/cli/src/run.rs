@@ -268,18 +268,8 @@ async fn run_once(
     });
     let _quiet = drawn.then(crate::render::draw_target::QuietControlKeys::on_stdin);
     let typed = TypedLines::new(progress.clone());
-    let renderer: Box<dyn Renderer> = if let Some(streaming) = claude_output {
-        Box::new(ClaudeStreamRenderer::new(streaming, &settings.workspace))
-    } else if json {
-        Box::new(JsonlRenderer)
-    } else {
-        let markdown = markdown && std::io::stdout().is_terminal();
-        Box::new(TerminalRenderer::new(
-            progress.clone(),
-            typed.clone(),
-            markdown,
-        ))
-    };
+    let output = (claude_output, json, markdown);
+    let renderer = renderer_for(output, &settings.workspace, &progress, &typed);
     let approvals = crate::session::approvals_shown(&settings);
     let config_file = settings.config_file.clone();
     let read_config = config_file.clone();
@@ -301,16 +291,8 @@ async fn run_once(
             one_shot || again.as_ref().is_some_and(Again::one_shot),
             json,
         );
-    if let Some(again) = &again {
-        // The other run's `oci://` tags fetch the digests they named then.
-        builder = builder.module_pins(again.meta().modules.clone());
-    }
-    match again {
-        Some(Again::Resume { earlier, policy }) => {
-            builder = builder.resuming(earlier, crate::restart::on_interrupted(policy));
-        }
-        Some(Again::Fork { fork, .. }) => builder = builder.forking(fork),
-        None => {}
+    if let Some(again) = again {
+        builder = again_from(builder, again);
     }
     if let Some(kept) = continuing {
         eprintln!(
@@ -390,6 +372,43 @@ async fn run_once(
     ctrl_c.abort();
     stop.abort();
     Ok((code, cli.switch_to.take()))
+}
+
+/// How the run's events are shown: Claude Code's stream format, JSON Lines, or the
+/// terminal (with Markdown when asked and stdout is a terminal).
+fn renderer_for(
+    (claude_output, json, markdown): (Option<bool>, bool, bool),
+    workspace: &std::path::Path,
+    progress: &MultiProgress,
+    typed: &TypedLines,
+) -> Box<dyn Renderer> {
+    if let Some(streaming) = claude_output {
+        Box::new(ClaudeStreamRenderer::new(streaming, workspace))
+    } else if json {
+        Box::new(JsonlRenderer)
+    } else {
+        let markdown = markdown && std::io::stdout().is_terminal();
+        Box::new(TerminalRenderer::new(
+            progress.clone(),
+            typed.clone(),
+            markdown,
+        ))
+    }
+}
+
+/// `builder`, starting again from another run: resuming it, or forking it, its `oci://`
+/// tags fetching the digests they named then.
+fn again_from(
+    builder: wonopcode_session::SessionBuilder,
+    again: Again,
+) -> wonopcode_session::SessionBuilder {
+    let builder = builder.module_pins(again.meta().modules.clone());
+    match again {
+        Again::Resume { earlier, policy } => {
+            builder.resuming(earlier, crate::restart::on_interrupted(policy))
+        }
+        Again::Fork { fork, .. } => builder.forking(fork),
+    }
 }
 
 fn spawn_ctrl_c_handler(

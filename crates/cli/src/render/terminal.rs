@@ -11,7 +11,7 @@ use std::time::Duration;
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use wonopcode_protocol::event::{
-    HookItem, HookVerdict, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
+    HookItem, HookVerdict, Item, ItemDetails, ItemStatus, TodoItem, TodoStatus, ToolCallItem,
 };
 use wonopcode_protocol::{ContextStatus, Event, EventKind, LoopStatus};
 
@@ -609,49 +609,60 @@ impl TerminalRenderer {
         }
     }
 
+    /// An item of the root context began: a text, a tool call's spinner, the todo list, a
+    /// progress bar.
+    fn root_item_started(&mut self, item: &Item) {
+        match &item.details {
+            ItemDetails::AgentMessage { .. } => {
+                self.text_items.insert(item.id.clone(), TextKind::Answer);
+            }
+            ItemDetails::Reasoning { .. } => {
+                self.text_items.insert(item.id.clone(), TextKind::Reasoning);
+            }
+            ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                self.tool_started(&item.id, call)
+            }
+            ItemDetails::TodoList { items } => self.todo_list(items),
+            ItemDetails::Progress { message, fraction } => {
+                self.spinner(&item.id, progress_text(message, *fraction));
+            }
+            ItemDetails::Error { .. }
+            | ItemDetails::Info { .. }
+            | ItemDetails::UserMessage { .. }
+            | ItemDetails::Hook(_)
+            | ItemDetails::Diagnostic { .. } => {}
+        }
+    }
+
+    /// An item of the root context changed: the todo list, a running call's output, a
+    /// progress bar.
+    fn root_item_updated(&mut self, item: &Item) {
+        match &item.details {
+            ItemDetails::TodoList { items } => self.todo_list(items),
+            ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
+                if let (Some(bar), Some(printed)) = (self.spinners.get(&item.id), &call.output) {
+                    bar.set_message(live_lines(call, printed));
+                }
+            }
+            ItemDetails::Progress { message, fraction } => {
+                if let Some(bar) = self.spinners.get(&item.id) {
+                    bar.set_message(progress_text(message, *fraction));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// An event of the root context: its answer on stdout, everything else on stderr.
     fn render_root(&mut self, event: &Event) {
         match &event.kind {
-            EventKind::ItemStarted { item } => match &item.details {
-                ItemDetails::AgentMessage { .. } => {
-                    self.text_items.insert(item.id.clone(), TextKind::Answer);
-                }
-                ItemDetails::Reasoning { .. } => {
-                    self.text_items.insert(item.id.clone(), TextKind::Reasoning);
-                }
-                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
-                    self.tool_started(&item.id, call)
-                }
-                ItemDetails::TodoList { items } => self.todo_list(items),
-                ItemDetails::Progress { message, fraction } => {
-                    self.spinner(&item.id, progress_text(message, *fraction));
-                }
-                ItemDetails::Error { .. }
-                | ItemDetails::Info { .. }
-                | ItemDetails::UserMessage { .. }
-                | ItemDetails::Hook(_)
-                | ItemDetails::Diagnostic { .. } => {}
-            },
+            EventKind::ItemStarted { item } => self.root_item_started(item),
             EventKind::ItemDelta { item_id, text } => {
                 self.status.streamed(&event.context, text.len());
                 self.root_delta(item_id, text);
             }
             EventKind::ItemCompleted { item } => self.item_completed(item),
-            EventKind::ItemUpdated { item } => match &item.details {
-                ItemDetails::TodoList { items } => self.todo_list(items),
-                ItemDetails::ToolCall(call) | ItemDetails::McpToolCall(call) => {
-                    if let (Some(bar), Some(printed)) = (self.spinners.get(&item.id), &call.output)
-                    {
-                        bar.set_message(live_lines(call, printed));
-                    }
-                }
-                ItemDetails::Progress { message, fraction } => {
-                    if let Some(bar) = self.spinners.get(&item.id) {
-                        bar.set_message(progress_text(message, *fraction));
-                    }
-                }
-                _ => {}
-            },
+            EventKind::ItemUpdated { item } => self.root_item_updated(item),
             EventKind::ModelRetry {
                 attempt,
                 delay_ms,
@@ -672,19 +683,7 @@ impl TerminalRenderer {
                 tokens_after,
                 ..
             } => {
-                let line = match strategy.as_str() {
-                    "clear" => format!("· conversation cleared (~{tokens_before} tokens dropped)"),
-                    "withdraw" => {
-                        "· the prompt was not answered: it is left out of the conversation"
-                            .to_owned()
-                    }
-                    "rewind" => format!(
-                        "· conversation taken back: ~{tokens_before} → ~{tokens_after} tokens"
-                    ),
-                    _ => format!(
-                        "· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens"
-                    ),
-                };
+                let line = compacted_line(strategy, *tokens_before, *tokens_after);
                 self.err_line(&style(line).dim().to_string());
             }
             EventKind::TurnCompleted {
@@ -761,6 +760,18 @@ impl TerminalRenderer {
             | EventKind::ContextCompleted { .. }
             | EventKind::MessageCreated { .. } => {}
         }
+    }
+}
+
+/// The line a compaction of the root's conversation is shown as.
+fn compacted_line(strategy: &str, tokens_before: u64, tokens_after: u64) -> String {
+    match strategy {
+        "clear" => format!("· conversation cleared (~{tokens_before} tokens dropped)"),
+        "withdraw" => {
+            "· the prompt was not answered: it is left out of the conversation".to_owned()
+        }
+        "rewind" => format!("· conversation taken back: ~{tokens_before} → ~{tokens_after} tokens"),
+        _ => format!("· context compacted ({strategy}): ~{tokens_before} → ~{tokens_after} tokens"),
     }
 }
 

@@ -13,6 +13,7 @@ mod keys;
 mod memory;
 mod mode;
 mod paste;
+mod said;
 mod shell;
 mod slash;
 mod turns;

@@ -12,6 +12,7 @@ use wonopcode_agent_loop::LoopResult;
 use wonopcode_protocol::{LoopStatus, Part, Usage};
 use wonopcode_tools::permission::Mode;
 
+use super::said::Said;
 use super::type_ahead::TypeAhead;
 use super::{Line, LineEditor, SlashCommand};
 use crate::exit;
@@ -67,23 +68,7 @@ impl Cli {
     /// The REPL, its first line `opening` when the session was opened with a prompt (as if
     /// typed at the prompt: a slash command, `!`, `@file` work in it too).
     pub(crate) async fn repl(&mut self, mut opening: Option<String>) -> anyhow::Result<u8> {
-        let model = self.session.model();
-        let mode = match self.session.mode() {
-            Mode::Ask => String::new(),
-            other => format!(" · mode: {other} (Shift-Tab to change)"),
-        };
-        eprintln!(
-            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}{mode}",
-            model.provider,
-            model.id,
-            self.session.loop_name(),
-            self.session.sandbox_mode(),
-            self.approvals
-        );
-        eprintln!(
-            "workspace {} · /help for commands · Ctrl-D to quit",
-            self.session.workspace().display()
-        );
+        self.banner();
         self.in_repl = true;
         self.refusals.stop_turns(self.session.canceller());
         let custom = self
@@ -148,87 +133,11 @@ impl Cli {
                     },
                 };
                 interrupted = false;
-                let prompt = line.trim();
-                if prompt.is_empty() {
-                    continue;
+                match self.said(&line, &mut ran, &mut spent).await {
+                    Said::Nothing => continue,
+                    Said::Exit => return Ok(exit::SUCCESS),
+                    Said::Prompt(prompt, attached) => Next::Prompt(prompt, attached),
                 }
-                // `!cmd` runs a command; `!!text` sends `!text`.
-                let prompt = match prompt.strip_prefix('!') {
-                    Some(text) if text.starts_with('!') => text,
-                    Some(command) => {
-                        self.shell(command.trim(), &mut ran).await;
-                        continue;
-                    }
-                    None => prompt,
-                };
-                // `# note` goes into the project's instruction file.
-                if let Some(note) = super::memory::note_of(prompt) {
-                    match super::memory::remember(self.session.workspace(), note) {
-                        Ok(file) => {
-                            eprintln!("added to {file}: {note}");
-                            ran.push(super::shell::memory_note(file, note));
-                        }
-                        Err(why) => eprintln!("{why}; nothing was added"),
-                    }
-                    continue;
-                }
-                // A command that stands for a prompt (`/review`, `/init`, a custom one from
-                // `.claude/commands/`, where no built-in has its name) sends it.
-                let custom = match SlashCommand::parse(prompt) {
-                    Some(Ok(_)) => None,
-                    _ => self.custom_prompt(prompt).await,
-                };
-                let asked;
-                let prompt = match (custom, SlashCommand::parse(prompt)) {
-                    (Some(text), _) => {
-                        asked = text;
-                        asked.as_str()
-                    }
-                    (None, Some(Ok(SlashCommand::Exit))) => return Ok(exit::SUCCESS),
-                    (None, Some(Ok(command))) => match command.prompt() {
-                        Some(text) => {
-                            asked = text;
-                            asked.as_str()
-                        }
-                        None => {
-                            self.run_command(command, &mut spent).await;
-                            if self.switch_to.is_some() {
-                                return Ok(exit::SUCCESS);
-                            }
-                            continue;
-                        }
-                    },
-                    (None, Some(Err(why))) => {
-                        eprintln!("{why}");
-                        continue;
-                    }
-                    (None, None) => prompt,
-                };
-                // `//text` sends `/text`.
-                let prompt = prompt
-                    .strip_prefix('/')
-                    .filter(|p| p.starts_with('/'))
-                    .unwrap_or(prompt);
-                let mentioned = crate::mention::with_file_texts(
-                    prompt,
-                    self.session.workspace(),
-                    self.session.hidden_paths(),
-                );
-                let (prompt, attached) =
-                    match mentioned.and_then(|p| Ok((p, self.attach_from(prompt)?))) {
-                        Ok(both) => both,
-                        Err(why) => {
-                            eprintln!("{why}; nothing was sent");
-                            continue;
-                        }
-                    };
-                if let Some(why) = self.session.reload_if_changed().await {
-                    eprintln!("warning: {why}; the running version of the loop stays");
-                }
-                Next::Prompt(
-                    super::shell::with_notes(std::mem::take(&mut ran), prompt),
-                    attached,
-                )
             } else {
                 let Some(answers) = self.answer_pending(&editor).await else {
                     return Ok(exit::SUCCESS);
@@ -262,9 +171,31 @@ impl Cli {
         }
     }
 
+    /// The line the REPL starts with: the model, the loop, the sandbox, the approvals and
+    /// the mode, then the workspace and how to get help or leave.
+    fn banner(&self) {
+        let model = self.session.model();
+        let mode = match self.session.mode() {
+            Mode::Ask => String::new(),
+            other => format!(" · mode: {other} (Shift-Tab to change)"),
+        };
+        eprintln!(
+            "wonopcode · {}/{} · loop {} · sandbox {} · approvals: {}{mode}",
+            model.provider,
+            model.id,
+            self.session.loop_name(),
+            self.session.sandbox_mode(),
+            self.approvals
+        );
+        eprintln!(
+            "workspace {} · /help for commands · Ctrl-D to quit",
+            self.session.workspace().display()
+        );
+    }
+
     /// `!command`: runs it with the run's `bash` tool and shows what it said; the command
     /// and its output are kept in `ran` for the next prompt.
-    async fn shell(&mut self, command: &str, ran: &mut Vec<String>) {
+    pub(super) async fn shell(&mut self, command: &str, ran: &mut Vec<String>) {
         if command.is_empty() {
             eprintln!("`!` runs a shell command in the workspace: !git status");
             return;
