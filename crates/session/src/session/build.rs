@@ -11,32 +11,25 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use wonopcode_agent_loop::OPTIONAL_TOOLS;
-use wonopcode_agent_loop::budget::{BudgetLimits, CappedModel, CappedSource, RunBudget, tighter};
-use wonopcode_agent_loop::hook::{HookSite, SharedHooks, TurnEvent};
+use wonopcode_agent_loop::budget::{BudgetLimits, RunBudget, tighter};
+use wonopcode_agent_loop::hook::SharedHooks;
 use wonopcode_agent_loop::{LoopConfig, RunShared, ToolRegistry};
 use wonopcode_contexts::Delegation;
 use wonopcode_contexts::ModuleResolver;
 use wonopcode_contexts::{AgentDefinition, ContextTools, Grant, LoopSource};
 use wonopcode_hooks::HookEnv;
-use wonopcode_journal::{EarlierRun, Invocation, SealKey};
+use wonopcode_journal::{Invocation, SealKey};
 use wonopcode_protocol::event::{Item, ItemDetails};
 use wonopcode_protocol::{
-    ContextPath, Emitter, EventKind, Message, ModelInfo, ModelSource, OnInterrupted, Role,
-    SharedGate, SharedModel,
+    ContextPath, Emitter, EventKind, Message, ModelInfo, ModelSource, Role, SharedGate, SharedModel,
 };
-use wonopcode_registry::{Catalog, CatalogResolver, SearchPath, Skills};
-use wonopcode_sandbox::{Sandbox, SandboxPolicy};
+use wonopcode_registry::{Catalog, CatalogResolver, SearchPath};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
-use wonopcode_tools::{BuiltinOptions, WebSearchTool, register_builtins};
 use wonopcode_wasm_host::{CachePolicy, GuestLoader, GuestLogs, HostConfig};
 
-use super::{
-    DEFAULT_MAX_ITERATIONS, DEFAULT_SYSTEM_PROMPT, Fork, LoopSwitcher, Session, SessionBuilder,
-    TurnCanceller, new_session_id,
-};
-use crate::config::{ClearSetting, Config};
+use super::{LoopSwitcher, Session, SessionBuilder, TurnCanceller, new_session_id};
+use crate::config::Config;
 use crate::error::SessionError;
-use crate::history::History;
 use crate::hook_loader::HookLoader;
 use crate::instructions::ProjectInstructions;
 use crate::loops;
@@ -46,8 +39,15 @@ use crate::module_tools::SessionResolver;
 use crate::run_journal::{RunJournal, RunMetaParts};
 use crate::settings::LoopChoice;
 use crate::sink::SessionSink;
-use crate::skill_tool::SkillTool;
-use wonopcode_mcp::{AcceptDefaults, Elicitor, ServerConfig, Starting};
+use wonopcode_mcp::{AcceptDefaults, Elicitor, Starting};
+
+mod limits;
+mod lineage;
+mod tooling;
+
+use limits::{capped, limits};
+use lineage::{Announcement, Lineage, open_history};
+use tooling::Tooling;
 
 impl SessionBuilder {
     /// Opens the model, the history and the loop, and announces the session.
@@ -721,305 +721,6 @@ fn trust(root: &Path, asked: bool, notices: &mut Vec<String>) -> (bool, Vec<Path
     (trusted, if trusted { found.scripts } else { Vec::new() })
 }
 
-/// The run's limits and request settings: the iteration limit, the system prompt, the
-/// generation settings (the caller's over the agent file's over the config's over the
-/// ambient ones, checked against the model), compaction and the clearing of old outputs.
-fn limits(
-    builder: &SessionBuilder,
-    agent_file: Option<&AgentDefinition>,
-    provider: &SharedModel,
-) -> Result<LoopConfig, SessionError> {
-    let config = &builder.config;
-    let ambient = match provider.info().capabilities.thinking {
-        true => builder.ambient_generation,
-        false => Default::default(),
-    };
-    let agent_generation = agent_file.map(|a| a.generation).unwrap_or_default();
-    let request = builder
-        .settings
-        .generation
-        .over(agent_generation)
-        .over(config.generation())
-        .over(ambient)
-        .request_options(provider.info())
-        .map_err(SessionError::Choice)?;
-    let mut loop_config = LoopConfig {
-        max_iterations: builder
-            .settings
-            .max_iterations
-            .or(agent_file.and_then(|a| a.max_iterations))
-            .or(config.max_iterations)
-            .unwrap_or(DEFAULT_MAX_ITERATIONS),
-        system_prompt: Some(system_prompt(&builder.settings, agent_file, config)),
-        request,
-        ..LoopConfig::default()
-    };
-    loop_config.compaction.max_messages = config.compact_after_messages;
-    match config.clear_tool_outputs {
-        Some(ClearSetting::Off) => loop_config.compaction.clear_tool_outputs = None,
-        Some(ClearSetting::On(sizes)) => {
-            loop_config.compaction.clear_tool_outputs = Some(sizes);
-        }
-        None => {}
-    }
-    Ok(loop_config)
-}
-
-/// The system prompt: `--system-prompt`, else the agent file's, the config's or the
-/// default one; then `--append-system-prompt`.
-fn system_prompt(
-    settings: &crate::Settings,
-    agent_file: Option<&AgentDefinition>,
-    config: &Config,
-) -> String {
-    let base = match (&settings.system_prompt, agent_file) {
-        (Some(own), _) => own.clone(),
-        (None, Some(agent)) => agent.system_prompt.clone(),
-        (None, None) => config
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
-    };
-    match &settings.append_system_prompt {
-        Some(added) => format!("{base}\n\n{added}"),
-        None => base,
-    }
-}
-
-/// The sandbox and what runs under it: the built-in tools, the optional ones, the MCP
-/// servers' configs (confined like commands, with the same environment: the run's secrets
-/// stay out), and the permission rules checked against the tools.
-struct Tooling {
-    tools: ToolRegistry,
-    options: BuiltinOptions,
-    sandbox: Arc<Sandbox>,
-    sandbox_policy: SandboxPolicy,
-    command_env: Arc<std::collections::BTreeMap<String, String>>,
-    mcp_configs: Vec<ServerConfig>,
-    skill_tool: Option<Arc<SkillTool>>,
-    skill_warnings: Vec<String>,
-}
-
-impl Tooling {
-    /// What the model is told of the machine and the moment, described off the build: its
-    /// `git status` runs while the rest of the session is built.
-    fn describe_environment(&self, root: &Path) -> tokio::task::JoinHandle<String> {
-        tokio::spawn(crate::environment::describe(
-            root.to_path_buf(),
-            HookEnv {
-                workspace: root.to_path_buf(),
-                env: Some(self.command_env.clone()),
-                sandbox: Some(self.sandbox.clone()),
-            },
-        ))
-    }
-
-    /// The skills the run offers (none without a skill tool).
-    fn skills(&self) -> Arc<[wonopcode_registry::Skill]> {
-        self.skill_tool
-            .as_ref()
-            .map_or_else(|| Arc::from([]), |tool| tool.skills().into())
-    }
-
-    /// Sets it up; a sandbox the kernel cannot enforce, or a rule for a tool the run lacks,
-    /// is refused here, before anything is stored.
-    fn set_up(
-        builder: &SessionBuilder,
-        root: &Path,
-        permissions: &PolicyConfig,
-        trusted_scripts: Vec<PathBuf>,
-    ) -> Result<Self, SessionError> {
-        let config = &builder.config;
-        let command_env = mcp::command_environment(config)?;
-        let mut sandbox_policy = config.sandbox_policy(builder.settings.sandbox, root);
-        sandbox_policy
-            .write
-            .extend(builder.settings.add_dirs.iter().cloned());
-        sandbox_policy.read_only.extend(trusted_scripts);
-        let sandbox = Sandbox::new(sandbox_policy.clone())
-            .map(Arc::new)
-            .map_err(|e| SessionError::Choice(e.to_string()))?;
-        let mut options = BuiltinOptions {
-            command_env: command_env.clone(),
-            sandbox: Some(sandbox.clone()),
-            ..BuiltinOptions::default()
-        };
-        if let Some(limit) = builder.settings.bash_timeout {
-            options = options.with_bash_limit(limit);
-        }
-        let mut tools = ToolRegistry::new();
-        register_builtins(&mut tools, options.clone())
-            .map_err(|e| SessionError::Choice(format!("the built-in tools: {e}")))?;
-        let skills = Skills::discover(root);
-        let skill_tool = register_optional_tools(&mut tools, config, &skills)?;
-        crate::stand_in::put(&mut tools, &builder.settings.tool_stand_ins)?;
-        let mut servers = config.mcp_servers.clone();
-        for (name, entry) in &builder.session_servers {
-            if servers.insert(name.clone(), entry.clone()).is_some() {
-                return Err(SessionError::Choice(format!(
-                    "the MCP server name `{name}` is given twice (the session's and the config file's)"
-                )));
-            }
-        }
-        let mut mcp_configs = mcp::server_configs(&servers, &builder.settings.mcp)?;
-        mcp::confine_servers(&mut mcp_configs, &sandbox_policy, root);
-        check_rules(permissions, &tools)?;
-        Ok(Self {
-            tools,
-            options,
-            sandbox,
-            sandbox_policy,
-            command_env,
-            mcp_configs,
-            skill_tool,
-            skill_warnings: skills.warnings,
-        })
-    }
-}
-
-/// A rule for a tool the run lacks, or with a path pattern that does not compile, would
-/// match nothing: refused (MCP tools are not known until their servers start).
-fn check_rules(permissions: &PolicyConfig, tools: &ToolRegistry) -> Result<(), SessionError> {
-    for rule in &permissions.rules {
-        rule.check_pattern()
-            .map_err(|e| SessionError::Choice(e.to_string()))?;
-        if !mcp::names_a_server(&rule.tool) {
-            rule.check_tool(tools.names())
-                .map_err(|e| SessionError::Choice(e.to_string()))?;
-        }
-    }
-    Ok(())
-}
-
-/// The run this one resumes or forks: for its `run.json`, its first events, and the calls
-/// the resumed run finished (answered from its journal).
-struct Lineage {
-    resumes: Option<String>,
-    continues: Option<String>,
-    origin: Option<String>,
-    events: Vec<EventKind>,
-}
-
-impl Lineage {
-    fn of(
-        continued_from: Option<String>,
-        resuming: Option<(EarlierRun, OnInterrupted)>,
-        fork: Option<Fork>,
-        shared: &mut RunShared,
-        notices: &mut Vec<String>,
-    ) -> Self {
-        let resumes = resuming.as_ref().map(|(e, _)| e.meta.id.clone());
-        let origin = fork.as_ref().map(|f| format!("{}@{}", f.origin, f.point()));
-        let mut events = Vec::new();
-        if let Some((earlier, on_interrupted)) = resuming {
-            let mut calls = earlier.calls;
-            calls.on_interrupted = on_interrupted;
-            let mut unfinished: Vec<&ContextPath> = calls.unfinished.iter().collect();
-            unfinished.sort();
-            events.push(EventKind::RunResumed {
-                from: earlier.meta.id.clone(),
-                unfinished: unfinished.iter().map(|c| c.to_string()).collect(),
-                calls: u32::try_from(calls.finished_count()).unwrap_or(u32::MAX),
-            });
-            if let Some(torn) = &earlier.torn {
-                notices.push(format!(
-                    "run {}'s journal ended in a record cut short (line {}): the run goes on from the record before it",
-                    earlier.meta.id, torn.line
-                ));
-            }
-            shared.earlier = Some(Arc::new(calls));
-        }
-        if let Some(fork) = fork {
-            events.push(EventKind::RunForked {
-                at: fork.point(),
-                from: fork.origin,
-            });
-        }
-        Self {
-            resumes,
-            continues: continued_from,
-            origin,
-            events,
-        }
-    }
-}
-
-/// The session's first events: it started (and from which run), what its hooks add to the
-/// instructions at its start, the project instructions it read.
-struct Announcement<'a> {
-    events: &'a Emitter,
-    session_id: &'a str,
-    root: &'a Path,
-    loop_name: String,
-    model: String,
-    /// It goes on with a conversation.
-    resumed: bool,
-}
-
-impl<'a> Announcement<'a> {
-    /// The announcement of `conversation`'s session in `root`, running `loop_name` on
-    /// `model`.
-    fn of(
-        conversation: &'a Conversation,
-        root: &'a Path,
-        loop_name: String,
-        model: &ModelInfo,
-    ) -> Self {
-        Self {
-            events: &conversation.events,
-            session_id: &conversation.session_id,
-            root,
-            loop_name,
-            model: model.id.clone(),
-            resumed: !conversation.messages.is_empty(),
-        }
-    }
-
-    async fn announce(
-        self,
-        lineage: Lineage,
-        (loop_config, hooks): (&mut LoopConfig, Option<&SharedHooks>),
-        instructions: &ProjectInstructions,
-    ) {
-        let events = self.events;
-        events.emit(EventKind::SessionStarted {
-            session_id: self.session_id.to_owned(),
-            loop_name: self.loop_name,
-            model: self.model.clone(),
-            schema_version: wonopcode_protocol::event::EVENT_SCHEMA_VERSION,
-        });
-        for lineage in lineage.events {
-            events.emit(lineage);
-        }
-        if let Some(hooks) = hooks {
-            let site = HookSite::new(events, self.session_id, self.root, loop_config.agent_name());
-            let source = if self.resumed { "resume" } else { "startup" };
-            let said = hooks
-                .turn_event(
-                    &site,
-                    TurnEvent::SessionStarted {
-                        source,
-                        model: &self.model,
-                    },
-                )
-                .await;
-            if let Some(added) = said.context {
-                loop_config.add_instructions(&added);
-            }
-        }
-        if !instructions.files.is_empty() {
-            events.emit(EventKind::ProjectInstructionsLoaded {
-                files: instructions
-                    .files
-                    .iter()
-                    .map(|f| f.strip_prefix(self.root).unwrap_or(f).display().to_string())
-                    .collect(),
-                truncated: instructions.truncated,
-            });
-        }
-    }
-}
-
 /// The workspace as a canonical directory, or why it cannot be one. Every front-end
 /// resolves its workspace here.
 pub fn workspace_root(workspace: &Path) -> Result<PathBuf, SessionError> {
@@ -1036,69 +737,6 @@ pub fn workspace_root(workspace: &Path) -> Result<PathBuf, SessionError> {
         )));
     }
     Ok(root)
-}
-
-/// The model and the source of the models it may switch to, both drawing on `budget` when
-/// there is one; a model without prices under a cost limit is refused.
-fn capped(
-    provider: SharedModel,
-    models: Arc<dyn ModelSource>,
-    budget: Option<Arc<RunBudget>>,
-) -> Result<(SharedModel, Arc<dyn ModelSource>), SessionError> {
-    let Some(budget) = budget else {
-        return Ok((provider, models));
-    };
-    budget
-        .check_model(provider.info())
-        .map_err(SessionError::Choice)?;
-    Ok((
-        CappedModel::wrap(provider, budget.clone()),
-        CappedSource::wrap(models, budget),
-    ))
-}
-
-/// The tools a run has only when it is set up for them: `websearch` when the config names a
-/// search engine, `skill` when there are skills (its description lists them). The skill
-/// tool is returned too, for the contexts whose skills are narrowed.
-fn register_optional_tools(
-    tools: &mut ToolRegistry,
-    config: &Config,
-    skills: &Skills,
-) -> Result<Option<Arc<SkillTool>>, SessionError> {
-    if let Some(engine) = &config.websearch {
-        let tool = WebSearchTool::new(engine.clone(), &|name| std::env::var(name).ok())
-            .map_err(SessionError::Choice)?;
-        tools
-            .register(Arc::new(tool))
-            .map_err(|e| SessionError::Choice(format!("the websearch tool: {e}")))?;
-    }
-    let skill_tool = SkillTool::of(skills).map(Arc::new);
-    if let Some(tool) = &skill_tool {
-        tools
-            .register(tool.clone())
-            .map_err(|e| SessionError::Choice(format!("the skill tool: {e}")))?;
-    }
-    Ok(skill_tool)
-}
-
-/// The history file at `path` and the conversation it holds (none without a file); a file
-/// torn by a crash is repaired, with a notice saying where its tail was kept.
-fn open_history(
-    path: Option<&Path>,
-    notices: &mut Vec<String>,
-) -> Result<(Option<History>, Vec<Message>), SessionError> {
-    let Some(path) = path else {
-        return Ok((None, Vec::new()));
-    };
-    let (history, messages) = History::open(path, &new_session_id())?;
-    if let Some(aside) = &history.torn {
-        notices.push(format!(
-            "the history file {} ended in an incomplete record (a crash or a full disk); it is kept in {} and the history goes on from the last whole record",
-            path.display(),
-            aside.display()
-        ));
-    }
-    Ok((Some(history), messages))
 }
 
 /// The run's hooks: the config file's, then Claude Code's settings files' (the workspace's
