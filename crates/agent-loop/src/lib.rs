@@ -25,6 +25,7 @@ pub mod repeated_result;
 pub mod response;
 pub mod result;
 pub mod run;
+pub mod services;
 pub mod shared;
 pub mod standard;
 pub mod steering;
@@ -38,7 +39,8 @@ pub use registry::{
     ArgumentCheck, Dispatch, DispatchLimits, ToolFilter, ToolRegistry, ToolSource, unavailable_tool,
 };
 pub use result::{LoopResult, resume_turn, run_turn};
-pub use run::{Next, Response, Round, Run, RunServices};
+pub use run::{Next, Response, Round, Run};
+pub use services::RunServices;
 pub use shared::RunShared;
 pub use standard::StandardLoop;
 pub use steering::Steering;

@@ -8,50 +8,21 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use wonopcode_protocol::context_path::ContextPath;
-use wonopcode_protocol::event::{Emitter, EventKind, Item, ItemDetails};
+use wonopcode_protocol::event::{EventKind, Item, ItemDetails};
 use wonopcode_protocol::message::{Message, Part, Role, SharedHistory, pending_tool_calls};
-use wonopcode_protocol::model::{ModelRequest, RequestOptions, SharedModel, ToolSchema};
-use wonopcode_protocol::permission::SharedGate;
+use wonopcode_protocol::model::{ModelRequest, RequestOptions, ToolSchema};
 use wonopcode_protocol::{Call, LoopError, PendingCall};
 
 use crate::agent::{LoopConfig, LoopContext, RunStats};
 use crate::compaction::{Compactor, TokenTally};
 use crate::doom_loop::DoomLoopDetector;
-use crate::registry::ToolRegistry;
 use crate::repeated_result;
-use crate::shared::RunShared;
+use crate::services::RunServices;
 use crate::tool::{BreakLoop, ToolEnv};
 use crate::tool_round::{CallOutcome, TodoTracker, run_calls};
-
-/// The services a run uses: owned handles (each cheap to clone), so a run can live where a
-/// borrow cannot, such as a guest's store.
-#[derive(Clone)]
-pub struct RunServices {
-    /// Workspace root (canonical); file tools are confined to it.
-    pub cwd: PathBuf,
-    /// The model requests go to.
-    pub provider: SharedModel,
-    /// The tools the run may execute.
-    pub tools: ToolRegistry,
-    /// The permission policy, which also confirms repeated calls.
-    pub gate: SharedGate,
-    /// Limits and options.
-    pub config: LoopConfig,
-    /// What every context of the run shares (hooks, hidden paths, checkpoints, …).
-    pub shared: Arc<RunShared>,
-    /// Where events go, stamped with the context's path.
-    pub events: Emitter,
-    /// Cancels the run, its streams and its tools.
-    pub cancel: CancellationToken,
-    /// Session id.
-    pub session_id: String,
-}
 
 /// What a step decided: go on, or the run ends with this outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]

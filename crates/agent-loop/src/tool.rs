@@ -22,7 +22,7 @@ pub struct ToolEnv {
     /// contexts of their own (delegation); `None` where a tool runs outside a run.
     /// Shared, so the per-call copy of the environment (each call its own `live`) copies a
     /// pointer, not the registry and the config.
-    pub run: Option<std::sync::Arc<crate::run::RunServices>>,
+    pub run: Option<std::sync::Arc<crate::services::RunServices>>,
     /// The run's permission gate, for tools that walk the workspace: what a rule denies is
     /// left out of a walk. `None`: nothing is left out.
     pub gate: Option<wonopcode_protocol::permission::SharedGate>,
