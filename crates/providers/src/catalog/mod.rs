@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Deserialize;
 use wonopcode_os::own_processes;
 use wonopcode_protocol::usage::ModelCapabilities;
 use wonopcode_protocol::{ModelInfo, Pricing, ProviderListing};
@@ -16,10 +15,24 @@ use crate::http::retry::RetryPolicy;
 use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
 use crate::openai::MaxTokensField;
 use crate::prompt_cache::PromptCache;
-use crate::{bedrock, gemini, vertex};
+use crate::{bedrock, gemini};
+
+mod clouds;
+mod entries;
+mod keys;
+
+use clouds::{
+    aws_region, azure_endpoint, base_url_variable, cloud_set_up, extra_headers, first_set,
+    switched_on, vertex_base_url,
+};
+use entries::merge;
+pub use entries::{
+    ApiName, AuthName, CacheEntry, CacheTtlName, CapField, ModelEntry, ProviderEntry, Wire,
+};
+use keys::{Key, has_key, set_value};
 
 /// The built-in presets, embedded at build time.
-const BUILTIN: &str = include_str!("../data/catalog.yaml");
+const BUILTIN: &str = include_str!("../../data/catalog.yaml");
 
 /// Providers tried, in this order, when no `--provider` is given: the first whose key is
 /// set wins. Local servers are never picked silently.
@@ -27,261 +40,6 @@ const AUTO_ORDER: &[&str] = &["anthropic", "openai", "openrouter", "deepseek", "
 
 /// How long a `key_command` may run.
 const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A provider's wire format, as the catalog and config name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApiName {
-    /// Anthropic Messages.
-    Anthropic,
-    /// OpenAI-compatible Chat Completions.
-    Openai,
-    /// OpenAI's Responses API.
-    Responses,
-    /// Gemini's own API.
-    Gemini,
-    /// Claude on Amazon Bedrock.
-    Bedrock,
-    /// Claude on Google Vertex AI.
-    Vertex,
-}
-
-/// `--wire`: which of OpenAI's two APIs to speak to a provider that has both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Wire {
-    /// The Responses API.
-    Responses,
-    /// Chat Completions.
-    Chat,
-}
-
-/// How the output cap is named in Chat Completions requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CapField {
-    /// `max_tokens`.
-    MaxTokens,
-    /// `max_completion_tokens`.
-    MaxCompletionTokens,
-}
-
-/// How a provider wants the key sent, as the catalog and config name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum AuthName {
-    /// `Authorization: Bearer KEY` (an Entra ID token for Azure, a gateway's token).
-    Bearer,
-    /// Azure OpenAI's `api-key: KEY`.
-    ApiKey,
-}
-
-/// One provider: a built-in preset, or an entry of the config file's `providers:` (which
-/// overrides the preset of the same id field by field, or adds a new provider).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderEntry {
-    /// Wire format (required for a provider that is not built in).
-    pub api: Option<ApiName>,
-    /// Base URL up to the API version.
-    pub base_url: Option<String>,
-    /// Environment variable holding the key.
-    pub key_env: Option<String>,
-    /// Shell command printing the key (used when the variable is unset).
-    pub key_command: Option<String>,
-    /// Headers sent with every request (Codex's `http_headers`), for a gateway or proxy.
-    pub http_headers: Option<BTreeMap<String, String>>,
-    /// Environment variable holding more headers, one `Name: Value` per line: Claude Code's
-    /// `ANTHROPIC_CUSTOM_HEADERS`.
-    pub headers_env: Option<String>,
-    /// Environment variable holding a bearer token, sent as `Authorization: Bearer` when
-    /// the key's variable is unset: Claude Code's `ANTHROPIC_AUTH_TOKEN`, a gateway's token.
-    pub token_env: Option<String>,
-    /// The server works without a key.
-    pub key_optional: Option<bool>,
-    /// How the key is sent (default: the API's own header).
-    pub auth: Option<AuthName>,
-    /// `api-version` query parameter added to every request (Azure OpenAI's dated APIs).
-    pub api_version: Option<String>,
-    /// The cloud region: Bedrock's AWS region, Vertex AI's location.
-    pub region: Option<String>,
-    /// Vertex AI's Google Cloud project.
-    pub project: Option<String>,
-    /// Bedrock: the AWS profile whose credentials sign requests.
-    pub profile: Option<String>,
-    /// A local server: requests cost nothing, and no key is needed.
-    pub local: Option<bool>,
-    /// How a person starts the local server (`ollama serve`), said when it cannot be reached.
-    pub start_command: Option<String>,
-    /// Model used when `--model` is not given.
-    pub default_model: Option<String>,
-    /// How Chat Completions requests name the output cap (default `max_tokens`).
-    pub max_tokens_field: Option<CapField>,
-    /// Connection timeout in milliseconds (default 10,000).
-    pub connect_timeout_ms: Option<u64>,
-    /// Longest silence from the server, in milliseconds (default 300,000).
-    pub idle_timeout_ms: Option<u64>,
-    /// Attempts per request, the first included (default 5).
-    pub max_attempts: Option<u32>,
-    /// Requests per minute this account may send, shared by every request of the process
-    /// (default: what the provider's rate-limit headers say, else unlimited).
-    pub requests_per_minute: Option<u32>,
-    /// Prompt tokens per minute, likewise (estimated from each request's size).
-    pub tokens_per_minute: Option<u32>,
-    /// Prompt caching (the Messages API's breakpoints): `cache: { ttl: 5m | 1h | off }`.
-    pub cache: Option<CacheEntry>,
-    /// Models with their window, cap and prices.
-    #[serde(default)]
-    pub models: BTreeMap<String, ModelEntry>,
-    /// Short names a person types for a model (`--model opus`), and the ids they stand
-    /// for at this provider: Claude Code's `opus`, `sonnet` and `haiku` on every provider
-    /// of Claude models, each provider's own elsewhere.
-    #[serde(default)]
-    pub aliases: BTreeMap<String, String>,
-}
-
-/// A provider's prompt caching, as the config states it.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CacheEntry {
-    /// How long the stable prefix is kept (default `5m`).
-    pub ttl: Option<CacheTtlName>,
-}
-
-/// `cache.ttl`'s values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum CacheTtlName {
-    /// Five minutes, the API's default.
-    #[serde(rename = "5m")]
-    FiveMinutes,
-    /// An hour for the stable prefix.
-    #[serde(rename = "1h")]
-    OneHour,
-    /// No caching asked for.
-    #[serde(rename = "off")]
-    Off,
-}
-
-impl From<CacheTtlName> for PromptCache {
-    fn from(name: CacheTtlName) -> Self {
-        match name {
-            CacheTtlName::FiveMinutes => Self::FiveMinutes,
-            CacheTtlName::OneHour => Self::OneHour,
-            CacheTtlName::Off => Self::Off,
-        }
-    }
-}
-
-/// What the catalog knows of a model. Prices are USD per million tokens.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelEntry {
-    /// Context window in tokens (default 128,000).
-    pub context_window: Option<u64>,
-    /// Output cap per request (default 8,192).
-    pub max_output: Option<u64>,
-    /// Input price.
-    pub input: Option<f64>,
-    /// Output price.
-    pub output: Option<f64>,
-    /// Cache-read price (default: the input price).
-    pub cache_read: Option<f64>,
-    /// Cache-write price (default: the input price).
-    pub cache_write: Option<f64>,
-    /// An hour-long cache write's price (default: twice the input price, as Anthropic
-    /// bills a `1h` breakpoint).
-    pub cache_write_1h: Option<f64>,
-    /// Emits extended thinking.
-    #[serde(default)]
-    pub thinking: bool,
-    /// Reads images and PDFs (default: yes; `false` for a model that reads only text).
-    pub images: Option<bool>,
-}
-
-/// The variable that moves a provider's API elsewhere in its own ecosystem (a proxy, a
-/// gateway), honoured as its SDKs and Claude Code / Codex do; `--base-url` wins over it.
-fn base_url_variable(id: &str) -> Option<&'static str> {
-    match id {
-        "anthropic" => Some("ANTHROPIC_BASE_URL"),
-        "openai" => Some("OPENAI_BASE_URL"),
-        "bedrock" => Some("ANTHROPIC_BEDROCK_BASE_URL"),
-        "vertex" => Some("ANTHROPIC_VERTEX_BASE_URL"),
-        _ => None,
-    }
-}
-
-/// Azure OpenAI's v1 API under the resource endpoint its SDKs read from
-/// `AZURE_OPENAI_ENDPOINT` (`https://RESOURCE.openai.azure.com`).
-fn azure_endpoint(id: &str, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
-    (id == "azure")
-        .then(|| env("AZURE_OPENAI_ENDPOINT"))
-        .flatten()
-        .filter(|e| !e.trim().is_empty())
-        .map(|e| format!("{}/openai/v1", e.trim().trim_end_matches('/')))
-}
-
-/// The first of `variables` that is set and not blank.
-fn first_set(variables: &[&str], env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
-    variables
-        .iter()
-        .filter_map(|v| env(v))
-        .map(|v| v.trim().to_owned())
-        .find(|v| !v.is_empty())
-}
-
-/// Bedrock's region: the entry's, else the variables the AWS CLI reads, else the profile's
-/// (`region` in the shared config file).
-async fn aws_region(
-    id: &str,
-    entry: &ProviderEntry,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<String, CatalogError> {
-    if let Some(region) = entry.region.clone() {
-        return Ok(region);
-    }
-    if let Some(region) = first_set(&["AWS_REGION", "AWS_DEFAULT_REGION"], env) {
-        return Ok(region);
-    }
-    let profile = entry.profile.clone().or_else(|| env("AWS_PROFILE"));
-    bedrock::auth::profile_region(profile.as_deref())
-        .await
-        .ok_or_else(|| CatalogError::Invalid {
-            provider: id.to_owned(),
-            reason: "no AWS region: set AWS_REGION, `region` in the AWS profile, or `region` under the provider in the config file".to_owned(),
-        })
-}
-
-/// Vertex AI's models collection for the entry's project and region (or the variables
-/// Claude Code and gcloud read).
-fn vertex_base_url(
-    id: &str,
-    entry: &ProviderEntry,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<String, CatalogError> {
-    let project = entry
-        .project
-        .clone()
-        .or_else(|| {
-            first_set(
-                &[
-                    "ANTHROPIC_VERTEX_PROJECT_ID",
-                    "GOOGLE_CLOUD_PROJECT",
-                    "CLOUDSDK_CORE_PROJECT",
-                ],
-                env,
-            )
-        })
-        .ok_or_else(|| CatalogError::Invalid {
-            provider: id.to_owned(),
-            reason: "no Google Cloud project: set ANTHROPIC_VERTEX_PROJECT_ID, or `project` under the provider in the config file".to_owned(),
-        })?;
-    let region = entry
-        .region
-        .clone()
-        .or_else(|| first_set(&["CLOUD_ML_REGION"], env))
-        .unwrap_or_else(|| "global".to_owned());
-    Ok(vertex::base_url(&project, &region))
-}
 
 /// Errors choosing or configuring a provider; each says what to do.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -734,134 +492,6 @@ impl ModelCatalog {
                 .map(|k| Some(Key::Key(k)));
         }
         Ok(set_value(entry.token_env.as_deref(), env).map(Key::Token))
-    }
-}
-
-/// Whether one of Claude Code's switches (`CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`:
-/// `1`, `true`, `yes` or `on`, in any case, as Claude Code reads them.
-fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variable: &str) -> bool {
-    env(variable).is_some_and(|v| {
-        ["1", "true", "yes", "on"]
-            .iter()
-            .any(|on| v.trim().eq_ignore_ascii_case(on))
-    })
-}
-
-/// Whether a Bedrock or Vertex provider looks set up: a key or token command, its region,
-/// project or profile in the config, or the variables Claude Code and the clouds' tools set
-/// for it. Its credentials are only read by the first request, so a guest is not offered a
-/// cloud the user never set up.
-fn cloud_set_up(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> bool {
-    let signs: &[&str] = match entry.api {
-        Some(ApiName::Bedrock) => &[
-            "CLAUDE_CODE_USE_BEDROCK",
-            "AWS_PROFILE",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_REGION",
-        ],
-        _ => &[
-            "CLAUDE_CODE_USE_VERTEX",
-            "ANTHROPIC_VERTEX_PROJECT_ID",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-        ],
-    };
-    has_key(entry, env)
-        || entry.region.is_some()
-        || entry.project.is_some()
-        || entry.profile.is_some()
-        || first_set(signs, env).is_some()
-}
-
-/// The config's `http_headers`, then the lines of `headers_env` (`Name: Value` each, blank
-/// lines skipped).
-fn extra_headers(
-    id: &str,
-    entry: &ProviderEntry,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Vec<(String, String)>, CatalogError> {
-    let mut headers: Vec<(String, String)> = entry
-        .http_headers
-        .iter()
-        .flatten()
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    let Some(variable) = entry.headers_env.as_deref() else {
-        return Ok(headers);
-    };
-    for (n, line) in env(variable).unwrap_or_default().lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(CatalogError::HeaderLine {
-                provider: id.to_owned(),
-                variable: variable.to_owned(),
-                line: n + 1,
-            });
-        };
-        headers.push((name.trim().to_owned(), value.trim().to_owned()));
-    }
-    Ok(headers)
-}
-
-/// A provider's credential, by how it goes to the server.
-enum Key {
-    /// A key, sent as the provider's `auth` says.
-    Key(String),
-    /// A bearer token from `token_env`.
-    Token(String),
-}
-
-/// The trimmed value of `variable` in `env`, when it is set and not blank.
-fn set_value(
-    variable: Option<&str>,
-    env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Option<String> {
-    let value = env(variable?)?;
-    let value = value.trim();
-    (!value.is_empty()).then(|| value.to_owned())
-}
-
-/// Whether a key for the provider is at hand: set in its variable (or its token's), or a
-/// command to print it.
-fn has_key(entry: &ProviderEntry, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> bool {
-    entry.key_command.is_some()
-        || set_value(entry.key_env.as_deref(), env).is_some()
-        || set_value(entry.token_env.as_deref(), env).is_some()
-}
-
-/// Lays `over` on `base`, field by field; models merge by id.
-fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
-    let mut models = base.models;
-    models.extend(over.models);
-    let mut aliases = base.aliases;
-    aliases.extend(over.aliases);
-    ProviderEntry {
-        api: over.api.or(base.api),
-        base_url: over.base_url.or(base.base_url),
-        key_env: over.key_env.or(base.key_env),
-        key_command: over.key_command.or(base.key_command),
-        token_env: over.token_env.or(base.token_env),
-        http_headers: over.http_headers.or(base.http_headers),
-        headers_env: over.headers_env.or(base.headers_env),
-        key_optional: over.key_optional.or(base.key_optional),
-        auth: over.auth.or(base.auth),
-        api_version: over.api_version.or(base.api_version),
-        region: over.region.or(base.region),
-        project: over.project.or(base.project),
-        profile: over.profile.or(base.profile),
-        local: over.local.or(base.local),
-        start_command: over.start_command.or(base.start_command),
-        default_model: over.default_model.or(base.default_model),
-        max_tokens_field: over.max_tokens_field.or(base.max_tokens_field),
-        connect_timeout_ms: over.connect_timeout_ms.or(base.connect_timeout_ms),
-        idle_timeout_ms: over.idle_timeout_ms.or(base.idle_timeout_ms),
-        max_attempts: over.max_attempts.or(base.max_attempts),
-        requests_per_minute: over.requests_per_minute.or(base.requests_per_minute),
-        tokens_per_minute: over.tokens_per_minute.or(base.tokens_per_minute),
-        cache: over.cache.or(base.cache),
-        models,
-        aliases,
     }
 }
 
