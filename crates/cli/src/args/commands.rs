@@ -10,7 +10,6 @@ use super::{
     RunArgs, parse_answer,
 };
 
-
 /// The subcommands. Without one, wonopcode runs a prompt as `run` would.
 #[derive(Debug, Subcommand)]
 pub enum Command {
