@@ -15,7 +15,7 @@ use wonopcode_protocol::editor_files::SharedEditorFiles;
 use crate::hook::SharedHooks;
 
 /// What every context of one run shares (see the module documentation).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunShared {
     /// The user's hooks, asked at every tool call of every context.
     pub hooks: Option<SharedHooks>,
@@ -38,26 +38,11 @@ pub struct RunShared {
     pub checkpoints: Option<SharedCheckpoints>,
 }
 
-impl Default for RunShared {
-    fn default() -> Self {
-        Self {
-            hooks: None,
-            earlier: None,
-            hidden_paths: Arc::from([]),
-            tool_names: Arc::from([]),
-            editor_files: None,
-            checkpoints: None,
-        }
-    }
-}
-
 impl RunShared {
     /// What a child shares: this, with `own` hooks (an agent file's or a module's) run
     /// after the inherited ones.
-    pub fn with_own_hooks(&self, own: Option<SharedHooks>) -> Self {
-        Self {
-            hooks: crate::hook::layered(self.hooks.clone(), own),
-            ..self.clone()
-        }
+    pub fn with_own_hooks(mut self, own: Option<SharedHooks>) -> Self {
+        self.hooks = crate::hook::layered(self.hooks.take(), own);
+        self
     }
 }

@@ -210,7 +210,8 @@ impl LiveChild {
         given.context_began(&path, &module, params.custom_data.as_deref());
         let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
         let mut config = parent.services.config.clone();
-        let shared = Arc::new(parent.services.shared.with_own_hooks(own.hooks.clone()));
+        let shared =
+            Arc::new(RunShared::clone(&parent.services.shared).with_own_hooks(own.hooks.clone()));
         config.agent = Some(module.as_str().into());
         if let Some(limit) = params.max_iterations {
             config.max_iterations = limit;
