@@ -5,11 +5,12 @@
 use tokio::sync::RwLock;
 
 use wonopcode_protocol::call::Call;
+use wonopcode_protocol::earlier::SUSPENDED;
 use wonopcode_protocol::event::{
     Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem,
 };
 use wonopcode_protocol::permission::PermissionGate;
-use wonopcode_protocol::{ToolCategory, ToolKind, earlier::SUSPENDED};
+use wonopcode_protocol::{ToolCategory, ToolKind};
 
 use crate::earlier::earlier_answer;
 use crate::hook::{HookDecision, HookSite, HookedGate};
