@@ -101,7 +101,8 @@ impl SessionBuilder {
             &root,
             trusted,
             &tooling,
-            (&mut loop_config, &mut shared),
+            &mut loop_config,
+            &mut shared,
             &mut notices,
         )?;
         let elicitor = self.servers_elicitor();
@@ -158,7 +159,8 @@ impl SessionBuilder {
         announced
             .announce(
                 lineage,
-                (&mut loop_config, shared.hooks.as_ref()),
+                &mut loop_config,
+                shared.hooks.as_ref(),
                 &instructions,
             )
             .await;
@@ -489,7 +491,8 @@ impl SessionBuilder {
         root: &Path,
         trusted: bool,
         tooling: &Tooling,
-        (loop_config, shared): (&mut LoopConfig, &mut RunShared),
+        loop_config: &mut LoopConfig,
+        shared: &mut RunShared,
         notices: &mut Vec<String>,
     ) -> Result<(Arc<HookLoader>, ProjectInstructions), SessionError> {
         let hook_loader = Arc::new(HookLoader::new(

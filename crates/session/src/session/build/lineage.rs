@@ -103,7 +103,8 @@ impl<'a> Announcement<'a> {
     pub(super) async fn announce(
         self,
         lineage: Lineage,
-        (loop_config, hooks): (&mut LoopConfig, Option<&SharedHooks>),
+        loop_config: &mut LoopConfig,
+        hooks: Option<&SharedHooks>,
         instructions: &ProjectInstructions,
     ) {
         let events = self.events;
