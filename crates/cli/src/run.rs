@@ -268,8 +268,14 @@ async fn run_once(
     });
     let _quiet = drawn.then(crate::render::draw_target::QuietControlKeys::on_stdin);
     let typed = TypedLines::new(progress.clone());
-    let output = (claude_output, json, markdown);
-    let renderer = renderer_for(output, &settings.workspace, &progress, &typed);
+    let renderer = renderer_for(
+        claude_output,
+        json,
+        markdown,
+        &settings.workspace,
+        &progress,
+        &typed,
+    );
     let approvals = crate::session::approvals_shown(&settings);
     let config_file = settings.config_file.clone();
     let read_config = config_file.clone();
@@ -377,7 +383,9 @@ async fn run_once(
 /// How the run's events are shown: Claude Code's stream format, JSON Lines, or the
 /// terminal (with Markdown when asked and stdout is a terminal).
 fn renderer_for(
-    (claude_output, json, markdown): (Option<bool>, bool, bool),
+    claude_output: Option<bool>,
+    json: bool,
+    markdown: bool,
     workspace: &std::path::Path,
     progress: &MultiProgress,
     typed: &TypedLines,
