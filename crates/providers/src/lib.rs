@@ -6,6 +6,7 @@
 //! model after it. The transcript format is in `transcript` and `docs/replay.md`.
 
 pub mod anthropic;
+mod api;
 mod arguments;
 pub mod bedrock;
 pub mod catalog;
@@ -22,10 +23,12 @@ pub mod signature;
 pub mod source;
 pub mod transcript;
 pub mod vertex;
+mod wires;
 
+pub use api::Api;
 pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry, Wire};
 pub use http::rate_limit::{RateLimiter, RateLimits};
-pub use http::{Api, HttpModel, HttpModelError, HttpSettings, KeyAuth, LocalServer};
+pub use http::{HttpModel, HttpModelError, HttpSettings, KeyAuth, LocalServer};
 pub use prefix::{PrefixReplay, PrefixSource};
 pub use record::{RecordingModel, RecordingSource};
 pub use replay::{ReplayProvider, ReplaySource};

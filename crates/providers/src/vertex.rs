@@ -16,6 +16,14 @@ use crate::http::failure::Failure;
 /// The `anthropic_version` Vertex wants in the body.
 pub const ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
 
+/// How Vertex takes the Messages body: the model in the URL, its own `anthropic_version`
+/// in the body.
+pub const HOST: crate::anthropic::Host = crate::anthropic::Host {
+    model_in_body: false,
+    version_in_body: Some(ANTHROPIC_VERSION),
+    stream_in_body: true,
+};
+
 /// The OAuth scope Vertex AI's calls need.
 const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
@@ -48,6 +56,22 @@ pub struct GoogleAuth {
 impl std::fmt::Debug for GoogleAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GoogleAuth").finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::http::Signer for GoogleAuth {
+    async fn sign(
+        &self,
+        request: reqwest::RequestBuilder,
+        _url: &str,
+        _body: &[u8],
+    ) -> Result<reqwest::RequestBuilder, Failure> {
+        Ok(request.bearer_auth(self.token().await?))
+    }
+
+    fn described(&self) -> String {
+        "the Google Application Default Credentials".to_owned()
     }
 }
 
@@ -121,15 +145,18 @@ impl crate::http::Wire for VertexWire {
         request: &wonopcode_protocol::ModelRequest,
         cache: crate::prompt_cache::PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
-        crate::anthropic::MessagesWire(crate::anthropic::Host::Vertex).body(model, request, cache)
+        crate::anthropic::MessagesWire(HOST).body(model, request, cache)
     }
 
     fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
         Box::<crate::anthropic::decode::AnthropicDecoder>::default()
     }
 
-    fn signer(&self, _settings: &crate::http::HttpSettings) -> Option<crate::http::Signer> {
-        Some(crate::http::Signer::Google(GoogleAuth::shared()))
+    fn signer(
+        &self,
+        _settings: &crate::http::HttpSettings,
+    ) -> Option<Arc<dyn crate::http::Signer>> {
+        Some(GoogleAuth::shared())
     }
 }
 

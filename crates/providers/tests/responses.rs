@@ -344,7 +344,7 @@ fn reasoning_from_another_api_is_not_sent() {
     assert_eq!(reasoning.len(), 1);
     assert_eq!(reasoning[0]["encrypted_content"], "gAAAA");
     let anthropic = serde_json::to_value(wonopcode_providers::anthropic::request_body(
-        wonopcode_providers::anthropic::Host::Anthropic,
+        wonopcode_providers::anthropic::Host::ANTHROPIC,
         "m",
         10,
         &request,

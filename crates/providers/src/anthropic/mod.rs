@@ -184,17 +184,27 @@ struct Thinking {
     budget_tokens: u32,
 }
 
-/// Who serves the Messages API. Anthropic reads the model and the wish to stream from the
-/// body; Bedrock and Vertex take the model from the URL (Bedrock the streaming too) and want
-/// their own `anthropic_version` in the body instead of a header.
+/// How the body differs with who serves the Messages API. Anthropic reads the model and
+/// the wish to stream from the body; Bedrock and Vertex take the model from the URL
+/// (Bedrock the streaming too) and want their own `anthropic_version` in the body instead
+/// of a header. Each cloud's module states its own (`bedrock::HOST`, `vertex::HOST`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
+pub struct Host {
+    /// The body names the model.
+    pub model_in_body: bool,
+    /// The `anthropic_version` the body carries, when the host wants one there.
+    pub version_in_body: Option<&'static str>,
+    /// The body asks to stream (`"stream": true`).
+    pub stream_in_body: bool,
+}
+
+impl Host {
     /// Anthropic's API, or a server that speaks it.
-    Anthropic,
-    /// Amazon Bedrock's `InvokeModelWithResponseStream`.
-    Bedrock,
-    /// Google Vertex AI's `streamRawPredict`.
-    Vertex,
+    pub const ANTHROPIC: Host = Host {
+        model_in_body: true,
+        version_in_body: None,
+        stream_in_body: true,
+    };
 }
 
 /// The request body for `POST {base}/messages`, or its Bedrock or Vertex form, with the
@@ -244,14 +254,10 @@ pub fn request_body<'a>(
     let last_tool = request.tools.len().checked_sub(1);
     let options = &request.options;
     RequestBody {
-        model: (host == Host::Anthropic).then_some(model),
-        anthropic_version: match host {
-            Host::Anthropic => None,
-            Host::Bedrock => Some(crate::bedrock::ANTHROPIC_VERSION),
-            Host::Vertex => Some(crate::vertex::ANTHROPIC_VERSION),
-        },
+        model: host.model_in_body.then_some(model),
+        anthropic_version: host.version_in_body,
         max_tokens: options.max_tokens.map_or(max_output, u64::from),
-        stream: (host != Host::Bedrock).then_some(true),
+        stream: host.stream_in_body.then_some(true),
         messages,
         // The prefix's breakpoint closes the system prompt, or the tools when there is none.
         tools: request
@@ -547,7 +553,7 @@ mod tests {
 
     fn body_of(request: &ModelRequest, cache: PromptCache) -> Value {
         serde_json::to_value(request_body(
-            Host::Anthropic,
+            Host::ANTHROPIC,
             "claude-x",
             8192,
             request,

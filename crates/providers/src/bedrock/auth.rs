@@ -17,6 +17,7 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_sigv4::sign::v4;
 use tokio::sync::{Mutex, OnceCell};
 
+use crate::http::Signer;
 use crate::http::chain;
 use crate::http::failure::Failure;
 
@@ -37,6 +38,32 @@ pub struct AwsAuth {
     profile: Option<String>,
     provider: OnceCell<Option<SharedCredentialsProvider>>,
     current: Mutex<Option<Credentials>>,
+}
+
+#[async_trait::async_trait]
+impl Signer for AwsAuth {
+    async fn sign(
+        &self,
+        request: reqwest::RequestBuilder,
+        url: &str,
+        body: &[u8],
+    ) -> Result<reqwest::RequestBuilder, Failure> {
+        let signed = self
+            .signature(url, &[("content-type", "application/json")], body)
+            .await?;
+        Ok(signed.into_iter().fold(request, |request, (name, value)| {
+            request.header(name, value)
+        }))
+    }
+
+    /// The credentials, as an error that refuses them names them.
+    fn described(&self) -> String {
+        format!(
+            "the AWS credentials of profile `{}` and region {}",
+            self.profile_name(),
+            self.region
+        )
+    }
 }
 
 impl AwsAuth {
@@ -65,15 +92,6 @@ impl AwsAuth {
             .clone()
     }
 
-    /// The credentials, as an error that refuses them names them.
-    pub fn described(&self) -> String {
-        format!(
-            "the AWS credentials of profile `{}` and region {}",
-            self.profile_name(),
-            self.region
-        )
-    }
-
     fn profile_name(&self) -> String {
         self.profile
             .clone()
@@ -82,7 +100,7 @@ impl AwsAuth {
     }
 
     /// The headers that sign a POST of `body` to `url` carrying `headers`.
-    pub async fn sign(
+    pub async fn signature(
         &self,
         url: &str,
         headers: &[(&str, &str)],

@@ -7,18 +7,9 @@ use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder, write_mes
 use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
 use bytes::BytesMut;
 
+use crate::http::Frame;
+use crate::http::Frames;
 use crate::http::failure::{self, Failure};
-
-/// What one event-stream message meant.
-#[derive(Debug, PartialEq)]
-pub enum Frame {
-    /// One Anthropic stream event, as JSON text.
-    Event(String),
-    /// An event of another type (its name), skipped.
-    Other(String),
-    /// Bedrock failed mid-stream.
-    Failed(Failure),
-}
 
 /// Reads messages out of the bytes as they arrive, however the network cuts them.
 #[derive(Debug, Default)]
@@ -27,10 +18,10 @@ pub struct FrameReader {
     decoder: MessageFrameDecoder,
 }
 
-impl FrameReader {
+impl Frames for FrameReader {
     /// Takes a piece of the body and returns the messages it completed. A broken frame (a
     /// bad checksum, an impossible length) ends the stream with a failure.
-    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Failure> {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Failure> {
         self.buffer.extend_from_slice(bytes);
         loop {
             match self.decoder.decode_frame(&mut self.buffer) {
@@ -46,7 +37,7 @@ impl FrameReader {
     }
 
     /// Whether bytes of an unfinished message are left over.
-    pub fn has_partial(&self) -> bool {
+    fn has_partial(&self) -> bool {
         !self.buffer.is_empty()
     }
 }

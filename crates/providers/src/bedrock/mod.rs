@@ -15,6 +15,14 @@ use wonopcode_protocol::attachment::AttachmentLimits;
 /// The `anthropic_version` Bedrock wants in the body.
 pub const ANTHROPIC_VERSION: &str = "bedrock-2023-05-31";
 
+/// How Bedrock takes the Messages body: the model and the streaming in the URL, its own
+/// `anthropic_version` in the body.
+pub const HOST: crate::anthropic::Host = crate::anthropic::Host {
+    model_in_body: false,
+    version_in_body: Some(ANTHROPIC_VERSION),
+    stream_in_body: false,
+};
+
 /// The streaming endpoint of `model` (a model id, an inference profile id such as
 /// `us.anthropic.claude-…`, or an ARN) under `base` (`https://bedrock-runtime.REGION.amazonaws.com`).
 /// The id is one path segment, encoded as the AWS SDKs encode it (`…-v1:0` → `…-v1%3A0`, an
@@ -74,22 +82,29 @@ impl crate::http::Wire for BedrockWire {
         request: &wonopcode_protocol::ModelRequest,
         cache: crate::prompt_cache::PromptCache,
     ) -> serde_json::Result<Vec<u8>> {
-        crate::anthropic::MessagesWire(crate::anthropic::Host::Bedrock).body(model, request, cache)
+        crate::anthropic::MessagesWire(HOST).body(model, request, cache)
     }
 
     fn decoder(&self) -> Box<dyn crate::http::decoder::Decoder> {
         Box::<crate::anthropic::decode::AnthropicDecoder>::default()
     }
 
-    fn framing(&self) -> crate::http::Framing {
-        crate::http::Framing::AwsEventStream
+    fn frames(&self) -> Option<Box<dyn crate::http::Frames>> {
+        Some(Box::<frames::FrameReader>::default())
     }
 
-    fn signer(&self, settings: &crate::http::HttpSettings) -> Option<crate::http::Signer> {
-        Some(crate::http::Signer::Aws(auth::AwsAuth::shared(
+    fn accept(&self) -> &'static str {
+        "application/vnd.amazon.eventstream"
+    }
+
+    fn signer(
+        &self,
+        settings: &crate::http::HttpSettings,
+    ) -> Option<std::sync::Arc<dyn crate::http::Signer>> {
+        Some(auth::AwsAuth::shared(
             settings.aws_region.as_deref().unwrap_or("us-east-1"),
             settings.aws_profile.as_deref(),
-        )))
+        ))
     }
 
     fn error_type(&self, headers: &reqwest::header::HeaderMap) -> Option<String> {

@@ -10,10 +10,11 @@ use wonopcode_os::own_processes;
 use wonopcode_protocol::usage::ModelCapabilities;
 use wonopcode_protocol::{ModelInfo, Pricing, ProviderListing};
 
+use crate::api::Api;
+use crate::api::MaxTokensField;
 use crate::http::rate_limit::RateLimits;
 use crate::http::retry::RetryPolicy;
-use crate::http::{Api, HttpSettings, KeyAuth, LocalServer};
-use crate::openai::MaxTokensField;
+use crate::http::{HttpSettings, KeyAuth, LocalServer};
 use crate::prompt_cache::PromptCache;
 use crate::{bedrock, gemini};
 

@@ -5,10 +5,12 @@
 
 pub mod decoder;
 pub mod failure;
+mod framing;
 mod path;
 pub mod rate_limit;
 mod request;
 pub mod retry;
+mod signer;
 mod wire;
 pub mod wire_log;
 
@@ -25,35 +27,17 @@ use tracing::Instrument;
 use wonopcode_protocol::attachment;
 use wonopcode_protocol::{ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest};
 
-use crate::bedrock::auth::AwsAuth;
-use crate::openai::MaxTokensField;
+pub use crate::api::Api;
 use crate::prompt_cache::PromptCache;
-use crate::vertex::GoogleAuth;
-use failure::Failure;
+pub(crate) use framing::{Frame, Frames};
 pub(crate) use path::path_segment;
 use rate_limit::{RateLimiter, RateLimits};
 use request::Request;
 pub(crate) use request::chain;
 use retry::RetryPolicy;
-pub(crate) use wire::{Framing, NativeKey, Wire};
-
-/// Which wire format a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    /// Anthropic Messages (`POST {base}/messages`).
-    Anthropic,
-    /// OpenAI-compatible Chat Completions (`POST {base}/chat/completions`).
-    OpenAi(MaxTokensField),
-    /// OpenAI's Responses API (`POST {base}/responses`).
-    Responses,
-    /// Gemini (`POST {base}/models/{model}:streamGenerateContent?alt=sse`, or
-    /// `{base}/tunedModels/…` for a tuned model).
-    Gemini,
-    /// Claude on Amazon Bedrock (`POST {base}/model/{model}/invoke-with-response-stream`).
-    Bedrock,
-    /// Claude on Google Vertex AI (`POST {base}/{model}:streamRawPredict`).
-    Vertex,
-}
+pub(crate) use signer::Signer;
+use signer::signer_for;
+pub(crate) use wire::{NativeKey, Wire};
 
 /// Everything an `HttpModel` needs: where, who, which model, and how patiently.
 #[derive(Debug, Clone)]
@@ -170,60 +154,11 @@ pub struct HttpModel {
     wire: Arc<dyn Wire>,
     endpoint: String,
     headers: HeaderMap,
-    signer: Option<Signer>,
+    signer: Option<Arc<dyn Signer>>,
     client: reqwest::Client,
     limiter: Arc<RateLimiter>,
     /// Set once the server refused a request for its cache markers: later ones go without.
     cache_refused: Arc<AtomicBool>,
-}
-
-/// What proves each request of a cloud's Claude, when no fixed header does: read on the
-/// first request and refreshed as they expire, so it is added per attempt.
-#[derive(Debug, Clone)]
-pub(crate) enum Signer {
-    /// SigV4 with AWS credentials (Bedrock).
-    Aws(Arc<AwsAuth>),
-    /// A Google access token (Vertex).
-    Google(Arc<GoogleAuth>),
-}
-
-impl Signer {
-    /// The signer `settings` need: none when a key was given or a gateway signs, else the
-    /// wire's.
-    fn of(settings: &HttpSettings, wire: &dyn Wire) -> Option<Self> {
-        if settings.api_key.is_some() || settings.unsigned {
-            return None;
-        }
-        wire.signer(settings)
-    }
-
-    /// Adds the signature or token to a POST of `body` to `url`.
-    async fn apply(
-        &self,
-        request: reqwest::RequestBuilder,
-        url: &str,
-        body: &[u8],
-    ) -> Result<reqwest::RequestBuilder, Failure> {
-        match self {
-            Signer::Aws(aws) => {
-                let signed = aws
-                    .sign(url, &[("content-type", "application/json")], body)
-                    .await?;
-                Ok(signed.into_iter().fold(request, |request, (name, value)| {
-                    request.header(name, value)
-                }))
-            }
-            Signer::Google(google) => Ok(request.bearer_auth(google.token().await?)),
-        }
-    }
-
-    /// The credentials named when the server refuses them.
-    fn described(&self) -> String {
-        match self {
-            Signer::Aws(aws) => aws.described(),
-            Signer::Google(_) => "the Google Application Default Credentials".to_owned(),
-        }
-    }
 }
 
 /// One HTTP client per connect timeout for the whole process: every model, context and
@@ -244,8 +179,12 @@ fn shared_client(connect_timeout: Duration) -> Result<reqwest::Client, HttpModel
 }
 
 impl HttpModel {
-    /// A client for these settings; no request is made yet.
-    pub fn new(settings: HttpSettings) -> Result<Self, HttpModelError> {
+    /// A client for these settings speaking `wire`; no request is made yet. `HttpModel::new`
+    /// (in `wires`) picks the wire of `settings.api`.
+    pub(crate) fn with_wire(
+        settings: HttpSettings,
+        wire: Arc<dyn Wire>,
+    ) -> Result<Self, HttpModelError> {
         let base = settings.base_url.trim_end_matches('/');
         let parsed = reqwest::Url::parse(base).map_err(|e| HttpModelError::BaseUrl {
             url: settings.base_url.clone(),
@@ -257,7 +196,6 @@ impl HttpModel {
                 reason: "the scheme must be http or https".to_owned(),
             });
         }
-        let wire: Arc<dyn Wire> = settings.api.wire().into();
         let endpoint = wire.endpoint(base, &settings.model.id);
         let endpoint = match &settings.api_version {
             Some(version) => {
@@ -276,7 +214,7 @@ impl HttpModel {
         let limiter =
             RateLimiter::shared(&endpoint, settings.api_key.as_deref(), settings.rate_limit);
         Ok(Self {
-            signer: Signer::of(&settings, wire.as_ref()),
+            signer: signer_for(&settings, wire.as_ref()),
             wire,
             settings,
             endpoint,

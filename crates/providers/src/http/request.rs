@@ -16,18 +16,17 @@ use wonopcode_protocol::{ModelRequest, StreamChunk};
 use super::decoder::Decoder;
 use super::failure::{Failure, RequestSite};
 use super::rate_limit::RateLimiter;
-use super::wire::{Framing, Wire};
-use crate::bedrock::{frames::Frame, frames::FrameReader};
+use super::wire::Wire;
 use crate::prompt_cache::PromptCache;
 
-use super::{HttpSettings, Signer, body, failure, retry, wire_log};
+use super::{Frame, Frames, HttpSettings, Signer, body, failure, retry, wire_log};
 
 /// One request, owned by its task.
 pub(super) struct Request {
     pub(super) client: reqwest::Client,
     pub(super) endpoint: String,
     pub(super) headers: HeaderMap,
-    pub(super) signer: Option<Signer>,
+    pub(super) signer: Option<Arc<dyn Signer>>,
     pub(super) body: Bytes,
     /// What `body` asks to cache.
     pub(super) cache: PromptCache,
@@ -168,7 +167,7 @@ impl Request {
             model: &self.settings.model.id,
             url: &self.endpoint,
             key_env: self.settings.key_env.as_deref(),
-            credentials: self.signer.as_ref().map(Signer::described),
+            credentials: self.signer.as_ref().map(|signer| signer.described()),
         }
     }
 
@@ -185,7 +184,7 @@ impl Request {
             .body(self.body.clone());
         wire_log::request(&self.endpoint, &self.headers, &self.body);
         if let Some(signer) = &self.signer {
-            request = match signer.apply(request, &self.endpoint, &self.body).await {
+            request = match signer.sign(request, &self.endpoint, &self.body).await {
                 Ok(signed) => signed,
                 Err(failure) => return failed(failure),
             };
@@ -232,8 +231,8 @@ impl Request {
             wire_log::refusal(status, &body);
             return failed(self.explain_non_stream(status, &wrong, &body));
         }
-        if self.wire.framing() == Framing::AwsEventStream {
-            return self.read_frames(response, tx).await;
+        if let Some(frames) = self.wire.frames() {
+            return self.read_frames(frames, response, tx).await;
         }
         self.read_events(response, tx).await
     }
@@ -330,15 +329,16 @@ impl Request {
 }
 
 impl Request {
-    /// Reads Bedrock's event-stream frames, each `chunk` an Anthropic event.
+    /// Reads an answer in binary frames (Bedrock's event stream), each event decoded as
+    /// the wire's.
     async fn read_frames(
         &self,
+        mut reader: Box<dyn Frames>,
         response: reqwest::Response,
         tx: &mpsc::Sender<StreamChunk>,
     ) -> Attempt {
         let idle = self.settings.idle_timeout;
         let mut body = response.bytes_stream();
-        let mut reader = FrameReader::default();
         let mut frames = Vec::new();
         let mut decoder = self.wire.decoder();
         let mut out = Vec::new();
@@ -349,9 +349,10 @@ impl Request {
                     "no data from the model for {}",
                     human(idle)
                 ))),
-                Ok(None) if reader.has_partial() => Err(Failure::transient(
-                    "bedrock: the stream broke off inside a frame",
-                )),
+                Ok(None) if reader.has_partial() => Err(Failure::transient(format!(
+                    "{}: the stream broke off inside a frame",
+                    self.settings.model.provider
+                ))),
                 Ok(None) => break,
                 Ok(Some(Err(e))) => Err(Failure::transient(format!(
                     "the connection broke: {}",
@@ -367,7 +368,7 @@ impl Request {
                         decoder.event("", &json, &mut out)
                     }
                     Frame::Other(kind) => {
-                        tracing::debug!(event = kind, "ignoring an unknown Bedrock event");
+                        tracing::debug!(event = kind, "ignoring an event of an unknown type");
                         Ok(())
                     }
                     Frame::Failed(failure) => Err(failure),

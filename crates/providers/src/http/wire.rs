@@ -3,22 +3,15 @@
 //! a request when no key does. Each API's module implements it (`anthropic::MessagesWire`,
 //! `openai::ChatWire`, ...); the HTTP module only carries requests, whatever the API.
 
+use std::sync::Arc;
+
 use reqwest::header::HeaderMap;
 use wonopcode_protocol::attachment::AttachmentLimits;
 use wonopcode_protocol::{ModelInfo, ModelRequest};
 
 use super::decoder::Decoder;
-use super::{Api, HttpSettings, Signer};
+use super::{Frames, HttpSettings, Signer};
 use crate::prompt_cache::PromptCache;
-
-/// How an API's answer arrives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
-    /// Server-sent events.
-    ServerSentEvents,
-    /// AWS's binary event-stream frames, each carrying one JSON event (Bedrock).
-    AwsEventStream,
-}
 
 /// The header an API's own keys go in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,17 +43,15 @@ pub(crate) trait Wire: Send + Sync {
     /// A fresh decoder of one answer's events.
     fn decoder(&self) -> Box<dyn Decoder>;
 
-    /// How the answer arrives.
-    fn framing(&self) -> Framing {
-        Framing::ServerSentEvents
+    /// A fresh reader of one answer's frames, for an API that does not answer in
+    /// server-sent events.
+    fn frames(&self) -> Option<Box<dyn Frames>> {
+        None
     }
 
     /// The media type asked for.
     fn accept(&self) -> &'static str {
-        match self.framing() {
-            Framing::ServerSentEvents => "text/event-stream",
-            Framing::AwsEventStream => "application/vnd.amazon.eventstream",
-        }
+        "text/event-stream"
     }
 
     /// Headers every request carries besides the key (an API version).
@@ -75,7 +66,7 @@ pub(crate) trait Wire: Send + Sync {
 
     /// What signs each request when no key was given and no gateway signs (a cloud's
     /// credentials).
-    fn signer(&self, _settings: &HttpSettings) -> Option<Signer> {
+    fn signer(&self, _settings: &HttpSettings) -> Option<Arc<dyn Signer>> {
         None
     }
 
@@ -87,20 +78,5 @@ pub(crate) trait Wire: Send + Sync {
     /// A refusal's body with the type [`Wire::error_type`] named.
     fn typed_error(&self, body: String, _kind: &str) -> String {
         body
-    }
-}
-
-impl Api {
-    /// The wire this API speaks.
-    pub(crate) fn wire(self) -> Box<dyn Wire> {
-        use crate::anthropic::{Host, MessagesWire};
-        match self {
-            Api::Anthropic => Box::new(MessagesWire(Host::Anthropic)),
-            Api::Bedrock => Box::new(crate::bedrock::BedrockWire),
-            Api::Vertex => Box::new(crate::vertex::VertexWire),
-            Api::OpenAi(field) => Box::new(crate::openai::ChatWire(field)),
-            Api::Responses => Box::new(crate::responses::ResponsesWire),
-            Api::Gemini => Box::new(crate::gemini::GeminiWire),
-        }
     }
 }

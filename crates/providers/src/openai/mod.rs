@@ -11,14 +11,7 @@ use serde_json::Value;
 use wonopcode_protocol::attachment::DataUrl;
 use wonopcode_protocol::{ModelRequest, Part, Role};
 
-/// How a server wants the output cap named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MaxTokensField {
-    /// `max_tokens`: every compatible server.
-    MaxTokens,
-    /// `max_completion_tokens`: OpenAI itself (its reasoning models refuse `max_tokens`).
-    MaxCompletionTokens,
-}
+pub use crate::api::MaxTokensField;
 
 /// The request body for `POST {base}/chat/completions`, borrowing the history and
 /// serialized straight to JSON (as the Anthropic body is, and for the same reason).
