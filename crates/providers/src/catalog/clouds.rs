@@ -1,51 +1,42 @@
-//! What the clouds and gateways need of the environment: the variables that move an API
-//! elsewhere, Azure's endpoint, Bedrock's region, Vertex AI's project, the switches Claude
-//! Code reads, whether a cloud looks set up, extra headers.
+//! What the clouds and gateways need of the environment, read through the variables each
+//! entry names (`base_url_env`, `region_env`, `project_env`, `switch_env`, `set_up_env`, ...):
+//! where an API moved, Bedrock's region, Vertex AI's project, Claude Code's switches, whether
+//! a cloud looks set up, extra headers.
 
 use super::CatalogError;
-use super::entries::{ApiName, ProviderEntry};
+use super::entries::ProviderEntry;
 use super::keys::has_key;
 use crate::{bedrock, vertex};
 
-/// The variable that moves a provider's API elsewhere in its own ecosystem (a proxy, a
-/// gateway), honoured as its SDKs and Claude Code / Codex do; `--base-url` wins over it.
-pub(super) fn base_url_variable(id: &str) -> Option<&'static str> {
-    match id {
-        "anthropic" => Some("ANTHROPIC_BASE_URL"),
-        "openai" => Some("OPENAI_BASE_URL"),
-        "bedrock" => Some("ANTHROPIC_BEDROCK_BASE_URL"),
-        "vertex" => Some("ANTHROPIC_VERTEX_BASE_URL"),
-        _ => None,
-    }
-}
-
-/// Azure OpenAI's v1 API under the resource endpoint its SDKs read from
-/// `AZURE_OPENAI_ENDPOINT` (`https://RESOURCE.openai.azure.com`).
-pub(super) fn azure_endpoint(
-    id: &str,
+/// The base URL the entry's `base_url_env` moves its API to (a proxy, a gateway, Azure's
+/// resource endpoint with the entry's `base_url_env_path` after it), when it is set.
+pub(super) fn moved_base_url(
+    entry: &ProviderEntry,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Option<String> {
-    (id == "azure")
-        .then(|| env("AZURE_OPENAI_ENDPOINT"))
-        .flatten()
-        .filter(|e| !e.trim().is_empty())
-        .map(|e| format!("{}/openai/v1", e.trim().trim_end_matches('/')))
+    let url = env(entry.base_url_env.as_deref()?)?;
+    let url = url.trim();
+    if url.is_empty() {
+        return None;
+    }
+    let path = entry.base_url_env_path.as_deref().unwrap_or_default();
+    Some(format!("{}{path}", url.trim_end_matches('/')))
 }
 
 /// The first of `variables` that is set and not blank.
-pub(super) fn first_set(
-    variables: &[&str],
+pub(super) fn first_set<V: AsRef<str>>(
+    variables: &[V],
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> Option<String> {
     variables
         .iter()
-        .filter_map(|v| env(v))
+        .filter_map(|v| env(v.as_ref()))
         .map(|v| v.trim().to_owned())
         .find(|v| !v.is_empty())
 }
 
-/// Bedrock's region: the entry's, else the variables the AWS CLI reads, else the profile's
-/// (`region` in the shared config file).
+/// Bedrock's region: the entry's, else its `region_env` (the variables the AWS CLI reads),
+/// else the profile's (`region` in the shared config file).
 pub(super) async fn aws_region(
     id: &str,
     entry: &ProviderEntry,
@@ -54,7 +45,7 @@ pub(super) async fn aws_region(
     if let Some(region) = entry.region.clone() {
         return Ok(region);
     }
-    if let Some(region) = first_set(&["AWS_REGION", "AWS_DEFAULT_REGION"], env) {
+    if let Some(region) = first_set(listed(&entry.region_env), env) {
         return Ok(region);
     }
     let profile = entry.profile.clone().or_else(|| env("AWS_PROFILE"));
@@ -66,8 +57,8 @@ pub(super) async fn aws_region(
         })
 }
 
-/// Vertex AI's models collection for the entry's project and region (or the variables
-/// Claude Code and gcloud read).
+/// Vertex AI's models collection for the entry's project and region (or its `project_env`
+/// and `region_env`: the variables Claude Code and gcloud read).
 pub(super) fn vertex_base_url(
     id: &str,
     entry: &ProviderEntry,
@@ -76,16 +67,7 @@ pub(super) fn vertex_base_url(
     let project = entry
         .project
         .clone()
-        .or_else(|| {
-            first_set(
-                &[
-                    "ANTHROPIC_VERTEX_PROJECT_ID",
-                    "GOOGLE_CLOUD_PROJECT",
-                    "CLOUDSDK_CORE_PROJECT",
-                ],
-                env,
-            )
-        })
+        .or_else(|| first_set(listed(&entry.project_env), env))
         .ok_or_else(|| CatalogError::Invalid {
             provider: id.to_owned(),
             reason: "no Google Cloud project: set ANTHROPIC_VERTEX_PROJECT_ID, or `project` under the provider in the config file".to_owned(),
@@ -93,14 +75,14 @@ pub(super) fn vertex_base_url(
     let region = entry
         .region
         .clone()
-        .or_else(|| first_set(&["CLOUD_ML_REGION"], env))
+        .or_else(|| first_set(listed(&entry.region_env), env))
         .unwrap_or_else(|| "global".to_owned());
     Ok(vertex::base_url(&project, &region))
 }
 
 /// Whether one of Claude Code's switches (`CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`:
 /// `1`, `true`, `yes` or `on`, in any case, as Claude Code reads them.
-pub(super) fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variable: &str) -> bool {
+fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variable: &str) -> bool {
     env(variable).is_some_and(|v| {
         ["1", "true", "yes", "on"]
             .iter()
@@ -109,31 +91,31 @@ pub(super) fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variabl
 }
 
 /// Whether a Bedrock or Vertex provider looks set up: a key or token command, its region,
-/// project or profile in the config, or the variables Claude Code and the clouds' tools set
-/// for it. Its credentials are only read by the first request, so a guest is not offered a
-/// cloud the user never set up.
+/// project or profile in the config, or one of its `set_up_env` (the variables Claude Code
+/// and the clouds' tools set for it). Its credentials are only read by the first request,
+/// so a guest is not offered a cloud the user never set up.
 pub(super) fn cloud_set_up(
     entry: &ProviderEntry,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> bool {
-    let signs: &[&str] = match entry.api {
-        Some(ApiName::Bedrock) => &[
-            "CLAUDE_CODE_USE_BEDROCK",
-            "AWS_PROFILE",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_REGION",
-        ],
-        _ => &[
-            "CLAUDE_CODE_USE_VERTEX",
-            "ANTHROPIC_VERTEX_PROJECT_ID",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-        ],
-    };
     has_key(entry, env)
         || entry.region.is_some()
         || entry.project.is_some()
         || entry.profile.is_some()
-        || first_set(signs, env).is_some()
+        || first_set(listed(&entry.set_up_env), env).is_some()
+}
+
+/// Whether the switch variable `variable`, when the entry names one, is on in `env`.
+pub(super) fn switch_set(
+    variable: Option<&str>,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> bool {
+    variable.is_some_and(|v| switched_on(env, v))
+}
+
+/// An entry's list of variables, empty when it names none.
+fn listed(variables: &Option<Vec<String>>) -> &[String] {
+    variables.as_deref().unwrap_or_default()
 }
 
 /// The config's `http_headers`, then the lines of `headers_env` (`Name: Value` each, blank

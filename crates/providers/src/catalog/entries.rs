@@ -65,6 +65,13 @@ pub struct ProviderEntry {
     pub api: Option<ApiName>,
     /// Base URL up to the API version.
     pub base_url: Option<String>,
+    /// Environment variable that moves the base URL elsewhere (a proxy, a gateway), as the
+    /// provider's SDKs and Claude Code or Codex read it (`ANTHROPIC_BASE_URL`); `--base-url`
+    /// wins over it, and it over `base_url`.
+    pub base_url_env: Option<String>,
+    /// Appended to `base_url_env`'s value when it names a resource rather than its API
+    /// (Azure's `/openai/v1` under `AZURE_OPENAI_ENDPOINT`).
+    pub base_url_env_path: Option<String>,
     /// Environment variable holding the key.
     pub key_env: Option<String>,
     /// Shell command printing the key (used when the variable is unset).
@@ -85,10 +92,27 @@ pub struct ProviderEntry {
     pub api_version: Option<String>,
     /// The cloud region: Bedrock's AWS region, Vertex AI's location.
     pub region: Option<String>,
+    /// Variables read for the region when `region` is not set, the first set one wins
+    /// (`AWS_REGION`, `AWS_DEFAULT_REGION` for Bedrock).
+    pub region_env: Option<Vec<String>>,
     /// Vertex AI's Google Cloud project.
     pub project: Option<String>,
+    /// Variables read for the project when `project` is not set, likewise.
+    pub project_env: Option<Vec<String>>,
     /// Bedrock: the AWS profile whose credentials sign requests.
     pub profile: Option<String>,
+    /// A switch naming this provider the run's when no `--provider` is given: `1`, `true`,
+    /// `yes` or `on` in any case (Claude Code's `CLAUDE_CODE_USE_BEDROCK`).
+    pub switch_env: Option<String>,
+    /// A switch sending requests with neither signature nor token, to a gateway that adds
+    /// the cloud's credentials itself (Claude Code's `CLAUDE_CODE_SKIP_BEDROCK_AUTH`).
+    pub unsigned_env: Option<String>,
+    /// Variables whose presence says a cloud is set up, so its provider is offered to a
+    /// guest though no key is set (`AWS_PROFILE`, `GOOGLE_APPLICATION_CREDENTIALS`).
+    pub set_up_env: Option<Vec<String>>,
+    /// Where among the providers tried for a key when no `--provider` is given (lowest
+    /// first); providers without one are tried after, in id order.
+    pub pick_order: Option<u32>,
     /// A local server: requests cost nothing, and no key is needed.
     pub local: Option<bool>,
     /// How a person starts the local server (`ollama serve`), said when it cannot be reached.
@@ -187,6 +211,8 @@ pub(super) fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
     ProviderEntry {
         api: over.api.or(base.api),
         base_url: over.base_url.or(base.base_url),
+        base_url_env: over.base_url_env.or(base.base_url_env),
+        base_url_env_path: over.base_url_env_path.or(base.base_url_env_path),
         key_env: over.key_env.or(base.key_env),
         key_command: over.key_command.or(base.key_command),
         token_env: over.token_env.or(base.token_env),
@@ -196,7 +222,13 @@ pub(super) fn merge(base: ProviderEntry, over: ProviderEntry) -> ProviderEntry {
         auth: over.auth.or(base.auth),
         api_version: over.api_version.or(base.api_version),
         region: over.region.or(base.region),
+        region_env: over.region_env.or(base.region_env),
         project: over.project.or(base.project),
+        project_env: over.project_env.or(base.project_env),
+        switch_env: over.switch_env.or(base.switch_env),
+        unsigned_env: over.unsigned_env.or(base.unsigned_env),
+        set_up_env: over.set_up_env.or(base.set_up_env),
+        pick_order: over.pick_order.or(base.pick_order),
         profile: over.profile.or(base.profile),
         local: over.local.or(base.local),
         start_command: over.start_command.or(base.start_command),

@@ -23,8 +23,7 @@ mod entries;
 mod keys;
 
 use clouds::{
-    aws_region, azure_endpoint, base_url_variable, cloud_set_up, extra_headers, first_set,
-    switched_on, vertex_base_url,
+    aws_region, cloud_set_up, extra_headers, first_set, moved_base_url, switch_set, vertex_base_url,
 };
 use entries::merge;
 pub use entries::{
@@ -34,10 +33,6 @@ use keys::{Key, has_key, set_value};
 
 /// The built-in presets, embedded at build time.
 const BUILTIN: &str = include_str!("../../data/catalog.yaml");
-
-/// Providers tried, in this order, when no `--provider` is given: the first whose key is
-/// set wins. Local servers are never picked silently.
-const AUTO_ORDER: &[&str] = &["anthropic", "openai", "openrouter", "deepseek", "groq"];
 
 /// How long a `key_command` may run.
 const KEY_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
@@ -257,12 +252,7 @@ impl ModelCatalog {
         let given_base_url = choice
             .base_url
             .map(str::to_owned)
-            .or_else(|| {
-                base_url_variable(&id)
-                    .and_then(env)
-                    .filter(|u| !u.is_empty())
-            })
-            .or_else(|| azure_endpoint(&id, env))
+            .or_else(|| moved_base_url(entry, env))
             .or_else(|| entry.base_url.clone());
         let base_url = match (given_base_url, api) {
             (Some(url), _) => url,
@@ -322,11 +312,7 @@ impl ModelCatalog {
             key_env,
             aws_region,
             aws_profile: entry.profile.clone(),
-            unsigned: match api {
-                Api::Bedrock => switched_on(env, "CLAUDE_CODE_SKIP_BEDROCK_AUTH"),
-                Api::Vertex => switched_on(env, "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
-                _ => false,
-            },
+            unsigned: switch_set(entry.unsigned_env.as_deref(), env),
             extra_headers,
             model,
             connect_timeout: entry
@@ -423,20 +409,15 @@ impl ModelCatalog {
             .collect()
     }
 
-    /// Bedrock or Vertex, when Claude Code's switch for it (`CLAUDE_CODE_USE_BEDROCK=1`,
-    /// `CLAUDE_CODE_USE_VERTEX=1`) is set: where Claude Code runs on a cloud, so does
-    /// wonopcode when no `--provider` is given (a `--base-url` then names the cloud's gateway).
-    pub fn switched_to(
-        &self,
-        env: &(dyn Fn(&str) -> Option<String> + Sync),
-    ) -> Option<&'static str> {
-        [
-            ("CLAUDE_CODE_USE_BEDROCK", "bedrock"),
-            ("CLAUDE_CODE_USE_VERTEX", "vertex"),
-        ]
-        .into_iter()
-        .find(|(variable, id)| switched_on(env, variable) && self.providers.contains_key(*id))
-        .map(|(_, id)| id)
+    /// The first provider (by id) whose `switch_env` is on: Bedrock or Vertex when Claude
+    /// Code's switch for it (`CLAUDE_CODE_USE_BEDROCK=1`, `CLAUDE_CODE_USE_VERTEX=1`) is set.
+    /// Where Claude Code runs on a cloud, so does wonopcode when no `--provider` is given (a
+    /// `--base-url` then names the cloud's gateway).
+    pub fn switched_to(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<&str> {
+        self.providers
+            .iter()
+            .find(|(_, entry)| switch_set(entry.switch_env.as_deref(), env))
+            .map(|(id, _)| id.as_str())
     }
 
     /// What the catalog says of `model` on `provider` (its limits, prices and whether it
@@ -457,24 +438,20 @@ impl ModelCatalog {
         ))
     }
 
-    /// The first provider (presets in `AUTO_ORDER`, then the config's own) with a key, after
-    /// Claude Code's switch to a cloud ([`Self::switched_to`]).
+    /// The first provider with a key — those with a `pick_order`, lowest first, then the
+    /// rest by id — after Claude Code's switch to a cloud ([`Self::switched_to`]). Local
+    /// servers are never picked silently.
     fn auto_pick(&self, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option<String> {
         if let Some(id) = self.switched_to(env) {
             return Some(id.to_owned());
         }
-        let has_key = |entry: &ProviderEntry| has_key(entry, env);
-        let presets = AUTO_ORDER.iter().map(|id| id.to_string());
-        let own = self
-            .providers
-            .keys()
-            .filter(|id| !AUTO_ORDER.contains(&id.as_str()))
-            .cloned();
-        presets.chain(own).find(|id| {
-            self.providers
-                .get(id)
-                .is_some_and(|e| !e.local.unwrap_or(false) && has_key(e))
-        })
+        let mut order: Vec<(&String, &ProviderEntry)> = self.providers.iter().collect();
+        // Stable: providers of the same order (or none) stay in id order.
+        order.sort_by_key(|(_, entry)| entry.pick_order.unwrap_or(u32::MAX));
+        order
+            .into_iter()
+            .find(|(_, entry)| !entry.local.unwrap_or(false) && has_key(entry, env))
+            .map(|(id, _)| id.clone())
     }
 
     /// The provider's key: its variable, else its command, else its token variable.
@@ -606,6 +583,58 @@ mod tests {
             ..Choice::default()
         };
         catalog.resolve(choice, &env_with(env)).await
+    }
+
+    #[tokio::test]
+    async fn a_providers_variables_are_data_a_config_entry_can_state() {
+        let overrides: BTreeMap<String, ProviderEntry> = serde_yaml::from_str(
+            r#"
+lab:
+  api: anthropic
+  base_url: http://127.0.0.1:9/v1
+  base_url_env: LAB_GATEWAY
+  base_url_env_path: /v1
+  key_env: LAB_KEY
+  switch_env: USE_LAB
+  pick_order: 0
+  default_model: m
+"#,
+        )
+        .unwrap();
+        let catalog = ModelCatalog::builtin()
+            .unwrap()
+            .with_overrides(&overrides)
+            .unwrap();
+        // Its variable moves it, with its path after the trimmed value.
+        let moved = resolved(
+            &catalog,
+            "lab",
+            None,
+            &[("LAB_GATEWAY", " http://gw/ "), ("LAB_KEY", "l")],
+        )
+        .await
+        .unwrap();
+        assert_eq!(moved.base_url, "http://gw/v1");
+        let at_home = resolved(
+            &catalog,
+            "lab",
+            None,
+            &[("LAB_GATEWAY", "  "), ("LAB_KEY", "l")],
+        )
+        .await;
+        assert_eq!(at_home.unwrap().base_url, "http://127.0.0.1:9/v1");
+        // Its switch names it the run's provider, and its pick order puts it before the
+        // presets when several keys are set; the presets keep their order.
+        assert_eq!(
+            catalog.switched_to(&env_with(&[("USE_LAB", "on")])),
+            Some("lab")
+        );
+        assert_eq!(catalog.switched_to(&env_with(&[("USE_LAB", "0")])), None);
+        let both = env_with(&[("ANTHROPIC_API_KEY", "a"), ("LAB_KEY", "l")]);
+        assert_eq!(catalog.auto_pick(&both).as_deref(), Some("lab"));
+        let presets = ModelCatalog::builtin().unwrap();
+        let keys = env_with(&[("GROQ_API_KEY", "g"), ("OPENAI_API_KEY", "o")]);
+        assert_eq!(presets.auto_pick(&keys).as_deref(), Some("openai"));
     }
 
     #[tokio::test]
