@@ -31,7 +31,7 @@ use crate::files::EditorFs;
 use crate::modes::Mode;
 use crate::permission::EditorPrompter;
 use crate::updates::{Seen, Updates};
-use wonopcode_session::kept::Kept;
+use wonopcode_session::stored_conversation::StoredConversation;
 
 /// Makes the builder of a session in the workspace the editor names, with the front-end's
 /// settings (model, permissions, limits, loop); `Err`: one line saying why not.
@@ -136,7 +136,7 @@ impl Sessions {
         if self.open.lock().contains_key(&name) {
             return Err(invalid(format!("session `{name}` is open already")));
         }
-        let kept = Kept::read(runs, &name, &cwd).map_err(invalid)?;
+        let kept = StoredConversation::read(runs, &name, &cwd).map_err(invalid)?;
         if loading.replay {
             let mut past = Updates::new(
                 Arc::new(OnceLock::from(loading.id.clone())),

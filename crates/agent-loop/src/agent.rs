@@ -16,8 +16,8 @@ use wonopcode_protocol::status::LoopError;
 use wonopcode_protocol::usage::Usage;
 
 use crate::compaction::CompactionConfig;
-use crate::registry::ToolRegistry;
 use crate::shared::RunShared;
+use crate::tool_registry::ToolRegistry;
 
 /// What a loop implementation supports, the WIT's sub-context and custom-tool flags
 /// included.

@@ -17,13 +17,12 @@ pub mod budget;
 pub mod checkpoint;
 pub mod compaction;
 pub mod doom_loop;
-pub mod earlier;
 pub mod hook;
 pub mod live_output;
-pub mod registry;
 pub mod repeated_result;
 pub mod response;
 pub mod result;
+pub mod resumed_calls;
 pub mod run;
 pub mod services;
 pub mod shared;
@@ -31,13 +30,11 @@ pub mod standard;
 pub mod steering;
 pub mod tool;
 pub mod tool_names;
+pub mod tool_registry;
 pub mod tool_round;
 pub mod truncate;
 
 pub use agent::{AgentLoop, LoopCapabilities, LoopConfig, LoopContext, RunStats};
-pub use registry::{
-    ArgumentCheck, Dispatch, DispatchLimits, ToolFilter, ToolRegistry, ToolSource, unavailable_tool,
-};
 pub use result::{LoopResult, resume_turn, run_turn};
 pub use run::{Next, Response, Round, Run};
 pub use services::RunServices;
@@ -47,4 +44,7 @@ pub use steering::Steering;
 pub use tool::{BreakLoop, Tool, ToolEnv, ToolError, ToolOutput};
 pub use tool_names::{
     OPTIONAL_TOOLS, TOOL_ALIASES, canonical_tool_name, nearest_name, unknown_tool_line,
+};
+pub use tool_registry::{
+    ArgumentCheck, Dispatch, DispatchLimits, ToolFilter, ToolRegistry, ToolSource, unavailable_tool,
 };

@@ -22,8 +22,8 @@ use wonopcode_protocol::usage::Usage;
 use crate::assemble::{
     AssembledResponse, ResponseAssembler, StreamFailure, price, report_response, start_stream,
 };
-use crate::registry::ToolRegistry;
 use crate::run::{Response, Run};
+use crate::tool_registry::ToolRegistry;
 
 /// What a response asks the model: the run's own history (which the step may compact and
 /// ask again once, should the provider say it does not fit), or messages a loop keeps

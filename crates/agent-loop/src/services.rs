@@ -13,8 +13,8 @@ use wonopcode_protocol::model::SharedModel;
 use wonopcode_protocol::permission::SharedGate;
 
 use crate::agent::LoopConfig;
-use crate::registry::ToolRegistry;
 use crate::shared::RunShared;
+use crate::tool_registry::ToolRegistry;
 
 /// The services a run uses: owned handles (each cheap to clone), so a run can live where a
 /// borrow cannot, such as a guest's store.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use wonopcode_protocol::checkpoint::SharedCheckpoints;
-use wonopcode_protocol::earlier::EarlierCalls;
+use wonopcode_protocol::earlier_calls::EarlierCalls;
 use wonopcode_protocol::editor_files::SharedEditorFiles;
 
 use crate::hook::SharedHooks;

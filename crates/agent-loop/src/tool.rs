@@ -166,7 +166,7 @@ pub enum ToolError {
         after_ms: u64,
     },
     /// The run was cancelled while the tool ran.
-    #[error("{}", wonopcode_protocol::earlier::CANCELLED)]
+    #[error("{}", wonopcode_protocol::earlier_calls::CANCELLED)]
     Cancelled,
 }
 
@@ -219,10 +219,10 @@ pub trait Tool: Send + Sync {
         &self,
         _arguments: &serde_json::Value,
         _workspace_root: &std::path::Path,
-    ) -> wonopcode_protocol::earlier::Interrupted {
+    ) -> wonopcode_protocol::earlier_calls::Interrupted {
         match self.spec().kind {
-            ToolKind::ReadOnly => wonopcode_protocol::earlier::Interrupted::RunAgain,
-            ToolKind::Mutating => wonopcode_protocol::earlier::Interrupted::Unknown,
+            ToolKind::ReadOnly => wonopcode_protocol::earlier_calls::Interrupted::RunAgain,
+            ToolKind::Mutating => wonopcode_protocol::earlier_calls::Interrupted::Unknown,
         }
     }
 

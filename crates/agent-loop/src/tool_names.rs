@@ -3,7 +3,7 @@
 //! says `patch` gets that tool (`enable-tool`, `execute-tool`, a spawn's `allowed-tools`,
 //! `--allow`), and a name no tool has is refused with the nearest one, never dropped.
 
-use crate::registry::ToolRegistry;
+use crate::tool_registry::ToolRegistry;
 
 /// Other names of tools, as `(alias, registered name)`.
 pub const TOOL_ALIASES: [(&str, &str); 1] = [("patch", "apply_patch")];

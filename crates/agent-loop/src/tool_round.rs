@@ -5,18 +5,18 @@
 use tokio::sync::RwLock;
 
 use wonopcode_protocol::call::Call;
-use wonopcode_protocol::earlier::SUSPENDED;
+use wonopcode_protocol::earlier_calls::SUSPENDED;
 use wonopcode_protocol::event::{
     Emitter, EventKind, Item, ItemDetails, ItemStatus, TodoItem, ToolCallItem,
 };
 use wonopcode_protocol::permission::PermissionGate;
 use wonopcode_protocol::{ToolCategory, ToolKind};
 
-use crate::earlier::earlier_answer;
 use crate::hook::{HookDecision, HookSite, HookedGate};
 use crate::live_output::LiveOutput;
-use crate::registry::{Dispatch, ToolRegistry};
+use crate::resumed_calls::earlier_answer;
 use crate::tool::{BreakLoop, ToolEnv};
+use crate::tool_registry::{Dispatch, ToolRegistry};
 
 /// The outcome of one call.
 pub enum CallOutcome {

@@ -6,9 +6,9 @@
 use serde_json::json;
 use wonopcode_contexts::AgentDefinition;
 use wonopcode_protocol::ModelInfo;
-use wonopcode_providers::catalog::ModelCatalog as Catalog;
+use wonopcode_providers::catalog::ModelCatalog;
 use wonopcode_registry::Entry;
-use wonopcode_registry::agent_check::{self, Known, ModelCatalog};
+use wonopcode_registry::agent_check::{self, Known, ModelLookup};
 use wonopcode_session::Config;
 use wonopcode_session::models;
 use wonopcode_tools::{BuiltinOptions, builtin_tools};
@@ -62,9 +62,9 @@ pub fn validate(entry: &Entry, agent: &AgentDefinition, config: &Config, json: b
 }
 
 /// The model catalog as the checks see it (or why it could not be read).
-struct Models<'a>(Result<&'a Catalog, &'a String>);
+struct Models<'a>(Result<&'a ModelCatalog, &'a String>);
 
-impl ModelCatalog for Models<'_> {
+impl ModelLookup for Models<'_> {
     fn provider(&self, provider: &str) -> Result<(), String> {
         let catalog = self.0.map_err(Clone::clone)?;
         match catalog.get(provider) {

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use wonopcode_journal::{Lineage, RunStatus, Runs};
-use wonopcode_session::kept::Kept;
+use wonopcode_session::stored_conversation::StoredConversation;
 
 use crate::args::PromptArgs;
 use crate::session::usage;
@@ -60,7 +60,7 @@ pub fn chosen(
     found: &[Lineage],
     chosen: &str,
     workspace: &Path,
-) -> Result<Kept, String> {
+) -> Result<StoredConversation, String> {
     let chosen = chosen.trim();
     let by_number = chosen
         .parse::<usize>()
@@ -94,11 +94,11 @@ pub fn chosen(
             }
         }
     };
-    Kept::read(runs, &lineage.id, workspace)
+    StoredConversation::read(runs, &lineage.id, workspace)
 }
 
 /// The conversation the flags ask to go on with: `-c/--continue`'s, or `-r ID`'s.
-pub fn asked(args: &PromptArgs) -> anyhow::Result<Option<Kept>> {
+pub fn asked(args: &PromptArgs) -> anyhow::Result<Option<StoredConversation>> {
     let id = match args.resume.as_deref() {
         Some(id) if !id.is_empty() => Some(id),
         _ => None,
@@ -121,7 +121,7 @@ pub fn asked(args: &PromptArgs) -> anyhow::Result<Option<Kept>> {
 
 /// The conversation `-c/--continue` goes on with: `workspace`'s latest that is not open in
 /// another wonopcode.
-pub fn latest(runs: &Runs, workspace: &Path) -> anyhow::Result<Kept> {
+pub fn latest(runs: &Runs, workspace: &Path) -> anyhow::Result<StoredConversation> {
     let found = of_workspace(runs, workspace);
     let Some(lineage) = found.first() else {
         return Err(usage(format!(
@@ -130,11 +130,11 @@ pub fn latest(runs: &Runs, workspace: &Path) -> anyhow::Result<Kept> {
             runs.dir().display()
         )));
     };
-    Kept::read(runs, &lineage.id, workspace).map_err(usage)
+    StoredConversation::read(runs, &lineage.id, workspace).map_err(usage)
 }
 
 /// The conversation `-r ID` names in `workspace`.
-pub fn named(runs: &Runs, workspace: &Path, id: &str) -> anyhow::Result<Kept> {
+pub fn named(runs: &Runs, workspace: &Path, id: &str) -> anyhow::Result<StoredConversation> {
     chosen(runs, &of_workspace(runs, workspace), id, workspace).map_err(usage)
 }
 
@@ -144,7 +144,7 @@ pub async fn pick(
     runs: &Runs,
     workspace: &Path,
     progress: indicatif::MultiProgress,
-) -> anyhow::Result<Option<Kept>> {
+) -> anyhow::Result<Option<StoredConversation>> {
     let found = of_workspace(runs, workspace);
     if found.is_empty() {
         return Err(usage(format!(

@@ -9,7 +9,7 @@ use serde_json::json;
 use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_contexts::LoopSource;
 use wonopcode_registry::{
-    Catalog, Entry, Metadata, MetadataCache, ModuleGrants, SearchPath, Status,
+    Entry, LoopCatalog, Metadata, MetadataCache, ModuleGrants, SearchPath, Status,
 };
 use wonopcode_wasm_host::check::{Outcome, load_checked, short_capabilities, smoke_custom_tools};
 use wonopcode_wasm_host::{CachePolicy, Component};
@@ -208,8 +208,8 @@ pub fn choose_loop(
 
 /// Discovers the named loops, printing what went wrong while looking.
 /// With `quiet`, the caller reports the warnings itself (`--list-loops --json`).
-fn catalog(search: &Search<'_>, quiet: bool) -> Catalog {
-    let catalog = Catalog::discover(&search.path());
+fn catalog(search: &Search<'_>, quiet: bool) -> LoopCatalog {
+    let catalog = LoopCatalog::discover(&search.path());
     if !quiet {
         for warning in &catalog.warnings {
             eprintln!("warning: {warning}");

@@ -8,7 +8,7 @@ use clap::ArgMatches;
 use tokio_util::sync::CancellationToken;
 use wonopcode_journal::Runs;
 use wonopcode_mcp_server::{BearerToken, HttpOptions, LoopCall, LoopServer, SessionFactory};
-use wonopcode_registry::{Catalog, SearchPath};
+use wonopcode_registry::{LoopCatalog, SearchPath};
 use wonopcode_session::LoopChoice;
 
 use crate::args::McpServerArgs;
@@ -29,7 +29,7 @@ pub async fn run(args: &McpServerArgs, matches: &ArgMatches) -> anyhow::Result<u
     )?;
     // No terminal to ask on: the flag or the trust file decides.
     let trusted = wonopcode_session::trust::is_trusted(&root, args.run.trust_workspace)?;
-    let catalog = Catalog::discover(
+    let catalog = LoopCatalog::discover(
         &SearchPath::standard(&args.run.loops_dir, Some(&root)).trusting_workspace(trusted),
     );
     for warning in &catalog.warnings {

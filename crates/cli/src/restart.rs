@@ -26,11 +26,11 @@ use wonopcode_session::{Fork, Settings};
 use wonopcode_tools::permission::Action;
 
 use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs, ResumeArgs};
-use crate::run::{Start, run_again};
+use crate::run::{Launch, run_again};
 use crate::session::{settings, usage};
 
 /// A run started again from another's journal.
-pub enum Again {
+pub enum Restart {
     /// Going on with an interrupted run.
     Resume {
         /// What it left.
@@ -48,7 +48,7 @@ pub enum Again {
     },
 }
 
-impl Again {
+impl Restart {
     /// The other run.
     pub fn meta(&self) -> &RunMeta {
         match self {
@@ -177,7 +177,7 @@ pub async fn fork(args: &ForkArgs) -> anyhow::Result<u8> {
     let (at, response) = fork_point(&args.at)?;
     let responses = dir.responses_path();
     check_fork_point(&meta.id, &responses, &at, response)?;
-    let again = Again::Fork {
+    let again = Restart::Fork {
         fork: Fork {
             origin: meta.id.clone(),
             responses,
@@ -218,7 +218,7 @@ async fn resume(
         ResumeError::Journal(e) => anyhow::Error::from(e),
         refused => usage(refused.to_string()),
     })?;
-    start_again(Again::Resume { earlier, policy }, runs, None, flags).await
+    start_again(Restart::Resume { earlier, policy }, runs, None, flags).await
 }
 
 /// How the other run was started, read back: its settings, whether it showed JSON Lines,
@@ -263,7 +263,7 @@ impl Stored {
 /// (`fork`) and the flags given after `--` laid over them — in its directory, its journal
 /// beside the other's in `runs`.
 async fn start_again(
-    mut again: Again,
+    mut again: Restart,
     runs: Runs,
     fork: Option<&ForkArgs>,
     flags: &[String],
@@ -335,10 +335,10 @@ async fn start_again(
     if fork.is_some_and(|f| !f.keep_files) {
         files_before(&runs, &id, &settings.workspace)?;
     }
-    if let Again::Resume { policy, .. } = &mut again {
+    if let Restart::Resume { policy, .. } = &mut again {
         *policy = policy.or(extra.on_interrupted).or(stored.on_interrupted);
     }
-    let start = Start {
+    let start = Launch {
         attachments: Vec::new(),
         settings,
         json: stored.json || extra.json || extra.output_format.and_then(|f| f.claude()).is_some(),

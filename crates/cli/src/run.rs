@@ -14,7 +14,7 @@ use wonopcode_agent_loop::LoopResult;
 use wonopcode_journal::{Runs, Step};
 use wonopcode_protocol::attachment::AttachmentError;
 use wonopcode_protocol::{ContextPath, LoopStatus, Part};
-use wonopcode_session::kept::Kept;
+use wonopcode_session::stored_conversation::StoredConversation;
 use wonopcode_session::{Session, Settings, TurnCanceller};
 use wonopcode_tools::permission::Prompter;
 use wonopcode_wasm_host::GuestPrompter;
@@ -28,7 +28,7 @@ use crate::render::typed::TypedLines;
 use crate::render::{
     ClaudeStreamRenderer, JsonlRenderer, Renderer, TerminalRenderer, one_line, visible,
 };
-use crate::restart::Again;
+use crate::restart::Restart;
 
 use crate::session::{
     check_model_args, load_config, reported, session_builder, settings, standard_journal, usage,
@@ -44,7 +44,7 @@ enum Input {
     Repl,
     /// A resumed run's prompts, given again; then the REPL, when the run was interactive
     /// and still is.
-    Again {
+    Restart {
         steps: Vec<Step>,
         then_repl: bool,
     },
@@ -57,7 +57,7 @@ impl Input {
             self,
             Self::Repl
                 | Self::Opening(_)
-                | Self::Again {
+                | Self::Restart {
                     then_repl: true,
                     ..
                 }
@@ -121,7 +121,7 @@ fn claude_output(args: &PromptArgs) -> Option<bool> {
 pub async fn run_session(
     args: PromptArgs,
     matches: &ArgMatches,
-    continuing: Option<Kept>,
+    continuing: Option<StoredConversation>,
 ) -> anyhow::Result<u8> {
     check_model_args(&args.model)?;
     let mut settings = settings(
@@ -139,7 +139,7 @@ pub async fn run_session(
         eprintln!("no questions and no sandbox: every call runs with your full rights");
     }
     let attachments = attachments(&args, &settings.workspace)?;
-    let start = Start {
+    let start = Launch {
         settings,
         json: args.json || claude_output(&args).is_some(),
         claude_output: claude_output(&args),
@@ -156,7 +156,7 @@ pub async fn run_session(
 
 /// How the command line starts a session: its settings (the flags', or another run's read
 /// from its journal), how it is shown, and where its journal goes.
-pub struct Start {
+pub struct Launch {
     /// The run's settings.
     pub settings: Settings,
     /// Machine output on stdout (`--json`, `--output-format json|stream-json`).
@@ -172,7 +172,7 @@ pub struct Start {
     /// Images and documents for its first prompt (`--image`, `@path`).
     pub attachments: Vec<Part>,
     /// A kept conversation its root goes on with (`-c`, `-r ID`, `/resume`).
-    pub continuing: Option<Kept>,
+    pub continuing: Option<StoredConversation>,
     /// Whether the answer's Markdown is rendered (when stdout is a terminal).
     pub markdown: bool,
     /// Whether the guests' own lines go to stderr too (`--verbose`).
@@ -196,8 +196,8 @@ fn attachments(args: &PromptArgs, workspace: &Path) -> anyhow::Result<Vec<Part>>
 
 /// `again`'s run started again: its prompts given again, then the REPL when it had one and
 /// there is a terminal.
-pub async fn run_again(start: Start, again: Again) -> anyhow::Result<u8> {
-    let input = Input::Again {
+pub async fn run_again(start: Launch, again: Restart) -> anyhow::Result<u8> {
+    let input = Input::Restart {
         steps: again.steps()?,
         then_repl: !again.one_shot() && std::io::stdin().is_terminal(),
     };
@@ -208,12 +208,12 @@ pub async fn run_again(start: Start, again: Again) -> anyhow::Result<u8> {
 /// while `/resume` in its REPL picks another conversation, a session going on with that one
 /// (its settings the same).
 async fn run_started(
-    mut start: Start,
+    mut start: Launch,
     mut input: Input,
-    mut again: Option<Again>,
+    mut again: Option<Restart>,
 ) -> anyhow::Result<u8> {
     loop {
-        let next = Start {
+        let next = Launch {
             settings: start.settings.clone(),
             json: start.json,
             claude_output: start.claude_output,
@@ -229,7 +229,7 @@ async fn run_started(
         let Some(kept) = switch else {
             return Ok(code);
         };
-        start = Start {
+        start = Launch {
             continuing: Some(kept),
             ..next
         };
@@ -240,11 +240,11 @@ async fn run_started(
 
 /// One session's run; the conversation `/resume` picked to go on with next, if any.
 async fn run_once(
-    start: Start,
+    start: Launch,
     input: Input,
-    again: Option<Again>,
-) -> anyhow::Result<(u8, Option<Kept>)> {
-    let Start {
+    again: Option<Restart>,
+) -> anyhow::Result<(u8, Option<StoredConversation>)> {
+    let Launch {
         settings,
         json,
         claude_output,
@@ -294,7 +294,7 @@ async fn run_once(
         // Only an interactive session has a "next prompt" to reload before.
         .hot_reload(input.has_repl())
         .started_as(
-            one_shot || again.as_ref().is_some_and(Again::one_shot),
+            one_shot || again.as_ref().is_some_and(Restart::one_shot),
             json,
         );
     if let Some(again) = again {
@@ -408,14 +408,14 @@ fn renderer_for(
 /// tags fetching the digests they named then.
 fn again_from(
     builder: wonopcode_session::SessionBuilder,
-    again: Again,
+    again: Restart,
 ) -> wonopcode_session::SessionBuilder {
     let builder = builder.module_pins(again.meta().modules.clone());
     match again {
-        Again::Resume { earlier, policy } => {
+        Restart::Resume { earlier, policy } => {
             builder.resuming(earlier, crate::restart::on_interrupted(policy))
         }
-        Again::Fork { fork, .. } => builder.forking(fork),
+        Restart::Fork { fork, .. } => builder.forking(fork),
     }
 }
 
@@ -492,7 +492,7 @@ pub(crate) struct Cli {
     json: bool,
     /// The conversation `/resume` picked: the REPL ends, and a session going on with it
     /// starts.
-    pub(crate) switch_to: Option<Kept>,
+    pub(crate) switch_to: Option<StoredConversation>,
     /// What the person types while a REPL turn runs, drawn under the status lines.
     pub(crate) typed: TypedLines,
     /// The config file named with `--config` (`None`: the default one, if it is there),
@@ -532,7 +532,7 @@ impl Cli {
             }
             Input::Repl => self.repl(None).await?,
             Input::Opening(prompt) => self.repl(Some(prompt)).await?,
-            Input::Again { steps, then_repl } => {
+            Input::Restart { steps, then_repl } => {
                 let mut code = exit::SUCCESS;
                 for step in steps {
                     let (text, attachments) = match step {

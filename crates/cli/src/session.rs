@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::ArgMatches;
 use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_journal::Runs;
-use wonopcode_providers::Wire;
+use wonopcode_providers::OpenAiWire;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_session::generation::Generation;
 use wonopcode_session::stand_in::{StandIn, StandInAnswer};
@@ -230,8 +230,8 @@ fn model_choice(model: &ModelArgs) -> ModelChoice {
         model: model.model.clone(),
         base_url: model.base_url.clone(),
         wire: model.wire.map(|w| match w {
-            WireArg::Responses => Wire::Responses,
-            WireArg::Chat => Wire::Chat,
+            WireArg::Responses => OpenAiWire::Responses,
+            WireArg::Chat => OpenAiWire::Chat,
         }),
         record: model.record.clone(),
     }

@@ -36,7 +36,7 @@ use crate::context_tools::{ContextTools, report_failures};
 use crate::delegation::Delegation;
 use crate::file_changes::{ChildSink, FileChanges};
 use crate::grants::{Grant, without_resolver};
-use crate::loader::{ChildSeat, Lineage, LoopLoader};
+use crate::loader::{ChildSeat, Inheritance, LoopLoader};
 use crate::loop_source::LoopSource;
 use crate::resolver::ModuleResolver;
 use crate::spawn::{ChildResult, ModuleRef, SpawnAsks, SpawnGrants, SpawnRequest};
@@ -70,7 +70,7 @@ pub struct ParentPlace {
     /// The models a child may ask for by name; `None`: only the parent's.
     pub models: Option<Arc<dyn ModelSource>>,
     /// Its lineage.
-    pub lineage: Lineage,
+    pub lineage: Inheritance,
 }
 
 /// A child's loop: a guest instance, or the native loop (`named("standard")`).
@@ -182,7 +182,7 @@ impl LiveChild {
             .root_sink
             .clone()
             .unwrap_or_else(|| parent.services.events.sink().clone());
-        let lineage = Lineage {
+        let lineage = Inheritance {
             budgets: budgets.clone(),
             changes: changes.clone(),
             grants: lineage,
@@ -432,7 +432,7 @@ async fn load_child(
     parent: &ParentView,
     path: &ContextPath,
     params: &SpawnRequest,
-    lineage: Lineage,
+    lineage: Inheritance,
 ) -> Result<(ChildLoop, Option<Arc<AgentDefinition>>), String> {
     let tree = &parent.place.tree;
     let source = match &params.module {

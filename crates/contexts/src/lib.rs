@@ -30,7 +30,7 @@ pub use context_tools::ContextTools;
 pub use delegation::Delegation;
 pub use file_changes::{ChildSink, FileChanges};
 pub use grants::{Grant, SpawnSandbox};
-pub use loader::{ChildSeat, Lineage, LoopLoader};
+pub use loader::{ChildSeat, Inheritance, LoopLoader};
 pub use loop_source::LoopSource;
 pub use resolver::{ContextLimits, ModuleResolver};
 pub use spawn::{ChildResult, ModuleRef, SpawnAsks, SpawnGrants, SpawnRequest};

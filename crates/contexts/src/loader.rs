@@ -42,12 +42,12 @@ pub struct ChildSeat {
     /// Its parent's context path.
     pub parent_id: String,
     /// What it inherits from its ancestors, its own parts added.
-    pub lineage: Lineage,
+    pub lineage: Inheritance,
 }
 
 /// What a context inherits from its ancestors, with its own parts added last.
 #[derive(Clone)]
-pub struct Lineage {
+pub struct Inheritance {
     /// The token budgets it draws on.
     pub budgets: Vec<Arc<TokenBudget>>,
     /// The changed-file sets it adds to.
@@ -58,7 +58,7 @@ pub struct Lineage {
     pub root_sink: Option<Arc<dyn EventSink>>,
 }
 
-impl Lineage {
+impl Inheritance {
     /// A root's: nothing inherited but the root's own grants.
     pub fn root(grants: Vec<Grant>) -> Self {
         Self {

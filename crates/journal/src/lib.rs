@@ -17,7 +17,7 @@
 //! `docs/durability.md` says why one log and not a file per context.
 
 mod checkpoints;
-mod earlier;
+mod earlier_run;
 mod events;
 mod lineage;
 mod meta;
@@ -27,7 +27,7 @@ mod seal;
 mod steps;
 
 pub use checkpoints::{Change, CheckpointStore, Restore, Rewind, changes, rewind_run};
-pub use earlier::{EarlierRun, ResumeError};
+pub use earlier_run::{EarlierRun, ResumeError};
 pub use events::{EventLog, JournalRecord, Read, Torn};
 pub use lineage::Lineage;
 pub use meta::{Invocation, KeptCommand, RunMeta, RunStatus, SessionCommand};

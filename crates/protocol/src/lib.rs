@@ -15,7 +15,7 @@ pub mod call;
 pub mod checkpoint;
 pub mod claude_code;
 pub mod context_path;
-pub mod earlier;
+pub mod earlier_calls;
 pub mod editor_files;
 pub mod environment;
 pub mod event;
@@ -31,7 +31,7 @@ pub mod usage;
 
 pub use call::Call;
 pub use context_path::ContextPath;
-pub use earlier::{EarlierCall, EarlierCalls, Interrupted, OnInterrupted};
+pub use earlier_calls::{EarlierCall, EarlierCalls, Interrupted, OnInterrupted};
 pub use event::{Emitter, Event, EventKind, EventSink};
 pub use message::{Message, Part, Role, SharedHistory};
 pub use model::{

@@ -26,7 +26,7 @@ pub mod vertex;
 mod wires;
 
 pub use api::Api;
-pub use catalog::{CatalogError, Choice, ModelCatalog, ProviderEntry, Wire};
+pub use catalog::{CatalogError, Choice, ModelCatalog, OpenAiWire, ProviderEntry};
 pub use http::rate_limit::{RateLimiter, RateLimits};
 pub use http::{HttpModel, HttpModelError, HttpSettings, KeyAuth, LocalServer};
 pub use prefix::{PrefixReplay, PrefixSource};

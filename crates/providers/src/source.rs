@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use async_trait::async_trait;
 use wonopcode_protocol::{ModelError, ModelSource, ProviderListing, SharedModel};
 
-use crate::catalog::{Choice, ModelCatalog, Wire};
+use crate::catalog::{Choice, ModelCatalog, OpenAiWire};
 use crate::http::HttpModel;
 
 /// Reads an environment variable (a parameter so tests and embedders choose what it sees).
@@ -25,7 +25,7 @@ pub struct CatalogSource {
     /// `--base-url`, which applies to the first model's provider only.
     base_url: Option<String>,
     /// `--wire`, likewise.
-    wire: Option<Wire>,
+    wire: Option<OpenAiWire>,
     opened: Mutex<HashMap<(String, String), SharedModel>>,
 }
 
@@ -49,7 +49,7 @@ impl CatalogSource {
     }
 
     /// Speaks `wire` to the first model's provider, as the first model does.
-    pub fn with_wire(mut self, wire: Option<Wire>) -> Self {
+    pub fn with_wire(mut self, wire: Option<OpenAiWire>) -> Self {
         self.wire = wire;
         self
     }

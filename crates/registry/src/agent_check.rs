@@ -16,7 +16,7 @@ pub type Check = (&'static str, Result<String, String>);
 
 /// The models an agent file may name: the caller's catalog, seen through what the checks
 /// ask of it.
-pub trait ModelCatalog {
+pub trait ModelLookup {
     /// `Err` with one line saying the provider is unknown (and which are known).
     fn provider(&self, provider: &str) -> Result<(), String>;
     /// The provider's default model.
@@ -34,7 +34,7 @@ pub struct Known<'a> {
     /// The MCP servers the config file defines.
     pub config_servers: Vec<&'a str>,
     /// The model catalog.
-    pub models: &'a dyn ModelCatalog,
+    pub models: &'a dyn ModelLookup,
 }
 
 /// Checks an agent file's entry: the file, its tools, its model, its generation settings.
@@ -104,7 +104,7 @@ fn tools(entry: &Entry, known: &Known<'_>) -> Result<String, String> {
 
 /// The provider the file names is one wonopcode knows; a model outside its catalog works
 /// on servers that take any id, at an unknown cost.
-fn model(agent: &AgentDefinition, models: &dyn ModelCatalog) -> Result<String, String> {
+fn model(agent: &AgentDefinition, models: &dyn ModelLookup) -> Result<String, String> {
     let Some(provider) = agent.provider.as_deref() else {
         return Ok(match &agent.model {
             Some(model) => format!("`{model}` of the provider its parent runs on"),
@@ -122,7 +122,7 @@ fn model(agent: &AgentDefinition, models: &dyn ModelCatalog) -> Result<String, S
 /// The file's `thinking`, `max-output-tokens` and `temperature`, checked against the model it
 /// names the way a run checks them before its first request; a file that leaves the model to
 /// its parent is checked when it is spawned, against the parent's.
-fn generation(agent: &AgentDefinition, models: &dyn ModelCatalog) -> Result<String, String> {
+fn generation(agent: &AgentDefinition, models: &dyn ModelLookup) -> Result<String, String> {
     let Some(provider) = agent.provider.as_deref() else {
         return Ok("checked against its parent's model when it is spawned".to_owned());
     };

@@ -91,14 +91,14 @@ pub struct Entry {
 
 /// Every loop found, and what went wrong while looking.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Catalog {
+pub struct LoopCatalog {
     /// In discovery order.
     pub entries: Vec<Entry>,
     /// Skipped files and directories, unknown keys: one line each.
     pub warnings: Vec<String>,
 }
 
-impl Catalog {
+impl LoopCatalog {
     /// The built-in entries.
     pub fn builtins() -> Vec<Entry> {
         vec![
@@ -386,7 +386,7 @@ mod tests {
         std::fs::write(first.path().join("reviewer.wasm"), b"x").unwrap();
         std::fs::write(first.path().join("notes.txt"), b"x").unwrap();
         std::fs::write(second.path().join("reviewer.wasm"), b"x").unwrap();
-        let catalog = Catalog::discover(&search(&[first.path(), second.path()]));
+        let catalog = LoopCatalog::discover(&search(&[first.path(), second.path()]));
         let names: Vec<&str> = catalog.entries.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["standard", "default", "coder", "reviewer"]);
         let coder = catalog.find("coder").unwrap();
@@ -416,7 +416,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(FILE_NAME), "modules: [1, 2\n").unwrap();
         std::fs::write(dir.path().join("loose.wasm"), b"x").unwrap();
-        let catalog = Catalog::discover(&search(&[dir.path()]));
+        let catalog = LoopCatalog::discover(&search(&[dir.path()]));
         assert!(catalog.find("loose").is_ok());
         assert_eq!(catalog.warnings.len(), 1);
         assert!(
@@ -432,7 +432,7 @@ mod tests {
         let missing = dir.path().join("nope");
         let named =
             SearchPath::from_parts(std::slice::from_ref(&missing), Vec::new(), None, None, None);
-        let catalog = Catalog::discover(&named);
+        let catalog = LoopCatalog::discover(&named);
         assert_eq!(
             catalog.warnings,
             [format!(
@@ -442,7 +442,7 @@ mod tests {
         );
         // A standard directory that is not there is nothing to say.
         let standard = SearchPath::from_parts(&[], vec![missing], None, None, None);
-        assert!(Catalog::discover(&standard).warnings.is_empty());
+        assert!(LoopCatalog::discover(&standard).warnings.is_empty());
     }
 
     #[test]
@@ -453,7 +453,7 @@ mod tests {
         std::fs::write(&unreadable, b"x").unwrap();
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("kept.wasm"), b"x").unwrap();
-        let catalog = Catalog::discover(&search(&[&unreadable, other.path()]));
+        let catalog = LoopCatalog::discover(&search(&[&unreadable, other.path()]));
         assert!(catalog.find("kept").is_ok());
         assert_eq!(catalog.warnings.len(), 1, "{:?}", catalog.warnings);
         assert!(

@@ -18,7 +18,7 @@ pub mod resolver;
 pub mod skill;
 
 pub use agent_file::AgentFile;
-pub use catalog::{Catalog, Entry, Shadowed, Source};
+pub use catalog::{Entry, LoopCatalog, Shadowed, Source};
 pub use error::RegistryError;
 pub use file::{InputSchema, ModuleGrants, ModuleTools, ScopedHooks};
 pub use metadata::{Metadata, MetadataCache, Status};

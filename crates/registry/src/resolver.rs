@@ -7,13 +7,13 @@ use std::sync::OnceLock;
 
 use wonopcode_contexts::{LoopSource, ModuleResolver};
 
-use crate::catalog::{Catalog, Entry};
+use crate::catalog::{Entry, LoopCatalog};
 use crate::paths::SearchPath;
 
 /// A resolver over the catalog of a search path, discovered on first use.
 pub struct CatalogResolver {
     search: SearchPath,
-    catalog: OnceLock<Catalog>,
+    catalog: OnceLock<LoopCatalog>,
 }
 
 impl CatalogResolver {
@@ -28,16 +28,16 @@ impl CatalogResolver {
 
 impl CatalogResolver {
     /// A resolver over a catalog its caller discovered (and reported the warnings of).
-    pub fn discovered(search: SearchPath, catalog: Catalog) -> Self {
+    pub fn discovered(search: SearchPath, catalog: LoopCatalog) -> Self {
         Self {
             search,
             catalog: OnceLock::from(catalog),
         }
     }
 
-    fn catalog(&self) -> &Catalog {
+    fn catalog(&self) -> &LoopCatalog {
         self.catalog.get_or_init(|| {
-            let catalog = Catalog::discover(&self.search);
+            let catalog = LoopCatalog::discover(&self.search);
             for warning in &catalog.warnings {
                 tracing::warn!("{warning}");
             }
@@ -72,7 +72,7 @@ impl ModuleResolver for CatalogResolver {
 }
 
 /// The entry `name`, else `name` without its `.wasm`.
-fn entry<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c Entry, String> {
+fn entry<'c>(catalog: &'c LoopCatalog, name: &str) -> Result<&'c Entry, String> {
     catalog
         .find(name)
         .or_else(|e| match name.strip_suffix(".wasm") {
@@ -83,7 +83,7 @@ fn entry<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c Entry, String> {
 }
 
 /// Where the module `name` (or `name` without its `.wasm`) lives.
-fn resolve(catalog: &Catalog, name: &str) -> Result<LoopSource, String> {
+fn resolve(catalog: &LoopCatalog, name: &str) -> Result<LoopSource, String> {
     Ok(entry(catalog, name)?.location.clone())
 }
 
@@ -93,9 +93,9 @@ mod tests {
 
     #[test]
     fn names_resolve_with_or_without_their_extension() {
-        let catalog = Catalog {
-            entries: Catalog::builtins(),
-            ..Catalog::default()
+        let catalog = LoopCatalog {
+            entries: LoopCatalog::builtins(),
+            ..LoopCatalog::default()
         };
         assert_eq!(resolve(&catalog, "standard"), Ok(LoopSource::Native));
         assert_eq!(resolve(&catalog, "default.wasm"), Ok(LoopSource::Embedded));

@@ -8,7 +8,7 @@ use wonopcode_agent_loop::{AgentLoop, StandardLoop};
 use wonopcode_contexts::LoopSource;
 
 use crate::error::SessionError;
-use wonopcode_registry::{Catalog, Entry, Metadata, MetadataCache, SearchPath};
+use wonopcode_registry::{Entry, LoopCatalog, Metadata, MetadataCache, SearchPath};
 use wonopcode_wasm_host::{
     CachePolicy, DEFAULT_LOOP, EngineOptions, GuestFile, HostConfig, WasmAgentLoop, WasmEngine,
     WasmError,
@@ -145,7 +145,7 @@ pub async fn list(
     cache: Option<MetadataCache>,
     compile: Option<CachePolicy>,
 ) -> (Vec<ListedLoop>, Vec<String>) {
-    let catalog = Catalog::discover(search);
+    let catalog = LoopCatalog::discover(search);
     let cache = cache.unwrap_or_else(|| MetadataCache::at(None));
     let engine = LazyEngine {
         engine: OnceLock::new(),

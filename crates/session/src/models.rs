@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use wonopcode_protocol::{ContextPath, ModelSource, SharedModel};
 use wonopcode_providers::{
-    CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, PrefixReplay, PrefixSource,
-    RecordingModel, RecordingSource, ReplayProvider, ReplaySource, Transcript, Wire,
+    CatalogSource, Choice, EnvReader, HttpModel, ModelCatalog, OpenAiWire, PrefixReplay,
+    PrefixSource, RecordingModel, RecordingSource, ReplayProvider, ReplaySource, Transcript,
 };
 
 use crate::config::Config;
@@ -41,7 +41,7 @@ pub struct ModelChoice {
     pub base_url: Option<String>,
     /// Which OpenAI API to speak (`--wire`), over the provider's own.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wire: Option<Wire>,
+    pub wire: Option<OpenAiWire>,
     /// Record every response to this transcript.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record: Option<PathBuf>,

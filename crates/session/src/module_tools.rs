@@ -21,7 +21,7 @@ use wonopcode_tools::{BuiltinOptions, Reach, WebFetchTool};
 
 use crate::config::absolute_paths;
 use crate::hook_loader::HookLoader;
-use crate::published::PublishedModules;
+use crate::oci_pins::PublishedModules;
 use crate::skill_tool::SkillTool;
 
 /// Resolves module names through the catalog and gives each context what its grants allow.

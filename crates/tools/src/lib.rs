@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wonopcode_agent_loop::{Tool, ToolRegistry, registry::RegistryError};
+use wonopcode_agent_loop::{Tool, ToolRegistry, tool_registry::ToolRegistryError};
 use wonopcode_sandbox::Sandbox;
 use write_guard::WriteGuard;
 
@@ -127,7 +127,7 @@ pub fn bash_tool(options: &BuiltinOptions) -> Arc<dyn Tool> {
 pub fn register_builtins(
     registry: &mut ToolRegistry,
     options: BuiltinOptions,
-) -> Result<(), RegistryError> {
+) -> Result<(), ToolRegistryError> {
     for tool in builtin_tools(options) {
         registry.register(tool)?;
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use wonopcode_agent_loop::LoopCapabilities;
-use wonopcode_contexts::{ContextTree, Lineage};
+use wonopcode_contexts::{ContextTree, Inheritance};
 
 use crate::bindings::context::SpawnRequest;
 use crate::engine::WasmEngine;
@@ -38,5 +38,5 @@ pub(crate) struct Frame {
     pub parent_id: Option<String>,
     /// What it inherits: the token budgets it draws on (a child reached its limit when any
     /// is spent), the changed-file sets it adds to, its grants, the root's sink.
-    pub lineage: Lineage,
+    pub lineage: Inheritance,
 }

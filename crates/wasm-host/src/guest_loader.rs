@@ -9,7 +9,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use wonopcode_agent_loop::AgentLoop;
-use wonopcode_contexts::{ChildSeat, ContextTree, Lineage, LoopLoader, LoopSource, ParentPlace};
+use wonopcode_contexts::{
+    ChildSeat, ContextTree, Inheritance, LoopLoader, LoopSource, ParentPlace,
+};
 
 use crate::component::Component;
 use crate::engine::WasmEngine;
@@ -60,7 +62,7 @@ impl GuestLoader {
         ParentPlace {
             tree,
             models: host_config.models.clone(),
-            lineage: Lineage::root(host_config.grants.clone()),
+            lineage: Inheritance::root(host_config.grants.clone()),
             loader: Arc::new(Self {
                 guests: TreeGuests::new(engine, host_config),
                 same: None,

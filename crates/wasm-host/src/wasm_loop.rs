@@ -12,7 +12,7 @@ use tokio::sync::Mutex;
 use tracing::Instrument;
 use wasmtime::{Store, UpdateDeadline};
 use wonopcode_agent_loop::{AgentLoop, LoopCapabilities, LoopContext, Next, Run};
-use wonopcode_contexts::{ContextTree, Lineage};
+use wonopcode_contexts::{ContextTree, Inheritance};
 use wonopcode_protocol::LoopError;
 use wonopcode_protocol::event::ItemDetails;
 use wonopcode_protocol::message::pending_tool_calls;
@@ -83,7 +83,7 @@ impl WasmAgentLoop {
             loaded.host_config.contexts,
             loaded.host_config.resolver.clone(),
         );
-        let lineage = Lineage::root(loaded.host_config.grants.clone());
+        let lineage = Inheritance::root(loaded.host_config.grants.clone());
         let frame = Arc::new(Frame {
             loaded: Arc::new(loaded),
             guests,

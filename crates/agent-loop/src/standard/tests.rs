@@ -20,8 +20,8 @@ use wonopcode_protocol::{LoopError, ToolCategory, ToolKind, ToolSpec};
 
 use crate::agent::{AgentLoop, LoopConfig, LoopContext, RunStats};
 use crate::compaction::CompactionConfig;
-use crate::registry::ToolRegistry;
 use crate::tool::{BreakLoop, Tool, ToolEnv, ToolError, ToolOutput};
+use crate::tool_registry::ToolRegistry;
 
 use super::StandardLoop;
 

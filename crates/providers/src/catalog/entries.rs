@@ -29,7 +29,7 @@ pub enum ApiName {
 /// `--wire`: which of OpenAI's two APIs to speak to a provider that has both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Wire {
+pub enum OpenAiWire {
     /// The Responses API.
     Responses,
     /// Chat Completions.

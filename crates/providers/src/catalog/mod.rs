@@ -27,7 +27,7 @@ use clouds::{
 };
 use entries::merge;
 pub use entries::{
-    ApiName, AuthName, CacheEntry, CacheTtlName, CapField, ModelEntry, ProviderEntry, Wire,
+    ApiName, AuthName, CacheEntry, CacheTtlName, CapField, ModelEntry, OpenAiWire, ProviderEntry,
 };
 use keys::{Key, has_key, set_value};
 
@@ -117,7 +117,7 @@ pub struct Choice<'a> {
     /// `--base-url`.
     pub base_url: Option<&'a str>,
     /// `--wire`: overrides the provider's `api` between Responses and Chat Completions.
-    pub wire: Option<Wire>,
+    pub wire: Option<OpenAiWire>,
 }
 
 impl ModelCatalog {
@@ -242,8 +242,8 @@ impl ModelCatalog {
             (Some(ApiName::Gemini), None) => Api::Gemini,
             (Some(ApiName::Bedrock), None) => Api::Bedrock,
             (Some(ApiName::Vertex), None) => Api::Vertex,
-            (_, Some(Wire::Responses)) | (Some(ApiName::Responses), None) => Api::Responses,
-            (_, Some(Wire::Chat)) | (Some(ApiName::Openai) | None, None) => chat,
+            (_, Some(OpenAiWire::Responses)) | (Some(ApiName::Responses), None) => Api::Responses,
+            (_, Some(OpenAiWire::Chat)) | (Some(ApiName::Openai) | None, None) => chat,
         };
         let aws_region = match api {
             Api::Bedrock => Some(aws_region(&id, entry, env).await?),
@@ -1020,7 +1020,7 @@ anthropic:
             .resolve(
                 Choice {
                     provider: Some("bedrock"),
-                    wire: Some(Wire::Chat),
+                    wire: Some(OpenAiWire::Chat),
                     ..Choice::default()
                 },
                 &env_with(&[("AWS_REGION", "us-east-1")]),
@@ -1058,7 +1058,7 @@ anthropic:
     async fn the_openai_preset_speaks_responses_and_wire_switches_it() {
         let catalog = ModelCatalog::builtin().unwrap();
         let env = env_with(&[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")]);
-        let api = |provider: &'static str, wire: Option<Wire>| {
+        let api = |provider: &'static str, wire: Option<OpenAiWire>| {
             let catalog = catalog.clone();
             let env = &env;
             async move {
@@ -1078,7 +1078,7 @@ anthropic:
         };
         assert_eq!(api("openai", None).await, Ok(Api::Responses));
         assert_eq!(
-            api("openai", Some(Wire::Chat)).await,
+            api("openai", Some(OpenAiWire::Chat)).await,
             Ok(Api::OpenAi(MaxTokensField::MaxCompletionTokens))
         );
         assert_eq!(
@@ -1086,10 +1086,10 @@ anthropic:
             Ok(Api::OpenAi(MaxTokensField::MaxTokens))
         );
         assert_eq!(
-            api("openai-compatible", Some(Wire::Responses)).await,
+            api("openai-compatible", Some(OpenAiWire::Responses)).await,
             Ok(Api::Responses)
         );
-        let refused = api("anthropic", Some(Wire::Chat)).await.unwrap_err();
+        let refused = api("anthropic", Some(OpenAiWire::Chat)).await.unwrap_err();
         assert!(
             refused.to_string().contains("speaks Anthropic Messages"),
             "{refused}"

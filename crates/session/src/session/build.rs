@@ -23,7 +23,7 @@ use wonopcode_protocol::event::{Item, ItemDetails};
 use wonopcode_protocol::{
     ContextPath, Emitter, EventKind, Message, ModelInfo, ModelSource, Role, SharedGate, SharedModel,
 };
-use wonopcode_registry::{Catalog, CatalogResolver, SearchPath};
+use wonopcode_registry::{CatalogResolver, LoopCatalog, SearchPath};
 use wonopcode_tools::permission::{PermissionPolicy, PolicyConfig};
 use wonopcode_wasm_host::{CachePolicy, GuestLoader, GuestLogs, HostConfig};
 
@@ -42,11 +42,11 @@ use crate::sink::SessionSink;
 use wonopcode_mcp::{AcceptDefaults, Elicitor, Starting};
 
 mod limits;
-mod lineage;
+mod predecessor;
 mod tooling;
 
 use limits::{capped, limits};
-use lineage::{Announcement, Lineage, open_history};
+use predecessor::{Announcement, Predecessor, open_history};
 use tooling::Tooling;
 
 impl SessionBuilder {
@@ -90,7 +90,7 @@ impl SessionBuilder {
         let continued_messages = continued_messages.unwrap_or_default();
         let conversation =
             self.conversation(&provider, &token, continued_messages, &mut notices)?;
-        let lineage = Lineage::of(
+        let lineage = Predecessor::of(
             continued_from,
             self.resuming.take(),
             self.fork.take(),
@@ -266,7 +266,7 @@ impl SessionBuilder {
     fn begin_journal(
         &self,
         journal: &Arc<RunJournal>,
-        (root, loop_name, model, lineage): (&Path, &str, &ModelInfo, &Lineage),
+        (root, loop_name, model, lineage): (&Path, &str, &ModelInfo, &Predecessor),
         sink: &SessionSink,
         notices: &mut Vec<String>,
     ) {
@@ -381,7 +381,7 @@ impl SessionBuilder {
                 let catalog = self.catalog.get_or_insert_with(|| {
                     let search = SearchPath::standard(&self.settings.loops_dirs, Some(root))
                         .trusting_workspace(trusted);
-                    let catalog = Catalog::discover(&search);
+                    let catalog = LoopCatalog::discover(&search);
                     notices.extend(catalog.warnings.iter().map(ToString::to_string));
                     catalog
                 });
@@ -416,7 +416,7 @@ impl SessionBuilder {
     /// of what a child context is given.
     fn resolver(
         &self,
-        catalog: Option<Catalog>,
+        catalog: Option<LoopCatalog>,
         root: &Path,
         trusted: bool,
         tooling: &Tooling,

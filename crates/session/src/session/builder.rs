@@ -11,7 +11,7 @@ use wonopcode_contexts::LoopSource;
 use wonopcode_journal::{EarlierRun, Runs};
 use wonopcode_mcp::Elicitor;
 use wonopcode_protocol::{ContextPath, ModelSource, OnInterrupted, SharedModel};
-use wonopcode_registry::Catalog;
+use wonopcode_registry::LoopCatalog;
 use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PolicyConfig, Prompter};
 use wonopcode_wasm_host::{CachePolicy, GuestPrompter};
@@ -45,7 +45,7 @@ pub struct SessionBuilder {
     pub(super) hot_reload: bool,
     /// Who fills in MCP servers' forms.
     pub(super) elicitor: Option<Arc<dyn Elicitor>>,
-    pub(super) catalog: Option<Catalog>,
+    pub(super) catalog: Option<LoopCatalog>,
     /// Where the run's journal goes; `None`: no journal.
     pub(super) runs: Option<Runs>,
     /// How the front-end started the run, for its journal: one prompt (else a REPL), and
@@ -65,7 +65,7 @@ pub struct SessionBuilder {
     /// The person trusted the workspace for this run when asked (not kept in the settings).
     pub(super) trusted_when_asked: bool,
     /// The run's published modules (with the pins of the run resumed or forked).
-    pub(super) published: Arc<crate::published::PublishedModules>,
+    pub(super) published: Arc<crate::oci_pins::PublishedModules>,
     /// MCP servers a front-end brings for this session only (an editor's), beside the config
     /// file's; not kept in the journal (their variables may hold secrets).
     pub(super) session_servers: std::collections::BTreeMap<String, wonopcode_mcp::ServerEntry>,
@@ -129,7 +129,7 @@ impl SessionBuilder {
     /// The digests the `oci://` tags of the run resumed or forked named (its `run.json`'s
     /// `modules`): those tags fetch the same bytes again.
     pub fn module_pins(mut self, pins: std::collections::BTreeMap<String, String>) -> Self {
-        self.published = Arc::new(crate::published::PublishedModules::new(pins));
+        self.published = Arc::new(crate::oci_pins::PublishedModules::new(pins));
         self
     }
 
@@ -268,7 +268,7 @@ impl SessionBuilder {
 
     /// The catalog of named loops, when the caller has discovered it already (and reported
     /// what went wrong while looking); else the session discovers it on first use.
-    pub fn catalog(mut self, catalog: Catalog) -> Self {
+    pub fn catalog(mut self, catalog: LoopCatalog) -> Self {
         self.catalog = Some(catalog);
         self
     }

@@ -23,7 +23,7 @@ const PREVIEW_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Errors registering a tool.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum RegistryError {
+pub enum ToolRegistryError {
     /// Another tool already has the name.
     #[error("a tool named `{0}` is already registered")]
     Duplicate(String),
@@ -37,7 +37,7 @@ pub enum RegistryError {
     },
 }
 
-impl RegistryError {
+impl ToolRegistryError {
     /// The tool that could not be registered, to say whose it was.
     pub fn tool(&self) -> &str {
         match self {
@@ -204,13 +204,13 @@ impl ToolRegistry {
     }
 
     /// Adds a tool, compiling its schema. Fails on a duplicate name or an invalid schema.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), ToolRegistryError> {
         let name = tool.spec().name.clone();
         if self.tools.contains_key(&name) {
-            return Err(RegistryError::Duplicate(name));
+            return Err(ToolRegistryError::Duplicate(name));
         }
         let check = ArgumentCheck::new(&tool.spec().parameters).map_err(|reason| {
-            RegistryError::InvalidSchema {
+            ToolRegistryError::InvalidSchema {
                 name: name.clone(),
                 reason,
             }
@@ -222,7 +222,7 @@ impl ToolRegistry {
 
     /// Adds the tools of `source`, and takes its new ones whenever it changes (at
     /// [`ToolRegistry::refresh`]). A tool whose name is taken is left out, with the reason.
-    pub fn watch(&mut self, source: Arc<dyn ToolSource>) -> Vec<RegistryError> {
+    pub fn watch(&mut self, source: Arc<dyn ToolSource>) -> Vec<ToolRegistryError> {
         let mut watched = Watched {
             generation: source.generation(),
             source,
@@ -237,7 +237,7 @@ impl ToolRegistry {
     /// Puts `tool` in the place of the tool of the same name (a context's narrower `bash`),
     /// compiling its schema; a name the registry lacks is not added (a context never gains
     /// a tool this way). Whether it replaced one.
-    pub fn replace(&mut self, tool: Arc<dyn Tool>) -> Result<bool, RegistryError> {
+    pub fn replace(&mut self, tool: Arc<dyn Tool>) -> Result<bool, ToolRegistryError> {
         let name = tool.spec().name.clone();
         if !self.tools.contains_key(&name) {
             return Ok(false);
@@ -250,7 +250,7 @@ impl ToolRegistry {
     /// Takes the tools of every watched source that changed since it was last read: its old
     /// tools go, its new ones come (a filtered registry keeps to its names). Called before
     /// each model request; what could not be added is returned.
-    pub fn refresh(&mut self) -> Vec<RegistryError> {
+    pub fn refresh(&mut self) -> Vec<ToolRegistryError> {
         let mut errors = Vec::new();
         let mut watched = std::mem::take(&mut self.watched);
         for source in &mut watched {
@@ -269,7 +269,7 @@ impl ToolRegistry {
     }
 
     /// Registers the current tools of `watched` that this registry may hold.
-    fn take(&mut self, watched: &mut Watched) -> Vec<RegistryError> {
+    fn take(&mut self, watched: &mut Watched) -> Vec<ToolRegistryError> {
         let mut errors = Vec::new();
         for tool in watched.source.tools() {
             let name = tool.spec().name.clone();
@@ -522,7 +522,7 @@ mod tests {
         let names: Vec<&str> = parent.names().collect();
         assert_eq!(names, ["echo", "mcp__s__b", "mcp__s__c"]);
         // A changed tool that clashes with one the registry has is refused, said.
-        assert_eq!(errors, [RegistryError::Duplicate("echo".into())]);
+        assert_eq!(errors, [ToolRegistryError::Duplicate("echo".into())]);
         // The child keeps to the names it was given.
         child.refresh();
         let names: Vec<&str> = child.names().collect();
@@ -598,7 +598,7 @@ mod tests {
                 category: ToolCategory::Custom,
             })))
             .unwrap_err();
-        assert!(matches!(err, RegistryError::InvalidSchema { .. }));
+        assert!(matches!(err, ToolRegistryError::InvalidSchema { .. }));
     }
 
     #[tokio::test]

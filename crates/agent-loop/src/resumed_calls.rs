@@ -1,5 +1,5 @@
 //! How a resumed run answers the calls its interrupted run made, from the record the
-//! journal read back (`wonopcode_protocol::earlier`): a call the run finished is answered
+//! journal read back (`wonopcode_protocol::earlier_calls`): a call the run finished is answered
 //! instead of run again; a call it started and never finished is run again when that is
 //! safe, and otherwise follows the resume's policy ([`OnInterrupted`]). Both loops reach it
 //! in the shared tool round, so the native loop and every guest get the same answers (a
@@ -7,7 +7,7 @@
 //! point where the run stopped).
 
 use wonopcode_protocol::Call;
-use wonopcode_protocol::earlier::{
+use wonopcode_protocol::earlier_calls::{
     EarlierCall, EarlierCalls, Interrupted, OnInterrupted, interrupted_item,
 };
 use wonopcode_protocol::event::{Emitter, ItemStatus};

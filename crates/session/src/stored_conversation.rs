@@ -11,7 +11,7 @@ use wonopcode_journal::{Lineage, Read, RunStatus, Runs};
 use wonopcode_protocol::{Event, Message};
 
 /// A kept conversation, read back.
-pub struct Kept {
+pub struct StoredConversation {
     /// Its name: its first run's id.
     pub id: String,
     /// Its first prompt, cut to a line.
@@ -22,7 +22,7 @@ pub struct Kept {
     pub events: Vec<Event>,
 }
 
-impl Kept {
+impl StoredConversation {
     /// Reads the session `id` of `runs`, which ran in `workspace`; `Err`: one line saying
     /// why it cannot be loaded (unknown, another workspace's, open elsewhere, unreadable).
     pub fn read(runs: &Runs, id: &str, workspace: &Path) -> Result<Self, String> {

@@ -1,6 +1,6 @@
 //! What an interrupted run's tool calls did, for its resume: the record the journal reads
 //! back from a run's events ([`EarlierCalls`]) and the words for what became of each call.
-//! The engine answers a resumed run's calls from it (`wonopcode_agent_loop::earlier`): a
+//! The engine answers a resumed run's calls from it (`wonopcode_agent_loop::resumed_calls`): a
 //! call the run finished is answered instead of run again; a call it started and never
 //! finished is run again when that is safe, and otherwise follows the resume's policy
 //! ([`OnInterrupted`]).

@@ -18,14 +18,14 @@ use crate::instructions::ProjectInstructions;
 
 /// The run this one resumes or forks: for its `run.json`, its first events, and the calls
 /// the resumed run finished (answered from its journal).
-pub(super) struct Lineage {
+pub(super) struct Predecessor {
     pub(super) resumes: Option<String>,
     pub(super) continues: Option<String>,
     pub(super) origin: Option<String>,
     pub(super) events: Vec<EventKind>,
 }
 
-impl Lineage {
+impl Predecessor {
     pub(super) fn of(
         continued_from: Option<String>,
         resuming: Option<(EarlierRun, OnInterrupted)>,
@@ -102,7 +102,7 @@ impl<'a> Announcement<'a> {
 
     pub(super) async fn announce(
         self,
-        lineage: Lineage,
+        lineage: Predecessor,
         loop_config: &mut LoopConfig,
         hooks: Option<&SharedHooks>,
         instructions: &ProjectInstructions,
