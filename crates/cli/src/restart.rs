@@ -12,18 +12,21 @@
 //! Either is a new run with a journal of its own beside the other's (`resumes` or `origin`
 //! names the other), so nothing the other run left is changed. A journal from before
 //! settings were kept has its command line instead, read here into the same settings.
+//!
+//! What every front-end's restart obeys (the answers, the fork point, the files a fork puts
+//! back, what a journal may not widen unasked) is the session's (`wonopcode_session::restart`);
+//! this module reads the command line, asks at the terminal and starts the run.
 
 use std::io::IsTerminal;
 
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use wonopcode_journal::{
-    EarlierRun, Invocation, ResumeError, RunDir, RunMeta, RunStatus, Runs, SealKey, Step,
+    EarlierRun, Invocation, ResumeError, RunDir, RunMeta, RunStatus, Runs, Step,
 };
-use wonopcode_protocol::{ContextPath, OnInterrupted};
-use wonopcode_providers::Transcript;
+use wonopcode_protocol::OnInterrupted;
+use wonopcode_session::restart::{self, ForkModel, RestartError};
 use wonopcode_session::{Fork, Settings};
-use wonopcode_tools::permission::Action;
 
 use crate::args::{Args, Command, ForkArgs, OnInterruptedArg, PromptArgs, ResumeArgs};
 use crate::run::{Launch, run_again};
@@ -85,7 +88,7 @@ impl Restart {
 /// `wonopcode resume RUN [--on-interrupted P] [--answer [CONTEXT:]CALL_ID=TEXT] [-- FLAGS]`.
 pub async fn resume_by_id(args: &ResumeArgs) -> anyhow::Result<u8> {
     let (runs, dir) = find_run(&args.id)?;
-    let earlier = answered(EarlierRun::read(&dir), &args.answer);
+    let earlier = restart::answered(EarlierRun::read(&dir), &args.answer);
     resume(earlier, runs, args.on_interrupted, &args.flags).await
 }
 
@@ -130,7 +133,7 @@ pub async fn resume_latest(mut args: PromptArgs, matches: &ArgMatches) -> anyhow
         )));
     };
     tracing::debug!(run = %meta.id, "resuming this workspace's latest interrupted run");
-    let earlier = answered(earlier, &args.answer);
+    let earlier = restart::answered(earlier, &args.answer);
     // The approvals given with --resume are the person's, for the calls that wait.
     let mut flags = Vec::new();
     if args.permissions.yes {
@@ -142,41 +145,13 @@ pub async fn resume_latest(mut args: PromptArgs, matches: &ArgMatches) -> anyhow
     resume(earlier, runs, args.on_interrupted, &flags).await
 }
 
-/// The run read back with the person's answers in place of the calls it waits on; an answer
-/// naming no waiting call is refused (one line naming those that wait).
-fn answered(
-    earlier: Result<EarlierRun, ResumeError>,
-    answers: &[(String, String)],
-) -> Result<EarlierRun, ResumeError> {
-    let mut earlier = earlier?;
-    for (target, text) in answers {
-        let (context, id) = answer_target(target);
-        earlier
-            .calls
-            .answer(context.as_ref(), id, text)
-            .map_err(|why| ResumeError::Answer(format!("run {}: {why}", earlier.meta.id)))?;
-    }
-    Ok(earlier)
-}
-
-/// `CONTEXT:CALL_ID` (`0.2:toolu_06`) or a bare `CALL_ID` of `--answer`.
-fn answer_target(target: &str) -> (Option<ContextPath>, &str) {
-    match target.split_once(':') {
-        Some((context, id)) if !id.is_empty() => match ContextPath::parse(context) {
-            Some(context) => (Some(context), id),
-            None => (None, target),
-        },
-        _ => (None, target),
-    }
-}
-
 /// `wonopcode fork RUN --at CONTEXT:RESPONSE [--provider P] [--model M] [--replay FILE]`.
 pub async fn fork(args: &ForkArgs) -> anyhow::Result<u8> {
     let (runs, dir) = find_run(&args.id)?;
     let meta = dir.meta()?;
-    let (at, response) = fork_point(&args.at)?;
+    let (at, response) = restart::fork_point(&args.at).map_err(refused)?;
     let responses = dir.responses_path();
-    check_fork_point(&meta.id, &responses, &at, response)?;
+    restart::check_fork_point(&meta.id, &responses, &at, response).map_err(refused)?;
     let again = Restart::Fork {
         fork: Fork {
             origin: meta.id.clone(),
@@ -270,28 +245,14 @@ async fn start_again(
 ) -> anyhow::Result<u8> {
     let meta = again.meta().clone();
     let id = meta.id.clone();
-    let Some(invocation) = meta.invocation.clone() else {
-        return Err(usage(format!(
-            "run {id} does not say how it was started (it predates resumable journals)"
-        )));
-    };
-    if meta.prompts.is_empty() && invocation.one_shot {
-        return Err(usage(format!(
-            "run {id} stopped before its prompt was given: start it again instead"
-        )));
-    }
+    let invocation = restart::invocation_of(&meta).map_err(refused)?.clone();
     // The fork's paths are the person's, relative to where they typed them.
-    let fork_model = fork.map(ForkModel::of).transpose()?;
+    let fork_model = fork.map(fork_model).transpose()?;
     // Relative paths of its settings are relative to where it was started.
     std::env::set_current_dir(&invocation.cwd)
         .map_err(|e| usage(format!("run {id} was started in {}: {e}", invocation.cwd)))?;
     let stored = Stored::read(&id, &invocation)?;
-    if let Some(history) = &stored.settings.history {
-        return Err(usage(format!(
-            "run {id} kept its conversation in --history {}, which starting it again would write twice: continue that conversation with --history {0} instead",
-            history.display()
-        )));
-    }
+    restart::refuse_history(&id, &stored.settings).map_err(refused)?;
     let mut settings = stored.settings;
     if let Some(model) = fork_model {
         model.lay_over(&mut settings, &meta);
@@ -303,20 +264,7 @@ async fn start_again(
         flag_settings(&extra, &matches)?,
         flag_settings(&none, &none_matches)?,
     );
-    // A journal can be changed by whoever may write the runs directory: settings not
-    // sealed by this user's key run what they would widen only when the person says so,
-    // here or by giving the flags again.
-    let sealed = SealKey::standard().is_some_and(|key| invocation.is_sealed_by(&key));
-    let stored_wide = if sealed {
-        Vec::new()
-    } else {
-        widening(&settings)
-    };
-    let given_wide = widening(&given);
-    let unasked: Vec<String> = stored_wide
-        .into_iter()
-        .filter(|w| !given_wide.contains(w))
-        .collect();
+    let unasked = restart::unasked_widening(&invocation, &settings, &given);
     if !unasked.is_empty() && !confirm_wider(&id, &unasked).await {
         // A planted setting is hostile text: shown with its control characters escaped.
         let shown: Vec<String> = unasked
@@ -333,7 +281,7 @@ async fn start_again(
         .overlaid(&given, &base)
         .map_err(|e| usage(e.to_string()))?;
     if fork.is_some_and(|f| !f.keep_files) {
-        files_before(&runs, &id, &settings.workspace)?;
+        said_files_before(&runs, &id, &settings.workspace)?;
     }
     if let Restart::Resume { policy, .. } = &mut again {
         *policy = policy.or(extra.on_interrupted).or(stored.on_interrupted);
@@ -353,12 +301,10 @@ async fn start_again(
     run_again(start, again).await
 }
 
-/// Puts the files run `id` changed in `workspace` back to what they were before it (from
-/// its checkpoints), so a fork's tool calls, run again, leave them as they were at its
-/// point; says what it did on stderr. A file changed since by someone else is left alone.
-fn files_before(runs: &Runs, id: &str, workspace: &std::path::Path) -> anyhow::Result<()> {
-    let dir = runs.find(id).map_err(|e| usage(e.to_string()))?;
-    let rewind = wonopcode_journal::rewind_run(&dir, workspace, 0, &[], false, false)?;
+/// Puts back the files run `id` changed before a fork runs its calls again
+/// (`restart::files_before`), saying what it did on stderr.
+fn said_files_before(runs: &Runs, id: &str, workspace: &std::path::Path) -> anyhow::Result<()> {
+    let rewind = restart::files_before(runs, id, workspace).map_err(refused)?;
     let shown = crate::render::one_line;
     for path in &rewind.refused {
         eprintln!(
@@ -370,6 +316,29 @@ fn files_before(runs: &Runs, id: &str, workspace: &std::path::Path) -> anyhow::R
         eprintln!("fork: {}", shown(&line));
     }
     Ok(())
+}
+
+/// The model `wonopcode fork` names, its paths made absolute where the person typed them.
+fn fork_model(args: &ForkArgs) -> anyhow::Result<ForkModel> {
+    let absolute = |p: &std::path::PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+    let workspace = match &args.cwd {
+        Some(dir) => Some(crate::session::workspace_root(Some(&absolute(dir)))?),
+        None => None,
+    };
+    Ok(ForkModel {
+        replay: args.replay.as_ref().map(absolute),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        workspace,
+    })
+}
+
+/// A refused restart as a usage error; a journal that cannot be read as itself.
+fn refused(e: RestartError) -> anyhow::Error {
+    match e {
+        RestartError::Journal(e) => anyhow::Error::from(e),
+        refused => usage(refused.to_string()),
+    }
 }
 
 /// A prompt's flags as clap reads them, with their matches (for the order of permission
@@ -404,99 +373,6 @@ fn flag_settings(args: &PromptArgs, matches: &ArgMatches) -> anyhow::Result<Sett
     )
 }
 
-/// The live model a fork names, its paths made absolute where the person typed them.
-struct ForkModel {
-    replay: Option<std::path::PathBuf>,
-    provider: Option<String>,
-    model: Option<String>,
-    workspace: Option<std::path::PathBuf>,
-}
-
-impl ForkModel {
-    fn of(args: &ForkArgs) -> anyhow::Result<Self> {
-        let absolute =
-            |p: &std::path::PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
-        let workspace = match &args.cwd {
-            Some(dir) => Some(crate::session::workspace_root(Some(&absolute(dir)))?),
-            None => None,
-        };
-        Ok(Self {
-            replay: args.replay.as_ref().map(absolute),
-            provider: args.provider.clone(),
-            model: args.model.clone(),
-            workspace,
-        })
-    }
-
-    /// What the fork names replaces the run's own: a transcript or a provider its whole
-    /// model, a model alone its id (keeping the run's provider); the run's recording file is
-    /// its own (the fork records in its journal).
-    fn lay_over(self, settings: &mut Settings, meta: &RunMeta) {
-        let choice = &mut settings.model;
-        if self.replay.is_some() || self.provider.is_some() || self.model.is_some() {
-            choice.replay = None;
-            choice.replay_pace = None;
-            choice.replay_mode = Default::default();
-            choice.model = None;
-        }
-        if self.replay.is_some() || self.provider.is_some() {
-            choice.provider = None;
-            choice.base_url = None;
-            choice.wire = None;
-        }
-        if self.model.is_some() && self.provider.is_none() && choice.provider.is_none() {
-            choice.provider = meta.model.split_once('/').map(|(p, _)| p.to_owned());
-        }
-        choice.replay = self.replay.or(choice.replay.take());
-        choice.provider = self.provider.or(choice.provider.take());
-        choice.model = self.model.or(choice.model.take());
-        choice.record = None;
-        if let Some(workspace) = self.workspace {
-            settings.workspace = workspace;
-        }
-    }
-}
-
-/// The settings that widen what a run may do beyond the defaults and the user's config
-/// file: approvals, sandbox, servers, rules, another config or loops, another provider
-/// address, workspace trust. One flag (with its value) each, as it is typed.
-fn widening(settings: &Settings) -> Vec<String> {
-    let mut wide = Vec::new();
-    if settings.yes {
-        wide.push("--yes".to_owned());
-    }
-    wide.extend(
-        settings
-            .rules
-            .iter()
-            .filter(|r| r.action == Action::Allow)
-            .map(|r| match &r.pattern {
-                Some(pattern) => format!("--allow {}:{pattern}", r.tool),
-                None => format!("--allow {}", r.tool),
-            }),
-    );
-    if settings.sandbox == Some(wonopcode_sandbox::SandboxMode::FullAccess) {
-        wide.push("--sandbox full-access".to_owned());
-    }
-    wide.extend(settings.mcp.iter().map(|(n, c)| format!("--mcp {n}={c}")));
-    if let Some(config) = &settings.config_file {
-        wide.push(format!("--config {}", config.display()));
-    }
-    wide.extend(
-        settings
-            .loops_dirs
-            .iter()
-            .map(|d| format!("--loops-dir {}", d.display())),
-    );
-    if settings.trust_workspace {
-        wide.push("--trust-workspace".to_owned());
-    }
-    if let Some(url) = &settings.model.base_url {
-        wide.push(format!("--base-url {url}"));
-    }
-    wide
-}
-
 /// At a terminal, shows `wider` and asks whether run `id` may start with them; `false`
 /// without a terminal.
 async fn confirm_wider(id: &str, wider: &[String]) -> bool {
@@ -515,41 +391,6 @@ async fn confirm_wider(id: &str, wider: &[String]) -> bool {
     .await
 }
 
-/// `CONTEXT:RESPONSE` (`0.2:1`).
-fn fork_point(text: &str) -> anyhow::Result<(ContextPath, u32)> {
-    let bad = || {
-        usage(format!(
-            "--at {text}: give CONTEXT:RESPONSE, a context path and a response number (`0.2:1`; `wonopcode runs show` lists them)"
-        ))
-    };
-    let (context, response) = text.rsplit_once(':').ok_or_else(bad)?;
-    let context = ContextPath::parse(context).ok_or_else(bad)?;
-    let response = response.parse().map_err(|_| bad())?;
-    Ok((context, response))
-}
-
-/// Refuses a fork point past what the run's journal holds for that context.
-fn check_fork_point(
-    id: &str,
-    responses: &std::path::Path,
-    context: &ContextPath,
-    response: u32,
-) -> anyhow::Result<()> {
-    let (transcript, _) = Transcript::load_unfinished(responses)
-        .with_context(|| format!("cannot read run {id}'s responses"))?;
-    let held = transcript
-        .turns
-        .iter()
-        .filter(|t| t.context == *context)
-        .count();
-    if response as usize > held || held == 0 {
-        return Err(usage(format!(
-            "--at {context}:{response}: run {id}'s journal has {held} response(s) of context {context}, numbered from 0"
-        )));
-    }
-    Ok(())
-}
-
 /// What `--on-interrupted` says (`ask` when it says nothing).
 pub fn on_interrupted(arg: Option<OnInterruptedArg>) -> OnInterrupted {
     match arg {
@@ -561,21 +402,4 @@ pub fn on_interrupted(arg: Option<OnInterruptedArg>) -> OnInterrupted {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_fork_point_is_a_context_and_a_response() {
-        assert_eq!(
-            fork_point("0.2:1").unwrap(),
-            (ContextPath::parse("0.2").unwrap(), 1)
-        );
-        for bad in ["0.2", "x:1", "0.2:-1", ":1"] {
-            let e = fork_point(bad).unwrap_err().to_string();
-            assert!(e.contains("give CONTEXT:RESPONSE"), "{bad}: {e}");
-        }
-    }
 }

@@ -38,6 +38,7 @@ pub mod mcp;
 pub mod models;
 mod module_tools;
 mod oci_pins;
+pub mod restart;
 mod run_journal;
 mod session;
 pub mod settings;
