@@ -21,13 +21,15 @@ pub async fn run(
     prompt: &str,
 ) -> Result<LoopResult, SessionError> {
     let mut session = Session::builder(workspace)
-        .model_choice(ModelChoice {
-            replay: Some(transcript.to_path_buf()),
-            ..ModelChoice::default()
+        .with_settings(|settings| {
+            settings.model = ModelChoice {
+                replay: Some(transcript.to_path_buf()),
+                ..ModelChoice::default()
+            };
+            // Nobody is there to approve the writes: approve them all.
+            settings.yes = true;
         })
         .loop_source(LoopSource::Embedded)
-        // Nobody is there to approve the writes: approve them all.
-        .yes(true)
         .build()
         .await?;
     session.start().await?;

@@ -336,11 +336,10 @@ pub fn session_builder(
     config: Config,
     journal: Option<Runs>,
 ) -> SessionBuilder {
-    let generation = settings.generation;
     Session::builder(&settings.workspace)
         .settings(settings)
         // Checked by `check_model_args` before any session is built.
-        .generation(generation, ambient_generation().unwrap_or_default())
+        .ambient_generation(ambient_generation().unwrap_or_default())
         .telemetry(crate::telemetry::recorder())
         .journal(journal)
         .config(config)

@@ -8,9 +8,11 @@
 //! use wonopcode_session::{LoopSource, ModelChoice, Session};
 //!
 //! let mut session = Session::builder("path/to/workspace")
-//!     .model_choice(ModelChoice {
-//!         replay: Some("transcript.jsonl".into()),
-//!         ..ModelChoice::default()
+//!     .with_settings(|settings| {
+//!         settings.model = ModelChoice {
+//!             replay: Some("transcript.jsonl".into()),
+//!             ..ModelChoice::default()
+//!         };
 //!     })
 //!     .loop_source(LoopSource::Embedded)
 //!     .build()

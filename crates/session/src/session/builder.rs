@@ -4,21 +4,17 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use wonopcode_agent_loop::budget::BudgetLimits;
 use wonopcode_contexts::LoopSource;
 use wonopcode_journal::{EarlierRun, Runs};
 use wonopcode_mcp::Elicitor;
 use wonopcode_protocol::{ContextPath, ModelSource, OnInterrupted, SharedModel};
 use wonopcode_registry::LoopCatalog;
-use wonopcode_sandbox::SandboxMode;
 use wonopcode_tools::permission::{PolicyConfig, Prompter};
 use wonopcode_wasm_host::{CachePolicy, GuestPrompter};
 
 use crate::config::Config;
 use crate::generation::Generation;
-use crate::models::ModelChoice;
 use crate::settings::{LoopChoice, Settings};
 use crate::sink::Renderer;
 use crate::telemetry::SpanRecorder;
@@ -117,6 +113,15 @@ impl SessionBuilder {
         self
     }
 
+    /// Changes the settings in place — the one way a front-end or an embedder sets one
+    /// (`.with_settings(|s| s.yes = true)`), as Codex's config overrides are a closure
+    /// every front-end passes: [`Settings`] is the list of what can be set, and the
+    /// journal keeps all of it.
+    pub fn with_settings(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        change(&mut self.settings);
+        self
+    }
+
     /// Resumes `earlier`: its model responses are served from its journal before the
     /// model is asked anything, and its finished tool calls are answered from there in
     /// every context; a call it cut off is run again where that is safe, else as
@@ -182,12 +187,6 @@ impl SessionBuilder {
         self
     }
 
-    /// Which model to open (a transcript to replay, a provider, a model, a recording).
-    pub fn model_choice(mut self, choice: ModelChoice) -> Self {
-        self.settings.model = choice;
-        self
-    }
-
     /// Which loop runs the prompts (default: the native StandardLoop), found already; the
     /// settings keep how it was chosen (a name given with [`Self::loop_name`] stays).
     pub fn loop_source(mut self, source: LoopSource) -> Self {
@@ -201,12 +200,6 @@ impl SessionBuilder {
             self.settings.loop_choice = choice;
         }
         self.source = Some(source);
-        self
-    }
-
-    /// Appends the conversation to this file, and continues the one it holds.
-    pub fn history(mut self, path: impl Into<PathBuf>) -> Self {
-        self.settings.history = Some(path.into());
         self
     }
 
@@ -235,12 +228,6 @@ impl SessionBuilder {
         self
     }
 
-    /// Approves every `ask` without asking.
-    pub fn yes(mut self, yes: bool) -> Self {
-        self.settings.yes = yes;
-        self
-    }
-
     /// Who answers permission questions and guests' questions (default: nobody).
     pub fn prompters(
         mut self,
@@ -252,31 +239,10 @@ impl SessionBuilder {
         self
     }
 
-    /// Lets the native loop delegate (`spawn_agent` and its tools) to these agents and
-    /// loops (`all`: every one the registry knows). Empty: only a root agent whose tools
-    /// name `spawn_agent` delegates.
-    pub fn agents(mut self, names: Vec<String>) -> Self {
-        self.settings.agents = names;
-        self
-    }
-
-    /// Whether the project's `AGENTS.md` files are told to every context (default: yes).
-    pub fn project_instructions(mut self, on: bool) -> Self {
-        self.settings.project_instructions = on;
-        self
-    }
-
     /// The catalog of named loops, when the caller has discovered it already (and reported
     /// what went wrong while looking); else the session discovers it on first use.
     pub fn catalog(mut self, catalog: LoopCatalog) -> Self {
         self.catalog = Some(catalog);
-        self
-    }
-
-    /// The registry name the loop was chosen by: the module's own MCP servers and tool
-    /// allowlist (`registry.yaml`) apply to the root context, as to a child spawned by name.
-    pub fn loop_name(mut self, name: impl Into<String>) -> Self {
-        self.settings.loop_choice = LoopChoice::Named(name.into());
         self
     }
 
@@ -287,65 +253,11 @@ impl SessionBuilder {
         self
     }
 
-    /// Model requests allowed per prompt (default: the config's, else 50).
-    pub fn max_iterations(mut self, limit: Option<u32>) -> Self {
-        self.settings.max_iterations = limit;
-        self
-    }
-
-    /// Thinking, output cap and temperature the person chose (the config file's fill in
-    /// what these leave unset); checked against the model before anything is stored.
-    /// `ambient` (Claude Code's `MAX_THINKING_TOKENS`) fills in what both leave unset, and
-    /// only for a model that thinks: a setting made for Claude models refuses no other.
-    pub fn generation(mut self, chosen: Generation, ambient: Generation) -> Self {
-        self.settings.generation = chosen;
+    /// Claude Code's `MAX_THINKING_TOKENS`, read by the front-end: it fills in what the
+    /// settings' generation and the config file's leave unset, and only for a model that
+    /// thinks, so a setting made for Claude models refuses no other.
+    pub fn ambient_generation(mut self, ambient: Generation) -> Self {
         self.ambient_generation = ambient;
-        self
-    }
-
-    /// Children of one parallel spawn running at once (default: the config's).
-    pub fn max_parallel(mut self, limit: Option<u32>) -> Self {
-        self.settings.max_parallel = limit;
-        self
-    }
-
-    /// Directories searched first for named loops.
-    pub fn loops_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.settings.loops_dirs = dirs;
-        self
-    }
-
-    /// Whether compiled guests are cached (default: yes, as the config file says).
-    pub fn compile_cache(mut self, on: bool) -> Self {
-        self.settings.compile_cache = on;
-        self
-    }
-
-    /// The user's limit on each `bash` command: its timeout, which a model may lower but
-    /// not raise (default: 2 minutes, and a model may ask for up to 10).
-    pub fn bash_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.settings.bash_timeout = timeout;
-        self
-    }
-
-    /// The run's spending limits (`--max-cost`, `--max-tokens`, `--max-wall`; default none),
-    /// shared by all its contexts and kept before each request.
-    pub fn budget(mut self, limits: BudgetLimits) -> Self {
-        self.settings.budget = limits;
-        self
-    }
-
-    /// The sandbox mode of commands (`--sandbox`; default: the config file's, else
-    /// `workspace-write`).
-    pub fn sandbox_mode(mut self, mode: Option<SandboxMode>) -> Self {
-        self.settings.sandbox = mode;
-        self
-    }
-
-    /// MCP servers for this run besides the config file's: each a name and a command line
-    /// (`--mcp NAME=COMMAND`).
-    pub fn mcp_servers(mut self, servers: Vec<(String, String)>) -> Self {
-        self.settings.mcp = servers;
         self
     }
 
@@ -358,13 +270,6 @@ impl SessionBuilder {
     /// Turns the session's events into OpenTelemetry spans (`Telemetry::recorder`).
     pub fn telemetry(mut self, recorder: Option<Arc<SpanRecorder>>) -> Self {
         self.telemetry = recorder;
-        self
-    }
-
-    /// Trust the workspace for this run: its hooks and its agents' hooks and MCP servers
-    /// are used (without it, only when the user's trust file says so).
-    pub fn trust_workspace(mut self, trusted: bool) -> Self {
-        self.settings.trust_workspace = trusted;
         self
     }
 
