@@ -33,6 +33,7 @@ pub mod tool_names;
 pub mod tool_registry;
 pub mod tool_round;
 pub mod truncate;
+pub mod typed_tool;
 
 pub use agent::{AgentLoop, LoopCapabilities, LoopConfig, LoopContext, RunStats};
 pub use result::{LoopResult, resume_turn, run_turn};
@@ -48,3 +49,4 @@ pub use tool_names::{
 pub use tool_registry::{
     ArgumentCheck, Dispatch, DispatchLimits, ToolFilter, ToolRegistry, ToolSource, unavailable_tool,
 };
+pub use typed_tool::{TypedTool, parameters_of};

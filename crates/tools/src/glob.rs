@@ -4,12 +4,12 @@ use std::path::Path;
 
 use crate::glob_pattern::{GlobOptions, GlobPattern};
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, TypedTool, parameters_of};
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::walk::{Denied, walk};
 use crate::workspace::{display, resolve_for, rule_subject};
 
@@ -25,44 +25,35 @@ impl Default for GlobTool {
             "Find files whose path (relative to the search directory) matches a glob such as **/*.rs. Ignored and hidden files are skipped.",
             ToolKind::ReadOnly,
             ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "minLength": 1},
-                    "path": {"type": "string", "default": "."}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            parameters_of::<GlobArgs>(),
         ))
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `glob` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// The glob, matched against paths relative to the search directory (`**/*.rs`).
+    #[schemars(length(min = 1))]
     pattern: String,
+    /// The directory searched (default: `.`, the workspace).
     path: Option<String>,
 }
 
 #[async_trait]
-impl Tool for GlobTool {
+impl TypedTool for GlobTool {
+    type Args = GlobArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        Some(rule_subject(
-            root,
-            arguments["path"].as_str().unwrap_or("."),
-        ))
+    fn permission_subject(&self, args: &GlobArgs, root: &Path) -> Option<String> {
+        Some(rule_subject(root, args.path.as_deref().unwrap_or(".")))
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: GlobArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let options = GlobOptions {
             literal_separator: true,
             ..GlobOptions::default()
@@ -103,5 +94,34 @@ impl Tool for GlobTool {
             out.push_str("no files match\n");
         }
         Ok(ToolOutput::text(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_offered_the_schema_of_the_arguments_type() {
+        let tool = GlobTool::default();
+        let schema = &TypedTool::spec(&tool).parameters;
+        assert_eq!(
+            schema["properties"]["pattern"],
+            serde_json::json!({
+                "type": "string",
+                "minLength": 1,
+                "description": "The glob, matched against paths relative to the search directory (`**/*.rs`)."
+            })
+        );
+        assert_eq!(schema["required"], serde_json::json!(["pattern"]));
+        assert_eq!(schema["additionalProperties"], false);
+        let path = &schema["properties"]["path"];
+        assert_eq!(path["type"], serde_json::json!(["string", "null"]));
+        let root = Path::new("/w");
+        let args: GlobArgs = serde_json::from_value(serde_json::json!({"pattern": "*"})).unwrap();
+        assert_eq!(
+            TypedTool::permission_subject(&tool, &args, root).as_deref(),
+            Some(".")
+        );
     }
 }

@@ -1,0 +1,142 @@
+//! `TypedTool`: a tool whose arguments are a Rust type. Its JSON Schema is derived from that
+//! type ([`parameters_of`]), and the blanket [`Tool`] implementation below parses the call's
+//! JSON into it before any of the tool's own methods run, so a tool never reads an untyped
+//! `serde_json::Value` and never states its schema twice. The registry and both loops see an
+//! ordinary `Tool`.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use wonopcode_protocol::ToolSpec;
+
+use crate::tool::{Tool, ToolEnv, ToolError, ToolOutput};
+
+/// A tool with typed arguments. See the module documentation.
+#[async_trait]
+pub trait TypedTool: Send + Sync {
+    /// The call's arguments. `#[serde(deny_unknown_fields)]` on it makes the derived schema
+    /// refuse unknown properties, as the model is told.
+    type Args: DeserializeOwned + JsonSchema + Send + Sync;
+
+    /// Name, description, schema (usually [`parameters_of`] of [`Self::Args`]), kind and
+    /// category.
+    fn spec(&self) -> &ToolSpec;
+
+    /// What a call acts on, for permission rules ([`Tool::permission_subject`]).
+    fn permission_subject(&self, _args: &Self::Args, _workspace_root: &Path) -> Option<String> {
+        None
+    }
+
+    /// The change the call would make, as a unified diff ([`Tool::preview`]).
+    async fn preview(&self, _args: &Self::Args, _workspace_root: &Path) -> Option<String> {
+        None
+    }
+
+    /// The most bytes of output the tool gives the model ([`Tool::output_cap`]).
+    fn output_cap(&self) -> Option<usize> {
+        None
+    }
+
+    /// Runs the tool.
+    async fn run(&self, args: Self::Args, env: &ToolEnv) -> Result<ToolOutput, ToolError>;
+}
+
+/// The JSON Schema of `A` as a tool's parameters: the schema `schemars` derives, without its
+/// `$schema` and `title` (a model is told the tool's name and description already).
+pub fn parameters_of<A: JsonSchema>() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
+    if let Some(fields) = schema.as_object_mut() {
+        fields.remove("$schema");
+        fields.remove("title");
+    }
+    schema
+}
+
+/// The call's arguments as `A`, or the one line saying what is wrong with them.
+fn typed<A: DeserializeOwned>(arguments: serde_json::Value) -> Result<A, ToolError> {
+    serde_json::from_value(arguments).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for T {
+    fn spec(&self) -> &ToolSpec {
+        TypedTool::spec(self)
+    }
+
+    /// Arguments that do not parse act on nothing: the call is refused when it runs.
+    fn permission_subject(
+        &self,
+        arguments: &serde_json::Value,
+        workspace_root: &Path,
+    ) -> Option<String> {
+        let args = typed(arguments.clone()).ok()?;
+        TypedTool::permission_subject(self, &args, workspace_root)
+    }
+
+    async fn preview(
+        &self,
+        arguments: &serde_json::Value,
+        workspace_root: &Path,
+    ) -> Option<String> {
+        let args = typed(arguments.clone()).ok()?;
+        TypedTool::preview(self, &args, workspace_root).await
+    }
+
+    fn output_cap(&self) -> Option<usize> {
+        TypedTool::output_cap(self)
+    }
+
+    async fn run(
+        &self,
+        arguments: serde_json::Value,
+        env: &ToolEnv,
+    ) -> Result<ToolOutput, ToolError> {
+        TypedTool::run(self, typed(arguments)?, env).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments of a tool that finds things.
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Find {
+        /// What to look for.
+        #[schemars(length(min = 1))]
+        pattern: String,
+        /// Where (default: the workspace).
+        path: Option<String>,
+    }
+
+    #[test]
+    fn the_schema_is_the_types_with_its_docs_and_refuses_unknown_properties() {
+        let schema = parameters_of::<Find>();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], serde_json::json!(["pattern"]));
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["properties"]["pattern"]["minLength"], 1);
+        assert_eq!(
+            schema["properties"]["pattern"]["description"],
+            "What to look for."
+        );
+        assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
+        // The registry's check takes it.
+        assert!(crate::ArgumentCheck::new(&schema).is_ok());
+    }
+
+    #[test]
+    fn bad_arguments_are_one_line_saying_what_is_wrong() {
+        let wrong = typed::<Find>(serde_json::json!({"pattern": 3})).err();
+        let Some(ToolError::InvalidArguments(line)) = wrong else {
+            panic!("{wrong:?}");
+        };
+        assert!(line.contains("invalid type"), "{line}");
+        let unknown = typed::<Find>(serde_json::json!({"pattern": "x", "depth": 1})).err();
+        assert!(matches!(unknown, Some(ToolError::InvalidArguments(l)) if l.contains("depth")));
+    }
+}
