@@ -44,14 +44,45 @@ pub trait TypedTool: Send + Sync {
 }
 
 /// The JSON Schema of `A` as a tool's parameters: the schema `schemars` derives, without its
-/// `$schema` and `title` (a model is told the tool's name and description already).
+/// `$schema` and `title` (a model is told the tool's name and description already), and
+/// with each property as plain as a hand-written one: an optional field is its type (not
+/// required says it may be left out; `["string", "null"]` would invite a `null`), and
+/// integers carry no Rust `format` (`uint`), which some APIs refuse.
 pub fn parameters_of<A: JsonSchema>() -> serde_json::Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
     if let Some(fields) = schema.as_object_mut() {
         fields.remove("$schema");
         fields.remove("title");
     }
+    if let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        properties.values_mut().for_each(plain);
+    }
     schema
+}
+
+/// One property's schema without `null` in its type and without a `format` on an integer.
+fn plain(property: &mut serde_json::Value) {
+    let Some(fields) = property.as_object_mut() else {
+        return;
+    };
+    if let Some(serde_json::Value::Array(types)) = fields.get("type") {
+        let kept: Vec<serde_json::Value> = types
+            .iter()
+            .filter(|t| t.as_str() != Some("null"))
+            .cloned()
+            .collect();
+        let kept = match <[serde_json::Value; 1]>::try_from(kept) {
+            Ok([one]) => one,
+            Err(many) => serde_json::Value::Array(many),
+        };
+        fields.insert("type".to_owned(), kept);
+    }
+    if fields.get("type").and_then(serde_json::Value::as_str) == Some("integer") {
+        fields.remove("format");
+    }
 }
 
 /// The call's arguments as `A`, or the one line saying what is wrong with them.
@@ -125,6 +156,10 @@ mod tests {
             "What to look for."
         );
         assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
+        assert_eq!(
+            schema["properties"]["path"],
+            serde_json::json!({"type": "string", "description": "Where (default: the workspace)."})
+        );
         // The registry's check takes it.
         assert!(crate::ArgumentCheck::new(&schema).is_ok());
     }

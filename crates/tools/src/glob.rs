@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(schema["required"], serde_json::json!(["pattern"]));
         assert_eq!(schema["additionalProperties"], false);
         let path = &schema["properties"]["path"];
-        assert_eq!(path["type"], serde_json::json!(["string", "null"]));
+        assert_eq!(path["type"], "string");
         let root = Path::new("/w");
         let args: GlobArgs = serde_json::from_value(serde_json::json!({"pattern": "*"})).unwrap();
         assert_eq!(

@@ -7,12 +7,12 @@ use async_trait::async_trait;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, TypedTool, parameters_of};
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::walk::{Denied, walk};
 use crate::workspace::{display, resolve_for, rule_subject};
 
@@ -28,49 +28,40 @@ impl Default for GrepTool {
             "Search file contents with a regular expression. Returns path:line:text for each matching line. Optionally restrict to files matching a glob.",
             ToolKind::ReadOnly,
             ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "minLength": 1},
-                    "path": {"type": "string", "default": "."},
-                    "glob": {"type": "string"},
-                    "case_insensitive": {"type": "boolean", "default": false}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            parameters_of::<GrepArgs>(),
         ))
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `grep` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// The regular expression (Rust's `regex` syntax).
+    #[schemars(length(min = 1))]
     pattern: String,
+    /// The directory searched (default: `.`, the workspace).
     path: Option<String>,
+    /// Only files whose path matches this glob (`*.rs`).
     glob: Option<String>,
+    /// Match letters of either case.
     #[serde(default)]
     case_insensitive: bool,
 }
 
 #[async_trait]
-impl Tool for GrepTool {
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        Some(rule_subject(
-            root,
-            arguments["path"].as_str().unwrap_or("."),
-        ))
+    fn permission_subject(&self, args: &GrepArgs, root: &Path) -> Option<String> {
+        Some(rule_subject(root, args.path.as_deref().unwrap_or(".")))
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: GrepArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(a.case_insensitive)
             .build(&a.pattern)

@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, TypedTool, parameters_of};
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::walk::{Denied, walk};
 use crate::workspace::{display, resolve_for, rule_subject};
 
@@ -24,43 +24,35 @@ impl Default for ListTool {
             "List files and directories under a path of the workspace (default: the root), skipping ignored and hidden files. Directories end with /.",
             ToolKind::ReadOnly,
             ToolCategory::FileSystem,
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "default": "."},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2}
-                },
-                "additionalProperties": false
-            }),
+            parameters_of::<ListArgs>(),
         ))
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `list` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// The directory listed (default: `.`, the workspace).
     path: Option<String>,
+    /// How many levels down (default: 2).
+    #[schemars(range(min = 1, max = 10))]
     depth: Option<usize>,
 }
 
 #[async_trait]
-impl Tool for ListTool {
+impl TypedTool for ListTool {
+    type Args = ListArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        Some(rule_subject(
-            root,
-            arguments["path"].as_str().unwrap_or("."),
-        ))
+    fn permission_subject(&self, args: &ListArgs, root: &Path) -> Option<String> {
+        Some(rule_subject(root, args.path.as_deref().unwrap_or(".")))
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: ListArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let given = a.path.unwrap_or_else(|| ".".to_owned());
         let start = resolve_for(env, &given)?;
         if !start.is_dir() {
@@ -90,5 +82,30 @@ impl Tool for ListTool {
             out.push_str("(empty)\n");
         }
         Ok(ToolOutput::text(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_is_a_plain_integer_between_one_and_ten() {
+        let tool = ListTool::default();
+        let schema = &TypedTool::spec(&tool).parameters;
+        assert_eq!(
+            schema["properties"]["depth"],
+            serde_json::json!({
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10,
+                "description": "How many levels down (default: 2)."
+            })
+        );
+        assert!(
+            schema
+                .get("required")
+                .is_none_or(|r| r == &serde_json::json!([]))
+        );
     }
 }

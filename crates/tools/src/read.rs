@@ -4,13 +4,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, TypedTool, parameters_of};
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 use crate::file_times::FileTimes;
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::workspace::{OpenError, describe, display, open_regular, resolve_for, rule_subject};
 
 /// Lines returned when no range is given.
@@ -34,52 +34,47 @@ impl Default for ReadTool {
                 "Read a text file of the workspace. Returns its lines as they are; give start_line and end_line (1-based, inclusive) to read a range, and numbered: true to have each line start with its number and a tab.",
                 ToolKind::ReadOnly,
                 ToolCategory::FileSystem,
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path, relative to the workspace root"},
-                        "start_line": {"type": "integer", "minimum": 1},
-                        "end_line": {"type": "integer", "minimum": 1},
-                        "numbered": {"type": "boolean"}
-                    },
-                    "required": ["path"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<ReadArgs>(),
             ),
             Arc::default(),
         )
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `read` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// File path, relative to the workspace root
     path: String,
+    /// The first line read, from 1.
+    #[schemars(range(min = 1))]
     start_line: Option<usize>,
+    /// The last line read, inclusive.
+    #[schemars(range(min = 1))]
     end_line: Option<usize>,
+    /// Start each line with its number and a tab.
     #[serde(default)]
     numbered: bool,
 }
 
 #[async_trait]
-impl Tool for ReadTool {
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.0
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        arguments["path"].as_str().map(|p| rule_subject(root, p))
+    fn permission_subject(&self, args: &ReadArgs, root: &Path) -> Option<String> {
+        Some(rule_subject(root, &args.path))
     }
 
     fn output_cap(&self) -> Option<usize> {
         Some(MAX_OUTPUT_BYTES + PAGE_NOTE_BYTES)
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: ReadArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let path = resolve_for(env, &a.path)?;
         let start = a.start_line.unwrap_or(1);
         let end = a
