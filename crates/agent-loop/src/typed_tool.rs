@@ -9,7 +9,8 @@ use std::path::Path;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use wonopcode_protocol::ToolSpec;
+use wonopcode_protocol::earlier_calls::Interrupted;
+use wonopcode_protocol::{ToolKind, ToolSpec};
 
 use crate::tool::{Tool, ToolEnv, ToolError, ToolOutput};
 
@@ -37,6 +38,16 @@ pub trait TypedTool: Send + Sync {
     /// The most bytes of output the tool gives the model ([`Tool::output_cap`]).
     fn output_cap(&self) -> Option<usize> {
         None
+    }
+
+    /// For a call an interrupted run started and never finished, whether it had its
+    /// effect ([`Tool::interrupted`]). By default a read-only tool runs again and any other
+    /// cannot tell.
+    async fn interrupted(&self, _args: &Self::Args, _workspace_root: &Path) -> Interrupted {
+        match TypedTool::spec(self).kind {
+            ToolKind::ReadOnly => Interrupted::RunAgain,
+            ToolKind::Mutating => Interrupted::Unknown,
+        }
     }
 
     /// Runs the tool.
@@ -117,6 +128,19 @@ impl<T: TypedTool> Tool for T {
 
     fn output_cap(&self) -> Option<usize> {
         TypedTool::output_cap(self)
+    }
+
+    /// A call whose arguments do not parse did nothing (it failed before it began): it
+    /// runs again, and fails the same way.
+    async fn interrupted(
+        &self,
+        arguments: &serde_json::Value,
+        workspace_root: &Path,
+    ) -> Interrupted {
+        match typed(arguments.clone()) {
+            Ok(args) => TypedTool::interrupted(self, &args, workspace_root).await,
+            Err(_) => Interrupted::RunAgain,
+        }
     }
 
     async fn run(

@@ -3,14 +3,14 @@
 use std::path::Path;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, TypedTool, parameters_of};
 use wonopcode_protocol::event::{FileChange, FileChangeKind};
 use wonopcode_protocol::{Interrupted, ToolCategory, ToolKind, ToolSpec};
 
 use crate::diff::unified;
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::workspace::{describe, display, open_regular, resolve, resolve_for, rule_subject};
 use crate::write_guard::WriteGuard;
 
@@ -40,56 +40,51 @@ impl Default for EditTool {
                 "Replace an exact string in a file. old_string must match exactly once unless replace_all is true.",
                 ToolKind::Mutating,
                 ToolCategory::FileSystem,
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string"},
-                        "old_string": {"type": "string", "minLength": 1},
-                        "new_string": {"type": "string"},
-                        "replace_all": {"type": "boolean", "default": false}
-                    },
-                    "required": ["path", "old_string", "new_string"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<EditArgs>(),
             ),
         }
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// An `edit` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// File path, relative to the workspace root
     path: String,
+    /// The exact text replaced.
+    #[schemars(length(min = 1))]
     old_string: String,
+    /// What replaces it.
     new_string: String,
+    /// Replace every match (else `old_string` must match exactly once).
     #[serde(default)]
     replace_all: bool,
 }
 
 #[async_trait]
-impl Tool for EditTool {
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        arguments["path"].as_str().map(|p| rule_subject(root, p))
+    fn permission_subject(&self, args: &EditArgs, root: &Path) -> Option<String> {
+        Some(rule_subject(root, &args.path))
     }
 
-    async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        let a: Args = serde_json::from_value(arguments.clone()).ok()?;
+    async fn preview(&self, a: &EditArgs, root: &Path) -> Option<String> {
         let path = resolve(root, &a.path).ok()?;
         let rel = display(root, &path);
         let text = read_for_edit(root, &path, &rel).await.ok()?;
-        let (updated, _) = replaced(&text, &a, &rel).ok()?;
+        let (updated, _) = replaced(&text, a, &rel).ok()?;
         unified(&rel, Some(&text), &updated)
     }
 
     /// Done when the file no longer has `old_string` and has `new_string`: the edit was made
     /// before the run stopped (answered as the edit would have been); otherwise it runs.
-    async fn interrupted(&self, arguments: &serde_json::Value, root: &Path) -> Interrupted {
-        let Ok(a) = serde_json::from_value::<Args>(arguments.clone()) else {
-            return Interrupted::RunAgain;
-        };
+    async fn interrupted(&self, a: &EditArgs, root: &Path) -> Interrupted {
         let Ok(path) = resolve(root, &a.path) else {
             return Interrupted::RunAgain;
         };
@@ -111,12 +106,7 @@ impl Tool for EditTool {
         Interrupted::Done(replaced_message(matches, &rel))
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: EditArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let path = resolve_for(env, &a.path)?;
         let rel = display(&env.workspace_root, &path);
         self.guard.before("edit", env, &path, &rel).await?;
@@ -142,7 +132,7 @@ fn replaced_message(matches: usize, rel: &str) -> String {
 
 /// `text` with the edit `a` made, and how many places it replaced; the same rules for the
 /// call and for its preview.
-fn replaced(text: &str, a: &Args, rel: &str) -> Result<(String, usize), ToolError> {
+fn replaced(text: &str, a: &EditArgs, rel: &str) -> Result<(String, usize), ToolError> {
     let matches = text.matches(&a.old_string).count();
     // Many small matches each replaced by a long string could grow the file without end.
     let grown = (text.len() - matches * a.old_string.len())
@@ -215,6 +205,9 @@ pub(crate) async fn read_for_edit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    // The calls as the registry makes them: JSON, through the blanket `Tool`.
+    use wonopcode_agent_loop::Tool;
 
     #[tokio::test]
     async fn an_interrupted_edit_is_done_only_where_the_file_shows_it() {
@@ -226,19 +219,22 @@ mod tests {
         let tool = EditTool::default();
         // Made: answered as the edit would have been.
         assert_eq!(
-            tool.interrupted(&edit("uno", "one"), &root).await,
+            Tool::interrupted(&tool, &edit("uno", "one"), &root).await,
             Interrupted::Done("replaced 1 occurrence(s) in f".to_owned())
         );
         // Not made yet, or a file that cannot say: it runs.
         for (old, new) in [("two", "dos"), ("three", "four")] {
             assert_eq!(
-                tool.interrupted(&edit(old, new), &root).await,
+                Tool::interrupted(&tool, &edit(old, new), &root).await,
                 Interrupted::RunAgain,
                 "{old}"
             );
         }
         let gone = json!({"path": "missing", "old_string": "a", "new_string": "b"});
-        assert_eq!(tool.interrupted(&gone, &root).await, Interrupted::RunAgain);
+        assert_eq!(
+            Tool::interrupted(&tool, &gone, &root).await,
+            Interrupted::RunAgain
+        );
     }
 
     #[tokio::test]
@@ -247,8 +243,8 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join("f"), "a".repeat(1000)).unwrap();
         let env = ToolEnv::outside_a_run(root.clone());
-        let refused = EditTool::default()
-            .run(
+        let refused = Tool::run(
+                &EditTool::default(),
                 json!({"path": "f", "old_string": "a", "new_string": "b".repeat(100_000), "replace_all": true}),
                 &env,
             )

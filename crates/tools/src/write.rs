@@ -3,14 +3,14 @@
 use std::path::Path;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, TypedTool, parameters_of};
 use wonopcode_protocol::event::{FileChange, FileChangeKind};
 use wonopcode_protocol::{Interrupted, ToolCategory, ToolKind, ToolSpec};
 
 use crate::diff::{MAX_DIFF_INPUT, unified};
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::workspace::{OpenError, describe, display, resolve, resolve_for, rule_subject};
 use crate::write_guard::WriteGuard;
 
@@ -40,38 +40,35 @@ impl Default for WriteTool {
                 "Create or overwrite a file of the workspace with the given content. Parent directories are created.",
                 ToolKind::Mutating,
                 ToolCategory::FileSystem,
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path, relative to the workspace root"},
-                        "content": {"type": "string"}
-                    },
-                    "required": ["path", "content"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<WriteArgs>(),
             ),
         }
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `write` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// File path, relative to the workspace root
     path: String,
+    /// The file's whole new content.
     content: String,
 }
 
 #[async_trait]
-impl Tool for WriteTool {
+impl TypedTool for WriteTool {
+    type Args = WriteArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn permission_subject(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        arguments["path"].as_str().map(|p| rule_subject(root, p))
+    fn permission_subject(&self, args: &WriteArgs, root: &Path) -> Option<String> {
+        Some(rule_subject(root, &args.path))
     }
 
-    async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        let a: Args = serde_json::from_value(arguments.clone()).ok()?;
+    async fn preview(&self, a: &WriteArgs, root: &Path) -> Option<String> {
         let path = resolve(root, &a.path).ok()?;
         let rel = display(root, &path);
         match tokio::fs::metadata(&path).await {
@@ -85,16 +82,11 @@ impl Tool for WriteTool {
     }
 
     /// Writing the same content again leaves the same file: it runs.
-    async fn interrupted(&self, _arguments: &serde_json::Value, _root: &Path) -> Interrupted {
+    async fn interrupted(&self, _args: &WriteArgs, _root: &Path) -> Interrupted {
         Interrupted::RunAgain
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: WriteArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let path = resolve_for(env, &a.path)?;
         let rel = display(&env.workspace_root, &path);
         self.guard.before("write", env, &path, &rel).await?;
