@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use wonopcode_agent_loop::checkpoint::CommandEffects;
 use wonopcode_agent_loop::live_output::LiveOutput;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, parameters_of};
 use wonopcode_os::own_processes;
 use wonopcode_protocol::event::CommandDetails;
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
@@ -24,7 +24,7 @@ use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 use wonopcode_sandbox::{Confinement, ProcessSpec, Sandbox, SandboxMode};
 
 use crate::call_processes::{self, CallProcesses};
-use crate::spec::{args, spec};
+use crate::spec::spec;
 
 /// Default limit on one command.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -72,15 +72,7 @@ impl BashTool {
                 &description,
                 ToolKind::Mutating,
                 ToolCategory::Process,
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "command": {"type": "string", "minLength": 1},
-                        "timeout_ms": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
-                    },
-                    "required": ["command"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<BashArgs>(),
             ),
             default_timeout,
             ceiling,
@@ -104,9 +96,15 @@ impl BashTool {
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `bash` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command, run by `bash -c` in the workspace root.
+    #[schemars(length(min = 1))]
     command: String,
+    /// Milliseconds it may run before it is killed.
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_MS))]
     timeout_ms: Option<u64>,
 }
 
@@ -165,25 +163,22 @@ enum Ending {
 }
 
 #[async_trait]
-impl Tool for BashTool {
+impl wonopcode_agent_loop::TypedTool for BashTool {
+    type Args = BashArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     fn permission_subject(
         &self,
-        arguments: &serde_json::Value,
+        args: &BashArgs,
         _workspace_root: &std::path::Path,
     ) -> Option<String> {
-        arguments["command"].as_str().map(str::to_owned)
+        Some(args.command.clone())
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: BashArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let timeout = a
             .timeout_ms
             .map_or(self.default_timeout, Duration::from_millis)
@@ -353,6 +348,9 @@ impl BashTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    // The calls as the registry makes them: JSON, through the blanket `Tool`.
+    use wonopcode_agent_loop::Tool;
 
     fn env() -> ToolEnv {
         ToolEnv::outside_a_run(std::env::temp_dir())

@@ -133,3 +133,46 @@ pub fn register_builtins(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every property of every built-in tool's schema, with its tool's name.
+    fn properties() -> Vec<(String, String, serde_json::Value)> {
+        builtin_tools(BuiltinOptions::default())
+            .iter()
+            .flat_map(|tool| {
+                let spec = tool.spec();
+                let properties = spec.parameters["properties"]
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default();
+                properties
+                    .into_iter()
+                    .map(|(name, schema)| (spec.name.clone(), name, schema))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_tool_is_offered_plain_schemas_that_refuse_unknown_arguments() {
+        for tool in builtin_tools(BuiltinOptions::default()) {
+            let spec = tool.spec();
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.parameters["additionalProperties"], false,
+                "{}",
+                spec.name
+            );
+            assert!(ToolRegistry::new().register(tool.clone()).is_ok());
+        }
+        let properties = properties();
+        assert!(properties.len() >= 15, "{properties:?}");
+        for (tool, name, schema) in properties {
+            assert!(schema["type"].is_string(), "{tool}.{name}: {schema}");
+            assert!(schema.get("format").is_none(), "{tool}.{name}: {schema}");
+        }
+    }
+}

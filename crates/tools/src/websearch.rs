@@ -6,12 +6,12 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, parameters_of};
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
-use crate::spec::{args, spec};
+use crate::spec::spec;
 
 /// How long a search may take.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -57,8 +57,12 @@ pub struct WebSearchTool {
     client: reqwest::Client,
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `websearch` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchArgs {
+    /// What to search for.
+    #[schemars(length(min = 1))]
     query: String,
 }
 
@@ -84,12 +88,7 @@ impl WebSearchTool {
                 "Search the web. Returns titles, URLs and snippets; read a result with webfetch.",
                 ToolKind::Mutating,
                 ToolCategory::Network,
-                json!({
-                    "type": "object",
-                    "properties": {"query": {"type": "string", "minLength": 1}},
-                    "required": ["query"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<WebSearchArgs>(),
             ),
             engine,
             key,
@@ -171,17 +170,14 @@ async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, String> {
 }
 
 #[async_trait]
-impl Tool for WebSearchTool {
+impl wonopcode_agent_loop::TypedTool for WebSearchTool {
+    type Args = WebSearchArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: WebSearchArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let hits = tokio::select! {
             hits = self.search(&a.query) => hits.map_err(|e| ToolError::Failed(format!("websearch: {e}")))?,
             () = env.cancel.cancelled() => return Err(ToolError::Cancelled),

@@ -11,15 +11,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, parameters_of};
 use wonopcode_protocol::event::{FileChange, FileChangeKind};
 use wonopcode_protocol::{ToolCategory, ToolKind, ToolSpec};
 
 use crate::diff::unified;
 use crate::edit::read_for_edit;
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use crate::workspace::{OpenError, describe, display, resolve_visible};
 use crate::write_guard::WriteGuard;
 use apply::apply_hunks;
@@ -63,44 +63,36 @@ impl Default for ApplyPatchTool {
                 DESCRIPTION,
                 ToolKind::Mutating,
                 ToolCategory::FileSystem,
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "input": {"type": "string", "description": "The whole patch, from `*** Begin Patch` to `*** End Patch`"}
-                    },
-                    "required": ["input"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<ApplyPatchArgs>(),
             ),
         }
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// An `apply_patch` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchArgs {
+    /// The whole patch, from `*** Begin Patch` to `*** End Patch`
     input: String,
 }
 
 #[async_trait]
-impl Tool for ApplyPatchTool {
+impl wonopcode_agent_loop::TypedTool for ApplyPatchTool {
+    type Args = ApplyPatchArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn preview(&self, arguments: &serde_json::Value, root: &Path) -> Option<String> {
-        let a: Args = serde_json::from_value(arguments.clone()).ok()?;
+    async fn preview(&self, a: &ApplyPatchArgs, root: &Path) -> Option<String> {
         // The preview shows the person what the call would do; it reads no hidden file either.
         let plan = Plan::of(root, &[], &a.input).await.ok()?;
         let diffs: Vec<String> = plan.changes.into_iter().filter_map(|c| c.diff).collect();
         (!diffs.is_empty()).then(|| diffs.concat())
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: ApplyPatchArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let plan = Plan::of(&env.workspace_root, env.hidden(), &a.input).await?;
         // Every file it touches, before any is written: a patch applies whole or not at all.
         for (path, rel) in &plan.order {
@@ -307,6 +299,9 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    // The calls as the registry makes them: JSON, through the blanket `Tool`.
+    use wonopcode_agent_loop::Tool;
 
     struct Workspace {
         _dir: tempfile::TempDir,

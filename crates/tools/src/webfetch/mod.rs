@@ -19,15 +19,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use wonopcode_agent_loop::{Tool, ToolEnv, ToolError, ToolOutput};
+use wonopcode_agent_loop::{ToolEnv, ToolError, ToolOutput, parameters_of};
 use wonopcode_protocol::{
     PermissionRequest, PermissionStatus, SharedGate, ToolCategory, ToolKind, ToolSpec,
 };
 use wonopcode_sandbox::{NetworkGrant, SandboxMode, SandboxPolicy};
 
-use crate::spec::{args, spec};
+use crate::spec::spec;
 use addresses::{AddressGuard, GuardedResolver, Lookup, is_private};
 
 /// Redirects followed before the fetch fails.
@@ -117,49 +117,39 @@ impl WebFetchTool {
                 // not run beside other calls.
                 ToolKind::Mutating,
                 ToolCategory::Network,
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "url": {"type": "string", "description": "The http(s) URL"},
-                        "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds the whole fetch may take (default 30)"}
-                    },
-                    "required": ["url"],
-                    "additionalProperties": false
-                }),
+                parameters_of::<WebFetchArgs>(),
             ),
             reach,
         }
     }
 }
 
-#[derive(Deserialize)]
-struct Args {
+/// A `webfetch` call's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchArgs {
+    /// The http(s) URL
     url: String,
+    /// Seconds the whole fetch may take (default 30)
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_SECS))]
     timeout: Option<u64>,
 }
 
 #[async_trait]
-impl Tool for WebFetchTool {
+impl wonopcode_agent_loop::TypedTool for WebFetchTool {
+    type Args = WebFetchArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     /// Rules name hosts: `webfetch:docs.rs`.
-    fn permission_subject(
-        &self,
-        arguments: &serde_json::Value,
-        _root: &std::path::Path,
-    ) -> Option<String> {
-        let url = reqwest::Url::parse(arguments["url"].as_str()?).ok()?;
+    fn permission_subject(&self, args: &WebFetchArgs, _root: &std::path::Path) -> Option<String> {
+        let url = reqwest::Url::parse(&args.url).ok()?;
         url.host_str().map(str::to_owned)
     }
 
-    async fn run(
-        &self,
-        arguments: serde_json::Value,
-        env: &ToolEnv,
-    ) -> Result<ToolOutput, ToolError> {
-        let a: Args = args(arguments)?;
+    async fn run(&self, a: WebFetchArgs, env: &ToolEnv) -> Result<ToolOutput, ToolError> {
         let url = reqwest::Url::parse(&a.url)
             .map_err(|e| ToolError::Failed(format!("`{}` is not a URL: {e}", a.url)))?;
         if !matches!(url.scheme(), "http" | "https") {
