@@ -271,22 +271,56 @@ pub fn worst_case(model: &ModelInfo, request: &ModelRequest, history: usize) -> 
     worst
 }
 
-/// A model whose every request is reserved against a run's budget first, and charged with
-/// what it really used.
-pub struct CappedModel {
-    inner: SharedModel,
-    budget: Arc<RunBudget>,
+/// What a model's requests draw on: a run's [`RunBudget`], or a context's token budget
+/// (`wonopcode_contexts::TokenBudget`). One [`BudgetedModel`] keeps any of them, so the
+/// rule of a request — asked of the budget before it is sent, held while it streams, charged
+/// with what it really used — is written once.
+pub trait Budget: Send + Sync + 'static {
+    /// Before `request` goes to `model`: `Err` refuses it (the limit it would pass);
+    /// `Ok` holds what it reserved until its stream ends.
+    fn reserve(
+        self: &Arc<Self>,
+        model: &ModelInfo,
+        request: &ModelRequest,
+    ) -> Result<Option<Reservation>, ModelError>;
+
+    /// What a response really used, priced.
+    fn charge(&self, usage: &Usage);
 }
 
-impl CappedModel {
-    /// `inner` under `budget`.
-    pub fn wrap(inner: SharedModel, budget: Arc<RunBudget>) -> SharedModel {
+impl Budget for RunBudget {
+    fn reserve(
+        self: &Arc<Self>,
+        model: &ModelInfo,
+        request: &ModelRequest,
+    ) -> Result<Option<Reservation>, ModelError> {
+        RunBudget::reserve(self, model, request).map(Some)
+    }
+
+    fn charge(&self, usage: &Usage) {
+        RunBudget::charge(self, usage);
+    }
+}
+
+/// A model whose every request is reserved against a budget first, and charged with what it
+/// really used.
+pub struct BudgetedModel<B: Budget> {
+    inner: SharedModel,
+    budget: Arc<B>,
+}
+
+impl<B: Budget> BudgetedModel<B> {
+    /// `inner` drawing on `budget`.
+    pub fn wrap(inner: SharedModel, budget: Arc<B>) -> SharedModel {
         Arc::new(Self { inner, budget })
     }
 }
 
+/// A model under a run's budget.
+pub type CappedModel = BudgetedModel<RunBudget>;
+
 #[async_trait]
-impl LanguageModel for CappedModel {
+impl<B: Budget> LanguageModel for BudgetedModel<B> {
     fn info(&self) -> &ModelInfo {
         self.inner.info()
     }
@@ -340,7 +374,7 @@ impl ModelSource for CappedSource {
         self.budget
             .check_model(opened.info())
             .map_err(ModelError::BudgetExceeded)?;
-        Ok(CappedModel::wrap(opened, self.budget.clone()))
+        Ok(BudgetedModel::wrap(opened, self.budget.clone()))
     }
 }
 

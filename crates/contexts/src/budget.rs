@@ -1,5 +1,6 @@
-//! `max-tokens` of a child context: a model wrapper that counts the tokens of every response
-//! passing through it and refuses new requests once the budget is spent. A grandchild's
+//! `max-tokens` of a child context: a [`Budget`] that counts the tokens of every response
+//! of the models drawing on it (`BudgetedModel`, the run's wrapper too) and refuses new
+//! requests once it is spent. A grandchild's
 //! model wraps its parent's, so a descendant's tokens count against every ancestor's budget.
 //! A context granted a cost limit (`max_cost` of its module, `max-cost-usd` of its spawn)
 //! also reserves each request's worst case against a [`RunBudget`] of its own before the
@@ -9,13 +10,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use async_trait::async_trait;
-use futures::StreamExt;
-use wonopcode_agent_loop::assemble::price;
-use wonopcode_agent_loop::budget::RunBudget;
+use wonopcode_agent_loop::budget::{Budget, BudgetedModel, Reservation, RunBudget};
 use wonopcode_protocol::{
-    ChunkStream, LanguageModel, ModelError, ModelInfo, ModelRequest, ModelSource, SharedModel,
-    SingleModel, StreamChunk, Usage,
+    ModelError, ModelInfo, ModelRequest, ModelSource, SharedModel, SingleModel, Usage,
 };
 
 /// Tokens (input, cached input and output) a context and its descendants may spend, and what
@@ -62,7 +59,7 @@ impl TokenBudget {
 /// context opens itself must be wrapped in, as its given model already is.
 pub fn draw_on(model: SharedModel, budgets: &[Arc<TokenBudget>]) -> SharedModel {
     budgets.iter().fold(model, |inner, budget| {
-        Arc::new(BudgetedModel::new(inner, budget.clone()))
+        BudgetedModel::wrap(inner, budget.clone())
     })
 }
 
@@ -85,63 +82,31 @@ pub async fn open_model(
     opened.map_err(|e| e.to_string())
 }
 
-/// A model whose requests draw on a [`TokenBudget`].
-pub struct BudgetedModel {
-    inner: SharedModel,
-    budget: Arc<TokenBudget>,
-}
-
-impl BudgetedModel {
-    /// `inner`, its responses counted against `budget`.
-    pub fn new(inner: SharedModel, budget: Arc<TokenBudget>) -> Self {
-        Self { inner, budget }
-    }
-}
-
-#[async_trait]
-impl LanguageModel for BudgetedModel {
-    fn info(&self) -> &ModelInfo {
-        self.inner.info()
-    }
-
-    fn skip_response(&self, context: &wonopcode_protocol::ContextPath) {
-        self.inner.skip_response(context);
-    }
-
-    fn context_began(
-        &self,
-        context: &wonopcode_protocol::ContextPath,
-        module: &str,
-        role: Option<&str>,
-    ) {
-        self.inner.context_began(context, module, role);
-    }
-
-    async fn stream(&self, request: ModelRequest) -> Result<ChunkStream, ModelError> {
-        if self.budget.exhausted() {
+impl Budget for TokenBudget {
+    /// Refused once the limit is reached; a context granted a cost limit reserves the
+    /// request's worst case against it too.
+    fn reserve(
+        self: &Arc<Self>,
+        model: &ModelInfo,
+        request: &ModelRequest,
+    ) -> Result<Option<Reservation>, ModelError> {
+        if self.exhausted() {
             return Err(ModelError::Other(format!(
                 "the context's limit of {} tokens is reached",
-                self.budget.limit.unwrap_or(0)
+                self.limit.unwrap_or(0)
             )));
         }
-        let reservation = match &self.budget.cap {
-            Some(cap) => Some(cap.reserve(self.inner.info(), &request)?),
-            None => None,
-        };
-        let stream = self.inner.stream(request).await?;
-        let (budget, model) = (self.budget.clone(), self.inner.clone());
-        // The reservation lives as long as the stream: released when it is dropped.
-        Ok(Box::pin(stream.inspect(move |chunk| {
-            let _held = &reservation;
-            if let StreamChunk::Usage { usage } = chunk {
-                let mut usage = *usage;
-                price(&model, &mut usage);
-                budget.spend(&usage);
-                if let Some(cap) = &budget.cap {
-                    cap.charge(&usage);
-                }
-            }
-        })))
+        match &self.cap {
+            Some(cap) => cap.reserve(model, request).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn charge(&self, usage: &Usage) {
+        self.spend(usage);
+        if let Some(cap) = &self.cap {
+            cap.charge(usage);
+        }
     }
 }
 

@@ -31,7 +31,7 @@ use wonopcode_protocol::{
 };
 
 use crate::agent_definition::AgentDefinition;
-use crate::budget::{BudgetedModel, TokenBudget, open_model};
+use crate::budget::{TokenBudget, open_model};
 use crate::context_tools::{ContextTools, report_failures};
 use crate::delegation::Delegation;
 use crate::file_changes::{ChildSink, FileChanges};
@@ -41,6 +41,7 @@ use crate::loop_source::LoopSource;
 use crate::resolver::ModuleResolver;
 use crate::spawn::{ChildResult, ModuleRef, SpawnAsks, SpawnGrants, SpawnRequest};
 use crate::tree::{ContextTree, LiveSlot};
+use wonopcode_agent_loop::budget::BudgetedModel;
 
 /// The state key whose value is a run's structured result: a child returns it as its
 /// result's `data`, `wonopcode mcp-server` as the tool result's structured content.
@@ -208,7 +209,7 @@ impl LiveChild {
         };
         let given = preferred_model(parent, &params).await?;
         given.context_began(&path, &module, params.custom_data.as_deref());
-        let provider: SharedModel = Arc::new(BudgetedModel::new(given, budget.clone()));
+        let provider: SharedModel = BudgetedModel::wrap(given, budget.clone());
         let mut config = parent.services.config.clone();
         let shared =
             Arc::new(RunShared::clone(&parent.services.shared).with_own_hooks(own.hooks.clone()));

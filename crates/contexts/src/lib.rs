@@ -23,7 +23,7 @@ pub mod spawn;
 pub mod tree;
 
 pub use agent_definition::AgentDefinition;
-pub use budget::{BudgetedModel, TokenBudget};
+pub use budget::TokenBudget;
 pub use child::{LiveChild, ParentPlace, ParentView, RESULT_DATA_KEY, run_child};
 pub use child_turns::{ChildTurns, TurnState};
 pub use context_tools::ContextTools;
