@@ -55,7 +55,8 @@ pub trait TypedTool: Send + Sync {
 }
 
 /// The JSON Schema of `A` as a tool's parameters: the schema `schemars` derives, without its
-/// `$schema` and `title` (a model is told the tool's name and description already), and
+/// `$schema`, `title` and `description` (a model is told the tool's name and description
+/// already; the type's doc comment is for its reader), and
 /// with each property as plain as a hand-written one: an optional field is its type (not
 /// required says it may be left out; `["string", "null"]` would invite a `null`), and
 /// integers carry no Rust `format` (`uint`), which some APIs refuse.
@@ -64,6 +65,7 @@ pub fn parameters_of<A: JsonSchema>() -> serde_json::Value {
     if let Some(fields) = schema.as_object_mut() {
         fields.remove("$schema");
         fields.remove("title");
+        fields.remove("description");
     }
     if let Some(properties) = schema
         .get_mut("properties")
@@ -156,7 +158,7 @@ impl<T: TypedTool> Tool for T {
 mod tests {
     use super::*;
 
-    /// Arguments of a tool that finds things.
+    /// Arguments of a tool that finds things (not told to the model).
     #[derive(serde::Deserialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
@@ -179,7 +181,11 @@ mod tests {
             schema["properties"]["pattern"]["description"],
             "What to look for."
         );
-        assert!(schema.get("$schema").is_none() && schema.get("title").is_none());
+        assert!(
+            ["$schema", "title", "description"]
+                .iter()
+                .all(|key| schema.get(key).is_none())
+        );
         assert_eq!(
             schema["properties"]["path"],
             serde_json::json!({"type": "string", "description": "Where (default: the workspace)."})

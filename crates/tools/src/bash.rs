@@ -100,10 +100,10 @@ impl BashTool {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashArgs {
-    /// The command, run by `bash -c` in the workspace root.
+    // The command, run by `bash -c` in the workspace root.
     #[schemars(length(min = 1))]
     command: String,
-    /// Milliseconds it may run before it is killed.
+    // Milliseconds it may run before it is killed.
     #[schemars(range(min = 1, max = MAX_TIMEOUT_MS))]
     timeout_ms: Option<u64>,
 }

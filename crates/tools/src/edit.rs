@@ -50,15 +50,16 @@ impl Default for EditTool {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditArgs {
-    /// File path, relative to the workspace root
+    // File path, relative to the workspace root.
     path: String,
-    /// The exact text replaced.
+    // The exact text replaced.
     #[schemars(length(min = 1))]
     old_string: String,
-    /// What replaces it.
+    // What replaces it.
     new_string: String,
-    /// Replace every match (else `old_string` must match exactly once).
+    // Replace every match (else `old_string` must match exactly once).
     #[serde(default)]
+    #[schemars(extend("default" = false))]
     replace_all: bool,
 }
 

@@ -37,15 +37,17 @@ impl Default for GrepTool {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepArgs {
-    /// The regular expression (Rust's `regex` syntax).
+    // The regular expression (Rust's `regex` syntax).
     #[schemars(length(min = 1))]
     pattern: String,
-    /// The directory searched (default: `.`, the workspace).
+    // The directory searched.
+    #[schemars(extend("default" = "."))]
     path: Option<String>,
-    /// Only files whose path matches this glob (`*.rs`).
+    // Only files whose path matches this glob (`*.rs`).
     glob: Option<String>,
-    /// Match letters of either case.
+    // Match letters of either case.
     #[serde(default)]
+    #[schemars(extend("default" = false))]
     case_insensitive: bool,
 }
 

@@ -47,15 +47,14 @@ impl Default for ReadTool {
 pub struct ReadArgs {
     /// File path, relative to the workspace root
     path: String,
-    /// The first line read, from 1.
+    // The first line read, from 1.
     #[schemars(range(min = 1))]
     start_line: Option<usize>,
-    /// The last line read, inclusive.
+    // The last line read, inclusive.
     #[schemars(range(min = 1))]
     end_line: Option<usize>,
-    /// Start each line with its number and a tab.
-    #[serde(default)]
-    numbered: bool,
+    // Start each line with its number and a tab.
+    numbered: Option<bool>,
 }
 
 #[async_trait]
@@ -95,13 +94,15 @@ impl TypedTool for ReadTool {
                 std::io::Cursor::new(text.into_bytes()),
                 start,
                 end,
-                a.numbered,
+                a.numbered.unwrap_or(false),
             )
         } else {
             let at = path.clone();
-            tokio::task::spawn_blocking(move || read_lines(&root, &at, start, end, a.numbered))
-                .await
-                .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
+            tokio::task::spawn_blocking(move || {
+                read_lines(&root, &at, start, end, a.numbered.unwrap_or(false))
+            })
+            .await
+            .map_err(|e| ToolError::Failed(format!("reading `{given}` stopped: {e}")))?
         };
         let given = a.path;
         let read = read

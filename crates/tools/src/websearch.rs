@@ -61,7 +61,7 @@ pub struct WebSearchTool {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebSearchArgs {
-    /// What to search for.
+    // What to search for.
     #[schemars(length(min = 1))]
     query: String,
 }

@@ -52,7 +52,7 @@ impl Default for WriteTool {
 pub struct WriteArgs {
     /// File path, relative to the workspace root
     path: String,
-    /// The file's whole new content.
+    // The file's whole new content.
     content: String,
 }
 

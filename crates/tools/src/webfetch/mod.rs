@@ -37,7 +37,7 @@ pub const MAX_BODY_BYTES: usize = 5 << 20;
 /// The time limit of a call that does not give one.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest time limit a call may ask for.
-const MAX_TIMEOUT_SECS: u64 = 120;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 120;
 
 /// Which hosts a context's fetches may reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
