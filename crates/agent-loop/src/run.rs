@@ -6,7 +6,6 @@
 //! the WebAssembly host keeps a `Run` in the guest's store and maps each WIT call to a step,
 //! so a guest's run obeys the same rules as the native one.
 
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -65,8 +64,10 @@ pub struct Response {
 
 /// One prompt's run. See the module documentation.
 pub struct Run {
-    /// The services.
-    pub services: RunServices,
+    /// The services, shared with each tool round's calls (`ToolEnv::run`) rather than
+    /// copied for them; changed through `Arc::make_mut` (a guest switching model, a tool
+    /// source that changed), which copies only while a call still holds them.
+    pub services: Arc<RunServices>,
     /// The conversation history, shared with the request in flight. Add to it with
     /// [`Run::push_message`]; change it otherwise only through [`Run::history_mut`], which
     /// has the run count its tokens again.
@@ -94,7 +95,7 @@ impl Run {
     /// A run over `messages` with `services`.
     pub fn new(services: RunServices, messages: Vec<Message>) -> Self {
         Self {
-            services,
+            services: Arc::new(services),
             messages: Arc::new(messages),
             stats: RunStats::default(),
             doom: DoomLoopDetector::default(),
@@ -252,7 +253,11 @@ impl Run {
         }
         self.stats.iterations += 1;
         // A tool source that changed (an MCP server's list) is taken now, between responses.
-        for error in self.services.tools.refresh() {
+        let refreshed = match self.services.tools.changed() {
+            true => Arc::make_mut(&mut self.services).tools.refresh(),
+            false => Vec::new(),
+        };
+        for error in refreshed {
             tracing::warn!(error = %error, "a changed tool cannot be offered");
         }
         Ok(())
@@ -426,11 +431,16 @@ impl Run {
         calls: &[Call],
         enabled: Option<&BTreeSet<String>>,
     ) -> Vec<CallOutcome> {
-        let s = &self.services;
-        let registry = match enabled {
-            None => Cow::Borrowed(&s.tools),
-            Some(set) => Cow::Owned(s.tools.filtered(set.iter().map(String::as_str))),
+        // The tools this round may use: the run's own services, shared; a copy only when
+        // the round narrows the tools.
+        let services = match enabled {
+            None => self.services.clone(),
+            Some(set) => Arc::new(
+                self.services
+                    .with_tools(self.services.tools.filtered(set.iter().map(String::as_str))),
+            ),
         };
+        let s = &services;
         let env = ToolEnv {
             workspace_root: s.cwd.clone(),
             cancel: s.cancel.clone(),
@@ -438,20 +448,9 @@ impl Run {
             gate: Some(s.gate.clone()),
             shared: s.shared.clone(),
             live: None,
-            // The tools this round may use, cloned once (not the run's and then these).
-            run: Some(Arc::new(RunServices {
-                cwd: s.cwd.clone(),
-                provider: s.provider.clone(),
-                tools: registry.as_ref().clone(),
-                gate: s.gate.clone(),
-                config: s.config.clone(),
-                shared: s.shared.clone(),
-                events: s.events.clone(),
-                cancel: s.cancel.clone(),
-                session_id: s.session_id.clone(),
-            })),
+            run: Some(services.clone()),
         };
-        let mut outcomes = run_calls(calls, &registry, s.gate.as_ref(), &env, &s.events).await;
+        let mut outcomes = run_calls(calls, &s.tools, s.gate.as_ref(), &env, &s.events).await;
         for outcome in &mut outcomes {
             if let CallOutcome::Answered { todo, spent, .. } = outcome {
                 if let Some(items) = todo.take() {

@@ -39,3 +39,21 @@ pub struct RunServices {
     /// Session id.
     pub session_id: String,
 }
+
+impl RunServices {
+    /// The same services with only `tools` (a tool round or a child narrowed to some of
+    /// the run's), the registry not copied first.
+    pub fn with_tools(&self, tools: ToolRegistry) -> Self {
+        Self {
+            cwd: self.cwd.clone(),
+            provider: self.provider.clone(),
+            tools,
+            gate: self.gate.clone(),
+            config: self.config.clone(),
+            shared: self.shared.clone(),
+            events: self.events.clone(),
+            cancel: self.cancel.clone(),
+            session_id: self.session_id.clone(),
+        }
+    }
+}

@@ -247,6 +247,15 @@ impl ToolRegistry {
         Ok(true)
     }
 
+    /// Whether a watched source's tools changed since they were taken, so that
+    /// [`Self::refresh`] has something to do (checked before every request, without
+    /// needing the registry mutably).
+    pub fn changed(&self) -> bool {
+        self.watched
+            .iter()
+            .any(|source| source.source.generation() != source.generation)
+    }
+
     /// Takes the tools of every watched source that changed since it was last read: its old
     /// tools go, its new ones come (a filtered registry keeps to its names). Called before
     /// each model request; what could not be added is returned.

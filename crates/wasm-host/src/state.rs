@@ -212,7 +212,7 @@ impl RunSlot {
 
     /// The services of the run in progress.
     pub(crate) fn services(&self) -> wasmtime::Result<&RunServices> {
-        Ok(&self.get()?.services)
+        Ok(self.get()?.services.as_ref())
     }
 }
 

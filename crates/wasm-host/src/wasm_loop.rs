@@ -473,7 +473,7 @@ fn begin_run(state: &mut HostState, ctx: &mut LoopContext<'_>) {
         .unwrap_or(0);
     let mut run = Run::take_from(ctx);
     if let Some(model) = &state.responses.model {
-        run.services.provider = model.clone();
+        Arc::make_mut(&mut run.services).provider = model.clone();
     }
     state.run = RunSlot {
         run: Some(run),

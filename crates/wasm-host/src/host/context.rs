@@ -275,10 +275,14 @@ impl ContextView<'_> {
             .as_ref()
             .ok_or_else(|| wasmtime::Error::msg("spawn from a store without a loop"))?;
         let run = self.run.get()?;
-        let mut services = run.services.clone();
-        if let Some(enabled) = &self.tools.enabled {
-            services.tools = services.tools.filtered(enabled.iter().map(String::as_str));
-        }
+        let services = match &self.tools.enabled {
+            Some(enabled) => run.services.with_tools(
+                run.services
+                    .tools
+                    .filtered(enabled.iter().map(String::as_str)),
+            ),
+            None => wonopcode_agent_loop::RunServices::clone(&run.services),
+        };
         Ok(ParentView {
             place: GuestLoader::place_of(frame),
             services,

@@ -262,7 +262,7 @@ impl ProvidersView<'_> {
         match open_model(source.as_deref(), &current, &budgets, provider, model).await {
             Ok(opened) => {
                 if let Some(run) = self.run.run.as_mut() {
-                    run.services.provider = opened.clone();
+                    std::sync::Arc::make_mut(&mut run.services).provider = opened.clone();
                 }
                 self.responses.model = Some(opened);
                 Ok(Ok(()))
