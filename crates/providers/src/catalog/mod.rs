@@ -570,6 +570,15 @@ mod tests {
         }
     }
 
+    /// The built-in catalog with the config entries of `yaml` laid over it.
+    fn overridden(yaml: &str) -> ModelCatalog {
+        let overrides: BTreeMap<String, ProviderEntry> = serde_yaml::from_str(yaml).unwrap();
+        ModelCatalog::builtin()
+            .unwrap()
+            .with_overrides(&overrides)
+            .unwrap()
+    }
+
     /// `provider` (and `model`, or its default) resolved in `catalog` with only `env` set.
     async fn resolved(
         catalog: &ModelCatalog,
@@ -587,7 +596,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_providers_variables_are_data_a_config_entry_can_state() {
-        let overrides: BTreeMap<String, ProviderEntry> = serde_yaml::from_str(
+        let catalog = overridden(
             r#"
 lab:
   api: anthropic
@@ -599,12 +608,7 @@ lab:
   pick_order: 0
   default_model: m
 "#,
-        )
-        .unwrap();
-        let catalog = ModelCatalog::builtin()
-            .unwrap()
-            .with_overrides(&overrides)
-            .unwrap();
+        );
         // Its variable moves it, with its path after the trimmed value.
         let moved = resolved(
             &catalog,
@@ -906,7 +910,7 @@ lab:
 
     #[tokio::test]
     async fn config_entries_add_providers_and_run_key_commands() {
-        let overrides: BTreeMap<String, ProviderEntry> = serde_yaml::from_str(
+        let catalog = overridden(
             r#"
 mine:
   api: openai
@@ -918,12 +922,7 @@ mine:
 anthropic:
   idle_timeout_ms: 1000
 "#,
-        )
-        .unwrap();
-        let catalog = ModelCatalog::builtin()
-            .unwrap()
-            .with_overrides(&overrides)
-            .unwrap();
+        );
         let mine = catalog
             .resolve(
                 Choice {
