@@ -8,6 +8,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use wonopcode_protocol::earlier_calls::Interrupted;
 use wonopcode_protocol::{ToolKind, ToolSpec};
@@ -98,9 +99,15 @@ fn plain(property: &mut serde_json::Value) {
     }
 }
 
-/// The call's arguments as `A`, or the one line saying what is wrong with them.
-fn typed<A: DeserializeOwned>(arguments: serde_json::Value) -> Result<A, ToolError> {
-    serde_json::from_value(arguments).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+/// The call's arguments as `A`, or the one line saying what is wrong with them: read from
+/// the JSON in place (`&Value`, no copy of it) where a method borrows it, and moved out of
+/// it (`Value`, its strings not copied) for `run`.
+fn typed<'de, A, D>(arguments: D) -> Result<A, ToolError>
+where
+    A: Deserialize<'de>,
+    D: serde::Deserializer<'de, Error = serde_json::Error>,
+{
+    A::deserialize(arguments).map_err(|e| ToolError::InvalidArguments(e.to_string()))
 }
 
 #[async_trait]
@@ -115,7 +122,7 @@ impl<T: TypedTool> Tool for T {
         arguments: &serde_json::Value,
         workspace_root: &Path,
     ) -> Option<String> {
-        let args = typed(arguments.clone()).ok()?;
+        let args = typed(arguments).ok()?;
         TypedTool::permission_subject(self, &args, workspace_root)
     }
 
@@ -124,7 +131,7 @@ impl<T: TypedTool> Tool for T {
         arguments: &serde_json::Value,
         workspace_root: &Path,
     ) -> Option<String> {
-        let args = typed(arguments.clone()).ok()?;
+        let args = typed(arguments).ok()?;
         TypedTool::preview(self, &args, workspace_root).await
     }
 
@@ -139,7 +146,7 @@ impl<T: TypedTool> Tool for T {
         arguments: &serde_json::Value,
         workspace_root: &Path,
     ) -> Interrupted {
-        match typed(arguments.clone()) {
+        match typed(arguments) {
             Ok(args) => TypedTool::interrupted(self, &args, workspace_root).await,
             Err(_) => Interrupted::RunAgain,
         }
@@ -196,12 +203,12 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_one_line_saying_what_is_wrong() {
-        let wrong = typed::<Find>(serde_json::json!({"pattern": 3})).err();
+        let wrong = typed::<Find, _>(&serde_json::json!({"pattern": 3})).err();
         let Some(ToolError::InvalidArguments(line)) = wrong else {
             panic!("{wrong:?}");
         };
         assert!(line.contains("invalid type"), "{line}");
-        let unknown = typed::<Find>(serde_json::json!({"pattern": "x", "depth": 1})).err();
+        let unknown = typed::<Find, _>(&serde_json::json!({"pattern": "x", "depth": 1})).err();
         assert!(matches!(unknown, Some(ToolError::InvalidArguments(l)) if l.contains("depth")));
     }
 }
