@@ -333,10 +333,12 @@ fn fork_model(args: &ForkArgs) -> anyhow::Result<ForkModel> {
     })
 }
 
-/// A refused restart as a usage error; a journal that cannot be read as itself.
+/// A refused restart as a usage error; a journal or responses that cannot be read as
+/// themselves.
 fn refused(e: RestartError) -> anyhow::Error {
     match e {
         RestartError::Journal(e) => anyhow::Error::from(e),
+        unreadable @ RestartError::Responses { .. } => anyhow::Error::from(unreadable),
         refused => usage(refused.to_string()),
     }
 }

@@ -24,6 +24,14 @@ pub enum RestartError {
     /// The run's journal could not be read.
     #[error(transparent)]
     Journal(#[from] wonopcode_journal::JournalError),
+    /// The run's recorded responses could not be read.
+    #[error("cannot read run {id}'s responses: {reason}")]
+    Responses {
+        /// The run.
+        id: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// How run `meta` was started, when it can be started again: its journal says how, and a
@@ -105,8 +113,11 @@ pub fn check_fork_point(
     context: &ContextPath,
     response: u32,
 ) -> Result<(), RestartError> {
-    let (transcript, _) = Transcript::load_unfinished(responses)
-        .map_err(|e| RestartError::Refused(format!("cannot read run {id}'s responses: {e}")))?;
+    let (transcript, _) =
+        Transcript::load_unfinished(responses).map_err(|e| RestartError::Responses {
+            id: id.to_owned(),
+            reason: e.to_string(),
+        })?;
     let held = transcript
         .turns
         .iter()
