@@ -80,16 +80,6 @@ pub(super) fn vertex_base_url(
     Ok(vertex::base_url(&project, &region))
 }
 
-/// Whether one of Claude Code's switches (`CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`:
-/// `1`, `true`, `yes` or `on`, in any case, as Claude Code reads them.
-fn switched_on(env: &(dyn Fn(&str) -> Option<String> + Sync), variable: &str) -> bool {
-    env(variable).is_some_and(|v| {
-        ["1", "true", "yes", "on"]
-            .iter()
-            .any(|on| v.trim().eq_ignore_ascii_case(on))
-    })
-}
-
 /// Whether a Bedrock or Vertex provider looks set up: a key or token command, its region,
 /// project or profile in the config, or one of its `set_up_env` (the variables Claude Code
 /// and the clouds' tools set for it). Its credentials are only read by the first request,
@@ -105,12 +95,18 @@ pub(super) fn cloud_set_up(
         || first_set(listed(&entry.set_up_env), env).is_some()
 }
 
-/// Whether the switch variable `variable`, when the entry names one, is on in `env`.
+/// Whether the switch `variable` an entry names (`switch_env`, `unsigned_env`: Claude Code's
+/// `CLAUDE_CODE_USE_BEDROCK`, ...) is on in `env`: `1`, `true`, `yes` or `on`, in any case,
+/// as Claude Code reads them. An entry that names none is off.
 pub(super) fn switch_set(
     variable: Option<&str>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
 ) -> bool {
-    variable.is_some_and(|v| switched_on(env, v))
+    variable.and_then(env).is_some_and(|v| {
+        ["1", "true", "yes", "on"]
+            .iter()
+            .any(|on| v.trim().eq_ignore_ascii_case(on))
+    })
 }
 
 /// An entry's list of variables, empty when it names none.
