@@ -2,7 +2,7 @@
 //! is spent: every request reserves its worst case (the prompt as sent, the whole output
 //! allowance) and is refused when that could pass a limit, so a run never starts a request
 //! it cannot pay for. What the response really used replaces the reservation. One budget
-//! is shared by every context of the run (its model is wrapped in [`CappedModel`]), so
+//! is shared by every context of the run (its model is wrapped in a [`BudgetedModel`]), so
 //! children running in parallel cannot overspend it between them.
 
 use std::collections::HashMap;
@@ -315,9 +315,6 @@ impl<B: Budget> BudgetedModel<B> {
         Arc::new(Self { inner, budget })
     }
 }
-
-/// A model under a run's budget.
-pub type CappedModel = BudgetedModel<RunBudget>;
 
 #[async_trait]
 impl<B: Budget> LanguageModel for BudgetedModel<B> {

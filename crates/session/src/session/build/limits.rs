@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use wonopcode_agent_loop::LoopConfig;
-use wonopcode_agent_loop::budget::{CappedModel, CappedSource, RunBudget};
+use wonopcode_agent_loop::budget::{BudgetedModel, CappedSource, RunBudget};
 use wonopcode_contexts::AgentDefinition;
 use wonopcode_protocol::{ModelSource, SharedModel};
 
@@ -92,7 +92,7 @@ pub(super) fn capped(
         .check_model(provider.info())
         .map_err(SessionError::Choice)?;
     Ok((
-        CappedModel::wrap(provider, budget.clone()),
+        BudgetedModel::wrap(provider, budget.clone()),
         CappedSource::wrap(models, budget),
     ))
 }
